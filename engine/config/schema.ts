@@ -1,0 +1,225 @@
+/**
+ * The JSON Schema of the configuration file: the source of truth for every key, its type, its
+ * default and its description (docs/config.md is checked against it by a test). ajv validates the
+ * parsed YAML against it with `useDefaults`, so every role reads a complete, frozen object.
+ *
+ * Repeatable keys of the spec (`proxy.listen`, `proxy.blockpage-ip`, `dnscache.forward`,
+ * `datafiles.file`) are YAML lists; a single scalar is accepted and read as a one-element list,
+ * since YAML itself forbids a repeated key in a mapping.
+ */
+
+const listenAddress = {
+  type: 'string',
+  description: 'address:port; IPv6 in brackets, e.g. [::1]:53',
+  minLength: 3
+} as const
+
+const listenList = {
+  type: 'array',
+  items: listenAddress,
+  minItems: 1
+} as const
+
+const filePath = { type: 'string', minLength: 1 } as const
+
+const logPath = {
+  type: 'string',
+  minLength: 1,
+  description: 'absolute path of the log file, or - for standard output'
+} as const
+
+const pidPath = {
+  type: 'string',
+  minLength: 1,
+  description: 'absolute path of the pid file'
+} as const
+
+const logLevel = { enum: ['debug', 'info', 'warn', 'error', 'silent'] } as const
+
+const accessRules = {
+  type: 'array',
+  description: 'ordered rules "allow CIDR|all" / "deny CIDR|all", first match wins',
+  items: { type: 'string', pattern: '^(allow|deny)\\s+\\S+$' }
+} as const
+
+export const configSchema = {
+  $id: 'filterd-config',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    dnscache: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        forward: {
+          type: 'array',
+          items: listenAddress,
+          minItems: 1,
+          default: ['127.0.0.1:53'],
+          description: 'recursive resolvers that receive unblocked queries, tried in order'
+        }
+      }
+    },
+    proxy: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        listen: { ...listenList, default: ['0.0.0.0:53'], description: 'UDP and TCP listen addresses of the filtering DNS server; repeatable' },
+        'blockpage-ip': {
+          type: 'array',
+          items: { type: 'string', minLength: 2 },
+          maxItems: 2,
+          default: [],
+          description: 'address answered for blocked names: at most one IPv4 (A answers) and one IPv6 (AAAA answers)'
+        },
+        log: { ...logPath, default: '/var/log/filterd/proxy.log' },
+        pid: { ...pidPath, default: '/run/filterd/proxy.pid' },
+        ttl: { type: 'integer', minimum: 0, maximum: 86400, default: 60, description: 'TTL of block answers, seconds' },
+        dispatch: { enum: ['inline', 'pool'], default: 'inline', description: 'match on the socket thread (inline) or in a Piscina worker pool with batched tasks (pool)' },
+        processes: { type: 'integer', minimum: 1, maximum: 64, default: 1, description: 'front processes sharing the DNS sockets (node:cluster)' },
+        workers: { type: 'integer', minimum: 1, maximum: 64, default: 1, description: 'worker threads per front process when dispatch is pool' },
+        'batch-size': { type: 'integer', minimum: 1, maximum: 4096, default: 64, description: 'packets per pool task at most' },
+        'client-subnet': { type: 'boolean', default: false, description: 'take the client address from EDNS Client Subnet (deployments behind relays)' },
+        'upstream-timeout': { type: 'integer', minimum: 50, maximum: 30000, default: 2000, description: 'milliseconds before an unanswered forwarded query gets SERVFAIL' },
+        'tcp-idle-timeout': { type: 'integer', minimum: 100, maximum: 600000, default: 10000, description: 'milliseconds a TCP client connection may stay idle' },
+        'tcp-max-connections': { type: 'integer', minimum: 1, maximum: 1000000, default: 1000, description: 'concurrent TCP client connections per process' },
+        'safesearch-hosts': { ...filePath, description: 'data file of search-engine and video hosts (defaults to the packaged conf/safesearch.txt)' },
+        'log-level': logLevel
+      }
+    },
+    datafiles: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        path: { ...filePath, default: '/var/lib/filterd/data', description: 'directory of the domain data files' },
+        file: {
+          type: 'array',
+          items: filePath,
+          default: ['custom.txt', 'vendor.txt'],
+          description: 'data files in order; each is a set of corrections to the files after it'
+        },
+        cats: { ...filePath, default: '/etc/filterd', description: 'directory holding catgroups.json, catgroups_en.json and categories.meta.json' },
+        language: { enum: ['ru', 'en'], default: 'ru', description: 'language of category names' }
+      }
+    },
+    blockpage: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        listen: { ...listenAddress, default: '0.0.0.0:80', description: 'block page and front door listen address' },
+        templates: { ...filePath, default: '/etc/filterd/templates', description: 'directory of block page templates' },
+        log: { ...logPath, default: '/var/log/filterd/blockpage.log' },
+        pid: { ...pidPath, default: '/run/filterd/blockpage.pid' },
+        language: { enum: ['ru', 'en'], description: 'language of the pages (defaults to datafiles.language)' },
+        'accept-language': { type: 'boolean', default: true, description: 'choose the page language from the browser Accept-Language header' },
+        'product-name': { type: 'string', default: 'filterd', description: 'product name shown on the pages' },
+        'tls-listen': { ...listenAddress, description: 'optional HTTPS listener (needs tls-cert and tls-key)' },
+        'tls-cert': filePath,
+        'tls-key': filePath,
+        'log-level': logLevel
+      }
+    },
+    api: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        listen: { ...listenAddress, default: '127.0.0.1:8080', description: 'management API listen address (loopback only)' },
+        log: { ...logPath, default: '/var/log/filterd/api.log' },
+        pid: { ...pidPath, default: '/run/filterd/api.pid' },
+        host: { type: 'string', default: 'api.filterd.local', description: 'host name the front door routes to the management API' },
+        access: { ...accessRules, default: ['allow 127.0.0.0/8', 'allow ::1/128', 'deny all'] },
+        'trusted-proxies': { type: 'array', items: { type: 'string' }, default: [], description: 'peers whose X-Forwarded-For is believed' },
+        'body-limit': { type: 'integer', minimum: 1024, maximum: 67108864, default: 1048576, description: 'largest request body, bytes' },
+        'log-level': logLevel
+      }
+    },
+    common: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        db: { ...filePath, default: '/var/lib/filterd/db', description: 'LMDB directory shared by every role on the host' },
+        'redis-ip': { type: 'string', description: 'reserved: store fan-out for several DNS hosts' },
+        'redis-port': { type: 'integer', minimum: 1, maximum: 65535 },
+        'vendor-names': { type: 'array', items: { type: 'string' }, default: [], description: 'extra host names added to the built-in whitelist' },
+        'log-level': { ...logLevel, default: 'info' }
+      }
+    },
+    stats: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true, description: 'write the per-query CSV log' },
+        dir: { ...filePath, default: '/var/lib/filterd/stats', description: 'directory of the CSV files' },
+        db: { ...filePath, default: '/var/lib/filterd/statsdb', description: 'LMDB directory of the statistics' },
+        rotate: { type: 'integer', minimum: 1, maximum: 86400, default: 300, description: 'seconds between CSV file rotations' },
+        'max-file-size': { type: 'integer', minimum: 4096, default: 268435456, description: 'bytes before an early rotation' },
+        'import-interval': { type: 'integer', minimum: 1, maximum: 86400, default: 300, description: 'seconds between imports by the api role' },
+        timezone: { type: 'string', default: 'UTC', description: 'time zone of report labels' },
+        'vendor-url': { type: 'string', description: 'vendor statistics endpoint for the usage report (off when absent)' },
+        'vendor-key': { ...filePath, description: 'public key file registered with the vendor' },
+        'vendor-interval': { type: 'integer', minimum: 1, default: 86400, description: 'seconds between usage reports' }
+      }
+    },
+    catapi: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        listen: { ...listenAddress, default: '0.0.0.0:8081', description: 'registered listener (HTTP Basic)' },
+        'anon-listen': { ...listenAddress, default: '0.0.0.0:8082', description: 'anonymous listener (rate limited)' },
+        'anon-limit': { type: 'integer', minimum: 1, default: 10, description: 'anonymous requests per minute per source address' },
+        resolver: { type: 'array', items: listenAddress, description: 'resolvers asked whether a name exists (defaults to dnscache.forward)' },
+        language: { enum: ['ru', 'en'], description: 'language of category names (defaults to datafiles.language)' },
+        log: { ...logPath, default: '/var/log/filterd/catapi.log' },
+        pid: { ...pidPath, default: '/run/filterd/catapi.pid' },
+        'log-level': logLevel
+      }
+    },
+    local: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        listen: { ...listenAddress, default: '0.0.0.0:80' },
+        key: { type: 'string', default: '', description: 'key identifying this installation to the statistics server' },
+        'collector-url': { type: 'string', default: 'http://127.0.0.1:8090', description: 'statistics server and update channel base URL' },
+        'report-interval': { type: 'integer', minimum: 1, default: 300, description: 'seconds between usage reports' },
+        'update-interval': { type: 'integer', minimum: 1, default: 3600, description: 'seconds between database update checks' },
+        db: { ...filePath, default: '/var/lib/filterd/local', description: 'directory of the local database copy' },
+        language: { enum: ['ru', 'en'], default: 'en' },
+        pid: { ...pidPath, default: '/run/filterd/local.pid' },
+        'log-level': logLevel
+      }
+    },
+    demo: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'quick start only: never set in production',
+      properties: {
+        upstream: { ...listenAddress, description: 'start a tiny built-in upstream responder here (for machines with no reachable resolver)' },
+        'build-db': { type: 'boolean', default: false, description: 'build the category database from datafiles at start when it is empty' }
+      }
+    },
+    collector: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        listen: { ...listenAddress, default: '0.0.0.0:8090' },
+        db: { ...filePath, default: '/var/lib/filterd/collector', description: 'LMDB directory of usage reports' },
+        snapshots: { ...filePath, default: '/var/lib/filterd/snapshots', description: 'directory of database snapshots served to local services' },
+        keys: { type: 'array', items: { type: 'string' }, default: [], description: 'accepted installation keys' },
+        log: { ...logPath, default: '/var/log/filterd/collector.log' },
+        pid: { ...pidPath, default: '/run/filterd/collector.pid' },
+        'log-level': logLevel
+      }
+    }
+  }
+} as const

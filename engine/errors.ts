@@ -1,0 +1,30 @@
+/**
+ * The engine's error catalogue: every code the product raises lives in this union, and
+ * docs/errors.md lists each one with its cause and what the operator should do (a test checks both ways).
+ * Codes, not classes, cross process and worker boundaries: match on `err.code`, never on `instanceof`.
+ */
+export type EngineErrorCode =
+  | 'ENGINE_CONFIG_INVALID'
+  | 'ENGINE_CONFIG_READ'
+  | 'ENGINE_STORE_OPEN'
+  | 'ENGINE_STORE_INVALID'
+  | 'ENGINE_TAXONOMY_INVALID'
+  | 'ENGINE_DATAFILE_INVALID'
+  | 'ENGINE_UPSTREAM_TIMEOUT'
+  | 'ENGINE_POOL_TASK'
+  | 'ENGINE_LISTEN'
+  | 'ENGINE_ROLE_UNKNOWN'
+
+export class EngineError extends Error {
+  readonly code: EngineErrorCode
+  constructor (code: EngineErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = 'EngineError'
+    this.code = code
+  }
+}
+
+export function isEngineError (err: unknown): err is EngineError {
+  const code: unknown = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined
+  return typeof code === 'string' && code.startsWith('ENGINE_')
+}

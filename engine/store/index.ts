@@ -1,0 +1,303 @@
+/**
+ * The store: one LMDB environment shared by every role on a host (DESIGN.md, Store).
+ *
+ * Named databases: `domains`/`urls` (the compiled category tables, owned by engine/categories),
+ * `users`, `ips` (address or prefix → user), `lists` (global and per-user black/whitelists),
+ * `settings` (`/config/`, `/userconfig/`), `clients` (categorization API credentials), `usage`
+ * (per-client daily counts) and `meta` (the generation counter).
+ *
+ * Writes go through `write(fn)`: `fn` runs synchronously inside one LMDB write transaction (so a
+ * request either changes everything it meant to or nothing), the generation is bumped in the same
+ * transaction, and the returned promise resolves only once the commit is flushed to disk, so an
+ * acknowledged API write survives a crash. Readers in other processes (the DNS server) see the
+ * commit on their next event turn, when lmdb-js renews its read transaction; they notice policy
+ * changes by polling `generation()`, which is one cheap read.
+ */
+import { open, type Database, type RootDatabase } from 'lmdb'
+import { mkdirSync } from 'node:fs'
+import { EngineError } from '../errors.js'
+import { cidrContains, ipBytes, parseCidr, type Cidr } from '../net/ip.js'
+
+export type OnOff = 'on' | 'off'
+
+/** A user as the spec's User object has it, without the lists (stored apart, they can be long). */
+export interface UserRecord {
+  name: string
+  safesearch: OnOff
+  safeyoutube: OnOff
+  status: 'enabled' | 'disabled'
+  filter: number[]
+  /** Canonical addresses and prefixes (see engine/net/ip.ts). */
+  ip: string[]
+}
+
+export interface ServerDefaults {
+  filter: number[]
+  safesearch: boolean
+  safeyoutube: boolean
+  safesearchredirect: string
+}
+
+export interface UserDefaults {
+  filter: number[]
+  safesearch: boolean
+  safeyoutube: boolean
+}
+
+export type ListKind = 'black' | 'white'
+/** `null` scope = the global lists. */
+export type ListScope = string | null
+
+export interface ClientRecord {
+  id: string
+  /** scrypt parameters and digest, hex. */
+  salt: string
+  hash: string
+  created: string
+  label?: string
+}
+
+export interface StoreOptions {
+  readOnly?: boolean
+  /** Initial `/config/` value of `safesearchredirect`, from the config file. */
+  safesearchredirect?: string
+}
+
+const DB_NAMES = ['users', 'ips', 'lists', 'settings', 'clients', 'usage', 'meta'] as const
+type DbName = typeof DB_NAMES[number]
+
+const CIDR_PREFIX = 'cidr:'
+
+function listKey (scope: ListScope, kind: ListKind): string {
+  return scope === null ? `global:${kind}` : `user:${scope}:${kind}`
+}
+
+/** Write operations, valid only inside the callback of `Store.write`. */
+export interface StoreWriter {
+  readonly store: Store
+  putUser (user: UserRecord): void
+  /** Deletes the user, its address mappings and its lists. */
+  deleteUser (id: string): boolean
+  /**
+   * Maps each address to `userId`, taking it from any other user first (the billing system is the
+   * source of truth). Returns the addresses moved and from whom. Addresses must be canonical.
+   */
+  claimAddresses (userId: string, addresses: readonly string[]): Array<{ address: string, from: string }>
+  /** Unmaps addresses (only those that belong to `userId`). */
+  releaseAddresses (userId: string, addresses: readonly string[]): void
+  putList (scope: ListScope, kind: ListKind, entries: readonly string[]): void
+  putServerDefaults (value: ServerDefaults): void
+  putUserDefaults (value: UserDefaults): void
+  putClient (client: ClientRecord): void
+  deleteClient (id: string): boolean
+}
+
+export class Store {
+  readonly root: RootDatabase
+  readonly path: string
+  private readonly dbs: Record<DbName, Database>
+  private readonly initialRedirect: string
+  private cidrGeneration = -1
+  private cidrs: Array<{ cidr: Cidr, user: string }> = []
+
+  private constructor (path: string, root: RootDatabase, options: StoreOptions) {
+    this.path = path
+    this.root = root
+    this.initialRedirect = options.safesearchredirect ?? ''
+    const dbs: Partial<Record<DbName, Database>> = {}
+    for (const name of DB_NAMES) dbs[name] = root.openDB({ name })
+    this.dbs = dbs as Record<DbName, Database>
+  }
+
+  /** Opens (creating when writable) the environment at `path`. */
+  static open (path: string, options: StoreOptions = {}): Store {
+    try {
+      if (options.readOnly !== true) mkdirSync(path, { recursive: true })
+      const root = open({ path, maxDbs: 64, readOnly: options.readOnly === true })
+      return new Store(path, root, options)
+    } catch (err) {
+      throw new EngineError('ENGINE_STORE_OPEN', `cannot open the store at ${path}: ${(err as Error).message}`, { cause: err })
+    }
+  }
+
+  async close (): Promise<void> {
+    await this.root.close()
+  }
+
+  /** The policy generation: bumped by every write; readers drop cached policy when it moves. */
+  generation (): number {
+    const g: unknown = this.dbs.meta.get('generation')
+    return typeof g === 'number' ? g : 0
+  }
+
+  getUser (id: string): UserRecord | undefined {
+    return this.dbs.users.get(id) as UserRecord | undefined
+  }
+
+  hasUser (id: string): boolean {
+    return this.dbs.users.doesExist(id)
+  }
+
+  /** Users in key order (stable), `start` inclusive, `stop` exclusive. */
+  listUsers (start = 0, stop = start + 100): UserRecord[] {
+    const out: UserRecord[] = []
+    if (stop <= start) return out
+    for (const { value } of this.dbs.users.getRange({ offset: start, limit: stop - start })) out.push(value as UserRecord)
+    return out
+  }
+
+  /** Every user id in key order. */
+  * userIds (): Iterable<string> {
+    for (const key of this.dbs.users.getKeys()) yield key as string
+  }
+
+  * users (): Iterable<UserRecord> {
+    for (const { value } of this.dbs.users.getRange()) yield value as UserRecord
+  }
+
+  userCount (): number {
+    return this.dbs.users.getCount()
+  }
+
+  /** Number of address and prefix entries mapped to users. */
+  addressCount (): number {
+    return this.dbs.ips.getCount()
+  }
+
+  /** The user an exact canonical address or prefix entry is mapped to. */
+  ownerOf (address: string): string | undefined {
+    const key = address.includes('/') ? CIDR_PREFIX + address : address
+    return this.dbs.ips.get(key) as string | undefined
+  }
+
+  /**
+   * The user owning `address` (canonical text): an exact mapping first, then the longest
+   * matching delegated prefix. Prefixes are few; they are reloaded when the generation moves.
+   */
+  userForAddress (address: string, bytes?: Uint8Array): string | undefined {
+    const exact = this.dbs.ips.get(address) as string | undefined
+    if (exact !== undefined) return exact
+    const g = this.generation()
+    if (g !== this.cidrGeneration) this.loadCidrs(g)
+    if (this.cidrs.length === 0) return undefined
+    const b = bytes ?? ipBytes(address)
+    if (b === undefined) return undefined
+    for (const { cidr, user } of this.cidrs) if (cidrContains(cidr, b)) return user
+    return undefined
+  }
+
+  private loadCidrs (generation: number): void {
+    const list: Array<{ cidr: Cidr, user: string }> = []
+    for (const { key, value } of this.dbs.ips.getRange({ start: CIDR_PREFIX, end: 'cidr;' })) {
+      const cidr = parseCidr((key as string).slice(CIDR_PREFIX.length))
+      if (cidr !== undefined) list.push({ cidr, user: value as string })
+    }
+    list.sort((a, b) => b.cidr.prefix - a.cidr.prefix)
+    this.cidrs = list
+    this.cidrGeneration = generation
+  }
+
+  getList (scope: ListScope, kind: ListKind): string[] {
+    return (this.dbs.lists.get(listKey(scope, kind)) as string[] | undefined) ?? []
+  }
+
+  getServerDefaults (): ServerDefaults {
+    const v = this.dbs.settings.get('config') as ServerDefaults | undefined
+    return v ?? { filter: [], safesearch: false, safeyoutube: false, safesearchredirect: this.initialRedirect }
+  }
+
+  getUserDefaults (): UserDefaults {
+    const v = this.dbs.settings.get('userconfig') as UserDefaults | undefined
+    return v ?? { filter: [], safesearch: false, safeyoutube: false }
+  }
+
+  getClient (id: string): ClientRecord | undefined {
+    return this.dbs.clients.get(id) as ClientRecord | undefined
+  }
+
+  * clients (): Iterable<ClientRecord> {
+    for (const { value } of this.dbs.clients.getRange()) yield value as ClientRecord
+  }
+
+  /** The `usage` database: per-client daily counters, keyed by the catapi role. */
+  get usage (): Database {
+    return this.dbs.usage
+  }
+
+  /** A user as `/userconfig/` says a new user starts. */
+  newUser (id: string): UserRecord {
+    const d = this.getUserDefaults()
+    return {
+      name: id,
+      safesearch: d.safesearch ? 'on' : 'off',
+      safeyoutube: d.safeyoutube ? 'on' : 'off',
+      status: 'enabled',
+      filter: [...d.filter],
+      ip: []
+    }
+  }
+
+  /**
+   * Runs `fn` in one write transaction, bumps the generation, and resolves with its result once
+   * the commit is durable. If `fn` throws, nothing it did is committed and the error propagates.
+   */
+  async write<T> (fn: (w: StoreWriter) => T): Promise<T> {
+    const writer = this.writer()
+    // A child transaction, so that a throw from `fn` rolls back what it already wrote: a plain
+    // async transaction commits the puts made before the throw.
+    const result = await this.root.childTransaction(() => {
+      const r = fn(writer)
+      this.dbs.meta.put('generation', this.generation() + 1)
+      return r
+    })
+    await this.root.flushed
+    return result
+  }
+
+  private writer (): StoreWriter {
+    const { users, ips, lists, settings, clients } = this.dbs
+    const keyOf = (a: string): string => a.includes('/') ? CIDR_PREFIX + a : a
+    const store = this
+    return {
+      store,
+      putUser (user) { users.putSync(user.name, user) },
+      deleteUser (id) {
+        const user = users.get(id) as UserRecord | undefined
+        if (user === undefined) return false
+        for (const a of user.ip) if (ips.get(keyOf(a)) === id) ips.removeSync(keyOf(a))
+        lists.removeSync(listKey(id, 'black'))
+        lists.removeSync(listKey(id, 'white'))
+        users.removeSync(id)
+        return true
+      },
+      claimAddresses (userId, addresses) {
+        const moved: Array<{ address: string, from: string }> = []
+        for (const a of addresses) {
+          const owner = ips.get(keyOf(a)) as string | undefined
+          if (owner !== undefined && owner !== userId) {
+            moved.push({ address: a, from: owner })
+            const prev = users.get(owner) as UserRecord | undefined
+            if (prev !== undefined) users.putSync(owner, { ...prev, ip: prev.ip.filter((x) => x !== a) })
+          }
+          ips.putSync(keyOf(a), userId)
+        }
+        return moved
+      },
+      releaseAddresses (userId, addresses) {
+        for (const a of addresses) if (ips.get(keyOf(a)) === userId) ips.removeSync(keyOf(a))
+      },
+      putList (scope, kind, entries) {
+        if (entries.length === 0) lists.removeSync(listKey(scope, kind))
+        else lists.putSync(listKey(scope, kind), [...entries])
+      },
+      putServerDefaults (value) { settings.putSync('config', value) },
+      putUserDefaults (value) { settings.putSync('userconfig', value) },
+      putClient (client) { clients.putSync(client.id, client) },
+      deleteClient (id) { return clients.removeSync(id) }
+    }
+  }
+}
+
+export function openStore (path: string, options: StoreOptions = {}): Store {
+  return Store.open(path, options)
+}

@@ -1,0 +1,95 @@
+import { test, type TestContext } from 'node:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { Store } from './index.js'
+
+function tempStore (t: TestContext): { store: Store, path: string } {
+  const path = mkdtempSync(join(tmpdir(), 'filterd-store-'))
+  const store = Store.open(path)
+  t.after(async () => { await store.close(); rmSync(path, { recursive: true, force: true }) })
+  return { store, path }
+}
+
+test('a write bumps the generation and is readable once acknowledged', async (t: TestContext) => {
+  const { store } = tempStore(t)
+  const before = store.generation()
+  await store.write((w) => w.putUser({ ...store.newUser('alice'), filter: [3] }))
+  t.assert.strictEqual(store.generation(), before + 1)
+  t.assert.deepStrictEqual(store.getUser('alice')?.filter, [3])
+})
+
+test('a write that throws changes nothing', async (t: TestContext) => {
+  const { store } = tempStore(t)
+  await store.write((w) => w.putUser(store.newUser('bob')))
+  const g = store.generation()
+  await t.assert.rejects(store.write((w) => {
+    w.putUser({ ...store.newUser('bob'), status: 'disabled' })
+    throw new Error('half way')
+  }), /half way/)
+  t.assert.strictEqual(store.getUser('bob')?.status, 'enabled')
+  t.assert.strictEqual(store.generation(), g)
+})
+
+test('claiming an address moves it from its previous owner', async (t: TestContext) => {
+  const { store } = tempStore(t)
+  await store.write((w) => {
+    w.putUser({ ...store.newUser('a'), ip: ['10.0.0.1'] })
+    w.claimAddresses('a', ['10.0.0.1'])
+  })
+  const moved = await store.write((w) => {
+    const m = w.claimAddresses('b', ['10.0.0.1'])
+    w.putUser({ ...store.newUser('b'), ip: ['10.0.0.1'] })
+    return m
+  })
+  t.assert.deepStrictEqual(moved, [{ address: '10.0.0.1', from: 'a' }])
+  t.assert.deepStrictEqual(store.getUser('a')?.ip, [])
+  t.assert.strictEqual(store.userForAddress('10.0.0.1'), 'b')
+})
+
+test('an address inside a delegated prefix finds the user of the longest prefix', async (t: TestContext) => {
+  const { store } = tempStore(t)
+  await store.write((w) => {
+    w.putUser({ ...store.newUser('wide'), ip: ['2001:db8::/32'] })
+    w.claimAddresses('wide', ['2001:db8::/32'])
+    w.putUser({ ...store.newUser('narrow'), ip: ['2001:db8:1::/48', '192.0.2.0/24'] })
+    w.claimAddresses('narrow', ['2001:db8:1::/48', '192.0.2.0/24'])
+  })
+  t.assert.strictEqual(store.userForAddress('2001:db8:1::5'), 'narrow')
+  t.assert.strictEqual(store.userForAddress('2001:db8:2::5'), 'wide')
+  t.assert.strictEqual(store.userForAddress('192.0.2.77'), 'narrow')
+  t.assert.strictEqual(store.userForAddress('198.51.100.1'), undefined)
+  await store.write((w) => { w.deleteUser('narrow') })
+  t.assert.strictEqual(store.userForAddress('2001:db8:1::5'), 'wide')
+})
+
+test('users are listed in a stable key order with start and stop', async (t: TestContext) => {
+  const { store } = tempStore(t)
+  await store.write((w) => { for (const id of ['c', 'a', 'b', 'd']) w.putUser(store.newUser(id)) })
+  t.assert.deepStrictEqual(store.listUsers(0, 2).map((u) => u.name), ['a', 'b'])
+  t.assert.deepStrictEqual(store.listUsers(2, 100).map((u) => u.name), ['c', 'd'])
+})
+
+test('a write in one process is read by another process without restart', async (t: TestContext) => {
+  const { store, path } = tempStore(t)
+  // The child opens the same environment, polls for the user and prints its filter.
+  const child = spawn(process.execPath, ['--input-type=module', '-e', `
+    import { Store } from ${JSON.stringify(new URL('./index.js', import.meta.url).href)}
+    const s = Store.open(${JSON.stringify(path)})
+    console.log('ready')
+    const timer = setInterval(() => {
+      const u = s.getUser('carol')
+      if (u) { console.log(JSON.stringify(u.filter) + ' ' + s.generation()); clearInterval(timer); s.close() }
+    }, 5)
+  `], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (d: string) => { out += d })
+  while (!out.includes('ready')) await once(child.stdout, 'data')
+  await store.write((w) => w.putUser({ ...store.newUser('carol'), filter: [7, 9] }))
+  const [code] = await once(child, 'exit') as [number]
+  t.assert.strictEqual(code, 0)
+  t.assert.match(out, new RegExp(`\\[7,9\\] ${store.generation()}`))
+})

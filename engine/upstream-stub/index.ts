@@ -1,0 +1,119 @@
+/**
+ * A tiny authoritative responder standing in for the operator's recursive resolver: the quick
+ * start uses it on machines with no reachable resolver (and says so), and tests use it as the
+ * upstream they can control (answers, NXDOMAIN names, silence, counting what arrived).
+ * It is deliberately simple and uses dns-packet: it is never on the product's hot path.
+ */
+import { createSocket, type Socket } from 'node:dgram'
+import { createServer, type Server, type Socket as TcpSocket } from 'node:net'
+import { once } from 'node:events'
+import dnsPacket from 'dns-packet'
+
+export interface StubResolverOptions {
+  host?: string
+  port?: number
+  /** IPv4 answered for every A query (default 198.51.100.10, TEST-NET-2). */
+  a?: string
+  /** IPv6 answered for every AAAA query (default 2001:db8::10). */
+  aaaa?: string
+  /** Fixed answers by lower-case name. */
+  records?: Record<string, { a?: string[], aaaa?: string[] }>
+  /** Names (and their subdomains) answered NXDOMAIN; `.invalid` always is. */
+  nxdomain?: string[]
+  /** Answer with TC set (over UDP) for these names. */
+  truncate?: string[]
+  ttl?: number
+  /** Also listen on TCP (same port). */
+  tcp?: boolean
+}
+
+export interface StubResolver {
+  readonly port: number
+  readonly host: string
+  /** Questions received, as `name/TYPE`. */
+  readonly seen: string[]
+  /** While true, queries are read and counted but never answered (a dead upstream). */
+  silent: boolean
+  close (): Promise<void>
+}
+
+type Question = { name: string, type: string, class?: string }
+
+function answer (query: dnsPacket.Packet, o: StubResolverOptions, overUdp: boolean): Buffer {
+  const q = query.questions?.[0] as Question | undefined
+  const base = { id: query.id ?? 0, type: 'response' as const, flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE, questions: query.questions ?? [] }
+  if (q === undefined) return dnsPacket.encode({ ...base, flags: base.flags | 1 })
+  const name = q.name.toLowerCase()
+  const under = (list: string[] | undefined): boolean => (list ?? []).some((n) => name === n || name.endsWith('.' + n))
+  if (name.endsWith('.invalid') || name === 'invalid' || under(o.nxdomain)) {
+    return dnsPacket.encode({ ...base, flags: base.flags | 3 })
+  }
+  if (overUdp && under(o.truncate)) {
+    return dnsPacket.encode({ ...base, flags: base.flags | dnsPacket.TRUNCATED_RESPONSE })
+  }
+  const ttl = o.ttl ?? 300
+  const fixed = o.records?.[name]
+  const answers: dnsPacket.Answer[] = []
+  if (q.type === 'A') for (const data of fixed?.a ?? [o.a ?? '198.51.100.10']) answers.push({ type: 'A', name: q.name, ttl, data })
+  if (q.type === 'AAAA') for (const data of fixed?.aaaa ?? [o.aaaa ?? '2001:db8::10']) answers.push({ type: 'AAAA', name: q.name, ttl, data })
+  return dnsPacket.encode({ ...base, answers })
+}
+
+export async function startStubResolver (options: StubResolverOptions = {}): Promise<StubResolver> {
+  const host = options.host ?? '127.0.0.1'
+  const udp: Socket = createSocket(host.includes(':') ? 'udp6' : 'udp4')
+  const seen: string[] = []
+  const state = { silent: false }
+  const handle = (msg: Buffer, overUdp: boolean): Buffer | undefined => {
+    let query: dnsPacket.Packet
+    try { query = dnsPacket.decode(msg) } catch { return undefined }
+    const q = query.questions?.[0] as Question | undefined
+    seen.push(q === undefined ? '?' : `${q.name.toLowerCase()}/${q.type}`)
+    if (state.silent) return undefined
+    return answer(query, options, overUdp)
+  }
+  udp.on('message', (msg, rinfo) => {
+    const out = handle(msg, true)
+    if (out !== undefined) udp.send(out, rinfo.port, rinfo.address)
+  })
+  udp.bind(options.port ?? 0, host)
+  await once(udp, 'listening')
+  const port = udp.address().port
+  let tcp: Server | undefined
+  const sockets = new Set<TcpSocket>()
+  if (options.tcp === true) {
+    tcp = createServer((sock) => {
+      sockets.add(sock)
+      sock.on('close', () => sockets.delete(sock))
+      sock.on('error', () => {})
+      let buf = Buffer.alloc(0)
+      sock.on('data', (chunk) => {
+        buf = Buffer.concat([buf, chunk])
+        while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+          const msg = buf.subarray(2, 2 + buf.readUInt16BE(0))
+          buf = buf.subarray(2 + msg.length)
+          const out = handle(msg, false)
+          if (out !== undefined) {
+            const len = Buffer.alloc(2)
+            len.writeUInt16BE(out.length)
+            sock.write(Buffer.concat([len, out]))
+          }
+        }
+      })
+    })
+    tcp.listen(port, host)
+    await once(tcp, 'listening')
+  }
+  return {
+    port,
+    host,
+    seen,
+    get silent () { return state.silent },
+    set silent (v: boolean) { state.silent = v },
+    async close () {
+      udp.close()
+      for (const s of sockets) s.destroy()
+      if (tcp !== undefined) await new Promise<void>((resolve) => tcp.close(() => resolve()))
+    }
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * `filterd all`: every built role in one process tree, the quick start. Each role runs in its own
+ * child process (as in production, where each is its own daemon), started with the same config;
+ * the parent prints what is listening and how to try it, forwards SIGTERM/SIGINT, and stops the
+ * whole tree when any role dies, so a half-running system never looks healthy.
+ */
+import { fork, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { formatHostPort, parseHostPort, type Config, type RoleName } from '../../engine/config/index.js'
+import { startStubResolver, type StubResolver } from '../../engine/upstream-stub/index.js'
+import { isRoleBuilt, loadCommand, NotBuiltError, ROLE_NAMES } from './roles.js'
+
+const entry = fileURLToPath(new URL('../filterd.js', import.meta.url))
+
+interface Child { role: RoleName, proc: ChildProcess, endpoints: readonly string[] }
+
+export async function runAll (config: Readonly<Config>, configPath: string): Promise<number> {
+  const out = (line: string): void => { process.stdout.write(line + '\n') }
+  let stub: StubResolver | undefined
+  if (config.demo?.upstream !== undefined) {
+    const hp = parseHostPort(config.demo.upstream)
+    stub = await startStubResolver({ host: hp.host, port: hp.port, tcp: true })
+    out(`demo: no resolver is assumed reachable offline, so a built-in stub upstream answers on ${formatHostPort(hp)}`)
+    out('      (every A query gets 198.51.100.10, AAAA 2001:db8::10, *.invalid NXDOMAIN); set dnscache.forward to your resolver instead')
+  }
+  if (config.demo?.['build-db'] === true) {
+    try {
+      const buildDb = await loadCommand('build-db')
+      const code = await buildDb(['--config', configPath, '--if-empty', '--quiet'])
+      if (code !== 0) { await stub?.close(); return code }
+    } catch (err) {
+      if (!(err instanceof NotBuiltError)) throw err
+      out(`demo: ${err.message}; the category database stays empty`)
+    }
+  }
+  const roles: RoleName[] = []
+  for (const role of ROLE_NAMES) if (await isRoleBuilt(role)) roles.push(role)
+  const missing = ROLE_NAMES.filter((r) => !roles.includes(r))
+  const children: Child[] = []
+  let stopping = false
+  let exitCode = 0
+  let resolveDone: (code: number) => void = () => {}
+  const done = new Promise<number>((resolve) => { resolveDone = resolve })
+
+  const stopAll = (code: number): void => {
+    if (stopping) return
+    stopping = true
+    exitCode = code
+    for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGTERM')
+    if (children.every((c) => c.proc.exitCode !== null)) finish()
+  }
+  const finish = (): void => {
+    void (stub?.close() ?? Promise.resolve()).then(() => resolveDone(exitCode))
+  }
+
+  const ready = roles.map(async (role) => {
+    const proc = fork(entry, [role, '--config', configPath], { stdio: 'inherit' })
+    const child: Child = { role, proc, endpoints: [] }
+    children.push(child)
+    proc.on('exit', (code, signal) => {
+      if (!stopping) {
+        out(`filterd all: the ${role} role exited (${signal ?? `code ${code}`}); stopping the others`)
+        stopAll(1)
+      }
+      if (stopping && children.every((c) => c.proc.exitCode !== null || c.proc.signalCode !== null)) finish()
+    })
+    await new Promise<void>((resolve, reject) => {
+      proc.on('message', (m: unknown) => {
+        const msg = m as { type?: string, endpoints?: string[] }
+        if (msg.type === 'ready') { child.endpoints = msg.endpoints ?? []; resolve() }
+      })
+      proc.on('exit', () => reject(new Error(`${role} exited during start`)))
+    })
+  })
+  process.on('SIGINT', () => stopAll(0))
+  process.on('SIGTERM', () => stopAll(0))
+  try {
+    await Promise.all(ready)
+  } catch {
+    stopAll(1)
+    return await done
+  }
+  out('')
+  out(`filterd is running (config ${configPath}). Listening:`)
+  for (const c of children) for (const e of c.endpoints) out(`  ${c.role.padEnd(10)} ${e}`)
+  if (missing.length > 0) out(`  not built yet: ${missing.join(', ')}`)
+  out('')
+  out('Try it:')
+  for (const line of tryLines(config, roles)) out(`  ${line}`)
+  out('')
+  out('Stop with Ctrl-C.')
+  return await done
+}
+
+function tryLines (config: Readonly<Config>, roles: RoleName[]): string[] {
+  const lines: string[] = []
+  const url = (addr: string): string => {
+    const hp = parseHostPort(addr)
+    const host = hp.host === '0.0.0.0' ? '127.0.0.1' : hp.host === '::' ? '::1' : hp.host
+    return `http://${formatHostPort({ host, port: hp.port })}`
+  }
+  if (roles.includes('dns')) {
+    const hp = parseHostPort(config.proxy.listen[0]!, 53)
+    const host = hp.host === '0.0.0.0' ? '127.0.0.1' : hp.host === '::' ? '::1' : hp.host
+    lines.push(`dig @${host} -p ${hp.port} casino.example A      # blocked by category for a user with filter [gambling]`)
+    lines.push(`dig @${host} -p ${hp.port} example.org A         # forwarded`)
+  }
+  if (roles.includes('api')) {
+    lines.push(`curl ${url(config.api.listen)}/categorygroups/`)
+    lines.push(`curl -X PUT -H 'Content-Type: application/json' -d '["127.0.0.1"]' ${url(config.api.listen)}/users/demo/ip/`)
+  }
+  if (roles.includes('blockpage')) lines.push(`curl -H 'Host: casino.example' -H 'Accept: text/html' ${url(config.blockpage.listen)}/`)
+  if (roles.includes('catapi')) lines.push(`curl ${url(config.catapi['anon-listen'])}/domain/casino.example`)
+  if (roles.includes('local')) lines.push(`curl ${url(config.local.listen)}/casino.example`)
+  return lines
+}

@@ -1,0 +1,79 @@
+/**
+ * Runs one role as a daemon: config → log → pid file → start → wait for SIGTERM/SIGINT → close
+ * → pid file removed. A second daemon started with the same pid file while the first is alive
+ * refuses to start (two DNS servers would fight over the sockets).
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname } from 'node:path'
+import type { Config, LogLevel, RoleName } from '../../engine/config/index.js'
+import { createLogger } from '../../engine/log/index.js'
+import { loadRole, sectionOf } from './roles.js'
+
+/** How long a role may take to close before the process exits anyway. */
+const kCloseTimeoutMs = 5000
+
+function isAlive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as { code?: string }).code === 'EPERM'
+  }
+}
+
+function claimPidFile (path: string): void {
+  try {
+    const old = Number(readFileSync(path, 'utf8').trim())
+    if (Number.isInteger(old) && old > 0 && old !== process.pid && isAlive(old)) {
+      throw new Error(`another instance is running with pid ${old} (pid file ${path})`)
+    }
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ENOENT') throw err
+  }
+  mkdirSync(dirname(path), { recursive: true })
+  writeFileSync(path, `${process.pid}\n`)
+}
+
+export async function runRole (role: RoleName, config: Readonly<Config>): Promise<void> {
+  const section = sectionOf(config, role)
+  const level = (section['log-level'] ?? config.common['log-level']) as LogLevel
+  const logger = createLogger({ destination: section.log ?? '-', level, role })
+  const start = await loadRole(role)
+  claimPidFile(section.pid)
+  let running
+  try {
+    running = await start({ config, logger })
+  } catch (err) {
+    rmSync(section.pid, { force: true })
+    throw err
+  }
+  logger.info({ endpoints: running.endpoints, config: config.source }, `${role} started`)
+  process.send?.({ type: 'ready', role, endpoints: running.endpoints })
+  let closing = false
+  const stop = (signal: string): void => {
+    if (closing) return
+    closing = true
+    logger.info({ signal }, `${role} stopping`)
+    const timer = setTimeout(() => {
+      logger.warn(`${role} did not close within ${kCloseTimeoutMs} ms; exiting`)
+      rmSync(section.pid, { force: true })
+      process.exit(1)
+    }, kCloseTimeoutMs)
+    timer.unref()
+    running.close().then(() => {
+      rmSync(section.pid, { force: true })
+      logger.info(`${role} stopped`)
+      logger.flush()
+      process.exit(0)
+    }, (err: unknown) => {
+      logger.error({ err }, `${role} failed to close`)
+      rmSync(section.pid, { force: true })
+      process.exit(1)
+    })
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+  // `filterd all` stops its children through the IPC channel too: a closed channel means the
+  // parent is gone, and a role left running without it would hold the ports.
+  process.on('disconnect', () => stop('parent exited'))
+}
