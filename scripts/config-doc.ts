@@ -1,0 +1,71 @@
+/**
+ * Renders docs/config.md from the config schema's descriptions and defaults, so the reference
+ * cannot drift from what the loader accepts (a test compares the file with this output;
+ * `npm run gen:docs` rewrites it).
+ */
+import { configSchema } from '../engine/config/schema.js'
+
+interface Prop { type?: string, enum?: readonly string[], default?: unknown, description?: string, items?: Prop, minimum?: number, maximum?: number, maxItems?: number, properties?: Record<string, Prop> }
+
+const INTRO: Record<string, string> = {
+  dnscache: 'The recursive resolver(s) that receive unblocked queries.',
+  proxy: 'The filtering DNS server (`filterd dns`).',
+  datafiles: 'The category database sources (`filterd build-db`).',
+  blockpage: 'The block page and the front door to the management API (`filterd blockpage`).',
+  api: 'The management REST API (`filterd api`).',
+  common: 'The store shared by every role on the host.',
+  stats: 'The query log, its import and the usage report to the vendor.',
+  catapi: 'The public categorization API (`filterd catapi`).',
+  local: 'The local categorization service run in the container (`filterd local`).',
+  demo: 'Quick start only (`npm start`); leave it out in production.',
+  collector: 'The vendor side: usage reports and database updates (`filterd collector`).'
+}
+
+function typeOf (p: Prop): string {
+  if (p.enum !== undefined) return p.enum.map((v) => `\`${v}\``).join(' \\| ')
+  if (p.type === 'array') return `list of ${p.items?.type ?? 'values'}`
+  return p.type ?? ''
+}
+
+function fmt (v: unknown): string {
+  if (v === undefined) return ''
+  return `\`${JSON.stringify(v)}\``
+}
+
+export function renderConfigDoc (): string {
+  const lines = [
+    '# Configuration reference',
+    '',
+    '<!-- generated from engine/config/schema.ts by `npm run gen:docs`; do not edit by hand -->',
+    '',
+    'One YAML file configures every role. `filterd check-config --config FILE` validates it and prints it with',
+    'every default filled in. Rules beyond the types below, each reported with the key it concerns:',
+    '',
+    '- keys the spec lets repeat (`proxy.listen`, `proxy.blockpage-ip`, `dnscache.forward`, `datafiles.file`) are',
+    '  YAML lists; a single value is read as a one-element list (YAML itself forbids a repeated key);',
+    '- `proxy.blockpage-ip` holds at most two addresses, at most one per IP version;',
+    '- every `log` is an absolute path or `-` (standard output); every `pid` is an absolute path;',
+    '- `blockpage.listen` must differ from `api.listen` (same port on an overlapping address is refused);',
+    '- addresses are `address:port`, IPv6 in brackets (`[::1]:53`); resolvers default to port 53;',
+    '- `${CONFIG_DIR}` expands to the folder of the config file and `${NAME}` to an environment variable',
+    '  (refused when unset); other relative paths are read relative to the config file\'s folder;',
+    '- unknown keys are refused, so a typo never silently falls back to a default.',
+    '',
+    'A changed file takes effect when the daemons are restarted.',
+    ''
+  ]
+  const sections = configSchema.properties as unknown as Record<string, Prop>
+  for (const [name, section] of Object.entries(sections)) {
+    lines.push(`## \`${name}\``, '', INTRO[name] ?? '', '', '| key | type | default | meaning |', '|---|---|---|---|')
+    for (const [key, p] of Object.entries(section.properties ?? {})) {
+      const limits: string[] = []
+      if (p.minimum !== undefined) limits.push(`min ${p.minimum}`)
+      if (p.maximum !== undefined) limits.push(`max ${p.maximum}`)
+      if (p.maxItems !== undefined) limits.push(`at most ${p.maxItems} items`)
+      const meaning = [p.description ?? '', limits.length > 0 ? `(${limits.join(', ')})` : ''].filter((s) => s !== '').join(' ')
+      lines.push(`| \`${name}.${key}\` | ${typeOf(p)} | ${fmt(p.default)} | ${meaning.replace(/\|/g, '\\|')} |`)
+    }
+    lines.push('')
+  }
+  return lines.join('\n')
+}
