@@ -90,6 +90,8 @@ export interface StoreWriter {
   putUserDefaults (value: UserDefaults): void
   putClient (client: ClientRecord): void
   deleteClient (id: string): boolean
+  /** A value in `meta` other than the generation (e.g. the active category database version). */
+  putMeta (key: string, value: unknown): void
 }
 
 export class Store {
@@ -128,6 +130,10 @@ export class Store {
   generation (): number {
     const g: unknown = this.dbs.meta.get('generation')
     return typeof g === 'number' ? g : 0
+  }
+
+  getMeta (key: string): unknown {
+    return this.dbs.meta.get(key)
   }
 
   getUser (id: string): UserRecord | undefined {
@@ -255,7 +261,7 @@ export class Store {
   }
 
   private writer (): StoreWriter {
-    const { users, ips, lists, settings, clients } = this.dbs
+    const { users, ips, lists, settings, clients, meta } = this.dbs
     const keyOf = (a: string): string => a.includes('/') ? CIDR_PREFIX + a : a
     const store = this
     return {
@@ -293,7 +299,11 @@ export class Store {
       putServerDefaults (value) { settings.putSync('config', value) },
       putUserDefaults (value) { settings.putSync('userconfig', value) },
       putClient (client) { clients.putSync(client.id, client) },
-      deleteClient (id) { return clients.removeSync(id) }
+      deleteClient (id) { return clients.removeSync(id) },
+      putMeta (key, value) {
+        if (key === 'generation') throw new Error('the generation is bumped by write() itself')
+        meta.putSync(key, value)
+      }
     }
   }
 }

@@ -1,0 +1,93 @@
+import { test, type TestContext } from 'node:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { Store } from '../store/index.js'
+import { CategoryDb, CategoryDbBuilder } from './index.js'
+
+function tempStore (t: TestContext): { store: Store, path: string } {
+  const path = mkdtempSync(join(tmpdir(), 'filterd-catdb-'))
+  const store = Store.open(path)
+  t.after(async () => { await store.close(); rmSync(path, { recursive: true, force: true }) })
+  return { store, path }
+}
+
+async function build (store: Store, entries: Array<[string, number[]] | [string, number[], 'url']>): Promise<void> {
+  const b = await CategoryDbBuilder.begin(store)
+  for (const [key, cats, url] of entries) await b.put(key, url === 'url', cats)
+  await b.commit()
+}
+
+test('the suffix walk returns the most specific key that is in the table', async (t: TestContext) => {
+  const { store } = tempStore(t)
+  await build(store, [['example.com', [10]], ['ads.example.com', [30, 31]]])
+  const db = new CategoryDb(store)
+  t.assert.deepStrictEqual(db.categorize('x.ads.example.com'), { domain: 'ads.example.com', categories: [30, 31] })
+  t.assert.deepStrictEqual(db.categorize('www.example.com'), { domain: 'example.com', categories: [10] })
+  t.assert.deepStrictEqual(db.categorize('example.com'), { domain: 'example.com', categories: [10] })
+  t.assert.strictEqual(db.categorize('example.org'), undefined)
+  t.assert.strictEqual(db.categorize('com'), undefined)
+})
+
+test('URL entries match at path boundaries before the host record', async (t: TestContext) => {
+  const { store } = tempStore(t)
+  await build(store, [['example.com', [10]], ['example.com/Games', [20], 'url'], ['example.com/Games/Poker', [21], 'url'], ['example.com/q?x=1', [22], 'url']])
+  const db = new CategoryDb(store)
+  t.assert.deepStrictEqual(db.categorizeUrl('www.example.com', '/Games/Poker/table?id=3'), { domain: 'example.com/Games/Poker', categories: [21] })
+  t.assert.deepStrictEqual(db.categorizeUrl('example.com', '/Games/chess'), { domain: 'example.com/Games', categories: [20] })
+  t.assert.deepStrictEqual(db.categorizeUrl('example.com', '/games/chess'), { domain: 'example.com', categories: [10] })
+  t.assert.deepStrictEqual(db.categorizeUrl('example.com', '/q?x=1'), { domain: 'example.com/q?x=1', categories: [22] })
+  t.assert.strictEqual(db.categorizeUrl('example.org', '/Games'), undefined)
+})
+
+test('a reader follows a rebuild only when it refreshes, and old versions are dropped', async (t: TestContext) => {
+  const { store } = tempStore(t)
+  await build(store, [['a.test', [1]]])
+  const db = new CategoryDb(store)
+  t.assert.strictEqual(db.activeVersion, 1)
+  await build(store, [['b.test', [2]]])
+  t.assert.deepStrictEqual(db.get('a.test'), [1])
+  t.assert.strictEqual(db.refresh(), true)
+  t.assert.strictEqual(db.get('a.test'), undefined)
+  t.assert.deepStrictEqual(db.get('b.test'), [2])
+  await build(store, [['c.test', [3]]])
+  t.assert.strictEqual(store.root.openDB({ name: 'domains.1' }).getCount(), 0)
+})
+
+test('a rebuild while another process keeps reading never shows a mix of old and new', async (t: TestContext) => {
+  const { store, path } = tempStore(t)
+  const N = 3000
+  const keys = Array.from({ length: N }, (_, i) => `host${i}.test`)
+  await build(store, keys.map((k) => [k, [1]]))
+  // The reader refreshes and then reads every key in one turn; all must carry the same category.
+  const child = spawn(process.execPath, ['--input-type=module', '-e', `
+    import { Store } from ${JSON.stringify(new URL('../store/index.js', import.meta.url).href)}
+    import { CategoryDb } from ${JSON.stringify(new URL('./index.js', import.meta.url).href)}
+    const db = new CategoryDb(Store.open(${JSON.stringify(path)}))
+    let rounds = 0, torn = 0, sawNew = false
+    console.log('ready')
+    const loop = () => {
+      db.refresh()
+      const seen = new Set()
+      for (let i = 0; i < ${N}; i++) seen.add(String(db.get('host' + i + '.test')))
+      if (seen.size !== 1) torn++
+      if (seen.has('2')) sawNew = true
+      rounds++
+      if (sawNew && rounds > 5) { console.log(JSON.stringify({ rounds, torn })); process.exit(0) }
+      setImmediate(loop)
+    }
+    loop()
+  `], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (d: string) => { out += d })
+  while (!out.includes('ready')) await once(child.stdout, 'data')
+  await build(store, keys.map((k) => [k, [2]]))
+  const [code] = await once(child, 'exit') as [number]
+  t.assert.strictEqual(code, 0)
+  const result = JSON.parse(out.split('\n')[1]!) as { rounds: number, torn: number }
+  t.assert.strictEqual(result.torn, 0)
+  t.assert.ok(result.rounds > 5)
+})

@@ -1,0 +1,213 @@
+/**
+ * The compiled category database: the `domains` and `urls` tables that every role looks names up
+ * in (DESIGN.md, "Data").
+ *
+ * Atomic rebuilds without stopping readers
+ * ----------------------------------------
+ * `build-db` never rewrites the live tables. It fills a new pair of named databases,
+ * `domains.N` and `urls.N`, in many small batched transactions (so the store's single writer is
+ * never held for the whole build and API writes keep flowing), and then, in one tiny transaction,
+ * sets `catdb.active = N` in `meta` and bumps the policy generation. A reader looks up through the
+ * table its `refresh()` last opened: it sees the old tables or the new ones, never a mix. The
+ * tables of the previous version are kept until the next build, so a reader that has not yet
+ * refreshed keeps reading a complete, consistent table; older ones are dropped by the builder.
+ *
+ * Values are the category numbers as uint16 big-endian pairs: a suffix walk on the DNS hot path
+ * reads them with `getBinaryFast` (borrowed memory, no msgpack decode, no allocation on a miss).
+ */
+import type { Database } from 'lmdb'
+import type { Store } from '../store/index.js'
+
+export const META_ACTIVE = 'catdb.active'
+
+/** The site record of the spec: the key that matched and its categories. */
+export interface SiteRecord {
+  domain: string
+  categories: number[]
+}
+
+export function encodeCats (cats: readonly number[]): Buffer {
+  const out = Buffer.allocUnsafe(cats.length * 2)
+  for (let i = 0; i < cats.length; i++) out.writeUInt16BE(cats[i]!, i * 2)
+  return out
+}
+
+export function decodeCats (value: Uint8Array): number[] {
+  const out: number[] = []
+  // Values are written by encodeCats: an even number of bytes.
+  for (let i = 0; i + 1 < value.length; i += 2) out.push((value[i]! << 8) | value[i + 1]!)
+  return out
+}
+
+function tableNames (version: number): { domains: string, urls: string } {
+  return { domains: `domains.${version}`, urls: `urls.${version}` }
+}
+
+/**
+ * Read side: opens the active version and follows new builds on `refresh()`. Cheap to call
+ * often: one `meta` read when nothing changed.
+ */
+export class CategoryDb {
+  private readonly store: Store
+  private version = -1
+  private domains: Database<Buffer, string> | null = null
+  private urls: Database<Buffer, string> | null = null
+
+  constructor (store: Store) {
+    this.store = store
+    this.refresh()
+  }
+
+  /** The active build version (0 when nothing has been built yet). */
+  get activeVersion (): number {
+    return this.version
+  }
+
+  /** Follows a newer build if there is one. Returns true when the tables changed. */
+  refresh (): boolean {
+    const active = this.store.getMeta(META_ACTIVE)
+    const v = typeof active === 'number' ? active : 0
+    if (v === this.version) return false
+    this.version = v
+    if (v === 0) {
+      this.domains = null
+      this.urls = null
+      return true
+    }
+    const names = tableNames(v)
+    this.domains = this.store.root.openDB<Buffer, string>({ name: names.domains, encoding: 'binary' })
+    this.urls = this.store.root.openDB<Buffer, string>({ name: names.urls, encoding: 'binary' })
+    return true
+  }
+
+  /**
+   * Categories stored for exactly `key`, as borrowed bytes (uint16 pairs) valid until the next
+   * lookup, or undefined. The hot-path primitive: copy or decode before the next call.
+   */
+  getRaw (key: string): Buffer | undefined {
+    if (this.domains === null || key === '') return undefined
+    return this.domains.getBinaryFast(key)
+  }
+
+  /** Categories stored for exactly `key`. */
+  get (key: string): number[] | undefined {
+    const raw = this.getRaw(key)
+    return raw === undefined ? undefined : decodeCats(raw)
+  }
+
+  /**
+   * The spec's site lookup: walks `name`'s suffixes, most specific first
+   * (`a.b.example.com`, `b.example.com`, `example.com`, `com`); the first hit wins.
+   * `name` must be normalised (engine/names).
+   */
+  categorize (name: string): SiteRecord | undefined {
+    if (this.domains === null) return undefined
+    let key = name
+    for (;;) {
+      const raw = this.getRaw(key)
+      if (raw !== undefined) return { domain: key, categories: decodeCats(raw) }
+      const dot = key.indexOf('.')
+      if (dot < 0) return undefined
+      key = key.slice(dot + 1)
+    }
+  }
+
+  /**
+   * URL lookup: URL entries first, the longest one that is a prefix of the request (tried at
+   * the full `host+path?query`, then `host+path`, then at every `/` boundary, for the host and
+   * each parent domain), then the host's domain record.
+   * `host` is normalised; `pathAndQuery` starts with `/` and is byte-exact.
+   */
+  categorizeUrl (host: string, pathAndQuery: string): SiteRecord | undefined {
+    if (this.urls !== null) {
+      const q = pathAndQuery.indexOf('?')
+      const path = q < 0 ? pathAndQuery : pathAndQuery.slice(0, q)
+      const candidates: string[] = []
+      if (q >= 0) candidates.push(pathAndQuery)
+      // '/a/b/c' → '/a/b/c', '/a/b/', '/a/b', '/a/', '/a': prefixes at segment boundaries.
+      for (let p = path; p.length > 1; p = p.endsWith('/') ? p.slice(0, -1) : p.slice(0, p.lastIndexOf('/') + 1)) {
+        candidates.push(p)
+      }
+      let h = host
+      for (;;) {
+        for (const c of candidates) {
+          const raw = this.urls.getBinaryFast(h + c)
+          if (raw !== undefined) return { domain: h + c, categories: decodeCats(raw) }
+        }
+        const dot = h.indexOf('.')
+        if (dot < 0) break
+        h = h.slice(dot + 1)
+      }
+    }
+    return this.categorize(host)
+  }
+}
+
+/** Counts a build reports. */
+export interface BuildCounts {
+  domains: number
+  urls: number
+}
+
+/**
+ * Write side of one build: `put`/`del` into the new version's tables, `commit()` to make it
+ * active. Writes are awaited in batches so memory stays bounded on inputs of any size.
+ */
+export class CategoryDbBuilder {
+  private readonly store: Store
+  readonly version: number
+  private readonly domains: Database<Buffer, string>
+  private readonly urls: Database<Buffer, string>
+  private pending = 0
+  private static readonly kBatch = 20000
+
+  private constructor (store: Store, version: number) {
+    this.store = store
+    this.version = version
+    const names = tableNames(version)
+    this.domains = store.root.openDB<Buffer, string>({ name: names.domains, encoding: 'binary' })
+    this.urls = store.root.openDB<Buffer, string>({ name: names.urls, encoding: 'binary' })
+  }
+
+  /** Starts a build in fresh tables (a crashed earlier build's leftovers are cleared first). */
+  static async begin (store: Store): Promise<CategoryDbBuilder> {
+    const active = store.getMeta(META_ACTIVE)
+    const builder = new CategoryDbBuilder(store, (typeof active === 'number' ? active : 0) + 1)
+    await builder.domains.clearAsync()
+    await builder.urls.clearAsync()
+    return builder
+  }
+
+  async put (key: string, isUrl: boolean, cats: readonly number[]): Promise<void> {
+    void (isUrl ? this.urls : this.domains).put(key, encodeCats(cats))
+    await this.tick()
+  }
+
+  async del (key: string, isUrl: boolean): Promise<void> {
+    void (isUrl ? this.urls : this.domains).remove(key)
+    await this.tick()
+  }
+
+  private async tick (): Promise<void> {
+    if (++this.pending >= CategoryDbBuilder.kBatch) {
+      this.pending = 0
+      await this.domains.committed
+    }
+  }
+
+  /** Makes this build the active one and drops versions older than the previous one. */
+  async commit (): Promise<BuildCounts> {
+    await this.domains.committed
+    await this.urls.committed
+    await this.store.write((w) => { w.putMeta(META_ACTIVE, this.version) })
+    for (let v = this.version - 2; v >= 1; v--) {
+      const names = tableNames(v)
+      const d = this.store.root.openDB({ name: names.domains })
+      const u = this.store.root.openDB({ name: names.urls })
+      if (d.getCount() === 0 && u.getCount() === 0) break
+      await d.drop()
+      await u.drop()
+    }
+    return { domains: this.domains.getCount(), urls: this.urls.getCount() }
+  }
+}
