@@ -1,0 +1,90 @@
+/**
+ * Hello-world throughput of the HTTP adapter (uws and node implementations) against a bare uWS app, the
+ * baseline for what the adapter costs. Each server runs in its own child process so the client loop does not
+ * share its CPU; the client keeps CONNECTIONS keep-alive sockets each with one request in flight.
+ *
+ *   node dist/bench/http/hello.bench.js [seconds per subject, default 3]
+ */
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { connect, type Socket } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { createRequire } from 'node:module'
+import type * as Uws from 'uWebSockets.js'
+import { createHttpServer } from '../../engine/http/index.js'
+
+const CONNECTIONS = 32
+const BODY = 'hello world'
+const REQUEST = Buffer.from('GET /hello HTTP/1.1\r\nHost: bench\r\n\r\n')
+const SUBJECTS = ['uws raw', 'adapter uws', 'adapter node'] as const
+type Subject = typeof SUBJECTS[number]
+
+async function serve (subject: Subject): Promise<number> {
+  if (subject === 'uws raw') {
+    const uws = createRequire(import.meta.url)('uWebSockets.js') as typeof Uws
+    const app = uws.App().get('/hello', (res) => { res.writeHeader('Content-Type', 'text/plain').end(BODY) })
+    return await new Promise((resolve, reject) => {
+      app.listen('127.0.0.1', 0, ls => {
+        if (ls === false) reject(new Error('listen failed'))
+        else resolve(uws.us_socket_local_port(ls as unknown as Uws.us_socket))
+      })
+    })
+  }
+  const server = createHttpServer({ impl: subject === 'adapter uws' ? 'uws' : 'node' })
+  server.route('GET', '/hello', (_req, res) => { res.send(BODY) })
+  return (await server.listen('127.0.0.1', 0)).port
+}
+
+// Counts responses by their body, carrying a tail across chunks so a split marker is not missed.
+async function load (port: number, seconds: number): Promise<number> {
+  let count = 0
+  let running = true
+  const sockets: Socket[] = []
+  for (let i = 0; i < CONNECTIONS; i++) {
+    const s = connect(port, '127.0.0.1')
+    await once(s, 'connect')
+    s.setNoDelay(true)
+    let tail = ''
+    s.on('data', (d: Buffer) => {
+      const text = tail + d.toString('latin1')
+      let n = 0
+      for (let at = text.indexOf(BODY); at !== -1; at = text.indexOf(BODY, at + BODY.length)) n++
+      tail = text.slice(-BODY.length + 1)
+      count += n
+      if (running) for (let k = 0; k < n; k++) s.write(REQUEST)
+    })
+    sockets.push(s)
+  }
+  const started = count
+  for (const s of sockets) s.write(REQUEST)
+  await new Promise(resolve => setTimeout(resolve, seconds * 1000))
+  running = false
+  const done = count - started
+  for (const s of sockets) s.destroy()
+  return done / seconds
+}
+
+async function main (): Promise<void> {
+  const i = process.argv.indexOf('--serve')
+  if (i !== -1) {
+    const port = await serve(process.argv[i + 1] as Subject)
+    process.stdout.write(`${port}\n`)
+    return
+  }
+  const seconds = Number(process.argv[2] ?? 3)
+  const rows: Array<{ subject: Subject, 'req/s': number }> = []
+  for (const subject of SUBJECTS) {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', subject], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const [line] = await once(child.stdout, 'data') as [Buffer]
+    const port = Number(line.toString().trim())
+    await load(port, 0.5)                          // warm-up: JIT and connection setup
+    rows.push({ subject, 'req/s': Math.round(await load(port, seconds)) })
+    child.kill()
+    await once(child, 'exit')
+  }
+  const base = rows[0]!['req/s']
+  console.log(`node ${process.version}, ${CONNECTIONS} keep-alive connections, ${seconds}s each`)
+  console.table(rows.map(r => ({ ...r, 'vs uws raw': (r['req/s'] / base).toFixed(2) })))
+}
+
+await main()

@@ -1,0 +1,72 @@
+/**
+ * Errors that become HTTP responses. A handler throws `HttpError`; the adapter turns it into its status and the
+ * one body format every HTTP role uses: `{"error":{"code":"…","message":"…","field":"…"}}` (hono's
+ * `HTTPException` shape, undici's stable `code`s). Anything else a handler throws is a bug: it becomes a 500
+ * `HTTP_INTERNAL` and is reported once through `onError`.
+ */
+
+/** Codes the adapter itself answers with; roles add their own (`API_*`, …) as plain strings. */
+export type HttpAdapterErrorCode =
+  | 'HTTP_NOT_FOUND'
+  | 'HTTP_METHOD_NOT_ALLOWED'
+  | 'HTTP_BAD_JSON'
+  | 'HTTP_BAD_ESCAPE'
+  | 'HTTP_BODY_TOO_LARGE'
+  | 'HTTP_CLIENT_ABORTED'
+  | 'HTTP_INTERNAL'
+
+export interface HttpErrorOptions extends ErrorOptions {
+  /** The request field at fault (a JSON property, a path parameter); sent only when given. */
+  field?: string
+}
+
+export class HttpError extends Error {
+  readonly status: number
+  readonly code: string
+  readonly field: string | undefined
+
+  constructor (status: number, code: string, message: string, options?: HttpErrorOptions) {
+    super(message, options)
+    this.name = 'HttpError'
+    this.status = status
+    this.code = code
+    this.field = options?.field
+  }
+
+  /** The JSON body for this error, ready to send. */
+  toBody (): string {
+    return errorBody(this.code, this.message, this.field)
+  }
+}
+
+/** The error body every role sends; `field` is left out when undefined. */
+export function errorBody (code: string, message: string, field?: string): string {
+  return JSON.stringify({ error: field === undefined ? { code, message } : { code, message, field } })
+}
+
+export function isHttpError (err: unknown): err is HttpError {
+  return err instanceof HttpError
+}
+
+export function badRequest (code: string, message: string, field?: string): HttpError {
+  return new HttpError(400, code, message, field === undefined ? undefined : { field })
+}
+
+export function unauthorized (code: string, message: string): HttpError {
+  return new HttpError(401, code, message)
+}
+
+export function forbidden (code: string, message: string): HttpError {
+  return new HttpError(403, code, message)
+}
+
+export function notFound (code: string, message: string, field?: string): HttpError {
+  return new HttpError(404, code, message, field === undefined ? undefined : { field })
+}
+
+export function conflict (code: string, message: string, field?: string): HttpError {
+  return new HttpError(409, code, message, field === undefined ? undefined : { field })
+}
+
+/** Body of the 500 answer: fixed, so nothing about the failure leaks to the client. */
+export const INTERNAL_ERROR_BODY = errorBody('HTTP_INTERNAL', 'internal error')

@@ -1,0 +1,3 @@
+import { runHttpSuite } from './http.case.js'
+
+runHttpSuite('uws')

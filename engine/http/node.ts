@@ -1,0 +1,119 @@
+/**
+ * The node:http (or node:https) implementation: the fallback where the uWS addon does not load, and the
+ * reference the conformance suite was first written against. Node writes `Connection` (and `Keep-Alive`),
+ * `Date` and `Content-Length` itself and knows HTTP/1.0 keep-alive rules, so this file mostly translates.
+ */
+import { readFileSync } from 'node:fs'
+import { createServer as createHttp, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createHttps } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import { normalizeAddress } from './address.js'
+import {
+  BodyCollector, Request, Response, abortedError, answerTooLarge, dispatch,
+  type DispatchOptions, type Transport
+} from './core.js'
+
+export interface NodeServerConfig extends DispatchOptions {
+  readonly tls: { cert: string, key: string } | undefined
+}
+
+class NodeTransport implements Transport {
+  readonly res: ServerResponse
+  constructor (res: ServerResponse) {
+    this.res = res
+  }
+
+  write (r: Response, body: string | Buffer): void {
+    const res = this.res
+    res.statusCode = r.statusCode
+    const h = r.headerList
+    for (let i = 0; i < h.length; i += 2) res.appendHeader(h[i]!, h[i + 1]!)
+    // Node decides keep-alive from the request; it only needs telling when the app or the adapter wants close.
+    if (!r.keepAlive) res.setHeader('Connection', 'close')
+    const code = r.statusCode
+    if (code === 204 || code === 304 || (code >= 100 && code < 200)) {
+      res.end()
+    } else if (r.isHead) {
+      res.setHeader('Content-Length', r.bodyLength)
+      res.end()
+    } else {
+      res.setHeader('Content-Length', r.bodyLength)
+      res.end(body)
+    }
+  }
+}
+
+export class NodeServer {
+  readonly impl = 'node' as const
+  readonly #server: Server
+  readonly #cfg: NodeServerConfig
+
+  constructor (cfg: NodeServerConfig) {
+    this.#cfg = cfg
+    const listener = (req: IncomingMessage, res: ServerResponse): void => { this.#onRequest(req, res) }
+    this.#server = cfg.tls === undefined
+      ? createHttp(listener)
+      : createHttps({ cert: readFileSync(cfg.tls.cert), key: readFileSync(cfg.tls.key) }, listener)
+  }
+
+  #onRequest (nreq: IncomingMessage, nres: ServerResponse): void {
+    const cfg = this.#cfg
+    const url = nreq.url ?? '/'
+    const q = url.indexOf('?')
+    const path = q === -1 ? url : url.slice(0, q)
+    const query = q === -1 ? '' : url.slice(q + 1)
+    const headers: Record<string, string> = {}
+    for (const [k, v] of Object.entries(nreq.headers)) {
+      if (v !== undefined) headers[k] = typeof v === 'string' ? v : v.join(', ')
+    }
+    const method = (nreq.method ?? 'GET').toUpperCase()
+    const res = new Response(new NodeTransport(nres), method === 'HEAD', true)
+    const limit = cfg.bodyLimit
+    const collector = new BodyCollector(limit, () => { answerTooLarge(res, limit) })
+    const req = new Request(method, path, query, headers, normalizeAddress(nreq.socket.remoteAddress), collector)
+
+    nres.on('close', () => {
+      if (!nres.writableFinished) {
+        res.aborted = true
+        collector.fail(abortedError())
+      }
+    })
+
+    const declared = headers['content-length']
+    if (declared !== undefined && Number(declared) > limit) {
+      answerTooLarge(res, limit)
+      return
+    }
+    // Read eagerly, like uWS must, so both implementations answer 413 at the same point.
+    nreq.on('data', (chunk: Buffer) => { collector.push(chunk, false) })
+    nreq.on('end', () => { collector.end() })
+    nreq.on('error', () => { collector.fail(abortedError()) })
+    nreq.on('close', () => { if (!nreq.complete) collector.fail(abortedError()) })
+
+    dispatch(cfg, req, res)
+  }
+
+  listen (host: string, port: number): Promise<{ port: number }> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => { reject(err) }
+      this.#server.once('error', onError)
+      this.#server.listen(port, host, () => {
+        this.#server.off('error', onError)
+        resolve({ port: (this.#server.address() as AddressInfo).port })
+      })
+    })
+  }
+
+  close (): Promise<void> {
+    return new Promise((resolve) => {
+      if (!this.#server.listening) {
+        this.#server.closeAllConnections()
+        resolve()
+        return
+      }
+      this.#server.close(() => { resolve() })
+      // close() alone waits for keep-alive connections to time out; these are dropped now.
+      this.#server.closeAllConnections()
+    })
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * The uWebSockets.js implementation. uWS is fast because it hands us a stack-allocated request that dies when
+ * the callback returns and a response that dies on end/abort; this file is where that lifetime is respected:
+ * everything is copied out of `req` synchronously, `onAborted` and `onData` are attached before the handler
+ * runs, and writes after an await go through `res.cork`.
+ *
+ * Behaviour of this build (@trufflesuite/uws-js-unofficial 20.30.0) that shaped the code, all checked on the
+ * wire:
+ * - uWS adds `Date` and `uWebSockets: 20` to every response and computes `Content-Length` itself in `end()`.
+ * - It writes no `Connection` header on its own; it closes after the response when the request said
+ *   `Connection: close`; `end(body, true)` closes *and* writes `Connection: close` itself. So we write
+ *   `Connection` ourselves except when we pass `closeConnection`, to never send it twice.
+ * - `end()` writes the body even for HEAD; HEAD must use `endWithoutBody()`. `endWithoutBody` with any argument
+ *   (`reportedContentLength`, `closeConnection`) aborts the process ("Returning from a request handler without
+ *   responding"), so we write `Content-Length` by hand and call it with none.
+ * - `getMethod()` and even `getCaseSensitiveMethod()` return lower case; `getQuery()` returns `undefined`
+ *   (not `''`) when there is no `?`.
+ * - `getRemoteAddressAsText()` prints IPv6 uncompressed and IPv4-mapped as hex; we format the binary form.
+ * - `onData` fires `(empty, true)` for a request without a body, and chunked request bodies are supported.
+ * - HTTP/1.0 requests, HTTP/1.1 requests without `Host`, lower-case or unknown methods get no response
+ *   (hang or close); node answers them. `app.close()` closes every connection and fires `onAborted`.
+ */
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import type * as Uws from 'uWebSockets.js'
+import { formatAddressBytes } from './address.js'
+import {
+  BodyCollector, Request, Response, abortedError, answerTooLarge, dispatch, statusLine,
+  type DispatchOptions, type Transport
+} from './core.js'
+
+export type UwsModule = typeof Uws
+
+/**
+ * Loads the native uWS addon, or throws. The package's own entry point falls back to a slow JS
+ * re-implementation with two console warnings when the addon does not load; we want to make that choice
+ * ourselves (node:http, one warning), so the binary is required directly when the package layout is known.
+ */
+export function loadUwsNative (): UwsModule {
+  const require = createRequire(import.meta.url)
+  const pkgDir = dirname(require.resolve('uWebSockets.js/package.json'))
+  const file = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`
+  // trufflesuite keeps binaries in binaries/, the official package at its root.
+  for (const candidate of [join(pkgDir, 'binaries', file), join(pkgDir, file)]) {
+    if (existsSync(candidate)) return require(candidate) as UwsModule
+  }
+  const mod = require('uWebSockets.js') as UwsModule
+  if (typeof mod.App !== 'function' || !Function.prototype.toString.call(mod.App).includes('[native code]')) {
+    throw new Error('uWebSockets.js loaded without its native addon')
+  }
+  return mod
+}
+
+export interface UwsServerConfig extends DispatchOptions {
+  readonly tls: { cert: string, key: string } | undefined
+}
+
+class UwsTransport implements Transport {
+  readonly res: Uws.HttpResponse
+  /** True while the route callback runs: uWS has corked the socket for us then. */
+  inCallback = true
+
+  constructor (res: Uws.HttpResponse) {
+    this.res = res
+  }
+
+  write (r: Response, body: string | Buffer): void {
+    if (this.inCallback) {
+      this.#write(r, body)
+    } else {
+      this.res.cork(() => { this.#write(r, body) })
+    }
+  }
+
+  #write (r: Response, body: string | Buffer): void {
+    const res = this.res
+    res.writeStatus(statusLine(r.statusCode))
+    const h = r.headerList
+    for (let i = 0; i < h.length; i += 2) res.writeHeader(h[i]!, h[i + 1]!)
+    // Passing closeConnection makes uWS write `Connection: close` itself; only do that when we (not the peer)
+    // decided to close, since uWS already closes when the request asked for it.
+    const uwsCloses = r.closeRequested
+    if (!uwsCloses) res.writeHeader('Connection', r.keepAlive ? 'keep-alive' : 'close')
+    const code = r.statusCode
+    if (code === 204 || code === 304 || (code >= 100 && code < 200)) {
+      res.endWithoutBody()            // RFC 9110 §8.6: no Content-Length on 1xx/204; 304 keeps none here either
+    } else if (r.isHead) {
+      // With `closeRequested` the header was skipped above and endWithoutBody cannot close (see top); the peer
+      // still learns it from this header.
+      if (uwsCloses) res.writeHeader('Connection', 'close')
+      res.writeHeader('Content-Length', String(r.bodyLength))
+      res.endWithoutBody()
+    } else {
+      res.end(body, uwsCloses)
+    }
+  }
+}
+
+export class UwsServer {
+  readonly impl = 'uws' as const
+  readonly #uws: UwsModule
+  readonly #app: Uws.TemplatedApp
+  readonly #cfg: UwsServerConfig
+  #listenSocket: Uws.us_listen_socket | undefined = undefined
+
+  constructor (uws: UwsModule, cfg: UwsServerConfig) {
+    this.#uws = uws
+    this.#cfg = cfg
+    this.#app = cfg.tls === undefined
+      ? uws.App()
+      : uws.SSLApp({ cert_file_name: cfg.tls.cert, key_file_name: cfg.tls.key })
+    this.#app.any('/*', (res, req) => { this.#onRequest(res, req) })
+  }
+
+  #onRequest (ures: Uws.HttpResponse, ureq: Uws.HttpRequest): void {
+    const cfg = this.#cfg
+    const transport = new UwsTransport(ures)
+    // Everything from `ureq` is read here: it is only valid during this callback.
+    const method = ureq.getMethod().toUpperCase()
+    const path = ureq.getUrl()
+    const query = ureq.getQuery() ?? ''
+    const headers: Record<string, string> = {}
+    ureq.forEach((k, v) => { headers[k] = headers[k] === undefined ? v : `${headers[k]!}, ${v}` })
+    const remote = formatAddressBytes(new Uint8Array(ures.getRemoteAddress()))
+    const connection = headers.connection
+    const keepAlive = connection === undefined || !/\bclose\b/i.test(connection)
+    const res = new Response(transport, method === 'HEAD', keepAlive)
+    const limit = cfg.bodyLimit
+    const collector = new BodyCollector(limit, () => { answerTooLarge(res, limit) })
+    const req = new Request(method, path, query, headers, remote, collector)
+
+    // Attached before anything can await (uWS terminates the process otherwise, and the response object
+    // must not be touched after abort).
+    ures.onAborted(() => {
+      res.aborted = true
+      collector.fail(abortedError())
+    })
+
+    const declared = headers['content-length']
+    if (declared !== undefined && Number(declared) > limit) {
+      answerTooLarge(res, limit)
+      transport.inCallback = false
+      return
+    }
+    ures.onData((chunk, isLast) => {
+      collector.push(new Uint8Array(chunk), true)
+      if (isLast) collector.end()
+    })
+
+    dispatch(cfg, req, res)
+    transport.inCallback = false
+  }
+
+  listen (host: string, port: number): Promise<{ port: number }> {
+    return new Promise((resolve, reject) => {
+      this.#app.listen(host, port, (ls) => {
+        if (ls === false) {
+          reject(new Error(`cannot listen on ${host} port ${port}`))
+          return
+        }
+        this.#listenSocket = ls
+        resolve({ port: this.#uws.us_socket_local_port(ls as unknown as Uws.us_socket) })
+      })
+    })
+  }
+
+  close (): Promise<void> {
+    if (this.#listenSocket !== undefined) {
+      this.#uws.us_listen_socket_close(this.#listenSocket)
+      this.#listenSocket = undefined
+    }
+    // app.close() (not in the typings) also closes open connections, firing onAborted for requests in flight.
+    const app = this.#app as Uws.TemplatedApp & { close?: () => void }
+    if (typeof app.close === 'function') app.close()
+    return Promise.resolve()
+  }
+}
