@@ -1,0 +1,296 @@
+/**
+ * The verdict for one query: (client address, name) → forward, block, safe search or safe video.
+ * One implementation, run by the DNS server for every query and by the block page to explain a
+ * block (DESIGN.md, "Policy"). The order:
+ *
+ *   1. built-in whitelist → pass            5. user whitelist → pass; user blacklist → block;
+ *   2. global whitelist → pass;                 `-` in it → block what the whitelist does not pass
+ *      global blacklist → block;             6. safe search on + search engine → safe search
+ *      `-` in it → block everything else    7. safe video on + video host → safe video
+ *   3. the user owning the address (or the  8. a category of the name in the filter → block
+ *      server defaults for an anonymous one) 9. otherwise → forward
+ *   4. user disabled → pass
+ *
+ * List entries match the name and all its subdomains. The name arrives as suffix keys
+ * (`SuffixKeys`) built from wire labels, so a label holding a dot never reads as two labels.
+ *
+ * Per-address snapshots (user, lists as Sets, filter as a Set) are cached here and dropped when
+ * the store's generation moves; `checkGeneration()` is cheap and called on a coarse timer by the
+ * DNS server (and per request by the block page), so an API write is enforced within one tick.
+ */
+import type { CategoryDb } from '../catdb/index.js'
+import type { Store } from '../store/index.js'
+import type { BuiltinWhitelist } from '../whitelist/index.js'
+import type { SafeHosts } from './safe-hosts.js'
+
+export { loadSafeHosts, parseSafeHosts, DEFAULT_SAFE_HOSTS_FILE, type SafeHosts } from './safe-hosts.js'
+
+/** The name to judge, as keys of its suffixes: `suffix(0)` is the whole name. */
+export interface SuffixKeys {
+  readonly labelCount: number
+  suffix (fromLabel: number): string
+}
+
+export type Action = 'forward' | 'block' | 'safesearch' | 'safevideo'
+
+export type Reason =
+  | 'none' | 'builtin-whitelist' | 'global-whitelist' | 'global-blacklist' | 'global-allow-only'
+  | 'user-disabled' | 'user-whitelist' | 'user-blacklist' | 'user-allow-only'
+  | 'safesearch' | 'safevideo' | 'category'
+
+/** Stable-shape, reusable result: every field is reset by `evaluate`. */
+export class Verdict {
+  action: Action = 'forward'
+  reason: Reason = 'none'
+  /** The user owning the client address; null for an anonymous address. */
+  user: string | null = null
+  /** The list entry or database key that decided, '' when none. */
+  matched = ''
+  /** Categories of the name (its site record), filled when known; [] otherwise. */
+  cats: number[] = []
+  /** Categories that caused a category block. */
+  blockedCats: number[] = []
+  /** Safe video target, or the search engine's label for safe search. */
+  target = ''
+}
+
+/** What one address is subject to. Immutable once built. */
+export interface Snapshot {
+  readonly user: string | null
+  readonly enabled: boolean
+  readonly whitelist: ReadonlySet<string>
+  readonly blacklist: ReadonlySet<string>
+  readonly allowOnly: boolean
+  readonly safesearch: boolean
+  readonly safevideo: boolean
+  readonly filter: ReadonlySet<number>
+}
+
+interface GlobalLists {
+  readonly whitelist: ReadonlySet<string>
+  readonly blacklist: ReadonlySet<string>
+  readonly allowOnly: boolean
+}
+
+export interface PolicyOptions {
+  store: Store
+  categories: CategoryDb
+  builtin: BuiltinWhitelist
+  safeHosts: SafeHosts
+  /** Entries kept in the per-address cache before it is cleared (bounded memory). */
+  maxCachedAddresses?: number
+}
+
+const ALLOW_ONLY = '-'
+
+function listSet (entries: readonly string[]): { set: Set<string>, allowOnly: boolean } {
+  const set = new Set<string>()
+  let allowOnly = false
+  for (const e of entries) {
+    if (e === ALLOW_ONLY) allowOnly = true
+    else set.add(e)
+  }
+  return { set, allowOnly }
+}
+
+/** First suffix key of `keys` found in `set`, or ''. */
+function firstIn (set: ReadonlySet<string>, keys: SuffixKeys): string {
+  if (set.size === 0) return ''
+  for (let i = 0; i < keys.labelCount; i++) {
+    const k = keys.suffix(i)
+    if (set.has(k)) return k
+  }
+  return ''
+}
+
+/** Suffix keys of a normalised host name (block page, API, tools): labels split at dots. */
+export class HostKeys implements SuffixKeys {
+  readonly labelCount: number
+  private readonly name: string
+  private readonly starts: number[]
+  constructor (name: string) {
+    this.name = name
+    this.starts = name === '' ? [] : [0]
+    for (let i = name.indexOf('.'); i >= 0; i = name.indexOf('.', i + 1)) this.starts.push(i + 1)
+    this.labelCount = this.starts.length
+  }
+
+  suffix (fromLabel: number): string {
+    const s = this.starts[fromLabel]
+    return s === undefined ? '' : s === 0 ? this.name : this.name.slice(s)
+  }
+}
+
+export class Policy {
+  private readonly store: Store
+  private readonly categories: CategoryDb
+  private readonly builtin: BuiltinWhitelist
+  private readonly safeHosts: SafeHosts
+  private readonly maxCached: number
+  private generation = -1
+  private global: GlobalLists = { whitelist: new Set(), blacklist: new Set(), allowOnly: false }
+  private anonymous: Snapshot | null = null
+  private readonly cache = new Map<string, Snapshot>()
+
+  constructor (options: PolicyOptions) {
+    this.store = options.store
+    this.categories = options.categories
+    this.builtin = options.builtin
+    this.safeHosts = options.safeHosts
+    this.maxCached = options.maxCachedAddresses ?? 100_000
+    this.checkGeneration()
+  }
+
+  /** Drops cached policy when the store has moved on; returns true when it did. */
+  checkGeneration (): boolean {
+    const g = this.store.generation()
+    if (g === this.generation) return false
+    this.generation = g
+    this.cache.clear()
+    this.anonymous = null
+    const white = listSet(this.store.getList(null, 'white'))
+    const black = listSet(this.store.getList(null, 'black'))
+    this.global = { whitelist: white.set, blacklist: black.set, allowOnly: black.allowOnly }
+    // A rebuilt category database bumps the generation too.
+    this.categories.refresh()
+    return true
+  }
+
+  /** The policy that applies to `address` (canonical text; see engine/net/ip.ts). */
+  snapshotFor (address: string): Snapshot {
+    const cached = this.cache.get(address)
+    if (cached !== undefined) return cached
+    const userId = this.store.userForAddress(address)
+    const user = userId === undefined ? undefined : this.store.getUser(userId)
+    let snap: Snapshot
+    if (user === undefined) {
+      snap = this.anonymousSnapshot()
+    } else {
+      const white = listSet(this.store.getList(user.name, 'white'))
+      const black = listSet(this.store.getList(user.name, 'black'))
+      snap = {
+        user: user.name,
+        enabled: user.status === 'enabled',
+        whitelist: white.set,
+        blacklist: black.set,
+        allowOnly: black.allowOnly,
+        safesearch: user.safesearch === 'on',
+        safevideo: user.safeyoutube === 'on',
+        filter: new Set(user.filter)
+      }
+    }
+    if (this.cache.size >= this.maxCached) this.cache.clear()
+    this.cache.set(address, snap)
+    return snap
+  }
+
+  private anonymousSnapshot (): Snapshot {
+    if (this.anonymous !== null) return this.anonymous
+    const d = this.store.getServerDefaults()
+    this.anonymous = {
+      user: null,
+      enabled: true,
+      whitelist: new Set(),
+      blacklist: new Set(),
+      allowOnly: false,
+      safesearch: d.safesearch,
+      safevideo: d.safeyoutube,
+      filter: new Set(d.filter)
+    }
+    return this.anonymous
+  }
+
+  /**
+   * Judges `keys` for the client at `address` into `out`. `wantCats` also fills `out.cats` when
+   * an earlier step decided (the statistics record wants the name's categories).
+   */
+  evaluate (address: string, keys: SuffixKeys, out: Verdict, wantCats = false): Verdict {
+    out.action = 'forward'
+    out.reason = 'none'
+    out.matched = ''
+    out.cats = []
+    out.blockedCats = []
+    out.target = ''
+    const snap = this.snapshotFor(address)
+    out.user = snap.user
+    if (this.decideLists(snap, keys, out)) {
+      if (wantCats) this.fillCats(keys, out, null)
+      return out
+    }
+    const name = keys.suffix(0)
+    if (snap.safesearch) {
+      const engine = this.safeHosts.searchEngine(name)
+      if (engine !== undefined) return this.finish(out, 'safesearch', 'safesearch', name, engine, keys, wantCats)
+    }
+    if (snap.safevideo) {
+      const target = this.safeHosts.videoTarget(name)
+      if (target !== undefined) return this.finish(out, 'safevideo', 'safevideo', name, target, keys, wantCats)
+    }
+    this.fillCats(keys, out, snap.filter)
+    if (out.blockedCats.length > 0) {
+      out.action = 'block'
+      out.reason = 'category'
+    }
+    return out
+  }
+
+  /** Steps 1, 2, 4 and 5; true when they decided. */
+  private decideLists (snap: Snapshot, keys: SuffixKeys, out: Verdict): boolean {
+    for (let i = 0; i < keys.labelCount; i++) {
+      const k = keys.suffix(i)
+      if (this.builtin.matchKey(k)) return this.decide(out, 'forward', 'builtin-whitelist', k)
+    }
+    const g = this.global
+    let hit = firstIn(g.whitelist, keys)
+    if (hit !== '') return this.decide(out, 'forward', 'global-whitelist', hit)
+    hit = firstIn(g.blacklist, keys)
+    if (hit !== '') return this.decide(out, 'block', 'global-blacklist', hit)
+    if (g.allowOnly) return this.decide(out, 'block', 'global-allow-only', ALLOW_ONLY)
+    if (!snap.enabled) return this.decide(out, 'forward', 'user-disabled', '')
+    hit = firstIn(snap.whitelist, keys)
+    if (hit !== '') return this.decide(out, 'forward', 'user-whitelist', hit)
+    hit = firstIn(snap.blacklist, keys)
+    if (hit !== '') return this.decide(out, 'block', 'user-blacklist', hit)
+    if (snap.allowOnly) return this.decide(out, 'block', 'user-allow-only', ALLOW_ONLY)
+    return false
+  }
+
+  private decide (out: Verdict, action: Action, reason: Reason, matched: string): true {
+    out.action = action
+    out.reason = reason
+    out.matched = matched
+    return true
+  }
+
+  private finish (out: Verdict, action: Action, reason: Reason, matched: string, target: string, keys: SuffixKeys, wantCats: boolean): Verdict {
+    out.action = action
+    out.reason = reason
+    out.matched = matched
+    out.target = target
+    if (wantCats) this.fillCats(keys, out, null)
+    return out
+  }
+
+  /** Suffix walk in the category database; the first hit gives the name's categories. */
+  private fillCats (keys: SuffixKeys, out: Verdict, filter: ReadonlySet<number> | null): void {
+    for (let i = 0; i < keys.labelCount; i++) {
+      const k = keys.suffix(i)
+      const raw = this.categories.getRaw(k)
+      if (raw === undefined) continue
+      // Borrowed bytes (uint16 pairs): decode now, before any other lookup.
+      const cats: number[] = []
+      let blocked: number[] | null = null
+      for (let j = 0; j + 1 < raw.length; j += 2) {
+        const c = (raw[j]! << 8) | raw[j + 1]!
+        cats.push(c)
+        if (filter !== null && filter.has(c)) (blocked ??= []).push(c)
+      }
+      out.cats = cats
+      if (blocked !== null) {
+        out.blockedCats = blocked
+        out.matched = k
+      }
+      return
+    }
+  }
+}
