@@ -3,17 +3,20 @@
  * docs/errors.md lists each one with its cause and what the operator should do (a test checks both ways).
  * Codes, not classes, cross process and worker boundaries: match on `err.code`, never on `instanceof`.
  */
-export type EngineErrorCode =
-  | 'ENGINE_CONFIG_INVALID'
-  | 'ENGINE_CONFIG_READ'
-  | 'ENGINE_STORE_OPEN'
-  | 'ENGINE_STORE_INVALID'
-  | 'ENGINE_TAXONOMY_INVALID'
-  | 'ENGINE_DATAFILE_INVALID'
-  | 'ENGINE_UPSTREAM_TIMEOUT'
-  | 'ENGINE_POOL_TASK'
-  | 'ENGINE_LISTEN'
-  | 'ENGINE_ROLE_UNKNOWN'
+export const ENGINE_ERROR_CODES = [
+  'ENGINE_CONFIG_INVALID',
+  'ENGINE_CONFIG_READ',
+  'ENGINE_STORE_OPEN',
+  'ENGINE_STORE_INVALID',
+  'ENGINE_TAXONOMY_INVALID',
+  'ENGINE_DATAFILE_INVALID',
+  'ENGINE_UPSTREAM_TIMEOUT',
+  'ENGINE_POOL_TASK',
+  'ENGINE_LISTEN',
+  'ENGINE_ROLE_UNKNOWN'
+] as const
+
+export type EngineErrorCode = typeof ENGINE_ERROR_CODES[number]
 
 export class EngineError extends Error {
   readonly code: EngineErrorCode
