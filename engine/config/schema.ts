@@ -147,6 +147,7 @@ export const configSchema = {
         'redis-ip': { type: 'string', description: 'reserved: store fan-out for several DNS hosts' },
         'redis-port': { type: 'integer', minimum: 1, maximum: 65535 },
         'vendor-names': { type: 'array', items: { type: 'string' }, default: [], description: 'extra host names added to the built-in whitelist' },
+        safesearchredirect: { type: 'string', default: 'https://duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later)' },
         'log-level': { ...logLevel, default: 'info' }
       }
     },
@@ -204,7 +205,8 @@ export const configSchema = {
       description: 'quick start only: never set in production',
       properties: {
         upstream: { ...listenAddress, description: 'start a tiny built-in upstream responder here (for machines with no reachable resolver)' },
-        'build-db': { type: 'boolean', default: false, description: 'build the category database from datafiles at start when it is empty' }
+        'build-db': { type: 'boolean', default: false, description: 'build the category database from datafiles at start when it is empty' },
+        'default-filter': { type: 'array', items: { type: 'integer', minimum: 0 }, description: 'categories blocked for anonymous addresses while /config/ has never been set' }
       }
     },
     collector: {

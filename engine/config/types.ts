@@ -61,6 +61,7 @@ export interface Config {
     readonly 'redis-ip'?: string
     readonly 'redis-port'?: number
     readonly 'vendor-names': readonly string[]
+    readonly safesearchredirect: string
     readonly 'log-level': LogLevel
   }
   readonly stats: {
@@ -99,6 +100,7 @@ export interface Config {
   readonly demo?: {
     readonly upstream?: string
     readonly 'build-db': boolean
+    readonly 'default-filter'?: readonly number[]
   }
   readonly collector: {
     readonly listen: string

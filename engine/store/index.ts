@@ -15,6 +15,7 @@
  */
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { mkdirSync } from 'node:fs'
+import type { Config } from '../config/types.js'
 import { EngineError } from '../errors.js'
 import { cidrContains, ipBytes, parseCidr, type Cidr } from '../net/ip.js'
 
@@ -61,6 +62,8 @@ export interface StoreOptions {
   readOnly?: boolean
   /** Initial `/config/` value of `safesearchredirect`, from the config file. */
   safesearchredirect?: string
+  /** Initial `/config/` filter (the demo blocks a few categories out of the box). */
+  defaultFilter?: readonly number[]
 }
 
 const DB_NAMES = ['users', 'ips', 'lists', 'settings', 'clients', 'usage', 'meta'] as const
@@ -99,6 +102,7 @@ export class Store {
   readonly path: string
   private readonly dbs: Record<DbName, Database>
   private readonly initialRedirect: string
+  private readonly initialFilter: readonly number[]
   private cidrGeneration = -1
   private cidrs: Array<{ cidr: Cidr, user: string }> = []
 
@@ -106,6 +110,7 @@ export class Store {
     this.path = path
     this.root = root
     this.initialRedirect = options.safesearchredirect ?? ''
+    this.initialFilter = options.defaultFilter ?? []
     const dbs: Partial<Record<DbName, Database>> = {}
     for (const name of DB_NAMES) dbs[name] = root.openDB({ name })
     this.dbs = dbs as Record<DbName, Database>
@@ -203,13 +208,49 @@ export class Store {
     this.cidrGeneration = generation
   }
 
+  /**
+   * Users whose id starts with `prefix`, in key order, at most `limit` (the API's `/search/abc*`).
+   * A range read from the first key >= prefix: no scan of the users before it.
+   */
+  usersWithPrefix (prefix: string, limit: number): UserRecord[] {
+    const out: UserRecord[] = []
+    if (limit <= 0) return out
+    for (const { key, value } of this.dbs.users.getRange({ start: prefix })) {
+      if (!(key as string).startsWith(prefix)) break
+      out.push(value as UserRecord)
+      if (out.length >= limit) break
+    }
+    return out
+  }
+
+  /**
+   * Address and prefix entries whose canonical text starts with `prefix` (the API's
+   * `/search/10.1.*`), with their owners, in key order, at most `limit`. Delegated prefixes are
+   * returned with their `/n`.
+   */
+  addressesWithPrefix (prefix: string, limit: number): Array<{ address: string, user: string }> {
+    const out: Array<{ address: string, user: string }> = []
+    if (limit <= 0) return out
+    for (const start of [prefix, CIDR_PREFIX + prefix]) {
+      for (const { key, value } of this.dbs.ips.getRange({ start })) {
+        const k = key as string
+        if (!k.startsWith(start)) break
+        // An IPv6 prefix such as `c` also matches the `cidr:` keys; those are read by the second pass.
+        if (start === prefix && k.startsWith(CIDR_PREFIX)) continue
+        out.push({ address: start === prefix ? k : k.slice(CIDR_PREFIX.length), user: value as string })
+        if (out.length >= limit) return out
+      }
+    }
+    return out
+  }
+
   getList (scope: ListScope, kind: ListKind): string[] {
     return (this.dbs.lists.get(listKey(scope, kind)) as string[] | undefined) ?? []
   }
 
   getServerDefaults (): ServerDefaults {
     const v = this.dbs.settings.get('config') as ServerDefaults | undefined
-    return v ?? { filter: [], safesearch: false, safeyoutube: false, safesearchredirect: this.initialRedirect }
+    return v ?? { filter: [...this.initialFilter], safesearch: false, safeyoutube: false, safesearchredirect: this.initialRedirect }
   }
 
   getUserDefaults (): UserDefaults {
@@ -310,4 +351,13 @@ export class Store {
 
 export function openStore (path: string, options: StoreOptions = {}): Store {
   return Store.open(path, options)
+}
+
+/** The store at `common.db`, with the config's initial `/config/` values. Roles open it this way. */
+export function openConfiguredStore (config: Readonly<Config>, options: { readOnly?: boolean } = {}): Store {
+  return Store.open(config.common.db, {
+    ...options,
+    safesearchredirect: config.common.safesearchredirect,
+    ...(config.demo?.['default-filter'] !== undefined ? { defaultFilter: config.demo['default-filter'] } : {})
+  })
 }
