@@ -1,0 +1,92 @@
+import { test, type TestContext } from 'node:test'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { Store } from '../../engine/store/index.js'
+import { CategoryDb } from '../../engine/catdb/index.js'
+
+const run = promisify(execFile)
+const cli = fileURLToPath(new URL('../filterd.js', import.meta.url))
+const conf = fileURLToPath(new URL('../../../conf/', import.meta.url))
+
+async function filterd (args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [cli, ...args])
+    return { code: 0, stdout, stderr }
+  } catch (err) {
+    const e = err as { code: number, stdout: string, stderr: string }
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
+  }
+}
+
+function tempDir (t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'filterd-cli-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+test('--help lists every role and command', async (t: TestContext) => {
+  const { code, stdout } = await filterd(['--help'])
+  t.assert.strictEqual(code, 0)
+  for (const word of ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'all', 'build-db', 'import', 'stats-import', 'client']) {
+    t.assert.match(stdout, new RegExp(`\\b${word}\\b`))
+  }
+})
+
+test('an unknown role is refused with usage and exit code 2', async (t: TestContext) => {
+  const { code, stderr } = await filterd(['resolver'])
+  t.assert.strictEqual(code, 2)
+  t.assert.match(stderr, /unknown role or command "resolver"/)
+})
+
+test('a bad config stops the start with a message naming the key', async (t: TestContext) => {
+  const dir = tempDir(t)
+  writeFileSync(join(dir, 'bad.yaml'), 'proxy:\n  blockpage-ip: [192.0.2.1, 192.0.2.2]\n')
+  const { code, stderr } = await filterd(['dns', '--config', join(dir, 'bad.yaml')])
+  t.assert.strictEqual(code, 1)
+  t.assert.match(stderr, /proxy\.blockpage-ip\[1\]: .*one per IP version/)
+})
+
+function dataConfig (dir: string, files: Record<string, string>): string {
+  mkdirSync(join(dir, 'data'))
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, 'data', name), text)
+  const yaml = `datafiles:\n  path: ${join(dir, 'data')}\n  file: [${Object.keys(files).join(', ')}]\n  cats: ${conf}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}\n`
+  writeFileSync(join(dir, 'f.yaml'), yaml)
+  return join(dir, 'f.yaml')
+}
+
+test('build-db compiles the layers and prints counts per layer and per category', async (t: TestContext) => {
+  const dir = tempDir(t)
+  const config = dataConfig(dir, {
+    'custom.txt': 'casino.example 30\nnews.example -\n',
+    'vendor.txt': 'casino.example 40\nnews.example 81\nexample.com/Games 52\nкремль.рф 85\n'
+  })
+  const { code, stdout } = await filterd(['build-db', '--config', config])
+  t.assert.strictEqual(code, 0, stdout)
+  t.assert.match(stdout, /layer 1 custom\.txt: 1 entries \(0 URL\), 1 deletions, 0 errors/)
+  t.assert.match(stdout, /layer 2 vendor\.txt: 4 entries \(1 URL\), 0 deletions, 0 errors/)
+  t.assert.match(stdout, /version 1 active: 2 domains, 1 URLs/)
+  t.assert.match(stdout, /30 Gambling: 1/)
+  const store = Store.open(join(dir, 'db'))
+  t.after(() => store.close())
+  const db = new CategoryDb(store)
+  t.assert.deepStrictEqual(db.categorize('www.casino.example'), { domain: 'casino.example', categories: [30] })
+  t.assert.strictEqual(db.categorize('news.example'), undefined)
+  t.assert.deepStrictEqual(db.categorize('xn--e1ajeds9e.xn--p1ai')?.categories, [85])
+})
+
+test('build-db reports malformed lines with file and line and keeps the live database', async (t: TestContext) => {
+  const dir = tempDir(t)
+  const config = dataConfig(dir, { 'custom.txt': 'good.example 30\nbad..name 30\nother.example 9999\n' })
+  const { code, stdout } = await filterd(['build-db', '--config', config])
+  t.assert.strictEqual(code, 1)
+  t.assert.match(stdout, /error: custom\.txt:2: /)
+  t.assert.match(stdout, /error: custom\.txt:3: /)
+  t.assert.match(stdout, /live database is unchanged/)
+  const again = await filterd(['build-db', '--config', config, '--continue'])
+  t.assert.strictEqual(again.code, 0)
+  t.assert.match(again.stdout, /version \d+ active: 1 domains/)
+})
