@@ -1,0 +1,429 @@
+/**
+ * The management API suite, run against each HTTP implementation (api-uws.test.ts, api-node.test.ts), over
+ * real HTTP against the server the role runs. Named `.case.ts` so `node --test dist/` does not run it alone.
+ */
+import { describe, test, type TestContext } from 'node:test'
+import { CategoryDbBuilder } from '../engine/catdb/index.js'
+import type { HttpImpl } from '../engine/http/index.js'
+import type { Store } from '../engine/store/index.js'
+import { call, errorOf, startApi, type StartOptions, type StartedApi } from './fixtures.js'
+import { ROUTES } from './routes/index.js'
+
+async function start (t: TestContext, impl: HttpImpl, options: StartOptions = {}): Promise<StartedApi> {
+  const s = await startApi({ ...options, impl, apiYaml: options.apiYaml ?? 'body-limit: 1024' })
+  t.after(() => s.close())
+  return s
+}
+
+interface UserBody { name: string, safesearch: string, safeyoutube: string, status: string, filter: number[], ip: string[], whitelist: string[], blacklist: string[], moved?: unknown }
+
+export function runApiSuite (impl: HttpImpl): void {
+  describe(`management API over ${impl}`, () => {
+    test('PUT creates a user from the /userconfig/ defaults, and GET and HEAD see it', async (t: TestContext) => {
+      const s = await start(t, impl)
+      t.assert.strictEqual((await call(s.base, 'PUT', '/userconfig/', { filter: [1, 2], safesearch: true })).status, 200)
+      const put = await call(s.base, 'PUT', '/users/alice', { ip: ['10.0.0.1'], whitelist: ['Good.Example.'] })
+      t.assert.strictEqual(put.status, 200)
+      t.assert.deepStrictEqual(put.body, {
+        name: 'alice', safesearch: 'on', safeyoutube: 'off', status: 'enabled', filter: [1, 2], ip: ['10.0.0.1'],
+        whitelist: ['good.example'], blacklist: [], moved: []
+      })
+      const get = await call(s.base, 'GET', '/users/alice')
+      t.assert.strictEqual(get.status, 200)
+      const { moved: _moved, ...user } = put.body as UserBody
+      t.assert.deepStrictEqual(get.body, user)
+      const head = await call(s.base, 'HEAD', '/users/alice')
+      t.assert.strictEqual(head.status, 200)
+      t.assert.strictEqual(head.text, '')
+      const missing = await call(s.base, 'HEAD', '/users/nobody')
+      t.assert.strictEqual(missing.status, 404)
+      t.assert.strictEqual(missing.text, '')
+    })
+
+    test('PUT keeps the fields it leaves out and refuses a name that differs from the path', async (t: TestContext) => {
+      const s = await start(t, impl)
+      await call(s.base, 'PUT', '/users/u1', { filter: [40], safeyoutube: 'on', blacklist: ['bad.example'] })
+      const r = await call(s.base, 'PUT', '/users/u1', { status: 'disabled' })
+      const u = r.body as UserBody
+      t.assert.deepStrictEqual([u.status, u.filter, u.safeyoutube, u.blacklist], ['disabled', [40], 'on', ['bad.example']])
+      const bad = await call(s.base, 'PUT', '/users/u1', { name: 'u2' })
+      t.assert.strictEqual(bad.status, 422)
+      t.assert.deepStrictEqual(errorOf(bad).code, 'API_NAME_MISMATCH')
+      t.assert.strictEqual(errorOf(bad).field, 'name')
+    })
+
+    test('POST on a new user\'s addresses, filter or list creates it (201); later POSTs answer 200', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const first = await call(s.base, 'POST', '/users/a/ip/', ['10.0.0.1'])
+      t.assert.strictEqual(first.status, 201)
+      t.assert.deepStrictEqual(first.body, { ip: ['10.0.0.1'], moved: [] })
+      const again = await call(s.base, 'POST', '/users/a/ip/', ['10.0.0.2', '10.0.0.1'])
+      t.assert.strictEqual(again.status, 200)
+      t.assert.deepStrictEqual(again.body, { ip: ['10.0.0.1', '10.0.0.2'], moved: [] })
+      t.assert.strictEqual((await call(s.base, 'POST', '/users/b/filter/', [40])).status, 201)
+      t.assert.strictEqual((await call(s.base, 'POST', '/users/b/filter/', [1])).status, 200)
+      t.assert.strictEqual((await call(s.base, 'POST', '/users/c/blacklist/', ['x.example'])).status, 201)
+      t.assert.strictEqual((await call(s.base, 'POST', '/users/c/whitelist/', ['y.example'])).status, 200)
+      t.assert.strictEqual((await call(s.base, 'HEAD', '/users/c')).status, 200)
+    })
+
+    test('status and safesearch switches keep every other setting, and need an existing user', async (t: TestContext) => {
+      const s = await start(t, impl)
+      await call(s.base, 'PUT', '/users/sw', { ip: ['10.0.0.9'], filter: [1], blacklist: ['b.example'] })
+      const off = await call(s.base, 'POST', '/users/sw/status/disabled')
+      t.assert.strictEqual(off.status, 200)
+      t.assert.deepStrictEqual(off.body, { name: 'sw', safesearch: 'off', safeyoutube: 'off', status: 'disabled', filter: [1], ip: ['10.0.0.9'], whitelist: [], blacklist: ['b.example'] })
+      t.assert.strictEqual(((await call(s.base, 'POST', '/users/sw/safesearch/on')).body as UserBody).safesearch, 'on')
+      const on = (await call(s.base, 'POST', '/users/sw/status/enabled')).body as UserBody
+      t.assert.deepStrictEqual([on.status, on.safesearch, on.filter, on.ip], ['enabled', 'on', [1], ['10.0.0.9']])
+      t.assert.strictEqual(((await call(s.base, 'POST', '/users/sw/safesearch/off')).body as UserBody).safesearch, 'off')
+      const missing = await call(s.base, 'POST', '/users/ghost/status/disabled')
+      t.assert.strictEqual(missing.status, 404)
+      t.assert.strictEqual(errorOf(missing).code, 'API_USER_NOT_FOUND')
+      t.assert.strictEqual(s.store.hasUser('ghost'), false)
+    })
+
+    test('assigning an address held by another user moves it, and the answer names the previous owner', async (t: TestContext) => {
+      const s = await start(t, impl)
+      await call(s.base, 'PUT', '/users/alice/ip/', ['10.0.0.1', '10.0.0.2'])
+      const r = await call(s.base, 'PUT', '/users/bob/ip/', ['10.0.0.2'])
+      t.assert.strictEqual(r.status, 200)
+      t.assert.deepStrictEqual(r.body, { ip: ['10.0.0.2'], moved: [{ address: '10.0.0.2', from: 'alice' }] })
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/users/alice/ip/')).body, ['10.0.0.1'])
+      t.assert.strictEqual(s.store.userForAddress('10.0.0.2'), 'bob')
+      const viaUser = await call(s.base, 'PUT', '/users/carol', { ip: ['10.0.0.1'] })
+      t.assert.deepStrictEqual((viaUser.body as UserBody).moved, [{ address: '10.0.0.1', from: 'alice' }])
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/active_users/')).body, ['bob', 'carol'])
+    })
+
+    test('addresses are normalised, and a CIDR prefix owns every address inside it', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const r = await call(s.base, 'POST', '/users/net/ip/', ['2001:DB8:0:0:0:0:0:1', '10.1.0.0/16', '2001:db8:1::/48', ' 192.0.2.1 '])
+      t.assert.deepStrictEqual((r.body as { ip: string[] }).ip, ['2001:db8::1', '10.1.0.0/16', '2001:db8:1::/48', '192.0.2.1'])
+      t.assert.strictEqual(s.store.userForAddress('10.1.200.3'), 'net')
+      t.assert.strictEqual(s.store.userForAddress('2001:db8:1:ffff::5'), 'net')
+      t.assert.strictEqual(s.store.userForAddress('10.2.0.1'), undefined)
+      const exact = await call(s.base, 'PUT', '/users/one/ip/', ['10.1.2.3'])
+      t.assert.deepStrictEqual((exact.body as { moved: unknown[] }).moved, [], 'an address inside a prefix is not a move')
+      t.assert.strictEqual(s.store.userForAddress('10.1.2.3'), 'one', 'the exact address wins over the prefix')
+      t.assert.strictEqual((await call(s.base, 'DELETE', '/users/net/ip/10.1.0.0%2F16')).status, 204)
+      t.assert.strictEqual(s.store.userForAddress('10.1.200.3'), undefined)
+      t.assert.strictEqual((await call(s.base, 'DELETE', '/users/net/ip/2001:db8:1::/48')).status, 204)
+      t.assert.strictEqual(s.store.userForAddress('2001:db8:1::5'), undefined)
+      t.assert.strictEqual((await call(s.base, 'DELETE', '/users/net/ip/2001:0db8::1')).status, 204)
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/users/net/ip/')).body, ['192.0.2.1'])
+      const gone = await call(s.base, 'DELETE', '/users/net/ip/192.0.2.99')
+      t.assert.strictEqual(gone.status, 404)
+      t.assert.strictEqual(errorOf(gone).code, 'API_ENTRY_NOT_FOUND')
+      const bad = await call(s.base, 'POST', '/users/net/ip/', ['10.0.0.1', '10.0.0.5/24'])
+      t.assert.strictEqual(bad.status, 422)
+      t.assert.deepStrictEqual(errorOf(bad).code, 'API_INVALID_ADDRESS')
+      t.assert.strictEqual(errorOf(bad).field, '[1]')
+      const badParam = await call(s.base, 'DELETE', '/users/net/ip/not-an-ip')
+      t.assert.strictEqual(badParam.status, 400)
+      t.assert.strictEqual(errorOf(badParam).field, 'ip')
+    })
+
+    test('deleting every address disconnects the user at once; its settings stay', async (t: TestContext) => {
+      const s = await start(t, impl)
+      await call(s.base, 'PUT', '/users/d', { ip: ['10.0.0.1', '10.8.0.0/16'], filter: [40] })
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/active_users/')).body, ['d'])
+      const del = await call(s.base, 'DELETE', '/users/d/ip/')
+      t.assert.strictEqual(del.status, 204)
+      t.assert.strictEqual(del.text, '')
+      t.assert.strictEqual(s.store.userForAddress('10.0.0.1'), undefined)
+      t.assert.strictEqual(s.store.userForAddress('10.8.1.1'), undefined)
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/active_users/')).body, [])
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/users/d')).body, { name: 'd', safesearch: 'off', safeyoutube: 'off', status: 'enabled', filter: [40], ip: [], whitelist: [], blacklist: [] })
+      t.assert.strictEqual((await call(s.base, 'PUT', '/users/d/ip/', [])).status, 200)
+    })
+
+    test('DELETE /users/{id} removes the user, its lists and its addresses', async (t: TestContext) => {
+      const s = await start(t, impl)
+      await call(s.base, 'PUT', '/users/gone', { ip: ['10.0.0.7'], blacklist: ['x.example'] })
+      t.assert.strictEqual((await call(s.base, 'DELETE', '/users/gone')).status, 204)
+      t.assert.strictEqual((await call(s.base, 'GET', '/users/gone')).status, 404)
+      t.assert.strictEqual(s.store.userForAddress('10.0.0.7'), undefined)
+      t.assert.deepStrictEqual(s.store.getList('gone', 'black'), [])
+      const again = await call(s.base, 'DELETE', '/users/gone')
+      t.assert.strictEqual(again.status, 404)
+      t.assert.strictEqual(errorOf(again).code, 'API_USER_NOT_FOUND')
+    })
+
+    test('GET /users answers the first 100 users by name; start and stop select a range', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const ids = Array.from({ length: 130 }, (_, i) => `user${String(i).padStart(3, '0')}`)
+      await s.store.write((w) => { for (const id of [...ids].reverse()) w.putUser(s.store.newUser(id)) })
+      const first = (await call(s.base, 'GET', '/users')).body as UserBody[]
+      t.assert.deepStrictEqual(first.map((u) => u.name), ids.slice(0, 100))
+      t.assert.deepStrictEqual(Object.keys(first[0]!).sort(), ['blacklist', 'filter', 'ip', 'name', 'safesearch', 'safeyoutube', 'status', 'whitelist'])
+      const rest = (await call(s.base, 'GET', '/users?start=100&stop=200')).body as UserBody[]
+      t.assert.deepStrictEqual(rest.map((u) => u.name), ids.slice(100))
+      t.assert.deepStrictEqual(((await call(s.base, 'GET', '/users?start=5&stop=7')).body as UserBody[]).map((u) => u.name), ['user005', 'user006'])
+      t.assert.deepStrictEqual(((await call(s.base, 'GET', '/users?start=120')).body as UserBody[]).length, 10)
+      for (const [q, field] of [['start=-1', 'start'], ['start=abc', 'start'], ['start=10&stop=5', 'stop'], ['stop=20000', 'stop']] as const) {
+        const r = await call(s.base, 'GET', `/users?${q}`)
+        t.assert.strictEqual(r.status, 400, q)
+        t.assert.deepStrictEqual([errorOf(r).code, errorOf(r).field], ['API_BAD_QUERY', field], q)
+      }
+    })
+
+    test('search finds users by exact name or address and by name or address prefix with "*"', async (t: TestContext) => {
+      const s = await start(t, impl)
+      await call(s.base, 'PUT', '/users/alpha1/ip/', ['10.1.0.5'])
+      await call(s.base, 'PUT', '/users/alpha2/ip/', ['10.2.0.0/16'])
+      await call(s.base, 'PUT', '/users/beta/ip/', ['2001:db8::7'])
+      const names = async (q: string): Promise<string[]> => {
+        const r = await call(s.base, 'GET', `/search/${q}`)
+        t.assert.strictEqual(r.status, 200, q)
+        return (r.body as UserBody[]).map((u) => u.name)
+      }
+      t.assert.deepStrictEqual(await names('beta'), ['beta'])
+      t.assert.deepStrictEqual(await names('alpha*'), ['alpha1', 'alpha2'])
+      t.assert.deepStrictEqual(await names('10.1.0.5'), ['alpha1'])
+      t.assert.deepStrictEqual(await names('10.2.3.4'), ['alpha2'], 'an address inside a prefix')
+      t.assert.deepStrictEqual(await names('10.2.0.0%2F16'), ['alpha2'])
+      t.assert.deepStrictEqual(await names('10.*'), ['alpha1', 'alpha2'])
+      t.assert.deepStrictEqual(await names('2001:DB8:*'), ['beta'])
+      t.assert.deepStrictEqual(await names('nobody'), [])
+      t.assert.deepStrictEqual(await names('*'), ['alpha1', 'alpha2', 'beta'])
+      for (const q of ['a*b', 'bad%20name']) {
+        const r = await call(s.base, 'GET', `/search/${q}`)
+        t.assert.strictEqual(r.status, 400, q)
+        t.assert.strictEqual(errorOf(r).code, 'API_BAD_QUERY')
+      }
+    })
+
+    test('/config/ and /userconfig/ answer their defaults and update only the fields given', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const initial = s.config.common.safesearchredirect
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/config/')).body, { filter: [], safesearch: false, safeyoutube: false, safesearchredirect: initial }, 'the config file gives the initial redirect')
+      const put = await call(s.base, 'PUT', '/config/', { filter: [2, 1, 2], safesearchredirect: 'https://safe.example/' })
+      t.assert.deepStrictEqual(put.body, { filter: [1, 2], safesearch: false, safeyoutube: false, safesearchredirect: 'https://safe.example/' })
+      await call(s.base, 'PUT', '/config/', { safeyoutube: true })
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/config')).body, { filter: [1, 2], safesearch: false, safeyoutube: true, safesearchredirect: 'https://safe.example/' })
+      t.assert.deepStrictEqual(s.store.getServerDefaults().filter, [1, 2])
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/userconfig/')).body, { filter: [], safesearch: false, safeyoutube: false })
+      t.assert.deepStrictEqual((await call(s.base, 'PUT', '/config/', { safesearchredirect: '' })).body, { filter: [1, 2], safesearch: false, safeyoutube: true, safesearchredirect: '' })
+      t.assert.deepStrictEqual((await call(s.base, 'PUT', '/userconfig/', { safeyoutube: true })).body, { filter: [], safesearch: false, safeyoutube: true })
+      const cases: Array<[string, unknown, string, string | undefined]> = [
+        ['/config/', {}, 'API_INVALID_BODY', undefined],
+        ['/config/', { filter: [1, 999] }, 'API_UNKNOWN_CATEGORY', 'filter[1]'],
+        ['/config/', { safesearchredirect: 'ftp://x' }, 'API_INVALID_BODY', 'safesearchredirect'],
+        ['/config/', { safesearch: 'yes' }, 'API_INVALID_BODY', 'safesearch'],
+        ['/userconfig/', { safesearchredirect: '' }, 'API_INVALID_BODY', 'safesearchredirect'],
+        ['/userconfig/', [], 'API_INVALID_BODY', undefined]
+      ]
+      for (const [path, body, code, field] of cases) {
+        const r = await call(s.base, 'PUT', path, body)
+        t.assert.strictEqual(r.status, 422, JSON.stringify(body))
+        t.assert.deepStrictEqual([errorOf(r).code, errorOf(r).field], [code, field], JSON.stringify(body))
+      }
+    })
+
+    test('/categorygroups/ and /categories/ answer the names of the configured language', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const groups = await call(s.base, 'GET', '/categorygroups/')
+      t.assert.deepStrictEqual((groups.body as Array<{ group: string }>).map((g) => g.group), ['Adult content', 'Social', 'Service'])
+      t.assert.deepStrictEqual((groups.body as Array<{ categories: unknown }>)[1]!.categories, { 40: 'Social networks', 41: 'Dating' })
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/categories/')).body, { 0: 'Non-Existing Domain', 1: 'Pornography', 2: 'Erotica and nudity', 40: 'Social networks', 41: 'Dating' })
+      const ru = await startApi({ impl, language: 'ru' })
+      t.after(() => ru.close())
+      t.assert.strictEqual(((await call(ru.base, 'GET', '/categories/')).body as Record<string, string>)['40'], 'Социальные сети')
+    })
+
+    test('/site/{host} answers the database key that matched and its categories', async (t: TestContext) => {
+      const s = await start(t, impl)
+      t.assert.strictEqual((await call(s.base, 'GET', '/site/example.com')).status, 404, 'no database built yet')
+      const b = await CategoryDbBuilder.begin(s.store)
+      await b.put('example.com', false, [40])
+      await b.put('xn--e1ajeds9e.xn--p1ai', false, [1, 2])
+      await b.commit()
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/site/WWW.Example.COM.')).body, { domain: 'example.com', categories: [40] })
+      t.assert.deepStrictEqual((await call(s.base, 'GET', `/site/${encodeURIComponent('кремль.рф')}`)).body, { domain: 'xn--e1ajeds9e.xn--p1ai', categories: [1, 2] })
+      const miss = await call(s.base, 'GET', '/site/unknown.example')
+      t.assert.deepStrictEqual([miss.status, errorOf(miss).code], [404, 'API_SITE_NOT_FOUND'])
+      const bad = await call(s.base, 'GET', '/site/bad..name')
+      t.assert.deepStrictEqual([bad.status, errorOf(bad).code, errorOf(bad).field], [400, 'API_BAD_PARAM', 'host'])
+    })
+
+    test('a user\'s filter: GET, POST adds, PUT replaces, DELETE one and DELETE all', async (t: TestContext) => {
+      const s = await start(t, impl)
+      t.assert.deepStrictEqual((await call(s.base, 'PUT', '/users/f/filter/', [41, 1, 41])).body, [1, 41])
+      t.assert.deepStrictEqual((await call(s.base, 'POST', '/users/f/filter/', [40])).body, [1, 40, 41])
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/users/f/filter/')).body, [1, 40, 41])
+      t.assert.strictEqual((await call(s.base, 'DELETE', '/users/f/filter/40')).status, 204)
+      t.assert.deepStrictEqual(s.store.getUser('f')?.filter, [1, 41])
+      const notThere = await call(s.base, 'DELETE', '/users/f/filter/40')
+      t.assert.deepStrictEqual([notThere.status, errorOf(notThere).code], [404, 'API_ENTRY_NOT_FOUND'])
+      const badNumber = await call(s.base, 'DELETE', '/users/f/filter/x')
+      t.assert.deepStrictEqual([badNumber.status, errorOf(badNumber).code, errorOf(badNumber).field], [400, 'API_BAD_PARAM', 'category'])
+      const unknown = await call(s.base, 'POST', '/users/f/filter/', [2, 77])
+      t.assert.deepStrictEqual([unknown.status, errorOf(unknown).code, errorOf(unknown).field], [422, 'API_UNKNOWN_CATEGORY', '[1]'])
+      t.assert.strictEqual((await call(s.base, 'DELETE', '/users/f/filter/')).status, 204)
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/users/f/filter/')).body, [])
+    })
+
+    for (const prefix of ['/users/lu/blacklist/', '/users/lu/whitelist/', '/blacklist/', '/whitelist/']) {
+      test(`the list at ${prefix} supports GET, POST, PUT, DELETE one and DELETE all, with normalised domains`, async (t: TestContext) => {
+        const s = await start(t, impl)
+        const put = await call(s.base, 'PUT', prefix, ['A.Example.', 'кремль.рф', 'a.example'])
+        t.assert.strictEqual(put.status, 200)
+        t.assert.deepStrictEqual(put.body, ['a.example', 'xn--e1ajeds9e.xn--p1ai'])
+        const post = await call(s.base, 'POST', prefix, ['b.example', 'A.EXAMPLE'])
+        t.assert.strictEqual(post.status, 200)
+        t.assert.deepStrictEqual(post.body, ['a.example', 'xn--e1ajeds9e.xn--p1ai', 'b.example'])
+        t.assert.deepStrictEqual((await call(s.base, 'GET', prefix)).body, ['a.example', 'xn--e1ajeds9e.xn--p1ai', 'b.example'])
+        t.assert.strictEqual((await call(s.base, 'DELETE', prefix + encodeURIComponent('Кремль.рф'))).status, 204)
+        t.assert.deepStrictEqual((await call(s.base, 'GET', prefix)).body, ['a.example', 'b.example'])
+        const missing = await call(s.base, 'DELETE', prefix + 'c.example')
+        t.assert.deepStrictEqual([missing.status, errorOf(missing).code], [404, 'API_ENTRY_NOT_FOUND'])
+        const bad = await call(s.base, 'POST', prefix, ['ok.example', 'not a domain'])
+        t.assert.deepStrictEqual([bad.status, errorOf(bad).code, errorOf(bad).field], [422, 'API_INVALID_DOMAIN', '[1]'])
+        t.assert.strictEqual((await call(s.base, 'DELETE', prefix)).status, 204)
+        t.assert.deepStrictEqual((await call(s.base, 'GET', prefix)).body, [])
+        const scope = prefix.startsWith('/users/') ? 'lu' : null
+        const kind = prefix.includes('black') ? 'black' : 'white'
+        t.assert.deepStrictEqual(s.store.getList(scope, kind), [])
+      })
+    }
+
+    test('the allow-only entry "-" is kept in blacklists, removed by DELETE P-, and refused in whitelists', async (t: TestContext) => {
+      const s = await start(t, impl)
+      for (const prefix of ['/blacklist/', '/users/ao/blacklist/']) {
+        t.assert.deepStrictEqual((await call(s.base, 'POST', prefix, ['-'])).body, ['-'])
+        t.assert.deepStrictEqual(s.store.getList(prefix === '/blacklist/' ? null : 'ao', 'black'), ['-'])
+        t.assert.strictEqual((await call(s.base, 'DELETE', prefix + '-')).status, 204)
+        t.assert.deepStrictEqual((await call(s.base, 'GET', prefix)).body, [])
+      }
+      for (const prefix of ['/whitelist/', '/users/ao/whitelist/']) {
+        const r = await call(s.base, 'POST', prefix, ['ok.example', '-'])
+        t.assert.deepStrictEqual([r.status, errorOf(r).code, errorOf(r).field], [422, 'API_ALLOW_ONLY_WHITELIST', '[1]'])
+        t.assert.strictEqual((await call(s.base, 'DELETE', prefix + '-')).status, 400)
+      }
+      const viaUser = await call(s.base, 'PUT', '/users/ao', { whitelist: ['-'] })
+      t.assert.deepStrictEqual([viaUser.status, errorOf(viaUser).field], [422, 'whitelist[0]'])
+      t.assert.deepStrictEqual(((await call(s.base, 'PUT', '/users/ao', { blacklist: ['-'] })).body as UserBody).blacklist, ['-'])
+    })
+
+    test('a malformed user_id is a 400 naming user_id', async (t: TestContext) => {
+      const s = await start(t, impl)
+      for (const path of ['/users/bad.id', `/users/${'x'.repeat(33)}`, '/users/%E2%82%AC/ip/', '/users/a%20b/filter/']) {
+        const r = await call(s.base, 'GET', path)
+        t.assert.strictEqual(r.status, 400, path)
+        t.assert.deepStrictEqual(r.body, { error: { code: 'API_BAD_USER_ID', message: 'user_id must be 1 to 32 characters of A-Z, a-z, 0-9, _ and -', field: 'user_id' } })
+      }
+      t.assert.strictEqual((await call(s.base, 'PUT', `/users/${'x'.repeat(32)}`, {})).status, 200)
+    })
+
+    test('bad JSON is a 400; a body of the wrong kind or missing fields is a 422 naming the field', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const json = await call(s.base, 'POST', '/users/j/ip/', '["10.0.0.1"')
+      t.assert.deepStrictEqual([json.status, errorOf(json).code], [400, 'HTTP_BAD_JSON'])
+      const cases: Array<[string, string, unknown, string | undefined]> = [
+        ['POST', '/users/j/ip/', { ip: ['10.0.0.1'] }, undefined],
+        ['POST', '/users/j/ip/', [1], '[0]'],
+        ['PUT', '/users/j', { status: 'paused' }, 'status'],
+        ['PUT', '/users/j', { filter: ['x'] }, 'filter[0]'],
+        ['PUT', '/users/j', { colour: 'red' }, 'colour'],
+        ['PUT', '/users/j', null, undefined],
+        ['PUT', '/users/j/filter/', [1.5], '[0]'],
+        ['PUT', '/blacklist/', 'x.example', undefined]
+      ]
+      for (const [method, path, body, field] of cases) {
+        const r = await call(s.base, method, path, JSON.stringify(body))
+        t.assert.strictEqual(r.status, 422, `${method} ${path} ${JSON.stringify(body)}`)
+        t.assert.deepStrictEqual([errorOf(r).code, errorOf(r).field], ['API_INVALID_BODY', field])
+      }
+      t.assert.strictEqual(s.store.hasUser('j'), false)
+    })
+
+    test('a body over api.body-limit is a 413 with the error body', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const big = JSON.stringify(Array.from({ length: 200 }, (_, i) => `host${i}.example`))
+      const r = await call(s.base, 'PUT', '/blacklist/', big)
+      t.assert.strictEqual(r.status, 413)
+      t.assert.strictEqual(errorOf(r).code, 'HTTP_BODY_TOO_LARGE')
+      t.assert.deepStrictEqual(s.store.getList(null, 'black'), [])
+    })
+
+    test('unknown users, entries and paths are 404 with the error body', async (t: TestContext) => {
+      const s = await start(t, impl)
+      for (const [method, path] of [['GET', '/users/nobody'], ['GET', '/users/nobody/ip/'], ['GET', '/users/nobody/filter/'],
+        ['GET', '/users/nobody/blacklist/'], ['DELETE', '/users/nobody/ip/'], ['DELETE', '/users/nobody/ip/10.0.0.1'],
+        ['DELETE', '/users/nobody/filter/'], ['DELETE', '/users/nobody/filter/1'], ['DELETE', '/users/nobody/whitelist/'],
+        ['DELETE', '/users/nobody/whitelist/a.example']] as const) {
+        const r = await call(s.base, method, path)
+        t.assert.strictEqual(r.status, 404, `${method} ${path}`)
+        t.assert.deepStrictEqual([errorOf(r).code, errorOf(r).field], ['API_USER_NOT_FOUND', 'user_id'], `${method} ${path}`)
+      }
+      const none = await call(s.base, 'GET', '/nothing/here')
+      t.assert.deepStrictEqual([none.status, errorOf(none).code], [404, 'HTTP_NOT_FOUND'])
+      t.assert.strictEqual(s.store.userCount(), 0)
+    })
+
+    test('a request that fails changes nothing: no user, no address, no generation bump', async (t: TestContext) => {
+      const s = await start(t, impl)
+      await call(s.base, 'PUT', '/users/keep/ip/', ['10.0.0.1'])
+      const g = s.store.generation()
+      const r = await call(s.base, 'PUT', '/users/thief', { ip: ['10.0.0.1'], blacklist: ['ok.example', '..'] })
+      t.assert.strictEqual(r.status, 422)
+      const notBlocked = await call(s.base, 'DELETE', '/users/keep/filter/1')
+      t.assert.strictEqual(notBlocked.status, 404)
+      t.assert.strictEqual(s.store.generation(), g)
+      t.assert.strictEqual(s.store.hasUser('thief'), false)
+      t.assert.strictEqual(s.store.userForAddress('10.0.0.1'), 'keep')
+    })
+
+    test('an acknowledged write is already visible to a reader polling the generation', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const g = s.store.generation()
+      const started = performance.now()
+      await call(s.base, 'PUT', '/users/fast', { ip: ['198.51.100.1'], filter: [1] })
+      t.assert.ok(s.store.generation() > g)
+      t.assert.strictEqual(s.store.userForAddress('198.51.100.1'), 'fast')
+      t.assert.deepStrictEqual(s.store.getUser('fast')?.filter, [1])
+      t.assert.ok(performance.now() - started < 1000, 'well within the 100 ms budget on an idle machine')
+    })
+
+    test('a real fault is a 500 with a bare body, logged once', async (t: TestContext) => {
+      const s = await start(t, impl, {
+        wrapStore: (store: Store) => {
+          const broken = Object.create(store) as Store
+          broken.getUser = () => { throw new Error('disk on fire') }
+          return broken
+        }
+      })
+      const r = await call(s.base, 'GET', '/users/anyone')
+      t.assert.strictEqual(r.status, 500)
+      t.assert.deepStrictEqual(r.body, { error: { code: 'HTTP_INTERNAL', message: 'internal error' } })
+      const errors = s.lines.filter((l) => l.level === 50)
+      t.assert.strictEqual(errors.length, 1)
+      t.assert.strictEqual((errors[0]!.err as { message: string }).message, 'disk on fire')
+    })
+
+    test('paths answer with or without their trailing slash', async (t: TestContext) => {
+      const s = await start(t, impl)
+      t.assert.strictEqual((await call(s.base, 'GET', '/config')).status, 200)
+      t.assert.strictEqual((await call(s.base, 'GET', '/categories')).status, 200)
+      t.assert.strictEqual((await call(s.base, 'POST', '/users/slash/ip', ['10.0.0.1'])).status, 201)
+      t.assert.strictEqual((await call(s.base, 'GET', '/users/slash/')).status, 200)
+    })
+
+    test('every route of the table is served for its method', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const sample: Record<string, string> = { user_id: 'every', ip: '10.0.0.1', category: '1', domain: 'a.example', host: 'a.example', query: 'every' }
+      const bodies: Record<string, unknown> = { UserUpdate: {}, ServerDefaultsUpdate: { safesearch: false }, UserDefaultsUpdate: { safesearch: false }, AddressList: ['10.0.0.1'], CategoryList: [1], DomainList: ['a.example'] }
+      for (const r of ROUTES) {
+        await call(s.base, 'PUT', '/users/every', { ip: ['10.0.0.1'], filter: [1], blacklist: ['a.example'], whitelist: ['a.example'] })
+        await call(s.base, 'PUT', '/blacklist/', ['a.example'])
+        await call(s.base, 'PUT', '/whitelist/', ['a.example'])
+        const path = r.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => sample[name]!)
+        const a = await call(s.base, r.method, path, r.body === undefined ? undefined : bodies[r.body])
+        const allowed = [...r.ok.map((o) => o.status), ...r.errors]
+        t.assert.ok(allowed.includes(a.status), `${r.method} ${r.path} answered ${a.status} ${a.text}`)
+        t.assert.ok(a.status < 300 || r.path.startsWith('/site/'), `${r.method} ${r.path} answered ${a.status} ${a.text}`)
+      }
+    })
+  })
+}

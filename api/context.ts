@@ -1,0 +1,147 @@
+/**
+ * What every handler shares: the store and taxonomy it serves, and the checks that turn request text into the
+ * store's canonical values (user ids, addresses, category numbers, domains). Each check throws the HttpError
+ * the API documents for it, naming the element at fault, so a handler validates everything before it opens
+ * its one write transaction.
+ */
+import type { HttpRequest } from '../engine/http/index.js'
+import type { Logger } from '../engine/log/index.js'
+import type { Taxonomy } from '../engine/categories/index.js'
+import type { CategoryDb } from '../engine/catdb/index.js'
+import type { ListKind, Store, StoreWriter, UserRecord } from '../engine/store/index.js'
+import { normalizeDomain } from '../engine/names/index.js'
+import { parseCidr } from '../engine/net/ip.js'
+import { apiError } from './errors.js'
+import { checkBody, type BodyTypes } from './validate.js'
+import type { BodySchemaName } from './schemas.js'
+
+export interface ApiContext {
+  readonly store: Store
+  readonly taxonomy: Taxonomy
+  readonly categories: CategoryDb
+  readonly logger: Logger
+}
+
+/** The spec's User object. */
+export interface UserView extends UserRecord {
+  whitelist: string[]
+  blacklist: string[]
+}
+
+export interface Move { address: string, from: string }
+
+/** The entry of a blacklist that blocks everything its whitelist does not pass (allow-only mode). */
+export const ALLOW_ONLY = '-'
+
+const USER_ID = /^[A-Za-z0-9_-]{1,32}$/
+
+export function isUserId (text: string): boolean {
+  return USER_ID.test(text)
+}
+
+/** The `{user_id}` path parameter, checked: 400 `API_BAD_USER_ID` otherwise. */
+export function userIdOf (req: HttpRequest): string {
+  const id = req.params.user_id ?? ''
+  if (!USER_ID.test(id)) throw apiError('API_BAD_USER_ID', 'user_id must be 1 to 32 characters of A-Z, a-z, 0-9, _ and -', 'user_id')
+  return id
+}
+
+/** The body parsed (400 on bad JSON) and checked against a schema (422). */
+export async function bodyOf<N extends BodySchemaName> (req: HttpRequest, name: N): Promise<BodyTypes[N]> {
+  return checkBody(name, await req.json())
+}
+
+function at (prefix: string, i: number): string {
+  return `${prefix}[${i}]`
+}
+
+/** Canonical addresses and prefixes, duplicates dropped, order kept; 422 `API_INVALID_ADDRESS` on the first bad one. */
+export function canonicalAddresses (list: readonly string[], field = ''): string[] {
+  const out = new Set<string>()
+  for (let i = 0; i < list.length; i++) {
+    const cidr = parseCidr(list[i]!)
+    if (cidr === undefined) {
+      throw apiError('API_INVALID_ADDRESS', `${JSON.stringify(list[i])} is not an IP address or a CIDR prefix with zero host bits`, at(field, i))
+    }
+    out.add(cidr.text)
+  }
+  return [...out]
+}
+
+/** One address from a path parameter: 400 `API_BAD_PARAM` when it is not one. */
+export function canonicalAddressParam (text: string, name: string): string {
+  const cidr = parseCidr(text)
+  if (cidr === undefined) throw apiError('API_BAD_PARAM', `${JSON.stringify(text)} is not an IP address or CIDR prefix`, name)
+  return cidr.text
+}
+
+/** Category numbers that exist in the taxonomy, ascending, without duplicates; 422 `API_UNKNOWN_CATEGORY`. */
+export function checkedCategories (ctx: ApiContext, list: readonly number[], field = ''): number[] {
+  for (let i = 0; i < list.length; i++) {
+    if (!ctx.taxonomy.has(list[i]!)) throw apiError('API_UNKNOWN_CATEGORY', `category ${list[i]} does not exist`, at(field, i))
+  }
+  return sortedUnique(list)
+}
+
+export function sortedUnique (list: readonly number[]): number[] {
+  return [...new Set(list)].sort((a, b) => a - b)
+}
+
+/**
+ * List entries as the category database keys them (lower case, punycode, no trailing dot), duplicates
+ * dropped, order kept. `-` is kept in blacklists and refused in whitelists (422 `API_ALLOW_ONLY_WHITELIST`).
+ */
+export function canonicalDomains (list: readonly string[], kind: ListKind, field = ''): string[] {
+  const out = new Set<string>()
+  for (let i = 0; i < list.length; i++) {
+    const text = list[i]!
+    // normalizeDomain accepts "-" (a label may be a lone hyphen) and "-." too: both are the allow-only entry.
+    const name = text === ALLOW_ONLY ? ALLOW_ONLY : normalizeDomain(text)
+    if (name === undefined) throw apiError('API_INVALID_DOMAIN', `${JSON.stringify(text)} is not a domain name`, at(field, i))
+    if (name === ALLOW_ONLY && kind === 'white') {
+      throw apiError('API_ALLOW_ONLY_WHITELIST', 'the allow-only entry "-" belongs in a blacklist', at(field, i))
+    }
+    out.add(name)
+  }
+  return [...out]
+}
+
+/** A domain from a path parameter (`-` allowed for blacklists); 400 `API_BAD_PARAM` otherwise. */
+export function canonicalDomainParam (text: string, kind: ListKind): string {
+  const name = text === ALLOW_ONLY ? ALLOW_ONLY : normalizeDomain(text)
+  if (name === undefined || (name === ALLOW_ONLY && kind === 'white')) {
+    throw apiError('API_BAD_PARAM', `${JSON.stringify(text)} is not a domain name${kind === 'white' ? ' ("-" only exists in blacklists)' : ''}`, 'domain')
+  }
+  return name
+}
+
+export function viewOf (store: Store, user: UserRecord): UserView {
+  return { ...user, whitelist: store.getList(user.name, 'white'), blacklist: store.getList(user.name, 'black') }
+}
+
+/** The user or 404 `API_USER_NOT_FOUND`. Inside a write, this reads the transaction's own state. */
+export function requireUser (store: Store, id: string): UserRecord {
+  const user = store.getUser(id)
+  if (user === undefined) throw apiError('API_USER_NOT_FOUND', `user ${id} does not exist`, 'user_id')
+  return user
+}
+
+/** Inside a write: the user, or a new one started from `/userconfig/` (the spec's implicit creation). */
+export function userOrNew (w: StoreWriter, id: string): { user: UserRecord, created: boolean } {
+  const user = w.store.getUser(id)
+  return user === undefined ? { user: w.store.newUser(id), created: true } : { user, created: false }
+}
+
+/**
+ * Inside a write: makes `addresses` exactly the user's addresses. Addresses it loses are unmapped (they fall
+ * back to the server defaults); addresses another user held are moved here and reported. Stores the user.
+ */
+export function setAddresses (w: StoreWriter, user: UserRecord, addresses: readonly string[]): { user: UserRecord, moved: Move[] } {
+  const keep = new Set(addresses)
+  const lost = user.ip.filter((a) => !keep.has(a))
+  if (lost.length > 0) w.releaseAddresses(user.name, lost)
+  const moved = addresses.length > 0 ? w.claimAddresses(user.name, addresses) : []
+  const next = { ...user, ip: [...addresses] }
+  w.putUser(next)
+  return { user: next, moved }
+}

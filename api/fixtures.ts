@@ -1,0 +1,141 @@
+/**
+ * Test and benchmark helpers for the management API (not a test file itself): a small taxonomy written to a
+ * temp dir, a config built through the real loader, an in-process API server on port 0, and a JSON client.
+ */
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { pino, type Logger } from 'pino'
+import { parseConfig, type Config } from '../engine/config/index.js'
+import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
+import { CategoryDb } from '../engine/catdb/index.js'
+import type { HttpImpl } from '../engine/http/index.js'
+import { openConfiguredStore, type Store } from '../engine/store/index.js'
+import { createApiServer, type ApiServer } from './server.js'
+
+export const GROUPS_EN = [
+  { 'Adult content': { 1: 'Pornography', 2: 'Erotica and nudity' } },
+  { 'Social': { 40: 'Social networks', 41: 'Dating' } },
+  { 'Service': { 0: 'Non-Existing Domain' } }
+]
+export const GROUPS_RU = [
+  { 'Для взрослых': { 1: 'Порнография', 2: 'Эротика' } },
+  { 'Общение': { 40: 'Социальные сети', 41: 'Знакомства' } },
+  { 'Служебные': { 0: 'Несуществующий домен' } }
+]
+
+/** A temp dir removed when `cleanup` runs. */
+export function tempDir (prefix: string): { dir: string, cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  return { dir, cleanup: () => { rmSync(dir, { recursive: true, force: true }) } }
+}
+
+/** Writes catgroups.json, catgroups_en.json and categories.meta.json into `dir`. */
+export function writeTaxonomy (dir: string): void {
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'catgroups_en.json'), JSON.stringify(GROUPS_EN))
+  writeFileSync(join(dir, 'catgroups.json'), JSON.stringify(GROUPS_RU))
+  const meta: Record<string, { bad: boolean }> = {}
+  for (const n of [0, 1, 2, 40, 41]) meta[String(n)] = { bad: n === 1 || n === 2 }
+  writeFileSync(join(dir, 'categories.meta.json'), JSON.stringify({ categories: meta }))
+}
+
+/** A full config through the real loader (defaults filled); `yaml` is the file text. */
+export function configFrom (dir: string, yaml: string): Readonly<Config> {
+  return parseConfig(yaml, join(dir, 'filterd.yaml'))
+}
+
+/** A logger that keeps its lines in memory, for asserting what was logged. */
+export function memoryLogger (): { logger: Logger, lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = []
+  const sink = new Writable({
+    write (chunk: Buffer, _enc, cb) {
+      for (const l of chunk.toString('utf8').split('\n')) if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>)
+      cb()
+    }
+  })
+  return { logger: pino({ level: 'info' }, sink), lines }
+}
+
+export interface StartedApi {
+  api: ApiServer
+  store: Store
+  taxonomy: Taxonomy
+  categories: CategoryDb
+  config: Readonly<Config>
+  port: number
+  base: string
+  dir: string
+  lines: Array<Record<string, unknown>>
+  close (): Promise<void>
+}
+
+export interface StartOptions {
+  impl?: 'auto' | HttpImpl
+  /** Extra lines of the `api:` section. */
+  apiYaml?: string
+  language?: 'en' | 'ru'
+  /** Wraps the store the server sees (fault injection). */
+  wrapStore?: (s: Store) => Store
+}
+
+/** Starts an API server on 127.0.0.1:0 with a fresh store and taxonomy in a temp dir. */
+export async function startApi (options: StartOptions = {}): Promise<StartedApi> {
+  const { dir, cleanup } = tempDir('filterd-api-')
+  writeTaxonomy(join(dir, 'cats'))
+  const config = configFrom(dir, [
+    'datafiles:',
+    `  cats: ${join(dir, 'cats')}`,
+    `  language: ${options.language ?? 'en'}`,
+    'common:',
+    `  db: ${join(dir, 'db')}`,
+    'api:',
+    '  listen: 127.0.0.1:0',
+    ...(options.apiYaml === undefined ? [] : options.apiYaml.split('\n').map((l) => '  ' + l))
+  ].join('\n'))
+  const store = openConfiguredStore(config)
+  const taxonomy = loadTaxonomy(config.datafiles.cats, config.datafiles.language)
+  const categories = new CategoryDb(store)
+  const { logger, lines } = memoryLogger()
+  const served = options.wrapStore === undefined ? store : options.wrapStore(store)
+  const api = createApiServer({ store: served, taxonomy, categories, config, logger, impl: options.impl ?? 'auto' })
+  const { port } = await api.listen('127.0.0.1', 0)
+  return {
+    api, store, taxonomy, categories, config, port, base: `http://127.0.0.1:${port}`, dir, lines,
+    async close () {
+      await api.close()
+      await store.close()
+      cleanup()
+    }
+  }
+}
+
+export interface Answer {
+  status: number
+  headers: Headers
+  text: string
+  /** The body parsed as JSON, `undefined` when empty. */
+  body: unknown
+}
+
+/** One request; a non-string body is sent as JSON. */
+export async function call (base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  const init: RequestInit = { method, headers: { ...headers } }
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body)
+    ;(init.headers as Record<string, string>)['content-type'] = 'application/json'
+  }
+  const res = await fetch(base + path, init)
+  const text = await res.text()
+  return { status: res.status, headers: res.headers, text, body: text === '' ? undefined : JSON.parse(text) as unknown }
+}
+
+/** The `error` member of an error body, asserting its shape. */
+export function errorOf (a: Answer): { code: string, message: string, field?: string } {
+  const e = (a.body as { error?: { code: string, message: string, field?: string } } | undefined)?.error
+  if (e === undefined || typeof e.code !== 'string' || typeof e.message !== 'string') {
+    throw new Error(`expected an error body, got ${a.status} ${a.text}`)
+  }
+  return e
+}

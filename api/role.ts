@@ -1,0 +1,43 @@
+/**
+ * The `api` role (`filterd api --config FILE`): opens the shared store, loads the taxonomy in the configured
+ * language, and serves the management API on `api.listen`. The spec wants the daemon on loopback with the
+ * front door (blockpage role, api/front-door.ts) as the only way in from outside; a non-loopback listen
+ * address is allowed but warned about.
+ */
+import { parseHostPort, formatHostPort } from '../engine/config/index.js'
+import { loadTaxonomy } from '../engine/categories/index.js'
+import { CategoryDb } from '../engine/catdb/index.js'
+import { openConfiguredStore } from '../engine/store/index.js'
+import type { RoleContext, RunningRole } from '../engine/role.js'
+import { createApiServer } from './server.js'
+
+function isLoopback (host: string): boolean {
+  return host === '::1' || host.startsWith('127.')
+}
+
+export async function startRole (ctx: RoleContext): Promise<RunningRole> {
+  const { config, logger } = ctx
+  const listen = parseHostPort(config.api.listen)
+  const taxonomy = loadTaxonomy(config.datafiles.cats, config.datafiles.language)
+  // The store with the config file's initial /config/ values (common.safesearchredirect).
+  const store = openConfiguredStore(config)
+  const categories = new CategoryDb(store)
+  const server = createApiServer({ store, taxonomy, categories, config, logger })
+  let port: number
+  try {
+    ({ port } = await server.listen(listen.host, listen.port))
+  } catch (err) {
+    await store.close()
+    throw err
+  }
+  if (!isLoopback(listen.host)) {
+    logger.warn({ listen: config.api.listen }, 'the management API has no authentication of its own: listen on loopback and let the front door apply api.access')
+  }
+  return {
+    endpoints: [`api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})`],
+    async close () {
+      await server.close()
+      await store.close()
+    }
+  }
+}

@@ -1,0 +1,12 @@
+/** Every endpoint of the management API, in the order docs/openapi.yaml lists them. */
+import type { RouteDef } from '../route-table.js'
+import { addressRoutes } from './addresses.js'
+import { categoryRoutes } from './categories.js'
+import { defaultsRoutes } from './defaults.js'
+import { filterRoutes } from './filter.js'
+import { listRoutes } from './lists.js'
+import { userRoutes } from './users.js'
+
+export const ROUTES: readonly RouteDef[] = [
+  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes
+]

@@ -1,0 +1,165 @@
+/**
+ * JSON Schemas of the management API: request bodies (compiled by ajv and enforced, see validate.ts) and
+ * answers (documentation only). They are written in the subset that draft-07 (ajv's default) and JSON Schema
+ * 2020-12 (OpenAPI 3.1) read the same way, so docs/openapi.yaml embeds them unchanged.
+ *
+ * Shape is checked here; meaning (is this an IP address, does category 42 exist, is `-` allowed in this list)
+ * is checked by the handlers, which answer 422 with a code of their own (errors.ts) naming the element.
+ */
+
+const onOff = { type: 'string', enum: ['on', 'off'] } as const
+const categoryNumbers = {
+  type: 'array',
+  items: { type: 'integer', minimum: 0, maximum: 65535 },
+  description: 'category numbers (see GET /categories/)'
+} as const
+const addressList = {
+  type: 'array',
+  items: { type: 'string', minLength: 1, maxLength: 64 },
+  description: 'IPv4 or IPv6 addresses, or prefixes in CIDR form (10.1.0.0/16, 2001:db8::/48)'
+} as const
+const domainList = {
+  type: 'array',
+  items: { type: 'string', minLength: 1, maxLength: 300 },
+  description: 'domain names; IDNs are accepted and stored as punycode'
+} as const
+
+/** Request bodies, by name; each becomes `#/components/schemas/<name>` in the OpenAPI document. */
+export const bodySchemas = {
+  UserUpdate: {
+    type: 'object',
+    additionalProperties: false,
+    description: 'User object; fields left out keep their value (a new user starts from /userconfig/)',
+    properties: {
+      name: { type: 'string', description: 'must equal the user_id of the path when given' },
+      safesearch: onOff,
+      safeyoutube: onOff,
+      status: { type: 'string', enum: ['enabled', 'disabled'] },
+      filter: categoryNumbers,
+      ip: addressList,
+      whitelist: domainList,
+      blacklist: { ...domainList, description: 'domain names; the entry "-" blocks everything the whitelist does not pass' }
+    }
+  },
+  ServerDefaultsUpdate: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      filter: categoryNumbers,
+      safesearch: { type: 'boolean' },
+      safeyoutube: { type: 'boolean' },
+      safesearchredirect: { type: 'string', maxLength: 2048, description: 'http(s) URL, or "" to clear' }
+    }
+  },
+  UserDefaultsUpdate: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      filter: categoryNumbers,
+      safesearch: { type: 'boolean' },
+      safeyoutube: { type: 'boolean' }
+    }
+  },
+  AddressList: addressList,
+  CategoryList: categoryNumbers,
+  DomainList: domainList
+} as const
+
+export type BodySchemaName = keyof typeof bodySchemas
+
+const moved = {
+  type: 'array',
+  description: 'addresses taken from another user by this request (the billing system is the source of truth)',
+  items: {
+    type: 'object',
+    required: ['address', 'from'],
+    properties: { address: { type: 'string' }, from: { type: 'string', description: 'the previous owner' } }
+  }
+} as const
+
+const userProperties = {
+  name: { type: 'string' },
+  safesearch: onOff,
+  safeyoutube: onOff,
+  status: { type: 'string', enum: ['enabled', 'disabled'] },
+  filter: { type: 'array', items: { type: 'integer' } },
+  ip: { type: 'array', items: { type: 'string' } },
+  whitelist: { type: 'array', items: { type: 'string' } },
+  blacklist: { type: 'array', items: { type: 'string' } }
+} as const
+const userRequired = ['name', 'safesearch', 'safeyoutube', 'status', 'filter', 'ip', 'whitelist', 'blacklist'] as const
+
+/** Answer bodies, for the OpenAPI document. */
+export const answerSchemas = {
+  User: { type: 'object', required: userRequired, properties: userProperties },
+  UserWithMoves: {
+    type: 'object',
+    required: [...userRequired, 'moved'],
+    properties: { ...userProperties, moved }
+  },
+  Users: { type: 'array', items: { $ref: '#/components/schemas/User' } },
+  UserIds: { type: 'array', items: { type: 'string' } },
+  Addresses: { type: 'array', items: { type: 'string' }, description: 'canonical addresses and prefixes' },
+  AddressesWithMoves: {
+    type: 'object',
+    required: ['ip', 'moved'],
+    properties: { ip: { type: 'array', items: { type: 'string' } }, moved }
+  },
+  Categories: { type: 'array', items: { type: 'integer' } },
+  Domains: { type: 'array', items: { type: 'string' } },
+  ServerDefaults: {
+    type: 'object',
+    required: ['filter', 'safesearch', 'safeyoutube', 'safesearchredirect'],
+    properties: {
+      filter: { type: 'array', items: { type: 'integer' } },
+      safesearch: { type: 'boolean' },
+      safeyoutube: { type: 'boolean' },
+      safesearchredirect: { type: 'string' }
+    }
+  },
+  UserDefaults: {
+    type: 'object',
+    required: ['filter', 'safesearch', 'safeyoutube'],
+    properties: {
+      filter: { type: 'array', items: { type: 'integer' } },
+      safesearch: { type: 'boolean' },
+      safeyoutube: { type: 'boolean' }
+    }
+  },
+  CategoryGroups: {
+    type: 'array',
+    items: {
+      type: 'object',
+      required: ['group', 'categories'],
+      properties: { group: { type: 'string' }, categories: { type: 'object', additionalProperties: { type: 'string' } } }
+    }
+  },
+  CategoryNames: { type: 'object', additionalProperties: { type: 'string' }, description: 'category number → name' },
+  Site: {
+    type: 'object',
+    required: ['domain', 'categories'],
+    properties: {
+      domain: { type: 'string', description: 'the database key that matched (the host or a parent domain)' },
+      categories: { type: 'array', items: { type: 'integer' } }
+    }
+  },
+  Error: {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: {
+          code: { type: 'string' },
+          message: { type: 'string' },
+          field: { type: 'string', description: 'the request part at fault: a path or query parameter, or a body element such as filter[2]' }
+        }
+      }
+    }
+  }
+} as const
+
+export type AnswerSchemaName = keyof typeof answerSchemas

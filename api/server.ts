@@ -1,0 +1,82 @@
+/**
+ * The management API server: the route table of routes/ mounted on the project's HTTP adapter (uWS, or
+ * node:http where the addon does not load). The factory takes its store and taxonomy from the caller, so the
+ * role, the tests and the benchmark run the very same server.
+ *
+ * Every write is one `store.write` per request: a handler validates the whole request first, then reads and
+ * writes inside the transaction (so concurrent requests never lose each other's updates), and answers only
+ * once the commit is durable. A request that fails changes nothing.
+ */
+import { createHttpServer, type HttpImpl, type HttpServer } from '../engine/http/index.js'
+import type { Config } from '../engine/config/index.js'
+import type { Logger } from '../engine/log/index.js'
+import type { Taxonomy } from '../engine/categories/index.js'
+import type { CategoryDb } from '../engine/catdb/index.js'
+import type { Store } from '../engine/store/index.js'
+import type { ApiContext } from './context.js'
+import { pattern } from './route-table.js'
+import { ROUTES } from './routes/index.js'
+
+export interface ApiServerOptions {
+  readonly store: Store
+  readonly taxonomy: Taxonomy
+  readonly categories: CategoryDb
+  /** Read: `api['body-limit']`. */
+  readonly config: Readonly<Pick<Config, 'api'>>
+  readonly logger: Logger
+  /** HTTP implementation (default `'auto'`: uWS when it loads). */
+  readonly impl?: 'auto' | HttpImpl
+}
+
+export interface ApiServer {
+  readonly http: HttpServer
+  listen (host: string, port: number): Promise<{ port: number }>
+  close (): Promise<void>
+}
+
+/** The path with its trailing slash toggled: `/config/` ↔ `/config` (scripts are not consistent about it). */
+function toggledSlash (p: string): string {
+  return p.endsWith('/') ? p.slice(0, -1) : p + '/'
+}
+
+/**
+ * Builds the API server; call `listen` to serve.
+ *
+ * @example
+ * const api = createApiServer({ store, taxonomy, categories, config, logger })
+ * const { port } = await api.listen('127.0.0.1', 0)
+ */
+export function createApiServer (options: ApiServerOptions): ApiServer {
+  const { logger } = options
+  const ctx: ApiContext = { store: options.store, taxonomy: options.taxonomy, categories: options.categories, logger }
+  const http = createHttpServer({
+    impl: options.impl ?? 'auto',
+    bodyLimit: options.config.api['body-limit'],
+    logger: { warn: (message) => { logger.warn(message) } },
+    // The only place a real fault is logged: once per failed request, then the client gets a bare 500.
+    onError: (err, req) => { logger.error({ err, method: req.method, path: req.path }, 'request failed') }
+  })
+  const registered = new Set<string>()
+  const add = (method: string, p: string, handle: Parameters<HttpServer['route']>[2]): void => {
+    const key = `${method} ${p}`
+    if (registered.has(key)) return
+    registered.add(key)
+    http.route(method, p, handle)
+  }
+  for (const r of ROUTES) {
+    const handle = (req: Parameters<typeof r.handle>[1], res: Parameters<typeof r.handle>[2]): void | Promise<void> => r.handle(ctx, req, res)
+    const p = pattern(r.path)
+    add(r.method, p, handle)
+    for (const alias of r.aliases ?? []) add(r.method, alias, handle)
+  }
+  // Aliases with the other trailing slash come last, so a documented path always wins over an alias.
+  for (const r of ROUTES) {
+    const handle = (req: Parameters<typeof r.handle>[1], res: Parameters<typeof r.handle>[2]): void | Promise<void> => r.handle(ctx, req, res)
+    add(r.method, toggledSlash(pattern(r.path)), handle)
+  }
+  return {
+    http,
+    listen: (host, port) => http.listen(host, port),
+    close: () => http.close()
+  }
+}
