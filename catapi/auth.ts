@@ -1,0 +1,98 @@
+/**
+ * HTTP Basic authentication of the registered listener, on every request.
+ *
+ * scrypt costs tens of milliseconds by design, so a verified `Authorization` header is remembered:
+ * the cache maps SHA-256(header) to the client id. SHA-256 rather than a faster non-cryptographic
+ * hash because the cache is an authentication decision: two headers that collide would let one
+ * pass as the other, and a 64-bit FNV collision can be searched for; SHA-256 (one `crypto.hash`
+ * call, under a microsecond for a Basic header) cannot. Keying by a digest also keeps secrets out
+ * of a long-lived structure in the heap. The cache is dropped whenever the store's generation
+ * moves (every `Store.write` bumps it, so `filterd client rotate|remove` in another process takes
+ * effect on the next request) and is bounded in size.
+ *
+ * Concurrent first requests with one header share one scrypt run. Failed verifications are counted
+ * per source address; past `failureLimit` in a minute the address gets 429 with `Retry-After`
+ * instead of more scrypt work (brute force and CPU exhaustion both stop there). Headers already in
+ * the cache are still accepted from a throttled address, so one noisy host behind a shared NAT
+ * does not lock out a client that had already authenticated.
+ */
+import { hash } from 'node:crypto'
+import type { Store } from '../engine/store/index.js'
+import { parseBasic, verifySecret } from './credentials.js'
+import { SlidingWindowLimiter } from './limiter.js'
+
+export type AuthOutcome =
+  | { readonly ok: true, readonly clientId: string }
+  | { readonly ok: false, readonly reason: 'missing' | 'invalid' }
+  | { readonly ok: false, readonly reason: 'throttled', readonly retryAfterMs: number }
+
+export interface AuthenticatorOptions {
+  /** Failed verifications allowed per address per minute before 429 (default 10). */
+  readonly failureLimit?: number
+  readonly failureWindowMs?: number
+  /** Most cached headers (default 10 000); the cache is cleared when full. */
+  readonly maxCached?: number
+}
+
+export class Authenticator {
+  readonly #store: Store
+  readonly #verified = new Map<string, string>()
+  readonly #inflight = new Map<string, Promise<string | undefined>>()
+  readonly #maxCached: number
+  readonly failures: SlidingWindowLimiter
+  #generation: number
+
+  constructor (store: Store, options: AuthenticatorOptions = {}) {
+    this.#store = store
+    this.#maxCached = options.maxCached ?? 10_000
+    this.failures = new SlidingWindowLimiter(options.failureLimit ?? 10, options.failureWindowMs ?? 60_000)
+    this.#generation = store.generation()
+  }
+
+  /** Drops cached verifications when the store changed since the last call; `generation` is the store's. */
+  sync (generation: number): void {
+    if (generation !== this.#generation) {
+      this.#generation = generation
+      this.#verified.clear()
+    }
+  }
+
+  /** The client id for a header verified before (and not invalidated since), without any await. */
+  cached (header: string): string | undefined {
+    return this.#verified.get(hash('sha256', header, 'base64'))
+  }
+
+  /** Full check: cache, then throttle, then scrypt. `address` is the throttling key. */
+  async authenticate (header: string | undefined, address: string, now: number): Promise<AuthOutcome> {
+    if (header === undefined || header === '') return { ok: false, reason: 'missing' }
+    const digest = hash('sha256', header, 'base64')
+    const known = this.#verified.get(digest)
+    if (known !== undefined) return { ok: true, clientId: known }
+    const gate = this.failures.check(address, now)
+    if (!gate.allowed) return { ok: false, reason: 'throttled', retryAfterMs: gate.retryAfterMs }
+    let p = this.#inflight.get(digest)
+    if (p === undefined) {
+      p = this.#verify(header, digest).finally(() => { this.#inflight.delete(digest) })
+      this.#inflight.set(digest, p)
+    }
+    const id = await p
+    if (id !== undefined) return { ok: true, clientId: id }
+    this.failures.record(address, now)
+    return { ok: false, reason: 'invalid' }
+  }
+
+  async #verify (header: string, digest: string): Promise<string | undefined> {
+    const creds = parseBasic(header)
+    if (creds === undefined) return undefined
+    const generation = this.#generation
+    const record = this.#store.getClient(creds.id)
+    if (record === undefined) return undefined
+    if (!await verifySecret(creds.secret, record)) return undefined
+    // A write that landed while scrypt ran (a rotate, say) must not be undone by caching the old answer.
+    if (generation === this.#generation) {
+      if (this.#verified.size >= this.#maxCached) this.#verified.clear()
+      this.#verified.set(digest, creds.id)
+    }
+    return creds.id
+  }
+}

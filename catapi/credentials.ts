@@ -1,0 +1,86 @@
+/**
+ * Credentials of the registered categorization API listener: `client_id` + `client_secret`, sent as
+ * HTTP Basic on every request (categorization-api.md, "Authentication").
+ *
+ * The secret is never stored: the `clients` table keeps a random salt and an scrypt digest
+ * (node:crypto, RFC 7914). The digest string names its parameters (`scrypt:N:r:p:<hex>`), so the
+ * cost can be raised later without invalidating existing clients. Verification compares digests
+ * with `timingSafeEqual`, so the time taken does not depend on how many bytes match.
+ */
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import type { ClientRecord } from '../engine/store/index.js'
+
+/** scrypt cost parameters; N=2^14, r=8, p=1 is node's default (about 50 ms, 16 MiB per verification). */
+export interface ScryptParams {
+  readonly N: number
+  readonly r: number
+  readonly p: number
+}
+
+export const DEFAULT_SCRYPT: ScryptParams = Object.freeze({ N: 16384, r: 8, p: 1 })
+const KEY_LENGTH = 32
+
+/** A client id: what may stand before the `:` of Basic credentials (RFC 7617 §2: no colon). */
+export const CLIENT_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/
+
+export function isValidClientId (id: string): boolean {
+  return CLIENT_ID_PATTERN.test(id)
+}
+
+/** A fresh client id: `c` + 12 hex digits. */
+export function newClientId (): string {
+  return 'c' + randomBytes(6).toString('hex')
+}
+
+/** A fresh secret: 32 random bytes, base64url (43 characters, no `:`). */
+export function newSecret (): string {
+  return randomBytes(32).toString('base64url')
+}
+
+function scryptAsync (secret: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    // maxmem: scrypt needs 128·N·r bytes; node's default cap (32 MiB) is just enough for N=2^14, r=8.
+    scrypt(secret, salt, KEY_LENGTH, { N: params.N, r: params.r, p: params.p, maxmem: 256 * params.N * params.r + 1024 * 1024 }, (err, key) => {
+      if (err !== null) reject(err)
+      else resolve(key)
+    })
+  })
+}
+
+/** Hashes `secret` with a new random salt: the two fields stored in the ClientRecord. */
+export async function hashSecret (secret: string, params: ScryptParams = DEFAULT_SCRYPT): Promise<{ salt: string, hash: string }> {
+  const salt = randomBytes(16)
+  const key = await scryptAsync(secret, salt, params)
+  return { salt: salt.toString('hex'), hash: `scrypt:${params.N}:${params.r}:${params.p}:${key.toString('hex')}` }
+}
+
+/** Builds the record for a new (or rotated) client. */
+export async function clientRecord (id: string, secret: string, created: string, label: string | undefined, params: ScryptParams = DEFAULT_SCRYPT): Promise<ClientRecord> {
+  const { salt, hash } = await hashSecret(secret, params)
+  const record: ClientRecord = { id, salt, hash, created }
+  if (label !== undefined) record.label = label
+  return record
+}
+
+/** True when `secret` matches the record. A record with an unreadable hash never matches. */
+export async function verifySecret (secret: string, record: ClientRecord): Promise<boolean> {
+  const m = /^scrypt:(\d+):(\d+):(\d+):([0-9a-f]+)$/.exec(record.hash)
+  if (m === null) return false
+  const params = { N: Number(m[1]), r: Number(m[2]), p: Number(m[3]) }
+  const expected = Buffer.from(m[4]!, 'hex')
+  const actual = await scryptAsync(secret, Buffer.from(record.salt, 'hex'), params)
+  return expected.length === actual.length && timingSafeEqual(expected, actual)
+}
+
+/**
+ * Reads `Authorization: Basic <base64(id:secret)>` (RFC 7617). The scheme name is
+ * case-insensitive; the id ends at the first `:`. Returns undefined for anything else.
+ */
+export function parseBasic (header: string | undefined): { id: string, secret: string } | undefined {
+  if (header === undefined || header.length < 7) return undefined
+  if (header.slice(0, 6).toLowerCase() !== 'basic ') return undefined
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  if (colon <= 0) return undefined
+  return { id: decoded.slice(0, colon), secret: decoded.slice(colon + 1) }
+}

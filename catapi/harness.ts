@@ -1,0 +1,125 @@
+/**
+ * Test helpers for the categorization API (not a test file itself): a temp store with a small
+ * category database, a stub resolver, a running API on port 0, raw HTTP requests, and clients
+ * with cheap scrypt parameters.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { TestContext } from 'node:test'
+import { CategoryDbBuilder } from '../engine/catdb/index.js'
+import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
+import { Store } from '../engine/store/index.js'
+import { startStubResolver, type StubResolver } from '../engine/upstream-stub/index.js'
+import { clientRecord } from './credentials.js'
+import { ExistenceChecker } from './resolver.js'
+import { createCatApi, type CatApi, type CatApiOptions } from './server.js'
+
+/** The repository's conf/ (taxonomy files), found from dist/catapi/. */
+export const CONF_DIR = fileURLToPath(new URL('../../conf/', import.meta.url))
+export const CHEAP_SCRYPT = { N: 1024, r: 8, p: 1 }
+
+export function tempDir (t: TestContext, prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  return dir
+}
+
+export type Entry = [key: string, cats: number[]] | [key: string, cats: number[], kind: 'url']
+
+export async function buildCatdb (store: Store, entries: readonly Entry[]): Promise<void> {
+  const b = await CategoryDbBuilder.begin(store)
+  for (const [key, cats, kind] of entries) await b.put(key, kind === 'url', cats)
+  await b.commit()
+}
+
+export const DEFAULT_ENTRIES: readonly Entry[] = [
+  ['example.com', [40]],
+  ['ads.example.com', [1, 10]],
+  ['games.test', [4]],
+  ['example.com/Games', [20], 'url'],
+  ['example.com/Games/Poker', [21], 'url'],
+  ['example.com/q?x=1', [22], 'url'],
+  ['example.com/a%20b', [23], 'url']
+]
+
+export interface Harness {
+  readonly store: Store
+  readonly dbPath: string
+  readonly api: CatApi
+  readonly resolver: StubResolver
+  readonly taxonomy: Taxonomy
+  readonly registered: number
+  readonly anonymous: number
+  /** Test clock (ms); starts at a fixed instant and only moves when a test moves it. */
+  clock: number
+}
+
+export interface HarnessOptions {
+  readonly impl?: 'uws' | 'node'
+  readonly lang?: 'ru' | 'en'
+  readonly entries?: readonly Entry[]
+  readonly nxdomain?: string[]
+  readonly api?: Partial<CatApiOptions>
+  readonly timeoutMs?: number
+}
+
+export async function startHarness (t: TestContext, options: HarnessOptions = {}): Promise<Harness> {
+  // One cleanup in a fixed order (node:test runs `after` hooks in registration order): the API
+  // flushes usage into the store, so it closes before the store, and the directory goes last.
+  const cleanups: Array<() => unknown> = []
+  t.after(async () => { for (const c of cleanups.reverse()) await c() })
+  const dbPath = mkdtempSync(join(tmpdir(), 'filterd-catapi-'))
+  cleanups.push(() => { rmSync(dbPath, { recursive: true, force: true }) })
+  const store = Store.open(dbPath)
+  cleanups.push(() => store.close())
+  await buildCatdb(store, options.entries ?? DEFAULT_ENTRIES)
+  const resolver = await startStubResolver({ nxdomain: options.nxdomain ?? ['gone.example'] })
+  cleanups.push(() => resolver.close())
+  const taxonomy = loadTaxonomy(CONF_DIR, options.lang ?? 'en')
+  const h = { clock: Date.UTC(2024, 4, 1, 12, 0, 0) } as Harness
+  const api = createCatApi({
+    store,
+    taxonomy,
+    existence: new ExistenceChecker({ resolvers: [{ host: resolver.host, port: resolver.port, family: 4 }], timeoutMs: options.timeoutMs ?? 2000 }),
+    now: () => h.clock,
+    ...(options.impl === undefined ? {} : { impl: options.impl }),
+    ...options.api
+  })
+  const ports = await api.listen({ host: '127.0.0.1', port: 0 }, { host: '127.0.0.1', port: 0 })
+  cleanups.push(() => api.close())
+  return Object.assign(h, { store, dbPath, api, resolver, taxonomy, registered: ports.registered, anonymous: ports.anonymous })
+}
+
+/** Adds a client straight into the store (cheap scrypt); returns its Basic header. */
+export async function addClient (store: Store, id: string, secret: string): Promise<string> {
+  const record = await clientRecord(id, secret, new Date().toISOString(), undefined, CHEAP_SCRYPT)
+  await store.write((w) => { w.putClient(record) })
+  return basic(id, secret)
+}
+
+export function basic (id: string, secret: string): string {
+  return 'Basic ' + Buffer.from(`${id}:${secret}`).toString('base64')
+}
+
+export interface RawResponse {
+  readonly status: number
+  readonly headers: Record<string, string | string[] | undefined>
+  readonly body: string
+}
+
+/** GET with the path sent byte for byte (fetch would normalise it), on a fresh connection. */
+export function get (port: number, path: string, headers: Record<string, string> = {}, localAddress?: string): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'GET', headers, agent: false, ...(localAddress === undefined ? {} : { localAddress }) }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }) })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}

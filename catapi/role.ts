@@ -1,0 +1,47 @@
+/**
+ * `filterd catapi --config FILE`: the public categorization API, its registered listener
+ * (`catapi.listen`, HTTP Basic) and its anonymous one (`catapi.anon-listen`, `catapi.anon-limit`
+ * requests per minute per address), over the store at `common.db`.
+ */
+import { formatHostPort, parseHostPort } from '../engine/config/index.js'
+import { loadTaxonomy } from '../engine/categories/index.js'
+import type { RoleContext, RunningRole } from '../engine/role.js'
+import { Store } from '../engine/store/index.js'
+import { ExistenceChecker } from './resolver.js'
+import { createCatApi } from './server.js'
+
+export async function startRole (ctx: RoleContext): Promise<RunningRole> {
+  const { config, logger } = ctx
+  const section = config.catapi
+  const taxonomy = loadTaxonomy(config.datafiles.cats, section.language ?? config.datafiles.language)
+  const resolvers = (section.resolver ?? config.dnscache.forward).map((a) => parseHostPort(a, 53))
+  const store = Store.open(config.common.db)
+  const api = createCatApi({
+    store,
+    taxonomy,
+    existence: new ExistenceChecker({ resolvers }),
+    anonLimit: section['anon-limit'],
+    usageTimeZone: config.stats.timezone,
+    logger
+  })
+  const reg = parseHostPort(section.listen)
+  const anon = parseHostPort(section['anon-listen'])
+  let ports
+  try {
+    ports = await api.listen(reg, anon)
+  } catch (err) {
+    await api.close()
+    await store.close()
+    throw err
+  }
+  return {
+    endpoints: [
+      `catapi registered http://${formatHostPort({ host: reg.host, port: ports.registered })}`,
+      `catapi anonymous http://${formatHostPort({ host: anon.host, port: ports.anonymous })}`
+    ],
+    async close () {
+      await api.close()
+      await store.close()
+    }
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * `filterd client`: credentials and usage of the categorization API's registered clients.
+ *
+ *   filterd client add    --config FILE [--id ID] [--label TEXT]   prints client_id and client_secret (once)
+ *   filterd client list   --config FILE                            id, created, label (never secrets)
+ *   filterd client remove --config FILE ID
+ *   filterd client rotate --config FILE ID                         new secret (printed once); the old one stops working
+ *   filterd client usage  --config FILE [--client ID] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
+ *
+ * Works on the store at `common.db` while the catapi role runs: a change is seen by the role on its
+ * next request (every write bumps the store generation, which drops the role's verification cache).
+ */
+import { loadConfigFile } from '../engine/config/index.js'
+import { isEngineError } from '../engine/errors.js'
+import { Store } from '../engine/store/index.js'
+import { clientRecord, isValidClientId, newClientId, newSecret } from '../catapi/credentials.js'
+import { readUsage } from '../catapi/usage.js'
+
+const USAGE = `usage: filterd client add    --config FILE [--id ID] [--label TEXT]
+       filterd client list   --config FILE
+       filterd client remove --config FILE ID
+       filterd client rotate --config FILE ID
+       filterd client usage  --config FILE [--client ID] [--from YYYY-MM-DD] [--to YYYY-MM-DD]`
+
+interface Parsed {
+  readonly options: Map<string, string>
+  readonly positional: string[]
+}
+
+const VALUE_OPTIONS = new Set(['--config', '-c', '--id', '--label', '--client', '--from', '--to'])
+
+function parseArgs (argv: readonly string[]): Parsed | string {
+  const options = new Map<string, string>()
+  const positional: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    const eq = a.indexOf('=')
+    const name = a.startsWith('--') && eq > 0 ? a.slice(0, eq) : a
+    if (VALUE_OPTIONS.has(name)) {
+      const value = name !== a ? a.slice(eq + 1) : argv[++i]
+      if (value === undefined) return `${name} needs a value`
+      options.set(name === '-c' ? '--config' : name, value)
+    } else if (a.startsWith('-')) {
+      return `unknown option ${a}`
+    } else {
+      positional.push(a)
+    }
+  }
+  return { options, positional }
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/
+
+export async function run (argv: string[]): Promise<number> {
+  const out = (s: string): void => { process.stdout.write(s + '\n') }
+  const fail = (s: string, code = 2): number => { process.stderr.write(`filterd client: ${s}\n`); return code }
+  const [command, ...rest] = argv
+  if (command === undefined || command === '--help' || command === '-h') {
+    out(USAGE)
+    return command === undefined ? 2 : 0
+  }
+  const parsed = parseArgs(rest)
+  if (typeof parsed === 'string') return fail(`${parsed}\n${USAGE}`)
+  const file = parsed.options.get('--config')
+  if (file === undefined) return fail(`--config FILE is required\n${USAGE}`)
+  if (!['add', 'list', 'remove', 'rotate', 'usage'].includes(command)) return fail(`unknown subcommand "${command}"\n${USAGE}`)
+  const needsId = command === 'remove' || command === 'rotate'
+  if (needsId && parsed.positional.length !== 1) return fail(`${command} takes exactly one client id\n${USAGE}`)
+  if (!needsId && parsed.positional.length !== 0) return fail(`unexpected argument ${parsed.positional[0]!}\n${USAGE}`)
+  for (const key of ['--from', '--to']) {
+    const v = parsed.options.get(key)
+    if (v !== undefined && !DATE.test(v)) return fail(`${key} must be YYYY-MM-DD (got "${v}")`)
+  }
+
+  let store: Store
+  try {
+    store = Store.open(loadConfigFile(file).common.db)
+  } catch (err) {
+    return fail(isEngineError(err) ? err.message : String(err), 1)
+  }
+  try {
+    switch (command) {
+      case 'add': {
+        const id = parsed.options.get('--id') ?? newClientId()
+        if (!isValidClientId(id)) return fail(`client id "${id}" must be 1-64 characters of A-Z a-z 0-9 . _ -`)
+        const secret = newSecret()
+        const record = await clientRecord(id, secret, new Date().toISOString(), parsed.options.get('--label'))
+        const added = await store.write((w) => {
+          if (w.store.getClient(id) !== undefined) return false
+          w.putClient(record)
+          return true
+        })
+        if (!added) return fail(`client ${id} already exists (use rotate for a new secret)`, 1)
+        out(`client_id: ${id}`)
+        out(`client_secret: ${secret}`)
+        process.stderr.write('The secret is shown only now and is stored hashed: keep it safe.\n')
+        return 0
+      }
+      case 'rotate': {
+        const id = parsed.positional[0]!
+        const old = store.getClient(id)
+        if (old === undefined) return fail(`no client ${id}`, 1)
+        const secret = newSecret()
+        const record = await clientRecord(id, secret, old.created, old.label)
+        const ok = await store.write((w) => {
+          if (w.store.getClient(id) === undefined) return false
+          w.putClient(record)
+          return true
+        })
+        if (!ok) return fail(`no client ${id}`, 1)
+        out(`client_id: ${id}`)
+        out(`client_secret: ${secret}`)
+        process.stderr.write('The old secret no longer works. The new one is shown only now.\n')
+        return 0
+      }
+      case 'remove': {
+        const id = parsed.positional[0]!
+        const removed = await store.write((w) => w.deleteClient(id))
+        if (!removed) return fail(`no client ${id}`, 1)
+        out(`removed ${id}`)
+        return 0
+      }
+      case 'list': {
+        const rows = [...store.clients()]
+        out(['client_id', 'created', 'label'].join('\t'))
+        for (const c of rows) out([c.id, c.created, c.label ?? ''].join('\t'))
+        return 0
+      }
+      default: {
+        const filter: { client?: string, from?: string, to?: string } = {}
+        for (const [opt, key] of [['--client', 'client'], ['--from', 'from'], ['--to', 'to']] as const) {
+          const v = parsed.options.get(opt)
+          if (v !== undefined) filter[key] = v
+        }
+        const rows = readUsage(store, filter)
+        out(['client_id', 'day', 'requests'].join('\t'))
+        let total = 0
+        for (const r of rows) {
+          out([r.client, r.day, String(r.requests)].join('\t'))
+          total += r.requests
+        }
+        out(['total', '', String(total)].join('\t'))
+        return 0
+      }
+    }
+  } finally {
+    await store.close()
+  }
+}
