@@ -1,0 +1,36 @@
+# syntax=docker/dockerfile:1
+# The local categorization service image (docs/container.md). Build with scripts/image.
+# Debian slim, not Alpine: lmdb and uWebSockets.js ship glibc builds.
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY . .
+RUN npm run build
+
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    FILTERD_LISTEN=0.0.0.0:80 \
+    FILTERD_DB=/var/lib/filterd/local
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY conf ./conf
+COPY local/container.yaml ./local/container.yaml
+RUN mkdir -p /var/lib/filterd/local && chown -R node:node /var/lib/filterd
+# The image's `node` user (uid 1000). Port 80 is bound thanks to the run option
+# --sysctl net.ipv4.ip_unprivileged_port_start=0 (docs/container.md, "Port 80").
+USER node
+VOLUME /var/lib/filterd
+EXPOSE 80
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "dist/local/healthcheck.js"]
+ENTRYPOINT ["node", "dist/tools/filterd.js"]
+CMD ["local", "--config", "/app/local/container.yaml"]

@@ -1,0 +1,230 @@
+/**
+ * Test helpers for the local and collector roles (not run as tests): temp configs, the real roles
+ * as child processes (`node dist/tools/filterd.js <role> --config FILE`), a scriptable fake
+ * collector, and a raw HTTP/1.1 client that shows every header.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { TestContext } from 'node:test'
+
+export const REPO = fileURLToPath(new URL('../../../', import.meta.url))
+export const FILTERD = join(REPO, 'dist/tools/filterd.js')
+export const CONF = join(REPO, 'conf')
+
+export function tempDir (t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'filterd-local-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+export interface Setup {
+  dir: string
+  dataDir: string
+  /** Writes the data file the collector publishes from. */
+  writeData (lines: string): void
+  collectorConfig (port?: number): string
+  localConfig (collectorUrl: string, opts?: { reportInterval?: number, updateInterval?: number }): string
+}
+
+export function setup (t: TestContext, keys = ['test-key']): Setup {
+  const dir = tempDir(t)
+  const dataDir = join(dir, 'data')
+  mkdirSync(dataDir)
+  const common = `datafiles:\n  path: ${dataDir}\n  file: [vendor.txt]\n  cats: ${CONF}\n  language: en\n`
+  return {
+    dir,
+    dataDir,
+    writeData (lines) { writeFileSync(join(dataDir, 'vendor.txt'), lines) },
+    collectorConfig (port = 0) {
+      const file = join(dir, `collector-${port}.yaml`)
+      writeFileSync(file, common + `collector:\n  listen: 127.0.0.1:${port}\n  db: ${join(dir, 'collector-db')}\n` +
+        `  snapshots: ${join(dir, 'snapshots')}\n  keys: [${keys.join(', ')}]\n  log: "-"\n  pid: ${join(dir, 'collector.pid')}\n  log-level: debug\n`)
+      return file
+    },
+    localConfig (collectorUrl, opts = {}) {
+      const file = join(dir, 'local.yaml')
+      writeFileSync(file, common + `local:\n  listen: 127.0.0.1:0\n  key: test-key\n  collector-url: ${collectorUrl}\n` +
+        `  report-interval: ${opts.reportInterval ?? 3600}\n  update-interval: ${opts.updateInterval ?? 3600}\n` +
+        `  db: ${join(dir, 'local-db')}\n  pid: ${join(dir, 'local.pid')}\n  log-level: debug\n`)
+      return file
+    }
+  }
+}
+
+export interface LogLine { msg?: string, level?: number, [k: string]: unknown }
+
+export interface Child {
+  proc: ChildProcess
+  port: number
+  url: string
+  logs: LogLine[]
+  stderr: string
+  /** Resolves with the first log line (seen so far or later) that `pred` accepts. */
+  waitForLog (pred: (l: LogLine) => boolean, what?: string): Promise<LogLine>
+  stop (): Promise<void>
+}
+
+/** Starts `filterd <role> --config file` and resolves once it reports ready. */
+export async function startRole (t: TestContext, role: 'local' | 'collector', config: string, env: NodeJS.ProcessEnv = {}): Promise<Child> {
+  const proc = spawn(process.execPath, [FILTERD, role, '--config', config], {
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, ...env }
+  })
+  const logs: LogLine[] = []
+  const waiters: Array<{ pred: (l: LogLine) => boolean, resolve: (l: LogLine) => void }> = []
+  let buffered = ''
+  let stderr = ''
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    buffered += d
+    let nl
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl)
+      buffered = buffered.slice(nl + 1)
+      let parsed: LogLine
+      try { parsed = JSON.parse(line) as LogLine } catch { parsed = { msg: line, nonJson: true } }
+      logs.push(parsed)
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        if (waiters[i]!.pred(parsed)) { waiters[i]!.resolve(parsed); waiters.splice(i, 1) }
+      }
+    }
+  })
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+  let exited = false
+  proc.on('exit', () => { exited = true })
+  const stop = async (): Promise<void> => {
+    if (exited) return
+    const done = once(proc, 'exit')
+    proc.kill('SIGTERM')
+    await done
+  }
+  t.after(stop)
+  const ready = await Promise.race([
+    once(proc, 'message') as Promise<[{ endpoints: string[] }]>,
+    once(proc, 'exit').then(([code]) => { throw new Error(`${role} exited with ${String(code)} before ready: ${stderr}`) })
+  ])
+  const endpoint = ready[0].endpoints[0] ?? ''
+  const port = Number(endpoint.slice(endpoint.lastIndexOf(':') + 1))
+  return {
+    proc,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    logs,
+    get stderr () { return stderr },
+    waitForLog (pred) {
+      const seen = logs.find(pred)
+      if (seen !== undefined) return Promise.resolve(seen)
+      return new Promise((resolve) => { waiters.push({ pred, resolve }) })
+    },
+    stop
+  }
+}
+
+export interface RawResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+/** One HTTP/1.1 request on a fresh socket; the response is read by its Content-Length. */
+export async function rawRequest (port: number, method: string, path: string, extraHeaders = ''): Promise<RawResponse> {
+  const socket = connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  socket.write(`${method} ${path} HTTP/1.1\r\nHost: local\r\n${extraHeaders}${method === 'GET' || method === 'HEAD' ? '' : 'Content-Length: 0\r\n'}\r\n`)
+  let data = Buffer.alloc(0)
+  try {
+    for await (const chunk of socket) {
+      data = Buffer.concat([data, chunk as Buffer])
+      const end = data.indexOf('\r\n\r\n')
+      if (end < 0) continue
+      const head = data.subarray(0, end).toString('latin1').split('\r\n')
+      const headers: Record<string, string> = {}
+      for (const h of head.slice(1)) {
+        const c = h.indexOf(':')
+        headers[h.slice(0, c).toLowerCase()] = h.slice(c + 1).trim()
+      }
+      const length = method === 'HEAD' ? 0 : Number(headers['content-length'] ?? 0)
+      if (data.length - end - 4 < length) continue
+      return { status: Number(head[0]!.split(' ')[1]), headers, body: data.subarray(end + 4, end + 4 + length).toString('utf8') }
+    }
+    throw new Error('connection closed before a full response')
+  } finally {
+    socket.destroy()
+  }
+}
+
+export type FakeMode = 'ok' | 'error' | 'hang'
+
+/** A stand-in statistics server: records reports, answers 200, 500 or never, as told. */
+export async function fakeCollector (t: TestContext): Promise<{
+  url: string
+  mode: FakeMode
+  reports: Array<Record<string, unknown>>
+  /** Holds the next report's answer until `release()` (the report is recorded when it arrives). */
+  hold (): { arrived: Promise<void>, release: () => void }
+  close (): Promise<void>
+}> {
+  const pending = new Set<ServerResponse>()
+  let held: { arrived: () => void, gate: Promise<void> } | undefined
+  const fake = {
+    url: '',
+    mode: 'ok' as FakeMode,
+    reports: [] as Array<Record<string, unknown>>,
+    hold () {
+      let release!: () => void
+      let arrived!: () => void
+      const gate = new Promise<void>((resolve) => { release = resolve })
+      const arrivedP = new Promise<void>((resolve) => { arrived = resolve })
+      held = { arrived, gate }
+      return { arrived: arrivedP, release }
+    },
+    async close () {
+      for (const r of pending) r.destroy()
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  }
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      if (req.url === '/report') fake.reports.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>)
+      const answer = (): void => {
+        if (fake.mode === 'hang') { pending.add(res); return }
+        res.writeHead(fake.mode === 'ok' && req.url === '/report' ? 200 : fake.mode === 'ok' ? 404 : 500).end()
+      }
+      if (req.url === '/report' && held !== undefined) {
+        const h = held
+        held = undefined
+        h.arrived()
+        void h.gate.then(answer)
+      } else {
+        answer()
+      }
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  fake.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`
+  t.after(() => fake.close())
+  return fake
+}
+
+/** Polls `check` (every 20 ms) until it returns true; gives up after `limitMs` (a hung test, not a timing assertion). */
+export async function until (check: () => boolean | Promise<boolean>, limitMs = 30_000): Promise<void> {
+  const deadline = Date.now() + limitMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+export async function getJson (url: string): Promise<{ status: number, body: unknown }> {
+  const res = await fetch(url)
+  const text = await res.text()
+  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
+}
