@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# DNS server benchmark: filterd (inline, pool, inline x2 processes) vs dnsdist with an equivalent
+# 1M-name SuffixMatchNode block rule vs a bare Node UDP relay (the ceiling), all forwarding to Knot
+# DNS serving a wildcard root zone. Loopback only; every load run is time-bounded (dnsperf -l).
+# Usage: bench/dns/run.sh [SECONDS_MAX=10]   (from the repository root, after `npx tsc`)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+MAXS=${1:-10}
+for tool in dnsperf knotd dnsdist; do
+  command -v "$tool" >/dev/null || { echo "installing dnsperf knot dnsdist"; apt-get install -y dnsperf knot dnsdist >/dev/null; break; }
+done
+DIR=$(mktemp -d /tmp/filterd-dnsbench.XXXXXX)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$DIR"; }
+trap cleanup EXIT
+KNOT=5390 DNSDIST=5391 RELAY=5392
+node dist/bench/dns/setup.js "$DIR" $KNOT >&2
+
+# Knot: authoritative for "." with "* A 192.0.2.53" (the upstream stand-in of perf-study).
+mkdir -p "$DIR/knot/run" "$DIR/knot/db"
+cat > "$DIR/knot/root.zone" <<ZONE
+\$ORIGIN .
+\$TTL 300
+@   IN SOA ns.invalid. hostmaster.invalid. 1 3600 600 86400 300
+@   IN NS  ns.invalid.
+*   IN A   192.0.2.53
+ZONE
+cat > "$DIR/knot/knot.conf" <<CONF
+server:
+    rundir: "$DIR/knot/run"
+    listen: 127.0.0.1@$KNOT
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+database:
+    storage: "$DIR/knot/db"
+template:
+  - id: default
+    storage: "$DIR/knot"
+    semantic-checks: off
+zone:
+  - domain: .
+    file: "root.zone"
+log:
+  - target: stderr
+    any: warning
+CONF
+knotd -c "$DIR/knot/knot.conf" & PIDS+=($!)
+
+cat > "$DIR/dnsdist.lua" <<LUA
+setSecurityPollSuffix("")
+setLocal("127.0.0.1:$DNSDIST")
+newServer({address="127.0.0.1:$KNOT", name="knot", checkInterval=5})
+local smn = newSuffixMatchNode()
+for line in io.lines("$DIR/blocklist.txt") do if line ~= "" then smn:add(line) end end
+addAction(SuffixMatchNodeRule(smn, true), SpoofAction("192.0.2.1"))
+LUA
+dnsdist --supervised --disable-syslog -C "$DIR/dnsdist.lua" >/dev/null 2>&1 & PIDS+=($!)
+DNSDIST_PID=$!
+node dist/bench/dns/relay.js $RELAY $KNOT & PIDS+=($!)
+RELAY_PID=$!
+declare -A FPID
+for cfg in inline-p1 pool-p1 inline-p2; do
+  node dist/tools/filterd.js dns --config "$DIR/$cfg.yaml" >/dev/null 2>&1 & PIDS+=($!)
+  FPID[$cfg]=$!
+done
+
+wait_port() { for _ in $(seq 1 120); do dig +tries=1 +time=1 @127.0.0.1 -p "$1" probe.example A >/dev/null 2>&1 && return 0; sleep 0.5; done; echo "port $1 never answered" >&2; return 1; }
+for p in $KNOT $DNSDIST $RELAY 5393 5394 5395; do wait_port $p; done
+
+# Sanity: a categorized (blocked) popular name is blocked by filterd and dnsdist, not by the relay.
+BLOCKED=$(head -1 "$DIR/blocklist.txt")
+echo "sanity ($BLOCKED): dnsdist $(dig +short @127.0.0.1 -p $DNSDIST "$BLOCKED") filterd $(dig +short @127.0.0.1 -p 5393 "$BLOCKED") relay $(dig +short @127.0.0.1 -p $RELAY "$BLOCKED")" >&2
+
+# CPU ticks (utime+stime, 1/100 s) of a process and all its descendants (cluster children).
+ticks() {
+  local total=0 p
+  for p in $1 $(pgrep -P "$1" 2>/dev/null); do
+    [ "$p" = "$1" ] || { total=$((total + $(ticks "$p"))); continue; }
+    [ -r "/proc/$p/stat" ] && total=$((total + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+  done
+  echo $total
+}
+run() { # name port pid
+  dnsperf -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l 2 >/dev/null 2>&1 || true   # warm-up
+  local max q20 t0 t1 out
+  max=$(dnsperf -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l "$MAXS" -v 2>/dev/null | node dist/bench/dns/stats.js)
+  t0=$(ticks "$3")
+  out=$(dnsperf -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l 8 -Q 20000 -v 2>/dev/null)
+  t1=$(ticks "$3")
+  q20=$(echo "$out" | node dist/bench/dns/stats.js)
+  echo "$1|$max|$q20|$((t1 - t0))"
+}
+RESULTS=()
+echo "load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+RESULTS+=("$(run 'node relay (ceiling)' $RELAY $RELAY_PID)")
+RESULTS+=("$(run 'dnsdist 1M SuffixMatchNode' $DNSDIST $DNSDIST_PID)")
+RESULTS+=("$(run 'filterd inline, 1 process' 5393 "${FPID[inline-p1]}")")
+RESULTS+=("$(run 'filterd pool (1 worker, batch 64)' 5394 "${FPID[pool-p1]}")")
+RESULTS+=("$(run 'filterd inline, 2 processes' 5395 "${FPID[inline-p2]}")")
+echo "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+echo
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) x $(nproc); node $(node -v); dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null); dnsdist $(dnsdist --version 2>/dev/null | head -1 | awk '{print $2}'); knot $(dpkg-query -W -f='${Version}' knot 2>/dev/null)"
+printf '%s\n' "${RESULTS[@]}" | node -e '
+const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [n, a, b, c] = l.split("|"); return { n, max: JSON.parse(a), q20: JSON.parse(b), cpu: Number(c) } })
+const relay = rows[0].max.qps, dd = rows[1].max.qps
+console.log("| server | qps (max) | vs dnsdist | vs relay | p50 / p99 ms at max | p50 / p99 / p99.9 ms @20k qps | lost @20k | server CPU µs/query @20k |")
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|")
+for (const r of rows) console.log(`| ${r.n} | ${r.max.qps} | ${(r.max.qps / dd).toFixed(2)}x | ${(100 * (r.max.qps / relay - 1)).toFixed(0)}% | ${r.max.p50} / ${r.max.p99} | ${r.q20.p50} / ${r.q20.p99} / ${r.q20.p999} | ${r.q20.lost} | ${(r.cpu * 10000 / Math.max(1, r.q20.samples)).toFixed(1)} |`)
+'

@@ -1,0 +1,353 @@
+/*
+ * Forwarding to the operator's resolvers (`dnscache.forward`).
+ *
+ * Spoofing defences (RFC 5452): every forwarded query gets a fresh random ID from `crypto`
+ * (drawn from a pre-filled random buffer, refilled when used up, so the hot path makes no
+ * syscall), and leaves from one of a small pool of UDP sockets bound to random ports; one socket
+ * of the pool is replaced every `rotateMs`, the retired one kept open until its queries are
+ * answered or timed out. An answer is accepted only from the resolver the query went to, on the
+ * socket it left from, with its ID and its question (name case-insensitively, type, class). The
+ * client's ID is then written back and the bytes relayed otherwise unchanged (TC answers too).
+ *
+ * Timeouts: every query waits `timeoutMs` at most. Queries are queued in sending order and all
+ * share one timeout, so one coarse sweep timer pops the expired ones from the head of the queue:
+ * no timer per query. A resolver that let a query time out is marked down for `downMs`; later
+ * queries go to the next resolver in order that is up (failover), and back once the time passed.
+ *
+ * TCP clients are forwarded over TCP, one short connection per query (TCP is the rare path:
+ * truncated answers, zone-sized records), framed as RFC 7766 says.
+ */
+import { createSocket, type Socket as UdpSocket, type RemoteInfo } from 'node:dgram'
+import { connect, type Socket as TcpSocket } from 'node:net'
+import { randomFillSync, randomInt } from 'node:crypto'
+import { FrameReader, QueryScratch, QUERY_OK, frame, questionMatches, readId, readQuery, setId } from '../wire/index.js'
+
+export interface ResolverAddress {
+  readonly host: string
+  readonly port: number
+  readonly family: 4 | 6
+}
+
+class Resolver {
+  readonly host: string
+  readonly port: number
+  readonly family: 4 | 6
+  downUntil = 0
+  constructor (a: ResolverAddress) {
+    this.host = a.host
+    this.port = a.port
+    this.family = a.family
+  }
+}
+
+class OutSocket {
+  readonly sock: UdpSocket
+  readonly serial: number
+  readonly born: number
+  pending = 0
+  retired = false
+  constructor (sock: UdpSocket, serial: number, born: number) {
+    this.sock = sock
+    this.serial = serial
+    this.born = born
+  }
+}
+
+/** Who is waiting for the answer: the front fills these, the forwarder carries them. */
+export class PendingQuery {
+  /** The query as sent upstream (its ID is ours, not the client's). */
+  query: Buffer
+  clientId = 0
+  /** UDP client: the listening socket, the client's port and address. */
+  socket: UdpSocket | null = null
+  port = 0
+  address = ''
+  /** TCP client connection (an opaque front object), else null. */
+  conn: unknown = null
+  /** For safe video: the client's own query (the forwarded one asks for the target). */
+  original: Buffer | null = null
+  /** Safe-video target asked for ('' for a relayed query). */
+  target = ''
+  /** Statistics record to complete, or null. */
+  record: unknown = null
+  // Forwarder bookkeeping.
+  key = -1
+  expires = 0
+  done = false
+  resolver: Resolver | null = null
+  out: OutSocket | null = null
+  tcp: TcpSocket | null = null
+  constructor (query: Buffer) {
+    this.query = query
+  }
+}
+
+export interface ForwarderOptions {
+  resolvers: readonly ResolverAddress[]
+  timeoutMs: number
+  /** Called once per query: the upstream answer with the client's ID restored, or null on timeout/failure. */
+  onAnswer: (p: PendingQuery, response: Buffer | null) => void
+  socketsPerFamily?: number
+  rotateMs?: number
+  downMs?: number
+}
+
+const kIdBatch = 4096
+
+export class Forwarder {
+  private readonly resolvers: Resolver[]
+  private readonly timeoutMs: number
+  private readonly downMs: number
+  private readonly rotateMs: number
+  private readonly poolSize: number
+  private readonly onAnswer: (p: PendingQuery, response: Buffer | null) => void
+  private readonly pools: Record<4 | 6, OutSocket[]> = { 4: [], 6: [] }
+  private readonly byKey = new Map<number, PendingQuery>()
+  private queue: PendingQuery[] = []
+  private head = 0
+  private readonly tcpPending = new Set<PendingQuery>()
+  private readonly ids = new Uint16Array(kIdBatch)
+  private idNext = kIdBatch
+  private turn = 0
+  private serial = 0
+  private lastRotate = 0
+  private readonly sweeper: NodeJS.Timeout
+  private readonly scratch = new QueryScratch()
+  private closed = false
+  /** Counters (SMI range): answers relayed, timeouts, answers dropped as unmatched. */
+  readonly counters = { answered: 0, timeouts: 0, unmatched: 0 }
+
+  private constructor (o: ForwarderOptions) {
+    if (o.resolvers.length === 0) throw new Error('dnscache.forward names no resolver')
+    this.resolvers = o.resolvers.map((r) => new Resolver(r))
+    this.timeoutMs = o.timeoutMs
+    this.downMs = o.downMs ?? Math.max(5000, 2 * o.timeoutMs)
+    this.rotateMs = o.rotateMs ?? 15_000
+    this.poolSize = o.socketsPerFamily ?? 4
+    this.onAnswer = o.onAnswer
+    this.lastRotate = Date.now()
+    this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(100, o.timeoutMs >> 2)))
+    this.sweeper.unref()
+  }
+
+  static async create (o: ForwarderOptions): Promise<Forwarder> {
+    const f = new Forwarder(o)
+    const families = new Set(f.resolvers.map((r) => r.family))
+    for (const family of families) {
+      for (let i = 0; i < f.poolSize; i++) f.pools[family].push(await f.openSocket(family))
+    }
+    return f
+  }
+
+  /** Queries waiting for an answer. */
+  get pendingCount (): number {
+    return this.byKey.size + this.tcpPending.size
+  }
+
+  private nextId (): number {
+    if (this.idNext >= kIdBatch) {
+      randomFillSync(this.ids)
+      this.idNext = 0
+    }
+    return this.ids[this.idNext++]!   // idNext < kIdBatch
+  }
+
+  // Binds to a random port (crypto), falling back to a kernel-chosen one after a few collisions.
+  private async openSocket (family: 4 | 6): Promise<OutSocket> {
+    for (let attempt = 0; ; attempt++) {
+      const sock = createSocket(family === 4 ? 'udp4' : 'udp6')
+      const port = attempt < 8 ? randomInt(1024, 65536) : 0
+      try {
+        await new Promise<void>((resolve, reject) => {
+          sock.once('error', reject)
+          sock.bind(port, family === 4 ? '0.0.0.0' : '::', () => { sock.off('error', reject); resolve() })
+        })
+      } catch (err) {
+        sock.close()
+        if (attempt < 8) continue
+        throw err
+      }
+      const out = new OutSocket(sock, ++this.serial, Date.now())
+      sock.on('message', (msg, rinfo) => this.onUdpAnswer(out, msg, rinfo))
+      sock.on('error', () => {})
+      return out
+    }
+  }
+
+  private pickResolver (now: number): Resolver {
+    let best: Resolver | null = null
+    for (const r of this.resolvers) {
+      if (r.downUntil <= now) return r
+      if (best === null || r.downUntil < best.downUntil) best = r
+    }
+    return best!   // resolvers is non-empty
+  }
+
+  /** Sends `p.query` upstream over UDP; `p.clientId` must be set. */
+  forwardUdp (p: PendingQuery): void {
+    const now = Date.now()
+    const r = this.pickResolver(now)
+    const pool = this.pools[r.family]
+    const out = pool[this.turn++ % pool.length]!   // pools of used families are non-empty
+    if (this.turn >= 0x3fffffff) this.turn = 0
+    let key = -1
+    for (let tries = 0; tries < 16; tries++) {
+      const id = this.nextId()
+      const k = out.serial * 65536 + id
+      if (!this.byKey.has(k)) { key = k; setId(p.query, id); break }
+    }
+    if (key < 0) { this.onAnswer(p, null); return }   // 16 ID collisions: the socket is saturated
+    p.key = key
+    p.resolver = r
+    p.out = out
+    p.expires = now + this.timeoutMs
+    out.pending++
+    this.byKey.set(key, p)
+    this.queue.push(p)
+    out.sock.send(p.query, r.port, r.host)
+  }
+
+  private onUdpAnswer (out: OutSocket, msg: Buffer, rinfo: RemoteInfo): void {
+    const id = readId(msg)
+    if (id < 0) return
+    const p = this.byKey.get(out.serial * 65536 + id)
+    const r = p?.resolver
+    if (p === undefined || r == null || rinfo.port !== r.port || rinfo.address !== r.host || !this.matches(p, msg)) {
+      this.counters.unmatched++
+      return
+    }
+    this.byKey.delete(p.key)
+    out.pending--
+    this.finish(p, msg)
+  }
+
+  // The answer's question must be the one we asked (RFC 5452 §9.1). The query was validated
+  // when it arrived, so re-reading it cannot fail; it costs about 0.15 µs.
+  private matches (p: PendingQuery, response: Buffer): boolean {
+    return readQuery(p.query, this.scratch) === QUERY_OK && questionMatches(response, this.scratch)
+  }
+
+  private finish (p: PendingQuery, response: Buffer | null): void {
+    p.done = true
+    if (response !== null) {
+      const r = p.resolver
+      if (r !== null) r.downUntil = 0
+      setId(response, p.clientId)
+      this.counters.answered++
+    }
+    this.onAnswer(p, response)
+  }
+
+  /** Sends `p.query` upstream over TCP (one connection per query). */
+  forwardTcp (p: PendingQuery): void {
+    const now = Date.now()
+    const r = this.pickResolver(now)
+    setId(p.query, this.nextId())
+    p.resolver = r
+    p.expires = now + this.timeoutMs
+    this.tcpPending.add(p)
+    this.queue.push(p)
+    const sock = connect({ host: r.host, port: r.port, family: r.family })
+    p.tcp = sock
+    const reader = new FrameReader()
+    sock.setNoDelay(true)
+    sock.on('connect', () => sock.write(frame(p.query)))
+    sock.on('data', (chunk: Buffer) => {
+      reader.push(chunk)
+      for (let m = reader.read(); m !== null; m = reader.read()) {
+        if (p.done || readId(m) !== readId(p.query) || !this.matches(p, m)) continue
+        this.tcpPending.delete(p)
+        sock.destroy()
+        this.finish(p, m)
+        return
+      }
+    })
+    const fail = (): void => {
+      if (p.done) return
+      this.tcpPending.delete(p)
+      // A refused or reset connection counts as an unanswered query: fail over, answer SERVFAIL.
+      r.downUntil = Date.now() + this.downMs
+      this.finish(p, null)
+    }
+    sock.on('error', fail)
+    sock.on('close', fail)
+  }
+
+  private sweep (): void {
+    const now = Date.now()
+    const q = this.queue
+    while (this.head < q.length) {
+      const p = q[this.head]!   // head < length
+      if (!p.done && p.expires > now) break
+      this.head++
+      if (p.done) continue
+      this.counters.timeouts++
+      if (p.resolver !== null) p.resolver.downUntil = now + this.downMs
+      if (p.tcp !== null) {
+        this.tcpPending.delete(p)
+        p.tcp.destroy()
+      } else {
+        this.byKey.delete(p.key)
+        if (p.out !== null) p.out.pending--
+      }
+      this.finish(p, null)
+    }
+    if (this.head > 1024 && this.head * 2 > q.length) {
+      this.queue = q.slice(this.head)
+      this.head = 0
+    }
+    if (now - this.lastRotate >= this.rotateMs) {
+      this.lastRotate = now
+      this.rotate()
+    }
+    for (const family of [4, 6] as const) {
+      for (const s of this.retiredSockets[family]) {
+        if (s.pending <= 0 || now - s.born > this.rotateMs * 16) {
+          this.retiredSockets[family].delete(s)
+          s.sock.close()
+        }
+      }
+    }
+  }
+
+  private readonly retiredSockets: Record<4 | 6, Set<OutSocket>> = { 4: new Set(), 6: new Set() }
+
+  // Replaces the oldest socket of each pool by one on a new random port.
+  private rotate (): void {
+    for (const family of [4, 6] as const) {
+      const pool = this.pools[family]
+      if (pool.length === 0) continue
+      this.openSocket(family).then((fresh) => {
+        if (this.closed) { fresh.sock.close(); return }
+        let oldest = 0
+        for (let i = 1; i < pool.length; i++) if (pool[i]!.born < pool[oldest]!.born) oldest = i
+        const old = pool[oldest]!
+        pool[oldest] = fresh
+        old.retired = true
+        this.retiredSockets[family].add(old)
+      }, () => {})
+    }
+  }
+
+  /** Fails every waiting query (onAnswer with null) and closes the sockets. */
+  close (): void {
+    if (this.closed) return
+    this.closed = true
+    clearInterval(this.sweeper)
+    for (let i = this.head; i < this.queue.length; i++) {
+      const p = this.queue[i]!
+      if (p.done) continue
+      p.tcp?.destroy()
+      this.finish(p, null)
+    }
+    this.queue = []
+    this.byKey.clear()
+    this.tcpPending.clear()
+    for (const family of [4, 6] as const) {
+      for (const s of this.pools[family]) s.sock.close()
+      for (const s of this.retiredSockets[family]) s.sock.close()
+      this.pools[family].length = 0
+      this.retiredSockets[family].clear()
+    }
+  }
+}
