@@ -1,0 +1,3 @@
+import { runBlockPageSuite } from './blockpage.case.js'
+
+runBlockPageSuite('uws')

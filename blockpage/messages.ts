@@ -1,0 +1,36 @@
+/**
+ * The sentences the block page passes to templates as `ReasonText`, per language. They live in code
+ * (not in the templates) so that an operator's own template gets the right explanation for every
+ * reason with one `{{ReasonText}}`, and the shipped templates stay free of reason logic.
+ */
+import type { Language } from '../engine/config/index.js'
+
+/** Why the page is shown; a superset of the policy's block reasons (docs/blockpage.md lists them). */
+export type PageReason =
+  | 'category' | 'global-blacklist' | 'global-allow-only' | 'user-blacklist' | 'user-allow-only'
+  | 'safesearch' | 'unblocked'
+
+const TEXT: Readonly<Record<Language, Readonly<Record<PageReason, string>>>> = {
+  ru: {
+    category: 'Сайт относится к категориям, доступ к которым ограничен.',
+    'global-blacklist': 'Сайт заблокирован оператором связи для всех абонентов.',
+    'global-allow-only': 'Оператор связи разрешил доступ только к сайтам из списка разрешённых.',
+    'user-blacklist': 'Сайт внесён в чёрный список вашей учётной записи.',
+    'user-allow-only': 'Для вашей учётной записи открыты только сайты из списка разрешённых.',
+    safesearch: 'Для вашей учётной записи включён безопасный поиск.',
+    unblocked: 'Сайт больше не заблокирован.'
+  },
+  en: {
+    category: 'The site belongs to categories that are restricted on this connection.',
+    'global-blacklist': 'The site is blocked by your provider for all customers.',
+    'global-allow-only': 'Your provider allows only the sites on its allowed list.',
+    'user-blacklist': 'The site is on the block list of your account.',
+    'user-allow-only': 'Your account allows only the sites on its allowed list.',
+    safesearch: 'Safe search is on for your account.',
+    unblocked: 'The site is no longer blocked.'
+  }
+}
+
+export function reasonText (lang: Language, reason: PageReason): string {
+  return TEXT[lang][reason]
+}

@@ -1,0 +1,312 @@
+/**
+ * The block page (spec component 2) and the front door to the management API on the same listener.
+ *
+ * A browser lands here because the DNS server answered a name with the block-page address. The page
+ * does not trust that answer: it may come from a stale cache, or the policy may have changed since.
+ * So every request recomputes the verdict with the DNS server's own policy code, from the socket's
+ * peer address and the Host header, after one cheap generation check (so an API write is seen on the
+ * next request, without restart), and answers what the verdict says now:
+ *
+ *   block, by category      → blocked_by_category page (`Cats` in the page's language)
+ *   block, by a list        → blocked page
+ *   safe search             → 302 to `safesearchredirect` (search terms kept, safesearch.ts)
+ *   anything else           → unblocked page: "no longer blocked", a link to retry the URL
+ *
+ * Only page loads get pages: a request whose Accept does not name HTML (images, scripts, XHR, fonts)
+ * gets a few bytes of text with 403 (blocked) or 503 + Retry-After (not blocked: the client's DNS
+ * answer is stale), since a 10 KB page is of no use inside an <img>. Every answer says
+ * `Cache-Control: no-store`: a browser must never show a block page from its cache once the block
+ * is lifted. Requests for the API's host name never reach any of this: they go to the front door.
+ */
+import { domainToUnicode } from 'node:url'
+import { CategoryDb } from '../engine/catdb/index.js'
+import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
+import { formatHostPort, parseHostPort, type Config, type Language } from '../engine/config/index.js'
+import { EngineError } from '../engine/errors.js'
+import { createHttpServer, type Handler, type HttpImpl, type HttpRequest, type HttpResponse, type HttpServer } from '../engine/http/index.js'
+import { silentLogger, type Logger } from '../engine/log/index.js'
+import { normalizeDomain } from '../engine/names/index.js'
+import { normalizeIp } from '../engine/net/ip.js'
+import { HostKeys, loadSafeHosts, Policy, Verdict, type SafeHosts } from '../engine/policy/index.js'
+import { openStore, type Store } from '../engine/store/index.js'
+import { createBuiltinWhitelist } from '../engine/whitelist/index.js'
+import { LANGUAGES, pickLanguage } from './language.js'
+import { reasonText, type PageReason } from './messages.js'
+import { safeSearchRedirect } from './safesearch.js'
+import { loadTemplates, type PageName, type TemplateSet } from './templates.js'
+
+/** What the block page needs of the front door (api/front-door.ts `createFrontDoor`). */
+export interface FrontDoorLike {
+  isApiHost (hostHeader: string | undefined): boolean
+  handle (req: HttpRequest, res: HttpResponse): Promise<void>
+  close? (): void
+}
+
+/** Everything one request needs, built once at start. */
+export interface BlockPageDeps {
+  readonly policy: Policy
+  readonly store: Store
+  readonly safeHosts: SafeHosts
+  readonly templates: TemplateSet
+  /** Category names per language. */
+  readonly taxonomies: Readonly<Record<Language, Taxonomy>>
+  readonly productName: string
+  readonly language: Language
+  readonly acceptLanguage: boolean
+  /** `api.host`: never answered with a block page, even when no front door is mounted. */
+  readonly apiHost: string
+  readonly frontDoor: FrontDoorLike | undefined
+  readonly logger: Logger
+}
+
+const PAGE_HEADERS: ReadonlyArray<[string, string]> = [
+  ['Content-Type', 'text/html; charset=utf-8'],
+  ['Cache-Control', 'no-store'],
+  ['X-Content-Type-Options', 'nosniff'],
+  ['Referrer-Policy', 'no-referrer'],
+  // The shipped pages need nothing but inline CSS; an operator's page may show images (a logo). No scripts,
+  // ever: even if markup got in, it could not run.
+  ['Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; img-src data: https:; base-uri 'none'; form-action 'none'"]
+]
+
+const TEXT_HEADERS: ReadonlyArray<[string, string]> = [
+  ['Content-Type', 'text/plain; charset=utf-8'],
+  ['Cache-Control', 'no-store'],
+  ['X-Content-Type-Options', 'nosniff']
+]
+
+/**
+ * The host a Host header names: lower case, port and trailing dot dropped, IDN in punycode; an IPv6
+ * literal without brackets. `undefined` when the header is absent or is not `name[:port]`/`[v6][:port]`.
+ */
+export function hostOf (header: string | undefined): string | undefined {
+  if (header === undefined) return undefined
+  if (header.startsWith('[')) {
+    const m = /^\[([0-9A-Fa-f:.]+)\](?::\d{1,5})?$/.exec(header)
+    return m === null ? undefined : normalizeIp(m[1]!)
+  }
+  const m = /^([^:\s]+)(?::\d{1,5})?$/.exec(header)
+  return m === null ? undefined : normalizeDomain(m[1]!)
+}
+
+/** True when the client takes HTML: a navigation (browsers send `text/html` in Accept for pages and frames only). */
+export function wantsPage (accept: string | undefined): boolean {
+  if (accept === undefined) return false
+  const a = accept.toLowerCase()
+  return a.includes('text/html') || a.includes('application/xhtml+xml')
+}
+
+function sendText (res: HttpResponse, status: number, body: string): void {
+  res.status(status)
+  for (const [k, v] of TEXT_HEADERS) res.header(k, v)
+  res.send(body)
+}
+
+/**
+ * The request handler of one listener. `scheme` is how that listener is reached (`http` or `https`),
+ * for the retry link.
+ */
+export function createBlockPageHandler (deps: BlockPageDeps, scheme: 'http' | 'https'): Handler {
+  const { policy, store, safeHosts, templates, taxonomies, productName, frontDoor, logger } = deps
+  const apiHost = hostOf(deps.apiHost)
+  // Reused across requests: evaluate() resets every field and nothing awaits between it and the answer.
+  const verdict = new Verdict()
+  const debug = logger.isLevelEnabled('debug')
+
+  const page = (req: HttpRequest, res: HttpResponse, name: PageName, host: string, hostHeader: string, reason: PageReason, cats: readonly number[]): void => {
+    const lang = deps.acceptLanguage ? pickLanguage(req.header('accept-language'), deps.language) : deps.language
+    const tax = taxonomies[lang]
+    const html = templates.render(name, lang, {
+      Domain: host,
+      DisplayDomain: domainToUnicode(host) || host,
+      Cats: cats.map((c) => tax.name(c) ?? String(c)),
+      ProductName: productName,
+      Lang: lang,
+      Reason: reason,
+      ReasonText: reasonText(lang, reason),
+      RetryUrl: `${scheme}://${hostHeader}${req.path}${req.query === '' ? '' : `?${req.query}`}`
+    })
+    res.status(200)
+    for (const [k, v] of PAGE_HEADERS) res.header(k, v)
+    res.send(html)
+  }
+
+  return async (req, res) => {
+    const hostHeader = req.header('host')
+    if (frontDoor !== undefined && frontDoor.isApiHost(hostHeader)) {
+      await frontDoor.handle(req, res)
+      return
+    }
+    const host = hostOf(hostHeader)
+    // A Host that is not a name (`<script>…`) gets a fixed plain-text answer: nothing of it is echoed.
+    if (host === undefined || hostHeader === undefined) {
+      sendText(res, 400, 'Bad Request: the Host header does not name a host\n')
+      return
+    }
+    if (host === apiHost) {
+      sendText(res, 404, 'Not Found\n')
+      return
+    }
+    policy.checkGeneration()
+    policy.evaluate(req.remoteAddress, new HostKeys(host), verdict)
+    const isPage = wantsPage(req.header('accept'))
+    if (debug) logger.debug({ client: req.remoteAddress, host, action: verdict.action, reason: verdict.reason, page: isPage }, 'block page request')
+    switch (verdict.action) {
+      case 'block':
+        if (!isPage) { sendText(res, 403, 'Blocked\n'); return }
+        if (verdict.reason === 'category') {
+          page(req, res, 'blocked_by_category', host, hostHeader, 'category', verdict.blockedCats)
+        } else {
+          page(req, res, 'blocked', host, hostHeader, verdict.reason as PageReason, [])
+        }
+        return
+      case 'safesearch': {
+        if (!isPage) { sendText(res, 403, 'Blocked\n'); return }
+        const answer = safeSearchRedirect(store.getServerDefaults().safesearchredirect, verdict.target, req.query, safeHosts)
+        if (answer.kind === 'redirect') {
+          // no-referrer: the search terms of the original URL must not leak to the target a second time.
+          res.header('Location', answer.location).header('Referrer-Policy', 'no-referrer')
+          sendText(res, 302, 'Found\n')
+          return
+        }
+        if (answer.why !== 'no-target') logger.warn({ target: store.getServerDefaults().safesearchredirect, why: answer.why }, 'safesearchredirect cannot be used; showing the safe search page')
+        page(req, res, 'blocked', host, hostHeader, 'safesearch', [])
+        return
+      }
+      default:
+        // forward (stale DNS answer or changed policy) and safe video (the DNS server answers that one itself).
+        if (!isPage) {
+          res.header('Retry-After', '1')
+          sendText(res, 503, 'Not blocked: retry\n')
+          return
+        }
+        page(req, res, 'unblocked', host, hostHeader, 'unblocked', [])
+    }
+  }
+}
+
+export interface BlockPageOptions {
+  config: Readonly<Config>
+  /** The store to read; opened from `common.db` (and closed on close()) when absent. */
+  store?: Store
+  /** Requests for `api.host` go here; without one they get 404 (never a block page). */
+  frontDoor?: FrontDoorLike
+  logger?: Logger
+  impl?: 'auto' | HttpImpl
+  /** Override `proxy.safesearch-hosts`. */
+  safeHosts?: SafeHosts
+  /** Override the listen addresses (tests: port 0); default `blockpage.listen` / `blockpage.tls-listen`. */
+  listen?: string
+  tlsListen?: string
+}
+
+export interface RunningBlockPage {
+  /** Port of the HTTP listener. */
+  readonly port: number
+  /** Port of the HTTPS listener, when `blockpage.tls-listen` is set. */
+  readonly tlsPort: number | undefined
+  readonly impl: HttpImpl
+  readonly endpoints: readonly string[]
+  close (): Promise<void>
+}
+
+/** Loads the category names of both languages; a missing file for a non-default language falls back to the default's names. */
+function loadTaxonomies (dir: string, lang: Language, logger: Logger): Record<Language, Taxonomy> {
+  const main = loadTaxonomy(dir, lang)
+  const out = {} as Record<Language, Taxonomy>
+  for (const l of LANGUAGES) {
+    if (l === lang) { out[l] = main; continue }
+    try {
+      out[l] = loadTaxonomy(dir, l)
+    } catch (err) {
+      logger.warn({ err, lang: l }, 'category names missing for this language; pages in it show the default language\'s names')
+      out[l] = main
+    }
+  }
+  return out
+}
+
+/** Builds the per-request dependencies from the config (templates compiled, taxonomies loaded). */
+export function createBlockPageDeps (options: BlockPageOptions & { store: Store }): BlockPageDeps {
+  const { config, store } = options
+  const logger = options.logger ?? silentLogger()
+  const bp = config.blockpage
+  const language = bp.language ?? config.datafiles.language
+  const safeHosts = options.safeHosts ?? loadSafeHosts(config.proxy['safesearch-hosts'])
+  const policy = new Policy({
+    store,
+    categories: new CategoryDb(store),
+    builtin: createBuiltinWhitelist(config.common['vendor-names']),
+    safeHosts
+  })
+  const templates = loadTemplates(bp.templates, language)
+  if (templates.missingDir) logger.warn({ templates: bp.templates }, 'blockpage.templates does not exist; serving the shipped templates')
+  return {
+    policy,
+    store,
+    safeHosts,
+    templates,
+    taxonomies: loadTaxonomies(config.datafiles.cats, language, logger),
+    productName: bp['product-name'],
+    language,
+    acceptLanguage: bp['accept-language'],
+    apiHost: config.api.host,
+    frontDoor: options.frontDoor,
+    logger
+  }
+}
+
+/**
+ * Starts the block page on `blockpage.listen` (and `blockpage.tls-listen` when set).
+ *
+ * @example
+ * const bp = await startBlockPage({ config, frontDoor: createFrontDoor(config, logger), logger })
+ * console.log(bp.endpoints) // ['blockpage http 0.0.0.0:80']
+ * await bp.close()
+ */
+export async function startBlockPage (options: BlockPageOptions): Promise<RunningBlockPage> {
+  const { config } = options
+  const logger = options.logger ?? silentLogger()
+  const ownStore = options.store === undefined
+  const store = options.store ?? openStore(config.common.db)
+  const servers: HttpServer[] = []
+  const closeAll = async (): Promise<void> => {
+    for (const s of servers) await s.close()
+    options.frontDoor?.close?.()
+    if (ownStore) await store.close()
+  }
+  try {
+    const deps = createBlockPageDeps({ ...options, store, logger })
+    const bodyLimit = config.api['body-limit']
+    const onError = (err: unknown, req: HttpRequest): void => { logger.error({ err, host: req.header('host'), path: req.path }, 'block page request failed') }
+    const endpoints: string[] = []
+    const listenOn = async (address: string, scheme: 'http' | 'https'): Promise<{ port: number, server: HttpServer }> => {
+      const tls = scheme === 'https' ? { cert: config.blockpage['tls-cert'] ?? '', key: config.blockpage['tls-key'] ?? '' } : undefined
+      const server = createHttpServer({ impl: options.impl ?? 'auto', bodyLimit, onError, ...(tls === undefined ? {} : { tls }), logger })
+      server.route('*', '/*', createBlockPageHandler(deps, scheme))
+      servers.push(server)
+      const hp = parseHostPort(address)
+      try {
+        const { port } = await server.listen(hp.host, hp.port)
+        endpoints.push(`blockpage ${scheme} ${formatHostPort({ host: hp.host, port })}`)
+        return { port, server }
+      } catch (err) {
+        throw new EngineError('ENGINE_LISTEN', `blockpage: cannot listen on ${address}: ${(err as Error).message}`, { cause: err })
+      }
+    }
+    const http = await listenOn(options.listen ?? config.blockpage.listen, 'http')
+    const tlsAddress = options.tlsListen ?? config.blockpage['tls-listen']
+    const https = tlsAddress === undefined ? undefined : await listenOn(tlsAddress, 'https')
+    logger.info({ templates: config.blockpage.templates, language: deps.language, acceptLanguage: deps.acceptLanguage, frontDoor: options.frontDoor !== undefined }, 'block page ready')
+    return {
+      port: http.port,
+      tlsPort: https?.port,
+      impl: http.server.impl,
+      endpoints,
+      close: closeAll
+    }
+  } catch (err) {
+    await closeAll()
+    throw err
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * Test helpers for the block page (not a test file): a temp store with a small category database and
+ * a known policy, a config pointing at it, a started block page, and a raw HTTP client that sets Host,
+ * Accept and the source address freely.
+ *
+ * Client addresses (all loopback, so Linux lets a socket bind them):
+ *   127.0.0.1  anonymous: server defaults, filter [GAMBLING]
+ *   127.0.0.2  alice: filter [SOCIAL_NETWORKS], blacklist user-listed.example
+ *   127.0.0.3  bob: allow-only (blacklist `-`), whitelist ok.example
+ *   127.0.0.4  carol: safe search on
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { TestContext } from 'node:test'
+import { CategoryDbBuilder } from '../../engine/catdb/index.js'
+import { CATEGORY } from '../../engine/categories/index.js'
+import { parseConfig, type Config } from '../../engine/config/index.js'
+import type { HttpImpl } from '../../engine/http/index.js'
+import { Store } from '../../engine/store/index.js'
+import { DEFAULT_TEMPLATES_DIR } from '../templates.js'
+import { startBlockPage, type FrontDoorLike, type RunningBlockPage } from '../server.js'
+
+/** conf/ of the checkout (catgroups*.json, categories.meta.json, safesearch.txt). */
+export const CONF_DIR = fileURLToPath(new URL('../../../conf/', import.meta.url))
+/** test-output/ of the checkout (git-ignored). */
+export const TEST_OUTPUT_DIR = fileURLToPath(new URL('../../../test-output/', import.meta.url))
+
+export const ANON = '127.0.0.1'
+export const ALICE = '127.0.0.2'
+export const BOB = '127.0.0.3'
+export const CAROL = '127.0.0.4'
+
+export interface FixtureOptions {
+  impl?: 'auto' | HttpImpl
+  frontDoor?: FrontDoorLike
+  /** Extra YAML lines inside the blockpage section (`language: en`). */
+  blockpage?: string[]
+  /** `api.listen`: where the front door forwards (default 127.0.0.1:9, where nothing answers). */
+  apiListen?: string
+  /** Extra YAML lines inside the api section. */
+  api?: string[]
+  /** `blockpage.product-name` (default `Test Filter`). */
+  productName?: string
+  /** `blockpage.templates` (default: the shipped directory). */
+  templates?: string
+  /** `/config/` safesearchredirect. */
+  redirect?: string
+}
+
+export interface Fixture {
+  readonly dir: string
+  readonly store: Store
+  readonly config: Readonly<Config>
+  readonly configFile: string
+  readonly bp: RunningBlockPage
+}
+
+/** Writes the temp dir, store, category database and config; does not start a server. */
+/** Where cleanup is registered: a node:test context, or the bench's own list. */
+export interface Cleanup {
+  after (fn: () => unknown): void
+}
+
+export async function makeStore (t: Cleanup, options: FixtureOptions = {}): Promise<{ dir: string, store: Store, config: Readonly<Config>, configFile: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'filterd-blockpage-'))
+  const store = Store.open(join(dir, 'db'))
+  t.after(async () => {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const b = await CategoryDbBuilder.begin(store)
+  await b.put('casino.example', false, [CATEGORY.GAMBLING])
+  await b.put('social.example', false, [CATEGORY.SOCIAL_NETWORKS])
+  await b.put('mixed.example', false, [CATEGORY.GAMBLING, CATEGORY.SOCIAL_NETWORKS])
+  await b.put('news.example', false, [CATEGORY.SEARCH_ENGINES])
+  await b.commit()
+  await store.write((w) => {
+    w.putServerDefaults({ filter: [CATEGORY.GAMBLING], safesearch: false, safeyoutube: false, safesearchredirect: options.redirect ?? '' })
+    const users: Array<[string, string, Partial<{ filter: number[], safesearch: 'on' | 'off' }>]> = [
+      ['alice', ALICE, { filter: [CATEGORY.SOCIAL_NETWORKS] }],
+      ['bob', BOB, {}],
+      ['carol', CAROL, { safesearch: 'on' }]
+    ]
+    for (const [name, ip, extra] of users) {
+      w.putUser({ ...w.store.newUser(name), ...extra, ip: [ip] })
+      w.claimAddresses(name, [ip])
+    }
+    w.putList('alice', 'black', ['user-listed.example'])
+    w.putList('bob', 'black', ['-'])
+    w.putList('bob', 'white', ['ok.example'])
+    w.putList(null, 'black', ['global-listed.example'])
+  })
+  const configFile = join(dir, 'filterd.yaml')
+  const yaml = [
+    'datafiles:',
+    `  cats: ${CONF_DIR}`,
+    '  language: ru',
+    'blockpage:',
+    '  listen: 127.0.0.1:0',
+    `  log: ${join(dir, 'blockpage.log')}`,
+    `  pid: ${join(dir, 'blockpage.pid')}`,
+    `  product-name: ${JSON.stringify(options.productName ?? 'Test Filter')}`,
+    `  templates: ${options.templates ?? DEFAULT_TEMPLATES_DIR}`,
+    ...(options.blockpage ?? []).map((l) => `  ${l}`),
+    'api:',
+    `  listen: ${options.apiListen ?? '127.0.0.1:9'}`,
+    '  host: api.test',
+    ...(options.api ?? []).map((l) => `  ${l}`),
+    'common:',
+    `  db: ${join(dir, 'db')}`,
+    '  log-level: silent',
+    'proxy:',
+    `  safesearch-hosts: ${join(CONF_DIR, 'safesearch.txt')}`,
+    ''
+  ].join('\n')
+  writeFileSync(configFile, yaml)
+  const config = parseConfig(yaml, configFile, {})
+  return { dir, store, config, configFile }
+}
+
+/** A started block page on 127.0.0.1 port 0 over the fixture store; closed after the test. */
+export async function startFixture (t: TestContext, options: FixtureOptions = {}): Promise<Fixture> {
+  const base = await makeStore(t, options)
+  const bp = await startBlockPage({
+    config: base.config,
+    store: base.store,
+    impl: options.impl ?? 'auto',
+    ...(options.frontDoor === undefined ? {} : { frontDoor: options.frontDoor })
+  })
+  t.after(() => bp.close())
+  return { ...base, bp }
+}
+
+export interface Answer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: string
+}
+
+export interface GetOptions {
+  host: string
+  path?: string
+  from?: string
+  accept?: string
+  acceptLanguage?: string
+  method?: string
+}
+
+/** Browser-like page load by default (Accept: text/html…). `accept: ''` sends no Accept. */
+export const PAGE_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
+
+export function get (port: number, options: GetOptions): Promise<Answer> {
+  const headers: Record<string, string> = { Host: options.host }
+  const accept = options.accept ?? PAGE_ACCEPT
+  if (accept !== '') headers.Accept = accept
+  if (options.acceptLanguage !== undefined) headers['Accept-Language'] = options.acceptLanguage
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      localAddress: options.from ?? ANON,
+      method: options.method ?? 'GET',
+      path: options.path ?? '/',
+      headers,
+      agent: false
+    }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }) })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** The text a person reads: tags, style and script dropped, entities of the shipped pages decoded, spaces collapsed. */
+export function visibleText (html: string): string {
+  return html
+    .replace(/<style[\s\S]*?<\/style>/g, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#x27;/g, "'")
+    .replace(/\s+/g, ' ')
+    .trim()
+}
