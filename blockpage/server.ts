@@ -28,7 +28,7 @@ import { silentLogger, type Logger } from '../engine/log/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
 import { normalizeIp } from '../engine/net/ip.js'
 import { HostKeys, loadSafeHosts, Policy, Verdict, type SafeHosts } from '../engine/policy/index.js'
-import { openStore, type Store } from '../engine/store/index.js'
+import { openConfiguredStore, type Store } from '../engine/store/index.js'
 import { createBuiltinWhitelist } from '../engine/whitelist/index.js'
 import { LANGUAGES, pickLanguage } from './language.js'
 import { reasonText, type PageReason } from './messages.js'
@@ -268,7 +268,7 @@ export async function startBlockPage (options: BlockPageOptions): Promise<Runnin
   const { config } = options
   const logger = options.logger ?? silentLogger()
   const ownStore = options.store === undefined
-  const store = options.store ?? openStore(config.common.db)
+  const store = options.store ?? openConfiguredStore(config)
   const servers: HttpServer[] = []
   const closeAll = async (): Promise<void> => {
     for (const s of servers) await s.close()

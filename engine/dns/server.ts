@@ -27,7 +27,7 @@ import { silentLogger, type Logger } from '../log/index.js'
 import { Policy, loadSafeHosts, type SafeHosts } from '../policy/index.js'
 import { JudgePool, type BatchOutput } from '../pool/index.js'
 import { noopQueryLogSink, type QueryLogRecord, type QueryLogSink } from '../querylog/index.js'
-import { Store } from '../store/index.js'
+import { configuredStoreOptions, openConfiguredStore, type Store } from '../store/index.js'
 import { createBuiltinWhitelist } from '../whitelist/index.js'
 import {
   EDE_NO_REACHABLE_AUTHORITY, FrameReader, QCLASS_IN, QTYPE_A, QTYPE_AAAA, QUERY_OK, QueryScratch,
@@ -166,7 +166,7 @@ class FrontLoop implements DnsServer {
   async start (o: DnsServerOptions): Promise<void> {
     const proxy = this.config.proxy
     if (this.dispatch === 'inline') {
-      this.store = o.store ?? Store.open(this.config.common.db, { readOnly: true })
+      this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
       this.ownsStore = o.store === undefined
       this.policy = new Policy({
         store: this.store,
@@ -183,6 +183,7 @@ class FrontLoop implements DnsServer {
         workers: proxy.workers,
         data: {
           dbPath: o.store?.path ?? this.config.common.db,
+          storeOptions: configuredStoreOptions(this.config),
           proxy: { ...proxy },
           vendorNames: [...this.config.common['vendor-names']],
           wantStats: this.sink.enabled

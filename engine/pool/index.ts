@@ -11,11 +11,14 @@
  */
 import { Piscina, transferableSymbol, valueSymbol } from 'piscina'
 import type { QueryLogRecord } from '../querylog/index.js'
+import type { StoreOptions } from '../store/index.js'
 
 /** What each pool worker needs to build its own Policy (plain data: it crosses threads). */
 export interface PoolWorkerData {
   /** LMDB environment path (common.db), opened read-only by every worker. */
   dbPath: string
+  /** The config's initial `/config/` values (engine/store configuredStoreOptions). */
+  storeOptions: StoreOptions
   /** The proxy section (blockpage-ip, ttl, client-subnet, safesearch-hosts). */
   proxy: Record<string, unknown>
   vendorNames: readonly string[]

@@ -13,7 +13,7 @@ import { moved, type Moved, type BatchInput, type BatchOutput, type PoolWorkerDa
 
 const data = workerData as PoolWorkerData
 const proxy = data.proxy as unknown as Readonly<Config['proxy']>
-const store = Store.open(data.dbPath, { readOnly: true })
+const store = Store.open(data.dbPath, { ...data.storeOptions, readOnly: true })
 const policy = new Policy({
   store,
   categories: new CategoryDb(store),

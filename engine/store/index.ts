@@ -353,11 +353,19 @@ export function openStore (path: string, options: StoreOptions = {}): Store {
   return Store.open(path, options)
 }
 
-/** The store at `common.db`, with the config's initial `/config/` values. Roles open it this way. */
-export function openConfiguredStore (config: Readonly<Config>, options: { readOnly?: boolean } = {}): Store {
-  return Store.open(config.common.db, {
-    ...options,
+/** The config's initial `/config/` values, as store options (plain data: worker threads get it too). */
+export function configuredStoreOptions (config: Readonly<Config>): StoreOptions {
+  return {
     safesearchredirect: config.common.safesearchredirect,
-    ...(config.demo?.['default-filter'] !== undefined ? { defaultFilter: config.demo['default-filter'] } : {})
-  })
+    ...(config.demo?.['default-filter'] !== undefined ? { defaultFilter: [...config.demo['default-filter']] } : {})
+  }
+}
+
+/**
+ * The store at `common.db`, with the config's initial `/config/` values: every role opens it
+ * this way, so an anonymous address gets the same defaults from the DNS server, the block page
+ * and the API before `/config/` is first written.
+ */
+export function openConfiguredStore (config: Readonly<Config>, options: { readOnly?: boolean } = {}): Store {
+  return Store.open(config.common.db, { ...configuredStoreOptions(config), ...options })
 }
