@@ -1,0 +1,302 @@
+/**
+ * Operational metrics (Prometheus text format at `/metrics` on the api listener).
+ *
+ * The path: DNS counters live in the DNS processes, and /metrics is served by the api process.
+ * Each DNS process counts into a `DnsMetrics` (plain numbers in a Float64Array: an increment is a
+ * store, no allocation, no label lookup), and `startMetricsPublisher` writes a small JSON snapshot
+ * of it every 5 seconds to `<stats.dir>/metrics/dns-<pid>.json` (written to a temporary name and
+ * renamed, so a reader never sees half a file). The api role's `/metrics` handler reads every
+ * snapshot and exposes them through prom-client with a `process` label (`dns-<pid>`), plus what it
+ * can read itself (the store generation). A snapshot older than five minutes (a process that died
+ * without cleaning up) is left out; a process that closes removes its own. Counters restart at 0
+ * with a new process, under a new `process` label, which Prometheus's `rate()` handles.
+ *
+ * Exposed metrics:
+ *   filterd_dns_queries_total{process}                      queries answered or dropped
+ *   filterd_dns_answers_total{process,verdict,rcode}        by verdict action and answer RCODE
+ *   filterd_dns_upstream_latency_ms{process,le}             histogram of upstream round trips
+ *   filterd_dns_upstream_timeouts_total{process}
+ *   filterd_dns_pool_queue_depth{process}                   last value set
+ *   filterd_stats_rows_written_total{process}, filterd_stats_rows_dropped_total{process}
+ *   filterd_metrics_snapshot_age_seconds{process}
+ *   filterd_store_generation                                 the policy generation the api sees
+ *   filterd_api_* (prom-client's default process metrics of the api process)
+ */
+import { mkdirSync } from 'node:fs'
+import { readFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+import type { Config } from '../config/types.js'
+import type { HttpRequest, HttpServer } from '../http/index.js'
+import type { Store } from '../store/index.js'
+
+/** Verdict actions with their own slot (engine/policy `Action`, plus what the front decides itself). */
+export const VERDICTS = ['forward', 'block', 'safesearch', 'safevideo', 'malformed', 'drop', 'other'] as const
+export type VerdictLabel = typeof VERDICTS[number]
+/** RCODEs 0..15 get a slot each; anything else counts as 16 ("other"). */
+const kRcodes = 17
+/** Upper bounds (ms) of the upstream latency buckets. */
+export const UPSTREAM_BUCKETS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] as const
+
+const S_QUERIES = 0
+const S_TIMEOUTS = 1
+const S_QUEUE = 2
+const S_UP_SUM = 3
+const S_UP_COUNT = 4
+const kScalars = 5
+
+function verdictSlot (action: string): number {
+  switch (action) {
+    case 'forward': return 0
+    case 'block': return 1
+    case 'safesearch': return 2
+    case 'safevideo': return 3
+    case 'malformed': return 4
+    case 'drop': return 5
+    default: return 6
+  }
+}
+
+/** What a DNS process publishes. */
+export interface MetricsSnapshot {
+  v: 1
+  pid: number
+  updated: number
+  queries: number
+  /** [verdict, rcode ('other' past 15), count], non-zero entries only. */
+  answers: Array<[string, string, number]>
+  upstream: { buckets: number[], counts: number[], sum: number, count: number }
+  upstreamTimeouts: number
+  poolQueueDepth: number
+  statsRowsWritten: number
+  statsRowsDropped: number
+}
+
+/**
+ * The DNS process's counters. Every method is a few arithmetic operations on preallocated typed
+ * arrays, safe to call per packet.
+ */
+export class DnsMetrics {
+  readonly scalars = new Float64Array(kScalars)
+  readonly answers = new Float64Array(VERDICTS.length * kRcodes)
+  readonly upstreamBuckets = new Float64Array(UPSTREAM_BUCKETS_MS.length + 1)
+
+  /** Counts one query and its answer: `verdictAction` is the policy Action or 'malformed'/'drop'. */
+  countQuery (verdictAction: string, rcode: number): void {
+    this.scalars[S_QUERIES]! += 1
+    const r = rcode >= 0 && rcode < 16 ? rcode | 0 : 16
+    this.answers[verdictSlot(verdictAction) * kRcodes + r]! += 1
+  }
+
+  /** Records one upstream round trip of `ms` milliseconds. */
+  observeUpstream (ms: number): void {
+    let i = 0
+    while (i < UPSTREAM_BUCKETS_MS.length && ms > UPSTREAM_BUCKETS_MS[i]!) i++
+    this.upstreamBuckets[i]! += 1
+    this.scalars[S_UP_SUM]! += ms
+    this.scalars[S_UP_COUNT]! += 1
+  }
+
+  countUpstreamTimeout (): void {
+    this.scalars[S_TIMEOUTS]! += 1
+  }
+
+  setPoolQueueDepth (n: number): void {
+    this.scalars[S_QUEUE] = n
+  }
+
+  /** A JSON-ready copy; `statsRows` comes from the CSV writer (`writtenRows`, `droppedRows`). */
+  snapshot (statsRows: { writtenRows: number, droppedRows: number } = { writtenRows: 0, droppedRows: 0 }, now = Date.now()): MetricsSnapshot {
+    const answers: Array<[string, string, number]> = []
+    for (let v = 0; v < VERDICTS.length; v++) {
+      for (let r = 0; r < kRcodes; r++) {
+        const n = this.answers[v * kRcodes + r]!
+        if (n > 0) answers.push([VERDICTS[v]!, r === 16 ? 'other' : String(r), n])
+      }
+    }
+    return {
+      v: 1,
+      pid: process.pid,
+      updated: now,
+      queries: this.scalars[S_QUERIES]!,
+      answers,
+      upstream: {
+        buckets: [...UPSTREAM_BUCKETS_MS],
+        counts: [...this.upstreamBuckets],
+        sum: this.scalars[S_UP_SUM]!,
+        count: this.scalars[S_UP_COUNT]!
+      },
+      upstreamTimeouts: this.scalars[S_TIMEOUTS]!,
+      poolQueueDepth: this.scalars[S_QUEUE]!,
+      statsRowsWritten: statsRows.writtenRows,
+      statsRowsDropped: statsRows.droppedRows
+    }
+  }
+}
+
+export interface MetricsPublisher {
+  /** Writes the snapshot now. */
+  publishNow (): Promise<void>
+  /** Stops the timer and removes this process's snapshot. */
+  close (): Promise<void>
+}
+
+export interface MetricsPublisherOptions {
+  /** The CSV writer, for its row counters. */
+  queryLog?: { readonly writtenRows: number, readonly droppedRows: number }
+  /** Default 5000 ms. */
+  intervalMs?: number
+  /** Default the process id. */
+  pid?: number
+}
+
+/** The directory snapshots are written to. */
+export function metricsDir (config: Readonly<Config>): string {
+  return join(config.stats.dir, 'metrics')
+}
+
+/**
+ * Publishes `metrics` every few seconds for the api role's /metrics (one call per DNS process).
+ *
+ * @example
+ * ```ts
+ * const metrics = new DnsMetrics()
+ * const publisher = startMetricsPublisher(config, metrics, { queryLog })
+ * ```
+ */
+export function startMetricsPublisher (config: Readonly<Config>, metrics: DnsMetrics, options: MetricsPublisherOptions = {}): MetricsPublisher {
+  const dir = metricsDir(config)
+  mkdirSync(dir, { recursive: true })
+  const pid = options.pid ?? process.pid
+  const file = join(dir, `dns-${pid}.json`)
+  const tmp = `${file}.tmp`
+  let closed = false
+  let writing: Promise<void> = Promise.resolve()
+  const publishNow = (): Promise<void> => {
+    writing = writing.then(async () => {
+      if (closed) return
+      const snap = { ...metrics.snapshot(options.queryLog), pid }
+      await writeFile(tmp, JSON.stringify(snap))
+      await rename(tmp, file)
+    }).catch(() => {})
+    return writing
+  }
+  const timer = setInterval(() => { void publishNow() }, options.intervalMs ?? 5000)
+  timer.unref()
+  void publishNow()
+  return {
+    publishNow,
+    async close () {
+      clearInterval(timer)
+      await writing
+      closed = true
+      await rm(file, { force: true })
+      await rm(tmp, { force: true })
+    }
+  }
+}
+
+/** Reads the fresh snapshots of `dir`, keyed by process label. */
+export async function readSnapshots (dir: string, now = Date.now(), maxAgeMs = 300_000): Promise<Map<string, MetricsSnapshot>> {
+  const out = new Map<string, MetricsSnapshot>()
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch {
+    return out
+  }
+  for (const name of names.sort()) {
+    const m = /^(dns-\d+)\.json$/.exec(name)
+    if (m === null) continue
+    try {
+      const snap = JSON.parse(await readFile(join(dir, name), 'utf8')) as MetricsSnapshot
+      if (snap.v !== 1 || now - snap.updated > maxAgeMs) continue
+      out.set(m[1]!, snap)
+    } catch {
+      // Removed between readdir and readFile, or not ours.
+    }
+  }
+  return out
+}
+
+export interface MetricsRouteContext {
+  readonly config: Readonly<Config>
+  readonly store: Pick<Store, 'generation'>
+  /** Called first on every request, e.g. the api role's access check; throw an HttpError to refuse. */
+  readonly guard?: (req: HttpRequest) => void
+  /** Include prom-client's default metrics of this process (prefix `filterd_api_`); default true. */
+  readonly defaultMetrics?: boolean
+  readonly now?: () => number
+}
+
+type HistValue = { metricName: string, labels: Record<string, string | number>, value: number }
+
+/** Mounts `GET /metrics` (Prometheus text format 0.0.4) on `server`; returns its registry. */
+export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteContext): Registry {
+  const registry = new Registry()
+  const dir = metricsDir(ctx.config)
+  const now = ctx.now ?? Date.now
+  if (ctx.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'filterd_api_' })
+  const p = ['process'] as const
+  const queries = new Counter({ name: 'filterd_dns_queries_total', help: 'DNS queries received', labelNames: p, registers: [registry] })
+  const answers = new Counter({ name: 'filterd_dns_answers_total', help: 'DNS queries by verdict action and answer RCODE', labelNames: ['process', 'verdict', 'rcode'] as const, registers: [registry] })
+  const timeouts = new Counter({ name: 'filterd_dns_upstream_timeouts_total', help: 'upstream queries that timed out', labelNames: p, registers: [registry] })
+  const queue = new Gauge({ name: 'filterd_dns_pool_queue_depth', help: 'tasks waiting in the worker pool', labelNames: p, registers: [registry] })
+  const written = new Counter({ name: 'filterd_stats_rows_written_total', help: 'statistics rows written to CSV', labelNames: p, registers: [registry] })
+  const dropped = new Counter({ name: 'filterd_stats_rows_dropped_total', help: 'statistics rows dropped (disk full or slow)', labelNames: p, registers: [registry] })
+  const age = new Gauge({ name: 'filterd_metrics_snapshot_age_seconds', help: 'age of the DNS process snapshot', labelNames: p, registers: [registry] })
+  const store = ctx.store
+  void new Gauge({
+    name: 'filterd_store_generation',
+    help: 'policy generation of the store',
+    registers: [registry],
+    collect () { this.set(store.generation()) }
+  })
+  let latency: HistValue[] = []
+  const histName = 'filterd_dns_upstream_latency_ms'
+  const histHelp = 'upstream round-trip time in milliseconds'
+  // prom-client has no histogram whose buckets can be set from outside, so this one is a plain
+  // metric object in the shape the registry renders (the same shape its own Histogram returns).
+  registry.registerMetric({
+    name: histName,
+    help: histHelp,
+    get: async () => ({ name: histName, help: histHelp, type: 'histogram', aggregator: 'sum', values: latency })
+  } as never)
+
+  // Scrapes run one at a time: each resets the metrics and fills them from the snapshots it read.
+  let chain: Promise<unknown> = Promise.resolve()
+  const render = async (): Promise<string> => {
+    const t = now()
+    const snaps = await readSnapshots(dir, t)
+    for (const m of [queries, answers, timeouts, queue, written, dropped, age]) m.reset()
+    const hist: HistValue[] = []
+    for (const [proc, s] of snaps) {
+      const l = { process: proc }
+      queries.inc(l, s.queries)
+      for (const [verdict, rcode, n] of s.answers) answers.inc({ process: proc, verdict, rcode }, n)
+      timeouts.inc(l, s.upstreamTimeouts)
+      queue.set(l, s.poolQueueDepth)
+      written.inc(l, s.statsRowsWritten)
+      dropped.inc(l, s.statsRowsDropped)
+      age.set(l, Math.max(0, (t - s.updated) / 1000))
+      let cum = 0
+      s.upstream.buckets.forEach((le, i) => {
+        cum += s.upstream.counts[i] ?? 0
+        hist.push({ metricName: `${histName}_bucket`, labels: { process: proc, le }, value: cum })
+      })
+      cum += s.upstream.counts[s.upstream.buckets.length] ?? 0
+      hist.push({ metricName: `${histName}_bucket`, labels: { process: proc, le: '+Inf' }, value: cum })
+      hist.push({ metricName: `${histName}_sum`, labels: l, value: s.upstream.sum })
+      hist.push({ metricName: `${histName}_count`, labels: l, value: s.upstream.count })
+    }
+    latency = hist
+    return await registry.metrics()
+  }
+  server.route('GET', '/metrics', async (req, res) => {
+    ctx.guard?.(req)
+    const p = chain.then(render)
+    chain = p.catch(() => {})
+    res.header('Content-Type', registry.contentType).send(await p)
+  })
+  return registry
+}

@@ -1,0 +1,89 @@
+import { test, type TestContext } from 'node:test'
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync, readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseConfig } from '../config/index.js'
+import { HttpError, createHttpServer } from '../http/index.js'
+import { DnsMetrics, metricsDir, registerMetricsRoute, startMetricsPublisher } from './index.js'
+
+function testConfig (t: TestContext): ReturnType<typeof parseConfig> {
+  const root = mkdtempSync(join(tmpdir(), 'filterd-metrics-'))
+  t.after(() => { rmSync(root, { recursive: true, force: true }) })
+  return parseConfig(`stats:\n  dir: ${JSON.stringify(join(root, 'csv'))}\n  db: ${JSON.stringify(join(root, 'db'))}\n`, join(root, 'x.yaml'))
+}
+
+test('counts queries by verdict and rcode and upstream latency into buckets', (t: TestContext) => {
+  const m = new DnsMetrics()
+  m.countQuery('forward', 0)
+  m.countQuery('forward', 0)
+  m.countQuery('block', 0)
+  m.countQuery('forward', 3)
+  m.countQuery('weird', 99)
+  m.observeUpstream(0.5)
+  m.observeUpstream(7)
+  m.observeUpstream(9000)
+  m.countUpstreamTimeout()
+  m.setPoolQueueDepth(4)
+  const s = m.snapshot({ writtenRows: 10, droppedRows: 2 }, 1000)
+  t.assert.strictEqual(s.queries, 5)
+  t.assert.deepStrictEqual(s.answers, [['forward', '0', 2], ['forward', '3', 1], ['block', '0', 1], ['other', 'other', 1]])
+  t.assert.strictEqual(s.upstream.counts[0], 1)
+  t.assert.strictEqual(s.upstream.counts[3], 1) // 7 ms: the 10 ms bucket
+  t.assert.strictEqual(s.upstream.counts[s.upstream.buckets.length], 1) // past 5 s
+  t.assert.strictEqual(s.upstream.sum, 9007.5)
+  t.assert.strictEqual(s.upstreamTimeouts, 1)
+  t.assert.strictEqual(s.poolQueueDepth, 4)
+  t.assert.strictEqual(s.statsRowsDropped, 2)
+})
+
+test('exposes the DNS processes\' published counters on /metrics with a process label', async (t: TestContext) => {
+  const config = testConfig(t)
+  const m = new DnsMetrics()
+  m.countQuery('block', 0)
+  m.observeUpstream(3)
+  m.observeUpstream(30)
+  const pub = startMetricsPublisher(config, m, { pid: 4242, queryLog: { writtenRows: 7, droppedRows: 3 }, intervalMs: 3_600_000 })
+  await pub.publishNow()
+  // A snapshot of a process that stopped long ago is left out.
+  writeFileSync(join(metricsDir(config), 'dns-1.json'), JSON.stringify({ ...m.snapshot(), pid: 1, updated: 0 }))
+  const server = createHttpServer({ logger: { warn () {} } })
+  registerMetricsRoute(server, { config, store: { generation: () => 17 }, defaultMetrics: false })
+  const { port } = await server.listen('127.0.0.1', 0)
+  t.after(() => server.close())
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`)
+  t.assert.strictEqual(res.status, 200)
+  t.assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/)
+  const text = await res.text()
+  for (const line of [
+    'filterd_dns_queries_total{process="dns-4242"} 1',
+    'filterd_dns_answers_total{process="dns-4242",verdict="block",rcode="0"} 1',
+    'filterd_dns_upstream_latency_ms_bucket{process="dns-4242",le="5"} 1',
+    'filterd_dns_upstream_latency_ms_bucket{process="dns-4242",le="50"} 2',
+    'filterd_dns_upstream_latency_ms_bucket{process="dns-4242",le="+Inf"} 2',
+    'filterd_dns_upstream_latency_ms_sum{process="dns-4242"} 33',
+    'filterd_dns_upstream_latency_ms_count{process="dns-4242"} 2',
+    'filterd_stats_rows_dropped_total{process="dns-4242"} 3',
+    'filterd_stats_rows_written_total{process="dns-4242"} 7',
+    'filterd_store_generation 17',
+    '# TYPE filterd_dns_upstream_latency_ms histogram'
+  ]) t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
+  t.assert.doesNotMatch(text, /dns-1"/)
+  await pub.close()
+  t.assert.deepStrictEqual(readdirSync(metricsDir(config)).filter((n) => n.includes('4242')), [], 'a closed publisher removes its snapshot')
+})
+
+test('answers /metrics only when the access guard lets the request through', async (t: TestContext) => {
+  const config = testConfig(t)
+  mkdirSync(metricsDir(config), { recursive: true })
+  const server = createHttpServer({ logger: { warn () {} } })
+  registerMetricsRoute(server, {
+    config,
+    store: { generation: () => 0 },
+    defaultMetrics: false,
+    guard: (req) => { if (req.header('x-allowed') !== 'yes') throw new HttpError(403, 'API_FORBIDDEN', 'forbidden') }
+  })
+  const { port } = await server.listen('127.0.0.1', 0)
+  t.after(() => server.close())
+  t.assert.strictEqual((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 403)
+  t.assert.strictEqual((await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { 'x-allowed': 'yes' } })).status, 200)
+})

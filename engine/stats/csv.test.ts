@@ -1,0 +1,43 @@
+import { test, type TestContext } from 'node:test'
+import { CSV_HEADER, decodeRow, formatRow, parseRecords } from './csv.js'
+
+test('quotes names with commas, quotes and line breaks and parses them back unchanged', (t: TestContext) => {
+  const names = ['plain.example', 'a,b.example', 'say "hi".example', 'line\r\nbreak.example', '"', ',', '', 'ünï.example']
+  let text = CSV_HEADER
+  for (const [i, n] of names.entries()) text += formatRow(1000 + i, i % 2 === 0, '10.0.0.1', n, n, 'category', [1, 2], [2], i === 0 ? null : `u${i}`)
+  const latin1 = Buffer.from(text, 'utf8').toString('latin1')
+  const out: string[][] = []
+  const end = parseRecords(latin1, 0, Infinity, out)
+  t.assert.strictEqual(end, latin1.length)
+  t.assert.strictEqual(out.length, names.length + 1)
+  const rows = out.slice(1).map((f) => decodeRow(f)!)
+  t.assert.deepStrictEqual(rows.map((r) => r.host), names)
+  t.assert.deepStrictEqual(rows.map((r) => r.blockedHost), names)
+  t.assert.deepStrictEqual(rows[0], {
+    created: 1000, nxdomain: true, address: '10.0.0.1', host: 'plain.example', blockedHost: 'plain.example',
+    reason: 'category', cats: [1, 2], blockedCats: [2], user: ''
+  })
+  t.assert.strictEqual(rows[3]!.user, 'u3')
+  t.assert.strictEqual(decodeRow(out[0]!), undefined, 'the header is not a row')
+})
+
+test('leaves an unfinished record at the end for the next read', (t: TestContext) => {
+  const full = formatRow(1, false, '::1', 'x.example', '', 'none', [], [], null)
+  const partial = formatRow(2, false, '::1', '"quoted, unfinished', '', 'none', [], [], null)
+  for (let cut = 1; cut < partial.length - 1; cut++) {
+    const out: string[][] = []
+    const end = parseRecords(full + partial.slice(0, cut), 0, Infinity, out)
+    t.assert.strictEqual(out.length, 1, `cut at ${cut}`)
+    t.assert.strictEqual(end, full.length)
+  }
+})
+
+test('stops after the requested number of records', (t: TestContext) => {
+  const text = [1, 2, 3].map((i) => formatRow(i, false, '::1', `n${i}`, '', 'none', [], [], null)).join('')
+  const out: string[][] = []
+  const end = parseRecords(text, 0, 2, out)
+  t.assert.strictEqual(out.length, 2)
+  const rest: string[][] = []
+  parseRecords(text, end, 10, rest)
+  t.assert.deepStrictEqual(rest.map((f) => f[3]), ['n3'])
+})

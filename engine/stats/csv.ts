@@ -1,0 +1,151 @@
+/**
+ * The statistics CSV format (RFC 4180): one header line, then one record per query, CRLF line
+ * breaks, a field quoted only when it holds a comma, a double quote, CR or LF (quotes doubled).
+ *
+ * Columns, in order (the spec's raw-report fields, then the user):
+ *   created      milliseconds since the epoch (UTC), an integer
+ *   nxdomain     1 when the answer was NXDOMAIN, else 0
+ *   address      the client address the policy was chosen by
+ *   host         the query name, lower case, no trailing dot
+ *   blockedhost  the list entry or category key that caused a block, '' otherwise
+ *   reasom       the policy reason (spelled as the spec spells the field)
+ *   cats         categories of the name, space-separated integers ('' when none)
+ *   blockedcats  categories that caused a category block, space-separated
+ *   user         the user owning the address when the query was made, '' for anonymous
+ *
+ * The parser works on a latin1 view of the bytes so that string offsets are byte offsets (the
+ * importer records its progress in bytes); text fields are re-decoded as UTF-8 when they hold
+ * non-ASCII bytes.
+ */
+
+export const CSV_FIELDS = ['created', 'nxdomain', 'address', 'host', 'blockedhost', 'reasom', 'cats', 'blockedcats', 'user'] as const
+export const CSV_HEADER = CSV_FIELDS.join(',') + '\r\n'
+
+/** One parsed statistics row. */
+export interface StatsRow {
+  created: number
+  nxdomain: boolean
+  address: string
+  host: string
+  blockedHost: string
+  reason: string
+  cats: number[]
+  blockedCats: number[]
+  /** '' for an anonymous address. */
+  user: string
+}
+
+const NEEDS_QUOTES = /[",\r\n]/
+
+/** Quotes one field when RFC 4180 requires it. */
+export function csvField (value: string): string {
+  return NEEDS_QUOTES.test(value) ? '"' + value.replaceAll('"', '""') + '"' : value
+}
+
+function catsField (cats: readonly number[]): string {
+  return cats.length === 0 ? '' : cats.length === 1 ? String(cats[0]) : cats.join(' ')
+}
+
+/** One CSV record (with its CRLF) for the given values. */
+export function formatRow (created: number, nxdomain: boolean, address: string, host: string, blockedHost: string,
+  reason: string, cats: readonly number[], blockedCats: readonly number[], user: string | null): string {
+  return `${created},${nxdomain ? 1 : 0},${csvField(address)},${csvField(host)},${csvField(blockedHost)},` +
+    `${csvField(reason)},${catsField(cats)},${catsField(blockedCats)},${user === null ? '' : csvField(user)}\r\n`
+}
+
+/**
+ * Parses complete records of `text` from `start`, at most `maxRecords`, into `out` (arrays of raw
+ * field strings). A record is complete once its line break (LF, optionally after CR) has been seen
+ * outside quotes; an unfinished record at the end is left for later. Returns the offset after the
+ * last complete record.
+ */
+export function parseRecords (text: string, start: number, maxRecords: number, out: string[][]): number {
+  let pos = start
+  const len = text.length
+  while (out.length < maxRecords && pos < len) {
+    const fields: string[] = []
+    let i = pos
+    let complete = false
+    for (;;) {
+      if (i >= len) break
+      if (text.charCodeAt(i) === 0x22) { // quoted field
+        let value = ''
+        let j = i + 1
+        let closed = false
+        while (j < len) {
+          const q = text.indexOf('"', j)
+          if (q < 0) { j = len; break }
+          if (text.charCodeAt(q + 1) === 0x22) { value += text.slice(j, q + 1); j = q + 2; continue }
+          if (q + 1 >= len) { value += text.slice(j, q); j = q + 1; closed = true; break }
+          value += text.slice(j, q)
+          j = q + 1
+          closed = true
+          break
+        }
+        if (!closed) break
+        fields.push(value)
+        i = j
+      } else {
+        let j = i
+        while (j < len) {
+          const c = text.charCodeAt(j)
+          if (c === 0x2c || c === 0x0a || c === 0x0d) break
+          j++
+        }
+        fields.push(text.slice(i, j))
+        i = j
+      }
+      if (i >= len) break
+      const c = text.charCodeAt(i)
+      if (c === 0x2c) { i++; continue }
+      if (c === 0x0d) {
+        if (i + 1 >= len) break
+        if (text.charCodeAt(i + 1) === 0x0a) { i += 2; complete = true; break }
+        i++ // a lone CR ends nothing; treat it as part of the separator run
+        continue
+      }
+      if (c === 0x0a) { i++; complete = true; break }
+      // Junk after a closing quote (not RFC 4180): skip to the next separator.
+      while (i < len && text.charCodeAt(i) !== 0x2c && text.charCodeAt(i) !== 0x0a) i++
+      if (i < len && text.charCodeAt(i) === 0x2c) i++
+    }
+    if (!complete) break
+    out.push(fields)
+    pos = i
+  }
+  return pos
+}
+
+const NON_ASCII = /[\x80-\xff]/
+
+function utf8 (latin1: string): string {
+  return NON_ASCII.test(latin1) ? Buffer.from(latin1, 'latin1').toString('utf8') : latin1
+}
+
+function parseCats (text: string | undefined): number[] {
+  if (text === undefined || text === '') return []
+  const out: number[] = []
+  for (const part of text.split(' ')) {
+    const n = Number(part)
+    if (part !== '' && Number.isInteger(n)) out.push(n)
+  }
+  return out
+}
+
+/** Decodes raw fields into a row; `undefined` for the header or a record that does not parse. */
+export function decodeRow (fields: readonly string[]): StatsRow | undefined {
+  if (fields.length < 8) return undefined
+  const created = Number(fields[0])
+  if (!Number.isFinite(created) || fields[0] === '') return undefined
+  return {
+    created,
+    nxdomain: fields[1] === '1',
+    address: utf8(fields[2]!),
+    host: utf8(fields[3]!),
+    blockedHost: utf8(fields[4]!),
+    reason: utf8(fields[5]!),
+    cats: parseCats(fields[6]),
+    blockedCats: parseCats(fields[7]),
+    user: utf8(fields[8] ?? '')
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Test helpers for the statistics tests (not a test file): a config whose stats directories are in
+ * a fresh temporary directory, and query records.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import { parseConfig, type Config } from '../config/index.js'
+import { silentLogger } from '../log/index.js'
+import { createCsvQueryLog, type StatsRecord } from './writer.js'
+
+export interface StatsTestEnv {
+  readonly root: string
+  readonly config: Readonly<Config>
+  readonly configFile: string
+  readonly yaml: string
+}
+
+/** A temp dir (removed after the test) and a config pointing stats.dir/stats.db into it. */
+export function statsTestEnv (t: TestContext, stats: Record<string, string | number | boolean> = {}): StatsTestEnv {
+  const root = mkdtempSync(join(tmpdir(), 'filterd-stats-'))
+  t.after(() => { rmSync(root, { recursive: true, force: true }) })
+  const entries: Record<string, string | number | boolean> = { dir: join(root, 'csv'), db: join(root, 'statsdb'), ...stats }
+  const yaml = 'stats:\n' + Object.entries(entries).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}\n`).join('')
+  const configFile = join(root, 'test.yaml')
+  writeFileSync(configFile, yaml)
+  return { root, config: parseConfig(yaml, configFile), configFile, yaml }
+}
+
+export function rec (time: number, address: string, user: string | null, name: string, extra: Partial<StatsRecord> = {}): StatsRecord {
+  return { time, address, user, name, blockedName: '', reason: 'none', cats: [], blockedCats: [], nxdomain: false, ...extra }
+}
+
+/** A category block of `name` by `cats`. */
+export function blocked (time: number, address: string, user: string | null, name: string, cats: number[]): StatsRecord {
+  return rec(time, address, user, name, { blockedName: name, reason: 'category', cats, blockedCats: cats })
+}
+
+export const at = (d: string, hm: string): number => Date.parse(`${d}T${hm}:00Z`)
+export const NOW = at('2024-05-15', '12:30')
+
+/** The scenario of the spec's reports: one user with several addresses, anonymous addresses, another user. */
+export const SCENARIO: StatsRecord[] = [
+  rec(at('2024-05-14', '23:00'), '10.0.0.1', 'alice', 'old.example'),
+  rec(at('2024-05-15', '10:05'), '10.0.0.1', 'alice', 'www.news.example', { cats: [5] }),
+  rec(at('2024-05-15', '10:10'), '10.0.0.2', 'alice', 'www.news.example', { cats: [5] }),
+  blocked(at('2024-05-15', '10:20'), '10.0.0.2', 'alice', 'ads.example', [3]),
+  // 10.0.0.9 was alice's when this query was made (it may belong to someone else now).
+  rec(at('2024-05-15', '11:30'), '10.0.0.9', 'alice', 'moved.example'),
+  rec(at('2024-05-15', '11:00'), '10.0.1.1', 'bob', 'www.bob.example'),
+  rec(at('2024-05-15', '12:10'), '10.0.0.1', 'alice', 'nx.example', { nxdomain: true }),
+  rec(at('2024-05-15', '12:15'), '192.0.2.7', null, 'x.example'),
+  rec(at('2024-05-15', '12:16'), '192.0.2.8', null, 'x.example', { reason: 'global-blacklist', blockedName: 'x.example' }),
+  rec(at('2024-05-15', '12:20'), '10.0.0.1', 'alice', 'www.news.example', { cats: [5] })
+]
+
+/** Writes `records` through the CSV writer into closed files (`files` of them). */
+export async function writeFiles (env: StatsTestEnv, records: readonly StatsRecord[], files = 1): Promise<void> {
+  const log = createCsvQueryLog(env.config, silentLogger(), { flushIntervalMs: 0, controlPollMs: 0 })
+  const per = Math.ceil(records.length / files)
+  for (let i = 0; i < records.length; i++) {
+    log.write(records[i]!)
+    if ((i + 1) % per === 0) await log.rotateNow()
+  }
+  await log.close()
+}

@@ -1,0 +1,195 @@
+import { test, type TestContext } from 'node:test'
+import { copyFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { openStatsDb, type StatsDb } from './db.js'
+import { ANONYMOUS_USER } from './files.js'
+import { NOW, SCENARIO, at, rec, statsTestEnv, writeFiles, type StatsTestEnv } from './fixtures.js'
+import { importClosedFiles, pruneStats } from './importer.js'
+import { activityByDay, activityByHour, detail, rawLastHour, topDomains } from './reports.js'
+import { ReportTime, parseDay } from './time.js'
+import type { StatsRecord } from './writer.js'
+
+const day = (s: string): number => parseDay(s)!
+
+function openDb (t: TestContext, env: StatsTestEnv): StatsDb {
+  const db = openStatsDb(env.config.stats.db)
+  t.after(() => db.close())
+  return db
+}
+
+test('imports the queries and answers every report with exact numbers', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  await writeFiles(env, SCENARIO, 3)
+  const db = openDb(t, env)
+  const result = await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
+  t.assert.deepStrictEqual(result, { files: 3, rows: SCENARIO.length, skipped: 0, pruned: 0 })
+  t.assert.deepStrictEqual(readdirSync(env.config.stats.dir), [], 'imported files are removed')
+  const time = new ReportTime('UTC')
+
+  const hour = activityByHour(db, time, 'alice', day('2024-05-15'), day('2024-05-15'))
+  t.assert.strictEqual(hour.labels.length, 24)
+  t.assert.strictEqual(hour.labels[0], '2024-05-15 00:00:00')
+  t.assert.strictEqual(hour.labels[23], '2024-05-15 23:00:00')
+  const requests = new Array(24).fill(0); requests[10] = 3; requests[11] = 1; requests[12] = 2
+  const blocks = new Array(24).fill(0); blocks[10] = 1
+  t.assert.deepStrictEqual(hour.datasets, [{ label: 'Requests', data: requests }, { label: 'Blocks', data: blocks }])
+
+  t.assert.deepStrictEqual(activityByDay(db, 'alice', day('2024-05-13'), day('2024-05-15')), {
+    labels: ['2024-05-13', '2024-05-14', '2024-05-15'],
+    datasets: [{ label: 'Requests', data: [0, 1, 6] }, { label: 'Blocks', data: [0, 0, 1] }]
+  })
+
+  t.assert.deepStrictEqual(topDomains(db, 'alice', day('2024-05-14'), day('2024-05-15'), 'all'), {
+    labels: ['www.news.example', 'ads.example', 'moved.example', 'nx.example', 'old.example'],
+    datasets: [
+      { label: 'Requests', data: [3, 1, 1, 1, 1] },
+      { label: 'NXdomain', data: [0, 0, 0, 1, 0] },
+      { label: 'Blocks', data: [0, 1, 0, 0, 0] }
+    ]
+  })
+  t.assert.deepStrictEqual(topDomains(db, 'alice', day('2024-05-14'), day('2024-05-15'), 'www'), {
+    labels: ['www.news.example'],
+    datasets: [{ label: 'Requests', data: [3] }, { label: 'NXdomain', data: [0] }, { label: 'Blocks', data: [0] }]
+  })
+
+  t.assert.deepStrictEqual(detail(db, 'alice', day('2024-05-14'), day('2024-05-15')), {
+    timestamps: ['2024-05-14', '2024-05-15'],
+    reports: [
+      {
+        labels: ['old.example'],
+        cats: [[]],
+        datasets: [{ label: 'Requests', data: [1] }, { label: 'NXdomain', data: [0] }, { label: 'Blocks', data: [0] }]
+      },
+      {
+        labels: ['www.news.example', 'ads.example', 'moved.example', 'nx.example'],
+        cats: [[5], [3], [], []],
+        datasets: [
+          { label: 'Requests', data: [3, 1, 1, 1] },
+          { label: 'NXdomain', data: [0, 0, 0, 1] },
+          { label: 'Blocks', data: [0, 1, 0, 0] }
+        ]
+      }
+    ]
+  })
+
+  t.assert.deepStrictEqual(rawLastHour(db, time, 'alice', NOW), {
+    fields: ['created', 'nxdomain', 'address', 'host', 'blockedhost', 'reasom', 'cats', 'blockedcats'],
+    data: [
+      ['2024-05-15 11:30:00', 0, '10.0.0.9', 'moved.example', '', 'none', [], []],
+      ['2024-05-15 12:10:00', 1, '10.0.0.1', 'nx.example', '', 'none', [], []],
+      ['2024-05-15 12:20:00', 0, '10.0.0.1', 'www.news.example', '', 'none', [5], []]
+    ]
+  })
+
+  // Two anonymous addresses are summed under the reserved name.
+  t.assert.deepStrictEqual(activityByDay(db, ANONYMOUS_USER, day('2024-05-15'), day('2024-05-15')).datasets,
+    [{ label: 'Requests', data: [2] }, { label: 'Blocks', data: [1] }])
+  t.assert.deepStrictEqual(rawLastHour(db, time, ANONYMOUS_USER, NOW).data.map((r) => r[2]), ['192.0.2.7', '192.0.2.8'])
+  t.assert.deepStrictEqual(activityByDay(db, 'bob', day('2024-05-15'), day('2024-05-15')).datasets[0]!.data, [1])
+})
+
+test('cuts the domain report at the 100 most requested domains', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const records: StatsRecord[] = []
+  const expected: Array<[string, number]> = []
+  for (let i = 0; i < 150; i++) {
+    const n = 1 + Math.floor(i / 10)
+    expected.push([`d${i}.example`, n])
+    for (let k = 0; k < n; k++) records.push(rec(at('2024-05-15', '09:00') + k, '10.0.0.1', 'carol', `d${i}.example`))
+  }
+  await writeFiles(env, records)
+  const db = openDb(t, env)
+  await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
+  expected.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+  const top = expected.slice(0, 100)
+  const chart = topDomains(db, 'carol', day('2024-05-15'), day('2024-05-15'), 'all')
+  t.assert.deepStrictEqual(chart.labels, top.map(([d]) => d))
+  t.assert.deepStrictEqual(chart.datasets[0]!.data, top.map(([, n]) => n))
+  t.assert.strictEqual(detail(db, 'carol', day('2024-05-15'), day('2024-05-15')).reports[0]!.labels.length, 100)
+})
+
+test('imports each file once: a rerun, a leftover finished file and a concurrent importer add nothing', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const records: StatsRecord[] = []
+  for (let i = 0; i < 500; i++) records.push(rec(at('2024-05-15', '08:00') + i, `10.0.0.${i % 4}`, i % 2 === 0 ? 'alice' : null, `n${i % 7}.example`))
+  await writeFiles(env, records, 5)
+  const dir = env.config.stats.dir
+  const kept = join(env.root, 'kept.csv')
+  const first = readdirSync(dir).sort()[0]!
+  copyFileSync(join(dir, first), kept)
+  const db = openDb(t, env)
+  const [a, b] = await Promise.all([
+    importClosedFiles(db, dir, 'UTC', { now: () => NOW, chunkRows: 7 }),
+    importClosedFiles(db, dir, 'UTC', { now: () => NOW, chunkRows: 11 })
+  ])
+  t.assert.strictEqual(a.rows + b.rows, 500)
+  copyFileSync(kept, join(dir, first)) // as if deleting it had failed after the import
+  t.assert.deepStrictEqual(await importClosedFiles(db, dir, 'UTC', { now: () => NOW }), { files: 0, rows: 0, skipped: 0, pruned: 0 })
+  t.assert.deepStrictEqual(readdirSync(dir), [])
+  const d = day('2024-05-15')
+  t.assert.deepStrictEqual(activityByDay(db, 'alice', d, d).datasets[0]!.data, [250])
+  t.assert.deepStrictEqual(activityByDay(db, ANONYMOUS_USER, d, d).datasets[0]!.data, [250])
+})
+
+test('prunes raw rows after a day and aggregates after three months', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  await writeFiles(env, SCENARIO)
+  const db = openDb(t, env)
+  await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
+  const time = new ReportTime('UTC')
+  const counts = (): number[] => [db.raw.getCount(), db.hour.getCount(), db.day.getCount(), db.domain.getCount()]
+  const before = counts()
+  t.assert.deepStrictEqual(before, [10, 6, 4, 7])
+  t.assert.strictEqual(await pruneStats(db, 'UTC', NOW + 3_600_000), 0)
+  // 24 hours later the rows of the first 1.5 hours (23:00 and the three of 10:05-10:20) are gone.
+  t.assert.strictEqual(await pruneStats(db, 'UTC', at('2024-05-16', '10:30')), 4)
+  t.assert.strictEqual(rawLastHour(db, time, 'alice', at('2024-05-15', '12:30')).data.length, 3)
+  t.assert.deepStrictEqual(counts(), [6, 6, 4, 7])
+  // 2024-08-15 keeps days from 2024-05-15: the 2024-05-14 day and domain records go (and all raw
+  // rows); hours keep a day of slack for time zones, so the 23:00 hour stays until the next prune.
+  const pruned = await pruneStats(db, 'UTC', at('2024-08-15', '00:30'))
+  t.assert.deepStrictEqual(counts(), [0, 6, 3, 6])
+  t.assert.strictEqual(pruned, 6 + 1 + 1)
+  t.assert.deepStrictEqual(activityByDay(db, 'alice', day('2024-05-14'), day('2024-05-15')).datasets[0]!.data, [0, 6])
+  await pruneStats(db, 'UTC', at('2024-08-17', '00:30'))
+  t.assert.deepStrictEqual(counts(), [0, 0, 0, 0])
+})
+
+test('does not aggregate rows older than the retention window', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  await writeFiles(env, [rec(at('2024-01-01', '10:00'), '10.0.0.1', 'alice', 'ancient.example'), ...SCENARIO])
+  const db = openDb(t, env)
+  const r = await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
+  t.assert.strictEqual(r.rows, SCENARIO.length + 1)
+  t.assert.strictEqual(db.day.getCount(), 4)
+})
+
+test('labels hours and days in stats.timezone', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  // 2024-05-14 19:00 UTC is 2024-05-15 00:30 in India (UTC+05:30).
+  await writeFiles(env, [rec(at('2024-05-14', '19:00'), '10.0.0.1', 'alice', 'a.example'), rec(at('2024-05-14', '18:00'), '10.0.0.1', 'alice', 'b.example')])
+  const db = openDb(t, env)
+  await importClosedFiles(db, env.config.stats.dir, 'Asia/Kolkata', { now: () => NOW })
+  const time = new ReportTime('Asia/Kolkata')
+  t.assert.deepStrictEqual(activityByDay(db, 'alice', day('2024-05-14'), day('2024-05-15')).datasets[0]!.data, [1, 1])
+  const hours = activityByHour(db, time, 'alice', day('2024-05-15'), day('2024-05-15'))
+  t.assert.strictEqual(hours.labels[0], '2024-05-15 00:30:00')
+  t.assert.strictEqual(hours.datasets[0]!.data[0], 1)
+  t.assert.strictEqual(hours.labels.length, 24)
+})
+
+test('imports a crashed writer\'s file and skips its half-written last line', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const dir = env.config.stats.dir
+  await writeFiles(env, SCENARIO.slice(0, 3))
+  const [closed] = readdirSync(dir)
+  // A .part file of a process that no longer exists (pid 2^22 + 1 is above Linux's pid_max).
+  const { readFileSync, rmSync } = await import('node:fs')
+  const text = readFileSync(join(dir, closed!), 'utf8')
+  rmSync(join(dir, closed!))
+  writeFileSync(join(dir, 'current-4194305-1715774400000.csv.part'), text + '1715774400000,0,10.0.0.1,half')
+  const db = openDb(t, env)
+  const r = await importClosedFiles(db, dir, 'UTC', { now: () => NOW })
+  t.assert.deepStrictEqual(r, { files: 1, rows: 3, skipped: 1, pruned: 0 })
+  t.assert.deepStrictEqual(readdirSync(dir), [])
+})

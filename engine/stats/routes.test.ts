@@ -1,0 +1,88 @@
+import { test, type TestContext } from 'node:test'
+import { HttpError, createHttpServer, type HttpRequest } from '../http/index.js'
+import { openStatsDb } from './db.js'
+import { NOW, SCENARIO, statsTestEnv, writeFiles } from './fixtures.js'
+import { importClosedFiles } from './importer.js'
+import { registerStatsRoutes } from './routes.js'
+
+async function serve (t: TestContext, guard?: (req: HttpRequest) => void): Promise<string> {
+  const env = statsTestEnv(t)
+  await writeFiles(env, SCENARIO)
+  const statsDb = openStatsDb(env.config.stats.db)
+  t.after(() => statsDb.close())
+  await importClosedFiles(statsDb, env.config.stats.dir, 'UTC', { now: () => NOW })
+  const server = createHttpServer({ logger: { warn () {} } })
+  const store = { hasUser: (id: string) => id === 'alice' || id === 'bob' }
+  registerStatsRoutes(server, { statsDb, store, config: env.config, now: () => NOW, ...(guard === undefined ? {} : { guard }) })
+  const { port } = await server.listen('127.0.0.1', 0)
+  t.after(() => server.close())
+  return `http://127.0.0.1:${port}`
+}
+
+async function get (url: string): Promise<{ status: number, body: any }> {
+  const res = await fetch(url)
+  return { status: res.status, body: await res.json() }
+}
+
+test('serves the five statistics reports of a user over HTTP', async (t: TestContext) => {
+  const base = await serve(t)
+  const q = '?from=2024-05-14&to=2024-05-15'
+  const day = await get(`${base}/users/alice/stat/activity/day${q}`)
+  t.assert.deepStrictEqual(day, {
+    status: 200,
+    body: { labels: ['2024-05-14', '2024-05-15'], datasets: [{ label: 'Requests', data: [1, 6] }, { label: 'Blocks', data: [0, 1] }] }
+  })
+  const hour = await get(`${base}/users/alice/stat/activity/hour${q}`)
+  t.assert.strictEqual(hour.body.labels.length, 48)
+  t.assert.strictEqual(hour.body.labels[34], '2024-05-15 10:00:00')
+  t.assert.strictEqual(hour.body.datasets[0].data[34], 3)
+  const www = await get(`${base}/users/alice/stat/domains/www${q}`)
+  t.assert.deepStrictEqual(www.body.labels, ['www.news.example'])
+  const all = await get(`${base}/users/alice/stat/domains/all${q}`)
+  t.assert.deepStrictEqual(all.body.datasets.map((d: { label: string }) => d.label), ['Requests', 'NXdomain', 'Blocks'])
+  const detail = await get(`${base}/users/alice/stat/detail${q}`)
+  t.assert.deepStrictEqual(detail.body.timestamps, ['2024-05-14', '2024-05-15'])
+  t.assert.deepStrictEqual(detail.body.reports[1].cats, [[5], [3], [], []])
+  const raw = await get(`${base}/users/alice/stat/raw`)
+  t.assert.strictEqual(raw.status, 200)
+  t.assert.strictEqual(raw.body.data.length, 3)
+  t.assert.deepStrictEqual(raw.body.data[1], ['2024-05-15 12:10:00', 1, '10.0.0.1', 'nx.example', '', 'none', [], []])
+})
+
+test('serves the anonymous addresses under the reserved name, encoded or not', async (t: TestContext) => {
+  const base = await serve(t)
+  for (const name of ['%2Aanonymous%2A', '*anonymous*']) {
+    const r = await get(`${base}/users/${name}/stat/activity/day?from=2024-05-15&to=2024-05-15`)
+    t.assert.deepStrictEqual(r.body.datasets, [{ label: 'Requests', data: [2] }, { label: 'Blocks', data: [1] }])
+  }
+})
+
+test('refuses bad users, dates and filters with the API error body', async (t: TestContext) => {
+  const base = await serve(t)
+  const cases: Array<[string, number, string, string]> = [
+    ['/users/nobody/stat/activity/day?from=2024-05-15&to=2024-05-15', 404, 'API_USER_NOT_FOUND', 'user_id'],
+    ['/users/bad%20id/stat/raw', 400, 'API_BAD_USER_ID', 'user_id'],
+    ['/users/alice/stat/activity/day?to=2024-05-15', 400, 'API_BAD_QUERY', 'from'],
+    ['/users/alice/stat/activity/day?from=2024-5-15&to=2024-05-15', 400, 'API_BAD_QUERY', 'from'],
+    ['/users/alice/stat/activity/hour?from=2024-05-15&to=2024-02-30', 400, 'API_BAD_QUERY', 'to'],
+    ['/users/alice/stat/detail?from=2024-05-15&to=2024-05-14', 400, 'API_BAD_QUERY', 'from'],
+    ['/users/alice/stat/domains/all?from=2024-02-14&to=2024-05-14', 400, 'API_BAD_QUERY', 'from'],
+    ['/users/alice/stat/domains/all?from=2024-05-14&to=2024-05-16', 400, 'API_BAD_QUERY', 'to'],
+    ['/users/alice/stat/domains/some?from=2024-05-14&to=2024-05-15', 400, 'API_BAD_PARAM', 'filter']
+  ]
+  for (const [path, status, code, field] of cases) {
+    const r = await get(base + path)
+    t.assert.strictEqual(r.status, status, path)
+    t.assert.strictEqual(r.body.error.code, code, path)
+    t.assert.strictEqual(r.body.error.field, field, path)
+  }
+  // The first day kept is three calendar months back.
+  t.assert.strictEqual((await get(`${base}/users/alice/stat/activity/day?from=2024-02-15&to=2024-02-15`)).status, 200)
+})
+
+test('runs the access guard before answering', async (t: TestContext) => {
+  const base = await serve(t, () => { throw new HttpError(403, 'API_FORBIDDEN', 'not allowed') })
+  const r = await get(`${base}/users/alice/stat/raw`)
+  t.assert.strictEqual(r.status, 403)
+  t.assert.strictEqual(r.body.error.code, 'API_FORBIDDEN')
+})

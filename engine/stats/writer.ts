@@ -1,0 +1,291 @@
+/**
+ * The DNS role's statistics writer: one CSV row per query (engine/stats/csv.ts), appended to an
+ * in-memory chunk on the packet path and written to disk asynchronously.
+ *
+ * Trade-offs:
+ * - `write()` formats one string and pushes it; no promise, no syscall. A flush runs on the next
+ *   tick once `kFlushBytes` are pending, and once a second otherwise.
+ * - Memory is capped: rows waiting for the disk (pending plus the write in flight) may hold
+ *   `maxPendingBytes` (8 MiB, about 80,000 rows; counted in UTF-16 units, close to bytes for DNS
+ *   names). Past that, rows are dropped and counted in `droppedRows` instead of queued without
+ *   bound: a full or stalled disk costs statistics, never DNS answers or memory. A failed write
+ *   drops its rows the same way and logs once per minute.
+ * - Flushes and rotations run one at a time on a promise chain, so a rotation closes the file
+ *   after every row accepted before it, and rows accepted during it go to the next file.
+ * - The file is created on the first row after a rotation: an idle server leaves no empty files.
+ */
+import { open, readFile, rename, type FileHandle } from 'node:fs/promises'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Config } from '../config/types.js'
+import type { Logger } from '../log/index.js'
+import { CSV_HEADER, formatRow } from './csv.js'
+import { CONTROL_FILE, closedName, partName, recoverStaleParts } from './files.js'
+
+/** What the writer needs of a query record; engine/querylog's `QueryLogRecord` has all of it. */
+export interface StatsRecord {
+  readonly time: number
+  readonly address: string
+  readonly user: string | null
+  readonly name: string
+  readonly blockedName: string
+  readonly reason: string
+  readonly cats: readonly number[]
+  readonly blockedCats: readonly number[]
+  readonly nxdomain: boolean
+}
+
+/** The sink the DNS server is given (structurally an engine/querylog `QueryLogSink`). */
+export interface CsvQueryLog {
+  readonly enabled: boolean
+  write (rec: StatsRecord): void
+  /**
+   * Writes every row accepted so far, closes the current file and renames it to its closed name.
+   * Resolves with the closed file's path, or `undefined` when there was no row to close.
+   */
+  rotateNow (): Promise<string | undefined>
+  /** Writes every row accepted so far to the current file (no rotation). */
+  flush (): Promise<void>
+  /** Rows dropped since start: the pending cap was reached or the disk refused a write. */
+  readonly droppedRows: number
+  /** Rows handed to the disk since start. */
+  readonly writtenRows: number
+  /** Flushes, closes the current file (renamed like a rotation) and stops the timers. */
+  close (): Promise<void>
+}
+
+/** The file operations the writer uses; tests inject a stalled or failing disk. */
+export interface CsvFileIo {
+  open (path: string): Promise<{ write (data: Buffer): Promise<unknown>, close (): Promise<void> }>
+  rename (from: string, to: string): Promise<void>
+}
+
+export interface CsvQueryLogOptions {
+  /** Clock (ms); default `Date.now`. */
+  now?: () => number
+  io?: CsvFileIo
+  /** Default 8 MiB. */
+  maxPendingBytes?: number
+  /** Default the process id; names the files. */
+  pid?: number
+  /** Default 1000 ms; 0 disables the periodic flush (tests call rotateNow). */
+  flushIntervalMs?: number
+  /** How often the rotation request file is checked; default 1000 ms, 0 = never. */
+  controlPollMs?: number
+}
+
+const kFlushBytes = 64 * 1024
+const kMaxPendingBytes = 8 * 1024 * 1024
+const kErrorLogIntervalMs = 60_000
+
+const defaultIo: CsvFileIo = {
+  async open (path) {
+    const fh: FileHandle = await open(path, 'a')
+    return {
+      write: (data: Buffer) => fh.write(data),
+      close: () => fh.close()
+    }
+  },
+  rename
+}
+
+const disabledLog: CsvQueryLog = Object.freeze({
+  enabled: false,
+  write (_rec: StatsRecord): void {},
+  rotateNow: async (): Promise<string | undefined> => undefined,
+  flush: async (): Promise<void> => {},
+  droppedRows: 0,
+  writtenRows: 0,
+  close: async (): Promise<void> => {}
+})
+
+/**
+ * Creates the CSV statistics sink of one DNS process; `enabled` is false (and nothing is written)
+ * when `stats.enabled` is off.
+ *
+ * @example
+ * ```ts
+ * const queryLog = createCsvQueryLog(config, logger)
+ * process.on('SIGUSR1', () => { void queryLog.rotateNow() })
+ * ```
+ */
+export function createCsvQueryLog (config: Readonly<Config>, logger: Logger, options: CsvQueryLogOptions = {}): CsvQueryLog {
+  if (!config.stats.enabled) return disabledLog
+  return new CsvWriter(config, logger, options)
+}
+
+/**
+ * The same writer as a `QueryLogSinkFactory` (engine/querylog): the DNS role's `querylogModule`
+ * can name this module, and each cluster child creates its own writer (its own files).
+ */
+export function createQueryLogSink (ctx: { readonly config: Readonly<Config>, readonly logger: Logger }): CsvQueryLog {
+  return createCsvQueryLog(ctx.config, ctx.logger)
+}
+
+class CsvWriter implements CsvQueryLog {
+  readonly enabled = true
+  droppedRows = 0
+  writtenRows = 0
+  readonly #dir: string
+  readonly #maxFileSize: number
+  readonly #maxPending: number
+  readonly #now: () => number
+  readonly #io: CsvFileIo
+  readonly #pid: number
+  readonly #logger: Logger
+  #chunks: string[] = []
+  #chunkBytes = 0
+  #inFlightBytes = 0
+  #file: Awaited<ReturnType<CsvFileIo['open']>> | null = null
+  #filePath = ''
+  #openedAt = 0
+  #fileBytes = 0
+  #seq = 0
+  #lock: Promise<unknown>
+  #flushQueued = false
+  #closed = false
+  #lastErrorLog = -Infinity
+  readonly #timers: NodeJS.Timeout[] = []
+
+  constructor (config: Readonly<Config>, logger: Logger, options: CsvQueryLogOptions) {
+    this.#dir = config.stats.dir
+    this.#maxFileSize = config.stats['max-file-size']
+    this.#maxPending = options.maxPendingBytes ?? kMaxPendingBytes
+    this.#now = options.now ?? Date.now
+    this.#io = options.io ?? defaultIo
+    this.#pid = options.pid ?? process.pid
+    this.#logger = logger
+    mkdirSync(this.#dir, { recursive: true })
+    // Files a previous process with our pid left behind are closed before we open ours.
+    this.#lock = recoverStaleParts(this.#dir, this.#pid).catch(() => [])
+    const flushMs = options.flushIntervalMs ?? 1000
+    if (flushMs > 0) this.#every(flushMs, () => { this.#scheduleFlush() })
+    this.#every(config.stats.rotate * 1000, () => { this.rotateNow().catch(() => {}) })
+    const pollMs = options.controlPollMs ?? 1000
+    if (pollMs > 0) this.#every(pollMs, () => { this.#checkRequest().catch(() => {}) })
+  }
+
+  #every (ms: number, fn: () => void): void {
+    const t = setInterval(fn, ms)
+    t.unref()
+    this.#timers.push(t)
+  }
+
+  write (rec: StatsRecord): void {
+    if (this.#closed) return
+    const line = formatRow(rec.time, rec.nxdomain, rec.address, rec.name, rec.blockedName, rec.reason, rec.cats, rec.blockedCats, rec.user)
+    if (this.#chunkBytes + this.#inFlightBytes + line.length > this.#maxPending) {
+      this.droppedRows++
+      return
+    }
+    this.#chunks.push(line)
+    this.#chunkBytes += line.length
+    if (this.#chunkBytes >= kFlushBytes) this.#scheduleFlush()
+  }
+
+  rotateNow (): Promise<string | undefined> {
+    return this.#run(async () => {
+      await this.#flush()
+      return await this.#closeFile()
+    })
+  }
+
+  flush (): Promise<void> {
+    return this.#run(() => this.#flush())
+  }
+
+  async close (): Promise<void> {
+    if (this.#closed) return
+    for (const t of this.#timers) clearInterval(t)
+    await this.rotateNow()
+    this.#closed = true
+  }
+
+  #run<T> (fn: () => Promise<T>): Promise<T> {
+    const p = this.#lock.then(fn)
+    this.#lock = p.catch(() => {})
+    return p
+  }
+
+  #scheduleFlush (): void {
+    if (this.#flushQueued || this.#chunks.length === 0) return
+    this.#flushQueued = true
+    this.#run(async () => {
+      this.#flushQueued = false
+      await this.#flush()
+    }).catch(() => {})
+  }
+
+  async #checkRequest (): Promise<void> {
+    if (this.#file === null) return
+    let requested: number
+    try {
+      requested = Number((await readFile(join(this.#dir, CONTROL_FILE), 'utf8')).trim())
+    } catch {
+      return
+    }
+    if (Number.isFinite(requested) && requested >= this.#openedAt && this.#file !== null) await this.rotateNow()
+  }
+
+  // Runs under the lock.
+  async #flush (): Promise<void> {
+    if (this.#chunks.length === 0) return
+    const rows = this.#chunks.length
+    const text = this.#chunks.join('')
+    this.#chunks = []
+    this.#inFlightBytes = this.#chunkBytes
+    this.#chunkBytes = 0
+    try {
+      if (this.#file === null) await this.#openFile()
+      const buf = Buffer.from(text, 'utf8')
+      await this.#file!.write(buf)
+      this.#fileBytes += buf.length
+      this.writtenRows += rows
+    } catch (err) {
+      this.droppedRows += rows
+      const now = this.#now()
+      if (now - this.#lastErrorLog >= kErrorLogIntervalMs) {
+        this.#lastErrorLog = now
+        this.#logger.error({ err, dropped: this.droppedRows }, 'statistics rows dropped: cannot write the CSV file')
+      }
+    } finally {
+      this.#inFlightBytes = 0
+    }
+    if (this.#fileBytes >= this.#maxFileSize) await this.#closeFile()
+  }
+
+  async #openFile (): Promise<void> {
+    let openedAt = this.#now()
+    if (openedAt <= this.#openedAt) openedAt = this.#openedAt + 1 // names stay unique within a process
+    const path = join(this.#dir, partName(this.#pid, openedAt))
+    const file = await this.#io.open(path)
+    const header = Buffer.from(CSV_HEADER)
+    try {
+      await file.write(header)
+    } catch (err) {
+      await file.close().catch(() => {})
+      throw err
+    }
+    this.#file = file
+    this.#filePath = path
+    this.#openedAt = openedAt
+    this.#fileBytes = header.length
+  }
+
+  // Runs under the lock.
+  async #closeFile (): Promise<string | undefined> {
+    const file = this.#file
+    if (file === null) return undefined
+    this.#file = null
+    const seq = (this.#seq++).toString(36)
+    const target = join(this.#dir, closedName(this.#now(), this.#pid, seq))
+    try {
+      await file.close()
+      await this.#io.rename(this.#filePath, target)
+      return target
+    } catch (err) {
+      this.#logger.error({ err, file: this.#filePath }, 'cannot close the statistics file')
+      return undefined
+    }
+  }
+}

@@ -1,0 +1,103 @@
+import { test, type TestContext } from 'node:test'
+import { spawn } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { silentLogger } from '../engine/log/index.js'
+import { ANONYMOUS_USER, ReportTime, activityByDay, activityByHour, createCsvQueryLog, openStatsDb, topDomains } from '../engine/stats/index.js'
+import { rec, statsTestEnv, writeFiles } from '../engine/stats/fixtures.js'
+import type { StatsRecord } from '../engine/stats/writer.js'
+import { run } from './stats-import.js'
+
+const FILTERD = fileURLToPath(new URL('./filterd.js', import.meta.url))
+
+interface Outcome { code: number | null, signal: NodeJS.Signals | null, stdout: string }
+
+/** Runs `filterd stats-import` in a child; with `pause`, kills it with SIGKILL once it says it paused there. */
+function importInChild (configFile: string, pause?: string): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, FILTERD_STATS_IMPORT_CHUNK_ROWS: '50' }
+    if (pause !== undefined) env.FILTERD_STATS_IMPORT_PAUSE = pause
+    else delete env.FILTERD_STATS_IMPORT_PAUSE
+    const child = spawn(process.execPath, [FILTERD, 'stats-import', '--config', configFile, '--no-wait'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+    let stdout = ''
+    child.stdout.setEncoding('utf8').on('data', (s: string) => {
+      stdout += s
+      if (pause !== undefined && stdout.includes('PAUSED')) child.kill('SIGKILL')
+    })
+    child.on('error', reject)
+    child.on('close', (code, signal) => { resolve({ code, signal, stdout }) })
+  })
+}
+
+// The children import with the real clock, so the queries are recent (the last 20 minutes).
+const BASE = Date.now() - 20 * 60_000
+
+function queries (): StatsRecord[] {
+  const out: StatsRecord[] = []
+  for (let i = 0; i < 600; i++) {
+    out.push(rec(BASE + i * 1000, `10.0.0.${i % 3}`, i % 3 === 0 ? null : 'alice', `n${i % 5}.example`))
+  }
+  return out
+}
+
+const sum = (a: number[]): number => a.reduce((x, y) => x + y, 0)
+
+test('a kill at any point of an import neither loses nor double-counts a row', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  await writeFiles(env, queries(), 3) // 3 files of 200 rows, imported 50 rows per transaction
+  // Each run is killed at a different place: inside a transaction before its commit, right after a
+  // commit, at a file boundary, after the last commit of a file but before the file is deleted.
+  const points = ['in-txn:50', 'after-commit:100', 'in-txn:150', 'after-commit:50', 'in-txn:100', 'after-commit:100']
+  for (const point of points) {
+    const r = await importInChild(env.configFile, point)
+    t.assert.strictEqual(r.signal, 'SIGKILL', `paused and killed at ${point}: ${r.stdout}`)
+  }
+  const last = await importInChild(env.configFile)
+  t.assert.strictEqual(last.code, 0, last.stdout)
+  t.assert.deepStrictEqual(readdirSync(env.config.stats.dir), [])
+  const db = openStatsDb(env.config.stats.db)
+  t.after(() => db.close())
+  const time = new ReportTime('UTC')
+  const [from, to] = [time.dayOf(BASE), time.dayOf(BASE + 600_000)]
+  t.assert.strictEqual(sum(activityByDay(db, 'alice', from, to).datasets[0]!.data), 400)
+  t.assert.strictEqual(sum(activityByDay(db, ANONYMOUS_USER, from, to).datasets[0]!.data), 200)
+  t.assert.strictEqual(sum(activityByHour(db, time, 'alice', from, to).datasets[0]!.data), 400)
+  t.assert.strictEqual(sum(topDomains(db, 'alice', from, to, 'all').datasets[0]!.data), 400)
+  t.assert.strictEqual(db.raw.getCount(), 600)
+  let rows = 0
+  for (const { value } of db.files.getRange()) rows += value.rows
+  t.assert.strictEqual(rows, 600)
+})
+
+test('asks running writers to close their files first, so the last minutes are imported', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const log = createCsvQueryLog(env.config, silentLogger(), { flushIntervalMs: 10, controlPollMs: 10 })
+  t.after(() => log.close())
+  const now = Date.now()
+  for (let i = 0; i < 5; i++) log.write(rec(now, '10.0.0.1', 'alice', 'recent.example'))
+  await log.flush()
+  const out: string[] = []
+  const write = process.stdout.write
+  process.stdout.write = ((s: string) => { out.push(s); return true }) as typeof process.stdout.write
+  let code: number
+  try {
+    code = await run(['--config', env.configFile, '--wait-ms', '5000'])
+  } finally {
+    process.stdout.write = write
+  }
+  t.assert.strictEqual(code, 0)
+  t.assert.match(out.join(''), /imported 5 rows from 1 files/)
+  const db = openStatsDb(env.config.stats.db)
+  t.after(() => db.close())
+  t.assert.strictEqual(db.raw.getCount(), 5)
+})
+
+test('answers usage errors with exit code 2', async (t: TestContext) => {
+  const write = process.stderr.write
+  process.stderr.write = (() => true) as typeof process.stderr.write
+  try {
+    t.assert.strictEqual(await run([]), 2)
+  } finally {
+    process.stderr.write = write
+  }
+})

@@ -1,0 +1,57 @@
+/**
+ * `filterd stats-import --config FILE [--no-wait] [--wait-ms N]`: imports every closed statistics
+ * file now, exactly once, even while the api role's timer imports too.
+ *
+ * To include the last minutes, it first asks the running DNS processes to close their current files:
+ * it writes `<stats.dir>/rotate.request` (the time of the request), which every DNS writer checks
+ * once a second, and waits (up to `--wait-ms`, default 3000) until no live process still has a
+ * `.part` file opened before that time. No signal is needed, which also covers a cluster's children
+ * whose pids are not in `proxy.pid`. `--no-wait` imports only what is closed already.
+ * Exit codes: 0 done, 1 failed, 2 usage.
+ */
+import { mkdirSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { loadConfigFile } from '../engine/config/index.js'
+import { importClosedFiles, openStatsDb, partsOpenedBy, writeRotationRequest } from '../engine/stats/index.js'
+
+function argValue (argv: readonly string[], name: string): string | undefined {
+  const i = argv.indexOf(name)
+  if (i >= 0) return argv[i + 1]
+  return argv.find((a) => a.startsWith(name + '='))?.slice(name.length + 1)
+}
+
+export async function run (argv: string[]): Promise<number> {
+  const file = argValue(argv, '--config') ?? argValue(argv, '-c')
+  const waitArg = argValue(argv, '--wait-ms')
+  const waitMs = waitArg === undefined ? 3000 : Number(waitArg)
+  if (file === undefined || !Number.isFinite(waitMs) || waitMs < 0) {
+    process.stderr.write('usage: filterd stats-import --config FILE [--no-wait] [--wait-ms N]\n')
+    return 2
+  }
+  try {
+    const config = loadConfigFile(file)
+    const dir = config.stats.dir
+    mkdirSync(dir, { recursive: true })
+    if (!argv.includes('--no-wait') && waitMs > 0) {
+      const at = await writeRotationRequest(dir)
+      const deadline = Date.now() + waitMs
+      let open = await partsOpenedBy(dir, at)
+      while (open.length > 0 && Date.now() < deadline) {
+        await sleep(50)
+        open = await partsOpenedBy(dir, at)
+      }
+      if (open.length > 0) process.stderr.write(`filterd stats-import: still open after ${waitMs} ms, imported next time: ${open.join(', ')}\n`)
+    }
+    const db = openStatsDb(config.stats.db)
+    try {
+      const r = await importClosedFiles(db, dir, config.stats.timezone)
+      process.stdout.write(`imported ${r.rows} rows from ${r.files} files (${r.skipped} skipped, ${r.pruned} pruned)\n`)
+    } finally {
+      await db.close()
+    }
+    return 0
+  } catch (err) {
+    process.stderr.write(`filterd stats-import: ${(err as Error).message}\n`)
+    return 1
+  }
+}
