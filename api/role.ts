@@ -9,6 +9,8 @@ import { loadTaxonomy } from '../engine/categories/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
 import { openConfiguredStore } from '../engine/store/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
+import { registerMetricsRoute } from '../engine/metrics/index.js'
+import { openStatsDb, registerStatsRoutes, startStatsImporter, startUsageReporter } from '../engine/stats/index.js'
 import { createApiServer } from './server.js'
 
 function isLoopback (host: string): boolean {
@@ -23,13 +25,21 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const store = openConfiguredStore(config)
   const categories = new CategoryDb(store)
   const server = createApiServer({ store, taxonomy, categories, config, logger })
+  // Statistics reports and /metrics share the listener, and so the front door's access rules.
+  const statsDb = openStatsDb(config.stats.db)
+  registerStatsRoutes(server.http, { statsDb, store, config })
+  registerMetricsRoute(server.http, { config, store })
   let port: number
   try {
     ({ port } = await server.listen(listen.host, listen.port))
   } catch (err) {
+    await statsDb.close()
     await store.close()
     throw err
   }
+  // The 5-minute import of the DNS role's closed CSV files, and the usage report to the vendor.
+  const importer = startStatsImporter(config, logger, { statsDb })
+  const usage = startUsageReporter(config, store, logger)
   if (!isLoopback(listen.host)) {
     logger.warn({ listen: config.api.listen }, 'the management API has no authentication of its own: listen on loopback and let the front door apply api.access')
   }
@@ -37,6 +47,9 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     endpoints: [`api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})`],
     async close () {
       await server.close()
+      usage.close()
+      await importer.close()
+      await statsDb.close()
       await store.close()
     }
   }

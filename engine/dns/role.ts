@@ -12,6 +12,7 @@ import cluster, { type Worker } from 'node:cluster'
 import { fileURLToPath } from 'node:url'
 import type { RoleContext, RunningRole } from '../role.js'
 import type { QueryLogSink, QueryLogSinkFactory } from '../querylog/index.js'
+import { DnsMetrics, startMetricsPublisher } from '../metrics/index.js'
 import { startDnsServer } from './server.js'
 
 export interface DnsRoleOptions {
@@ -28,23 +29,45 @@ export const ENV_CONFIG = 'FILTERD_DNS_CONFIG'
 export const ENV_QUERYLOG = 'FILTERD_DNS_QUERYLOG'
 export const ENV_INDEX = 'FILTERD_DNS_INDEX'
 
-/** Resolves the sink: an injected factory, else a module URL, else statistics off. */
+/** The product's sink: the CSV query log of engine/stats (a no-op when `stats.enabled` is off). */
+export const DEFAULT_QUERYLOG_MODULE = new URL('../stats/index.js', import.meta.url).href
+
+/** Resolves the sink: an injected factory, else a module URL (by default the CSV query log). */
 export async function createSink (ctx: RoleContext, options: DnsRoleOptions, processIndex: number): Promise<QueryLogSink | undefined> {
   if (options.querylog !== undefined) return await options.querylog({ ...ctx, processIndex })
-  if (options.querylogModule !== undefined && options.querylogModule !== '') {
-    const mod = await import(options.querylogModule) as { createQueryLogSink?: QueryLogSinkFactory }
-    if (typeof mod.createQueryLogSink !== 'function') throw new Error(`${options.querylogModule} does not export createQueryLogSink`)
-    return await mod.createQueryLogSink({ ...ctx, processIndex })
+  const module = options.querylogModule ?? DEFAULT_QUERYLOG_MODULE
+  if (module === '') return undefined
+  const mod = await import(module) as { createQueryLogSink?: QueryLogSinkFactory }
+  if (typeof mod.createQueryLogSink !== 'function') throw new Error(`${module} does not export createQueryLogSink`)
+  return await mod.createQueryLogSink({ ...ctx, processIndex })
+}
+
+/**
+ * One front process: its statistics sink, its metrics (published for the api role's /metrics)
+ * and its server. The single-process role and every cluster child run exactly this.
+ */
+export async function startFrontProcess (ctx: RoleContext, options: DnsRoleOptions, processIndex: number): Promise<RunningRole> {
+  const querylog = await createSink(ctx, options, processIndex)
+  const metrics = new DnsMetrics()
+  const server = await startDnsServer({ config: ctx.config, logger: ctx.logger, metrics, ...(querylog === undefined ? {} : { querylog }) })
+  const counts = querylog as Partial<{ writtenRows: number, droppedRows: number }> | undefined
+  const publisher = startMetricsPublisher(ctx.config, metrics, typeof counts?.writtenRows === 'number'
+    ? { queryLog: counts as { writtenRows: number, droppedRows: number } }
+    : {})
+  return {
+    endpoints: server.endpoints,
+    async close () {
+      await server.close()
+      await publisher.close()
+      await querylog?.close?.()
+    }
   }
-  return undefined
 }
 
 export async function startRole (ctx: RoleContext, options: DnsRoleOptions = {}): Promise<RunningRole> {
   const processes = ctx.config.proxy.processes
   if (processes <= 1 || !cluster.isPrimary) {
-    const querylog = await createSink(ctx, options, 0)
-    const server = await startDnsServer({ config: ctx.config, logger: ctx.logger, ...(querylog === undefined ? {} : { querylog }) })
-    return { endpoints: server.endpoints, close: () => server.close() }
+    return await startFrontProcess(ctx, options, 0)
   }
   return await startCluster(ctx, options, processes)
 }
@@ -55,7 +78,7 @@ async function startCluster (ctx: RoleContext, options: DnsRoleOptions, processe
   const workers = new Set<Worker>()
   let endpoints: readonly string[] = []
   const fork = async (index: number): Promise<Worker> => {
-    const w = cluster.fork({ [ENV_CONFIG]: JSON.stringify(ctx.config), [ENV_QUERYLOG]: options.querylogModule ?? '', [ENV_INDEX]: String(index) })
+    const w = cluster.fork({ [ENV_CONFIG]: JSON.stringify(ctx.config), [ENV_QUERYLOG]: options.querylogModule ?? DEFAULT_QUERYLOG_MODULE, [ENV_INDEX]: String(index) })
     workers.add(w)
     w.on('exit', (code, signal) => {
       workers.delete(w)

@@ -25,6 +25,7 @@ import { formatHostPort, parseHostPort } from '../config/address.js'
 import { EngineError } from '../errors.js'
 import { silentLogger, type Logger } from '../log/index.js'
 import { Policy, loadSafeHosts, type SafeHosts } from '../policy/index.js'
+import { DnsMetrics } from '../metrics/index.js'
 import { JudgePool, type BatchOutput } from '../pool/index.js'
 import { noopQueryLogSink, type QueryLogRecord, type QueryLogSink } from '../querylog/index.js'
 import { configuredStoreOptions, openConfiguredStore, type Store } from '../store/index.js'
@@ -55,6 +56,8 @@ export interface DnsServerOptions {
   safeHosts?: SafeHosts
   /** Largest TCP frame accepted (default kMaxTcpQueryFrame). */
   tcpMaxFrame?: number
+  /** Operational counters (engine/metrics); by default a private set nobody publishes. */
+  metrics?: DnsMetrics
 }
 
 /** One bound `proxy.listen` address. With port 0, UDP and TCP get the same free port. */
@@ -131,6 +134,7 @@ class FrontLoop implements DnsServer {
   private readonly config: Readonly<Config>
   private readonly logger: Logger
   private readonly sink: QueryLogSink
+  private readonly metrics: DnsMetrics
   private readonly tcpMaxFrame: number
   private store: Store | null = null
   private ownsStore = false
@@ -154,6 +158,7 @@ class FrontLoop implements DnsServer {
     this.config = o.config
     this.logger = o.logger ?? silentLogger()
     this.sink = o.querylog ?? noopQueryLogSink
+    this.metrics = o.metrics ?? new DnsMetrics()
     this.tcpMaxFrame = o.tcpMaxFrame ?? kMaxTcpQueryFrame
     this.dispatch = o.config.proxy.dispatch
     this.batchSize = o.config.proxy['batch-size']
@@ -328,6 +333,7 @@ class FrontLoop implements DnsServer {
       sources[i] = it.address
       off += it.msg.length
     }
+    this.metrics.setPoolQueueDepth(this.pool.queueSize)
     this.pool.run({ bytes, spans, sources }).then(
       (out) => this.onBatch(items, out),
       (err: unknown) => this.onBatch(items, null, err)
@@ -368,14 +374,19 @@ class FrontLoop implements DnsServer {
     socket: UdpSocket | null, port: number, address: string, conn: TcpClient | null, rec: QueryLogRecord | null
   ): void {
     switch (kind) {
-      case JUDGE_ANSWER:
+      case JUDGE_ANSWER: {
         this.counters.answered++
+        // A local answer: an error answer to a bad query, or a block (safe search answers the same way).
+        const rcode = answerLength >= 4 ? answer[3]! & 0x0f : RCODE_SERVFAIL
+        this.metrics.countQuery(rcode !== 0 ? 'malformed' : rec?.reason === 'safesearch' ? 'safesearch' : 'block', rcode)
         this.reply(answer, answerLength, socket, port, address, conn, true)
         if (rec !== null) this.sink.write(rec)
         return
+      }
       case JUDGE_FORWARD: {
         this.counters.forwarded++
         const p = new PendingQuery(msg)
+        p.started = performance.now()
         p.clientId = readId(msg)
         p.socket = socket
         p.port = port
@@ -391,6 +402,7 @@ class FrontLoop implements DnsServer {
         return
       default:
         this.counters.dropped++
+        this.metrics.countQuery('drop', -1)
         if (conn !== null) this.done(conn)
     }
   }
@@ -413,6 +425,7 @@ class FrontLoop implements DnsServer {
       this.queryTemplates.set(cacheKey, template)
     }
     const p = new PendingQuery(Buffer.from(template))
+    p.started = performance.now()
     p.original = msg
     p.target = target
     p.clientId = q.id
@@ -429,6 +442,8 @@ class FrontLoop implements DnsServer {
     const conn = p.conn as TcpClient | null
     const rec = p.record as QueryLogRecord | null
     let rcode: number
+    if (response === null) this.metrics.countUpstreamTimeout()
+    else this.metrics.observeUpstream(performance.now() - p.started)
     if (p.original !== null) {
       const decoded = response === null ? undefined : decodeAddresses(response)
       const q = this.replyScratch
@@ -455,6 +470,7 @@ class FrontLoop implements DnsServer {
       rcode = rcodeOf(response)
       this.reply(response, response.length, p.socket, p.port, p.address, conn, false)
     }
+    this.metrics.countQuery(p.original !== null ? 'safevideo' : 'forward', rcode)
     if (rec !== null) {
       rec.rcode = rcode
       rec.nxdomain = rcode === RCODE_NXDOMAIN

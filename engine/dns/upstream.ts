@@ -70,6 +70,8 @@ export class PendingQuery {
   target = ''
   /** Statistics record to complete, or null. */
   record: unknown = null
+  /** performance.now() when the front handed it over (upstream latency metric). */
+  started = 0
   // Forwarder bookkeeping.
   key = -1
   expires = 0

@@ -92,6 +92,11 @@ export class JudgePool {
     return this.piscina.run(moved(input, list)) as Promise<BatchOutput>
   }
 
+  /** Tasks waiting for a worker (the metrics' pool queue depth). */
+  get queueSize (): number {
+    return this.piscina.queueSize
+  }
+
   async close (): Promise<void> {
     await this.piscina.destroy()
   }
