@@ -1,0 +1,133 @@
+/**
+ * The quick start as a new user runs it: `filterd all` on the demo configuration (moved to free
+ * ports and a temp folder), then the whole path across processes: a DNS query blocked by the demo
+ * defaults, an API write enforced by the DNS server, the block page explaining it, both
+ * categorization services answering, the query log imported into the reports, and a clean stop.
+ */
+import { test, type TestContext } from 'node:test'
+import { spawn } from 'node:child_process'
+import { createSocket } from 'node:dgram'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { get } from 'node:http'
+import dnsPacket from 'dns-packet'
+
+const root = fileURLToPath(new URL('../../../', import.meta.url))
+const cli = join(root, 'dist/tools/filterd.js')
+
+async function freePort (): Promise<number> {
+  const srv = createServer()
+  srv.listen(0, '127.0.0.1')
+  await once(srv, 'listening')
+  const { port } = srv.address() as { port: number }
+  srv.close()
+  return port
+}
+
+async function queryA (port: number, name: string): Promise<string[]> {
+  const sock = createSocket('udp4')
+  try {
+    sock.send(dnsPacket.encode({ type: 'query', id: 4242, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'A', name }] }), port, '127.0.0.1')
+    const [msg] = await once(sock, 'message') as [Buffer]
+    const answer = dnsPacket.decode(msg)
+    return (answer.answers ?? []).filter((a) => a.type === 'A').map((a) => String((a as { data: unknown }).data))
+  } finally {
+    sock.close()
+  }
+}
+
+async function eventually<T> (fn: () => Promise<T>, ok: (v: T) => boolean, ms = 3000): Promise<T> {
+  const until = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (ok(v) || Date.now() > until) return v
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+test('filterd all runs the whole system on the demo configuration, end to end', async (t: TestContext) => {
+  const dir = mkdtempSync(join(tmpdir(), 'filterd-system-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const ports: Record<string, number> = {}
+  for (const k of ['dns', 'upstream', 'blockpage', 'api', 'catapi', 'anon', 'local', 'collector']) ports[k] = await freePort()
+  // The shipped demo config, moved to free ports and this test's folder.
+  const demo = readFileSync(join(root, 'conf/demo.yaml'), 'utf8')
+    .replaceAll('${CONFIG_DIR}/../var', dir)
+    .replaceAll('${CONFIG_DIR}', join(root, 'conf'))
+    .replaceAll('127.0.0.1:5354', `127.0.0.1:${ports.upstream}`)
+    .replace('- 127.0.0.1:5300\n    - "[::1]:5300"', `- 127.0.0.1:${ports.dns}`)
+    .replace('127.0.0.1:8080', `127.0.0.1:${ports.blockpage}`)
+    .replace('127.0.0.1:8081', `127.0.0.1:${ports.api}`)
+    .replace('127.0.0.1:8082', `127.0.0.1:${ports.catapi}`)
+    .replace('127.0.0.1:8083', `127.0.0.1:${ports.anon}`)
+    .replace('127.0.0.1:8084', `127.0.0.1:${ports.local}`)
+    .replaceAll('127.0.0.1:8090', `127.0.0.1:${ports.collector}`)
+  const config = join(dir, 'demo.yaml')
+  writeFileSync(config, demo)
+  const child = spawn(process.execPath, [cli, 'all', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (d: string) => { out += d })
+  child.stderr.resume()
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  while (!out.includes('Stop with Ctrl-C.')) {
+    if (child.exitCode !== null) throw new Error(`filterd all exited early:\n${out}`)
+    await once(child.stdout, 'data')
+  }
+  t.assert.match(out, /built-in stub upstream/)
+  for (const role of ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector']) t.assert.match(out, new RegExp(`^  ${role} `, 'm'))
+  t.assert.match(out, /dig @127\.0\.0\.1 -p \d+ casino\.example A/)
+
+  // 1. The demo's defaults block gambling for anonymous addresses; other names are forwarded.
+  t.assert.deepStrictEqual(await queryA(ports.dns!, 'casino.example'), ['127.0.0.1'])
+  t.assert.deepStrictEqual(await queryA(ports.dns!, 'example.org'), ['198.51.100.10'])
+
+  // 2. The billing system makes 127.0.0.1 a user who blocks social networks: enforced without restart.
+  const api = `http://127.0.0.1:${ports.api}`
+  const put = await fetch(`${api}/users/alice/ip/`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '["127.0.0.1"]' })
+  t.assert.ok(put.ok)
+  await fetch(`${api}/users/alice/filter/`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '[40]' })
+  t.assert.deepStrictEqual(await eventually(() => queryA(ports.dns!, 'vk.com'), (a) => a[0] === '127.0.0.1', 1000), ['127.0.0.1'])
+  t.assert.deepStrictEqual(await queryA(ports.dns!, 'casino.example'), ['198.51.100.10'])
+
+  // 3. The block page explains it, with the category name.
+  // (fetch would replace the Host header with the URL's; a browser sends the blocked name.)
+  const page = await new Promise<string>((resolve, reject) => {
+    get({ host: '127.0.0.1', port: ports.blockpage, path: '/', headers: { host: 'vk.com', accept: 'text/html' } }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (d: string) => { body += d })
+      res.on('end', () => resolve(body))
+    }).on('error', reject)
+  })
+  t.assert.match(page, /Social networks/)
+  t.assert.match(page, /vk\.com/)
+
+  // 4. The categorization API and the local service answer from the same database.
+  const cat = await fetch(`http://127.0.0.1:${ports.anon}/domain/www.vk.com`)
+  t.assert.deepStrictEqual(await cat.json(), { category: [40], bad: false, category_name: ['Social networks'] })
+  const local = await eventually(() => fetch(`http://127.0.0.1:${ports.local}/vk.com`), (r) => r.status === 200)
+  t.assert.strictEqual(local.status, 200)
+
+  // 5. The query log reaches the reports once imported.
+  const run = promisify(execFile)
+  const imported = await run(process.execPath, [cli, 'stats-import', '--config', config])
+  t.assert.match(imported.stdout, /imported [1-9]\d* rows/)
+  const day = new Date().toISOString().slice(0, 10)
+  const report = await (await fetch(`${api}/users/alice/stat/domains/all?from=${day}&to=${day}`)).json() as { labels: string[], datasets: Array<{ label: string, data: number[] }> }
+  const i = report.labels.indexOf('vk.com')
+  t.assert.ok(i >= 0, JSON.stringify(report))
+  t.assert.strictEqual(report.datasets.find((d) => d.label === 'Blocks')?.data[i], 1)
+
+  // 6. A clean stop: every daemon exits and removes its pid file.
+  child.kill('SIGTERM')
+  const [code] = await once(child, 'exit') as [number]
+  t.assert.strictEqual(code, 0)
+  for (const role of ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector']) t.assert.ok(!existsSync(join(dir, 'run', `${role}.pid`)), `${role}.pid left behind`)
+})
