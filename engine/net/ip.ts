@@ -4,7 +4,7 @@
  * Addresses are compared as bytes: an IPv4 address is 4 bytes, an IPv6 address 16, and an
  * IPv4-mapped IPv6 address (::ffff:a.b.c.d) is read as the IPv4 address it carries.
  */
-import { isIP, isIPv4 } from 'node:net'
+import { isIP } from 'node:net'
 
 export interface Cidr {
   readonly family: 4 | 6
@@ -14,40 +14,54 @@ export interface Cidr {
   readonly text: string
 }
 
-/** Bytes of an address, or undefined when the text is not an IP address. */
-export function ipBytes (text: string): Uint8Array | undefined {
+/**
+ * Bytes of an address as written: 4 for IPv4 text, 16 for IPv6 text (an IPv4-mapped address stays
+ * 16 bytes), or undefined when the text is not an IP address (Node's `isIP` decides).
+ */
+export function parseIpBytes (text: string): Uint8Array | undefined {
   const family = isIP(text)
   if (family === 4) return Uint8Array.from(text.split('.').map(Number))
   if (family !== 6) return undefined
   const lower = text.toLowerCase()
-  const mapped = /^(?:0{0,4}:){0,5}(?:0{0,4}:)?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
-  if (mapped !== null && lower.startsWith('::ffff:') && isIPv4(mapped[1]!)) return ipBytes(mapped[1]!)
+  // A trailing dotted quad (::ffff:1.2.3.4, 64:ff9b::1.2.3.4) stands for the last two groups.
+  const lastColon = lower.lastIndexOf(':')
+  const quad = lower.indexOf('.', lastColon) > lastColon ? lower.slice(lastColon + 1).split('.').map(Number) : null
+  const hex = quad === null ? lower : `${lower.slice(0, lastColon + 1)}${((quad[0]! << 8) | quad[1]!).toString(16)}:${((quad[2]! << 8) | quad[3]!).toString(16)}`
+  const [head, tail] = hex.split('::') as [string, string | undefined]
+  const headWords = head === '' ? [] : head.split(':').map((w) => parseInt(w, 16))
+  const tailWords = tail === undefined || tail === '' ? [] : tail.split(':').map((w) => parseInt(w, 16))
+  const words = [...headWords, ...new Array<number>(8 - headWords.length - tailWords.length).fill(0), ...tailWords]
   const out = new Uint8Array(16)
-  let [head, tail] = lower.split('::') as [string, string | undefined]
-  let tailWords: string[] = []
-  if (tail !== undefined) tailWords = tail === '' ? [] : tail.split(':')
-  const headWords = head === '' ? [] : head.split(':')
-  const words: number[] = []
-  const expand = (ws: string[]): number[] => {
-    const r: number[] = []
-    for (const w of ws) {
-      if (w.includes('.')) {
-        const b = w.split('.').map(Number)
-        r.push((b[0]! << 8) | b[1]!, (b[2]! << 8) | b[3]!)
-      } else r.push(parseInt(w, 16))
-    }
-    return r
-  }
-  const h = expand(headWords)
-  const t = expand(tailWords)
-  words.push(...h)
-  for (let i = h.length + t.length; i < 8; i++) words.push(0)
-  words.push(...t)
   for (let i = 0; i < 8; i++) {
     out[i * 2] = (words[i]! >> 8) & 0xff
     out[i * 2 + 1] = words[i]! & 0xff
   }
   return out
+}
+
+/** True for ::ffff:a.b.c.d (16 bytes): an IPv4 peer seen through a dual-stack socket. */
+function isV4Mapped (b: Uint8Array): boolean {
+  if (b.length !== 16 || b[10] !== 0xff || b[11] !== 0xff) return false
+  for (let i = 0; i < 10; i++) if (b[i] !== 0) return false
+  return true
+}
+
+/**
+ * Bytes of an address for matching: like parseIpBytes, but an IPv4-mapped IPv6 address is read as
+ * the 4-byte IPv4 address it carries, so a dual-stack socket's peer matches IPv4 rules and users.
+ */
+export function ipBytes (text: string): Uint8Array | undefined {
+  const b = parseIpBytes(text)
+  return b !== undefined && isV4Mapped(b) ? b.subarray(12) : b
+}
+
+/**
+ * Text of a peer address from its bytes (a socket's 4 or 16): an IPv4-mapped address as the
+ * dotted quad it carries, anything else as formatIp. '' for any other length.
+ */
+export function formatPeer (bytes: Uint8Array): string {
+  if (bytes.length !== 4 && bytes.length !== 16) return ''
+  return formatIp(isV4Mapped(bytes) ? bytes.subarray(12) : bytes)
 }
 
 /** Canonical text of address bytes: dotted quad, or RFC 5952 compressed lower-case IPv6. */
