@@ -2,11 +2,14 @@
 # DNS server benchmark: filterd (inline, pool, inline x2 processes) vs dnsdist with an equivalent
 # 1M-name SuffixMatchNode block rule vs a bare Node UDP relay (the ceiling), all forwarding to Knot
 # DNS serving a wildcard root zone. Loopback only; every load run is time-bounded (dnsperf -l).
-# Usage: bench/dns/run.sh [SECONDS_MAX=10]   (from the repository root, after `npx tsc`)
+# Usage: bench/dns/run.sh [SECONDS_MAX=10] [ROUNDS=3]   (from the repository root, after `npx tsc`)
+# Each round runs every server in turn (A B C D E, A B C D E, …) and the table shows each figure's
+# median over the rounds, so a slow spell of this shared machine hits every server alike.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 MAXS=${1:-10}
+ROUNDS=${2:-3}
 for tool in dnsperf knotd dnsdist; do
   command -v "$tool" >/dev/null || { echo "installing dnsperf knot dnsdist"; apt-get install -y dnsperf knot dnsdist >/dev/null; break; }
 done
@@ -94,19 +97,36 @@ run() { # name port pid
 }
 RESULTS=()
 echo "load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-RESULTS+=("$(run 'node relay (ceiling)' $RELAY $RELAY_PID)")
-RESULTS+=("$(run 'dnsdist 1M SuffixMatchNode' $DNSDIST $DNSDIST_PID)")
-RESULTS+=("$(run 'filterd inline, 1 process' 5393 "${FPID[inline-p1]}")")
-RESULTS+=("$(run 'filterd pool (1 worker, batch 64)' 5394 "${FPID[pool-p1]}")")
-RESULTS+=("$(run 'filterd inline, 2 processes' 5395 "${FPID[inline-p2]}")")
+for _ in $(seq 1 "$ROUNDS"); do
+  RESULTS+=("$(run 'node relay (ceiling)' $RELAY $RELAY_PID)")
+  RESULTS+=("$(run 'dnsdist 1M SuffixMatchNode' $DNSDIST $DNSDIST_PID)")
+  RESULTS+=("$(run 'filterd inline, 1 process' 5393 "${FPID[inline-p1]}")")
+  RESULTS+=("$(run 'filterd pool (1 worker, batch 64)' 5394 "${FPID[pool-p1]}")")
+  RESULTS+=("$(run 'filterd inline, 2 processes' 5395 "${FPID[inline-p2]}")")
+done
 echo "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 echo
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) x $(nproc); node $(node -v); dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null); dnsdist $(dnsdist --version 2>/dev/null | head -1 | awk '{print $2}'); knot $(dpkg-query -W -f='${Version}' knot 2>/dev/null)"
 printf '%s\n' "${RESULTS[@]}" | node -e '
-const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [n, a, b, c] = l.split("|"); return { n, max: JSON.parse(a), q20: JSON.parse(b), cpu: Number(c) } })
+const raw = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [n, a, b, c] = l.split("|"); return { n, max: JSON.parse(a), q20: JSON.parse(b), cpu: Number(c) } })
+// Median of every figure over the rounds, per server (first-seen order).
+const med = (xs) => { const s = xs.map(Number).sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
+const names = [...new Set(raw.map((r) => r.n))]
+const rows = names.map((n) => {
+  const rs = raw.filter((r) => r.n === n)
+  const pick = (get) => med(rs.map(get))
+  return {
+    n, rounds: rs.length,
+    max: { qps: pick((r) => r.max.qps), p50: pick((r) => r.max.p50), p99: pick((r) => r.max.p99) },
+    q20: { p50: pick((r) => r.q20.p50), p99: pick((r) => r.q20.p99), p999: pick((r) => r.q20.p999), lost: pick((r) => r.q20.lost), samples: pick((r) => r.q20.samples) },
+    cpu: pick((r) => r.cpu * 10000 / Math.max(1, r.q20.samples)),
+    qpsAll: rs.map((r) => r.max.qps).join(" / ")
+  }
+})
 const relay = rows[0].max.qps, dd = rows[1].max.qps
-console.log("| server | qps (max) | vs dnsdist | vs relay | p50 / p99 ms at max | p50 / p99 / p99.9 ms @20k qps | lost @20k | server CPU µs/query @20k |")
-console.log("|---|---:|---:|---:|---:|---:|---:|---:|")
-for (const r of rows) console.log(`| ${r.n} | ${r.max.qps} | ${(r.max.qps / dd).toFixed(2)}x | ${(100 * (r.max.qps / relay - 1)).toFixed(0)}% | ${r.max.p50} / ${r.max.p99} | ${r.q20.p50} / ${r.q20.p99} / ${r.q20.p999} | ${r.q20.lost} | ${(r.cpu * 10000 / Math.max(1, r.q20.samples)).toFixed(1)} |`)
+console.log(`medians of ${rows[0].rounds} rounds`)
+console.log("| server | qps (max) | vs dnsdist | vs relay | p50 / p99 ms at max | p50 / p99 / p99.9 ms @20k qps | lost @20k | server CPU µs/query @20k | qps of each round |")
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+for (const r of rows) console.log(`| ${r.n} | ${r.max.qps} | ${(r.max.qps / dd).toFixed(2)}x | ${(100 * (r.max.qps / relay - 1)).toFixed(0)}% | ${r.max.p50} / ${r.max.p99} | ${r.q20.p50} / ${r.q20.p99} / ${r.q20.p999} | ${r.q20.lost} | ${r.cpu.toFixed(1)} | ${r.qpsAll} |`)
 '

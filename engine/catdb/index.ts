@@ -52,8 +52,18 @@ export class CategoryDb {
   private version = -1
   private domains: Database<Buffer, string> | null = null
   private urls: Database<Buffer, string> | null = null
+  /**
+   * Recently looked-up keys → their categories (null = not in the table), dropped with the table.
+   * DNS traffic is heavy-tailed (a few thousand names make most queries), and an LMDB read costs
+   * several times a Map hit on these machines (read-transaction renewal on every event-loop turn,
+   * page walks): see docs/performance.md. Cleared when full rather than evicted one by one, so a
+   * hit stays one Map lookup.
+   */
+  private readonly cache = new Map<string, Buffer | null>()
+  private readonly cacheMax: number
 
-  constructor (store: Store) {
+  constructor (store: Store, options: { cacheEntries?: number } = {}) {
+    this.cacheMax = options.cacheEntries ?? 100_000
     this.store = store
     this.refresh()
   }
@@ -69,6 +79,7 @@ export class CategoryDb {
     const v = typeof active === 'number' ? active : 0
     if (v === this.version) return false
     this.version = v
+    this.cache.clear()
     if (v === 0) {
       this.domains = null
       this.urls = null
@@ -81,12 +92,20 @@ export class CategoryDb {
   }
 
   /**
-   * Categories stored for exactly `key`, as borrowed bytes (uint16 pairs) valid until the next
-   * lookup, or undefined. The hot-path primitive: copy or decode before the next call.
+   * Categories stored for exactly `key`, as bytes (uint16 pairs), or undefined. The hot-path
+   * primitive: the bytes are shared with the cache, so read them, never write them.
    */
   getRaw (key: string): Buffer | undefined {
     if (this.domains === null || key === '') return undefined
-    return this.domains.getBinaryFast(key)
+    const cached = this.cache.get(key)
+    if (cached !== undefined) return cached ?? undefined
+    // getBinaryFast's bytes are borrowed until the next read: keep a copy. (Its buffer is a
+    // shared one whose `length` property lmdb-js overrides, so copy through subarray.)
+    const raw = this.domains.getBinaryFast(key)
+    const value = raw === undefined ? null : Buffer.from(raw.subarray(0, raw.length))
+    if (this.cache.size >= this.cacheMax) this.cache.clear()
+    this.cache.set(key, value)
+    return value ?? undefined
   }
 
   /** Categories stored for exactly `key`. */
