@@ -143,10 +143,16 @@ export class UwsServer {
       transport.inCallback = false
       return
     }
-    ures.onData((chunk, isLast) => {
-      collector.push(new Uint8Array(chunk), true)
-      if (isLast) collector.end()
-    })
+    // A request that announces no body (no Content-Length, or 0, and no Transfer-Encoding: most
+    // GETs) needs no data handler: its body is empty, and skipping onData saves a native callback.
+    if ((declared === undefined || declared === '0') && headers['transfer-encoding'] === undefined) {
+      collector.end()
+    } else {
+      ures.onData((chunk, isLast) => {
+        collector.push(new Uint8Array(chunk), true)
+        if (isLast) collector.end()
+      })
+    }
 
     dispatch(cfg, req, res)
     transport.inCallback = false
