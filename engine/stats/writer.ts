@@ -180,7 +180,9 @@ class CsvWriter implements CsvQueryLog {
     }
     this.#chunks.push(line)
     this.#chunkBytes += line.length
-    if (this.#chunkBytes >= kFlushBytes) this.#scheduleFlush()
+    // The first row after a rotation opens the next file at once: `filterd stats-import` finds the
+    // rows to wait for by their open `.part` file, so rows must not sit in memory without one.
+    if (this.#chunkBytes >= kFlushBytes || this.#file === null) this.#scheduleFlush()
   }
 
   rotateNow (): Promise<string | undefined> {
@@ -217,14 +219,15 @@ class CsvWriter implements CsvQueryLog {
   }
 
   async #checkRequest (): Promise<void> {
-    if (this.#file === null) return
+    if (this.#file === null && this.#chunks.length === 0) return
     let requested: number
     try {
       requested = Number((await readFile(join(this.#dir, CONTROL_FILE), 'utf8')).trim())
     } catch {
       return
     }
-    if (Number.isFinite(requested) && requested >= this.#openedAt && this.#file !== null) await this.rotateNow()
+    // Rows not yet in a file count as written before the request too.
+    if (Number.isFinite(requested) && (this.#file === null || requested >= this.#openedAt)) await this.rotateNow()
   }
 
   // Runs under the lock.

@@ -53,7 +53,7 @@ export async function runAll (config: Readonly<Config>, configPath: string): Pro
     void (stub?.close() ?? Promise.resolve()).then(() => resolveDone(exitCode))
   }
 
-  const ready = roles.map(async (role) => {
+  const startRole = async (role: RoleName): Promise<void> => {
     const proc = fork(entry, [role, '--config', configPath], { stdio: 'inherit' })
     const child: Child = { role, proc, endpoints: [] }
     children.push(child)
@@ -71,11 +71,18 @@ export async function runAll (config: Readonly<Config>, configPath: string): Pro
       })
       proc.on('exit', () => reject(new Error(`${role} exited during start`)))
     })
-  })
+  }
+  // The collector first: the local service's first billing contact happens at its start, and it
+  // answers 503 until a contact succeeds, so it must find the collector already listening.
+  const first: RoleName[] = roles.filter((r) => r === 'collector')
+  const ready = (async () => {
+    await Promise.all(first.map(startRole))
+    await Promise.all(roles.filter((r) => !first.includes(r)).map(startRole))
+  })()
   process.on('SIGINT', () => stopAll(0))
   process.on('SIGTERM', () => stopAll(0))
   try {
-    await Promise.all(ready)
+    await ready
   } catch {
     stopAll(1)
     return await done

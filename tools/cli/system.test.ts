@@ -112,7 +112,7 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
   // 4. The categorization API and the local service answer from the same database.
   const cat = await fetch(`http://127.0.0.1:${ports.anon}/domain/www.vk.com`)
   t.assert.deepStrictEqual(await cat.json(), { category: [40], bad: false, category_name: ['Social networks'] })
-  const local = await eventually(() => fetch(`http://127.0.0.1:${ports.local}/vk.com`), (r) => r.status === 200)
+  const local = await eventually(() => fetch(`http://127.0.0.1:${ports.local}/vk.com`), (r) => r.status === 200, 10_000)
   t.assert.strictEqual(local.status, 200)
 
   // 5. The query log reaches the reports once imported.
