@@ -109,7 +109,7 @@ function tryLines (config: Readonly<Config>, roles: RoleName[]): string[] {
   if (roles.includes('dns')) {
     const hp = parseHostPort(config.proxy.listen[0]!, 53)
     const host = hp.host === '0.0.0.0' ? '127.0.0.1' : hp.host === '::' ? '::1' : hp.host
-    lines.push(`dig @${host} -p ${hp.port} casino.example A      # blocked by category for a user with filter [gambling]`)
+    lines.push(`dig @${host} -p ${hp.port} casino.example A      # blocked: the demo's defaults block gambling`)
     lines.push(`dig @${host} -p ${hp.port} example.org A         # forwarded`)
   }
   if (roles.includes('api')) {
