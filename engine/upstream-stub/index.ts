@@ -61,6 +61,19 @@ function answer (query: dnsPacket.Packet, o: StubResolverOptions, overUdp: boole
 
 export async function startStubResolver (options: StubResolverOptions = {}): Promise<StubResolver> {
   const host = options.host ?? '127.0.0.1'
+  // UDP and TCP share one port. With a kernel-chosen UDP port, the same TCP port can be taken (by
+  // any TCP socket of the host, client ones included): then both are closed and another port tried.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await bindStub(host, options)
+    } catch (err) {
+      const retry = (err as { code?: string }).code === 'EADDRINUSE' && (options.port ?? 0) === 0 && attempt < 20
+      if (!retry) throw err
+    }
+  }
+}
+
+async function bindStub (host: string, options: StubResolverOptions): Promise<StubResolver> {
   const udp: Socket = createSocket(host.includes(':') ? 'udp6' : 'udp4')
   const seen: string[] = []
   const state = { silent: false }
@@ -102,7 +115,14 @@ export async function startStubResolver (options: StubResolverOptions = {}): Pro
       })
     })
     tcp.listen(port, host)
-    await once(tcp, 'listening')
+    try {
+      await once(tcp, 'listening')
+    } catch (err) {
+      // Nothing may stay open after a failed start: a leaked socket keeps a test process alive.
+      udp.close()
+      tcp.close()
+      throw err
+    }
   }
   return {
     port,
