@@ -13,12 +13,12 @@
  *
  *   node dist/bench/blockpage/blockpage.bench.js [seconds per subject, default 5]
  */
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { connect, type Socket } from 'node:net'
 import { cpus, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { get, makeStore, PAGE_ACCEPT } from '../../blockpage/testing/fixture.js'
+import { hasWrk, keepAliveLoad, runWrk, type LoadResult } from '../common/load.js'
 
 const CONNECTIONS = 32
 const FILTERD = fileURLToPath(new URL('../../tools/filterd.js', import.meta.url))
@@ -30,46 +30,6 @@ const SUBJECTS: ReadonlyArray<{ name: string, host: string, accept: string, stat
   { name: 'non-page / 403', host: 'casino.example', accept: 'image/avif,image/webp,*/*', status: 403 },
   { name: 'baseline / bad Host', host: 'bad_host!', accept: PAGE_ACCEPT, status: 400 }
 ]
-
-function hasWrk (): boolean {
-  return spawnSync('wrk', ['--version'], { stdio: 'ignore' }).error === undefined
-}
-
-function runWrk (port: number, host: string, accept: string, seconds: number): { rps: number, latency: string } {
-  const r = spawnSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-H', `Host: ${host}`, '-H', `Accept: ${accept}`, '-H', 'Accept-Language: ru-RU,ru;q=0.9', `http://127.0.0.1:${port}/`], { encoding: 'utf8' })
-  const rps = /Requests\/sec:\s+([\d.]+)/.exec(r.stdout)
-  if (rps === null) throw new Error(`wrk failed: ${r.stdout}${r.stderr}`)
-  const p99 = /\s99%\s+(\S+)/.exec(r.stdout)
-  return { rps: Number(rps[1]), latency: p99?.[1] ?? '?' }
-}
-
-/** Node fallback: counts complete responses by their status line on CONNECTIONS keep-alive sockets. */
-async function runNode (port: number, host: string, accept: string, seconds: number): Promise<{ rps: number, latency: string }> {
-  const request = Buffer.from(`GET / HTTP/1.1\r\nHost: ${host}\r\nAccept: ${accept}\r\nAccept-Language: ru-RU,ru;q=0.9\r\n\r\n`)
-  let count = 0
-  let running = true
-  const sockets: Socket[] = []
-  for (let i = 0; i < CONNECTIONS; i++) {
-    const s = connect(port, '127.0.0.1')
-    await once(s, 'connect')
-    s.setNoDelay(true)
-    let tail = ''
-    s.on('data', (d: Buffer) => {
-      const text = tail + d.toString('latin1')
-      let n = 0
-      for (let at = text.indexOf('HTTP/1.1 '); at !== -1; at = text.indexOf('HTTP/1.1 ', at + 9)) n++
-      tail = text.slice(-8)
-      count += n
-      if (running) for (let k = 0; k < n; k++) s.write(request)
-    })
-    sockets.push(s)
-  }
-  for (const s of sockets) s.write(request)
-  await new Promise(resolve => setTimeout(resolve, seconds * 1000))
-  running = false
-  for (const s of sockets) s.destroy()
-  return { rps: count / seconds, latency: '-' }
-}
 
 async function main (): Promise<void> {
   const seconds = Number(process.argv[2] ?? 5)
@@ -86,10 +46,14 @@ async function main (): Promise<void> {
       // Check the answer is the one we mean to measure before measuring it.
       const probe = await get(port, { host: s.host, accept: s.accept })
       if (probe.status !== s.status) throw new Error(`${s.name}: expected ${s.status}, got ${probe.status}`)
-      const load = wrk ? async (d: number) => runWrk(port, s.host, s.accept, d) : async (d: number) => await runNode(port, s.host, s.accept, d)
+      const headers = { Host: s.host, Accept: s.accept, 'Accept-Language': 'ru-RU,ru;q=0.9' }
+      const request = Buffer.from(`GET / HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`)
+      const load = async (d: number): Promise<LoadResult> => wrk
+        ? runWrk({ url: `http://127.0.0.1:${port}/`, seconds: d, connections: CONNECTIONS, headers })
+        : await keepAliveLoad({ port, seconds: d, connections: CONNECTIONS, request: () => request })
       await load(1)                                 // warm-up: JIT, template paths, connections
       const r = await load(seconds)
-      rows.push({ subject: s.name, 'req/s': Math.round(r.rps), 'p99 latency': r.latency })
+      rows.push({ subject: s.name, 'req/s': Math.round(r.rps), 'p99 latency': r.p99 })
     }
     console.log(`node ${process.version}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, client ${wrk ? 'wrk -t1' : 'node'}, ${CONNECTIONS} keep-alive connections, ${seconds}s per subject, load average before ${load0.toFixed(1)}, after ${loadavg()[0]!.toFixed(1)}`)
     console.table(rows)

@@ -18,11 +18,10 @@
  * On a shared machine the best round is the one least disturbed by other work; compare the ratio,
  * not the absolute numbers, and rerun when the ratio looks odd.
  */
-import { spawn, execFileSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -35,6 +34,7 @@ import { Store } from '../../engine/store/index.js'
 import { clientRecord } from '../../catapi/credentials.js'
 import { ExistenceChecker } from '../../catapi/resolver.js'
 import { createCatApi } from '../../catapi/server.js'
+import { hasWrk, keepAliveLoad, runWrk, type LoadResult } from '../common/load.js'
 
 const TOP = '/work/shared/data/top-domains.csv.gz'
 const CONF = fileURLToPath(new URL('../../../conf/', import.meta.url))
@@ -91,16 +91,6 @@ async function serve (subject: string, dir: string): Promise<number> {
   return ports.registered
 }
 
-function hasWrk (): boolean {
-  try {
-    execFileSync('wrk', ['--version'], { stdio: 'ignore' })
-    return true
-  } catch (err) {
-    // wrk --version exits 1 after printing its version.
-    return (err as { status?: number }).status === 1
-  }
-}
-
 const LUA = `
 local paths = {}
 for line in io.lines(os.getenv("CATAPI_PATHS")) do paths[#paths + 1] = line end
@@ -111,45 +101,6 @@ request = function()
   return wrk.format("GET", paths[i], { ["Authorization"] = auth })
 end
 `
-
-function runWrk (port: number, seconds: number, connections: number, dir: string): { rps: number, errors: number } {
-  const out = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '-s', join(dir, 'rotate.lua'), `http://127.0.0.1:${port}`], {
-    env: { ...process.env, CATAPI_PATHS: join(dir, 'paths.txt'), CATAPI_AUTH: AUTH }, encoding: 'utf8'
-  })
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)
-  const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0)
-  const errors2 = errors + Number(/Socket errors:.*?(\d+) timeout/.exec(out)?.[1] ?? 0)
-  return { rps, errors: errors2 }
-}
-
-// The Node fallback: keep-alive sockets, one request in flight each; responses counted by status line.
-async function runNode (port: number, seconds: number, connections: number, paths: string[]): Promise<{ rps: number, errors: number }> {
-  let count = 0
-  let errors = 0
-  let running = true
-  let next = 0
-  const requestFor = (): string => `GET ${paths[next++ % paths.length]!} HTTP/1.1\r\nHost: bench\r\nAuthorization: ${AUTH}\r\n\r\n`
-  const sockets: Socket[] = []
-  for (let i = 0; i < connections; i++) {
-    const s = connect(port, '127.0.0.1')
-    await once(s, 'connect')
-    s.setNoDelay(true)
-    s.on('data', (d: Buffer) => {
-      const text = d.toString('latin1')
-      for (let at = text.indexOf('HTTP/1.1 '); at !== -1; at = text.indexOf('HTTP/1.1 ', at + 9)) {
-        count++
-        if (text[at + 9] !== '2') errors++
-        if (running) s.write(requestFor())
-      }
-    })
-    sockets.push(s)
-  }
-  for (const s of sockets) s.write(requestFor())
-  await new Promise((resolve) => setTimeout(resolve, seconds * 1000))
-  running = false
-  for (const s of sockets) s.destroy()
-  return { rps: count / seconds, errors }
-}
 
 async function main (): Promise<void> {
   const i = process.argv.indexOf('--serve')
@@ -166,14 +117,16 @@ async function main (): Promise<void> {
     writeFileSync(join(dir, 'paths.txt'), paths.join('\n') + '\n')
     writeFileSync(join(dir, 'rotate.lua'), LUA)
     const wrk = hasWrk()
-    const best = new Map<string, { rps: number, errors: number }>()
+    const best = new Map<string, LoadResult>()
     for (let round = 0; round < ROUNDS; round++) {
       for (const subject of ['uws hello', 'catapi /domain/ (registered)']) {
         const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', subject, dir], { stdio: ['ignore', 'pipe', 'inherit'] })
         const [line] = await once(child.stdout, 'data') as [Buffer]
         const port = Number(line.toString().trim())
-        const measure = async (s: number): Promise<{ rps: number, errors: number }> =>
-          wrk ? runWrk(port, s, connections, dir) : await runNode(port, s, connections, paths)
+        let next = 0
+        const measure = async (s: number): Promise<LoadResult> => wrk
+          ? runWrk({ url: `http://127.0.0.1:${port}`, seconds: s, connections, script: join(dir, 'rotate.lua'), env: { CATAPI_PATHS: join(dir, 'paths.txt'), CATAPI_AUTH: AUTH } })
+          : await keepAliveLoad({ port, seconds: s, connections, request: () => `GET ${paths[next++ % paths.length]!} HTTP/1.1\r\nHost: bench\r\nAuthorization: ${AUTH}\r\n\r\n` })
         await measure(1)                                  // warm-up: JIT, connections, the first scrypt
         const r = await measure(seconds)
         const prev = best.get(subject)
@@ -185,7 +138,7 @@ async function main (): Promise<void> {
     const ceiling = best.get('uws hello')!.rps
     console.log(`node ${process.version}, ${wrk ? 'wrk -t1' : 'node client'}, ${connections} keep-alive connections, ${seconds}s x ${ROUNDS} rounds (best)`)
     console.table([...best].map(([subject, r]) => ({
-      subject, 'req/s': Math.round(r.rps), 'non-2xx': r.errors, 'vs ceiling': (r.rps / ceiling).toFixed(2)
+      subject, 'req/s': Math.round(r.rps), 'non-2xx': r.non2xx, 'vs ceiling': (r.rps / ceiling).toFixed(2)
     })))
   } finally {
     rmSync(dir, { recursive: true, force: true })

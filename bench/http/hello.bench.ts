@@ -7,11 +7,11 @@
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { connect, type Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
 import type * as Uws from 'uWebSockets.js'
 import { createHttpServer } from '../../engine/http/index.js'
+import { keepAliveLoad } from '../common/load.js'
 
 const CONNECTIONS = 32
 const BODY = 'hello world'
@@ -35,35 +35,6 @@ async function serve (subject: Subject): Promise<number> {
   return (await server.listen('127.0.0.1', 0)).port
 }
 
-// Counts responses by their body, carrying a tail across chunks so a split marker is not missed.
-async function load (port: number, seconds: number): Promise<number> {
-  let count = 0
-  let running = true
-  const sockets: Socket[] = []
-  for (let i = 0; i < CONNECTIONS; i++) {
-    const s = connect(port, '127.0.0.1')
-    await once(s, 'connect')
-    s.setNoDelay(true)
-    let tail = ''
-    s.on('data', (d: Buffer) => {
-      const text = tail + d.toString('latin1')
-      let n = 0
-      for (let at = text.indexOf(BODY); at !== -1; at = text.indexOf(BODY, at + BODY.length)) n++
-      tail = text.slice(-BODY.length + 1)
-      count += n
-      if (running) for (let k = 0; k < n; k++) s.write(REQUEST)
-    })
-    sockets.push(s)
-  }
-  const started = count
-  for (const s of sockets) s.write(REQUEST)
-  await new Promise(resolve => setTimeout(resolve, seconds * 1000))
-  running = false
-  const done = count - started
-  for (const s of sockets) s.destroy()
-  return done / seconds
-}
-
 async function main (): Promise<void> {
   const i = process.argv.indexOf('--serve')
   if (i !== -1) {
@@ -77,8 +48,9 @@ async function main (): Promise<void> {
     const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', subject], { stdio: ['ignore', 'pipe', 'inherit'] })
     const [line] = await once(child.stdout, 'data') as [Buffer]
     const port = Number(line.toString().trim())
-    await load(port, 0.5)                          // warm-up: JIT and connection setup
-    rows.push({ subject, 'req/s': Math.round(await load(port, seconds)) })
+    const load = async (d: number): Promise<number> => (await keepAliveLoad({ port, seconds: d, connections: CONNECTIONS, request: () => REQUEST })).rps
+    await load(0.5)                                // warm-up: JIT and connection setup
+    rows.push({ subject, 'req/s': Math.round(await load(seconds)) })
     child.kill()
     await once(child, 'exit')
   }

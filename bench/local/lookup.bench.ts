@@ -6,7 +6,7 @@
  *
  *   node dist/bench/local/lookup.bench.js [seconds per subject, default 5]
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createRequire } from 'node:module'
 import { cpus } from 'node:os'
@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url'
 import type * as Uws from 'uWebSockets.js'
 import type { TestContext } from 'node:test'
 import { setup, startRole } from '../../local/testing/harness.js'
+import { runWrk } from '../common/load.js'
 
 async function serveHello (): Promise<void> {
   const uws = createRequire(import.meta.url)('uWebSockets.js') as typeof Uws
@@ -21,12 +22,6 @@ async function serveHello (): Promise<void> {
   app.listen('127.0.0.1', 0, (ls) => {
     process.stdout.write(`${uws.us_socket_local_port(ls as unknown as Uws.us_socket)}\n`)
   })
-}
-
-function wrk (url: string, seconds: number): { rps: number, p50: string, p99: string } {
-  const out = execFileSync('wrk', ['-t1', '-c32', `-d${seconds}s`, '--latency', url], { encoding: 'utf8' })
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN)
-  return { rps: Math.round(rps), p50: /50%\s+(\S+)/.exec(out)?.[1] ?? '?', p99: /99%\s+(\S+)/.exec(out)?.[1] ?? '?' }
 }
 
 async function main (): Promise<void> {
@@ -53,8 +48,9 @@ async function main (): Promise<void> {
     ]
     const rows = []
     for (const [name, url] of subjects) {
-      wrk(url, 1) // warm-up: JIT, connections
-      rows.push({ subject: name, ...wrk(url, seconds) })
+      runWrk({ url, seconds: 1, connections: 32 }) // warm-up: JIT, connections
+      const r = runWrk({ url, seconds, connections: 32 })
+      rows.push({ subject: name, rps: Math.round(r.rps), p50: r.p50, p99: r.p99 })
     }
     const ceiling = rows[0]!.rps
     console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? '?'}, wrk -t1 -c32 ${seconds}s`)
