@@ -1,26 +1,14 @@
 import { test, type TestContext } from 'node:test'
-import { execFileSync } from 'node:child_process'
 import { request } from 'node:https'
-import { join } from 'node:path'
 import { connect } from 'node:net'
 import { once } from 'node:events'
+import { hasOpenssl, OPENSSL_MISSING, writeTestCertificate } from '../engine/testing/tls.js'
 import { makeStore, PAGE_ACCEPT, startFixture } from './testing/fixture.js'
 import { startBlockPage } from './server.js'
 
-function hasOpenssl (): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
-
-test('with tls-listen set the block page also answers over HTTPS with the operator\'s certificate', { skip: hasOpenssl() ? false : 'openssl is not installed (needed to make a test certificate)' }, async (t: TestContext) => {
+test('with tls-listen set the block page also answers over HTTPS with the operator\'s certificate', { skip: hasOpenssl() ? false : OPENSSL_MISSING }, async (t: TestContext) => {
   const { dir, store, config } = await makeStore(t)
-  const cert = join(dir, 'cert.pem')
-  const key = join(dir, 'key.pem')
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=blockpage.test'], { stdio: 'ignore' })
+  const { cert, key } = writeTestCertificate(dir, 'blockpage.test')
   const bp = await startBlockPage({
     config: { ...config, blockpage: { ...config.blockpage, 'tls-listen': '127.0.0.1:0', 'tls-cert': cert, 'tls-key': key } },
     store

@@ -7,7 +7,7 @@
 import { describe, test, type TestContext } from 'node:test'
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
-import { execFileSync } from 'node:child_process'
+import { hasOpenssl, OPENSSL_MISSING, writeTestCertificate } from '../testing/tls.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -474,13 +474,10 @@ export function runHttpSuite (impl: HttpImpl): void {
       t.assert.strictEqual(err.code, 'ECONNREFUSED')
     })
 
-    test('serves HTTPS with the given certificate files', { skip: hasOpenssl() ? false : 'openssl not installed' }, async (t: TestContext) => {
+    test('serves HTTPS with the given certificate files', { skip: hasOpenssl() ? false : OPENSSL_MISSING }, async (t: TestContext) => {
       const dir = mkdtempSync(join(tmpdir(), 'http-tls-'))
       t.after(() => { rmSync(dir, { recursive: true, force: true }) })
-      const key = join(dir, 'key.pem')
-      const cert = join(dir, 'cert.pem')
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert,
-        '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' })
+      const { cert, key } = writeTestCertificate(dir, 'localhost')
       const { port } = await start(t, impl, s => { s.route('GET', '/', (_req, res) => { res.send('secure') }) }, { tls: { cert, key } })
       const body = await new Promise<string>((resolve, reject) => {
         const req = httpsRequest({ host: '127.0.0.1', port, path: '/', rejectUnauthorized: false, agent: false }, res => {
@@ -494,13 +491,4 @@ export function runHttpSuite (impl: HttpImpl): void {
       t.assert.strictEqual(body, 'secure')
     })
   })
-}
-
-function hasOpenssl (): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
 }
