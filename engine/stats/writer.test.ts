@@ -143,9 +143,11 @@ test('closes its current file when it sees a rotation request newer than the fil
   now = T0 + 5
   writeFileSync(join(env.config.stats.dir, 'rotate.request'), `${T0 + 5}\n`)
   t.mock.timers.tick(1000)
-  // The check reads the file asynchronously; poll the outcome (bounded) rather than sleep.
-  for (let i = 0; i < 200 && readdirSync(env.config.stats.dir).filter((n) => n.endsWith('.csv')).length === 0; i++) {
-    await new Promise((resolve) => setImmediate(resolve))
+  // The check reads the file and renames it on the thread pool, which a loaded CI machine can hold
+  // up for a while: poll the outcome on real time (only setInterval is mocked), bounded at 10 s.
+  const deadline = Date.now() + 10_000
+  while (Date.now() < deadline && readdirSync(env.config.stats.dir).filter((n) => n.endsWith('.csv')).length === 0) {
+    await new Promise((resolve) => setTimeout(resolve, 5))
   }
   await log.flush()
   t.assert.strictEqual(readdirSync(env.config.stats.dir).filter((n) => n.endsWith('.csv')).length, 1)
