@@ -8,7 +8,7 @@
  * call, under a microsecond for a Basic header) cannot. Keying by a digest also keeps secrets out
  * of a long-lived structure in the heap. The cache is dropped whenever the store's generation
  * moves (every `Store.write` bumps it, so `filterd client rotate|remove` in another process takes
- * effect on the next request) and is bounded in size.
+ * effect for every request that starts a millisecond later: see GENERATION_CHECK_MS) and is bounded in size.
  *
  * Concurrent first requests with one header share one scrypt run. Failed verifications are counted
  * per source address; past `failureLimit` in a minute the address gets 429 with `Retry-After`

@@ -1,5 +1,7 @@
 import { test, type TestContext } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { addClient, basic, get, startHarness } from './harness.js'
+import { GENERATION_CHECK_MS } from './server.js'
 
 const MAX_AGE = 43200
 
@@ -156,14 +158,16 @@ for (const impl of ['uws', 'node'] as const) {
     t.assert.strictEqual((await get(h.registered, '/catgroups', { Authorization: basic('acme', 'guess5') })).status, 401)
   })
 
-  test(named('stops accepting a secret as soon as the client record changes in the store'), async (t: TestContext) => {
+  test(named('stops accepting a secret within a millisecond of a change to the client record in the store'), async (t: TestContext) => {
     const h = await startHarness(t, { impl })
     const old = await addClient(h.store, 'acme', 'one')
     t.assert.strictEqual((await get(h.registered, '/catgroups', { Authorization: old })).status, 200)
     const fresh = await addClient(h.store, 'acme', 'two')
+    await sleep(2 * GENERATION_CHECK_MS)
     t.assert.strictEqual((await get(h.registered, '/catgroups', { Authorization: old })).status, 401)
     t.assert.strictEqual((await get(h.registered, '/catgroups', { Authorization: fresh })).status, 200)
     await h.store.write((w) => { w.deleteClient('acme') })
+    await sleep(2 * GENERATION_CHECK_MS)
     t.assert.strictEqual((await get(h.registered, '/catgroups', { Authorization: fresh })).status, 401)
   })
 

@@ -102,10 +102,24 @@ request = function()
 end
 `
 
+async function prepareDir (dir: string): Promise<string[]> {
+  const paths = await prepare(dir)
+  writeFileSync(join(dir, 'paths.txt'), paths.join('\n') + '\n')
+  writeFileSync(join(dir, 'rotate.lua'), LUA)
+  return paths
+}
+
 async function main (): Promise<void> {
   const i = process.argv.indexOf('--serve')
   if (i !== -1) {
     process.stdout.write(`${await serve(process.argv[i + 1]!, process.argv[i + 2]!)}\n`)
+    return
+  }
+  // `--prepare DIR` leaves the database, paths.txt and rotate.lua in DIR, for profiling one subject
+  // with `--serve <subject> DIR` and a load generator of one's choice.
+  const p = process.argv.indexOf('--prepare')
+  if (p !== -1) {
+    await prepareDir(process.argv[p + 1]!)
     return
   }
   const seconds = Number(process.argv[2] ?? 5)
@@ -113,9 +127,7 @@ async function main (): Promise<void> {
   const ROUNDS = Number(process.argv[4] ?? 3)
   const dir = mkdtempSync(join(tmpdir(), 'filterd-bench-catapi-'))
   try {
-    const paths = await prepare(dir)
-    writeFileSync(join(dir, 'paths.txt'), paths.join('\n') + '\n')
-    writeFileSync(join(dir, 'rotate.lua'), LUA)
+    const paths = await prepareDir(dir)
     const wrk = hasWrk()
     const best = new Map<string, LoadResult>()
     for (let round = 0; round < ROUNDS; round++) {

@@ -85,26 +85,55 @@ export function statusLine (code: number): string {
   return line
 }
 
+/**
+ * The peer address, read only when a handler asks: on uWS it costs a `getpeername` system call, which
+ * most requests of an authenticated API never need.
+ */
+export interface PeerSource {
+  peerAddress (): string
+}
+
 export class Request implements HttpRequest {
   readonly method: string
   readonly path: string
   readonly query: string
   readonly headers: Readonly<Record<string, string>>
-  readonly remoteAddress: string
   rawParams: Record<string, string> = {}
   /** Set by the implementation: the collector fed by the socket. */
   readonly bodyCollector: BodyCollector
+  #peer: PeerSource | undefined
+  #remoteAddress: string | undefined
   #params: Record<string, string> | undefined = undefined
   #searchParams: URLSearchParams | undefined = undefined
 
   constructor (method: string, path: string, query: string, headers: Record<string, string>,
-    remoteAddress: string, bodyCollector: BodyCollector) {
+    remote: string | PeerSource, bodyCollector: BodyCollector) {
     this.method = method
     this.path = path
     this.query = query
     this.headers = headers
-    this.remoteAddress = remoteAddress
+    if (typeof remote === 'string') {
+      this.#remoteAddress = remote
+    } else {
+      this.#peer = remote
+    }
     this.bodyCollector = bodyCollector
+  }
+
+  get remoteAddress (): string {
+    if (this.#remoteAddress === undefined) {
+      this.#remoteAddress = this.#peer!.peerAddress()
+      this.#peer = undefined
+    }
+    return this.#remoteAddress
+  }
+
+  /**
+   * Reads the peer address now if nobody has: the implementation calls this before its native handle
+   * may die (uWS: when the response is written or the peer leaves), so a later read still answers.
+   */
+  settlePeer (): void {
+    if (this.#peer !== undefined) void this.remoteAddress
   }
 
   get searchParams (): URLSearchParams {
@@ -251,12 +280,15 @@ export class BodyCollector {
     this.#onOverflow = onOverflow
   }
 
-  /** An already-finished empty body, for requests that carry none. */
-  static empty (): BodyCollector {
+  /**
+   * The finished empty body, shared by every request that carries none (most GETs): it never changes
+   * state again, so one instance serves them all and saves two allocations per request.
+   */
+  static readonly EMPTY: BodyCollector = (() => {
     const c = new BodyCollector(0, () => {})
     c.end()
     return c
-  }
+  })()
 
   /** Feeds a chunk; the chunk is copied when `borrowed` (uWS neuters its ArrayBuffer after the callback). */
   push (chunk: Uint8Array, borrowed: boolean): void {

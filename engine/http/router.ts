@@ -19,6 +19,8 @@ interface Pattern<H> {
   readonly segments: string[]          // literal segments, or ':name' params; the '*' is removed
   readonly wildcard: boolean
   readonly methods: Map<string, H>
+  /** For a wildcard pattern without params: the literal text before `*` (`/url/`), matched without splitting. */
+  readonly prefix: string | undefined
 }
 
 const NONE = { kind: 'none' } as const
@@ -45,11 +47,12 @@ export class Router<H> {
       if (!wildcard && !segments.some(s => s.startsWith(':'))) {
         this.#static.set(pattern, table)
       } else if (wildcard) {
-        this.#wildcards.push({ segments, wildcard, methods: table })
+        const literal = !segments.some(s => s.startsWith(':'))
+        this.#wildcards.push({ segments, wildcard, methods: table, prefix: literal ? segments.join('/') + '/' : undefined })
         // Stable sort: longer literal prefixes win, equal ones keep registration order.
         this.#wildcards.sort((a, b) => b.segments.length - a.segments.length)
       } else {
-        this.#params.push({ segments, wildcard, methods: table })
+        this.#params.push({ segments, wildcard, methods: table, prefix: undefined })
       }
     }
     for (const m of list) {
@@ -70,8 +73,10 @@ export class Router<H> {
     if (this.#params.length === 0 && this.#wildcards.length === 0) {
       return allowed === undefined ? NONE : { kind: 'method', allowed: sortAllowed(allowed) }
     }
-    const parts = path.split('/')
+    // Split once, and only when a pattern needs the segments.
+    let parts: string[] | undefined
     for (const p of this.#params) {
+      parts ??= path.split('/')
       if (parts.length !== p.segments.length) continue
       const params = matchSegments(p.segments, parts)
       if (params === undefined) continue
@@ -80,6 +85,14 @@ export class Router<H> {
       allowed = addAllowed(allowed, p.methods)
     }
     for (const p of this.#wildcards) {
+      if (p.prefix !== undefined) {
+        if (!path.startsWith(p.prefix)) continue
+        const h = pick(p.methods, method)
+        if (h !== undefined) return { kind: 'found', handler: h, rawParams: { '*': path.slice(p.prefix.length) } }
+        allowed = addAllowed(allowed, p.methods)
+        continue
+      }
+      parts ??= path.split('/')
       // '/url/*' splits to ['', 'url'] and needs at least one more part ('/url/' gives ['', 'url', '']).
       if (parts.length <= p.segments.length) continue
       const params = matchSegments(p.segments, parts)

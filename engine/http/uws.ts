@@ -27,7 +27,7 @@ import type * as Uws from 'uWebSockets.js'
 import { formatAddressBytes } from './address.js'
 import {
   BodyCollector, Request, Response, abortedError, answerTooLarge, dispatch, statusLine,
-  type DispatchOptions, type Transport
+  type DispatchOptions, type PeerSource, type Transport
 } from './core.js'
 
 export type UwsModule = typeof Uws
@@ -56,13 +56,27 @@ export interface UwsServerConfig extends DispatchOptions {
   readonly tls: { cert: string, key: string } | undefined
 }
 
-class UwsTransport implements Transport {
+// uWS reports the method in lower case; upper-casing the common ones by table saves a string per request.
+const METHODS: Readonly<Record<string, string>> = {
+  get: 'GET', head: 'HEAD', post: 'POST', put: 'PUT', delete: 'DELETE', patch: 'PATCH', options: 'OPTIONS'
+}
+
+/** One exchange: the native response while it lives, as the transport that writes and the request's peer. */
+class UwsExchange implements Transport, PeerSource {
   readonly res: Uws.HttpResponse
   /** True while the route callback runs: uWS has corked the socket for us then. */
   inCallback = true
+  /** Set once the native response is gone (written or aborted); it must not be touched after. */
+  done = false
 
   constructor (res: Uws.HttpResponse) {
     this.res = res
+  }
+
+  peerAddress (): string {
+    // Request.settlePeer reads the address before the response is written, so `done` is only seen
+    // by a handler reading it after the peer left.
+    return this.done ? '' : formatAddressBytes(new Uint8Array(this.res.getRemoteAddress()))
   }
 
   write (r: Response, body: string | Buffer): void {
@@ -75,14 +89,16 @@ class UwsTransport implements Transport {
 
   #write (r: Response, body: string | Buffer): void {
     const res = this.res
-    res.writeStatus(statusLine(r.statusCode))
+    const code = r.statusCode
+    this.done = true
+    // uWS writes `200 OK` itself when no status was written.
+    if (code !== 200) res.writeStatus(statusLine(code))
     const h = r.headerList
     for (let i = 0; i < h.length; i += 2) res.writeHeader(h[i]!, h[i + 1]!)
     // Passing closeConnection makes uWS write `Connection: close` itself; only do that when we (not the peer)
     // decided to close, since uWS already closes when the request asked for it.
     const uwsCloses = r.closeRequested
     if (!uwsCloses) res.writeHeader('Connection', r.keepAlive ? 'keep-alive' : 'close')
-    const code = r.statusCode
     if (code === 204 || code === 304 || (code >= 100 && code < 200)) {
       res.endWithoutBody()            // RFC 9110 §8.6: no Content-Length on 1xx/204; 304 keeps none here either
     } else if (r.isHead) {
@@ -115,47 +131,50 @@ export class UwsServer {
 
   #onRequest (ures: Uws.HttpResponse, ureq: Uws.HttpRequest): void {
     const cfg = this.#cfg
-    const transport = new UwsTransport(ures)
+    const exchange = new UwsExchange(ures)
     // Everything from `ureq` is read here: it is only valid during this callback.
-    const method = ureq.getMethod().toUpperCase()
+    const rawMethod = ureq.getMethod()
+    const method = METHODS[rawMethod] ?? rawMethod.toUpperCase()
     const path = ureq.getUrl()
     const query = ureq.getQuery() ?? ''
     const headers: Record<string, string> = {}
     ureq.forEach((k, v) => { headers[k] = headers[k] === undefined ? v : `${headers[k]!}, ${v}` })
-    const remote = formatAddressBytes(new Uint8Array(ures.getRemoteAddress()))
     const connection = headers.connection
     const keepAlive = connection === undefined || !/\bclose\b/i.test(connection)
-    const res = new Response(transport, method === 'HEAD', keepAlive)
+    const res = new Response(exchange, method === 'HEAD', keepAlive)
     const limit = cfg.bodyLimit
-    const collector = new BodyCollector(limit, () => { answerTooLarge(res, limit) })
-    const req = new Request(method, path, query, headers, remote, collector)
-
-    // Attached before anything can await (uWS terminates the process otherwise, and the response object
-    // must not be touched after abort).
-    ures.onAborted(() => {
-      res.aborted = true
-      collector.fail(abortedError())
-    })
 
     const declared = headers['content-length']
     if (declared !== undefined && Number(declared) > limit) {
       answerTooLarge(res, limit)
-      transport.inCallback = false
+      exchange.inCallback = false
       return
     }
     // A request that announces no body (no Content-Length, or 0, and no Transfer-Encoding: most
-    // GETs) needs no data handler: its body is empty, and skipping onData saves a native callback.
-    if ((declared === undefined || declared === '0') && headers['transfer-encoding'] === undefined) {
-      collector.end()
-    } else {
+    // GETs) shares the finished empty body and needs no data handler, which saves a native callback.
+    let collector = BodyCollector.EMPTY
+    if ((declared !== undefined && declared !== '0') || headers['transfer-encoding'] !== undefined) {
+      const reading = new BodyCollector(limit, () => { answerTooLarge(res, limit) })
       ures.onData((chunk, isLast) => {
-        collector.push(new Uint8Array(chunk), true)
-        if (isLast) collector.end()
+        reading.push(new Uint8Array(chunk), true)
+        if (isLast) reading.end()
       })
+      collector = reading
     }
+    const req = new Request(method, path, query, headers, exchange, collector)
 
     dispatch(cfg, req, res)
-    transport.inCallback = false
+    exchange.inCallback = false
+    // Answered already (the usual case for a lookup): the native response is finished and nothing
+    // needs it. Otherwise the handler awaits (a body, a resolver): uWS needs onAborted before we return
+    // (it terminates the process otherwise), and the peer address is read while the response surely lives.
+    if (res.sent) return
+    req.settlePeer()
+    ures.onAborted(() => {
+      exchange.done = true
+      res.aborted = true
+      collector.fail(abortedError())
+    })
   }
 
   listen (host: string, port: number): Promise<{ port: number }> {
