@@ -5,10 +5,11 @@
  * per-address limit of `anonLimit` requests per minute. docs/catapi.md is the operator's view.
  *
  * Hot path (a registered lookup of a categorized name) stays synchronous, as STYLE E.3 asks: a
- * `meta` read at most once a millisecond to notice store writes, a SHA-256 of the Authorization header to find the cached
- * verification, a Map increment for usage, the suffix walk over borrowed LMDB bytes, and a
- * pre-serialised body per distinct category set. Only a cache miss (scrypt) or an uncategorized
- * name (the resolver) awaits.
+ * `meta` read at most once a millisecond to notice store writes, one Map probe for the cached
+ * verification of the Authorization header, a Map increment for usage, the suffix walk over the
+ * category database, and a pre-serialised body per distinct category set. Only a cache miss
+ * (scrypt) or an uncategorized name (the resolver) awaits. docs/performance.md has what each
+ * step costs.
  */
 import { ipBytes } from '../engine/net/ip.js'
 import { createHttpServer, errorBody, type HttpRequest, type HttpResponse, type HttpServer, type Handler } from '../engine/http/index.js'
@@ -111,11 +112,15 @@ export function createCatApi (options: CatApiOptions): CatApi {
   // on it, so it stays English even when category names are Russian.
   const nonExistingBody = toAsciiJson({ ...nonExistingVerdict(taxonomy), category_name: [NON_EXISTING_NAME] })
 
-  // Serialised verdicts by category set (the raw uint16 bytes as a latin1 string): there are few
-  // distinct sets, and a hit then costs one Map lookup instead of building and escaping JSON.
-  let bodies = new Map<string, string>()
+  // Serialised verdicts by category set: there are few distinct sets, and a hit then costs one Map
+  // lookup instead of building and escaping JSON. The key is a number for one or two categories
+  // (most names; no string is built per request), else the raw uint16 bytes as a latin1 string.
+  let bodies = new Map<number | string, string>()
   const bodyFor = (rawCats: Buffer): string => {
-    const key = rawCats.toString('latin1')
+    const n = rawCats.length
+    const key = n === 2
+      ? rawCats.readUInt16BE(0)
+      : n === 4 ? rawCats.readUInt32BE(0) + 0x1_0000_0000 : rawCats.toString('latin1')
     let body = bodies.get(key)
     if (body === undefined) {
       const cats: number[] = []

@@ -2,10 +2,14 @@
  * Registered `/domain/` lookups per second against the categorization API, side by side with a
  * uWebSockets.js hello-world (the ceiling) in the same run on the same machine.
  *
- * Data: the host names of /work/shared/data/top-domains.csv.gz (Cisco Umbrella top 100k) when
- * present, each given one or two categories; synthetic names otherwise. Requests rotate over those
- * names, one in four asked as a subdomain (`m.<name>`) so the suffix walk takes a step, all with
- * one client's Basic credentials (verified once by scrypt, then from the cache), as a billing
+ * Data: the host names of /work/shared/data/top-domains.csv.gz (Cisco Umbrella top 100k, in rank
+ * order) when present, each given one or two categories; synthetic names otherwise. The request mix:
+ * - `zipf` (default, the "realistic mix"): 200 000 requests drawn by rank with Zipf's law (the
+ *   chance of rank r is proportional to 1/r), the popularity model that web and DNS request
+ *   streams follow; seeded, so every run sends the same requests;
+ * - `uniform` (`--uniform`, the worst case for any cache): every name once, in rank order.
+ * One request in four asks for a subdomain (`m.<name>`), so the suffix walk takes a step. All
+ * carry one client's Basic credentials (verified once by scrypt, then from the cache), as a billing
  * integration would send them.
  *
  * Each server runs in its own child process. The load generator is `wrk` (one thread, a Lua script
@@ -13,7 +17,7 @@
  * requests (the hello-world answers every path). Subjects alternate for ROUNDS rounds and the best
  * round of each is reported.
  *
- *   node dist/bench/catapi/lookup.bench.js [seconds per round, default 5] [connections, default 32] [rounds, default 3]
+ *   node dist/bench/catapi/lookup.bench.js [seconds per round, default 5] [connections, default 32] [rounds, default 3] [--uniform]
  *
  * On a shared machine the best round is the one least disturbed by other work; compare the ratio,
  * not the absolute numbers, and rerun when the ratio looks odd.
@@ -71,7 +75,34 @@ async function prepare (dir: string): Promise<string[]> {
   const record = await clientRecord(CLIENT_ID, SECRET, new Date().toISOString(), 'bench')
   await store.write((w) => { w.putClient(record) })
   await store.close()
-  return names.map((n, i) => `/domain/${i % 4 === 3 ? 'm.' + n : n}`)
+  const path = (rank: number, i: number): string => `/domain/${i % 4 === 3 ? 'm.' : ''}${names[rank]!}`
+  if (process.argv.includes('--uniform')) return names.map((_, i) => path(i, i))
+  return zipfRanks(names.length, 200_000).map(path)
+}
+
+/** `count` ranks in [0, n) drawn with P(r) ∝ 1/(r+1), from a fixed seed. */
+function zipfRanks (n: number, count: number): number[] {
+  const cdf = new Float64Array(n)
+  let sum = 0
+  for (let r = 0; r < n; r++) cdf[r] = (sum += 1 / (r + 1))
+  let seed = 0x9e3779b9
+  const random = (): number => {   // xorshift32: deterministic, and plenty for picking ranks
+    seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5
+    return (seed >>> 0) / 0x1_0000_0000
+  }
+  const out: number[] = []
+  for (let i = 0; i < count; i++) {
+    const target = random() * sum
+    let lo = 0
+    let hi = n - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (cdf[mid]! < target) lo = mid + 1
+      else hi = mid
+    }
+    out.push(lo)
+  }
+  return out
 }
 
 async function serve (subject: string, dir: string): Promise<number> {
@@ -122,9 +153,10 @@ async function main (): Promise<void> {
     await prepareDir(process.argv[p + 1]!)
     return
   }
-  const seconds = Number(process.argv[2] ?? 5)
-  const connections = Number(process.argv[3] ?? 32)
-  const ROUNDS = Number(process.argv[4] ?? 3)
+  const args = process.argv.slice(2).filter((a) => !a.startsWith('--'))
+  const seconds = Number(args[0] ?? 5)
+  const connections = Number(args[1] ?? 32)
+  const ROUNDS = Number(args[2] ?? 3)
   const dir = mkdtempSync(join(tmpdir(), 'filterd-bench-catapi-'))
   try {
     const paths = await prepareDir(dir)
@@ -148,7 +180,8 @@ async function main (): Promise<void> {
       }
     }
     const ceiling = best.get('uws hello')!.rps
-    console.log(`node ${process.version}, ${wrk ? 'wrk -t1' : 'node client'}, ${connections} keep-alive connections, ${seconds}s x ${ROUNDS} rounds (best)`)
+    const mix = process.argv.includes('--uniform') ? 'uniform mix' : 'Zipf mix'
+    console.log(`node ${process.version}, ${mix}, ${wrk ? 'wrk -t1' : 'node client'}, ${connections} keep-alive connections, ${seconds}s x ${ROUNDS} rounds (best)`)
     console.table([...best].map(([subject, r]) => ({
       subject, 'req/s': Math.round(r.rps), 'non-2xx': r.non2xx, 'vs ceiling': (r.rps / ceiling).toFixed(2)
     })))
