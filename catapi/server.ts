@@ -107,16 +107,17 @@ export function createCatApi (options: CatApiOptions): CatApi {
   const auth = new Authenticator(store, options.auth)
   const usage = new UsageCounter(store, { ...(options.usageTimeZone === undefined ? {} : { timeZone: options.usageTimeZone }), now })
   const anonLimiter = new SlidingWindowLimiter(options.anonLimit ?? 10, options.anonWindowMs ?? 60_000)
-  const catgroupsBody = toAsciiJson(taxonomy.groups)
+  // Bodies are kept as bytes: sent as they are, with no UTF-8 conversion per request.
+  const catgroupsBody = Buffer.from(toAsciiJson(taxonomy.groups))
   // The spec fixes this answer's text (`category_name` = ["Non-Existing Domain"]); integrations match
   // on it, so it stays English even when category names are Russian.
-  const nonExistingBody = toAsciiJson({ ...nonExistingVerdict(taxonomy), category_name: [NON_EXISTING_NAME] })
+  const nonExistingBody = Buffer.from(toAsciiJson({ ...nonExistingVerdict(taxonomy), category_name: [NON_EXISTING_NAME] }))
 
   // Serialised verdicts by category set: there are few distinct sets, and a hit then costs one Map
   // lookup instead of building and escaping JSON. The key is a number for one or two categories
   // (most names; no string is built per request), else the raw uint16 bytes as a latin1 string.
-  let bodies = new Map<number | string, string>()
-  const bodyFor = (rawCats: Buffer): string => {
+  let bodies = new Map<number | string, Buffer>()
+  const bodyFor = (rawCats: Buffer): Buffer => {
     const n = rawCats.length
     const key = n === 2
       ? rawCats.readUInt16BE(0)
@@ -125,7 +126,7 @@ export function createCatApi (options: CatApiOptions): CatApi {
     if (body === undefined) {
       const cats: number[] = []
       for (let i = 0; i + 1 < rawCats.length; i += 2) cats.push(rawCats.readUInt16BE(i))
-      body = toAsciiJson(verdictOf(cats, taxonomy))
+      body = Buffer.from(toAsciiJson(verdictOf(cats, taxonomy)))
       if (bodies.size >= 10_000) bodies = new Map()
       bodies.set(key, body)
     }
@@ -148,7 +149,7 @@ export function createCatApi (options: CatApiOptions): CatApi {
     if (catdb.refresh()) bodies = new Map()
   }
 
-  const sendVerdict = (res: HttpResponse, status: number, body: string): void => {
+  const sendVerdict = (res: HttpResponse, status: number, body: Buffer): void => {
     res.status(status).header('Content-Type', JSON_TYPE).header('Cache-Control', CACHE_CONTROL).send(body)
   }
 

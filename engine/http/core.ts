@@ -186,14 +186,19 @@ export class Response implements HttpResponse {
   /** True when the adapter (not the peer) decided to close, e.g. after a 413 with body left unread. */
   closeRequested = false
   readonly isHead: boolean
-  /** Bytes the body had, for HEAD's Content-Length; set just before `Transport.write`. */
-  bodyLength = 0
+  #body: string | Buffer = ''
   readonly #transport: Transport
 
   constructor (transport: Transport, isHead: boolean, keepAlive: boolean) {
     this.#transport = transport
     this.isHead = isHead
     this.keepAlive = keepAlive
+  }
+
+  /** Bytes of the body sent, for Content-Length (computed on demand: uWS counts them itself). */
+  get bodyLength (): number {
+    const b = this.#body
+    return typeof b === 'string' ? Buffer.byteLength(b) : b.length
   }
 
   status (code: number): this {
@@ -223,7 +228,7 @@ export class Response implements HttpResponse {
       this.headerList.push('Content-Type', typeof payload === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream')
     }
     this.sent = true
-    this.bodyLength = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length
+    this.#body = payload
     this.#transport.write(this, payload)
   }
 

@@ -61,6 +61,28 @@ const METHODS: Readonly<Record<string, string>> = {
   get: 'GET', head: 'HEAD', post: 'POST', put: 'PUT', delete: 'DELETE', patch: 'PATCH', options: 'OPTIONS'
 }
 
+// uWS converts every JS string it is given to UTF-8 (a length scan, a copy); bytes it takes as they are.
+const CONNECTION = Buffer.from('Connection')
+const KEEP_ALIVE = Buffer.from('keep-alive')
+const CLOSE = Buffer.from('close')
+
+/**
+ * Header names and values as bytes, for the ones that repeat (`Content-Type`, `application/json`,
+ * `Cache-Control`…): converted once. Bounded, since values can be dynamic; past the bound a string
+ * is handed to uWS as it is.
+ */
+const encodedHeaders = new Map<string, Buffer>()
+const kMaxEncodedHeaders = 1024
+function headerBytes (s: string): string | Buffer {
+  let b = encodedHeaders.get(s)
+  if (b === undefined) {
+    if (encodedHeaders.size >= kMaxEncodedHeaders || s.length > 128) return s
+    b = Buffer.from(s)
+    encodedHeaders.set(s, b)
+  }
+  return b
+}
+
 /** One exchange: the native response while it lives, as the transport that writes and the request's peer. */
 class UwsExchange implements Transport, PeerSource {
   readonly res: Uws.HttpResponse
@@ -94,11 +116,11 @@ class UwsExchange implements Transport, PeerSource {
     // uWS writes `200 OK` itself when no status was written.
     if (code !== 200) res.writeStatus(statusLine(code))
     const h = r.headerList
-    for (let i = 0; i < h.length; i += 2) res.writeHeader(h[i]!, h[i + 1]!)
+    for (let i = 0; i < h.length; i += 2) res.writeHeader(headerBytes(h[i]!), headerBytes(h[i + 1]!))
     // Passing closeConnection makes uWS write `Connection: close` itself; only do that when we (not the peer)
     // decided to close, since uWS already closes when the request asked for it.
     const uwsCloses = r.closeRequested
-    if (!uwsCloses) res.writeHeader('Connection', r.keepAlive ? 'keep-alive' : 'close')
+    if (!uwsCloses) res.writeHeader(CONNECTION, r.keepAlive ? KEEP_ALIVE : CLOSE)
     if (code === 204 || code === 304 || (code >= 100 && code < 200)) {
       res.endWithoutBody()            // RFC 9110 §8.6: no Content-Length on 1xx/204; 304 keeps none here either
     } else if (r.isHead) {
