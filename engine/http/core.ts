@@ -174,6 +174,13 @@ export class Request implements HttpRequest {
   }
 }
 
+const LINE_BREAK = /[\r\n]/
+/** Header names as handlers spell them → lower case. */
+const KNOWN_HEADER_NAMES = new Map<string, string>(
+  ['Content-Type', 'Cache-Control', 'Content-Length', 'Connection', 'Location', 'Retry-After', 'WWW-Authenticate', 'Allow', 'ETag', 'Vary']
+    .flatMap((n) => [[n, n.toLowerCase()], [n.toLowerCase(), n.toLowerCase()]] as Array<[string, string]>)
+)
+
 export class Response implements HttpResponse {
   aborted = false
   sent = false
@@ -209,8 +216,13 @@ export class Response implements HttpResponse {
   header (name: string, value: string): this {
     if (this.sent) return this
     // uWS writes header bytes verbatim, so a CR/LF here would split the response; node throws, so do we.
-    if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) throw new TypeError(`invalid header ${name}`)
-    const lower = name.toLowerCase()
+    // Names handlers use every request are known good and need neither the check nor lower-casing.
+    let lower = KNOWN_HEADER_NAMES.get(name)
+    if (lower === undefined) {
+      if (LINE_BREAK.test(name)) throw new TypeError(`invalid header ${name}`)
+      lower = name.toLowerCase()
+    }
+    if (LINE_BREAK.test(value)) throw new TypeError(`invalid header ${name}`)
     if (lower === 'content-length') return this
     if (lower === 'connection') {
       if (/\bclose\b/i.test(value)) this.#close()

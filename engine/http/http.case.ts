@@ -123,6 +123,7 @@ export function runHttpSuite (impl: HttpImpl): void {
         s.route('GET', '/users/:id/ip/:ip', (req, res) => { res.json(req.params) })
         s.route('GET', '/users/:id', (req, res) => { res.json(req.params) })
         s.route('GET', '/url/*', (req, res) => { res.json(req.rawParams) })
+        s.route('GET', '/files/:id/*', (req, res) => { res.json(req.rawParams) })
         s.route('GET', '/*', (req, res) => { res.send(`fallback ${req.rawParams['*'] ?? ''}`) })
       })
       const text = async (p: string): Promise<string> => await (await fetch(base + p)).text()
@@ -134,6 +135,9 @@ export function runHttpSuite (impl: HttpImpl): void {
       t.assert.deepStrictEqual(JSON.parse(await text('/users/7/ip/10.0.0.1')), { id: '7', ip: '10.0.0.1' })
       t.assert.deepStrictEqual(JSON.parse(await text('/url/a/b/c')), { '*': 'a/b/c' })
       t.assert.deepStrictEqual(JSON.parse(await text('/url/')), { '*': '' })
+      t.assert.strictEqual(await text('/url'), 'fallback url')
+      t.assert.deepStrictEqual(JSON.parse(await text('/files/7/a/b')), { id: '7', '*': 'a/b' })
+      t.assert.strictEqual(await text('/files/7'), 'fallback files/7')
       t.assert.strictEqual(await text('/'), 'fallback ')
     })
 
@@ -344,6 +348,31 @@ export function runHttpSuite (impl: HttpImpl): void {
     test('reports the IPv4 peer as a dotted quad', async (t: TestContext) => {
       const { base } = await start(t, impl, s => { s.route('GET', '/ip', (req, res) => { res.send(req.remoteAddress) }) })
       t.assert.strictEqual(await (await fetch(`${base}/ip`)).text(), '127.0.0.1')
+    })
+
+    test('still reports the peer to a handler that reads it only after an await', async (t: TestContext) => {
+      const { base } = await start(t, impl, s => {
+        s.route('GET', '/later', async (req, res) => {
+          await new Promise((resolve) => setImmediate(resolve))
+          res.send(req.remoteAddress)
+        })
+      })
+      t.assert.strictEqual(await (await fetch(`${base}/later`)).text(), '127.0.0.1')
+    })
+
+    test('refuses a header name or value with CR or LF instead of splitting the response', async (t: TestContext) => {
+      const { port } = await start(t, impl, s => {
+        s.route('GET', '/value', (_req, res) => { res.header('Location', '/x\r\nX-Injected: 1').send('no') })
+        s.route('GET', '/name', (_req, res) => { res.header('X-A\r\nX-Injected', '1').send('no') })
+      })
+      const c = await RawClient.open(port)
+      t.after(() => { c.destroy() })
+      for (const path of ['/value', '/name']) {
+        c.write(get(path))
+        const r = await c.next()
+        t.assert.strictEqual(r.status, 500)
+        t.assert.deepStrictEqual(r.headers.filter(([name]) => name.startsWith('x-')), [])
+      }
     })
 
     test('reports the IPv6 peer compressed when listening on ::1', async (t: TestContext) => {
