@@ -15,7 +15,7 @@
  * Values are the category numbers as uint16 big-endian pairs: a suffix walk on the DNS hot path
  * reads them with `getBinaryFast` (borrowed memory, no msgpack decode, no allocation on a miss).
  */
-import type { Database } from 'lmdb'
+import type { Database, Transaction } from 'lmdb'
 import type { Store } from '../store/index.js'
 
 export const META_ACTIVE = 'catdb.active'
@@ -37,6 +37,14 @@ export function decodeCats (value: Uint8Array): number[] {
   // Values are written by encodeCats: an even number of bytes.
   for (let i = 0; i + 1 < value.length; i += 2) out.push((value[i]! << 8) | value[i + 1]!)
   return out
+}
+
+/**
+ * lmdb-js's `getBinaryFast` takes the same options as `get` (read.js passes `options.transaction`
+ * on), but its typings leave the parameter out; this is the shape we call it with.
+ */
+interface BinaryTable {
+  getBinaryFast (key: string, options?: { transaction?: Transaction }): Buffer | undefined
 }
 
 function tableNames (version: number): { domains: string, urls: string } {
@@ -80,6 +88,8 @@ export class CategoryDb {
     if (v === this.version) return false
     this.version = v
     this.cache.clear()
+    // The held snapshot may predate the new tables.
+    this.store.releaseSnapshot()
     if (v === 0) {
       this.domains = null
       this.urls = null
@@ -101,7 +111,8 @@ export class CategoryDb {
     if (cached !== undefined) return cached ?? undefined
     // getBinaryFast's bytes are borrowed until the next read: keep a copy. (Its buffer is a
     // shared one whose `length` property lmdb-js overrides, so copy through subarray.)
-    const raw = this.domains.getBinaryFast(key)
+    // The tables of a version never change once built, so a held snapshot reads them correctly.
+    const raw = (this.domains as BinaryTable).getBinaryFast(key, { transaction: this.store.readSnapshot() })
     const value = raw === undefined ? null : Buffer.from(raw.subarray(0, raw.length))
     if (this.cache.size >= this.cacheMax) this.cache.clear()
     this.cache.set(key, value)
@@ -150,7 +161,7 @@ export class CategoryDb {
       let h = host
       for (;;) {
         for (const c of candidates) {
-          const raw = this.urls.getBinaryFast(h + c)
+          const raw = (this.urls as BinaryTable).getBinaryFast(h + c, { transaction: this.store.readSnapshot() })
           if (raw !== undefined) return { domain: h + c, categories: decodeCats(raw) }
         }
         const dot = h.indexOf('.')

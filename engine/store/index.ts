@@ -13,7 +13,7 @@
  * commit on their next event turn, when lmdb-js renews its read transaction; they notice policy
  * changes by polling `generation()`, which is one cheap read.
  */
-import { open, type Database, type RootDatabase } from 'lmdb'
+import { open, type Database, type RootDatabase, type Transaction } from 'lmdb'
 import { mkdirSync } from 'node:fs'
 import type { Config } from '../config/types.js'
 import { EngineError } from '../errors.js'
@@ -97,6 +97,9 @@ export interface StoreWriter {
   putMeta (key: string, value: unknown): void
 }
 
+/** How long `readSnapshot()` keeps one read transaction. */
+export const SNAPSHOT_MAX_AGE_MS = 1000
+
 export class Store {
   readonly root: RootDatabase
   readonly path: string
@@ -105,6 +108,8 @@ export class Store {
   private readonly initialFilter: readonly number[]
   private cidrGeneration = -1
   private cidrs: Array<{ cidr: Cidr, user: string }> = []
+  private snapshot: Transaction | undefined = undefined
+  private snapshotAt = 0
 
   private constructor (path: string, root: RootDatabase, options: StoreOptions) {
     this.path = path
@@ -128,7 +133,33 @@ export class Store {
   }
 
   async close (): Promise<void> {
+    this.releaseSnapshot()
     await this.root.close()
+  }
+
+  /**
+   * A read transaction for hot-path lookups in tables that never change once written (the category
+   * database's versioned tables), held for up to SNAPSHOT_MAX_AGE_MS. lmdb-js otherwise renews its
+   * read transaction on the first read of every event-loop turn and schedules a timer to reset it,
+   * which costs an HTTP lookup about as much as the lookup itself. Not for data that changes in
+   * place: the snapshot does not see writes made after it began. The age bound keeps a long-held
+   * reader from pinning old pages (writers could not reuse them, and the file would grow).
+   */
+  readSnapshot (): Transaction {
+    const now = performance.now()
+    if (this.snapshot === undefined || now - this.snapshotAt > SNAPSHOT_MAX_AGE_MS) {
+      this.releaseSnapshot()
+      this.snapshot = this.root.useReadTransaction()
+      this.snapshotAt = now
+    }
+    return this.snapshot
+  }
+
+  /** Lets the snapshot go; the next `readSnapshot()` starts a current one (after a new table appears, say). */
+  releaseSnapshot (): void {
+    const t = this.snapshot
+    this.snapshot = undefined
+    t?.done()
   }
 
   /** The policy generation: bumped by every write; readers drop cached policy when it moves. */
