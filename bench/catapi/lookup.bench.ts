@@ -15,7 +15,8 @@
  * Each server runs in its own child process. The load generator is `wrk` (one thread, a Lua script
  * rotating the paths) when installed, else a Node keep-alive client; both subjects get the same
  * requests (the hello-world answers every path). Subjects alternate for ROUNDS rounds; the median
- * round of each (the headline) and the best are reported, each as a ratio to the ceiling's.
+ * round of each (the headline) and the best are reported, each as a ratio to the ceiling's, with
+ * the server's median CPU time per request.
  *
  *   node dist/bench/catapi/lookup.bench.js [seconds per round, default 5] [connections, default 32] [rounds, default 3] [--uniform]
  *
@@ -122,6 +123,20 @@ async function serve (subject: string, dir: string): Promise<number> {
   return ports.registered
 }
 
+/**
+ * CPU time (user + system, all threads) the process has used, from /proc; NaN where there is none.
+ * Per request it is steadier than throughput on a shared machine: it shows what a request costs
+ * the server, not how much of the machine the server got.
+ */
+function cpuSeconds (pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100      // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return NaN
+  }
+}
+
 const LUA = `
 local paths = {}
 for line in io.lines(os.getenv("CATAPI_PATHS")) do paths[#paths + 1] = line end
@@ -161,7 +176,7 @@ async function main (): Promise<void> {
   try {
     const paths = await prepareDir(dir)
     const wrk = hasWrk()
-    const runs = new Map<string, LoadResult[]>()
+    const runs = new Map<string, Array<LoadResult & { cpuUsPerRequest: number }>>()
     for (let round = 0; round < ROUNDS; round++) {
       for (const subject of ['uws hello', 'catapi /domain/ (registered)']) {
         const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', subject, dir], { stdio: ['ignore', 'pipe', 'inherit'] })
@@ -172,15 +187,23 @@ async function main (): Promise<void> {
           ? runWrk({ url: `http://127.0.0.1:${port}`, seconds: s, connections, script: join(dir, 'rotate.lua'), env: { CATAPI_PATHS: join(dir, 'paths.txt'), CATAPI_AUTH: AUTH } })
           : await keepAliveLoad({ port, seconds: s, connections, request: () => `GET ${paths[next++ % paths.length]!} HTTP/1.1\r\nHost: bench\r\nAuthorization: ${AUTH}\r\n\r\n` })
         await measure(1)                                  // warm-up: JIT, connections, the first scrypt
+        const cpu0 = cpuSeconds(child.pid!)
         const r = await measure(seconds)
-        runs.set(subject, [...(runs.get(subject) ?? []), r])
+        const cpu = cpuSeconds(child.pid!) - cpu0
+        runs.set(subject, [...(runs.get(subject) ?? []), { ...r, cpuUsPerRequest: cpu * 1e6 / (r.rps * seconds) }])
         child.kill()
         await once(child, 'exit')
       }
     }
     const stats = new Map([...runs].map(([subject, rs]) => {
       const rps = rs.map((r) => r.rps).sort((a, b) => a - b)
-      return [subject, { median: rps[Math.floor(rps.length / 2)]!, best: rps[rps.length - 1]!, non2xx: rs.reduce((n, r) => n + r.non2xx, 0) }]
+      const cpu = rs.map((r) => r.cpuUsPerRequest).sort((a, b) => a - b)
+      return [subject, {
+        median: rps[Math.floor(rps.length / 2)]!,
+        best: rps[rps.length - 1]!,
+        cpu: cpu[Math.floor(cpu.length / 2)]!,
+        non2xx: rs.reduce((n, r) => n + r.non2xx, 0)
+      }]
     }))
     const ceiling = stats.get('uws hello')!
     const mix = process.argv.includes('--uniform') ? 'uniform mix' : 'Zipf mix'
@@ -191,7 +214,8 @@ async function main (): Promise<void> {
       'best req/s': Math.round(s.best),
       'non-2xx': s.non2xx,
       'median vs ceiling': (s.median / ceiling.median).toFixed(2),
-      'best vs ceiling': (s.best / ceiling.best).toFixed(2)
+      'best vs ceiling': (s.best / ceiling.best).toFixed(2),
+      'server CPU µs/req': Number.isNaN(s.cpu) ? '-' : s.cpu.toFixed(1)
     })))
   } finally {
     rmSync(dir, { recursive: true, force: true })
