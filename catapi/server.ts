@@ -232,7 +232,7 @@ export function createCatApi (options: CatApiOptions): CatApi {
 
   const registeredGate = (inner: Handler): Handler => (req, res) => {
     follow()
-    const header = req.headers.authorization
+    const header = req.header('authorization')
     if (header !== undefined) {
       const id = auth.cached(header)
       if (id !== undefined) {

@@ -25,11 +25,19 @@ export interface HttpRequest {
   readonly params: Readonly<Record<string, string>>
   /** Route params exactly as they appear in the path; `'*'` holds the wildcard's remainder. */
   readonly rawParams: Readonly<Record<string, string>>
-  /** Header names lower case; repeated headers joined with `', '`. */
+  /**
+   * Header names lower case. A field sent more than once is joined with `', '`, except the
+   * single-valued fields of SINGLE_VALUED_HEADERS, which keep their first value (node's rule).
+   */
   readonly headers: Readonly<Record<string, string>>
-  /** Peer address: dotted quad for IPv4 (also IPv4-mapped), compressed lower-case IPv6. */
+  /**
+   * Peer address: dotted quad for IPv4 (also IPv4-mapped), compressed lower-case IPv6.
+   * `headers`, `header()` and `remoteAddress` are read from the socket on first use: read them
+   * before sending the response (any time in a handler that awaits first). On uWS a read after a
+   * response was sent synchronously throws.
+   */
   readonly remoteAddress: string
-  /** Case-insensitive header lookup; `undefined` when absent. */
+  /** Case-insensitive header lookup, same values as `headers`; `undefined` when absent. */
   header (name: string): string | undefined
   /** The whole body; rejects with HttpError 413 past `bodyLimit`, 400 `HTTP_CLIENT_ABORTED` if the peer left. */
   body (): Promise<Buffer>
@@ -86,54 +94,82 @@ export function statusLine (code: number): string {
 }
 
 /**
- * The peer address, read only when a handler asks: on uWS it costs a `getpeername` system call, which
- * most requests of an authenticated API never need.
+ * Fields whose duplicates are dropped, keeping the first value, rather than joined: node's http
+ * module does this (IncomingMessage.headers), and the uWS implementation follows the same rule so
+ * handlers see one behaviour. For these a lookup can ask the native request for one field.
  */
-export interface PeerSource {
+export const SINGLE_VALUED_HEADERS: ReadonlySet<string> = new Set([
+  'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host',
+  'if-modified-since', 'if-unmodified-since', 'last-modified', 'location', 'max-forwards',
+  'proxy-authorization', 'referer', 'retry-after', 'server', 'user-agent'
+])
+
+/** Adds one received field to a header record by the rule above (cookies join with `; `, RFC 6265 §5.4). */
+export function addHeaderField (headers: Record<string, string>, name: string, value: string): void {
+  const prev = headers[name]
+  if (prev === undefined) headers[name] = value
+  else if (!SINGLE_VALUED_HEADERS.has(name)) headers[name] = `${prev}${name === 'cookie' ? '; ' : ', '}${value}`
+}
+
+/**
+ * What a request reads from the native side only when a handler asks. On uWS the peer address costs
+ * a `getpeername` system call and every header a call back into JS, which most requests of an
+ * authenticated lookup API never need.
+ */
+export interface RequestSource {
   peerAddress (): string
+  /** Every header, by the rule of SINGLE_VALUED_HEADERS. */
+  allHeaders (): Record<string, string>
+  /** The first value of one field (lower-case name), or undefined. */
+  firstHeader (name: string): string | undefined
 }
 
 export class Request implements HttpRequest {
   readonly method: string
   readonly path: string
   readonly query: string
-  readonly headers: Readonly<Record<string, string>>
   rawParams: Record<string, string> = {}
   /** Set by the implementation: the collector fed by the socket. */
   readonly bodyCollector: BodyCollector
-  #peer: PeerSource | undefined
+  /** Where the headers and the peer address still come from, until `settle()`. */
+  #source: RequestSource | undefined
+  #headers: Record<string, string> | undefined
   #remoteAddress: string | undefined
   #params: Record<string, string> | undefined = undefined
   #searchParams: URLSearchParams | undefined = undefined
 
-  constructor (method: string, path: string, query: string, headers: Record<string, string>,
-    remote: string | PeerSource, bodyCollector: BodyCollector) {
+  /** `source` (read lazily) or the `headers` and `remote` already read. */
+  constructor (method: string, path: string, query: string,
+    from: RequestSource | { headers: Record<string, string>, remote: string }, bodyCollector: BodyCollector) {
     this.method = method
     this.path = path
     this.query = query
-    this.headers = headers
-    if (typeof remote === 'string') {
-      this.#remoteAddress = remote
+    if ('peerAddress' in from) {
+      this.#source = from
     } else {
-      this.#peer = remote
+      this.#headers = from.headers
+      this.#remoteAddress = from.remote
     }
     this.bodyCollector = bodyCollector
   }
 
+  get headers (): Readonly<Record<string, string>> {
+    return (this.#headers ??= this.#source!.allHeaders())
+  }
+
   get remoteAddress (): string {
-    if (this.#remoteAddress === undefined) {
-      this.#remoteAddress = this.#peer!.peerAddress()
-      this.#peer = undefined
-    }
-    return this.#remoteAddress
+    return (this.#remoteAddress ??= this.#source!.peerAddress())
   }
 
   /**
-   * Reads the peer address now if nobody has: the implementation calls this before its native handle
-   * may die (uWS: when the response is written or the peer leaves), so a later read still answers.
+   * Copies what a handler may still read (headers, peer address) out of the native request: the
+   * implementation calls this before that request dies, when the handler did not answer at once.
    */
-  settlePeer (): void {
-    if (this.#peer !== undefined) void this.remoteAddress
+  settle (): void {
+    if (this.#source === undefined) return
+    void this.headers
+    void this.remoteAddress
+    this.#source = undefined
   }
 
   get searchParams (): URLSearchParams {
@@ -157,7 +193,10 @@ export class Request implements HttpRequest {
   }
 
   header (name: string): string | undefined {
-    return this.headers[name.toLowerCase()]
+    const lower = name.toLowerCase()
+    // A single-valued field needs only its first value: no need to read every header for it.
+    if (this.#headers === undefined && SINGLE_VALUED_HEADERS.has(lower)) return this.#source!.firstHeader(lower)
+    return this.headers[lower]
   }
 
   body (): Promise<Buffer> {

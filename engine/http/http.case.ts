@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request as httpsRequest } from 'node:https'
-import { createHttpServer, HttpError, type HttpServer, type HttpServerOptions, type HttpImpl } from './index.js'
+import { createHttpServer, HttpError, type HttpRequest, type HttpServer, type HttpServerOptions, type HttpImpl } from './index.js'
 
 // A safety net so a server that never answers fails the test instead of hanging the run; no assertion
 // depends on it.
@@ -358,6 +358,27 @@ export function runHttpSuite (impl: HttpImpl): void {
         })
       })
       t.assert.strictEqual(await (await fetch(`${base}/later`)).text(), '127.0.0.1')
+    })
+
+    test('joins a repeated header field but keeps the first of a single-valued one, read now or after an await', async (t: TestContext) => {
+      const { port } = await start(t, impl, s => {
+        const show = (req: HttpRequest): Record<string, unknown> => ({
+          multi: req.header('X-Multi'), auth: req.header('Authorization'), cookie: req.headers.cookie, all: req.headers['x-multi']
+        })
+        s.route('GET', '/now', (req, res) => { res.json(show(req)) })
+        s.route('GET', '/later', async (req, res) => {
+          await new Promise((resolve) => setImmediate(resolve))
+          res.json(show(req))
+        })
+      })
+      const c = await RawClient.open(port)
+      t.after(() => { c.destroy() })
+      const fields = 'X-Multi: a\r\nAuthorization: one\r\nCookie: x=1\r\nX-Multi: b\r\nAuthorization: two\r\nCookie: y=2\r\n'
+      for (const path of ['/now', '/later']) {
+        c.write(get(path, fields))
+        const r = await c.next()
+        t.assert.deepStrictEqual(JSON.parse(r.body.toString()), { multi: 'a, b', auth: 'one', cookie: 'x=1; y=2', all: 'a, b' })
+      }
     })
 
     test('refuses a header name or value with CR or LF instead of splitting the response', async (t: TestContext) => {

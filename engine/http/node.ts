@@ -9,7 +9,7 @@ import { createServer as createHttps } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { normalizeAddress } from './address.js'
 import {
-  BodyCollector, Request, Response, abortedError, answerTooLarge, dispatch,
+  BodyCollector, Request, Response, abortedError, addHeaderField, answerTooLarge, dispatch,
   type DispatchOptions, type Transport
 } from './core.js'
 
@@ -62,15 +62,16 @@ export class NodeServer {
     const q = url.indexOf('?')
     const path = q === -1 ? url : url.slice(0, q)
     const query = q === -1 ? '' : url.slice(q + 1)
+    // From the raw list, by the one rule both implementations share (node's own `headers` joins
+    // cookies with '; ' and keeps set-cookie as an array).
     const headers: Record<string, string> = {}
-    for (const [k, v] of Object.entries(nreq.headers)) {
-      if (v !== undefined) headers[k] = typeof v === 'string' ? v : v.join(', ')
-    }
+    const raw = nreq.rawHeaders
+    for (let i = 0; i + 1 < raw.length; i += 2) addHeaderField(headers, raw[i]!.toLowerCase(), raw[i + 1]!)
     const method = (nreq.method ?? 'GET').toUpperCase()
     const res = new Response(new NodeTransport(nres), method === 'HEAD', true)
     const limit = cfg.bodyLimit
     const collector = new BodyCollector(limit, () => { answerTooLarge(res, limit) })
-    const req = new Request(method, path, query, headers, normalizeAddress(nreq.socket.remoteAddress), collector)
+    const req = new Request(method, path, query, { headers, remote: normalizeAddress(nreq.socket.remoteAddress) }, collector)
 
     nres.on('close', () => {
       if (!nres.writableFinished) {

@@ -26,8 +26,8 @@ import { dirname, join } from 'node:path'
 import type * as Uws from 'uWebSockets.js'
 import { formatAddressBytes } from './address.js'
 import {
-  BodyCollector, Request, Response, abortedError, answerTooLarge, dispatch, statusLine,
-  type DispatchOptions, type PeerSource, type Transport
+  BodyCollector, Request, Response, abortedError, addHeaderField, answerTooLarge, dispatch, statusLine,
+  type DispatchOptions, type RequestSource, type Transport
 } from './core.js'
 
 export type UwsModule = typeof Uws
@@ -83,22 +83,47 @@ function headerBytes (s: string): string | Buffer {
   return b
 }
 
-/** One exchange: the native response while it lives, as the transport that writes and the request's peer. */
-class UwsExchange implements Transport, PeerSource {
+/**
+ * One exchange: the native request and response while they live, as the transport that writes the
+ * answer and the source a Request reads its headers and peer from. The request is only valid during
+ * the route callback, the response until it is written or aborted: Request.settle() copies what is
+ * left before the callback returns, so the reads below only happen while both are alive.
+ */
+class UwsExchange implements Transport, RequestSource {
   readonly res: Uws.HttpResponse
+  readonly req: Uws.HttpRequest
   /** True while the route callback runs: uWS has corked the socket for us then. */
   inCallback = true
-  /** Set once the native response is gone (written or aborted); it must not be touched after. */
-  done = false
 
-  constructor (res: Uws.HttpResponse) {
+  constructor (res: Uws.HttpResponse, req: Uws.HttpRequest) {
     this.res = res
+    this.req = req
   }
 
   peerAddress (): string {
-    // Request.settlePeer reads the address before the response is written, so `done` is only seen
-    // by a handler reading it after the peer left.
-    return this.done ? '' : formatAddressBytes(new Uint8Array(this.res.getRemoteAddress()))
+    this.#checkAlive()
+    return formatAddressBytes(new Uint8Array(this.res.getRemoteAddress()))
+  }
+
+  allHeaders (): Record<string, string> {
+    this.#checkAlive()
+    const headers: Record<string, string> = {}
+    this.req.forEach((k, v) => { addHeaderField(headers, k, v) })
+    return headers
+  }
+
+  firstHeader (name: string): string | undefined {
+    this.#checkAlive()
+    // uWS answers '' for an absent field; a present but empty one reads the same, which no caller
+    // of a single-valued field needs to tell apart.
+    const v = this.req.getHeader(name)
+    return v === '' ? undefined : v
+  }
+
+  // Only a handler that answered at once and reads the request in a later tick gets here after the
+  // callback: uWS has reused the request's memory by then, so refuse clearly instead of reading it.
+  #checkAlive (): void {
+    if (!this.inCallback) throw new Error('request headers and peer address must be read before the response is sent')
   }
 
   write (r: Response, body: string | Buffer): void {
@@ -112,7 +137,6 @@ class UwsExchange implements Transport, PeerSource {
   #write (r: Response, body: string | Buffer): void {
     const res = this.res
     const code = r.statusCode
-    this.done = true
     // uWS writes `200 OK` itself when no status was written.
     if (code !== 200) res.writeStatus(statusLine(code))
     const h = r.headerList
@@ -153,21 +177,20 @@ export class UwsServer {
 
   #onRequest (ures: Uws.HttpResponse, ureq: Uws.HttpRequest): void {
     const cfg = this.#cfg
-    const exchange = new UwsExchange(ures)
-    // Everything from `ureq` is read here: it is only valid during this callback.
+    const exchange = new UwsExchange(ures, ureq)
     const rawMethod = ureq.getMethod()
     const method = METHODS[rawMethod] ?? rawMethod.toUpperCase()
     const path = ureq.getUrl()
     const query = ureq.getQuery() ?? ''
-    const headers: Record<string, string> = {}
-    ureq.forEach((k, v) => { headers[k] = headers[k] === undefined ? v : `${headers[k]!}, ${v}` })
-    const connection = headers.connection
-    const keepAlive = connection === undefined || !/\bclose\b/i.test(connection)
+    // Only the fields the adapter itself needs are read here; a handler's reads go through the
+    // exchange (Request is lazy), and whatever it may still read later is copied by settle().
+    const connection = ureq.getHeader('connection')
+    const keepAlive = connection === '' || !/\bclose\b/i.test(connection)
     const res = new Response(exchange, method === 'HEAD', keepAlive)
     const limit = cfg.bodyLimit
 
-    const declared = headers['content-length']
-    if (declared !== undefined && Number(declared) > limit) {
+    const declared = ureq.getHeader('content-length')
+    if (declared !== '' && Number(declared) > limit) {
       answerTooLarge(res, limit)
       exchange.inCallback = false
       return
@@ -175,7 +198,7 @@ export class UwsServer {
     // A request that announces no body (no Content-Length, or 0, and no Transfer-Encoding: most
     // GETs) shares the finished empty body and needs no data handler, which saves a native callback.
     let collector = BodyCollector.EMPTY
-    if ((declared !== undefined && declared !== '0') || headers['transfer-encoding'] !== undefined) {
+    if ((declared !== '' && declared !== '0') || ureq.getHeader('transfer-encoding') !== '') {
       const reading = new BodyCollector(limit, () => { answerTooLarge(res, limit) })
       ures.onData((chunk, isLast) => {
         reading.push(new Uint8Array(chunk), true)
@@ -183,17 +206,18 @@ export class UwsServer {
       })
       collector = reading
     }
-    const req = new Request(method, path, query, headers, exchange, collector)
+    const req = new Request(method, path, query, exchange, collector)
 
     dispatch(cfg, req, res)
-    exchange.inCallback = false
     // Answered already (the usual case for a lookup): the native response is finished and nothing
-    // needs it. Otherwise the handler awaits (a body, a resolver): uWS needs onAborted before we return
-    // (it terminates the process otherwise), and the peer address is read while the response surely lives.
-    if (res.sent) return
-    req.settlePeer()
+    // needs it. Otherwise the handler awaits (a body, a resolver): what it may still read is copied
+    // while the request lives, and uWS needs onAborted before we return (it terminates the process
+    // otherwise).
+    const answered = res.sent
+    if (!answered) req.settle()
+    exchange.inCallback = false
+    if (answered) return
     ures.onAborted(() => {
-      exchange.done = true
       res.aborted = true
       collector.fail(abortedError())
     })
