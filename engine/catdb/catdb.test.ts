@@ -42,6 +42,25 @@ test('URL entries match at path boundaries before the host record', async (t: Te
   t.assert.strictEqual(db.categorizeUrl('example.org', '/Games'), undefined)
 })
 
+test('the lookup cache keeps a popular name through turnovers and reads each name once while it is held', async (t: TestContext) => {
+  const { store } = tempStore(t)
+  const names = Array.from({ length: 50 }, (_, i) => `n${i}.test`)
+  await build(store, [['hot.test', [1]], ...names.map((n): [string, number[]] => [n, [2]])])
+  const db = new CategoryDb(store, { cacheEntries: 8 })      // generations of 4 names
+  // Every LMDB read of the table goes through the store's snapshot: count them.
+  let reads = 0
+  const snapshot = store.readSnapshot.bind(store)
+  store.readSnapshot = () => { reads++; return snapshot() }
+  t.assert.deepStrictEqual(db.get('hot.test'), [1])
+  for (const n of names) {
+    t.assert.deepStrictEqual(db.get(n), [2])
+    t.assert.deepStrictEqual(db.get('hot.test'), [1])       // asked between every other name
+  }
+  t.assert.strictEqual(reads, 1 + names.length)              // hot.test once, each other name once
+  t.assert.deepStrictEqual(db.get('n0.test'), [2])           // long turned over: read again
+  t.assert.strictEqual(reads, 2 + names.length)
+})
+
 test('a reader follows a rebuild only when it refreshes, and old versions are dropped', async (t: TestContext) => {
   const { store } = tempStore(t)
   await build(store, [['a.test', [1]]])

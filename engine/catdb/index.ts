@@ -62,16 +62,19 @@ export class CategoryDb {
   private urls: Database<Buffer, string> | null = null
   /**
    * Recently looked-up keys → their categories (null = not in the table), dropped with the table.
-   * DNS traffic is heavy-tailed (a few thousand names make most queries), and an LMDB read costs
-   * several times a Map hit on these machines (read-transaction renewal on every event-loop turn,
-   * page walks): see docs/performance.md. Cleared when full rather than evicted one by one, so a
-   * hit stays one Map lookup.
+   * DNS and lookup traffic is heavy-tailed (a few thousand names make most queries), and an LMDB
+   * read costs several times a Map hit (page walks, a copy): see docs/performance.md. Two
+   * generations instead of per-entry eviction: new keys go to `recent`; when it is full it becomes
+   * `older` and the previous `older` is dropped, and a key found in `older` moves back to `recent`.
+   * Popular keys so survive every turnover, a hit stays one or two Map lookups, and there is no
+   * moment when the whole cache is cold.
    */
-  private readonly cache = new Map<string, Buffer | null>()
-  private readonly cacheMax: number
+  private recent = new Map<string, Buffer | null>()
+  private older = new Map<string, Buffer | null>()
+  private readonly generationSize: number
 
   constructor (store: Store, options: { cacheEntries?: number } = {}) {
-    this.cacheMax = options.cacheEntries ?? 100_000
+    this.generationSize = Math.max(1, Math.floor((options.cacheEntries ?? 100_000) / 2))
     this.store = store
     this.refresh()
   }
@@ -87,7 +90,8 @@ export class CategoryDb {
     const v = typeof active === 'number' ? active : 0
     if (v === this.version) return false
     this.version = v
-    this.cache.clear()
+    this.recent = new Map()
+    this.older = new Map()
     // The held snapshot may predate the new tables.
     this.store.releaseSnapshot()
     if (v === 0) {
@@ -107,15 +111,22 @@ export class CategoryDb {
    */
   getRaw (key: string): Buffer | undefined {
     if (this.domains === null || key === '') return undefined
-    const cached = this.cache.get(key)
-    if (cached !== undefined) return cached ?? undefined
-    // getBinaryFast's bytes are borrowed until the next read: keep a copy. (Its buffer is a
-    // shared one whose `length` property lmdb-js overrides, so copy through subarray.)
-    // The tables of a version never change once built, so a held snapshot reads them correctly.
-    const raw = (this.domains as BinaryTable).getBinaryFast(key, { transaction: this.store.readSnapshot() })
-    const value = raw === undefined ? null : Buffer.from(raw.subarray(0, raw.length))
-    if (this.cache.size >= this.cacheMax) this.cache.clear()
-    this.cache.set(key, value)
+    let value = this.recent.get(key)
+    if (value === undefined) {
+      value = this.older.get(key)
+      if (value === undefined) {
+        // getBinaryFast's bytes are borrowed until the next read: keep a copy. (Its buffer is a
+        // shared one whose `length` property lmdb-js overrides, so copy through subarray.)
+        // The tables of a version never change once built, so a held snapshot reads them correctly.
+        const raw = (this.domains as BinaryTable).getBinaryFast(key, { transaction: this.store.readSnapshot() })
+        value = raw === undefined ? null : Buffer.from(raw.subarray(0, raw.length))
+      }
+      if (this.recent.size >= this.generationSize) {
+        this.older = this.recent
+        this.recent = new Map()
+      }
+      this.recent.set(key, value)
+    }
     return value ?? undefined
   }
 
