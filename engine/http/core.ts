@@ -32,7 +32,7 @@ export interface HttpRequest {
   readonly headers: Readonly<Record<string, string>>
   /**
    * Peer address: dotted quad for IPv4 (also IPv4-mapped), compressed lower-case IPv6.
-   * `headers`, `header()` and `remoteAddress` are read from the socket on first use: read them
+   * `query`, `headers`, `header()` and `remoteAddress` are read from the socket on first use: read them
    * before sending the response (any time in a handler that awaits first). On uWS a read after a
    * response was sent synchronously throws.
    */
@@ -117,6 +117,8 @@ export function addHeaderField (headers: Record<string, string>, name: string, v
  * authenticated lookup API never need.
  */
 export interface RequestSource {
+  /** The raw query string without the `?` (`''` when absent). */
+  rawQuery (): string
   peerAddress (): string
   /** Every header, by the rule of SINGLE_VALUED_HEADERS. */
   allHeaders (): Record<string, string>
@@ -127,30 +129,34 @@ export interface RequestSource {
 export class Request implements HttpRequest {
   readonly method: string
   readonly path: string
-  readonly query: string
   rawParams: Record<string, string> = {}
   /** Set by the implementation: the collector fed by the socket. */
   readonly bodyCollector: BodyCollector
   /** Where the headers and the peer address still come from, until `settle()`. */
   #source: RequestSource | undefined
+  #query: string | undefined
   #headers: Record<string, string> | undefined
   #remoteAddress: string | undefined
   #params: Record<string, string> | undefined = undefined
   #searchParams: URLSearchParams | undefined = undefined
 
-  /** `source` (read lazily) or the `headers` and `remote` already read. */
-  constructor (method: string, path: string, query: string,
-    from: RequestSource | { headers: Record<string, string>, remote: string }, bodyCollector: BodyCollector) {
+  /** `source` (read lazily) or the query, headers and peer already read. */
+  constructor (method: string, path: string,
+    from: RequestSource | { query: string, headers: Record<string, string>, remote: string }, bodyCollector: BodyCollector) {
     this.method = method
     this.path = path
-    this.query = query
     if ('peerAddress' in from) {
       this.#source = from
     } else {
+      this.#query = from.query
       this.#headers = from.headers
       this.#remoteAddress = from.remote
     }
     this.bodyCollector = bodyCollector
+  }
+
+  get query (): string {
+    return (this.#query ??= this.#source!.rawQuery())
   }
 
   get headers (): Readonly<Record<string, string>> {
@@ -167,6 +173,7 @@ export class Request implements HttpRequest {
    */
   settle (): void {
     if (this.#source === undefined) return
+    void this.query
     void this.headers
     void this.remoteAddress
     this.#source = undefined

@@ -381,6 +381,20 @@ export function runHttpSuite (impl: HttpImpl): void {
       }
     })
 
+    test('drops the body of a GET unread and keeps serving the connection', async (t: TestContext) => {
+      const { port } = await start(t, impl, s => {
+        s.route('GET', '/size', async (req, res) => { res.send(String((await req.body()).length)) })
+      }, { bodyLimit: 4 })
+      const c = await RawClient.open(port)
+      t.after(() => { c.destroy() })
+      c.write(`GET /size HTTP/1.1\r\nHost: test\r\nContent-Length: 11\r\n\r\nhello world${get('/size')}`)
+      for (let i = 0; i < 2; i++) {
+        const r = await c.next()
+        t.assert.strictEqual(r.status, 200)
+        t.assert.strictEqual(r.body.toString(), '0')
+      }
+    })
+
     test('refuses a header name or value with CR or LF instead of splitting the response', async (t: TestContext) => {
       const { port } = await start(t, impl, s => {
         s.route('GET', '/value', (_req, res) => { res.header('Location', '/x\r\nX-Injected: 1').send('no') })

@@ -70,9 +70,18 @@ export class NodeServer {
     const method = (nreq.method ?? 'GET').toUpperCase()
     const res = new Response(new NodeTransport(nres), method === 'HEAD', true)
     const limit = cfg.bodyLimit
-    const collector = new BodyCollector(limit, () => { answerTooLarge(res, limit) })
-    const req = new Request(method, path, query, { headers, remote: normalizeAddress(nreq.socket.remoteAddress) }, collector)
+    const from = { query, headers, remote: normalizeAddress(nreq.socket.remoteAddress) }
 
+    // GET and HEAD bodies are dropped unread, as the uWS implementation does (see uws.ts).
+    if (method === 'GET' || method === 'HEAD') {
+      nreq.resume()
+      nres.on('close', () => { if (!nres.writableFinished) res.aborted = true })
+      dispatch(cfg, new Request(method, path, from, BodyCollector.EMPTY), res)
+      return
+    }
+
+    const collector = new BodyCollector(limit, () => { answerTooLarge(res, limit) })
+    const req = new Request(method, path, from, collector)
     nres.on('close', () => {
       if (!nres.writableFinished) {
         res.aborted = true

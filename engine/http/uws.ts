@@ -100,6 +100,11 @@ class UwsExchange implements Transport, RequestSource {
     this.req = req
   }
 
+  rawQuery (): string {
+    this.#checkAlive()
+    return this.req.getQuery() ?? ''
+  }
+
   peerAddress (): string {
     this.#checkAlive()
     return formatAddressBytes(new Uint8Array(this.res.getRemoteAddress()))
@@ -181,32 +186,36 @@ export class UwsServer {
     const rawMethod = ureq.getMethod()
     const method = METHODS[rawMethod] ?? rawMethod.toUpperCase()
     const path = ureq.getUrl()
-    const query = ureq.getQuery() ?? ''
-    // Only the fields the adapter itself needs are read here; a handler's reads go through the
-    // exchange (Request is lazy), and whatever it may still read later is copied by settle().
+    // Only what the adapter itself needs is read here (each read is a call into the addon); the
+    // query, headers and peer a handler asks for go through the exchange (Request is lazy), and
+    // whatever it may still read after an await is copied by settle().
     const connection = ureq.getHeader('connection')
     const keepAlive = connection === '' || !/\bclose\b/i.test(connection)
-    const res = new Response(exchange, method === 'HEAD', keepAlive)
+    const isHead = method === 'HEAD'
+    const res = new Response(exchange, isHead, keepAlive)
     const limit = cfg.bodyLimit
 
-    const declared = ureq.getHeader('content-length')
-    if (declared !== '' && Number(declared) > limit) {
-      answerTooLarge(res, limit)
-      exchange.inCallback = false
-      return
-    }
-    // A request that announces no body (no Content-Length, or 0, and no Transfer-Encoding: most
-    // GETs) shares the finished empty body and needs no data handler, which saves a native callback.
+    // GET and HEAD bodies are not read: they have no defined meaning (RFC 9110 §9.3.1) and no route
+    // uses one; uWS still consumes and drops their bytes. Others announce a body by Content-Length
+    // (not 0) or Transfer-Encoding; a request without one shares the finished empty body.
     let collector = BodyCollector.EMPTY
-    if ((declared !== '' && declared !== '0') || ureq.getHeader('transfer-encoding') !== '') {
-      const reading = new BodyCollector(limit, () => { answerTooLarge(res, limit) })
-      ures.onData((chunk, isLast) => {
-        reading.push(new Uint8Array(chunk), true)
-        if (isLast) reading.end()
-      })
-      collector = reading
+    if (method !== 'GET' && !isHead) {
+      const declared = ureq.getHeader('content-length')
+      if (declared !== '' && Number(declared) > limit) {
+        answerTooLarge(res, limit)
+        exchange.inCallback = false
+        return
+      }
+      if ((declared !== '' && declared !== '0') || ureq.getHeader('transfer-encoding') !== '') {
+        const reading = new BodyCollector(limit, () => { answerTooLarge(res, limit) })
+        ures.onData((chunk, isLast) => {
+          reading.push(new Uint8Array(chunk), true)
+          if (isLast) reading.end()
+        })
+        collector = reading
+      }
     }
-    const req = new Request(method, path, query, exchange, collector)
+    const req = new Request(method, path, exchange, collector)
 
     dispatch(cfg, req, res)
     // Answered already (the usual case for a lookup): the native response is finished and nothing
