@@ -8,8 +8,8 @@
  * 2.3 µs of a ~17 µs request, and the header with the secret is in this process's memory on every
  * request anyway. Exact text, not a short hash, so no two headers can ever share an entry.)
  * The cache is dropped whenever the store's generation moves (every `Store.write` bumps it, so
- * `filterd client rotate|remove` in another process takes effect for every request that starts a
- * millisecond later: see GENERATION_CHECK_MS) and is bounded in size.
+ * `filterd client rotate|remove` in another process takes effect for every request that starts
+ * 10 ms later: see GENERATION_CHECK_MS) and is bounded in size.
  *
  * Concurrent first requests with one header share one scrypt run. Failed verifications are counted
  * per source address; past `failureLimit` in a minute the address gets 429 with `Retry-After`
@@ -83,6 +83,9 @@ export class Authenticator {
   async #verify (header: string): Promise<string | undefined> {
     const creds = parseBasic(header)
     if (creds === undefined) return undefined
+    // The server reads the generation on a coarse clock; a verification is rare, so catch up here.
+    // Otherwise a write made just before this verification, noticed later, would drop its result.
+    this.sync(this.#store.generation())
     const generation = this.#generation
     const record = this.#store.getClient(creds.id)
     if (record === undefined) return undefined

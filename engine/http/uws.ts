@@ -177,14 +177,20 @@ export class UwsServer {
     this.#app = cfg.tls === undefined
       ? uws.App()
       : uws.SSLApp({ cert_file_name: cfg.tls.cert, key_file_name: cfg.tls.key })
-    this.#app.any('/*', (res, req) => { this.#onRequest(res, req) })
+    // GET, the method of nearly every request, gets its own registration so its method is known
+    // without asking the addon; everything else arrives through any().
+    this.#app.get('/*', (res, req) => { this.#onRequest(res, req, 'GET') })
+    this.#app.any('/*', (res, req) => { this.#onRequest(res, req, undefined) })
   }
 
-  #onRequest (ures: Uws.HttpResponse, ureq: Uws.HttpRequest): void {
+  #onRequest (ures: Uws.HttpResponse, ureq: Uws.HttpRequest, knownMethod: string | undefined): void {
     const cfg = this.#cfg
     const exchange = new UwsExchange(ures, ureq)
-    const rawMethod = ureq.getMethod()
-    const method = METHODS[rawMethod] ?? rawMethod.toUpperCase()
+    let method = knownMethod
+    if (method === undefined) {
+      const rawMethod = ureq.getMethod()
+      method = METHODS[rawMethod] ?? rawMethod.toUpperCase()
+    }
     const path = ureq.getUrl()
     // Only what the adapter itself needs is read here (each read is a call into the addon); the
     // query, headers and peer a handler asks for go through the exchange (Request is lazy), and
