@@ -1,8 +1,9 @@
 /**
  * The uWebSockets.js implementation. uWS is fast because it hands us a stack-allocated request that dies when
  * the callback returns and a response that dies on end/abort; this file is where that lifetime is respected:
- * everything is copied out of `req` synchronously, `onAborted` and `onData` are attached before the handler
- * runs, and writes after an await go through `res.cork`.
+ * `req` is read only during the callback (lazily, and whatever an awaiting handler may still need is copied
+ * before the callback returns), `onData` is attached before the handler runs and `onAborted` before the
+ * callback returns whenever the answer is not written yet, and writes after an await go through `res.cork`.
  *
  * Behaviour of this build (@trufflesuite/uws-js-unofficial 20.30.0) that shaped the code, all checked on the
  * wire:
