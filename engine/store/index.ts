@@ -110,6 +110,7 @@ export class Store {
   private cidrs: Array<{ cidr: Cidr, user: string }> = []
   private snapshot: Transaction | undefined = undefined
   private snapshotAt = 0
+  private snapshotSweep: NodeJS.Timeout | undefined = undefined
 
   private constructor (path: string, root: RootDatabase, options: StoreOptions) {
     this.path = path
@@ -133,6 +134,8 @@ export class Store {
   }
 
   async close (): Promise<void> {
+    clearInterval(this.snapshotSweep)
+    this.snapshotSweep = undefined
     this.releaseSnapshot()
     await this.root.close()
   }
@@ -146,13 +149,23 @@ export class Store {
    * reader from pinning old pages (writers could not reuse them, and the file would grow).
    */
   readSnapshot (): Transaction {
-    const now = performance.now()
-    if (this.snapshot === undefined || now - this.snapshotAt > SNAPSHOT_MAX_AGE_MS) {
+    const now = Date.now()
+    const age = now - this.snapshotAt
+    if (this.snapshot === undefined || age > SNAPSHOT_MAX_AGE_MS || age < 0) {
       this.releaseSnapshot()
       this.snapshot = this.root.useReadTransaction()
       this.snapshotAt = now
+      // A process that stops looking names up must not keep the snapshot (and its pages) forever.
+      this.snapshotSweep ??= setInterval(() => {
+        if (this.snapshot !== undefined && Date.now() - this.snapshotAt > SNAPSHOT_MAX_AGE_MS) this.releaseSnapshot()
+      }, SNAPSHOT_MAX_AGE_MS).unref()
     }
     return this.snapshot
+  }
+
+  /** Whether a snapshot is held now (for tests and metrics). */
+  get holdsSnapshot (): boolean {
+    return this.snapshot !== undefined
   }
 
   /** Lets the snapshot go; the next `readSnapshot()` starts a current one (after a new table appears, say). */

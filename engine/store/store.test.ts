@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { Store } from './index.js'
+import { SNAPSHOT_MAX_AGE_MS, Store } from './index.js'
 
 function tempStore (t: TestContext): { store: Store, path: string } {
   const path = mkdtempSync(join(tmpdir(), 'filterd-store-'))
@@ -92,4 +92,18 @@ test('a write in one process is read by another process without restart', async 
   const [code] = await once(child, 'exit') as [number]
   t.assert.strictEqual(code, 0)
   t.assert.match(out, new RegExp(`\\[7,9\\] ${store.generation()}`))
+})
+
+test('a read snapshot is renewed after SNAPSHOT_MAX_AGE_MS and let go when nobody reads for that long', async (t: TestContext) => {
+  t.mock.timers.enable({ apis: ['setInterval', 'Date'], now: 1_000_000 })
+  const { store } = tempStore(t)
+  const meta = store.root.openDB<unknown, string>({ name: 'meta' })
+  store.readSnapshot()
+  await store.write((w) => { w.putMeta('probe', 1) })
+  t.assert.strictEqual(meta.get('probe', { transaction: store.readSnapshot() }), undefined)  // still the old snapshot
+  t.mock.timers.tick(SNAPSHOT_MAX_AGE_MS + 1)
+  t.assert.strictEqual(meta.get('probe', { transaction: store.readSnapshot() }), 1)          // a current one
+  t.assert.strictEqual(store.holdsSnapshot, true)
+  t.mock.timers.tick(3 * SNAPSHOT_MAX_AGE_MS)                                                // idle: the sweep lets it go
+  t.assert.strictEqual(store.holdsSnapshot, false)
 })
