@@ -1,30 +1,22 @@
 import { test, type TestContext } from 'node:test'
-import { request } from 'node:http'
 import { createServer } from 'node:net'
 import { once } from 'node:events'
 import { createHttpServer, type HttpRequest } from '../engine/http/index.js'
 import { silentLogger } from '../engine/log/index.js'
 import { createFrontDoor, type FrontDoor } from './front-door.js'
 import { configFrom, memoryLogger, startApi, tempDir } from './fixtures.js'
+import { httpRequest, type RawHttpResponse } from '../engine/testing/http.js'
 
-interface Reply { status: number, headers: Record<string, string | string[] | undefined>, body: string }
+type Reply = RawHttpResponse
 
 function send (port: number, opts: { method?: string, path?: string, host: string, body?: string, headers?: Record<string, string>, localAddress?: string }): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request({
-      host: '127.0.0.1',
-      port,
-      method: opts.method ?? 'GET',
-      path: opts.path ?? '/',
-      localAddress: opts.localAddress,
-      headers: { host: opts.host, ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers }
-    }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }) })
-    })
-    req.on('error', reject)
-    req.end(opts.body)
+  return httpRequest({
+    port,
+    ...(opts.method === undefined ? {} : { method: opts.method }),
+    ...(opts.path === undefined ? {} : { path: opts.path }),
+    ...(opts.localAddress === undefined ? {} : { localAddress: opts.localAddress }),
+    ...(opts.body === undefined ? {} : { body: opts.body }),
+    headers: { host: opts.host, ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers }
   })
 }
 

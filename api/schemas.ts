@@ -13,6 +13,12 @@ const categoryNumbers = {
   items: { type: 'integer', minimum: 0, maximum: 65535 },
   description: 'category numbers (see GET /categories/)'
 } as const
+/** What both defaults objects (`/config/`, `/userconfig/`) can change; the server's adds the redirect. */
+const defaultsUpdateProperties = {
+  filter: categoryNumbers,
+  safesearch: { type: 'boolean' },
+  safeyoutube: { type: 'boolean' }
+} as const
 const addressList = {
   type: 'array',
   items: { type: 'string', minLength: 1, maxLength: 64 },
@@ -46,9 +52,7 @@ export const bodySchemas = {
     additionalProperties: false,
     minProperties: 1,
     properties: {
-      filter: categoryNumbers,
-      safesearch: { type: 'boolean' },
-      safeyoutube: { type: 'boolean' },
+      ...defaultsUpdateProperties,
       safesearchredirect: { type: 'string', maxLength: 2048, description: 'http(s) URL, or "" to clear' }
     }
   },
@@ -56,11 +60,7 @@ export const bodySchemas = {
     type: 'object',
     additionalProperties: false,
     minProperties: 1,
-    properties: {
-      filter: categoryNumbers,
-      safesearch: { type: 'boolean' },
-      safeyoutube: { type: 'boolean' }
-    }
+    properties: defaultsUpdateProperties
   },
   AddressList: addressList,
   CategoryList: categoryNumbers,

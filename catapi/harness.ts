@@ -4,7 +4,7 @@
  * with cheap scrypt parameters.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { request } from 'node:http'
+import { httpRequest, type RawHttpResponse } from '../engine/testing/http.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -104,22 +104,9 @@ export function basic (id: string, secret: string): string {
   return 'Basic ' + Buffer.from(`${id}:${secret}`).toString('base64')
 }
 
-export interface RawResponse {
-  readonly status: number
-  readonly headers: Record<string, string | string[] | undefined>
-  readonly body: string
-}
+export type RawResponse = RawHttpResponse
 
 /** GET with the path sent byte for byte (fetch would normalise it), on a fresh connection. */
 export function get (port: number, path: string, headers: Record<string, string> = {}, localAddress?: string): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'GET', headers, agent: false, ...(localAddress === undefined ? {} : { localAddress }) }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }) })
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end()
-  })
+  return httpRequest({ port, path, headers, ...(localAddress === undefined ? {} : { localAddress }) })
 }

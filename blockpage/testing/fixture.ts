@@ -10,7 +10,7 @@
  *   127.0.0.4  carol: safe search on
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { request } from 'node:http'
+import { httpRequest, type RawHttpResponse } from '../../engine/testing/http.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -134,11 +134,7 @@ export async function startFixture (t: TestContext, options: FixtureOptions = {}
   return { ...base, bp }
 }
 
-export interface Answer {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  body: string
-}
+export type Answer = RawHttpResponse
 
 export interface GetOptions {
   host: string
@@ -157,24 +153,7 @@ export function get (port: number, options: GetOptions): Promise<Answer> {
   const accept = options.accept ?? PAGE_ACCEPT
   if (accept !== '') headers.Accept = accept
   if (options.acceptLanguage !== undefined) headers['Accept-Language'] = options.acceptLanguage
-  return new Promise((resolve, reject) => {
-    const req = request({
-      host: '127.0.0.1',
-      port,
-      localAddress: options.from ?? ANON,
-      method: options.method ?? 'GET',
-      path: options.path ?? '/',
-      headers,
-      agent: false
-    }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }) })
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end()
-  })
+  return httpRequest({ port, localAddress: options.from ?? ANON, method: options.method ?? 'GET', path: options.path ?? '/', headers })
 }
 
 /** The text a person reads: tags, style and script dropped, entities of the shipped pages decoded, spaces collapsed. */
