@@ -2,7 +2,7 @@
 import { test, type TestContext } from 'node:test'
 import dnsPacket from 'dns-packet'
 import { startStubResolver } from '../upstream-stub/index.js'
-import { edeOf, firstA, query, rawQuery, rcode, server, udpAsk, udpSilent, world, ask, tcpClient, framed } from './testing/harness.js'
+import { edeOf, firstA, query, rawQuery, rcode, server, udpAsk, udpSilent, world, ask, tcpClient, framed, sleep } from './testing/harness.js'
 
 test('answers SERVFAIL when the upstream does not answer in upstream-timeout', async (t: TestContext) => {
   const w = await world(t)
@@ -27,6 +27,43 @@ test('fails over to the next resolver while the first one is down', async (t: Te
   t.assert.strictEqual(firstA(await ask(s.port, 'two.example', 'A')), '203.0.113.2')
   t.assert.ok(w.stub.seen.includes('one.example/A'))
   t.assert.ok(!w.stub.seen.includes('two.example/A'))
+})
+
+test('fails over at once from a resolver whose port is closed (ICMP unreachable), without waiting for the timeout', async (t: TestContext) => {
+  const w = await world(t)
+  const { createSocket } = await import('node:dgram')
+  const gone = createSocket('udp4')   // a port that was just free: nothing listens there now
+  await new Promise<void>((resolve) => gone.bind(0, '127.0.0.1', resolve))
+  const closedPort = gone.address().port
+  await new Promise<void>((resolve) => gone.close(resolve))
+  const second = await startStubResolver({ a: '203.0.113.2' })
+  t.after(() => second.close())
+  const s = await server(t, w, { forward: [`127.0.0.1:${closedPort}`, `127.0.0.1:${second.port}`], proxy: { 'upstream-timeout': 2000 } })
+  const first = ask(s.port, 'one.example', 'A')   // refused upstream; it still waits for its timeout
+  await sleep(200)
+  const started = Date.now()
+  t.assert.strictEqual(firstA(await ask(s.port, 'two.example', 'A')), '203.0.113.2')
+  t.assert.ok(Date.now() - started < 1500, 'the second query went to the live resolver without a timeout')
+  t.assert.strictEqual(rcode(await first), 'SERVFAIL')
+})
+
+test('accepts an answer only from the resolver address and port the query went to', async (t: TestContext) => {
+  const w = await world(t)
+  const { createSocket } = await import('node:dgram')
+  const resolver = createSocket('udp4')
+  const spoofer = createSocket('udp4')
+  t.after(() => { resolver.close(); spoofer.close() })
+  await new Promise<void>((resolve) => spoofer.bind(0, '127.0.0.1', resolve))
+  const answer = (p: dnsPacket.DecodedPacket, a: string): Buffer => dnsPacket.encode({ id: p.id ?? 0, type: 'response', flags: 0x8180, questions: p.questions ?? [], answers: [{ name: 'asked.example', type: 'A', data: a }] })
+  resolver.on('message', (msg, rinfo) => {
+    const p = dnsPacket.decode(msg)
+    // A forged answer with the right ID and question, from another port, arrives first.
+    spoofer.send(answer(p, '198.51.100.66'), rinfo.port, rinfo.address)
+    setTimeout(() => resolver.send(answer(p, '203.0.113.7'), rinfo.port, rinfo.address), 50)
+  })
+  await new Promise<void>((resolve) => resolver.bind(0, '127.0.0.1', resolve))
+  const s = await server(t, w, { forward: [`127.0.0.1:${resolver.address().port}`] })
+  t.assert.strictEqual(firstA(await ask(s.port, 'asked.example', 'A')), '203.0.113.7')
 })
 
 test('relays a truncated answer as it is and forwards a TCP client over TCP', async (t: TestContext) => {

@@ -3,8 +3,11 @@
  *
  * Spoofing defences (RFC 5452): every forwarded query gets a fresh random ID from `crypto`
  * (drawn from a pre-filled random buffer, refilled when used up, so the hot path makes no
- * syscall), and leaves from one of a small pool of UDP sockets bound to random ports; one socket
- * of the pool is replaced every `rotateMs`, the retired one kept open until its queries are
+ * syscall), and leaves from one of a small pool of UDP sockets bound to random ports; each
+ * resolver has a pool of its own, and its sockets are connected to it, so the kernel drops
+ * datagrams from any other source before they reach us and caches the route (a connected send
+ * also skips dgram's per-send address lookup: a few µs per query on the hot path). One socket of
+ * each pool is replaced every `rotateMs`, the retired one kept open until its queries are
  * answered or timed out. An answer is accepted only from the resolver the query went to, on the
  * socket it left from, with its ID and its question (name case-insensitively, type, class). The
  * client's ID is then written back and the bytes relayed otherwise unchanged (TC answers too).
@@ -33,6 +36,9 @@ class Resolver {
   readonly port: number
   readonly family: 4 | 6
   downUntil = 0
+  /** UDP sockets connected to this resolver: the live pool, and retired ones still awaited. */
+  readonly pool: OutSocket[] = []
+  readonly retired = new Set<OutSocket>()
   constructor (a: ResolverAddress) {
     this.host = a.host
     this.port = a.port
@@ -89,7 +95,8 @@ export interface ForwarderOptions {
   timeoutMs: number
   /** Called once per query: the upstream answer with the client's ID restored, or null on timeout/failure. */
   onAnswer: (p: PendingQuery, response: Buffer | null) => void
-  socketsPerFamily?: number
+  /** UDP sockets per resolver. */
+  socketsPerResolver?: number
   rotateMs?: number
   downMs?: number
 }
@@ -103,7 +110,6 @@ export class Forwarder {
   private readonly rotateMs: number
   private readonly poolSize: number
   private readonly onAnswer: (p: PendingQuery, response: Buffer | null) => void
-  private readonly pools: Record<4 | 6, OutSocket[]> = { 4: [], 6: [] }
   private readonly byKey = new Map<number, PendingQuery>()
   private queue: PendingQuery[] = []
   private head = 0
@@ -125,7 +131,7 @@ export class Forwarder {
     this.timeoutMs = o.timeoutMs
     this.downMs = o.downMs ?? Math.max(5000, 2 * o.timeoutMs)
     this.rotateMs = o.rotateMs ?? 15_000
-    this.poolSize = o.socketsPerFamily ?? 4
+    this.poolSize = o.socketsPerResolver ?? 4
     this.onAnswer = o.onAnswer
     this.lastRotate = Date.now()
     this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(100, o.timeoutMs >> 2)))
@@ -134,9 +140,8 @@ export class Forwarder {
 
   static async create (o: ForwarderOptions): Promise<Forwarder> {
     const f = new Forwarder(o)
-    const families = new Set(f.resolvers.map((r) => r.family))
-    for (const family of families) {
-      for (let i = 0; i < f.poolSize; i++) f.pools[family].push(await f.openSocket(family))
+    for (const r of f.resolvers) {
+      for (let i = 0; i < f.poolSize; i++) r.pool.push(await f.openSocket(r))
     }
     return f
   }
@@ -154,15 +159,18 @@ export class Forwarder {
     return this.ids[this.idNext++]!   // idNext < kIdBatch
   }
 
-  // Binds to a random port (crypto), falling back to a kernel-chosen one after a few collisions.
-  private async openSocket (family: 4 | 6): Promise<OutSocket> {
+  // Binds to a random port (crypto), falling back to a kernel-chosen one after a few collisions,
+  // and connects to the resolver.
+  private async openSocket (r: Resolver): Promise<OutSocket> {
     for (let attempt = 0; ; attempt++) {
-      const sock = createSocket(family === 4 ? 'udp4' : 'udp6')
+      const sock = createSocket(r.family === 4 ? 'udp4' : 'udp6')
       const port = attempt < 8 ? randomInt(1024, 65536) : 0
       try {
         await new Promise<void>((resolve, reject) => {
           sock.once('error', reject)
-          sock.bind(port, family === 4 ? '0.0.0.0' : '::', () => { sock.off('error', reject); resolve() })
+          sock.bind(port, r.family === 4 ? '0.0.0.0' : '::', () => {
+            sock.connect(r.port, r.host, () => { sock.off('error', reject); resolve() })
+          })
         })
       } catch (err) {
         sock.close()
@@ -171,7 +179,11 @@ export class Forwarder {
       }
       const out = new OutSocket(sock, ++this.serial, Date.now())
       sock.on('message', (msg, rinfo) => this.onUdpAnswer(out, msg, rinfo))
-      sock.on('error', () => {})
+      // On a connected socket the kernel reports the resolver's ICMP port-unreachable as
+      // ECONNREFUSED: nothing listens there, so fail over now rather than after a timeout.
+      sock.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'ECONNREFUSED') r.downUntil = Date.now() + this.downMs
+      })
       return out
     }
   }
@@ -189,8 +201,8 @@ export class Forwarder {
   forwardUdp (p: PendingQuery): void {
     const now = Date.now()
     const r = this.pickResolver(now)
-    const pool = this.pools[r.family]
-    const out = pool[this.turn++ % pool.length]!   // pools of used families are non-empty
+    const pool = r.pool
+    const out = pool[this.turn++ % pool.length]!   // every resolver's pool is non-empty
     if (this.turn >= 0x3fffffff) this.turn = 0
     let key = -1
     for (let tries = 0; tries < 16; tries++) {
@@ -206,7 +218,7 @@ export class Forwarder {
     out.pending++
     this.byKey.set(key, p)
     this.queue.push(p)
-    out.sock.send(p.query, r.port, r.host)
+    out.sock.send(p.query)
   }
 
   private onUdpAnswer (out: OutSocket, msg: Buffer, rinfo: RemoteInfo): void {
@@ -302,31 +314,28 @@ export class Forwarder {
       this.lastRotate = now
       this.rotate()
     }
-    for (const family of [4, 6] as const) {
-      for (const s of this.retiredSockets[family]) {
+    for (const r of this.resolvers) {
+      for (const s of r.retired) {
         if (s.pending <= 0 || now - s.born > this.rotateMs * 16) {
-          this.retiredSockets[family].delete(s)
+          r.retired.delete(s)
           s.sock.close()
         }
       }
     }
   }
 
-  private readonly retiredSockets: Record<4 | 6, Set<OutSocket>> = { 4: new Set(), 6: new Set() }
-
   // Replaces the oldest socket of each pool by one on a new random port.
   private rotate (): void {
-    for (const family of [4, 6] as const) {
-      const pool = this.pools[family]
-      if (pool.length === 0) continue
-      this.openSocket(family).then((fresh) => {
+    for (const r of this.resolvers) {
+      const pool = r.pool
+      this.openSocket(r).then((fresh) => {
         if (this.closed) { fresh.sock.close(); return }
         let oldest = 0
         for (let i = 1; i < pool.length; i++) if (pool[i]!.born < pool[oldest]!.born) oldest = i
         const old = pool[oldest]!
         pool[oldest] = fresh
         old.retired = true
-        this.retiredSockets[family].add(old)
+        r.retired.add(old)
       }, () => {})
     }
   }
@@ -345,11 +354,11 @@ export class Forwarder {
     this.queue = []
     this.byKey.clear()
     this.tcpPending.clear()
-    for (const family of [4, 6] as const) {
-      for (const s of this.pools[family]) s.sock.close()
-      for (const s of this.retiredSockets[family]) s.sock.close()
-      this.pools[family].length = 0
-      this.retiredSockets[family].clear()
+    for (const r of this.resolvers) {
+      for (const s of r.pool) s.sock.close()
+      for (const s of r.retired) s.sock.close()
+      r.pool.length = 0
+      r.retired.clear()
     }
   }
 }
