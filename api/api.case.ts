@@ -412,13 +412,15 @@ export function runApiSuite (impl: HttpImpl): void {
 
     test('every route of the table is served for its method', async (t: TestContext) => {
       const s = await start(t, impl)
-      const sample: Record<string, string> = { user_id: 'every', ip: '10.0.0.1', category: '1', domain: 'a.example', host: 'a.example', query: 'every' }
+      const sample: Record<string, string> = { user_id: 'every', ip: '10.0.0.1', category: '1', domain: 'a.example', host: 'a.example', query: 'every', filter: 'all' }
+      const today = new Date().toISOString().slice(0, 10)
       const bodies: Record<string, unknown> = { UserUpdate: {}, ServerDefaultsUpdate: { safesearch: false }, UserDefaultsUpdate: { safesearch: false }, AddressList: ['10.0.0.1'], CategoryList: [1], DomainList: ['a.example'] }
       for (const r of ROUTES) {
         await call(s.base, 'PUT', '/users/every', { ip: ['10.0.0.1'], filter: [1], blacklist: ['a.example'], whitelist: ['a.example'] })
         await call(s.base, 'PUT', '/blacklist/', ['a.example'])
         await call(s.base, 'PUT', '/whitelist/', ['a.example'])
-        const path = r.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => sample[name]!)
+        const range = r.query?.some((q) => q.name === 'from') === true ? `?from=${today}&to=${today}` : ''
+        const path = r.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => sample[name]!) + range
         const a = await call(s.base, r.method, path, r.body === undefined ? undefined : bodies[r.body])
         const allowed = [...r.ok.map((o) => o.status), ...r.errors]
         t.assert.ok(allowed.includes(a.status), `${r.method} ${r.path} answered ${a.status} ${a.text}`)

@@ -8,6 +8,7 @@ import type { HttpRequest } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Taxonomy } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
+import type { ReportTime, StatsDb } from '../engine/stats/index.js'
 import type { ListKind, Store, StoreWriter, UserRecord } from '../engine/store/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
 import { parseCidr } from '../engine/net/ip.js'
@@ -20,6 +21,15 @@ export interface ApiContext {
   readonly taxonomy: Taxonomy
   readonly categories: CategoryDb
   readonly logger: Logger
+  /** What the statistics reports read. */
+  readonly stats: StatsContext
+}
+
+/** What the statistics reports read: the statistics environment, its time zone, and the clock. */
+export interface StatsContext {
+  readonly db: StatsDb
+  readonly time: ReportTime
+  readonly now: () => number
 }
 
 /** The spec's User object. */

@@ -11,6 +11,7 @@ import { parseConfig, type Config } from '../engine/config/index.js'
 import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
 import type { HttpImpl } from '../engine/http/index.js'
+import { openStatsDb, type StatsDb } from '../engine/stats/index.js'
 import { openConfiguredStore, type Store } from '../engine/store/index.js'
 import { createApiServer, type ApiServer } from './server.js'
 
@@ -76,6 +77,8 @@ export interface StartOptions {
   /** Extra lines of the `api:` section. */
   apiYaml?: string
   language?: 'en' | 'ru'
+  /** The statistics reports' database; default: an empty one in the temp dir. */
+  stats?: { db: StatsDb, timezone: string, now?: () => number }
   /** Wraps the store the server sees (fault injection). */
   wrapStore?: (s: Store) => Store
 }
@@ -99,12 +102,15 @@ export async function startApi (options: StartOptions = {}): Promise<StartedApi>
   const categories = new CategoryDb(store)
   const { logger, lines } = memoryLogger()
   const served = options.wrapStore === undefined ? store : options.wrapStore(store)
-  const api = createApiServer({ store: served, taxonomy, categories, config, logger, impl: options.impl ?? 'auto' })
+  const ownStats = options.stats === undefined ? openStatsDb(join(dir, 'statsdb')) : undefined
+  const stats = options.stats ?? { db: ownStats!, timezone: 'UTC' }   // ownStats is set when options.stats is not
+  const api = createApiServer({ store: served, taxonomy, categories, config, logger, impl: options.impl ?? 'auto', stats })
   const { port } = await api.listen('127.0.0.1', 0)
   return {
     api, store, taxonomy, categories, config, port, base: `http://127.0.0.1:${port}`, dir, lines,
     async close () {
       await api.close()
+      await ownStats?.close()
       await store.close()
       cleanup()
     }

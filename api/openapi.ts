@@ -22,7 +22,8 @@ const TAGS = [
   { name: 'addresses', description: 'a user\'s IP addresses and prefixes' },
   { name: 'categories', description: 'the taxonomy and the site lookup' },
   { name: 'filter', description: 'a user\'s blocked categories' },
-  { name: 'lists', description: 'user and global blacklists and whitelists' }
+  { name: 'lists', description: 'user and global blacklists and whitelists' },
+  { name: 'statistics', description: 'reports from the query log, imported every 5 minutes (docs/statistics.md)' }
 ]
 
 function operationId (r: RouteDef): string {

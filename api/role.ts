@@ -10,7 +10,7 @@ import { CategoryDb } from '../engine/catdb/index.js'
 import { openConfiguredStore } from '../engine/store/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { registerMetricsRoute } from '../engine/metrics/index.js'
-import { openStatsDb, registerStatsRoutes, startStatsImporter, startUsageReporter } from '../engine/stats/index.js'
+import { openStatsDb, startStatsImporter, startUsageReporter } from '../engine/stats/index.js'
 import { createApiServer } from './server.js'
 
 function isLoopback (host: string): boolean {
@@ -24,10 +24,9 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   // The store with the config file's initial /config/ values (common.safesearchredirect).
   const store = openConfiguredStore(config)
   const categories = new CategoryDb(store)
-  const server = createApiServer({ store, taxonomy, categories, config, logger })
-  // Statistics reports and /metrics share the listener, and so the front door's access rules.
+  // The statistics reports and /metrics share the listener, and so the front door's access rules.
   const statsDb = openStatsDb(config.stats.db)
-  registerStatsRoutes(server.http, { statsDb, store, config })
+  const server = createApiServer({ store, taxonomy, categories, config, logger, stats: { db: statsDb, timezone: config.stats.timezone } })
   registerMetricsRoute(server.http, { config, store })
   let port: number
   try {

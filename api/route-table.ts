@@ -46,6 +46,7 @@ export const PATH_PARAMS: Readonly<Record<string, { description: string, schema:
   category: { description: 'category number', schema: { type: 'integer', minimum: 0 } },
   domain: { description: 'domain name (IDN or punycode); "-" for the allow-only entry of a blacklist', schema: { type: 'string' } },
   host: { description: 'host name to look up', schema: { type: 'string' } },
+  filter: { description: 'all, or www (names that start with "www.")', schema: { enum: ['all', 'www'] } },
   query: { description: 'user name or IP address; a trailing "*" matches a name prefix or an address prefix', schema: { type: 'string' } }
 }
 

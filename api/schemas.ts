@@ -145,6 +145,49 @@ export const answerSchemas = {
       categories: { type: 'array', items: { type: 'integer' } }
     }
   },
+  Chart: {
+    type: 'object',
+    required: ['labels', 'datasets'],
+    properties: {
+      labels: { type: 'array', items: { type: 'string' }, description: 'hours (YYYY-MM-DD HH:00:00), days (YYYY-MM-DD) or domains' },
+      datasets: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['label', 'data'],
+          properties: { label: { enum: ['Requests', 'NXdomain', 'Blocks'] }, data: { type: 'array', items: { type: 'integer' } } }
+        }
+      }
+    }
+  },
+  Detail: {
+    type: 'object',
+    required: ['timestamps', 'reports'],
+    properties: {
+      timestamps: { type: 'array', items: { type: 'string' }, description: 'the days, YYYY-MM-DD' },
+      reports: {
+        type: 'array',
+        description: 'one per day: a chart of its top domains, and cats[i], the categories of labels[i]',
+        items: {
+          type: 'object',
+          required: ['labels', 'cats', 'datasets'],
+          properties: {
+            labels: { type: 'array', items: { type: 'string' } },
+            cats: { type: 'array', items: { type: 'array', items: { type: 'integer' } } },
+            datasets: { $ref: '#/components/schemas/Chart/properties/datasets' }
+          }
+        }
+      }
+    }
+  },
+  RawReport: {
+    type: 'object',
+    required: ['fields', 'data'],
+    properties: {
+      fields: { type: 'array', items: { type: 'string' }, description: 'created, nxdomain, address, host, blockedhost, reasom, cats, blockedcats' },
+      data: { type: 'array', items: { type: 'array', description: 'one query, in the order of fields' } }
+    }
+  },
   Error: {
     type: 'object',
     required: ['error'],

@@ -13,6 +13,7 @@ import type { Logger } from '../engine/log/index.js'
 import type { Taxonomy } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
 import type { Store } from '../engine/store/index.js'
+import { ReportTime, type StatsDb } from '../engine/stats/index.js'
 import type { ApiContext } from './context.js'
 import { pattern } from './route-table.js'
 import { ROUTES } from './routes/index.js'
@@ -24,6 +25,8 @@ export interface ApiServerOptions {
   /** Read: `api['body-limit']`. */
   readonly config: Readonly<Pick<Config, 'api'>>
   readonly logger: Logger
+  /** The statistics reports' database and time zone. */
+  readonly stats: { readonly db: StatsDb, readonly timezone: string, readonly now?: () => number }
   /** HTTP implementation (default `'auto'`: uWS when it loads). */
   readonly impl?: 'auto' | HttpImpl
 }
@@ -48,7 +51,14 @@ function toggledSlash (p: string): string {
  */
 export function createApiServer (options: ApiServerOptions): ApiServer {
   const { logger } = options
-  const ctx: ApiContext = { store: options.store, taxonomy: options.taxonomy, categories: options.categories, logger }
+  const { stats } = options
+  const ctx: ApiContext = {
+    store: options.store,
+    taxonomy: options.taxonomy,
+    categories: options.categories,
+    logger,
+    stats: { db: stats.db, time: new ReportTime(stats.timezone), now: stats.now ?? Date.now }
+  }
   const http = createHttpServer({
     impl: options.impl ?? 'auto',
     bodyLimit: options.config.api['body-limit'],

@@ -5,8 +5,9 @@ import { categoryRoutes } from './categories.js'
 import { defaultsRoutes } from './defaults.js'
 import { filterRoutes } from './filter.js'
 import { listRoutes } from './lists.js'
+import { statsRoutes } from './stats.js'
 import { userRoutes } from './users.js'
 
 export const ROUTES: readonly RouteDef[] = [
-  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes
+  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes, ...statsRoutes
 ]

@@ -15,6 +15,7 @@ import { silentLogger } from '../../engine/log/index.js'
 import { loadTaxonomy } from '../../engine/categories/index.js'
 import { CategoryDb } from '../../engine/catdb/index.js'
 import { openConfiguredStore } from '../../engine/store/index.js'
+import { openStatsDb } from '../../engine/stats/index.js'
 import { createApiServer } from '../../api/server.js'
 import { configFrom, tempDir, writeTaxonomy } from '../../api/fixtures.js'
 import { join } from 'node:path'
@@ -24,14 +25,15 @@ async function serve (): Promise<void> {
   writeTaxonomy(join(dir, 'cats'))
   const config = configFrom(dir, `datafiles:\n  cats: ${join(dir, 'cats')}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}`)
   const store = openConfiguredStore(config)
+  const stats = { db: openStatsDb(join(dir, 'statsdb')), timezone: 'UTC' }
   const server = createApiServer({
-    store, taxonomy: loadTaxonomy(config.datafiles.cats, 'en'), categories: new CategoryDb(store), config, logger: silentLogger()
+    store, taxonomy: loadTaxonomy(config.datafiles.cats, 'en'), categories: new CategoryDb(store), config, logger: silentLogger(), stats
   })
   // Seed every user the cases touch, so GET always hits and PUT is the common billing update of a known user.
   await store.write((w) => { for (let i = 0; i < USERS; i++) w.putUser(store.newUser(`u${i}`)) })
   const { port } = await server.listen('127.0.0.1', 0)
   process.stdout.write(`${port} ${server.http.impl}\n`)
-  process.on('SIGTERM', () => { void server.close().then(() => store.close()).then(() => { cleanup(); process.exit(0) }) })
+  process.on('SIGTERM', () => { void server.close().then(() => stats.db.close()).then(() => store.close()).then(() => { cleanup(); process.exit(0) }) })
 }
 
 interface Case { name: string, method: string, path: (i: number) => string, body?: (i: number) => string }

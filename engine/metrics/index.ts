@@ -27,7 +27,7 @@ import { readFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { Config } from '../config/types.js'
-import type { HttpRequest, HttpServer } from '../http/index.js'
+import type { HttpServer } from '../http/index.js'
 import type { Store } from '../store/index.js'
 
 /** Verdict actions with their own slot (engine/policy `Action`, plus what the front decides itself). */
@@ -222,8 +222,6 @@ export async function readSnapshots (dir: string, now = Date.now(), maxAgeMs = 3
 export interface MetricsRouteContext {
   readonly config: Readonly<Config>
   readonly store: Pick<Store, 'generation'>
-  /** Called first on every request, e.g. the api role's access check; throw an HttpError to refuse. */
-  readonly guard?: (req: HttpRequest) => void
   /** Include prom-client's default metrics of this process (prefix `filterd_api_`); default true. */
   readonly defaultMetrics?: boolean
   readonly now?: () => number
@@ -292,8 +290,7 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
     latency = hist
     return await registry.metrics()
   }
-  server.route('GET', '/metrics', async (req, res) => {
-    ctx.guard?.(req)
+  server.route('GET', '/metrics', async (_req, res) => {
     const p = chain.then(render)
     chain = p.catch(() => {})
     res.header('Content-Type', registry.contentType).send(await p)

@@ -1,9 +1,9 @@
 import { test, type TestContext } from 'node:test'
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync, readdirSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseConfig } from '../config/index.js'
-import { HttpError, createHttpServer } from '../http/index.js'
+import { createHttpServer } from '../http/index.js'
 import { DnsMetrics, metricsDir, registerMetricsRoute, startMetricsPublisher } from './index.js'
 
 function testConfig (t: TestContext): ReturnType<typeof parseConfig> {
@@ -70,20 +70,4 @@ test('exposes the DNS processes\' published counters on /metrics with a process 
   t.assert.doesNotMatch(text, /dns-1"/)
   await pub.close()
   t.assert.deepStrictEqual(readdirSync(metricsDir(config)).filter((n) => n.includes('4242')), [], 'a closed publisher removes its snapshot')
-})
-
-test('answers /metrics only when the access guard lets the request through', async (t: TestContext) => {
-  const config = testConfig(t)
-  mkdirSync(metricsDir(config), { recursive: true })
-  const server = createHttpServer({ logger: { warn () {} } })
-  registerMetricsRoute(server, {
-    config,
-    store: { generation: () => 0 },
-    defaultMetrics: false,
-    guard: (req) => { if (req.header('x-allowed') !== 'yes') throw new HttpError(403, 'API_FORBIDDEN', 'forbidden') }
-  })
-  const { port } = await server.listen('127.0.0.1', 0)
-  t.after(() => server.close())
-  t.assert.strictEqual((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 403)
-  t.assert.strictEqual((await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { 'x-allowed': 'yes' } })).status, 200)
 })

@@ -330,7 +330,7 @@ export interface StatsImporterOptions extends ImportOptions {
  * @example
  * ```ts
  * const statsDb = openStatsDb(config.stats.db)
- * registerStatsRoutes(server, { statsDb, store, config })
+ * const api = createApiServer({ ..., stats: { db: statsDb, timezone: config.stats.timezone } })
  * const importer = startStatsImporter(config, logger, { statsDb })
  * // on shutdown: await importer.close(); await statsDb.close()
  * ```

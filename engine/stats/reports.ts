@@ -1,7 +1,7 @@
 /**
  * The statistics reports of the spec (Statistics endpoints), as plain functions over the statistics
  * environment. Every report is for one user id (or ANONYMOUS_USER) and local days `from`..`to`
- * (inclusive day numbers, engine/stats/time.ts); validation of the request is routes.ts's job.
+ * (inclusive day numbers, engine/stats/time.ts); validating the request is the caller's job (the management API's).
  */
 import type { StatsDb } from './db.js'
 import { HOUR_MS, formatDay, type ReportTime } from './time.js'

@@ -1,22 +1,22 @@
+// The statistics reports over HTTP, on the management API server (api/routes/stats.ts), from records
+// imported through the real importer.
 import { test, type TestContext } from 'node:test'
-import { HttpError, createHttpServer, type HttpRequest } from '../http/index.js'
-import { openStatsDb } from './db.js'
-import { NOW, SCENARIO, statsTestEnv, writeFiles } from './fixtures.js'
-import { importClosedFiles } from './importer.js'
-import { registerStatsRoutes } from './routes.js'
+import { openStatsDb } from '../engine/stats/index.js'
+import { NOW, SCENARIO, statsTestEnv, writeFiles } from '../engine/stats/fixtures.js'
+import { importClosedFiles } from '../engine/stats/importer.js'
+import { call, startApi } from './fixtures.js'
 
-async function serve (t: TestContext, guard?: (req: HttpRequest) => void): Promise<string> {
+async function serve (t: TestContext): Promise<string> {
   const env = statsTestEnv(t)
   await writeFiles(env, SCENARIO)
   const statsDb = openStatsDb(env.config.stats.db)
   t.after(() => statsDb.close())
   await importClosedFiles(statsDb, env.config.stats.dir, 'UTC', { now: () => NOW })
-  const server = createHttpServer({ logger: { warn () {} } })
-  const store = { hasUser: (id: string) => id === 'alice' || id === 'bob' }
-  registerStatsRoutes(server, { statsDb, store, config: env.config, now: () => NOW, ...(guard === undefined ? {} : { guard }) })
-  const { port } = await server.listen('127.0.0.1', 0)
-  t.after(() => server.close())
-  return `http://127.0.0.1:${port}`
+  const api = await startApi({ stats: { db: statsDb, timezone: 'UTC', now: () => NOW } })
+  t.after(() => api.close())
+  // alice and bob exist (created by their first setting, as the billing system would).
+  for (const user of ['alice', 'bob']) t.assert.strictEqual((await call(api.base, 'POST', `/users/${user}/filter/`, [1])).status, 201)
+  return api.base
 }
 
 async function get (url: string): Promise<{ status: number, body: any }> {
@@ -80,9 +80,9 @@ test('refuses bad users, dates and filters with the API error body', async (t: T
   t.assert.strictEqual((await get(`${base}/users/alice/stat/activity/day?from=2024-02-15&to=2024-02-15`)).status, 200)
 })
 
-test('runs the access guard before answering', async (t: TestContext) => {
-  const base = await serve(t, () => { throw new HttpError(403, 'API_FORBIDDEN', 'not allowed') })
-  const r = await get(`${base}/users/alice/stat/raw`)
-  t.assert.strictEqual(r.status, 403)
-  t.assert.strictEqual(r.body.error.code, 'API_FORBIDDEN')
+test('answers with or without the trailing slash, like every API route', async (t: TestContext) => {
+  const base = await serve(t)
+  for (const path of ['/users/alice/stat/raw', '/users/alice/stat/raw/', '/users/alice/stat/activity/day/?from=2024-05-15&to=2024-05-15']) {
+    t.assert.strictEqual((await get(base + path)).status, 200, path)
+  }
 })

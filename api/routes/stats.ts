@@ -1,0 +1,133 @@
+/**
+ * The statistics reports (filtering-server.md, Statistics): chart-style objects built from the aggregates the
+ * importer keeps (engine/stats). Dates are local dates in `stats.timezone` (UTC by default). The reserved name
+ * of addresses with no user (`*anonymous*`, engine/stats ANONYMOUS_USER) is accepted as a user id here: it
+ * can never be a real one, so its reports cannot be confused with a user's.
+ *
+ * Errors: a malformed user id 400 `API_BAD_USER_ID`; an unknown user 404 `API_USER_NOT_FOUND`; a missing or
+ * malformed date, `from` after `to`, or a date outside what is kept (before three months ago, after today)
+ * 400 `API_BAD_QUERY` naming the parameter; a filter other than `all`/`www` 400 `API_BAD_PARAM`.
+ */
+import type { HttpRequest } from '../../engine/http/index.js'
+import { ANONYMOUS_USER, activityByDay, activityByHour, detail, formatDay, parseDay, rawLastHour, topDomains } from '../../engine/stats/index.js'
+import { requireUser, userIdOf, type ApiContext, type StatsContext } from '../context.js'
+import { apiError } from '../errors.js'
+import type { QueryParam, RouteDef } from '../route-table.js'
+
+const DATE = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' }
+const RANGE: readonly QueryParam[] = [
+  { name: 'from', description: 'first day, YYYY-MM-DD in stats.timezone (required; at most three months back)', schema: DATE },
+  { name: 'to', description: 'last day, YYYY-MM-DD (required; not after today, not before from)', schema: DATE }
+]
+
+/** The user whose report is asked for: a real user, or the reserved name of the addresses with no user. */
+function reportUser (ctx: ApiContext, req: HttpRequest): string {
+  if (req.params.user_id === ANONYMOUS_USER) return ANONYMOUS_USER
+  return requireUser(ctx.store, userIdOf(req)).name
+}
+
+/** `from` and `to` as day numbers, checked against what is kept. */
+function rangeOf (stats: StatsContext, req: HttpRequest): [number, number] {
+  const t = stats.now()
+  const first = stats.time.aggregateRetentionStart(t)
+  const today = stats.time.dayOf(t)
+  const day = (name: 'from' | 'to'): number => {
+    const text = req.searchParams.get(name)
+    if (text === null || text === '') throw apiError('API_BAD_QUERY', `${name} is required (YYYY-MM-DD)`, name)
+    const d = parseDay(text)
+    if (d === undefined) throw apiError('API_BAD_QUERY', `${name} must be a date YYYY-MM-DD`, name)
+    if (d < first || d > today) {
+      throw apiError('API_BAD_QUERY', `${name} is outside the statistics kept: ${formatDay(first)} to ${formatDay(today)} (${stats.time.timeZone})`, name)
+    }
+    return d
+  }
+  const from = day('from')
+  const to = day('to')
+  if (from > to) throw apiError('API_BAD_QUERY', 'from is after to', 'from')
+  return [from, to]
+}
+
+const USER_NOTE = 'user_id may also be the reserved name *anonymous* (percent-encoded or not): the addresses with no user.'
+
+export const statsRoutes: RouteDef[] = [
+  {
+    method: 'GET',
+    path: '/users/{user_id}/stat/activity/hour',
+    tag: 'statistics',
+    summary: 'requests and blocks per hour of the user (all its addresses summed)',
+    description: USER_NOTE,
+    query: RANGE,
+    ok: [{ status: 200, description: 'one label per hour of the range', schema: 'Chart' }],
+    errors: [400, 404],
+    handle (ctx, req, res) {
+      const { stats } = ctx
+      const user = reportUser(ctx, req)
+      const [from, to] = rangeOf(stats, req)
+      res.json(activityByHour(stats.db, stats.time, user, from, to))
+    }
+  },
+  {
+    method: 'GET',
+    path: '/users/{user_id}/stat/activity/day',
+    tag: 'statistics',
+    summary: 'requests and blocks per day of the user',
+    description: USER_NOTE,
+    query: RANGE,
+    ok: [{ status: 200, description: 'one label per day of the range', schema: 'Chart' }],
+    errors: [400, 404],
+    handle (ctx, req, res) {
+      const { stats } = ctx
+      const user = reportUser(ctx, req)
+      const [from, to] = rangeOf(stats, req)
+      res.json(activityByDay(stats.db, user, from, to))
+    }
+  },
+  {
+    method: 'GET',
+    path: '/users/{user_id}/stat/domains/{filter}',
+    tag: 'statistics',
+    summary: 'the user\'s top 100 domains of the range: requests, NXDOMAIN answers and blocks',
+    description: `filter: all, or www (only names that start with "www."). ${USER_NOTE}`,
+    query: RANGE,
+    ok: [{ status: 200, description: 'one label per domain, most requested first', schema: 'Chart' }],
+    errors: [400, 404],
+    handle (ctx, req, res) {
+      const { stats } = ctx
+      const user = reportUser(ctx, req)
+      const filter = req.params.filter
+      if (filter !== 'all' && filter !== 'www') throw apiError('API_BAD_PARAM', 'filter must be all or www', 'filter')
+      const [from, to] = rangeOf(stats, req)
+      res.json(topDomains(stats.db, user, from, to, filter))
+    }
+  },
+  {
+    method: 'GET',
+    path: '/users/{user_id}/stat/detail',
+    tag: 'statistics',
+    summary: 'per day of the range, the user\'s top domains with their categories',
+    description: USER_NOTE,
+    query: RANGE,
+    ok: [{ status: 200, description: 'timestamps (days) and one report per day', schema: 'Detail' }],
+    errors: [400, 404],
+    handle (ctx, req, res) {
+      const { stats } = ctx
+      const user = reportUser(ctx, req)
+      const [from, to] = rangeOf(stats, req)
+      res.json(detail(stats.db, user, from, to))
+    }
+  },
+  {
+    method: 'GET',
+    path: '/users/{user_id}/stat/raw',
+    tag: 'statistics',
+    summary: 'the user\'s queries of the last hour, one row each',
+    description: USER_NOTE,
+    ok: [{ status: 200, description: 'field names and rows', schema: 'RawReport' }],
+    errors: [400, 404],
+    handle (ctx, req, res) {
+      const { stats } = ctx
+      const user = reportUser(ctx, req)
+      res.json(rawLastHour(stats.db, stats.time, user, stats.now()))
+    }
+  }
+]
