@@ -163,7 +163,7 @@ export const configSchema = {
         'max-file-size': { type: 'integer', minimum: 4096, default: 268435456, description: 'bytes before an early rotation' },
         'import-interval': { type: 'integer', minimum: 1, maximum: 86400, default: 300, description: 'seconds between imports by the api role' },
         timezone: { type: 'string', default: 'UTC', description: 'time zone of report labels' },
-        'vendor-url': { type: 'string', description: 'vendor statistics endpoint for the usage report (off when absent)' },
+        'vendor-url': { type: 'string', description: 'vendor statistics endpoint for the usage report (off when absent): the vendor serves it over HTTPS on port 443 as the spec says; an http:// URL is accepted too, for a local collector and tests' },
         'vendor-key': { ...filePath, description: 'public key file registered with the vendor' },
         'vendor-interval': { type: 'integer', minimum: 1, default: 86400, description: 'seconds between usage reports' }
       }
