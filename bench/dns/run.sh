@@ -2,7 +2,10 @@
 # DNS server benchmark: filterd (inline, pool, inline x2 processes) vs dnsdist with an equivalent
 # 1M-name SuffixMatchNode block rule vs a bare Node UDP relay (the ceiling), all forwarding to Knot
 # DNS serving a wildcard root zone. Loopback only; every load run is time-bounded (dnsperf -l).
-# Usage: bench/dns/run.sh [SECONDS_MAX=10] [ROUNDS=3]   (from the repository root, after `npx tsc`)
+# Usage: bench/dns/run.sh [SECONDS_MAX=10] [ROUNDS=3] [LAYOUT=free]   (from the repository root, after `npx tsc`)
+# LAYOUT free: nothing pinned, everything shares the 2 cores (what a 2-core box gives a multi-process server).
+# LAYOUT split: dnsperf and Knot on CPU 0, the server under test alone on CPU 1 (every thread and child of
+# it, re-pinned after start), the perf study's per-core comparison.
 # Each round runs every server in turn (A B C D E, A B C D E, …) and the table shows each figure's
 # median over the rounds, so a slow spell of this shared machine hits every server alike.
 set -euo pipefail
@@ -10,6 +13,8 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 MAXS=${1:-10}
 ROUNDS=${2:-3}
+LAYOUT=${3:-free}
+case "$LAYOUT" in free|split) ;; *) echo "LAYOUT must be free or split" >&2; exit 2 ;; esac
 for tool in dnsperf knotd dnsdist; do
   command -v "$tool" >/dev/null || { echo "installing dnsperf knot dnsdist"; apt-get install -y dnsperf knot dnsdist >/dev/null; break; }
 done
@@ -72,6 +77,16 @@ done
 wait_port() { for _ in $(seq 1 120); do dig +tries=1 +time=1 @127.0.0.1 -p "$1" probe.example A >/dev/null 2>&1 && return 0; sleep 0.5; done; echo "port $1 never answered" >&2; return 1; }
 for p in $KNOT $DNSDIST $RELAY 5393 5394 5395; do wait_port $p; done
 
+# Every thread of a process and of its children onto one CPU (knotd pins its own workers, so
+# `taskset` at start is not enough; cluster children are forked after start).
+pin() { local p; for p in $2 $(pgrep -P "$2" 2>/dev/null); do taskset -a -p -c "$1" "$p" >/dev/null; done; }
+LOAD=()
+if [ "$LAYOUT" = split ]; then
+  pin 0 "$(pgrep -f "knotd -c $DIR" | head -1)"
+  for p in $DNSDIST_PID $RELAY_PID "${FPID[@]}"; do pin 1 "$p"; done
+  LOAD=(taskset -c 0)
+fi
+
 # Sanity: a categorized (blocked) popular name is blocked by filterd and dnsdist, not by the relay.
 BLOCKED=$(head -1 "$DIR/blocklist.txt")
 echo "sanity ($BLOCKED): dnsdist $(dig +short @127.0.0.1 -p $DNSDIST "$BLOCKED") filterd $(dig +short @127.0.0.1 -p 5393 "$BLOCKED") relay $(dig +short @127.0.0.1 -p $RELAY "$BLOCKED")" >&2
@@ -86,16 +101,17 @@ ticks() {
   echo $total
 }
 run() { # name port pid
-  dnsperf -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l 2 >/dev/null 2>&1 || true   # warm-up
+  "${LOAD[@]}" dnsperf -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l 2 >/dev/null 2>&1 || true   # warm-up
   local max q20 t0 t1 out
-  max=$(dnsperf -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l "$MAXS" -v 2>/dev/null | node dist/bench/dns/stats.js)
+  max=$("${LOAD[@]}" dnsperf -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l "$MAXS" -v 2>/dev/null | node dist/bench/dns/stats.js)
   t0=$(ticks "$3")
-  out=$(dnsperf -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l 8 -Q 20000 -v 2>/dev/null)
+  out=$("${LOAD[@]}" dnsperf -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l 8 -Q 20000 -v 2>/dev/null)
   t1=$(ticks "$3")
   q20=$(echo "$out" | node dist/bench/dns/stats.js)
   echo "$1|$max|$q20|$((t1 - t0))"
 }
 RESULTS=()
+echo "layout: $LAYOUT" >&2
 echo "load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for _ in $(seq 1 "$ROUNDS"); do
   RESULTS+=("$(run 'node relay (ceiling)' $RELAY $RELAY_PID)")
