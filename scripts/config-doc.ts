@@ -51,6 +51,10 @@ export function renderConfigDoc (): string {
     '  (refused when unset); other relative paths are read relative to the config file\'s folder;',
     '- unknown keys are refused, so a typo never silently falls back to a default.',
     '',
+    'The spec fixes `proxy.pid`, `datafiles.path` and `datafiles.file`. filterd keeps them configurable (the quick',
+    'start and the tests run unprivileged, each in its own folder); their defaults are the spec\'s values, and',
+    '`conf/filterd.example.yaml` keeps them for production. Why: docs/architecture.md.',
+    '',
     'A changed file takes effect when the daemons are restarted.',
     ''
   ]

@@ -31,7 +31,7 @@ export async function buildCategoryDb (config: ReturnType<typeof loadConfigFile>
   const log = options.log ?? ((line: string) => { process.stdout.write(line + '\n') })
   const taxonomy = loadTaxonomy(config.datafiles.cats, config.datafiles.language)
   const report = createLayersReport(100)
-  const builder = await CategoryDbBuilder.begin(store)
+  const builder = await CategoryDbBuilder.begin(store, { countCategories: true })
   const started = process.hrtime.bigint()
   let ops = 0
   const isTty = process.stdout.isTTY === true
@@ -56,14 +56,14 @@ export async function buildCategoryDb (config: ReturnType<typeof loadConfigFile>
     log(`build-db: ${report.errorCount} malformed line(s); the live database is unchanged (use --continue to build without them)`)
     return { version: builder.version, domains: 0, urls: 0, errors: report.errorCount, committed: false }
   }
-  const counts = await builder.commit()
-  const perCategory = new Map<number, number>()
-  for (const layer of report.layers) for (const [c, n] of layer.perCategory) perCategory.set(c, (perCategory.get(c) ?? 0) + n)
+  const { domains, urls, perCategory } = await builder.commit()
   const secs = Number(process.hrtime.bigint() - started) / 1e9
-  log(`build-db: version ${builder.version} active: ${counts.domains} domains, ${counts.urls} URLs in ${secs.toFixed(1)} s`)
-  const cats = [...perCategory].sort((a, b) => a[0] - b[0]).map(([c, n]) => `${c} ${taxonomy.name(c) ?? '?'}: ${n}`)
-  if (cats.length > 0) log(`entries per category (all layers): ${cats.join('; ')}`)
-  return { version: builder.version, ...counts, errors: report.errorCount, committed: true }
+  log(`build-db: version ${builder.version} active: ${domains} domains, ${urls} URLs in ${secs.toFixed(1)} s`)
+  // Counted in the built tables (the layer lines above count each file's own lines): a name an
+  // earlier file overrides or deletes counts only as it is served.
+  const cats = [...perCategory ?? []].sort((a, b) => a[0] - b[0]).map(([c, n]) => `${c} ${taxonomy.name(c) ?? '?'}: ${n}`)
+  if (cats.length > 0) log(`entries per category (built database): ${cats.join('; ')}`)
+  return { version: builder.version, domains, urls, errors: report.errorCount, committed: true }
 }
 
 export async function run (argv: string[]): Promise<number> {

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { Store } from '../store/index.js'
-import { CategoryDb, CategoryDbBuilder } from './index.js'
+import { CategoryDb, CategoryDbBuilder, type BuilderOptions } from './index.js'
 
 function tempStore (t: TestContext): { store: Store, path: string } {
   const path = mkdtempSync(join(tmpdir(), 'filterd-catdb-'))
@@ -14,8 +14,8 @@ function tempStore (t: TestContext): { store: Store, path: string } {
   return { store, path }
 }
 
-async function build (store: Store, entries: Array<[string, number[]] | [string, number[], 'url']>): Promise<void> {
-  const b = await CategoryDbBuilder.begin(store)
+async function build (store: Store, entries: Array<[string, number[]] | [string, number[], 'url']>, options: BuilderOptions = {}): Promise<void> {
+  const b = await CategoryDbBuilder.begin(store, options)
   for (const [key, cats, url] of entries) await b.put(key, url === 'url', cats)
   await b.commit()
 }
@@ -77,36 +77,46 @@ test('a reader follows a rebuild only when it refreshes, and old versions are dr
 
 test('a rebuild while another process keeps reading never shows a mix of old and new', async (t: TestContext) => {
   const { store, path } = tempStore(t)
-  const N = 3000
+  // The build is written in many transactions (N / kBatch of them) while the reader reads, so a
+  // builder that let a half-filled table go live would be seen doing it.
+  const N = 20000
+  const kBatch = 100
   const keys = Array.from({ length: N }, (_, i) => `host${i}.test`)
-  await build(store, keys.map((k) => [k, [1]]))
-  // The reader refreshes and then reads every key in one turn; all must carry the same category.
+  await build(store, keys.map((k) => [k, [1]]), { batchSize: kBatch })
+  // The reader refreshes and then reads every key in one turn: all must carry category 1 (old)
+  // or all category 2 (new); anything else (a mix, or names missing) is a torn round. It stops
+  // at the first torn round, or a few rounds after the new table appears, or after 30 s.
   const child = spawn(process.execPath, ['--input-type=module', '-e', `
     import { Store } from ${JSON.stringify(new URL('../store/index.js', import.meta.url).href)}
     import { CategoryDb } from ${JSON.stringify(new URL('./index.js', import.meta.url).href)}
     const db = new CategoryDb(Store.open(${JSON.stringify(path)}))
-    let rounds = 0, torn = 0, sawNew = false
+    let rounds = 0, torn = 0, newRounds = 0
+    const until = Date.now() + 30000
     console.log('ready')
     const loop = () => {
       db.refresh()
       const seen = new Set()
       for (let i = 0; i < ${N}; i++) seen.add(String(db.get('host' + i + '.test')))
-      if (seen.size !== 1) torn++
-      if (seen.has('2')) sawNew = true
+      const value = seen.size === 1 ? [...seen][0] : 'mixed'
+      if (value !== '1' && value !== '2') torn++
+      if (value === '2') newRounds++
       rounds++
-      if (sawNew && rounds > 5) { console.log(JSON.stringify({ rounds, torn })); process.exit(0) }
+      if (torn > 0 || newRounds > 5 || Date.now() > until) { console.log(JSON.stringify({ rounds, torn, newRounds })); process.exit(0) }
       setImmediate(loop)
     }
     loop()
   `], { stdio: ['ignore', 'pipe', 'inherit'] })
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL') })
   let out = ''
   child.stdout.setEncoding('utf8')
   child.stdout.on('data', (d: string) => { out += d })
+  // Listen before building: the reader may stop (at a torn round) while the build runs.
+  const exited = once(child, 'exit')
   while (!out.includes('ready')) await once(child.stdout, 'data')
-  await build(store, keys.map((k) => [k, [2]]))
-  const [code] = await once(child, 'exit') as [number]
+  await build(store, keys.map((k) => [k, [2]]), { batchSize: kBatch })
+  const [code] = await exited as [number]
   t.assert.strictEqual(code, 0)
-  const result = JSON.parse(out.split('\n')[1]!) as { rounds: number, torn: number }
+  const result = JSON.parse(out.split('\n')[1]!) as { rounds: number, torn: number, newRounds: number }
   t.assert.strictEqual(result.torn, 0)
-  t.assert.ok(result.rounds > 5)
+  t.assert.ok(result.newRounds > 5, JSON.stringify(result))
 })

@@ -201,6 +201,24 @@ export class CategoryDb {
 export interface BuildCounts {
   domains: number
   urls: number
+  /**
+   * Category number → entries of the built tables (domains and URLs) that carry it, counted at
+   * commit; null unless the build was begun with `countCategories`.
+   */
+  perCategory: Map<number, number> | null
+}
+
+export interface BuilderOptions {
+  /**
+   * Operations per write transaction (default 50,000). Each batch holds the store's single writer
+   * for a few milliseconds; tests set it small to build a table in many transactions.
+   */
+  batchSize?: number
+  /**
+   * Count the entries per category of the final tables at commit (one scan of the new tables,
+   * which `build-db` reports; off by default so the local service's updates skip the scan).
+   */
+  countCategories?: boolean
 }
 
 /**
@@ -213,20 +231,23 @@ export class CategoryDbBuilder {
   private readonly domains: Database<Buffer, string>
   private readonly urls: Database<Buffer, string>
   private readonly batch: Array<[key: string, isUrl: boolean, value: Buffer | null]> = []
-  private static readonly kBatch = 50000
+  private readonly batchSize: number
+  private readonly countCategories: boolean
 
-  private constructor (store: Store, version: number) {
+  private constructor (store: Store, version: number, options: BuilderOptions) {
     this.store = store
     this.version = version
+    this.batchSize = Math.max(1, Math.floor(options.batchSize ?? 50_000))
+    this.countCategories = options.countCategories === true
     const names = tableNames(version)
     this.domains = store.root.openDB<Buffer, string>({ name: names.domains, encoding: 'binary' })
     this.urls = store.root.openDB<Buffer, string>({ name: names.urls, encoding: 'binary' })
   }
 
   /** Starts a build in fresh tables (a crashed earlier build's leftovers are cleared first). */
-  static async begin (store: Store): Promise<CategoryDbBuilder> {
+  static async begin (store: Store, options: BuilderOptions = {}): Promise<CategoryDbBuilder> {
     const active = store.getMeta(META_ACTIVE)
-    const builder = new CategoryDbBuilder(store, (typeof active === 'number' ? active : 0) + 1)
+    const builder = new CategoryDbBuilder(store, (typeof active === 'number' ? active : 0) + 1, options)
     await builder.domains.clearAsync()
     await builder.urls.clearAsync()
     return builder
@@ -234,12 +255,12 @@ export class CategoryDbBuilder {
 
   async put (key: string, isUrl: boolean, cats: readonly number[]): Promise<void> {
     this.batch.push([key, isUrl, encodeCats(cats)])
-    if (this.batch.length >= CategoryDbBuilder.kBatch) await this.flush()
+    if (this.batch.length >= this.batchSize) await this.flush()
   }
 
   async del (key: string, isUrl: boolean): Promise<void> {
     this.batch.push([key, isUrl, null])
-    if (this.batch.length >= CategoryDbBuilder.kBatch) await this.flush()
+    if (this.batch.length >= this.batchSize) await this.flush()
   }
 
   /**
@@ -266,6 +287,10 @@ export class CategoryDbBuilder {
   /** Makes this build the active one and drops versions older than the previous one. */
   async commit (): Promise<BuildCounts> {
     await this.flush()
+    // Counted from the tables, not from the input: a name a higher-priority file overrides or
+    // deletes is counted once, as it is served. Before activation, so a scan error leaves the
+    // live version in place.
+    const perCategory = this.countCategories ? this.categoryCounts() : null
     await this.store.write((w) => { w.putMeta(META_ACTIVE, this.version) })
     for (let v = this.version - 2; v >= 1; v--) {
       const names = tableNames(v)
@@ -275,6 +300,16 @@ export class CategoryDbBuilder {
       await d.drop()
       await u.drop()
     }
-    return { domains: this.domains.getCount(), urls: this.urls.getCount() }
+    return { domains: this.domains.getCount(), urls: this.urls.getCount(), perCategory }
+  }
+
+  private categoryCounts (): Map<number, number> {
+    const counts = new Map<number, number>()
+    for (const table of [this.domains, this.urls]) {
+      for (const { value } of table.getRange({ snapshot: true })) {
+        for (const c of decodeCats(value)) counts.set(c, (counts.get(c) ?? 0) + 1)
+      }
+    }
+    return counts
   }
 }

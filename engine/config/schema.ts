@@ -34,6 +34,11 @@ const pidPath = {
   description: 'absolute path of the pid file'
 } as const
 
+// The spec fixes proxy.pid, datafiles.path and datafiles.file; they stay configurable for the
+// quick start and the tests (docs/architecture.md, "Paths the spec fixes are configurable"). The
+// descriptions say so, since docs/config.md is generated from them.
+const specFixedNote = '; keep the default in production (the spec fixes it)'
+
 const logLevel = { enum: ['debug', 'info', 'warn', 'error', 'silent'] } as const
 
 const accessRules = {
@@ -75,7 +80,7 @@ export const configSchema = {
           description: 'address answered for blocked names: at most one IPv4 (A answers) and one IPv6 (AAAA answers)'
         },
         log: { ...logPath, default: '/var/log/filterd/proxy.log' },
-        pid: { ...pidPath, default: '/run/filterd/proxy.pid' },
+        pid: { ...pidPath, default: '/run/filterd/proxy.pid', description: pidPath.description + specFixedNote },
         ttl: { type: 'integer', minimum: 0, maximum: 86400, default: 60, description: 'TTL of block answers, seconds' },
         dispatch: { enum: ['inline', 'pool'], default: 'inline', description: 'match on the socket thread (inline) or in a Piscina worker pool with batched tasks (pool)' },
         processes: { type: 'integer', minimum: 1, maximum: 64, default: 1, description: 'front processes sharing the DNS sockets (node:cluster)' },
@@ -94,12 +99,12 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        path: { ...filePath, default: '/var/lib/filterd/data', description: 'directory of the domain data files' },
+        path: { ...filePath, default: '/var/lib/filterd/data', description: 'directory of the domain data files' + specFixedNote },
         file: {
           type: 'array',
           items: filePath,
           default: ['custom.txt', 'vendor.txt'],
-          description: 'data files in order; each is a set of corrections to the files after it'
+          description: 'data files in order; each is a set of corrections to the files after it' + specFixedNote
         },
         cats: { ...filePath, default: '/etc/filterd', description: 'directory holding catgroups.json, catgroups_en.json and categories.meta.json' },
         language: { enum: ['ru', 'en'], default: 'ru', description: 'language of category names' }

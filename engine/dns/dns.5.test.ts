@@ -1,9 +1,9 @@
 // Both dispatch modes, the CLI daemon, cluster processes, cross-process policy updates, dig.
 import { test, type TestContext } from 'node:test'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { CATEGORY } from '../categories/index.js'
@@ -16,6 +16,7 @@ import dnsPacket from 'dns-packet'
 const FWD = '198.51.100.10'
 const cats = { 'casino.example': [CATEGORY.GAMBLING] }
 const CLI = fileURLToPath(new URL('../../tools/filterd.js', import.meta.url))
+const CONF = fileURLToPath(new URL('../../../conf/', import.meta.url))
 
 for (const dispatch of ['inline', 'pool'] as const) {
   test(`dispatch ${dispatch}: blocks, forwards, answers TCP and writes statistics`, async (t: TestContext) => {
@@ -80,6 +81,76 @@ test('the CLI daemon answers, sees a write from another process within 100 ms, a
   const [code] = await exited as [number]
   t.assert.strictEqual(code, 0)
   t.assert.ok(!existsSync(join(w.dir, 'dns.pid')))
+})
+
+test('the CLI daemon stops cleanly on SIGINT and removes its pid file', async (t: TestContext) => {
+  const w = await world(t, { cats })
+  const port = await freePort()
+  const child = await daemon(t, writeConfigFile(w, { listen: [`127.0.0.1:${port}`] }))
+  t.assert.strictEqual(readFileSync(join(w.dir, 'dns.pid'), 'utf8').trim(), String(child.pid))
+  const exited = once(child, 'exit')
+  child.kill('SIGINT')
+  const [code, signal] = await exited as [number | null, string | null]
+  t.assert.deepStrictEqual({ code, signal }, { code: 0, signal: null })
+  t.assert.ok(!existsSync(join(w.dir, 'dns.pid')))
+})
+
+/** Runs the real CLI to completion. */
+async function filterd (args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
+  return await new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+test('a second start while the daemon runs refuses with one line naming the pid file and the running pid', async (t: TestContext) => {
+  const w = await world(t, { cats })
+  const port = await freePort()
+  const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`] })
+  const child = await daemon(t, file)
+  const pidFile = join(w.dir, 'dns.pid')
+  const second = await filterd(['dns', '--config', file])
+  t.assert.notStrictEqual(second.code, 0)
+  t.assert.strictEqual(second.stderr, `filterd: dns is already running with pid ${String(child.pid)} (pid file ${pidFile}); not starting a second one\n`)
+  // The running daemon keeps its pid file and keeps answering.
+  t.assert.strictEqual(readFileSync(pidFile, 'utf8').trim(), String(child.pid))
+  t.assert.strictEqual(firstA(await ask(port, 'example.org', 'A')), FWD)
+})
+
+test('a running daemon follows a rebuild by filterd build-db without a restart', async (t: TestContext) => {
+  const w = await world(t)
+  await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
+  const port = await freePort()
+  // vendor.txt is the base; custom.txt (first, so it wins) gets corrections for the rebuild.
+  writeFileSync(join(w.dir, 'custom.txt'), '')
+  writeFileSync(join(w.dir, 'vendor.txt'), `casino.example ${CATEGORY.GAMBLING}\npoker.example 81\n`)
+  const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`], datafiles: { file: ['custom.txt', 'vendor.txt'], cats: CONF, language: 'en' } })
+  const first = await filterd(['build-db', '--config', file])
+  t.assert.strictEqual(first.code, 0, first.stdout + first.stderr)
+  const child = await daemon(t, file)
+  t.assert.strictEqual(firstA(await ask(port, 'casino.example', 'A')), BLOCK_V4)
+  t.assert.strictEqual(firstA(await ask(port, 'www.poker.example', 'A')), FWD)
+
+  // casino.example is deleted, poker.example moves from news (81) to gambling.
+  writeFileSync(join(w.dir, 'custom.txt'), `casino.example -\npoker.example ${CATEGORY.GAMBLING}\n`)
+  const rebuilt = await filterd(['build-db', '--config', file])
+  t.assert.strictEqual(rebuilt.code, 0, rebuilt.stdout + rebuilt.stderr)
+  t.assert.match(rebuilt.stdout, /version 2 active: 1 domains/)
+  // The daemon polls the store's generation every 20 ms; allow it a generous second.
+  const until = Date.now() + 1000
+  let casino: string | undefined
+  let poker: string | undefined
+  do {
+    await sleep(20)
+    casino = firstA(await ask(port, 'casino.example', 'A'))
+    poker = firstA(await ask(port, 'www.poker.example', 'A'))
+  } while ((casino !== FWD || poker !== BLOCK_V4) && Date.now() < until)
+  t.assert.deepStrictEqual({ casino, poker }, { casino: FWD, poker: BLOCK_V4 })
+  // The same process answered throughout: no restart.
+  t.assert.strictEqual(child.exitCode, null)
+  t.assert.strictEqual(readFileSync(join(w.dir, 'dns.pid'), 'utf8').trim(), String(child.pid))
 })
 
 test('proxy.processes runs several front processes that share the sockets', async (t: TestContext) => {

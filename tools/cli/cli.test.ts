@@ -58,18 +58,21 @@ function dataConfig (dir: string, files: Record<string, string>): string {
   return join(dir, 'f.yaml')
 }
 
-test('build-db compiles the layers and prints counts per layer and per category', async (t: TestContext) => {
+test('build-db compiles the layers and prints counts per layer and per category of the built database', async (t: TestContext) => {
   const dir = tempDir(t)
+  // custom.txt overrides casino.example (40 → 30) and deletes news.example (81): the layer lines
+  // count every file's own lines, the category line only what was built.
   const config = dataConfig(dir, {
     'custom.txt': 'casino.example 30\nnews.example -\n',
-    'vendor.txt': 'casino.example 40\nnews.example 81\nexample.com/Games 52\nкремль.рф 85\n'
+    'vendor.txt': 'casino.example 40\nnews.example 81\nsport.example 81\nexample.com/Games 52\nкремль.рф 85\n'
   })
   const { code, stdout } = await filterd(['build-db', '--config', config])
   t.assert.strictEqual(code, 0, stdout)
   t.assert.match(stdout, /layer 1 custom\.txt: 1 entries \(0 URL\), 1 deletions, 0 errors/)
-  t.assert.match(stdout, /layer 2 vendor\.txt: 4 entries \(1 URL\), 0 deletions, 0 errors/)
-  t.assert.match(stdout, /version 1 active: 2 domains, 1 URLs/)
-  t.assert.match(stdout, /30 Gambling: 1/)
+  t.assert.match(stdout, /layer 2 vendor\.txt: 5 entries \(1 URL\), 0 deletions, 0 errors/)
+  t.assert.match(stdout, /version 1 active: 3 domains, 1 URLs/)
+  const perCategory = stdout.split('\n').find((l) => l.startsWith('entries per category'))
+  t.assert.strictEqual(perCategory, 'entries per category (built database): 30 Gambling: 1; 52 Games: 1; 81 News and media: 1; 85 Government: 1')
   const store = Store.open(join(dir, 'db'))
   t.after(() => store.close())
   const db = new CategoryDb(store)

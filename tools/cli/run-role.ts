@@ -6,6 +6,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { Config, LogLevel, RoleName } from '../../engine/config/index.js'
+import { EngineError } from '../../engine/errors.js'
 import { createLogger } from '../../engine/log/index.js'
 import { loadRole, sectionOf } from './roles.js'
 
@@ -21,11 +22,16 @@ function isAlive (pid: number): boolean {
   }
 }
 
-function claimPidFile (path: string): void {
+/**
+ * Writes our pid, unless the file names a live process. An EngineError, so the CLI prints its
+ * message as one line (a stack trace would bury the pid the operator needs). A stale file, left
+ * by a crash or SIGKILL, is simply overwritten.
+ */
+function claimPidFile (role: RoleName, path: string): void {
   try {
     const old = Number(readFileSync(path, 'utf8').trim())
     if (Number.isInteger(old) && old > 0 && old !== process.pid && isAlive(old)) {
-      throw new Error(`another instance is running with pid ${old} (pid file ${path})`)
+      throw new EngineError('ENGINE_ALREADY_RUNNING', `${role} is already running with pid ${old} (pid file ${path}); not starting a second one`)
     }
   } catch (err) {
     if ((err as { code?: string }).code !== 'ENOENT') throw err
@@ -39,7 +45,7 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
   const level = (section['log-level'] ?? config.common['log-level']) as LogLevel
   const logger = createLogger({ destination: section.log ?? '-', level, role })
   const start = await loadRole(role)
-  claimPidFile(section.pid)
+  claimPidFile(role, section.pid)
   let running
   try {
     running = await start({ config, logger })

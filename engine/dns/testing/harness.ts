@@ -66,6 +66,8 @@ export interface ConfigOptions {
   forward?: string[]
   blockpage?: string[]
   proxy?: Record<string, unknown>
+  /** Merged over the default `datafiles` section (path and cats: the world's dir). */
+  datafiles?: Record<string, unknown>
 }
 
 export function makeConfig (w: { dir: string, stub?: StubResolver }, o: ConfigOptions = {}): Readonly<Config> {
@@ -82,7 +84,7 @@ export function makeConfig (w: { dir: string, stub?: StubResolver }, o: ConfigOp
     dnscache: { forward },
     proxy,
     common: { db: join(w.dir, 'db'), 'log-level': 'silent' },
-    datafiles: { path: w.dir, cats: w.dir },
+    datafiles: { path: w.dir, cats: w.dir, ...o.datafiles },
     stats: { dir: join(w.dir, 'stats'), db: join(w.dir, 'statsdb') }
   }
   return parseConfig(JSON.stringify(doc), join(w.dir, 'filterd.yaml'))
