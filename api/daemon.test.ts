@@ -5,6 +5,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { DEFAULT_TEMPLATES_DIR } from '../blockpage/templates.js'
+import { get, visibleText } from '../blockpage/testing/fixture.js'
+import { getJson, startRole, until } from '../local/testing/harness.js'
+import { ANONYMOUS_USER, ReportTime, formatDay, type Chart } from '../engine/stats/index.js'
+import { rec, statsTestEnv, writeFiles } from '../engine/stats/fixtures.js'
 import { call, tempDir, writeTaxonomy } from './fixtures.js'
 
 const CLI = fileURLToPath(new URL('../tools/filterd.js', import.meta.url))
@@ -42,4 +47,67 @@ test('filterd api serves the management API, writes its pid file, and removes it
   const [code] = await exited as [number | null]
   t.assert.strictEqual(code, 0)
   t.assert.strictEqual(existsSync(pidFile), false)
+})
+
+test('the blockpage daemon\'s front door sends the API host to the api daemon for allowed sources only, and other hosts to the block page', async (t: TestContext) => {
+  const { dir, cleanup } = tempDir('filterd-front-')
+  t.after(cleanup)
+  writeTaxonomy(join(dir, 'cats'))
+  // One config for both daemons; the api daemon takes a free port first, and the block page's copy
+  // of the file names that port, since the front door forwards to api.listen.
+  const configFor = (apiListen: string, name: string): string => {
+    const file = join(dir, name)
+    writeFileSync(file, [
+      'datafiles:', `  cats: ${join(dir, 'cats')}`, '  language: en',
+      'common:', `  db: ${join(dir, 'db')}`,
+      'stats:', `  dir: ${join(dir, 'stats')}`, `  db: ${join(dir, 'statsdb')}`,
+      'api:', `  listen: ${apiListen}`, '  host: api.isp.example', '  access: ["allow 127.0.0.2/32", "deny all"]',
+      '  log: "-"', `  pid: ${join(dir, 'run', 'api.pid')}`,
+      'blockpage:', '  listen: 127.0.0.1:0', `  templates: ${DEFAULT_TEMPLATES_DIR}`,
+      '  log: "-"', `  pid: ${join(dir, 'run', 'blockpage.pid')}`
+    ].join('\n'))
+    return file
+  }
+  const api = await startRole(t, 'api', configFor('127.0.0.1:0', 'api.yaml'))
+  const front = await startRole(t, 'blockpage', configFor(`127.0.0.1:${api.port}`, 'blockpage.yaml'))
+
+  const allowed = await get(front.port, { host: 'API.isp.example', path: '/categories/', from: '127.0.0.2', accept: 'application/json' })
+  t.assert.strictEqual(allowed.status, 200)
+  t.assert.deepStrictEqual(JSON.parse(allowed.body), { 0: 'Non-Existing Domain', 1: 'Pornography', 2: 'Erotica and nudity', 40: 'Social networks', 41: 'Dating' })
+
+  // 127.0.0.1 is loopback, let in by the default rules; these rules deny it.
+  const denied = await get(front.port, { host: 'api.isp.example', path: '/categories/', from: '127.0.0.1', accept: 'application/json' })
+  t.assert.strictEqual(denied.status, 403)
+  t.assert.deepStrictEqual(JSON.parse(denied.body), { error: { code: 'API_FORBIDDEN', message: 'access to the management API is not allowed from this address' } })
+
+  const page = await get(front.port, { host: 'news.example', path: '/categories/', from: '127.0.0.2' })
+  t.assert.strictEqual(page.status, 200)
+  t.assert.match(String(page.headers['content-type']), /^text\/html/)
+  t.assert.match(visibleText(page.body), /no longer blocked/)
+})
+
+test('the api daemon imports closed statistics files by itself, at start and then every stats.import-interval', async (t: TestContext) => {
+  const env = statsTestEnv(t, { 'import-interval': 5 })
+  writeTaxonomy(join(env.root, 'cats'))
+  const file = join(env.root, 'api.yaml')
+  writeFileSync(file, env.yaml + [
+    'datafiles:', `  cats: ${join(env.root, 'cats')}`, '  language: en',
+    'common:', `  db: ${join(env.root, 'db')}`,
+    'api:', '  listen: 127.0.0.1:0', '  log: "-"', `  pid: ${join(env.root, 'api.pid')}`
+  ].join('\n'))
+  const now = Date.now()
+  await writeFiles(env, [rec(now, '192.0.2.7', null, 'first.example')])
+  const api = await startRole(t, 'api', file)
+  // The import at start takes the file that was already closed, and says so.
+  await until(() => api.logs.some((l) => l.msg === 'statistics imported'), 10_000)
+  const day = formatDay(new ReportTime('UTC').dayOf(now))
+  const report = async (): Promise<Chart> => (await getJson(`${api.url}/users/${encodeURIComponent(ANONYMOUS_USER)}/stat/domains/all?from=${day}&to=${day}`)).body as Chart
+  t.assert.deepStrictEqual((await report()).labels, ['first.example'])
+  // A file closed later is only seen by the timer (every 5 s), with nobody asking for an import.
+  await writeFiles(env, [rec(Date.now(), '192.0.2.8', null, 'second.example')])
+  await until(async () => (await report()).labels.length === 2, 10_000)
+  t.assert.deepStrictEqual(await report(), {
+    labels: ['first.example', 'second.example'],
+    datasets: [{ label: 'Requests', data: [1, 1] }, { label: 'NXdomain', data: [0, 0] }, { label: 'Blocks', data: [0, 0] }]
+  })
 })

@@ -1,8 +1,11 @@
 import { test, type TestContext } from 'node:test'
-import { mkdtempSync, rmSync, writeFileSync, readdirSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { CONF, startRole, until } from '../../local/testing/harness.js'
+import { CATEGORY } from '../categories/index.js'
 import { parseConfig } from '../config/index.js'
+import { addUser, ask, rcode, world, writeConfigFile } from '../dns/testing/harness.js'
 import { createHttpServer } from '../http/index.js'
 import { DnsMetrics, metricsDir, registerMetricsRoute, startMetricsPublisher } from './index.js'
 
@@ -70,4 +73,36 @@ test('exposes the DNS processes\' published counters on /metrics with a process 
   t.assert.doesNotMatch(text, /dns-1"/)
   await pub.close()
   t.assert.deepStrictEqual(readdirSync(metricsDir(config)).filter((n) => n.includes('4242')), [], 'a closed publisher removes its snapshot')
+})
+
+test('the DNS daemon counts its queries, answers and upstream timeouts, and the api daemon serves them on /metrics', async (t: TestContext) => {
+  const w = await world(t, { cats: { 'casino.example': [CATEGORY.GAMBLING] } })
+  await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
+  const dnsFile = writeConfigFile(w)
+  const dns = await startRole(t, 'dns', dnsFile)
+  await ask(dns.port, 'casino.example')          // blocked
+  await ask(dns.port, 'ok.example')              // forwarded, NOERROR
+  await ask(dns.port, 'nx.invalid')              // forwarded, NXDOMAIN (the stub's answer)
+  w.stub.silent = true
+  t.assert.strictEqual(rcode(await ask(dns.port, 'slow.example')), 'SERVFAIL', 'no upstream answer within proxy.upstream-timeout')
+  w.stub.silent = false
+  // The api daemon reads the snapshots from the same stats.dir.
+  const doc = JSON.parse(readFileSync(dnsFile, 'utf8')) as Record<string, Record<string, unknown>>
+  const apiFile = join(w.dir, 'api.json')
+  writeFileSync(apiFile, JSON.stringify({ ...doc, datafiles: { ...doc.datafiles, cats: CONF }, api: { listen: '127.0.0.1:0', log: '-', pid: join(w.dir, 'api.pid') } }))
+  const api = await startRole(t, 'api', apiFile)
+  const proc = `dns-${String(dns.proc.pid)}`
+  t.assert.ok(existsSync(join(w.dir, 'stats', 'metrics', `${proc}.json`)), 'the snapshot is where docs/metrics.md says')
+  // Snapshots are written every 5 s: wait for the one that holds the four queries.
+  const queries = `filterd_dns_queries_total{process="${proc}"} 4`
+  let text = ''
+  await until(async () => { text = await (await fetch(`${api.url}/metrics`)).text(); return text.split('\n').includes(queries) }, 15_000)
+  for (const line of [
+    `filterd_dns_answers_total{process="${proc}",verdict="block",rcode="0"} 1`,
+    `filterd_dns_answers_total{process="${proc}",verdict="forward",rcode="0"} 1`,
+    `filterd_dns_answers_total{process="${proc}",verdict="forward",rcode="3"} 1`,
+    `filterd_dns_answers_total{process="${proc}",verdict="forward",rcode="2"} 1`,
+    `filterd_dns_upstream_timeouts_total{process="${proc}"} 1`,
+    `filterd_dns_upstream_latency_ms_count{process="${proc}"} 2`
+  ]) t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
 })

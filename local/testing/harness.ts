@@ -1,7 +1,8 @@
 /**
  * Test helpers for the local and collector roles (not run as tests): temp configs, the real roles
- * as child processes (`node dist/tools/filterd.js <role> --config FILE`), a scriptable fake
- * collector, and a raw HTTP/1.1 client that shows every header.
+ * as child processes (`node dist/tools/filterd.js <role> --config FILE`; `startRole` serves the
+ * other roles' daemon tests too), a scriptable fake collector, and a raw HTTP/1.1 client that
+ * shows every header.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { TestContext } from 'node:test'
+import type { RoleName } from '../../engine/config/index.js'
 
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url))
 export const FILTERD = join(REPO, 'dist/tools/filterd.js')
@@ -70,8 +72,11 @@ export interface Child {
   stop (): Promise<void>
 }
 
-/** Starts `filterd <role> --config file` and resolves once it reports ready. */
-export async function startRole (t: TestContext, role: 'local' | 'collector', config: string, env: NodeJS.ProcessEnv = {}): Promise<Child> {
+/**
+ * Starts `filterd <role> --config file` and resolves once it reports ready; `port` is the one of its
+ * first endpoint. `logs` holds the role's stdout log lines when its config logs to `-`.
+ */
+export async function startRole (t: TestContext, role: RoleName, config: string, env: NodeJS.ProcessEnv = {}): Promise<Child> {
   const proc = spawn(process.execPath, [FILTERD, role, '--config', config], {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, ...env }
   })
@@ -107,8 +112,8 @@ export async function startRole (t: TestContext, role: 'local' | 'collector', co
     once(proc, 'message') as Promise<[{ endpoints: string[] }]>,
     once(proc, 'exit').then(([code]) => { throw new Error(`${role} exited with ${String(code)} before ready: ${stderr}`) })
   ])
-  const endpoint = ready[0].endpoints[0] ?? ''
-  const port = Number(endpoint.slice(endpoint.lastIndexOf(':') + 1))
+  // `local http 127.0.0.1:8084`, `dns udp+tcp [::1]:53`, `api http 127.0.0.1:8081 (uws)`: the last `:port`.
+  const port = Number(/.*:(\d+)/.exec(ready[0].endpoints[0] ?? '')?.[1])
   return {
     proc,
     port,

@@ -1,7 +1,8 @@
 /**
  * The quick start as a new user runs it: `filterd all` on the demo configuration (moved to free
  * ports and a temp folder), then the whole path across processes: a DNS query blocked by the demo
- * defaults, an API write enforced by the DNS server, the block page explaining it, both
+ * defaults, an API write enforced by the DNS server within 100 ms for that user's address only,
+ * delegated prefixes matched by the longest one, the block page explaining it, both
  * categorization services answering, the query log imported into the reports, and a clean stop.
  */
 import { test, type TestContext } from 'node:test'
@@ -17,6 +18,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { get } from 'node:http'
 import dnsPacket from 'dns-packet'
+import { ask, firstA } from '../../engine/dns/testing/harness.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const cli = join(root, 'dist/tools/filterd.js')
@@ -42,12 +44,12 @@ async function queryA (port: number, name: string): Promise<string[]> {
   }
 }
 
-async function eventually<T> (fn: () => Promise<T>, ok: (v: T) => boolean, ms = 3000): Promise<T> {
+async function eventually<T> (fn: () => Promise<T>, ok: (v: T) => boolean, ms = 3000, everyMs = 25): Promise<T> {
   const until = Date.now() + ms
   for (;;) {
     const v = await fn()
     if (ok(v) || Date.now() > until) return v
-    await new Promise((resolve) => setTimeout(resolve, 25))
+    await new Promise((resolve) => setTimeout(resolve, everyMs))
   }
 }
 
@@ -88,13 +90,36 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
   t.assert.deepStrictEqual(await queryA(ports.dns!, 'casino.example'), ['127.0.0.1'])
   t.assert.deepStrictEqual(await queryA(ports.dns!, 'example.org'), ['198.51.100.10'])
 
-  // 2. The billing system makes 127.0.0.1 a user who blocks social networks: enforced without restart.
+  // 2. The billing system makes 127.0.0.1 a user who blocks social networks: enforced without restart,
+  // within 100 ms of the API acknowledging the write (issue 5), and for that user's address only.
   const api = `http://127.0.0.1:${ports.api}`
+  t.assert.deepStrictEqual(await queryA(ports.dns!, 'vk.com'), ['198.51.100.10'])
   const put = await fetch(`${api}/users/alice/ip/`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '["127.0.0.1"]' })
   t.assert.ok(put.ok)
-  await fetch(`${api}/users/alice/filter/`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '[40]' })
-  t.assert.deepStrictEqual(await eventually(() => queryA(ports.dns!, 'vk.com'), (a) => a[0] === '127.0.0.1', 1000), ['127.0.0.1'])
+  const filter = await fetch(`${api}/users/alice/filter/`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '[40]' })
+  t.assert.ok(filter.ok)
+  // The first query leaves 100 ms after the acknowledgement and must already see the new policy: this
+  // checks the daemon's delay, not how fast a query round trip is on a loaded machine.
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.assert.deepStrictEqual(await queryA(ports.dns!, 'vk.com'), ['127.0.0.1'], 'blocked for alice 100 ms after the API acknowledged the write')
   t.assert.deepStrictEqual(await queryA(ports.dns!, 'casino.example'), ['198.51.100.10'])
+  // 127.0.0.2 belongs to no user: the same name is still forwarded there, and the demo defaults still apply.
+  t.assert.strictEqual(firstA(await ask(ports.dns!, 'vk.com', 'A', { from: '127.0.0.2' })), '198.51.100.10')
+  t.assert.strictEqual(firstA(await ask(ports.dns!, 'casino.example', 'A', { from: '127.0.0.2' })), '127.0.0.1')
+
+  // 2b. Delegated prefixes set through the API: a /24 that blocks social networks, and a /29 inside it, for
+  // another user, that blocks gambling. The DNS daemon follows the longest prefix holding the source
+  // address; each user's answers differ from the other's and from the anonymous defaults (1, 2, 30).
+  for (const [user, body] of [['lan', { ip: ['127.0.0.0/24'], filter: [40] }], ['office', { ip: ['127.0.0.8/29'], filter: [30] }]] as const) {
+    const res = await fetch(`${api}/users/${user}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    t.assert.ok(res.ok, `PUT /users/${user}: ${res.status}`)
+  }
+  const from = async (address: string, name: string): Promise<string | undefined> => firstA(await ask(ports.dns!, name, 'A', { from: address }))
+  t.assert.strictEqual(await eventually(() => from('127.0.0.3', 'vk.com'), (a) => a === '127.0.0.1', 1000, 5), '127.0.0.1', '127.0.0.3 follows the /24 (lan)')
+  t.assert.strictEqual(await from('127.0.0.3', 'casino.example'), '198.51.100.10', '127.0.0.3 follows the /24 (lan)')
+  t.assert.strictEqual(await from('127.0.0.9', 'casino.example'), '127.0.0.1', '127.0.0.9 follows the /29 (office)')
+  t.assert.strictEqual(await from('127.0.0.9', 'vk.com'), '198.51.100.10', '127.0.0.9 follows the /29 (office), not the /24')
+  t.assert.strictEqual(await from('127.0.0.9', 'adult.example'), '198.51.100.10', '127.0.0.9 is a user, not anonymous')
 
   // 3. The block page explains it, with the category name.
   // (fetch would replace the Host header with the URL's; a browser sends the blocked name.)
