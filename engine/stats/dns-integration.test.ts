@@ -1,7 +1,7 @@
 import { test, type TestContext } from 'node:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { CONF, getJson, startRole } from '../../local/testing/harness.js'
+import { CONF, getJson, startRole } from '../testing/daemon.js'
 import { silentLogger } from '../log/index.js'
 import { addUser, ask, server, sleep, world } from '../dns/testing/harness.js'
 import { openStatsDb } from './db.js'
