@@ -1,15 +1,18 @@
 /**
- * Management API throughput against the real server over HTTP: writes (PUT a user with an address and a
- * filter: one durable LMDB commit each) and reads (GET a user). The server runs in a child process (its own
- * CPU), on a fresh store in a temp dir; the client keeps CONCURRENCY keep-alive connections (node:http Agent),
- * each with one request in flight. The baseline row is GET /config/, the cheapest endpoint. USERS users are
- * seeded before the run.
+ * Management API throughput against the real server over HTTP, side by side with a bare uWebSockets.js
+ * hello-world (the ceiling) in the same run: writes (PUT a user with an address and a filter: one durable
+ * LMDB commit each), reads (GET a user), and GET /config/ (the cheapest endpoint). Each server runs in its
+ * own child process, on a fresh store in a temp dir with USERS users seeded. The load generator is `wrk`
+ * (one thread, a Lua script rotating users and bodies) when installed, else the Node keep-alive client;
+ * CONNECTIONS keep-alive connections, one request in flight each. Cases alternate for ROUNDS rounds; the
+ * median round is reported with its ratio to the ceiling's median and the server's CPU time per request.
  *
- *   node dist/bench/api/api.bench.js [seconds per case, default 3] [concurrency, default 32]
+ *   node dist/bench/api/api.bench.js [seconds per case, default 3] [connections, default 32] [rounds, default 3]
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { Agent, request } from 'node:http'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { silentLogger } from '../../engine/log/index.js'
 import { loadTaxonomy } from '../../engine/categories/index.js'
@@ -18,9 +21,10 @@ import { openConfiguredStore } from '../../engine/store/index.js'
 import { openStatsDb } from '../../engine/stats/index.js'
 import { createApiServer } from '../../api/server.js'
 import { configFrom, tempDir, writeTaxonomy } from '../../api/fixtures.js'
-import { join } from 'node:path'
+import { hasWrk, keepAliveLoad, runWrk, type LoadResult } from '../common/load.js'
+import { cpuSeconds, serveUwsHello } from '../common/ceiling.js'
 
-async function serve (): Promise<void> {
+async function serve (): Promise<number> {
   const { dir, cleanup } = tempDir('filterd-api-bench-')
   writeTaxonomy(join(dir, 'cats'))
   const config = configFrom(dir, `datafiles:\n  cats: ${join(dir, 'cats')}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}`)
@@ -32,76 +36,115 @@ async function serve (): Promise<void> {
   // Seed every user the cases touch, so GET always hits and PUT is the common billing update of a known user.
   await store.write((w) => { for (let i = 0; i < USERS; i++) w.putUser(store.newUser(`u${i}`)) })
   const { port } = await server.listen('127.0.0.1', 0)
-  process.stdout.write(`${port} ${server.http.impl}\n`)
+  if (server.http.impl !== 'uws') process.stderr.write(`note: the API server runs on ${server.http.impl}, not uWS\n`)
   process.on('SIGTERM', () => { void server.close().then(() => stats.db.close()).then(() => store.close()).then(() => { cleanup(); process.exit(0) }) })
+  return port
 }
 
-interface Case { name: string, method: string, path: (i: number) => string, body?: (i: number) => string }
+interface Case {
+  name: string
+  method: 'GET' | 'PUT'
+  /** Path of request i (i counts from 0 and wraps at USERS). */
+  path: (i: number) => string
+  body?: (i: number) => string
+}
 
 const USERS = 1000
 const ip = (i: number): string => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
 const CASES: Case[] = [
-  { name: 'GET /config/ (baseline)', method: 'GET', path: () => '/config/' },
-  { name: 'PUT /users/{id} (ip + filter)', method: 'PUT', path: (i) => `/users/u${i % USERS}`, body: (i) => JSON.stringify({ ip: [ip(i % USERS)], filter: [1, 40] }) },
-  { name: 'GET /users/{id}', method: 'GET', path: (i) => `/users/u${i % USERS}` }
+  { name: 'uws hello (ceiling)', method: 'GET', path: () => '/' },
+  { name: 'GET /config/', method: 'GET', path: () => '/config/' },
+  { name: 'GET /users/{id}', method: 'GET', path: (i) => `/users/u${i}` },
+  { name: 'PUT /users/{id} (ip + filter)', method: 'PUT', path: (i) => `/users/u${i}`, body: (i) => JSON.stringify({ ip: [ip(i)], filter: [1, 40] }) }
 ]
 
-function once1 (agent: Agent, port: number, c: Case, i: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const body = c.body?.(i)
-    const req = request({
-      agent, host: '127.0.0.1', port, method: c.method, path: c.path(i),
-      headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
-    }, (res) => {
-      res.resume()
-      res.on('end', () => { resolve(res.statusCode ?? 0) })
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
+// The requests of a case, one per line for the Lua script: METHOD<TAB>PATH<TAB>BODY.
+function requestLines (c: Case): string {
+  let out = ''
+  for (let i = 0; i < USERS; i++) out += `${c.method}\t${c.path(i)}\t${c.body?.(i) ?? ''}\n`
+  return out
 }
 
-async function run (port: number, c: Case, seconds: number, concurrency: number): Promise<{ ops: number, latencies: number[], errors: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
-  const latencies: number[] = []
-  let errors = 0
-  let next = 0
-  const end = performance.now() + seconds * 1000
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < end) {
-      const t0 = performance.now()
-      const status = await once1(agent, port, c, next++)
-      latencies.push(performance.now() - t0)
-      if (status >= 300) errors++
-    }
-  }))
-  agent.destroy()
-  return { ops: latencies.length / seconds, latencies, errors }
+// Requests are formatted on first use, not at load: wrk sets the Host header after loading the script.
+const LUA = `
+local lines = {}
+for line in io.lines(os.getenv("API_REQUESTS")) do lines[#lines + 1] = line end
+local reqs = {}
+local i = 0
+request = function()
+  i = i % #lines + 1
+  local r = reqs[i]
+  if r == nil then
+    local m, p, b = lines[i]:match("^(%u+)\\t([^\\t]*)\\t(.*)$")
+    if b == "" then r = wrk.format(m, p) else r = wrk.format(m, p, { ["Content-Type"] = "application/json" }, b) end
+    reqs[i] = r
+  end
+  return r
+end
+`
+
+function rawRequest (c: Case, i: number): string {
+  const body = c.body?.(i)
+  const head = `${c.method} ${c.path(i)} HTTP/1.1\r\nHost: bench\r\n`
+  return body === undefined ? head + '\r\n' : head + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
 }
 
-function pct (sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0
-}
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 async function main (): Promise<void> {
-  if (process.argv.includes('--serve')) { await serve(); return }
-  const seconds = Number(process.argv[2] ?? 3)
-  const concurrency = Number(process.argv[3] ?? 32)
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve'], { stdio: ['ignore', 'pipe', 'inherit'] })
-  const [line] = await once(child.stdout, 'data') as [Buffer]
-  const [portText, impl] = line.toString().trim().split(' ')
-  const port = Number(portText)
-  const rows: Array<Record<string, string | number>> = []
-  for (const c of CASES) {
-    await run(port, c, Math.min(0.5, seconds), concurrency)          // warm-up: JIT, connections, users exist for GET
-    const r = await run(port, c, seconds, concurrency)
-    const sorted = r.latencies.sort((a, b) => a - b)
-    rows.push({ case: c.name, 'req/s': Math.round(r.ops), 'p50 ms': +pct(sorted, 0.5).toFixed(2), 'p99 ms': +pct(sorted, 0.99).toFixed(2), errors: r.errors })
+  const s = process.argv.indexOf('--serve')
+  if (s !== -1) {
+    const port = process.argv[s + 1] === 'hello' ? await serveUwsHello() : await serve()
+    process.stdout.write(`${port}\n`)
+    return
   }
-  child.kill('SIGTERM')
-  await once(child, 'exit')
-  process.stdout.write(`management API over ${impl}, ${concurrency} keep-alive connections, ${seconds} s per case, node ${process.version}\n`)
-  console.table(rows)
+  const seconds = Number(process.argv[2] ?? 3)
+  const connections = Number(process.argv[3] ?? 32)
+  const rounds = Number(process.argv[4] ?? 3)
+  const { dir, cleanup } = tempDir('filterd-api-bench-load-')
+  const wrk = hasWrk()
+  const script = join(dir, 'requests.lua')
+  writeFileSync(script, LUA)
+  const runs = new Map<string, Array<LoadResult & { cpuUs: number }>>()
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const [n, c] of CASES.entries()) {
+        const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', n === 0 ? 'hello' : 'api'], { stdio: ['ignore', 'pipe', 'inherit'] })
+        const [line] = await once(child.stdout, 'data') as [Buffer]
+        const port = Number(line.toString().trim())
+        const file = join(dir, `case${n}.txt`)
+        writeFileSync(file, requestLines(c))
+        let next = 0
+        const measure = async (d: number): Promise<LoadResult> => wrk
+          ? runWrk({ url: `http://127.0.0.1:${port}`, seconds: d, connections, script, env: { API_REQUESTS: file } })
+          : await keepAliveLoad({ port, seconds: d, connections, request: () => rawRequest(c, next++ % USERS) })
+        await measure(1)                                    // warm-up: JIT, connections
+        const cpu0 = cpuSeconds(child.pid!)
+        const r = await measure(seconds)
+        const cpuUs = (cpuSeconds(child.pid!) - cpu0) * 1e6 / (r.rps * seconds)
+        runs.set(c.name, [...(runs.get(c.name) ?? []), { ...r, cpuUs }])
+        child.kill('SIGTERM')
+        await once(child, 'exit')
+      }
+    }
+  } finally {
+    cleanup()
+  }
+  const ceiling = median(runs.get(CASES[0]!.name)!.map((r) => r.rps))
+  console.log(`node ${process.version}, ${wrk ? 'wrk -t1' : 'node client'}, ${connections} keep-alive connections, ${seconds}s x ${rounds} alternating rounds (medians)`)
+  console.table(CASES.map((c) => {
+    const rs = runs.get(c.name)!
+    const mid = [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)]!
+    return {
+      case: c.name,
+      'req/s': Math.round(mid.rps),
+      'vs ceiling': (mid.rps / ceiling).toFixed(2),
+      p50: mid.p50,
+      p99: mid.p99,
+      'non-2xx': rs.reduce((k, r) => k + r.non2xx, 0),
+      'server CPU µs/req': median(rs.map((r) => r.cpuUs)).toFixed(1)
+    }
+  }))
 }
 
 await main()

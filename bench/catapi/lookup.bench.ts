@@ -26,12 +26,10 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gunzipSync } from 'node:zlib'
-import type * as Uws from 'uWebSockets.js'
 import { CategoryDbBuilder } from '../../engine/catdb/index.js'
 import { loadTaxonomy } from '../../engine/categories/index.js'
 import { normalizeDomain } from '../../engine/names/index.js'
@@ -40,6 +38,7 @@ import { clientRecord } from '../../catapi/credentials.js'
 import { ExistenceChecker } from '../../catapi/resolver.js'
 import { createCatApi } from '../../catapi/server.js'
 import { hasWrk, keepAliveLoad, runWrk, type LoadResult } from '../common/load.js'
+import { cpuSeconds, serveUwsHello } from '../common/ceiling.js'
 
 const TOP = '/work/shared/data/top-domains.csv.gz'
 const CONF = fileURLToPath(new URL('../../../conf/', import.meta.url))
@@ -108,34 +107,11 @@ function zipfRanks (n: number, count: number): number[] {
 }
 
 async function serve (subject: string, dir: string): Promise<number> {
-  if (subject === 'uws hello') {
-    const uws = createRequire(import.meta.url)('uWebSockets.js') as typeof Uws
-    const app = uws.App().any('/*', (res) => { res.writeHeader('Content-Type', 'text/plain').end('hello world') })
-    return await new Promise((resolve, reject) => {
-      app.listen('127.0.0.1', 0, (ls) => {
-        if (ls === false) reject(new Error('listen failed'))
-        else resolve(uws.us_socket_local_port(ls as unknown as Uws.us_socket))
-      })
-    })
-  }
+  if (subject === 'uws hello') return await serveUwsHello()
   const store = Store.open(join(dir, 'db'))
   const api = createCatApi({ store, taxonomy: loadTaxonomy(CONF, 'en'), existence: new ExistenceChecker({ resolvers: [] }), impl: 'uws' })
   const ports = await api.listen({ host: '127.0.0.1', port: 0 }, { host: '127.0.0.1', port: 0 })
   return ports.registered
-}
-
-/**
- * CPU time (user + system, all threads) the process has used, from /proc; NaN where there is none.
- * Per request it is steadier than throughput on a shared machine: it shows what a request costs
- * the server, not how much of the machine the server got.
- */
-function cpuSeconds (pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100      // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return NaN
-  }
 }
 
 const LUA = `

@@ -10,10 +10,9 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
-import { createRequire } from 'node:module'
-import type * as Uws from 'uWebSockets.js'
 import { createHttpServer } from '../../engine/http/index.js'
 import { hasWrk, keepAliveLoad, runWrk } from '../common/load.js'
+import { serveUwsHello } from '../common/ceiling.js'
 
 const CONNECTIONS = 32
 const BODY = 'hello world'
@@ -22,16 +21,7 @@ const SUBJECTS = ['uws raw', 'adapter uws', 'adapter node'] as const
 type Subject = typeof SUBJECTS[number]
 
 async function serve (subject: Subject): Promise<number> {
-  if (subject === 'uws raw') {
-    const uws = createRequire(import.meta.url)('uWebSockets.js') as typeof Uws
-    const app = uws.App().get('/hello', (res) => { res.writeHeader('Content-Type', 'text/plain').end(BODY) })
-    return await new Promise((resolve, reject) => {
-      app.listen('127.0.0.1', 0, ls => {
-        if (ls === false) reject(new Error('listen failed'))
-        else resolve(uws.us_socket_local_port(ls as unknown as Uws.us_socket))
-      })
-    })
-  }
+  if (subject === 'uws raw') return await serveUwsHello('/hello')
   const server = createHttpServer({ impl: subject === 'adapter uws' ? 'uws' : 'node' })
   server.route('GET', '/hello', (_req, res) => { res.send(BODY) })
   return (await server.listen('127.0.0.1', 0)).port
