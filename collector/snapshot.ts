@@ -45,7 +45,12 @@ export interface SnapshotManifest {
   size: number
   /** SHA-256 of the gzip file, lower-case hex. */
   sha256: string
-  /** Where to fetch it, relative to the collector's base URL. */
+  /**
+   * Where to fetch it, relative to the manifest's own URL (`<collector-url>/db/manifest`):
+   * `snapshots/<version>.snap.gz`. Relative, so a collector behind a reverse proxy that adds a path
+   * prefix (https://vendor.example/filterd/) names the right file without knowing the prefix.
+   * Collectors before this change wrote `/db/snapshots/<version>.snap.gz` (local/updater.ts reads both).
+   */
   url: string
   entries: number
   created: string
@@ -146,6 +151,11 @@ export function snapshotFileName (version: number): string {
   return `${version}.snap.gz`
 }
 
+/** The manifest's `url` of a version: relative to `…/db/manifest`, so it resolves to `…/db/snapshots/<file>`. */
+export function snapshotUrlPath (version: number): string {
+  return `snapshots/${snapshotFileName(version)}`
+}
+
 /**
  * Publishes `entries` as the next version in `dir` and returns its manifest. Older snapshots
  * beyond the last `kKeepOld` are removed.
@@ -162,7 +172,7 @@ export async function publishSnapshot (dir: string, entries: Iterable<SnapshotEn
       version,
       size: info.size,
       sha256: info.sha256,
-      url: `/db/snapshots/${name}`,
+      url: snapshotUrlPath(version),
       entries: info.entries,
       created: new Date().toISOString(),
       ...(source === undefined ? {} : { source })

@@ -1,12 +1,12 @@
 import { test, type TestContext } from 'node:test'
 import { Agent, request } from 'node:http'
 import { once } from 'node:events'
-import { fakeCollector, getJson, rawRequest, setup, startRole, until, type Child } from './testing/harness.js'
+import { fakeCollector, getJson, prefixProxy, rawRequest, setup, startRole, until, type Child } from './testing/harness.js'
 
 const DATA_V1 = 'porn.example\t1\nnews.example\t60,1\nwww.malware.example\t10\nexample.org/some/path\t5\n'
 
 /** A collector serving DATA_V1 and a local service that loaded it. */
-async function startPair (t: TestContext, opts: { reportInterval?: number, updateInterval?: number } = {}): Promise<{ collector: Child, local: Child, s: ReturnType<typeof setup> }> {
+async function startPair (t: TestContext, opts: { reportInterval?: number, updateInterval?: number, language?: 'ru' | 'en' } = {}): Promise<{ collector: Child, local: Child, s: ReturnType<typeof setup> }> {
   const s = setup(t)
   s.writeData(DATA_V1)
   const collector = await startRole(t, 'collector', s.collectorConfig())
@@ -26,6 +26,16 @@ test('answers the category verdict of a categorized name and of its subdomains a
   const two = JSON.parse((await rawRequest(local.port, 'GET', '/news.example')).body) as { category: number[], bad: boolean }
   t.assert.deepStrictEqual([...two.category].sort((a, b) => a - b), [1, 60])
   t.assert.strictEqual(two.bad, true)
+})
+
+test('with local.language: ru the category names are Russian (over datafiles.language: en)', async (t: TestContext) => {
+  const { local } = await startPair(t, { language: 'ru' })
+  const r = await rawRequest(local.port, 'GET', '/porn.example')
+  t.assert.strictEqual(r.status, 200)
+  t.assert.deepStrictEqual(JSON.parse(r.body), { category: [1], bad: true, category_name: ['Порнография'] })
+  const two = JSON.parse((await rawRequest(local.port, 'GET', '/news.example')).body) as { category: number[], category_name: string[] }
+  const names = new Map(two.category.map((c, i) => [c, two.category_name[i]]))
+  t.assert.deepStrictEqual([names.get(1), names.get(60)], ['Порнография', 'Торренты и P2P'])
 })
 
 test('answers 404 with no body for a name that is not categorized', async (t: TestContext) => {
@@ -274,4 +284,21 @@ test('refuses a corrupted download and keeps the database in use', async (t: Tes
   writeManifest(dir, { ...good, version: good.version + 1, size: good.size - 1 })
   await local.waitForLog((l) => l.msg?.startsWith('database update refused') === true && l.version === good.version + 1)
   t.assert.strictEqual((await rawRequest(local.port, 'GET', '/porn.example')).body, r.body)
+})
+
+test('loads its database through a collector-url with a path prefix (a reverse proxy in front of the collector)', async (t: TestContext) => {
+  const s = setup(t)
+  s.writeData(DATA_V1)
+  const collector = await startRole(t, 'collector', s.collectorConfig())
+  // https://vendor.example/filterd/ in production: the proxy serves the collector's `/` under /filterd/.
+  const proxy = await prefixProxy(t, collector.url, '/filterd/')
+  const local = await startRole(t, 'local', s.localConfig(proxy.url))
+  // The first check ends before the service listens: its outcome is logged, applied or not.
+  const outcome = await local.waitForLog((l) => l.msg?.startsWith('database update') === true)
+  t.assert.strictEqual(outcome.msg, 'database update applied', JSON.stringify(outcome))
+  const r = await rawRequest(local.port, 'GET', '/porn.example')
+  t.assert.strictEqual(r.status, 200)
+  t.assert.deepStrictEqual(JSON.parse(r.body), { category: [1], bad: true, category_name: ['Pornography'] })
+  // Every request stayed under the prefix: manifest, snapshot, report.
+  t.assert.deepStrictEqual([...new Set(proxy.paths)].sort(), ['/filterd/db/manifest', '/filterd/db/snapshots/1.snap.gz', '/filterd/report'])
 })

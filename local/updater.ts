@@ -2,7 +2,8 @@
  * Database updates from the vendor (docs/local.md, "Database updates").
  *
  * 1. `GET <collector-url>/db/manifest` (key in `X-Filterd-Key`) → `{version, size, sha256, url}`;
- *    nothing to do when its sha256 is the one applied last.
+ *    nothing to do when its sha256 is the one applied last. `url` is relative to the manifest
+ *    (snapshotDownloadUrl).
  * 2. Download the snapshot into a temporary file beside the database, hashing as it streams; a
  *    body longer than `size` is cut off at once; a size or digest mismatch refuses the update.
  * 3. Import the verified file into a new catdb version (CategoryDbBuilder) and commit: readers
@@ -54,6 +55,21 @@ class SizeLimit extends Transform {
   }
 }
 
+/**
+ * Where to download the snapshot a manifest names.
+ *
+ * The collector publishes `url` relative to the manifest (`snapshots/7.snap.gz`), so it resolves
+ * against the manifest's own URL (RFC 3986 §5.2) and keeps any path prefix of `collector-url`: with
+ * https://vendor.example/filterd/ the file is https://vendor.example/filterd/db/snapshots/7.snap.gz.
+ * Older collectors published `/db/snapshots/7.snap.gz`, absolute from the collector's root; the
+ * collector's root is `collector-url`, so that exact form is read under it (resolving it against the
+ * host would drop the prefix). Any other URL, a full one (a CDN) included, resolves as RFC 3986 says.
+ */
+export function snapshotDownloadUrl (url: string, manifestUrl: URL, collectorBase: string): URL {
+  if (/^\/db\/snapshots\/[^/]+$/.test(url)) return new URL(url.slice(1), collectorBase)
+  return new URL(url, manifestUrl)
+}
+
 function isManifest (v: unknown): v is SnapshotManifest {
   const m = v as Partial<SnapshotManifest> | null
   return m !== null && typeof m === 'object' && Number.isSafeInteger(m.version) && Number.isSafeInteger(m.size) &&
@@ -100,7 +116,8 @@ export class Updater {
   async #check (): Promise<UpdateOutcome> {
     const { logger } = this.#opts
     const headers = { 'x-filterd-key': this.#opts.key }
-    const res = await fetch(new URL('db/manifest', this.#base), {
+    const manifestUrl = new URL('db/manifest', this.#base)
+    const res = await fetch(manifestUrl, {
       headers, signal: AbortSignal.any([AbortSignal.timeout(kManifestTimeoutMs), this.#abort.signal])
     })
     if (res.status !== 200) {
@@ -114,7 +131,7 @@ export class Updater {
 
     const tmp = join(this.#opts.store.path, `.download-${process.pid}-${manifest.version}.tmp`)
     try {
-      const got = await fetch(new URL(manifest.url, this.#base), {
+      const got = await fetch(snapshotDownloadUrl(manifest.url, manifestUrl, this.#base), {
         headers, signal: AbortSignal.any([AbortSignal.timeout(kDownloadTimeoutMs), this.#abort.signal])
       })
       if (got.status !== 200 || got.body === null) {

@@ -8,6 +8,7 @@
 import { fileURLToPath } from 'node:url'
 import { loadConfigFile, type RoleName } from '../engine/config/index.js'
 import { isEngineError } from '../engine/errors.js'
+import { logStartFailure } from '../engine/log/index.js'
 import { COMMANDS, loadCommand, NotBuiltError, ROLE_HELP, ROLE_NAMES } from './cli/roles.js'
 import { runAll } from './cli/run-all.js'
 import { runRole } from './cli/run-role.js'
@@ -31,6 +32,12 @@ function usage (): string {
   lines.push('', 'Config keys: docs/config.md. Logs: one JSON object per line, where each section\'s log key says.')
   return lines.join('\n')
 }
+
+/**
+ * The role being started by `filterd <role> --config FILE`, once the command line names one: its
+ * start failures are log lines (logStartFailure), not the plain text of the other commands.
+ */
+let startingRole: RoleName | undefined
 
 function configArg (argv: string[]): string | undefined {
   const i = argv.findIndex((a) => a === '--config' || a === '-c')
@@ -60,6 +67,7 @@ async function main (argv: string[]): Promise<number> {
   if ((ROLE_NAMES as readonly string[]).includes(first)) {
     const file = configArg(rest)
     if (file === undefined) { process.stderr.write(`filterd ${first}: --config FILE is required\n`); return 2 }
+    startingRole = first as RoleName
     await runRole(first as RoleName, loadConfigFile(file))
     return -1 // keep running until a signal
   }
@@ -70,10 +78,14 @@ async function main (argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then((code) => {
   if (code >= 0) process.exit(code)
 }, (err: unknown) => {
-  if (err instanceof NotBuiltError) {
+  const code = err instanceof NotBuiltError ? 3 : 1
+  if (startingRole !== undefined) {
+    // The stack, when there is one, is in `err.stack` of the line.
+    logStartFailure(startingRole, err, `filterd: ${err instanceof Error ? err.message : String(err)}`)
+  } else if (err instanceof NotBuiltError || isEngineError(err)) {
     process.stderr.write(`filterd: ${err.message}\n`)
-    process.exit(3)
+  } else {
+    process.stderr.write(`filterd: ${(err as Error).stack ?? String(err)}\n`)
   }
-  process.stderr.write(`filterd: ${isEngineError(err) ? err.message : (err as Error).stack ?? String(err)}\n`)
-  process.exit(1)
+  process.exit(code)
 })

@@ -12,6 +12,7 @@ import {
   BLOCK_V4, BLOCK_V6, addUser, ask, dig, digMissing, firstA, framed, query, server, sleep, tcpClient, world, writeConfigFile
 } from './testing/harness.js'
 import dnsPacket from 'dns-packet'
+import { startFailureLine } from '../testing/daemon.js'
 
 const FWD = '198.51.100.10'
 const cats = { 'casino.example': [CATEGORY.GAMBLING] }
@@ -113,7 +114,10 @@ test('a second start while the daemon runs refuses with one line naming the pid 
   const pidFile = join(w.dir, 'dns.pid')
   const second = await filterd(['dns', '--config', file])
   t.assert.notStrictEqual(second.code, 0)
-  t.assert.strictEqual(second.stderr, `filterd: dns is already running with pid ${String(child.pid)} (pid file ${pidFile}); not starting a second one\n`)
+  // One log line (JSON, like the role's own) whose message is the sentence the operator reads.
+  const line = startFailureLine(second.stderr)
+  t.assert.strictEqual(line.msg, `filterd: dns is already running with pid ${String(child.pid)} (pid file ${pidFile}); not starting a second one`)
+  t.assert.deepStrictEqual([line.level, line.role, line.err.code], [60, 'dns', 'ENGINE_ALREADY_RUNNING'])
   // The running daemon keeps its pid file and keeps answering.
   t.assert.strictEqual(readFileSync(pidFile, 'utf8').trim(), String(child.pid))
   t.assert.strictEqual(firstA(await ask(port, 'example.org', 'A')), FWD)

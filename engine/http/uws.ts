@@ -18,8 +18,11 @@
  *   (not `''`) when there is no `?`.
  * - `getRemoteAddressAsText()` prints IPv6 uncompressed and IPv4-mapped as hex; we format the binary form.
  * - `onData` fires `(empty, true)` for a request without a body, and chunked request bodies are supported.
- * - HTTP/1.0 requests, HTTP/1.1 requests without `Host`, lower-case or unknown methods get no response
- *   (hang or close); node answers them. `app.close()` closes every connection and fires `onAborted`.
+ * - HTTP/1.0 requests (with or without `Host`) and HTTP/1.1 requests without `Host` get no response, and the
+ *   connection stays open until the client closes its side or uWS's HTTP idle timeout (compiled in, about
+ *   10 s) closes it; lower-case or unknown methods are closed at once, unanswered. node answers them all.
+ *   No App option changes this (docs/local.md, "Old HTTP clients"). `app.close()` closes every connection and
+ *   fires `onAborted`.
  */
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'

@@ -25,6 +25,20 @@ export function createLogger (options: LoggerOptions): Logger {
   return pino({ level: options.level, base: { role: options.role, pid: process.pid } }, dest)
 }
 
+/**
+ * Writes a role's start failure (bad config, unset environment variable, unreadable file, a port
+ * in use, …) as one `fatal` line on standard error, in the shape of the role's own lines (`level`
+ * 60, `time`, `role`, `pid`, `err`, `msg`), so that a log collector reading a container's output
+ * sees JSON only. `msg` keeps the line a person used to read (`filterd: …`).
+ *
+ * Standard error rather than the role's `log`: the failure may come before the config names a log
+ * (a config that does not load), and whoever starts a daemon (a shell, systemd, docker) shows
+ * standard error. Synchronous, because the process exits right after.
+ */
+export function logStartFailure (role: string, err: unknown, msg: string): void {
+  pino({ base: { role, pid: process.pid } }, pino.destination({ dest: 2, sync: true })).fatal({ err }, msg)
+}
+
 /** A logger that writes nothing (tests, library use). */
 export function silentLogger (): Logger {
   return pino({ level: 'silent' })

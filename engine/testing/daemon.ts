@@ -98,3 +98,13 @@ export async function getJson (url: string): Promise<{ status: number, body: unk
   const text = await res.text()
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
 }
+
+/**
+ * The one log line a role's failed start writes on standard error (tools/filterd.ts, logStartFailure).
+ * Throws when `stderr` is not exactly one line of JSON, so a test fails on plain text or extra output.
+ */
+export function startFailureLine (stderr: string): LogLine & { err: { type: string, message: string, code?: string } } {
+  const lines = stderr.split('\n')
+  if (lines.length !== 2 || lines[1] !== '') throw new Error(`expected exactly one line on stderr, got: ${JSON.stringify(stderr)}`)
+  return JSON.parse(lines[0]!) as LogLine & { err: { type: string, message: string, code?: string } }
+}

@@ -5,14 +5,14 @@
  */
 import { once } from 'node:events'
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { CONF } from '../../engine/testing/daemon.js'
 
-export { CONF, FILTERD, REPO, getJson, startRole, until, type Child, type LogLine } from '../../engine/testing/daemon.js'
+export { CONF, FILTERD, REPO, getJson, startFailureLine, startRole, until, type Child, type LogLine } from '../../engine/testing/daemon.js'
 
 export function tempDir (t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'filterd-local-'))
@@ -26,7 +26,7 @@ export interface Setup {
   /** Writes the data file the collector publishes from. */
   writeData (lines: string): void
   collectorConfig (port?: number): string
-  localConfig (collectorUrl: string, opts?: { reportInterval?: number, updateInterval?: number }): string
+  localConfig (collectorUrl: string, opts?: { reportInterval?: number, updateInterval?: number, language?: 'ru' | 'en' }): string
 }
 
 export function setup (t: TestContext, keys = ['test-key']): Setup {
@@ -48,7 +48,8 @@ export function setup (t: TestContext, keys = ['test-key']): Setup {
       const file = join(dir, 'local.yaml')
       writeFileSync(file, common + `local:\n  listen: 127.0.0.1:0\n  key: test-key\n  collector-url: ${collectorUrl}\n` +
         `  report-interval: ${opts.reportInterval ?? 3600}\n  update-interval: ${opts.updateInterval ?? 3600}\n` +
-        `  db: ${join(dir, 'local-db')}\n  pid: ${join(dir, 'local.pid')}\n  log-level: debug\n`)
+        `  db: ${join(dir, 'local-db')}\n  pid: ${join(dir, 'local.pid')}\n  log-level: debug\n` +
+        (opts.language === undefined ? '' : `  language: ${opts.language}\n`))
       return file
     }
   }
@@ -142,4 +143,31 @@ export async function fakeCollector (t: TestContext): Promise<{
   fake.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`
   t.after(() => fake.close())
   return fake
+}
+
+/**
+ * A reverse proxy that serves `target` under a path prefix, as a vendor's front server might
+ * (https://vendor.example/filterd/ → the collector's `/`): `<prefix>x` is forwarded as `/x`, anything
+ * outside the prefix answers 404. `paths` records every path asked for, as received.
+ */
+export async function prefixProxy (t: TestContext, target: string, prefix: string): Promise<{ url: string, paths: string[] }> {
+  const to = new URL(target)
+  const paths: string[] = []
+  const server = createServer((req, res) => {
+    const path = req.url ?? '/'
+    paths.push(path)
+    if (!path.startsWith(prefix)) { res.writeHead(404).end(); return }
+    const upstream = httpRequest({
+      host: to.hostname, port: to.port, method: req.method, path: '/' + path.slice(prefix.length), headers: { ...req.headers, host: to.host }
+    }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers)
+      up.pipe(res)
+    })
+    upstream.on('error', () => { res.writeHead(502).end() })
+    req.pipe(upstream)
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.after(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve) }))
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}${prefix}`, paths }
 }

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { Store } from '../../engine/store/index.js'
 import { CategoryDb } from '../../engine/catdb/index.js'
+import { startFailureLine } from '../../engine/testing/daemon.js'
 
 const run = promisify(execFile)
 const cli = fileURLToPath(new URL('../filterd.js', import.meta.url))
@@ -42,12 +43,21 @@ test('an unknown role is refused with usage and exit code 2', async (t: TestCont
   t.assert.match(stderr, /unknown role or command "resolver"/)
 })
 
-test('a bad config stops the start with a message naming the key', async (t: TestContext) => {
+test('a bad config stops a role\'s start with one fatal JSON log line on stderr naming the key', async (t: TestContext) => {
   const dir = tempDir(t)
   writeFileSync(join(dir, 'bad.yaml'), 'proxy:\n  blockpage-ip: [192.0.2.1, 192.0.2.2]\n')
-  const { code, stderr } = await filterd(['dns', '--config', join(dir, 'bad.yaml')])
+  const { code, stdout, stderr } = await filterd(['dns', '--config', join(dir, 'bad.yaml')])
   t.assert.strictEqual(code, 1)
-  t.assert.match(stderr, /proxy\.blockpage-ip\[1\]: .*one per IP version/)
+  t.assert.strictEqual(stdout, '')
+  const line = startFailureLine(stderr)
+  t.assert.deepStrictEqual([line.level, line.role, line.err.code], [60, 'dns', 'ENGINE_CONFIG_INVALID'])
+  t.assert.match(line.msg ?? '', /^filterd: .*proxy\.blockpage-ip\[1\]: .*one per IP version/s)
+})
+
+test('commands other than roles keep plain-text errors', async (t: TestContext) => {
+  const { code, stderr } = await filterd(['build-db', '--config', join(tempDir(t), 'missing.yaml')])
+  t.assert.notStrictEqual(code, 0)
+  t.assert.throws(() => JSON.parse(stderr.split('\n')[0]!))
 })
 
 function dataConfig (dir: string, files: Record<string, string>): string {

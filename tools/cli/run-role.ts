@@ -54,7 +54,6 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
     throw err
   }
   logger.info({ endpoints: running.endpoints, config: config.source }, `${role} started`)
-  process.send?.({ type: 'ready', role, endpoints: running.endpoints })
   let closing = false
   const stop = (signal: string): void => {
     if (closing) return
@@ -82,4 +81,7 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
   // `filterd all` stops its children through the IPC channel too: a closed channel means the
   // parent is gone, and a role left running without it would hold the ports.
   process.on('disconnect', () => stop('parent exited'))
+  // Ready only once the handlers are in place: a parent that signals as soon as it hears "ready"
+  // would otherwise kill a process that has not yet replaced the default SIGINT/SIGTERM action.
+  process.send?.({ type: 'ready', role, endpoints: running.endpoints })
 }
