@@ -1,6 +1,5 @@
 import { test, type TestContext } from 'node:test'
 import { request } from 'node:https'
-import { createServer, type AddressInfo } from 'node:net'
 import { connect as tlsConnect } from 'node:tls'
 import { once } from 'node:events'
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
@@ -11,6 +10,7 @@ import { hasOpenssl, OPENSSL_MISSING, writeTestCertificate } from '../engine/tes
 import { makeStore, PAGE_ACCEPT } from './testing/fixture.js'
 import { startRole } from './role.js'
 import { startBlockPage } from './server.js'
+import { releasedPort } from '../engine/testing/ports.js'
 
 test('with tls-listen set the block page also answers over HTTPS with the operator\'s certificate', { skip: hasOpenssl() ? false : OPENSSL_MISSING }, async (t: TestContext) => {
   const { dir, store, config } = await makeStore(t)
@@ -62,15 +62,6 @@ function ownListeningPorts (): Set<number> | undefined {
   return ports
 }
 
-/** A port nothing listens on right now: bound by the kernel's choice, then released. */
-async function releasedPort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 test('without tls-listen nothing listens for HTTPS, so a connection to that port is refused at once', async (t: TestContext) => {
   const { dir, config } = await makeStore(t)

@@ -2,10 +2,10 @@ import { test, type TestContext } from 'node:test'
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { configOfCommandLine, healthTarget } from './health-target.js'
 import { FILTERD, REPO, fakeCollector, rawRequest, startFailureLine, startRole, tempDir } from './testing/harness.js'
+import { releasedPort } from '../engine/testing/ports.js'
 
 const dockerfile = readFileSync(join(REPO, 'Dockerfile'), 'utf8')
 
@@ -56,15 +56,6 @@ test('the image command line with its default config and environment answers loo
   execFileSync(process.execPath, [join(REPO, 'dist/local/healthcheck.js')], { env: { ...process.env, FILTERD_LISTEN: `127.0.0.1:${local.port}` } })
 })
 
-/** A port nothing listens on right now (the kernel's choice, released): for a config that must name its port. */
-async function releasedPort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 function mountedConfig (dir: string, listen: string, collectorUrl: string): string {
   mkdirSync(join(dir, 'etc'), { recursive: true })

@@ -4,7 +4,6 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { CATEGORY } from '../categories/index.js'
 import { memoryQueryLogSink } from '../querylog/index.js'
@@ -13,6 +12,7 @@ import {
 } from './testing/harness.js'
 import dnsPacket from 'dns-packet'
 import { startFailureLine } from '../testing/daemon.js'
+import { releasedPort } from '../testing/ports.js'
 
 const FWD = '198.51.100.10'
 const cats = { 'casino.example': [CATEGORY.GAMBLING] }
@@ -43,13 +43,13 @@ for (const dispatch of ['inline', 'pool'] as const) {
   })
 }
 
-async function freePort (): Promise<number> {
-  const srv = createServer()
-  srv.listen(0, '127.0.0.1')
-  await once(srv, 'listening')
-  const port = (srv.address() as { port: number }).port
-  srv.close()
-  return port
+
+/** SIGTERM, and its exit code once it is gone (before the test's folder is removed under it). */
+async function stop (child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return child.exitCode
+  const exited = once(child, 'exit')
+  child.kill('SIGTERM')
+  return (await exited as [number | null])[0]
 }
 
 async function daemon (t: TestContext, file: string): Promise<ChildProcess> {
@@ -69,7 +69,7 @@ async function daemon (t: TestContext, file: string): Promise<ChildProcess> {
 test('the CLI daemon answers, sees a write from another process within 100 ms, and stops on SIGTERM', async (t: TestContext) => {
   const w = await world(t, { cats })
   await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'] })
-  const port = await freePort()
+  const port = await releasedPort()
   const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`] })
   const child = await daemon(t, file)
   t.assert.ok(existsSync(join(w.dir, 'dns.pid')))
@@ -86,7 +86,7 @@ test('the CLI daemon answers, sees a write from another process within 100 ms, a
 
 test('the CLI daemon stops cleanly on SIGINT and removes its pid file', async (t: TestContext) => {
   const w = await world(t, { cats })
-  const port = await freePort()
+  const port = await releasedPort()
   const child = await daemon(t, writeConfigFile(w, { listen: [`127.0.0.1:${port}`] }))
   t.assert.strictEqual(readFileSync(join(w.dir, 'dns.pid'), 'utf8').trim(), String(child.pid))
   const exited = once(child, 'exit')
@@ -108,7 +108,7 @@ async function filterd (args: string[]): Promise<{ code: number, stdout: string,
 
 test('a second start while the daemon runs refuses with one line naming the pid file and the running pid', async (t: TestContext) => {
   const w = await world(t, { cats })
-  const port = await freePort()
+  const port = await releasedPort()
   const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`] })
   const child = await daemon(t, file)
   const pidFile = join(w.dir, 'dns.pid')
@@ -121,12 +121,13 @@ test('a second start while the daemon runs refuses with one line naming the pid 
   // The running daemon keeps its pid file and keeps answering.
   t.assert.strictEqual(readFileSync(pidFile, 'utf8').trim(), String(child.pid))
   t.assert.strictEqual(firstA(await ask(port, 'example.org', 'A')), FWD)
+  t.assert.strictEqual(await stop(child), 0)
 })
 
 test('a running daemon follows a rebuild by filterd build-db without a restart', async (t: TestContext) => {
   const w = await world(t)
   await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
-  const port = await freePort()
+  const port = await releasedPort()
   // vendor.txt is the base; custom.txt (first, so it wins) gets corrections for the rebuild.
   writeFileSync(join(w.dir, 'custom.txt'), '')
   writeFileSync(join(w.dir, 'vendor.txt'), `casino.example ${CATEGORY.GAMBLING}\npoker.example 81\n`)
@@ -155,12 +156,13 @@ test('a running daemon follows a rebuild by filterd build-db without a restart',
   // The same process answered throughout: no restart.
   t.assert.strictEqual(child.exitCode, null)
   t.assert.strictEqual(readFileSync(join(w.dir, 'dns.pid'), 'utf8').trim(), String(child.pid))
+  t.assert.strictEqual(await stop(child), 0)
 })
 
 test('proxy.processes runs several front processes that share the sockets', async (t: TestContext) => {
   const w = await world(t, { cats })
   await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
-  const port = await freePort()
+  const port = await releasedPort()
   const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`], proxy: { processes: 2 } })
   const child = await daemon(t, file)
   for (let i = 0; i < 6; i++) t.assert.strictEqual(firstA(await ask(port, `x${i}.casino.example`, 'A')), BLOCK_V4)
@@ -169,9 +171,7 @@ test('proxy.processes runs several front processes that share the sockets', asyn
   c.send(framed(query('casino.example', 'A', { id: 3 })))
   t.assert.strictEqual(firstA(dnsPacket.decode(await c.next())), BLOCK_V4)
   c.socket.destroy()
-  const exited = once(child, 'exit')
-  child.kill('SIGTERM')
-  t.assert.strictEqual((await exited as [number])[0], 0)
+  t.assert.strictEqual(await stop(child), 0)
 })
 
 test('dig sees the block answer with its EDE, over UDP and TCP', async (t: TestContext) => {

@@ -9,7 +9,6 @@ import { test, type TestContext } from 'node:test'
 import { spawn } from 'node:child_process'
 import { createSocket } from 'node:dgram'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,18 +18,11 @@ import { promisify } from 'node:util'
 import { get } from 'node:http'
 import dnsPacket from 'dns-packet'
 import { ask, firstA } from '../../engine/dns/testing/harness.js'
+import { releasedPort } from '../../engine/testing/ports.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const cli = join(root, 'dist/tools/filterd.js')
 
-async function freePort (): Promise<number> {
-  const srv = createServer()
-  srv.listen(0, '127.0.0.1')
-  await once(srv, 'listening')
-  const { port } = srv.address() as { port: number }
-  srv.close()
-  return port
-}
 
 async function queryA (port: number, name: string): Promise<string[]> {
   const sock = createSocket('udp4')
@@ -57,7 +49,7 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
   const dir = mkdtempSync(join(tmpdir(), 'filterd-system-'))
   t.after(() => rmSync(dir, { recursive: true, force: true }))
   const ports: Record<string, number> = {}
-  for (const k of ['dns', 'upstream', 'blockpage', 'api', 'catapi', 'anon', 'local', 'collector']) ports[k] = await freePort()
+  for (const k of ['dns', 'upstream', 'blockpage', 'api', 'catapi', 'anon', 'local', 'collector']) ports[k] = await releasedPort()
   // The shipped demo config, moved to free ports and this test's folder.
   const demo = readFileSync(join(root, 'conf/demo.yaml'), 'utf8')
     .replaceAll('${CONFIG_DIR}/../var', dir)

@@ -24,7 +24,8 @@ export const BLOCK_V6 = '2001:db8::b10c'
 
 export function tempDir (t: TestContext, prefix = 'filterd-dns-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  // Retries: a daemon of the test may still be writing a statistics file into it (ENOTEMPTY).
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10 }))
   return dir
 }
 
