@@ -26,7 +26,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const categories = new CategoryDb(store)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   const statsDb = openStatsDb(config.stats.db)
-  const server = createApiServer({ store, taxonomy, categories, config, logger, stats: { db: statsDb, timezone: config.stats.timezone } })
+  const server = createApiServer({ store, taxonomy, categories, config, logger, impl: config.common['http-server'], stats: { db: statsDb, timezone: config.stats.timezone } })
   registerMetricsRoute(server.http, { config, store })
   let port: number
   try {

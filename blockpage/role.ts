@@ -8,6 +8,6 @@ import { startBlockPage } from './server.js'
 
 export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
-  const running = await startBlockPage({ config, logger, frontDoor: createFrontDoor(config, logger) })
+  const running = await startBlockPage({ config, logger, frontDoor: createFrontDoor(config, logger), impl: config.common['http-server'] })
   return { endpoints: running.endpoints, close: () => running.close() }
 }

@@ -22,6 +22,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     existence: new ExistenceChecker({ resolvers }),
     anonLimit: section['anon-limit'],
     usageTimeZone: config.stats.timezone,
+    impl: config.common['http-server'],
     logger
   })
   const reg = parseHostPort(section.listen)

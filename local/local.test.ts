@@ -1,12 +1,13 @@
 import { test, type TestContext } from 'node:test'
 import { Agent, request } from 'node:http'
 import { once } from 'node:events'
+import { connect } from 'node:net'
 import { fakeCollector, getJson, prefixProxy, rawRequest, setup, startRole, until, type Child } from './testing/harness.js'
 
 const DATA_V1 = 'porn.example\t1\nnews.example\t60,1\nwww.malware.example\t10\nexample.org/some/path\t5\n'
 
 /** A collector serving DATA_V1 and a local service that loaded it. */
-async function startPair (t: TestContext, opts: { reportInterval?: number, updateInterval?: number, language?: 'ru' | 'en' } = {}): Promise<{ collector: Child, local: Child, s: ReturnType<typeof setup> }> {
+async function startPair (t: TestContext, opts: { reportInterval?: number, updateInterval?: number, language?: 'ru' | 'en', httpServer?: 'uws' | 'node' } = {}): Promise<{ collector: Child, local: Child, s: ReturnType<typeof setup> }> {
   const s = setup(t)
   s.writeData(DATA_V1)
   const collector = await startRole(t, 'collector', s.collectorConfig())
@@ -36,6 +37,25 @@ test('with local.language: ru the category names are Russian (over datafiles.lan
   const two = JSON.parse((await rawRequest(local.port, 'GET', '/news.example')).body) as { category: number[], category_name: string[] }
   const names = new Map(two.category.map((c, i) => [c, two.category_name[i]]))
   t.assert.deepStrictEqual([names.get(1), names.get(60)], ['Порнография', 'Торренты и P2P'])
+})
+
+/** One HTTP/1.0 exchange without Host (an old probe): the whole answer, or '' when none came within `ms`. */
+async function http10 (port: number, path: string, ms: number): Promise<string> {
+  const socket = connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  socket.write(`GET ${path} HTTP/1.0\r\n\r\n`)
+  let text = ''
+  socket.on('data', (d: Buffer) => { text += d.toString('latin1') })
+  await Promise.race([once(socket, 'close'), new Promise((resolve) => setTimeout(resolve, ms))])
+  socket.destroy()
+  return text
+}
+
+test('with common.http-server: node an HTTP/1.0 client without Host gets its answer', async (t: TestContext) => {
+  const { local } = await startPair(t, { httpServer: 'node' })
+  const answer = await http10(local.port, '/porn.example', 5000)
+  t.assert.match(answer, /^HTTP\/1\.[01] 200 /)
+  t.assert.match(answer, /\{"category":\[1\],"bad":true,"category_name":\["Pornography"\]\}$/)
 })
 
 test('answers 404 with no body for a name that is not categorized', async (t: TestContext) => {

@@ -90,6 +90,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   }
 
   const server = createHttpServer({
+    impl: config.common['http-server'],
     bodyLimit: 64 * 1024,
     onError: (err, req) => logger.error({ err, method: req.method, path: req.path }, 'request failed'),
     methodNotAllowed: (_req, res) => { notAllowed(res) }

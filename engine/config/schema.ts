@@ -153,7 +153,12 @@ export const configSchema = {
         'redis-port': { type: 'integer', minimum: 1, maximum: 65535 },
         'vendor-names': { type: 'array', items: { type: 'string' }, default: [], description: 'extra host names added to the built-in whitelist' },
         safesearchredirect: { type: 'string', default: 'https://duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later)' },
-        'log-level': { ...logLevel, default: 'info' }
+        'log-level': { ...logLevel, default: 'info' },
+        'http-server': {
+          enum: ['auto', 'uws', 'node'],
+          default: 'auto',
+          description: 'HTTP implementation of every HTTP role: auto (uWebSockets.js, or node:http with one warning when the addon does not load), uws, or node. node:http is slower but also answers HTTP/1.0 clients and HTTP/1.1 requests without Host, which uWS 20.30 leaves unanswered'
+        }
       }
     },
     stats: {

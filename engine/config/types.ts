@@ -63,6 +63,7 @@ export interface Config {
     readonly 'vendor-names': readonly string[]
     readonly safesearchredirect: string
     readonly 'log-level': LogLevel
+    readonly 'http-server': 'auto' | 'uws' | 'node'
   }
   readonly stats: {
     readonly enabled: boolean

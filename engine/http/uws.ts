@@ -21,8 +21,8 @@
  * - HTTP/1.0 requests (with or without `Host`) and HTTP/1.1 requests without `Host` get no response, and the
  *   connection stays open until the client closes its side or uWS's HTTP idle timeout (compiled in, about
  *   10 s) closes it; lower-case or unknown methods are closed at once, unanswered. node answers them all.
- *   No App option changes this (docs/local.md, "Old HTTP clients"). `app.close()` closes every connection and
- *   fires `onAborted`.
+ *   No App option changes this; `common.http-server: node` is the way out (docs/local.md, "Old HTTP clients").
+ *   `app.close()` closes every connection and fires `onAborted`.
  */
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'

@@ -26,7 +26,7 @@ export interface Setup {
   /** Writes the data file the collector publishes from. */
   writeData (lines: string): void
   collectorConfig (port?: number): string
-  localConfig (collectorUrl: string, opts?: { reportInterval?: number, updateInterval?: number, language?: 'ru' | 'en' }): string
+  localConfig (collectorUrl: string, opts?: { reportInterval?: number, updateInterval?: number, language?: 'ru' | 'en', httpServer?: 'uws' | 'node' }): string
 }
 
 export function setup (t: TestContext, keys = ['test-key']): Setup {
@@ -49,7 +49,8 @@ export function setup (t: TestContext, keys = ['test-key']): Setup {
       writeFileSync(file, common + `local:\n  listen: 127.0.0.1:0\n  key: test-key\n  collector-url: ${collectorUrl}\n` +
         `  report-interval: ${opts.reportInterval ?? 3600}\n  update-interval: ${opts.updateInterval ?? 3600}\n` +
         `  db: ${join(dir, 'local-db')}\n  pid: ${join(dir, 'local.pid')}\n  log-level: debug\n` +
-        (opts.language === undefined ? '' : `  language: ${opts.language}\n`))
+        (opts.language === undefined ? '' : `  language: ${opts.language}\n`) +
+        (opts.httpServer === undefined ? '' : `common:\n  http-server: ${opts.httpServer}\n`))
       return file
     }
   }
