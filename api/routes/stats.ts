@@ -9,10 +9,10 @@
  * 400 `API_BAD_QUERY` naming the parameter; a filter other than `all`/`www` 400 `API_BAD_PARAM`.
  */
 import type { HttpRequest } from '../../engine/http/index.js'
-import { ANONYMOUS_USER, activityByDay, activityByHour, detail, formatDay, parseDay, rawLastHour, topDomains } from '../../engine/stats/index.js'
+import { ANONYMOUS_USER, activityByDay, activityByHour, detail, formatDay, parseDay, rawLastHour, topDomains, type DomainFilter } from '../../engine/stats/index.js'
 import { requireUser, userIdOf, type ApiContext, type StatsContext } from '../context.js'
 import { apiError } from '../errors.js'
-import type { QueryParam, RouteDef } from '../route-table.js'
+import type { Outcome, QueryParam, RouteDef } from '../route-table.js'
 
 const DATE = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' }
 const RANGE: readonly QueryParam[] = [
@@ -24,6 +24,12 @@ const RANGE: readonly QueryParam[] = [
 function reportUser (ctx: ApiContext, req: HttpRequest): string {
   if (req.params.user_id === ANONYMOUS_USER) return ANONYMOUS_USER
   return requireUser(ctx.store, userIdOf(req)).name
+}
+
+function filterOf (req: HttpRequest): DomainFilter {
+  const filter = req.params.filter
+  if (filter !== 'all' && filter !== 'www') throw apiError('API_BAD_PARAM', 'filter must be all or www', 'filter')
+  return filter
 }
 
 /** `from` and `to` as day numbers, checked against what is kept. */
@@ -49,73 +55,47 @@ function rangeOf (stats: StatsContext, req: HttpRequest): [number, number] {
 
 const USER_NOTE = 'user_id may also be the reserved name *anonymous* (percent-encoded or not): the addresses with no user.'
 
+/**
+ * A report over the days `from`..`to`. The checks run in a fixed order: the user (404 whatever else
+ * is wrong), then the route's own path parameter (`param`), then the dates.
+ */
+function rangeReport<P = undefined> (
+  path: string, summary: string, ok: Outcome, description: string,
+  report: (stats: StatsContext, user: string, from: number, to: number, param: P) => unknown,
+  param?: (req: HttpRequest) => P
+): RouteDef {
+  return {
+    method: 'GET',
+    path,
+    tag: 'statistics',
+    summary,
+    description,
+    query: RANGE,
+    ok: [ok],
+    errors: [400, 404],
+    handle (ctx, req, res) {
+      const user = reportUser(ctx, req)
+      const p = param?.(req) as P
+      const [from, to] = rangeOf(ctx.stats, req)
+      res.json(report(ctx.stats, user, from, to, p))
+    }
+  }
+}
+
 export const statsRoutes: RouteDef[] = [
-  {
-    method: 'GET',
-    path: '/users/{user_id}/stat/activity/hour',
-    tag: 'statistics',
-    summary: 'requests and blocks per hour of the user (all its addresses summed)',
-    description: USER_NOTE,
-    query: RANGE,
-    ok: [{ status: 200, description: 'one label per hour of the range', schema: 'Chart' }],
-    errors: [400, 404],
-    handle (ctx, req, res) {
-      const { stats } = ctx
-      const user = reportUser(ctx, req)
-      const [from, to] = rangeOf(stats, req)
-      res.json(activityByHour(stats.db, stats.time, user, from, to))
-    }
-  },
-  {
-    method: 'GET',
-    path: '/users/{user_id}/stat/activity/day',
-    tag: 'statistics',
-    summary: 'requests and blocks per day of the user',
-    description: USER_NOTE,
-    query: RANGE,
-    ok: [{ status: 200, description: 'one label per day of the range', schema: 'Chart' }],
-    errors: [400, 404],
-    handle (ctx, req, res) {
-      const { stats } = ctx
-      const user = reportUser(ctx, req)
-      const [from, to] = rangeOf(stats, req)
-      res.json(activityByDay(stats.db, user, from, to))
-    }
-  },
-  {
-    method: 'GET',
-    path: '/users/{user_id}/stat/domains/{filter}',
-    tag: 'statistics',
-    summary: 'the user\'s top 100 domains of the range: requests, NXDOMAIN answers and blocks',
-    description: `filter: all, or www (only names that start with "www."). ${USER_NOTE}`,
-    query: RANGE,
-    ok: [{ status: 200, description: 'one label per domain, most requested first', schema: 'Chart' }],
-    errors: [400, 404],
-    handle (ctx, req, res) {
-      const { stats } = ctx
-      const user = reportUser(ctx, req)
-      const filter = req.params.filter
-      if (filter !== 'all' && filter !== 'www') throw apiError('API_BAD_PARAM', 'filter must be all or www', 'filter')
-      const [from, to] = rangeOf(stats, req)
-      res.json(topDomains(stats.db, user, from, to, filter))
-    }
-  },
-  {
-    method: 'GET',
-    path: '/users/{user_id}/stat/detail',
-    tag: 'statistics',
-    summary: 'per day of the range, the user\'s top domains with their categories',
-    description: USER_NOTE,
-    query: RANGE,
-    ok: [{ status: 200, description: 'timestamps (days) and one report per day', schema: 'Detail' }],
-    errors: [400, 404],
-    handle (ctx, req, res) {
-      const { stats } = ctx
-      const user = reportUser(ctx, req)
-      const [from, to] = rangeOf(stats, req)
-      res.json(detail(stats.db, user, from, to))
-    }
-  },
+  rangeReport('/users/{user_id}/stat/activity/hour', 'requests and blocks per hour of the user (all its addresses summed)',
+    { status: 200, description: 'one label per hour of the range', schema: 'Chart' }, USER_NOTE,
+    (stats, user, from, to) => activityByHour(stats.db, stats.time, user, from, to)),
+  rangeReport('/users/{user_id}/stat/activity/day', 'requests and blocks per day of the user',
+    { status: 200, description: 'one label per day of the range', schema: 'Chart' }, USER_NOTE,
+    (stats, user, from, to) => activityByDay(stats.db, user, from, to)),
+  rangeReport('/users/{user_id}/stat/domains/{filter}', 'the user\'s top 100 domains of the range: requests, NXDOMAIN answers and blocks',
+    { status: 200, description: 'one label per domain, most requested first', schema: 'Chart' },
+    `filter: all, or www (only names that start with "www."). ${USER_NOTE}`,
+    (stats, user, from, to, filter) => topDomains(stats.db, user, from, to, filter), filterOf),
+  rangeReport('/users/{user_id}/stat/detail', 'per day of the range, the user\'s top domains with their categories',
+    { status: 200, description: 'timestamps (days) and one report per day', schema: 'Detail' }, USER_NOTE,
+    (stats, user, from, to) => detail(stats.db, user, from, to)),
   {
     method: 'GET',
     path: '/users/{user_id}/stat/raw',
@@ -125,9 +105,8 @@ export const statsRoutes: RouteDef[] = [
     ok: [{ status: 200, description: 'field names and rows', schema: 'RawReport' }],
     errors: [400, 404],
     handle (ctx, req, res) {
-      const { stats } = ctx
       const user = reportUser(ctx, req)
-      res.json(rawLastHour(stats.db, stats.time, user, stats.now()))
+      res.json(rawLastHour(ctx.stats.db, ctx.stats.time, user, ctx.stats.now()))
     }
   }
 ]
