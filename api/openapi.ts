@@ -23,7 +23,8 @@ const TAGS = [
   { name: 'categories', description: 'the taxonomy and the site lookup' },
   { name: 'filter', description: 'a user\'s blocked categories' },
   { name: 'lists', description: 'user and global blacklists and whitelists' },
-  { name: 'statistics', description: 'reports from the query log, imported every 5 minutes (docs/statistics.md)' }
+  { name: 'statistics', description: 'reports from the query log, imported every 5 minutes (docs/statistics.md)' },
+  { name: 'check', description: 'the verdict for a name, explained: the policy step and the entry that decided (the DNS server\'s own code)' }
 ]
 
 function operationId (r: RouteDef): string {

@@ -12,6 +12,8 @@ import type { Config } from '../engine/config/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Taxonomy } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
+import { Policy, loadSafeHosts } from '../engine/policy/index.js'
+import { createBuiltinWhitelist } from '../engine/whitelist/index.js'
 import type { Store } from '../engine/store/index.js'
 import { ReportTime, type StatsDb } from '../engine/stats/index.js'
 import type { ApiContext } from './context.js'
@@ -22,8 +24,10 @@ export interface ApiServerOptions {
   readonly store: Store
   readonly taxonomy: Taxonomy
   readonly categories: CategoryDb
-  /** Read: `api['body-limit']`. */
-  readonly config: Readonly<Pick<Config, 'api'>>
+  /** Read: `api['body-limit']`; `common['vendor-names']` and `proxy['safesearch-hosts']` for the policy. */
+  readonly config: Readonly<Pick<Config, 'api' | 'common' | 'proxy' | 'stats'>>
+  /** The verdict code of the check routes; default: one built from the config, as the DNS server builds it. */
+  readonly policy?: Policy
   readonly logger: Logger
   /** The statistics reports' database and time zone. */
   readonly stats: { readonly db: StatsDb, readonly timezone: string, readonly now?: () => number }
@@ -52,10 +56,17 @@ function toggledSlash (p: string): string {
 export function createApiServer (options: ApiServerOptions): ApiServer {
   const { logger } = options
   const { stats } = options
+  const policy = options.policy ?? new Policy({
+    store: options.store,
+    categories: options.categories,
+    builtin: createBuiltinWhitelist(options.config.common['vendor-names']),
+    safeHosts: loadSafeHosts(options.config.proxy['safesearch-hosts'])
+  })
   const ctx: ApiContext = {
     store: options.store,
     taxonomy: options.taxonomy,
     categories: options.categories,
+    policy,
     logger,
     stats: { db: stats.db, time: new ReportTime(stats.timezone), now: stats.now ?? Date.now }
   }

@@ -2,6 +2,7 @@
 import type { RouteDef } from '../route-table.js'
 import { addressRoutes } from './addresses.js'
 import { categoryRoutes } from './categories.js'
+import { checkRoutes } from './check.js'
 import { defaultsRoutes } from './defaults.js'
 import { filterRoutes } from './filter.js'
 import { listRoutes } from './lists.js'
@@ -9,5 +10,5 @@ import { statsRoutes } from './stats.js'
 import { userRoutes } from './users.js'
 
 export const ROUTES: readonly RouteDef[] = [
-  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes, ...statsRoutes
+  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes, ...statsRoutes, ...checkRoutes
 ]
