@@ -14,6 +14,7 @@ import type { ListKind, Store, StoreWriter, UserRecord } from '../engine/store/i
 import { normalizeDomain } from '../engine/names/index.js'
 import { parseCidr } from '../engine/net/ip.js'
 import { apiError } from './errors.js'
+import type { LiveLog } from './live-log.js'
 import { checkBody, type BodyTypes } from './validate.js'
 import type { BodySchemaName } from './schemas.js'
 
@@ -21,6 +22,8 @@ export interface ApiContext {
   readonly store: Store
   readonly taxonomy: Taxonomy
   readonly categories: CategoryDb
+  /** The live query log's clients (routes/live-log.ts). */
+  readonly liveLog: LiveLog
   /** The DNS server's verdict code, for the check routes (routes/check.ts). */
   readonly policy: Policy
   readonly logger: Logger

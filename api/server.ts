@@ -17,6 +17,7 @@ import { createBuiltinWhitelist } from '../engine/whitelist/index.js'
 import type { Store } from '../engine/store/index.js'
 import { ReportTime, type StatsDb } from '../engine/stats/index.js'
 import type { ApiContext } from './context.js'
+import { LiveLog, type LiveLogOptions } from './live-log.js'
 import { pattern } from './route-table.js'
 import { ROUTES } from './routes/index.js'
 
@@ -31,12 +32,16 @@ export interface ApiServerOptions {
   readonly logger: Logger
   /** The statistics reports' database and time zone. */
   readonly stats: { readonly db: StatsDb, readonly timezone: string, readonly now?: () => number }
+  /** The live query log: the folder it follows (default `stats.dir`) and its limits. */
+  readonly liveLog?: LiveLogOptions & { readonly dir?: string }
   /** HTTP implementation (default `'auto'`: uWS when it loads). */
   readonly impl?: 'auto' | HttpImpl
 }
 
 export interface ApiServer {
   readonly http: HttpServer
+  /** The live query log's clients (tests read its bounds). */
+  readonly liveLog: LiveLog
   listen (host: string, port: number): Promise<{ port: number }>
   close (): Promise<void>
 }
@@ -62,7 +67,9 @@ export function createApiServer (options: ApiServerOptions): ApiServer {
     builtin: createBuiltinWhitelist(options.config.common['vendor-names']),
     safeHosts: loadSafeHosts(options.config.proxy['safesearch-hosts'])
   })
+  const liveLog = new LiveLog(options.liveLog?.dir ?? options.config.stats.dir, options.liveLog)
   const ctx: ApiContext = {
+    liveLog,
     store: options.store,
     taxonomy: options.taxonomy,
     categories: options.categories,
@@ -98,6 +105,10 @@ export function createApiServer (options: ApiServerOptions): ApiServer {
   return {
     http,
     listen: (host, port) => http.listen(host, port),
-    close: () => http.close()
+    liveLog,
+    async close () {
+      await liveLog.close()
+      await http.close()
+    }
   }
 }

@@ -6,9 +6,10 @@ import { checkRoutes } from './check.js'
 import { defaultsRoutes } from './defaults.js'
 import { filterRoutes } from './filter.js'
 import { listRoutes } from './lists.js'
+import { liveLogRoutes } from './live-log.js'
 import { statsRoutes } from './stats.js'
 import { userRoutes } from './users.js'
 
 export const ROUTES: readonly RouteDef[] = [
-  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes, ...statsRoutes, ...checkRoutes
+  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes, ...statsRoutes, ...checkRoutes, ...liveLogRoutes
 ]
