@@ -188,6 +188,34 @@ export const answerSchemas = {
       data: { type: 'array', items: { type: 'array', description: 'one query, in the order of fields' } }
     }
   },
+  Overview: {
+    type: 'object',
+    required: ['hours', 'days', 'totals', 'anonymous', 'users', 'topBlocked', 'topCategories'],
+    properties: {
+      hours: { $ref: '#/components/schemas/Chart' },
+      days: { $ref: '#/components/schemas/Chart' },
+      totals: { $ref: '#/components/schemas/Counts' },
+      anonymous: { $ref: '#/components/schemas/Counts' },
+      users: { $ref: '#/components/schemas/Counts' },
+      topBlocked: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['domain', 'blocks', 'requests', 'cats'],
+          properties: { domain: { type: 'string' }, blocks: { type: 'integer' }, requests: { type: 'integer' }, cats: { type: 'array', items: { type: 'integer' } } }
+        }
+      },
+      topCategories: {
+        type: 'array',
+        items: { type: 'object', required: ['category', 'blocks'], properties: { category: { type: 'integer' }, blocks: { type: 'integer' } } }
+      }
+    }
+  },
+  Counts: {
+    type: 'object',
+    required: ['requests', 'blocks'],
+    properties: { requests: { type: 'integer' }, blocks: { type: 'integer' } }
+  },
   Check: {
     type: 'object',
     description: 'what the DNS server answers this client for this name right now, and the policy step that decided',

@@ -7,9 +7,10 @@ import { defaultsRoutes } from './defaults.js'
 import { filterRoutes } from './filter.js'
 import { listRoutes } from './lists.js'
 import { liveLogRoutes } from './live-log.js'
+import { overviewRoutes } from './overview.js'
 import { statsRoutes } from './stats.js'
 import { userRoutes } from './users.js'
 
 export const ROUTES: readonly RouteDef[] = [
-  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes, ...statsRoutes, ...checkRoutes, ...liveLogRoutes
+  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes, ...statsRoutes, ...overviewRoutes, ...checkRoutes, ...liveLogRoutes
 ]
