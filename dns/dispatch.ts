@@ -91,7 +91,7 @@ export class Dispatcher {
   readonly submit = (msg: Buffer, peer: Peer): void => {
     this.counters.queries++
     if (this.judge === null) {
-      this.enqueue(new BatchItem(msg, peer, this.sink.enabled ? Date.now() : 0))
+      this.enqueue(new BatchItem(peer.channel.own(msg), peer, this.sink.enabled ? Date.now() : 0))
       return
     }
     try {
@@ -185,7 +185,7 @@ export class Dispatcher {
       }
       case JUDGE_FORWARD: {
         this.counters.forwarded++
-        const p = new PendingQuery(msg)
+        const p = new PendingQuery(peer.channel.own(msg))
         p.started = performance.now()
         p.clientId = readId(msg)
         p.peer = peer
@@ -195,7 +195,7 @@ export class Dispatcher {
         return
       }
       case JUDGE_SAFEVIDEO: {
-        const started = this.safeVideo.begin(msg, target, this.scratchOut)
+        const started = this.safeVideo.begin(peer.channel.own(msg), target, this.scratchOut)
         if (typeof started === 'number') {
           this.counters.answered++
           this.reply(this.scratchOut, started, peer, true)

@@ -100,6 +100,8 @@ export class BatchUdpSocket {
   private readonly addon: UdpAddon
   private readonly handle: AddonHandle
   private closed = false
+  /** In the dirty list (a flush is scheduled). */
+  queued = false
 
   constructor (addon: UdpAddon, o: BatchUdpSocketOptions) {
     this.addon = addon
@@ -139,11 +141,20 @@ export class BatchUdpSocket {
     return this.txCount * this.slot
   }
 
-  /** Marks the slot `nextSlot()` gave as filled: `len` bytes to `port` (address already in txAddr). */
+  /**
+   * Marks the slot `nextSlot()` gave as filled: `len` bytes to `port` (address already in txAddr).
+   * The filled slots leave together in a microtask: after the batch callback (or timer) that
+   * filled them returns, so one sendmmsg carries a whole batch's answers.
+   */
   commit (len: number, port: number): void {
     const i = this.txCount++
     this.txInfo[2 * i] = len
     this.txInfo[2 * i + 1] = port
+    if (!this.queued) {
+      this.queued = true
+      dirty.push(this)
+      if (!flushScheduled) { flushScheduled = true; queueMicrotask(flushDirty) }
+    }
   }
 
   /** Sends the filled slots in one sendmmsg. */
@@ -166,6 +177,19 @@ export class BatchUdpSocket {
     if (this.closed) return
     this.closed = true
     this.addon.close(this.handle)
+  }
+}
+
+let dirty: BatchUdpSocket[] = []
+let flushScheduled = false
+
+function flushDirty (): void {
+  flushScheduled = false
+  const list = dirty
+  dirty = []
+  for (const s of list) {
+    s.queued = false
+    s.flush()
   }
 }
 
