@@ -20,6 +20,7 @@ interface UdpAddon {
   open (o: OpenArgs): { handle: AddonHandle, port: number }
   send (h: AddonHandle, count: number): number
   sendOne (h: AddonHandle, buf: Uint8Array, length: number, addr: Uint8Array | null, port: number): number
+  takeSendError (h: AddonHandle): number
   close (h: AddonHandle): void
 }
 interface OpenArgs {
@@ -74,7 +75,10 @@ export interface BatchUdpSocketOptions {
   batch: number
   /** Bytes per slot: a larger datagram arrives with length -1 (truncated, to be dropped). */
   slot: number
-  /** A batch of `count` datagrams is in the receive area; a negative count is -errno of a socket error. */
+  /**
+   * A batch of `count` datagrams is in the receive area; a negative count is -errno of a socket
+   * error (from a receive, or from a send that failed: then it runs inside `flush`/`sendOne`).
+   */
   onBatch: (count: number) => void
 }
 
@@ -99,6 +103,7 @@ export class BatchUdpSocket {
   sendDrops = 0
   private readonly addon: UdpAddon
   private readonly handle: AddonHandle
+  private readonly onBatch: (count: number) => void
   private closed = false
   /** In the dirty list (a flush is scheduled). */
   queued = false
@@ -133,6 +138,7 @@ export class BatchUdpSocket {
     })
     this.handle = r.handle
     this.port = r.port
+    this.onBatch = o.onBatch
   }
 
   /** The next free send slot's byte offset in txBuf, flushing first when every slot is taken. */
@@ -164,13 +170,26 @@ export class BatchUdpSocket {
     this.txCount = 0
     if (this.closed) return
     const sent = this.addon.send(this.handle, n)
-    if (sent < n) this.sendDrops += n - sent
+    if (sent < n) {
+      this.sendDrops += n - sent
+      this.reportSendError()
+    }
+  }
+
+  // A send can consume the socket's pending error (an ICMP refusal) before a receive sees it: hand
+  // it to the batch callback as a receive error would be.
+  private reportSendError (): void {
+    const e = this.addon.takeSendError(this.handle)
+    if (e !== 0) this.onBatch(-e)
   }
 
   /** Sends one datagram at once (one larger than a slot); `addr` is ignored on a connected socket. */
   sendOne (buf: Buffer, len: number, addr: Uint8Array | null, port: number): void {
     if (this.closed) return
-    if (this.addon.sendOne(this.handle, buf, len, addr, port) !== 1) this.sendDrops++
+    if (this.addon.sendOne(this.handle, buf, len, addr, port) !== 1) {
+      this.sendDrops++
+      this.reportSendError()
+    }
   }
 
   close (): void {

@@ -41,6 +41,8 @@ typedef struct {
   napi_async_context actx;
   uv_poll_t poll;
   int polling;
+  /* errno of the last send that failed for another reason than a full queue (0: none). */
+  int send_error;
   uint8_t *rx_buf;
   int32_t *rx_info;
   uint8_t *rx_addr;
@@ -185,11 +187,14 @@ static void on_readable (uv_poll_t *h, int status, int events) {
 
 static void on_poll (uv_poll_t *h, int status, int events) {
   udp_socket *s = (udp_socket *)h->data;
-  if (status < 0) {
-    /* uv reports a socket error on the fd; recvmmsg will read and clear it. */
-  }
+  if (s->closed) return;
+  /*
+   * A socket error (the ICMP port unreachable a connected socket receives) comes as POLLERR, on
+   * which libuv stops the poll and reports UV_EBADF. The socket is fine: recvmmsg reads and clears
+   * the error (the callback gets -errno), then the poll starts again.
+   */
   on_readable(h, status, events);
-  (void)s;
+  if (status < 0 && !s->closed) uv_poll_start(&s->poll, UV_READABLE, on_poll);
 }
 
 static int get_area (napi_env env, napi_value v, void **data, size_t *len) {
@@ -394,6 +399,7 @@ static napi_value Send (napi_env env, napi_callback_info info) {
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) break;
       /* This datagram cannot go (unreachable peer, refused on a connected socket): skip it. */
+      if (n < 0) s->send_error = errno;
       off++;
     }
   }
@@ -437,8 +443,22 @@ static napi_value SendOne (napi_env env, napi_callback_info info) {
       n = sendto(s->fd, data, (size_t)length, MSG_DONTWAIT, (struct sockaddr *)&ss, sl);
     }
     ok = n >= 0 ? 1 : 0;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) s->send_error = errno;
   }
   CHECK(napi_create_int32(env, ok, &result));
+  return result;
+}
+
+/* takeSendError(handle) -> errno of the last failed send since the previous call, or 0. */
+static napi_value TakeSendError (napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  udp_socket *s = unwrap(env, argv[0]);
+  if (s == NULL) return NULL;
+  int e = s->send_error;
+  s->send_error = 0;
+  CHECK(napi_create_int32(env, e, &result));
   return result;
 }
 
@@ -463,6 +483,7 @@ static napi_value Init (napi_env env, napi_value exports) {
     { "open", NULL, Open, NULL, NULL, NULL, napi_default, NULL },
     { "send", NULL, Send, NULL, NULL, NULL, napi_default, NULL },
     { "sendOne", NULL, SendOne, NULL, NULL, NULL, napi_default, NULL },
+    { "takeSendError", NULL, TakeSendError, NULL, NULL, NULL, napi_default, NULL },
     { "close", NULL, Close, NULL, NULL, NULL, napi_default, NULL }
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
