@@ -355,7 +355,8 @@ class FrontLoop implements DnsServer {
       let len = 0
       if (kind === JUDGE_ANSWER) {
         len = out.spans[2 * i + 1]!
-        answer = answers.subarray(out.spans[2 * i]!, out.spans[2 * i]! + len)
+        const start = out.spans[2 * i]!
+        answer = answers.subarray(start, start + len)
       }
       const rec = out.records?.[i] ?? null
       if (rec !== null) rec.time = it.time
