@@ -173,7 +173,7 @@ export class Dispatcher {
       let len = 0
       if (kind === JUDGE_ANSWER) {
         len = out.spans[2 * i + 1]!
-        answer = answers.subarray(out.spans[2 * i]!, out.spans[2 * i]! + len)
+        answer = answers.subarray(out.spans[2 * i], out.spans[2 * i]! + len)
       }
       const rec = out.records?.[i] ?? null
       if (rec !== null) rec.time = it.time

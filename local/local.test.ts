@@ -159,7 +159,7 @@ test('reports reach the real collector, which stores them per key per day', asyn
   const { run } = await import('../tools/collector-usage.js')
   let out = ''
   const write = process.stdout.write
-  process.stdout.write = ((chunk: string) => { out += chunk; return true }) as typeof process.stdout.write
+  process.stdout.write = ((chunk: string) => { out += chunk; return true })
   let code: number
   try {
     code = await run(['--config', s.collectorConfig(), '--json'])
@@ -287,7 +287,7 @@ test('applies a database update while lookups run: every answer is the old or th
 
 test('refuses a corrupted download and keeps the database in use', async (t: TestContext) => {
   const { local, s } = await startPair(t, { updateInterval: 1 })
-  const { publishSnapshot, writeManifest, readManifest } = await import('../collector/snapshot.js')
+  const { publishSnapshot, writeManifest, readManifest } = await import('../engine/catdb/snapshot.js')
   const { readFileSync, writeFileSync } = await import('node:fs')
   const { join } = await import('node:path')
   const dir = join(s.dir, 'snapshots')

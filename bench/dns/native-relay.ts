@@ -34,7 +34,7 @@ front = openBatchUdpSocket({
 back = openBatchUdpSocket({
   family: 4, host: '127.0.0.1', port: 0, connect: { host: '127.0.0.1', port: upstreamPort }, batch: 64, slot: 4096,
   onBatch (n) {
-    const f = front!
+    const f = front
     const b = back!
     for (let i = 0; i < n; i++) {
       const len = b.rxInfo[2 * i]!

@@ -192,7 +192,7 @@ export async function dig (args: string[]): Promise<string | undefined> {
   return await new Promise((resolve, reject) => {
     execFile('dig', args, { timeout: 10000 }, (err, stdout) => {
       if (err !== null && (err as NodeJS.ErrnoException).code === 'ENOENT') { resolve(undefined); return }
-      if (err !== null) { reject(err); return }
+      if (err !== null) { const failure: Error = err; reject(failure); return }
       resolve(stdout)
     })
   })

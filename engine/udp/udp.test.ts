@@ -35,7 +35,7 @@ function open (t: TestContext, o: Partial<BatchUdpSocketOptions> & { got?: Got[]
       }
     }
   })
-  t.after(() => s!.close())
+  t.after(() => s.close())
   return s
 }
 
