@@ -38,6 +38,8 @@ class BatchItem {
   readonly msg: Buffer
   readonly peer: Peer
   readonly time: number
+  /** Where flush() put the query in the task's input. */
+  offset = 0
   constructor (msg: Buffer, peer: Peer, time: number) {
     this.msg = msg
     this.peer = peer
@@ -91,17 +93,27 @@ export class Dispatcher {
   readonly submit = (msg: Buffer, peer: Peer): void => {
     this.counters.queries++
     if (this.judge === null) {
-      this.enqueue(new BatchItem(peer.channel.own(msg), peer, this.sink.enabled ? Date.now() : 0))
+      // Native batches end with endBatch(), which sends the task before the receive area is
+      // reused: their queries are copied once, into the task's buffer. Others are queued as they are.
+      this.enqueue(new BatchItem(msg, peer, this.sink.enabled ? Date.now() : 0))
       return
     }
     try {
       const j = this.judge
       const kind = j.judge(msg, peer.address, this.scratchOut)
       const rec = kind !== 0 && this.sink.enabled ? buildRecord(j, Date.now()) : null
-      this.act(kind, msg, this.scratchOut, j.answerLength, kind === JUDGE_SAFEVIDEO ? j.verdict.target : '', peer, rec)
+      this.act(kind, msg, this.scratchOut, j.answerLength, kind === JUDGE_SAFEVIDEO ? j.verdict.target : '', peer, rec, false)
     } catch (err) {
       this.lastResort(err, msg, peer)
     }
+  }
+
+  /**
+   * The end of a batch of queries that live in a receive area the next batch overwrites: with a
+   * pool, their task leaves now (the copy into the task's buffer is their only copy).
+   */
+  endBatch (): void {
+    if (this.pool !== null) this.flush()
   }
 
   // ---- pool dispatch ---------------------------------------------------------------------------
@@ -131,6 +143,7 @@ export class Dispatcher {
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!   // i < length
       it.msg.copy(view, off)
+      it.offset = off
       spans[2 * i] = off
       spans[2 * i + 1] = it.msg.length
       sources[i] = it.peer.address
@@ -147,10 +160,12 @@ export class Dispatcher {
     if (this.closed) return
     if (out === null || out.error !== null) {
       this.logger.error({ err: err ?? out?.error }, 'dns pool task failed')
-      for (const it of items) this.lastResort(err ?? out?.error, it.msg, it.peer)
+      const input = out === null ? null : Buffer.from(out.input)
+      for (const it of items) this.lastResort(err ?? out?.error, this.itemQuery(it, input), it.peer)
       return
     }
     const answers = Buffer.from(out.bytes)
+    const input = Buffer.from(out.input)
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!                // i < items.length == out.kinds.length
       const kind = out.kinds[i]!
@@ -162,17 +177,28 @@ export class Dispatcher {
       }
       const rec = out.records?.[i] ?? null
       if (rec !== null) rec.time = it.time
+      // The query as the worker saw it, in the moved-back input: owned by this batch, never reused.
+      const msg = this.itemQuery(it, input)
       try {
-        this.act(kind, it.msg, answer, len, out.targets[i] ?? '', it.peer, rec)
+        this.act(kind, msg, answer, len, out.targets[i] ?? '', it.peer, rec, true)
       } catch (e) {
-        this.lastResort(e, it.msg, it.peer)
+        this.lastResort(e, msg, it.peer)
       }
     }
   }
 
+  // The item's query bytes in the task's input (laid out by flush()). When the task was rejected
+  // its input is gone with the worker: the item's own bytes are all there is (for a native query
+  // the receive area may hold a later datagram by then; the SERVFAIL then misses its client).
+  private itemQuery (it: BatchItem, input: Buffer | null): Buffer {
+    if (input === null || input.length === 0) return it.peer.channel.own(it.msg)
+    return input.subarray(it.offset, it.offset + it.msg.length)
+  }
+
   // ---- acting on a decision --------------------------------------------------------------------
 
-  private act (kind: number, msg: Buffer, answer: Buffer, answerLength: number, target: string, peer: Peer, rec: QueryLogRecord | null): void {
+  // `owned`: msg stays valid after this call (else the peer's channel copies it when it must).
+  private act (kind: number, msg: Buffer, answer: Buffer, answerLength: number, target: string, peer: Peer, rec: QueryLogRecord | null, owned: boolean): void {
     switch (kind) {
       case JUDGE_ANSWER: {
         this.counters.answered++
@@ -185,7 +211,7 @@ export class Dispatcher {
       }
       case JUDGE_FORWARD: {
         this.counters.forwarded++
-        const p = new PendingQuery(peer.channel.own(msg))
+        const p = new PendingQuery(owned ? msg : peer.channel.own(msg))
         p.started = performance.now()
         p.clientId = readId(msg)
         p.peer = peer
@@ -195,7 +221,7 @@ export class Dispatcher {
         return
       }
       case JUDGE_SAFEVIDEO: {
-        const started = this.safeVideo.begin(peer.channel.own(msg), target, this.scratchOut)
+        const started = this.safeVideo.begin(owned ? msg : peer.channel.own(msg), target, this.scratchOut)
         if (typeof started === 'number') {
           this.counters.answered++
           this.reply(this.scratchOut, started, peer, true)

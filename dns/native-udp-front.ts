@@ -11,6 +11,13 @@ import { openBatchUdpSocket, type BatchUdpSocket } from '../engine/udp/index.js'
 import { Peer, type PeerChannel } from './peer.js'
 import type { QueryHandler } from './udp-front.js'
 
+/** What the front tells the dispatcher besides each query. */
+export interface BatchSink {
+  readonly submit: QueryHandler
+  /** Every query of the batch was submitted; the receive area is about to be reused. */
+  endBatch (): void
+}
+
 /** Datagrams per recvmmsg/sendmmsg. */
 export const kBatch = 64
 /** Receive slot: a larger query is dropped (as the TCP front's 4096-byte frame cap). */
@@ -25,18 +32,20 @@ export class NativeUdpFront implements PeerChannel {
   oversized = 0
   private readonly sock: BatchUdpSocket
   private readonly onQuery: QueryHandler
+  private readonly sink: BatchSink
   private readonly names = new Map<number, string>()
   private readonly addrScratch = Buffer.alloc(16)
 
-  private constructor (host: string, port: number, family: 4 | 6, onQuery: QueryHandler) {
-    this.onQuery = onQuery
+  private constructor (host: string, port: number, family: 4 | 6, sink: BatchSink) {
+    this.sink = sink
+    this.onQuery = sink.submit
     this.sock = openBatchUdpSocket({ family, host, port, reusePort: true, batch: kBatch, slot: kQuerySlot, onBatch: this.onBatch })
     this.port = this.sock.port
   }
 
   /** Binds `host:port` with SO_REUSEPORT (0: a free port); throws the bind error. */
-  static bind (host: string, port: number, family: 4 | 6, onQuery: QueryHandler): NativeUdpFront {
-    return new NativeUdpFront(host, port, family, onQuery)
+  static bind (host: string, port: number, family: 4 | 6, sink: BatchSink): NativeUdpFront {
+    return new NativeUdpFront(host, port, family, sink)
   }
 
   /** Datagrams the kernel did not take (send queue full). */
@@ -65,6 +74,7 @@ export class NativeUdpFront implements PeerChannel {
       }
       this.onQuery(msg, peer)
     }
+    this.sink.endBatch()
   }
 
   private nameOf (ip4: number): string {

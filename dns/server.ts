@@ -170,7 +170,7 @@ class FrontProcessServer implements DnsServer {
       let udp: UdpFront | NativeUdpFront
       try {
         udp = this.io === 'native'
-          ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit)
+          ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher)
           : await UdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit, this.logger)
       } catch (err) {
         throw new EngineError('ENGINE_LISTEN', `dns: cannot bind UDP ${text}: ${(err as Error).message}`, { cause: err })

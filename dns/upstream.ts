@@ -50,6 +50,8 @@ class Resolver {
 
 /** One connected upstream socket: node:dgram, or the native batched I/O (`proxy.io`). */
 interface OutTransport {
+  /** Queries sent since the last flush are still waiting to leave together (native batches). */
+  batching (): boolean
   send (query: Buffer): void
   close (): void
 }
@@ -57,12 +59,14 @@ interface OutTransport {
 class DgramOut implements OutTransport {
   readonly sock: UdpSocket
   constructor (sock: UdpSocket) { this.sock = sock }
+  batching (): boolean { return false }
   send (query: Buffer): void { this.sock.send(query) }
   close (): void { this.sock.close() }
 }
 
 class NativeOut implements OutTransport {
   sock: BatchUdpSocket | null = null
+  batching (): boolean { return this.sock!.txCount > 0 }
   send (query: Buffer): void {
     const s = this.sock!   // set right after opening
     if (query.length > s.slot) { s.sendOne(query, query.length, null, 0); return }
@@ -274,8 +278,15 @@ export class Forwarder {
     const now = Date.now()
     const r = this.pickResolver(now)
     const pool = r.pool
-    const out = pool[this.turn++ % pool.length]!   // every resolver's pool is non-empty
-    if (this.turn >= 0x3fffffff) this.turn = 0
+    let out = pool[this.turn % pool.length]!   // every resolver's pool is non-empty
+    // dgram: the next socket for every query. Native: the queries of one batch stay on one socket
+    // until it is flushed, so they leave in one sendmmsg (and their answers come back in one
+    // batch); the next batch takes the next socket. IDs stay random per query either way.
+    if (!out.sock.batching()) {
+      this.turn++
+      if (this.turn >= 0x3fffffff) this.turn = 0
+      out = pool[this.turn % pool.length]!
+    }
     let key = -1
     for (let tries = 0; tries < 16; tries++) {
       const id = this.nextId()
