@@ -304,25 +304,25 @@ export class Response implements HttpResponse {
     this.streaming = true
     const drains: Array<() => void> = []
     const native = this.#transport.openStream(this, first, () => { for (const d of drains) d() })
-    const res = this
     let ended = false
+    // Arrow functions keep this response as `this` inside the stream object's methods.
+    const isClosed = (): boolean => ended || this.aborted
+    const onAbort = (cb: () => void): void => {
+      if (this.aborted) return
+      ;(this.#abortListeners ??= []).push(cb)
+    }
+    const finish = (): void => {
+      if (isClosed()) return
+      ended = true
+      this.streaming = false
+      native.end()
+    }
     return {
-      get closed () { return ended || res.aborted },
-      write (chunk) {
-        if (ended || res.aborted) return false
-        return native.write(chunk)
-      },
-      onDrain (cb) { drains.push(cb) },
-      onClose (cb) {
-        if (res.aborted) return
-        ;(res.#abortListeners ??= []).push(cb)
-      },
-      end () {
-        if (ended || res.aborted) return
-        ended = true
-        res.streaming = false
-        native.end()
-      }
+      get closed () { return isClosed() },
+      write: (chunk) => isClosed() ? false : native.write(chunk),
+      onDrain: (cb) => { drains.push(cb) },
+      onClose: onAbort,
+      end: finish
     }
   }
 

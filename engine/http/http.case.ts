@@ -575,14 +575,14 @@ export function runHttpSuite (impl: HttpImpl): void {
       client.write(get('/flood'))
       for (let i = 0; i < 500 && stalled?.sawFalse !== true; i++) await new Promise((resolve) => setTimeout(resolve, 10))
       t.assert.strictEqual(stalled?.sawFalse, true)
-      const before = stalled!.written
+      const before = stalled.written
       t.assert.ok(before < 4096, `the writer stopped at ${before} chunks`)
       client.socket.resume()
-      for (let i = 0; i < 500 && !stalled!.drained; i++) await new Promise((resolve) => setTimeout(resolve, 10))
-      t.assert.strictEqual(stalled!.drained, true)
+      for (let i = 0; i < 500 && !stalled.drained; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      t.assert.strictEqual(stalled.drained, true)
       client.socket.destroy()
-      for (let i = 0; i < 500 && !stalled!.closed; i++) await new Promise((resolve) => setTimeout(resolve, 10))
-      t.assert.strictEqual(stalled!.closed, true)
+      for (let i = 0; i < 500 && !stalled.closed; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      t.assert.strictEqual(stalled.closed, true)
     })
 
     test('serves HTTPS with the given certificate files', { skip: hasOpenssl() ? false : OPENSSL_MISSING }, async (t: TestContext) => {

@@ -277,7 +277,7 @@ export class UwsServer {
           return
         }
         this.#listenSocket = ls
-        resolve({ port: this.#uws.us_socket_local_port(ls as unknown as Uws.us_socket) })
+        resolve({ port: this.#uws.us_socket_local_port(ls) })
       })
     })
   }
