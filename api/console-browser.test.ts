@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { CATEGORY } from '../engine/categories/index.js'
-import { addUser, ask, world, writeConfigFile } from '../engine/dns/testing/harness.js'
+import { addUser, ask, world, writeConfigFile } from '../dns/testing/harness.js'
 import { CONF, FILTERD, getJson, startRole } from '../engine/testing/daemon.js'
 import { TEST_OUTPUT_DIR } from '../blockpage/testing/fixture.js'
 

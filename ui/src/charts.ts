@@ -16,7 +16,6 @@ const COLORS: Record<string, string> = { Requests: '#2563eb', Blocks: '#dc2626',
 export function chart (kind: 'bar' | 'line', data: ChartData, label: (l: string) => string, opts: { horizontal?: boolean, height?: number } = {}): HTMLElement {
   const canvas = h('canvas')
   const box = h('div', { class: 'chart', style: `height:${opts.height ?? 260}px` }, canvas)
-  // eslint-disable-next-line no-new
   new Chart(canvas, {
     type: kind,
     data: {
@@ -50,7 +49,6 @@ export function chart (kind: 'bar' | 'line', data: ChartData, label: (l: string)
 export function doughnut (labels: string[], values: number[]): HTMLElement {
   const canvas = h('canvas')
   const box = h('div', { class: 'chart', style: 'height:220px' }, canvas)
-  // eslint-disable-next-line no-new
   new Chart(canvas, {
     type: 'doughnut',
     data: { labels, datasets: [{ data: values, backgroundColor: ['#9ca3af', '#2563eb'], borderWidth: 0 }] },
