@@ -20,7 +20,8 @@ export const API_ERRORS = {
   API_ENTRY_NOT_FOUND: 404,
   API_SITE_NOT_FOUND: 404,
   API_FORBIDDEN: 403,
-  API_UNAVAILABLE: 502
+  API_UNAVAILABLE: 502,
+  API_STORE_UNAVAILABLE: 503
 } as const
 
 export type ApiErrorCode = keyof typeof API_ERRORS

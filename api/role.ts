@@ -12,6 +12,7 @@ import type { RoleContext, RunningRole } from '../engine/role.js'
 import { registerMetricsRoute } from '../engine/metrics/index.js'
 import { openStatsDb, startStatsImporter, startUsageReporter } from '../engine/stats/index.js'
 import { createApiServer } from './server.js'
+import { linkSharedStore } from './shared-store.js'
 
 function isLoopback (host: string): boolean {
   return host === '::1' || host.startsWith('127.')
@@ -24,6 +25,8 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   // The store with the config file's initial /config/ values (common.safesearchredirect).
   const store = openConfiguredStore(config)
   const categories = new CategoryDb(store)
+  // Several hosts: policy writes go to the shared Redis store (common.redis-ip), reads stay local.
+  const shared = await linkSharedStore(config, store, logger)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   const statsDb = openStatsDb(config.stats.db)
   const server = createApiServer({ store, taxonomy, categories, config, logger, impl: config.common['http-server'], stats: { db: statsDb, timezone: config.stats.timezone } })
@@ -32,6 +35,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   try {
     ({ port } = await server.listen(listen.host, listen.port))
   } catch (err) {
+    await shared?.close()
     await statsDb.close()
     await store.close()
     throw err
@@ -43,9 +47,10 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     logger.warn({ listen: config.api.listen }, 'the management API has no authentication of its own: listen on loopback and let the front door apply api.access')
   }
   return {
-    endpoints: [`api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})`],
+    endpoints: [`api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`],
     async close () {
       await server.close()
+      await shared?.close()
       usage.close()
       await importer.close()
       await statsDb.close()
