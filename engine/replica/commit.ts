@@ -17,7 +17,7 @@ import type { Redis, Result } from 'ioredis'
 import { pack } from 'msgpackr'
 import { EngineError } from '../errors.js'
 import { POLICY_DBS, type RemoteCommit, type Store, type StoreOp } from '../store/index.js'
-import type { SharedStoreSettings } from './redis.js'
+import { whenReady, type SharedStoreSettings } from './redis.js'
 
 /** Why a write did not reach the shared store; the API answers 503 (nothing was written). */
 export class SharedStoreUnavailable extends EngineError {
@@ -72,6 +72,7 @@ export async function commitToSharedStore (redis: Redis, settings: SharedStoreSe
   }
   let reply: [string, number]
   try {
+    await whenReady(redis, 1000)
     reply = await redis.filterdCommit(...args)
   } catch (err) {
     const msg = (err as Error).message

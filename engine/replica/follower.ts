@@ -33,7 +33,7 @@ import type { Redis } from 'ioredis'
 import { pack, unpack } from 'msgpackr'
 import type { Logger } from '../log/index.js'
 import { POLICY_DBS, type ReplicaPosition, type Store, type StoreOp } from '../store/index.js'
-import { connectSharedStore, type SharedStoreSettings } from './redis.js'
+import { connectSharedStore, whenReady, type SharedStoreSettings } from './redis.js'
 
 export type FollowerState = 'starting' | 'initializing' | 'bootstrapping' | 'following' | 'redis-down' | 'redis-lost' | 'epoch-mismatch' | 'stopped'
 
@@ -132,6 +132,7 @@ export class Follower {
 
   private async step (): Promise<void> {
     const { keys } = this.settings
+    await whenReady(this.redis, 1000)
     const epoch = await this.redis.get(keys.epoch)
     const position = this.store.replicaPosition()
     const complete = position !== undefined && this.store.replicaState() === 'following'

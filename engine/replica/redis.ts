@@ -80,3 +80,16 @@ export function connectSharedStore (settings: SharedStoreSettings, extra: RedisO
   redis.connect().catch(() => {})
   return redis
 }
+
+/**
+ * Waits (at most `ms`) for the connection to be usable: without the offline queue a command sent
+ * while (re)connecting fails at once, and a short wait covers a connection being set up.
+ */
+export async function whenReady (redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return
+  await new Promise<void>((resolve) => {
+    const done = (): void => { clearTimeout(timer); redis.off('ready', done); resolve() }
+    const timer = setTimeout(done, ms)
+    redis.on('ready', done)
+  })
+}
