@@ -41,7 +41,8 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     throw err
   }
   // The 5-minute import of the DNS role's closed CSV files, and the usage report to the vendor.
-  const importer = startStatsImporter(config, logger, { statsDb })
+  // With Redis, every host's files reach every host's reports through the shared store instead.
+  const importer = shared !== undefined ? shared.startStats(statsDb) : startStatsImporter(config, logger, { statsDb })
   const usage = startUsageReporter(config, store, logger)
   if (!isLoopback(listen.host)) {
     logger.warn({ listen: config.api.listen }, 'the management API has no authentication of its own: listen on loopback and let the front door apply api.access')
@@ -50,9 +51,9 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     endpoints: [`api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`],
     async close () {
       await server.close()
-      await shared?.close()
       usage.close()
       await importer.close()
+      await shared?.close()
       await statsDb.close()
       await store.close()
     }

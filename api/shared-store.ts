@@ -8,10 +8,15 @@
 import type { Config } from '../engine/config/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
+import type { StatsDb } from '../engine/stats/index.js'
+import type { StatsSync } from '../engine/replica/stats.js'
+import { hostname } from 'node:os'
 import { apiError } from './errors.js'
 
 export interface SharedStoreLink {
   readonly where: string
+  /** Ships this host's statistics and applies every host's (engine/replica/stats.ts). */
+  startStats (statsDb: StatsDb): StatsSync
   close (): Promise<void>
 }
 
@@ -20,6 +25,7 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
   // Loaded only here, so a single host never loads the Redis client.
   const { sharedStoreSettings, connectSharedStore } = await import('../engine/replica/redis.js')
   const { createRemoteCommit, SharedStoreUnavailable } = await import('../engine/replica/commit.js')
+  const { startStatsSync, statsKeys } = await import('../engine/replica/stats.js')
   const settings = sharedStoreSettings(config)!
   const redis = connectSharedStore(settings, { commandTimeout: 3000 })
   const commit = createRemoteCommit(redis, settings, store, {
@@ -39,6 +45,11 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
   })
   return {
     where: settings.where,
+    startStats (statsDb) {
+      const host = config.common['host-id'] ?? hostname()
+      return startStatsSync(redis, connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
+        host, config.stats.dir, statsDb, config.stats.timezone, config.stats['import-interval'] * 1000, logger)
+    },
     async close () {
       store.useRemoteCommit(undefined)
       redis.disconnect()

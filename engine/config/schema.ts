@@ -155,6 +155,7 @@ export const configSchema = {
         'redis-prefix': { type: 'string', minLength: 1, maxLength: 64, default: 'filterd:', description: 'prefix of every key filterd keeps in Redis (several deployments can share one server)' },
         'redis-stream-length': { type: 'integer', minimum: 1000, maximum: 100000000, default: 100000, description: 'change records kept in the Redis stream; a host further behind bootstraps from a snapshot' },
         'redis-sentinels': { type: 'array', items: { type: 'string', pattern: '^.+:[0-9]{1,5}$' }, default: [], description: 'host:port of Redis Sentinels; when set, the master named redis-master-name is used instead of redis-ip' },
+        'host-id': { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'this host\'s name among hosts sharing Redis (its statistics files are shipped under it); default: the system host name' },
         'redis-master-name': { type: 'string', default: 'filterd', description: 'the Sentinel master name' },
         'vendor-names': { type: 'array', items: { type: 'string' }, default: [], description: 'extra host names added to the built-in whitelist' },
         safesearchredirect: { type: 'string', default: 'https://duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later)' },

@@ -65,6 +65,7 @@ export interface Config {
     readonly 'redis-stream-length'?: number
     readonly 'redis-sentinels'?: readonly string[]
     readonly 'redis-master-name'?: string
+    readonly 'host-id'?: string
     readonly 'vendor-names': readonly string[]
     readonly safesearchredirect: string
     readonly 'log-level': LogLevel
