@@ -19,7 +19,8 @@ export interface TestRedis {
   kill (): Promise<void>
   /** Starts it again on the same port; `empty` removes its data first. */
   start (options?: { empty?: boolean }): Promise<void>
-  stop (): Promise<void>
+  /** Stops it (SIGTERM: data written) and, unless `keepData`, removes its folder. */
+  stop (options?: { keepData?: boolean }): Promise<void>
 }
 
 export function redisServerAvailable (): boolean {
@@ -68,9 +69,14 @@ export async function startRedis (options: { host?: string, bind?: string } = {}
     dir,
     kill,
     start,
-    async stop () {
-      await kill()
-      rmSync(dir, { recursive: true, force: true })
+    async stop (opts = {}) {
+      const p = proc
+      proc = undefined
+      if (p !== undefined && p.exitCode === null) {
+        p.kill('SIGTERM')
+        await once(p, 'exit')
+      }
+      if (opts.keepData !== true) rmSync(dir, { recursive: true, force: true })
     }
   }
 }
