@@ -123,7 +123,7 @@ export async function defineHost (topo: Topology, i: number, root: string, redis
   const procs: HostProcess[] = []
   const start = async (role: 'sync' | 'api' | 'dns'): Promise<HostProcess> => {
     const [cmd, ...args] = [...topo.prefix(i), process.execPath, FILTERD, role, '--config', config]
-    const proc = spawn(cmd!, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
     const output: string[] = []
     let buffered = ''
     const take = (d: string): void => {

@@ -119,7 +119,7 @@ export async function applyStatsStream (redis: Redis, keys: StatsKeys, db: Stats
   }
   // The position only saves re-reading: the ledger already refuses a chunk applied before.
   const [ms, seq] = last.split('-').map(Number) as [number, number]
-  await db.root.transaction(() => { db.meta.put(POS_MS, ms); db.meta.put(POS_SEQ, seq) })
+  await db.root.transaction(() => { db.meta.putSync(POS_MS, ms); db.meta.putSync(POS_SEQ, seq) })
   return applied
 }
 
@@ -151,7 +151,8 @@ export function startStatsSync (redis: Redis, applier: Redis, keys: StatsKeys, h
     while (!closed) {
       try {
         await applyStatsStream(applier, keys, db, timeZone, 1000)
-      } catch (err) {
+      } catch {
+        // Redis away: the next read retries; the shipped chunks wait in the stream.
         if (closed) break
         await new Promise((resolve) => setTimeout(resolve, 1000))
       }

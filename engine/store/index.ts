@@ -120,7 +120,9 @@ export interface ReplicaPosition {
   seq: number
 }
 
-const ROLLBACK = Symbol('rollback')
+/** Thrown to roll back the recording transaction of a remote write (never seen outside). */
+class Rollback extends Error {}
+const ROLLBACK = new Rollback('rollback')
 
 /** How long `readSnapshot()` keeps one read transaction. */
 export const SNAPSHOT_MAX_AGE_MS = 1000
