@@ -9,16 +9,26 @@ import type { Store } from '../engine/store/index.js'
 import { call, errorOf, startApi, type StartOptions, type StartedApi } from './fixtures.js'
 import { ROUTES } from './routes/index.js'
 
+/** A way of running the suite: `link` connects each fresh server's store (e.g. to a shared Redis). */
+export interface ApiSuiteVariant {
+  readonly name: string
+  link (s: StartedApi): Promise<{ close (): Promise<void> }>
+}
+
+let variant: ApiSuiteVariant | undefined
+
 async function start (t: TestContext, impl: HttpImpl, options: StartOptions = {}): Promise<StartedApi> {
   const s = await startApi({ ...options, impl, apiYaml: options.apiYaml ?? 'body-limit: 1024' })
-  t.after(() => s.close())
+  const linked = await variant?.link(s)
+  t.after(async () => { await linked?.close(); await s.close() })
   return s
 }
 
 interface UserBody { name: string, safesearch: string, safeyoutube: string, status: string, filter: number[], ip: string[], whitelist: string[], blacklist: string[], moved?: unknown }
 
-export function runApiSuite (impl: HttpImpl): void {
-  describe(`management API over ${impl}`, () => {
+export function runApiSuite (impl: HttpImpl, how?: ApiSuiteVariant): void {
+  variant = how
+  describe(`management API over ${impl}${how === undefined ? '' : ` (${how.name})`}`, () => {
     test('PUT creates a user from the /userconfig/ defaults, and GET and HEAD see it', async (t: TestContext) => {
       const s = await start(t, impl)
       t.assert.strictEqual((await call(s.base, 'PUT', '/userconfig/', { filter: [1, 2], safesearch: true })).status, 200)

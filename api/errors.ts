@@ -21,7 +21,8 @@ export const API_ERRORS = {
   API_SITE_NOT_FOUND: 404,
   API_TOO_MANY_STREAMS: 503,
   API_FORBIDDEN: 403,
-  API_UNAVAILABLE: 502
+  API_UNAVAILABLE: 502,
+  API_STORE_UNAVAILABLE: 503
 } as const
 
 export type ApiErrorCode = keyof typeof API_ERRORS
