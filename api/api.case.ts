@@ -45,6 +45,8 @@ export function runApiSuite (impl: HttpImpl, how?: ApiSuiteVariant): void {
       const head = await call(s.base, 'HEAD', '/users/alice')
       t.assert.strictEqual(head.status, 200)
       t.assert.strictEqual(head.text, '')
+      t.assert.strictEqual(head.headers.get('content-length'), get.headers.get('content-length'))
+      t.assert.strictEqual(head.headers.get('content-type'), 'application/json')
       const missing = await call(s.base, 'HEAD', '/users/nobody')
       t.assert.strictEqual(missing.status, 404)
       t.assert.strictEqual(missing.text, '')
