@@ -31,10 +31,12 @@ async function openStream (t: TestContext, url: string): Promise<{ events: LiveE
         const { value, done } = await reader.read()
         if (done) return
         buf += dec.decode(value, { stream: true })
+        // Walk the buffer by index and cut it once: slicing per event would copy a large chunk per event.
+        let from = 0
         let i
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i)
-          buf = buf.slice(i + 2)
+        while ((i = buf.indexOf('\n\n', from)) >= 0) {
+          const block = buf.slice(from, i)
+          from = i + 2
           let event = 'message'
           let data: string | undefined
           for (const line of block.split('\n')) {
@@ -43,6 +45,7 @@ async function openStream (t: TestContext, url: string): Promise<{ events: LiveE
           }
           if (data !== undefined) events.push({ event, data: JSON.parse(data) })
         }
+        buf = buf.slice(from)
       }
     } catch { /* aborted */ }
   })()
