@@ -6,7 +6,7 @@ import { describe, test, type TestContext } from 'node:test'
 import { CategoryDbBuilder } from '../engine/catdb/index.js'
 import type { HttpImpl } from '../engine/http/index.js'
 import type { Store } from '../engine/store/index.js'
-import { call, errorOf, startApi, type StartOptions, type StartedApi } from './fixtures.js'
+import { call, errorOf, startApi, type StartOptions, type StartedApi } from './testing/fixtures.js'
 import { ROUTES } from './routes/index.js'
 
 async function start (t: TestContext, impl: HttpImpl, options: StartOptions = {}): Promise<StartedApi> {

@@ -38,7 +38,7 @@ const allowed: Array<[string, string]> = [
   ['engine/dns/x.ts', "import { JudgePool } from '../pool/index.js'"],
   ['engine/stats/x.ts', "import { Store } from '../store/index.js'"],
   ['tools/x.ts', "import { startRole } from '../api/role.js'"],
-  ['blockpage/x.test.ts', "import { startApi } from '../api/fixtures.js'"],
+  ['blockpage/x.test.ts', "import { startApi } from '../api/testing/fixtures.js'"],
   ['engine/metrics/x.test.ts', "import { ask } from '../dns/testing/harness.js'"],
   ['bench/x.ts', "import { startRole } from '../api/role.js'"]
 ]

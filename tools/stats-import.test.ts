@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { silentLogger } from '../engine/log/index.js'
 import { ANONYMOUS_USER, ReportTime, activityByDay, activityByHour, createCsvQueryLog, openStatsDb, topDomains } from '../engine/stats/index.js'
-import { rec, statsTestEnv, writeFiles } from '../engine/stats/fixtures.js'
+import { rec, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
 import type { StatsRecord } from '../engine/stats/writer.js'
 import { run } from './stats-import.js'
 

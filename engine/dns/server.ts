@@ -19,17 +19,15 @@
 import { createSocket, type RemoteInfo, type Socket as UdpSocket } from 'node:dgram'
 import { createServer, type Server, type Socket as TcpSocket } from 'node:net'
 import { once } from 'node:events'
-import { CategoryDb } from '../catdb/index.js'
 import type { Config } from '../config/types.js'
 import { formatHostPort, parseHostPort } from '../config/address.js'
 import { EngineError } from '../errors.js'
 import { silentLogger, type Logger } from '../log/index.js'
-import { Policy, loadSafeHosts, type SafeHosts } from '../policy/index.js'
+import { createPolicy, type Policy, type SafeHosts } from '../policy/index.js'
 import { DnsMetrics } from '../metrics/index.js'
 import { JudgePool, type BatchOutput } from '../pool/index.js'
 import { noopQueryLogSink, type QueryLogRecord, type QueryLogSink } from '../querylog/index.js'
 import { configuredStoreOptions, openConfiguredStore, type Store } from '../store/index.js'
-import { createBuiltinWhitelist } from '../whitelist/index.js'
 import {
   EDE_NO_REACHABLE_AUTHORITY, FrameReader, QCLASS_IN, QTYPE_A, QTYPE_AAAA, QUERY_OK, QueryScratch,
   RCODE_NXDOMAIN, RCODE_SERVFAIL, compileEdeText, decodeAddresses, frame, kAnswerBufferSize, rcodeOf,
@@ -43,8 +41,6 @@ import { Forwarder, PendingQuery } from './upstream.js'
 export const kMaxTcpQueryFrame = 4096
 /** Queries one TCP connection may have in flight before we stop reading from it. */
 export const kMaxTcpInflight = 64
-/** How often the policy checks the store's generation (API writes enforced within this). */
-export const kGenerationCheckMs = 20
 
 export interface DnsServerOptions {
   config: Readonly<Config>
@@ -67,23 +63,12 @@ export interface DnsListener {
   readonly port: number
 }
 
-export interface DnsCounters {
-  queries: number
-  answered: number
-  forwarded: number
-  servfail: number
-  dropped: number
-  errors: number
-  tcpConnections: number
-}
-
 export interface DnsServer {
   readonly listeners: readonly DnsListener[]
   /** Port of the first listener (UDP and TCP). */
   readonly port: number
   readonly endpoints: readonly string[]
   readonly dispatch: 'inline' | 'pool'
-  readonly counters: Readonly<DnsCounters>
   close (): Promise<void>
 }
 
@@ -130,7 +115,6 @@ class FrontLoop implements DnsServer {
   readonly listeners: DnsListener[] = []
   readonly endpoints: string[] = []
   readonly dispatch: 'inline' | 'pool'
-  readonly counters: DnsCounters = { queries: 0, answered: 0, forwarded: 0, servfail: 0, dropped: 0, errors: 0, tcpConnections: 0 }
   private readonly config: Readonly<Config>
   private readonly logger: Logger
   private readonly sink: QueryLogSink
@@ -148,7 +132,6 @@ class FrontLoop implements DnsServer {
   private readonly scratchOut = Buffer.allocUnsafe(kAnswerBufferSize)
   private readonly replyScratch = new QueryScratch()
   private readonly queryTemplates = new Map<string, Buffer>()
-  private generationTimer: NodeJS.Timeout | null = null
   private batch: BatchItem[] = []
   private batchScheduled = false
   private readonly batchSize: number
@@ -173,16 +156,9 @@ class FrontLoop implements DnsServer {
     if (this.dispatch === 'inline') {
       this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
       this.ownsStore = o.store === undefined
-      this.policy = new Policy({
-        store: this.store,
-        categories: new CategoryDb(this.store),
-        builtin: createBuiltinWhitelist(this.config.common['vendor-names']),
-        safeHosts: o.safeHosts ?? loadSafeHosts(proxy['safesearch-hosts'])
-      })
+      this.policy = createPolicy(this.config, this.store, o.safeHosts === undefined ? {} : { safeHosts: o.safeHosts })
       this.judge = new Judge({ policy: this.policy, answers: compileBlockAnswers(proxy), clientSubnet: proxy['client-subnet'], wantCats: this.sink.enabled })
-      const policy = this.policy
-      this.generationTimer = setInterval(() => { policy.checkGeneration() }, kGenerationCheckMs)
-      this.generationTimer.unref()
+      this.policy.watcher.start()
     } else {
       this.pool = new JudgePool({
         workers: proxy.workers,
@@ -241,7 +217,6 @@ class FrontLoop implements DnsServer {
   // ---- receiving ------------------------------------------------------------------------------
 
   private onUdp (socket: UdpSocket, msg: Buffer, rinfo: RemoteInfo): void {
-    this.counters.queries++
     if (this.judge === null) {
       this.enqueue(new BatchItem(msg, socket, rinfo.port, rinfo.address, null, this.sink.enabled ? Date.now() : 0))
       return
@@ -260,7 +235,6 @@ class FrontLoop implements DnsServer {
     if (this.closed) { sock.destroy(); return }
     const c = new TcpClient(sock, this.tcpMaxFrame)
     this.tcpClients.add(c)
-    this.counters.tcpConnections++
     sock.setTimeout(this.config.proxy['tcp-idle-timeout'])
     sock.on('timeout', () => {
       // RFC 7766 §6.2.3: idle means no query outstanding; a slow upstream is not idleness.
@@ -284,7 +258,6 @@ class FrontLoop implements DnsServer {
   }
 
   private onTcpQuery (c: TcpClient, msg: Buffer): void {
-    this.counters.queries++
     c.inflight++
     const address = c.sock.remoteAddress ?? ''
     if (this.judge === null) {
@@ -376,7 +349,6 @@ class FrontLoop implements DnsServer {
   ): void {
     switch (kind) {
       case JUDGE_ANSWER: {
-        this.counters.answered++
         // A local answer: an error answer to a bad query, or a block (safe search answers the same way).
         const rcode = answerLength >= 4 ? answer[3]! & 0x0f : RCODE_SERVFAIL
         this.metrics.countQuery(rcode !== 0 ? 'malformed' : rec?.reason === 'safesearch' ? 'safesearch' : 'block', rcode)
@@ -385,7 +357,6 @@ class FrontLoop implements DnsServer {
         return
       }
       case JUDGE_FORWARD: {
-        this.counters.forwarded++
         const p = new PendingQuery(msg)
         p.started = performance.now()
         p.clientId = readId(msg)
@@ -402,7 +373,6 @@ class FrontLoop implements DnsServer {
         this.safeVideo(msg, target, socket, port, address, conn, rec)
         return
       default:
-        this.counters.dropped++
         this.metrics.countQuery('drop', -1)
         if (conn !== null) this.done(conn)
     }
@@ -414,7 +384,6 @@ class FrontLoop implements DnsServer {
     readQuery(msg, q)
     if (q.qclass !== QCLASS_IN || (q.qtype !== QTYPE_A && q.qtype !== QTYPE_AAAA)) {
       const len = writeCnameAnswer(msg, q, target, [], this.scratchOut)
-      this.counters.answered++
       this.reply(this.scratchOut, len, socket, port, address, conn, true)
       if (rec !== null) this.sink.write(rec)
       return
@@ -451,7 +420,6 @@ class FrontLoop implements DnsServer {
       readQuery(p.original, q)
       if (decoded === undefined) {
         rcode = RCODE_SERVFAIL
-        this.counters.servfail++
         const len = writeErrorAnswer(p.original, q, RCODE_SERVFAIL, this.scratchOut, EDE_NO_REACHABLE_AUTHORITY, kEdeTimeout)
         this.reply(this.scratchOut, len, p.socket, p.port, p.address, conn, true)
       } else {
@@ -461,7 +429,6 @@ class FrontLoop implements DnsServer {
       }
     } else if (response === null) {
       rcode = RCODE_SERVFAIL
-      this.counters.servfail++
       setId(p.query, p.clientId)
       const q = this.replyScratch
       const ok = readQuery(p.query, q) === QUERY_OK
@@ -499,8 +466,6 @@ class FrontLoop implements DnsServer {
 
   // The one last-resort catch of the front loop: count, log, answer SERVFAIL.
   private lastResort (err: unknown, msg: Buffer, socket: UdpSocket | null, port: number, address: string, conn: TcpClient | null): void {
-    this.counters.errors++
-    this.counters.servfail++
     this.logger.error({ err }, 'dns: unexpected error while answering; sent SERVFAIL')
     try {
       const q = this.replyScratch
@@ -515,7 +480,7 @@ class FrontLoop implements DnsServer {
   async close (): Promise<void> {
     if (this.closed) return
     this.closed = true
-    if (this.generationTimer !== null) clearInterval(this.generationTimer)
+    this.policy?.watcher.stop()
     for (const s of this.udpSockets) s.close()
     const closing = this.tcpServers.map(async (s) => await new Promise<void>((resolve) => s.close(() => resolve())))
     for (const c of this.tcpClients) c.sock.destroy()

@@ -122,8 +122,6 @@ export class Forwarder {
   private readonly sweeper: NodeJS.Timeout
   private readonly scratch = new QueryScratch()
   private closed = false
-  /** Counters (SMI range): answers relayed, timeouts, answers dropped as unmatched. */
-  readonly counters = { answered: 0, timeouts: 0, unmatched: 0 }
 
   private constructor (o: ForwarderOptions) {
     if (o.resolvers.length === 0) throw new Error('dnscache.forward names no resolver')
@@ -144,11 +142,6 @@ export class Forwarder {
       for (let i = 0; i < f.poolSize; i++) r.pool.push(await f.openSocket(r))
     }
     return f
-  }
-
-  /** Queries waiting for an answer. */
-  get pendingCount (): number {
-    return this.byKey.size + this.tcpPending.size
   }
 
   private nextId (): number {
@@ -227,7 +220,6 @@ export class Forwarder {
     const p = this.byKey.get(out.serial * 65536 + id)
     const r = p?.resolver
     if (p === undefined || r == null || rinfo.port !== r.port || rinfo.address !== r.host || !this.matches(p, msg)) {
-      this.counters.unmatched++
       return
     }
     this.byKey.delete(p.key)
@@ -247,7 +239,6 @@ export class Forwarder {
       const r = p.resolver
       if (r !== null) r.downUntil = 0
       setId(response, p.clientId)
-      this.counters.answered++
     }
     this.onAnswer(p, response)
   }
@@ -295,7 +286,6 @@ export class Forwarder {
       if (!p.done && p.expires > now) break
       this.head++
       if (p.done) continue
-      this.counters.timeouts++
       if (p.resolver !== null) p.resolver.downUntil = now + this.downMs
       if (p.tcp !== null) {
         this.tcpPending.delete(p)

@@ -2,13 +2,13 @@
  * Test helpers for the statistics tests (not a test file): a config whose stats directories are in
  * a fresh temporary directory, and query records.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
-import { parseConfig, type Config } from '../config/index.js'
-import { silentLogger } from '../log/index.js'
-import { createCsvQueryLog, type StatsRecord } from './writer.js'
+import { parseConfig, type Config } from '../../config/index.js'
+import { silentLogger } from '../../log/index.js'
+import { tempDir } from '../../testing/temp.js'
+import { createCsvQueryLog, type StatsRecord } from '../writer.js'
 
 export interface StatsTestEnv {
   readonly root: string
@@ -19,8 +19,7 @@ export interface StatsTestEnv {
 
 /** A temp dir (removed after the test) and a config pointing stats.dir/stats.db into it. */
 export function statsTestEnv (t: TestContext, stats: Record<string, string | number | boolean> = {}): StatsTestEnv {
-  const root = mkdtempSync(join(tmpdir(), 'filterd-stats-'))
-  t.after(() => { rmSync(root, { recursive: true, force: true }) })
+  const root = tempDir(t, 'filterd-stats-')
   const entries: Record<string, string | number | boolean> = { dir: join(root, 'csv'), db: join(root, 'statsdb'), ...stats }
   const yaml = 'stats:\n' + Object.entries(entries).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}\n`).join('')
   const configFile = join(root, 'test.yaml')
