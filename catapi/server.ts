@@ -20,6 +20,7 @@ import { GenerationWatcher, type Store } from '../engine/store/index.js'
 import { nonExistingVerdict, toAsciiJson, verdictOf } from '../engine/verdict/index.js'
 import type { Logger } from '../engine/log/index.js'
 import { Authenticator, type AuthenticatorOptions } from './auth.js'
+import { CATAPI_ERRORS, type CatApiErrorCode } from './errors.js'
 import { SlidingWindowLimiter, retryAfterSeconds } from './limiter.js'
 import type { Existence } from './resolver.js'
 import { UsageCounter } from './usage.js'
@@ -69,8 +70,8 @@ export interface CatApi {
 
 const JSON_TYPE = 'application/json'
 
-function sendJsonError (res: HttpResponse, status: number, code: string, message: string): void {
-  res.status(status).header('Content-Type', JSON_TYPE).header('Cache-Control', NO_STORE).send(errorBody(code, message))
+function sendJsonError (res: HttpResponse, code: CatApiErrorCode, message: string): void {
+  res.status(CATAPI_ERRORS[code]).header('Content-Type', JSON_TYPE).header('Cache-Control', NO_STORE).send(errorBody(code, message))
 }
 
 // normalizeLookupUrl drops the port after checking only that it is 1-5 digits.
@@ -160,13 +161,13 @@ export function createCatApi (options: CatApiOptions): CatApi {
       try {
         raw = decodeURIComponent(raw)
       } catch {
-        sendJsonError(res, 400, 'CATAPI_BAD_DOMAIN', 'malformed percent-encoding in the domain name')
+        sendJsonError(res, 'CATAPI_BAD_DOMAIN', 'malformed percent-encoding in the domain name')
         return
       }
     }
     const name = normalizeDomain(raw)
     if (name === undefined) {
-      sendJsonError(res, 400, 'CATAPI_BAD_DOMAIN', 'not a valid domain name')
+      sendJsonError(res, 'CATAPI_BAD_DOMAIN', 'not a valid domain name')
       return
     }
     // Undecoded categories: nothing is decoded on a hit whose body is cached.
@@ -187,13 +188,13 @@ export function createCatApi (options: CatApiOptions): CatApi {
       try {
         full = decodeURIComponent(full)
       } catch {
-        sendJsonError(res, 400, 'CATAPI_BAD_URL', 'malformed percent-encoding in the URL')
+        sendJsonError(res, 'CATAPI_BAD_URL', 'malformed percent-encoding in the URL')
         return
       }
     }
     const lu = full === '' || !hasValidPort(full) ? undefined : normalizeLookupUrl(full)
     if (lu === undefined) {
-      sendJsonError(res, 400, 'CATAPI_BAD_URL', 'not a valid URL (expected scheme://host/path?query)')
+      sendJsonError(res, 'CATAPI_BAD_URL', 'not a valid URL (expected scheme://host/path?query)')
       return
     }
     const site = catdb.categorizeUrl(lu.host, lu.pathAndQuery)
@@ -229,11 +230,11 @@ export function createCatApi (options: CatApiOptions): CatApi {
       }
       if (outcome.reason === 'throttled') {
         res.header('Retry-After', String(retryAfterSeconds(outcome.retryAfterMs)))
-        sendJsonError(res, 429, 'CATAPI_AUTH_THROTTLED', 'too many failed authentications from this address; retry later')
+        sendJsonError(res, 'CATAPI_AUTH_THROTTLED', 'too many failed authentications from this address; retry later')
         return
       }
       res.header('WWW-Authenticate', wwwAuthenticate)
-      sendJsonError(res, 401, 'CATAPI_UNAUTHORIZED', outcome.reason === 'missing'
+      sendJsonError(res, 'CATAPI_UNAUTHORIZED', outcome.reason === 'missing'
         ? 'HTTP Basic credentials (client_id:client_secret) are required'
         : 'wrong client_id or client_secret')
     })
@@ -243,7 +244,7 @@ export function createCatApi (options: CatApiOptions): CatApi {
     const decision = anonLimiter.take(rateKeyOf(req.remoteAddress), now())
     if (!decision.allowed) {
       res.header('Retry-After', String(retryAfterSeconds(decision.retryAfterMs)))
-      sendJsonError(res, 429, 'CATAPI_RATE_LIMITED', `anonymous access is limited to ${anonLimiter.limit} requests per minute`)
+      sendJsonError(res, 'CATAPI_RATE_LIMITED', `anonymous access is limited to ${anonLimiter.limit} requests per minute`)
       return
     }
     follow()
