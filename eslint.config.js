@@ -137,5 +137,12 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off'
     }
   },
+  {
+    // A dependency of product code is a static import, visible to every reader and tool; only the
+    // CLI (tools/) loads roles lazily.
+    files: ['engine/**/*.ts', ...ROLE_FOLDERS.map((f) => `${f}/**/*.ts`)],
+    ignores: ['**/*.test.ts', '**/*.case.ts', '**/testing/**'],
+    rules: { 'no-restricted-syntax': ['error', { selector: 'ImportExpression', message: 'Import statically: a dynamic import hides the dependency (docs/architecture.md, Layout).' }] }
+  },
   ...layering
 )
