@@ -19,27 +19,27 @@ async function restricted (filePath: string, code: string): Promise<string[]> {
 }
 
 const forbidden: Array<[string, string]> = [
+  ['engine/metrics/x.test.ts', "import { ask } from '../../dns/testing/harness.js'"],
   ['engine/stats/x.ts', "import { startRole } from '../../api/role.js'"],
   ['engine/role.ts', "import type { Foo } from '../blockpage/server.js'"],
-  ['engine/stats/x.ts', "import { startDnsServer } from '../dns/server.js'"], // engine/dns is the dns role until it moves to dns/
-  ['engine/stats/x.ts', "import { x } from '../../engine/dns/server.js'"],
-  ['engine/dns/x.ts', "import { Limiter } from '../../catapi/limiter.js'"],
+  ['engine/stats/x.ts', "import { startDnsServer } from '../../dns/server.js'"],
+  ['engine/pool/x.ts', "import { x } from '../../dns/dispatch.js'"],
+  ['dns/x.ts', "import { Limiter } from '../catapi/limiter.js'"],
   ['collector/x.ts', "import { startRole } from '../local/role.js'"],
   ['collector/x.ts', "export * from '../api/errors.js'"],
   ['collector/x.ts', "import { run } from '../tools/build-db.js'"],
   ['blockpage/x.ts', "import { x } from '../api/front-door.js'"],
   ['local/testing/x.ts', "import { x } from '../../bench/common/load.js'"],
   ['engine/stats/x.test.ts', "import { setup } from '../../local/testing/harness.js'"],
-  ['engine/stats/x.test.ts', "import { x } from '../dns/server.js'"]
+  ['engine/stats/x.test.ts', "import { x } from '../../dns/server.js'"]
 ]
 const allowed: Array<[string, string]> = [
   ['blockpage/x.ts', "import { createHttpServer } from '../engine/http/index.js'"],
   ['blockpage/x.ts', "import { createFrontDoor } from './front-door.js'"],
-  ['engine/dns/x.ts', "import { JudgePool } from '../pool/index.js'"],
+  ['dns/x.ts', "import { JudgePool } from '../engine/pool/index.js'"],
   ['engine/stats/x.ts', "import { Store } from '../store/index.js'"],
   ['tools/x.ts', "import { startRole } from '../api/role.js'"],
   ['blockpage/x.test.ts', "import { startApi } from '../api/testing/fixtures.js'"],
-  ['engine/metrics/x.test.ts', "import { ask } from '../dns/testing/harness.js'"],
   ['bench/x.ts', "import { startRole } from '../api/role.js'"]
 ]
 

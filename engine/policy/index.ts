@@ -21,7 +21,7 @@
  */
 import { CategoryDb, decodeCats } from '../catdb/index.js'
 import type { SuffixKeys } from '../names/suffix-keys.js'
-import { GenerationWatcher, type GenerationWatcherOptions, type Store } from '../store/index.js'
+import { GenerationWatcher, type GenerationWatcherOptions, type Store, type UserRecord } from '../store/index.js'
 import { createBuiltinWhitelist, type BuiltinWhitelist } from '../whitelist/index.js'
 import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 
@@ -88,12 +88,13 @@ export interface PolicyConfig {
 
 /**
  * The policy over `store` as every role builds it: the category database, the built-in whitelist
- * with `common.vendor-names`, and the safe-search hosts of `proxy.safesearch-hosts`.
+ * with `common.vendor-names`, and the safe-search hosts of `proxy.safesearch-hosts` (a process
+ * that already holds a CategoryDb, like the api role, passes it).
  */
-export function createPolicy (config: PolicyConfig, store: Store, options: { safeHosts?: SafeHosts, watcher?: GenerationWatcherOptions } = {}): Policy {
+export function createPolicy (config: PolicyConfig, store: Store, options: { safeHosts?: SafeHosts, categories?: CategoryDb, watcher?: GenerationWatcherOptions } = {}): Policy {
   return new Policy({
     store,
-    categories: new CategoryDb(store),
+    categories: options.categories ?? new CategoryDb(store),
     builtin: createBuiltinWhitelist(config.common['vendor-names']),
     safeHosts: options.safeHosts ?? loadSafeHosts(config.proxy['safesearch-hosts']),
     ...(options.watcher === undefined ? {} : { watcher: options.watcher })
@@ -162,26 +163,37 @@ export class Policy {
     if (cached !== undefined) return cached
     const userId = this.store.userForAddress(address)
     const user = userId === undefined ? undefined : this.store.getUser(userId)
-    let snap: Snapshot
-    if (user === undefined) {
-      snap = this.anonymousSnapshot()
-    } else {
-      const white = listSet(this.store.getList(user.name, 'white'))
-      const black = listSet(this.store.getList(user.name, 'black'))
-      snap = {
-        user: user.name,
-        enabled: user.status === 'enabled',
-        whitelist: white.set,
-        blacklist: black.set,
-        allowOnly: black.allowOnly,
-        safesearch: user.safesearch === 'on',
-        safevideo: user.safeyoutube === 'on',
-        filter: new Set(user.filter)
-      }
-    }
+    const snap = user === undefined ? this.anonymousSnapshot() : this.userSnapshot(user)
     if (this.cache.size >= this.maxCached) this.cache.clear()
     this.cache.set(address, snap)
     return snap
+  }
+
+  /**
+   * The policy of the user named `userId`, whatever address it queries from (the operator console's
+   * "check a domain" for a user, engine-side so it cannot differ from the DNS server's); `undefined`
+   * for an unknown user. Not cached: it is for explaining, not for the packet path.
+   */
+  snapshotForUser (userId: string): Snapshot | undefined {
+    this.watcher.check()
+    const user = this.store.getUser(userId)
+    if (user === undefined) return undefined
+    return this.userSnapshot(user)
+  }
+
+  private userSnapshot (user: UserRecord): Snapshot {
+    const white = listSet(this.store.getList(user.name, 'white'))
+    const black = listSet(this.store.getList(user.name, 'black'))
+    return {
+      user: user.name,
+      enabled: user.status === 'enabled',
+      whitelist: white.set,
+      blacklist: black.set,
+      allowOnly: black.allowOnly,
+      safesearch: user.safesearch === 'on',
+      safevideo: user.safeyoutube === 'on',
+      filter: new Set(user.filter)
+    }
   }
 
   private anonymousSnapshot (): Snapshot {
@@ -205,13 +217,17 @@ export class Policy {
    * an earlier step decided (the statistics record wants the name's categories).
    */
   evaluate (address: string, keys: SuffixKeys, out: Verdict, wantCats = false): Verdict {
+    return this.evaluateSnapshot(this.snapshotFor(address), keys, out, wantCats)
+  }
+
+  /** Judges `keys` under a given snapshot (`snapshotFor`, `snapshotForUser`): the steps of `evaluate`. */
+  evaluateSnapshot (snap: Snapshot, keys: SuffixKeys, out: Verdict, wantCats = false): Verdict {
     out.action = 'forward'
     out.reason = 'none'
     out.matched = ''
     out.cats = []
     out.blockedCats = []
     out.target = ''
-    const snap = this.snapshotFor(address)
     out.user = snap.user
     if (this.decideLists(snap, keys, out)) {
       if (wantCats) this.fillCats(keys, out, null)

@@ -21,7 +21,7 @@ import type { Config } from '../config/types.js'
 import type { Logger } from '../log/index.js'
 import { decodeRow, parseRecords } from './csv.js'
 import { openStatsDb, type DomainValue, type ImportProgress, type Pair, type RawValue, type StatsDb } from './db.js'
-import { ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
+import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
 
 const kChunkRows = 20_000
@@ -201,15 +201,18 @@ async function applyChunk (ctx: Ctx, name: string, from: number, to: number, don
     if (day >= keepDay) {
       const isBlock = BLOCK_REASONS.has(row.reason)
       const hour = Math.floor(row.created / HOUR_MS)
-      const hk = user + SEP + hour
-      const dk = user + SEP + day
-      const nk = dk + SEP + row.host
-      add(hours, hk, 2, 0)
-      add(days, dk, 2, 0)
-      const dv = add(domains, nk, 3, 0)
-      if (isBlock) { hours.get(hk)![1]! += 1; days.get(dk)![1]! += 1; dv[2]! += 1 }
-      if (row.nxdomain) dv[1]! += 1
-      domainCats.set(nk, row.cats)
+      // Each row counts for its user and for the whole server (ALL_USERS, the console's overview).
+      for (const u of [user, ALL_USERS]) {
+        const hk = u + SEP + hour
+        const dk = u + SEP + day
+        const nk = dk + SEP + row.host
+        add(hours, hk, 2, 0)
+        add(days, dk, 2, 0)
+        const dv = add(domains, nk, 3, 0)
+        if (isBlock) { hours.get(hk)![1]! += 1; days.get(dk)![1]! += 1; dv[2]! += 1 }
+        if (row.nxdomain) dv[1]! += 1
+        domainCats.set(nk, row.cats)
+      }
     }
     if (row.created >= keepRaw) {
       raws.push([user, [row.created, row.nxdomain ? 1 : 0, row.address, row.host, row.blockedHost, row.reason, row.cats, row.blockedCats]])

@@ -10,10 +10,10 @@
  */
 import cluster, { type Worker } from 'node:cluster'
 import { fileURLToPath } from 'node:url'
-import type { RoleContext, RunningRole } from '../role.js'
-import type { QueryLogSink, QueryLogSinkFactory } from '../querylog/index.js'
-import { DnsMetrics, startMetricsPublisher } from '../metrics/index.js'
-import { createQueryLogSink } from '../stats/index.js'
+import type { RoleContext, RunningRole } from '../engine/role.js'
+import type { QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index.js'
+import { DnsMetrics, startMetricsPublisher } from '../engine/metrics/index.js'
+import { createQueryLogSink } from '../engine/stats/index.js'
 import { startDnsServer } from './server.js'
 
 export interface DnsRoleOptions {

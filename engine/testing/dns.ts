@@ -1,4 +1,6 @@
-// Test helpers for engine/dns (not a test file: node --test only runs *.test.js).
+// DNS test helpers shared by the dns role's tests and engine tests that drive a DNS daemon: temp
+// worlds (store, stub upstream), configs, UDP/TCP clients (not a test file: node --test only runs
+// *.test.js). Starting an in-process server is the role's own helper: dns/testing/harness.ts.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createSocket } from 'node:dgram'
@@ -7,18 +9,16 @@ import { once } from 'node:events'
 import { execFile } from 'node:child_process'
 import type { TestContext } from 'node:test'
 import dnsPacket from 'dns-packet'
-import { parseConfig } from '../../config/index.js'
-import type { Config } from '../../config/types.js'
-import { buildCats } from '../../testing/store.js'
-import { tempDir as makeDir } from '../../testing/temp.js'
-import { Store } from '../../store/index.js'
-import { startStubResolver, type StubResolver, type StubResolverOptions } from '../../upstream-stub/index.js'
-import type { QueryLogSink } from '../../querylog/index.js'
-import { startDnsServer, type DnsServer } from '../server.js'
+import { parseConfig } from '../config/index.js'
+import type { Config } from '../config/types.js'
+import { Store } from '../store/index.js'
+import { startStubResolver, type StubResolver, type StubResolverOptions } from '../upstream-stub/index.js'
+import { buildCats } from './store.js'
+import { tempDir as makeDir } from './temp.js'
 
-import { query, type QueryOptions } from '../../wire/testing/build.js'
-export { query, rawQuery, rawOpt } from '../../wire/testing/build.js'
-export { addUser, buildCats } from '../../testing/store.js'
+import { query, type QueryOptions } from '../wire/testing/build.js'
+export { query, rawQuery, rawOpt } from '../wire/testing/build.js'
+export { addUser, buildCats } from './store.js'
 
 export const BLOCK_V4 = '192.0.2.1'
 export const BLOCK_V6 = '2001:db8::b10c'
@@ -53,6 +53,13 @@ export interface ConfigOptions {
   datafiles?: Record<string, unknown>
 }
 
+let testIo: 'auto' | 'native' | 'dgram' | undefined
+
+/** The UDP I/O path (`proxy.io`) every config made by this module asks for (default: the config's default). */
+export function setTestIo (io: 'auto' | 'native' | 'dgram' | undefined): void {
+  testIo = io
+}
+
 export function makeConfig (w: { dir: string, stub?: StubResolver }, o: ConfigOptions = {}): Readonly<Config> {
   const forward = o.forward ?? [`127.0.0.1:${w.stub?.port ?? 53}`]
   const proxy: Record<string, unknown> = {
@@ -61,6 +68,7 @@ export function makeConfig (w: { dir: string, stub?: StubResolver }, o: ConfigOp
     log: '-',
     pid: join(w.dir, 'dns.pid'),
     'upstream-timeout': 300,
+    ...(testIo === undefined ? {} : { io: testIo }),
     ...o.proxy
   }
   const doc = {
@@ -79,17 +87,6 @@ export function writeConfigFile (w: { dir: string, stub?: StubResolver }, o: Con
   const { source: _source, ...rest } = config
   writeFileSync(file, JSON.stringify(rest))
   return file
-}
-
-export async function server (t: TestContext, w: World, o: ConfigOptions & { querylog?: QueryLogSink, tcpMaxFrame?: number } = {}): Promise<DnsServer> {
-  const s = await startDnsServer({
-    config: makeConfig(w, o),
-    store: w.store,
-    ...(o.querylog === undefined ? {} : { querylog: o.querylog }),
-    ...(o.tcpMaxFrame === undefined ? {} : { tcpMaxFrame: o.tcpMaxFrame })
-  })
-  t.after(() => s.close())
-  return s
 }
 
 /** Sends one UDP datagram and waits for one answer (rejects after `ms`). */
