@@ -61,7 +61,7 @@ test('sums a user\'s addresses, keeps anonymous addresses apart, and counts a mo
   await from('127.0.0.6', 'anon.example')
   await from('127.0.0.5', 'evil.example')
   await from('127.0.0.6', 'nx.invalid')
-  // The billing system gives 127.0.0.3 to bob; the server reads the new generation within 20 ms.
+  // The billing system gives 127.0.0.3 to bob; the server reads the new generation within GENERATION_CHECK_MS (10 ms).
   await w.store.write((wr) => {
     wr.putUser({ ...w.store.getUser('bob')!, ip: ['127.0.0.4', '127.0.0.3'] })
     wr.claimAddresses('bob', ['127.0.0.3'])
