@@ -24,7 +24,7 @@ export type Config = DeepReadonly<ConfigFile> & {
 }
 
 /** The roles `filterd <role>` starts; each has a section with its log/pid keys. */
-export type RoleName = 'dns' | 'blockpage' | 'api' | 'catapi' | 'local' | 'collector'
+export type RoleName = 'dns' | 'blockpage' | 'api' | 'catapi' | 'local' | 'collector' | 'sync'
 
 /** A parsed `address:port`. `family` is 4 or 6. */
 export interface HostPort {

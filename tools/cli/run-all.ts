@@ -28,7 +28,8 @@ export async function runAll (config: Readonly<Config>, configPath: string): Pro
     const code = await buildDb(['--config', configPath, '--if-empty', '--quiet'])
     if (code !== 0) { await stub?.close(); return code }
   }
-  const roles: RoleName[] = [...ROLE_NAMES]
+  // The replica follower runs only where a shared Redis store is configured.
+  const roles: RoleName[] = ROLE_NAMES.filter((r) => r !== 'sync' || config.common['redis-ip'] !== undefined || (config.common['redis-sentinels'] ?? []).length > 0)
   const children: Child[] = []
   let stopping = false
   let exitCode = 0
