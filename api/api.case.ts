@@ -6,7 +6,7 @@ import { describe, test, type TestContext } from 'node:test'
 import { CategoryDbBuilder } from '../engine/catdb/index.js'
 import type { HttpImpl } from '../engine/http/index.js'
 import type { Store } from '../engine/store/index.js'
-import { call, errorOf, startApi, type StartOptions, type StartedApi } from './fixtures.js'
+import { call, errorOf, startApi, type StartOptions, type StartedApi } from './testing/fixtures.js'
 import { ROUTES } from './routes/index.js'
 
 /** A way of running the suite: `link` connects each fresh server's store (e.g. to a shared Redis). */

@@ -13,6 +13,7 @@ import type { ReportTime, StatsDb } from '../engine/stats/index.js'
 import type { ListKind, Store, StoreWriter, UserRecord } from '../engine/store/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
 import { parseCidr } from '../engine/net/ip.js'
+import { ALLOW_ONLY } from '../engine/policy/index.js'
 import { apiError } from './errors.js'
 import type { LiveLog } from './live-log.js'
 import { checkBody, type BodyTypes } from './validate.js'
@@ -45,9 +46,6 @@ export interface UserView extends UserRecord {
 }
 
 export interface Move { address: string, from: string }
-
-/** The entry of a blacklist that blocks everything its whitelist does not pass (allow-only mode). */
-export const ALLOW_ONLY = '-'
 
 const USER_ID = /^[A-Za-z0-9_-]{1,32}$/
 

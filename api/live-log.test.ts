@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { CSV_HEADER, formatRow } from '../engine/stats/index.js'
-import { call, errorOf, startApi, tempDir, type StartedApi } from './fixtures.js'
+import { call, errorOf, startApi, tempDir, type StartedApi } from './testing/fixtures.js'
 
 // A real collection before each heap reading, so the heap counts what is kept, not garbage not yet collected.
 setFlagsFromString('--expose-gc')

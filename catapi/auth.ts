@@ -9,7 +9,7 @@
  * request anyway. Exact text, not a short hash, so no two headers can ever share an entry.)
  * The cache is dropped whenever the store's generation moves (every `Store.write` bumps it, so
  * `filterd client rotate|remove` in another process takes effect for every request that starts
- * 10 ms later: see GENERATION_CHECK_MS) and is bounded in size.
+ * GENERATION_CHECK_MS later: engine/store/generation.ts) and is bounded in size.
  *
  * Concurrent first requests with one header share one scrypt run. Failed verifications are counted
  * per source address; past `failureLimit` in a minute the address gets 429 with `Retry-After`

@@ -1,7 +1,7 @@
 import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { addClient, basic, get, startHarness } from './harness.js'
-import { GENERATION_CHECK_MS } from './server.js'
+import { addClient, basic, get, startHarness } from './testing/harness.js'
+import { GENERATION_CHECK_MS } from '../engine/store/index.js'
 
 const MAX_AGE = 43200
 

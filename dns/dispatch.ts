@@ -20,20 +20,6 @@ import type { Peer } from './peer.js'
 import { SafeVideo, kEdeTimeout } from './safe-video.js'
 import { PendingQuery, type Forwarder } from './upstream.js'
 
-export interface DnsCounters {
-  queries: number
-  answered: number
-  forwarded: number
-  servfail: number
-  dropped: number
-  errors: number
-  tcpConnections: number
-}
-
-export function newCounters (): DnsCounters {
-  return { queries: 0, answered: 0, forwarded: 0, servfail: 0, dropped: 0, errors: 0, tcpConnections: 0 }
-}
-
 class BatchItem {
   readonly msg: Buffer
   readonly peer: Peer
@@ -55,7 +41,6 @@ export interface DispatcherOptions {
   sink: QueryLogSink
   metrics: DnsMetrics
   logger: Logger
-  counters: DnsCounters
 }
 
 export class Dispatcher {
@@ -65,7 +50,6 @@ export class Dispatcher {
   private readonly sink: QueryLogSink
   private readonly metrics: DnsMetrics
   private readonly logger: Logger
-  private readonly counters: DnsCounters
   private readonly safeVideo = new SafeVideo()
   private readonly scratchOut = Buffer.allocUnsafe(kAnswerBufferSize)
   private readonly replyScratch = new QueryScratch()
@@ -81,7 +65,6 @@ export class Dispatcher {
     this.sink = o.sink
     this.metrics = o.metrics
     this.logger = o.logger
-    this.counters = o.counters
   }
 
   /** The forwarder, whose answers come back through `onUpstream` (set before any front listens). */
@@ -91,7 +74,6 @@ export class Dispatcher {
 
   /** One query from a front. */
   readonly submit = (msg: Buffer, peer: Peer): void => {
-    this.counters.queries++
     if (this.judge === null) {
       // Native batches end with endBatch(), which sends the task before the receive area is
       // reused: their queries are copied once, into the task's buffer. Others are queued as they are.
@@ -201,7 +183,6 @@ export class Dispatcher {
   private act (kind: number, msg: Buffer, answer: Buffer, answerLength: number, target: string, peer: Peer, rec: QueryLogRecord | null, owned: boolean): void {
     switch (kind) {
       case JUDGE_ANSWER: {
-        this.counters.answered++
         // A local answer: an error answer to a bad query, or a block (safe search answers the same way).
         const rcode = answerLength >= 4 ? answer[3]! & 0x0f : RCODE_SERVFAIL
         this.metrics.countQuery(rcode !== 0 ? 'malformed' : rec?.reason === 'safesearch' ? 'safesearch' : 'block', rcode)
@@ -210,7 +191,6 @@ export class Dispatcher {
         return
       }
       case JUDGE_FORWARD: {
-        this.counters.forwarded++
         const p = new PendingQuery(owned ? msg : peer.channel.own(msg))
         p.started = performance.now()
         p.clientId = readId(msg)
@@ -223,7 +203,6 @@ export class Dispatcher {
       case JUDGE_SAFEVIDEO: {
         const started = this.safeVideo.begin(owned ? msg : peer.channel.own(msg), target, this.scratchOut)
         if (typeof started === 'number') {
-          this.counters.answered++
           this.reply(this.scratchOut, started, peer, true)
           if (rec !== null) this.sink.write(rec)
           return
@@ -234,7 +213,6 @@ export class Dispatcher {
         return
       }
       default:
-        this.counters.dropped++
         this.metrics.countQuery('drop', -1)
         peer.channel.skip(peer)
     }
@@ -251,11 +229,9 @@ export class Dispatcher {
     if (p.original !== null) {
       const [len, rc] = this.safeVideo.finish(p as PendingQuery & { original: Buffer }, response, this.scratchOut, peer)
       rcode = rc
-      if (rc === RCODE_SERVFAIL) this.counters.servfail++
       this.reply(this.scratchOut, len, peer, true)
     } else if (response === null) {
       rcode = RCODE_SERVFAIL
-      this.counters.servfail++
       setId(p.query, p.clientId)
       const q = this.replyScratch
       const ok = readQuery(p.query, q) === QUERY_OK
@@ -280,8 +256,6 @@ export class Dispatcher {
 
   // The one last-resort catch of the front loop: count, log, answer SERVFAIL.
   private lastResort (err: unknown, msg: Buffer, peer: Peer): void {
-    this.counters.errors++
-    this.counters.servfail++
     this.logger.error({ err }, 'dns: unexpected error while answering; sent SERVFAIL')
     try {
       const q = this.replyScratch

@@ -145,7 +145,7 @@ export function dnsSuite5 (): void {
     const rebuilt = await filterd(['build-db', '--config', file])
     t.assert.strictEqual(rebuilt.code, 0, rebuilt.stdout + rebuilt.stderr)
     t.assert.match(rebuilt.stdout, /version 2 active: 1 domains/)
-    // The daemon polls the store's generation every 20 ms; allow it a generous second.
+    // The daemon polls the store's generation every GENERATION_CHECK_MS (10 ms); allow it a generous second.
     const until = Date.now() + 1000
     let casino: string | undefined
     let poker: string | undefined

@@ -4,19 +4,17 @@
  * judging or the Piscina pool, then answer, forward or safe video) and the forwarder
  * (./upstream.ts), wired together and closed together.
  */
-import { CategoryDb } from '../engine/catdb/index.js'
 import type { Config } from '../engine/config/types.js'
 import { formatHostPort, parseHostPort } from '../engine/config/address.js'
 import { EngineError } from '../engine/errors.js'
 import { silentLogger, type Logger } from '../engine/log/index.js'
-import { Policy, loadSafeHosts, type SafeHosts } from '../engine/policy/index.js'
+import { createPolicy, type Policy, type SafeHosts } from '../engine/policy/index.js'
 import { DnsMetrics } from '../engine/metrics/index.js'
 import { JudgePool } from '../engine/pool/index.js'
 import { noopQueryLogSink, type QueryLogSink } from '../engine/querylog/index.js'
 import { configuredStoreOptions, openConfiguredStore, type Store } from '../engine/store/index.js'
-import { createBuiltinWhitelist } from '../engine/whitelist/index.js'
 import { Judge, compileBlockAnswers } from '../engine/judge/index.js'
-import { Dispatcher, newCounters, type DnsCounters } from './dispatch.js'
+import { Dispatcher } from './dispatch.js'
 import { TcpFront, kMaxTcpQueryFrame } from './tcp-front.js'
 import { UdpFront } from './udp-front.js'
 import { NativeUdpFront } from './native-udp-front.js'
@@ -24,10 +22,7 @@ import { Forwarder } from './upstream.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
 
 export { kMaxTcpQueryFrame, kMaxTcpInflight } from './tcp-front.js'
-export type { DnsCounters } from './dispatch.js'
 
-/** How often the policy checks the store's generation (API writes enforced within this). */
-export const kGenerationCheckMs = 20
 
 export interface DnsServerOptions {
   config: Readonly<Config>
@@ -58,7 +53,6 @@ export interface DnsServer {
   readonly dispatch: 'inline' | 'pool'
   /** The UDP I/O path in use (`proxy.io` resolved). */
   readonly io: UdpIo
-  readonly counters: Readonly<DnsCounters>
   close (): Promise<void>
 }
 
@@ -82,7 +76,6 @@ class FrontProcessServer implements DnsServer {
   readonly endpoints: string[] = []
   readonly dispatch: 'inline' | 'pool'
   io: UdpIo = 'dgram'
-  readonly counters: DnsCounters = newCounters()
   private readonly config: Readonly<Config>
   private readonly logger: Logger
   private readonly sink: QueryLogSink
@@ -91,11 +84,11 @@ class FrontProcessServer implements DnsServer {
   private store: Store | null = null
   private ownsStore = false
   private pool: JudgePool | null = null
+  private policy: Policy | null = null
   private forwarder: Forwarder | null = null
   private dispatcher: Dispatcher | null = null
   private tcp: TcpFront | null = null
   private readonly udp: Array<UdpFront | NativeUdpFront> = []
-  private generationTimer: NodeJS.Timeout | null = null
   private closed = false
 
   constructor (o: DnsServerOptions) {
@@ -119,15 +112,9 @@ class FrontProcessServer implements DnsServer {
     if (this.dispatch === 'inline') {
       this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
       this.ownsStore = o.store === undefined
-      const policy = new Policy({
-        store: this.store,
-        categories: new CategoryDb(this.store),
-        builtin: createBuiltinWhitelist(this.config.common['vendor-names']),
-        safeHosts: o.safeHosts ?? loadSafeHosts(proxy['safesearch-hosts'])
-      })
-      judge = new Judge({ policy, answers: compileBlockAnswers(proxy), clientSubnet: proxy['client-subnet'], wantCats: this.sink.enabled })
-      this.generationTimer = setInterval(() => { policy.checkGeneration() }, kGenerationCheckMs)
-      this.generationTimer.unref()
+      this.policy = createPolicy(this.config, this.store, o.safeHosts === undefined ? {} : { safeHosts: o.safeHosts })
+      judge = new Judge({ policy: this.policy, answers: compileBlockAnswers(proxy), clientSubnet: proxy['client-subnet'], wantCats: this.sink.enabled })
+      this.policy.watcher.start()
     } else {
       this.pool = new JudgePool({
         workers: proxy.workers,
@@ -141,7 +128,7 @@ class FrontProcessServer implements DnsServer {
       })
     }
     const dispatcher = new Dispatcher({
-      judge, pool: this.pool, batchSize: proxy['batch-size'], sink: this.sink, metrics: this.metrics, logger: this.logger, counters: this.counters
+      judge, pool: this.pool, batchSize: proxy['batch-size'], sink: this.sink, metrics: this.metrics, logger: this.logger
     })
     this.dispatcher = dispatcher
     this.forwarder = await Forwarder.create({
@@ -156,8 +143,7 @@ class FrontProcessServer implements DnsServer {
       idleTimeoutMs: proxy['tcp-idle-timeout'],
       maxFrame: this.tcpMaxFrame,
       logger: this.logger,
-      onQuery: dispatcher.submit,
-      onConnection: () => { this.counters.tcpConnections++ }
+      onQuery: dispatcher.submit
     })
     for (const text of proxy.listen) await this.listen(text)
   }
@@ -193,7 +179,7 @@ class FrontProcessServer implements DnsServer {
   async close (): Promise<void> {
     if (this.closed) return
     this.closed = true
-    if (this.generationTimer !== null) clearInterval(this.generationTimer)
+    this.policy?.watcher.stop()
     this.dispatcher?.close()
     for (const u of this.udp) u.close()
     await this.tcp?.close()

@@ -27,8 +27,6 @@ export interface TcpFrontOptions {
   maxFrame: number
   logger: Logger
   onQuery: QueryHandler
-  /** Counts accepted connections. */
-  onConnection: () => void
 }
 
 class TcpConnection implements PeerChannel {
@@ -88,7 +86,6 @@ export class TcpFront {
     if (this.closed) { sock.destroy(); return }
     const c = new TcpConnection(sock, this.o.maxFrame)
     this.connections.add(c)
-    this.o.onConnection()
     sock.setTimeout(this.o.idleTimeoutMs)
     sock.on('timeout', () => {
       // RFC 7766 §6.2.3: idle means no query outstanding; a slow upstream is not idleness.

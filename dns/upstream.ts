@@ -157,8 +157,6 @@ export class Forwarder {
   private readonly sweeper: NodeJS.Timeout
   private readonly scratch = new QueryScratch()
   private closed = false
-  /** Counters (SMI range): answers relayed, timeouts, answers dropped as unmatched. */
-  readonly counters = { answered: 0, timeouts: 0, unmatched: 0 }
 
   private constructor (o: ForwarderOptions) {
     if (o.resolvers.length === 0) throw new Error('dnscache.forward names no resolver')
@@ -180,11 +178,6 @@ export class Forwarder {
       for (let i = 0; i < f.poolSize; i++) r.pool.push(await f.openSocket(r))
     }
     return f
-  }
-
-  /** Queries waiting for an answer. */
-  get pendingCount (): number {
-    return this.byKey.size + this.tcpPending.size
   }
 
   private nextId (): number {
@@ -239,7 +232,7 @@ export class Forwarder {
       const s = t.sock!   // batches only come after open returned
       for (let i = 0; i < count; i++) {
         const len = s.rxInfo[2 * i]!
-        if (len < 0) { this.counters.unmatched++; continue }
+        if (len < 0) continue
         const off = i * s.slot
         this.onUdpAnswer(out, s.rxBuf.subarray(off, off + len), s.rxInfo[2 * i + 1]!, r.host)
       }
@@ -309,8 +302,7 @@ export class Forwarder {
     if (id < 0) return
     const p = this.byKey.get(out.serial * 65536 + id)
     const r = p?.resolver
-    if (p === undefined || r == null || fromPort !== r.port || fromAddress !== r.host || !this.matches(p, msg)) {
-      this.counters.unmatched++
+      if (p === undefined || r == null || fromPort !== r.port || fromAddress !== r.host || !this.matches(p, msg)) {
       return
     }
     this.byKey.delete(p.key)
@@ -330,7 +322,6 @@ export class Forwarder {
       const r = p.resolver
       if (r !== null) r.downUntil = 0
       setId(response, p.clientId)
-      this.counters.answered++
     }
     this.onAnswer(p, response)
   }
@@ -378,7 +369,6 @@ export class Forwarder {
       if (!p.done && p.expires > now) break
       this.head++
       if (p.done) continue
-      this.counters.timeouts++
       if (p.resolver !== null) p.resolver.downUntil = now + this.downMs
       if (p.tcp !== null) {
         this.tcpPending.delete(p)
