@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { CONF, startRole, until } from '../testing/daemon.js'
 import { CATEGORY } from '../categories/index.js'
 import { parseConfig } from '../config/index.js'
-import { addUser, ask, rcode, world, writeConfigFile } from '../dns/testing/harness.js'
+import { addUser, ask, rcode, world, writeConfigFile } from '../testing/dns.js'
 import { createHttpServer } from '../http/index.js'
 import { DnsMetrics, metricsDir, registerMetricsRoute, startMetricsPublisher } from './index.js'
 

@@ -18,7 +18,7 @@ export const ROLE_HELP: Record<RoleName, string> = {
 }
 
 const ROLE_MODULES: Record<RoleName, string> = {
-  dns: '../../engine/dns/role.js',
+  dns: '../../dns/role.js',
   blockpage: '../../blockpage/role.js',
   api: '../../api/role.js',
   catapi: '../../catapi/role.js',

@@ -1,6 +1,6 @@
 // Entry of one `proxy.processes` child (see ./role.ts): config from the environment, one server.
-import type { Config } from '../config/types.js'
-import { createLogger } from '../log/index.js'
+import type { Config } from '../engine/config/types.js'
+import { createLogger } from '../engine/log/index.js'
 import { ENV_CONFIG, ENV_INDEX, ENV_QUERYLOG, startFrontProcess } from './role.js'
 
 const config = JSON.parse(process.env[ENV_CONFIG] ?? '{}') as Config

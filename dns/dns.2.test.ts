@@ -1,6 +1,6 @@
 // The verdict order end to end: users found by source address, lists, status, categories, ECS, live updates.
 import { test, type TestContext } from 'node:test'
-import { CATEGORY } from '../categories/index.js'
+import { CATEGORY } from '../engine/categories/index.js'
 import { BLOCK_V4, addUser, ask, firstA, rawOpt, server, sleep, udpAsk, world } from './testing/harness.js'
 import dnsPacket from 'dns-packet'
 import { query } from './testing/harness.js'

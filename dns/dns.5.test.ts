@@ -5,19 +5,19 @@ import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { CATEGORY } from '../categories/index.js'
-import { memoryQueryLogSink } from '../querylog/index.js'
+import { CATEGORY } from '../engine/categories/index.js'
+import { memoryQueryLogSink } from '../engine/querylog/index.js'
 import {
   BLOCK_V4, BLOCK_V6, addUser, ask, dig, digMissing, firstA, framed, query, server, sleep, tcpClient, world, writeConfigFile
 } from './testing/harness.js'
 import dnsPacket from 'dns-packet'
-import { startFailureLine } from '../testing/daemon.js'
-import { releasedPort } from '../testing/ports.js'
+import { startFailureLine } from '../engine/testing/daemon.js'
+import { releasedPort } from '../engine/testing/ports.js'
 
 const FWD = '198.51.100.10'
 const cats = { 'casino.example': [CATEGORY.GAMBLING] }
-const CLI = fileURLToPath(new URL('../../tools/filterd.js', import.meta.url))
-const CONF = fileURLToPath(new URL('../../../conf/', import.meta.url))
+const CLI = fileURLToPath(new URL('../tools/filterd.js', import.meta.url))
+const CONF = fileURLToPath(new URL('../../conf/', import.meta.url))
 
 for (const dispatch of ['inline', 'pool'] as const) {
   test(`dispatch ${dispatch}: blocks, forwards, answers TCP and writes statistics`, async (t: TestContext) => {

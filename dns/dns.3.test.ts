@@ -1,7 +1,7 @@
 // Forwarding (failover, SERVFAIL, truncation, TCP) and the wire rejections.
 import { test, type TestContext } from 'node:test'
 import dnsPacket from 'dns-packet'
-import { startStubResolver } from '../upstream-stub/index.js'
+import { startStubResolver } from '../engine/upstream-stub/index.js'
 import { edeOf, firstA, query, rawQuery, rcode, server, udpAsk, udpSilent, world, ask, tcpClient, framed, sleep } from './testing/harness.js'
 
 test('answers SERVFAIL when the upstream does not answer in upstream-timeout', async (t: TestContext) => {

@@ -31,7 +31,8 @@
 import { createSocket, type Socket as UdpSocket, type RemoteInfo } from 'node:dgram'
 import { connect, type Socket as TcpSocket } from 'node:net'
 import { randomFillSync, randomInt } from 'node:crypto'
-import { FrameReader, QueryScratch, QUERY_OK, frame, questionMatches, readId, readQuery, setId } from '../wire/index.js'
+import type { Peer } from './peer.js'
+import { FrameReader, QueryScratch, QUERY_OK, frame, questionMatches, readId, readQuery, setId } from '../engine/wire/index.js'
 
 export interface ResolverAddress {
   readonly host: string
@@ -75,12 +76,8 @@ export class PendingQuery {
   /** The query as sent upstream (its ID is ours, not the client's). */
   query: Buffer
   clientId = 0
-  /** UDP client: the listening socket, the client's port and address. */
-  socket: UdpSocket | null = null
-  port = 0
-  address = ''
-  /** TCP client connection (an opaque front object), else null. */
-  conn: unknown = null
+  /** Who asked, and how the answer goes back. */
+  peer: Peer | null = null
   /** For safe video: the client's own query (the forwarded one asks for the target). */
   original: Buffer | null = null
   /** Safe-video target asked for ('' for a relayed query). */

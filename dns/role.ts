@@ -10,9 +10,9 @@
  */
 import cluster, { type Worker } from 'node:cluster'
 import { fileURLToPath } from 'node:url'
-import type { RoleContext, RunningRole } from '../role.js'
-import type { QueryLogSink, QueryLogSinkFactory } from '../querylog/index.js'
-import { DnsMetrics, startMetricsPublisher } from '../metrics/index.js'
+import type { RoleContext, RunningRole } from '../engine/role.js'
+import type { QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index.js'
+import { DnsMetrics, startMetricsPublisher } from '../engine/metrics/index.js'
 import { startDnsServer } from './server.js'
 
 export interface DnsRoleOptions {
@@ -30,7 +30,7 @@ export const ENV_QUERYLOG = 'FILTERD_DNS_QUERYLOG'
 export const ENV_INDEX = 'FILTERD_DNS_INDEX'
 
 /** The product's sink: the CSV query log of engine/stats (a no-op when `stats.enabled` is off). */
-export const DEFAULT_QUERYLOG_MODULE = new URL('../stats/index.js', import.meta.url).href
+export const DEFAULT_QUERYLOG_MODULE = new URL('../engine/stats/index.js', import.meta.url).href
 
 /** Resolves the sink: an injected factory, else a module URL (by default the CSV query log). */
 export async function createSink (ctx: RoleContext, options: DnsRoleOptions, processIndex: number): Promise<QueryLogSink | undefined> {

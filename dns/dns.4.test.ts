@@ -3,7 +3,7 @@ import { test, type TestContext } from 'node:test'
 import dnsPacket from 'dns-packet'
 import { connect } from 'node:net'
 import { once } from 'node:events'
-import { CATEGORY } from '../categories/index.js'
+import { CATEGORY } from '../engine/categories/index.js'
 import { BLOCK_V4, addUser, firstA, framed, query, server, sleep, tcpClient, world } from './testing/harness.js'
 
 test('answers several pipelined queries on one connection, possibly out of order', async (t: TestContext) => {

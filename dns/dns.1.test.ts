@@ -1,8 +1,8 @@
 // The filtering DNS server over UDP: answers of every kind, EDE, safe search, safe video, statistics.
 import { test, type TestContext } from 'node:test'
 import dnsPacket from 'dns-packet'
-import { CATEGORY } from '../categories/index.js'
-import { memoryQueryLogSink } from '../querylog/index.js'
+import { CATEGORY } from '../engine/categories/index.js'
+import { memoryQueryLogSink } from '../engine/querylog/index.js'
 import {
   BLOCK_V4, BLOCK_V6, addUser, ask, edeOf, firstA, query, rcode, server, udpAsk, world
 } from './testing/harness.js'

@@ -1,4 +1,6 @@
-// Test helpers for engine/dns (not a test file: node --test only runs *.test.js).
+// DNS test helpers shared by the dns role's tests and engine tests that drive a DNS daemon: temp
+// worlds (store, stub upstream), configs, UDP/TCP clients (not a test file: node --test only runs
+// *.test.js). Starting an in-process server is the role's own helper: dns/testing/harness.ts.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,16 +10,14 @@ import { once } from 'node:events'
 import { execFile } from 'node:child_process'
 import type { TestContext } from 'node:test'
 import dnsPacket from 'dns-packet'
-import { parseConfig } from '../../config/index.js'
-import type { Config } from '../../config/types.js'
-import { CategoryDbBuilder } from '../../catdb/index.js'
-import { Store, type UserRecord } from '../../store/index.js'
-import { startStubResolver, type StubResolver, type StubResolverOptions } from '../../upstream-stub/index.js'
-import type { QueryLogSink } from '../../querylog/index.js'
-import { startDnsServer, type DnsServer } from '../server.js'
+import { parseConfig } from '../config/index.js'
+import type { Config } from '../config/types.js'
+import { CategoryDbBuilder } from '../catdb/index.js'
+import { Store, type UserRecord } from '../store/index.js'
+import { startStubResolver, type StubResolver, type StubResolverOptions } from '../upstream-stub/index.js'
 
-import { query, type QueryOptions } from '../../wire/testing/build.js'
-export { query, rawQuery, rawOpt } from '../../wire/testing/build.js'
+import { query, type QueryOptions } from '../wire/testing/build.js'
+export { query, rawQuery, rawOpt } from '../wire/testing/build.js'
 
 export const BLOCK_V4 = '192.0.2.1'
 export const BLOCK_V6 = '2001:db8::b10c'
@@ -97,17 +97,6 @@ export function writeConfigFile (w: { dir: string, stub?: StubResolver }, o: Con
   const { source: _source, ...rest } = config
   writeFileSync(file, JSON.stringify(rest))
   return file
-}
-
-export async function server (t: TestContext, w: World, o: ConfigOptions & { querylog?: QueryLogSink, tcpMaxFrame?: number } = {}): Promise<DnsServer> {
-  const s = await startDnsServer({
-    config: makeConfig(w, o),
-    store: w.store,
-    ...(o.querylog === undefined ? {} : { querylog: o.querylog }),
-    ...(o.tcpMaxFrame === undefined ? {} : { tcpMaxFrame: o.tcpMaxFrame })
-  })
-  t.after(() => s.close())
-  return s
 }
 
 /** Sends one UDP datagram and waits for one answer (rejects after `ms`). */
