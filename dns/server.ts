@@ -131,6 +131,7 @@ class FrontProcessServer implements DnsServer {
     this.tcp = new TcpFront({
       maxConnections: proxy['tcp-max-connections'],
       idleTimeoutMs: proxy['tcp-idle-timeout'],
+      messageTimeoutMs: proxy['tcp-message-timeout'],
       maxFrame: this.tcpMaxFrame,
       logger: this.logger,
       onQuery: dispatcher.submit,

@@ -89,6 +89,7 @@ export const configSchema = {
         'client-subnet': { type: 'boolean', default: false, description: 'take the client address from EDNS Client Subnet (deployments behind relays)' },
         'upstream-timeout': { type: 'integer', minimum: 50, maximum: 30000, default: 2000, description: 'milliseconds before an unanswered forwarded query gets SERVFAIL' },
         'tcp-idle-timeout': { type: 'integer', minimum: 100, maximum: 600000, default: 10000, description: 'milliseconds a TCP client connection may stay idle' },
+        'tcp-message-timeout': { type: 'integer', minimum: 100, maximum: 600000, default: 3000, description: 'milliseconds a TCP client has to send the whole of a message once its first byte came (slowloris: not renewed by each byte)' },
         'tcp-max-connections': { type: 'integer', minimum: 1, maximum: 1000000, default: 1000, description: 'concurrent TCP client connections per process' },
         'safesearch-hosts': { ...filePath, description: 'data file of search-engine and video hosts (defaults to the packaged conf/safesearch.txt)' },
         'log-level': logLevel

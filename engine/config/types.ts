@@ -23,6 +23,7 @@ export interface Config {
     readonly 'client-subnet': boolean
     readonly 'upstream-timeout': number
     readonly 'tcp-idle-timeout': number
+    readonly 'tcp-message-timeout': number
     readonly 'tcp-max-connections': number
     readonly 'safesearch-hosts'?: string
     readonly 'log-level'?: LogLevel
