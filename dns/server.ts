@@ -18,6 +18,7 @@ import { createBuiltinWhitelist } from '../engine/whitelist/index.js'
 import { Judge, compileBlockAnswers } from '../engine/judge/index.js'
 import { Dispatcher, newCounters, type DnsCounters } from './dispatch.js'
 import { TcpFront, kMaxTcpQueryFrame } from './tcp-front.js'
+import { RateLimiter } from './rate-limit.js'
 import { UdpFront } from './udp-front.js'
 import { Forwarder } from './upstream.js'
 
@@ -46,6 +47,8 @@ export interface DnsListener {
   readonly host: string
   readonly family: 4 | 6
   readonly port: number
+  /** The UDP socket's receive buffer as the kernel set it (it doubles the request, capped by net.core.rmem_max). */
+  readonly udpReceiveBuffer: number
 }
 
 export interface DnsServer {
@@ -74,6 +77,7 @@ class FrontProcessServer implements DnsServer {
   private forwarder: Forwarder | null = null
   private dispatcher: Dispatcher | null = null
   private tcp: TcpFront | null = null
+  private limiter: RateLimiter | null = null
   private readonly udp: UdpFront[] = []
   private generationTimer: NodeJS.Timeout | null = null
   private closed = false
@@ -118,8 +122,18 @@ class FrontProcessServer implements DnsServer {
         }
       })
     }
+    this.limiter = proxy['rate-limit'] > 0 ? new RateLimiter(proxy['rate-limit'], proxy['rate-limit-prefix-v4'], proxy['rate-limit-prefix-v6']) : null
     const dispatcher = new Dispatcher({
-      judge, pool: this.pool, batchSize: proxy['batch-size'], sink: this.sink, metrics: this.metrics, logger: this.logger, counters: this.counters
+      judge,
+      pool: this.pool,
+      batchSize: proxy['batch-size'],
+      sink: this.sink,
+      metrics: this.metrics,
+      logger: this.logger,
+      counters: this.counters,
+      limiter: this.limiter,
+      limitAction: proxy['rate-limit-action'],
+      truncateAnyOverUdp: proxy['any-over-udp'] === 'truncate'
     })
     this.dispatcher = dispatcher
     this.forwarder = await Forwarder.create({
@@ -147,7 +161,7 @@ class FrontProcessServer implements DnsServer {
     for (let attempt = 0; ; attempt++) {
       let udp: UdpFront
       try {
-        udp = await UdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit, this.logger)
+        udp = await UdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit, this.logger, this.config.proxy['udp-receive-buffer'])
       } catch (err) {
         throw new EngineError('ENGINE_LISTEN', `dns: cannot bind UDP ${text}: ${(err as Error).message}`, { cause: err })
       }
@@ -160,7 +174,7 @@ class FrontProcessServer implements DnsServer {
         throw new EngineError('ENGINE_LISTEN', `dns: cannot listen on TCP ${text}: ${(err as Error).message}`, { cause: err })
       }
       this.udp.push(udp)
-      this.listeners.push({ host: hp.host, family: hp.family, port })
+      this.listeners.push({ host: hp.host, family: hp.family, port, udpReceiveBuffer: udp.receiveBufferSize })
       this.endpoints.push(`dns udp+tcp ${formatHostPort({ host: hp.host, port })}`)
       return
     }
@@ -171,6 +185,7 @@ class FrontProcessServer implements DnsServer {
     this.closed = true
     if (this.generationTimer !== null) clearInterval(this.generationTimer)
     this.dispatcher?.close()
+    this.limiter?.close()
     for (const u of this.udp) u.close()
     await this.tcp?.close()
     this.forwarder?.close()

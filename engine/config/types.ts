@@ -24,6 +24,12 @@ export interface Config {
     readonly 'upstream-timeout': number
     readonly 'tcp-idle-timeout': number
     readonly 'tcp-message-timeout': number
+    readonly 'udp-receive-buffer': number
+    readonly 'rate-limit': number
+    readonly 'rate-limit-prefix-v4': number
+    readonly 'rate-limit-prefix-v6': number
+    readonly 'rate-limit-action': 'refuse' | 'drop'
+    readonly 'any-over-udp': 'truncate' | 'forward'
     readonly 'tcp-max-connections': number
     readonly 'safesearch-hosts'?: string
     readonly 'log-level'?: LogLevel
