@@ -1,7 +1,7 @@
 /**
  * The `api` role (`filterd api --config FILE`): opens the shared store, loads the taxonomy in the configured
  * language, and serves the management API on `api.listen`. The spec wants the daemon on loopback with the
- * front door (blockpage role, api/front-door.ts) as the only way in from outside; a non-loopback listen
+ * front door (blockpage role, blockpage/front-door.ts) as the only way in from outside; a non-loopback listen
  * address is allowed but warned about.
  */
 import { parseHostPort, formatHostPort } from '../engine/config/index.js'

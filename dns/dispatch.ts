@@ -55,6 +55,8 @@ class BatchItem {
   readonly msg: Buffer
   readonly peer: Peer
   readonly time: number
+  /** Where flush() put the query in the task's input. */
+  offset = 0
   constructor (msg: Buffer, peer: Peer, time: number) {
     this.msg = msg
     this.peer = peer
@@ -124,6 +126,8 @@ export class Dispatcher {
     }
     if (this.truncateAny && !peer.channel.isStream && qtypeOf(msg) === QTYPE_ANY && this.truncated(msg, peer)) return
     if (this.judge === null) {
+      // Native batches end with endBatch(), which sends the task before the receive area is
+      // reused: their queries are copied once, into the task's buffer. Others are queued as they are.
       this.enqueue(new BatchItem(msg, peer, this.sink.enabled ? Date.now() : 0))
       return
     }
@@ -131,7 +135,7 @@ export class Dispatcher {
       const j = this.judge
       const kind = j.judge(msg, peer.address, this.scratchOut)
       const rec = kind !== 0 && this.sink.enabled ? buildRecord(j, Date.now()) : null
-      this.act(kind, msg, this.scratchOut, j.answerLength, kind === JUDGE_SAFEVIDEO ? j.verdict.target : '', peer, rec)
+      this.act(kind, msg, this.scratchOut, j.answerLength, kind === JUDGE_SAFEVIDEO ? j.verdict.target : '', peer, rec, false)
     } catch (err) {
       this.lastResort(err, msg, peer)
     }
@@ -165,6 +169,14 @@ export class Dispatcher {
     return true
   }
 
+  /**
+   * The end of a batch of queries that live in a receive area the next batch overwrites: with a
+   * pool, their task leaves now (the copy into the task's buffer is their only copy).
+   */
+  endBatch (): void {
+    if (this.pool !== null) this.flush()
+  }
+
   // ---- pool dispatch ---------------------------------------------------------------------------
 
   private enqueue (item: BatchItem): void {
@@ -192,6 +204,7 @@ export class Dispatcher {
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!   // i < length
       it.msg.copy(view, off)
+      it.offset = off
       spans[2 * i] = off
       spans[2 * i + 1] = it.msg.length
       sources[i] = it.peer.address
@@ -208,10 +221,12 @@ export class Dispatcher {
     if (this.closed) return
     if (out === null || out.error !== null) {
       this.logger.error({ err: err ?? out?.error }, 'dns pool task failed')
-      for (const it of items) this.lastResort(err ?? out?.error, it.msg, it.peer)
+      const input = out === null ? null : Buffer.from(out.input)
+      for (const it of items) this.lastResort(err ?? out?.error, this.itemQuery(it, input), it.peer)
       return
     }
     const answers = Buffer.from(out.bytes)
+    const input = Buffer.from(out.input)
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!                // i < items.length == out.kinds.length
       const kind = out.kinds[i]!
@@ -219,21 +234,32 @@ export class Dispatcher {
       let len = 0
       if (kind === JUDGE_ANSWER) {
         len = out.spans[2 * i + 1]!
-        answer = answers.subarray(out.spans[2 * i]!, out.spans[2 * i]! + len)
+        answer = answers.subarray(out.spans[2 * i], out.spans[2 * i]! + len)
       }
       const rec = out.records?.[i] ?? null
       if (rec !== null) rec.time = it.time
+      // The query as the worker saw it, in the moved-back input: owned by this batch, never reused.
+      const msg = this.itemQuery(it, input)
       try {
-        this.act(kind, it.msg, answer, len, out.targets[i] ?? '', it.peer, rec)
+        this.act(kind, msg, answer, len, out.targets[i] ?? '', it.peer, rec, true)
       } catch (e) {
-        this.lastResort(e, it.msg, it.peer)
+        this.lastResort(e, msg, it.peer)
       }
     }
   }
 
+  // The item's query bytes in the task's input (laid out by flush()). When the task was rejected
+  // its input is gone with the worker: the item's own bytes are all there is (for a native query
+  // the receive area may hold a later datagram by then; the SERVFAIL then misses its client).
+  private itemQuery (it: BatchItem, input: Buffer | null): Buffer {
+    if (input === null || input.length === 0) return it.peer.channel.own(it.msg)
+    return input.subarray(it.offset, it.offset + it.msg.length)
+  }
+
   // ---- acting on a decision --------------------------------------------------------------------
 
-  private act (kind: number, msg: Buffer, answer: Buffer, answerLength: number, target: string, peer: Peer, rec: QueryLogRecord | null): void {
+  // `owned`: msg stays valid after this call (else the peer's channel copies it when it must).
+  private act (kind: number, msg: Buffer, answer: Buffer, answerLength: number, target: string, peer: Peer, rec: QueryLogRecord | null, owned: boolean): void {
     switch (kind) {
       case JUDGE_ANSWER: {
         this.counters.answered++
@@ -246,7 +272,7 @@ export class Dispatcher {
       }
       case JUDGE_FORWARD: {
         this.counters.forwarded++
-        const p = new PendingQuery(msg)
+        const p = new PendingQuery(owned ? msg : peer.channel.own(msg))
         p.started = performance.now()
         p.clientId = readId(msg)
         p.peer = peer
@@ -256,7 +282,7 @@ export class Dispatcher {
         return
       }
       case JUDGE_SAFEVIDEO: {
-        const started = this.safeVideo.begin(msg, target, this.scratchOut)
+        const started = this.safeVideo.begin(owned ? msg : peer.channel.own(msg), target, this.scratchOut)
         if (typeof started === 'number') {
           this.counters.answered++
           this.reply(this.scratchOut, started, peer, true)

@@ -45,11 +45,11 @@ test('ANY over UDP gets an empty answer with TC set, no larger than the query; o
   t.assert.strictEqual(dnsPacket.decode(await udpAsk(fwd.port, query('fwd.example', ANY))).flag_tc, false)
 })
 
-test('the UDP receive buffer comes from proxy.udp-receive-buffer', async (t: TestContext) => {
+test('the UDP receive buffer comes from proxy.udp-receive-buffer (node:dgram I/O)', async (t: TestContext) => {
   const w = await world(t)
-  const s = await server(t, w, { proxy: { 'udp-receive-buffer': 1048576 } })
+  const s = await server(t, w, { proxy: { io: 'dgram', 'udp-receive-buffer': 1048576 } })
   // Linux doubles the request (bookkeeping) and caps it at net.core.rmem_max.
   t.assert.ok(s.listeners[0]!.udpReceiveBuffer >= Math.min(1048576, 212992 * 2), `receive buffer ${s.listeners[0]!.udpReceiveBuffer}`)
-  const small = await server(t, w, { proxy: { 'udp-receive-buffer': 65536 } })
+  const small = await server(t, w, { proxy: { io: 'dgram', 'udp-receive-buffer': 65536 } })
   t.assert.ok(small.listeners[0]!.udpReceiveBuffer < s.listeners[0]!.udpReceiveBuffer)
 })

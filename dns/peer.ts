@@ -16,6 +16,11 @@ export interface PeerChannel {
   send (peer: Peer, buf: Buffer, len: number, copy: boolean): void
   /** The query from `peer` gets no answer (dropped, or the answer could not be built). */
   skip (peer: Peer): void
+  /**
+   * `msg` (a query this channel delivered) as a Buffer that stays valid after the handler returns:
+   * itself, or a copy when it lives in a receive area the next batch overwrites.
+   */
+  own (msg: Buffer): Buffer
 }
 
 export class Peer {
@@ -23,9 +28,12 @@ export class Peer {
   /** The client's address (as the kernel reported it; the policy may use ECS instead). */
   readonly address: string
   readonly port: number
-  constructor (channel: PeerChannel, address: string, port: number) {
+  /** The IPv4 address as an unsigned 32-bit number when the channel has it (native I/O), else -1. */
+  readonly ip4: number
+  constructor (channel: PeerChannel, address: string, port: number, ip4 = -1) {
     this.channel = channel
     this.address = address
     this.port = port
+    this.ip4 = ip4
   }
 }

@@ -20,7 +20,9 @@ import { Dispatcher, newCounters, type DnsCounters } from './dispatch.js'
 import { TcpFront, kMaxTcpQueryFrame } from './tcp-front.js'
 import { RateLimiter } from './rate-limit.js'
 import { UdpFront } from './udp-front.js'
+import { NativeUdpFront } from './native-udp-front.js'
 import { Forwarder } from './upstream.js'
+import { loadUdpAddon } from '../engine/udp/index.js'
 
 export { kMaxTcpQueryFrame, kMaxTcpInflight } from './tcp-front.js'
 export type { DnsCounters } from './dispatch.js'
@@ -57,14 +59,32 @@ export interface DnsServer {
   readonly port: number
   readonly endpoints: readonly string[]
   readonly dispatch: 'inline' | 'pool'
+  /** The UDP I/O path in use (`proxy.io` resolved). */
+  readonly io: UdpIo
   readonly counters: Readonly<DnsCounters>
   close (): Promise<void>
+}
+
+export type UdpIo = 'native' | 'dgram'
+
+/**
+ * Resolves `proxy.io`: `native` needs the addon (else a config error naming the key), `auto`
+ * takes it when it loads and otherwise warns once (one JSON log line) and uses node:dgram.
+ */
+export function chooseUdpIo (setting: 'auto' | 'native' | 'dgram', logger: Logger): UdpIo {
+  if (setting === 'dgram') return 'dgram'
+  const addon = loadUdpAddon()
+  if (!(addon instanceof Error)) return 'native'
+  if (setting === 'native') throw new EngineError('ENGINE_CONFIG_INVALID', `proxy.io: native, but ${addon.message}`)
+  logger.warn({ io: 'dgram', reason: addon.message }, 'dns: proxy.io auto: using node:dgram')
+  return 'dgram'
 }
 
 class FrontProcessServer implements DnsServer {
   readonly listeners: DnsListener[] = []
   readonly endpoints: string[] = []
   readonly dispatch: 'inline' | 'pool'
+  io: UdpIo = 'dgram'
   readonly counters: DnsCounters = newCounters()
   private readonly config: Readonly<Config>
   private readonly logger: Logger
@@ -78,7 +98,7 @@ class FrontProcessServer implements DnsServer {
   private dispatcher: Dispatcher | null = null
   private tcp: TcpFront | null = null
   private limiter: RateLimiter | null = null
-  private readonly udp: UdpFront[] = []
+  private readonly udp: Array<UdpFront | NativeUdpFront> = []
   private generationTimer: NodeJS.Timeout | null = null
   private closed = false
 
@@ -97,6 +117,8 @@ class FrontProcessServer implements DnsServer {
 
   async start (o: DnsServerOptions): Promise<void> {
     const proxy = this.config.proxy
+    this.io = chooseUdpIo(proxy.io, this.logger)
+    this.metrics.io = this.io
     let judge: Judge | null = null
     if (this.dispatch === 'inline') {
       this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
@@ -139,7 +161,8 @@ class FrontProcessServer implements DnsServer {
     this.forwarder = await Forwarder.create({
       resolvers: this.config.dnscache.forward.map((r) => parseHostPort(r, 53)),
       timeoutMs: proxy['upstream-timeout'],
-      onAnswer: dispatcher.onUpstream
+      onAnswer: dispatcher.onUpstream,
+      io: this.io
     })
     dispatcher.setForwarder(this.forwarder)
     this.tcp = new TcpFront({
@@ -159,9 +182,11 @@ class FrontProcessServer implements DnsServer {
     const hp = parseHostPort(text, 53)
     const dispatcher = this.dispatcher!   // set in start() before listening
     for (let attempt = 0; ; attempt++) {
-      let udp: UdpFront
+      let udp: UdpFront | NativeUdpFront
       try {
-        udp = await UdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit, this.logger, this.config.proxy['udp-receive-buffer'])
+        udp = this.io === 'native'
+          ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher)
+          : await UdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit, this.logger, this.config.proxy['udp-receive-buffer'])
       } catch (err) {
         throw new EngineError('ENGINE_LISTEN', `dns: cannot bind UDP ${text}: ${(err as Error).message}`, { cause: err })
       }
@@ -174,8 +199,8 @@ class FrontProcessServer implements DnsServer {
         throw new EngineError('ENGINE_LISTEN', `dns: cannot listen on TCP ${text}: ${(err as Error).message}`, { cause: err })
       }
       this.udp.push(udp)
-      this.listeners.push({ host: hp.host, family: hp.family, port, udpReceiveBuffer: udp.receiveBufferSize })
-      this.endpoints.push(`dns udp+tcp ${formatHostPort({ host: hp.host, port })}`)
+      this.listeners.push({ host: hp.host, family: hp.family, port, udpReceiveBuffer: udp instanceof UdpFront ? udp.receiveBufferSize : 0 })
+      this.endpoints.push(`dns udp+tcp ${formatHostPort({ host: hp.host, port })} (udp io ${this.io})`)
       return
     }
   }

@@ -28,10 +28,11 @@
  * TCP clients are forwarded over TCP, one short connection per query (TCP is the rare path:
  * truncated answers, zone-sized records), framed as RFC 7766 says.
  */
-import { createSocket, type Socket as UdpSocket, type RemoteInfo } from 'node:dgram'
+import { createSocket, type Socket as UdpSocket } from 'node:dgram'
 import { connect, type Socket as TcpSocket } from 'node:net'
 import { randomFillSync, randomInt } from 'node:crypto'
 import type { Peer } from './peer.js'
+import { ECONNREFUSED, openBatchUdpSocket, type BatchUdpSocket } from '../engine/udp/index.js'
 import { FrameReader, QueryScratch, QUERY_OK, frame, questionMatches, readId, readQuery, setId } from '../engine/wire/index.js'
 
 export interface ResolverAddress {
@@ -58,18 +59,52 @@ class Resolver {
   }
 }
 
-class OutSocket {
+/** One connected upstream socket: node:dgram, or the native batched I/O (`proxy.io`). */
+interface OutTransport {
+  /** Queries sent since the last flush are still waiting to leave together (native batches). */
+  batching (): boolean
+  send (query: Buffer): void
+  close (): void
+}
+
+class DgramOut implements OutTransport {
   readonly sock: UdpSocket
+  constructor (sock: UdpSocket) { this.sock = sock }
+  batching (): boolean { return false }
+  send (query: Buffer): void { this.sock.send(query) }
+  close (): void { this.sock.close() }
+}
+
+class NativeOut implements OutTransport {
+  sock: BatchUdpSocket | null = null
+  batching (): boolean { return this.sock!.txCount > 0 }
+  send (query: Buffer): void {
+    const s = this.sock!   // set right after opening
+    if (query.length > s.slot) { s.sendOne(query, query.length, null, 0); return }
+    query.copy(s.txBuf, s.nextSlot())
+    s.commit(query.length, 0)
+  }
+
+  close (): void { this.sock?.close() }
+}
+
+class OutSocket {
+  readonly sock: OutTransport
   readonly serial: number
   readonly born: number
   pending = 0
   retired = false
-  constructor (sock: UdpSocket, serial: number, born: number) {
+  constructor (sock: OutTransport, serial: number, born: number) {
     this.sock = sock
     this.serial = serial
     this.born = born
   }
 }
+
+/** Answers per recvmmsg on a native upstream socket. */
+const kUpstreamBatch = 32
+/** A UDP answer can be as large as the client's EDNS size allows: the slot takes the largest. */
+const kUpstreamSlot = 65536
 
 /** Who is waiting for the answer: the front fills these, the forwarder carries them. */
 export class PendingQuery {
@@ -115,6 +150,8 @@ export interface ForwarderOptions {
   rotateMs?: number
   /** How often a down resolver is probed (default 500 ms). */
   probeMs?: number
+  /** UDP I/O: node:dgram (default) or the native batched addon (engine/udp). */
+  io?: 'native' | 'dgram'
 }
 
 const kIdBatch = 4096
@@ -131,6 +168,7 @@ export class Forwarder {
   private readonly probeMs: number
   private readonly rotateMs: number
   private readonly poolSize: number
+  private readonly io: 'native' | 'dgram'
   private readonly onAnswer: (p: PendingQuery, response: Buffer | null) => void
   private readonly byKey = new Map<number, PendingQuery>()
   // The tries in sending order (all expire tryMs after they were sent) and, side by side, the try
@@ -165,6 +203,7 @@ export class Forwarder {
     this.probeMs = o.probeMs ?? 500
     this.rotateMs = o.rotateMs ?? 15_000
     this.poolSize = o.socketsPerResolver ?? 4
+    this.io = o.io ?? 'dgram'
     this.onAnswer = o.onAnswer
     this.lastRotate = Date.now()
     this.sweeper = setInterval(() => this.sweep(), sweepMs)
@@ -204,6 +243,7 @@ export class Forwarder {
   // Binds to a random port (crypto), falling back to a kernel-chosen one after a few collisions,
   // and connects to the resolver.
   private async openSocket (r: Resolver): Promise<OutSocket> {
+    if (this.io === 'native') return this.openNative(r)
     for (let attempt = 0; ; attempt++) {
       const sock = createSocket(r.family === 4 ? 'udp4' : 'udp6')
       const port = attempt < 8 ? randomInt(1024, 65536) : 0
@@ -219,8 +259,8 @@ export class Forwarder {
         if (attempt < 8) continue
         throw err
       }
-      const out = new OutSocket(sock, ++this.serial, Date.now())
-      sock.on('message', (msg, rinfo) => this.onUdpAnswer(out, msg, rinfo))
+      const out = new OutSocket(new DgramOut(sock), ++this.serial, Date.now())
+      sock.on('message', (msg, rinfo) => this.onUdpAnswer(out, msg, rinfo.port, rinfo.address))
       // On a connected socket the kernel reports the resolver's ICMP port-unreachable as
       // ECONNREFUSED: nothing listens there, so mark it down now; its tries go on to the next
       // resolver when their share of the budget is spent.
@@ -228,6 +268,45 @@ export class Forwarder {
         if (err.code === 'ECONNREFUSED') r.up = false
       })
       return out
+    }
+  }
+
+  // The native twin of openSocket: one batch of answers per JS call; an ICMP error arrives as a
+  // negative count (-errno) and marks the resolver down like dgram's ECONNREFUSED event. The
+  // connected socket only receives the resolver's datagrams, so the source check is the port.
+  private openNative (r: Resolver): OutSocket {
+    const t = new NativeOut()
+    const out = new OutSocket(t, ++this.serial, Date.now())
+    const onBatch = (count: number): void => {
+      if (count < 0) {
+        if (count === -ECONNREFUSED) r.up = false
+        return
+      }
+      const s = t.sock!   // batches only come after open returned
+      for (let i = 0; i < count; i++) {
+        const len = s.rxInfo[2 * i]!
+        if (len < 0) { this.counters.unmatched++; continue }
+        const off = i * s.slot
+        this.onUdpAnswer(out, s.rxBuf.subarray(off, off + len), s.rxInfo[2 * i + 1]!, r.host)
+      }
+    }
+    for (let attempt = 0; ; attempt++) {
+      const port = attempt < 8 ? randomInt(1024, 65536) : 0
+      try {
+        t.sock = openBatchUdpSocket({
+          family: r.family,
+          host: r.family === 4 ? '0.0.0.0' : '::',
+          port,
+          connect: { host: r.host, port: r.port },
+          batch: kUpstreamBatch,
+          slot: kUpstreamSlot,
+          onBatch
+        })
+        return out
+      } catch (err) {
+        if (attempt < 8 && (err as { code?: string }).code === 'EADDRINUSE') continue
+        throw err
+      }
     }
   }
 
@@ -256,8 +335,15 @@ export class Forwarder {
   private sendUdp (p: PendingQuery, r: Resolver): void {
     const now = Date.now()
     const pool = r.pool
-    const out = pool[this.turn++ % pool.length]!   // every resolver's pool is non-empty
-    if (this.turn >= 0x3fffffff) this.turn = 0
+    let out = pool[this.turn % pool.length]!   // every resolver's pool is non-empty
+    // dgram: the next socket for every query. Native: the queries of one batch stay on one socket
+    // until it is flushed, so they leave in one sendmmsg (and their answers come back in one
+    // batch); the next batch takes the next socket. IDs stay random per query either way.
+    if (!out.sock.batching()) {
+      this.turn++
+      if (this.turn >= 0x3fffffff) this.turn = 0
+      out = pool[this.turn % pool.length]!
+    }
     let key = -1
     for (let tries = 0; tries < 16; tries++) {
       const id = this.nextId()
@@ -275,12 +361,12 @@ export class Forwarder {
     out.sock.send(p.query)
   }
 
-  private onUdpAnswer (out: OutSocket, msg: Buffer, rinfo: RemoteInfo): void {
+  private onUdpAnswer (out: OutSocket, msg: Buffer, fromPort: number, fromAddress: string): void {
     const id = readId(msg)
     if (id < 0) return
     const p = this.byKey.get(out.serial * 65536 + id)
     const r = p?.resolver
-    if (p === undefined || r == null || rinfo.port !== r.port || rinfo.address !== r.host || !this.matches(p, msg)) {
+    if (p === undefined || r == null || fromPort !== r.port || fromAddress !== r.host || !this.matches(p, msg)) {
       this.counters.unmatched++
       return
     }

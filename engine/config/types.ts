@@ -17,6 +17,7 @@ export interface Config {
     readonly pid: string
     readonly ttl: number
     readonly dispatch: 'inline' | 'pool'
+    readonly io: 'auto' | 'native' | 'dgram'
     readonly processes: number
     readonly workers: number
     readonly 'batch-size': number

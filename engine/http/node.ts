@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net'
 import { normalizeAddress } from './address.js'
 import {
   BodyCollector, Request, Response, abortedError, addHeaderField, answerTooLarge, dispatch,
-  type DispatchOptions, type Transport
+  type DispatchOptions, type Transport, type TransportStream
 } from './core.js'
 
 export interface NodeServerConfig extends DispatchOptions {
@@ -39,6 +39,21 @@ class NodeTransport implements Transport {
     } else {
       res.setHeader('Content-Length', r.bodyLength)
       res.end(body)
+    }
+  }
+
+  openStream (r: Response, first: string, onDrain: () => void): TransportStream {
+    const res = this.res
+    res.statusCode = r.statusCode
+    const h = r.headerList
+    for (let i = 0; i < h.length; i += 2) res.appendHeader(h[i]!, h[i + 1]!)
+    if (!r.keepAlive) res.setHeader('Connection', 'close')
+    res.on('drain', onDrain)
+    // No Content-Length: node sends the body chunked (HTTP/1.1) or until close (HTTP/1.0).
+    res.write(first)
+    return {
+      write: (chunk) => res.write(chunk),
+      end: () => { res.end() }
     }
   }
 }

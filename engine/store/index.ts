@@ -338,7 +338,8 @@ export class Store {
     // async transaction commits the puts made before the throw.
     const result = await this.root.childTransaction(() => {
       const r = fn(writer)
-      this.dbs.meta.put('generation', this.generation() + 1)
+      // Inside a transaction a put applies at once; its promise reports the commit, as the transaction's does.
+      void this.dbs.meta.put('generation', this.generation() + 1)
       return r
     })
     await this.root.flushed
@@ -348,9 +349,8 @@ export class Store {
   private writer (): StoreWriter {
     const { users, ips, lists, settings, clients, meta } = this.dbs
     const keyOf = (a: string): string => a.includes('/') ? CIDR_PREFIX + a : a
-    const store = this
     return {
-      store,
+      store: this,
       putUser (user) { users.putSync(user.name, user) },
       deleteUser (id) {
         const user = users.get(id) as UserRecord | undefined

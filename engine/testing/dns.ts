@@ -71,6 +71,13 @@ export interface ConfigOptions {
   datafiles?: Record<string, unknown>
 }
 
+let testIo: 'auto' | 'native' | 'dgram' | undefined
+
+/** The UDP I/O path (`proxy.io`) every config made by this module asks for (default: the config's default). */
+export function setTestIo (io: 'auto' | 'native' | 'dgram' | undefined): void {
+  testIo = io
+}
+
 export function makeConfig (w: { dir: string, stub?: StubResolver }, o: ConfigOptions = {}): Readonly<Config> {
   const forward = o.forward ?? [`127.0.0.1:${w.stub?.port ?? 53}`]
   const proxy: Record<string, unknown> = {
@@ -79,6 +86,7 @@ export function makeConfig (w: { dir: string, stub?: StubResolver }, o: ConfigOp
     log: '-',
     pid: join(w.dir, 'dns.pid'),
     'upstream-timeout': 300,
+    ...(testIo === undefined ? {} : { io: testIo }),
     ...o.proxy
   }
   const doc = {
@@ -184,7 +192,7 @@ export async function dig (args: string[]): Promise<string | undefined> {
   return await new Promise((resolve, reject) => {
     execFile('dig', args, { timeout: 10000 }, (err, stdout) => {
       if (err !== null && (err as NodeJS.ErrnoException).code === 'ENOENT') { resolve(undefined); return }
-      if (err !== null) { reject(err); return }
+      if (err !== null) { const failure: Error = err; reject(failure); return }
       resolve(stdout)
     })
   })

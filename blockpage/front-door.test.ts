@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import { createHttpServer, type HttpRequest } from '../engine/http/index.js'
 import { silentLogger } from '../engine/log/index.js'
 import { createFrontDoor, type FrontDoor } from './front-door.js'
-import { configFrom, memoryLogger, startApi, tempDir } from './fixtures.js'
+import { configFrom, memoryLogger, startApi, tempDir } from '../api/fixtures.js'
 import { httpRequest, type RawHttpResponse } from '../engine/testing/http.js'
 
 type Reply = RawHttpResponse

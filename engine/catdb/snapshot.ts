@@ -26,7 +26,7 @@ import { createInterface } from 'node:readline'
 import { Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createGunzip, createGzip } from 'node:zlib'
-import { MAX_CATEGORY } from '../engine/categories/index.js'
+import { MAX_CATEGORY } from '../categories/index.js'
 
 export const SNAPSHOT_HEADER = '# filterd category snapshot 1'
 export const MANIFEST_FILE = 'manifest.json'
