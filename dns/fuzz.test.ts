@@ -169,7 +169,7 @@ const pct = (xs: number[], p: number): number => {
   return s.length === 0 ? 0 : s[Math.min(s.length - 1, Math.floor(p * s.length))]!
 }
 
-test(`fuzz: ${PACKETS} hostile packets over UDP and TCP, valid queries interleaved, no crash, no wrong answer, bounded latency`, { timeout: Math.max(180_000, PACKETS / 5) }, async (t: TestContext) => {
+test(`fuzz: ${PACKETS} hostile packets over UDP and TCP, valid queries interleaved, no crash, no wrong answer, bounded latency`, { timeout: Math.max(600_000, PACKETS / 2) }, async (t: TestContext) => {
   const w = await world(t, { cats: { 'casino.example': [CATEGORY.GAMBLING] } })
   await addUser(w.store, { name: 'fuzz', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
   const upstream = await rawResponder(t)
