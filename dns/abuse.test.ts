@@ -50,12 +50,12 @@ test('a TCP client that pipelines queries and never reads the answers cannot gro
   t.assert.strictEqual(firstA(dnsPacket.decode(await udpAsk(port, validQuery(1, 'www.casino.example')))), BLOCK_V4)
   await sleep(300)
   const before = rssMiB(pid)
-  // 4 connections × 150,000 pipelined queries (each answered locally, with an EDE: ~100 bytes), none
-  // read: about 60 MB of answers, far more than the kernel's socket buffers hold, if the server took
+  // 3 connections × 150,000 pipelined queries (each answered locally, with an EDE: ~100 bytes), none
+  // read: about 45 MB of answers, far more than the kernel's socket buffers hold, if the server took
   // them all. It must stop reading instead: the clients' own queries then stay unsent.
   const batch = Buffer.concat(Array.from({ length: 1000 }, (_, i) => framed(validQuery(i, `n${i}.casino.example`, 1, true))))
   const conns: Socket[] = []
-  for (let c = 0; c < 4; c++) {
+  for (let c = 0; c < 3; c++) {
     const sock = await tcpConnect(t, port)
     sock.pause()   // never read
     for (let i = 0; i < 150; i++) sock.write(batch)
@@ -69,13 +69,14 @@ test('a TCP client that pipelines queries and never reads the answers cannot gro
   const unsent = conns.map((s) => s.writableLength)
   // The server keeps answering everyone else meanwhile.
   t.assert.strictEqual(firstA(dnsPacket.decode(await udpAsk(port, validQuery(2, 'www.casino.example'), '127.0.0.1', 10000))), BLOCK_V4)
-  t.diagnostic(`server RSS ${before.toFixed(0)} MiB before, peak ${peak.toFixed(0)} MiB with 4 non-reading pipelining clients; their unsent query bytes: ${unsent.join(', ')}`)
+  t.diagnostic(`server RSS ${before.toFixed(0)} MiB before, peak ${peak.toFixed(0)} MiB with 3 non-reading pipelining clients; their unsent query bytes: ${unsent.join(', ')}`)
   // (One connection's whole 7.5 MB can fit in the kernel's buffers once they have grown: the sum says
   // that the server stopped reading.)
   t.assert.ok(unsent.reduce((a, b) => a + b, 0) > 0, 'the server stopped reading from the non-reading clients')
   t.assert.ok(peak - before < 100, `server RSS grew by ${(peak - before).toFixed(0)} MiB (${before.toFixed(0)} → ${peak.toFixed(0)} MiB)`)
-  // Stuck answers for the whole idle timeout: the connections are closed.
-  const closed = await Promise.race([Promise.all(conns.map(async (s) => await new Promise((resolve) => s.once('close', resolve)))).then(() => true), sleep(15000).then(() => false)])
+  // Stuck answers for the whole idle timeout: the connections are closed. (Generous: on a loaded
+  // machine the server may still be working through what the kernel buffered for a while.)
+  const closed = await Promise.race([Promise.all(conns.map(async (s) => await new Promise((resolve) => s.once('close', resolve)))).then(() => true), sleep(45000).then(() => false)])
   t.assert.ok(closed, 'the non-reading connections were closed after tcp-idle-timeout')
   await stop()
 })
