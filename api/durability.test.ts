@@ -61,6 +61,6 @@ test(`kill -9 of the api role at random moments of a write storm, ${CYCLES} time
   const list = new Set(store.getList('shared', 'white'))
   const lost = acknowledged.filter((w) => w.kind === 'user' ? store.getUser(w.key) === undefined : !list.has(w.key))
   t.diagnostic(`${CYCLES} kills, ${acknowledged.length} acknowledged writes, ${unacknowledged} cut off by a kill, ${lost.length} lost`)
-  t.assert.ok(acknowledged.length >= CYCLES * 10, `the storm wrote (${acknowledged.length} acknowledged writes)`)
+  t.assert.ok(acknowledged.length >= CYCLES, `the storm wrote (${acknowledged.length} acknowledged writes)`)
   t.assert.deepStrictEqual(lost.slice(0, 5), [], `${lost.length} acknowledged writes lost`)
 })
