@@ -16,6 +16,7 @@ import { configuredStoreOptions, openConfiguredStore, type Store } from '../engi
 import { Judge, compileBlockAnswers } from '../engine/judge/index.js'
 import { Dispatcher } from './dispatch.js'
 import { TcpFront, kMaxTcpQueryFrame } from './tcp-front.js'
+import { RateLimiter } from './rate-limit.js'
 import { UdpFront } from './udp-front.js'
 import { NativeUdpFront } from './native-udp-front.js'
 import { Forwarder } from './upstream.js'
@@ -43,6 +44,8 @@ export interface DnsListener {
   readonly host: string
   readonly family: 4 | 6
   readonly port: number
+  /** The UDP socket's receive buffer as the kernel set it (it doubles the request, capped by net.core.rmem_max). */
+  readonly udpReceiveBuffer: number
 }
 
 export interface DnsServer {
@@ -88,6 +91,7 @@ class FrontProcessServer implements DnsServer {
   private forwarder: Forwarder | null = null
   private dispatcher: Dispatcher | null = null
   private tcp: TcpFront | null = null
+  private limiter: RateLimiter | null = null
   private readonly udp: Array<UdpFront | NativeUdpFront> = []
   private closed = false
 
@@ -127,8 +131,17 @@ class FrontProcessServer implements DnsServer {
         }
       })
     }
+    this.limiter = proxy['rate-limit'] > 0 ? new RateLimiter(proxy['rate-limit'], proxy['rate-limit-prefix-v4'], proxy['rate-limit-prefix-v6']) : null
     const dispatcher = new Dispatcher({
-      judge, pool: this.pool, batchSize: proxy['batch-size'], sink: this.sink, metrics: this.metrics, logger: this.logger
+      judge,
+      pool: this.pool,
+      batchSize: proxy['batch-size'],
+      sink: this.sink,
+      metrics: this.metrics,
+      logger: this.logger,
+      limiter: this.limiter,
+      limitAction: proxy['rate-limit-action'],
+      truncateAnyOverUdp: proxy['any-over-udp'] === 'truncate'
     })
     this.dispatcher = dispatcher
     this.forwarder = await Forwarder.create({
@@ -141,6 +154,7 @@ class FrontProcessServer implements DnsServer {
     this.tcp = new TcpFront({
       maxConnections: proxy['tcp-max-connections'],
       idleTimeoutMs: proxy['tcp-idle-timeout'],
+      messageTimeoutMs: proxy['tcp-message-timeout'],
       maxFrame: this.tcpMaxFrame,
       logger: this.logger,
       onQuery: dispatcher.submit
@@ -157,7 +171,7 @@ class FrontProcessServer implements DnsServer {
       try {
         udp = this.io === 'native'
           ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher)
-          : await UdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit, this.logger)
+          : await UdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit, this.logger, this.config.proxy['udp-receive-buffer'])
       } catch (err) {
         throw new EngineError('ENGINE_LISTEN', `dns: cannot bind UDP ${text}: ${(err as Error).message}`, { cause: err })
       }
@@ -170,7 +184,7 @@ class FrontProcessServer implements DnsServer {
         throw new EngineError('ENGINE_LISTEN', `dns: cannot listen on TCP ${text}: ${(err as Error).message}`, { cause: err })
       }
       this.udp.push(udp)
-      this.listeners.push({ host: hp.host, family: hp.family, port })
+      this.listeners.push({ host: hp.host, family: hp.family, port, udpReceiveBuffer: udp instanceof UdpFront ? udp.receiveBufferSize : 0 })
       this.endpoints.push(`dns udp+tcp ${formatHostPort({ host: hp.host, port })} (udp io ${this.io})`)
       return
     }
@@ -181,6 +195,7 @@ class FrontProcessServer implements DnsServer {
     this.closed = true
     this.policy?.watcher.stop()
     this.dispatcher?.close()
+    this.limiter?.close()
     for (const u of this.udp) u.close()
     await this.tcp?.close()
     this.forwarder?.close()
