@@ -435,7 +435,8 @@ export class Store {
    * is stored as `replica.state` for health reports.
    */
   async applyReplicated (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: { clear?: boolean, state?: string } = {}): Promise<void> {
-    await this.root.transaction(() => {
+    // A child transaction: a throw midway rolls back what it wrote (see write()).
+    await this.root.childTransaction(() => {
       if (extra.clear === true) {
         for (const name of POLICY_DBS) this.dbs[name].clearSync()
         this.dbs.meta.removeSync('replica')
