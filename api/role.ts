@@ -11,6 +11,7 @@ import { openConfiguredStore } from '../engine/store/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { registerMetricsRoute } from '../engine/metrics/index.js'
 import { openStatsDb, startStatsImporter, startUsageReporter } from '../engine/stats/index.js'
+import { roleHttpImpl } from '../engine/http/index.js'
 import { createApiServer } from './server.js'
 import { linkSharedStore } from './shared-store.js'
 
@@ -29,7 +30,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const shared = await linkSharedStore(config, store, logger)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   const statsDb = openStatsDb(config.stats.db)
-  const server = createApiServer({ store, taxonomy, categories, config, logger, impl: config.common['http-server'], stats: { db: statsDb, timezone: config.stats.timezone } })
+  const server = createApiServer({ store, taxonomy, categories, config, logger, impl: roleHttpImpl(config.common['http-server'], 'public'), stats: { db: statsDb, timezone: config.stats.timezone } })
   registerMetricsRoute(server.http, { config, store })
   let port: number
   try {

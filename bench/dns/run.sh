@@ -96,7 +96,6 @@ fi
 # Sanity: a categorized (blocked) popular name is blocked by filterd and dnsdist, not by the relay.
 BLOCKED=$(head -1 "$DIR/blocklist.txt")
 echo "sanity ($BLOCKED): dnsdist $(dig +short @127.0.0.1 -p $DNSDIST "$BLOCKED") filterd $(dig +short @127.0.0.1 -p 5393 "$BLOCKED") filterd native $(dig +short @127.0.0.1 -p 5396 "$BLOCKED") relay $(dig +short @127.0.0.1 -p $RELAY "$BLOCKED")" >&2
-echo "udp io of the native rows: $(grep -ho 'udp io [a-z]*' "$DIR"/native-*.log 2>/dev/null | sort | uniq -c | xargs) (startup lines)" >&2
 
 # CPU ticks (utime+stime, 1/100 s) of a process and all its descendants (cluster children).
 ticks() {

@@ -164,7 +164,7 @@ export const configSchema = {
         'http-server': {
           enum: ['auto', 'uws', 'node'],
           default: 'auto',
-          description: 'HTTP implementation of every HTTP role: auto (uWebSockets.js, or node:http with one warning when the addon does not load), uws, or node. node:http is slower but also answers HTTP/1.0 clients and HTTP/1.1 requests without Host, which uWS 20.30 leaves unanswered'
+          description: 'HTTP implementation of the HTTP roles. auto (the default) chooses per role: node:http for api, blockpage and local, which reverse proxies, health checks, browsers and billing scripts talk to (it answers HTTP/1.0, a missing or repeated Host with 400, and absolute-form targets); uWebSockets.js for catapi and collector, whose clients speak HTTP/1.1 with Host and where throughput is the job (node:http with one warning when the addon does not load). uws or node force one implementation on every HTTP role; uWS 20.30 leaves HTTP/1.0 requests and requests without Host unanswered'
         }
       }
     },
