@@ -436,8 +436,9 @@ export class Store {
    * from the previous position. `clear` empties the policy databases first (a bootstrap); `state`
    * is stored as `replica.state` for health reports.
    */
-  async applyReplicated (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: { clear?: boolean, state?: string } = {}): Promise<void> {
-    await this.root.transaction(() => {
+  async applyReplicated (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: { clear?: boolean, state?: string, durable?: boolean } = {}): Promise<void> {
+    // A child transaction: a throw midway rolls back what it wrote (see write()).
+    await this.root.childTransaction(() => {
       if (extra.clear === true) {
         for (const name of POLICY_DBS) this.dbs[name].clearSync()
         this.dbs.meta.removeSync('replica')
@@ -451,7 +452,7 @@ export class Store {
       if (position !== undefined) this.dbs.meta.putSync('replica', position)
       if (extra.state !== undefined) this.dbs.meta.putSync('replica.state', extra.state)
     })
-    await this.root.flushed
+    if (extra.durable !== false) await this.root.flushed
   }
 
   /** Every key and value of one policy database (a seed of the shared store from this replica). */

@@ -48,6 +48,7 @@ export const COMMANDS: Record<string, { module: string, help: string }> = {
   import: { module: '../../tools/import/index.js', help: 'convert UT1/squidGuard, hosts, plain and AdBlock lists into a data file' },
   'stats-import': { module: '../../tools/stats-import.js', help: 'import every closed statistics file now (--config FILE)' },
   client: { module: '../../tools/client.js', help: 'manage categorization API clients: add|list|remove|rotate|usage (--config FILE)' },
+  'redis-seed': { module: '../../tools/redis-seed.js', help: 're-create the shared Redis store from this host\'s replica after Redis lost its data (--config FILE [--force])' },
   'collector-usage': { module: '../../tools/collector-usage.js', help: 'usage per key per day as the collector stored it (also: filterd collector usage)' }
 }
 
