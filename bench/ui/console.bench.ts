@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path'
 import { chromium } from 'playwright-core'
-import { configFrom, tempDir } from '../../api/fixtures.js'
+import { configFrom, tempDir } from '../../api/testing/fixtures.js'
 import { createApiServer } from '../../api/server.js'
 import { loadTaxonomy } from '../../engine/categories/index.js'
 import { CategoryDb } from '../../engine/catdb/index.js'
@@ -50,7 +50,7 @@ async function main (): Promise<void> {
   for (let i = 0; i < 200_000; i++) {
     const blocked = i % 7 === 0
     const host = `site${i % 2000}.example`
-    log.write({ time: now - (i % (7 * 24)) * 3_600_000, address: `10.0.${(i >> 8) & 7}.${i & 255}`, user: i % 5 === 0 ? null : `u${i % 2000}`, name: host,
+    log.write({ time: now - (i % (7 * 24)) * 3_600_000, address: `10.0.${(i >> 8) & 7}.${i & 255}`, user: i % 5 === 0 ? null : `u${i % 2000}`, name: host, qtype: 1, rcode: 0,
       blockedName: blocked ? host : '', reason: blocked ? 'category' : 'none', cats: [i % 3 === 0 ? 30 : 81], blockedCats: blocked ? [30] : [], nxdomain: false })
   }
   await log.close()
