@@ -25,14 +25,14 @@ import { silentLogger } from '../../engine/log/index.js'
 import { loadTaxonomy } from '../../engine/categories/index.js'
 import { CategoryDb } from '../../engine/catdb/index.js'
 import { openStatsDb } from '../../engine/stats/index.js'
-import { openStore, type Store } from '../../engine/store/index.js'
+import { Store } from '../../engine/store/index.js'
 import { Follower } from '../../engine/replica/follower.js'
 import { linkStore, testSettings, until } from '../../engine/replica/testing.js'
 import { startRedis } from '../../engine/testing/redis.js'
 import { FILTERD } from '../../engine/testing/daemon.js'
 import { releasedPort } from '../../engine/testing/ports.js'
 import { createApiServer } from '../../api/server.js'
-import { configFrom, writeTaxonomy } from '../../api/fixtures.js'
+import { configFrom, writeTaxonomy } from '../../api/testing/fixtures.js'
 import { keepAliveLoad } from '../common/load.js'
 
 const WRITES = Number(process.argv[2] ?? 1000)
@@ -51,7 +51,7 @@ function pct (sorted: number[], p: number): number {
 async function latency (): Promise<void> {
   const prefix = 'lat:'
   const settings = testSettings(redis.host, redis.port, prefix)
-  const a = openStore(join(root, 'a'))
+  const a = Store.open(join(root, 'a'))
   const linkA = await linkStore(a, settings, logger)
   const bDir = join(root, 'b')
   const bConfig = join(root, 'b.json')
@@ -61,7 +61,7 @@ async function latency (): Promise<void> {
   }))
   const child = spawn(process.execPath, [FILTERD, 'sync', '--config', bConfig], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   await once(child, 'message')
-  const b = openStore(bDir, { readOnly: true })
+  const b = Store.open(bDir, { readOnly: true })
   await a.write((w) => { w.putUser(w.store.newUser('bench')) })
   await until('B following', () => b.getUser('bench') !== undefined, 30_000)
   const samples: number[] = []
@@ -89,7 +89,7 @@ async function throughput (): Promise<void> {
     const dir = join(root, name)
     writeTaxonomy(join(dir, 'cats'))
     const config = configFrom(dir, `datafiles:\n  cats: ${join(dir, 'cats')}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}`)
-    const store = openStore(config.common.db)
+    const store = Store.open(config.common.db)
     const linked = link ? await linkStore(store, testSettings(redis.host, redis.port, `tp-${name}:`), logger) : undefined
     const stats = openStatsDb(join(dir, 'statsdb'))
     const api = createApiServer({ store, taxonomy: loadTaxonomy(config.datafiles.cats, 'en'), categories: new CategoryDb(store), config, logger, impl: 'node', stats: { db: stats, timezone: 'UTC' } })
@@ -135,7 +135,7 @@ async function bootstrap (): Promise<void> {
   }
   await r.multi().set(settings.keys.seq, 0).set(settings.keys.epoch, 'init:bench').exec()
   const fillMs = performance.now() - fillStart
-  const store: Store = openStore(join(root, 'boot'))
+  const store: Store = Store.open(join(root, 'boot'))
   const f = new Follower(store, settings, { logger })
   const t0 = performance.now()
   f.start()

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { after, before, test, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
 import { silentLogger } from '../log/index.js'
-import { openStore, type Store } from '../store/index.js'
+import { Store } from '../store/index.js'
 import { startRedis, type TestRedis } from '../testing/redis.js'
 import { commitToSharedStore } from './commit.js'
 import { Follower, seedSharedStore } from './follower.js'
@@ -21,7 +21,7 @@ after(async () => { await redis.stop() })
 
 function host (t: TestContext): Store {
   const dir = mkdtempSync(join(tmpdir(), 'filterd-replica-'))
-  const store = openStore(dir)
+  const store = Store.open(dir)
   t.after(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }) })
   return store
 }

@@ -19,6 +19,8 @@ import type { Config } from '../config/types.js'
 import { EngineError } from '../errors.js'
 import { cidrContains, ipBytes, parseCidr, type Cidr } from '../net/ip.js'
 
+export { GenerationWatcher, GENERATION_CHECK_MS, type GenerationWatcherOptions } from './generation.js'
+
 export type OnOff = 'on' | 'off'
 
 /** A user as the spec's User object has it, without the lists (stored apart, they can be long). */
@@ -518,10 +520,6 @@ export class Store {
       }
     }
   }
-}
-
-export function openStore (path: string, options: StoreOptions = {}): Store {
-  return Store.open(path, options)
 }
 
 /** The config's initial `/config/` values, as store options (plain data: worker threads get it too). */

@@ -1,13 +1,15 @@
 import { test, type TestContext } from 'node:test'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { Store } from '../../engine/store/index.js'
 import { CategoryDb } from '../../engine/catdb/index.js'
 import { startFailureLine } from '../../engine/testing/daemon.js'
+import { tempDir as makeDir } from '../../engine/testing/temp.js'
+
+const tempDir = (t: TestContext): string => makeDir(t, 'filterd-cli-')
 
 const run = promisify(execFile)
 const cli = fileURLToPath(new URL('../filterd.js', import.meta.url))
@@ -21,12 +23,6 @@ async function filterd (args: string[]): Promise<{ code: number, stdout: string,
     const e = err as { code: number, stdout: string, stderr: string }
     return { code: e.code, stdout: e.stdout, stderr: e.stderr }
   }
-}
-
-function tempDir (t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'filterd-cli-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
 }
 
 test('--help lists every role and command', async (t: TestContext) => {
