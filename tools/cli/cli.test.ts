@@ -37,6 +37,21 @@ test('--help lists every role and command', async (t: TestContext) => {
   }
 })
 
+test('every role and command answers --help with its usage and exit 0, and --version names the version', async (t: TestContext) => {
+  const names = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'all', 'check-config', 'build-db', 'import', 'stats-import', 'client', 'collector-usage']
+  const runs = await Promise.all([...names.map(n => filterd([n, '--help'])), filterd(['client', 'add', '--help']), filterd(['collector', 'usage', '--help'])])
+  for (const [i, r] of runs.entries()) {
+    t.assert.strictEqual(r.code, 0, `${names[i] ?? 'client add / collector usage'} --help: ${r.stderr}`)
+    t.assert.match(r.stdout, /usage/i)
+  }
+  const v = await filterd(['--version'])
+  t.assert.strictEqual(v.code, 0)
+  t.assert.match(v.stdout, /^filterd \d+\.\d+\.\d+ \(Node\.js /)
+  const bad = await filterd(['api', '--config'])
+  t.assert.strictEqual(bad.code, 2)
+  t.assert.match(bad.stderr, /--config/)
+})
+
 test('an unknown role is refused with usage and exit code 2', async (t: TestContext) => {
   const { code, stderr } = await filterd(['resolver'])
   t.assert.strictEqual(code, 2)
