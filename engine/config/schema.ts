@@ -152,7 +152,7 @@ export const configSchema = {
         'redis-ip': { type: 'string', description: 'reserved: store fan-out for several DNS hosts' },
         'redis-port': { type: 'integer', minimum: 1, maximum: 65535 },
         'vendor-names': { type: 'array', items: { type: 'string' }, default: [], description: 'extra host names added to the built-in whitelist' },
-        safesearchredirect: { type: 'string', default: 'https://duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later)' },
+        safesearchredirect: { type: 'string', default: 'https://safe.duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later); its host must not be a safe-search host of conf/safesearch.txt, or the redirect would loop back to the block page and the safe search page is shown instead (safe.duckduckgo.com is DuckDuckGo with strict safe search, not a host the DNS server redirects)' },
         'log-level': { ...logLevel, default: 'info' },
         'http-server': {
           enum: ['auto', 'uws', 'node'],
