@@ -8,6 +8,9 @@ import { promisify } from 'node:util'
 import { Store } from '../../engine/store/index.js'
 import { CategoryDb } from '../../engine/catdb/index.js'
 import { startFailureLine } from '../../engine/testing/daemon.js'
+import { createServer } from 'node:net'
+import { once } from 'node:events'
+import { writeTaxonomy } from '../../api/fixtures.js'
 
 const run = promisify(execFile)
 const cli = fileURLToPath(new URL('../filterd.js', import.meta.url))
@@ -117,4 +120,34 @@ test('build-db reports malformed lines with file and line and keeps the live dat
   const again = await filterd(['build-db', '--config', config, '--continue'])
   t.assert.strictEqual(again.code, 0)
   t.assert.match(again.stdout, /version \d+ active: 1 domains/)
+})
+
+test('a role that cannot bind says so in one line naming the address', async (t: TestContext) => {
+  const dir = tempDir(t)
+  writeTaxonomy(join(dir, 'cats'))
+  const holder = createServer()
+  holder.listen(0, '127.0.0.1')
+  await once(holder, 'listening')
+  t.after(() => { holder.close() })
+  const port = (holder.address() as { port: number }).port
+  writeFileSync(join(dir, 'f.yaml'), [
+    'datafiles:', `  cats: ${join(dir, 'cats')}`, 'common:', `  db: ${join(dir, 'db')}`,
+    'api:', `  listen: 127.0.0.1:${port}`, `  pid: ${join(dir, 'api.pid')}`, '  log: "-"'
+  ].join('\n'))
+  const { code, stderr } = await filterd(['api', '--config', join(dir, 'f.yaml')])
+  t.assert.strictEqual(code, 1)
+  const line = startFailureLine(stderr)
+  t.assert.strictEqual(line.err.code, 'ENGINE_LISTEN')
+  t.assert.match(line.msg ?? '', new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: address already in use`))
+})
+
+test('a second filterd all with a role still running reports ENGINE_ALREADY_RUNNING in one line, binding nothing', async (t: TestContext) => {
+  const dir = tempDir(t)
+  // This test process stands in for the first filterd all's DNS server.
+  writeFileSync(join(dir, 'dns.pid'), `${process.pid}\n`)
+  writeFileSync(join(dir, 'f.yaml'), ['proxy:', `  pid: ${join(dir, 'dns.pid')}`, 'demo:', '  upstream: 127.0.0.1:1'].join('\n'))
+  const { code, stdout, stderr } = await filterd(['all', '--config', join(dir, 'f.yaml')])
+  t.assert.strictEqual(code, 1)
+  t.assert.strictEqual(stdout, '')
+  t.assert.match(stderr, new RegExp(`^filterd: filterd all: ENGINE_ALREADY_RUNNING: dns is already running with pid ${process.pid} .*\n$`))
 })

@@ -8,7 +8,9 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { formatHostPort, parseHostPort, type Config, type RoleName } from '../../engine/config/index.js'
 import { startStubResolver, type StubResolver } from '../../engine/upstream-stub/index.js'
-import { isRoleBuilt, loadCommand, NotBuiltError, ROLE_NAMES } from './roles.js'
+import { EngineError } from '../../engine/errors.js'
+import { isRoleBuilt, loadCommand, NotBuiltError, ROLE_NAMES, sectionOf } from './roles.js'
+import { livePid } from './run-role.js'
 
 const entry = fileURLToPath(new URL('../filterd.js', import.meta.url))
 
@@ -16,6 +18,15 @@ interface Child { role: RoleName, proc: ChildProcess, endpoints: readonly string
 
 export async function runAll (config: Readonly<Config>, configPath: string): Promise<number> {
   const out = (line: string): void => { process.stdout.write(line + '\n') }
+  // Before binding anything (the demo's stub upstream would fail with a bare EADDRINUSE): a role whose
+  // pid file names a live process means this config already runs.
+  for (const role of ROLE_NAMES) {
+    const path = sectionOf(config, role).pid
+    const pid = livePid(path)
+    if (pid !== undefined) {
+      throw new EngineError('ENGINE_ALREADY_RUNNING', `filterd all: ENGINE_ALREADY_RUNNING: ${role} is already running with pid ${pid} (pid file ${path}); stop it first (kill ${pid}), or stop the other filterd all`)
+    }
+  }
   let stub: StubResolver | undefined
   if (config.demo?.upstream !== undefined) {
     const hp = parseHostPort(config.demo.upstream)
