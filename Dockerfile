@@ -4,10 +4,14 @@
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
+# The batched UDP addon (native/udp) is compiled by `npm run build` with node-gyp: C compiler,
+# make, python3. The image's node ships its headers, so the build needs no download.
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev make python3 \
+    && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY . .
-RUN npm run build
+RUN npm run build && test -f native/udp/build/Release/filterd_udp.node
 
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
@@ -21,6 +25,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/native/udp/build/Release/filterd_udp.node ./native/udp/build/Release/filterd_udp.node
 COPY package.json ./
 COPY conf ./conf
 COPY local/container.yaml ./local/container.yaml

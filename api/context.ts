@@ -8,11 +8,13 @@ import type { HttpRequest } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Taxonomy } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
+import type { Policy } from '../engine/policy/index.js'
 import type { ReportTime, StatsDb } from '../engine/stats/index.js'
 import type { ListKind, Store, StoreWriter, UserRecord } from '../engine/store/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
 import { parseCidr } from '../engine/net/ip.js'
 import { apiError } from './errors.js'
+import type { LiveLog } from './live-log.js'
 import { checkBody, type BodyTypes } from './validate.js'
 import type { BodySchemaName } from './schemas.js'
 
@@ -20,6 +22,10 @@ export interface ApiContext {
   readonly store: Store
   readonly taxonomy: Taxonomy
   readonly categories: CategoryDb
+  /** The live query log's clients (routes/live-log.ts). */
+  readonly liveLog: LiveLog
+  /** The DNS server's verdict code, for the check routes (routes/check.ts). */
+  readonly policy: Policy
   readonly logger: Logger
   /** What the statistics reports read. */
   readonly stats: StatsContext

@@ -79,6 +79,8 @@ export interface StartOptions {
   language?: 'en' | 'ru'
   /** The statistics reports' database; default: an empty one in the temp dir. */
   stats?: { db: StatsDb, timezone: string, now?: () => number }
+  /** The live query log's folder and limits (default: the config's stats.dir). */
+  liveLog?: Parameters<typeof createApiServer>[0]['liveLog']
   /** Wraps the store the server sees (fault injection). */
   wrapStore?: (s: Store) => Store
 }
@@ -104,7 +106,7 @@ export async function startApi (options: StartOptions = {}): Promise<StartedApi>
   const served = options.wrapStore === undefined ? store : options.wrapStore(store)
   const ownStats = options.stats === undefined ? openStatsDb(join(dir, 'statsdb')) : undefined
   const stats = options.stats ?? { db: ownStats!, timezone: 'UTC' }   // ownStats is set when options.stats is not
-  const api = createApiServer({ store: served, taxonomy, categories, config, logger, impl: options.impl ?? 'auto', stats })
+  const api = createApiServer({ store: served, taxonomy, categories, config, logger, impl: options.impl ?? 'auto', stats, ...(options.liveLog === undefined ? {} : { liveLog: options.liveLog }) })
   const { port } = await api.listen('127.0.0.1', 0)
   return {
     api, store, taxonomy, categories, config, port, base: `http://127.0.0.1:${port}`, dir, lines,

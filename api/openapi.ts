@@ -12,6 +12,7 @@ const ERROR_TEXT: Readonly<Record<number, string>> = {
   400: 'malformed request: bad JSON, bad user_id, bad path or query parameter',
   404: 'unknown user, entry or resource',
   413: 'body larger than api.body-limit',
+  503: 'too many live log streams open',
   422: 'body of the wrong shape (missing or unknown fields, wrong types) or holding invalid values (address, category, domain, "-" in a whitelist)',
   500: 'internal fault (logged once); the body says nothing more'
 }
@@ -23,7 +24,9 @@ const TAGS = [
   { name: 'categories', description: 'the taxonomy and the site lookup' },
   { name: 'filter', description: 'a user\'s blocked categories' },
   { name: 'lists', description: 'user and global blacklists and whitelists' },
-  { name: 'statistics', description: 'reports from the query log, imported every 5 minutes (docs/statistics.md)' }
+  { name: 'statistics', description: 'reports from the query log, imported every 5 minutes (docs/statistics.md)' },
+  { name: 'check', description: 'the verdict for a name, explained: the policy step and the entry that decided (the DNS server\'s own code)' },
+  { name: 'live', description: 'the live query log (Server-Sent Events) of the operator console' }
 ]
 
 function operationId (r: RouteDef): string {

@@ -1,7 +1,7 @@
 /**
  * The `api` role (`filterd api --config FILE`): opens the shared store, loads the taxonomy in the configured
  * language, and serves the management API on `api.listen`. The spec wants the daemon on loopback with the
- * front door (blockpage role, api/front-door.ts) as the only way in from outside; a non-loopback listen
+ * front door (blockpage role, blockpage/front-door.ts) as the only way in from outside; a non-loopback listen
  * address is allowed but warned about.
  */
 import { parseHostPort, formatHostPort } from '../engine/config/index.js'
@@ -13,6 +13,7 @@ import { registerMetricsRoute } from '../engine/metrics/index.js'
 import { openStatsDb, startStatsImporter, startUsageReporter } from '../engine/stats/index.js'
 import { roleHttpImpl } from '../engine/http/index.js'
 import { createApiServer } from './server.js'
+import { linkSharedStore } from './shared-store.js'
 
 function isLoopback (host: string): boolean {
   return host === '::1' || host.startsWith('127.')
@@ -25,6 +26,8 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   // The store with the config file's initial /config/ values (common.safesearchredirect).
   const store = openConfiguredStore(config)
   const categories = new CategoryDb(store)
+  // Several hosts: policy writes go to the shared Redis store (common.redis-ip), reads stay local.
+  const shared = await linkSharedStore(config, store, logger)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   const statsDb = openStatsDb(config.stats.db)
   const server = createApiServer({ store, taxonomy, categories, config, logger, impl: roleHttpImpl(config.common['http-server'], 'public'), stats: { db: statsDb, timezone: config.stats.timezone } })
@@ -33,22 +36,25 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   try {
     ({ port } = await server.listen(listen.host, listen.port))
   } catch (err) {
+    await shared?.close()
     await statsDb.close()
     await store.close()
     throw err
   }
   // The 5-minute import of the DNS role's closed CSV files, and the usage report to the vendor.
-  const importer = startStatsImporter(config, logger, { statsDb })
+  // With Redis, every host's files reach every host's reports through the shared store instead.
+  const importer = shared !== undefined ? shared.startStats(statsDb) : startStatsImporter(config, logger, { statsDb })
   const usage = startUsageReporter(config, store, logger)
   if (!isLoopback(listen.host)) {
     logger.warn({ listen: config.api.listen }, 'the management API has no authentication of its own: listen on loopback and let the front door apply api.access')
   }
   return {
-    endpoints: [`api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})`],
+    endpoints: [`api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`],
     async close () {
       await server.close()
       usage.close()
       await importer.close()
+      await shared?.close()
       await statsDb.close()
       await store.close()
     }

@@ -188,6 +188,58 @@ export const answerSchemas = {
       data: { type: 'array', items: { type: 'array', description: 'one query, in the order of fields' } }
     }
   },
+  Overview: {
+    type: 'object',
+    required: ['hours', 'days', 'totals', 'anonymous', 'users', 'topBlocked', 'topCategories'],
+    properties: {
+      hours: { $ref: '#/components/schemas/Chart' },
+      days: { $ref: '#/components/schemas/Chart' },
+      totals: { $ref: '#/components/schemas/Counts' },
+      anonymous: { $ref: '#/components/schemas/Counts' },
+      users: { $ref: '#/components/schemas/Counts' },
+      topBlocked: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['domain', 'blocks', 'requests', 'cats'],
+          properties: { domain: { type: 'string' }, blocks: { type: 'integer' }, requests: { type: 'integer' }, cats: { type: 'array', items: { type: 'integer' } } }
+        }
+      },
+      topCategories: {
+        type: 'array',
+        items: { type: 'object', required: ['category', 'blocks'], properties: { category: { type: 'integer' }, blocks: { type: 'integer' } } }
+      }
+    }
+  },
+  Counts: {
+    type: 'object',
+    required: ['requests', 'blocks'],
+    properties: { requests: { type: 'integer' }, blocks: { type: 'integer' } }
+  },
+  Check: {
+    type: 'object',
+    description: 'what the DNS server answers this client for this name right now, and the policy step that decided',
+    required: ['domain', 'address', 'user', 'action', 'step', 'matched', 'categories', 'blockedCategories', 'site', 'target'],
+    properties: {
+      domain: { type: 'string', description: 'the name judged, as the category database keys it' },
+      address: { type: ['string', 'null'], description: 'the client address judged (null for /users/{user_id}/check/)' },
+      user: { type: ['string', 'null'], description: 'the user the policy came from; null: anonymous (the server defaults of /config/)' },
+      action: { enum: ['forward', 'block', 'safesearch', 'safevideo'], description: 'forward: the operator\'s resolver answers; block: the block page address; safesearch/safevideo: the safe host' },
+      step: {
+        enum: ['builtin-whitelist', 'global-whitelist', 'global-blacklist', 'global-allow-only', 'user-disabled', 'user-whitelist', 'user-blacklist', 'user-allow-only', 'safesearch', 'safevideo', 'category', 'none'],
+        description: 'the step that decided, in policy order; none: no step matched, the query is forwarded'
+      },
+      matched: { type: ['string', 'null'], description: 'the list entry ("-" for allow-only), search or video host, or category database key that decided' },
+      categories: { type: 'array', items: { type: 'integer' }, description: 'categories of the name in the category database' },
+      blockedCategories: { type: 'array', items: { type: 'integer' }, description: 'those in the filter that blocked it (step category)' },
+      site: {
+        type: ['object', 'null'],
+        description: 'the site record of the name (GET /site/{host}), null when the database does not know it',
+        properties: { domain: { type: 'string' }, categories: { type: 'array', items: { type: 'integer' } } }
+      },
+      target: { type: ['string', 'null'], description: 'safevideo: the safe host answered; safesearch: the search engine' }
+    }
+  },
   Error: {
     type: 'object',
     required: ['error'],

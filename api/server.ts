@@ -12,9 +12,13 @@ import type { Config } from '../engine/config/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Taxonomy } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
+import { Policy, loadSafeHosts } from '../engine/policy/index.js'
+import { createBuiltinWhitelist } from '../engine/whitelist/index.js'
 import type { Store } from '../engine/store/index.js'
 import { ReportTime, type StatsDb } from '../engine/stats/index.js'
 import type { ApiContext } from './context.js'
+import { LiveLog, type LiveLogOptions } from './live-log.js'
+import { registerUi } from './ui-static.js'
 import { pattern } from './route-table.js'
 import { ROUTES } from './routes/index.js'
 
@@ -22,17 +26,25 @@ export interface ApiServerOptions {
   readonly store: Store
   readonly taxonomy: Taxonomy
   readonly categories: CategoryDb
-  /** Read: `api['body-limit']`. */
-  readonly config: Readonly<Pick<Config, 'api'>>
+  /** Read: `api['body-limit']`; `common['vendor-names']` and `proxy['safesearch-hosts']` for the policy. */
+  readonly config: Readonly<Pick<Config, 'api' | 'common' | 'proxy' | 'stats'>>
+  /** The verdict code of the check routes; default: one built from the config, as the DNS server builds it. */
+  readonly policy?: Policy
   readonly logger: Logger
   /** The statistics reports' database and time zone. */
   readonly stats: { readonly db: StatsDb, readonly timezone: string, readonly now?: () => number }
+  /** The live query log: the folder it follows (default `stats.dir`) and its limits. */
+  readonly liveLog?: LiveLogOptions & { readonly dir?: string }
+  /** The console's built files (default dist/ui). */
+  readonly uiDir?: string
   /** HTTP implementation (default `'auto'`: uWS when it loads). */
   readonly impl?: 'auto' | HttpImpl
 }
 
 export interface ApiServer {
   readonly http: HttpServer
+  /** The live query log's clients (tests read its bounds). */
+  readonly liveLog: LiveLog
   listen (host: string, port: number): Promise<{ port: number }>
   close (): Promise<void>
 }
@@ -52,10 +64,19 @@ function toggledSlash (p: string): string {
 export function createApiServer (options: ApiServerOptions): ApiServer {
   const { logger } = options
   const { stats } = options
+  const policy = options.policy ?? new Policy({
+    store: options.store,
+    categories: options.categories,
+    builtin: createBuiltinWhitelist(options.config.common['vendor-names']),
+    safeHosts: loadSafeHosts(options.config.proxy['safesearch-hosts'])
+  })
+  const liveLog = new LiveLog(options.liveLog?.dir ?? options.config.stats.dir, options.liveLog)
   const ctx: ApiContext = {
+    liveLog,
     store: options.store,
     taxonomy: options.taxonomy,
     categories: options.categories,
+    policy,
     logger,
     stats: { db: stats.db, time: new ReportTime(stats.timezone), now: stats.now ?? Date.now }
   }
@@ -84,9 +105,15 @@ export function createApiServer (options: ApiServerOptions): ApiServer {
     const handle = (req: Parameters<typeof r.handle>[1], res: Parameters<typeof r.handle>[2]): void | Promise<void> => r.handle(ctx, req, res)
     add(r.method, toggledSlash(pattern(r.path)), handle)
   }
+  // The operator console (ui/), on the same listener as the API it calls.
+  registerUi(http, options.uiDir)
   return {
     http,
     listen: (host, port) => http.listen(host, port),
-    close: () => http.close()
+    liveLog,
+    async close () {
+      await liveLog.close()
+      await http.close()
+    }
   }
 }

@@ -86,3 +86,19 @@ test('answers with or without the trailing slash, like every API route', async (
     t.assert.strictEqual((await get(base + path)).status, 200, path)
   }
 })
+
+test('serves the whole server\'s overview: totals, anonymous against users, top blocked names and categories', async (t: TestContext) => {
+  const base = await serve(t)
+  const o = await get(`${base}/stats/overview?from=2024-05-14&to=2024-05-15`)
+  t.assert.strictEqual(o.status, 200)
+  t.assert.deepStrictEqual(o.body.days, { labels: ['2024-05-14', '2024-05-15'], datasets: [{ label: 'Requests', data: [1, 9] }, { label: 'Blocks', data: [0, 2] }] })
+  t.assert.strictEqual(o.body.hours.labels.length, 48)
+  t.assert.strictEqual(o.body.hours.datasets[0].data[34], 3)
+  t.assert.deepStrictEqual([o.body.totals, o.body.anonymous, o.body.users], [{ requests: 10, blocks: 2 }, { requests: 2, blocks: 1 }, { requests: 8, blocks: 1 }])
+  t.assert.deepStrictEqual(o.body.topBlocked, [{ domain: 'ads.example', blocks: 1, requests: 1, cats: [3] }, { domain: 'x.example', blocks: 1, requests: 2, cats: [] }])
+  t.assert.deepStrictEqual(o.body.topCategories, [{ category: 3, blocks: 1 }])
+  // The per-user reports are unchanged by the totals kept beside them.
+  const alice = await get(`${base}/users/alice/stat/activity/day?from=2024-05-14&to=2024-05-15`)
+  t.assert.deepStrictEqual(alice.body.datasets[0].data, [1, 6])
+  t.assert.strictEqual((await get(`${base}/stats/overview?from=2024-05-15`)).status, 400)
+})

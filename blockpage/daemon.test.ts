@@ -31,7 +31,7 @@ test('the filterd blockpage daemon serves pages, proxies the API host and follow
   ])
   const endpoint = ready[0].endpoints.find((e) => e.startsWith('blockpage http '))
   t.assert.ok(endpoint, JSON.stringify(ready[0]))
-  const port = Number(/:(\d+)$/.exec(endpoint!)![1])
+  const port = Number(/:(\d+)$/.exec(endpoint)![1])
   t.assert.ok(existsSync(config.blockpage.pid))
 
   const page = await get(port, { host: 'casino.example' })

@@ -2,7 +2,7 @@
  * `filterd blockpage --config FILE`: the block page on `blockpage.listen` (port 80 in production),
  * with the management API's front door mounted for requests whose Host is `api.host`.
  */
-import { createFrontDoor } from '../api/front-door.js'
+import { createFrontDoor } from './front-door.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { roleHttpImpl } from '../engine/http/index.js'
 import { startBlockPage } from './server.js'

@@ -35,7 +35,7 @@ import { reasonText, type PageReason } from './messages.js'
 import { safeSearchRedirect } from './safesearch.js'
 import { loadTemplates, type PageName, type TemplateSet } from './templates.js'
 
-/** What the block page needs of the front door (api/front-door.ts `createFrontDoor`). */
+/** What the block page needs of the front door (blockpage/front-door.ts `createFrontDoor`). */
 export interface FrontDoorLike {
   isApiHost (hostHeader: string | undefined): boolean
   handle (req: HttpRequest, res: HttpResponse): Promise<void>

@@ -65,7 +65,8 @@ export class UsageCounter {
           for (const [client, n] of byClient) {
             const key = [client, day]
             const old: unknown = usage.get(key)
-            usage.put(key, (typeof old === 'number' ? old : 0) + n)
+            // Inside a transaction a put applies at once; its promise reports the commit, as the transaction's does.
+            void usage.put(key, (typeof old === 'number' ? old : 0) + n)
           }
         }
       })

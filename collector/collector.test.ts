@@ -4,7 +4,7 @@ import { gunzipSync } from 'node:zlib'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setup, startRole, type Child } from '../local/testing/harness.js'
-import { readSnapshotFile, writeSnapshotFile, SnapshotFormatError } from './snapshot.js'
+import { readSnapshotFile, writeSnapshotFile, SnapshotFormatError } from '../engine/catdb/snapshot.js'
 import { run } from '../tools/collector-usage.js'
 
 async function startCollector (t: TestContext): Promise<{ c: Child, config: string, dir: string }> {
@@ -21,7 +21,7 @@ function form (fields: Record<string, string>): RequestInit {
 async function usage (config: string, ...args: string[]): Promise<{ code: number, out: string }> {
   let out = ''
   const write = process.stdout.write
-  process.stdout.write = ((chunk: string) => { out += chunk; return true }) as typeof process.stdout.write
+  process.stdout.write = ((chunk: string) => { out += chunk; return true })
   try {
     return { code: await run(['--config', config, ...args]), out }
   } finally {

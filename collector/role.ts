@@ -22,8 +22,8 @@ import { createHttpServer, forbidden, badRequest, HttpError, roleHttpImpl, type 
 import type { Logger } from '../engine/log/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
-import { buildCategoryDb } from '../tools/build-db.js'
-import { publishSnapshot, readManifest, type SnapshotManifest } from './snapshot.js'
+import { buildCategoryDb } from '../engine/catdb/build.js'
+import { publishSnapshot, readManifest, type SnapshotManifest } from '../engine/catdb/snapshot.js'
 import { UsageDb, type CounterReport } from './usage-db.js'
 
 /** Largest report body accepted: a full counter array of 65536 numbers fits well within it. */

@@ -91,7 +91,8 @@ export class Reporter {
       status = res.status
       await res.arrayBuffer()
     } catch (err) {
-      reason = (err as Error).name === 'TimeoutError' ? `timed out after ${this.#timeoutMs} ms` : String((err as Error).cause ?? (err as Error).message)
+      const cause: unknown = (err as Error).cause
+      reason = (err as Error).name === 'TimeoutError' ? `timed out after ${this.#timeoutMs} ms` : cause instanceof Error ? String(cause) : (err as Error).message
     }
     if (status === 200) {
       this.#opts.counters.subtract(sent)

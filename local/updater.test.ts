@@ -1,5 +1,5 @@
 import { test, type TestContext } from 'node:test'
-import { snapshotUrlPath } from '../collector/snapshot.js'
+import { snapshotUrlPath } from '../engine/catdb/snapshot.js'
 import { snapshotDownloadUrl } from './updater.js'
 
 const cases: Array<[string, string]> = [

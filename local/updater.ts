@@ -20,7 +20,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web'
 import { CategoryDb, CategoryDbBuilder } from '../engine/catdb/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
-import { readSnapshotFile, type SnapshotManifest } from '../collector/snapshot.js'
+import { readSnapshotFile, type SnapshotManifest } from '../engine/catdb/snapshot.js'
 
 /** Meta key of the applied snapshot: `{version, sha256}`. */
 export const META_SNAPSHOT = 'local.snapshot'

@@ -78,7 +78,7 @@ test('asks running writers to close their files first, so the last minutes are i
   await log.flush()
   const out: string[] = []
   const write = process.stdout.write
-  process.stdout.write = ((s: string) => { out.push(s); return true }) as typeof process.stdout.write
+  process.stdout.write = ((s: string) => { out.push(s); return true })
   let code: number
   try {
     code = await run(['--config', env.configFile, '--wait-ms', '5000'])
@@ -94,7 +94,7 @@ test('asks running writers to close their files first, so the last minutes are i
 
 test('answers usage errors with exit code 2', async (t: TestContext) => {
   const write = process.stderr.write
-  process.stderr.write = (() => true) as typeof process.stderr.write
+  process.stderr.write = (() => true)
   try {
     t.assert.strictEqual(await run([]), 2)
   } finally {

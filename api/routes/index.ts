@@ -2,12 +2,15 @@
 import type { RouteDef } from '../route-table.js'
 import { addressRoutes } from './addresses.js'
 import { categoryRoutes } from './categories.js'
+import { checkRoutes } from './check.js'
 import { defaultsRoutes } from './defaults.js'
 import { filterRoutes } from './filter.js'
 import { listRoutes } from './lists.js'
+import { liveLogRoutes } from './live-log.js'
+import { overviewRoutes } from './overview.js'
 import { statsRoutes } from './stats.js'
 import { userRoutes } from './users.js'
 
 export const ROUTES: readonly RouteDef[] = [
-  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes, ...statsRoutes
+  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes, ...statsRoutes, ...overviewRoutes, ...checkRoutes, ...liveLogRoutes
 ]

@@ -15,7 +15,7 @@ import { apiError } from '../errors.js'
 import type { Outcome, QueryParam, RouteDef } from '../route-table.js'
 
 const DATE = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' }
-const RANGE: readonly QueryParam[] = [
+export const RANGE: readonly QueryParam[] = [
   { name: 'from', description: 'first day, YYYY-MM-DD in stats.timezone (required; at most three months back)', schema: DATE },
   { name: 'to', description: 'last day, YYYY-MM-DD (required; not after today, not before from)', schema: DATE }
 ]
@@ -33,7 +33,7 @@ function filterOf (req: HttpRequest): DomainFilter {
 }
 
 /** `from` and `to` as day numbers, checked against what is kept. */
-function rangeOf (stats: StatsContext, req: HttpRequest): [number, number] {
+export function rangeOf (stats: StatsContext, req: HttpRequest): [number, number] {
   const t = stats.now()
   const first = stats.time.aggregateRetentionStart(t)
   const today = stats.time.dayOf(t)

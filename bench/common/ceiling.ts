@@ -13,7 +13,7 @@ export async function serveUwsHello (pattern = '/*'): Promise<number> {
   return await new Promise((resolve, reject) => {
     app.listen('127.0.0.1', 0, (ls) => {
       if (ls === false) reject(new Error('listen failed'))
-      else resolve(uws.us_socket_local_port(ls as unknown as Uws.us_socket))
+      else resolve(uws.us_socket_local_port(ls))
     })
   })
 }

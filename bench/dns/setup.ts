@@ -78,9 +78,12 @@ await store.close()
 writeFileSync(join(dir, 'queries.txt'), names.map((n) => `${n} A`).join('\n') + '\n')
 
 for (const [file, listen, extra] of [
-  ['inline-p1.yaml', 5393, { dispatch: 'inline', processes: 1 }],
-  ['pool-p1.yaml', 5394, { dispatch: 'pool', processes: 1, workers: 1, 'batch-size': 64 }],
-  ['inline-p2.yaml', 5395, { dispatch: 'inline', processes: 2 }]
+  ['inline-p1.yaml', 5393, { io: 'dgram', dispatch: 'inline', processes: 1 }],
+  ['pool-p1.yaml', 5394, { io: 'dgram', dispatch: 'pool', processes: 1, workers: 1, 'batch-size': 64 }],
+  ['inline-p2.yaml', 5395, { io: 'dgram', dispatch: 'inline', processes: 2 }],
+  ['native-inline-p1.yaml', 5396, { io: 'native', dispatch: 'inline', processes: 1 }],
+  ['native-pool-p1.yaml', 5397, { io: 'native', dispatch: 'pool', processes: 1, workers: 1, 'batch-size': 64 }],
+  ['native-inline-p2.yaml', 5398, { io: 'native', dispatch: 'inline', processes: 2 }]
 ] as const) {
   const config = {
     dnscache: { forward: [`127.0.0.1:${upstreamPort}`] },

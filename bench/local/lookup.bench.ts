@@ -20,7 +20,7 @@ async function serveHello (): Promise<void> {
   const uws = createRequire(import.meta.url)('uWebSockets.js') as typeof Uws
   const app = uws.App().get('/*', (res) => { res.writeHeader('Content-Type', 'application/json').end('{"category":[1]}') })
   app.listen('127.0.0.1', 0, (ls) => {
-    process.stdout.write(`${uws.us_socket_local_port(ls as unknown as Uws.us_socket)}\n`)
+    process.stdout.write(`${uws.us_socket_local_port(ls)}\n`)
   })
 }
 

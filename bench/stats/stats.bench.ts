@@ -56,9 +56,9 @@ try {
     const user = `user${u}`
     await db.root.transaction(() => {
       for (let d = today - days + 1; d <= today; d++) {
-        db.day.put([user, d], [2400, 240])
-        for (let h = 0; h < 24; h++) db.hour.put([user, d * 24 + h], [100, 10])
-        for (let k = 0; k < DOMAINS_PER_DAY; k++) db.domain.put([user, d, `site${(k * 7 + d) % 500}.example.com`], [100 - k, k % 3, k % 5, [k % 90]])
+        void db.day.put([user, d], [2400, 240])
+        for (let h = 0; h < 24; h++) void db.hour.put([user, d * 24 + h], [100, 10])
+        for (let k = 0; k < DOMAINS_PER_DAY; k++) void db.domain.put([user, d, `site${(k * 7 + d) % 500}.example.com`], [100 - k, k % 3, k % 5, [k % 90]])
       }
     })
   }

@@ -83,7 +83,8 @@ export const configSchema = {
         pid: { ...pidPath, default: '/run/filterd/proxy.pid', description: pidPath.description + specFixedNote },
         ttl: { type: 'integer', minimum: 0, maximum: 86400, default: 60, description: 'TTL of block answers, seconds' },
         dispatch: { enum: ['inline', 'pool'], default: 'inline', description: 'match on the socket thread (inline) or in a Piscina worker pool with batched tasks (pool)' },
-        processes: { type: 'integer', minimum: 1, maximum: 64, default: 1, description: 'front processes sharing the DNS sockets (node:cluster)' },
+        io: { enum: ['auto', 'native', 'dgram'], default: 'auto', description: 'UDP I/O of the DNS server: the batched native addon (recvmmsg/sendmmsg, one SO_REUSEPORT socket per front process), node:dgram, or auto (the addon when it loads, else node:dgram with one warning)' },
+        processes: { type: 'integer', minimum: 1, maximum: 64, default: 1, description: 'front processes (node:cluster); each binds its own UDP socket with the native I/O, or shares the primary\'s with node:dgram' },
         workers: { type: 'integer', minimum: 1, maximum: 64, default: 1, description: 'worker threads per front process when dispatch is pool' },
         'batch-size': { type: 'integer', minimum: 1, maximum: 4096, default: 64, description: 'packets per pool task at most' },
         'client-subnet': { type: 'boolean', default: false, description: 'take the client address from EDNS Client Subnet (deployments behind relays)' },
@@ -149,8 +150,14 @@ export const configSchema = {
       default: {},
       properties: {
         db: { ...filePath, default: '/var/lib/filterd/db', description: 'LMDB directory shared by every role on the host' },
-        'redis-ip': { type: 'string', description: 'reserved: store fan-out for several DNS hosts' },
-        'redis-port': { type: 'integer', minimum: 1, maximum: 65535 },
+        'redis-ip': { type: 'string', description: 'address of the Redis server shared by several hosts (docs/operations-redis.md); unset: one host, LMDB only' },
+        'redis-port': { type: 'integer', minimum: 1, maximum: 65535, description: 'port of the shared Redis server (6379 when unset)' },
+        'redis-password': { type: 'string', description: 'password (AUTH) of the shared Redis server and its Sentinels' },
+        'redis-prefix': { type: 'string', minLength: 1, maxLength: 64, default: 'filterd:', description: 'prefix of every key filterd keeps in Redis (several deployments can share one server)' },
+        'redis-stream-length': { type: 'integer', minimum: 1000, maximum: 100000000, default: 100000, description: 'change records kept in the Redis stream; a host further behind bootstraps from a snapshot' },
+        'redis-sentinels': { type: 'array', items: { type: 'string', pattern: '^.+:[0-9]{1,5}$' }, default: [], description: 'host:port of Redis Sentinels; when set, the master named redis-master-name is used instead of redis-ip' },
+        'host-id': { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'this host\'s name among hosts sharing Redis (its statistics files are shipped under it); default: the system host name' },
+        'redis-master-name': { type: 'string', default: 'filterd', description: 'the Sentinel master name' },
         'vendor-names': { type: 'array', items: { type: 'string' }, default: [], description: 'extra host names added to the built-in whitelist' },
         safesearchredirect: { type: 'string', default: 'https://safe.duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later); its host must not be a safe-search host of conf/safesearch.txt, or the redirect would loop back to the block page and the safe search page is shown instead (safe.duckduckgo.com is DuckDuckGo with strict safe search, not a host the DNS server redirects)' },
         'log-level': { ...logLevel, default: 'info' },
@@ -230,6 +237,18 @@ export const configSchema = {
         keys: { type: 'array', items: { type: 'string' }, default: [], description: 'accepted installation keys' },
         log: { ...logPath, default: '/var/log/filterd/collector.log' },
         pid: { ...pidPath, default: '/run/filterd/collector.pid' },
+        'log-level': logLevel
+      }
+    },
+    sync: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        listen: { ...listenAddress, default: '127.0.0.1:8095', description: 'health (/health) and metrics (/metrics) of the replica follower (runs only when common.redis-ip is set)' },
+        log: { ...logPath, default: '/var/log/filterd/sync.log' },
+        pid: { ...pidPath, default: '/run/filterd/sync.pid' },
+        'apply-timeout': { type: 'integer', minimum: 0, maximum: 60000, default: 5000, description: 'ms an API write waits for this host\'s replica to apply it before answering (read-your-writes)' },
         'log-level': logLevel
       }
     }

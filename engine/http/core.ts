@@ -61,6 +61,34 @@ export interface HttpResponse {
   send (body?: string | Buffer): void
   /** Sends `JSON.stringify(value)` as `application/json`. */
   json (value: unknown, status?: number): void
+  /**
+   * Starts a streamed answer (Server-Sent Events and the like): status and headers now, without
+   * `Content-Length`, with `first` as the first body chunk; the body continues through the stream.
+   * For HEAD only the headers are sent and the stream comes back closed.
+   */
+  stream (first: string): HttpStream
+}
+
+/**
+ * A body written piece by piece. Bounded memory is the writer's job: `write` answers false once the
+ * socket's send buffer is full (the chunk is still queued by the transport, once); write more only
+ * after `onDrain`, or drop what you would have written.
+ */
+export interface HttpStream {
+  /** True once the peer left or `end()` was called; writes are then no-ops. */
+  readonly closed: boolean
+  write (chunk: string): boolean
+  /** Called each time the socket has sent what was queued, after a write answered false. */
+  onDrain (cb: () => void): void
+  /** Called once when the peer goes away (not after our own `end()`). */
+  onClose (cb: () => void): void
+  end (): void
+}
+
+/** The native side of a streamed answer. */
+export interface TransportStream {
+  write (chunk: string): boolean
+  end (): void
 }
 
 export type Handler = (req: HttpRequest, res: HttpResponse) => void | Promise<void>
@@ -78,6 +106,8 @@ export interface DispatchOptions {
 /** Writes one finished response to the native socket. Called at most once per request, never after abort. */
 export interface Transport {
   write (res: Response, body: string | Buffer): void
+  /** Writes status, headers and `first`, leaving the body open; `onDrain` runs when a full buffer empties. */
+  openStream (res: Response, first: string, onDrain: () => void): TransportStream
 }
 
 const JSON_TYPE = 'application/json'
@@ -228,8 +258,11 @@ const KNOWN_HEADER_NAMES = new Map<string, string>(
 )
 
 export class Response implements HttpResponse {
-  aborted = false
   sent = false
+  /** True while a streamed answer is open: the implementation must keep watching for the peer leaving. */
+  streaming = false
+  #aborted = false
+  #abortListeners: Array<() => void> | undefined = undefined
   statusCode = 200
   /** Flat name, value list in call order, Content-Length and Connection left out. */
   readonly headerList: string[] = []
@@ -246,6 +279,51 @@ export class Response implements HttpResponse {
     this.#transport = transport
     this.isHead = isHead
     this.keepAlive = keepAlive
+  }
+
+  get aborted (): boolean {
+    return this.#aborted
+  }
+
+  /** Set by the implementation when the peer has gone; tells a stream's `onClose` listeners. */
+  set aborted (value: boolean) {
+    if (!value || this.#aborted) return
+    this.#aborted = true
+    const ls = this.#abortListeners
+    this.#abortListeners = undefined
+    if (ls !== undefined) for (const l of ls) l()
+  }
+
+  stream (first: string): HttpStream {
+    if (this.sent || this.aborted) return CLOSED_STREAM
+    if (this.isHead) {
+      this.send('')
+      return CLOSED_STREAM
+    }
+    this.sent = true
+    this.streaming = true
+    const drains: Array<() => void> = []
+    const native = this.#transport.openStream(this, first, () => { for (const d of drains) d() })
+    let ended = false
+    // Arrow functions keep this response as `this` inside the stream object's methods.
+    const isClosed = (): boolean => ended || this.aborted
+    const onAbort = (cb: () => void): void => {
+      if (this.aborted) return
+      ;(this.#abortListeners ??= []).push(cb)
+    }
+    const finish = (): void => {
+      if (isClosed()) return
+      ended = true
+      this.streaming = false
+      native.end()
+    }
+    return {
+      get closed () { return isClosed() },
+      write: (chunk) => isClosed() ? false : native.write(chunk),
+      onDrain: (cb) => { drains.push(cb) },
+      onClose: onAbort,
+      end: finish
+    }
   }
 
   /** Bytes of the body sent, for Content-Length (computed on demand: uWS counts them itself). */
@@ -320,6 +398,14 @@ export class Response implements HttpResponse {
     this.keepAlive = false
   }
 }
+
+const CLOSED_STREAM: HttpStream = Object.freeze({
+  closed: true,
+  write: () => false,
+  onDrain: () => {},
+  onClose: () => {},
+  end: () => {}
+})
 
 type Waiter = [resolve: (b: Buffer) => void, reject: (e: unknown) => void]
 

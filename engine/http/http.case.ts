@@ -588,6 +588,53 @@ export function runHttpSuite (impl: HttpImpl): void {
       t.assert.strictEqual(err.code, 'ECONNREFUSED')
     })
 
+    test('streams a body: headers and chunks as written, false under backpressure, drain, end, and close on a peer that leaves', async (t: TestContext) => {
+      let stalled: { sawFalse: boolean, drained: boolean, closed: boolean, written: number } | undefined
+      const { base, port } = await start(t, impl, s => {
+        s.route('GET', '/tick', (_req, res) => {
+          const st = res.header('Content-Type', 'text/event-stream').stream('a\n')
+          setTimeout(() => { st.write('b\n'); st.end() }, 10)
+        })
+        s.route('GET', '/flood', (_req, res) => {
+          const st = res.stream('start\n')
+          const state = { sawFalse: false, drained: false, closed: false, written: 0 }
+          stalled = state
+          const chunk = 'x'.repeat(16 * 1024) + '\n'
+          // Write until the socket is full, then stop: what a well-behaved writer does.
+          const pump = (): void => {
+            while (!st.closed && state.written < 4096) {
+              state.written++
+              if (!st.write(chunk)) { state.sawFalse = true; return }
+            }
+          }
+          st.onDrain(() => { state.drained = true; pump() })
+          st.onClose(() => { state.closed = true })
+          setImmediate(pump)
+        })
+      })
+      const r = await fetch(`${base}/tick`)
+      t.assert.strictEqual(r.status, 200)
+      t.assert.strictEqual(r.headers.get('content-type'), 'text/event-stream')
+      t.assert.strictEqual(r.headers.get('content-length'), null)
+      t.assert.strictEqual(await r.text(), 'a\nb\n')
+      t.assert.strictEqual((await fetch(`${base}/tick`, { method: 'HEAD' })).status, 200)
+
+      // A client that does not read: the writer sees false and stops; reading a bit drains; leaving closes.
+      const client = await RawClient.open(port)
+      client.socket.pause()
+      client.write(get('/flood'))
+      for (let i = 0; i < 500 && stalled?.sawFalse !== true; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      t.assert.strictEqual(stalled?.sawFalse, true)
+      const before = stalled.written
+      t.assert.ok(before < 4096, `the writer stopped at ${before} chunks`)
+      client.socket.resume()
+      for (let i = 0; i < 500 && !stalled.drained; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      t.assert.strictEqual(stalled.drained, true)
+      client.socket.destroy()
+      for (let i = 0; i < 500 && !stalled.closed; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      t.assert.strictEqual(stalled.closed, true)
+    })
+
     test('serves HTTPS with the given certificate files', { skip: hasOpenssl() ? false : OPENSSL_MISSING }, async (t: TestContext) => {
       const dir = mkdtempSync(join(tmpdir(), 'http-tls-'))
       t.after(() => { rmSync(dir, { recursive: true, force: true }) })

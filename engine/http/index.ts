@@ -22,7 +22,7 @@ export {
   HttpError, errorBody, isHttpError, badRequest, unauthorized, forbidden, notFound, conflict,
   type HttpErrorOptions, type HttpAdapterErrorCode
 } from './errors.js'
-export type { HttpRequest, HttpResponse, Handler, MethodNotAllowedHandler, ErrorHook } from './core.js'
+export type { HttpRequest, HttpResponse, HttpStream, Handler, MethodNotAllowedHandler, ErrorHook } from './core.js'
 export { formatAddressBytes, normalizeAddress } from './address.js'
 export type { UwsModule } from './uws.js'
 

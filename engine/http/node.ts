@@ -11,7 +11,7 @@ import { normalizeAddress } from './address.js'
 import { errorBody } from './errors.js'
 import {
   BodyCollector, Request, Response, abortedError, addHeaderField, answerTooLarge, dispatch,
-  type DispatchOptions, type Transport
+  type DispatchOptions, type Transport, type TransportStream
 } from './core.js'
 
 const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)/i
@@ -42,6 +42,21 @@ class NodeTransport implements Transport {
     } else {
       res.setHeader('Content-Length', r.bodyLength)
       res.end(body)
+    }
+  }
+
+  openStream (r: Response, first: string, onDrain: () => void): TransportStream {
+    const res = this.res
+    res.statusCode = r.statusCode
+    const h = r.headerList
+    for (let i = 0; i < h.length; i += 2) res.appendHeader(h[i]!, h[i + 1]!)
+    if (!r.keepAlive) res.setHeader('Connection', 'close')
+    res.on('drain', onDrain)
+    // No Content-Length: node sends the body chunked (HTTP/1.1) or until close (HTTP/1.0).
+    res.write(first)
+    return {
+      write: (chunk) => res.write(chunk),
+      end: () => { res.end() }
     }
   }
 }

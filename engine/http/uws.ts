@@ -31,7 +31,7 @@ import type * as Uws from 'uWebSockets.js'
 import { formatAddressBytes } from './address.js'
 import {
   BodyCollector, Request, Response, abortedError, addHeaderField, answerTooLarge, dispatch, statusLine,
-  type DispatchOptions, type RequestSource, type Transport
+  type DispatchOptions, type RequestSource, type Transport, type TransportStream
 } from './core.js'
 
 export type UwsModule = typeof Uws
@@ -160,6 +160,33 @@ class UwsExchange implements Transport, RequestSource {
     }
   }
 
+  openStream (r: Response, first: string, onDrain: () => void): TransportStream {
+    const res = this.res
+    // In a later tick every native call must be corked, or uWS sends each piece as its own packet.
+    const corked = <T>(fn: () => T): T => {
+      if (this.inCallback) return fn()
+      let out: T
+      res.cork(() => { out = fn() })
+      return out!
+    }
+    corked(() => {
+      if (r.statusCode !== 200) res.writeStatus(statusLine(r.statusCode))
+      const h = r.headerList
+      for (let i = 0; i < h.length; i += 2) res.writeHeader(headerBytes(h[i]!), headerBytes(h[i + 1]!))
+      res.writeHeader(CONNECTION, r.keepAlive ? KEEP_ALIVE : CLOSE)
+      // write() switches uWS to chunked encoding; a write that answers false is still queued by uWS.
+      res.write(first)
+    })
+    res.onWritable(() => {
+      onDrain()
+      return true
+    })
+    return {
+      write: (chunk) => corked(() => res.write(chunk)),
+      end: () => { corked(() => res.end()) }
+    }
+  }
+
   #write (r: Response, body: string | Buffer): void {
     const res = this.res
     const code = r.statusCode
@@ -249,7 +276,7 @@ export class UwsServer {
     // needs it. Otherwise the handler awaits (a body, a resolver): what it may still read is copied
     // while the request lives, and uWS needs onAborted before we return (it terminates the process
     // otherwise).
-    const answered = res.sent
+    const answered = res.sent && !res.streaming
     if (!answered) req.settle()
     exchange.inCallback = false
     if (answered) return
@@ -267,7 +294,7 @@ export class UwsServer {
           return
         }
         this.#listenSocket = ls
-        resolve({ port: this.#uws.us_socket_local_port(ls as unknown as Uws.us_socket) })
+        resolve({ port: this.#uws.us_socket_local_port(ls) })
       })
     })
   }

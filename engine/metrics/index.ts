@@ -17,6 +17,7 @@
  *   filterd_dns_upstream_latency_ms{process,le}             histogram of upstream round trips
  *   filterd_dns_upstream_timeouts_total{process}
  *   filterd_dns_pool_queue_depth{process}                   last value set
+ *   filterd_dns_udp_io{process,path}                        1 for the UDP I/O path in use (native, dgram)
  *   filterd_stats_rows_written_total{process}, filterd_stats_rows_dropped_total{process}
  *   filterd_metrics_snapshot_age_seconds{process}
  *   filterd_store_generation                                 the policy generation the api sees
@@ -68,6 +69,8 @@ export interface MetricsSnapshot {
   upstream: { buckets: number[], counts: number[], sum: number, count: number }
   upstreamTimeouts: number
   poolQueueDepth: number
+  /** The UDP I/O path (`proxy.io` resolved): 'native' or 'dgram' ('' before the server started). */
+  io?: string
   statsRowsWritten: number
   statsRowsDropped: number
 }
@@ -80,6 +83,8 @@ export class DnsMetrics {
   readonly scalars = new Float64Array(kScalars)
   readonly answers = new Float64Array(VERDICTS.length * kRcodes)
   readonly upstreamBuckets = new Float64Array(UPSTREAM_BUCKETS_MS.length + 1)
+  /** The UDP I/O path in use, set by the server when it starts. */
+  io = ''
 
   /** Counts one query and its answer: `verdictAction` is the policy Action or 'malformed'/'drop'. */
   countQuery (verdictAction: string, rcode: number): void {
@@ -128,6 +133,7 @@ export class DnsMetrics {
       },
       upstreamTimeouts: this.scalars[S_TIMEOUTS]!,
       poolQueueDepth: this.scalars[S_QUEUE]!,
+      io: this.io,
       statsRowsWritten: statsRows.writtenRows,
       statsRowsDropped: statsRows.droppedRows
     }
@@ -242,6 +248,7 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const queue = new Gauge({ name: 'filterd_dns_pool_queue_depth', help: 'tasks waiting in the worker pool', labelNames: p, registers: [registry] })
   const written = new Counter({ name: 'filterd_stats_rows_written_total', help: 'statistics rows written to CSV', labelNames: p, registers: [registry] })
   const dropped = new Counter({ name: 'filterd_stats_rows_dropped_total', help: 'statistics rows dropped (disk full or slow)', labelNames: p, registers: [registry] })
+  const io = new Gauge({ name: 'filterd_dns_udp_io', help: 'UDP I/O path of the DNS process (proxy.io): 1 for the one in use', labelNames: ['process', 'path'] as const, registers: [registry] })
   const age = new Gauge({ name: 'filterd_metrics_snapshot_age_seconds', help: 'age of the DNS process snapshot', labelNames: p, registers: [registry] })
   const store = ctx.store
   void new Gauge({
@@ -266,7 +273,7 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const render = async (): Promise<string> => {
     const t = now()
     const snaps = await readSnapshots(dir, t)
-    for (const m of [queries, answers, timeouts, queue, written, dropped, age]) m.reset()
+    for (const m of [queries, answers, timeouts, queue, io, written, dropped, age]) m.reset()
     const hist: HistValue[] = []
     for (const [proc, s] of snaps) {
       const l = { process: proc }
@@ -274,6 +281,7 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
       for (const [verdict, rcode, n] of s.answers) answers.inc({ process: proc, verdict, rcode }, n)
       timeouts.inc(l, s.upstreamTimeouts)
       queue.set(l, s.poolQueueDepth)
+      if (typeof s.io === 'string' && s.io !== '') io.set({ process: proc, path: s.io }, 1)
       written.inc(l, s.statsRowsWritten)
       dropped.inc(l, s.statsRowsDropped)
       age.set(l, Math.max(0, (t - s.updated) / 1000))

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { CONF, startRole, until } from '../testing/daemon.js'
 import { CATEGORY } from '../categories/index.js'
 import { parseConfig } from '../config/index.js'
-import { addUser, ask, rcode, world, writeConfigFile } from '../dns/testing/harness.js'
+import { addUser, ask, rcode, world, writeConfigFile } from '../testing/dns.js'
 import { createHttpServer } from '../http/index.js'
 import { DnsMetrics, metricsDir, registerMetricsRoute, startMetricsPublisher } from './index.js'
 
@@ -42,6 +42,7 @@ test('counts queries by verdict and rcode and upstream latency into buckets', (t
 test('exposes the DNS processes\' published counters on /metrics with a process label', async (t: TestContext) => {
   const config = testConfig(t)
   const m = new DnsMetrics()
+  m.io = 'native'
   m.countQuery('block', 0)
   m.observeUpstream(3)
   m.observeUpstream(30)
@@ -68,6 +69,7 @@ test('exposes the DNS processes\' published counters on /metrics with a process 
     'filterd_stats_rows_dropped_total{process="dns-4242"} 3',
     'filterd_stats_rows_written_total{process="dns-4242"} 7',
     'filterd_store_generation 17',
+    'filterd_dns_udp_io{process="dns-4242",path="native"} 1',
     '# TYPE filterd_dns_upstream_latency_ms histogram'
   ]) t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
   t.assert.doesNotMatch(text, /dns-1"/)

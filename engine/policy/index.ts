@@ -19,7 +19,7 @@
  * DNS server (and per request by the block page), so an API write is enforced within one tick.
  */
 import type { CategoryDb } from '../catdb/index.js'
-import type { Store } from '../store/index.js'
+import type { Store, UserRecord } from '../store/index.js'
 import type { BuiltinWhitelist } from '../whitelist/index.js'
 import type { SafeHosts } from './safe-hosts.js'
 
@@ -162,26 +162,37 @@ export class Policy {
     if (cached !== undefined) return cached
     const userId = this.store.userForAddress(address)
     const user = userId === undefined ? undefined : this.store.getUser(userId)
-    let snap: Snapshot
-    if (user === undefined) {
-      snap = this.anonymousSnapshot()
-    } else {
-      const white = listSet(this.store.getList(user.name, 'white'))
-      const black = listSet(this.store.getList(user.name, 'black'))
-      snap = {
-        user: user.name,
-        enabled: user.status === 'enabled',
-        whitelist: white.set,
-        blacklist: black.set,
-        allowOnly: black.allowOnly,
-        safesearch: user.safesearch === 'on',
-        safevideo: user.safeyoutube === 'on',
-        filter: new Set(user.filter)
-      }
-    }
+    const snap = user === undefined ? this.anonymousSnapshot() : this.userSnapshot(user)
     if (this.cache.size >= this.maxCached) this.cache.clear()
     this.cache.set(address, snap)
     return snap
+  }
+
+  /**
+   * The policy of the user named `userId`, whatever address it queries from (the operator console's
+   * "check a domain" for a user, engine-side so it cannot differ from the DNS server's); `undefined`
+   * for an unknown user. Not cached: it is for explaining, not for the packet path.
+   */
+  snapshotForUser (userId: string): Snapshot | undefined {
+    this.checkGeneration()
+    const user = this.store.getUser(userId)
+    if (user === undefined) return undefined
+    return this.userSnapshot(user)
+  }
+
+  private userSnapshot (user: UserRecord): Snapshot {
+    const white = listSet(this.store.getList(user.name, 'white'))
+    const black = listSet(this.store.getList(user.name, 'black'))
+    return {
+      user: user.name,
+      enabled: user.status === 'enabled',
+      whitelist: white.set,
+      blacklist: black.set,
+      allowOnly: black.allowOnly,
+      safesearch: user.safesearch === 'on',
+      safevideo: user.safeyoutube === 'on',
+      filter: new Set(user.filter)
+    }
   }
 
   private anonymousSnapshot (): Snapshot {
@@ -205,13 +216,17 @@ export class Policy {
    * an earlier step decided (the statistics record wants the name's categories).
    */
   evaluate (address: string, keys: SuffixKeys, out: Verdict, wantCats = false): Verdict {
+    return this.evaluateSnapshot(this.snapshotFor(address), keys, out, wantCats)
+  }
+
+  /** Judges `keys` under a given snapshot (`snapshotFor`, `snapshotForUser`): the steps of `evaluate`. */
+  evaluateSnapshot (snap: Snapshot, keys: SuffixKeys, out: Verdict, wantCats = false): Verdict {
     out.action = 'forward'
     out.reason = 'none'
     out.matched = ''
     out.cats = []
     out.blockedCats = []
     out.target = ''
-    const snap = this.snapshotFor(address)
     out.user = snap.user
     if (this.decideLists(snap, keys, out)) {
       if (wantCats) this.fillCats(keys, out, null)

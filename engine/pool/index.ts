@@ -45,6 +45,8 @@ export interface BatchOutput {
   targets: string[]
   /** Statistics fields per packet (time, nxdomain and rcode of forwards filled by the front), or null. */
   records: Array<QueryLogRecord | null> | null
+  /** The task's input bytes, moved back (the front forwards queries from them without a copy). */
+  input: ArrayBuffer
   /** A worker failure for the whole batch (codes cross threads, not classes). */
   error: { code: string, message: string } | null
 }

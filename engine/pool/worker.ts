@@ -5,8 +5,8 @@ import { CategoryDb } from '../catdb/index.js'
 import { Policy, loadSafeHosts } from '../policy/index.js'
 import { Store } from '../store/index.js'
 import { createBuiltinWhitelist } from '../whitelist/index.js'
-import { JUDGE_ANSWER, JUDGE_SAFEVIDEO, Judge, compileBlockAnswers } from '../dns/judge.js'
-import { buildRecord } from '../dns/record.js'
+import { JUDGE_ANSWER, JUDGE_SAFEVIDEO, Judge, compileBlockAnswers } from '../judge/index.js'
+import { buildRecord } from '../judge/index.js'
 import { kAnswerBufferSize } from '../wire/index.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 import { moved, type Moved, type BatchInput, type BatchOutput, type PoolWorkerData } from './index.js'
@@ -63,10 +63,10 @@ export default function judgeBatch (input: BatchInput): Moved<BatchOutput> {
     }
   } catch (err) {
     const e = err as { code?: string, message?: string }
-    const output: BatchOutput = { kinds, spans, bytes: new ArrayBuffer(0), targets, records: null, error: { code: e.code ?? 'ENGINE_POOL_TASK', message: String(e.message) } }
-    return moved(output, [])
+    const output: BatchOutput = { kinds, spans, bytes: new ArrayBuffer(0), targets, records: null, input: input.bytes, error: { code: e.code ?? 'ENGINE_POOL_TASK', message: String(e.message) } }
+    return moved(output, [input.bytes])
   }
-  const bytes = out.buffer.slice(out.byteOffset, out.byteOffset + used) as ArrayBuffer
-  const output: BatchOutput = { kinds, spans, bytes, targets, records, error: null }
-  return moved(output, [bytes, spans.buffer as ArrayBuffer])
+  const bytes = out.buffer.slice(out.byteOffset, out.byteOffset + used)
+  const output: BatchOutput = { kinds, spans, bytes, targets, records, input: input.bytes, error: null }
+  return moved(output, [bytes, spans.buffer, input.bytes])
 }

@@ -25,6 +25,12 @@ import { join } from 'node:path'
  */
 export const ANONYMOUS_USER = '*anonymous*'
 
+/**
+ * The name under which the importer also keeps the whole server's totals (hour, day and domain
+ * aggregates, no raw rows): the operator console's overview. Like ANONYMOUS_USER, no user id can take it.
+ */
+export const ALL_USERS = '*all*'
+
 /** Policy reasons counted as Blocks (the answer was the block page). */
 export const BLOCK_REASONS: ReadonlySet<string> = new Set([
   'global-blacklist', 'global-allow-only', 'user-blacklist', 'user-allow-only', 'category'

@@ -139,17 +139,18 @@ test('prunes raw rows after a day and aggregates after three months', async (t: 
   const time = new ReportTime('UTC')
   const counts = (): number[] => [db.raw.getCount(), db.hour.getCount(), db.day.getCount(), db.domain.getCount()]
   const before = counts()
-  t.assert.deepStrictEqual(before, [10, 6, 4, 7])
+  // Every row also counts in the whole server's totals (ALL_USERS): 4 hours, 2 days, 7 day-and-name records.
+  t.assert.deepStrictEqual(before, [10, 10, 6, 14])
   t.assert.strictEqual(await pruneStats(db, 'UTC', NOW + 3_600_000), 0)
   // 24 hours later the rows of the first 1.5 hours (23:00 and the three of 10:05-10:20) are gone.
   t.assert.strictEqual(await pruneStats(db, 'UTC', at('2024-05-16', '10:30')), 4)
   t.assert.strictEqual(rawLastHour(db, time, 'alice', at('2024-05-15', '12:30')).data.length, 3)
-  t.assert.deepStrictEqual(counts(), [6, 6, 4, 7])
+  t.assert.deepStrictEqual(counts(), [6, 10, 6, 14])
   // 2024-08-15 keeps days from 2024-05-15: the 2024-05-14 day and domain records go (and all raw
   // rows); hours keep a day of slack for time zones, so the 23:00 hour stays until the next prune.
   const pruned = await pruneStats(db, 'UTC', at('2024-08-15', '00:30'))
-  t.assert.deepStrictEqual(counts(), [0, 6, 3, 6])
-  t.assert.strictEqual(pruned, 6 + 1 + 1)
+  t.assert.deepStrictEqual(counts(), [0, 10, 4, 12])
+  t.assert.strictEqual(pruned, 6 + 2 + 2)
   t.assert.deepStrictEqual(activityByDay(db, 'alice', day('2024-05-14'), day('2024-05-15')).datasets[0]!.data, [0, 6])
   await pruneStats(db, 'UTC', at('2024-08-17', '00:30'))
   t.assert.deepStrictEqual(counts(), [0, 0, 0, 0])
@@ -161,7 +162,7 @@ test('does not aggregate rows older than the retention window', async (t: TestCo
   const db = openDb(t, env)
   const r = await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
   t.assert.strictEqual(r.rows, SCENARIO.length + 1)
-  t.assert.strictEqual(db.day.getCount(), 4)
+  t.assert.strictEqual(db.day.getCount(), 6)
 })
 
 test('labels hours and days in stats.timezone', async (t: TestContext) => {

@@ -21,7 +21,7 @@ import type { Config } from '../config/types.js'
 import type { Logger } from '../log/index.js'
 import { decodeRow, parseRecords } from './csv.js'
 import { openStatsDb, type DomainValue, type ImportProgress, type Pair, type RawValue, type StatsDb } from './db.js'
-import { ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
+import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
 
 const kChunkRows = 20_000
@@ -160,6 +160,17 @@ async function importFile (ctx: Ctx, dir: string, name: string): Promise<{ rows:
   return { rows, skipped }
 }
 
+/**
+ * Applies parsed CSV records of `name` (bytes `from`..`to`) exactly once through the same ledger as a
+ * local import: nothing happens unless the ledger's offset for `name` is `from`. Hosts sharing Redis
+ * apply every host's chunks this way (engine/replica/stats.ts), under the name `<host>/<file>`.
+ */
+export async function applyRecords (db: StatsDb, timeZone: string, name: string, from: number, to: number, done: boolean,
+  records: string[][], now: () => number = Date.now): Promise<boolean> {
+  const ctx: Ctx = { db, time: new ReportTime(timeZone), now, chunkRows: kChunkRows, onChunk: undefined, rowsSoFar: 0 }
+  return (await applyChunk(ctx, name, from, to, done, records, 0)).kind === 'applied'
+}
+
 type ChunkOutcome =
   | { kind: 'applied', rows: number, skipped: number, progress: ImportProgress }
   | { kind: 'moved', progress: ImportProgress }
@@ -201,21 +212,25 @@ async function applyChunk (ctx: Ctx, name: string, from: number, to: number, don
     if (day >= keepDay) {
       const isBlock = BLOCK_REASONS.has(row.reason)
       const hour = Math.floor(row.created / HOUR_MS)
-      const hk = user + SEP + hour
-      const dk = user + SEP + day
-      const nk = dk + SEP + row.host
-      add(hours, hk, 2, 0)
-      add(days, dk, 2, 0)
-      const dv = add(domains, nk, 3, 0)
-      if (isBlock) { hours.get(hk)![1]! += 1; days.get(dk)![1]! += 1; dv[2]! += 1 }
-      if (row.nxdomain) dv[1]! += 1
-      domainCats.set(nk, row.cats)
+      // Each row counts for its user and for the whole server (ALL_USERS, the console's overview).
+      for (const u of [user, ALL_USERS]) {
+        const hk = u + SEP + hour
+        const dk = u + SEP + day
+        const nk = dk + SEP + row.host
+        add(hours, hk, 2, 0)
+        add(days, dk, 2, 0)
+        const dv = add(domains, nk, 3, 0)
+        if (isBlock) { hours.get(hk)![1]! += 1; days.get(dk)![1]! += 1; dv[2]! += 1 }
+        if (row.nxdomain) dv[1]! += 1
+        domainCats.set(nk, row.cats)
+      }
     }
     if (row.created >= keepRaw) {
       raws.push([user, [row.created, row.nxdomain ? 1 : 0, row.address, row.host, row.blockedHost, row.reason, row.cats, row.blockedCats]])
     }
   }
   const outcome = await db.root.transaction((): ChunkOutcome => {
+    // Inside a transaction a put applies at once; its promise reports the commit, as the transaction's does.
     const cur = db.files.get(name)
     if ((cur?.offset ?? 0) !== from || cur?.done === true) {
       return { kind: 'moved', progress: cur ?? { offset: 0, rows: 0, skipped: 0, done: false, updated: 0 } }
@@ -224,13 +239,13 @@ async function applyChunk (ctx: Ctx, name: string, from: number, to: number, don
       const [user, hour] = k.split(SEP) as [string, string]
       const key: [string, number] = [user, Number(hour)]
       const old = db.hour.get(key)
-      db.hour.put(key, old === undefined ? v as Pair : [old[0] + v[0]!, old[1] + v[1]!])
+      void db.hour.put(key, old === undefined ? v as Pair : [old[0] + v[0]!, old[1] + v[1]!])
     }
     for (const [k, v] of days) {
       const [user, day] = k.split(SEP) as [string, string]
       const key: [string, number] = [user, Number(day)]
       const old = db.day.get(key)
-      db.day.put(key, old === undefined ? v as Pair : [old[0] + v[0]!, old[1] + v[1]!])
+      void db.day.put(key, old === undefined ? v as Pair : [old[0] + v[0]!, old[1] + v[1]!])
     }
     for (const [k, v] of domains) {
       const a = k.indexOf(SEP)
@@ -241,11 +256,11 @@ async function applyChunk (ctx: Ctx, name: string, from: number, to: number, don
       const value: DomainValue = old === undefined
         ? [v[0]!, v[1]!, v[2]!, cats]
         : [old[0] + v[0]!, old[1] + v[1]!, old[2] + v[2]!, cats.length > 0 ? cats : old[3]]
-      db.domain.put(key, value)
+      void db.domain.put(key, value)
     }
     let seq = db.meta.get('seq') ?? 0
-    for (const [user, value] of raws) db.raw.put([user, value[0], ++seq], value)
-    db.meta.put('seq', seq)
+    for (const [user, value] of raws) void db.raw.put([user, value[0], ++seq], value)
+    void db.meta.put('seq', seq)
     const progress: ImportProgress = {
       offset: to,
       rows: (cur?.rows ?? 0) + rows,
@@ -253,7 +268,7 @@ async function applyChunk (ctx: Ctx, name: string, from: number, to: number, don
       done,
       updated: now
     }
-    db.files.put(name, progress)
+    void db.files.put(name, progress)
     ctx.rowsSoFar += rows
     ctx.onChunk?.('in-txn', ctx.rowsSoFar)
     return { kind: 'applied', rows, skipped, progress }
@@ -267,7 +282,7 @@ type AnyKey = Array<string | number>
  * Collects keys below `cutoff` in their second element, user by user: one range scan per user
  * instead of a scan of the whole database.
  */
-function oldKeys (db: StatsDb['hour'] | StatsDb['day'] | StatsDb['domain'] | StatsDb['raw'], cutoff: number): AnyKey[] {
+function oldKeys (db: StatsDb['hour'] | StatsDb['domain'] | StatsDb['raw'], cutoff: number): AnyKey[] {
   const out: AnyKey[] = []
   const anyDb = db as unknown as { getKeys (o: { start?: AnyKey, end?: AnyKey, limit?: number }): Iterable<AnyKey> }
   let start: AnyKey | undefined
@@ -286,17 +301,17 @@ export async function pruneStats (db: StatsDb, timeZone: string, now: number): P
   const time = new ReportTime(timeZone)
   const keepDay = time.aggregateRetentionStart(now)
   const work: Array<[{ remove (k: never): unknown }, AnyKey[]]> = [
-    [db.raw as never, oldKeys(db.raw, now - RAW_RETENTION_MS)],
+    [db.raw, oldKeys(db.raw, now - RAW_RETENTION_MS)],
     // A day of slack on hours: an hour is reported by its local date, which may be a day off UTC's.
-    [db.hour as never, oldKeys(db.hour, (keepDay - 1) * 24)],
-    [db.day as never, oldKeys(db.day, keepDay)],
-    [db.domain as never, oldKeys(db.domain, keepDay)]
+    [db.hour, oldKeys(db.hour, (keepDay - 1) * 24)],
+    [db.day, oldKeys(db.day, keepDay)],
+    [db.domain, oldKeys(db.domain, keepDay)]
   ]
   const oldFiles: string[] = []
   for (const { key, value } of db.files.getRange()) {
     if (value.done && value.updated < now - kFilesRetentionMs) oldFiles.push(key)
   }
-  work.push([db.files as never, oldFiles as never])
+  work.push([db.files, oldFiles as never])
   let n = 0
   for (const [target, keys] of work) {
     for (let i = 0; i < keys.length; i += kPruneBatch) {

@@ -17,7 +17,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { get } from 'node:http'
 import dnsPacket from 'dns-packet'
-import { ask, firstA } from '../../engine/dns/testing/harness.js'
+import { ask, firstA } from '../../engine/testing/dns.js'
 import { releasedPort } from '../../engine/testing/ports.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))

@@ -1,0 +1,170 @@
+// The live query log (GET /live/queries, Server-Sent Events) following the DNS role's current CSV files:
+// backlog, filters, rotation, limits, and a client that stops reading (loses rows, is told, costs bounded memory).
+import { test, type TestContext } from 'node:test'
+import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { join } from 'node:path'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { CSV_HEADER, formatRow } from '../engine/stats/index.js'
+import { call, errorOf, startApi, tempDir, type StartedApi } from './fixtures.js'
+
+// A real collection before each heap reading, so the heap counts what is kept, not garbage not yet collected.
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+
+interface LiveEvent { event: string, data: any }
+
+/** Reads an SSE stream with fetch, collecting events. */
+async function openStream (t: TestContext, url: string): Promise<{ events: LiveEvent[], until: (n: number, pred?: (e: LiveEvent) => boolean) => Promise<LiveEvent[]>, close: () => void }> {
+  const ac = new AbortController()
+  const res = await fetch(url, { signal: ac.signal })
+  if (res.status !== 200) throw new Error(`${url}: ${res.status} ${await res.text()}`)
+  t.assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/)
+  const events: LiveEvent[] = []
+  const reader = res.body!.getReader()
+  const dec = new TextDecoder()
+  let buf = ''
+  const pump = (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (done) return
+        buf += dec.decode(value, { stream: true })
+        let i
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i)
+          buf = buf.slice(i + 2)
+          let event = 'message'
+          let data: string | undefined
+          for (const line of block.split('\n')) {
+            if (line.startsWith('event: ')) event = line.slice(7)
+            else if (line.startsWith('data: ')) data = line.slice(6)
+          }
+          if (data !== undefined) events.push({ event, data: JSON.parse(data) })
+        }
+      }
+    } catch { /* aborted */ }
+  })()
+  const close = (): void => { ac.abort() }
+  t.after(async () => { close(); await pump })
+  const until = async (n: number, pred: (e: LiveEvent) => boolean = () => true): Promise<LiveEvent[]> => {
+    for (let i = 0; i < 1500; i++) {
+      if (events.length >= n) {
+        const got = events.filter(pred)
+        if (got.length >= n) return got
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    throw new Error(`only ${events.filter(pred).length} of ${n} events: ${JSON.stringify(events.slice(-3))}`)
+  }
+  return { events, until, close }
+}
+
+function row (i: number, address: string, user: string | null, host: string, reason = 'none'): string {
+  const blocked = reason === 'category'
+  return formatRow(1_700_000_000_000 + i, false, address, host, blocked ? host : '', reason, blocked ? [1] : [], blocked ? [1] : [], user)
+}
+
+async function serve (t: TestContext, live: Record<string, number> = {}): Promise<{ api: StartedApi, dir: string, part: string }> {
+  const { dir: tmp, cleanup } = tempDir('filterd-live-')
+  t.after(cleanup)
+  const dir = join(tmp, 'csv')
+  mkdirSync(dir, { recursive: true })
+  const part = join(dir, `current-${process.pid}-1000.csv.part`)
+  writeFileSync(part, CSV_HEADER)
+  const api = await startApi({ liveLog: { dir, pollMs: 30, ...live } })
+  t.after(() => api.close())
+  return { api, dir, part }
+}
+
+test('streams the last rows on connect, then new rows, through a rotation, with each filter', async (t: TestContext) => {
+  const { api, dir, part } = await serve(t)
+  appendFileSync(part, row(1, '10.0.0.1', 'alice', 'old.example') + row(2, '10.0.0.2', null, 'anon.example') + row(3, '10.0.0.1', 'alice', 'casino.example', 'category'))
+  const all = await openStream(t, `${api.base}/live/queries?last=2`)
+  const first = await all.until(2)
+  t.assert.deepStrictEqual(first.map((e) => e.data.host), ['anon.example', 'casino.example'])
+  t.assert.deepStrictEqual(first[1]!.data, {
+    time: 1_700_000_000_003, address: '10.0.0.1', user: 'alice', host: 'casino.example', blocked: true, reason: 'category',
+    blockedHost: 'casino.example', cats: [1], blockedCats: [1], nxdomain: false
+  })
+  const alice = await openStream(t, `${api.base}/live/queries?user=alice&last=10`)
+  const anon = await openStream(t, `${api.base}/live/queries?user=*anonymous*&last=10`)
+  const blocked = await openStream(t, `${api.base}/live/queries?blocked=1&last=0`)
+  const byAddress = await openStream(t, `${api.base}/live/queries?address=10.0.0.*&domain=CASINO&last=0`)
+  t.assert.deepStrictEqual((await alice.until(2)).map((e) => e.data.host), ['old.example', 'casino.example'])
+  t.assert.deepStrictEqual((await anon.until(1)).map((e) => e.data.host), ['anon.example'])
+  // New rows, then a rotation (the DNS writer renames its file and opens the next one).
+  appendFileSync(part, row(4, '10.0.0.1', 'alice', 'new.example'))
+  appendFileSync(part, row(5, '10.0.0.7', 'bob', 'casino.example', 'category'))
+  renameSync(part, join(dir, 'queries-20240101T000000000Z-1-0.csv'))
+  writeFileSync(join(dir, `current-${process.pid}-2000.csv.part`), CSV_HEADER + row(6, '10.0.0.1', 'alice', 'after-rotation.example'))
+  t.assert.deepStrictEqual((await all.until(5)).map((e) => e.data.host).slice(2), ['new.example', 'casino.example', 'after-rotation.example'])
+  t.assert.deepStrictEqual((await alice.until(4)).map((e) => e.data.host).slice(2), ['new.example', 'after-rotation.example'])
+  t.assert.deepStrictEqual((await blocked.until(1)).map((e) => [e.data.user, e.data.host]), [['bob', 'casino.example']])
+  t.assert.deepStrictEqual((await byAddress.until(1)).map((e) => e.data.address), ['10.0.0.7'])
+  t.assert.strictEqual(anon.events.length, 1)
+})
+
+test('refuses bad filters, and streams past the limit, with the API error body', async (t: TestContext) => {
+  const { api } = await serve(t, { maxClients: 2 })
+  for (const [q, field] of [['user=bad%20id', 'user'], ['address=nope', 'address'], ['blocked=maybe', 'blocked'], ['last=5000', 'last'], ['domain=a%20b', 'domain']]) {
+    const r = await call(api.base, 'GET', `/live/queries?${q}`)
+    t.assert.deepStrictEqual([r.status, errorOf(r).code, errorOf(r).field], [400, 'API_BAD_QUERY', field], q)
+  }
+  const a = await openStream(t, `${api.base}/live/queries`)
+  const b = await openStream(t, `${api.base}/live/queries`)
+  for (let i = 0; i < 200 && api.api.liveLog.clients < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  const r = await call(api.base, 'GET', '/live/queries')
+  t.assert.deepStrictEqual([r.status, errorOf(r).code], [503, 'API_TOO_MANY_STREAMS'])
+  a.close()
+  b.close()
+  for (let i = 0; i < 200 && api.api.liveLog.clients > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.assert.strictEqual(api.api.liveLog.clients, 0)
+})
+
+test('a client that stops reading loses rows, is told how many, holds at most its queue, and slows no other client', async (t: TestContext) => {
+  const { api, part } = await serve(t, { maxQueue: 50, pollMs: 20 })
+  // The stalled client: a raw socket that is never read (its receive window fills, then the server's send buffer).
+  const stalled = connect(api.port, '127.0.0.1')
+  await new Promise((resolve) => stalled.once('connect', resolve))
+  stalled.pause()
+  stalled.write('GET /live/queries?last=0 HTTP/1.1\r\nHost: x\r\n\r\n')
+  const reader = await openStream(t, `${api.base}/live/queries?last=0`)
+  for (let i = 0; i < 200 && api.api.liveLog.clients < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  // A real collection before each reading, so the heap counts what is kept, not garbage not yet collected.
+  gc()
+  const heapBefore = process.memoryUsage().heapUsed
+  // About 40 MB of rows in batches, far more than the socket buffers hold.
+  const pad = 'x'.repeat(200)
+  const batches = 40
+  const perBatch = 2000
+  let received = 0
+  for (let b = 0; b < batches; b++) {
+    let text = ''
+    for (let i = 0; i < perBatch; i++) text += row(b * perBatch + i, '10.0.0.1', 'alice', `q${b}-${i}-${pad}.example`)
+    appendFileSync(part, text)
+    await reader.until(perBatch)
+    received += reader.events.length
+    reader.events.length = 0 // the test's own client keeps nothing, so the heap shows the server's share
+    t.assert.ok(api.api.liveLog.maxQueued <= 50, `queue ${api.api.liveLog.maxQueued}`)
+  }
+  // The reading client got every row although the other one stalled.
+  t.assert.strictEqual(received, batches * perBatch)
+  gc()
+  const grown = process.memoryUsage().heapUsed - heapBefore
+  t.assert.ok(grown < 16 * 1024 * 1024, `heap grew by ${grown} bytes`)
+  t.diagnostic(`heap grew by ${grown} bytes while ${batches * perBatch} rows went by a stalled client`)
+  // The stalled client resumes: it is told about its lost rows.
+  let text = ''
+  stalled.setEncoding('utf8')
+  stalled.on('data', (d: string) => { text = (text + d).slice(-200_000) })
+  stalled.resume()
+  appendFileSync(part, row(999_999, '10.0.0.1', 'alice', 'last.example'))
+  for (let i = 0; i < 1500 && !text.includes('last.example'); i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  const dropped = /event: dropped\ndata: \{"rows":(\d+)\}/.exec(text)
+  t.assert.ok(dropped !== null, 'no dropped event')
+  t.assert.ok(Number(dropped[1]) > 1000, `dropped ${dropped[1]}`)
+  t.assert.match(text, /last\.example/)
+  stalled.destroy()
+})

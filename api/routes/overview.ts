@@ -1,0 +1,22 @@
+/** The whole server's statistics in one answer, for the operator console's overview (engine/stats/overview.ts). */
+import { overview } from '../../engine/stats/index.js'
+import type { RouteDef } from '../route-table.js'
+import { RANGE, rangeOf } from './stats.js'
+
+export const overviewRoutes: RouteDef[] = [
+  {
+    method: 'GET',
+    path: '/stats/overview',
+    tag: 'statistics',
+    summary: 'the whole server over the days from..to: requests and blocks per hour and day, top blocked names and categories, anonymous against users',
+    description: 'Totals count every query of every address. topCategories counts the blocks of the top blocked names by their categories ' +
+      '(a name in two categories counts for both). Imported every 5 minutes, like the per-user reports.',
+    query: RANGE,
+    ok: [{ status: 200, description: 'the overview', schema: 'Overview' }],
+    errors: [400],
+    handle (ctx, req, res) {
+      const [from, to] = rangeOf(ctx.stats, req)
+      res.json(overview(ctx.stats.db, ctx.stats.time, from, to))
+    }
+  }
+]

@@ -1,0 +1,139 @@
+import { test, type TestContext } from 'node:test'
+import { createServer } from 'node:net'
+import { once } from 'node:events'
+import { createHttpServer, type HttpRequest } from '../engine/http/index.js'
+import { silentLogger } from '../engine/log/index.js'
+import { createFrontDoor, type FrontDoor } from './front-door.js'
+import { configFrom, memoryLogger, startApi, tempDir } from '../api/fixtures.js'
+import { httpRequest, type RawHttpResponse } from '../engine/testing/http.js'
+
+type Reply = RawHttpResponse
+
+function send (port: number, opts: { method?: string, path?: string, host: string, body?: string, headers?: Record<string, string>, localAddress?: string }): Promise<Reply> {
+  return httpRequest({
+    port,
+    ...(opts.method === undefined ? {} : { method: opts.method }),
+    ...(opts.path === undefined ? {} : { path: opts.path }),
+    ...(opts.localAddress === undefined ? {} : { localAddress: opts.localAddress }),
+    ...(opts.body === undefined ? {} : { body: opts.body }),
+    headers: { host: opts.host, ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers }
+  })
+}
+
+/** A front listener like the block page role's: the API host goes through the door, the rest is "the block page". */
+async function startFront (t: TestContext, apiListen: string, apiLines: string[] = []): Promise<{ port: number, door: FrontDoor, lines: Array<Record<string, unknown>> }> {
+  const { dir, cleanup } = tempDir('filterd-door-')
+  t.after(cleanup)
+  const config = configFrom(dir, ['api:', `  listen: ${apiListen}`, '  host: api.isp.example', ...apiLines.map((l) => '  ' + l)].join('\n'))
+  const { logger, lines } = memoryLogger()
+  const door = createFrontDoor(config, logger)
+  t.after(() => { door.close() })
+  const server = createHttpServer()
+  server.route('*', '/*', async (req, res) => {
+    if (door.isApiHost(req.header('host'))) await door.handle(req, res)
+    else res.send('block page')
+  })
+  t.after(() => server.close())
+  const { port } = await server.listen('127.0.0.1', 0)
+  return { port, door, lines }
+}
+
+async function startBackend (t: TestContext): Promise<{ listen: string }> {
+  const api = await startApi()
+  t.after(() => api.close())
+  return { listen: `127.0.0.1:${api.port}` }
+}
+
+function fakeRequest (remoteAddress: string, headers: Record<string, string> = {}): HttpRequest {
+  return { remoteAddress, header: (n: string) => headers[n.toLowerCase()] } as unknown as HttpRequest
+}
+
+test('the API host goes to the management API with method, path, query, body and status kept; other hosts to the block page', async (t: TestContext) => {
+  const backend = await startBackend(t)
+  const { port } = await startFront(t, backend.listen)
+  const put = await send(port, { method: 'PUT', path: '/users/door/ip/', host: 'API.isp.example:80', body: '["10.0.0.1"]' })
+  t.assert.strictEqual(put.status, 200)
+  t.assert.deepStrictEqual(JSON.parse(put.body), { ip: ['10.0.0.1'], moved: [] })
+  t.assert.strictEqual(put.headers['content-type'], 'application/json')
+  const page = await send(port, { method: 'GET', path: '/users?start=0&stop=1', host: 'api.isp.example' })
+  t.assert.deepStrictEqual((JSON.parse(page.body) as Array<{ name: string }>).map((u) => u.name), ['door'])
+  const missing = await send(port, { method: 'GET', path: '/users/nobody', host: 'api.isp.example' })
+  t.assert.strictEqual(missing.status, 404)
+  t.assert.strictEqual((JSON.parse(missing.body) as { error: { code: string } }).error.code, 'API_USER_NOT_FOUND')
+  const head = await send(port, { method: 'HEAD', path: '/users/door', host: 'api.isp.example' })
+  t.assert.strictEqual(head.status, 200)
+  const blocked = await send(port, { path: '/users/door', host: 'blocked.example' })
+  t.assert.deepStrictEqual([blocked.status, blocked.body], [200, 'block page'])
+})
+
+test('isApiHost ignores case, port and a trailing dot, and nothing else', (t: TestContext) => {
+  const { dir, cleanup } = tempDir('filterd-door-')
+  t.after(cleanup)
+  const door = createFrontDoor(configFrom(dir, 'api:\n  host: api.isp.example'), silentLogger())
+  t.after(() => { door.close() })
+  for (const h of ['api.isp.example', 'API.ISP.EXAMPLE', 'api.isp.example.', 'api.isp.example:8080']) t.assert.strictEqual(door.isApiHost(h), true, h)
+  for (const h of [undefined, '', 'isp.example', 'x.api.isp.example', 'api.isp.example.evil', '127.0.0.1']) t.assert.strictEqual(door.isApiHost(h), false, String(h))
+})
+
+test('api.access rules are read from the top and the first match wins; a denied request gets a 403 JSON body and reaches nothing', async (t: TestContext) => {
+  const backend = await startBackend(t)
+  const { port, lines } = await startFront(t, backend.listen, ['access: ["allow 127.0.0.2/32", "deny 127.0.0.0/8", "allow all"]'])
+  const allowed = await send(port, { path: '/config/', host: 'api.isp.example', localAddress: '127.0.0.2' })
+  t.assert.strictEqual(allowed.status, 200)
+  const denied = await send(port, { method: 'PUT', path: '/users/x/ip/', host: 'api.isp.example', body: '["10.0.0.1"]', localAddress: '127.0.0.1' })
+  t.assert.strictEqual(denied.status, 403)
+  t.assert.deepStrictEqual(JSON.parse(denied.body), { error: { code: 'API_FORBIDDEN', message: 'access to the management API is not allowed from this address' } })
+  t.assert.ok(lines.some((l) => l.client === '127.0.0.1'), 'the denial is logged with the address')
+  const check = await send(port, { path: '/users/x', host: 'api.isp.example', localAddress: '127.0.0.2' })
+  t.assert.strictEqual(check.status, 404, 'the denied PUT created nothing')
+  const page = await send(port, { path: '/', host: 'blocked.example', localAddress: '127.0.0.1' })
+  t.assert.strictEqual(page.body, 'block page', 'the rules guard the API only')
+})
+
+test('the default rules let only loopback in', (t: TestContext) => {
+  const { dir, cleanup } = tempDir('filterd-door-')
+  t.after(cleanup)
+  const config = configFrom(dir, 'api:\n  host: api.isp.example')
+  t.assert.deepStrictEqual(config.api.access, ['allow 127.0.0.0/8', 'allow ::1/128', 'deny all'])
+})
+
+test('a denied peer from outside loopback gets 403 under the default rules', async (t: TestContext) => {
+  const { dir, cleanup } = tempDir('filterd-door-')
+  t.after(cleanup)
+  const door = createFrontDoor(configFrom(dir, 'api:\n  host: api.isp.example'), silentLogger())
+  t.after(() => { door.close() })
+  let status = 0
+  let body = ''
+  const res = { json (v: unknown, s?: number) { status = s ?? 200; body = JSON.stringify(v) } }
+  await door.handle(fakeRequest('192.0.2.10'), res as unknown as Parameters<FrontDoor['handle']>[1])
+  t.assert.strictEqual(status, 403)
+  t.assert.match(body, /API_FORBIDDEN/)
+})
+
+test('X-Forwarded-For is believed only from a trusted proxy, and the rightmost untrusted address is the client', async (t: TestContext) => {
+  const backend = await startBackend(t)
+  const { port, door } = await startFront(t, backend.listen, ['trusted-proxies: [127.0.0.1, 10.0.0.0/8]', 'access: ["allow 192.0.2.0/24", "deny all"]'])
+  const through = await send(port, { path: '/config/', host: 'api.isp.example', headers: { 'x-forwarded-for': '203.0.113.9, 192.0.2.7, 10.1.1.1' } })
+  t.assert.strictEqual(through.status, 200, 'client 192.0.2.7 behind two trusted hops')
+  const spoofed = await send(port, { path: '/config/', host: 'api.isp.example', headers: { 'x-forwarded-for': '192.0.2.7, 203.0.113.9' } })
+  t.assert.strictEqual(spoofed.status, 403, 'an address the client wrote left of its own proves nothing')
+  t.assert.strictEqual(door.clientAddress(fakeRequest('192.0.2.50', { 'x-forwarded-for': '192.0.2.7' })), '192.0.2.50', 'untrusted peer: header ignored')
+  t.assert.strictEqual(door.clientAddress(fakeRequest('127.0.0.1', {})), '127.0.0.1')
+  t.assert.strictEqual(door.clientAddress(fakeRequest('127.0.0.1', { 'x-forwarded-for': 'garbage' })), 'garbage')
+  const untrusted = await send(port, { path: '/config/', host: 'api.isp.example', localAddress: '127.0.0.3', headers: { 'x-forwarded-for': '192.0.2.7' } })
+  t.assert.strictEqual(untrusted.status, 403, 'the peer 127.0.0.3 is not a trusted proxy, so it is judged itself')
+})
+
+test('a management API daemon that is down gives 502 with a JSON error body', async (t: TestContext) => {
+  // A port that was free a moment ago and has nothing listening now.
+  const probe = createServer()
+  probe.listen(0, '127.0.0.1')
+  await once(probe, 'listening')
+  const freePort = (probe.address() as { port: number }).port
+  probe.close()
+  await once(probe, 'close')
+  const { port } = await startFront(t, `127.0.0.1:${freePort}`)
+  const r = await send(port, { path: '/config/', host: 'api.isp.example' })
+  t.assert.strictEqual(r.status, 502)
+  t.assert.deepStrictEqual(JSON.parse(r.body), { error: { code: 'API_UNAVAILABLE', message: 'the management API is not available' } })
+})

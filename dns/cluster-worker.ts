@@ -1,0 +1,28 @@
+// Entry of one `proxy.processes` child (see ./role.ts): config from the environment, one server.
+import type { Config } from '../engine/config/types.js'
+import { createLogger } from '../engine/log/index.js'
+import { ENV_CONFIG, ENV_INDEX, ENV_QUERYLOG, startFrontProcess } from './role.js'
+
+const config = JSON.parse(process.env[ENV_CONFIG] ?? '{}') as Config
+const index = Number(process.env[ENV_INDEX] ?? '1')
+const logger = createLogger({ destination: config.proxy.log, level: config.proxy['log-level'] ?? config.common['log-level'], role: `dns.${index}` })
+
+try {
+  const server = await startFrontProcess({ config, logger }, { querylogModule: process.env[ENV_QUERYLOG] ?? '' }, index)
+  let stopping = false
+  const stop = (): void => {
+    if (stopping) return
+    stopping = true
+    server.close().then(() => process.exit(0), () => process.exit(1))
+  }
+  process.on('message', (m: { type?: string }) => { if (m.type === 'dns-stop') stop() })
+  process.on('disconnect', stop)
+  // The primary handles SIGTERM/SIGINT and tells us; a terminal's ^C reaches us too: ignore it.
+  process.on('SIGINT', () => {})
+  process.on('SIGTERM', stop)
+  process.send?.({ type: 'dns-ready', endpoints: server.endpoints })
+} catch (err) {
+  logger.error({ err }, 'dns front process failed to start')
+  process.send?.({ type: 'dns-failed', message: (err as Error).message })
+  process.exit(1)
+}

@@ -1,0 +1,5 @@
+// The dns.1 cases (./dns.1.case.ts) on the native batched UDP I/O.
+import { forIo } from './testing/harness.js'
+import { dnsSuite1 } from './dns.1.case.js'
+
+forIo('native', dnsSuite1)

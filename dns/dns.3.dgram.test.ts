@@ -1,0 +1,5 @@
+// The dns.3 cases (./dns.3.case.ts) on the node:dgram UDP I/O.
+import { forIo } from './testing/harness.js'
+import { dnsSuite3 } from './dns.3.case.js'
+
+forIo('dgram', dnsSuite3)

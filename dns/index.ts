@@ -1,0 +1,8 @@
+// dns: the filtering DNS server role (fronts, dispatch, forwarding). See docs/dns.md.
+export {
+  startDnsServer, kMaxTcpQueryFrame, kMaxTcpInflight, kGenerationCheckMs,
+  type DnsServer, type DnsServerOptions, type DnsListener, type DnsCounters
+} from './server.js'
+export { startRole, type DnsRoleOptions } from './role.js'
+export { Peer, type PeerChannel } from './peer.js'
+export type { QueryLogRecord, QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index.js'

@@ -1,0 +1,131 @@
+// proxy.io: the fallback to node:dgram, the native front processes on SO_REUSEPORT, and bad
+// datagrams on both UDP I/O paths.
+import { test, type TestContext } from 'node:test'
+import { createSocket, type Socket } from 'node:dgram'
+import { once } from 'node:events'
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import dnsPacket from 'dns-packet'
+import { CATEGORY } from '../engine/categories/index.js'
+import { FILTERD, startFailureLine, startRole, until } from '../engine/testing/daemon.js'
+import { releasedPort } from '../engine/testing/ports.js'
+import { readSnapshots } from '../engine/metrics/index.js'
+import { loadUdpAddon } from '../engine/udp/index.js'
+import { BLOCK_V4, addUser, ask, firstA, query, rawQuery, server, sleep, udpAsk, world, writeConfigFile } from './testing/harness.js'
+
+const MISSING_ADDON = { FILTERD_UDP_ADDON: '/nonexistent/filterd_udp.node' }
+const cats = { 'casino.example': [CATEGORY.GAMBLING] }
+
+function nativeMissing (t: TestContext): boolean {
+  const addon = loadUdpAddon()
+  if (!(addon instanceof Error)) return false
+  if (process.env.CI !== undefined && process.env.CI !== '') throw addon
+  t.skip(addon.message)
+  return true
+}
+
+test('proxy.io auto without the addon: node:dgram, one JSON warning line, the startup line and the metrics say so', async (t: TestContext) => {
+  const w = await world(t, { cats })
+  await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
+  const port = await releasedPort()
+  const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`], proxy: { io: 'auto', 'log-level': 'info' } })
+  const child = await startRole(t, 'dns', file, MISSING_ADDON)
+  t.assert.strictEqual(firstA(await ask(port, 'casino.example', 'A')), BLOCK_V4)
+  const warnings = child.logs.filter((l) => l.level === 40)
+  t.assert.strictEqual(warnings.length, 1, JSON.stringify(child.logs))
+  t.assert.match(String(warnings[0]!.msg), /proxy\.io auto: using node:dgram/)
+  t.assert.strictEqual(warnings[0]!.io, 'dgram')
+  t.assert.match(String(warnings[0]!.reason), /native UDP addon did not load/)
+  const started = child.logs.find((l) => l.msg === 'dns started') as { endpoints?: string[] } | undefined
+  t.assert.match(String(started?.endpoints?.[0]), /\(udp io dgram\)$/)
+  const snaps = await readSnapshots(join(w.dir, 'stats', 'metrics'))
+  t.assert.deepStrictEqual([...snaps.values()].map((s) => s.io), ['dgram'])
+  await child.stop()
+})
+
+test('proxy.io native without the addon refuses to start with one line naming the key', async (t: TestContext) => {
+  const w = await world(t)
+  const file = writeConfigFile(w, { proxy: { io: 'native' } })
+  const { code, stderr } = await new Promise<{ code: number | null, stderr: string }>((resolve) => {
+    execFile(process.execPath, [FILTERD, 'dns', '--config', file], { env: { ...process.env, ...MISSING_ADDON }, timeout: 30_000 }, (err, _stdout, stderr) => {
+      resolve({ code: (err as { code?: number } | null)?.code ?? 0, stderr })
+    })
+  })
+  t.assert.notStrictEqual(code, 0)
+  const line = startFailureLine(stderr)
+  t.assert.match(line.err.message, /proxy\.io: native, but the native UDP addon did not load/)
+})
+
+test('native I/O: several front processes on one port (SO_REUSEPORT) each receive queries, none is lost or answered twice', async (t: TestContext) => {
+  if (nativeMissing(t)) return
+  const w = await world(t, { cats })
+  await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
+  const port = await releasedPort()
+  const processes = 3
+  const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`], proxy: { io: 'native', processes } })
+  const child = await startRole(t, 'dns', file)
+  // The kernel picks a socket by the client's address and port: many client sockets, a few queries each.
+  const clients = 40
+  const perClient = 5
+  const answers = new Map<string, number>()
+  const sockets: Socket[] = []
+  t.after(() => { for (const s of sockets) s.close() })
+  for (let c = 0; c < clients; c++) {
+    const s = createSocket('udp4')
+    s.bind(0, '127.0.0.1')
+    await once(s, 'listening')
+    sockets.push(s)
+    s.on('message', (m: Buffer) => {
+      const p = dnsPacket.decode(m)
+      const key = `${c}/${p.id ?? -1}`
+      answers.set(key, (answers.get(key) ?? 0) + 1)
+    })
+  }
+  for (let c = 0; c < clients; c++) {
+    for (let i = 0; i < perClient; i++) {
+      // Blocked (answered by the front) and forwarded (answered through the upstream sockets).
+      sockets[c]!.send(query(i % 2 === 0 ? `n${c}-${i}.casino.example` : `n${c}-${i}.example.org`, 'A', { id: i + 1 }), port, '127.0.0.1')
+    }
+  }
+  await until(() => answers.size === clients * perClient, 20_000)
+  await sleep(300)   // a duplicate would arrive right after its twin
+  t.assert.ok([...answers.values()].every((n) => n === 1), 'every query answered exactly once')
+  // Each process publishes its counters (every 5 s): all received some, and they add up.
+  const dir = join(w.dir, 'stats', 'metrics')
+  await until(async () => {
+    const snaps = [...(await readSnapshots(dir)).values()]
+    return snaps.length === processes && snaps.reduce((sum, s) => sum + s.queries, 0) === clients * perClient
+  }, 20_000)
+  const snaps = [...(await readSnapshots(dir)).values()]
+  t.assert.ok(snaps.every((s) => s.queries > 0), `queries per process: ${snaps.map((s) => s.queries).join(', ')}`)
+  t.assert.ok(snaps.every((s) => s.io === 'native'))
+  await child.stop()
+})
+
+for (const io of ['native', 'dgram'] as const) {
+  test(`${io} I/O: malformed, zero-length and oversized datagrams never stop the front`, async (t: TestContext) => {
+    if (io === 'native' && nativeMissing(t)) return
+    const w = await world(t, { cats })
+    await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
+    const s = await server(t, w, { proxy: { io } })
+    t.assert.strictEqual(s.io, io)
+    const c = createSocket('udp4')
+    t.after(() => c.close())
+    const junk = [
+      Buffer.alloc(0),
+      Buffer.from([1, 2, 3]),
+      Buffer.alloc(12, 0xff),
+      rawQuery([Buffer.alloc(70, 0x61), 'example']),   // a label longer than 63
+      Buffer.concat([query('casino.example', 'A'), Buffer.alloc(20)]),
+      Buffer.alloc(9000, 0x41),
+      Buffer.alloc(65000, 0)
+    ]
+    for (let round = 0; round < 20; round++) for (const b of junk) c.send(b, s.port, '127.0.0.1')
+    await sleep(200)
+    t.assert.strictEqual(firstA(await ask(s.port, 'casino.example', 'A')), BLOCK_V4)
+    t.assert.strictEqual(firstA(await ask(s.port, 'fine.example', 'A')), '198.51.100.10')
+    // A query as large as the slot allows is still read (and refused as malformed: trailing bytes).
+    const answer = dnsPacket.decode(await udpAsk(s.port, Buffer.concat([query('x.example', 'A', { id: 9 }), Buffer.alloc(4000)])))
+    t.assert.strictEqual(answer.id, 9)
+  })
+}

@@ -1,0 +1,126 @@
+/*
+ * The UDP front on the native batched I/O (engine/udp, `proxy.io: native`): one socket per
+ * `proxy.listen` address and front process, bound with SO_REUSEPORT, so every front process of
+ * `proxy.processes` has its own socket and the kernel spreads datagrams across them. One JS call
+ * per batch of up to kBatch datagrams; each query is a view into the receive area (copied only
+ * when it must outlive the batch: forwarding, the pool), and answers are copied into send slots
+ * that leave in one sendmmsg after the batch.
+ */
+import { formatIPv6, parseIPv4Into, parseIPv6Into } from '../engine/wire/index.js'
+import { openBatchUdpSocket, type BatchUdpSocket } from '../engine/udp/index.js'
+import { Peer, type PeerChannel } from './peer.js'
+import type { QueryHandler } from './udp-front.js'
+
+/** What the front tells the dispatcher besides each query. */
+export interface BatchSink {
+  readonly submit: QueryHandler
+  /** Every query of the batch was submitted; the receive area is about to be reused. */
+  endBatch (): void
+}
+
+/** Datagrams per recvmmsg/sendmmsg. */
+export const kBatch = 64
+/** Receive slot: a larger query is dropped (as the TCP front's 4096-byte frame cap). */
+export const kQuerySlot = 4096
+/** IPv4 address texts kept (the policy is keyed by address text). */
+const kNameCache = 65536
+
+export class NativeUdpFront implements PeerChannel {
+  readonly isStream = false
+  readonly port: number
+  /** Datagrams larger than a slot, dropped. */
+  oversized = 0
+  private readonly sock: BatchUdpSocket
+  private readonly onQuery: QueryHandler
+  private readonly sink: BatchSink
+  private readonly names = new Map<number, string>()
+  private readonly addrScratch = Buffer.alloc(16)
+
+  private constructor (host: string, port: number, family: 4 | 6, sink: BatchSink) {
+    this.sink = sink
+    this.onQuery = sink.submit
+    this.sock = openBatchUdpSocket({ family, host, port, reusePort: true, batch: kBatch, slot: kQuerySlot, onBatch: this.onBatch })
+    this.port = this.sock.port
+  }
+
+  /** Binds `host:port` with SO_REUSEPORT (0: a free port); throws the bind error. */
+  static bind (host: string, port: number, family: 4 | 6, sink: BatchSink): NativeUdpFront {
+    return new NativeUdpFront(host, port, family, sink)
+  }
+
+  /** Datagrams the kernel did not take (send queue full). */
+  get sendDrops (): number { return this.sock.sendDrops }
+
+  private readonly onBatch = (count: number): void => {
+    // A listener's socket error (an ICMP error for an answer we sent) concerns nobody waiting.
+    if (count <= 0) return
+    const s = this.sock
+    const info = s.rxInfo
+    const addr = s.rxAddr
+    const slot = s.slot
+    const v4 = s.family === 4
+    for (let i = 0; i < count; i++) {
+      const len = info[2 * i]!
+      if (len < 0) { this.oversized++; continue }
+      const off = i * slot
+      const msg = s.rxBuf.subarray(off, off + len)
+      let peer: Peer
+      if (v4) {
+        const a = 16 * i
+        const ip4 = ((addr[a]! << 24) | (addr[a + 1]! << 16) | (addr[a + 2]! << 8) | addr[a + 3]!) >>> 0
+        peer = new Peer(this, this.nameOf(ip4), info[2 * i + 1]!, ip4)
+      } else {
+        peer = new Peer(this, formatIPv6(Buffer.from(addr.buffer, addr.byteOffset + 16 * i, 16), 0), info[2 * i + 1]!)
+      }
+      this.onQuery(msg, peer)
+    }
+    this.sink.endBatch()
+  }
+
+  private nameOf (ip4: number): string {
+    let name = this.names.get(ip4)
+    if (name === undefined) {
+      name = `${ip4 >>> 24}.${(ip4 >>> 16) & 255}.${(ip4 >>> 8) & 255}.${ip4 & 255}`
+      if (this.names.size >= kNameCache) this.names.clear()
+      this.names.set(ip4, name)
+    }
+    return name
+  }
+
+  send (peer: Peer, buf: Buffer, len: number, _copy: boolean): void {
+    const s = this.sock
+    if (len > s.slot) {
+      s.sendOne(buf, len, this.addressBytes(peer), peer.port)
+      return
+    }
+    const off = s.nextSlot()
+    buf.copy(s.txBuf, off, 0, len)
+    const a = 16 * s.txCount
+    if (peer.ip4 >= 0) {
+      const ip4 = peer.ip4
+      s.txAddr[a] = ip4 >>> 24
+      s.txAddr[a + 1] = (ip4 >>> 16) & 255
+      s.txAddr[a + 2] = (ip4 >>> 8) & 255
+      s.txAddr[a + 3] = ip4 & 255
+    } else {
+      s.txAddr.set(this.addressBytes(peer), a)
+    }
+    s.commit(len, peer.port)
+  }
+
+  private addressBytes (peer: Peer): Buffer {
+    const b = this.addrScratch
+    if (peer.ip4 >= 0) b.writeUInt32BE(peer.ip4, 0)
+    else if (!parseIPv6Into(peer.address, b, 0)) parseIPv4Into(peer.address, b, 0)
+    return b
+  }
+
+  skip (_peer: Peer): void {}
+
+  // The query lives in the receive area, which the next batch overwrites.
+  own (msg: Buffer): Buffer { return Buffer.from(msg) }
+
+  close (): void {
+    this.sock.close()
+  }
+}

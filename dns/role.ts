@@ -1,0 +1,119 @@
+/*
+ * `filterd dns`: the role entry (engine/role.ts contract).
+ *
+ * `proxy.processes: 1` runs the server in this process. With N > 1 this process becomes a
+ * node:cluster primary that forks N front processes (./cluster-worker.js); on Node 20 the
+ * children share the primary's UDP socket handle (the kernel wakes one reader per datagram) and
+ * the primary hands TCP connections round-robin. The children get the validated config through
+ * the environment, not by reading the file again, so they cannot disagree with the primary.
+ * A child that dies is forked again (at most once a second).
+ */
+import cluster, { type Worker } from 'node:cluster'
+import { fileURLToPath } from 'node:url'
+import type { RoleContext, RunningRole } from '../engine/role.js'
+import type { QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index.js'
+import { DnsMetrics, startMetricsPublisher } from '../engine/metrics/index.js'
+import { startDnsServer } from './server.js'
+
+export interface DnsRoleOptions {
+  /** Creates the statistics sink of a single-process server. */
+  querylog?: QueryLogSinkFactory
+  /**
+   * URL of a module exporting `createQueryLogSink: QueryLogSinkFactory`: works with
+   * `proxy.processes > 1` too, since each child imports it.
+   */
+  querylogModule?: string
+}
+
+export const ENV_CONFIG = 'FILTERD_DNS_CONFIG'
+export const ENV_QUERYLOG = 'FILTERD_DNS_QUERYLOG'
+export const ENV_INDEX = 'FILTERD_DNS_INDEX'
+
+/** The product's sink: the CSV query log of engine/stats (a no-op when `stats.enabled` is off). */
+export const DEFAULT_QUERYLOG_MODULE = new URL('../engine/stats/index.js', import.meta.url).href
+
+/** Resolves the sink: an injected factory, else a module URL (by default the CSV query log). */
+export async function createSink (ctx: RoleContext, options: DnsRoleOptions, processIndex: number): Promise<QueryLogSink | undefined> {
+  if (options.querylog !== undefined) return await options.querylog({ ...ctx, processIndex })
+  const module = options.querylogModule ?? DEFAULT_QUERYLOG_MODULE
+  if (module === '') return undefined
+  const mod = await import(module) as { createQueryLogSink?: QueryLogSinkFactory }
+  if (typeof mod.createQueryLogSink !== 'function') throw new Error(`${module} does not export createQueryLogSink`)
+  return await mod.createQueryLogSink({ ...ctx, processIndex })
+}
+
+/**
+ * One front process: its statistics sink, its metrics (published for the api role's /metrics)
+ * and its server. The single-process role and every cluster child run exactly this.
+ */
+export async function startFrontProcess (ctx: RoleContext, options: DnsRoleOptions, processIndex: number): Promise<RunningRole> {
+  const querylog = await createSink(ctx, options, processIndex)
+  const metrics = new DnsMetrics()
+  const server = await startDnsServer({ config: ctx.config, logger: ctx.logger, metrics, ...(querylog === undefined ? {} : { querylog }) })
+  const counts = querylog as Partial<{ writtenRows: number, droppedRows: number }> | undefined
+  const publisher = startMetricsPublisher(ctx.config, metrics, typeof counts?.writtenRows === 'number'
+    ? { queryLog: counts as { writtenRows: number, droppedRows: number } }
+    : {})
+  return {
+    endpoints: server.endpoints,
+    async close () {
+      await server.close()
+      await publisher.close()
+      await querylog?.close?.()
+    }
+  }
+}
+
+export async function startRole (ctx: RoleContext, options: DnsRoleOptions = {}): Promise<RunningRole> {
+  const processes = ctx.config.proxy.processes
+  if (processes <= 1 || !cluster.isPrimary) {
+    return await startFrontProcess(ctx, options, 0)
+  }
+  return await startCluster(ctx, options, processes)
+}
+
+async function startCluster (ctx: RoleContext, options: DnsRoleOptions, processes: number): Promise<RunningRole> {
+  cluster.setupPrimary({ exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)), args: [], silent: false })
+  let stopping = false
+  const workers = new Set<Worker>()
+  let endpoints: readonly string[] = []
+  const fork = async (index: number): Promise<Worker> => {
+    const w = cluster.fork({ [ENV_CONFIG]: JSON.stringify(ctx.config), [ENV_QUERYLOG]: options.querylogModule ?? DEFAULT_QUERYLOG_MODULE, [ENV_INDEX]: String(index) })
+    workers.add(w)
+    w.on('exit', (code, signal) => {
+      workers.delete(w)
+      if (stopping) return
+      ctx.logger.error({ code, signal, index }, 'dns front process died; starting another')
+      setTimeout(() => { if (!stopping) fork(index).catch((err: unknown) => ctx.logger.error({ err }, 'dns: cannot restart a front process')) }, 1000).unref()
+    })
+    await new Promise<void>((resolve, reject) => {
+      const onMessage = (m: { type?: string, endpoints?: string[], message?: string }): void => {
+        if (m.type === 'dns-ready') { endpoints = m.endpoints ?? []; w.off('message', onMessage); resolve() }
+        if (m.type === 'dns-failed') { w.off('message', onMessage); reject(new Error(m.message)) }
+      }
+      w.on('message', onMessage)
+      w.once('exit', (code) => reject(new Error(`dns front process exited with code ${String(code)} while starting`)))
+    })
+    return w
+  }
+  try {
+    for (let i = 1; i <= processes; i++) await fork(i)
+  } catch (err) {
+    stopping = true
+    for (const w of workers) w.kill('SIGKILL')
+    throw err
+  }
+  return {
+    endpoints: endpoints.map((e) => `${e} (${processes} processes)`),
+    async close () {
+      stopping = true
+      await Promise.all([...workers].map(async (w) => {
+        const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()))
+        w.send({ type: 'dns-stop' })
+        const t = setTimeout(() => w.kill('SIGKILL'), 4000)
+        await exited
+        clearTimeout(t)
+      }))
+    }
+  }
+}

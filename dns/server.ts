@@ -1,0 +1,226 @@
+/*
+ * The filtering DNS server of one front process (DESIGN.md, "Shape"; docs/dns.md): the UDP
+ * fronts (./udp-front.ts), the TCP front (./tcp-front.ts), the dispatcher (./dispatch.ts: inline
+ * judging or the Piscina pool, then answer, forward or safe video) and the forwarder
+ * (./upstream.ts), wired together and closed together.
+ */
+import { CategoryDb } from '../engine/catdb/index.js'
+import type { Config } from '../engine/config/types.js'
+import { formatHostPort, parseHostPort } from '../engine/config/address.js'
+import { EngineError } from '../engine/errors.js'
+import { silentLogger, type Logger } from '../engine/log/index.js'
+import { Policy, loadSafeHosts, type SafeHosts } from '../engine/policy/index.js'
+import { DnsMetrics } from '../engine/metrics/index.js'
+import { JudgePool } from '../engine/pool/index.js'
+import { noopQueryLogSink, type QueryLogSink } from '../engine/querylog/index.js'
+import { configuredStoreOptions, openConfiguredStore, type Store } from '../engine/store/index.js'
+import { createBuiltinWhitelist } from '../engine/whitelist/index.js'
+import { Judge, compileBlockAnswers } from '../engine/judge/index.js'
+import { Dispatcher, newCounters, type DnsCounters } from './dispatch.js'
+import { TcpFront, kMaxTcpQueryFrame } from './tcp-front.js'
+import { UdpFront } from './udp-front.js'
+import { NativeUdpFront } from './native-udp-front.js'
+import { Forwarder } from './upstream.js'
+import { loadUdpAddon } from '../engine/udp/index.js'
+
+export { kMaxTcpQueryFrame, kMaxTcpInflight } from './tcp-front.js'
+export type { DnsCounters } from './dispatch.js'
+
+/** How often the policy checks the store's generation (API writes enforced within this). */
+export const kGenerationCheckMs = 20
+
+export interface DnsServerOptions {
+  config: Readonly<Config>
+  logger?: Logger
+  /** Statistics sink; defaults to the no-op sink (statistics off). */
+  querylog?: QueryLogSink
+  /** An open store to share (tests); by default `common.db` is opened read-only. */
+  store?: Store
+  safeHosts?: SafeHosts
+  /** Largest TCP frame accepted (default kMaxTcpQueryFrame). */
+  tcpMaxFrame?: number
+  /** Operational counters (engine/metrics); by default a private set nobody publishes. */
+  metrics?: DnsMetrics
+}
+
+/** One bound `proxy.listen` address. With port 0, UDP and TCP get the same free port. */
+export interface DnsListener {
+  readonly host: string
+  readonly family: 4 | 6
+  readonly port: number
+}
+
+export interface DnsServer {
+  readonly listeners: readonly DnsListener[]
+  /** Port of the first listener (UDP and TCP). */
+  readonly port: number
+  readonly endpoints: readonly string[]
+  readonly dispatch: 'inline' | 'pool'
+  /** The UDP I/O path in use (`proxy.io` resolved). */
+  readonly io: UdpIo
+  readonly counters: Readonly<DnsCounters>
+  close (): Promise<void>
+}
+
+export type UdpIo = 'native' | 'dgram'
+
+/**
+ * Resolves `proxy.io`: `native` needs the addon (else a config error naming the key), `auto`
+ * takes it when it loads and otherwise warns once (one JSON log line) and uses node:dgram.
+ */
+export function chooseUdpIo (setting: 'auto' | 'native' | 'dgram', logger: Logger): UdpIo {
+  if (setting === 'dgram') return 'dgram'
+  const addon = loadUdpAddon()
+  if (!(addon instanceof Error)) return 'native'
+  if (setting === 'native') throw new EngineError('ENGINE_CONFIG_INVALID', `proxy.io: native, but ${addon.message}`)
+  logger.warn({ io: 'dgram', reason: addon.message }, 'dns: proxy.io auto: using node:dgram')
+  return 'dgram'
+}
+
+class FrontProcessServer implements DnsServer {
+  readonly listeners: DnsListener[] = []
+  readonly endpoints: string[] = []
+  readonly dispatch: 'inline' | 'pool'
+  io: UdpIo = 'dgram'
+  readonly counters: DnsCounters = newCounters()
+  private readonly config: Readonly<Config>
+  private readonly logger: Logger
+  private readonly sink: QueryLogSink
+  private readonly metrics: DnsMetrics
+  private readonly tcpMaxFrame: number
+  private store: Store | null = null
+  private ownsStore = false
+  private pool: JudgePool | null = null
+  private forwarder: Forwarder | null = null
+  private dispatcher: Dispatcher | null = null
+  private tcp: TcpFront | null = null
+  private readonly udp: Array<UdpFront | NativeUdpFront> = []
+  private generationTimer: NodeJS.Timeout | null = null
+  private closed = false
+
+  constructor (o: DnsServerOptions) {
+    this.config = o.config
+    this.logger = o.logger ?? silentLogger()
+    this.sink = o.querylog ?? noopQueryLogSink
+    this.metrics = o.metrics ?? new DnsMetrics()
+    this.tcpMaxFrame = o.tcpMaxFrame ?? kMaxTcpQueryFrame
+    this.dispatch = o.config.proxy.dispatch
+  }
+
+  get port (): number {
+    return this.listeners[0]?.port ?? 0
+  }
+
+  async start (o: DnsServerOptions): Promise<void> {
+    const proxy = this.config.proxy
+    this.io = chooseUdpIo(proxy.io, this.logger)
+    this.metrics.io = this.io
+    let judge: Judge | null = null
+    if (this.dispatch === 'inline') {
+      this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
+      this.ownsStore = o.store === undefined
+      const policy = new Policy({
+        store: this.store,
+        categories: new CategoryDb(this.store),
+        builtin: createBuiltinWhitelist(this.config.common['vendor-names']),
+        safeHosts: o.safeHosts ?? loadSafeHosts(proxy['safesearch-hosts'])
+      })
+      judge = new Judge({ policy, answers: compileBlockAnswers(proxy), clientSubnet: proxy['client-subnet'], wantCats: this.sink.enabled })
+      this.generationTimer = setInterval(() => { policy.checkGeneration() }, kGenerationCheckMs)
+      this.generationTimer.unref()
+    } else {
+      this.pool = new JudgePool({
+        workers: proxy.workers,
+        data: {
+          dbPath: o.store?.path ?? this.config.common.db,
+          storeOptions: configuredStoreOptions(this.config),
+          proxy: { ...proxy },
+          vendorNames: [...this.config.common['vendor-names']],
+          wantStats: this.sink.enabled
+        }
+      })
+    }
+    const dispatcher = new Dispatcher({
+      judge, pool: this.pool, batchSize: proxy['batch-size'], sink: this.sink, metrics: this.metrics, logger: this.logger, counters: this.counters
+    })
+    this.dispatcher = dispatcher
+    this.forwarder = await Forwarder.create({
+      resolvers: this.config.dnscache.forward.map((r) => parseHostPort(r, 53)),
+      timeoutMs: proxy['upstream-timeout'],
+      onAnswer: dispatcher.onUpstream,
+      io: this.io
+    })
+    dispatcher.setForwarder(this.forwarder)
+    this.tcp = new TcpFront({
+      maxConnections: proxy['tcp-max-connections'],
+      idleTimeoutMs: proxy['tcp-idle-timeout'],
+      maxFrame: this.tcpMaxFrame,
+      logger: this.logger,
+      onQuery: dispatcher.submit,
+      onConnection: () => { this.counters.tcpConnections++ }
+    })
+    for (const text of proxy.listen) await this.listen(text)
+  }
+
+  // UDP and TCP on the same port; with port 0 the port the kernel gave UDP may be taken for TCP.
+  private async listen (text: string): Promise<void> {
+    const hp = parseHostPort(text, 53)
+    const dispatcher = this.dispatcher!   // set in start() before listening
+    for (let attempt = 0; ; attempt++) {
+      let udp: UdpFront | NativeUdpFront
+      try {
+        udp = this.io === 'native'
+          ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher)
+          : await UdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit, this.logger)
+      } catch (err) {
+        throw new EngineError('ENGINE_LISTEN', `dns: cannot bind UDP ${text}: ${(err as Error).message}`, { cause: err })
+      }
+      const port = udp.port
+      try {
+        await this.tcp!.listen(hp.host, port, hp.family)
+      } catch (err) {
+        udp.close()
+        if (hp.port === 0 && attempt < 10) continue
+        throw new EngineError('ENGINE_LISTEN', `dns: cannot listen on TCP ${text}: ${(err as Error).message}`, { cause: err })
+      }
+      this.udp.push(udp)
+      this.listeners.push({ host: hp.host, family: hp.family, port })
+      this.endpoints.push(`dns udp+tcp ${formatHostPort({ host: hp.host, port })} (udp io ${this.io})`)
+      return
+    }
+  }
+
+  async close (): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    if (this.generationTimer !== null) clearInterval(this.generationTimer)
+    this.dispatcher?.close()
+    for (const u of this.udp) u.close()
+    await this.tcp?.close()
+    this.forwarder?.close()
+    await this.pool?.close()
+    if (this.ownsStore) await this.store?.close()
+    await this.sink.close?.()
+  }
+}
+
+/**
+ * Starts the filtering DNS server of one process: UDP and TCP listeners on every
+ * `proxy.listen` address, the policy (inline, or a Piscina pool for `dispatch: pool`) and the
+ * forwarder. Port 0 in a listen address binds a free port, the same for UDP and TCP.
+ *
+ * @example
+ * const server = await startDnsServer({ config, store, querylog: memoryQueryLogSink() })
+ * console.log(server.port)   // query 127.0.0.1:server.port over UDP or TCP
+ * await server.close()
+ */
+export async function startDnsServer (options: DnsServerOptions): Promise<DnsServer> {
+  const server = new FrontProcessServer(options)
+  try {
+    await server.start(options)
+  } catch (err) {
+    await server.close()
+    throw err
+  }
+  return server
+}

@@ -1,0 +1,220 @@
+/*
+ * engine/udp: the batched UDP I/O addon (native/udp, C over Node-API) and its JS face.
+ *
+ * One BatchUdpSocket owns its receive and send areas (ArrayBuffers the addon reads and writes in
+ * place): a batch of datagrams arrives as one callback with a count, each datagram at
+ * `i * slot` in `rxBuf`, its length and peer port in `rxInfo`, its peer address in `rxAddr`;
+ * answers are copied into the send slots and leave in one sendmmsg when `flush()` runs (callers
+ * schedule it once per batch). No per-datagram JS object is made here.
+ *
+ * The addon is built by `npm run build` (scripts/build-native.ts) when a compiler is present;
+ * `loadUdpAddon()` reports why it is not available otherwise, and the DNS role then uses
+ * node:dgram (`proxy.io: auto`). FILTERD_UDP_ADDON names another addon file (tests use a
+ * missing one to check the fallback).
+ */
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+
+interface AddonHandle { readonly __udpHandle: never }
+interface UdpAddon {
+  open (o: OpenArgs): { handle: AddonHandle, port: number }
+  send (h: AddonHandle, count: number): number
+  sendOne (h: AddonHandle, buf: Uint8Array, length: number, addr: Uint8Array | null, port: number): number
+  takeSendError (h: AddonHandle): number
+  close (h: AddonHandle): void
+}
+interface OpenArgs {
+  family: 4 | 6
+  host: string
+  port: number
+  reusePort: boolean
+  connectHost: string | null
+  connectPort: number
+  batch: number
+  slot: number
+  rxBuf: Uint8Array
+  rxInfo: Int32Array
+  rxAddr: Uint8Array
+  txBuf: Uint8Array
+  txInfo: Int32Array
+  txAddr: Uint8Array
+  onBatch: (count: number) => void
+}
+
+/** Where `npm run build` puts the addon. */
+export const kUdpAddonPath = fileURLToPath(new URL('../../../native/udp/build/Release/filterd_udp.node', import.meta.url))
+
+let loaded: UdpAddon | Error | null = null
+
+/** The addon, or the reason it cannot be used (not built, no compiler, wrong platform). */
+export function loadUdpAddon (): UdpAddon | Error {
+  if (loaded !== null) return loaded
+  const path = process.env.FILTERD_UDP_ADDON ?? kUdpAddonPath
+  try {
+    if (process.platform !== 'linux') throw new Error(`recvmmsg/sendmmsg need Linux (this is ${process.platform})`)
+    const addon = createRequire(import.meta.url)(path) as Partial<UdpAddon>
+    if (typeof addon.open !== 'function' || typeof addon.send !== 'function') throw new Error(`${path} is not the filterd UDP addon`)
+    loaded = addon as UdpAddon
+  } catch (err) {
+    const e = err as Error
+    loaded = new Error(`the native UDP addon did not load (${e.message.split('\n')[0] ?? ''}); build it with \`npm run build\` (needs a C compiler and make)`)
+  }
+  return loaded
+}
+
+export interface BatchUdpSocketOptions {
+  family: 4 | 6
+  host: string
+  /** 0: a free port. */
+  port: number
+  /** SO_REUSEPORT: every front process binds its own socket on the port; the kernel spreads datagrams. */
+  reusePort?: boolean
+  /** Connect to this peer (an upstream resolver): only its datagrams arrive, sends need no address. */
+  connect?: { host: string, port: number }
+  /** Datagrams per recvmmsg/sendmmsg. */
+  batch: number
+  /** Bytes per slot: a larger datagram arrives with length -1 (truncated, to be dropped). */
+  slot: number
+  /**
+   * A batch of `count` datagrams is in the receive area; a negative count is -errno of a socket
+   * error (from a receive, or from a send that failed: then it runs inside `flush`/`sendOne`).
+   */
+  onBatch: (count: number) => void
+}
+
+export const ECONNREFUSED = 111
+
+export class BatchUdpSocket {
+  readonly family: 4 | 6
+  readonly port: number
+  readonly batch: number
+  readonly slot: number
+  readonly rxBuf: Buffer
+  /** Per datagram: [length (-1 truncated), peer port]. */
+  readonly rxInfo: Int32Array
+  /** Per datagram: 16 bytes, the peer address (IPv4 in the first 4). */
+  readonly rxAddr: Uint8Array
+  readonly txBuf: Buffer
+  readonly txInfo: Int32Array
+  readonly txAddr: Uint8Array
+  /** Send slots filled since the last flush. */
+  txCount = 0
+  /** Datagrams the kernel did not take (send queue full). */
+  sendDrops = 0
+  private readonly addon: UdpAddon
+  private readonly handle: AddonHandle
+  private readonly onBatch: (count: number) => void
+  private closed = false
+  /** In the dirty list (a flush is scheduled). */
+  queued = false
+
+  constructor (addon: UdpAddon, o: BatchUdpSocketOptions) {
+    this.addon = addon
+    this.family = o.family
+    this.batch = o.batch
+    this.slot = o.slot
+    this.rxBuf = Buffer.from(new ArrayBuffer(o.batch * o.slot))
+    this.rxInfo = new Int32Array(o.batch * 2)
+    this.rxAddr = new Uint8Array(o.batch * 16)
+    this.txBuf = Buffer.from(new ArrayBuffer(o.batch * o.slot))
+    this.txInfo = new Int32Array(o.batch * 2)
+    this.txAddr = new Uint8Array(o.batch * 16)
+    const r = addon.open({
+      family: o.family,
+      host: o.host,
+      port: o.port,
+      reusePort: o.reusePort ?? false,
+      connectHost: o.connect?.host ?? null,
+      connectPort: o.connect?.port ?? 0,
+      batch: o.batch,
+      slot: o.slot,
+      rxBuf: this.rxBuf,
+      rxInfo: this.rxInfo,
+      rxAddr: this.rxAddr,
+      txBuf: this.txBuf,
+      txInfo: this.txInfo,
+      txAddr: this.txAddr,
+      onBatch: o.onBatch
+    })
+    this.handle = r.handle
+    this.port = r.port
+    this.onBatch = o.onBatch
+  }
+
+  /** The next free send slot's byte offset in txBuf, flushing first when every slot is taken. */
+  nextSlot (): number {
+    if (this.txCount >= this.batch) this.flush()
+    return this.txCount * this.slot
+  }
+
+  /**
+   * Marks the slot `nextSlot()` gave as filled: `len` bytes to `port` (address already in txAddr).
+   * The filled slots leave together in a microtask: after the batch callback (or timer) that
+   * filled them returns, so one sendmmsg carries a whole batch's answers.
+   */
+  commit (len: number, port: number): void {
+    const i = this.txCount++
+    this.txInfo[2 * i] = len
+    this.txInfo[2 * i + 1] = port
+    if (!this.queued) {
+      this.queued = true
+      dirty.push(this)
+      if (!flushScheduled) { flushScheduled = true; queueMicrotask(flushDirty) }
+    }
+  }
+
+  /** Sends the filled slots in one sendmmsg. */
+  flush (): void {
+    const n = this.txCount
+    if (n === 0) return
+    this.txCount = 0
+    if (this.closed) return
+    const sent = this.addon.send(this.handle, n)
+    if (sent < n) {
+      this.sendDrops += n - sent
+      this.reportSendError()
+    }
+  }
+
+  // A send can consume the socket's pending error (an ICMP refusal) before a receive sees it: hand
+  // it to the batch callback as a receive error would be.
+  private reportSendError (): void {
+    const e = this.addon.takeSendError(this.handle)
+    if (e !== 0) this.onBatch(-e)
+  }
+
+  /** Sends one datagram at once (one larger than a slot); `addr` is ignored on a connected socket. */
+  sendOne (buf: Buffer, len: number, addr: Uint8Array | null, port: number): void {
+    if (this.closed) return
+    if (this.addon.sendOne(this.handle, buf, len, addr, port) !== 1) {
+      this.sendDrops++
+      this.reportSendError()
+    }
+  }
+
+  close (): void {
+    if (this.closed) return
+    this.closed = true
+    this.addon.close(this.handle)
+  }
+}
+
+let dirty: BatchUdpSocket[] = []
+let flushScheduled = false
+
+function flushDirty (): void {
+  flushScheduled = false
+  const list = dirty
+  dirty = []
+  for (const s of list) {
+    s.queued = false
+    s.flush()
+  }
+}
+
+/** Opens a batched socket; throws the addon's error (with `code`, e.g. EADDRINUSE). */
+export function openBatchUdpSocket (o: BatchUdpSocketOptions): BatchUdpSocket {
+  const addon = loadUdpAddon()
+  if (addon instanceof Error) throw addon
+  return new BatchUdpSocket(addon, o)
+}

@@ -1,0 +1,152 @@
+// The batched UDP addon through its JS face: batches, truncation, zero-length datagrams, ICMP
+// errors on connected sockets, SO_REUSEPORT, bind errors, large sends, close.
+import { test, type TestContext } from 'node:test'
+import { createSocket, type Socket } from 'node:dgram'
+import { once } from 'node:events'
+import { ECONNREFUSED, loadUdpAddon, openBatchUdpSocket, type BatchUdpSocket, type BatchUdpSocketOptions } from './index.js'
+
+const addon = loadUdpAddon()
+
+function skipWithoutAddon (t: TestContext): boolean {
+  if (!(addon instanceof Error)) return false
+  if (process.env.CI !== undefined && process.env.CI !== '') throw addon
+  t.skip(addon.message)
+  return true
+}
+
+interface Got { len: number, port: number, bytes: Buffer }
+
+function open (t: TestContext, o: Partial<BatchUdpSocketOptions> & { got?: Got[], errors?: number[] } = {}): BatchUdpSocket {
+  const got = o.got ?? []
+  const errors = o.errors ?? []
+  let s: BatchUdpSocket | null = null
+  s = openBatchUdpSocket({
+    family: 4,
+    host: '127.0.0.1',
+    port: 0,
+    batch: 8,
+    slot: 1024,
+    ...o,
+    onBatch (n) {
+      if (n < 0) { errors.push(-n); return }
+      for (let i = 0; i < n; i++) {
+        const len = s!.rxInfo[2 * i]!
+        got.push({ len, port: s!.rxInfo[2 * i + 1]!, bytes: len < 0 ? Buffer.alloc(0) : Buffer.from(s!.rxBuf.subarray(i * s!.slot, i * s!.slot + len)) })
+      }
+    }
+  })
+  t.after(() => s.close())
+  return s
+}
+
+async function client (t: TestContext): Promise<Socket> {
+  const c = createSocket('udp4')
+  c.bind(0, '127.0.0.1')
+  await once(c, 'listening')
+  t.after(() => c.close())
+  return c
+}
+
+async function until (cond: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 300 && !cond(); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  if (!cond()) throw new Error(`timed out waiting for ${what}`)
+}
+
+test('receives datagrams in batches with their peer, and answers them with one sendmmsg', async (t: TestContext) => {
+  if (skipWithoutAddon(t)) return
+  const got: Got[] = []
+  const s = open(t, { got })
+  const c = await client(t)
+  const answers: Buffer[] = []
+  c.on('message', (m) => answers.push(m))
+  for (let i = 0; i < 20; i++) c.send(Buffer.from(`q${i}`), s.port, '127.0.0.1')
+  await until(() => got.length === 20, '20 datagrams')
+  t.assert.deepStrictEqual(got.map((g) => g.bytes.toString()), Array.from({ length: 20 }, (_, i) => `q${i}`))
+  t.assert.ok(got.every((g) => g.port === c.address().port))
+  // Answer all 20 through the send slots (a flush every 8: the batch size) to the client's address.
+  for (let i = 0; i < 20; i++) {
+    const off = s.nextSlot()
+    const n = s.txBuf.write(`a${i}`, off)
+    s.txAddr.set([127, 0, 0, 1], 16 * s.txCount)
+    s.commit(n, c.address().port)
+  }
+  await until(() => answers.length === 20, '20 answers')
+  t.assert.deepStrictEqual(answers.map(String).sort(), Array.from({ length: 20 }, (_, i) => `a${i}`).sort())
+  t.assert.strictEqual(s.sendDrops, 0)
+})
+
+test('a zero-length datagram arrives with length 0, one larger than the slot with length -1, and reading goes on', async (t: TestContext) => {
+  if (skipWithoutAddon(t)) return
+  const got: Got[] = []
+  const s = open(t, { got, slot: 512 })
+  const c = await client(t)
+  c.send(Buffer.alloc(0), s.port, '127.0.0.1')
+  c.send(Buffer.alloc(9000, 7), s.port, '127.0.0.1')
+  c.send(Buffer.alloc(60000, 1), s.port, '127.0.0.1')
+  c.send(Buffer.from('after'), s.port, '127.0.0.1')
+  await until(() => got.length === 4, '4 datagrams')
+  t.assert.deepStrictEqual(got.map((g) => g.len), [0, -1, -1, 5])
+  t.assert.strictEqual(got[3]!.bytes.toString(), 'after')
+})
+
+test('a connected socket reports the peer\'s ICMP port unreachable as -ECONNREFUSED and keeps working', async (t: TestContext) => {
+  if (skipWithoutAddon(t)) return
+  // A port nothing listens on: bind one, note it, close it.
+  const gone = createSocket('udp4')
+  gone.bind(0, '127.0.0.1')
+  await once(gone, 'listening')
+  const deadPort = gone.address().port
+  gone.close()
+  const errors: number[] = []
+  const s = open(t, { errors, connect: { host: '127.0.0.1', port: deadPort } })
+  for (let round = 0; round < 3; round++) {
+    s.txBuf.write('x', s.nextSlot())
+    s.commit(1, 0)
+    // Each error wakes the poll again (libuv stops a poll on POLLERR; the addon restarts it).
+    await until(() => errors.length > round, `ICMP error ${round + 1}`)
+  }
+  t.assert.ok(errors.every((e) => e === ECONNREFUSED), `errors: ${errors.join(',')}`)
+  // Big datagrams take the one-off path and hit the same refusal without throwing.
+  s.sendOne(Buffer.alloc(3000), 3000, null, 0)
+})
+
+test('SO_REUSEPORT lets several sockets share a port; without it the second bind fails with EADDRINUSE', async (t: TestContext) => {
+  if (skipWithoutAddon(t)) return
+  const a = open(t, { reusePort: true })
+  const b = open(t, { reusePort: true, port: a.port })
+  t.assert.strictEqual(b.port, a.port)
+  const plain = open(t)
+  t.assert.throws(() => open(t, { port: plain.port }), (err: Error & { code?: string }) => err.code === 'EADDRINUSE')
+})
+
+test('sendOne sends a datagram larger than a slot', async (t: TestContext) => {
+  if (skipWithoutAddon(t)) return
+  const s = open(t, { slot: 512 })
+  const c = await client(t)
+  const big = Buffer.alloc(5000, 9)
+  const received = once(c, 'message') as Promise<[Buffer]>
+  s.sendOne(big, big.length, Buffer.from([127, 0, 0, 1]), c.address().port)
+  const [m] = await received
+  t.assert.strictEqual(m.length, 5000)
+})
+
+test('after close no batch is delivered and sends are ignored', async (t: TestContext) => {
+  if (skipWithoutAddon(t)) return
+  const got: Got[] = []
+  const s = open(t, { got })
+  const port = s.port
+  s.close()
+  s.close()
+  const c = await client(t)
+  c.send(Buffer.from('late'), port, '127.0.0.1')
+  s.txBuf.write('x', s.nextSlot())
+  s.commit(1, port)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.assert.strictEqual(got.length, 0)
+})
+
+test('bad options are refused with an error, not a crash', (t: TestContext) => {
+  if (skipWithoutAddon(t)) return
+  t.assert.throws(() => open(t, { batch: 0 }), /bad family, batch, slot or port/)
+  t.assert.throws(() => open(t, { host: 'not-an-address' }), /bad host address/)
+})

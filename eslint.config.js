@@ -1,0 +1,140 @@
+// ESLint flat config: typescript-eslint's recommended type-checked rules (tuned to the code as it
+// is, see "Tuned" below) plus the layering of docs/architecture.md, encoded as
+// no-restricted-imports rules generated from one table of folders:
+//   engine/ imports no role; a role imports engine/ and itself only; tools/ (the CLI) may import
+//   every role; bench/ and scripts/ may import anything.
+// Tests may cross where the production code may not: a role's tests may start another role or
+// run the CLI (end-to-end), and engine tests may use the dns role's test harness (testing/) to
+// drive a real DNS server.
+import { readdirSync } from 'node:fs'
+import tseslint from 'typescript-eslint'
+
+/** Each role and the folders that hold it. */
+const ROLES = {
+  api: ['api'],
+  blockpage: ['blockpage'],
+  catapi: ['catapi'],
+  local: ['local'],
+  collector: ['collector'],
+  dns: ['dns'],
+  sync: ['sync']
+}
+const ROLE_FOLDERS = Object.values(ROLES).flat()
+const SOURCE_ROOTS = ['engine', ...new Set(ROLE_FOLDERS.map((f) => f.split('/')[0])), 'tools', 'bench', 'scripts']
+
+/** The unit a folder belongs to: a role name, 'engine', 'tools', 'bench' or 'scripts'. */
+function unitOf (dir) {
+  for (const [role, folders] of Object.entries(ROLES)) {
+    if (folders.some((f) => dir === f || dir.startsWith(f + '/'))) return role
+  }
+  return dir.split('/')[0]
+}
+
+/**
+ * The folders a unit's code must not import. `test` is true for test code: `*.test.ts`,
+ * `*.case.ts` and everything under a `testing/` folder.
+ */
+function forbiddenFor (unit, test) {
+  const roleFolders = (except) => ROLE_FOLDERS.filter((f) => !except.includes(f))
+  const always = ['bench', 'scripts']
+  if (unit === 'engine') {
+    // An engine test may drive a real DNS server through the dns role's harness, nothing else.
+    if (test) return [...roleFolders(ROLES.dns), ...ROLES.dns.map((f) => ({ folder: f, except: 'testing' })), 'tools', ...always]
+    return [...ROLE_FOLDERS, 'tools', ...always]
+  }
+  if (unit in ROLES) return test ? always : [...roleFolders(ROLES[unit]), 'tools', ...always]
+  if (unit === 'tools') return always
+  return [] // bench, scripts
+}
+
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/**
+ * Every spelling of a relative import from `dir` that lands in `folder`: `./sub` when the folder
+ * is below, then `../` once per level up to each common ancestor (`../dns`, `../../engine/dns`).
+ */
+function spellings (dir, folder) {
+  const d = dir.split('/')
+  const f = folder.split('/')
+  const out = []
+  for (let up = 0; up <= d.length; up++) {
+    const ancestor = d.slice(0, d.length - up)
+    if (!ancestor.every((s, i) => f[i] === s) || f.length <= ancestor.length) continue
+    out.push((up === 0 ? './' : '../'.repeat(up)) + f.slice(ancestor.length).join('/'))
+  }
+  return out
+}
+
+function restrictedImports (dir, test) {
+  const unit = unitOf(dir)
+  const patterns = forbiddenFor(unit, test)
+    .map((entry) => typeof entry === 'string' ? { folder: entry } : entry)
+    .filter(({ folder }) => unitOf(folder) !== unit)
+    .map(({ folder, except }) => {
+      const tail = except === undefined ? '(/|$)' : `(/(?!${escape(except)}/)|$)`
+      return {
+        regex: `^(${spellings(dir, folder).map(escape).join('|')})${tail}`,
+        message: `${dir}/ is ${unit === 'engine' || unit in ROLES ? `the ${unit}` : unit} ${test ? 'test code' : 'code'} and must not import ${folder}/ (docs/architecture.md, Layout).`
+      }
+    })
+  return patterns.length === 0 ? 'off' : ['error', { patterns }]
+}
+
+/** Every folder below the source roots that holds code. */
+function sourceDirs () {
+  const dirs = []
+  const walk = (dir) => {
+    dirs.push(dir)
+    for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) walk(`${dir}/${e.name}`)
+  }
+  for (const root of SOURCE_ROOTS) {
+    try { walk(root) } catch (err) { if (err.code !== 'ENOENT') throw err }
+  }
+  return dirs
+}
+
+const TEST_FILES = ['*.test.ts', '*.case.ts']
+export const layering = sourceDirs().flatMap((dir) => {
+  const inTesting = dir.split('/').includes('testing')
+  return [
+    { files: [`${dir}/*.ts`], ignores: inTesting ? [] : TEST_FILES.map((p) => `${dir}/${p}`), rules: { 'no-restricted-imports': restrictedImports(dir, inTesting) } },
+    ...(inTesting ? [] : [{ files: TEST_FILES.map((p) => `${dir}/${p}`), rules: { 'no-restricted-imports': restrictedImports(dir, true) } }])
+  ]
+})
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'var/', 'test-output/', '**/*.js', '**/*.mjs', '**/*.cjs'] },
+  {
+    files: ['**/*.ts'],
+    extends: [tseslint.configs.recommendedTypeChecked],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      // node:test's test() returns a promise the runner awaits itself.
+      '@typescript-eslint/no-floating-promises': ['error', { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }] }],
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      // Tuned: an async method that implements an interface of async methods need not await.
+      '@typescript-eslint/require-await': 'off',
+      // tsc's noUnusedLocals/noUnusedParameters already check this; `_x` marks a deliberate one.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      // Tuned: passing a caught error (typed unknown) on to a rejection is fine.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }]
+    }
+  },
+  {
+    // Tuned for tests and benchmarks: they read parsed JSON bodies and assert on them (a wrong
+    // shape fails the assertion), and swap methods such as process.stdout.write to capture output.
+    files: ['**/*.test.ts', '**/*.case.ts', '**/testing/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/unbound-method': 'off'
+    }
+  },
+  ...layering
+)

@@ -1,0 +1,57 @@
+// The layering rules of eslint.config.js (docs/architecture.md, Layout) catch what they are for:
+// each case lints one import line as if it stood in a file of the named folder.
+import { test, type TestContext } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { ESLint, type Linter } from 'eslint'
+import tseslint from 'typescript-eslint'
+
+const root = fileURLToPath(new URL('../../', import.meta.url))
+
+async function restricted (filePath: string, code: string): Promise<string[]> {
+  const config = await import(new URL('eslint.config.js', `file://${root}`).href) as { layering: Linter.Config[] }
+  const eslint = new ESLint({
+    cwd: root,
+    overrideConfigFile: true,
+    overrideConfig: [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } }, ...config.layering]
+  })
+  const [result] = await eslint.lintText(code, { filePath })
+  return (result?.messages ?? []).map((m) => `${m.ruleId ?? 'parse'}: ${m.message}`)
+}
+
+const forbidden: Array<[string, string]> = [
+  ['engine/stats/x.ts', "import { startRole } from '../../api/role.js'"],
+  ['engine/role.ts', "import type { Foo } from '../blockpage/server.js'"],
+  ['engine/stats/x.ts', "import { startDnsServer } from '../../dns/server.js'"],
+  ['engine/pool/x.ts', "import { x } from '../../dns/dispatch.js'"],
+  ['dns/x.ts', "import { Limiter } from '../catapi/limiter.js'"],
+  ['collector/x.ts', "import { startRole } from '../local/role.js'"],
+  ['collector/x.ts', "export * from '../api/errors.js'"],
+  ['collector/x.ts', "import { run } from '../tools/build-db.js'"],
+  ['blockpage/x.ts', "import { x } from '../api/front-door.js'"],
+  ['local/testing/x.ts', "import { x } from '../../bench/common/load.js'"],
+  ['engine/stats/x.test.ts', "import { setup } from '../../local/testing/harness.js'"],
+  ['engine/stats/x.test.ts', "import { x } from '../../dns/server.js'"]
+]
+const allowed: Array<[string, string]> = [
+  ['blockpage/x.ts', "import { createHttpServer } from '../engine/http/index.js'"],
+  ['blockpage/x.ts', "import { createFrontDoor } from './front-door.js'"],
+  ['dns/x.ts', "import { JudgePool } from '../engine/pool/index.js'"],
+  ['engine/stats/x.ts', "import { Store } from '../store/index.js'"],
+  ['tools/x.ts', "import { startRole } from '../api/role.js'"],
+  ['blockpage/x.test.ts', "import { startApi } from '../api/fixtures.js'"],
+  ['engine/metrics/x.test.ts', "import { ask } from '../../dns/testing/harness.js'"],
+  ['bench/x.ts', "import { startRole } from '../api/role.js'"]
+]
+
+for (const [file, line] of forbidden) {
+  test(`lint refuses in ${file}: ${line}`, async (t: TestContext) => {
+    const messages = await restricted(file, line)
+    t.assert.strictEqual(messages.length, 1, messages.join('\n'))
+    t.assert.match(messages[0]!, /^no-restricted-imports: .*must not import/)
+  })
+}
+for (const [file, line] of allowed) {
+  test(`lint allows in ${file}: ${line}`, async (t: TestContext) => {
+    t.assert.deepStrictEqual(await restricted(file, line), [])
+  })
+}
