@@ -117,7 +117,8 @@ function checkRules (config: Config, problems: string[], written: ReadonlySet<st
   const listeners: Array<{ name: string, hp: HostPort, isp: boolean, written: boolean }> = []
   for (const [section, key] of HTTP_LISTENERS) {
     const value = (config[section] as Record<string, unknown>)[key]
-    const hp = typeof value === 'string' ? safeHostPort(value) : undefined
+    if (typeof value !== 'string') continue
+    const hp = safeHostPort(value)
     if (hp === undefined) continue
     const me = { name: `${section}.${key}`, hp, isp: section === 'api' || section === 'blockpage', written: written.has(section) }
     const clash = listeners.find(o => ((o.isp && me.isp) || (o.written && me.written)) && overlaps(hp, o.hp))
