@@ -3,9 +3,8 @@
 // no-restricted-imports rules generated from one table of folders:
 //   engine/ imports no role; a role imports engine/ and itself only; tools/ (the CLI) may import
 //   every role; bench/ and scripts/ may import anything.
-// Tests may cross where the production code may not: a role's tests may start another role or
-// run the CLI (end-to-end), and engine tests may use the dns role's test harness (testing/) to
-// drive a real DNS server.
+// A role's tests may cross where its production code may not: they may start another role or run
+// the CLI (end-to-end). Engine tests, like the engine, import no role.
 import { readdirSync } from 'node:fs'
 import tseslint from 'typescript-eslint'
 
@@ -35,13 +34,9 @@ function unitOf (dir) {
  * `*.case.ts` and everything under a `testing/` folder.
  */
 function forbiddenFor (unit, test) {
-  const roleFolders = (except) => ROLE_FOLDERS.filter((f) => !except.includes(f))
+  const roleFolders = (own) => ROLE_FOLDERS.filter((f) => !own.includes(f))
   const always = ['bench', 'scripts']
-  if (unit === 'engine') {
-    // An engine test may drive a real DNS server through the dns role's harness, nothing else.
-    if (test) return [...roleFolders(ROLES.dns), ...ROLES.dns.map((f) => ({ folder: f, except: 'testing' })), 'tools', ...always]
-    return [...ROLE_FOLDERS, 'tools', ...always]
-  }
+  if (unit === 'engine') return [...ROLE_FOLDERS, 'tools', ...always]
   if (unit in ROLES) return test ? always : [...roleFolders(ROLES[unit]), 'tools', ...always]
   if (unit === 'tools') return always
   return [] // bench, scripts
@@ -68,12 +63,10 @@ function spellings (dir, folder) {
 function restrictedImports (dir, test) {
   const unit = unitOf(dir)
   const patterns = forbiddenFor(unit, test)
-    .map((entry) => typeof entry === 'string' ? { folder: entry } : entry)
-    .filter(({ folder }) => unitOf(folder) !== unit)
-    .map(({ folder, except }) => {
-      const tail = except === undefined ? '(/|$)' : `(/(?!${escape(except)}/)|$)`
+    .filter((folder) => unitOf(folder) !== unit)
+    .map((folder) => {
       return {
-        regex: `^(${spellings(dir, folder).map(escape).join('|')})${tail}`,
+        regex: `^(${spellings(dir, folder).map(escape).join('|')})(/|$)`,
         message: `${dir}/ is ${unit === 'engine' || unit in ROLES ? `the ${unit}` : unit} ${test ? 'test code' : 'code'} and must not import ${folder}/ (docs/architecture.md, Layout).`
       }
     })
@@ -135,6 +128,13 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/unbound-method': 'off'
     }
+  },
+  {
+    // A dependency of product code is a static import, visible to every reader and tool; only the
+    // CLI (tools/) loads roles lazily.
+    files: ['engine/**/*.ts', ...ROLE_FOLDERS.map((f) => `${f}/**/*.ts`)],
+    ignores: ['**/*.test.ts', '**/*.case.ts', '**/testing/**'],
+    rules: { 'no-restricted-syntax': ['error', { selector: 'ImportExpression', message: 'Import statically: a dynamic import hides the dependency (docs/architecture.md, Layout).' }] }
   },
   ...layering
 )

@@ -6,7 +6,7 @@ import { describe, test, type TestContext } from 'node:test'
 import { CategoryDbBuilder } from '../engine/catdb/index.js'
 import type { HttpImpl } from '../engine/http/index.js'
 import type { Store } from '../engine/store/index.js'
-import { call, errorOf, startApi, type StartOptions, type StartedApi } from './fixtures.js'
+import { call, errorOf, startApi, type StartOptions, type StartedApi } from './testing/fixtures.js'
 import { ROUTES } from './routes/index.js'
 
 /** A way of running the suite: `link` connects each fresh server's store (e.g. to a shared Redis). */
@@ -110,7 +110,7 @@ export function runApiSuite (impl: HttpImpl, how?: ApiSuiteVariant): void {
 
     test('addresses are normalised, and a CIDR prefix owns every address inside it', async (t: TestContext) => {
       const s = await start(t, impl)
-      const r = await call(s.base, 'POST', '/users/net/ip/', ['2001:DB8:0:0:0:0:0:1', '10.1.0.0/16', '2001:db8:1::/48', ' 192.0.2.1 '])
+      const r = await call(s.base, 'POST', '/users/net/ip/', ['2001:DB8:0:0:0:0:0:1', '10.1.0.0/16', '2001:db8:1::/48', '192.0.2.1'])
       t.assert.deepStrictEqual((r.body as { ip: string[] }).ip, ['2001:db8::1', '10.1.0.0/16', '2001:db8:1::/48', '192.0.2.1'])
       t.assert.strictEqual(s.store.userForAddress('10.1.200.3'), 'net')
       t.assert.strictEqual(s.store.userForAddress('2001:db8:1:ffff::5'), 'net')
@@ -276,6 +276,31 @@ export function runApiSuite (impl: HttpImpl, how?: ApiSuiteVariant): void {
       t.assert.deepStrictEqual((await call(s.base, 'GET', '/users/f/filter/')).body, [])
     })
 
+    test('lenient input is refused: each case a 422 with the code and the field, nothing written', async (t: TestContext) => {
+      const s = await start(t, impl)
+      await call(s.base, 'PUT', '/users/v', { ip: ['10.9.0.1'], whitelist: ['ok.example'] })
+      const refused = async (method: string, path: string, body: unknown, code: string, field: string): Promise<void> => {
+        const r = await call(s.base, method, path, body)
+        t.assert.deepStrictEqual([r.status, errorOf(r).code, errorOf(r).field], [422, code, field], `${method} ${path} ${JSON.stringify(body)}: ${r.text}`)
+      }
+      for (const bad of [' 1.2.3.7', '1.2.3.4\n', '1.2.3.4 ', 'fe80::1%eth0', '1.2.3.4/032', '10.0.0.0/08', '01.2.3.4', '0.0.0.0/0', '::/0', '::ffff:0.0.0.0/96', '', '1'.repeat(200)]) {
+        await refused('POST', '/users/v/ip/', ['10.9.0.2', bad], 'API_INVALID_ADDRESS', '[1]')
+      }
+      await refused('PUT', '/users/v', { ip: ['::/0'] }, 'API_INVALID_ADDRESS', 'ip[0]')
+      const long = `${'a'.repeat(60)}.`.repeat(5) + 'example'   // 312 characters, labels within 63
+      for (const bad of ['', '.', long, 'xn--', 'xn--zz.example', 'www.xn--abc-.example', ' a.example', 'a.example\n']) {
+        await refused('POST', '/users/v/whitelist/', ['b.example', bad], 'API_INVALID_DOMAIN', '[1]')
+        await refused('PUT', '/blacklist/', [bad], 'API_INVALID_DOMAIN', '[0]')
+      }
+      await refused('PUT', '/users/v', { blacklist: [''] }, 'API_INVALID_DOMAIN', 'blacklist[0]')
+      const user = (await call(s.base, 'GET', '/users/v')).body as UserBody
+      t.assert.deepStrictEqual([user.ip, user.whitelist, user.blacklist], [['10.9.0.1'], ['ok.example'], []])
+      t.assert.deepStrictEqual((await call(s.base, 'GET', '/blacklist/')).body, [])
+      // Still accepted: a real A-label, an IPv6 address, a /1.
+      t.assert.strictEqual((await call(s.base, 'POST', '/users/v/ip/', ['2001:db8::1', '128.0.0.0/1'])).status, 200)
+      t.assert.strictEqual((await call(s.base, 'POST', '/users/v/whitelist/', ['xn--e1ajeds9e.xn--p1ai'])).status, 200)
+    })
+
     for (const prefix of ['/users/lu/blacklist/', '/users/lu/whitelist/', '/blacklist/', '/whitelist/']) {
       test(`the list at ${prefix} supports GET, POST, PUT, DELETE one and DELETE all, with normalised domains`, async (t: TestContext) => {
         const s = await start(t, impl)
@@ -435,6 +460,15 @@ export function runApiSuite (impl: HttpImpl, how?: ApiSuiteVariant): void {
         const names = new Set(r.query?.map((q) => q.name) ?? [])
         const range = names.has('from') ? `?from=${today}&to=${today}` : names.has('ip') ? '?ip=10.0.0.1' : ''
         const path = r.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => sample[name]!) + range
+        if (r.path === '/live/queries') {
+          // An event stream stays open: its status and type are all there is to check here.
+          const abort = new AbortController()
+          const res = await fetch(s.base + path, { signal: abort.signal })
+          t.assert.strictEqual(res.status, 200)
+          t.assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/)
+          abort.abort()
+          continue
+        }
         const a = await call(s.base, r.method, path, r.body === undefined ? undefined : bodies[r.body])
         const allowed = [...r.ok.map((o) => o.status), ...r.errors]
         t.assert.ok(allowed.includes(a.status), `${r.method} ${r.path} answered ${a.status} ${a.text}`)

@@ -2,7 +2,7 @@
 // server's own Policy (the DNS server's code), on a real store and category database.
 import { test, type TestContext } from 'node:test'
 import { CategoryDbBuilder } from '../engine/catdb/index.js'
-import { call, errorOf, startApi, type StartedApi } from './fixtures.js'
+import { call, errorOf, startApi, type StartedApi } from './testing/fixtures.js'
 
 async function serve (t: TestContext): Promise<StartedApi> {
   const api = await startApi()

@@ -11,8 +11,9 @@ import type { CategoryDb } from '../engine/catdb/index.js'
 import type { Policy } from '../engine/policy/index.js'
 import type { ReportTime, StatsDb } from '../engine/stats/index.js'
 import type { ListKind, Store, StoreWriter, UserRecord } from '../engine/store/index.js'
-import { normalizeDomain } from '../engine/names/index.js'
+import { MAX_NAME_LENGTH, normalizeDomain } from '../engine/names/index.js'
 import { parseCidr } from '../engine/net/ip.js'
+import { ALLOW_ONLY } from '../engine/policy/index.js'
 import { apiError } from './errors.js'
 import type { LiveLog } from './live-log.js'
 import { checkBody, type BodyTypes } from './validate.js'
@@ -46,9 +47,6 @@ export interface UserView extends UserRecord {
 
 export interface Move { address: string, from: string }
 
-/** The entry of a blacklist that blocks everything its whitelist does not pass (allow-only mode). */
-export const ALLOW_ONLY = '-'
-
 const USER_ID = /^[A-Za-z0-9_-]{1,32}$/
 
 export function isUserId (text: string): boolean {
@@ -71,13 +69,28 @@ function at (prefix: string, i: number): string {
   return `${prefix}[${i}]`
 }
 
-/** Canonical addresses and prefixes, duplicates dropped, order kept; 422 `API_INVALID_ADDRESS` on the first bad one. */
+/** Why `text` is not an address a user can own, for the 422 message. */
+function addressProblem (text: string): string {
+  if (text === '') return 'is empty'
+  if (/\s/.test(text)) return 'contains white space'
+  if (text.includes('%')) return 'has a zone index (%…), which only means something on one host'
+  if (/\/0\d/.test(text)) return 'has a prefix length with a leading zero'
+  return 'is not an IP address or a CIDR prefix with zero host bits'
+}
+
+/**
+ * Canonical addresses and prefixes, duplicates dropped, order kept; 422 `API_INVALID_ADDRESS` on the
+ * first bad one. A /0 prefix (0.0.0.0/0, ::/0) is refused: one write would make one user the owner
+ * of every address no other user has, anonymous subscribers included.
+ */
 export function canonicalAddresses (list: readonly string[], field = ''): string[] {
   const out = new Set<string>()
   for (let i = 0; i < list.length; i++) {
-    const cidr = parseCidr(list[i]!)
-    if (cidr === undefined) {
-      throw apiError('API_INVALID_ADDRESS', `${JSON.stringify(list[i])} is not an IP address or a CIDR prefix with zero host bits`, at(field, i))
+    const text = list[i]!
+    const cidr = parseCidr(text)
+    if (cidr === undefined) throw apiError('API_INVALID_ADDRESS', `${JSON.stringify(text)} ${addressProblem(text)}`, at(field, i))
+    if (cidr.prefix === 0) {
+      throw apiError('API_INVALID_ADDRESS', `${JSON.stringify(text)} is a /0 prefix: it would give this user every address`, at(field, i))
     }
     out.add(cidr.text)
   }
@@ -103,6 +116,14 @@ export function sortedUnique (list: readonly number[]): number[] {
   return [...new Set(list)].sort((a, b) => a - b)
 }
 
+/** Why `text` is not a domain name, for the 422 message. */
+function domainProblem (text: string): string {
+  if (text === '' || text === '.') return 'is empty: not a domain name'
+  if (text.length > MAX_NAME_LENGTH + 1) return `is longer than ${MAX_NAME_LENGTH} characters: not a domain name`
+  if (/\s/.test(text)) return 'contains white space: not a domain name'
+  return 'is not a domain name'
+}
+
 /**
  * List entries as the category database keys them (lower case, punycode, no trailing dot), duplicates
  * dropped, order kept. `-` is kept in blacklists and refused in whitelists (422 `API_ALLOW_ONLY_WHITELIST`).
@@ -113,7 +134,7 @@ export function canonicalDomains (list: readonly string[], kind: ListKind, field
     const text = list[i]!
     // normalizeDomain accepts "-" (a label may be a lone hyphen) and "-." too: both are the allow-only entry.
     const name = text === ALLOW_ONLY ? ALLOW_ONLY : normalizeDomain(text)
-    if (name === undefined) throw apiError('API_INVALID_DOMAIN', `${JSON.stringify(text)} is not a domain name`, at(field, i))
+    if (name === undefined) throw apiError('API_INVALID_DOMAIN', `${JSON.stringify(text)} ${domainProblem(text)}`, at(field, i))
     if (name === ALLOW_ONLY && kind === 'white') {
       throw apiError('API_ALLOW_ONLY_WHITELIST', 'the allow-only entry "-" belongs in a blacklist', at(field, i))
     }

@@ -9,9 +9,9 @@ import { DEFAULT_TEMPLATES_DIR } from '../blockpage/templates.js'
 import { get, visibleText } from '../blockpage/testing/fixture.js'
 import { getJson, startRole, until } from '../engine/testing/daemon.js'
 import { ANONYMOUS_USER, ReportTime, formatDay, type Chart } from '../engine/stats/index.js'
-import { rec, statsTestEnv, writeFiles } from '../engine/stats/fixtures.js'
+import { rec, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
 import { rawExchange } from '../engine/testing/http.js'
-import { call, tempDir, writeTaxonomy } from './fixtures.js'
+import { call, tempDir, writeTaxonomy } from './testing/fixtures.js'
 
 const CLI = fileURLToPath(new URL('../tools/filterd.js', import.meta.url))
 

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { CSV_HEADER, formatRow } from '../engine/stats/index.js'
-import { call, errorOf, startApi, tempDir, type StartedApi } from './fixtures.js'
+import { call, errorOf, startApi, tempDir, type StartedApi } from './testing/fixtures.js'
 
 // A real collection before each heap reading, so the heap counts what is kept, not garbage not yet collected.
 setFlagsFromString('--expose-gc')
@@ -31,10 +31,12 @@ async function openStream (t: TestContext, url: string): Promise<{ events: LiveE
         const { value, done } = await reader.read()
         if (done) return
         buf += dec.decode(value, { stream: true })
+        // Walk the buffer by index and cut it once: slicing per event would copy a large chunk per event.
+        let from = 0
         let i
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i)
-          buf = buf.slice(i + 2)
+        while ((i = buf.indexOf('\n\n', from)) >= 0) {
+          const block = buf.slice(from, i)
+          from = i + 2
           let event = 'message'
           let data: string | undefined
           for (const line of block.split('\n')) {
@@ -43,6 +45,7 @@ async function openStream (t: TestContext, url: string): Promise<{ events: LiveE
           }
           if (data !== undefined) events.push({ event, data: JSON.parse(data) })
         }
+        buf = buf.slice(from)
       }
     } catch { /* aborted */ }
   })()
@@ -104,6 +107,14 @@ test('streams the last rows on connect, then new rows, through a rotation, with 
   t.assert.deepStrictEqual((await blocked.until(1)).map((e) => [e.data.user, e.data.host]), [['bob', 'casino.example']])
   t.assert.deepStrictEqual((await byAddress.until(1)).map((e) => e.data.address), ['10.0.0.7'])
   t.assert.strictEqual(anon.events.length, 1)
+  // Everybody leaves (the follower stops), somebody comes back: the backlog holds each row once.
+  for (const s of [all, alice, anon, blocked, byAddress]) s.close()
+  for (let i = 0; i < 200 && api.api.liveLog.clients > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const again = await openStream(t, `${api.base}/live/queries?user=alice&last=10`)
+  await again.until(1)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.assert.deepStrictEqual(again.events.map((e) => e.data.host), ['after-rotation.example'])
 })
 
 test('refuses bad filters, and streams past the limit, with the API error body', async (t: TestContext) => {

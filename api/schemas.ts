@@ -21,12 +21,16 @@ const defaultsUpdateProperties = {
 } as const
 const addressList = {
   type: 'array',
-  items: { type: 'string', minLength: 1, maxLength: 64 },
-  description: 'IPv4 or IPv6 addresses, or prefixes in CIDR form (10.1.0.0/16, 2001:db8::/48)'
+  // No length bounds here: an empty or over-long entry is an invalid address (API_INVALID_ADDRESS
+  // naming it), not a malformed body; the body size cap bounds the length.
+  items: { type: 'string' },
+  description: 'IPv4 or IPv6 addresses, or prefixes in CIDR form (10.1.0.0/16, 2001:db8::/48); no white space, zone index or /0'
 } as const
 const domainList = {
   type: 'array',
-  items: { type: 'string', minLength: 1, maxLength: 300 },
+  // No length bounds here: an empty or over-long name is an invalid domain (API_INVALID_DOMAIN
+  // naming it), not a malformed body; the body size cap bounds the length.
+  items: { type: 'string' },
   description: 'domain names; IDNs are accepted and stored as punycode'
 } as const
 

@@ -12,8 +12,7 @@ import type { Config } from '../engine/config/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Taxonomy } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
-import { Policy, loadSafeHosts } from '../engine/policy/index.js'
-import { createBuiltinWhitelist } from '../engine/whitelist/index.js'
+import { createPolicy, type Policy } from '../engine/policy/index.js'
 import type { Store } from '../engine/store/index.js'
 import { ReportTime, type StatsDb } from '../engine/stats/index.js'
 import type { ApiContext } from './context.js'
@@ -64,12 +63,7 @@ function toggledSlash (p: string): string {
 export function createApiServer (options: ApiServerOptions): ApiServer {
   const { logger } = options
   const { stats } = options
-  const policy = options.policy ?? new Policy({
-    store: options.store,
-    categories: options.categories,
-    builtin: createBuiltinWhitelist(options.config.common['vendor-names']),
-    safeHosts: loadSafeHosts(options.config.proxy['safesearch-hosts'])
-  })
+  const policy = options.policy ?? createPolicy(options.config, options.store, { categories: options.categories })
   const liveLog = new LiveLog(options.liveLog?.dir ?? options.config.stats.dir, options.liveLog)
   const ctx: ApiContext = {
     liveLog,

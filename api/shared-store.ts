@@ -23,9 +23,11 @@ export interface SharedStoreLink {
 export async function linkSharedStore (config: Readonly<Config>, store: Store, logger: Logger): Promise<SharedStoreLink | undefined> {
   if (config.common['redis-ip'] === undefined && (config.common['redis-sentinels'] ?? []).length === 0) return undefined
   // Loaded only here, so a single host never loads the Redis client.
+  /* eslint-disable no-restricted-syntax -- the one lazy load in product code: the Redis client only where Redis is configured */
   const { sharedStoreSettings, connectSharedStore } = await import('../engine/replica/redis.js')
   const { createRemoteCommit, SharedStoreUnavailable } = await import('../engine/replica/commit.js')
   const { startStatsSync, statsKeys } = await import('../engine/replica/stats.js')
+  /* eslint-enable no-restricted-syntax */
   const settings = sharedStoreSettings(config)!
   const redis = connectSharedStore(settings, { commandTimeout: 3000 })
   const commit = createRemoteCommit(redis, settings, store, {

@@ -2,9 +2,9 @@
 // imported through the real importer.
 import { test, type TestContext } from 'node:test'
 import { openStatsDb } from '../engine/stats/index.js'
-import { NOW, SCENARIO, statsTestEnv, writeFiles } from '../engine/stats/fixtures.js'
+import { NOW, SCENARIO, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
 import { importClosedFiles } from '../engine/stats/importer.js'
-import { call, startApi } from './fixtures.js'
+import { call, startApi } from './testing/fixtures.js'
 
 async function serve (t: TestContext): Promise<string> {
   const env = statsTestEnv(t)

@@ -1,10 +1,14 @@
 import { test, type TestContext } from 'node:test'
 import { createServer } from 'node:net'
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs'
+import { request, type IncomingMessage } from 'node:http'
+import { join } from 'node:path'
+import { CSV_HEADER, formatRow } from '../engine/stats/index.js'
 import { once } from 'node:events'
 import { createHttpServer, type HttpRequest } from '../engine/http/index.js'
 import { silentLogger } from '../engine/log/index.js'
 import { createFrontDoor, type FrontDoor } from './front-door.js'
-import { configFrom, memoryLogger, startApi, tempDir } from '../api/fixtures.js'
+import { configFrom, memoryLogger, startApi, tempDir } from '../api/testing/fixtures.js'
 import { httpRequest, type RawHttpResponse } from '../engine/testing/http.js'
 
 type Reply = RawHttpResponse
@@ -136,4 +140,31 @@ test('a management API daemon that is down gives 502 with a JSON error body', as
   const r = await send(port, { path: '/config/', host: 'api.isp.example' })
   t.assert.strictEqual(r.status, 502)
   t.assert.deepStrictEqual(JSON.parse(r.body), { error: { code: 'API_UNAVAILABLE', message: 'the management API is not available' } })
+})
+
+test('the live query log (text/event-stream) passes through the front door as it comes, and ends upstream when the client leaves', async (t: TestContext) => {
+  const { dir: tmp, cleanup } = tempDir('filterd-door-live-')
+  t.after(cleanup)
+  const csv = join(tmp, 'csv')
+  mkdirSync(csv)
+  const part = join(csv, `current-${process.pid}-1.csv.part`)
+  writeFileSync(part, CSV_HEADER)
+  const api = await startApi({ liveLog: { dir: csv, pollMs: 20 } })
+  t.after(() => api.close())
+  const { port } = await startFront(t, `127.0.0.1:${api.port}`)
+  let text = ''
+  const req = request({ host: '127.0.0.1', port, path: '/live/queries?last=0', headers: { host: 'api.isp.example' }, agent: false })
+  const responded = once(req, 'response') as Promise<[IncomingMessage]>
+  req.end()
+  const [answer] = await responded
+  t.assert.strictEqual(answer.statusCode, 200)
+  t.assert.match(String(answer.headers['content-type']), /^text\/event-stream/)
+  answer.setEncoding('utf8').on('data', (d: string) => { text += d })
+  for (let i = 0; i < 500 && api.api.liveLog.clients === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  appendFileSync(part, formatRow(Date.now(), false, '10.0.0.1', 'through-the-door.example', '', 'none', [], [], 'alice'))
+  for (let i = 0; i < 500 && !text.includes('through-the-door.example'); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.assert.match(text, /through-the-door\.example/)
+  answer.destroy()
+  for (let i = 0; i < 500 && api.api.liveLog.clients > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.assert.strictEqual(api.api.liveLog.clients, 0)
 })

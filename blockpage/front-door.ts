@@ -22,6 +22,7 @@
  * })
  */
 import { Agent, request, type IncomingMessage } from 'node:http'
+import { StringDecoder } from 'node:string_decoder'
 import type { Config } from '../engine/config/index.js'
 import { parseHostPort } from '../engine/config/index.js'
 import type { HttpRequest, HttpResponse } from '../engine/http/index.js'
@@ -134,10 +135,50 @@ export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: 
     })
   }
 
+  const isEventStream = (answer: IncomingMessage): boolean => /^text\/event-stream/i.test(answer.headers['content-type'] ?? '')
+
   const readAll = async (msg: IncomingMessage): Promise<Buffer> => {
     const chunks: Buffer[] = []
     for await (const chunk of msg) chunks.push(chunk as Buffer)
     return Buffer.concat(chunks)
+  }
+
+  const copyHeaders = (answer: IncomingMessage, res: HttpResponse): void => {
+    res.status(answer.statusCode ?? 502)
+    const raw = answer.rawHeaders
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      if (!HOP_BY_HOP.has(raw[i]!.toLowerCase())) res.header(raw[i]!, raw[i + 1]!)
+    }
+  }
+
+  /**
+   * The console's live log (text/event-stream) is passed on as it comes instead of read whole: chunk by
+   * chunk, pausing the upstream while the client's socket is full (so a slow client holds no more here
+   * than there), with the request timeout off (the stream is meant to stay open), and the upstream closed
+   * when the client leaves.
+   */
+  const relayStream = async (answer: IncomingMessage, res: HttpResponse): Promise<void> => {
+    answer.socket.setTimeout(0)
+    const decoder = new StringDecoder('utf8')
+    // The first chunk opens the answer (uWS has no empty write); no chunk may pass before the relay below.
+    const first = await new Promise<Buffer | null>((resolve, reject) => {
+      answer.once('data', (chunk: Buffer) => { answer.pause(); resolve(chunk) })
+      answer.once('end', () => { resolve(null) })
+      answer.once('error', reject)
+    })
+    copyHeaders(answer, res)
+    if (first === null) {
+      res.send('')
+      return
+    }
+    const stream = res.stream(decoder.write(first))
+    stream.onDrain(() => { answer.resume() })
+    stream.onClose(() => { answer.destroy() })
+    answer.on('data', (chunk: Buffer) => { if (!stream.write(decoder.write(chunk))) answer.pause() })
+    answer.on('end', () => { stream.end() })
+    answer.on('error', () => { stream.end() })
+    if (stream.closed) answer.destroy()
+    else answer.resume()
   }
 
   return {
@@ -157,17 +198,17 @@ export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: 
       let payload: Buffer
       try {
         answer = await forward(req, body, client)
+        if (isEventStream(answer)) {
+          await relayStream(answer, res)
+          return
+        }
         payload = await readAll(answer)
       } catch (err) {
         logger.warn({ err, target: config.api.listen }, 'management API daemon unreachable')
         res.json(errorJson('API_UNAVAILABLE', 'the management API is not available'), 502)
         return
       }
-      res.status(answer.statusCode ?? 502)
-      const raw = answer.rawHeaders
-      for (let i = 0; i + 1 < raw.length; i += 2) {
-        if (!HOP_BY_HOP.has(raw[i]!.toLowerCase())) res.header(raw[i]!, raw[i + 1]!)
-      }
+      copyHeaders(answer, res)
       res.send(payload)
     },
     close () {

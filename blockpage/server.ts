@@ -19,7 +19,6 @@
  * is lifted. Requests for the API's host name never reach any of this: they go to the front door.
  */
 import { domainToUnicode } from 'node:url'
-import { CategoryDb } from '../engine/catdb/index.js'
 import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
 import { formatHostPort, parseHostPort, type Config, type Language } from '../engine/config/index.js'
 import { EngineError } from '../engine/errors.js'
@@ -27,9 +26,8 @@ import { createHttpServer, type Handler, type HttpImpl, type HttpRequest, type H
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
 import { normalizeIp } from '../engine/net/ip.js'
-import { HostKeys, loadSafeHosts, Policy, Verdict, type SafeHosts } from '../engine/policy/index.js'
+import { createPolicy, HostKeys, loadSafeHosts, Verdict, type Policy, type SafeHosts } from '../engine/policy/index.js'
 import { openConfiguredStore, type Store } from '../engine/store/index.js'
-import { createBuiltinWhitelist } from '../engine/whitelist/index.js'
 import { LANGUAGES, pickLanguage } from './language.js'
 import { reasonText, type PageReason } from './messages.js'
 import { safeSearchRedirect } from './safesearch.js'
@@ -147,7 +145,7 @@ export function createBlockPageHandler (deps: BlockPageDeps, scheme: 'http' | 'h
       sendText(res, 404, 'Not Found\n')
       return
     }
-    policy.checkGeneration()
+    policy.watcher.check()
     policy.evaluate(req.remoteAddress, new HostKeys(host), verdict)
     const isPage = wantsPage(req.header('accept'))
     if (debug) logger.debug({ client: req.remoteAddress, host, action: verdict.action, reason: verdict.reason, page: isPage }, 'block page request')
@@ -233,12 +231,7 @@ export function createBlockPageDeps (options: BlockPageOptions & { store: Store 
   const bp = config.blockpage
   const language = bp.language ?? config.datafiles.language
   const safeHosts = options.safeHosts ?? loadSafeHosts(config.proxy['safesearch-hosts'])
-  const policy = new Policy({
-    store,
-    categories: new CategoryDb(store),
-    builtin: createBuiltinWhitelist(config.common['vendor-names']),
-    safeHosts
-  })
+  const policy = createPolicy(config, store, { safeHosts })
   const templates = loadTemplates(bp.templates, language)
   if (templates.missingDir) logger.warn({ templates: bp.templates }, 'blockpage.templates does not exist; serving the shipped templates')
   return {

@@ -1,15 +1,12 @@
 import { test, type TestContext } from 'node:test'
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LANGUAGES } from './language.js'
 import { DEFAULT_TEMPLATES_DIR, loadTemplates, PAGE_NAMES, type PageVars } from './templates.js'
+import { tempDir as makeDir } from '../engine/testing/temp.js'
 
-function tempDir (t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'filterd-templates-'))
-  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
-  return dir
-}
+const tempDir = (t: TestContext): string => makeDir(t, 'filterd-templates-')
 
 const VARS: PageVars = {
   Domain: 'casino.example',

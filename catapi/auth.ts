@@ -9,16 +9,17 @@
  * request anyway. Exact text, not a short hash, so no two headers can ever share an entry.)
  * The cache is dropped whenever the store's generation moves (every `Store.write` bumps it, so
  * `filterd client rotate|remove` in another process takes effect for every request that starts
- * 10 ms later: see GENERATION_CHECK_MS) and is bounded in size.
+ * GENERATION_CHECK_MS later: engine/store/generation.ts) and is bounded in size.
  *
- * Concurrent first requests with one header share one scrypt run. Failed verifications are counted
+ * An unknown client id gets the same scrypt work as a known one with a wrong secret (the time of a
+ * 401 must not say which ids exist). Concurrent first requests with one header share one scrypt run. Failed verifications are counted
  * per source address; past `failureLimit` in a minute the address gets 429 with `Retry-After`
  * instead of more scrypt work (brute force and CPU exhaustion both stop there). Headers already in
  * the cache are still accepted from a throttled address, so one noisy host behind a shared NAT
  * does not lock out a client that had already authenticated.
  */
 import type { Store } from '../engine/store/index.js'
-import { parseBasic, verifySecret } from './credentials.js'
+import { parseBasic, verifySecret, verifyUnknown } from './credentials.js'
 import { SlidingWindowLimiter } from './limiter.js'
 
 export type AuthOutcome =
@@ -88,7 +89,12 @@ export class Authenticator {
     this.sync(this.#store.generation())
     const generation = this.#generation
     const record = this.#store.getClient(creds.id)
-    if (record === undefined) return undefined
+    // An unknown id costs the same scrypt run as a wrong secret: answering it at once would let
+    // anyone list the client ids that exist by timing 401s.
+    if (record === undefined) {
+      await verifyUnknown(creds.secret)
+      return undefined
+    }
     if (!await verifySecret(creds.secret, record)) return undefined
     // A write that landed while scrypt ran (a rotate, say) must not be undone by caching the old answer.
     if (generation === this.#generation) {

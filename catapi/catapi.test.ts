@@ -1,8 +1,9 @@
 import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { needsUws } from '../engine/testing/uws.js'
-import { addClient, basic, get, startHarness } from './harness.js'
-import { GENERATION_CHECK_MS } from './server.js'
+import { addClient, basic, get, startHarness } from './testing/harness.js'
+import { GENERATION_CHECK_MS } from '../engine/store/index.js'
+import { clientRecord } from './credentials.js'
 
 const MAX_AGE = 43200
 
@@ -228,3 +229,25 @@ for (const impl of ['uws', 'node'] as const) {
     t.assert.deepStrictEqual(readUsage(h.store, { client: 'acme', from: '2024-05-02' }), [{ client: 'acme', day: '2024-05-02', requests: 2 }])
   })
 }
+
+test('an unknown client id takes as long to refuse as a known one with a wrong secret (no id enumeration by timing)', async (t: TestContext) => {
+  const h = await startHarness(t, { api: { auth: { failureLimit: 1000 } } })
+  // The real cost (the default scrypt parameters), as `filterd client add` stores it.
+  const record = await clientRecord('acme', 's3cret', new Date().toISOString(), undefined)
+  await h.store.write((w) => { w.putClient(record) })
+  const timed = async (id: string, secret: string): Promise<number> => {
+    const started = performance.now()
+    const r = await get(h.registered, '/catgroups', { Authorization: basic(id, secret) })
+    t.assert.strictEqual(r.status, 401)
+    return performance.now() - started
+  }
+  await timed('warmup', 'x')   // the decoy record is made on first use
+  const known: number[] = []
+  const unknown: number[] = []
+  for (let i = 0; i < 7; i++) {   // alternating, so load on the machine hits both alike
+    known.push(await timed('acme', `wrong${i}`))
+    unknown.push(await timed(`nobody${i}`, `wrong${i}`))
+  }
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
+  t.assert.ok(median(unknown) >= median(known) / 2, `median 401: unknown id ${median(unknown).toFixed(1)} ms, known id with a wrong secret ${median(known).toFixed(1)} ms`)
+})

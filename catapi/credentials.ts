@@ -72,6 +72,20 @@ export async function verifySecret (secret: string, record: ClientRecord): Promi
   return expected.length === actual.length && timingSafeEqual(expected, actual)
 }
 
+// A record no client owns, made once with the default cost: checking a secret against it takes
+// as long as checking one against a real client's record.
+let decoy: Promise<ClientRecord> | undefined
+
+/**
+ * The same scrypt work as `verifySecret` for an id that has no record, so the time an answer
+ * takes does not tell whether a client id exists. Always false.
+ */
+export async function verifyUnknown (secret: string): Promise<false> {
+  decoy ??= clientRecord('', newSecret(), '', undefined)
+  await verifySecret(secret, await decoy)
+  return false
+}
+
 /**
  * Reads `Authorization: Basic <base64(id:secret)>` (RFC 7617). The scheme name is
  * case-insensitive; the id ends at the first `:`. Returns undefined for anything else.

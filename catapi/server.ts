@@ -5,7 +5,7 @@
  * per-address limit of `anonLimit` requests per minute. docs/catapi.md is the operator's view.
  *
  * Hot path (a registered lookup of a categorized name) stays synchronous, as STYLE E.3 asks: a
- * `meta` read at most every GENERATION_CHECK_MS to notice store writes, one Map probe for the cached
+ * `meta` read at most every GENERATION_CHECK_MS (engine/store/generation.ts) to notice store writes, one Map probe for the cached
  * verification of the Authorization header, a Map increment for usage, the suffix walk over the
  * category database, and a pre-serialised body per distinct category set. Only a cache miss
  * (scrypt) or an uncategorized name (the resolver) awaits. docs/performance.md has what each
@@ -13,13 +13,14 @@
  */
 import { ipBytes } from '../engine/net/ip.js'
 import { createHttpServer, errorBody, type HttpRequest, type HttpResponse, type HttpServer, type Handler } from '../engine/http/index.js'
-import { CategoryDb, encodeCats } from '../engine/catdb/index.js'
+import { CategoryDb, decodeCats, encodeCats } from '../engine/catdb/index.js'
 import type { Taxonomy } from '../engine/categories/index.js'
-import { isIPv4, normalizeDomain, normalizeLookupUrl } from '../engine/names/index.js'
-import type { Store } from '../engine/store/index.js'
+import { HostKeys, isIPv4, normalizeDomain, normalizeLookupUrl } from '../engine/names/index.js'
+import { GenerationWatcher, type Store } from '../engine/store/index.js'
 import { nonExistingVerdict, toAsciiJson, verdictOf } from '../engine/verdict/index.js'
 import type { Logger } from '../engine/log/index.js'
 import { Authenticator, type AuthenticatorOptions } from './auth.js'
+import { CATAPI_ERRORS, type CatApiErrorCode } from './errors.js'
 import { SlidingWindowLimiter, retryAfterSeconds } from './limiter.js'
 import type { Existence } from './resolver.js'
 import { UsageCounter } from './usage.js'
@@ -28,8 +29,6 @@ import { UsageCounter } from './usage.js'
 export const CACHE_CONTROL = 'max-age=43200'
 /** Errors, throttling and answers that depend on a resolver outage must not be cached. */
 export const NO_STORE = 'no-store'
-/** How stale the view of the store may be: a write is seen by requests this long after it. */
-export const GENERATION_CHECK_MS = 10
 /** The spec's fixed name for category 0 in the 206 answer. */
 export const NON_EXISTING_NAME = 'Non-Existing Domain'
 export const DEFAULT_REALM = 'filterd categorization API'
@@ -71,8 +70,8 @@ export interface CatApi {
 
 const JSON_TYPE = 'application/json'
 
-function sendJsonError (res: HttpResponse, status: number, code: string, message: string): void {
-  res.status(status).header('Content-Type', JSON_TYPE).header('Cache-Control', NO_STORE).send(errorBody(code, message))
+function sendJsonError (res: HttpResponse, code: CatApiErrorCode, message: string): void {
+  res.status(CATAPI_ERRORS[code]).header('Content-Type', JSON_TYPE).header('Cache-Control', NO_STORE).send(errorBody(code, message))
 }
 
 // normalizeLookupUrl drops the port after checking only that it is 1-5 digits.
@@ -124,34 +123,20 @@ export function createCatApi (options: CatApiOptions): CatApi {
       : n === 4 ? rawCats.readUInt32BE(0) + 0x1_0000_0000 : rawCats.toString('latin1')
     let body = bodies.get(key)
     if (body === undefined) {
-      const cats: number[] = []
-      for (let i = 0; i + 1 < rawCats.length; i += 2) cats.push(rawCats.readUInt16BE(i))
-      body = Buffer.from(toAsciiJson(verdictOf(cats, taxonomy)))
+      body = Buffer.from(toAsciiJson(verdictOf(decodeCats(rawCats), taxonomy)))
       if (bodies.size >= 10_000) bodies = new Map()
       bodies.set(key, body)
     }
     return body
   }
 
-  // Every store write (clients, a category rebuild) bumps the generation. Reading it is an LMDB read,
-  // and lmdb-js renews its read transaction for it and schedules a timer to reset it: measured in the
-  // server, read once a millisecond that was still 5% of the request time. So it is read at most every
-  // GENERATION_CHECK_MS: a write is enforced for every request that starts that long after it.
-  let generation = store.generation()
-  let checkedAt = Date.now()
-  const follow = (): void => {
-    // Date.now, not performance.now: a V8 builtin rather than a call into node. A clock set back
-    // makes the difference negative, which counts as due.
-    const t = Date.now()
-    const since = t - checkedAt
-    if (since < GENERATION_CHECK_MS && since >= 0) return
-    checkedAt = t
-    const g = store.generation()
-    if (g === generation) return
-    generation = g
+  // Every store write (clients, a category rebuild) bumps the generation; it is polled per request,
+  // so a write is enforced for every request that starts GENERATION_CHECK_MS after it.
+  const watcher = new GenerationWatcher(store, (g) => {
     auth.sync(g)
     if (catdb.refresh()) bodies = new Map()
-  }
+  })
+  const follow = (): void => { watcher.poll() }
 
   const sendVerdict = (res: HttpResponse, status: number, body: Buffer): void => {
     res.status(status).header('Content-Type', JSON_TYPE).header('Cache-Control', CACHE_CONTROL).send(body)
@@ -176,26 +161,20 @@ export function createCatApi (options: CatApiOptions): CatApi {
       try {
         raw = decodeURIComponent(raw)
       } catch {
-        sendJsonError(res, 400, 'CATAPI_BAD_DOMAIN', 'malformed percent-encoding in the domain name')
+        sendJsonError(res, 'CATAPI_BAD_DOMAIN', 'malformed percent-encoding in the domain name')
         return
       }
     }
     const name = normalizeDomain(raw)
     if (name === undefined) {
-      sendJsonError(res, 400, 'CATAPI_BAD_DOMAIN', 'not a valid domain name')
+      sendJsonError(res, 'CATAPI_BAD_DOMAIN', 'not a valid domain name')
       return
     }
-    // The suffix walk of CategoryDb.categorize, on borrowed bytes: nothing is decoded on a hit
-    // whose body is cached.
-    for (let key = name; ;) {
-      const rawCats = catdb.getRaw(key)
-      if (rawCats !== undefined) {
-        sendVerdict(res, 200, bodyFor(rawCats))
-        return
-      }
-      const dot = key.indexOf('.')
-      if (dot < 0) break
-      key = key.slice(dot + 1)
+    // Undecoded categories: nothing is decoded on a hit whose body is cached.
+    const hit = catdb.findRaw(new HostKeys(name))
+    if (hit !== undefined) {
+      sendVerdict(res, 200, bodyFor(hit.raw))
+      return
     }
     return answerUncategorized(res, name)
   }
@@ -209,13 +188,13 @@ export function createCatApi (options: CatApiOptions): CatApi {
       try {
         full = decodeURIComponent(full)
       } catch {
-        sendJsonError(res, 400, 'CATAPI_BAD_URL', 'malformed percent-encoding in the URL')
+        sendJsonError(res, 'CATAPI_BAD_URL', 'malformed percent-encoding in the URL')
         return
       }
     }
     const lu = full === '' || !hasValidPort(full) ? undefined : normalizeLookupUrl(full)
     if (lu === undefined) {
-      sendJsonError(res, 400, 'CATAPI_BAD_URL', 'not a valid URL (expected scheme://host/path?query)')
+      sendJsonError(res, 'CATAPI_BAD_URL', 'not a valid URL (expected scheme://host/path?query)')
       return
     }
     const site = catdb.categorizeUrl(lu.host, lu.pathAndQuery)
@@ -251,11 +230,11 @@ export function createCatApi (options: CatApiOptions): CatApi {
       }
       if (outcome.reason === 'throttled') {
         res.header('Retry-After', String(retryAfterSeconds(outcome.retryAfterMs)))
-        sendJsonError(res, 429, 'CATAPI_AUTH_THROTTLED', 'too many failed authentications from this address; retry later')
+        sendJsonError(res, 'CATAPI_AUTH_THROTTLED', 'too many failed authentications from this address; retry later')
         return
       }
       res.header('WWW-Authenticate', wwwAuthenticate)
-      sendJsonError(res, 401, 'CATAPI_UNAUTHORIZED', outcome.reason === 'missing'
+      sendJsonError(res, 'CATAPI_UNAUTHORIZED', outcome.reason === 'missing'
         ? 'HTTP Basic credentials (client_id:client_secret) are required'
         : 'wrong client_id or client_secret')
     })
@@ -265,7 +244,7 @@ export function createCatApi (options: CatApiOptions): CatApi {
     const decision = anonLimiter.take(rateKeyOf(req.remoteAddress), now())
     if (!decision.allowed) {
       res.header('Retry-After', String(retryAfterSeconds(decision.retryAfterMs)))
-      sendJsonError(res, 429, 'CATAPI_RATE_LIMITED', `anonymous access is limited to ${anonLimiter.limit} requests per minute`)
+      sendJsonError(res, 'CATAPI_RATE_LIMITED', `anonymous access is limited to ${anonLimiter.limit} requests per minute`)
       return
     }
     follow()

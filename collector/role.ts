@@ -18,11 +18,12 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatHostPort, parseHostPort, type Config } from '../engine/config/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
-import { createHttpServer, forbidden, badRequest, HttpError, roleHttpImpl, type HttpRequest } from '../engine/http/index.js'
+import { createHttpServer, HttpError, roleHttpImpl, type HttpRequest } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
 import { buildCategoryDb } from '../engine/catdb/build.js'
+import { collectorError } from './errors.js'
 import { publishSnapshot, readManifest, type SnapshotManifest } from '../engine/catdb/snapshot.js'
 import { UsageDb, type CounterReport } from './usage-db.js'
 
@@ -90,7 +91,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   process.on('SIGHUP', onHup)
 
   const checkKey = (key: string | undefined | null): string => {
-    if (key === undefined || key === null || key === '' || !keys.has(key)) throw forbidden('COLLECTOR_UNKNOWN_KEY', 'unknown key')
+    if (key === undefined || key === null || key === '' || !keys.has(key)) throw collectorError('COLLECTOR_UNKNOWN_KEY', 'unknown key')
     return key
   }
   const requestKey = (req: HttpRequest): string => checkKey(req.header('x-filterd-key') ?? req.searchParams.get('key'))
@@ -111,17 +112,17 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
       const form = new URLSearchParams((await req.body()).toString('utf8'))
       const key = checkKey(form.get('key'))
       const count = Number(form.get('count'))
-      if (form.get('count') === null || !Number.isSafeInteger(count) || count < 0) throw badRequest('COLLECTOR_BAD_COUNT', 'count must be a non-negative integer')
+      if (form.get('count') === null || !Number.isSafeInteger(count) || count < 0) throw collectorError('COLLECTOR_BAD_COUNT', 'count must be a non-negative integer')
       await usage.addCount(key, count)
       logger.debug({ key, count }, 'usage form')
       res.send('ok')
       return
     }
     const body = await req.json() as Record<string, unknown> | null
-    if (body === null || typeof body !== 'object') throw badRequest('COLLECTOR_BAD_REPORT', 'expected a JSON object')
+    if (body === null || typeof body !== 'object') throw collectorError('COLLECTOR_BAD_REPORT', 'expected a JSON object')
     const key = checkKey(typeof body.key === 'string' ? body.key : undefined)
     if (!isCounterArray(body.counter_cat) || !isCounterArray(body.counter_unknown_cat)) {
-      throw badRequest('COLLECTOR_BAD_REPORT', 'counter_cat and counter_unknown_cat must be arrays of non-negative integers')
+      throw collectorError('COLLECTOR_BAD_REPORT', 'counter_cat and counter_unknown_cat must be arrays of non-negative integers')
     }
     await usage.addCounters(key, body as unknown as CounterReport)
     logger.debug({ key, version: body.version }, 'counters report')

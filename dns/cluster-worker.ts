@@ -1,14 +1,14 @@
 // Entry of one `proxy.processes` child (see ./role.ts): config from the environment, one server.
 import type { Config } from '../engine/config/types.js'
 import { createLogger } from '../engine/log/index.js'
-import { ENV_CONFIG, ENV_INDEX, ENV_QUERYLOG, startFrontProcess } from './role.js'
+import { ENV_CONFIG, ENV_INDEX, startFrontProcess } from './role.js'
 
 const config = JSON.parse(process.env[ENV_CONFIG] ?? '{}') as Config
 const index = Number(process.env[ENV_INDEX] ?? '1')
 const logger = createLogger({ destination: config.proxy.log, level: config.proxy['log-level'] ?? config.common['log-level'], role: `dns.${index}` })
 
 try {
-  const server = await startFrontProcess({ config, logger }, { querylogModule: process.env[ENV_QUERYLOG] ?? '' }, index)
+  const server = await startFrontProcess({ config, logger }, {}, index)
   let stopping = false
   const stop = (): void => {
     if (stopping) return

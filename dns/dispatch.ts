@@ -12,26 +12,29 @@ import type { DnsMetrics } from '../engine/metrics/index.js'
 import type { JudgePool, BatchOutput } from '../engine/pool/index.js'
 import type { QueryLogRecord, QueryLogSink } from '../engine/querylog/index.js'
 import {
-  EDE_NO_REACHABLE_AUTHORITY, QUERY_OK, QueryScratch, RCODE_NXDOMAIN, RCODE_SERVFAIL, kAnswerBufferSize,
+  EDE_NO_REACHABLE_AUTHORITY, QUERY_OK, QueryScratch, RCODE_NXDOMAIN, RCODE_REFUSED, RCODE_SERVFAIL, kAnswerBufferSize,
   rcodeOf, readId, readQuery, setId, writeErrorAnswer
 } from '../engine/wire/index.js'
 import { JUDGE_ANSWER, JUDGE_FORWARD, JUDGE_SAFEVIDEO, buildRecord, type Judge } from '../engine/judge/index.js'
 import type { Peer } from './peer.js'
 import { SafeVideo, kEdeTimeout } from './safe-video.js'
 import { PendingQuery, type Forwarder } from './upstream.js'
+import type { RateLimiter } from './rate-limit.js'
 
-export interface DnsCounters {
-  queries: number
-  answered: number
-  forwarded: number
-  servfail: number
-  dropped: number
-  errors: number
-  tcpConnections: number
-}
+const QTYPE_ANY = 255
 
-export function newCounters (): DnsCounters {
-  return { queries: 0, answered: 0, forwarded: 0, servfail: 0, dropped: 0, errors: 0, tcpConnections: 0 }
+// The QTYPE of a query whose name is plain labels (no pointer: a query has none), else -1. Cheap
+// enough for every UDP query; the full check is readQuery's, for the few that say ANY.
+function qtypeOf (msg: Buffer): number {
+  let i = 12
+  const end = msg.length
+  while (i < end) {
+    const len = msg[i]!   // i < end
+    if (len === 0) return i + 3 <= end ? (msg[i + 1]! << 8) | msg[i + 2]! : -1
+    if (len > 63) return -1
+    i += len + 1
+  }
+  return -1
 }
 
 class BatchItem {
@@ -55,7 +58,11 @@ export interface DispatcherOptions {
   sink: QueryLogSink
   metrics: DnsMetrics
   logger: Logger
-  counters: DnsCounters
+  /** Per-client rate limit (null: off) and what an over-limit query gets. */
+  limiter?: RateLimiter | null
+  limitAction?: 'refuse' | 'drop'
+  /** ANY over UDP is answered empty with TC set (the client asks again over TCP): no amplification. */
+  truncateAnyOverUdp?: boolean
 }
 
 export class Dispatcher {
@@ -65,7 +72,9 @@ export class Dispatcher {
   private readonly sink: QueryLogSink
   private readonly metrics: DnsMetrics
   private readonly logger: Logger
-  private readonly counters: DnsCounters
+  private readonly limiter: RateLimiter | null
+  private readonly limitDrop: boolean
+  private readonly truncateAny: boolean
   private readonly safeVideo = new SafeVideo()
   private readonly scratchOut = Buffer.allocUnsafe(kAnswerBufferSize)
   private readonly replyScratch = new QueryScratch()
@@ -81,7 +90,9 @@ export class Dispatcher {
     this.sink = o.sink
     this.metrics = o.metrics
     this.logger = o.logger
-    this.counters = o.counters
+    this.limiter = o.limiter ?? null
+    this.limitDrop = o.limitAction === 'drop'
+    this.truncateAny = o.truncateAnyOverUdp ?? false
   }
 
   /** The forwarder, whose answers come back through `onUpstream` (set before any front listens). */
@@ -91,7 +102,11 @@ export class Dispatcher {
 
   /** One query from a front. */
   readonly submit = (msg: Buffer, peer: Peer): void => {
-    this.counters.queries++
+    if (this.limiter !== null && !this.limiter.allow(peer.address, Date.now())) {
+      this.overLimit(msg, peer)
+      return
+    }
+    if (this.truncateAny && !peer.channel.isStream && qtypeOf(msg) === QTYPE_ANY && this.truncated(msg, peer)) return
     if (this.judge === null) {
       // Native batches end with endBatch(), which sends the task before the receive area is
       // reused: their queries are copied once, into the task's buffer. Others are queued as they are.
@@ -106,6 +121,31 @@ export class Dispatcher {
     } catch (err) {
       this.lastResort(err, msg, peer)
     }
+  }
+
+  // A query over the client's rate: REFUSED (a well-formed query only), or nothing.
+  private overLimit (msg: Buffer, peer: Peer): void {
+    const q = this.replyScratch
+    if (this.limitDrop || readQuery(msg, q) !== QUERY_OK) {
+      this.metrics.countQuery('drop', -1)
+      peer.channel.skip(peer)
+      return
+    }
+    this.metrics.countQuery('refused', RCODE_REFUSED)
+    this.reply(this.scratchOut, writeErrorAnswer(msg, q, RCODE_REFUSED, this.scratchOut), peer, true)
+  }
+
+  // ANY over UDP (RFC 8482 allows a minimal answer): an empty NOERROR answer with TC set, no
+  // larger than the query, so a forged source address cannot turn us into an amplifier. False
+  // when the query is malformed (the judge answers it as any other).
+  private truncated (msg: Buffer, peer: Peer): boolean {
+    const q = this.replyScratch
+    if (readQuery(msg, q) !== QUERY_OK) return false
+    const len = writeErrorAnswer(msg, q, 0, this.scratchOut)
+    this.scratchOut[2] = this.scratchOut[2]! | 0x02   // TC
+    this.metrics.countQuery('truncated', 0)
+    this.reply(this.scratchOut, len, peer, true)
+    return true
   }
 
   /**
@@ -201,7 +241,6 @@ export class Dispatcher {
   private act (kind: number, msg: Buffer, answer: Buffer, answerLength: number, target: string, peer: Peer, rec: QueryLogRecord | null, owned: boolean): void {
     switch (kind) {
       case JUDGE_ANSWER: {
-        this.counters.answered++
         // A local answer: an error answer to a bad query, or a block (safe search answers the same way).
         const rcode = answerLength >= 4 ? answer[3]! & 0x0f : RCODE_SERVFAIL
         this.metrics.countQuery(rcode !== 0 ? 'malformed' : rec?.reason === 'safesearch' ? 'safesearch' : 'block', rcode)
@@ -210,7 +249,6 @@ export class Dispatcher {
         return
       }
       case JUDGE_FORWARD: {
-        this.counters.forwarded++
         const p = new PendingQuery(owned ? msg : peer.channel.own(msg))
         p.started = performance.now()
         p.clientId = readId(msg)
@@ -223,7 +261,6 @@ export class Dispatcher {
       case JUDGE_SAFEVIDEO: {
         const started = this.safeVideo.begin(owned ? msg : peer.channel.own(msg), target, this.scratchOut)
         if (typeof started === 'number') {
-          this.counters.answered++
           this.reply(this.scratchOut, started, peer, true)
           if (rec !== null) this.sink.write(rec)
           return
@@ -234,7 +271,6 @@ export class Dispatcher {
         return
       }
       default:
-        this.counters.dropped++
         this.metrics.countQuery('drop', -1)
         peer.channel.skip(peer)
     }
@@ -251,11 +287,9 @@ export class Dispatcher {
     if (p.original !== null) {
       const [len, rc] = this.safeVideo.finish(p as PendingQuery & { original: Buffer }, response, this.scratchOut, peer)
       rcode = rc
-      if (rc === RCODE_SERVFAIL) this.counters.servfail++
       this.reply(this.scratchOut, len, peer, true)
     } else if (response === null) {
       rcode = RCODE_SERVFAIL
-      this.counters.servfail++
       setId(p.query, p.clientId)
       const q = this.replyScratch
       const ok = readQuery(p.query, q) === QUERY_OK
@@ -280,8 +314,6 @@ export class Dispatcher {
 
   // The one last-resort catch of the front loop: count, log, answer SERVFAIL.
   private lastResort (err: unknown, msg: Buffer, peer: Peer): void {
-    this.counters.errors++
-    this.counters.servfail++
     this.logger.error({ err }, 'dns: unexpected error while answering; sent SERVFAIL')
     try {
       const q = this.replyScratch

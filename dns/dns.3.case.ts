@@ -19,16 +19,48 @@ export function dnsSuite3 (): void {
     t.assert.ok(Date.now() - started >= 150)
   })
 
-  test('fails over to the next resolver while the first one is down', async (t: TestContext) => {
+  test('one dead resolver of two costs no query a SERVFAIL: a try without an answer goes on to the next resolver inside the budget', async (t: TestContext) => {
     const w = await world(t)
-    w.stub.silent = true
+    w.stub.silent = true   // the first resolver swallows every query
     const second = await startStubResolver({ a: '203.0.113.2' })
     t.after(() => second.close())
-    const s = await server(t, w, { forward: [`127.0.0.1:${w.stub.port}`, `127.0.0.1:${second.port}`], proxy: { 'upstream-timeout': 200 } })
-    t.assert.strictEqual(rcode(await ask(s.port, 'one.example', 'A')), 'SERVFAIL')
-    t.assert.strictEqual(firstA(await ask(s.port, 'two.example', 'A')), '203.0.113.2')
-    t.assert.ok(w.stub.seen.includes('one.example/A'))
-    t.assert.ok(!w.stub.seen.includes('two.example/A'))
+    const s = await server(t, w, { forward: [`127.0.0.1:${w.stub.port}`, `127.0.0.1:${second.port}`], proxy: { 'upstream-timeout': 1000 } })
+    // Waves of concurrent queries over about 2 s: the first wave meets the dead resolver, later
+    // ones must go straight to the live one (no return to the dead one with users' queries).
+    const rcodes = new Map<string, number>()
+    for (let wave = 0; wave < 8; wave++) {
+      const answers = await Promise.all(Array.from({ length: 25 }, async (_, i) => await ask(s.port, `q${wave}-${i}.example`, 'A')))
+      for (const a of answers) {
+        const k = `${rcode(a) ?? '?'} ${firstA(a) ?? '-'}`
+        rcodes.set(k, (rcodes.get(k) ?? 0) + 1)
+      }
+      await sleep(150)
+    }
+    const usersAtDead = w.stub.seen.filter((q) => q.startsWith('q')).length
+    t.diagnostic(`one of two resolvers dead: ${JSON.stringify([...rcodes])} of 200 queries; users' queries that reached the dead one: ${usersAtDead}`)
+    t.assert.deepStrictEqual([...rcodes], [['NOERROR 203.0.113.2', 200]])
+    t.assert.ok(usersAtDead <= 25, `users' queries that reached the dead resolver: ${usersAtDead}; only the first wave may`)
+    t.assert.ok(w.stub.seen.some((q) => q.endsWith('/NS')), 'the dead resolver is probed in the background')
+    // It comes back: a probe answer marks it up, and users' queries go to it again.
+    w.stub.silent = false
+    await sleep(1500)
+    t.assert.strictEqual(firstA(await ask(s.port, 'back.example', 'A')), '198.51.100.10')
+  })
+
+  test('every resolver dead: SERVFAIL within upstream-timeout, after trying each one', async (t: TestContext) => {
+    const w = await world(t)
+    w.stub.silent = true
+    const second = await startStubResolver({})
+    second.silent = true
+    t.after(() => second.close())
+    const s = await server(t, w, { forward: [`127.0.0.1:${w.stub.port}`, `127.0.0.1:${second.port}`], proxy: { 'upstream-timeout': 800 } })
+    const started = Date.now()
+    const answers = await Promise.all(Array.from({ length: 20 }, async (_, i) => await ask(s.port, `dead${i}.example`, 'A')))
+    const elapsed = Date.now() - started
+    t.diagnostic(`every resolver dead: 20 SERVFAIL after ${elapsed} ms (upstream-timeout 800 ms)`)
+    t.assert.ok(answers.every((a) => rcode(a) === 'SERVFAIL'))
+    t.assert.ok(elapsed >= 600 && elapsed < 800 + 300, `SERVFAIL after ${elapsed} ms (budget 800 ms)`)
+    t.assert.ok(w.stub.seen.includes('dead0.example/A') && second.seen.includes('dead0.example/A'), 'both resolvers were tried')
   })
 
   test('fails over at once from a resolver whose port is closed (ICMP unreachable), without waiting for the timeout', async (t: TestContext) => {
@@ -41,12 +73,12 @@ export function dnsSuite3 (): void {
     const second = await startStubResolver({ a: '203.0.113.2' })
     t.after(() => second.close())
     const s = await server(t, w, { forward: [`127.0.0.1:${closedPort}`, `127.0.0.1:${second.port}`], proxy: { 'upstream-timeout': 2000 } })
-    const first = ask(s.port, 'one.example', 'A')   // refused upstream; it still waits for its timeout
+    const first = ask(s.port, 'one.example', 'A')   // refused upstream; sent again to the second after its try's share
     await sleep(200)
     const started = Date.now()
     t.assert.strictEqual(firstA(await ask(s.port, 'two.example', 'A')), '203.0.113.2')
-    t.assert.ok(Date.now() - started < 1500, 'the second query went to the live resolver without a timeout')
-    t.assert.strictEqual(rcode(await first), 'SERVFAIL')
+    t.assert.ok(Date.now() - started < 800, 'the second query went to the live resolver without waiting for a try to time out')
+    t.assert.strictEqual(firstA(await first), '203.0.113.2')
   })
 
   test('accepts an answer only from the resolver address and port the query went to', async (t: TestContext) => {

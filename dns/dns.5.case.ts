@@ -126,6 +126,22 @@ export function dnsSuite5 (): void {
     t.assert.strictEqual(await stop(child), 0)
   })
 
+  test('a pid file naming a live process that is not filterd (a pid reused after a reboot) does not block the start', async (t: TestContext) => {
+    const w = await world(t, { cats })
+    const port = await releasedPort()
+    const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`] })
+    const other = spawn('sleep', ['60'], { stdio: 'ignore' })
+    t.after(() => other.kill('SIGKILL'))
+    await once(other, 'spawn')
+    const pidFile = join(w.dir, 'dns.pid')
+    writeFileSync(pidFile, `${String(other.pid)}\n`)
+    const child = await daemon(t, file)
+    t.assert.strictEqual(readFileSync(pidFile, 'utf8').trim(), String(child.pid))
+    t.assert.strictEqual(other.exitCode, null, 'the other process is left alone')
+    t.assert.strictEqual(firstA(await ask(port, 'example.org', 'A')), FWD)
+    t.assert.strictEqual(await stop(child), 0)
+  })
+
   test('a running daemon follows a rebuild by filterd build-db without a restart', async (t: TestContext) => {
     const w = await world(t)
     await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
@@ -145,7 +161,7 @@ export function dnsSuite5 (): void {
     const rebuilt = await filterd(['build-db', '--config', file])
     t.assert.strictEqual(rebuilt.code, 0, rebuilt.stdout + rebuilt.stderr)
     t.assert.match(rebuilt.stdout, /version 2 active: 1 domains/)
-    // The daemon polls the store's generation every 20 ms; allow it a generous second.
+    // The daemon polls the store's generation every GENERATION_CHECK_MS (10 ms); allow it a generous second.
     const until = Date.now() + 1000
     let casino: string | undefined
     let poker: string | undefined

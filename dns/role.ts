@@ -13,33 +13,24 @@ import { fileURLToPath } from 'node:url'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import type { QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index.js'
 import { DnsMetrics, startMetricsPublisher } from '../engine/metrics/index.js'
+import { createQueryLogSink } from '../engine/stats/index.js'
 import { startDnsServer } from './server.js'
 
 export interface DnsRoleOptions {
-  /** Creates the statistics sink of a single-process server. */
-  querylog?: QueryLogSinkFactory
   /**
-   * URL of a module exporting `createQueryLogSink: QueryLogSinkFactory`: works with
-   * `proxy.processes > 1` too, since each child imports it.
+   * Creates the statistics sink of a single-process server (default: the CSV query log). A
+   * function cannot cross into `proxy.processes` children: they always write the CSV query log.
    */
-  querylogModule?: string
+  querylog?: QueryLogSinkFactory
 }
 
 export const ENV_CONFIG = 'FILTERD_DNS_CONFIG'
-export const ENV_QUERYLOG = 'FILTERD_DNS_QUERYLOG'
 export const ENV_INDEX = 'FILTERD_DNS_INDEX'
 
-/** The product's sink: the CSV query log of engine/stats (a no-op when `stats.enabled` is off). */
-export const DEFAULT_QUERYLOG_MODULE = new URL('../engine/stats/index.js', import.meta.url).href
-
-/** Resolves the sink: an injected factory, else a module URL (by default the CSV query log). */
-export async function createSink (ctx: RoleContext, options: DnsRoleOptions, processIndex: number): Promise<QueryLogSink | undefined> {
-  if (options.querylog !== undefined) return await options.querylog({ ...ctx, processIndex })
-  const module = options.querylogModule ?? DEFAULT_QUERYLOG_MODULE
-  if (module === '') return undefined
-  const mod = await import(module) as { createQueryLogSink?: QueryLogSinkFactory }
-  if (typeof mod.createQueryLogSink !== 'function') throw new Error(`${module} does not export createQueryLogSink`)
-  return await mod.createQueryLogSink({ ...ctx, processIndex })
+/** The sink: an injected factory, else the product's CSV query log (engine/stats; a no-op when `stats.enabled` is off). */
+export async function createSink (ctx: RoleContext, options: DnsRoleOptions, processIndex: number): Promise<QueryLogSink> {
+  const factory = options.querylog ?? createQueryLogSink
+  return await factory({ ...ctx, processIndex })
 }
 
 /**
@@ -69,16 +60,16 @@ export async function startRole (ctx: RoleContext, options: DnsRoleOptions = {})
   if (processes <= 1 || !cluster.isPrimary) {
     return await startFrontProcess(ctx, options, 0)
   }
-  return await startCluster(ctx, options, processes)
+  return await startCluster(ctx, processes)
 }
 
-async function startCluster (ctx: RoleContext, options: DnsRoleOptions, processes: number): Promise<RunningRole> {
+async function startCluster (ctx: RoleContext, processes: number): Promise<RunningRole> {
   cluster.setupPrimary({ exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)), args: [], silent: false })
   let stopping = false
   const workers = new Set<Worker>()
   let endpoints: readonly string[] = []
   const fork = async (index: number): Promise<Worker> => {
-    const w = cluster.fork({ [ENV_CONFIG]: JSON.stringify(ctx.config), [ENV_QUERYLOG]: options.querylogModule ?? DEFAULT_QUERYLOG_MODULE, [ENV_INDEX]: String(index) })
+    const w = cluster.fork({ [ENV_CONFIG]: JSON.stringify(ctx.config), [ENV_INDEX]: String(index) })
     workers.add(w)
     w.on('exit', (code, signal) => {
       workers.delete(w)

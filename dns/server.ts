@@ -4,30 +4,26 @@
  * judging or the Piscina pool, then answer, forward or safe video) and the forwarder
  * (./upstream.ts), wired together and closed together.
  */
-import { CategoryDb } from '../engine/catdb/index.js'
 import type { Config } from '../engine/config/types.js'
 import { formatHostPort, parseHostPort } from '../engine/config/address.js'
 import { EngineError } from '../engine/errors.js'
 import { silentLogger, type Logger } from '../engine/log/index.js'
-import { Policy, loadSafeHosts, type SafeHosts } from '../engine/policy/index.js'
+import { createPolicy, type Policy, type SafeHosts } from '../engine/policy/index.js'
 import { DnsMetrics } from '../engine/metrics/index.js'
 import { JudgePool } from '../engine/pool/index.js'
 import { noopQueryLogSink, type QueryLogSink } from '../engine/querylog/index.js'
 import { configuredStoreOptions, openConfiguredStore, type Store } from '../engine/store/index.js'
-import { createBuiltinWhitelist } from '../engine/whitelist/index.js'
 import { Judge, compileBlockAnswers } from '../engine/judge/index.js'
-import { Dispatcher, newCounters, type DnsCounters } from './dispatch.js'
+import { Dispatcher } from './dispatch.js'
 import { TcpFront, kMaxTcpQueryFrame } from './tcp-front.js'
+import { RateLimiter } from './rate-limit.js'
 import { UdpFront } from './udp-front.js'
 import { NativeUdpFront } from './native-udp-front.js'
 import { Forwarder } from './upstream.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
 
 export { kMaxTcpQueryFrame, kMaxTcpInflight } from './tcp-front.js'
-export type { DnsCounters } from './dispatch.js'
 
-/** How often the policy checks the store's generation (API writes enforced within this). */
-export const kGenerationCheckMs = 20
 
 export interface DnsServerOptions {
   config: Readonly<Config>
@@ -48,6 +44,8 @@ export interface DnsListener {
   readonly host: string
   readonly family: 4 | 6
   readonly port: number
+  /** The UDP socket's receive buffer as the kernel set it (it doubles the request, capped by net.core.rmem_max). */
+  readonly udpReceiveBuffer: number
 }
 
 export interface DnsServer {
@@ -58,7 +56,6 @@ export interface DnsServer {
   readonly dispatch: 'inline' | 'pool'
   /** The UDP I/O path in use (`proxy.io` resolved). */
   readonly io: UdpIo
-  readonly counters: Readonly<DnsCounters>
   close (): Promise<void>
 }
 
@@ -82,7 +79,6 @@ class FrontProcessServer implements DnsServer {
   readonly endpoints: string[] = []
   readonly dispatch: 'inline' | 'pool'
   io: UdpIo = 'dgram'
-  readonly counters: DnsCounters = newCounters()
   private readonly config: Readonly<Config>
   private readonly logger: Logger
   private readonly sink: QueryLogSink
@@ -91,11 +87,12 @@ class FrontProcessServer implements DnsServer {
   private store: Store | null = null
   private ownsStore = false
   private pool: JudgePool | null = null
+  private policy: Policy | null = null
   private forwarder: Forwarder | null = null
   private dispatcher: Dispatcher | null = null
   private tcp: TcpFront | null = null
+  private limiter: RateLimiter | null = null
   private readonly udp: Array<UdpFront | NativeUdpFront> = []
-  private generationTimer: NodeJS.Timeout | null = null
   private closed = false
 
   constructor (o: DnsServerOptions) {
@@ -119,15 +116,9 @@ class FrontProcessServer implements DnsServer {
     if (this.dispatch === 'inline') {
       this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
       this.ownsStore = o.store === undefined
-      const policy = new Policy({
-        store: this.store,
-        categories: new CategoryDb(this.store),
-        builtin: createBuiltinWhitelist(this.config.common['vendor-names']),
-        safeHosts: o.safeHosts ?? loadSafeHosts(proxy['safesearch-hosts'])
-      })
-      judge = new Judge({ policy, answers: compileBlockAnswers(proxy), clientSubnet: proxy['client-subnet'], wantCats: this.sink.enabled })
-      this.generationTimer = setInterval(() => { policy.checkGeneration() }, kGenerationCheckMs)
-      this.generationTimer.unref()
+      this.policy = createPolicy(this.config, this.store, o.safeHosts === undefined ? {} : { safeHosts: o.safeHosts })
+      judge = new Judge({ policy: this.policy, answers: compileBlockAnswers(proxy), clientSubnet: proxy['client-subnet'], wantCats: this.sink.enabled })
+      this.policy.watcher.start()
     } else {
       this.pool = new JudgePool({
         workers: proxy.workers,
@@ -140,8 +131,17 @@ class FrontProcessServer implements DnsServer {
         }
       })
     }
+    this.limiter = proxy['rate-limit'] > 0 ? new RateLimiter(proxy['rate-limit'], proxy['rate-limit-prefix-v4'], proxy['rate-limit-prefix-v6']) : null
     const dispatcher = new Dispatcher({
-      judge, pool: this.pool, batchSize: proxy['batch-size'], sink: this.sink, metrics: this.metrics, logger: this.logger, counters: this.counters
+      judge,
+      pool: this.pool,
+      batchSize: proxy['batch-size'],
+      sink: this.sink,
+      metrics: this.metrics,
+      logger: this.logger,
+      limiter: this.limiter,
+      limitAction: proxy['rate-limit-action'],
+      truncateAnyOverUdp: proxy['any-over-udp'] === 'truncate'
     })
     this.dispatcher = dispatcher
     this.forwarder = await Forwarder.create({
@@ -154,10 +154,10 @@ class FrontProcessServer implements DnsServer {
     this.tcp = new TcpFront({
       maxConnections: proxy['tcp-max-connections'],
       idleTimeoutMs: proxy['tcp-idle-timeout'],
+      messageTimeoutMs: proxy['tcp-message-timeout'],
       maxFrame: this.tcpMaxFrame,
       logger: this.logger,
-      onQuery: dispatcher.submit,
-      onConnection: () => { this.counters.tcpConnections++ }
+      onQuery: dispatcher.submit
     })
     for (const text of proxy.listen) await this.listen(text)
   }
@@ -171,7 +171,7 @@ class FrontProcessServer implements DnsServer {
       try {
         udp = this.io === 'native'
           ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher)
-          : await UdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit, this.logger)
+          : await UdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit, this.logger, this.config.proxy['udp-receive-buffer'])
       } catch (err) {
         throw new EngineError('ENGINE_LISTEN', `dns: cannot bind UDP ${text}: ${(err as Error).message}`, { cause: err })
       }
@@ -184,7 +184,7 @@ class FrontProcessServer implements DnsServer {
         throw new EngineError('ENGINE_LISTEN', `dns: cannot listen on TCP ${text}: ${(err as Error).message}`, { cause: err })
       }
       this.udp.push(udp)
-      this.listeners.push({ host: hp.host, family: hp.family, port })
+      this.listeners.push({ host: hp.host, family: hp.family, port, udpReceiveBuffer: udp instanceof UdpFront ? udp.receiveBufferSize : 0 })
       this.endpoints.push(`dns udp+tcp ${formatHostPort({ host: hp.host, port })} (udp io ${this.io})`)
       return
     }
@@ -193,8 +193,9 @@ class FrontProcessServer implements DnsServer {
   async close (): Promise<void> {
     if (this.closed) return
     this.closed = true
-    if (this.generationTimer !== null) clearInterval(this.generationTimer)
+    this.policy?.watcher.stop()
     this.dispatcher?.close()
+    this.limiter?.close()
     for (const u of this.udp) u.close()
     await this.tcp?.close()
     this.forwarder?.close()

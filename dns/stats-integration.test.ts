@@ -6,7 +6,7 @@ import { silentLogger } from '../engine/log/index.js'
 import { addUser, ask, server, sleep, world } from './testing/harness.js'
 import { openStatsDb } from '../engine/stats/db.js'
 import { ANONYMOUS_USER } from '../engine/stats/files.js'
-import { statsTestEnv } from '../engine/stats/fixtures.js'
+import { statsTestEnv } from '../engine/stats/testing/fixtures.js'
 import { importClosedFiles } from '../engine/stats/importer.js'
 import { activityByDay, rawLastHour, topDomains } from '../engine/stats/reports.js'
 import { ReportTime, formatDay } from '../engine/stats/time.js'
@@ -61,7 +61,7 @@ test('sums a user\'s addresses, keeps anonymous addresses apart, and counts a mo
   await from('127.0.0.6', 'anon.example')
   await from('127.0.0.5', 'evil.example')
   await from('127.0.0.6', 'nx.invalid')
-  // The billing system gives 127.0.0.3 to bob; the server reads the new generation within 20 ms.
+  // The billing system gives 127.0.0.3 to bob; the server reads the new generation within GENERATION_CHECK_MS (10 ms).
   await w.store.write((wr) => {
     wr.putUser({ ...w.store.getUser('bob')!, ip: ['127.0.0.4', '127.0.0.3'] })
     wr.claimAddresses('bob', ['127.0.0.3'])

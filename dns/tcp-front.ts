@@ -1,10 +1,23 @@
 /*
  * The TCP front (RFC 7766) on node:net: length-framed messages, many per connection, each
- * answered as soon as its answer is ready (so out of order when upstream latencies differ); an
- * idle timeout that only closes a connection with nothing in flight; a per-process connection cap
- * (`tcp-max-connections`, excess connections are closed on accept); a frame-size cap (a larger
- * announced length closes the connection: the stream cannot be resynchronised); and at most
- * kMaxTcpInflight queries in flight per connection (reading pauses until answers drain).
+ * answered as soon as its answer is ready (so out of order when upstream latencies differ); a
+ * per-process connection cap (`tcp-max-connections`, excess connections are closed on accept);
+ * a frame-size cap (a larger announced length closes the connection: the stream cannot be
+ * resynchronised).
+ *
+ * What one client may cost is bounded, whatever it does:
+ * - Back-pressure. A query counts against the connection's in-flight cap (kMaxTcpInflight) until
+ *   its answer is handed to the socket, and the answers the socket holds because the client does
+ *   not read count too: past kMaxTcpBuffered bytes waiting to be written, or kMaxTcpInflight
+ *   queries in flight, the connection stops reading (frames already received wait in its reader),
+ *   and reading resumes on 'drain'. A pipelining client that never reads therefore holds at most
+ *   about kMaxTcpBuffered + one read chunk + kMaxTcpInflight forwarded queries, and the kernel's
+ *   socket buffers; its connection is then idle (nothing moves) and closed by the idle timeout.
+ * - Deadlines not reset by each byte (slowloris). A message that has begun must be complete
+ *   within `tcp-message-timeout`; a connection with nothing in flight, nothing to write and no
+ *   partial message is closed `tcp-idle-timeout` after its last complete message or answer. A
+ *   client dribbling one byte every few seconds is closed at the message deadline.
+ * Answers of one event-loop turn are corked into one write (one system call for a pipelined batch).
  *
  * Each connection is one Peer (and its own PeerChannel); every query read from it goes to the
  * dispatcher with that Peer.
@@ -20,15 +33,19 @@ import type { QueryHandler } from './udp-front.js'
 export const kMaxTcpQueryFrame = 4096
 /** Queries one TCP connection may have in flight before we stop reading from it. */
 export const kMaxTcpInflight = 64
+/** Answer bytes waiting for a slow reader before we stop reading its queries. */
+export const kMaxTcpBuffered = 64 * 1024
+/** How often the deadlines are checked. */
+const kSweepMs = 250
 
 export interface TcpFrontOptions {
   maxConnections: number
   idleTimeoutMs: number
+  /** A message that has begun must be complete within this (slowloris). */
+  messageTimeoutMs: number
   maxFrame: number
   logger: Logger
   onQuery: QueryHandler
-  /** Counts accepted connections. */
-  onConnection: () => void
 }
 
 class TcpConnection implements PeerChannel {
@@ -36,16 +53,37 @@ class TcpConnection implements PeerChannel {
   readonly sock: Socket
   readonly reader: FrameReader
   readonly peer: Peer
+  private readonly onQuery: QueryHandler
   inflight = 0
   closed = false
-  constructor (sock: Socket, maxFrame: number) {
+  /** Date.now() of the last complete message read or answer written. */
+  lastActive: number
+  /** Date.now() when the unfinished message in the reader began, or 0. */
+  partialSince = 0
+  private corked = false
+  private readonly uncork = (): void => {
+    this.corked = false
+    this.sock.uncork()
+  }
+
+  constructor (sock: Socket, maxFrame: number, onQuery: QueryHandler) {
     this.sock = sock
     this.reader = new FrameReader(maxFrame)
     this.peer = new Peer(this, sock.remoteAddress ?? '', sock.remotePort ?? 0)
+    this.onQuery = onQuery
+    this.lastActive = Date.now()
   }
 
   send (_peer: Peer, buf: Buffer, len: number, _copy: boolean): void {
-    if (!this.closed) this.sock.write(frame(buf, len))
+    if (!this.closed) {
+      if (!this.corked) {
+        this.corked = true
+        this.sock.cork()
+        process.nextTick(this.uncork)
+      }
+      this.sock.write(frame(buf, len))
+      this.lastActive = Date.now()
+    }
     this.skip(_peer)
   }
 
@@ -54,7 +92,33 @@ class TcpConnection implements PeerChannel {
   // One query of this connection is done (answered or not): free its in-flight slot.
   skip (_peer: Peer): void {
     this.inflight--
-    if (this.inflight < kMaxTcpInflight && this.sock.isPaused() && !this.closed) this.sock.resume()
+    if (this.sock.isPaused() && !this.closed && this.canRead()) this.resume()
+  }
+
+  /** Whether another query may be taken: in-flight and buffered-answer caps. */
+  canRead (): boolean {
+    return this.inflight < kMaxTcpInflight && this.sock.writableLength <= kMaxTcpBuffered
+  }
+
+  // Takes the frames already received, while the caps allow; the rest wait in the reader.
+  // A message's deadline starts with its first byte: partialSince is cleared by each complete
+  // message and set when bytes of the next one wait (not when whole frames wait for our caps).
+  pump (): void {
+    while (!this.closed && this.canRead()) {
+      const msg = this.reader.read()
+      if (msg === null) break
+      this.inflight++
+      this.lastActive = Date.now()
+      this.partialSince = 0
+      this.onQuery(msg, this.peer)
+    }
+    if (this.reader.bufferedBytes === 0 || !this.canRead()) this.partialSince = 0
+    else if (this.partialSince === 0) this.partialSince = Date.now()
+  }
+
+  resume (): void {
+    this.pump()
+    if (this.canRead()) this.sock.resume()
   }
 }
 
@@ -63,10 +127,15 @@ export class TcpFront {
   private readonly o: TcpFrontOptions
   private readonly servers: Server[] = []
   private readonly connections = new Set<TcpConnection>()
+  private readonly sweeper: NodeJS.Timeout
   private closed = false
+  /** Connections closed by a deadline: message (slowloris) and idle. */
+  readonly counters = { messageTimeouts: 0, idleTimeouts: 0 }
 
   constructor (o: TcpFrontOptions) {
     this.o = o
+    this.sweeper = setInterval(() => this.sweep(), Math.min(kSweepMs, o.messageTimeoutMs >> 1, o.idleTimeoutMs >> 1))
+    this.sweeper.unref()
   }
 
   /** Listens on `host:port`; throws the listen error (the server is not kept). */
@@ -86,36 +155,49 @@ export class TcpFront {
 
   private onConnection (sock: Socket): void {
     if (this.closed) { sock.destroy(); return }
-    const c = new TcpConnection(sock, this.o.maxFrame)
+    const c = new TcpConnection(sock, this.o.maxFrame, this.o.onQuery)
     this.connections.add(c)
-    this.o.onConnection()
-    sock.setTimeout(this.o.idleTimeoutMs)
-    sock.on('timeout', () => {
-      // RFC 7766 §6.2.3: idle means no query outstanding; a slow upstream is not idleness.
-      if (c.inflight === 0) sock.destroy()
-    })
     sock.on('error', () => {})
     sock.on('close', () => {
       c.closed = true
       this.connections.delete(c)
     })
+    sock.on('drain', () => {
+      c.lastActive = Date.now()
+      if (sock.isPaused() && !c.closed && c.canRead()) c.resume()
+    })
     sock.on('data', (chunk: Buffer) => {
       c.reader.push(chunk)
-      for (let msg = c.reader.read(); msg !== null; msg = c.reader.read()) {
-        c.inflight++
-        this.o.onQuery(msg, c.peer)
-      }
+      c.pump()
       if (c.reader.isOversized) {
         this.o.logger.debug({ length: c.reader.oversizedLength, client: sock.remoteAddress }, 'dns tcp frame too large; closing')
         sock.destroy()
-      } else if (c.inflight >= kMaxTcpInflight) {
+      } else if (!c.canRead()) {
         sock.pause()
       }
     })
   }
 
+  // The deadlines, one timer for all connections (no per-connection timer to reset per byte).
+  private sweep (): void {
+    const now = Date.now()
+    for (const c of this.connections) {
+      if (c.closed) continue
+      if (c.partialSince !== 0 && now - c.partialSince > this.o.messageTimeoutMs) {
+        this.counters.messageTimeouts++
+        c.sock.destroy()
+      } else if (now - c.lastActive > this.o.idleTimeoutMs && (c.inflight === 0 || c.sock.writableLength > 0)) {
+        // RFC 7766 §6.2.3: idle means no query outstanding (a slow upstream is not idleness), or
+        // answers that the client has not read for the whole idle time.
+        this.counters.idleTimeouts++
+        c.sock.destroy()
+      }
+    }
+  }
+
   async close (): Promise<void> {
     this.closed = true
+    clearInterval(this.sweeper)
     const closing = this.servers.map(async (s) => await new Promise<void>((resolve) => s.close(() => resolve())))
     for (const c of this.connections) c.sock.destroy()
     await Promise.all(closing)

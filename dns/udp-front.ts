@@ -20,9 +20,18 @@ export class UdpFront implements PeerChannel {
     this.port = socket.address().port
   }
 
-  /** Binds `host:port` (0: a free port); throws the bind error. */
-  static async bind (host: string, port: number, family: 4 | 6, onQuery: QueryHandler, logger: Logger): Promise<UdpFront> {
-    const udp = createSocket({ type: family === 4 ? 'udp4' : 'udp6', ipv6Only: family === 6 })
+  /** The receive buffer as the kernel set it (bytes). */
+  get receiveBufferSize (): number {
+    try { return this.socket.getRecvBufferSize() } catch { return 0 }
+  }
+
+  /**
+   * Binds `host:port` (0: a free port) with a receive buffer of `receiveBuffer` bytes (0: the
+   * kernel's default, about 208 KiB, which a burst of a few hundred packets overflows; Linux caps
+   * the request at net.core.rmem_max); throws the bind error.
+   */
+  static async bind (host: string, port: number, family: 4 | 6, onQuery: QueryHandler, logger: Logger, receiveBuffer = 0): Promise<UdpFront> {
+    const udp = createSocket({ type: family === 4 ? 'udp4' : 'udp6', ipv6Only: family === 6, ...(receiveBuffer > 0 ? { recvBufferSize: receiveBuffer } : {}) })
     try {
       udp.bind(port, host)
       await once(udp, 'listening')

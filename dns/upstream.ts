@@ -12,11 +12,19 @@
  * socket it left from, with its ID and its question (name case-insensitively, type, class). The
  * client's ID is then written back and the bytes relayed otherwise unchanged (TC answers too).
  *
- * Timeouts: every query waits `timeoutMs` at most. Queries are queued in sending order and all
- * share one timeout, so one coarse sweep timer pops the expired ones from the head of the queue:
- * no timer per query. A resolver that let a query time out is marked down for `downMs`; later
- * queries go to the next resolver in order that is up (failover), and back once the time passed.
- *
+ * Timeouts and failover, the way dnsdist and Unbound do it: the client's budget is `timeoutMs`.
+ * It is split into `attempts` tries (one per resolver, at most 3) of `timeoutMs / attempts`
+ * each; a try that gets no answer in its share is sent again, with a fresh ID, to the next
+ * resolver, so a dead resolver costs a client one share of latency and never a SERVFAIL while
+ * another one answers. Only when the whole budget is spent does the client get SERVFAIL.
+ * A resolver that let a try time out (or refused it: ICMP port unreachable, TCP reset) is marked
+ * down: users' queries go to the first resolver that is up (to a down one only when all are
+ * down). A down resolver is probed in the background, every `probeMs`, with a query of our own
+ * (`. NS`); the first answer (any RCODE) marks it up again. So no user query is spent finding
+ * out whether a resolver came back. Tries are queued in sending order and all share one
+ * per-try timeout, so one coarse sweep timer pops the expired ones from the head of the queue:
+ * no timer per query.
+
  * TCP clients are forwarded over TCP, one short connection per query (TCP is the rare path:
  * truncated answers, zone-sized records), framed as RFC 7766 says.
  */
@@ -37,7 +45,10 @@ class Resolver {
   readonly host: string
   readonly port: number
   readonly family: 4 | 6
-  downUntil = 0
+  /** False from a try that timed out or was refused until an answer (a probe's or a user's). */
+  up = true
+  /** A background probe is waiting for its answer. */
+  probing = false
   /** UDP sockets connected to this resolver: the live pool, and retired ones still awaited. */
   readonly pool: OutSocket[] = []
   readonly retired = new Set<OutSocket>()
@@ -112,8 +123,14 @@ export class PendingQuery {
   started = 0
   // Forwarder bookkeeping.
   key = -1
-  expires = 0
+  /** Date.now() when the client's budget is spent. */
+  deadline = 0
+  /** Tries sent so far; the queue entry of an earlier try is stale. */
+  tries = 0
   done = false
+  /** A background probe of `resolver` (no client waits for it). */
+  probe = false
+  viaTcp = false
   resolver: Resolver | null = null
   out: OutSocket | null = null
   tcp: TcpSocket | null = null
@@ -124,29 +141,41 @@ export class PendingQuery {
 
 export interface ForwarderOptions {
   resolvers: readonly ResolverAddress[]
+  /** The client's whole budget: SERVFAIL when no resolver answered within it. */
   timeoutMs: number
   /** Called once per query: the upstream answer with the client's ID restored, or null on timeout/failure. */
   onAnswer: (p: PendingQuery, response: Buffer | null) => void
   /** UDP sockets per resolver. */
   socketsPerResolver?: number
   rotateMs?: number
-  downMs?: number
+  /** How often a down resolver is probed (default 500 ms). */
+  probeMs?: number
   /** UDP I/O: node:dgram (default) or the native batched addon (engine/udp). */
   io?: 'native' | 'dgram'
 }
 
 const kIdBatch = 4096
+/** Tries per client query at most (one per resolver): dnsdist and Unbound settle on a few. */
+const kMaxTries = 3
+// `. NS`, RD set: every recursive resolver answers it from its cache.
+const kProbeQuery = Buffer.from([0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1])
 
 export class Forwarder {
   private readonly resolvers: Resolver[]
   private readonly timeoutMs: number
-  private readonly downMs: number
+  private readonly tryMs: number
+  private readonly maxTries: number
+  private readonly probeMs: number
   private readonly rotateMs: number
   private readonly poolSize: number
   private readonly io: 'native' | 'dgram'
   private readonly onAnswer: (p: PendingQuery, response: Buffer | null) => void
   private readonly byKey = new Map<number, PendingQuery>()
+  // The tries in sending order (all expire tryMs after they were sent) and, side by side, the try
+  // number each entry stands for: an entry whose query has been sent again since is stale.
   private queue: PendingQuery[] = []
+  private queueTry: number[] = []
+  private queueExpires: number[] = []
   private head = 0
   private readonly tcpPending = new Set<PendingQuery>()
   private readonly ids = new Uint16Array(kIdBatch)
@@ -154,23 +183,28 @@ export class Forwarder {
   private turn = 0
   private serial = 0
   private lastRotate = 0
+  private lastProbe = 0
   private readonly sweeper: NodeJS.Timeout
   private readonly scratch = new QueryScratch()
   private closed = false
-  /** Counters (SMI range): answers relayed, timeouts, answers dropped as unmatched. */
-  readonly counters = { answered: 0, timeouts: 0, unmatched: 0 }
 
   private constructor (o: ForwarderOptions) {
     if (o.resolvers.length === 0) throw new Error('dnscache.forward names no resolver')
     this.resolvers = o.resolvers.map((r) => new Resolver(r))
     this.timeoutMs = o.timeoutMs
-    this.downMs = o.downMs ?? Math.max(5000, 2 * o.timeoutMs)
+    this.maxTries = Math.min(kMaxTries, this.resolvers.length)
+    // The sweep notices an expired try up to one interval late, so a try's timeout is its share
+    // of the budget minus that interval: all tries together end within `timeoutMs`.
+    const share = Math.floor(o.timeoutMs / this.maxTries)
+    const sweepMs = Math.max(10, Math.min(50, share >> 3))
+    this.tryMs = Math.max(5, share - sweepMs)
+    this.probeMs = o.probeMs ?? 500
     this.rotateMs = o.rotateMs ?? 15_000
     this.poolSize = o.socketsPerResolver ?? 4
     this.io = o.io ?? 'dgram'
     this.onAnswer = o.onAnswer
     this.lastRotate = Date.now()
-    this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(100, o.timeoutMs >> 2)))
+    this.sweeper = setInterval(() => this.sweep(), sweepMs)
     this.sweeper.unref()
   }
 
@@ -180,11 +214,6 @@ export class Forwarder {
       for (let i = 0; i < f.poolSize; i++) r.pool.push(await f.openSocket(r))
     }
     return f
-  }
-
-  /** Queries waiting for an answer. */
-  get pendingCount (): number {
-    return this.byKey.size + this.tcpPending.size
   }
 
   private nextId (): number {
@@ -217,9 +246,10 @@ export class Forwarder {
       const out = new OutSocket(new DgramOut(sock), ++this.serial, Date.now())
       sock.on('message', (msg, rinfo) => this.onUdpAnswer(out, msg, rinfo.port, rinfo.address))
       // On a connected socket the kernel reports the resolver's ICMP port-unreachable as
-      // ECONNREFUSED: nothing listens there, so fail over now rather than after a timeout.
+      // ECONNREFUSED: nothing listens there, so mark it down now; its tries go on to the next
+      // resolver when their share of the budget is spent.
       sock.on('error', (err: NodeJS.ErrnoException) => {
-        if (err.code === 'ECONNREFUSED') r.downUntil = Date.now() + this.downMs
+        if (err.code === 'ECONNREFUSED') r.up = false
       })
       return out
     }
@@ -233,13 +263,13 @@ export class Forwarder {
     const out = new OutSocket(t, ++this.serial, Date.now())
     const onBatch = (count: number): void => {
       if (count < 0) {
-        if (count === -ECONNREFUSED) r.downUntil = Date.now() + this.downMs
+        if (count === -ECONNREFUSED) r.up = false
         return
       }
       const s = t.sock!   // batches only come after open returned
       for (let i = 0; i < count; i++) {
         const len = s.rxInfo[2 * i]!
-        if (len < 0) { this.counters.unmatched++; continue }
+        if (len < 0) continue
         const off = i * s.slot
         this.onUdpAnswer(out, s.rxBuf.subarray(off, off + len), s.rxInfo[2 * i + 1]!, r.host)
       }
@@ -264,19 +294,30 @@ export class Forwarder {
     }
   }
 
-  private pickResolver (now: number): Resolver {
-    let best: Resolver | null = null
-    for (const r of this.resolvers) {
-      if (r.downUntil <= now) return r
-      if (best === null || r.downUntil < best.downUntil) best = r
-    }
-    return best!   // resolvers is non-empty
+  // The first resolver that is up, never `avoid` (the one the last try went to) when there is
+  // another; when none is up, the next one after `avoid` in the list (or the first).
+  private pickResolver (avoid: Resolver | null): Resolver {
+    const list = this.resolvers
+    for (const r of list) if (r.up && r !== avoid) return r
+    if (avoid === null) return list[0]!   // resolvers is non-empty
+    return list[(list.indexOf(avoid) + 1) % list.length]!
+  }
+
+  private enqueue (p: PendingQuery, expires: number): void {
+    this.queue.push(p)
+    this.queueTry.push(p.tries)
+    this.queueExpires.push(expires)
   }
 
   /** Sends `p.query` upstream over UDP; `p.clientId` must be set. */
   forwardUdp (p: PendingQuery): void {
+    p.deadline = Date.now() + this.timeoutMs
+    p.viaTcp = false
+    this.sendUdp(p, this.pickResolver(null))
+  }
+
+  private sendUdp (p: PendingQuery, r: Resolver): void {
     const now = Date.now()
-    const r = this.pickResolver(now)
     const pool = r.pool
     let out = pool[this.turn % pool.length]!   // every resolver's pool is non-empty
     // dgram: the next socket for every query. Native: the queries of one batch stay on one socket
@@ -293,14 +334,14 @@ export class Forwarder {
       const k = out.serial * 65536 + id
       if (!this.byKey.has(k)) { key = k; setId(p.query, id); break }
     }
-    if (key < 0) { this.onAnswer(p, null); return }   // 16 ID collisions: the socket is saturated
+    if (key < 0) { this.finish(p, null); return }   // 16 ID collisions: the socket is saturated
     p.key = key
     p.resolver = r
     p.out = out
-    p.expires = now + this.timeoutMs
+    p.tries++
     out.pending++
     this.byKey.set(key, p)
-    this.queue.push(p)
+    this.enqueue(p, now + this.tryMs)
     out.sock.send(p.query)
   }
 
@@ -309,8 +350,7 @@ export class Forwarder {
     if (id < 0) return
     const p = this.byKey.get(out.serial * 65536 + id)
     const r = p?.resolver
-    if (p === undefined || r == null || fromPort !== r.port || fromAddress !== r.host || !this.matches(p, msg)) {
-      this.counters.unmatched++
+      if (p === undefined || r == null || fromPort !== r.port || fromAddress !== r.host || !this.matches(p, msg)) {
       return
     }
     this.byKey.delete(p.key)
@@ -326,24 +366,47 @@ export class Forwarder {
 
   private finish (p: PendingQuery, response: Buffer | null): void {
     p.done = true
+    const r = p.resolver
+    if (response !== null && r !== null) r.up = true
+    if (p.probe) {
+      if (r !== null) r.probing = false
+      return
+    }
     if (response !== null) {
-      const r = p.resolver
-      if (r !== null) r.downUntil = 0
       setId(response, p.clientId)
-      this.counters.answered++
     }
     this.onAnswer(p, response)
   }
 
-  /** Sends `p.query` upstream over TCP (one connection per query). */
+  // A try failed (no answer in its share, or refused): the resolver is down; send the query
+  // again to the next resolver while the client's budget allows another full share, else fail.
+  private retryOrFail (p: PendingQuery, now: number): void {
+    const r = p.resolver
+    if (r !== null) r.up = false
+    if (p.probe || p.tries >= this.maxTries || now + (this.tryMs >> 1) > p.deadline) {
+      this.finish(p, null)
+      return
+    }
+    const next = this.pickResolver(r)
+    if (p.viaTcp) this.sendTcp(p, next)
+    else this.sendUdp(p, next)
+  }
+
+  /** Sends `p.query` upstream over TCP (one connection per try). */
   forwardTcp (p: PendingQuery): void {
+    p.deadline = Date.now() + this.timeoutMs
+    p.viaTcp = true
+    this.sendTcp(p, this.pickResolver(null))
+  }
+
+  private sendTcp (p: PendingQuery, r: Resolver): void {
     const now = Date.now()
-    const r = this.pickResolver(now)
     setId(p.query, this.nextId())
     p.resolver = r
-    p.expires = now + this.timeoutMs
+    p.tries++
+    const attempt = p.tries
     this.tcpPending.add(p)
-    this.queue.push(p)
+    this.enqueue(p, now + this.tryMs)
     const sock = connect({ host: r.host, port: r.port, family: r.family })
     p.tcp = sock
     const reader = new FrameReader()
@@ -352,7 +415,7 @@ export class Forwarder {
     sock.on('data', (chunk: Buffer) => {
       reader.push(chunk)
       for (let m = reader.read(); m !== null; m = reader.read()) {
-        if (p.done || readId(m) !== readId(p.query) || !this.matches(p, m)) continue
+        if (p.done || p.tries !== attempt || readId(m) !== readId(p.query) || !this.matches(p, m)) continue
         this.tcpPending.delete(p)
         sock.destroy()
         this.finish(p, m)
@@ -360,11 +423,11 @@ export class Forwarder {
       }
     })
     const fail = (): void => {
-      if (p.done) return
+      if (p.done || p.tries !== attempt) return
       this.tcpPending.delete(p)
-      // A refused or reset connection counts as an unanswered query: fail over, answer SERVFAIL.
-      r.downUntil = Date.now() + this.downMs
-      this.finish(p, null)
+      sock.destroy()
+      // A refused or reset connection counts as an unanswered try: on to the next resolver now.
+      this.retryOrFail(p, Date.now())
     }
     sock.on('error', fail)
     sock.on('close', fail)
@@ -373,25 +436,35 @@ export class Forwarder {
   private sweep (): void {
     const now = Date.now()
     const q = this.queue
+    const qt = this.queueTry
+    const qe = this.queueExpires
     while (this.head < q.length) {
-      const p = q[this.head]!   // head < length
-      if (!p.done && p.expires > now) break
+      const i = this.head
+      const p = q[i]!   // head < length
+      const stale = p.done || qt[i] !== p.tries
+      if (!stale && qe[i]! > now) break
       this.head++
-      if (p.done) continue
-      this.counters.timeouts++
-      if (p.resolver !== null) p.resolver.downUntil = now + this.downMs
+      if (stale) continue
       if (p.tcp !== null) {
         this.tcpPending.delete(p)
-        p.tcp.destroy()
+        const sock = p.tcp
+        p.tcp = null
+        sock.destroy()
       } else {
         this.byKey.delete(p.key)
         if (p.out !== null) p.out.pending--
       }
-      this.finish(p, null)
+      this.retryOrFail(p, now)
     }
-    if (this.head > 1024 && this.head * 2 > q.length) {
-      this.queue = q.slice(this.head)
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head)
+      this.queueTry = this.queueTry.slice(this.head)
+      this.queueExpires = this.queueExpires.slice(this.head)
       this.head = 0
+    }
+    if (now - this.lastProbe >= this.probeMs) {
+      this.lastProbe = now
+      this.probe(now)
     }
     if (now - this.lastRotate >= this.rotateMs) {
       this.lastRotate = now
@@ -404,6 +477,18 @@ export class Forwarder {
           s.sock.close()
         }
       }
+    }
+  }
+
+  // One probe at a time per down resolver, over UDP, answered (any RCODE) or timed out after a try's share.
+  private probe (now: number): void {
+    for (const r of this.resolvers) {
+      if (r.up || r.probing) continue
+      r.probing = true
+      const p = new PendingQuery(Buffer.from(kProbeQuery))
+      p.probe = true
+      p.deadline = now + this.tryMs
+      this.sendUdp(p, r)
     }
   }
 
@@ -435,6 +520,8 @@ export class Forwarder {
       this.finish(p, null)
     }
     this.queue = []
+    this.queueTry = []
+    this.queueExpires = []
     this.byKey.clear()
     this.tcpPending.clear()
     for (const r of this.resolvers) {

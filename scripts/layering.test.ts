@@ -19,6 +19,7 @@ async function restricted (filePath: string, code: string): Promise<string[]> {
 }
 
 const forbidden: Array<[string, string]> = [
+  ['engine/metrics/x.test.ts', "import { ask } from '../../dns/testing/harness.js'"],
   ['engine/stats/x.ts', "import { startRole } from '../../api/role.js'"],
   ['engine/role.ts', "import type { Foo } from '../blockpage/server.js'"],
   ['engine/stats/x.ts', "import { startDnsServer } from '../../dns/server.js'"],
@@ -38,8 +39,7 @@ const allowed: Array<[string, string]> = [
   ['dns/x.ts', "import { JudgePool } from '../engine/pool/index.js'"],
   ['engine/stats/x.ts', "import { Store } from '../store/index.js'"],
   ['tools/x.ts', "import { startRole } from '../api/role.js'"],
-  ['blockpage/x.test.ts', "import { startApi } from '../api/fixtures.js'"],
-  ['engine/metrics/x.test.ts', "import { ask } from '../../dns/testing/harness.js'"],
+  ['blockpage/x.test.ts', "import { startApi } from '../api/testing/fixtures.js'"],
   ['bench/x.ts', "import { startRole } from '../api/role.js'"]
 ]
 

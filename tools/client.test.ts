@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import { Store } from '../engine/store/index.js'
 import { startStubResolver } from '../engine/upstream-stub/index.js'
-import { CONF_DIR, basic, buildCatdb, get } from '../catapi/harness.js'
+import { CONF_DIR, basic, buildCats, get } from '../catapi/testing/harness.js'
 import { ExistenceChecker } from '../catapi/resolver.js'
 import { createCatApi } from '../catapi/server.js'
 
@@ -47,7 +47,7 @@ test('client add prints a secret once that then authenticates, and rotate, list,
   const { config, db, cleanups } = setup(t)
   const store = Store.open(db)
   cleanups.push(() => store.close())
-  await buildCatdb(store, [['example.com', [40]]])
+  await buildCats(store, [['example.com', [40]]])
   const api = createCatApi({ store, taxonomy: loadTaxonomy(CONF_DIR, 'en'), existence: new ExistenceChecker({ resolvers: [] }) })
   cleanups.push(() => api.close())
   const { registered } = await api.listen({ host: '127.0.0.1', port: 0 }, { host: '127.0.0.1', port: 0 })
@@ -111,7 +111,7 @@ test('the catapi daemon serves both listeners from its config and stops cleanly 
     ''
   ].join('\n'))
   const store = Store.open(db)
-  await buildCatdb(store, [['example.com', [40]]])
+  await buildCats(store, [['example.com', [40]]])
   await store.close()
   const { id, secret } = secretOf(await filterd(['client', 'add', '--config', config]))
 

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util'
 import { loadConfigFile, type RoleName } from '../engine/config/index.js'
 import { isEngineError } from '../engine/errors.js'
 import { logStartFailure } from '../engine/log/index.js'
-import { COMMANDS, loadCommand, NotBuiltError, ROLE_HELP, ROLE_NAMES } from './cli/roles.js'
+import { COMMANDS, loadCommand, ROLE_HELP, ROLE_NAMES } from './cli/roles.js'
 import { runAll } from './cli/run-all.js'
 import { runRole } from './cli/run-role.js'
 
@@ -118,14 +118,13 @@ async function main (argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then((code) => {
   if (code >= 0) process.exit(code)
 }, (err: unknown) => {
-  const code = err instanceof NotBuiltError ? 3 : 1
   if (startingRole !== undefined) {
     // The stack, when there is one, is in `err.stack` of the line.
     logStartFailure(startingRole, err, `filterd: ${err instanceof Error ? err.message : String(err)}`)
-  } else if (err instanceof NotBuiltError || isEngineError(err)) {
+  } else if (isEngineError(err)) {
     process.stderr.write(`filterd: ${err.message}\n`)
   } else {
     process.stderr.write(`filterd: ${(err as Error).stack ?? String(err)}\n`)
   }
-  process.exit(code)
+  process.exit(1)
 })

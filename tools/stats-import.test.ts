@@ -4,8 +4,8 @@ import { readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { silentLogger } from '../engine/log/index.js'
 import { ANONYMOUS_USER, ReportTime, activityByDay, activityByHour, createCsvQueryLog, openStatsDb, topDomains } from '../engine/stats/index.js'
-import { rec, statsTestEnv, writeFiles } from '../engine/stats/fixtures.js'
-import type { StatsRecord } from '../engine/stats/writer.js'
+import { rec, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
+import type { QueryLogRecord } from '../engine/querylog/index.js'
 import { run } from './stats-import.js'
 
 const FILTERD = fileURLToPath(new URL('./filterd.js', import.meta.url))
@@ -32,8 +32,8 @@ function importInChild (configFile: string, pause?: string): Promise<Outcome> {
 // The children import with the real clock, so the queries are recent (the last 20 minutes).
 const BASE = Date.now() - 20 * 60_000
 
-function queries (): StatsRecord[] {
-  const out: StatsRecord[] = []
+function queries (): QueryLogRecord[] {
+  const out: QueryLogRecord[] = []
   for (let i = 0; i < 600; i++) {
     out.push(rec(BASE + i * 1000, `10.0.0.${i % 3}`, i % 3 === 0 ? null : 'alice', `n${i % 5}.example`))
   }

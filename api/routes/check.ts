@@ -73,7 +73,7 @@ export const checkRoutes: RouteDef[] = [
       if (text === null || text === '') throw apiError('API_BAD_QUERY', 'ip is required', 'ip')
       const address = normalizeIp(text)
       if (address === undefined) throw apiError('API_BAD_QUERY', `${JSON.stringify(text)} is not an IP address`, 'ip')
-      ctx.policy.checkGeneration()
+      ctx.policy.watcher.check()
       res.json(explain(ctx, ctx.policy.snapshotFor(address), domain, address))
     }
   },

@@ -6,8 +6,9 @@
  */
 import type { HttpRequest } from '../../engine/http/index.js'
 import type { ListKind, ListScope } from '../../engine/store/index.js'
+import { ALLOW_ONLY } from '../../engine/policy/index.js'
 import {
-  ALLOW_ONLY, bodyOf, canonicalDomainParam, canonicalDomains, requireUser, userIdOf, userOrNew, type ApiContext
+  bodyOf, canonicalDomainParam, canonicalDomains, requireUser, userIdOf, userOrNew, type ApiContext
 } from '../context.js'
 import { apiError } from '../errors.js'
 import type { RouteDef } from '../route-table.js'

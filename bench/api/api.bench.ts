@@ -20,7 +20,7 @@ import { CategoryDb } from '../../engine/catdb/index.js'
 import { openConfiguredStore } from '../../engine/store/index.js'
 import { openStatsDb } from '../../engine/stats/index.js'
 import { createApiServer } from '../../api/server.js'
-import { configFrom, tempDir, writeTaxonomy } from '../../api/fixtures.js'
+import { configFrom, tempDir, writeTaxonomy } from '../../api/testing/fixtures.js'
 import { hasWrk, keepAliveLoad, runWrk, type LoadResult } from '../common/load.js'
 import { cpuSeconds, serveUwsHello } from '../common/ceiling.js'
 

@@ -34,7 +34,7 @@ try {
     const u = i % USERS
     const blocked = i % 10 === 0
     log.write({
-      time: now - 3_000_000 + i, address: `10.${(u >> 8) & 255}.${u & 255}.${i % 3}`, user: u % 20 === 0 ? null : `user${u}`,
+      time: now - 3_000_000 + i, qtype: 1, rcode: i % 33 === 0 ? 3 : 0, address: `10.${(u >> 8) & 255}.${u & 255}.${i % 3}`, user: u % 20 === 0 ? null : `user${u}`,
       name: `host${i % 5000}.example${i % 7}.com`, blockedName: blocked ? `example${i % 7}.com` : '', reason: blocked ? 'category' : 'none',
       cats: [i % 90], blockedCats: blocked ? [i % 90] : [], nxdomain: i % 33 === 0
     })

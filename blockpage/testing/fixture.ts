@@ -9,19 +9,19 @@
  *   127.0.0.3  bob: allow-only (blacklist `-`), whitelist ok.example
  *   127.0.0.4  carol: safe search on
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { httpRequest, type RawHttpResponse } from '../../engine/testing/http.js'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { TestContext } from 'node:test'
-import { CategoryDbBuilder } from '../../engine/catdb/index.js'
 import { CATEGORY } from '../../engine/categories/index.js'
 import { parseConfig, type Config } from '../../engine/config/index.js'
 import type { HttpImpl } from '../../engine/http/index.js'
 import { Store } from '../../engine/store/index.js'
 import { DEFAULT_TEMPLATES_DIR } from '../templates.js'
 import { startBlockPage, type FrontDoorLike, type RunningBlockPage } from '../server.js'
+import { buildCats } from '../../engine/testing/store.js'
+import { makeTempDir, type Cleanup } from '../../engine/testing/temp.js'
 
 /** conf/ of the checkout (catgroups*.json, categories.meta.json, safesearch.txt). */
 export const CONF_DIR = fileURLToPath(new URL('../../../conf/', import.meta.url))
@@ -59,24 +59,21 @@ export interface Fixture {
 }
 
 /** Writes the temp dir, store, category database and config; does not start a server. */
-/** Where cleanup is registered: a node:test context, or the bench's own list. */
-export interface Cleanup {
-  after (fn: () => unknown): void
-}
+export type { Cleanup } from '../../engine/testing/temp.js'
 
 export async function makeStore (t: Cleanup, options: FixtureOptions = {}): Promise<{ dir: string, store: Store, config: Readonly<Config>, configFile: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'filterd-blockpage-'))
+  const { dir, cleanup } = makeTempDir('filterd-blockpage-')
   const store = Store.open(join(dir, 'db'))
   t.after(async () => {
     await store.close()
-    rmSync(dir, { recursive: true, force: true })
+    cleanup()
   })
-  const b = await CategoryDbBuilder.begin(store)
-  await b.put('casino.example', false, [CATEGORY.GAMBLING])
-  await b.put('social.example', false, [CATEGORY.SOCIAL_NETWORKS])
-  await b.put('mixed.example', false, [CATEGORY.GAMBLING, CATEGORY.SOCIAL_NETWORKS])
-  await b.put('news.example', false, [CATEGORY.SEARCH_ENGINES])
-  await b.commit()
+  await buildCats(store, {
+    'casino.example': [CATEGORY.GAMBLING],
+    'social.example': [CATEGORY.SOCIAL_NETWORKS],
+    'mixed.example': [CATEGORY.GAMBLING, CATEGORY.SOCIAL_NETWORKS],
+    'news.example': [CATEGORY.SEARCH_ENGINES]
+  })
   await store.write((w) => {
     w.putServerDefaults({ filter: [CATEGORY.GAMBLING], safesearch: false, safeyoutube: false, safesearchredirect: options.redirect ?? '' })
     const users: Array<[string, string, Partial<{ filter: number[], safesearch: 'on' | 'off' }>]> = [

@@ -1,24 +1,12 @@
 import { test, type TestContext } from 'node:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { buildCats, tempStore as makeStore, type CatEntry } from '../testing/store.js'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { Store } from '../store/index.js'
-import { CategoryDb, CategoryDbBuilder, type BuilderOptions } from './index.js'
+import { CategoryDb } from './index.js'
 
-function tempStore (t: TestContext): { store: Store, path: string } {
-  const path = mkdtempSync(join(tmpdir(), 'filterd-catdb-'))
-  const store = Store.open(path)
-  t.after(async () => { await store.close(); rmSync(path, { recursive: true, force: true }) })
-  return { store, path }
-}
+const tempStore = (t: TestContext): ReturnType<typeof makeStore> => makeStore(t, 'filterd-catdb-')
 
-async function build (store: Store, entries: Array<[string, number[]] | [string, number[], 'url']>, options: BuilderOptions = {}): Promise<void> {
-  const b = await CategoryDbBuilder.begin(store, options)
-  for (const [key, cats, url] of entries) await b.put(key, url === 'url', cats)
-  await b.commit()
-}
+const build = buildCats
 
 test('the suffix walk returns the most specific key that is in the table', async (t: TestContext) => {
   const { store } = tempStore(t)
@@ -82,7 +70,7 @@ test('a rebuild while another process keeps reading never shows a mix of old and
   const N = 20000
   const kBatch = 100
   const keys = Array.from({ length: N }, (_, i) => `host${i}.test`)
-  await build(store, keys.map((k) => [k, [1]]), { batchSize: kBatch })
+  await build(store, keys.map((k): CatEntry => [k, [1]]), { batchSize: kBatch })
   // The reader refreshes and then reads every key in one turn: all must carry category 1 (old)
   // or all category 2 (new); anything else (a mix, or names missing) is a torn round. It stops
   // at the first torn round, or a few rounds after the new table appears, or after 30 s.
@@ -113,7 +101,7 @@ test('a rebuild while another process keeps reading never shows a mix of old and
   // Listen before building: the reader may stop (at a torn round) while the build runs.
   const exited = once(child, 'exit')
   while (!out.includes('ready')) await once(child.stdout, 'data')
-  await build(store, keys.map((k) => [k, [2]]), { batchSize: kBatch })
+  await build(store, keys.map((k): CatEntry => [k, [2]]), { batchSize: kBatch })
   const [code] = await exited as [number]
   t.assert.strictEqual(code, 0)
   const result = JSON.parse(out.split('\n')[1]!) as { rounds: number, torn: number, newRounds: number }

@@ -16,6 +16,7 @@
  * reads them with `getBinaryFast` (borrowed memory, no msgpack decode, no allocation on a miss).
  */
 import type { Database, Transaction } from 'lmdb'
+import { HostKeys, type SuffixKeys } from '../names/suffix-keys.js'
 import type { Store } from '../store/index.js'
 
 export const META_ACTIVE = 'catdb.active'
@@ -24,6 +25,12 @@ export const META_ACTIVE = 'catdb.active'
 export interface SiteRecord {
   domain: string
   categories: number[]
+}
+
+/** A suffix walk's hit: the key found and its categories as stored (uint16 pairs; read only). */
+export interface RawHit {
+  readonly key: string
+  readonly raw: Buffer
 }
 
 export function encodeCats (cats: readonly number[]): Buffer {
@@ -142,15 +149,23 @@ export class CategoryDb {
    * `name` must be normalised (engine/names).
    */
   categorize (name: string): SiteRecord | undefined {
+    const hit = this.findRaw(new HostKeys(name))
+    return hit === undefined ? undefined : { domain: hit.key, categories: decodeCats(hit.raw) }
+  }
+
+  /**
+   * The one suffix walk over the domain table: the first of `keys`' suffixes, most specific
+   * first, that has an entry, with its categories undecoded (a caller that caches by the bytes,
+   * like the categorization API, decodes nothing on a hit).
+   */
+  findRaw (keys: SuffixKeys): RawHit | undefined {
     if (this.domains === null) return undefined
-    let key = name
-    for (;;) {
+    for (let i = 0; i < keys.labelCount; i++) {
+      const key = keys.suffix(i)
       const raw = this.getRaw(key)
-      if (raw !== undefined) return { domain: key, categories: decodeCats(raw) }
-      const dot = key.indexOf('.')
-      if (dot < 0) return undefined
-      key = key.slice(dot + 1)
+      if (raw !== undefined) return { key, raw }
     }
+    return undefined
   }
 
   /**

@@ -14,7 +14,7 @@ import { compileAccessRules } from '../net/access.js'
 import { ipBytes, parseCidr } from '../net/ip.js'
 import { parseHostPort } from './address.js'
 import { configSchema } from './schema.js'
-import type { Config, HostPort } from './types.js'
+import type { Config, ConfigFile, HostPort } from './types.js'
 
 /** Keys the spec lets repeat: a scalar there is a one-element list. */
 const LIST_KEYS: ReadonlyArray<[string, string]> = [
@@ -32,7 +32,7 @@ const PATH_KEYS: ReadonlyArray<[string, string]> = [
 const ROLE_SECTIONS = ['proxy', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync'] as const
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, allowUnionTypes: true })
-const validate = ajv.compile(configSchema)
+const validate = ajv.compile<ConfigFile>(configSchema)
 
 type Json = Record<string, unknown>
 
@@ -66,7 +66,7 @@ export function parseConfig (text: string, path: string, env: NodeJS.ProcessEnv 
     if (isObject(s) && s[key] !== undefined && !Array.isArray(s[key])) s[key] = [s[key]]
   }
   if (!validate(expanded)) throw invalid(path, (validate.errors ?? []).map(describe), validate.errors)
-  const config = expanded as unknown as Config & Json
+  const config: Config & Json = Object.assign(expanded, { source: path })
   checkRules(config, problems, written)
   if (problems.length > 0) throw invalid(path, problems)
   for (const [section, key] of PATH_KEYS) {
@@ -77,7 +77,6 @@ export function parseConfig (text: string, path: string, env: NodeJS.ProcessEnv 
     const s = config[section] as Json
     for (const key of ['log', 'pid']) if (typeof s[key] === 'string' && isAbsolute(s[key])) s[key] = resolve(s[key])
   }
-  ;(config as Json).source = path
   return deepFreeze(config)
 }
 

@@ -90,6 +90,13 @@ export const configSchema = {
         'client-subnet': { type: 'boolean', default: false, description: 'take the client address from EDNS Client Subnet (deployments behind relays)' },
         'upstream-timeout': { type: 'integer', minimum: 50, maximum: 30000, default: 2000, description: 'milliseconds before an unanswered forwarded query gets SERVFAIL' },
         'tcp-idle-timeout': { type: 'integer', minimum: 100, maximum: 600000, default: 10000, description: 'milliseconds a TCP client connection may stay idle' },
+        'tcp-message-timeout': { type: 'integer', minimum: 100, maximum: 600000, default: 3000, description: 'milliseconds a TCP client has to send the whole of a message once its first byte came (slowloris: not renewed by each byte)' },
+        'udp-receive-buffer': { type: 'integer', minimum: 0, maximum: 268435456, default: 4194304, description: 'bytes of kernel receive buffer for each UDP listening socket (0: the kernel default, about 208 KiB, which bursts of a few hundred packets overflow); Linux caps it at net.core.rmem_max, so raise that sysctl too' },
+        'rate-limit': { type: 'integer', minimum: 0, maximum: 10000000, default: 0, description: 'queries per second allowed per client address or prefix, with a burst of one second; 0: no limit' },
+        'rate-limit-prefix-v4': { type: 'integer', minimum: 8, maximum: 32, default: 32, description: 'IPv4 prefix length that rate-limit counts as one client' },
+        'rate-limit-prefix-v6': { type: 'integer', minimum: 16, maximum: 128, default: 56, description: 'IPv6 prefix length that rate-limit counts as one client (a /56 is one subscriber)' },
+        'rate-limit-action': { enum: ['refuse', 'drop'], default: 'refuse', description: 'what a query over rate-limit gets: REFUSED, or no answer at all' },
+        'any-over-udp': { enum: ['truncate', 'forward'], default: 'truncate', description: 'ANY queries over UDP get an empty answer with TC set (the client asks again over TCP, where the source address cannot be forged), so the server is no amplifier; forward: treat ANY like any other type' },
         'tcp-max-connections': { type: 'integer', minimum: 1, maximum: 1000000, default: 1000, description: 'concurrent TCP client connections per process' },
         'safesearch-hosts': { ...filePath, description: 'data file of search-engine and video hosts (defaults to the packaged conf/safesearch.txt)' },
         'log-level': logLevel

@@ -37,6 +37,12 @@ test('rejects empty labels, bad characters and over-long names', (t: TestContext
   t.assert.strictEqual(normalizeDomain(max), max)
 })
 
+test('refuses a label that claims to be punycode (xn--) but does not decode to a Unicode label', (t: TestContext) => {
+  for (const bad of ['xn--', 'xn--zz.example', 'www.xn--abc-.example', 'XN--.example']) t.assert.strictEqual(normalizeDomain(bad), undefined, bad)
+  t.assert.strictEqual(normalizeDomain('XN--E1AJEDS9E.xn--p1ai'), 'xn--e1ajeds9e.xn--p1ai')
+  t.assert.strictEqual(normalizeDomain('xn--ls8h.example'), 'xn--ls8h.example')
+})
+
 test('lists suffixes most specific first, and only the address itself for IPv4', (t: TestContext) => {
   t.assert.deepStrictEqual(suffixesOf('a.b.example.com'), ['a.b.example.com', 'b.example.com', 'example.com', 'com'])
   t.assert.deepStrictEqual(suffixesOf('com'), ['com'])

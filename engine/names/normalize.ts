@@ -16,7 +16,7 @@
  * URL entries (`host/path`) keep the path byte-exact: paths are case-sensitive on most servers
  * and the UT1 `urls` files contain upper-case paths.
  */
-import { domainToASCII } from 'node:url'
+import { domainToASCII, domainToUnicode } from 'node:url'
 
 export const MAX_NAME_LENGTH = 253
 export const MAX_LABEL_LENGTH = 63
@@ -57,7 +57,20 @@ export function normalizeDomain (input: string): string | undefined {
   } else {
     name = name.toLowerCase()
   }
-  return isValidKey(name) ? name : undefined
+  return isValidKey(name) && validALabels(name) ? name : undefined
+}
+
+/**
+ * A label that starts with `xn--` claims to be punycode (an A-label, RFC 5890): it must decode and
+ * encode back to itself. `xn--`, `xn--zz` or `xn--abc-` (which decodes to plain ASCII) are not
+ * names any registry can hold, so they are refused rather than stored as keys.
+ */
+function validALabels (name: string): boolean {
+  if (!name.includes('xn--')) return true
+  for (const label of name.split('.')) {
+    if (label.startsWith('xn--') && domainToASCII(domainToUnicode(label)) !== label) return false
+  }
+  return true
 }
 
 /** Checks an already lower-cased ASCII name against the label, length and IPv4 rules. */

@@ -92,19 +92,23 @@ export function normalizeIp (text: string): string | undefined {
 
 /**
  * Parses `addr` or `addr/prefix`. Host bits below the prefix must be zero (a billing system that
- * sends 10.0.0.5/24 has made a mistake worth reporting, not guessing about).
+ * sends 10.0.0.5/24 has made a mistake worth reporting, not guessing about). Strict about form, for
+ * the same reason: no white space (a trimmed " 1.2.3.4" hides a bug in whatever built it), no
+ * zone index (`fe80::1%eth0`: the zone means something on one host only, and would be dropped),
+ * and a prefix length in plain decimal (`/032` is refused as `01.2.3.4` is).
  */
 export function parseCidr (text: string): Cidr | undefined {
+  if (/[\s%]/.test(text)) return undefined
   const slash = text.indexOf('/')
-  const addr = slash < 0 ? text.trim() : text.slice(0, slash).trim()
+  const addr = slash < 0 ? text : text.slice(0, slash)
   const bytes = ipBytes(addr)
   if (bytes === undefined) return undefined
   const family = bytes.length === 4 ? 4 : 6
   const max = family === 4 ? 32 : 128
   let prefix = max
   if (slash >= 0) {
-    const p = text.slice(slash + 1).trim()
-    if (!/^\d{1,3}$/.test(p)) return undefined
+    const p = text.slice(slash + 1)
+    if (!/^(0|[1-9]\d{0,2})$/.test(p)) return undefined
     prefix = Number(p)
     // An IPv4-mapped address with an IPv6 prefix length: read the prefix relative to the IPv4 part.
     if (family === 4 && isIP(addr) === 6) prefix -= 96

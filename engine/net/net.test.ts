@@ -33,6 +33,14 @@ test('prefixes must have zero host bits and contain exactly their addresses', (t
   t.assert.strictEqual(parseCidr('192.0.2.7')?.text, '192.0.2.7')
 })
 
+test('prefixes are taken as written: no white space, zone index or leading zero in the length', (t: TestContext) => {
+  for (const bad of [' 1.2.3.7', '1.2.3.4\n', '10.0.0.0/ 8', 'fe80::1%eth0', 'fe80::%1/64', '1.2.3.4/032', '10.0.0.0/08']) {
+    t.assert.strictEqual(parseCidr(bad), undefined, JSON.stringify(bad))
+  }
+  t.assert.strictEqual(parseCidr('0.0.0.0/0')?.prefix, 0)
+  t.assert.strictEqual(parseCidr('fe80::/10')?.text, 'fe80::/10')
+})
+
 test('access rules are evaluated from the top and the first match decides; no match denies', (t: TestContext) => {
   const rules = compileAccessRules(['deny 10.0.0.66/32', 'allow 10.0.0.0/8', 'allow ::1/128', 'deny all'])
   t.assert.ok(!rules.allows('10.0.0.66'))

@@ -15,21 +15,19 @@
  * (`SuffixKeys`) built from wire labels, so a label holding a dot never reads as two labels.
  *
  * Per-address snapshots (user, lists as Sets, filter as a Set) are cached here and dropped when
- * the store's generation moves; `checkGeneration()` is cheap and called on a coarse timer by the
- * DNS server (and per request by the block page), so an API write is enforced within one tick.
+ * the store's generation moves: `policy.watcher` (engine/store/generation.ts) reads it on a timer
+ * in the DNS server, per batch in a pool worker and per request in the block page, so an API write
+ * is enforced within GENERATION_CHECK_MS.
  */
-import type { CategoryDb } from '../catdb/index.js'
-import type { Store, UserRecord } from '../store/index.js'
-import type { BuiltinWhitelist } from '../whitelist/index.js'
-import type { SafeHosts } from './safe-hosts.js'
+import { CategoryDb, decodeCats } from '../catdb/index.js'
+import type { SuffixKeys } from '../names/suffix-keys.js'
+import { GenerationWatcher, type GenerationWatcherOptions, type Store, type UserRecord } from '../store/index.js'
+import { createBuiltinWhitelist, type BuiltinWhitelist } from '../whitelist/index.js'
+import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 
 export { loadSafeHosts, parseSafeHosts, DEFAULT_SAFE_HOSTS_FILE, type SafeHosts } from './safe-hosts.js'
 
-/** The name to judge, as keys of its suffixes: `suffix(0)` is the whole name. */
-export interface SuffixKeys {
-  readonly labelCount: number
-  suffix (fromLabel: number): string
-}
+export { HostKeys, type SuffixKeys } from '../names/suffix-keys.js'
 
 export type Action = 'forward' | 'block' | 'safesearch' | 'safevideo'
 
@@ -79,9 +77,32 @@ export interface PolicyOptions {
   safeHosts: SafeHosts
   /** Entries kept in the per-address cache before it is cleared (bounded memory). */
   maxCachedAddresses?: number
+  watcher?: GenerationWatcherOptions
 }
 
-const ALLOW_ONLY = '-'
+/** What createPolicy reads of the config (a Config has it; a pool worker passes just these). */
+export interface PolicyConfig {
+  readonly proxy: { readonly 'safesearch-hosts'?: string }
+  readonly common: { readonly 'vendor-names': readonly string[] }
+}
+
+/**
+ * The policy over `store` as every role builds it: the category database, the built-in whitelist
+ * with `common.vendor-names`, and the safe-search hosts of `proxy.safesearch-hosts` (a process
+ * that already holds a CategoryDb, like the api role, passes it).
+ */
+export function createPolicy (config: PolicyConfig, store: Store, options: { safeHosts?: SafeHosts, categories?: CategoryDb, watcher?: GenerationWatcherOptions } = {}): Policy {
+  return new Policy({
+    store,
+    categories: options.categories ?? new CategoryDb(store),
+    builtin: createBuiltinWhitelist(config.common['vendor-names']),
+    safeHosts: options.safeHosts ?? loadSafeHosts(config.proxy['safesearch-hosts']),
+    ...(options.watcher === undefined ? {} : { watcher: options.watcher })
+  })
+}
+
+/** The list entry `-`: in a blacklist, block everything the whitelists do not pass. */
+export const ALLOW_ONLY = '-'
 
 function listSet (entries: readonly string[]): { set: Set<string>, allowOnly: boolean } {
   const set = new Set<string>()
@@ -103,31 +124,14 @@ function firstIn (set: ReadonlySet<string>, keys: SuffixKeys): string {
   return ''
 }
 
-/** Suffix keys of a normalised host name (block page, API, tools): labels split at dots. */
-export class HostKeys implements SuffixKeys {
-  readonly labelCount: number
-  private readonly name: string
-  private readonly starts: number[]
-  constructor (name: string) {
-    this.name = name
-    this.starts = name === '' ? [] : [0]
-    for (let i = name.indexOf('.'); i >= 0; i = name.indexOf('.', i + 1)) this.starts.push(i + 1)
-    this.labelCount = this.starts.length
-  }
-
-  suffix (fromLabel: number): string {
-    const s = this.starts[fromLabel]
-    return s === undefined ? '' : s === 0 ? this.name : this.name.slice(s)
-  }
-}
-
 export class Policy {
   private readonly store: Store
   private readonly categories: CategoryDb
   private readonly builtin: BuiltinWhitelist
   private readonly safeHosts: SafeHosts
   private readonly maxCached: number
-  private generation = -1
+  /** Follows the store's generation; the owner decides when it reads (check, poll or start). */
+  readonly watcher: GenerationWatcher
   private global: GlobalLists = { whitelist: new Set(), blacklist: new Set(), allowOnly: false }
   private anonymous: Snapshot | null = null
   private readonly cache = new Map<string, Snapshot>()
@@ -138,14 +142,12 @@ export class Policy {
     this.builtin = options.builtin
     this.safeHosts = options.safeHosts
     this.maxCached = options.maxCachedAddresses ?? 100_000
-    this.checkGeneration()
+    this.watcher = new GenerationWatcher(this.store, () => { this.reload() }, options.watcher)
+    this.reload()
   }
 
-  /** Drops cached policy when the store has moved on; returns true when it did. */
-  checkGeneration (): boolean {
-    const g = this.store.generation()
-    if (g === this.generation) return false
-    this.generation = g
+  /** Drops cached policy and reloads the global lists and the category tables. */
+  private reload (): void {
     this.cache.clear()
     this.anonymous = null
     const white = listSet(this.store.getList(null, 'white'))
@@ -153,7 +155,6 @@ export class Policy {
     this.global = { whitelist: white.set, blacklist: black.set, allowOnly: black.allowOnly }
     // A rebuilt category database bumps the generation too.
     this.categories.refresh()
-    return true
   }
 
   /** The policy that applies to `address` (canonical text; see engine/net/ip.ts). */
@@ -174,7 +175,7 @@ export class Policy {
    * for an unknown user. Not cached: it is for explaining, not for the packet path.
    */
   snapshotForUser (userId: string): Snapshot | undefined {
-    this.checkGeneration()
+    this.watcher.check()
     const user = this.store.getUser(userId)
     if (user === undefined) return undefined
     return this.userSnapshot(user)
@@ -286,26 +287,18 @@ export class Policy {
     return out
   }
 
-  /** Suffix walk in the category database; the first hit gives the name's categories. */
+  /** The name's categories (the category database's suffix walk), and those in `filter`. */
   private fillCats (keys: SuffixKeys, out: Verdict, filter: ReadonlySet<number> | null): void {
-    for (let i = 0; i < keys.labelCount; i++) {
-      const k = keys.suffix(i)
-      const raw = this.categories.getRaw(k)
-      if (raw === undefined) continue
-      // Borrowed bytes (uint16 pairs): decode now, before any other lookup.
-      const cats: number[] = []
-      let blocked: number[] | null = null
-      for (let j = 0; j + 1 < raw.length; j += 2) {
-        const c = (raw[j]! << 8) | raw[j + 1]!
-        cats.push(c)
-        if (filter !== null && filter.has(c)) (blocked ??= []).push(c)
-      }
-      out.cats = cats
-      if (blocked !== null) {
-        out.blockedCats = blocked
-        out.matched = k
-      }
-      return
+    const hit = this.categories.findRaw(keys)
+    if (hit === undefined) return
+    const cats = decodeCats(hit.raw)
+    out.cats = cats
+    if (filter === null) return
+    let blocked: number[] | null = null
+    for (const c of cats) if (filter.has(c)) (blocked ??= []).push(c)
+    if (blocked !== null) {
+      out.blockedCats = blocked
+      out.matched = hit.key
     }
   }
 }

@@ -1,40 +1,28 @@
 // Policy.evaluate: every verdict step of DESIGN.md and its precedence, on a real temp store.
 import { test, type TestContext } from 'node:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { CATEGORY } from '../categories/index.js'
-import { CategoryDb, CategoryDbBuilder } from '../catdb/index.js'
-import { Store, type UserRecord } from '../store/index.js'
+import { CategoryDb } from '../catdb/index.js'
+import { Store } from '../store/index.js'
 import { createBuiltinWhitelist } from '../whitelist/index.js'
+import { addUser, buildCats, tempStore } from '../testing/store.js'
 import { HostKeys, Policy, Verdict, loadSafeHosts, parseSafeHosts } from './index.js'
 
 interface Fixture { store: Store, policy: Policy, judge: (address: string, name: string, wantCats?: boolean) => Verdict }
 
 async function fixture (t: TestContext, setup: (s: Store) => Promise<void> = async () => {}): Promise<Fixture> {
-  const dir = mkdtempSync(join(tmpdir(), 'filterd-policy-'))
-  const store = Store.open(dir)
-  t.after(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }) })
-  const b = await CategoryDbBuilder.begin(store)
-  await b.put('casino.example', false, [CATEGORY.GAMBLING])
-  await b.put('porn.example', false, [CATEGORY.PORNOGRAPHY, CATEGORY.SOCIAL_NETWORKS])
-  await b.put('www.google.com', false, [CATEGORY.SEARCH_ENGINES])
-  await b.put('youtube.com', false, [CATEGORY.VIDEO_STREAMING])
-  await b.commit()
+  const { store } = tempStore(t, 'filterd-policy-')
+  await buildCats(store, {
+    'casino.example': [CATEGORY.GAMBLING],
+    'porn.example': [CATEGORY.PORNOGRAPHY, CATEGORY.SOCIAL_NETWORKS],
+    'www.google.com': [CATEGORY.SEARCH_ENGINES],
+    'youtube.com': [CATEGORY.VIDEO_STREAMING]
+  })
   await setup(store)
   const policy = new Policy({ store, categories: new CategoryDb(store), builtin: createBuiltinWhitelist(['vendor.example']), safeHosts: loadSafeHosts() })
   return { store, policy, judge: (address, name, wantCats = false) => policy.evaluate(address, new HostKeys(name), new Verdict(), wantCats) }
 }
 
-async function user (store: Store, u: Partial<UserRecord> & { name: string }, lists: { white?: string[], black?: string[] } = {}): Promise<void> {
-  await store.write((w) => {
-    const rec = { ...store.newUser(u.name), ...u }
-    w.putUser(rec)
-    w.claimAddresses(rec.name, rec.ip)
-    if (lists.white !== undefined) w.putList(rec.name, 'white', lists.white)
-    if (lists.black !== undefined) w.putList(rec.name, 'black', lists.black)
-  })
-}
+const user = addUser
 
 test('HostKeys yields the name and each parent', (t: TestContext) => {
   const k = new HostKeys('a.b.example.com')
@@ -140,10 +128,10 @@ test('cached snapshots are dropped when the store generation moves', async (t: T
   const f = await fixture(t, async (s) => { await user(s, { name: 'u', ip: ['10.0.0.10'] }) })
   t.assert.strictEqual(f.judge('10.0.0.10', 'casino.example').action, 'forward')
   await f.store.write((w) => w.putUser({ ...f.store.getUser('u')!, filter: [CATEGORY.GAMBLING] }))
-  t.assert.strictEqual(f.judge('10.0.0.10', 'casino.example').action, 'forward', 'cached until checkGeneration')
-  t.assert.strictEqual(f.policy.checkGeneration(), true)
+  t.assert.strictEqual(f.judge('10.0.0.10', 'casino.example').action, 'forward', 'cached until the watcher checks')
+  t.assert.strictEqual(f.policy.watcher.check(), true)
   t.assert.strictEqual(f.judge('10.0.0.10', 'casino.example').action, 'block')
-  t.assert.strictEqual(f.policy.checkGeneration(), false)
+  t.assert.strictEqual(f.policy.watcher.check(), false)
 })
 
 test('parseSafeHosts reads search and video lines and refuses bad ones', (t: TestContext) => {

@@ -9,6 +9,7 @@
  * work; batching brings the overhead down to about 1-2 µs per packet, but the front thread still
  * does all socket I/O. docs/performance.md has this project's numbers.
  */
+import type { Config } from '../config/types.js'
 import { Piscina, transferableSymbol, valueSymbol } from 'piscina'
 import type { QueryLogRecord } from '../querylog/index.js'
 import type { StoreOptions } from '../store/index.js'
@@ -19,8 +20,8 @@ export interface PoolWorkerData {
   dbPath: string
   /** The config's initial `/config/` values (engine/store configuredStoreOptions). */
   storeOptions: StoreOptions
-  /** The proxy section (blockpage-ip, ttl, client-subnet, safesearch-hosts). */
-  proxy: Record<string, unknown>
+  /** The proxy section (blockpage-ip, ttl, client-subnet, safesearch-hosts), cloned to the worker. */
+  proxy: Config['proxy']
   vendorNames: readonly string[]
   /** Build statistics fields (the front's sink is enabled). */
   wantStats: boolean

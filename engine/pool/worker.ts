@@ -1,10 +1,7 @@
 // Piscina worker entry: judges a batch of packets (see ./index.ts).
 import { workerData } from 'piscina'
-import type { Config } from '../config/types.js'
-import { CategoryDb } from '../catdb/index.js'
-import { Policy, loadSafeHosts } from '../policy/index.js'
+import { createPolicy } from '../policy/index.js'
 import { Store } from '../store/index.js'
-import { createBuiltinWhitelist } from '../whitelist/index.js'
 import { JUDGE_ANSWER, JUDGE_SAFEVIDEO, Judge, compileBlockAnswers } from '../judge/index.js'
 import { buildRecord } from '../judge/index.js'
 import { kAnswerBufferSize } from '../wire/index.js'
@@ -12,30 +9,17 @@ import type { QueryLogRecord } from '../querylog/index.js'
 import { moved, type Moved, type BatchInput, type BatchOutput, type PoolWorkerData } from './index.js'
 
 const data = workerData as PoolWorkerData
-const proxy = data.proxy as unknown as Readonly<Config['proxy']>
+const proxy = data.proxy
 const store = Store.open(data.dbPath, { ...data.storeOptions, readOnly: true })
-const policy = new Policy({
-  store,
-  categories: new CategoryDb(store),
-  builtin: createBuiltinWhitelist(data.vendorNames),
-  safeHosts: loadSafeHosts(proxy['safesearch-hosts'])
-})
+// Between tasks the worker sleeps in Atomics.wait, so timers do not fire and lmdb-js may not get
+// the event turn on which it renews its read snapshot: the generation is polled at the start of a
+// task, with the snapshot renewed first so other processes' writes show.
+const policy = createPolicy({ proxy, common: { 'vendor-names': data.vendorNames } }, store, { watcher: { renewSnapshot: true } })
 const judge = new Judge({ policy, answers: compileBlockAnswers(proxy), clientSubnet: proxy['client-subnet'], wantCats: data.wantStats })
 const scratchOut = Buffer.allocUnsafe(kAnswerBufferSize)
-// Between tasks the worker sleeps in Atomics.wait, so timers do not fire: check the store's
-// generation at the start of a task when the last check is older than this.
-const kGenerationCheckMs = 20
-let lastCheck = 0
 
 export default function judgeBatch (input: BatchInput): Moved<BatchOutput> {
-  const now = Date.now()
-  if (now - lastCheck >= kGenerationCheckMs) {
-    lastCheck = now
-    // lmdb-js renews its read snapshot on a later event turn, which a worker parked in
-    // Atomics.wait between tasks may not get: renew it here so other processes' writes show.
-    store.root.resetReadTxn()
-    policy.checkGeneration()
-  }
+  policy.watcher.poll()
   const n = input.sources.length
   const src = Buffer.from(input.bytes)
   const kinds = new Uint8Array(n)

@@ -3,8 +3,9 @@
  *
  * The DNS server builds a record only when `sink.enabled` is true, so statistics cost one
  * property check per query when they are off (pino's "free when off"). The CSV writer that
- * rotates files every 5 minutes implements `QueryLogSink`; until it exists, `noopQueryLogSink`
- * is used. A sink is created once per front process by a `QueryLogSinkFactory`.
+ * rotates files every 5 minutes (engine/stats/writer.ts) implements `QueryLogSink`; with
+ * statistics off the server gets `noopQueryLogSink`. A sink is created once per front process by
+ * a `QueryLogSinkFactory`.
  */
 import type { Config } from '../config/types.js'
 import type { Logger } from '../log/index.js'

@@ -52,6 +52,7 @@ declare module 'ioredis' {
 }
 
 export function defineCommitScript (redis: Redis): void {
+  if (typeof (redis as unknown as { filterdCommit?: unknown }).filterdCommit === 'function') return
   redis.defineCommand('filterdCommit', { numberOfKeys: 3 + POLICY_DBS.length, lua: COMMIT_LUA })
 }
 
@@ -64,6 +65,7 @@ export interface RemoteCommitOptions {
 /** Sends one request's changes to Redis; the returned record id and sequence number. */
 export async function commitToSharedStore (redis: Redis, settings: SharedStoreSettings, epoch: string, ops: readonly StoreOp[]): Promise<{ id: string, seq: number }> {
   const { keys } = settings
+  defineCommitScript(redis)
   const args: Array<string | Buffer | number> = [keys.epoch, keys.seq, keys.changes, ...POLICY_DBS.map((db) => keys.hash[db])]
   args.push(epoch, settings.streamLength, pack(ops), ops.length)
   for (const [db, key, value] of ops) {

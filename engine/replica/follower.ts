@@ -199,7 +199,9 @@ export class Follower {
       id = rawId.toString()
     }
     if (seq === position.seq) return
-    await this.store.applyReplicated(ops, { epoch: position.epoch, id, seq })
+    // Not waiting for the fsync: the records and their position commit together, so a crash loses
+    // at most the last few applied batches with their position, and they are read again from Redis.
+    await this.store.applyReplicated(ops, { epoch: position.epoch, id, seq }, { durable: false })
     const now = Date.now()
     this.status.appliedRecords += seq - position.seq
     this.status.appliedSeq = seq
@@ -230,14 +232,16 @@ export class Follower {
       let cursor = '0'
       let batch: StoreOp[] = []
       do {
-        const [next, flat] = await this.redis.hscanBuffer(keys.hash[db], cursor, 'COUNT', 1000)
+        const [next, flat] = await this.redis.hscanBuffer(keys.hash[db], cursor, 'COUNT', 5000)
         cursor = next.toString()
         for (let i = 0; i + 1 < flat.length; i += 2) batch.push([db, flat[i]!.toString(), unpack(flat[i + 1]!)])
-        if (batch.length >= BATCH_KEYS) { await this.store.applyReplicated(batch, undefined); keysCopied += batch.length; batch = [] }
+        if (batch.length >= BATCH_KEYS) { await this.store.applyReplicated(batch, undefined, { durable: false }); keysCopied += batch.length; batch = [] }
         if (this.closed) return
       } while (cursor !== '0')
-      if (batch.length > 0) { await this.store.applyReplicated(batch, undefined); keysCopied += batch.length }
+      if (batch.length > 0) { await this.store.applyReplicated(batch, undefined, { durable: false }); keysCopied += batch.length }
     }
+    // The batches need no fsync of their own: until this last, durable transaction the replica
+    // says `bootstrapping`, and a crash before it restarts the bootstrap.
     await this.store.applyReplicated([], { epoch, id, seq }, { state: 'following' })
     this.status.bootstraps++
     this.status.epoch = epoch

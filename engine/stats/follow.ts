@@ -127,6 +127,8 @@ export class QueryLogFollower {
     const present = new Set(names)
     const first = !this.#started
     this.#started = true
+    // A restart reads the files' tails again: the backlog is rebuilt from them, not added to.
+    if (first) this.#backlog = []
     for (const name of names) {
       if (this.#files.has(name)) continue
       let fh: FileHandle

@@ -3,11 +3,11 @@ import { copyFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openStatsDb, type StatsDb } from './db.js'
 import { ANONYMOUS_USER } from './files.js'
-import { NOW, SCENARIO, at, rec, statsTestEnv, writeFiles, type StatsTestEnv } from './fixtures.js'
+import { NOW, SCENARIO, at, rec, statsTestEnv, writeFiles, type StatsTestEnv } from './testing/fixtures.js'
 import { importClosedFiles, pruneStats } from './importer.js'
 import { activityByDay, activityByHour, detail, rawLastHour, topDomains } from './reports.js'
 import { ReportTime, parseDay } from './time.js'
-import type { StatsRecord } from './writer.js'
+import type { QueryLogRecord } from '../querylog/index.js'
 
 const day = (s: string): number => parseDay(s)!
 
@@ -90,7 +90,7 @@ test('imports the queries and answers every report with exact numbers', async (t
 
 test('cuts the domain report at the 100 most requested domains', async (t: TestContext) => {
   const env = statsTestEnv(t)
-  const records: StatsRecord[] = []
+  const records: QueryLogRecord[] = []
   const expected: Array<[string, number]> = []
   for (let i = 0; i < 150; i++) {
     const n = 1 + Math.floor(i / 10)
@@ -110,7 +110,7 @@ test('cuts the domain report at the 100 most requested domains', async (t: TestC
 
 test('imports each file once: a rerun, a leftover finished file and a concurrent importer add nothing', async (t: TestContext) => {
   const env = statsTestEnv(t)
-  const records: StatsRecord[] = []
+  const records: QueryLogRecord[] = []
   for (let i = 0; i < 500; i++) records.push(rec(at('2024-05-15', '08:00') + i, `10.0.0.${i % 4}`, i % 2 === 0 ? 'alice' : null, `n${i % 7}.example`))
   await writeFiles(env, records, 5)
   const dir = env.config.stats.dir

@@ -4,7 +4,7 @@
  * report to the vendor. docs/statistics.md describes the files, the exactly-once import, retention,
  * time zones and the reserved anonymous user.
  */
-export { createCsvQueryLog, createQueryLogSink, type CsvQueryLog, type CsvQueryLogOptions, type CsvFileIo, type StatsRecord } from './writer.js'
+export { createCsvQueryLog, createQueryLogSink, type CsvQueryLog, type CsvQueryLogOptions, type CsvFileIo } from './writer.js'
 export { importClosedFiles, pruneStats, startStatsImporter, type ImportOptions, type ImportResult, type StatsImporter, type StatsImporterOptions } from './importer.js'
 export { openStatsDb, type StatsDb } from './db.js'
 export { activityByDay, activityByHour, detail, rawLastHour, topDomains, RAW_FIELDS, TOP_DOMAINS, type Chart, type Detail, type DomainFilter, type RawReport } from './reports.js'

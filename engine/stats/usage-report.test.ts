@@ -5,7 +5,7 @@ import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { silentLogger } from '../log/index.js'
-import { statsTestEnv } from './fixtures.js'
+import { statsTestEnv } from './testing/fixtures.js'
 import { startUsageReporter, vendorKeyDigest } from './usage-report.js'
 
 function keyFiles (root: string): { pub: string, priv: string, digest: string } {

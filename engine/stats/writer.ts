@@ -19,26 +19,14 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../config/types.js'
 import type { Logger } from '../log/index.js'
+import type { QueryLogRecord } from '../querylog/index.js'
 import { CSV_HEADER, formatRow } from './csv.js'
 import { CONTROL_FILE, closedName, partName, recoverStaleParts } from './files.js'
-
-/** What the writer needs of a query record; engine/querylog's `QueryLogRecord` has all of it. */
-export interface StatsRecord {
-  readonly time: number
-  readonly address: string
-  readonly user: string | null
-  readonly name: string
-  readonly blockedName: string
-  readonly reason: string
-  readonly cats: readonly number[]
-  readonly blockedCats: readonly number[]
-  readonly nxdomain: boolean
-}
 
 /** The sink the DNS server is given (structurally an engine/querylog `QueryLogSink`). */
 export interface CsvQueryLog {
   readonly enabled: boolean
-  write (rec: StatsRecord): void
+  write (rec: QueryLogRecord): void
   /**
    * Writes every row accepted so far, closes the current file and renames it to its closed name.
    * Resolves with the closed file's path, or `undefined` when there was no row to close.
@@ -91,7 +79,7 @@ const defaultIo: CsvFileIo = {
 
 const disabledLog: CsvQueryLog = Object.freeze({
   enabled: false,
-  write (_rec: StatsRecord): void {},
+  write (_rec: QueryLogRecord): void {},
   rotateNow: async (): Promise<string | undefined> => undefined,
   flush: async (): Promise<void> => {},
   droppedRows: 0,
@@ -171,7 +159,7 @@ class CsvWriter implements CsvQueryLog {
     this.#timers.push(t)
   }
 
-  write (rec: StatsRecord): void {
+  write (rec: QueryLogRecord): void {
     if (this.#closed) return
     const line = formatRow(rec.time, rec.nxdomain, rec.address, rec.name, rec.blockedName, rec.reason, rec.cats, rec.blockedCats, rec.user)
     if (this.#chunkBytes + this.#inFlightBytes + line.length > this.#maxPending) {

@@ -19,6 +19,8 @@ import type { Config } from '../config/types.js'
 import { EngineError } from '../errors.js'
 import { cidrContains, ipBytes, parseCidr, type Cidr } from '../net/ip.js'
 
+export { GenerationWatcher, GENERATION_CHECK_MS, type GenerationWatcherOptions } from './generation.js'
+
 export type OnOff = 'on' | 'off'
 
 /** A user as the spec's User object has it, without the lists (stored apart, they can be long). */
@@ -434,8 +436,9 @@ export class Store {
    * from the previous position. `clear` empties the policy databases first (a bootstrap); `state`
    * is stored as `replica.state` for health reports.
    */
-  async applyReplicated (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: { clear?: boolean, state?: string } = {}): Promise<void> {
-    await this.root.transaction(() => {
+  async applyReplicated (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: { clear?: boolean, state?: string, durable?: boolean } = {}): Promise<void> {
+    // A child transaction: a throw midway rolls back what it wrote (see write()).
+    await this.root.childTransaction(() => {
       if (extra.clear === true) {
         for (const name of POLICY_DBS) this.dbs[name].clearSync()
         this.dbs.meta.removeSync('replica')
@@ -449,7 +452,7 @@ export class Store {
       if (position !== undefined) this.dbs.meta.putSync('replica', position)
       if (extra.state !== undefined) this.dbs.meta.putSync('replica.state', extra.state)
     })
-    await this.root.flushed
+    if (extra.durable !== false) await this.root.flushed
   }
 
   /** Every key and value of one policy database (a seed of the shared store from this replica). */
@@ -517,10 +520,6 @@ export class Store {
       }
     }
   }
-}
-
-export function openStore (path: string, options: StoreOptions = {}): Store {
-  return Store.open(path, options)
 }
 
 /** The config's initial `/config/` values, as store options (plain data: worker threads get it too). */

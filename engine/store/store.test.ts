@@ -1,17 +1,10 @@
 import { test, type TestContext } from 'node:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { tempStore as makeStore } from '../testing/store.js'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { SNAPSHOT_MAX_AGE_MS, Store } from './index.js'
+import { GENERATION_CHECK_MS, GenerationWatcher, SNAPSHOT_MAX_AGE_MS } from './index.js'
 
-function tempStore (t: TestContext): { store: Store, path: string } {
-  const path = mkdtempSync(join(tmpdir(), 'filterd-store-'))
-  const store = Store.open(path)
-  t.after(async () => { await store.close(); rmSync(path, { recursive: true, force: true }) })
-  return { store, path }
-}
+const tempStore = (t: TestContext): ReturnType<typeof makeStore> => makeStore(t, 'filterd-store-')
 
 test('a write bumps the generation and is readable once acknowledged', async (t: TestContext) => {
   const { store } = tempStore(t)
@@ -106,4 +99,25 @@ test('a read snapshot is renewed after SNAPSHOT_MAX_AGE_MS and let go when nobod
   t.assert.strictEqual(store.holdsSnapshot, true)
   t.mock.timers.tick(3 * SNAPSHOT_MAX_AGE_MS)                                                // idle: the sweep lets it go
   t.assert.strictEqual(store.holdsSnapshot, false)
+})
+
+test('the generation watcher reports a write once, when it reads: polled after the interval, or on its timer', async (t: TestContext) => {
+  const { store } = tempStore(t)
+  const seen: number[] = []
+  const watcher = new GenerationWatcher(store, (g) => { seen.push(g) })
+  t.assert.strictEqual(watcher.check(), false)
+  await store.write((w) => w.putUser(store.newUser('carol')))
+  t.assert.deepStrictEqual(seen, [], 'nothing is reported before a read')
+  await new Promise((resolve) => setTimeout(resolve, 2 * GENERATION_CHECK_MS))
+  t.assert.strictEqual(watcher.poll(), true)
+  t.assert.deepStrictEqual(seen, [store.generation()])
+  t.assert.strictEqual(watcher.check(), false, 'a move is reported once')
+
+  watcher.start()
+  t.after(() => { watcher.stop() })
+  await store.write((w) => w.putUser(store.newUser('dave')))
+  const deadline = Date.now() + 5000
+  while (seen.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, GENERATION_CHECK_MS))
+  t.assert.deepStrictEqual(seen, [store.generation() - 1, store.generation()])
+  t.assert.strictEqual(watcher.generation, store.generation())
 })

@@ -1,8 +1,7 @@
 // DNS test helpers shared by the dns role's tests and engine tests that drive a DNS daemon: temp
 // worlds (store, stub upstream), configs, UDP/TCP clients (not a test file: node --test only runs
 // *.test.js). Starting an in-process server is the role's own helper: dns/testing/harness.ts.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createSocket } from 'node:dgram'
 import { connect } from 'node:net'
@@ -12,22 +11,20 @@ import type { TestContext } from 'node:test'
 import dnsPacket from 'dns-packet'
 import { parseConfig } from '../config/index.js'
 import type { Config } from '../config/types.js'
-import { CategoryDbBuilder } from '../catdb/index.js'
-import { Store, type UserRecord } from '../store/index.js'
+import { Store } from '../store/index.js'
 import { startStubResolver, type StubResolver, type StubResolverOptions } from '../upstream-stub/index.js'
+import { buildCats } from './store.js'
+import { tempDir as makeDir } from './temp.js'
 
 import { query, type QueryOptions } from '../wire/testing/build.js'
 export { query, rawQuery, rawOpt } from '../wire/testing/build.js'
+export { addUser, buildCats } from './store.js'
 
 export const BLOCK_V4 = '192.0.2.1'
 export const BLOCK_V6 = '2001:db8::b10c'
 
-export function tempDir (t: TestContext, prefix = 'filterd-dns-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix))
-  // Retries: a daemon of the test may still be writing a statistics file into it (ENOTEMPTY).
-  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10 }))
-  return dir
-}
+/** A temp folder (prefix `filterd-dns-`), removed after the test. */
+export const tempDir = (t: TestContext, prefix = 'filterd-dns-'): string => makeDir(t, prefix)
 
 export interface World {
   dir: string
@@ -46,21 +43,6 @@ export async function world (t: TestContext, opts: { cats?: Record<string, numbe
   return { dir, store, stub }
 }
 
-export async function buildCats (store: Store, cats: Record<string, number[]>): Promise<void> {
-  const b = await CategoryDbBuilder.begin(store)
-  for (const [k, v] of Object.entries(cats)) await b.put(k, false, v)
-  await b.commit()
-}
-
-export async function addUser (store: Store, user: Partial<UserRecord> & { name: string }, lists: { white?: string[], black?: string[] } = {}): Promise<void> {
-  await store.write((w) => {
-    const u = { ...store.newUser(user.name), ...user }
-    w.putUser(u)
-    w.claimAddresses(u.name, u.ip)
-    if (lists.white !== undefined) w.putList(u.name, 'white', lists.white)
-    if (lists.black !== undefined) w.putList(u.name, 'black', lists.black)
-  })
-}
 
 export interface ConfigOptions {
   listen?: string[]

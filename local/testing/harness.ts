@@ -4,21 +4,18 @@
  * with engine/testing/daemon.ts, re-exported here.
  */
 import { once } from 'node:events'
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
 import { connect } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { CONF } from '../../engine/testing/daemon.js'
+import { tempDir as makeDir } from '../../engine/testing/temp.js'
+
+/** A temp folder with the local role's prefix, removed after the test. */
+export const tempDir = (t: TestContext): string => makeDir(t, 'filterd-local-')
 
 export { CONF, FILTERD, REPO, getJson, startFailureLine, startRole, until, type Child, type LogLine } from '../../engine/testing/daemon.js'
-
-export function tempDir (t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'filterd-local-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
 
 export interface Setup {
   dir: string

@@ -1,7 +1,6 @@
 import { test, type TestContext } from 'node:test'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -10,7 +9,11 @@ import { CategoryDb } from '../../engine/catdb/index.js'
 import { startFailureLine } from '../../engine/testing/daemon.js'
 import { createServer } from 'node:net'
 import { once } from 'node:events'
-import { writeTaxonomy } from '../../api/fixtures.js'
+import { spawn } from 'node:child_process'
+import { writeTaxonomy } from '../../api/testing/fixtures.js'
+import { tempDir as makeDir } from '../../engine/testing/temp.js'
+
+const tempDir = (t: TestContext): string => makeDir(t, 'filterd-cli-')
 
 const run = promisify(execFile)
 const cli = fileURLToPath(new URL('../filterd.js', import.meta.url))
@@ -24,12 +27,6 @@ async function filterd (args: string[]): Promise<{ code: number, stdout: string,
     const e = err as { code: number, stdout: string, stderr: string }
     return { code: e.code, stdout: e.stdout, stderr: e.stderr }
   }
-}
-
-function tempDir (t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'filterd-cli-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
 }
 
 test('--help lists every role and command', async (t: TestContext) => {
@@ -143,11 +140,14 @@ test('a role that cannot bind says so in one line naming the address', async (t:
 
 test('a second filterd all with a role still running reports ENGINE_ALREADY_RUNNING in one line, binding nothing', async (t: TestContext) => {
   const dir = tempDir(t)
-  // This test process stands in for the first filterd all's DNS server.
-  writeFileSync(join(dir, 'dns.pid'), `${process.pid}\n`)
+  // A process whose command line reads `filterd dns` stands in for the first filterd all's DNS server.
+  const first = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'filterd', 'dns'], { stdio: 'ignore' })
+  t.after(() => { first.kill('SIGKILL') })
+  await once(first, 'spawn')
+  writeFileSync(join(dir, 'dns.pid'), `${first.pid}\n`)
   writeFileSync(join(dir, 'f.yaml'), ['proxy:', `  pid: ${join(dir, 'dns.pid')}`, 'demo:', '  upstream: 127.0.0.1:1'].join('\n'))
   const { code, stdout, stderr } = await filterd(['all', '--config', join(dir, 'f.yaml')])
   t.assert.strictEqual(code, 1)
   t.assert.strictEqual(stdout, '')
-  t.assert.match(stderr, new RegExp(`^filterd: filterd all: ENGINE_ALREADY_RUNNING: dns is already running with pid ${process.pid} .*\n$`))
+  t.assert.match(stderr, new RegExp(`^filterd: filterd all: ENGINE_ALREADY_RUNNING: dns is already running with pid ${first.pid} .*\n$`))
 })

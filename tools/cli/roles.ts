@@ -1,7 +1,6 @@
 /**
  * Where each role and offline command lives. Modules are imported lazily, so `filterd api` does
- * not load the DNS engine, and a role that is not built yet is reported as such instead of
- * failing to start the CLI.
+ * not load the DNS engine.
  */
 import type { Config, RoleName } from '../../engine/config/index.js'
 import type { StartRole } from '../../engine/role.js'
@@ -33,34 +32,14 @@ export function sectionOf (config: Readonly<Config>, role: RoleName): { log?: st
   return role === 'dns' ? config.proxy : config[role]
 }
 
-export class NotBuiltError extends Error {}
-
-async function importOptional (specifier: string, what: string): Promise<Record<string, unknown>> {
-  try {
-    return await import(new URL(specifier, import.meta.url).href) as Record<string, unknown>
-  } catch (err) {
-    const code = (err as { code?: string }).code
-    if (code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(specifier.split('/').pop() ?? '')) {
-      throw new NotBuiltError(`${what} is not built yet`)
-    }
-    throw err
-  }
+async function importModule (specifier: string): Promise<Record<string, unknown>> {
+  return await import(new URL(specifier, import.meta.url).href) as Record<string, unknown>
 }
 
 export async function loadRole (role: RoleName): Promise<StartRole> {
-  const mod = await importOptional(ROLE_MODULES[role], `the ${role} role`)
-  if (typeof mod.startRole !== 'function') throw new NotBuiltError(`the ${role} role is not built yet`)
+  const mod = await importModule(ROLE_MODULES[role])
+  if (typeof mod.startRole !== 'function') throw new Error(`${ROLE_MODULES[role]} exports no startRole`)
   return mod.startRole as StartRole
-}
-
-export async function isRoleBuilt (role: RoleName): Promise<boolean> {
-  try {
-    await loadRole(role)
-    return true
-  } catch (err) {
-    if (err instanceof NotBuiltError) return false
-    throw err
-  }
 }
 
 /** Offline commands: `filterd <command> …` runs `run(argv)` of the module and exits with its code. */
@@ -69,6 +48,7 @@ export const COMMANDS: Record<string, { module: string, help: string }> = {
   import: { module: '../../tools/import/index.js', help: 'convert UT1/squidGuard, hosts, plain and AdBlock lists into a data file' },
   'stats-import': { module: '../../tools/stats-import.js', help: 'import every closed statistics file now (--config FILE)' },
   client: { module: '../../tools/client.js', help: 'manage categorization API clients: add|list|remove|rotate|usage (--config FILE)' },
+  'redis-seed': { module: '../../tools/redis-seed.js', help: 're-create the shared Redis store from this host\'s replica after Redis lost its data (--config FILE [--force])' },
   'collector-usage': { module: '../../tools/collector-usage.js', help: 'usage per key per day as the collector stored it (also: filterd collector usage)' }
 }
 
@@ -77,8 +57,8 @@ export type CommandRun = (argv: string[]) => Promise<number>
 export async function loadCommand (name: string): Promise<CommandRun> {
   const entry = COMMANDS[name]
   if (entry === undefined) throw new Error(`unknown command ${name}`)
-  const mod = await importOptional(entry.module, `the ${name} command`)
+  const mod = await importModule(entry.module)
   const run = mod.run ?? mod.runImport
-  if (typeof run !== 'function') throw new NotBuiltError(`the ${name} command is not built yet`)
+  if (typeof run !== 'function') throw new Error(`${entry.module} exports no run`)
   return run as CommandRun
 }

@@ -1,5 +1,5 @@
 /**
- * `filterd all`: every built role in one process tree, the quick start. Each role runs in its own
+ * `filterd all`: every role in one process tree, the quick start. Each role runs in its own
  * child process (as in production, where each is its own daemon), started with the same config;
  * the parent prints what is listening and how to try it, forwards SIGTERM/SIGINT, and stops the
  * whole tree when any role dies, so a half-running system never looks healthy.
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { formatHostPort, parseHostPort, type Config, type RoleName } from '../../engine/config/index.js'
 import { startStubResolver, type StubResolver } from '../../engine/upstream-stub/index.js'
 import { EngineError } from '../../engine/errors.js'
-import { isRoleBuilt, loadCommand, NotBuiltError, ROLE_NAMES, sectionOf } from './roles.js'
+import { loadCommand, ROLE_NAMES, sectionOf } from './roles.js'
 import { livePid } from './run-role.js'
 
 const entry = fileURLToPath(new URL('../filterd.js', import.meta.url))
@@ -22,7 +22,7 @@ export async function runAll (config: Readonly<Config>, configPath: string): Pro
   // pid file names a live process means this config already runs.
   for (const role of ROLE_NAMES) {
     const path = sectionOf(config, role).pid
-    const pid = livePid(path)
+    const pid = livePid(path, role)
     if (pid !== undefined) {
       throw new EngineError('ENGINE_ALREADY_RUNNING', `filterd all: ENGINE_ALREADY_RUNNING: ${role} is already running with pid ${pid} (pid file ${path}); stop it first (kill ${pid}), or stop the other filterd all`)
     }
@@ -35,20 +35,12 @@ export async function runAll (config: Readonly<Config>, configPath: string): Pro
     out('      (every A query gets 198.51.100.10, AAAA 2001:db8::10, *.invalid NXDOMAIN); set dnscache.forward to your resolver instead')
   }
   if (config.demo?.['build-db'] === true) {
-    try {
-      const buildDb = await loadCommand('build-db')
-      const code = await buildDb(['--config', configPath, '--if-empty', '--quiet'])
-      if (code !== 0) { await stub?.close(); return code }
-    } catch (err) {
-      if (!(err instanceof NotBuiltError)) throw err
-      out(`demo: ${err.message}; the category database stays empty`)
-    }
+    const buildDb = await loadCommand('build-db')
+    const code = await buildDb(['--config', configPath, '--if-empty', '--quiet'])
+    if (code !== 0) { await stub?.close(); return code }
   }
-  const roles: RoleName[] = []
   // The replica follower runs only where a shared Redis store is configured.
-  const wanted = ROLE_NAMES.filter((r) => r !== 'sync' || config.common['redis-ip'] !== undefined || (config.common['redis-sentinels'] ?? []).length > 0)
-  for (const role of wanted) if (await isRoleBuilt(role)) roles.push(role)
-  const missing = wanted.filter((r) => !roles.includes(r))
+  const roles: RoleName[] = ROLE_NAMES.filter((r) => r !== 'sync' || config.common['redis-ip'] !== undefined || (config.common['redis-sentinels'] ?? []).length > 0)
   const children: Child[] = []
   let stopping = false
   let exitCode = 0
@@ -103,7 +95,6 @@ export async function runAll (config: Readonly<Config>, configPath: string): Pro
   out('')
   out(`filterd is running (config ${configPath}). Listening:`)
   for (const c of children) for (const e of c.endpoints) out(`  ${c.role.padEnd(10)} ${e}`)
-  if (missing.length > 0) out(`  not built yet: ${missing.join(', ')}`)
   out('')
   out('Try it:')
   for (const line of tryLines(config, roles)) out(`  ${line}`)

@@ -3,7 +3,7 @@
  * → pid file removed. A second daemon started with the same pid file while the first is alive
  * refuses to start (two DNS servers would fight over the sockets).
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { formatHostPort, type Config, type LogLevel, type RoleName } from '../../engine/config/index.js'
 import { EngineError } from '../../engine/errors.js'
@@ -23,12 +23,32 @@ function isAlive (pid: number): boolean {
 }
 
 /**
- * Writes our pid, unless the file names a live process. An EngineError, so the CLI prints its
- * message as one line (a stack trace would bury the pid the operator needs). A stale file, left
- * by a crash or SIGKILL, is simply overwritten.
+ * Whether the live process `pid` is filterd running `role`. After a reboot, or in a container
+ * whose run folder persists, a pid file can name a live process that is something else (pids
+ * are reused): that must not block the start. On Linux /proc/<pid>/cmdline says what runs there
+ * (`node …/filterd.js dns --config …`, or `…/bin/filterd dns …` when installed); without /proc,
+ * or when it cannot be read, the process is taken to be ours, the safe side.
+ */
+function isFilterdRole (pid: number, role: RoleName): boolean {
+  let cmdline: string
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1')
+  } catch (err) {
+    return (err as { code?: string }).code !== 'ENOENT' || !existsSync('/proc/self/cmdline')
+  }
+  const args = cmdline.split('\0')
+  const entry = args.findIndex((a) => /(^|\/)filterd(\.js)?$/.test(a))
+  return entry >= 0 && args.slice(entry + 1).includes(role)
+}
+
+/**
+ * Writes our pid, unless the file names a live filterd process of the same role. An EngineError,
+ * so the CLI prints its message as one line (a stack trace would bury the pid the operator needs).
+ * A stale file, left by a crash or SIGKILL, or naming a pid now reused by another program, is
+ * simply overwritten.
  */
 function claimPidFile (role: RoleName, path: string): void {
-  const old = livePid(path)
+  const old = livePid(path, role)
   if (old !== undefined) {
     throw new EngineError('ENGINE_ALREADY_RUNNING', `${role} is already running with pid ${old} (pid file ${path}); not starting a second one`)
   }
@@ -37,7 +57,7 @@ function claimPidFile (role: RoleName, path: string): void {
 }
 
 /** The pid a role's pid file names when that process is alive (the role runs), else undefined. */
-export function livePid (path: string): number | undefined {
+export function livePid (path: string, role: RoleName): number | undefined {
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -45,7 +65,7 @@ export function livePid (path: string): number | undefined {
     return undefined
   }
   const pid = Number(text.trim())
-  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid) ? pid : undefined
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid) && isFilterdRole(pid, role) ? pid : undefined
 }
 
 const BIND_CODES: Readonly<Record<string, string>> = {

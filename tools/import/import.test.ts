@@ -1,16 +1,12 @@
 import { test, type TestContext } from 'node:test'
-import { mkdtempSync, writeFileSync, readFileSync, rmSync, mkdirSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync, readFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { runImport, EntryCollector, importHosts, importAdblock, importDomainList, importUt1, parseUt1Mapping } from './index.js'
 import { mergeLayers } from '../../engine/datafiles/index.js'
+import { tempDir as makeDir } from '../../engine/testing/temp.js'
 
-function tempDir (t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'import-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
+const tempDir = (t: TestContext): string => makeDir(t, 'import-')
 
 function write (dir: string, rel: string, text: string): string {
   const file = join(dir, rel)

@@ -75,7 +75,6 @@ export function liveLog (fixed: { user?: string } = {}): { el: HTMLElement, stop
     h('th', {}, t.time), h('th', {}, t.address), h('th', {}, t.user), h('th', {}, t.domain), h('th', {}, t.reason), h('th', {}, t.categories))), body)
   let source: EventSource | undefined
   let names: Record<string, string> = {}
-  void categoryNames().then((n) => { names = n })
   const connect = (): void => {
     source?.close()
     body.replaceChildren()
@@ -113,7 +112,8 @@ export function liveLog (fixed: { user?: string } = {}): { el: HTMLElement, stop
     h('button', { type: 'submit' }, t.show), state)
   form.addEventListener('submit', (e) => { e.preventDefault(); connect() })
   blocked.addEventListener('change', connect)
-  connect()
+  // Rows name their categories: connect once the names are here (one cached request).
+  void categoryNames().then((n) => { names = n }, () => {}).finally(connect)
   return {
     el: h('section', { class: 'card' }, h('h2', {}, t.liveFor), form, notice, h('div', { class: 'scroll' }, table)),
     stop: () => { source?.close() }

@@ -2,13 +2,14 @@
  * Test helpers for the statistics tests (not a test file): a config whose stats directories are in
  * a fresh temporary directory, and query records.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
-import { parseConfig, type Config } from '../config/index.js'
-import { silentLogger } from '../log/index.js'
-import { createCsvQueryLog, type StatsRecord } from './writer.js'
+import { parseConfig, type Config } from '../../config/index.js'
+import { silentLogger } from '../../log/index.js'
+import { tempDir } from '../../testing/temp.js'
+import type { QueryLogRecord } from '../../querylog/index.js'
+import { createCsvQueryLog } from '../writer.js'
 
 export interface StatsTestEnv {
   readonly root: string
@@ -19,8 +20,7 @@ export interface StatsTestEnv {
 
 /** A temp dir (removed after the test) and a config pointing stats.dir/stats.db into it. */
 export function statsTestEnv (t: TestContext, stats: Record<string, string | number | boolean> = {}): StatsTestEnv {
-  const root = mkdtempSync(join(tmpdir(), 'filterd-stats-'))
-  t.after(() => { rmSync(root, { recursive: true, force: true }) })
+  const root = tempDir(t, 'filterd-stats-')
   const entries: Record<string, string | number | boolean> = { dir: join(root, 'csv'), db: join(root, 'statsdb'), ...stats }
   const yaml = 'stats:\n' + Object.entries(entries).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}\n`).join('')
   const configFile = join(root, 'test.yaml')
@@ -28,12 +28,12 @@ export function statsTestEnv (t: TestContext, stats: Record<string, string | num
   return { root, config: parseConfig(yaml, configFile), configFile, yaml }
 }
 
-export function rec (time: number, address: string, user: string | null, name: string, extra: Partial<StatsRecord> = {}): StatsRecord {
-  return { time, address, user, name, blockedName: '', reason: 'none', cats: [], blockedCats: [], nxdomain: false, ...extra }
+export function rec (time: number, address: string, user: string | null, name: string, extra: Partial<QueryLogRecord> = {}): QueryLogRecord {
+  return { time, address, user, name, qtype: 1, blockedName: '', reason: 'none', cats: [], blockedCats: [], nxdomain: false, rcode: 0, ...extra }
 }
 
 /** A category block of `name` by `cats`. */
-export function blocked (time: number, address: string, user: string | null, name: string, cats: number[]): StatsRecord {
+export function blocked (time: number, address: string, user: string | null, name: string, cats: number[]): QueryLogRecord {
   return rec(time, address, user, name, { blockedName: name, reason: 'category', cats, blockedCats: cats })
 }
 
@@ -41,7 +41,7 @@ export const at = (d: string, hm: string): number => Date.parse(`${d}T${hm}:00Z`
 export const NOW = at('2024-05-15', '12:30')
 
 /** The scenario of the spec's reports: one user with several addresses, anonymous addresses, another user. */
-export const SCENARIO: StatsRecord[] = [
+export const SCENARIO: QueryLogRecord[] = [
   rec(at('2024-05-14', '23:00'), '10.0.0.1', 'alice', 'old.example'),
   rec(at('2024-05-15', '10:05'), '10.0.0.1', 'alice', 'www.news.example', { cats: [5] }),
   rec(at('2024-05-15', '10:10'), '10.0.0.2', 'alice', 'www.news.example', { cats: [5] }),
@@ -56,7 +56,7 @@ export const SCENARIO: StatsRecord[] = [
 ]
 
 /** Writes `records` through the CSV writer into closed files (`files` of them). */
-export async function writeFiles (env: StatsTestEnv, records: readonly StatsRecord[], files = 1): Promise<void> {
+export async function writeFiles (env: StatsTestEnv, records: readonly QueryLogRecord[], files = 1): Promise<void> {
   const log = createCsvQueryLog(env.config, silentLogger(), { flushIntervalMs: 0, controlPollMs: 0 })
   const per = Math.ceil(records.length / files)
   for (let i = 0; i < records.length; i++) {

@@ -2,18 +2,17 @@
  * Test and benchmark helpers for the management API (not a test file itself): a small taxonomy written to a
  * temp dir, a config built through the real loader, an in-process API server on port 0, and a JSON client.
  */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { pino, type Logger } from 'pino'
-import { parseConfig, type Config } from '../engine/config/index.js'
-import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
-import { CategoryDb } from '../engine/catdb/index.js'
-import type { HttpImpl } from '../engine/http/index.js'
-import { openStatsDb, type StatsDb } from '../engine/stats/index.js'
-import { openConfiguredStore, type Store } from '../engine/store/index.js'
-import { createApiServer, type ApiServer } from './server.js'
+import { parseConfig, type Config } from '../../engine/config/index.js'
+import { loadTaxonomy, type Taxonomy } from '../../engine/categories/index.js'
+import { CategoryDb } from '../../engine/catdb/index.js'
+import type { HttpImpl } from '../../engine/http/index.js'
+import { openStatsDb, type StatsDb } from '../../engine/stats/index.js'
+import { openConfiguredStore, type Store } from '../../engine/store/index.js'
+import { createApiServer, type ApiServer } from '../server.js'
 
 export const GROUPS_EN = [
   { 'Adult content': { 1: 'Pornography', 2: 'Erotica and nudity' } },
@@ -27,10 +26,9 @@ export const GROUPS_RU = [
 ]
 
 /** A temp dir removed when `cleanup` runs. */
-export function tempDir (prefix: string): { dir: string, cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), prefix))
-  return { dir, cleanup: () => { rmSync(dir, { recursive: true, force: true }) } }
-}
+import { makeTempDir } from '../../engine/testing/temp.js'
+
+export const tempDir = makeTempDir
 
 /** Writes catgroups.json, catgroups_en.json and categories.meta.json into `dir`. */
 export function writeTaxonomy (dir: string): void {

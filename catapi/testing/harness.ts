@@ -3,39 +3,26 @@
  * category database, a stub resolver, a running API on port 0, raw HTTP requests, and clients
  * with cheap scrypt parameters.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { httpRequest, type RawHttpResponse } from '../engine/testing/http.js'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { httpRequest, type RawHttpResponse } from '../../engine/testing/http.js'
 import { fileURLToPath } from 'node:url'
 import type { TestContext } from 'node:test'
-import { CategoryDbBuilder } from '../engine/catdb/index.js'
-import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
-import { Store } from '../engine/store/index.js'
-import { startStubResolver, type StubResolver } from '../engine/upstream-stub/index.js'
-import { clientRecord } from './credentials.js'
-import { ExistenceChecker } from './resolver.js'
-import { createCatApi, type CatApi, type CatApiOptions } from './server.js'
+import { buildCats, type CatEntry } from '../../engine/testing/store.js'
+import { makeTempDir } from '../../engine/testing/temp.js'
+import { loadTaxonomy, type Taxonomy } from '../../engine/categories/index.js'
+import { Store } from '../../engine/store/index.js'
+import { startStubResolver, type StubResolver } from '../../engine/upstream-stub/index.js'
+import { clientRecord } from '../credentials.js'
+import { ExistenceChecker } from '../resolver.js'
+import { createCatApi, type CatApi, type CatApiOptions } from '../server.js'
 
-/** The repository's conf/ (taxonomy files), found from dist/catapi/. */
-export const CONF_DIR = fileURLToPath(new URL('../../conf/', import.meta.url))
+/** The repository's conf/ (taxonomy files), found from dist/catapi/testing/. */
+export const CONF_DIR = fileURLToPath(new URL('../../../conf/', import.meta.url))
 export const CHEAP_SCRYPT = { N: 1024, r: 8, p: 1 }
 
-export function tempDir (t: TestContext, prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix))
-  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
-  return dir
-}
+export { tempDir } from '../../engine/testing/temp.js'
+export { buildCats, type CatEntry as Entry } from '../../engine/testing/store.js'
 
-export type Entry = [key: string, cats: number[]] | [key: string, cats: number[], kind: 'url']
-
-export async function buildCatdb (store: Store, entries: readonly Entry[]): Promise<void> {
-  const b = await CategoryDbBuilder.begin(store)
-  for (const [key, cats, kind] of entries) await b.put(key, kind === 'url', cats)
-  await b.commit()
-}
-
-export const DEFAULT_ENTRIES: readonly Entry[] = [
+export const DEFAULT_ENTRIES: readonly CatEntry[] = [
   ['example.com', [40]],
   ['ads.example.com', [1, 10]],
   ['games.test', [4]],
@@ -60,7 +47,7 @@ export interface Harness {
 export interface HarnessOptions {
   readonly impl?: 'uws' | 'node'
   readonly lang?: 'ru' | 'en'
-  readonly entries?: readonly Entry[]
+  readonly entries?: readonly CatEntry[]
   readonly nxdomain?: string[]
   readonly api?: Partial<CatApiOptions>
   readonly timeoutMs?: number
@@ -71,11 +58,11 @@ export async function startHarness (t: TestContext, options: HarnessOptions = {}
   // flushes usage into the store, so it closes before the store, and the directory goes last.
   const cleanups: Array<() => unknown> = []
   t.after(async () => { for (const c of cleanups.reverse()) await c() })
-  const dbPath = mkdtempSync(join(tmpdir(), 'filterd-catapi-'))
-  cleanups.push(() => { rmSync(dbPath, { recursive: true, force: true }) })
+  const { dir: dbPath, cleanup } = makeTempDir('filterd-catapi-')
+  cleanups.push(cleanup)
   const store = Store.open(dbPath)
   cleanups.push(() => store.close())
-  await buildCatdb(store, options.entries ?? DEFAULT_ENTRIES)
+  await buildCats(store, options.entries ?? DEFAULT_ENTRIES)
   const resolver = await startStubResolver({ nxdomain: options.nxdomain ?? ['gone.example'] })
   cleanups.push(() => resolver.close())
   const taxonomy = loadTaxonomy(CONF_DIR, options.lang ?? 'en')

@@ -1,0 +1,287 @@
+// Fuzz target: FUZZ_PACKETS (default 1,000,000) hostile packets through the real DNS daemon
+// (`filterd dns` as a child process), over UDP and TCP, interleaved with valid queries whose answers
+// are checked. It asserts: the daemon never dies, every valid query gets the right answer, and the
+// worst latency of a valid query sent every 10 ms alongside stays bounded. The long run is
+// `FUZZ_PACKETS=10000000 scripts/reliability-long.sh` (docs/reliability.md); FUZZ_SEED replays a run.
+import { test, type TestContext } from 'node:test'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createSocket, type Socket } from 'node:dgram'
+import { connect, createServer, type Socket as TcpSocket } from 'node:net'
+import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { randomInt } from 'node:crypto'
+import dnsPacket from 'dns-packet'
+import { CATEGORY } from '../engine/categories/index.js'
+import { releasedPort } from '../engine/testing/ports.js'
+import { BLOCK_V4, addUser, world, writeConfigFile } from './testing/harness.js'
+import { FuzzGenerator, validQuery } from './testing/fuzz.js'
+
+const CLI = fileURLToPath(new URL('../tools/filterd.js', import.meta.url))
+const PACKETS = Number(process.env.FUZZ_PACKETS ?? 1_000_000)
+const SEED = Number(process.env.FUZZ_SEED ?? randomInt(1, 0x7fffffff))
+const FWD = '198.51.100.10'
+const BATCH = Number(process.env.FUZZ_BATCH ?? 64)
+const TCP_BATCH = 4 * BATCH
+const UDP_LANES = Number(process.env.FUZZ_LANES ?? 2)
+/** CI bound on the worst valid-query latency: generous, the machine is shared (docs/reliability.md). */
+const WORST_MS = Number(process.env.FUZZ_WORST_MS ?? 4000)
+
+/** The answer of the raw upstream to `msg`: its question and, for A, one A record 198.51.100.10; null when unreadable. */
+function rawAnswer (msg: Buffer): Buffer | null {
+  if (msg.length < 12) return null
+  let i = 12
+  while (i < msg.length && msg[i] !== 0) {
+    if ((msg[i]! & 0xc0) !== 0) return null
+    i += msg[i]! + 1
+  }
+  const qEnd = i + 5
+  if (qEnd > msg.length) return null
+  const isA = msg.readUInt16BE(i + 1) === 1
+  const out = Buffer.alloc(qEnd + (isA ? 16 : 0))
+  msg.copy(out, 0, 0, qEnd)
+  out[2] = 0x80 | (msg[2]! & 0x01); out[3] = 0x80
+  out.writeUInt16BE(1, 4); out.writeUInt16BE(isA ? 1 : 0, 6); out.writeUInt32BE(0, 8)
+  if (isA) out.set([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 51, 100, 10], qEnd)
+  return out
+}
+
+/**
+ * The upstream, on UDP and TCP (one port): a raw responder that answers any query it can read
+ * (rawAnswer). dns-packet would cost more than the server under test for every forwarded fuzz packet.
+ */
+async function rawResponder (t: TestContext): Promise<number> {
+  for (let attempt = 0; ; attempt++) {
+    const udp = createSocket('udp4')
+    udp.on('message', (msg, rinfo) => {
+      const out = rawAnswer(msg)
+      if (out !== null) udp.send(out, rinfo.port, rinfo.address)
+    })
+    udp.bind(0, '127.0.0.1')
+    await once(udp, 'listening')
+    const port = udp.address().port
+    const tcp = createServer((c) => {
+      c.on('error', () => {})
+      let buf: Buffer = Buffer.alloc(0)
+      c.on('data', (chunk: Buffer) => {
+        buf = Buffer.concat([buf, chunk])
+        while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+          const out = rawAnswer(buf.subarray(2, 2 + buf.readUInt16BE(0)))
+          buf = buf.subarray(2 + buf.readUInt16BE(0))
+          if (out !== null) c.write(frame(out))
+        }
+      })
+    })
+    try {
+      await new Promise<void>((resolve, reject) => { tcp.once('error', reject); tcp.listen(port, '127.0.0.1', resolve) })
+    } catch (err) {
+      udp.close()
+      if (attempt < 20) continue
+      throw err
+    }
+    t.after(() => { udp.close(); tcp.close() })
+    return port
+  }
+}
+
+/** Kernel drops on the server's UDP socket (/proc/net/udp, last column), or -1 off Linux. */
+function udpDrops (port: number): number {
+  try {
+    const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`
+    for (const line of readFileSync('/proc/net/udp', 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/)
+      if (f[1]?.endsWith(hex) === true && f[1].startsWith('0100007F')) return Number(f[f.length - 1])
+    }
+  } catch {}
+  return -1
+}
+
+interface Expect { name: string, a: string, sent: number, resolve: (problem: string | null) => void }
+
+/** Checks an answer against what the valid query named `e.name` must get. */
+function problemOf (msg: Buffer, id: number, e: Expect): string | null | undefined {
+  if (msg.length < 12 || msg.readUInt16BE(0) !== id) return undefined
+  let p: dnsPacket.DecodedPacket
+  try { p = dnsPacket.decode(msg) } catch { return undefined }
+  if (p.questions?.[0]?.name !== e.name) return undefined   // a fuzz packet's answer that shares the ID
+  const a = p.answers?.find((x) => x.type === 'A') as { data?: string } | undefined
+  if ((p as { rcode?: string }).rcode !== 'NOERROR' || a?.data !== e.a) return `${e.name}: ${(p as { rcode?: string }).rcode ?? '?'} ${a?.data ?? 'no A'} (wanted ${e.a})`
+  return null
+}
+
+/** Valid queries in flight on one socket, by ID; answers to fuzz packets are ignored. */
+class Checker {
+  readonly pending = new Map<number, Expect>()
+  readonly latencies: number[] = []
+  readonly problems: string[] = []
+  private serial = 0
+  onMessage (msg: Buffer): void {
+    if (msg.length < 2) return
+    const id = msg.readUInt16BE(0)
+    const e = this.pending.get(id)
+    if (e === undefined) return
+    const problem = problemOf(msg, id, e)
+    if (problem === undefined) return
+    this.pending.delete(id)
+    this.latencies.push(performance.now() - e.sent)
+    e.resolve(problem)
+  }
+  /** A fresh valid query (a unique name: blocked or forwarded) and the promise of its verdict. */
+  make (tag: string): { msg: Buffer, done: Promise<string | null> } {
+    let id = randomInt(0, 0x10000)
+    while (this.pending.has(id)) id = (id + 1) & 0xffff
+    const n = this.serial++
+    const blocked = n % 2 === 0
+    const name = `${tag}${n}.${blocked ? 'casino.example' : 'fwd.example'}`
+    const msg = validQuery(id, name, 1, n % 3 === 0)
+    const done = new Promise<string | null>((resolve) => {
+      const e: Expect = { name, a: blocked ? BLOCK_V4 : FWD, sent: 0, resolve }
+      const timer = setTimeout(() => { this.pending.delete(id); resolve(`${name}: no answer within 5 s`) }, 5000)
+      e.resolve = (p) => { clearTimeout(timer); resolve(p) }
+      this.pending.set(id, e)
+      queueMicrotask(() => { e.sent = performance.now() })
+    })
+    return { msg, done }
+  }
+}
+
+function frame (b: Buffer): Buffer {
+  const h = Buffer.alloc(2)
+  h.writeUInt16BE(b.length)
+  return Buffer.concat([h, b])
+}
+
+async function startDaemon (t: TestContext, file: string): Promise<ChildProcess> {
+  const nodeArgs = (process.env.FUZZ_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')   // e.g. --cpu-prof, to profile the server
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'dns', '--config', file], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  let err = ''
+  child.stderr?.on('data', (d: Buffer) => { err += d.toString() })
+  await new Promise<void>((resolve, reject) => {
+    child.on('message', (m: { type?: string }) => { if (m.type === 'ready') resolve() })
+    child.on('exit', (code) => reject(new Error(`filterd dns exited with ${String(code)}: ${err}`)))
+  })
+  return child
+}
+
+const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length === 0 ? 0 : s[Math.min(s.length - 1, Math.floor(p * s.length))]!
+}
+
+test(`fuzz: ${PACKETS} hostile packets over UDP and TCP, valid queries interleaved, no crash, no wrong answer, bounded latency`, { timeout: Math.max(600_000, PACKETS / 2) }, async (t: TestContext) => {
+  const w = await world(t, { cats: { 'casino.example': [CATEGORY.GAMBLING] } })
+  await addUser(w.store, { name: 'fuzz', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
+  const upstream = await rawResponder(t)
+  const port = await releasedPort()
+  const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`], forward: [`127.0.0.1:${upstream}`], proxy: { 'upstream-timeout': 5000 } })
+  const child = await startDaemon(t, file)
+  let died: string | null = null
+  child.on('exit', (code, signal) => { died = `filterd dns exited during the fuzz run: code ${String(code)}, signal ${String(signal)}` })
+  const drops0 = udpDrops(port)
+  const gen = new FuzzGenerator(SEED, ['www.casino.example', 'x.fwd.example', 'a.b.c.example', 'youtube.com'])
+  let sent = 0
+  let tcpSent = 0
+  let reconnects = 0
+  const checker = new Checker()   // valid queries of the lanes
+  const ticker = new Checker()    // the every-10-ms latency probe
+  const problems: string[] = []
+  const started = performance.now()
+
+  // UDP lanes: a batch of fuzz packets, then one valid query, wait for its answer (flow control:
+  // the socket is read in order, so the batch has been taken when the answer comes).
+  const udpLane = async (): Promise<void> => {
+    const sock: Socket = createSocket('udp4')
+    sock.on('message', (m) => checker.onMessage(m))
+    await new Promise<void>((resolve) => sock.connect(port, '127.0.0.1', resolve))
+    try {
+      while (sent < PACKETS && died === null && problems.length === 0) {
+        for (let i = 0; i < BATCH; i++) sock.send(gen.next())
+        sent += BATCH
+        const v = checker.make('u')
+        sock.send(v.msg)
+        const p = await v.done
+        if (p !== null) problems.push(`udp ${p}`)
+      }
+    } finally { sock.close() }
+  }
+
+  // A TCP lane: a batch of well-framed fuzz messages in one write, then one valid query. Now and
+  // then an announced frame over the size cap, which must close the connection; then reconnect.
+  const tcpLane = async (): Promise<void> => {
+    while (sent < PACKETS && died === null && problems.length === 0) {
+      const sock: TcpSocket = connect({ host: '127.0.0.1', port })
+      sock.setNoDelay(true)
+      sock.on('error', () => {})
+      await once(sock, 'connect')
+      let buf: Buffer = Buffer.alloc(0)
+      sock.on('data', (chunk: Buffer) => {
+        buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk])
+        while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+          checker.onMessage(buf.subarray(2, 2 + buf.readUInt16BE(0)))
+          buf = buf.subarray(2 + buf.readUInt16BE(0))
+        }
+      })
+      const closed = once(sock, 'close')
+      for (let round = 0; round < 400 && sent < PACKETS && died === null && problems.length === 0; round++) {
+        const frames: Buffer[] = []
+        for (let i = 0; i < TCP_BATCH; i++) {
+          const m = gen.next()
+          frames.push(frame(m.length > 4096 ? m.subarray(0, 4096) : m))
+        }
+        sent += TCP_BATCH
+        tcpSent += TCP_BATCH
+        const v = checker.make('t')
+        frames.push(frame(v.msg))
+        sock.write(Buffer.concat(frames))
+        const p = await v.done
+        if (p !== null) problems.push(`tcp ${p}`)
+      }
+      const big = Buffer.alloc(2)
+      big.writeUInt16BE(4097 + gen.rng.int(60000))
+      sock.write(big)
+      const gone = await Promise.race([closed.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 5000))])
+      if (!gone) problems.push('a frame over the size cap did not close the TCP connection')
+      sock.destroy()
+      reconnects++
+    }
+  }
+
+  // The latency probe: one valid query every 10 ms on its own socket, none waiting on another.
+  const probeSock = createSocket('udp4')
+  probeSock.on('message', (m) => ticker.onMessage(m))
+  await new Promise<void>((resolve) => probeSock.connect(port, '127.0.0.1', resolve))
+  const probes: Array<Promise<string | null>> = []
+  const tick = setInterval(() => {
+    const v = ticker.make('p')
+    probeSock.send(v.msg)
+    probes.push(v.done)
+  }, 10)
+
+  try {
+    await Promise.all([...Array.from({ length: UDP_LANES }, udpLane), tcpLane()])
+  } finally {
+    clearInterval(tick)
+  }
+  for (const p of await Promise.all(probes)) if (p !== null) problems.push(`probe ${p}`)
+  probeSock.close()
+  const seconds = (performance.now() - started) / 1000
+  const cpu = process.cpuUsage()
+  let serverCpu = -1
+  try {
+    const f = readFileSync(`/proc/${String(child.pid)}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    serverCpu = (Number(f[11]) + Number(f[12])) / 100
+  } catch {}
+  const drops = udpDrops(port) - drops0
+  t.diagnostic(`seed ${SEED}: ${sent} packets (${sent - tcpSent} UDP, ${tcpSent} TCP, ${reconnects} TCP connections) in ${seconds.toFixed(1)} s, ${Math.round(sent / seconds)}/s; kinds ${gen.made.join('/')}; kernel drops at the server ${drops}; CPU: server ${serverCpu.toFixed(1)} s, fuzzer ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`)
+  t.diagnostic(`valid queries: ${checker.latencies.length} in lanes (p50 ${pct(checker.latencies, 0.5).toFixed(1)} ms, p99 ${pct(checker.latencies, 0.99).toFixed(1)} ms, max ${pct(checker.latencies, 1).toFixed(1)} ms); ${ticker.latencies.length} probes every 10 ms (p50 ${pct(ticker.latencies, 0.5).toFixed(1)} ms, p99 ${pct(ticker.latencies, 0.99).toFixed(1)} ms, max ${pct(ticker.latencies, 1).toFixed(1)} ms)`)
+  t.assert.strictEqual(died, null)
+  t.assert.deepStrictEqual(problems.slice(0, 5), [], `${problems.length} valid queries went wrong (seed ${SEED})`)
+  t.assert.ok(sent >= PACKETS)
+  t.assert.ok(pct(ticker.latencies, 1) < WORST_MS, `worst valid-query latency ${pct(ticker.latencies, 1).toFixed(1)} ms (bound ${WORST_MS} ms, seed ${SEED})`)
+  // And it still stops cleanly.
+  const exited = once(child, 'exit')
+  child.kill('SIGTERM')
+  const [code] = await exited as [number | null]
+  t.assert.strictEqual(code, 0)
+})

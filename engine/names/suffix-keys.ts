@@ -1,0 +1,29 @@
+/**
+ * A name as the keys of its suffixes, most specific first: what every suffix walk (lists, the
+ * category database) reads. The DNS server builds them from wire labels (engine/dns/judge.ts
+ * QueryKeys, so a label holding a dot never reads as two labels); HostKeys builds them from a
+ * normalised host name.
+ */
+/** The name to judge, as keys of its suffixes: `suffix(0)` is the whole name. */
+export interface SuffixKeys {
+  readonly labelCount: number
+  suffix (fromLabel: number): string
+}
+
+/** Suffix keys of a normalised host name (block page, API, tools): labels split at dots. */
+export class HostKeys implements SuffixKeys {
+  readonly labelCount: number
+  private readonly name: string
+  private readonly starts: number[]
+  constructor (name: string) {
+    this.name = name
+    this.starts = name === '' ? [] : [0]
+    for (let i = name.indexOf('.'); i >= 0; i = name.indexOf('.', i + 1)) this.starts.push(i + 1)
+    this.labelCount = this.starts.length
+  }
+
+  suffix (fromLabel: number): string {
+    const s = this.starts[fromLabel]
+    return s === undefined ? '' : s === 0 ? this.name : this.name.slice(s)
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * The replica protocol against a real redis-server, in one process: hosts are stores in their own
+ * folders, each with a follower; writes go through the Lua commit (engine/replica).
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, test, type TestContext } from 'node:test'
+import { Redis } from 'ioredis'
+import { silentLogger } from '../log/index.js'
+import { Store } from '../store/index.js'
+import { startRedis, type TestRedis } from '../testing/redis.js'
+import { commitToSharedStore } from './commit.js'
+import { Follower, seedSharedStore } from './follower.js'
+import { linkStore, testSettings, until } from './testing.js'
+import type { SharedStoreSettings } from './redis.js'
+
+let redis: TestRedis
+before(async () => { redis = await startRedis() })
+after(async () => { await redis.stop() })
+
+function host (t: TestContext): Store {
+  const dir = mkdtempSync(join(tmpdir(), 'filterd-replica-'))
+  const store = Store.open(dir)
+  t.after(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }) })
+  return store
+}
+
+function client (t: TestContext): Redis {
+  const r = new Redis({ host: redis.host, port: redis.port })
+  t.after(() => { r.disconnect() })
+  return r
+}
+
+/** Everything a host's policy holds, for comparing replicas. */
+function dump (s: Store): unknown {
+  return { users: [...s.users()], ips: s.addressesWithPrefix('', 10_000), black: s.getList(null, 'black'), config: s.getServerDefaults() }
+}
+
+async function addUser (s: Store, id: string, ip: string[], black: string[] = []): Promise<void> {
+  await s.write((w) => {
+    w.putUser({ ...w.store.newUser(id), ip })
+    w.claimAddresses(id, ip)
+    w.putList(id, 'black', black)
+  })
+}
+
+test('a write on one host reaches the other; concurrent writes to one user end in the same state everywhere', async (t: TestContext) => {
+  const settings = testSettings(redis.host, redis.port)
+  const a = host(t)
+  const b = host(t)
+  const la = await linkStore(a, settings, silentLogger())
+  const lb = await linkStore(b, settings, silentLogger())
+  t.after(async () => { await la.close(); await lb.close() })
+  await addUser(a, 'alice', ['10.0.0.1'], ['ads.example'])
+  await until('B applying', () => b.getUser('alice') !== undefined)
+  t.assert.strictEqual(b.userForAddress('10.0.0.1'), 'alice')
+  t.assert.deepStrictEqual(b.getList('alice', 'black'), ['ads.example'])
+  // 20 writes racing from both hosts on one user: Redis orders them, every host applies that order.
+  await Promise.all(Array.from({ length: 20 }, async (_, i) => {
+    const s = i % 2 === 0 ? a : b
+    await s.write((w) => { w.putUser({ ...w.store.getUser('alice')!, filter: [i] }) })
+  }))
+  await until('both replicas at the same position', () => a.replicaPosition()?.seq === b.replicaPosition()?.seq && a.replicaPosition()!.seq >= 21)
+  t.assert.deepStrictEqual(dump(a), dump(b))
+  t.assert.ok(b.generation() > 1, 'each apply bumps the generation')
+})
+
+test('a failed write changes nothing anywhere; with Redis refusing, the write throws and nothing is kept locally', async (t: TestContext) => {
+  const settings = testSettings(redis.host, redis.port)
+  const a = host(t)
+  const la = await linkStore(a, settings, silentLogger())
+  t.after(async () => { await la.close() })
+  await addUser(a, 'alice', ['10.0.0.1'])
+  const seq = a.replicaPosition()!.seq
+  await t.assert.rejects(a.write((w) => { w.putUser({ ...w.store.newUser('bob'), ip: [] }); throw new Error('invalid') }), /invalid/)
+  // The shared store with another epoch (as after a reseed elsewhere): the script refuses.
+  const r = client(t)
+  await r.set(settings.keys.epoch, 'init:someone-else')
+  await t.assert.rejects(addUser(a, 'carol', ['10.0.0.3']), { code: 'ENGINE_SHARED_STORE_UNAVAILABLE' })
+  t.assert.strictEqual(a.getUser('bob'), undefined)
+  t.assert.strictEqual(a.getUser('carol'), undefined)
+  t.assert.strictEqual(await r.hexists(settings.keys.hash.users, 'carol'), 0)
+  t.assert.strictEqual(a.replicaPosition()!.seq, seq)
+})
+
+test('an apply that fails midway leaves neither its changes nor its position; the follower resumes from the last one', async (t: TestContext) => {
+  const settings = testSettings(redis.host, redis.port)
+  const a = host(t)
+  const b = host(t)
+  const la = await linkStore(a, settings, silentLogger())
+  t.after(async () => { await la.close() })
+  const lb = await linkStore(b, settings, silentLogger())
+  await addUser(a, 'alice', ['10.0.0.1'])
+  await until('B applying', () => b.replicaPosition()?.seq === 1)
+  await lb.close()
+  const before = b.replicaPosition()!
+  const generation = b.generation()
+  // A transaction that dies after writing some keys (as a process killed mid-apply would).
+  await t.assert.rejects(b.applyReplicated([['users', 'zed', { name: 'zed' }], ['users', 'x'.repeat(4000), { bad: 'key longer than LMDB allows' }]], { ...before, seq: 99, id: '9-9' }))
+  t.assert.strictEqual(b.getUser('zed'), undefined)
+  t.assert.deepStrictEqual(b.replicaPosition(), before)
+  t.assert.strictEqual(b.generation(), generation)
+  for (let i = 0; i < 5; i++) await addUser(a, `u${i}`, [`10.0.1.${i}`])
+  const lb2 = await linkStore(b, settings, silentLogger())
+  t.after(async () => { await lb2.close() })
+  await until('B catching up', () => b.replicaPosition()?.seq === 6)
+  t.assert.strictEqual(lb2.follower.status.bootstraps, 0, 'resumed from its position, no bootstrap')
+  t.assert.deepStrictEqual(dump(a), dump(b))
+})
+
+test('a host behind the stream\'s retention, or joining late, bootstraps and then follows', async (t: TestContext) => {
+  const settings: SharedStoreSettings = { ...testSettings(redis.host, redis.port), streamLength: 5 }
+  const a = host(t)
+  const la = await linkStore(a, settings, silentLogger())
+  t.after(async () => { await la.close() })
+  const b = host(t)
+  const lb = await linkStore(b, settings, silentLogger())
+  await addUser(a, 'first', ['10.9.0.1'])
+  await until('B applying', () => b.replicaPosition()?.seq === 1)
+  await lb.close()
+  // 400 records while B is away: the stream keeps only the last hundred or so (MAXLEN ~ 5).
+  const r = client(t)
+  const epoch = a.replicaPosition()!.epoch
+  for (let i = 0; i < 400; i++) {
+    await commitToSharedStore(r, settings, epoch, [['users', `bulk${i}`, { ...a.newUser(`bulk${i}`) }]])
+  }
+  t.assert.ok(await r.xlen(settings.keys.changes) < 400)
+  await until('A applying', () => a.replicaPosition()?.seq === 401)
+  const lb2 = await linkStore(b, settings, silentLogger())
+  t.after(async () => { await lb2.close() })
+  await until('B current', () => b.replicaPosition()?.seq === 401)
+  t.assert.ok(lb2.follower.status.bootstraps >= 1, 'bootstrapped')
+  t.assert.strictEqual(b.userCount(), 401)
+  // A late host: empty, bootstraps, then follows new writes.
+  const c = host(t)
+  const lc = await linkStore(c, settings, silentLogger())
+  t.after(async () => { await lc.close() })
+  t.assert.strictEqual(c.userCount(), 401)
+  await addUser(b, 'late', ['10.9.9.9'])
+  await until('A and C applying', () => c.getUser('late') !== undefined && a.getUser('late') !== undefined)
+  t.assert.deepStrictEqual(dump(a), dump(c))
+  t.assert.deepStrictEqual(dump(b), dump(c))
+})
+
+test('Redis emptied: hosts keep their replicas and say so; a reseed from one replica is adopted by the others', async (t: TestContext) => {
+  const settings = testSettings(redis.host, redis.port)
+  const a = host(t)
+  const b = host(t)
+  const la = await linkStore(a, settings, silentLogger())
+  const lb = await linkStore(b, settings, silentLogger())
+  t.after(async () => { await la.close(); await lb.close() })
+  await addUser(a, 'alice', ['10.0.0.1'], ['ads.example'])
+  await until('B applying', () => b.getUser('alice') !== undefined)
+  const r = client(t)
+  const keys = await r.keys(`${settings.keys.epoch.slice(0, -'epoch'.length)}*`)
+  await r.del(...keys)
+  await until('both hosts noticing', () => la.follower.status.state === 'redis-lost' && lb.follower.status.state === 'redis-lost')
+  t.assert.strictEqual(b.userForAddress('10.0.0.1'), 'alice', 'replica kept')
+  await t.assert.rejects(addUser(b, 'bob', ['10.0.0.2']), { code: 'ENGINE_SHARED_STORE_UNAVAILABLE' })
+  // A follower that starts on an empty store never initializes over a kept replica either.
+  t.assert.strictEqual(await r.get(settings.keys.epoch), null)
+  // The operator reseeds from A (filterd redis-seed): B adopts it, both follow, writes work.
+  const epoch = await seedSharedStore(r, settings, a, 'reseed')
+  await a.applyReplicated([], { epoch, id: '0-0', seq: 0 }, { state: 'following' })
+  await until('B adopting the reseeded store', () => lb.follower.status.state === 'following' && b.replicaPosition()?.epoch === epoch)
+  await addUser(b, 'bob', ['10.0.0.2'])
+  await until('A applying', () => a.getUser('bob') !== undefined)
+  t.assert.deepStrictEqual(dump(a), dump(b))
+})
+
+test('a host whose replica came from another store is kept apart (epoch mismatch), never wiped', async (t: TestContext) => {
+  const settings = testSettings(redis.host, redis.port)
+  const a = host(t)
+  const la = await linkStore(a, settings, silentLogger())
+  await addUser(a, 'alice', ['10.0.0.1'])
+  await la.close()
+  const r = client(t)
+  await r.set(settings.keys.epoch, 'init:another-store')
+  const f = new Follower(a, settings, { logger: silentLogger() })
+  f.start()
+  t.after(async () => { await f.close() })
+  await until('the mismatch', () => f.status.state === 'epoch-mismatch')
+  t.assert.strictEqual(a.userForAddress('10.0.0.1'), 'alice')
+})

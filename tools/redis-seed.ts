@@ -1,0 +1,51 @@
+/**
+ * `filterd redis-seed --config FILE [--force]`: re-creates the shared Redis store from this host's
+ * replica, after Redis lost its data (docs/operations-redis.md). The new store gets a `reseed:` epoch,
+ * which tells every other host to replace its replica with it (a bootstrap); this host's replica
+ * becomes its first state. Refused while Redis holds a store, unless `--force` (then the store in
+ * Redis is replaced: writes made there since this replica last applied one are lost).
+ * Exit codes: 0 done, 1 failed or refused, 2 usage.
+ */
+import { loadConfigFile } from '../engine/config/index.js'
+import { seedSharedStore } from '../engine/replica/follower.js'
+import { connectSharedStore, sharedStoreSettings, whenReady } from '../engine/replica/redis.js'
+import { openConfiguredStore } from '../engine/store/index.js'
+
+export async function run (argv: string[]): Promise<number> {
+  const i = argv.findIndex((a) => a === '--config' || a === '-c')
+  const file = i >= 0 ? argv[i + 1] : undefined
+  if (file === undefined) {
+    process.stderr.write('usage: filterd redis-seed --config FILE [--force]\n')
+    return 2
+  }
+  const config = loadConfigFile(file)
+  const settings = sharedStoreSettings(config)
+  if (settings === undefined) {
+    process.stderr.write('filterd redis-seed: common.redis-ip is not set\n')
+    return 1
+  }
+  const store = openConfiguredStore(config)
+  const redis = connectSharedStore(settings, { commandTimeout: 30_000 })
+  try {
+    await whenReady(redis, 5000)
+    const existing = await redis.get(settings.keys.epoch)
+    if (existing !== null && !argv.includes('--force')) {
+      process.stderr.write(`filterd redis-seed: Redis at ${settings.where} holds a store (${existing}); add --force to replace it with this host's replica\n`)
+      return 1
+    }
+    if (store.replicaPosition() === undefined && store.userCount() === 0) {
+      process.stderr.write('filterd redis-seed: this host\'s store is empty; seed from a host that holds the policy\n')
+      return 1
+    }
+    const epoch = await seedSharedStore(redis, settings, store, 'reseed')
+    await store.applyReplicated([], { epoch, id: '0-0', seq: 0 }, { state: 'following' })
+    process.stdout.write(`seeded ${settings.where} from ${config.common.db} (${store.userCount()} users); epoch ${epoch}\n`)
+    return 0
+  } catch (err) {
+    process.stderr.write(`filterd redis-seed: ${(err as Error).message}\n`)
+    return 1
+  } finally {
+    redis.disconnect()
+    await store.close()
+  }
+}
