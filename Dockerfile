@@ -2,7 +2,7 @@
 # The local categorization service image (docs/container.md). Build with scripts/image.
 # Debian slim, not Alpine: lmdb and uWebSockets.js ship glibc builds.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # The batched UDP addon (native/udp) is compiled by `npm run build` with node-gyp: C compiler,
 # make, python3. The image's node ships its headers, so the build needs no download.
@@ -13,12 +13,12 @@ RUN npm ci
 COPY . .
 RUN npm run build && test -f native/udp/build/Release/filterd_udp.node
 
-FROM node:20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     FILTERD_LISTEN=0.0.0.0:80 \
     FILTERD_DB=/var/lib/filterd/local

@@ -1,5 +1,6 @@
 import { test, type TestContext } from 'node:test'
 import { join } from 'node:path'
+import { parseConfig } from '../engine/config/index.js'
 import { loadSafeHosts } from '../engine/policy/index.js'
 import { pickLanguage } from './language.js'
 import { safeSearchRedirect, engineOfHost } from './safesearch.js'
@@ -46,6 +47,15 @@ test('safe search keeps the terms between the engines whose parameter is known',
   ]
   for (const [target, engine, query, location] of cases) {
     t.assert.deepStrictEqual(safeSearchRedirect(target, engine, query, safeHosts), { kind: 'redirect', location }, `${engine} → ${target}`)
+  }
+})
+
+test('the shipped default safesearchredirect redirects, with the search terms, instead of tripping the loop guard', (t: TestContext) => {
+  const target = parseConfig('', '/x.yaml').common.safesearchredirect
+  for (const [engine, query] of [['google', 'q=cats'], ['bing', 'q=cats'], ['duckduckgo', 'q=cats'], ['yandex', 'text=cats']] as const) {
+    const answer = safeSearchRedirect(target, engine, query, safeHosts)
+    t.assert.strictEqual(answer.kind, 'redirect', `${engine}: ${JSON.stringify(answer)}`)
+    if (answer.kind === 'redirect') t.assert.strictEqual(new URL(answer.location).searchParams.get('q'), 'cats')
   }
 })
 

@@ -1,5 +1,6 @@
 import { test, type TestContext } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { needsUws } from '../engine/testing/uws.js'
 import { addClient, basic, get, startHarness } from './testing/harness.js'
 import { GENERATION_CHECK_MS } from '../engine/store/index.js'
 import { clientRecord } from './credentials.js'
@@ -14,7 +15,7 @@ function maxAgeOf (header: unknown): number {
 for (const impl of ['uws', 'node'] as const) {
   const named = (s: string): string => `${s} (${impl})`
 
-  test(named('answers 200 with the verdict of the most specific categorized suffix'), async (t: TestContext) => {
+  test(named('answers 200 with the verdict of the most specific categorized suffix'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl })
     const auth = await addClient(h.store, 'acme', 's3cret')
     const r = await get(h.registered, '/domain/x.ADS.example.com.', { Authorization: auth })
@@ -25,7 +26,7 @@ for (const impl of ['uws', 'node'] as const) {
     t.assert.deepStrictEqual(JSON.parse(parent.body), { category: [40], bad: false, category_name: [h.taxonomy.name(40)] })
   })
 
-  test(named('lets clients cache answers for at most 12 hours and never caches errors'), async (t: TestContext) => {
+  test(named('lets clients cache answers for at most 12 hours and never caches errors'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl })
     const auth = await addClient(h.store, 'acme', 's3cret')
     for (const path of ['/domain/example.com', '/url/http://example.com/Games', '/catgroups', '/domain/gone.example']) {
@@ -37,7 +38,7 @@ for (const impl of ['uws', 'node'] as const) {
     t.assert.strictEqual(unauth.headers['cache-control'], 'no-store')
   })
 
-  test(named('answers 206 Non-Existing Domain when the resolver says NXDOMAIN'), async (t: TestContext) => {
+  test(named('answers 206 Non-Existing Domain when the resolver says NXDOMAIN'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl })
     const r = await get(h.anonymous, '/domain/www.gone.example')
     t.assert.strictEqual(r.status, 206)
@@ -45,7 +46,7 @@ for (const impl of ['uws', 'node'] as const) {
     t.assert.ok(h.resolver.seen.includes('www.gone.example/A'))
   })
 
-  test(named('answers 404 without a JSON body for names that exist but are not categorized'), async (t: TestContext) => {
+  test(named('answers 404 without a JSON body for names that exist but are not categorized'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl })
     for (const path of ['/domain/com', '/domain/uncategorized.org', '/domain/192.0.2.1', '/url/https://uncategorized.org/x?y=1']) {
       const r = await get(h.anonymous, path)
@@ -55,7 +56,7 @@ for (const impl of ['uws', 'node'] as const) {
     }
   })
 
-  test(named('answers 404 not-cacheable, not 206, when no resolver answers'), async (t: TestContext) => {
+  test(named('answers 404 not-cacheable, not 206, when no resolver answers'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl, timeoutMs: 100 })
     h.resolver.silent = true
     const r = await get(h.anonymous, '/domain/www.gone.example')
@@ -64,7 +65,7 @@ for (const impl of ['uws', 'node'] as const) {
     t.assert.strictEqual(r.headers['cache-control'], 'no-store')
   })
 
-  test(named('answers 400 with a JSON error for malformed names and URLs'), async (t: TestContext) => {
+  test(named('answers 400 with a JSON error for malformed names and URLs'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl })
     const cases: Array<[string, string]> = [
       ['/domain/bad..name', 'CATAPI_BAD_DOMAIN'],
@@ -85,7 +86,7 @@ for (const impl of ['uws', 'node'] as const) {
     }
   })
 
-  test(named('matches URL entries by longest prefix of path and query, percent-encoding preserved, then the host'), async (t: TestContext) => {
+  test(named('matches URL entries by longest prefix of path and query, percent-encoding preserved, then the host'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl })
     const cats = async (path: string): Promise<unknown> => {
       const r = await get(h.anonymous, path)
@@ -103,14 +104,14 @@ for (const impl of ['uws', 'node'] as const) {
     t.assert.strictEqual(gone.status, 206)
   })
 
-  test(named('serves the category group list in the spec format'), async (t: TestContext) => {
+  test(named('serves the category group list in the spec format'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl })
     const r = await get(h.anonymous, '/catgroups')
     t.assert.strictEqual(r.status, 200)
     t.assert.deepStrictEqual(JSON.parse(r.body), h.taxonomy.groups)
   })
 
-  test(named('writes Russian names as \\uXXXX escapes in JSON that parses back to the same strings'), async (t: TestContext) => {
+  test(named('writes Russian names as \\uXXXX escapes in JSON that parses back to the same strings'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl, lang: 'ru' })
     const gone = await get(h.anonymous, '/domain/gone.example')
     t.assert.strictEqual(gone.status, 206)
@@ -128,7 +129,7 @@ for (const impl of ['uws', 'node'] as const) {
     t.assert.deepStrictEqual(JSON.parse(groups.body), h.taxonomy.groups)
   })
 
-  test(named('answers 401 with a Basic challenge and a JSON body for missing or wrong credentials'), async (t: TestContext) => {
+  test(named('answers 401 with a Basic challenge and a JSON body for missing or wrong credentials'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl })
     await addClient(h.store, 'acme', 's3cret')
     for (const headers of [{} as Record<string, string>, { Authorization: basic('acme', 'wrong') }, { Authorization: basic('nobody', 's3cret') }, { Authorization: 'Bearer x' }]) {
@@ -143,7 +144,7 @@ for (const impl of ['uws', 'node'] as const) {
     t.assert.strictEqual(ok.status, 200)
   })
 
-  test(named('slows down an address after repeated failed logins but keeps serving verified clients'), async (t: TestContext) => {
+  test(named('slows down an address after repeated failed logins but keeps serving verified clients'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl, api: { auth: { failureLimit: 3 } } })
     const good = await addClient(h.store, 'acme', 's3cret')
     t.assert.strictEqual((await get(h.registered, '/catgroups', { Authorization: good })).status, 200)
@@ -159,7 +160,7 @@ for (const impl of ['uws', 'node'] as const) {
     t.assert.strictEqual((await get(h.registered, '/catgroups', { Authorization: basic('acme', 'guess5') })).status, 401)
   })
 
-  test(named('stops accepting a secret within GENERATION_CHECK_MS of a change to the client record in the store'), async (t: TestContext) => {
+  test(named('stops accepting a secret within GENERATION_CHECK_MS of a change to the client record in the store'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl })
     const old = await addClient(h.store, 'acme', 'one')
     t.assert.strictEqual((await get(h.registered, '/catgroups', { Authorization: old })).status, 200)
@@ -172,7 +173,7 @@ for (const impl of ['uws', 'node'] as const) {
     t.assert.strictEqual((await get(h.registered, '/catgroups', { Authorization: fresh })).status, 401)
   })
 
-  test(named('answers 429 past 10 anonymous requests a minute with a Retry-After that is exactly when the next one is served'), async (t: TestContext) => {
+  test(named('answers 429 past 10 anonymous requests a minute with a Retry-After that is exactly when the next one is served'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl })
     const start = h.clock
     for (let i = 0; i < 10; i++) {
@@ -196,14 +197,14 @@ for (const impl of ['uws', 'node'] as const) {
     t.assert.strictEqual(next.headers['retry-after'], '1')
   })
 
-  test(named('limits anonymous access per socket peer address, not per forwarded header'), async (t: TestContext) => {
+  test(named('limits anonymous access per socket peer address, not per forwarded header'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl, api: { anonLimit: 2 } })
     for (let i = 0; i < 2; i++) t.assert.strictEqual((await get(h.anonymous, '/catgroups', {}, '127.0.0.1')).status, 200)
     t.assert.strictEqual((await get(h.anonymous, '/catgroups', { 'X-Forwarded-For': '203.0.113.7' }, '127.0.0.1')).status, 429)
     t.assert.strictEqual((await get(h.anonymous, '/catgroups', {}, '127.0.0.2')).status, 200)
   })
 
-  test(named('serves the same endpoints on both listeners and counts only registered use, per client per day'), async (t: TestContext) => {
+  test(named('serves the same endpoints on both listeners and counts only registered use, per client per day'), needsUws(impl), async (t: TestContext) => {
     const h = await startHarness(t, { impl })
     const a = await addClient(h.store, 'acme', 's1')
     const b = await addClient(h.store, 'beta', 's2')

@@ -252,7 +252,7 @@ export function createCatApi (options: CatApiOptions): CatApi {
   }
 
   const build = (gate: (h: Handler) => Handler): HttpServer => {
-    const server = createHttpServer({ ...(options.impl === undefined ? {} : { impl: options.impl }), bodyLimit: 0, onError })
+    const server = createHttpServer({ ...(options.impl === undefined ? {} : { impl: options.impl }), ...(logger === undefined ? {} : { logger: { warn: (m: string) => { logger.warn(m) } } }), bodyLimit: 0, onError })
     server.route('GET', '/domain/*', gate(domain))
     server.route('GET', '/url/*', gate(url))
     server.route('GET', '/catgroups', gate(catgroups))

@@ -100,6 +100,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   let cached: { name: string, bytes: Buffer } | undefined
 
   const server = createHttpServer({
+    logger: { warn: (m: string) => { logger.warn(m) } },
     impl: roleHttpImpl(config.common['http-server'], 'known'),
     bodyLimit: kBodyLimit,
     onError: (err, req) => logger.error({ err, method: req.method, path: req.path }, 'request failed')

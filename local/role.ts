@@ -90,6 +90,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   }
 
   const server = createHttpServer({
+    logger: { warn: (m: string) => { logger.warn(m) } },
     impl: roleHttpImpl(config.common['http-server'], 'public'),
     bodyLimit: 64 * 1024,
     onError: (err, req) => logger.error({ err, method: req.method, path: req.path }, 'request failed'),

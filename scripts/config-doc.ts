@@ -45,7 +45,7 @@ export function renderConfigDoc (): string {
     '  YAML lists; a single value is read as a one-element list (YAML itself forbids a repeated key);',
     '- `proxy.blockpage-ip` holds at most two addresses, at most one per IP version;',
     '- every `log` is an absolute path or `-` (standard output); every `pid` is an absolute path;',
-    '- `blockpage.listen` must differ from `api.listen` (same port on an overlapping address is refused);',
+    '- no two HTTP listeners (`api.listen`, `blockpage.listen`, `blockpage.tls-listen`, `catapi.listen`, `catapi.anon-listen`, and `local.listen` and `collector.listen` when the file has those sections) may share a port on an overlapping address;',
     '- addresses are `address:port`, IPv6 in brackets (`[::1]:53`); resolvers default to port 53;',
     '- `${CONFIG_DIR}` expands to the folder of the config file and `${NAME}` to an environment variable',
     '  (refused when unset); other relative paths are read relative to the config file\'s folder;',

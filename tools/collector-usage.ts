@@ -28,9 +28,13 @@ export function formatUsage (records: readonly UsageRecord[]): string {
 
 export async function run (argv: string[]): Promise<number> {
   const file = option(argv, '--config')
-  if (file === undefined || argv.includes('--help')) {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(USAGE)
+    return 0
+  }
+  if (file === undefined) {
     process.stderr.write(USAGE)
-    return file === undefined ? 2 : 0
+    return 2
   }
   const day = /^\d{4}-\d{2}-\d{2}$/
   const from = option(argv, '--from')

@@ -5,7 +5,9 @@
  *   filterd all [--config FILE]      every role in one process tree (default: the demo config)
  *   filterd <command> …              offline commands (build-db, import, stats-import, client, …)
  */
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
 import { loadConfigFile, type RoleName } from '../engine/config/index.js'
 import { isEngineError } from '../engine/errors.js'
 import { logStartFailure } from '../engine/log/index.js'
@@ -21,6 +23,8 @@ function usage (): string {
     '       filterd all [--config FILE]        (default config: conf/demo.yaml, the quick start)',
     '       filterd <command> [options]',
     '       filterd check-config --config FILE',
+    '       filterd --version',
+    '       filterd <role or command> --help',
     '',
     'roles:'
   ]
@@ -39,11 +43,33 @@ function usage (): string {
  */
 let startingRole: RoleName | undefined
 
-function configArg (argv: string[]): string | undefined {
-  const i = argv.findIndex((a) => a === '--config' || a === '-c')
-  if (i >= 0) return argv[i + 1]
-  const eq = argv.find((a) => a.startsWith('--config='))
-  return eq?.slice('--config='.length)
+const VERSION_FILE = fileURLToPath(new URL('../../package.json', import.meta.url))
+
+function version (): string {
+  const v = (JSON.parse(readFileSync(VERSION_FILE, 'utf8')) as { version?: unknown }).version
+  return typeof v === 'string' ? v : 'unknown'
+}
+
+/** The usage of one role, `all` or `check-config`. */
+function subUsage (name: string): string {
+  if (name === 'all') return 'usage: filterd all [--config FILE]\n\nEvery role in one process tree (default config: conf/demo.yaml, the quick start).'
+  if (name === 'check-config') return 'usage: filterd check-config --config FILE\n\nValidates a config file and prints it with its defaults; exit 1 naming the key or file at fault.'
+  return `usage: filterd ${name} --config FILE\n\n${ROLE_HELP[name as RoleName]}. Keys: docs/config.md.`
+}
+
+/** `--config FILE` (or `-c`), and `--help`, parsed one way (node:util parseArgs) for roles, all and check-config. */
+function roleArgs (name: string, argv: string[]): { config?: string, help: boolean } | string {
+  try {
+    const { values } = parseArgs({
+      args: argv,
+      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: false,
+      strict: true
+    })
+    return { ...(values.config === undefined ? {} : { config: values.config }), help: values.help === true }
+  } catch (err) {
+    return `filterd ${name}: ${(err as Error).message}\n\n${subUsage(name)}\n`
+  }
 }
 
 async function main (argv: string[]): Promise<number> {
@@ -52,27 +78,41 @@ async function main (argv: string[]): Promise<number> {
     process.stdout.write(usage() + '\n')
     return first === undefined ? 2 : 0
   }
+  if (first === '--version' || first === '-V' || first === 'version') {
+    process.stdout.write(`filterd ${version()} (Node.js ${process.versions.node})\n`)
+    return 0
+  }
+  const wantsHelp = rest.includes('--help') || rest.includes('-h')
   if (first === 'collector' && rest[0] === 'usage') return await (await loadCommand('collector-usage'))(rest.slice(1))
-  if (first in COMMANDS) return await (await loadCommand(first))(rest)
+  if (first in COMMANDS) {
+    // client and import print their own, longer usage; the others answer with their line of the list.
+    if (wantsHelp && first === 'client') return await (await loadCommand(first))(['--help'])
+    if (wantsHelp && first !== 'import') {
+      process.stdout.write(`usage: filterd ${first} [options]\n\n${COMMANDS[first]!.help}\n`)
+      return 0
+    }
+    return await (await loadCommand(first))(rest)
+  }
+  if (first !== 'all' && first !== 'check-config' && !(ROLE_NAMES as readonly string[]).includes(first)) {
+    process.stderr.write(`filterd: unknown role or command "${first}"\n\n${usage()}\n`)
+    return 2
+  }
+  const args = roleArgs(first, rest)
+  if (typeof args === 'string') { process.stderr.write(args); return 2 }
+  if (args.help) { process.stdout.write(subUsage(first) + '\n'); return 0 }
   if (first === 'check-config') {
-    const file = configArg(rest)
-    if (file === undefined) { process.stderr.write('filterd check-config: --config FILE is required\n'); return 2 }
-    process.stdout.write(JSON.stringify(loadConfigFile(file), null, 2) + '\n')
+    if (args.config === undefined) { process.stderr.write('filterd check-config: --config FILE is required\n'); return 2 }
+    process.stdout.write(JSON.stringify(loadConfigFile(args.config), null, 2) + '\n')
     return 0
   }
   if (first === 'all') {
-    const file = configArg(rest) ?? DEMO_CONFIG
+    const file = args.config ?? DEMO_CONFIG
     return await runAll(loadConfigFile(file), file)
   }
-  if ((ROLE_NAMES as readonly string[]).includes(first)) {
-    const file = configArg(rest)
-    if (file === undefined) { process.stderr.write(`filterd ${first}: --config FILE is required\n`); return 2 }
-    startingRole = first as RoleName
-    await runRole(first as RoleName, loadConfigFile(file))
-    return -1 // keep running until a signal
-  }
-  process.stderr.write(`filterd: unknown role or command "${first}"\n\n${usage()}\n`)
-  return 2
+  if (args.config === undefined) { process.stderr.write(`filterd ${first}: --config FILE is required\n`); return 2 }
+  startingRole = first as RoleName
+  await runRole(first as RoleName, loadConfigFile(args.config))
+  return -1 // keep running until a signal
 }
 
 main(process.argv.slice(2)).then((code) => {

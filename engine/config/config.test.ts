@@ -22,6 +22,17 @@ test('the shipped demo and production examples are accepted', () => {
   if (prod.proxy['blockpage-ip'].length !== 2) throw new Error('example has two blockpage-ip')
 })
 
+test('two roles on one port of one address are refused; beyond blockpage and api, sections count when the file has them', (t: TestContext) => {
+  rejects(t, 'blockpage:\n  listen: 0.0.0.0:80\nlocal:\n  listen: 0.0.0.0:80\n', 'local.listen', /must differ from blockpage\.listen/)
+  rejects(t, 'blockpage: {}\ncatapi:\n  anon-listen: 10.0.0.1:80\n', 'catapi.anon-listen', /must differ from blockpage\.listen/)
+  rejects(t, 'api: {}\ncollector:\n  listen: 127.0.0.1:8080\n', 'collector.listen', /must differ from api\.listen/)
+  // The defaults alone (blockpage and local both on 0.0.0.0:80) are fine, and so is the container's
+  // config: local's default is the container's port 80.
+  parseConfig('', '/x.yaml')
+  parseConfig('local:\n  listen: 0.0.0.0:80\n', '/x.yaml')
+  parseConfig('local:\n  listen: 0.0.0.0:8085\ncatapi:\n  listen: 10.0.0.1:8081\n  anon-listen: 10.0.0.2:8081\n', '/x.yaml')
+})
+
 test('an empty file gets every default and a frozen object', (t: TestContext) => {
   const c = parseConfig('', '/etc/filterd/empty.yaml')
   t.assert.deepStrictEqual(c.proxy.listen, ['0.0.0.0:53'])

@@ -58,6 +58,7 @@ export function parseConfig (text: string, path: string, env: NodeJS.ProcessEnv 
   const raw: unknown = doc.toJS() ?? {}
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid(path, ['the file must hold a mapping of sections'])
   const configDir = dirname(path)
+  const written = new Set(Object.keys(raw))
   const expanded = expand(raw, '', configDir, env, problems) as Json
   if (problems.length > 0) throw invalid(path, problems)
   for (const [section, key] of LIST_KEYS) {
@@ -66,7 +67,7 @@ export function parseConfig (text: string, path: string, env: NodeJS.ProcessEnv 
   }
   if (!validate(expanded)) throw invalid(path, (validate.errors ?? []).map(describe), validate.errors)
   const config: Config & Json = Object.assign(expanded, { source: path })
-  checkRules(config, problems)
+  checkRules(config, problems, written)
   if (problems.length > 0) throw invalid(path, problems)
   for (const [section, key] of PATH_KEYS) {
     const s = config[section] as Json
@@ -79,8 +80,13 @@ export function parseConfig (text: string, path: string, env: NodeJS.ProcessEnv 
   return deepFreeze(config)
 }
 
-/** The spec's rules that a schema cannot say. */
-function checkRules (config: Config, problems: string[]): void {
+const HTTP_LISTENERS = [
+  ['api', 'listen'], ['blockpage', 'listen'], ['blockpage', 'tls-listen'], ['catapi', 'listen'], ['catapi', 'anon-listen'],
+  ['local', 'listen'], ['collector', 'listen']
+] as const
+
+/** The spec's rules that a schema cannot say; `written` holds the sections the file itself has. */
+function checkRules (config: Config, problems: string[], written: ReadonlySet<string>): void {
   config.dnscache.forward.forEach((a, i) => checkAddress(`dnscache.forward[${i}]`, a, problems, 53))
   config.proxy.listen.forEach((a, i) => checkAddress(`proxy.listen[${i}]`, a, problems, 53))
   const families = new Map<number, string>()
@@ -97,15 +103,28 @@ function checkRules (config: Config, problems: string[]): void {
     if (s.log !== undefined && s.log !== '-' && !isAbsolute(s.log)) problems.push(`${section}.log: must be an absolute path or - (got "${s.log}")`)
     if (!isAbsolute(s.pid)) problems.push(`${section}.pid: must be an absolute path (got "${s.pid}")`)
   }
-  for (const [section, key] of [['blockpage', 'listen'], ['blockpage', 'tls-listen'], ['api', 'listen'], ['catapi', 'listen'], ['catapi', 'anon-listen'], ['local', 'listen'], ['collector', 'listen'], ['sync', 'listen']] as const) {
+  for (const [section, key] of [...HTTP_LISTENERS, ['sync', 'listen']] as const) {
     const value = (config[section] as Record<string, unknown>)[key]
     if (typeof value === 'string') checkAddress(`${section}.${key}`, value, problems)
   }
   config.catapi.resolver?.forEach((a, i) => checkAddress(`catapi.resolver[${i}]`, a, problems, 53))
-  const bp = safeHostPort(config.blockpage.listen)
-  const api = safeHostPort(config.api.listen)
-  if (bp !== undefined && api !== undefined && overlaps(bp, api)) {
-    problems.push(`blockpage.listen: must differ from api.listen (both are ${config.api.listen})`)
+  // Two HTTP listeners on one port of one address: the second role to start would fail to bind. The
+  // blockpage and api listeners (the front door and what it forwards to) are checked against each other,
+  // defaults included; the others only against sections the file itself has, since a role's defaults
+  // are for the machine it usually runs on (the container's local service is on port 80 like a block
+  // page it never runs with; catapi's 8081 may be taken by an API on a host catapi does not run on).
+  const listeners: Array<{ name: string, hp: HostPort, isp: boolean, written: boolean }> = []
+  for (const [section, key] of HTTP_LISTENERS) {
+    const value = (config[section] as Record<string, unknown>)[key]
+    if (typeof value !== 'string') continue
+    const hp = safeHostPort(value)
+    if (hp === undefined) continue
+    const me = { name: `${section}.${key}`, hp, isp: section === 'api' || section === 'blockpage', written: written.has(section) }
+    const clash = listeners.find(o => ((o.isp && me.isp) || (o.written && me.written)) && overlaps(hp, o.hp))
+    if (clash !== undefined) {
+      problems.push(`${me.name}: must differ from ${clash.name} (both listen on ${value}); two roles cannot share a port of one address`)
+    }
+    listeners.push(me)
   }
   const tls = config.blockpage['tls-listen']
   if (tls !== undefined && (config.blockpage['tls-cert'] === undefined || config.blockpage['tls-key'] === undefined)) {

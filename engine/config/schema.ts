@@ -166,7 +166,7 @@ export const configSchema = {
         'host-id': { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'this host\'s name among hosts sharing Redis (its statistics files are shipped under it); default: the system host name' },
         'redis-master-name': { type: 'string', default: 'filterd', description: 'the Sentinel master name' },
         'vendor-names': { type: 'array', items: { type: 'string' }, default: [], description: 'extra host names added to the built-in whitelist' },
-        safesearchredirect: { type: 'string', default: 'https://duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later)' },
+        safesearchredirect: { type: 'string', default: 'https://safe.duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later); its host must not be a safe-search host of conf/safesearch.txt, or the redirect would loop back to the block page and the safe search page is shown instead (safe.duckduckgo.com is DuckDuckGo with strict safe search, not a host the DNS server redirects)' },
         'log-level': { ...logLevel, default: 'info' },
         'http-server': {
           enum: ['auto', 'uws', 'node'],

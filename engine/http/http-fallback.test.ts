@@ -1,4 +1,5 @@
 import { test, type TestContext } from 'node:test'
+import { needsUws } from '../testing/uws.js'
 import { createHttpServer, type UwsModule } from './index.js'
 
 test('auto mode serves with node:http and warns once when uWS does not load', async (t: TestContext) => {
@@ -26,7 +27,7 @@ test('explicit uws mode throws instead of falling back when uWS does not load', 
   t.assert.strictEqual(warnings.length, 0)
 })
 
-test('auto mode picks uWS when the addon loads, without warning', (t: TestContext) => {
+test('auto mode picks uWS when the addon loads, without warning', needsUws(), (t: TestContext) => {
   const warnings: string[] = []
   const server = createHttpServer({ logger: { warn: m => { warnings.push(m) } } })
   t.assert.strictEqual(server.impl, 'uws')

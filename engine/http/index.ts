@@ -106,8 +106,18 @@ function load (loader: () => UwsModule): LoadOutcome {
   return outcome
 }
 
+/** Why the uWS addon does not load in this process (undefined when it does); the outcome is cached. */
+export function uwsLoadError (): string | undefined {
+  const outcome = load(loadUwsNative)
+  if (outcome.ok) return undefined
+  return outcome.error instanceof Error ? outcome.error.message : String(outcome.error)
+}
+
+// One JSON line on stderr, shaped like the roles' log lines, for callers that pass no logger.
 const defaultLogger: HttpLogger = {
-  warn (message) { process.emitWarning(message, { code: 'HTTP_UWS_FALLBACK' }) }
+  warn (message) {
+    process.stderr.write(JSON.stringify({ level: 40, time: new Date().toISOString(), pid: process.pid, code: 'HTTP_UWS_FALLBACK', msg: message }) + '\n')
+  }
 }
 
 /**

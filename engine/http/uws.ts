@@ -24,7 +24,7 @@
  *   No App option changes this; `common.http-server: node` is the way out (docs/local.md, "Old HTTP clients").
  *   `app.close()` closes every connection and fires `onAborted`.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import type * as Uws from 'uWebSockets.js'
@@ -46,14 +46,31 @@ export function loadUwsNative (): UwsModule {
   const pkgDir = dirname(require.resolve('uWebSockets.js/package.json'))
   const file = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`
   // trufflesuite keeps binaries in binaries/, the official package at its root.
-  for (const candidate of [join(pkgDir, 'binaries', file), join(pkgDir, file)]) {
+  let knownLayout = false
+  for (const dir of [join(pkgDir, 'binaries'), pkgDir]) {
+    const candidate = join(dir, file)
     if (existsSync(candidate)) return require(candidate) as UwsModule
+    if (existsSync(dir) && readdirSync(dir).some(f => /^uws_.*\.node$/.test(f))) knownLayout = true
+  }
+  // The package ships binaries for some Node ABIs only (20.30: none for Node 24's 137). Say so in one line
+  // instead of letting its entry point print a stack and load its slow JS stand-in.
+  if (knownLayout) {
+    throw new Error(`no ${file} in uWebSockets.js ${readPackageVersion(pkgDir)} (no build for Node ${process.versions.node}, ABI ${process.versions.modules})`)
   }
   const mod = require('uWebSockets.js') as UwsModule
   if (typeof mod.App !== 'function' || !Function.prototype.toString.call(mod.App).includes('[native code]')) {
     throw new Error('uWebSockets.js loaded without its native addon')
   }
   return mod
+}
+
+function readPackageVersion (dir: string): string {
+  try {
+    const v = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: unknown }).version
+    return typeof v === 'string' ? v : '(unknown version)'
+  } catch {
+    return '(unknown version)'
+  }
 }
 
 export interface UwsServerConfig extends DispatchOptions {

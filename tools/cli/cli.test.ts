@@ -7,6 +7,10 @@ import { promisify } from 'node:util'
 import { Store } from '../../engine/store/index.js'
 import { CategoryDb } from '../../engine/catdb/index.js'
 import { startFailureLine } from '../../engine/testing/daemon.js'
+import { createServer } from 'node:net'
+import { once } from 'node:events'
+import { spawn } from 'node:child_process'
+import { writeTaxonomy } from '../../api/testing/fixtures.js'
 import { tempDir as makeDir } from '../../engine/testing/temp.js'
 
 const tempDir = (t: TestContext): string => makeDir(t, 'filterd-cli-')
@@ -31,6 +35,21 @@ test('--help lists every role and command', async (t: TestContext) => {
   for (const word of ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'all', 'build-db', 'import', 'stats-import', 'client']) {
     t.assert.match(stdout, new RegExp(`\\b${word}\\b`))
   }
+})
+
+test('every role and command answers --help with its usage and exit 0, and --version names the version', async (t: TestContext) => {
+  const names = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'all', 'check-config', 'build-db', 'import', 'stats-import', 'client', 'collector-usage']
+  const runs = await Promise.all([...names.map(n => filterd([n, '--help'])), filterd(['client', 'add', '--help']), filterd(['collector', 'usage', '--help'])])
+  for (const [i, r] of runs.entries()) {
+    t.assert.strictEqual(r.code, 0, `${names[i] ?? 'client add / collector usage'} --help: ${r.stderr}`)
+    t.assert.match(r.stdout, /usage/i)
+  }
+  const v = await filterd(['--version'])
+  t.assert.strictEqual(v.code, 0)
+  t.assert.match(v.stdout, /^filterd \d+\.\d+\.\d+ \(Node\.js /)
+  const bad = await filterd(['api', '--config'])
+  t.assert.strictEqual(bad.code, 2)
+  t.assert.match(bad.stderr, /--config/)
 })
 
 test('an unknown role is refused with usage and exit code 2', async (t: TestContext) => {
@@ -98,4 +117,37 @@ test('build-db reports malformed lines with file and line and keeps the live dat
   const again = await filterd(['build-db', '--config', config, '--continue'])
   t.assert.strictEqual(again.code, 0)
   t.assert.match(again.stdout, /version \d+ active: 1 domains/)
+})
+
+test('a role that cannot bind says so in one line naming the address', async (t: TestContext) => {
+  const dir = tempDir(t)
+  writeTaxonomy(join(dir, 'cats'))
+  const holder = createServer()
+  holder.listen(0, '127.0.0.1')
+  await once(holder, 'listening')
+  t.after(() => { holder.close() })
+  const port = (holder.address() as { port: number }).port
+  writeFileSync(join(dir, 'f.yaml'), [
+    'datafiles:', `  cats: ${join(dir, 'cats')}`, 'common:', `  db: ${join(dir, 'db')}`,
+    'api:', `  listen: 127.0.0.1:${port}`, `  pid: ${join(dir, 'api.pid')}`, '  log: "-"'
+  ].join('\n'))
+  const { code, stderr } = await filterd(['api', '--config', join(dir, 'f.yaml')])
+  t.assert.strictEqual(code, 1)
+  const line = startFailureLine(stderr)
+  t.assert.strictEqual(line.err.code, 'ENGINE_LISTEN')
+  t.assert.match(line.msg ?? '', new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: address already in use`))
+})
+
+test('a second filterd all with a role still running reports ENGINE_ALREADY_RUNNING in one line, binding nothing', async (t: TestContext) => {
+  const dir = tempDir(t)
+  // A process whose command line reads `filterd dns` stands in for the first filterd all's DNS server.
+  const first = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'filterd', 'dns'], { stdio: 'ignore' })
+  t.after(() => { first.kill('SIGKILL') })
+  await once(first, 'spawn')
+  writeFileSync(join(dir, 'dns.pid'), `${first.pid}\n`)
+  writeFileSync(join(dir, 'f.yaml'), ['proxy:', `  pid: ${join(dir, 'dns.pid')}`, 'demo:', '  upstream: 127.0.0.1:1'].join('\n'))
+  const { code, stdout, stderr } = await filterd(['all', '--config', join(dir, 'f.yaml')])
+  t.assert.strictEqual(code, 1)
+  t.assert.strictEqual(stdout, '')
+  t.assert.match(stderr, new RegExp(`^filterd: filterd all: ENGINE_ALREADY_RUNNING: dns is already running with pid ${first.pid} .*\n$`))
 })

@@ -8,7 +8,9 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { formatHostPort, parseHostPort, type Config, type RoleName } from '../../engine/config/index.js'
 import { startStubResolver, type StubResolver } from '../../engine/upstream-stub/index.js'
-import { loadCommand, ROLE_NAMES } from './roles.js'
+import { EngineError } from '../../engine/errors.js'
+import { loadCommand, ROLE_NAMES, sectionOf } from './roles.js'
+import { livePid } from './run-role.js'
 
 const entry = fileURLToPath(new URL('../filterd.js', import.meta.url))
 
@@ -16,6 +18,15 @@ interface Child { role: RoleName, proc: ChildProcess, endpoints: readonly string
 
 export async function runAll (config: Readonly<Config>, configPath: string): Promise<number> {
   const out = (line: string): void => { process.stdout.write(line + '\n') }
+  // Before binding anything (the demo's stub upstream would fail with a bare EADDRINUSE): a role whose
+  // pid file names a live process means this config already runs.
+  for (const role of ROLE_NAMES) {
+    const path = sectionOf(config, role).pid
+    const pid = livePid(path, role)
+    if (pid !== undefined) {
+      throw new EngineError('ENGINE_ALREADY_RUNNING', `filterd all: ENGINE_ALREADY_RUNNING: ${role} is already running with pid ${pid} (pid file ${path}); stop it first (kill ${pid}), or stop the other filterd all`)
+    }
+  }
   let stub: StubResolver | undefined
   if (config.demo?.upstream !== undefined) {
     const hp = parseHostPort(config.demo.upstream)
@@ -92,25 +103,36 @@ export async function runAll (config: Readonly<Config>, configPath: string): Pro
   return await done
 }
 
-function tryLines (config: Readonly<Config>, roles: RoleName[]): string[] {
+/**
+ * The quick start's "Try it" lines, a story to run in order: the demo's defaults block gambling for
+ * every address; the pages and lookups show why; then this machine becomes the user `demo`, which
+ * keeps gambling (30) blocked, and clearing its filter lets the same name through.
+ */
+export function tryLines (config: Readonly<Config>, roles: readonly RoleName[]): string[] {
   const lines: string[] = []
   const url = (addr: string): string => {
     const hp = parseHostPort(addr)
     const host = hp.host === '0.0.0.0' ? '127.0.0.1' : hp.host === '::' ? '::1' : hp.host
     return `http://${formatHostPort({ host, port: hp.port })}`
   }
+  let dig: string | undefined
   if (roles.includes('dns')) {
     const hp = parseHostPort(config.proxy.listen[0]!, 53)
     const host = hp.host === '0.0.0.0' ? '127.0.0.1' : hp.host === '::' ? '::1' : hp.host
-    lines.push(`dig @${host} -p ${hp.port} casino.example A      # blocked: the demo's defaults block gambling`)
-    lines.push(`dig @${host} -p ${hp.port} example.org A         # forwarded`)
+    dig = `dig @${host} -p ${hp.port} +short casino.example A`
+    lines.push(`${dig}   # the block page's address: the demo's defaults block gambling (category 30)`)
+    lines.push(`dig @${host} -p ${hp.port} +short example.org A   # forwarded`)
   }
-  if (roles.includes('api')) {
-    lines.push(`curl ${url(config.api.listen)}/categorygroups/`)
-    lines.push(`curl -X PUT -H 'Content-Type: application/json' -d '["127.0.0.1"]' ${url(config.api.listen)}/users/demo/ip/`)
-  }
-  if (roles.includes('blockpage')) lines.push(`curl -H 'Host: casino.example' -H 'Accept: text/html' ${url(config.blockpage.listen)}/`)
-  if (roles.includes('catapi')) lines.push(`curl ${url(config.catapi['anon-listen'])}/domain/casino.example`)
+  if (roles.includes('blockpage')) lines.push(`curl -H 'Host: casino.example' -H 'Accept: text/html' ${url(config.blockpage.listen)}/   # the block page`)
+  if (roles.includes('catapi')) lines.push(`curl ${url(config.catapi['anon-listen'])}/domain/casino.example   # its categories`)
   if (roles.includes('local')) lines.push(`curl ${url(config.local.listen)}/casino.example`)
+  if (roles.includes('api')) {
+    const api = url(config.api.listen)
+    lines.push(`curl ${api}/categorygroups/`)
+    lines.push(`curl -X PUT -H 'Content-Type: application/json' -d '{"ip":["127.0.0.1"],"filter":[30]}' ${api}/users/demo   # this machine is now the user demo, filtering gambling`)
+    if (dig !== undefined) lines.push(`${dig}   # still blocked, now by demo's own filter`)
+    lines.push(`curl -X PUT -H 'Content-Type: application/json' -d '[]' ${api}/users/demo/filter/   # demo filters nothing`)
+    if (dig !== undefined) lines.push(`${dig}   # the real address: no longer blocked`)
+  }
   return lines
 }

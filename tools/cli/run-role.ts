@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { Config, LogLevel, RoleName } from '../../engine/config/index.js'
+import { formatHostPort, type Config, type LogLevel, type RoleName } from '../../engine/config/index.js'
 import { EngineError } from '../../engine/errors.js'
 import { createLogger } from '../../engine/log/index.js'
 import { loadRole, sectionOf } from './roles.js'
@@ -48,16 +48,50 @@ function isFilterdRole (pid: number, role: RoleName): boolean {
  * simply overwritten.
  */
 function claimPidFile (role: RoleName, path: string): void {
-  try {
-    const old = Number(readFileSync(path, 'utf8').trim())
-    if (Number.isInteger(old) && old > 0 && old !== process.pid && isAlive(old) && isFilterdRole(old, role)) {
-      throw new EngineError('ENGINE_ALREADY_RUNNING', `${role} is already running with pid ${old} (pid file ${path}); not starting a second one`)
-    }
-  } catch (err) {
-    if ((err as { code?: string }).code !== 'ENOENT') throw err
+  const old = livePid(path, role)
+  if (old !== undefined) {
+    throw new EngineError('ENGINE_ALREADY_RUNNING', `${role} is already running with pid ${old} (pid file ${path}); not starting a second one`)
   }
   mkdirSync(dirname(path), { recursive: true })
   writeFileSync(path, `${process.pid}\n`)
+}
+
+/** The pid a role's pid file names when that process is alive (the role runs), else undefined. */
+export function livePid (path: string, role: RoleName): number | undefined {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch {
+    return undefined
+  }
+  const pid = Number(text.trim())
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid) && isFilterdRole(pid, role) ? pid : undefined
+}
+
+const BIND_CODES: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'address already in use (another process listens there: `ss -ltnup` shows which)',
+  EACCES: 'permission denied: ports below 1024 need root or CAP_NET_BIND_SERVICE (systemd: AmbientCapabilities=CAP_NET_BIND_SERVICE; or setcap cap_net_bind_service=+ep on the node binary)',
+  EADDRNOTAVAIL: 'no interface of this host has that address'
+}
+
+/**
+ * A start that failed to bind, as one ENGINE_LISTEN line naming the address and what to do, whatever
+ * layer raised it (node's errno error, possibly wrapped as the cause of a role's own error).
+ */
+function listenFailure (role: RoleName, err: unknown): EngineError | undefined {
+  let e: unknown = err
+  for (let depth = 0; depth < 5 && e instanceof Error; depth++) {
+    const sys = e as Error & { code?: unknown, address?: unknown, port?: unknown }
+    const reason = typeof sys.code === 'string' ? BIND_CODES[sys.code] : undefined
+    if (reason !== undefined) {
+      const where = typeof sys.address === 'string' && typeof sys.port === 'number'
+        ? formatHostPort({ host: sys.address, port: sys.port })
+        : 'its address'
+      return new EngineError('ENGINE_LISTEN', `${role}: cannot listen on ${where}: ${reason}`, { cause: err })
+    }
+    e = e.cause
+  }
+  return undefined
 }
 
 export async function runRole (role: RoleName, config: Readonly<Config>): Promise<void> {
@@ -71,7 +105,7 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
     running = await start({ config, logger })
   } catch (err) {
     rmSync(section.pid, { force: true })
-    throw err
+    throw listenFailure(role, err) ?? err
   }
   logger.info({ endpoints: running.endpoints, config: config.source }, `${role} started`)
   let closing = false

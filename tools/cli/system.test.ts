@@ -24,6 +24,8 @@ const root = fileURLToPath(new URL('../../../', import.meta.url))
 const cli = join(root, 'dist/tools/filterd.js')
 
 
+const execFileP = promisify(execFile)
+
 async function queryA (port: number, name: string): Promise<string[]> {
   const sock = createSocket('udp4')
   try {
@@ -76,7 +78,27 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
   }
   t.assert.match(out, /built-in stub upstream/)
   for (const role of ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector']) t.assert.match(out, new RegExp(`^  ${role} `, 'm'))
-  t.assert.match(out, /dig @127\.0\.0\.1 -p \d+ casino\.example A/)
+  t.assert.match(out, /dig @127\.0\.0\.1 -p \d+ \+short casino\.example A/)
+
+  // 0. The "Try it" lines, run as printed, in order, tell the story their comments say: blocked by the
+  // defaults, forwarded, the page, then blocked by the user demo's filter, then no longer blocked.
+  const tryIt = out.slice(out.indexOf('Try it:')).split('\n').slice(1).map(l => l.trim()).filter(l => /^(dig|curl) /.test(l))
+  t.assert.ok(tryIt.length >= 8, out)
+  let digs = 0
+  for (const line of tryIt) {
+    const command = line.replace(/\s+#.*$/, '')
+    if (!command.startsWith('dig ') || !command.includes('casino.example')) {
+      await execFileP('sh', ['-c', command])
+      continue
+    }
+    const want = /no longer blocked/.test(line) ? '198.51.100.10' : '127.0.0.1'
+    // A person types the next line long after the API's answer; the daemon takes up to a few ms.
+    const got = await eventually(async () => (await execFileP('sh', ['-c', command])).stdout.trim(), (a) => a === want, 3000, 50)
+    t.assert.strictEqual(got, want, line)
+    digs++
+  }
+  t.assert.strictEqual(digs, 3)
+  t.assert.ok((await fetch(`http://127.0.0.1:${ports.api}/users/demo`, { method: 'DELETE' })).ok)
 
   // 1. The demo's defaults block gambling for anonymous addresses; other names are forwarded.
   t.assert.deepStrictEqual(await queryA(ports.dns!, 'casino.example'), ['127.0.0.1'])
