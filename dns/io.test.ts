@@ -38,7 +38,10 @@ test('proxy.io auto without the addon: node:dgram, one JSON warning line, the st
   t.assert.match(String(warnings[0]!.reason), /native UDP addon did not load/)
   const started = child.logs.find((l) => l.msg === 'dns started') as { endpoints?: string[] } | undefined
   t.assert.match(String(started?.endpoints?.[0]), /\(udp io dgram\)$/)
-  const snaps = await readSnapshots(join(w.dir, 'stats', 'metrics'))
+  // The metrics snapshot is written on a timer: wait for the first one.
+  const metricsDir = join(w.dir, 'stats', 'metrics')
+  await until(async () => (await readSnapshots(metricsDir)).size > 0, 15_000)
+  const snaps = await readSnapshots(metricsDir)
   t.assert.deepStrictEqual([...snaps.values()].map((s) => s.io), ['dgram'])
   await child.stop()
 })

@@ -60,7 +60,8 @@ export function setTestIo (io: 'auto' | 'native' | 'dgram' | undefined): void {
   testIo = io
 }
 
-export function makeConfig (w: { dir: string, stub?: StubResolver }, o: ConfigOptions = {}): Readonly<Config> {
+/** The config file's content: only the keys a test sets (defaults are the loader's job). */
+function configDoc (w: { dir: string, stub?: StubResolver }, o: ConfigOptions): Record<string, unknown> {
   const forward = o.forward ?? [`127.0.0.1:${w.stub?.port ?? 53}`]
   const proxy: Record<string, unknown> = {
     listen: o.listen ?? ['127.0.0.1:0'],
@@ -78,14 +79,18 @@ export function makeConfig (w: { dir: string, stub?: StubResolver }, o: ConfigOp
     datafiles: { path: w.dir, cats: w.dir, ...o.datafiles },
     stats: { dir: join(w.dir, 'stats'), db: join(w.dir, 'statsdb') }
   }
-  return parseConfig(JSON.stringify(doc), join(w.dir, 'filterd.yaml'))
+  return doc
+}
+
+export function makeConfig (w: { dir: string, stub?: StubResolver }, o: ConfigOptions = {}): Readonly<Config> {
+  return parseConfig(JSON.stringify(configDoc(w, o)), join(w.dir, 'filterd.yaml'))
 }
 
 export function writeConfigFile (w: { dir: string, stub?: StubResolver }, o: ConfigOptions = {}): string {
   const file = join(w.dir, 'filterd.yaml')
-  const config = makeConfig(w, o)
-  const { source: _source, ...rest } = config
-  writeFileSync(file, JSON.stringify(rest))
+  makeConfig(w, o)   // refuses a bad config here, where the test is
+  // JSON is YAML; written as the test set it, so the file's own keys are what an operator would write.
+  writeFileSync(file, JSON.stringify(configDoc(w, o)))
   return file
 }
 
