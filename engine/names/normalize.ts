@@ -68,7 +68,11 @@ export function normalizeDomain (input: string): string | undefined {
 function validALabels (name: string): boolean {
   if (!name.includes('xn--')) return true
   for (const label of name.split('.')) {
-    if (label.startsWith('xn--') && domainToASCII(domainToUnicode(label)) !== label) return false
+    if (!label.startsWith('xn--')) continue
+    // An A-label decodes to a label with a non-ASCII character and encodes back to itself. The
+    // first test matters on Node 22+, whose domainToUnicode hands an undecodable label back as is.
+    const unicode = domainToUnicode(label)
+    if (unicode === label || !/[^\x00-\x7f]/.test(unicode) || domainToASCII(unicode) !== label) return false
   }
   return true
 }
