@@ -171,6 +171,9 @@ test('a client that stops reading loses rows, is told how many, holds at most it
   stalled.setEncoding('utf8')
   stalled.on('data', (d: string) => { text = (text + d).slice(-200_000) })
   stalled.resume()
+  // Once it has read what the buffers held, it gets the count of rows it lost, then the rows queued for it.
+  for (let i = 0; i < 1500 && !text.includes('event: dropped'); i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  // A row written after that reaches it (one written while its queue was still full would be lost, as designed).
   appendFileSync(part, row(999_999, '10.0.0.1', 'alice', 'last.example'))
   for (let i = 0; i < 1500 && !text.includes('last.example'); i++) await new Promise((resolve) => setTimeout(resolve, 20))
   const dropped = /event: dropped\ndata: \{"rows":(\d+)\}/.exec(text)
