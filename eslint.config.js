@@ -16,7 +16,8 @@ const ROLES = {
   catapi: ['catapi'],
   local: ['local'],
   collector: ['collector'],
-  dns: ['dns']
+  dns: ['dns'],
+  sync: ['sync']
 }
 const ROLE_FOLDERS = Object.values(ROLES).flat()
 const SOURCE_ROOTS = ['engine', ...new Set(ROLE_FOLDERS.map((f) => f.split('/')[0])), 'tools', 'bench', 'scripts']

@@ -10,6 +10,7 @@ import { get, visibleText } from '../blockpage/testing/fixture.js'
 import { getJson, startRole, until } from '../engine/testing/daemon.js'
 import { ANONYMOUS_USER, ReportTime, formatDay, type Chart } from '../engine/stats/index.js'
 import { rec, statsTestEnv, writeFiles } from '../engine/stats/fixtures.js'
+import { rawExchange } from '../engine/testing/http.js'
 import { call, tempDir, writeTaxonomy } from './fixtures.js'
 
 const CLI = fileURLToPath(new URL('../tools/filterd.js', import.meta.url))
@@ -43,6 +44,11 @@ test('filterd api serves the management API, writes its pid file, and removes it
   const base = `http://127.0.0.1:${port}`
   t.assert.strictEqual((await call(base, 'PUT', '/users/daemon', { ip: ['10.0.0.1'], filter: [40] })).status, 200)
   t.assert.deepStrictEqual((await call(base, 'GET', '/users/daemon/filter/')).body, [40])
+  // The default common.http-server (auto) serves this role with node:http, for proxies and billing scripts:
+  // HTTP/1.0 is answered (nginx proxy_pass, HAProxy httpchk, ab), a missing Host is a 400, absolute form routes.
+  t.assert.match(await rawExchange(port, 'GET /users/daemon/filter/ HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 [^]*\r\n\r\n\[40\]$/)
+  t.assert.match(await rawExchange(port, 'GET /users/daemon/filter/ HTTP/1.1\r\n\r\n'), /^HTTP\/1\.1 400 [^]*HTTP_BAD_HOST/)
+  t.assert.match(await rawExchange(port, `GET http://127.0.0.1:${port}/users/daemon/filter/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), /^HTTP\/1\.1 200 [^]*\[40\]$/)
   child.kill('SIGTERM')
   const [code] = await exited as [number | null]
   t.assert.strictEqual(code, 0)

@@ -11,7 +11,9 @@ import { openConfiguredStore } from '../engine/store/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { registerMetricsRoute } from '../engine/metrics/index.js'
 import { openStatsDb, startStatsImporter, startUsageReporter } from '../engine/stats/index.js'
+import { roleHttpImpl } from '../engine/http/index.js'
 import { createApiServer } from './server.js'
+import { linkSharedStore } from './shared-store.js'
 
 function isLoopback (host: string): boolean {
   return host === '::1' || host.startsWith('127.')
@@ -24,30 +26,35 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   // The store with the config file's initial /config/ values (common.safesearchredirect).
   const store = openConfiguredStore(config)
   const categories = new CategoryDb(store)
+  // Several hosts: policy writes go to the shared Redis store (common.redis-ip), reads stay local.
+  const shared = await linkSharedStore(config, store, logger)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   const statsDb = openStatsDb(config.stats.db)
-  const server = createApiServer({ store, taxonomy, categories, config, logger, impl: config.common['http-server'], stats: { db: statsDb, timezone: config.stats.timezone } })
+  const server = createApiServer({ store, taxonomy, categories, config, logger, impl: roleHttpImpl(config.common['http-server'], 'public'), stats: { db: statsDb, timezone: config.stats.timezone } })
   registerMetricsRoute(server.http, { config, store })
   let port: number
   try {
     ({ port } = await server.listen(listen.host, listen.port))
   } catch (err) {
+    await shared?.close()
     await statsDb.close()
     await store.close()
     throw err
   }
   // The 5-minute import of the DNS role's closed CSV files, and the usage report to the vendor.
-  const importer = startStatsImporter(config, logger, { statsDb })
+  // With Redis, every host's files reach every host's reports through the shared store instead.
+  const importer = shared !== undefined ? shared.startStats(statsDb) : startStatsImporter(config, logger, { statsDb })
   const usage = startUsageReporter(config, store, logger)
   if (!isLoopback(listen.host)) {
     logger.warn({ listen: config.api.listen }, 'the management API has no authentication of its own: listen on loopback and let the front door apply api.access')
   }
   return {
-    endpoints: [`api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})`],
+    endpoints: [`api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`],
     async close () {
       await server.close()
       usage.close()
       await importer.close()
+      await shared?.close()
       await statsDb.close()
       await store.close()
     }

@@ -18,6 +18,7 @@ import type { Store } from '../engine/store/index.js'
 import { ReportTime, type StatsDb } from '../engine/stats/index.js'
 import type { ApiContext } from './context.js'
 import { LiveLog, type LiveLogOptions } from './live-log.js'
+import { registerUi } from './ui-static.js'
 import { pattern } from './route-table.js'
 import { ROUTES } from './routes/index.js'
 
@@ -34,6 +35,8 @@ export interface ApiServerOptions {
   readonly stats: { readonly db: StatsDb, readonly timezone: string, readonly now?: () => number }
   /** The live query log: the folder it follows (default `stats.dir`) and its limits. */
   readonly liveLog?: LiveLogOptions & { readonly dir?: string }
+  /** The console's built files (default dist/ui). */
+  readonly uiDir?: string
   /** HTTP implementation (default `'auto'`: uWS when it loads). */
   readonly impl?: 'auto' | HttpImpl
 }
@@ -102,6 +105,8 @@ export function createApiServer (options: ApiServerOptions): ApiServer {
     const handle = (req: Parameters<typeof r.handle>[1], res: Parameters<typeof r.handle>[2]): void | Promise<void> => r.handle(ctx, req, res)
     add(r.method, toggledSlash(pattern(r.path)), handle)
   }
+  // The operator console (ui/), on the same listener as the API it calls.
+  registerUi(http, options.uiDir)
   return {
     http,
     listen: (host, port) => http.listen(host, port),

@@ -4,10 +4,11 @@
  */
 import { createFrontDoor } from './front-door.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
+import { roleHttpImpl } from '../engine/http/index.js'
 import { startBlockPage } from './server.js'
 
 export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
-  const running = await startBlockPage({ config, logger, frontDoor: createFrontDoor(config, logger), impl: config.common['http-server'] })
+  const running = await startBlockPage({ config, logger, frontDoor: createFrontDoor(config, logger), impl: roleHttpImpl(config.common['http-server'], 'public') })
   return { endpoints: running.endpoints, close: () => running.close() }
 }

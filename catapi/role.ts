@@ -7,6 +7,7 @@ import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
+import { roleHttpImpl } from '../engine/http/index.js'
 import { ExistenceChecker } from './resolver.js'
 import { createCatApi } from './server.js'
 
@@ -22,7 +23,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     existence: new ExistenceChecker({ resolvers }),
     anonLimit: section['anon-limit'],
     usageTimeZone: config.stats.timezone,
-    impl: config.common['http-server'],
+    impl: roleHttpImpl(config.common['http-server'], 'known'),
     logger
   })
   const reg = parseHostPort(section.listen)

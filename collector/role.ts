@@ -18,7 +18,7 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatHostPort, parseHostPort, type Config } from '../engine/config/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
-import { createHttpServer, forbidden, badRequest, HttpError, type HttpRequest } from '../engine/http/index.js'
+import { createHttpServer, forbidden, badRequest, HttpError, roleHttpImpl, type HttpRequest } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
@@ -99,7 +99,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   let cached: { name: string, bytes: Buffer } | undefined
 
   const server = createHttpServer({
-    impl: config.common['http-server'],
+    impl: roleHttpImpl(config.common['http-server'], 'known'),
     bodyLimit: kBodyLimit,
     onError: (err, req) => logger.error({ err, method: req.method, path: req.path }, 'request failed')
   })

@@ -16,7 +16,7 @@ import { mkdirSync } from 'node:fs'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
-import { createHttpServer, type HttpRequest, type HttpResponse } from '../engine/http/index.js'
+import { createHttpServer, roleHttpImpl, type HttpRequest, type HttpResponse } from '../engine/http/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
@@ -90,7 +90,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   }
 
   const server = createHttpServer({
-    impl: config.common['http-server'],
+    impl: roleHttpImpl(config.common['http-server'], 'public'),
     bodyLimit: 64 * 1024,
     onError: (err, req) => logger.error({ err, method: req.method, path: req.path }, 'request failed'),
     methodNotAllowed: (_req, res) => { notAllowed(res) }

@@ -151,11 +151,11 @@ export const userRoutes: RouteDef[] = [
     path: '/users/{user_id}',
     tag: 'users',
     summary: 'whether the user exists',
-    ok: [{ status: 200, description: 'the user exists' }],
+    ok: [{ status: 200, description: 'the user exists; the headers (Content-Length too) are those of the GET' }],
     errors: [400, 404],
     handle (ctx, req, res) {
-      requireUser(ctx.store, userIdOf(req))
-      res.status(200).send()
+      // The GET's body, which the adapter does not send for HEAD: RFC 9110 §9.3.2 wants the GET's headers.
+      res.json(viewOf(ctx.store, requireUser(ctx.store, userIdOf(req))))
     }
   },
   {

@@ -29,7 +29,7 @@ const PATH_KEYS: ReadonlyArray<[string, string]> = [
   ['local', 'db'], ['collector', 'db'], ['collector', 'snapshots'], ['proxy', 'safesearch-hosts']
 ]
 
-const ROLE_SECTIONS = ['proxy', 'blockpage', 'api', 'catapi', 'local', 'collector'] as const
+const ROLE_SECTIONS = ['proxy', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync'] as const
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, allowUnionTypes: true })
 const validate = ajv.compile(configSchema)
@@ -98,7 +98,7 @@ function checkRules (config: Config, problems: string[]): void {
     if (s.log !== undefined && s.log !== '-' && !isAbsolute(s.log)) problems.push(`${section}.log: must be an absolute path or - (got "${s.log}")`)
     if (!isAbsolute(s.pid)) problems.push(`${section}.pid: must be an absolute path (got "${s.pid}")`)
   }
-  for (const [section, key] of [['blockpage', 'listen'], ['blockpage', 'tls-listen'], ['api', 'listen'], ['catapi', 'listen'], ['catapi', 'anon-listen'], ['local', 'listen'], ['collector', 'listen']] as const) {
+  for (const [section, key] of [['blockpage', 'listen'], ['blockpage', 'tls-listen'], ['api', 'listen'], ['catapi', 'listen'], ['catapi', 'anon-listen'], ['local', 'listen'], ['collector', 'listen'], ['sync', 'listen']] as const) {
     const value = (config[section] as Record<string, unknown>)[key]
     if (typeof value === 'string') checkAddress(`${section}.${key}`, value, problems)
   }
@@ -122,6 +122,9 @@ function checkRules (config: Config, problems: string[]): void {
   })
   if (config.common['redis-ip'] !== undefined && ipBytes(config.common['redis-ip']) === undefined) {
     problems.push(`common.redis-ip: "${config.common['redis-ip']}" is not an IP address`)
+  }
+  if (config.common['redis-port'] !== undefined && config.common['redis-ip'] === undefined && (config.common['redis-sentinels'] ?? []).length === 0) {
+    problems.push('common.redis-port: needs common.redis-ip')
   }
   if (!isValidTimeZone(config.stats.timezone)) problems.push(`stats.timezone: unknown time zone "${config.stats.timezone}"`)
 }

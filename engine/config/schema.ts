@@ -150,15 +150,21 @@ export const configSchema = {
       default: {},
       properties: {
         db: { ...filePath, default: '/var/lib/filterd/db', description: 'LMDB directory shared by every role on the host' },
-        'redis-ip': { type: 'string', description: 'reserved: store fan-out for several DNS hosts' },
-        'redis-port': { type: 'integer', minimum: 1, maximum: 65535 },
+        'redis-ip': { type: 'string', description: 'address of the Redis server shared by several hosts (docs/operations-redis.md); unset: one host, LMDB only' },
+        'redis-port': { type: 'integer', minimum: 1, maximum: 65535, description: 'port of the shared Redis server (6379 when unset)' },
+        'redis-password': { type: 'string', description: 'password (AUTH) of the shared Redis server and its Sentinels' },
+        'redis-prefix': { type: 'string', minLength: 1, maxLength: 64, default: 'filterd:', description: 'prefix of every key filterd keeps in Redis (several deployments can share one server)' },
+        'redis-stream-length': { type: 'integer', minimum: 1000, maximum: 100000000, default: 100000, description: 'change records kept in the Redis stream; a host further behind bootstraps from a snapshot' },
+        'redis-sentinels': { type: 'array', items: { type: 'string', pattern: '^.+:[0-9]{1,5}$' }, default: [], description: 'host:port of Redis Sentinels; when set, the master named redis-master-name is used instead of redis-ip' },
+        'host-id': { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'this host\'s name among hosts sharing Redis (its statistics files are shipped under it); default: the system host name' },
+        'redis-master-name': { type: 'string', default: 'filterd', description: 'the Sentinel master name' },
         'vendor-names': { type: 'array', items: { type: 'string' }, default: [], description: 'extra host names added to the built-in whitelist' },
         safesearchredirect: { type: 'string', default: 'https://duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later)' },
         'log-level': { ...logLevel, default: 'info' },
         'http-server': {
           enum: ['auto', 'uws', 'node'],
           default: 'auto',
-          description: 'HTTP implementation of every HTTP role: auto (uWebSockets.js, or node:http with one warning when the addon does not load), uws, or node. node:http is slower but also answers HTTP/1.0 clients and HTTP/1.1 requests without Host, which uWS 20.30 leaves unanswered'
+          description: 'HTTP implementation of the HTTP roles. auto (the default) chooses per role: node:http for api, blockpage and local, which reverse proxies, health checks, browsers and billing scripts talk to (it answers HTTP/1.0, a missing or repeated Host with 400, and absolute-form targets); uWebSockets.js for catapi and collector, whose clients speak HTTP/1.1 with Host and where throughput is the job (node:http with one warning when the addon does not load). uws or node force one implementation on every HTTP role; uWS 20.30 leaves HTTP/1.0 requests and requests without Host unanswered'
         }
       }
     },
@@ -231,6 +237,18 @@ export const configSchema = {
         keys: { type: 'array', items: { type: 'string' }, default: [], description: 'accepted installation keys' },
         log: { ...logPath, default: '/var/log/filterd/collector.log' },
         pid: { ...pidPath, default: '/run/filterd/collector.pid' },
+        'log-level': logLevel
+      }
+    },
+    sync: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        listen: { ...listenAddress, default: '127.0.0.1:8095', description: 'health (/health) and metrics (/metrics) of the replica follower (runs only when common.redis-ip is set)' },
+        log: { ...logPath, default: '/var/log/filterd/sync.log' },
+        pid: { ...pidPath, default: '/run/filterd/sync.pid' },
+        'apply-timeout': { type: 'integer', minimum: 0, maximum: 60000, default: 5000, description: 'ms an API write waits for this host\'s replica to apply it before answering (read-your-writes)' },
         'log-level': logLevel
       }
     }

@@ -61,6 +61,12 @@ export interface Config {
     readonly db: string
     readonly 'redis-ip'?: string
     readonly 'redis-port'?: number
+    readonly 'redis-password'?: string
+    readonly 'redis-prefix'?: string
+    readonly 'redis-stream-length'?: number
+    readonly 'redis-sentinels'?: readonly string[]
+    readonly 'redis-master-name'?: string
+    readonly 'host-id'?: string
     readonly 'vendor-names': readonly string[]
     readonly safesearchredirect: string
     readonly 'log-level': LogLevel
@@ -113,10 +119,17 @@ export interface Config {
     readonly pid: string
     readonly 'log-level'?: LogLevel
   }
+  readonly sync: {
+    readonly listen: string
+    readonly log: string
+    readonly pid: string
+    readonly 'apply-timeout': number
+    readonly 'log-level'?: LogLevel
+  }
 }
 
 /** The roles `filterd <role>` starts; each has a section with its log/pid keys. */
-export type RoleName = 'dns' | 'blockpage' | 'api' | 'catapi' | 'local' | 'collector'
+export type RoleName = 'dns' | 'blockpage' | 'api' | 'catapi' | 'local' | 'collector' | 'sync'
 
 /** A parsed `address:port`. `family` is 4 or 6. */
 export interface HostPort {

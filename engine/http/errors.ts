@@ -11,6 +11,7 @@ export type HttpAdapterErrorCode =
   | 'HTTP_METHOD_NOT_ALLOWED'
   | 'HTTP_BAD_JSON'
   | 'HTTP_BAD_ESCAPE'
+  | 'HTTP_BAD_HOST'
   | 'HTTP_BODY_TOO_LARGE'
   | 'HTTP_CLIENT_ABORTED'
   | 'HTTP_INTERNAL'

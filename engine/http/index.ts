@@ -69,6 +69,24 @@ export interface HttpServer {
   close (): Promise<void>
 }
 
+/** The values of `common.http-server`. */
+export type HttpServerSetting = 'auto' | HttpImpl
+
+/**
+ * Who talks to a role over HTTP, which decides what `common.http-server: auto` means for it:
+ * - `'public'`: reverse proxies, health checks, browsers and billing scripts, which may speak HTTP/1.0, leave
+ *   out Host or send an absolute-form target. uWS 20.30 leaves those unanswered (uws.ts), so node:http serves.
+ * - `'known'`: clients filterd controls or documents (the containers, the categorization API's programs), all
+ *   HTTP/1.1 with Host, and throughput is the job: uWS when its addon loads, else node:http.
+ */
+export type HttpAudience = 'public' | 'known'
+
+/** The implementation a role asks `createHttpServer` for under a `common.http-server` setting. */
+export function roleHttpImpl (setting: HttpServerSetting, audience: HttpAudience): 'auto' | HttpImpl {
+  if (setting !== 'auto') return setting
+  return audience === 'public' ? 'node' : 'auto'
+}
+
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
 type LoadOutcome = { ok: true, uws: UwsModule } | { ok: false, error: unknown }

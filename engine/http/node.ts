@@ -8,10 +8,13 @@ import { createServer as createHttp, type IncomingMessage, type Server, type Ser
 import { createServer as createHttps } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { normalizeAddress } from './address.js'
+import { errorBody } from './errors.js'
 import {
   BodyCollector, Request, Response, abortedError, addHeaderField, answerTooLarge, dispatch,
   type DispatchOptions, type Transport, type TransportStream
 } from './core.js'
+
+const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)/i
 
 export interface NodeServerConfig extends DispatchOptions {
   readonly tls: { cert: string, key: string } | undefined
@@ -66,22 +69,45 @@ export class NodeServer {
   constructor (cfg: NodeServerConfig) {
     this.#cfg = cfg
     const listener = (req: IncomingMessage, res: ServerResponse): void => { this.#onRequest(req, res) }
+    // The Host rule is checked in #onRequest, to answer with the adapter's JSON error body.
     this.#server = cfg.tls === undefined
-      ? createHttp(listener)
-      : createHttps({ cert: readFileSync(cfg.tls.cert), key: readFileSync(cfg.tls.key) }, listener)
+      ? createHttp({ requireHostHeader: false }, listener)
+      : createHttps({ cert: readFileSync(cfg.tls.cert), key: readFileSync(cfg.tls.key), requireHostHeader: false }, listener)
   }
 
   #onRequest (nreq: IncomingMessage, nres: ServerResponse): void {
     const cfg = this.#cfg
-    const url = nreq.url ?? '/'
+    const raw = nreq.rawHeaders
+    // RFC 9112 §3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0; anything else is 400 (and the
+    // connection closes, as the request's framing is not to be trusted). node would accept two.
+    let hosts = 0
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts++
+    if (hosts > 1 || (hosts === 0 && nreq.httpVersion !== '1.0')) {
+      const res = new Response(new NodeTransport(nres), nreq.method === 'HEAD', true)
+      res.closeAfter()
+      res.sendError(400, errorBody('HTTP_BAD_HOST', hosts === 0 ? 'the Host header field is missing' : 'more than one Host header field'))
+      nreq.resume()
+      return
+    }
+    let url = nreq.url ?? '/'
+    // Absolute form (RFC 9112 §3.2.2), as proxies send it: route by its path, and its authority is the Host.
+    let authority: string | undefined
+    if (url.charCodeAt(0) !== 47 /* / */) {
+      const m = ABSOLUTE_FORM.exec(url)
+      if (m !== null) {
+        authority = m[1]!
+        url = url.slice(m[0].length)
+        if (url === '' || url.charCodeAt(0) === 63 /* ? */) url = '/' + url
+      }
+    }
     const q = url.indexOf('?')
     const path = q === -1 ? url : url.slice(0, q)
     const query = q === -1 ? '' : url.slice(q + 1)
     // From the raw list, by the one rule both implementations share (node's own `headers` joins
     // cookies with '; ' and keeps set-cookie as an array).
     const headers: Record<string, string> = {}
-    const raw = nreq.rawHeaders
     for (let i = 0; i + 1 < raw.length; i += 2) addHeaderField(headers, raw[i]!.toLowerCase(), raw[i + 1]!)
+    if (authority !== undefined && authority !== '') headers.host = authority
     const method = (nreq.method ?? 'GET').toUpperCase()
     const res = new Response(new NodeTransport(nres), method === 'HEAD', true)
     const limit = cfg.bodyLimit

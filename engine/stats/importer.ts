@@ -160,6 +160,17 @@ async function importFile (ctx: Ctx, dir: string, name: string): Promise<{ rows:
   return { rows, skipped }
 }
 
+/**
+ * Applies parsed CSV records of `name` (bytes `from`..`to`) exactly once through the same ledger as a
+ * local import: nothing happens unless the ledger's offset for `name` is `from`. Hosts sharing Redis
+ * apply every host's chunks this way (engine/replica/stats.ts), under the name `<host>/<file>`.
+ */
+export async function applyRecords (db: StatsDb, timeZone: string, name: string, from: number, to: number, done: boolean,
+  records: string[][], now: () => number = Date.now): Promise<boolean> {
+  const ctx: Ctx = { db, time: new ReportTime(timeZone), now, chunkRows: kChunkRows, onChunk: undefined, rowsSoFar: 0 }
+  return (await applyChunk(ctx, name, from, to, done, records, 0)).kind === 'applied'
+}
+
 type ChunkOutcome =
   | { kind: 'applied', rows: number, skipped: number, progress: ImportProgress }
   | { kind: 'moved', progress: ImportProgress }

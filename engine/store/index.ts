@@ -97,6 +97,33 @@ export interface StoreWriter {
   putMeta (key: string, value: unknown): void
 }
 
+/** The databases that hold policy: what Redis replicates between hosts (engine/replica). */
+export const POLICY_DBS = ['users', 'ips', 'lists', 'settings', 'clients'] as const
+export type PolicyDb = typeof POLICY_DBS[number]
+
+/** One physical change to a policy database: `value` undefined deletes the key. */
+export type StoreOp = [db: PolicyDb, key: string, value?: unknown]
+
+/**
+ * Where policy writes go instead of the local LMDB (engine/replica, when `common.redis-ip` is set):
+ * it receives the physical changes one request made, commits them in the shared store, and resolves
+ * once this host's replica has them (or throws, and nothing was written).
+ */
+export type RemoteCommit = (ops: StoreOp[]) => Promise<void>
+
+/** Replication state kept in `meta` by the follower (engine/replica), written with the changes. */
+export interface ReplicaPosition {
+  /** The shared store's identity: a replica never follows another store's stream. */
+  epoch: string
+  /** Last applied stream entry id and its sequence number. */
+  id: string
+  seq: number
+}
+
+/** Thrown to roll back the recording transaction of a remote write (never seen outside). */
+class Rollback extends Error {}
+const ROLLBACK = new Rollback('rollback')
+
 /** How long `readSnapshot()` keeps one read transaction. */
 export const SNAPSHOT_MAX_AGE_MS = 1000
 
@@ -111,6 +138,11 @@ export class Store {
   private snapshot: Transaction | undefined = undefined
   private snapshotAt = 0
   private snapshotSweep: NodeJS.Timeout | undefined = undefined
+  private remote: RemoteCommit | undefined = undefined
+  /** Changes recorded by the writer while a remote write runs its callback. */
+  private recording: StoreOp[] | undefined = undefined
+  /** Remote writes run one at a time, each on the replica that holds the previous one. */
+  private remoteChain: Promise<unknown> = Promise.resolve()
 
   private constructor (path: string, root: RootDatabase, options: StoreOptions) {
     this.path = path
@@ -333,6 +365,7 @@ export class Store {
    * the commit is durable. If `fn` throws, nothing it did is committed and the error propagates.
    */
   async write<T> (fn: (w: StoreWriter) => T): Promise<T> {
+    if (this.remote !== undefined) return await this.writeRemote(fn, this.remote)
     const writer = this.writer()
     // A child transaction, so that a throw from `fn` rolls back what it already wrote: a plain
     // async transaction commits the puts made before the throw.
@@ -346,8 +379,101 @@ export class Store {
     return result
   }
 
+  /**
+   * Sends policy writes to `commit` instead of committing them here (a host of several sharing one
+   * Redis): `write(fn)` runs `fn` on the local replica in a write transaction that is rolled back,
+   * records the key-level changes it made, and hands them to `commit`. Writes touching only `meta`
+   * (the category database's active version, which is per host) still commit locally.
+   */
+  useRemoteCommit (commit: RemoteCommit | undefined): void {
+    this.remote = commit
+  }
+
+  private async writeRemote<T> (fn: (w: StoreWriter) => T, commit: RemoteCommit): Promise<T> {
+    const run = this.remoteChain.then(async () => {
+      const ops: StoreOp[] = []
+      let result: T | undefined
+      let metaOnly = false
+      try {
+        this.root.transactionSync(() => {
+          this.recording = ops
+          try {
+            result = fn(this.writer())
+          } finally {
+            this.recording = undefined
+          }
+          metaOnly = ops.length === 0
+          // Rolled back: the replica changes only when the follower applies the shared store's record.
+          if (!metaOnly) throw ROLLBACK
+          this.dbs.meta.putSync('generation', this.generation() + 1)
+        })
+      } catch (err) {
+        if (err !== ROLLBACK) throw err
+      }
+      if (!metaOnly) await commit(ops)
+      else await this.root.flushed
+      return result as T
+    })
+    this.remoteChain = run.catch(() => undefined)
+    return await run
+  }
+
+  /** `replica.state` as the follower last recorded it ('bootstrapping' while a bootstrap is incomplete). */
+  replicaState (): string | undefined {
+    return this.dbs.meta.get('replica.state') as string | undefined
+  }
+
+  /** The follower's last applied position, or undefined before the first bootstrap. */
+  replicaPosition (): ReplicaPosition | undefined {
+    return this.dbs.meta.get('replica') as ReplicaPosition | undefined
+  }
+
+  /**
+   * Applies changes from the shared store (engine/replica) in one transaction that also bumps the
+   * generation and records `position`, so a kill mid-apply leaves neither and the follower resumes
+   * from the previous position. `clear` empties the policy databases first (a bootstrap); `state`
+   * is stored as `replica.state` for health reports.
+   */
+  async applyReplicated (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: { clear?: boolean, state?: string } = {}): Promise<void> {
+    await this.root.transaction(() => {
+      if (extra.clear === true) {
+        for (const name of POLICY_DBS) this.dbs[name].clearSync()
+        this.dbs.meta.removeSync('replica')
+      }
+      for (const [db, key, value] of ops) {
+        const d = this.dbs[db]
+        if (value === undefined || value === null) d.removeSync(key)
+        else d.putSync(key, value)
+      }
+      this.dbs.meta.putSync('generation', this.generation() + 1)
+      if (position !== undefined) this.dbs.meta.putSync('replica', position)
+      if (extra.state !== undefined) this.dbs.meta.putSync('replica.state', extra.state)
+    })
+    await this.root.flushed
+  }
+
+  /** Every key and value of one policy database (a seed of the shared store from this replica). */
+  * entries (db: PolicyDb): Iterable<{ key: string, value: unknown }> {
+    for (const { key, value } of this.dbs[db].getRange()) yield { key: key as string, value }
+  }
+
   private writer (): StoreWriter {
-    const { users, ips, lists, settings, clients, meta } = this.dbs
+    const rec = this.recording
+    const wrap = (name: PolicyDb): Database => {
+      const d = this.dbs[name]
+      if (rec === undefined) return d
+      // Only putSync and removeSync are used by the writer below; they are recorded as they happen.
+      return Object.assign(Object.create(d) as Database, {
+        putSync: (key: string, value: unknown) => { rec.push([name, key, value]); return d.putSync(key, value) },
+        removeSync: (key: string) => { rec.push([name, key]); return d.removeSync(key) }
+      })
+    }
+    const users = wrap('users')
+    const ips = wrap('ips')
+    const lists = wrap('lists')
+    const settings = wrap('settings')
+    const clients = wrap('clients')
+    const { meta } = this.dbs
     const keyOf = (a: string): string => a.includes('/') ? CIDR_PREFIX + a : a
     return {
       store: this,

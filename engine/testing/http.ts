@@ -4,6 +4,7 @@
  * on the peer), answering status, headers and the body as text.
  */
 import { request } from 'node:http'
+import { connect } from 'node:net'
 
 export interface RawHttpResponse {
   readonly status: number
@@ -39,5 +40,20 @@ export function httpRequest (o: RawHttpRequest): Promise<RawHttpResponse> {
     })
     req.on('error', reject)
     req.end(o.body)
+  })
+}
+
+/**
+ * Writes `bytes` on a fresh connection and answers everything the server sends until it closes the
+ * connection: for requests the server must answer and then close (HTTP/1.0, a bad Host).
+ */
+export function rawExchange (port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1')
+    const chunks: Buffer[] = []
+    socket.on('data', (c: Buffer) => chunks.push(c))
+    socket.on('error', reject)
+    socket.on('close', () => { resolve(Buffer.concat(chunks).toString('latin1')) })
+    socket.write(bytes)
   })
 }

@@ -6,7 +6,7 @@
 import type { Config, RoleName } from '../../engine/config/index.js'
 import type { StartRole } from '../../engine/role.js'
 
-export const ROLE_NAMES: readonly RoleName[] = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector']
+export const ROLE_NAMES: readonly RoleName[] = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync']
 
 export const ROLE_HELP: Record<RoleName, string> = {
   dns: 'filtering DNS server (proxy section)',
@@ -14,7 +14,8 @@ export const ROLE_HELP: Record<RoleName, string> = {
   api: 'management REST API and statistics reports (api section)',
   catapi: 'public categorization API, registered and anonymous listeners (catapi section)',
   local: 'local categorization service, as run in the container (local section)',
-  collector: 'vendor side: usage reports and database updates (collector section)'
+  collector: 'vendor side: usage reports and database updates (collector section)',
+  sync: 'follows the shared Redis store into this host\'s LMDB replica (sync section; only with common.redis-ip)'
 }
 
 const ROLE_MODULES: Record<RoleName, string> = {
@@ -23,7 +24,8 @@ const ROLE_MODULES: Record<RoleName, string> = {
   api: '../../api/role.js',
   catapi: '../../catapi/role.js',
   local: '../../local/role.js',
-  collector: '../../collector/role.js'
+  collector: '../../collector/role.js',
+  sync: '../../sync/role.js'
 }
 
 /** The config section that holds a role's listen/log/pid keys. */

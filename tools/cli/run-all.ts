@@ -34,8 +34,10 @@ export async function runAll (config: Readonly<Config>, configPath: string): Pro
     }
   }
   const roles: RoleName[] = []
-  for (const role of ROLE_NAMES) if (await isRoleBuilt(role)) roles.push(role)
-  const missing = ROLE_NAMES.filter((r) => !roles.includes(r))
+  // The replica follower runs only where a shared Redis store is configured.
+  const wanted = ROLE_NAMES.filter((r) => r !== 'sync' || config.common['redis-ip'] !== undefined || (config.common['redis-sentinels'] ?? []).length > 0)
+  for (const role of wanted) if (await isRoleBuilt(role)) roles.push(role)
+  const missing = wanted.filter((r) => !roles.includes(r))
   const children: Child[] = []
   let stopping = false
   let exitCode = 0

@@ -1,0 +1,58 @@
+/**
+ * The api role's write path when several hosts share one Redis (`common.redis-ip`): every policy
+ * write goes to Redis through engine/replica (one Lua script per request, acknowledged once Redis
+ * ran it and this host's replica applied it); reads stay on the local LMDB replica. A write Redis
+ * cannot take (down, emptied, another store) answers 503 `API_STORE_UNAVAILABLE` and changes
+ * nothing. Without `common.redis-ip` this module does nothing and no Redis client is loaded.
+ */
+import type { Config } from '../engine/config/index.js'
+import type { Logger } from '../engine/log/index.js'
+import type { Store } from '../engine/store/index.js'
+import type { StatsDb } from '../engine/stats/index.js'
+import type { StatsSync } from '../engine/replica/stats.js'
+import { hostname } from 'node:os'
+import { apiError } from './errors.js'
+
+export interface SharedStoreLink {
+  readonly where: string
+  /** Ships this host's statistics and applies every host's (engine/replica/stats.ts). */
+  startStats (statsDb: StatsDb): StatsSync
+  close (): Promise<void>
+}
+
+export async function linkSharedStore (config: Readonly<Config>, store: Store, logger: Logger): Promise<SharedStoreLink | undefined> {
+  if (config.common['redis-ip'] === undefined && (config.common['redis-sentinels'] ?? []).length === 0) return undefined
+  // Loaded only here, so a single host never loads the Redis client.
+  const { sharedStoreSettings, connectSharedStore } = await import('../engine/replica/redis.js')
+  const { createRemoteCommit, SharedStoreUnavailable } = await import('../engine/replica/commit.js')
+  const { startStatsSync, statsKeys } = await import('../engine/replica/stats.js')
+  const settings = sharedStoreSettings(config)!
+  const redis = connectSharedStore(settings, { commandTimeout: 3000 })
+  const commit = createRemoteCommit(redis, settings, store, {
+    applyTimeoutMs: config.sync['apply-timeout'],
+    onSlowApply: (seq) => { logger.warn({ seq }, 'a write reached Redis but this host\'s replica has not applied it yet (is the sync role running?)') }
+  })
+  store.useRemoteCommit(async (ops) => {
+    try {
+      await commit(ops)
+    } catch (err) {
+      if (err instanceof SharedStoreUnavailable) {
+        logger.warn({ err: err.message }, 'write refused: shared store unavailable')
+        throw apiError('API_STORE_UNAVAILABLE', err.message)
+      }
+      throw err
+    }
+  })
+  return {
+    where: settings.where,
+    startStats (statsDb) {
+      const host = config.common['host-id'] ?? hostname()
+      return startStatsSync(redis, connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
+        host, config.stats.dir, statsDb, config.stats.timezone, config.stats['import-interval'] * 1000, logger)
+    },
+    async close () {
+      store.useRemoteCommit(undefined)
+      redis.disconnect()
+    }
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * Statistics of several hosts, exactly once (issue #16, point 4). Each host's DNS servers write their
+ * own CSV files (engine/stats/writer.ts); with Redis configured, the api role of that host ships the
+ * closed files to a Redis Stream instead of importing them locally, and every host's api role applies
+ * the stream to its own statistics environment, so each host's reports hold every host's queries (a
+ * user's queries on hosts B and C are summed, whatever host serves the report).
+ *
+ * Exactly once, twice over:
+ *   shipping   a chunk of `<host>/<file>` is appended by a Lua script only when the file's progress in
+ *              Redis (hash `stats:progress`) is the chunk's start offset, and the progress moves in the
+ *              same script; a crash between reading and shipping re-reads from the recorded offset,
+ *              and a second shipper of the same host finds the offset moved. A file is deleted once its
+ *              progress says done.
+ *   applying   each chunk goes through the importer's own ledger (engine/stats applyRecords): it is
+ *              applied in the LMDB transaction that moves the ledger's offset for `<host>/<file>`, only
+ *              when that offset is the chunk's start; a chunk read twice is applied once.
+ * The stream keeps `kStatsStreamLength` chunks; a host whose api role was down longer than that
+ * misses the chunks trimmed meanwhile (its reports lack them; the other hosts' do not).
+ */
+import { open, readdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Redis, Result } from 'ioredis'
+import { pack, unpack } from 'msgpackr'
+import type { Logger } from '../log/index.js'
+import { parseRecords } from '../stats/csv.js'
+import type { StatsDb } from '../stats/db.js'
+import { CLOSED_RE, recoverStaleParts } from '../stats/files.js'
+import { applyRecords } from '../stats/importer.js'
+import { whenReady } from './redis.js'
+
+const kChunkRows = 5000
+const kReadBytes = 1024 * 1024
+export const kStatsStreamLength = 20_000
+
+export interface StatsKeys { readonly stream: string, readonly progress: string }
+
+export function statsKeys (prefix: string): StatsKeys {
+  return { stream: `${prefix}stats`, progress: `${prefix}stats:progress` }
+}
+
+// KEYS: progress, stream. ARGV: name, from, to, done (0|1), packed records, maxlen
+const SHIP_LUA = `
+local cur = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if cur ~= tonumber(ARGV[2]) then return cur end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'name', ARGV[1], 'from', ARGV[2], 'to', ARGV[3], 'done', ARGV[4], 'rows', ARGV[5])
+if ARGV[4] == '1' then redis.call('HSET', KEYS[1], ARGV[1], -1) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
+return -2
+`
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    filterdShipStats (...args: Array<string | Buffer | number>): Result<number, Context>
+  }
+}
+
+/** Ships every closed CSV file of `dir` to the stats stream; returns the records shipped. */
+export async function shipClosedFiles (redis: Redis, keys: StatsKeys, host: string, dir: string): Promise<number> {
+  if (typeof (redis as unknown as { filterdShipStats?: unknown }).filterdShipStats !== 'function') {
+    redis.defineCommand('filterdShipStats', { numberOfKeys: 2, lua: SHIP_LUA })
+  }
+  await whenReady(redis, 1000)
+  await recoverStaleParts(dir)
+  let names: string[]
+  try {
+    names = (await readdir(dir)).filter((n) => CLOSED_RE.test(n)).sort()
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return 0
+    throw err
+  }
+  let shipped = 0
+  for (const file of names) {
+    const name = `${host}/${file}`
+    const path = join(dir, file)
+    let offset = Number(await redis.hget(keys.progress, name) ?? 0)
+    if (offset >= 0) {
+      const fh = await open(path, 'r')
+      try {
+        const size = (await fh.stat()).size
+        let buf = Buffer.allocUnsafe(Math.min(kReadBytes, Math.max(size, 1)))
+        while (offset >= 0) {
+          const { bytesRead } = await fh.read(buf, 0, buf.length, offset)
+          const atEof = offset + bytesRead >= size
+          const records: string[][] = []
+          const end = parseRecords(buf.toString('latin1', 0, bytesRead), 0, kChunkRows, records)
+          if (records.length === 0 && !atEof) { buf = Buffer.allocUnsafe(buf.length * 2); continue }
+          let to = offset + end
+          if (records.length === 0 && to < size) to = size // a crashed writer's half line
+          const done = to >= size
+          const r = await redis.filterdShipStats(keys.progress, keys.stream, name, offset, to, done ? 1 : 0, pack(records), kStatsStreamLength)
+          if (r === -2) { shipped += records.length; offset = done ? -1 : to } else offset = r
+        }
+      } finally {
+        await fh.close()
+      }
+    }
+    await rm(path, { force: true })
+  }
+  return shipped
+}
+
+const POS_MS = 'redis.stats.ms'
+const POS_SEQ = 'redis.stats.seq'
+
+/** Applies new chunks of the stats stream to `db`; resolves after one XREAD (data or `blockMs`). */
+export async function applyStatsStream (redis: Redis, keys: StatsKeys, db: StatsDb, timeZone: string, blockMs: number): Promise<number> {
+  await whenReady(redis, 1000)
+  const from = `${db.meta.get(POS_MS) ?? 0}-${db.meta.get(POS_SEQ) ?? 0}`
+  const reply = await redis.xreadBuffer('COUNT', 100, 'BLOCK', blockMs, 'STREAMS', keys.stream, from)
+  if (reply === null || reply.length === 0) return 0
+  let applied = 0
+  let last = from
+  for (const [rawId, fields] of reply[0]![1]) {
+    const f = new Map<string, Buffer>()
+    for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!.toString(), fields[i + 1]!)
+    const records = unpack(f.get('rows')!) as string[][]
+    const ok = await applyRecords(db, timeZone, f.get('name')!.toString(), Number(f.get('from')), Number(f.get('to')), f.get('done')!.toString() === '1', records)
+    if (ok) applied += records.length
+    last = rawId.toString()
+  }
+  // The position only saves re-reading: the ledger already refuses a chunk applied before.
+  const [ms, seq] = last.split('-').map(Number) as [number, number]
+  await db.root.transaction(() => { db.meta.putSync(POS_MS, ms); db.meta.putSync(POS_SEQ, seq) })
+  return applied
+}
+
+export interface StatsSync {
+  /** Ships this host's closed files now (tests; the timer does it every `stats.import-interval`). */
+  shipNow (): Promise<number>
+  close (): Promise<void>
+}
+
+/** The api role's statistics with Redis: ships on a timer, applies continuously. */
+export function startStatsSync (redis: Redis, applier: Redis, keys: StatsKeys, host: string, dir: string, db: StatsDb, timeZone: string,
+  intervalMs: number, logger: Logger): StatsSync {
+  let closed = false
+  let chain: Promise<unknown> = Promise.resolve()
+  const shipNow = (): Promise<number> => {
+    const p = chain.then(() => shipClosedFiles(redis, keys, host, dir))
+    chain = p.catch(() => {})
+    return p
+  }
+  const tick = (): void => {
+    if (closed) return
+    shipNow().then((n) => { if (n > 0) logger.info({ rows: n }, 'statistics shipped to the shared store') },
+      (err: unknown) => { logger.warn({ err: (err as Error).message }, 'statistics not shipped (shared store unavailable); retried at the next interval') })
+  }
+  const timer = intervalMs > 0 ? setInterval(tick, intervalMs) : undefined
+  timer?.unref()
+  if (intervalMs > 0) setImmediate(tick)
+  const loop = (async () => {
+    while (!closed) {
+      try {
+        await applyStatsStream(applier, keys, db, timeZone, 1000)
+      } catch {
+        // Redis away: the next read retries; the shipped chunks wait in the stream.
+        if (closed) break
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+      }
+    }
+  })()
+  return {
+    shipNow,
+    async close () {
+      closed = true
+      clearInterval(timer)
+      applier.disconnect()
+      await chain
+      await loop
+    }
+  }
+}

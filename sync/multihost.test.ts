@@ -1,0 +1,137 @@
+/**
+ * Three hosts, one Redis (issue #16): each host in its own network namespace with its own LMDB store
+ * and statistics, running the sync, api and dns roles as daemons. Where namespaces cannot be created
+ * (not root, no `ip`), each host gets its own loopback address instead, and the test says so.
+ *
+ *   an API write on host A is enforced by the DNS servers of B and C;
+ *   a user's queries on B and C are summed in the reports (of every host);
+ *   host C, started after the writes, bootstraps;
+ *   Redis down: DNS keeps answering, API writes 503 JSON, reads work, /health says so; Redis back:
+ *   writes work and every host catches up;
+ *   Redis restarted empty: hosts say so loudly, keep their replicas (DNS still enforces), writes 503.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { test, type TestContext } from 'node:test'
+import { startRedis } from '../engine/testing/redis.js'
+import { createTopology, defineHost, type Host } from './testing.js'
+
+async function dig (server: string, port: number, from: string, name: string): Promise<string> {
+  return await new Promise((resolve, reject) => {
+    execFile('dig', ['+short', '+tries=1', '+time=2', '-b', from, '-p', String(port), `@${server}`, name, 'A'], { timeout: 10_000 }, (err, stdout) => {
+      if (err !== null && (err as { code?: unknown }).code === 'ENOENT') { reject(new Error('dig is not installed')); return }
+      resolve(err === null ? stdout.trim() : `error: ${err.message}`)
+    })
+  })
+}
+
+async function json (url: string, method = 'GET', body?: unknown): Promise<{ status: number, body: any }> {
+  const res = await fetch(url, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }), signal: AbortSignal.timeout(10_000) })
+  const text = await res.text()
+  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
+}
+
+async function until (what: string, check: () => Promise<boolean> | boolean, limitMs = 20_000): Promise<void> {
+  const deadline = Date.now() + limitMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+const BLOCK = '192.0.2.80'
+
+test('three hosts share one policy and one set of statistics through Redis, and ride out Redis faults', { timeout: 170_000 }, async (t: TestContext) => {
+  const topo = createTopology(3)
+  t.after(() => { topo.cleanup() })
+  t.diagnostic(topo.kind === 'netns'
+    ? 'hosts in network namespaces (ip netns + veth)'
+    : 'network namespaces cannot be created here: hosts use separate loopback addresses and data folders instead')
+  const root = mkdtempSync(join(tmpdir(), 'filterd-multihost-'))
+  const redis = await startRedis({ bind: topo.redisBind.join(' ') })
+  const hosts: Host[] = []
+  t.after(async () => {
+    await Promise.all(hosts.map(async (h) => { await h.stop() }))
+    await redis.stop()
+    rmSync(root, { recursive: true, force: true })
+  })
+  for (let i = 1; i <= 3; i++) hosts.push(await defineHost(topo, i, root, redis.port))
+  const [a, b, c] = hosts as [Host, Host, Host]
+  const health = async (h: Host): Promise<{ status: number, body: any }> => await json(`${h.syncUrl}/health`)
+  const blocked = async (h: Host, name: string): Promise<boolean> => (await dig(h.address, h.dnsPort, topo.clientAddress(h.index), name)) === BLOCK
+
+  // Hosts A and B: the first sync creates the shared store, the second bootstraps from it.
+  for (const h of [a, b]) {
+    await h.start('sync')
+    await until(`host${h.index} following`, async () => (await health(h)).body?.state === 'following')
+    await h.start('api')
+    await h.start('dns')
+  }
+
+  // An API write on A is enforced by B's DNS server; alice owns the client addresses of B and C.
+  t.assert.strictEqual(await blocked(b, 'shop.example'), false)
+  const put = await json(`${a.apiUrl}/users/alice`, 'PUT', { ip: [topo.clientAddress(2), topo.clientAddress(3)], blacklist: ['shop.example'] })
+  t.assert.strictEqual(put.status, 200, JSON.stringify(put.body))
+  t.assert.deepStrictEqual((await json(`${a.apiUrl}/users/alice`)).body.blacklist, ['shop.example'], 'read-your-writes on A')
+  await until('B enforcing the write made on A', async () => await blocked(b, 'shop.example'))
+  t.assert.deepStrictEqual((await json(`${b.apiUrl}/users/alice`)).body.blacklist, ['shop.example'], 'B serves the same user')
+
+  // C joins late: it bootstraps, then enforces.
+  await c.start('sync')
+  await until('host3 following', async () => (await health(c)).body?.state === 'following')
+  await c.start('api')
+  await c.start('dns')
+  t.assert.ok(await blocked(c, 'shop.example'), 'C enforces the write made on A before it started')
+  // Writes on any host: the last one to reach Redis wins on every host.
+  t.assert.strictEqual((await json(`${c.apiUrl}/users/alice/blacklist/`, 'POST', ['games.example'])).status, 200)
+  await until('A and B enforcing the write made on C', async () => await blocked(a.index === 1 ? b : a, 'games.example'))
+
+  // carol takes the client addresses of B and C (the billing system moves them), then asks 3 names on
+  // B and 2 on C: every host's report sums the 5, each counted once.
+  const moved = await json(`${a.apiUrl}/users/carol`, 'PUT', { ip: [topo.clientAddress(2), topo.clientAddress(3)], blacklist: ['shop.example', 'games.example'] })
+  t.assert.strictEqual(moved.status, 200, JSON.stringify(moved.body))
+  for (const h of [b, c]) await until(`host${h.index} seeing carol`, async () => (await json(`${h.apiUrl}/users/carol`)).status === 200)
+  // The DNS server drops its cached policy within 20 ms of the generation moving.
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  for (const n of ['one.example', 'two.example', 'shop.example']) await dig(b.address, b.dnsPort, topo.clientAddress(2), n)
+  for (const n of ['three.example', 'games.example']) await dig(c.address, c.dnsPort, topo.clientAddress(3), n)
+  const day = new Date().toISOString().slice(0, 10)
+  const requests = async (h: Host): Promise<number> => {
+    const r = await json(`${h.apiUrl}/users/carol/stat/activity/day?from=${day}&to=${day}`)
+    return r.status === 200 ? Number(r.body.datasets[0].data[0] ?? 0) : -1
+  }
+  // Reports need the DNS daemons' files closed (1 s rotation) and shipped (1 s interval).
+  await until('every host reporting carol\'s queries on B and C', async () => (await Promise.all(hosts.map(requests))).every((n) => n >= 5), 40_000)
+  await new Promise((resolve) => setTimeout(resolve, 2500)) // a double count would show by now
+  t.assert.deepStrictEqual(await Promise.all(hosts.map(requests)), [5, 5, 5], 'each query counted once, on every host')
+
+  // Redis down: DNS keeps answering from the replica, API writes 503 JSON, reads work, /health says so.
+  await redis.stop({ keepData: true })
+  await until('B reporting Redis down', async () => (await health(b)).body?.state === 'redis-down')
+  t.assert.strictEqual((await health(b)).status, 503)
+  t.assert.ok(await blocked(b, 'shop.example'), 'DNS still enforces with Redis down')
+  const refused = await json(`${a.apiUrl}/users/alice/blacklist/`, 'POST', ['down.example'])
+  t.assert.strictEqual(refused.status, 503)
+  t.assert.strictEqual(refused.body.error.code, 'API_STORE_UNAVAILABLE')
+  t.assert.strictEqual((await json(`${a.apiUrl}/users/carol`)).status, 200, 'reads still work')
+  t.assert.deepStrictEqual((await json(`${a.apiUrl}/users/alice`)).body.blacklist, ['shop.example', 'games.example'], 'the refused write changed nothing')
+
+  // Redis back (with its data): every host catches up by itself; writes work again.
+  await redis.start()
+  await until('A writing again', async () => (await json(`${a.apiUrl}/users/carol/blacklist/`, 'POST', ['back.example'])).status === 200)
+  for (const h of [b, c]) await until(`host${h.index} enforcing the write after the outage`, async () => await blocked(h, 'back.example'))
+  for (const h of hosts) t.assert.strictEqual((await health(h)).body.state, 'following')
+
+  // Redis restarted empty: loud, replicas kept, DNS enforces, writes refused.
+  await redis.stop({ keepData: true })
+  await redis.start({ empty: true })
+  for (const h of hosts) await until(`host${h.index} reporting Redis lost its data`, async () => (await health(h)).body?.state === 'redis-lost')
+  t.assert.ok(b.procs.find((p) => p.role === 'sync')!.output.some((l) => l.includes('EMPTY') && l.includes('"level":50')), 'an error-level log line says so')
+  t.assert.ok(await blocked(b, 'shop.example') && await blocked(c, 'back.example'), 'replicas kept')
+  t.assert.strictEqual((await json(`${a.apiUrl}/users/carol`)).body.blacklist.length, 3)
+  const lost = await json(`${a.apiUrl}/users/bob`, 'PUT', { ip: ['198.51.100.7'] })
+  t.assert.strictEqual(lost.status, 503)
+  t.assert.strictEqual(lost.body.error.code, 'API_STORE_UNAVAILABLE')
+})

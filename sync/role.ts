@@ -1,0 +1,93 @@
+/**
+ * The `sync` role (`filterd sync --config FILE`): with `common.redis-ip` set, keeps this host's LMDB
+ * store a replica of the shared Redis store (engine/replica/follower.ts). `filterd all` starts it only
+ * when Redis is configured. Its listener (`sync.listen`, loopback by default) serves
+ *
+ *   GET /health   200 with the replication state while the replica is current or merely lagging
+ *                 behind a working Redis; 503 while Redis is down, lost its data, or holds another
+ *                 store, or before the first bootstrap completes (the replica still serves DNS)
+ *   GET /metrics  Prometheus: filterd_replica_state{state}, _lag_records, _lag_seconds,
+ *                 _applied_seq, _applied_records_total, _bootstraps_total, _seconds_since_current
+ */
+import { Counter, Gauge, Registry } from 'prom-client'
+import { formatHostPort, parseHostPort } from '../engine/config/index.js'
+import { createHttpServer } from '../engine/http/index.js'
+import { FOLLOWER_STATES, Follower } from '../engine/replica/follower.js'
+import { sharedStoreSettings } from '../engine/replica/redis.js'
+import type { RoleContext, RunningRole } from '../engine/role.js'
+import { openConfiguredStore } from '../engine/store/index.js'
+
+export async function startRole (ctx: RoleContext): Promise<RunningRole> {
+  const { config, logger } = ctx
+  const settings = sharedStoreSettings(config)
+  if (settings === undefined) {
+    logger.info('common.redis-ip is not set: one host, nothing to follow')
+    return { endpoints: ['sync idle (no common.redis-ip)'], close: async () => {} }
+  }
+  const store = openConfiguredStore(config)
+  const follower = new Follower(store, settings, { logger })
+  const { status } = follower
+
+  const registry = new Registry()
+  void new Gauge({
+    name: 'filterd_replica_state',
+    help: 'replication state of this host\'s replica (1 for the current state)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect () { for (const s of FOLLOWER_STATES) this.set({ state: s }, s === status.state ? 1 : 0) }
+  })
+  const gauge = (name: string, help: string, read: () => number): void => {
+    void new Gauge({ name, help, registers: [registry], collect () { this.set(read()) } })
+  }
+  gauge('filterd_replica_lag_records', 'change records in Redis not yet applied here (when last seen)', () => status.lagRecords)
+  gauge('filterd_replica_lag_seconds', 'time from a change record\'s creation in Redis to its apply here (last record)', () => status.lagMs / 1000)
+  gauge('filterd_replica_applied_seq', 'sequence number of the last applied change record', () => status.appliedSeq)
+  gauge('filterd_replica_seconds_since_current', 'seconds since the replica was last known to hold every record (-1: never)', () => status.currentAt === 0 ? -1 : (Date.now() - status.currentAt) / 1000)
+  gauge('filterd_store_generation', 'policy generation of the local store', () => store.generation())
+  const applied = new Counter({ name: 'filterd_replica_applied_records_total', help: 'change records applied since start', registers: [registry] })
+  const boots = new Counter({ name: 'filterd_replica_bootstraps_total', help: 'bootstraps from a Redis snapshot since start', registers: [registry] })
+  let seenApplied = 0
+  let seenBoots = 0
+  const syncCounters = (): void => {
+    applied.inc(status.appliedRecords - seenApplied); seenApplied = status.appliedRecords
+    boots.inc(status.bootstraps - seenBoots); seenBoots = status.bootstraps
+  }
+
+  const http = createHttpServer({ impl: config.common['http-server'], bodyLimit: 1024, logger: { warn: (m) => { logger.warn(m) } } })
+  http.route('GET', '/health', (_req, res) => {
+    const healthy = status.state === 'following' || status.state === 'bootstrapping' || status.state === 'initializing'
+    res.json({
+      ok: status.state === 'following',
+      state: status.state,
+      redis: settings.where,
+      epoch: status.epoch ?? null,
+      appliedSeq: status.appliedSeq,
+      redisSeq: status.redisSeq,
+      lagRecords: status.lagRecords,
+      lagMs: status.lagMs,
+      secondsSinceCurrent: status.currentAt === 0 ? null : (Date.now() - status.currentAt) / 1000,
+      generation: store.generation()
+    }, healthy ? 200 : 503)
+  })
+  http.route('GET', '/metrics', async (_req, res) => {
+    syncCounters()
+    res.header('Content-Type', registry.contentType).send(await registry.metrics())
+  })
+  const listen = parseHostPort(config.sync.listen)
+  let port: number
+  try {
+    ({ port } = await http.listen(listen.host, listen.port))
+  } catch (err) {
+    await store.close()
+    throw err
+  }
+  follower.start()
+  return {
+    endpoints: [`sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics) following ${settings.where}`],
+    async close () {
+      await http.close()
+      await follower.close()
+      await store.close()
+    }
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * Several hosts on one machine for tests and benchmarks (not a test file): each host in its own
+ * network namespace (`ip netns` + a veth pair to the root namespace, which needs root), or, where
+ * namespaces cannot be created, on its own loopback address. Each host has its own folder (LMDB
+ * store, statistics) and runs the sync, api and dns roles as child processes against one Redis.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { CONF, FILTERD } from '../engine/testing/daemon.js'
+import { releasedPort } from '../engine/testing/ports.js'
+
+export interface Topology {
+  /** 'netns' or 'loopback'. */
+  readonly kind: 'netns' | 'loopback'
+  /** Address the host's daemons listen on (reachable from the test's namespace). */
+  hostAddress (i: number): string
+  /** Address the test sends a host's DNS queries from (the host sees this client address). */
+  clientAddress (i: number): string
+  /** Address a host reaches Redis at. */
+  redisAddressFor (i: number): string
+  /** Addresses Redis must bind. */
+  readonly redisBind: string[]
+  /** Command prefix that runs a process inside host `i`. */
+  prefix (i: number): string[]
+  cleanup (): void
+}
+
+function tryRun (cmd: string, args: string[]): boolean {
+  try { execFileSync(cmd, args, { stdio: 'ignore' }); return true } catch { return false }
+}
+
+/** Namespaces when this process may create them, loopback addresses otherwise. */
+export function createTopology (hosts: number): Topology {
+  const tag = `${process.pid % 100000}`
+  const net = 100 + (process.pid % 100)
+  const made: string[] = []
+  const netns = ((): boolean => {
+    // FILTERD_TEST_NO_NETNS=1 exercises the loopback fallback where namespaces would work.
+    if (process.getuid?.() !== 0 || process.env.FILTERD_TEST_NO_NETNS === '1') return false
+    for (let i = 1; i <= hosts; i++) {
+      const ns = `fdh${tag}-${i}`
+      const outer = `fdv${tag}${i}`
+      const inner = `fdi${tag}${i}`
+      if (!tryRun('ip', ['netns', 'add', ns])) return false
+      made.push(ns)
+      const ok = tryRun('ip', ['link', 'add', outer, 'type', 'veth', 'peer', 'name', inner]) &&
+        tryRun('ip', ['link', 'set', inner, 'netns', ns]) &&
+        tryRun('ip', ['addr', 'add', `10.${net}.${i}.1/24`, 'dev', outer]) &&
+        tryRun('ip', ['link', 'set', outer, 'up']) &&
+        tryRun('ip', ['netns', 'exec', ns, 'ip', 'addr', 'add', `10.${net}.${i}.2/24`, 'dev', inner]) &&
+        tryRun('ip', ['netns', 'exec', ns, 'ip', 'link', 'set', inner, 'up']) &&
+        tryRun('ip', ['netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up'])
+      if (!ok) return false
+    }
+    return true
+  })()
+  const removeNs = (): void => {
+    for (const ns of made) tryRun('ip', ['netns', 'del', ns]) // deletes the veth pair with it
+    made.length = 0
+  }
+  if (netns) {
+    return {
+      kind: 'netns',
+      hostAddress: (i) => `10.${net}.${i}.2`,
+      clientAddress: (i) => `10.${net}.${i}.1`,
+      redisAddressFor: (i) => `10.${net}.${i}.1`,
+      redisBind: ['127.0.0.1', ...Array.from({ length: hosts }, (_, k) => `10.${net}.${k + 1}.1`)],
+      prefix: (i) => ['ip', 'netns', 'exec', `fdh${tag}-${i}`],
+      cleanup: removeNs
+    }
+  }
+  removeNs()
+  return {
+    kind: 'loopback',
+    hostAddress: (i) => `127.${net}.${i}.2`,
+    clientAddress: (i) => `127.${net}.${i}.1`,
+    redisAddressFor: () => '127.0.0.1',
+    redisBind: ['127.0.0.1'],
+    prefix: () => [],
+    cleanup: () => {}
+  }
+}
+
+export interface HostProcess {
+  readonly role: string
+  readonly proc: ChildProcess
+  readonly output: string[]
+  stop (): Promise<void>
+}
+
+export interface Host {
+  readonly index: number
+  readonly dir: string
+  readonly config: string
+  readonly address: string
+  readonly apiUrl: string
+  readonly syncUrl: string
+  readonly dnsPort: number
+  readonly procs: HostProcess[]
+  start (role: 'sync' | 'api' | 'dns'): Promise<HostProcess>
+  stop (): Promise<void>
+}
+
+/** Writes host `i`'s config and returns a handle that starts its roles. */
+export async function defineHost (topo: Topology, i: number, root: string, redisPort: number, extra: Record<string, Record<string, unknown>> = {}): Promise<Host> {
+  const dir = join(root, `host${i}`)
+  mkdirSync(dir, { recursive: true })
+  const address = topo.hostAddress(i)
+  const [apiPort, syncPort, dnsPort] = [await releasedPort(), await releasedPort(), await releasedPort()]
+  const doc = {
+    dnscache: { forward: ['127.0.0.1:9'] },
+    proxy: { listen: [`${address}:${dnsPort}`], 'blockpage-ip': ['192.0.2.80'], log: '-', pid: join(dir, 'dns.pid'), 'upstream-timeout': 300, ...extra.proxy },
+    common: { db: join(dir, 'db'), 'log-level': 'info', 'redis-ip': topo.redisAddressFor(i), 'redis-port': redisPort, 'host-id': `host${i}`, 'http-server': 'node', ...extra.common },
+    datafiles: { path: dir, cats: CONF },
+    stats: { dir: join(dir, 'stats'), db: join(dir, 'statsdb'), rotate: 1, 'import-interval': 1, ...extra.stats },
+    api: { listen: `${address}:${apiPort}`, log: '-', pid: join(dir, 'api.pid'), ...extra.api },
+    sync: { listen: `${address}:${syncPort}`, log: '-', pid: join(dir, 'sync.pid'), ...extra.sync }
+  }
+  const config = join(dir, 'filterd.json')
+  writeFileSync(config, JSON.stringify(doc))
+  const procs: HostProcess[] = []
+  const start = async (role: 'sync' | 'api' | 'dns'): Promise<HostProcess> => {
+    const [cmd, ...args] = [...topo.prefix(i), process.execPath, FILTERD, role, '--config', config]
+    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    const output: string[] = []
+    let buffered = ''
+    const take = (d: string): void => {
+      buffered += d
+      let nl
+      while ((nl = buffered.indexOf('\n')) >= 0) { output.push(buffered.slice(0, nl)); buffered = buffered.slice(nl + 1) }
+    }
+    proc.stdout!.setEncoding('utf8').on('data', take)
+    proc.stderr!.setEncoding('utf8').on('data', take)
+    const stop = async (): Promise<void> => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return
+      const done = once(proc, 'exit')
+      proc.kill('SIGTERM')
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000)
+      await done
+      clearTimeout(timer)
+    }
+    const p: HostProcess = { role, proc, output, stop }
+    procs.push(p)
+    await Promise.race([
+      once(proc, 'message'),
+      once(proc, 'exit').then(([code]) => { throw new Error(`host${i} ${role} exited with ${String(code)} before ready:\n${output.join('\n')}`) })
+    ])
+    return p
+  }
+  return {
+    index: i,
+    dir,
+    config,
+    address,
+    apiUrl: `http://${address}:${apiPort}`,
+    syncUrl: `http://${address}:${syncPort}`,
+    dnsPort,
+    procs,
+    start,
+    async stop () { await Promise.all(procs.map(async (p) => { await p.stop() })) }
+  }
+}
