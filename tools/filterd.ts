@@ -5,7 +5,6 @@
  *   filterd all [--config FILE]      every role in one process tree (default: the demo config)
  *   filterd <command> …              offline commands (build-db, import, stats-import, client, …)
  */
-import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { loadConfigFile, type RoleName } from '../engine/config/index.js'
@@ -14,6 +13,7 @@ import { logStartFailure } from '../engine/log/index.js'
 import { COMMANDS, loadCommand, ROLE_HELP, ROLE_NAMES } from './cli/roles.js'
 import { runAll } from './cli/run-all.js'
 import { runRole } from './cli/run-role.js'
+import { filterdVersion } from './cli/version.js'
 
 const DEMO_CONFIG = fileURLToPath(new URL('../../conf/demo.yaml', import.meta.url))
 
@@ -42,13 +42,6 @@ function usage (): string {
  * start failures are log lines (logStartFailure), not the plain text of the other commands.
  */
 let startingRole: RoleName | undefined
-
-const VERSION_FILE = fileURLToPath(new URL('../../package.json', import.meta.url))
-
-function version (): string {
-  const v = (JSON.parse(readFileSync(VERSION_FILE, 'utf8')) as { version?: unknown }).version
-  return typeof v === 'string' ? v : 'unknown'
-}
 
 /** The usage of one role, `all` or `check-config`. */
 function subUsage (name: string): string {
@@ -79,14 +72,14 @@ async function main (argv: string[]): Promise<number> {
     return first === undefined ? 2 : 0
   }
   if (first === '--version' || first === '-V' || first === 'version') {
-    process.stdout.write(`filterd ${version()} (Node.js ${process.versions.node})\n`)
+    process.stdout.write(`filterd ${filterdVersion()} (Node.js ${process.versions.node})\n`)
     return 0
   }
   const wantsHelp = rest.includes('--help') || rest.includes('-h')
   if (first === 'collector' && rest[0] === 'usage') return await (await loadCommand('collector-usage'))(rest.slice(1))
   if (first in COMMANDS) {
-    // client and import print their own, longer usage; the others answer with their line of the list.
-    if (wantsHelp && first === 'client') return await (await loadCommand(first))(['--help'])
+    // client, import, backup and restore print their own, longer usage; the others answer with their line of the list.
+    if (wantsHelp && (first === 'client' || COMMANDS[first]!.ownHelp === true)) return await (await loadCommand(first))(['--help'])
     if (wantsHelp && first !== 'import') {
       process.stdout.write(`usage: filterd ${first} [options]\n\n${COMMANDS[first]!.help}\n`)
       return 0

@@ -1,6 +1,6 @@
 import { test, type TestContext } from 'node:test'
 import { execFile } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -38,7 +38,7 @@ test('--help lists every role and command', async (t: TestContext) => {
 })
 
 test('every role and command answers --help with its usage and exit 0, and --version names the version', async (t: TestContext) => {
-  const names = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'all', 'check-config', 'build-db', 'import', 'stats-import', 'client', 'collector-usage']
+  const names = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'all', 'check-config', 'build-db', 'import', 'stats-import', 'client', 'collector-usage', 'backup', 'restore']
   const runs = await Promise.all([...names.map(n => filterd([n, '--help'])), filterd(['client', 'add', '--help']), filterd(['collector', 'usage', '--help'])])
   for (const [i, r] of runs.entries()) {
     t.assert.strictEqual(r.code, 0, `${names[i] ?? 'client add / collector usage'} --help: ${r.stderr}`)
@@ -47,6 +47,8 @@ test('every role and command answers --help with its usage and exit 0, and --ver
   const v = await filterd(['--version'])
   t.assert.strictEqual(v.code, 0)
   t.assert.match(v.stdout, /^filterd \d+\.\d+\.\d+ \(Node\.js /)
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+  t.assert.strictEqual(v.stdout, `filterd ${pkg.version} (Node.js ${process.versions.node})\n`)
   const bad = await filterd(['api', '--config'])
   t.assert.strictEqual(bad.code, 2)
   t.assert.match(bad.stderr, /--config/)

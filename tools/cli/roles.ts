@@ -42,13 +42,18 @@ export async function loadRole (role: RoleName): Promise<StartRole> {
   return mod.startRole as StartRole
 }
 
-/** Offline commands: `filterd <command> …` runs `run(argv)` of the module and exits with its code. */
-export const COMMANDS: Record<string, { module: string, help: string }> = {
+/**
+ * Offline commands: `filterd <command> …` runs `run(argv)` of the module and exits with its code.
+ * `ownHelp`: the module prints its own usage for --help.
+ */
+export const COMMANDS: Record<string, { module: string, help: string, ownHelp?: true }> = {
   'build-db': { module: '../../tools/build-db.js', help: 'compile the data files into the category database (--config FILE [--continue])' },
   import: { module: '../../tools/import/index.js', help: 'convert UT1/squidGuard, hosts, plain and AdBlock lists into a data file' },
   'stats-import': { module: '../../tools/stats-import.js', help: 'import every closed statistics file now (--config FILE)' },
   client: { module: '../../tools/client.js', help: 'manage categorization API clients: add|list|remove|rotate|usage (--config FILE)' },
   'redis-seed': { module: '../../tools/redis-seed.js', help: 're-create the shared Redis store from this host\'s replica after Redis lost its data (--config FILE [--force])' },
+  backup: { module: '../../tools/backup/backup.js', help: 'hot copy of the store and statistics into a new folder, while the roles run (--config FILE DIR)', ownHelp: true },
+  restore: { module: '../../tools/backup/restore.js', help: 'put a backup back, roles stopped (--config FILE [--force] DIR)', ownHelp: true },
   'collector-usage': { module: '../../tools/collector-usage.js', help: 'usage per key per day as the collector stored it (also: filterd collector usage)' }
 }
 
