@@ -57,6 +57,8 @@ unshare --net bash -c '
     setInterval(() => {}, 1 << 30)
   "' "$node_bin" "$repo" > "$work/resolver.log" 2>&1 &
 resolver_pid=$!
+# Its end of the link goes into its namespace once unshare has made it.
+for _ in $(seq 100); do [ "$(readlink "/proc/$resolver_pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break; sleep 0.05; done
 ip link add host0 type veth peer name resolver0 netns "$resolver_pid"
 ip addr add 10.0.0.1/24 dev host0
 ip link set host0 up
