@@ -29,10 +29,11 @@ export interface Child {
 
 /**
  * Starts `filterd <role> --config file` and resolves once it reports ready; `port` is the one of its
- * first endpoint. `logs` holds the role's stdout log lines when its config logs to `-`.
+ * first endpoint. `logs` holds the role's stdout log lines when its config logs to `-`. `cli`: another
+ * copy of dist/tools/filterd.js (an installed or image layout).
  */
-export async function startRole (t: TestContext, role: RoleName, config: string, env: NodeJS.ProcessEnv = {}): Promise<Child> {
-  const proc = spawn(process.execPath, [FILTERD, role, '--config', config], {
+export async function startRole (t: TestContext, role: RoleName, config: string, env: NodeJS.ProcessEnv = {}, cli = FILTERD): Promise<Child> {
+  const proc = spawn(process.execPath, [cli, role, '--config', config], {
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, ...env }
   })
   const logs: LogLine[] = []
