@@ -1,7 +1,7 @@
 // filterd backup / filterd restore (docs/backup.md), through the CLI against the real api role.
 import { test, type TestContext } from 'node:test'
 import { execFile } from 'node:child_process'
-import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { loadConfigFile } from '../../engine/config/index.js'
@@ -143,8 +143,14 @@ test('restore refuses a backup that is incomplete, damaged or added to, and a no
   for (const h of help) { t.assert.strictEqual(h.code, 0); t.assert.match(h.stdout, /^usage: filterd (backup|restore) --config FILE/) }
   t.assert.strictEqual((await filterd(['backup', '--config', fileA])).code, 2)
 
+  // Roles stopped and no lock file: a backup run as root leaves the lock file it made to the
+  // store's owner (the daemons' user), or they could not open the store again.
+  rmSync(join(configA.common.db, 'lock.mdb'), { force: true })
+  const asRoot = process.getuid?.() === 0
+  if (asRoot) chownSync(join(configA.common.db, 'data.mdb'), 65534, 65534)
   const dir = join(root, 'backup')
   t.assert.strictEqual((await filterd(['backup', '--config', fileA, dir])).code, 0)
+  if (asRoot) t.assert.strictEqual(statSync(join(configA.common.db, 'lock.mdb')).uid, 65534)
   const again = await filterd(['backup', '--config', fileA, dir])
   t.assert.strictEqual(again.code, 1)
   t.assert.match(again.stderr, /is not empty/)

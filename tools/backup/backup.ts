@@ -17,7 +17,7 @@
  * the two copies is in the database copy, and a file copied before it was (partly) imported is
  * resumed from the database copy's ledger after a restore, so no row is counted twice or lost.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -46,7 +46,15 @@ function isEmptyOrAbsent (dir: string): boolean {
 /** An LMDB environment copied with compaction into `target` (a folder that will hold data.mdb). */
 async function copyEnvironment (source: string, target: string): Promise<void> {
   mkdirSync(target, { recursive: true })
+  const lock = join(source, 'lock.mdb')
+  const hadLock = existsSync(lock)
   const env = open({ path: source, maxDbs: 64, readOnly: true })
+  // Roles stopped, run as root: opening made the lock file, root's; the roles (user filterd) could
+  // not open the store any more. It goes to the store's owner.
+  if (!hadLock && process.getuid?.() === 0) {
+    const { uid, gid } = statSync(join(source, 'data.mdb'))
+    chownSync(lock, uid, gid)
+  }
   try {
     await env.backup(target, true)
   } finally {
