@@ -2,7 +2,7 @@
  * The taxonomy (in the configured language, or the one asked with `?lang=`, so the console names
  * categories in its own language) and the site lookup in the category database.
  */
-import type { Taxonomy, TaxonomyLanguage } from '../../engine/categories/index.js'
+import type { Taxonomy } from '../../engine/categories/index.js'
 import type { HttpRequest, HttpResponse } from '../../engine/http/index.js'
 import { normalizeDomain } from '../../engine/names/index.js'
 import type { ApiContext } from '../context.js'
@@ -20,7 +20,7 @@ const LANG_PARAM: QueryParam = {
 function taxonomyOf (ctx: ApiContext, req: HttpRequest, res: HttpResponse): Taxonomy {
   const lang = req.searchParams.get('lang')
   if (lang !== null && lang !== '' && lang !== 'ru' && lang !== 'en') throw apiError('API_BAD_QUERY', 'lang must be ru or en', 'lang')
-  const tax = ctx.taxonomyIn(lang === null || lang === '' ? undefined : lang as TaxonomyLanguage)
+  const tax = ctx.taxonomyIn(lang === null || lang === '' ? undefined : lang)
   res.header('Content-Language', tax.lang)
   return tax
 }
