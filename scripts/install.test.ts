@@ -38,7 +38,7 @@ test('docs/install.md takes a bare host to a filtering server (scripts/install-t
   t.assert.match(out, /install test passed\n$/)
   // The page's steps ran, not only the harness: the config check, the unit check, the start, the block, the backup.
   for (const seen of ['config OK', '+ systemd-analyze verify filterd@dns.service filterd.target', '● filterd@dns.service - active (running)', '192.0.2.80', '<title>',
-    'backup of /var/lib/filterd/db written to /var/backups/filterd/first']) {
+    'backup of /var/lib/filterd/db written to /var/backups/filterd/first', 'files match the manifest']) {
     t.assert.ok(out.includes(seen), `the output shows ${seen}`)
   }
 })

@@ -157,11 +157,17 @@ test('restore refuses a backup that is incomplete, damaged or added to, and a no
 
   const fileB = hostConfig(root, 'b')
   const configB = loadConfigFile(fileB)
+  const checked = await filterd(['restore', '--check', dir])
+  t.assert.strictEqual(checked.code, 0, checked.stderr)
+  t.assert.match(checked.stdout, /a complete backup of .*: 1 files match the manifest; store generation 1, 1 users/)
   const refused = async (pattern: RegExp): Promise<void> => {
     const r = await filterd(['restore', '--config', fileB, dir])
     t.assert.strictEqual(r.code, 1, r.stdout)
     t.assert.match(r.stderr, pattern)
     t.assert.strictEqual(existsSync(join(root, 'b')), false, 'a refused restore creates nothing')
+    const check = await filterd(['restore', '--check', dir])
+    t.assert.strictEqual(check.code, 1)
+    t.assert.match(check.stderr, pattern)
   }
   const manifest = readFileSync(join(dir, 'manifest.json'))
   const data = readFileSync(join(dir, 'store', 'data.mdb'))

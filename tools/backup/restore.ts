@@ -27,11 +27,12 @@ import { livePid } from '../cli/run-role.js'
 import { BackupInvalid, fsyncPath, fsyncTree, listFiles, PARTS, verifyBackup, type Manifest } from './manifest.js'
 
 export const RESTORE_USAGE = `usage: filterd restore --config FILE [--force] DIR
+       filterd restore --check DIR
 
 Puts the backup in DIR (made by filterd backup) back into this config's common.db, stats.db and
 stats.dir. Stop every role first (systemctl stop 'filterd@*'). Refuses a backup that is incomplete
 or changed, and target folders that are not empty unless --force, which moves them aside to
-<folder>-before-restore-<time>. docs/backup.md.`
+<folder>-before-restore-<time>. --check only verifies DIR against its manifest. docs/backup.md.`
 
 /** Refusals that change nothing: the message says what to do. */
 export class RestoreRefused extends Error {}
@@ -166,12 +167,12 @@ export async function restore (config: Readonly<Config>, dir: string, options: {
 }
 
 export async function run (argv: string[]): Promise<number> {
-  let values: { config?: string, force?: boolean, help?: boolean }
+  let values: { config?: string, force?: boolean, check?: boolean, help?: boolean }
   let positionals: string[]
   try {
     ({ values, positionals } = parseArgs({
       args: argv,
-      options: { config: { type: 'string', short: 'c' }, force: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: { config: { type: 'string', short: 'c' }, force: { type: 'boolean' }, check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
       allowPositionals: true,
       strict: true
     }))
@@ -180,6 +181,17 @@ export async function run (argv: string[]): Promise<number> {
     return 2
   }
   if (values.help === true) { process.stdout.write(RESTORE_USAGE + '\n'); return 0 }
+  if (positionals.length === 1 && values.check === true) {
+    const dir = resolve(positionals[0]!)
+    try {
+      const m = await verifyBackup(dir)
+      process.stdout.write(`${dir}: a complete backup of ${m.sources.store} on ${m.host}, ${m.finished} (filterd ${m.filterd}): ${m.files.length} files match the manifest; store generation ${m.store.generation}, ${m.store.users} users\n`)
+      return 0
+    } catch (err) {
+      process.stderr.write(`filterd restore: ${(err as Error).message}\n`)
+      return 1
+    }
+  }
   if (values.config === undefined || positionals.length !== 1) { process.stderr.write(RESTORE_USAGE + '\n'); return 2 }
   const dir = resolve(positionals[0]!)
   try {
