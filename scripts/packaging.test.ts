@@ -33,6 +33,7 @@ test('filterd@.service runs every role as filterd, with the port capability, the
   t.assert.strictEqual(one('AmbientCapabilities'), 'CAP_NET_BIND_SERVICE')
   t.assert.strictEqual(one('CapabilityBoundingSet'), 'CAP_NET_BIND_SERVICE')
   t.assert.strictEqual(one('Restart'), 'on-failure')
+  t.assert.strictEqual(one('StartLimitIntervalSec'), '0', 'a DNS server keeps retrying, it does not give up after five quick failures')
   t.assert.strictEqual(one('RuntimeDirectoryPreserve'), 'yes', 'stopping one role must not remove the pid files of the others')
   t.assert.strictEqual(one('ExecStart'), '/usr/bin/env node /opt/filterd/dist/tools/filterd.js %i --config /etc/filterd/filterd.yaml')
   t.assert.ok(k.get('WantedBy')?.includes('filterd.target'))
