@@ -1,6 +1,7 @@
 // filterd backup / filterd restore (docs/backup.md), through the CLI against the real api role.
 import { test, type TestContext } from 'node:test'
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { appendFileSync, chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -9,7 +10,7 @@ import { silentLogger } from '../../engine/log/index.js'
 import { ANONYMOUS_USER, createCsvQueryLog, formatDay, ReportTime } from '../../engine/stats/index.js'
 import { rec } from '../../engine/stats/testing/fixtures.js'
 import { Store } from '../../engine/store/index.js'
-import { FILTERD, getJson, startRole, until } from '../../engine/testing/daemon.js'
+import { FILTERD, getJson, REPO, startRole, until } from '../../engine/testing/daemon.js'
 import { tempDir } from '../../engine/testing/temp.js'
 import { writeTaxonomy } from '../../api/testing/fixtures.js'
 
@@ -208,4 +209,25 @@ test('restore refuses a backup that is incomplete, damaged or added to, and a no
   t.assert.deepStrictEqual([old.hasUser('bob'), now.hasUser('bob'), now.hasUser('alice')], [true, false, true])
   await old.close()
   await now.close()
+
+  // A process with the store open (say, a role started by hand, with no pid file): refused.
+  const holder = spawn(process.execPath, ['--input-type=module', '-e',
+    `import { open } from 'lmdb'; const e = open({ path: ${JSON.stringify(configB.common.db)}, readOnly: true }); e.get('x'); console.log('open'); setInterval(() => {}, 1000)`],
+  { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] })
+  t.after(() => { holder.kill('SIGKILL') })
+  await once(holder.stdout, 'data')
+  const held = await filterd(['restore', '--force', '--config', fileB, dir])
+  t.assert.strictEqual(held.code, 1)
+  t.assert.match(held.stderr, new RegExp(`${configB.common.db} \\(common\\.db\\) is open by pid ${holder.pid ?? 0};`))
+  holder.kill('SIGKILL')
+  await once(holder, 'exit')
+
+  // A damaged store (its meta pages gone), the case docs/errors.md sends here: restored over, kept aside.
+  const damaged = join(configB.common.db, 'data.mdb')
+  writeFileSync(damaged, Buffer.alloc(statSync(damaged).size))
+  const repaired = await filterd(['restore', '--force', '--config', fileB, dir])
+  t.assert.strictEqual(repaired.code, 0, repaired.stderr)
+  const healthy = Store.open(configB.common.db, { readOnly: true })
+  t.assert.ok(healthy.hasUser('alice'))
+  await healthy.close()
 })

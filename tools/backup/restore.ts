@@ -16,10 +16,10 @@
  * the restored files are given to the owner of the target's parent folder (the `filterd` user of
  * /var/lib/filterd under systemd's StateDirectory), so the daemons can open them.
  */
-import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs'
+import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { open } from 'lmdb'
 import { loadConfigFile, type Config } from '../../engine/config/index.js'
 import { Store } from '../../engine/store/index.js'
 import { ROLE_NAMES, sectionOf } from '../cli/roles.js'
@@ -37,24 +37,57 @@ or changed, and target folders that are not empty unless --force, which moves th
 /** Refusals that change nothing: the message says what to do. */
 export class RestoreRefused extends Error {}
 
-/** Pids (other than ours) that have the LMDB environment at `path` open, from its reader table. */
-export function lmdbOpeners (path: string): number[] {
-  // (A folder name with a dot would make lmdb-js take it for a file: staging names have none.)
-  // Without a lock file no process has it open, and opening it here would create one (as root: one
-  // the daemons could not open).
-  if (!existsSync(join(path, 'lock.mdb')) || !existsSync(join(path, 'data.mdb'))) return []
-  const env = open({ path, readOnly: true, maxDbs: 64 })
-  try {
-    env.readerCheck()   // clears the slots of processes that are gone
-    const pids = new Set<number>()
-    for (const line of env.readerList().split('\n').slice(1)) {
-      const pid = Number(line.trim().split(/\s+/)[0])
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid) pids.add(pid)
-    }
-    return [...pids]
-  } finally {
-    void env.close()
+/** Reads the reader table of the environment at `path` in a child process; undefined when it cannot. */
+function readerTablePids (path: string): number[] | undefined {
+  // Without a lock file no process has it open, and opening it would create one (as root: one the
+  // daemons could not open).
+  if (!existsSync(join(path, 'lock.mdb'))) return []
+  // A child: lmdb crashes the process (SIGSEGV) on a data file whose meta pages are damaged, the very
+  // store a restore replaces.
+  const script = `import { open } from ${JSON.stringify(import.meta.resolve('lmdb'))}
+const env = open({ path: process.argv[1], readOnly: true, maxDbs: 64 })
+env.readerCheck()
+process.stdout.write(env.readerList())`
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, path], { encoding: 'utf8', timeout: 10_000 })
+  if (r.status !== 0) return undefined
+  const pids: number[] = []
+  for (const line of r.stdout.split('\n').slice(1)) {
+    const pid = Number(line.trim().split(/\s+/)[0])
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && pid !== r.pid) pids.push(pid)
   }
+  return pids
+}
+
+/**
+ * Pids (other than ours) that have the LMDB environment at `path` open: those that map its data
+ * file (/proc/PID/maps on Linux: a process maps it from opening the environment to closing it), and
+ * those in its reader table. A process whose maps this user may not read (a role holding
+ * CAP_NET_BIND_SERVICE, seen from the filterd user) is covered by the reader table; when that
+ * cannot be read either (a damaged store), every such filterd process counts, to be safe.
+ */
+export function lmdbOpeners (path: string): number[] {
+  const data = join(path, 'data.mdb')
+  if (!existsSync(data)) return []
+  const pids = new Set<number>()
+  const unreadable: number[] = []
+  if (existsSync('/proc/self/maps')) {
+    const mapped = ` ${realpathSync(data)}\n`
+    for (const p of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+      const pid = Number(p)
+      if (pid === process.pid) continue
+      try {
+        if (readFileSync(`/proc/${p}/maps`, 'utf8').includes(mapped)) pids.add(pid)
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'EACCES') continue   // gone meanwhile
+        try {
+          if (/(^|\/)filterd(\.js)?\0/.test(readFileSync(`/proc/${p}/cmdline`, 'latin1'))) unreadable.push(pid)
+        } catch { /* gone meanwhile */ }
+      }
+    }
+  }
+  const table = readerTablePids(path)
+  for (const pid of table ?? unreadable) pids.add(pid)
+  return [...pids].sort((x, y) => x - y)
 }
 
 interface Target { part: string, path: string, label: string }
@@ -132,6 +165,7 @@ export async function restore (config: Readonly<Config>, dir: string, options: {
     for (const t of targets) {
       const parent = dirname(t.path)
       mkdirSync(parent, { recursive: true })
+      // No dot in the name: lmdb-js would take a path with an extension for a file, not a folder.
       const staging = `${t.path}-restoring-${process.pid}`
       rmSync(staging, { recursive: true, force: true })
       mkdirSync(staging)
