@@ -2,6 +2,9 @@
 // and overlays: the host is not changed), up to dig and curl against the installed roles.
 import { test, type TestContext } from 'node:test'
 import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const script = fileURLToPath(new URL('../../scripts/install-test.sh', import.meta.url))
@@ -15,10 +18,19 @@ function missingTool (): string | undefined {
   return undefined
 }
 
-/** What no package can give: root, and namespaces this machine lets us make (a container may not). */
+/** What no package can give: root, and the namespaces, overlay mounts and veth links this machine lets us make (a container may not). */
 function notPermitted (): string | undefined {
   if (process.getuid?.() !== 0) return 'needs root (mount and network namespaces)'
   if (spawnSync('unshare', ['--mount', '--net', 'true']).status !== 0) return 'unshare --mount --net is not permitted here'
+  const probe = mkdtempSync(join(tmpdir(), 'filterd-overlay-probe-'))
+  try {
+    for (const d of ['u', 'w', 'm']) mkdirSync(join(probe, d))
+    const overlay = `mount -t overlay overlay -o lowerdir=/etc,upperdir=${probe}/u,workdir=${probe}/w ${probe}/m`
+    if (spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', overlay]).status !== 0) return 'overlay mounts are not permitted here'
+  } finally {
+    rmSync(probe, { recursive: true, force: true })
+  }
+  if (spawnSync('unshare', ['--net', 'sh', '-c', 'ip link add probe0 type veth peer name probe1']).status !== 0) return 'veth links cannot be made here'
   return undefined
 }
 
