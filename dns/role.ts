@@ -42,9 +42,9 @@ export async function startFrontProcess (ctx: RoleContext, options: DnsRoleOptio
   const metrics = new DnsMetrics()
   const server = await startDnsServer({ config: ctx.config, logger: ctx.logger, metrics, ...(querylog === undefined ? {} : { querylog }) })
   const counts = querylog as Partial<{ writtenRows: number, droppedRows: number }> | undefined
-  const publisher = startMetricsPublisher(ctx.config, metrics, typeof counts?.writtenRows === 'number'
+  const publisher = startMetricsPublisher(ctx.config, metrics, { index: processIndex, ...(typeof counts?.writtenRows === 'number'
     ? { queryLog: counts as { writtenRows: number, droppedRows: number } }
-    : {})
+    : {}) })
   return {
     endpoints: server.endpoints,
     async close () {

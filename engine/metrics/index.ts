@@ -4,16 +4,18 @@
  * The path: DNS counters live in the DNS processes, and /metrics is served by the api process.
  * Each DNS process counts into a `DnsMetrics` (plain numbers in a Float64Array: an increment is a
  * store, no allocation, no label lookup), and `startMetricsPublisher` writes a small JSON snapshot
- * of it every 5 seconds to `<stats.dir>/metrics/dns-<pid>.json` (written to a temporary name and
- * renamed, so a reader never sees half a file). The api role's `/metrics` handler reads every
- * snapshot and exposes them through prom-client with a `process` label (`dns-<pid>`), plus what it
- * can read itself (the store generation). A snapshot older than five minutes (a process that died
- * without cleaning up) is left out; a process that closes removes its own. Counters restart at 0
- * with a new process, under a new `process` label, which Prometheus's `rate()` handles.
+ * of it every 5 seconds to `<stats.dir>/metrics/dns-<index>.json` (written to a temporary name and
+ * renamed, so a reader never sees half a file). The api role's `/metrics` handler, and the DNS
+ * role's own `proxy.metrics-listen` listener, read every snapshot and expose them through prom-client
+ * with a `process` label (`dns-<index>`: the front process's index, 0 .. proxy.processes-1, so the
+ * label is the same after a restart; never a pid), plus what they can read themselves. A snapshot
+ * older than five minutes (a process that died without cleaning up) is left out; a process that
+ * closes removes its own. Counters restart at 0 with a restarted process under the same label,
+ * which Prometheus's `rate()` reads as a counter reset.
  *
  * Exposed metrics:
  *   filterd_dns_queries_total{process}                      queries answered or dropped
- *   filterd_dns_answers_total{process,verdict,rcode}        by verdict action and answer RCODE
+ *   filterd_dns_answers_total{process,verdict,rcode}        by verdict action and answer RCODE name (NOERROR, NXDOMAIN, …)
  *   filterd_dns_upstream_latency_ms{process,le}             histogram of upstream round trips
  *   filterd_dns_upstream_timeouts_total{process}
  *   filterd_dns_pool_queue_depth{process}                   last value set
@@ -58,13 +60,25 @@ function verdictSlot (action: string): number {
   }
 }
 
+/** RCODE names (RFC 1035, RFC 2136, RFC 6891 §9 for 16+ is not in a header): index = value. */
+export const RCODE_NAMES = [
+  'NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED', 'YXDOMAIN', 'YXRRSET',
+  'NXRRSET', 'NOTAUTH', 'NOTZONE', 'DSOTYPENI', 'RCODE12', 'RCODE13', 'RCODE14', 'RCODE15'
+] as const
+
+/** The label of an RCODE slot: its name, or `other` past 15. */
+export function rcodeLabel (r: number): string {
+  return RCODE_NAMES[r] ?? 'other'
+}
+
 /** What a DNS process publishes. */
 export interface MetricsSnapshot {
   v: 1
+  /** The process's pid (information only: never a label, since it changes with every restart). */
   pid: number
   updated: number
   queries: number
-  /** [verdict, rcode ('other' past 15), count], non-zero entries only. */
+  /** [verdict, rcode name ('other' past 15), count], non-zero entries only. */
   answers: Array<[string, string, number]>
   upstream: { buckets: number[], counts: number[], sum: number, count: number }
   upstreamTimeouts: number
@@ -116,7 +130,7 @@ export class DnsMetrics {
     for (let v = 0; v < VERDICTS.length; v++) {
       for (let r = 0; r < kRcodes; r++) {
         const n = this.answers[v * kRcodes + r]!
-        if (n > 0) answers.push([VERDICTS[v]!, r === 16 ? 'other' : String(r), n])
+        if (n > 0) answers.push([VERDICTS[v]!, rcodeLabel(r), n])
       }
     }
     return {
@@ -152,8 +166,8 @@ export interface MetricsPublisherOptions {
   queryLog?: { readonly writtenRows: number, readonly droppedRows: number }
   /** Default 5000 ms. */
   intervalMs?: number
-  /** Default the process id. */
-  pid?: number
+  /** The front process's index (`process="dns-<index>"`); default 0. */
+  index?: number
 }
 
 /** The directory snapshots are written to. */
@@ -173,15 +187,14 @@ export function metricsDir (config: Readonly<Config>): string {
 export function startMetricsPublisher (config: Readonly<Config>, metrics: DnsMetrics, options: MetricsPublisherOptions = {}): MetricsPublisher {
   const dir = metricsDir(config)
   mkdirSync(dir, { recursive: true })
-  const pid = options.pid ?? process.pid
-  const file = join(dir, `dns-${pid}.json`)
+  const file = join(dir, `dns-${options.index ?? 0}.json`)
   const tmp = `${file}.tmp`
   let closed = false
   let writing: Promise<void> = Promise.resolve()
   const publishNow = (): Promise<void> => {
     writing = writing.then(async () => {
       if (closed) return
-      const snap = { ...metrics.snapshot(options.queryLog), pid }
+      const snap = metrics.snapshot(options.queryLog)
       await writeFile(tmp, JSON.stringify(snap))
       await rename(tmp, file)
     }).catch(() => {})
