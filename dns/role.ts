@@ -12,7 +12,9 @@ import cluster, { type Worker } from 'node:cluster'
 import { fileURLToPath } from 'node:url'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import type { QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index.js'
-import { DnsMetrics, startMetricsPublisher } from '../engine/metrics/index.js'
+import { formatHostPort, parseHostPort } from '../engine/config/index.js'
+import { createHttpServer } from '../engine/http/index.js'
+import { DnsMetrics, registerMetricsRoute, startMetricsPublisher } from '../engine/metrics/index.js'
 import { createQueryLogSink } from '../engine/stats/index.js'
 import { startDnsServer } from './server.js'
 
@@ -57,10 +59,37 @@ export async function startFrontProcess (ctx: RoleContext, options: DnsRoleOptio
 
 export async function startRole (ctx: RoleContext, options: DnsRoleOptions = {}): Promise<RunningRole> {
   const processes = ctx.config.proxy.processes
-  if (processes <= 1 || !cluster.isPrimary) {
-    return await startFrontProcess(ctx, options, 0)
+  const role = processes <= 1 || !cluster.isPrimary
+    ? await startFrontProcess(ctx, options, 0)
+    : await startCluster(ctx, processes)
+  return await withMetricsListener(ctx, role)
+}
+
+/**
+ * `proxy.metrics-listen`: GET /metrics of every front process (their snapshots in stats.dir, as the
+ * api role reads them), served by this process on its own small node:http listener, so a host that
+ * runs only the DNS role is observable. Off unless set.
+ */
+async function withMetricsListener (ctx: RoleContext, role: RunningRole): Promise<RunningRole> {
+  const listen = ctx.config.proxy['metrics-listen']
+  if (listen === undefined) return role
+  const http = createHttpServer({ impl: 'node', bodyLimit: 1024, logger: { warn: (m) => { ctx.logger.warn(m) } } })
+  registerMetricsRoute(http, { config: ctx.config, defaultPrefix: 'filterd_dns_' })
+  const hp = parseHostPort(listen)
+  let port: number
+  try {
+    ({ port } = await http.listen(hp.host, hp.port))
+  } catch (err) {
+    await role.close()
+    throw err
   }
-  return await startCluster(ctx, processes)
+  return {
+    endpoints: [...role.endpoints, `dns metrics http ${formatHostPort({ host: hp.host, port })} (/metrics)`],
+    async close () {
+      await http.close()
+      await role.close()
+    }
+  }
 }
 
 async function startCluster (ctx: RoleContext, processes: number): Promise<RunningRole> {

@@ -101,7 +101,7 @@ export function parseConfig (text: string, path: string, env: NodeJS.ProcessEnv 
 }
 
 const HTTP_LISTENERS = [
-  ['api', 'listen'], ['blockpage', 'listen'], ['blockpage', 'tls-listen'], ['catapi', 'listen'], ['catapi', 'anon-listen'],
+  ['proxy', 'metrics-listen'], ['api', 'listen'], ['blockpage', 'listen'], ['blockpage', 'tls-listen'], ['catapi', 'listen'], ['catapi', 'anon-listen'],
   ['local', 'listen'], ['collector', 'listen']
 ] as const
 

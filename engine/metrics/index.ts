@@ -240,9 +240,12 @@ export async function readSnapshots (dir: string, now = Date.now(), maxAgeMs = 3
 
 export interface MetricsRouteContext {
   readonly config: Readonly<Config>
-  readonly store: Pick<Store, 'generation'>
-  /** Include prom-client's default metrics of this process (prefix `filterd_api_`); default true. */
+  /** The store whose generation `filterd_store_generation` shows (the DNS role's listener has none). */
+  readonly store?: Pick<Store, 'generation'>
+  /** Include prom-client's default metrics of this process; default true. */
   readonly defaultMetrics?: boolean
+  /** Prefix of those default metrics; default `filterd_api_` (the DNS listener: `filterd_dns_`, as in `filterd_dns_process_cpu_seconds_total`). */
+  readonly defaultPrefix?: string
   readonly now?: () => number
 }
 
@@ -253,7 +256,7 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const registry = new Registry()
   const dir = metricsDir(ctx.config)
   const now = ctx.now ?? Date.now
-  if (ctx.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'filterd_api_' })
+  if (ctx.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: ctx.defaultPrefix ?? 'filterd_api_' })
   const p = ['process'] as const
   const queries = new Counter({ name: 'filterd_dns_queries_total', help: 'DNS queries received', labelNames: p, registers: [registry] })
   const answers = new Counter({ name: 'filterd_dns_answers_total', help: 'DNS queries by verdict action and answer RCODE', labelNames: ['process', 'verdict', 'rcode'] as const, registers: [registry] })
@@ -264,12 +267,14 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const io = new Gauge({ name: 'filterd_dns_udp_io', help: 'UDP I/O path of the DNS process (proxy.io): 1 for the one in use', labelNames: ['process', 'path'] as const, registers: [registry] })
   const age = new Gauge({ name: 'filterd_metrics_snapshot_age_seconds', help: 'age of the DNS process snapshot', labelNames: p, registers: [registry] })
   const store = ctx.store
-  void new Gauge({
-    name: 'filterd_store_generation',
-    help: 'policy generation of the store',
-    registers: [registry],
-    collect () { this.set(store.generation()) }
-  })
+  if (store !== undefined) {
+    void new Gauge({
+      name: 'filterd_store_generation',
+      help: 'policy generation of the store',
+      registers: [registry],
+      collect () { this.set(store.generation()) }
+    })
+  }
   let latency: HistValue[] = []
   const histName = 'filterd_dns_upstream_latency_ms'
   const histHelp = 'upstream round-trip time in milliseconds'
