@@ -123,10 +123,14 @@ async function startCluster (ctx: RoleContext, processes: number): Promise<Runni
     for (const w of workers) w.kill('SIGKILL')
     throw err
   }
+  // logrotate signals the pid in proxy.pid (this primary); the children write the log file too.
+  const forwardHup = (): void => { if (ctx.config.proxy.log !== '-') for (const w of workers) w.process.kill('SIGHUP') }
+  process.on('SIGHUP', forwardHup)
   return {
     endpoints: endpoints.map((e) => `${e} (${processes} processes)`),
     async close () {
       stopping = true
+      process.off('SIGHUP', forwardHup)
       await Promise.all([...workers].map(async (w) => {
         const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()))
         w.send({ type: 'dns-stop' })
