@@ -2,6 +2,8 @@
  * The management API suite, run against each HTTP implementation (api-uws.test.ts, api-node.test.ts), over
  * real HTTP against the server the role runs. Named `.case.ts` so `node --test dist/` does not run it alone.
  */
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
 import { CategoryDbBuilder } from '../engine/catdb/index.js'
 import type { HttpImpl } from '../engine/http/index.js'
@@ -242,6 +244,30 @@ export function runApiSuite (impl: HttpImpl, how?: ApiSuiteVariant): void {
       const ru = await startApi({ impl, language: 'ru' })
       t.after(() => ru.close())
       t.assert.strictEqual(((await call(ru.base, 'GET', '/categories/')).body as Record<string, string>)['40'], 'Социальные сети')
+    })
+
+    test('?lang= answers the names in the language asked (the console\'s), and says which in Content-Language', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const ru = await call(s.base, 'GET', '/categories/?lang=ru')
+      t.assert.strictEqual(ru.status, 200)
+      t.assert.strictEqual((ru.body as Record<string, string>)['40'], 'Социальные сети')
+      t.assert.strictEqual(ru.headers.get('content-language'), 'ru')
+      const groups = await call(s.base, 'GET', '/categorygroups/?lang=ru')
+      t.assert.deepStrictEqual((groups.body as Array<{ group: string }>).map((g) => g.group), ['Для взрослых', 'Общение', 'Служебные'])
+      const en = await call(s.base, 'GET', '/categories/?lang=en')
+      t.assert.strictEqual((en.body as Record<string, string>)['40'], 'Social networks')
+      t.assert.strictEqual(en.headers.get('content-language'), 'en')
+      const bad = await call(s.base, 'GET', '/categories/?lang=de')
+      t.assert.strictEqual(bad.status, 400)
+      t.assert.deepStrictEqual([errorOf(bad).code, errorOf(bad).field], ['API_BAD_QUERY', 'lang'])
+      // An operator who ships one language only: the configured one answers, and says so.
+      const only = await startApi({ impl })
+      t.after(() => only.close())
+      rmSync(join(only.dir, 'cats', 'catgroups.json'))
+      const fallback = await call(only.base, 'GET', '/categories/?lang=ru')
+      t.assert.strictEqual(fallback.status, 200)
+      t.assert.strictEqual((fallback.body as Record<string, string>)['40'], 'Social networks')
+      t.assert.strictEqual(fallback.headers.get('content-language'), 'en')
     })
 
     test('/site/{host} answers the database key that matched and its categories', async (t: TestContext) => {

@@ -137,6 +137,8 @@ test('the console: create a user, see its blocked query live with the reason, ch
   await page.fill('input[name=check-domain]', 'casino.example')
   await page.click('form.inline button:has-text("Проверить")')
   t.assert.match(await page.locator('.verdict').innerText(), /Заблокирован[\s\S]*блокируемая категория/)
+  // Category names follow the console's language, although the server's datafiles.language is English.
+  t.assert.match(await page.locator('.verdict').innerText(), /Азартные игры/)
   await shot('user-ru.png')
   await page.click('nav a[href="#/settings"]')
   await page.locator('textarea[name=global-black]').waitFor()

@@ -6,7 +6,7 @@
  */
 import type { HttpRequest } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
-import type { Taxonomy } from '../engine/categories/index.js'
+import type { Taxonomy, TaxonomyLanguage } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
 import type { Policy } from '../engine/policy/index.js'
 import type { ReportTime, StatsDb } from '../engine/stats/index.js'
@@ -22,6 +22,8 @@ import type { BodySchemaName } from './schemas.js'
 export interface ApiContext {
   readonly store: Store
   readonly taxonomy: Taxonomy
+  /** The taxonomy in `lang` (the configured one when undefined, or when that language's file is missing). */
+  taxonomyIn (lang: TaxonomyLanguage | undefined): Taxonomy
   readonly categories: CategoryDb
   /** The live query log's clients (routes/live-log.ts). */
   readonly liveLog: LiveLog

@@ -30,7 +30,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const shared = await linkSharedStore(config, store, logger)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   const statsDb = openStatsDb(config.stats.db)
-  const server = createApiServer({ store, taxonomy, categories, config, logger, impl: roleHttpImpl(config.common['http-server'], 'public'), stats: { db: statsDb, timezone: config.stats.timezone } })
+  const server = createApiServer({ store, taxonomy, taxonomyDir: config.datafiles.cats, categories, config, logger, impl: roleHttpImpl(config.common['http-server'], 'public'), stats: { db: statsDb, timezone: config.stats.timezone } })
   registerMetricsRoute(server.http, { config, store })
   let port: number
   try {

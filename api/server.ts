@@ -10,7 +10,7 @@
 import { createHttpServer, type HttpImpl, type HttpServer } from '../engine/http/index.js'
 import type { Config } from '../engine/config/index.js'
 import type { Logger } from '../engine/log/index.js'
-import type { Taxonomy } from '../engine/categories/index.js'
+import { loadTaxonomy, type Taxonomy, type TaxonomyLanguage } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
 import { createPolicy, type Policy } from '../engine/policy/index.js'
 import type { Store } from '../engine/store/index.js'
@@ -24,6 +24,8 @@ import { ROUTES } from './routes/index.js'
 export interface ApiServerOptions {
   readonly store: Store
   readonly taxonomy: Taxonomy
+  /** The folder of the taxonomy files (`datafiles.cats`): the other language is read from it on first request. */
+  readonly taxonomyDir?: string
   readonly categories: CategoryDb
   /** Read: `api['body-limit']`; `common['vendor-names']` and `proxy['safesearch-hosts']` for the policy. */
   readonly config: Readonly<Pick<Config, 'api' | 'common' | 'proxy' | 'stats'>>
@@ -48,6 +50,30 @@ export interface ApiServer {
   close (): Promise<void>
 }
 
+/**
+ * The taxonomy by language: the configured one, and the other read once from `dir` when first asked
+ * (an operator may ship one language only: then the configured one answers, with a warning logged once).
+ */
+function taxonomies (configured: Taxonomy, dir: string | undefined, logger: Logger): (lang: TaxonomyLanguage | undefined) => Taxonomy {
+  const loaded = new Map<TaxonomyLanguage, Taxonomy>([[configured.lang, configured]])
+  return (lang) => {
+    if (lang === undefined) return configured
+    let tax = loaded.get(lang)
+    if (tax === undefined) {
+      tax = configured
+      if (dir !== undefined) {
+        try {
+          tax = loadTaxonomy(dir, lang)
+        } catch (err) {
+          logger.warn({ err, lang }, 'category names in this language are not available; the configured language answers')
+        }
+      }
+      loaded.set(lang, tax)
+    }
+    return tax
+  }
+}
+
 /** The path with its trailing slash toggled: `/config/` ↔ `/config` (scripts are not consistent about it). */
 function toggledSlash (p: string): string {
   return p.endsWith('/') ? p.slice(0, -1) : p + '/'
@@ -69,6 +95,7 @@ export function createApiServer (options: ApiServerOptions): ApiServer {
     liveLog,
     store: options.store,
     taxonomy: options.taxonomy,
+    taxonomyIn: taxonomies(options.taxonomy, options.taxonomyDir, logger),
     categories: options.categories,
     policy,
     logger,

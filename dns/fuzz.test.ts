@@ -4,28 +4,33 @@
 // worst latency of a valid query sent every 10 ms alongside stays bounded. The long run is
 // `FUZZ_PACKETS=10000000 scripts/reliability-long.sh` (docs/reliability.md); FUZZ_SEED replays a run.
 import { test, type TestContext } from 'node:test'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { fork, spawn, type ChildProcess } from 'node:child_process'
 import { createSocket, type Socket } from 'node:dgram'
 import { connect, createServer, type Socket as TcpSocket } from 'node:net'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { randomInt } from 'node:crypto'
-import dnsPacket from 'dns-packet'
 import { CATEGORY } from '../engine/categories/index.js'
 import { releasedPort } from '../engine/testing/ports.js'
-import { BLOCK_V4, addUser, world, writeConfigFile } from './testing/harness.js'
-import { FuzzGenerator, validQuery } from './testing/fuzz.js'
+import { addUser, world, writeConfigFile } from './testing/harness.js'
+import { FuzzGenerator } from './testing/fuzz.js'
+import { Checker } from './testing/fuzz-check.js'
 
 const CLI = fileURLToPath(new URL('../tools/filterd.js', import.meta.url))
+const PROBE = fileURLToPath(new URL('./testing/probe-child.js', import.meta.url))
 const PACKETS = Number(process.env.FUZZ_PACKETS ?? 1_000_000)
 const SEED = Number(process.env.FUZZ_SEED ?? randomInt(1, 0x7fffffff))
-const FWD = '198.51.100.10'
 const BATCH = Number(process.env.FUZZ_BATCH ?? 64)
 const TCP_BATCH = 4 * BATCH
 const UDP_LANES = Number(process.env.FUZZ_LANES ?? 2)
 /** CI bound on the worst valid-query latency: generous, the machine is shared (docs/reliability.md). */
 const WORST_MS = Number(process.env.FUZZ_WORST_MS ?? 4000)
+/**
+ * Fuzz packets per second over all lanes; 0 (the default): as fast as the server takes them. A rate the
+ * server keeps up with measures its stalls rather than its queue (the long run, docs/reliability.md).
+ */
+const RATE = Number(process.env.FUZZ_RATE ?? 0)
 
 /** The answer of the raw upstream to `msg`: its question and, for A, one A record 198.51.100.10; null when unreadable. */
 function rawAnswer (msg: Buffer): Buffer | null {
@@ -96,55 +101,6 @@ function udpDrops (port: number): number {
   return -1
 }
 
-interface Expect { name: string, a: string, sent: number, resolve: (problem: string | null) => void }
-
-/** Checks an answer against what the valid query named `e.name` must get. */
-function problemOf (msg: Buffer, id: number, e: Expect): string | null | undefined {
-  if (msg.length < 12 || msg.readUInt16BE(0) !== id) return undefined
-  let p: dnsPacket.DecodedPacket
-  try { p = dnsPacket.decode(msg) } catch { return undefined }
-  if (p.questions?.[0]?.name !== e.name) return undefined   // a fuzz packet's answer that shares the ID
-  const a = p.answers?.find((x) => x.type === 'A') as { data?: string } | undefined
-  if ((p as { rcode?: string }).rcode !== 'NOERROR' || a?.data !== e.a) return `${e.name}: ${(p as { rcode?: string }).rcode ?? '?'} ${a?.data ?? 'no A'} (wanted ${e.a})`
-  return null
-}
-
-/** Valid queries in flight on one socket, by ID; answers to fuzz packets are ignored. */
-class Checker {
-  readonly pending = new Map<number, Expect>()
-  readonly latencies: number[] = []
-  readonly problems: string[] = []
-  private serial = 0
-  onMessage (msg: Buffer): void {
-    if (msg.length < 2) return
-    const id = msg.readUInt16BE(0)
-    const e = this.pending.get(id)
-    if (e === undefined) return
-    const problem = problemOf(msg, id, e)
-    if (problem === undefined) return
-    this.pending.delete(id)
-    this.latencies.push(performance.now() - e.sent)
-    e.resolve(problem)
-  }
-  /** A fresh valid query (a unique name: blocked or forwarded) and the promise of its verdict. */
-  make (tag: string): { msg: Buffer, done: Promise<string | null> } {
-    let id = randomInt(0, 0x10000)
-    while (this.pending.has(id)) id = (id + 1) & 0xffff
-    const n = this.serial++
-    const blocked = n % 2 === 0
-    const name = `${tag}${n}.${blocked ? 'casino.example' : 'fwd.example'}`
-    const msg = validQuery(id, name, 1, n % 3 === 0)
-    const done = new Promise<string | null>((resolve) => {
-      const e: Expect = { name, a: blocked ? BLOCK_V4 : FWD, sent: 0, resolve }
-      const timer = setTimeout(() => { this.pending.delete(id); resolve(`${name}: no answer within 5 s`) }, 5000)
-      e.resolve = (p) => { clearTimeout(timer); resolve(p) }
-      this.pending.set(id, e)
-      queueMicrotask(() => { e.sent = performance.now() })
-    })
-    return { msg, done }
-  }
-}
-
 function frame (b: Buffer): Buffer {
   const h = Buffer.alloc(2)
   h.writeUInt16BE(b.length)
@@ -184,9 +140,14 @@ test(`fuzz: ${PACKETS} hostile packets over UDP and TCP, valid queries interleav
   let tcpSent = 0
   let reconnects = 0
   const checker = new Checker()   // valid queries of the lanes
-  const ticker = new Checker()    // the every-10-ms latency probe
   const problems: string[] = []
   const started = performance.now()
+  // With FUZZ_RATE, a lane that is ahead of the rate waits before its next batch.
+  const pace = async (): Promise<void> => {
+    if (RATE <= 0) return
+    const ahead = started + (sent / RATE) * 1000 - performance.now()
+    if (ahead > 1) await new Promise((resolve) => setTimeout(resolve, ahead))
+  }
 
   // UDP lanes: a batch of fuzz packets, then one valid query, wait for its answer (flow control:
   // the socket is read in order, so the batch has been taken when the answer comes).
@@ -196,6 +157,7 @@ test(`fuzz: ${PACKETS} hostile packets over UDP and TCP, valid queries interleav
     await new Promise<void>((resolve) => sock.connect(port, '127.0.0.1', resolve))
     try {
       while (sent < PACKETS && died === null && problems.length === 0) {
+        await pace()
         for (let i = 0; i < BATCH; i++) sock.send(gen.next())
         sent += BATCH
         const v = checker.make('u')
@@ -224,6 +186,7 @@ test(`fuzz: ${PACKETS} hostile packets over UDP and TCP, valid queries interleav
       })
       const closed = once(sock, 'close')
       for (let round = 0; round < 400 && sent < PACKETS && died === null && problems.length === 0; round++) {
+        await pace()
         const frames: Buffer[] = []
         for (let i = 0; i < TCP_BATCH; i++) {
           const m = gen.next()
@@ -247,24 +210,23 @@ test(`fuzz: ${PACKETS} hostile packets over UDP and TCP, valid queries interleav
     }
   }
 
-  // The latency probe: one valid query every 10 ms on its own socket, none waiting on another.
-  const probeSock = createSocket('udp4')
-  probeSock.on('message', (m) => ticker.onMessage(m))
-  await new Promise<void>((resolve) => probeSock.connect(port, '127.0.0.1', resolve))
-  const probes: Array<Promise<string | null>> = []
-  const tick = setInterval(() => {
-    const v = ticker.make('p')
-    probeSock.send(v.msg)
-    probes.push(v.done)
-  }, 10)
+  // The latency probe: one valid query every 10 ms, none waiting on another, from a process of its own
+  // (in this one it would also time the fuzzer's busy event loop).
+  const probe = fork(PROBE, [String(port)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  t.after(() => { if (probe.exitCode === null) probe.kill('SIGKILL') })
+  const probeResult = new Promise<{ latencies: number[], problems: string[] }>((resolve, reject) => {
+    probe.on('message', (m) => { if (typeof m === 'object' && m !== null) resolve(m as { latencies: number[], problems: string[] }) })
+    probe.on('exit', (code) => reject(new Error(`the latency probe exited with ${String(code)}`)))
+  })
+  await new Promise<void>((resolve) => probe.once('message', () => resolve()))
 
   try {
     await Promise.all([...Array.from({ length: UDP_LANES }, udpLane), tcpLane()])
   } finally {
-    clearInterval(tick)
+    probe.send('stop')
   }
-  for (const p of await Promise.all(probes)) if (p !== null) problems.push(`probe ${p}`)
-  probeSock.close()
+  const ticker = await probeResult
+  for (const p of ticker.problems) problems.push(`probe ${p}`)
   const seconds = (performance.now() - started) / 1000
   const cpu = process.cpuUsage()
   let serverCpu = -1

@@ -28,6 +28,8 @@ const kNameCache = 65536
 export class NativeUdpFront implements PeerChannel {
   readonly isStream = false
   readonly port: number
+  /** The receive buffer the kernel granted, in bytes. */
+  readonly receiveBufferSize: number
   /** Datagrams larger than a slot, dropped. */
   oversized = 0
   private readonly sock: BatchUdpSocket
@@ -36,16 +38,20 @@ export class NativeUdpFront implements PeerChannel {
   private readonly names = new Map<number, string>()
   private readonly addrScratch = Buffer.alloc(16)
 
-  private constructor (host: string, port: number, family: 4 | 6, sink: BatchSink) {
+  private constructor (host: string, port: number, family: 4 | 6, sink: BatchSink, receiveBuffer: number) {
     this.sink = sink
     this.onQuery = sink.submit
-    this.sock = openBatchUdpSocket({ family, host, port, reusePort: true, batch: kBatch, slot: kQuerySlot, onBatch: this.onBatch })
+    this.sock = openBatchUdpSocket({ family, host, port, reusePort: true, receiveBuffer, batch: kBatch, slot: kQuerySlot, onBatch: this.onBatch })
     this.port = this.sock.port
+    this.receiveBufferSize = this.sock.receiveBufferSize
   }
 
-  /** Binds `host:port` with SO_REUSEPORT (0: a free port); throws the bind error. */
-  static bind (host: string, port: number, family: 4 | 6, sink: BatchSink): NativeUdpFront {
-    return new NativeUdpFront(host, port, family, sink)
+  /**
+   * Binds `host:port` with SO_REUSEPORT (0: a free port) and a receive buffer of `receiveBuffer` bytes
+   * (0: the kernel default); throws the bind error.
+   */
+  static bind (host: string, port: number, family: 4 | 6, sink: BatchSink, receiveBuffer = 0): NativeUdpFront {
+    return new NativeUdpFront(host, port, family, sink, receiveBuffer)
   }
 
   /** Datagrams the kernel did not take (send queue full). */

@@ -174,7 +174,7 @@ class FrontProcessServer implements DnsServer {
       let udp: UdpFront | NativeUdpFront
       try {
         udp = this.io === 'native'
-          ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher)
+          ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher, this.config.proxy['udp-receive-buffer'])
           : await UdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit, this.logger, this.config.proxy['udp-receive-buffer'])
       } catch (err) {
         throw new EngineError('ENGINE_LISTEN', `dns: cannot bind UDP ${text}: ${(err as Error).message}`, { cause: err })
@@ -188,7 +188,7 @@ class FrontProcessServer implements DnsServer {
         throw new EngineError('ENGINE_LISTEN', `dns: cannot listen on TCP ${text}: ${(err as Error).message}`, { cause: err })
       }
       this.udp.push(udp)
-      this.listeners.push({ host: hp.host, family: hp.family, port, udpReceiveBuffer: udp instanceof UdpFront ? udp.receiveBufferSize : 0 })
+      this.listeners.push({ host: hp.host, family: hp.family, port, udpReceiveBuffer: udp.receiveBufferSize })
       this.endpoints.push(`dns udp+tcp ${formatHostPort({ host: hp.host, port })} (udp io ${this.io})`)
       return
     }

@@ -105,6 +105,8 @@ class OutSocket {
 const kUpstreamBatch = 32
 /** A UDP answer can be as large as the client's EDNS size allows: the slot takes the largest. */
 const kUpstreamSlot = 65536
+/** SO_RCVBUF of each upstream socket (the kernel caps it at net.core.rmem_max). */
+const kUpstreamReceiveBuffer = 4 << 20
 
 /** Who is waiting for the answer: the front fills these, the forwarder carries them. */
 export class PendingQuery {
@@ -282,6 +284,8 @@ export class Forwarder {
           host: r.family === 4 ? '0.0.0.0' : '::',
           port,
           connect: { host: r.host, port: r.port },
+          // Answers to a burst of forwarded queries arrive as a burst too.
+          receiveBuffer: kUpstreamReceiveBuffer,
           batch: kUpstreamBatch,
           slot: kUpstreamSlot,
           onBatch

@@ -23,7 +23,7 @@ export interface CheckAnswer {
   action: Verdict['action']
   step: Verdict['reason']
   matched: string | null
-  categories: number[]
+  categories: readonly number[]
   blockedCategories: number[]
   site: { domain: string, categories: number[] } | null
   target: string | null

@@ -104,7 +104,7 @@ export async function startApi (options: StartOptions = {}): Promise<StartedApi>
   const served = options.wrapStore === undefined ? store : options.wrapStore(store)
   const ownStats = options.stats === undefined ? openStatsDb(join(dir, 'statsdb')) : undefined
   const stats = options.stats ?? { db: ownStats!, timezone: 'UTC' }   // ownStats is set when options.stats is not
-  const api = createApiServer({ store: served, taxonomy, categories, config, logger, impl: options.impl ?? 'auto', stats, ...(options.liveLog === undefined ? {} : { liveLog: options.liveLog }) })
+  const api = createApiServer({ store: served, taxonomy, taxonomyDir: config.datafiles.cats, categories, config, logger, impl: options.impl ?? 'auto', stats, ...(options.liveLog === undefined ? {} : { liveLog: options.liveLog }) })
   const { port } = await api.listen('127.0.0.1', 0)
   return {
     api, store, taxonomy, categories, config, port, base: `http://127.0.0.1:${port}`, dir, lines,

@@ -58,7 +58,7 @@ async function main (): Promise<void> {
   await importClosedFiles(statsDb, config.stats.dir, 'UTC')
   process.stdout.write(`imported a week of statistics (200,000 queries) in ${Date.now() - t0} ms\n`)
 
-  const server = createApiServer({ store, taxonomy: loadTaxonomy(CONF, 'en'), categories: new CategoryDb(store), config, logger: silentLogger(), stats: { db: statsDb, timezone: 'UTC' } })
+  const server = createApiServer({ store, taxonomy: loadTaxonomy(CONF, 'en'), taxonomyDir: CONF, categories: new CategoryDb(store), config, logger: silentLogger(), stats: { db: statsDb, timezone: 'UTC' } })
   server.http.route('GET', '/bench-blank', (_req, res) => { res.header('Content-Type', 'text/html; charset=utf-8').send('<!doctype html><title>x</title><p id=x>x</p>') })
   const { port } = await server.listen('127.0.0.1', 0)
   const base = `http://127.0.0.1:${port}`

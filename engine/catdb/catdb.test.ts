@@ -2,6 +2,7 @@ import { test, type TestContext } from 'node:test'
 import { buildCats, tempStore as makeStore, type CatEntry } from '../testing/store.js'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { HostKeys } from '../names/suffix-keys.js'
 import { CategoryDb } from './index.js'
 
 const tempStore = (t: TestContext): ReturnType<typeof makeStore> => makeStore(t, 'filterd-catdb-')
@@ -47,6 +48,32 @@ test('the lookup cache keeps a popular name through turnovers and reads each nam
   t.assert.strictEqual(reads, 1 + names.length)              // hot.test once, each other name once
   t.assert.deepStrictEqual(db.get('n0.test'), [2])           // long turned over: read again
   t.assert.strictEqual(reads, 2 + names.length)
+})
+
+test('a name seen again costs no read and no decoding: its walk\'s result is kept, frozen, until a rebuild', async (t: TestContext) => {
+  const { store } = tempStore(t)
+  await build(store, [['example.com', [10, 11]]])
+  const db = new CategoryDb(store, { cacheEntries: 2, nameCacheEntries: 64 })   // suffix keys turn over at once
+  let reads = 0
+  const snapshot = store.readSnapshot.bind(store)
+  store.readSnapshot = () => { reads++; return snapshot() }
+  const first = db.findRaw(new HostKeys('a.b.example.com'))
+  t.assert.deepStrictEqual(first?.cats, [10, 11])
+  t.assert.strictEqual(first?.key, 'example.com')
+  t.assert.ok(Object.isFrozen(first?.cats))
+  const walked = reads
+  t.assert.ok(walked >= 3, `the first walk read ${walked} keys`)      // a.b.example.com, b.example.com, example.com
+  t.assert.strictEqual(db.findRaw(new HostKeys('a.b.example.com')), first)
+  t.assert.strictEqual(db.findRaw(new HostKeys('nothing.example.org')), undefined)
+  const afterMiss = reads
+  t.assert.strictEqual(db.findRaw(new HostKeys('nothing.example.org')), undefined)
+  t.assert.strictEqual(reads, afterMiss, 'a name with no entry is remembered too')
+  t.assert.strictEqual(db.findRaw(new HostKeys('a.b.example.com')), first)
+  t.assert.strictEqual(reads, afterMiss)
+  // A rebuild drops what was kept.
+  await build(store, [['example.com', [12]]])
+  db.refresh()
+  t.assert.deepStrictEqual(db.findRaw(new HostKeys('a.b.example.com'))?.cats, [12])
 })
 
 test('a reader follows a rebuild only when it refreshes, and old versions are dropped', async (t: TestContext) => {

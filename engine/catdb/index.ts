@@ -17,6 +17,7 @@
  */
 import type { Database, Transaction } from 'lmdb'
 import { HostKeys, type SuffixKeys } from '../names/suffix-keys.js'
+import { GenerationCache } from './generations.js'
 import type { Store } from '../store/index.js'
 
 export const META_ACTIVE = 'catdb.active'
@@ -31,6 +32,8 @@ export interface SiteRecord {
 export interface RawHit {
   readonly key: string
   readonly raw: Buffer
+  /** `raw` decoded (shared between lookups of the same name: read it, never write it). */
+  readonly cats: readonly number[]
 }
 
 export function encodeCats (cats: readonly number[]): Buffer {
@@ -68,20 +71,19 @@ export class CategoryDb {
   private domains: Database<Buffer, string> | null = null
   private urls: Database<Buffer, string> | null = null
   /**
-   * Recently looked-up keys → their categories (null = not in the table), dropped with the table.
+   * Recently looked-up keys → their categories (null = not in the table), and names → the result of
+   * their whole suffix walk (null = no suffix has an entry); both dropped with the table.
    * DNS and lookup traffic is heavy-tailed (a few thousand names make most queries), and an LMDB
-   * read costs several times a Map hit (page walks, a copy): see docs/performance.md. Two
-   * generations instead of per-entry eviction: new keys go to `recent`; when it is full it becomes
-   * `older` and the previous `older` is dropped, and a key found in `older` moves back to `recent`.
-   * Popular keys so survive every turnover, a hit stays one or two Map lookups, and there is no
-   * moment when the whole cache is cold.
+   * read costs several times a Map hit (page walks, a copy): see docs/performance.md. A name seen
+   * again costs one Map lookup and no decoding; a new name under a known parent finds the parent's
+   * suffixes in the key cache.
    */
-  private recent = new Map<string, Buffer | null>()
-  private older = new Map<string, Buffer | null>()
-  private readonly generationSize: number
+  private readonly keys: GenerationCache<Buffer | null>
+  private readonly names: GenerationCache<RawHit | null>
 
-  constructor (store: Store, options: { cacheEntries?: number } = {}) {
-    this.generationSize = Math.max(1, Math.floor((options.cacheEntries ?? 100_000) / 2))
+  constructor (store: Store, options: { cacheEntries?: number, nameCacheEntries?: number } = {}) {
+    this.keys = new GenerationCache(options.cacheEntries ?? 100_000)
+    this.names = new GenerationCache(options.nameCacheEntries ?? 262_144)
     this.store = store
     this.refresh()
   }
@@ -97,8 +99,8 @@ export class CategoryDb {
     const v = typeof active === 'number' ? active : 0
     if (v === this.version) return false
     this.version = v
-    this.recent = new Map()
-    this.older = new Map()
+    this.keys.clear()
+    this.names.clear()
     // The held snapshot may predate the new tables.
     this.store.releaseSnapshot()
     if (v === 0) {
@@ -118,21 +120,14 @@ export class CategoryDb {
    */
   getRaw (key: string): Buffer | undefined {
     if (this.domains === null || key === '') return undefined
-    let value = this.recent.get(key)
+    let value = this.keys.get(key)
     if (value === undefined) {
-      value = this.older.get(key)
-      if (value === undefined) {
-        // getBinaryFast's bytes are borrowed until the next read: keep a copy. (Its buffer is a
-        // shared one whose `length` property lmdb-js overrides, so copy through subarray.)
-        // The tables of a version never change once built, so a held snapshot reads them correctly.
-        const raw = (this.domains as BinaryTable).getBinaryFast(key, { transaction: this.store.readSnapshot() })
-        value = raw === undefined ? null : Buffer.from(raw.subarray(0, raw.length))
-      }
-      if (this.recent.size >= this.generationSize) {
-        this.older = this.recent
-        this.recent = new Map()
-      }
-      this.recent.set(key, value)
+      // getBinaryFast's bytes are borrowed until the next read: keep a copy. (Its buffer is a
+      // shared one whose `length` property lmdb-js overrides, so copy through subarray.)
+      // The tables of a version never change once built, so a held snapshot reads them correctly.
+      const raw = (this.domains as BinaryTable).getBinaryFast(key, { transaction: this.store.readSnapshot() })
+      value = raw === undefined ? null : Buffer.from(raw.subarray(0, raw.length))
+      this.keys.set(key, value)
     }
     return value ?? undefined
   }
@@ -150,7 +145,7 @@ export class CategoryDb {
    */
   categorize (name: string): SiteRecord | undefined {
     const hit = this.findRaw(new HostKeys(name))
-    return hit === undefined ? undefined : { domain: hit.key, categories: decodeCats(hit.raw) }
+    return hit === undefined ? undefined : { domain: hit.key, categories: [...hit.cats] }
   }
 
   /**
@@ -159,13 +154,21 @@ export class CategoryDb {
    * like the categorization API, decodes nothing on a hit).
    */
   findRaw (keys: SuffixKeys): RawHit | undefined {
-    if (this.domains === null) return undefined
+    if (this.domains === null || keys.labelCount === 0) return undefined
+    const name = keys.suffix(0)
+    const known = this.names.get(name)
+    if (known !== undefined) return known ?? undefined
+    let hit: RawHit | null = null
     for (let i = 0; i < keys.labelCount; i++) {
-      const key = keys.suffix(i)
+      const key = i === 0 ? name : keys.suffix(i)
       const raw = this.getRaw(key)
-      if (raw !== undefined) return { key, raw }
+      if (raw !== undefined) {
+        hit = { key, raw, cats: Object.freeze(decodeCats(raw)) }
+        break
+      }
     }
-    return undefined
+    this.names.set(name, hit)
+    return hit ?? undefined
   }
 
   /**

@@ -19,7 +19,7 @@
  * in the DNS server, per batch in a pool worker and per request in the block page, so an API write
  * is enforced within GENERATION_CHECK_MS.
  */
-import { CategoryDb, decodeCats } from '../catdb/index.js'
+import { CategoryDb } from '../catdb/index.js'
 import type { SuffixKeys } from '../names/suffix-keys.js'
 import { GenerationWatcher, type GenerationWatcherOptions, type Store, type UserRecord } from '../store/index.js'
 import { createBuiltinWhitelist, type BuiltinWhitelist } from '../whitelist/index.js'
@@ -36,6 +36,8 @@ export type Reason =
   | 'user-disabled' | 'user-whitelist' | 'user-blacklist' | 'user-allow-only'
   | 'safesearch' | 'safevideo' | 'category'
 
+const NO_CATS: readonly number[] = Object.freeze([])
+
 /** Stable-shape, reusable result: every field is reset by `evaluate`. */
 export class Verdict {
   action: Action = 'forward'
@@ -44,8 +46,8 @@ export class Verdict {
   user: string | null = null
   /** The list entry or database key that decided, '' when none. */
   matched = ''
-  /** Categories of the name (its site record), filled when known; [] otherwise. */
-  cats: number[] = []
+  /** Categories of the name (its site record), filled when known; [] otherwise. Shared: never write it. */
+  cats: readonly number[] = NO_CATS
   /** Categories that caused a category block. */
   blockedCats: number[] = []
   /** Safe video target, or the search engine's label for safe search. */
@@ -225,7 +227,7 @@ export class Policy {
     out.action = 'forward'
     out.reason = 'none'
     out.matched = ''
-    out.cats = []
+    out.cats = NO_CATS
     out.blockedCats = []
     out.target = ''
     out.user = snap.user
@@ -291,7 +293,8 @@ export class Policy {
   private fillCats (keys: SuffixKeys, out: Verdict, filter: ReadonlySet<number> | null): void {
     const hit = this.categories.findRaw(keys)
     if (hit === undefined) return
-    const cats = decodeCats(hit.raw)
+    // Shared with every lookup of this name (frozen): a verdict reads its categories, never writes them.
+    const cats = hit.cats
     out.cats = cats
     if (filter === null) return
     let blocked: number[] | null = null

@@ -30,7 +30,7 @@ export interface QueryLogRecord {
    */
   reason: string
   /** Categories of the name (its site record), [] when unknown. */
-  cats: number[]
+  cats: readonly number[]
   /** Categories that caused a category block, [] otherwise. */
   blockedCats: number[]
   /** The name does not exist: our answer or the upstream's carried RCODE NXDOMAIN. */

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url'
 
 interface AddonHandle { readonly __udpHandle: never }
 interface UdpAddon {
-  open (o: OpenArgs): { handle: AddonHandle, port: number }
+  open (o: OpenArgs): { handle: AddonHandle, port: number, receiveBufferSize: number }
   send (h: AddonHandle, count: number): number
   sendOne (h: AddonHandle, buf: Uint8Array, length: number, addr: Uint8Array | null, port: number): number
   takeSendError (h: AddonHandle): number
@@ -28,6 +28,7 @@ interface OpenArgs {
   host: string
   port: number
   reusePort: boolean
+  receiveBuffer: number
   connectHost: string | null
   connectPort: number
   batch: number
@@ -69,6 +70,8 @@ export interface BatchUdpSocketOptions {
   port: number
   /** SO_REUSEPORT: every front process binds its own socket on the port; the kernel spreads datagrams. */
   reusePort?: boolean
+  /** SO_RCVBUF in bytes (Linux grants twice the value, capped by net.core.rmem_max); 0 or absent: the kernel default. */
+  receiveBuffer?: number
   /** Connect to this peer (an upstream resolver): only its datagrams arrive, sends need no address. */
   connect?: { host: string, port: number }
   /** Datagrams per recvmmsg/sendmmsg. */
@@ -87,6 +90,8 @@ export const ECONNREFUSED = 111
 export class BatchUdpSocket {
   readonly family: 4 | 6
   readonly port: number
+  /** The receive buffer the kernel granted (SO_RCVBUF read back). */
+  readonly receiveBufferSize: number
   readonly batch: number
   readonly slot: number
   readonly rxBuf: Buffer
@@ -124,6 +129,7 @@ export class BatchUdpSocket {
       host: o.host,
       port: o.port,
       reusePort: o.reusePort ?? false,
+      receiveBuffer: o.receiveBuffer ?? 0,
       connectHost: o.connect?.host ?? null,
       connectPort: o.connect?.port ?? 0,
       batch: o.batch,
@@ -138,6 +144,7 @@ export class BatchUdpSocket {
     })
     this.handle = r.handle
     this.port = r.port
+    this.receiveBufferSize = r.receiveBufferSize
     this.onBatch = o.onBatch
   }
 

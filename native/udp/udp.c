@@ -215,7 +215,7 @@ static int get_area (napi_env env, napi_value v, void **data, size_t *len) {
 }
 
 /*
- * open(options) -> handle. options: { family: 4|6, host, port, reusePort, connectHost?, connectPort?,
+ * open(options) -> { handle, port, receiveBufferSize }. options: { family: 4|6, host, port, reusePort, receiveBuffer (0: kernel default), connectHost?, connectPort?,
  * batch, slot, rxBuf, rxInfo, rxAddr, txBuf, txInfo, txAddr, onBatch }
  */
 static napi_value Open (napi_env env, napi_callback_info info) {
@@ -234,6 +234,8 @@ static napi_value Open (napi_env env, napi_callback_info info) {
   CHECK(napi_get_named_property(env, o, "reusePort", &v)); CHECK(napi_get_value_bool(env, v, &reusePort));
   CHECK(napi_get_named_property(env, o, "batch", &v)); CHECK(napi_get_value_int32(env, v, &batch));
   CHECK(napi_get_named_property(env, o, "slot", &v)); CHECK(napi_get_value_int32(env, v, &slot));
+  int32_t receiveBuffer = 0;
+  CHECK(napi_get_named_property(env, o, "receiveBuffer", &v)); CHECK(napi_get_value_int32(env, v, &receiveBuffer));
   bool hasConnect = false;
   CHECK(napi_has_named_property(env, o, "connectHost", &hasConnect));
   if (hasConnect) {
@@ -246,6 +248,10 @@ static napi_value Open (napi_env env, napi_callback_info info) {
     } else {
       hasConnect = false;
     }
+  }
+  if (receiveBuffer < 0) {
+    napi_throw_range_error(env, "EINVAL", "udp.open: bad receiveBuffer");
+    return NULL;
   }
   if ((family != 4 && family != 6) || batch < 1 || batch > 1024 || slot < 512 || slot > 65536 || port < 0 || port > 65535) {
     napi_throw_range_error(env, "EINVAL", "udp.open: bad family, batch, slot or port");
@@ -288,9 +294,12 @@ static napi_value Open (napi_env env, napi_callback_info info) {
   if (reusePort && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
     int e = errno; close(fd); return throw_errno(env, "setsockopt(SO_REUSEPORT)", e);
   }
-  /* Bursts of a loaded server: a larger receive queue before the kernel drops (capped by rmem_max). */
-  int rcv = 4 << 20;
-  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+  /* Bursts of a loaded server: a larger receive queue before the kernel drops (capped by rmem_max;
+     0 keeps the kernel default). The size the kernel granted is read back below. */
+  if (receiveBuffer > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, sizeof receiveBuffer);
+  int granted = 0;
+  socklen_t grantedLen = sizeof granted;
+  getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &grantedLen);
   if (bind(fd, (struct sockaddr *)&local, localLen) != 0) { int e = errno; close(fd); return throw_errno(env, "bind", e); }
   if (hasConnect && connect(fd, (struct sockaddr *)&remote, remoteLen) != 0) { int e = errno; close(fd); return throw_errno(env, "connect", e); }
   struct sockaddr_storage bound;
@@ -335,12 +344,14 @@ static napi_value Open (napi_env env, napi_callback_info info) {
   uv_poll_start(&s->poll, UV_READABLE, on_poll);
   s->polling = 1;
 
-  napi_value handle, result, portValue;
+  napi_value handle, result, portValue, grantedValue;
   CHECK(napi_create_external(env, s, NULL, NULL, &handle));
   CHECK(napi_create_object(env, &result));
   CHECK(napi_create_int32(env, boundPort, &portValue));
+  CHECK(napi_create_int32(env, granted, &grantedValue));
   napi_set_named_property(env, result, "handle", handle);
   napi_set_named_property(env, result, "port", portValue);
+  napi_set_named_property(env, result, "receiveBufferSize", grantedValue);
   return result;
 }
 

@@ -1,4 +1,6 @@
 /** The management API, as the console calls it: same origin, JSON, errors as { error: { code, message, field } }. */
+import { lang, type Lang } from './i18n.js'
+
 export class ApiError extends Error {
   constructor (readonly status: number, readonly code: string, message: string, readonly field?: string) {
     super(message)
@@ -63,14 +65,19 @@ export interface ServerDefaults { filter: number[], safesearch: boolean, safeyou
 export interface UserDefaults { filter: number[], safesearch: boolean, safeyoutube: boolean }
 export type Groups = Array<{ group: string, categories: Record<string, string> }>
 
-let names: Promise<Record<string, string>> | undefined
-let groups: Promise<Groups> | undefined
-/** Category names from the taxonomy (in the server's datafiles.language), fetched once. */
+// Per console language: switching languages fetches the names once more, in the new language.
+const names = new Map<Lang, Promise<Record<string, string>>>()
+const groups = new Map<Lang, Promise<Groups>>()
+/** Category names from the taxonomy, in the console's language (the server falls back to its own when it has no file for it). */
 export function categoryNames (): Promise<Record<string, string>> {
-  return (names ??= get<Record<string, string>>('/categories/'))
+  let p = names.get(lang)
+  if (p === undefined) names.set(lang, p = get<Record<string, string>>(`/categories/?lang=${lang}`))
+  return p
 }
 export function categoryGroups (): Promise<Groups> {
-  return (groups ??= get<Groups>('/categorygroups/'))
+  let p = groups.get(lang)
+  if (p === undefined) groups.set(lang, p = get<Groups>(`/categorygroups/?lang=${lang}`))
+  return p
 }
 
 /** Encodes a path segment; `*` kept readable (the search masks). */
