@@ -22,6 +22,7 @@ import { domainToUnicode } from 'node:url'
 import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
 import { formatHostPort, parseHostPort, type Config, type Language } from '../engine/config/index.js'
 import { EngineError } from '../engine/errors.js'
+import { createHttpMetrics } from '../engine/metrics/http.js'
 import { createHttpServer, type Handler, type HttpImpl, type HttpRequest, type HttpResponse, type HttpServer } from '../engine/http/index.js'
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
@@ -273,10 +274,14 @@ export async function startBlockPage (options: BlockPageOptions): Promise<Runnin
     const bodyLimit = config.api['body-limit']
     const onError = (err: unknown, req: HttpRequest): void => { logger.error({ err, host: req.header('host'), path: req.path }, 'block page request failed') }
     const endpoints: string[] = []
+    const metrics = createHttpMetrics('blockpage')
     const listenOn = async (address: string, scheme: 'http' | 'https'): Promise<{ port: number, server: HttpServer }> => {
       const tls = scheme === 'https' ? { cert: config.blockpage['tls-cert'] ?? '', key: config.blockpage['tls-key'] ?? '' } : undefined
       const server = createHttpServer({ impl: options.impl ?? 'auto', bodyLimit, onError, ...(tls === undefined ? {} : { tls }), logger })
-      server.route('*', '/*', createBlockPageHandler(deps, scheme))
+      const page = metrics.wrap('/*', createBlockPageHandler(deps, scheme))
+      server.route('*', '/*', page)
+      // Loopback callers get the metrics; a subscriber asking a blocked site for /metrics, the page.
+      metrics.mount(server, page)
       servers.push(server)
       const hp = parseHostPort(address)
       try {

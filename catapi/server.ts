@@ -12,6 +12,7 @@
  * step costs.
  */
 import { ipBytes } from '../engine/net/ip.js'
+import { createHttpMetrics } from '../engine/metrics/http.js'
 import { createHttpServer, errorBody, type HttpRequest, type HttpResponse, type HttpServer, type Handler } from '../engine/http/index.js'
 import { CategoryDb, decodeCats, encodeCats } from '../engine/catdb/index.js'
 import type { Taxonomy } from '../engine/categories/index.js'
@@ -251,11 +252,13 @@ export function createCatApi (options: CatApiOptions): CatApi {
     return inner(req, res)
   }
 
+  const metrics = createHttpMetrics('catapi')
   const build = (gate: (h: Handler) => Handler): HttpServer => {
     const server = createHttpServer({ ...(options.impl === undefined ? {} : { impl: options.impl }), ...(logger === undefined ? {} : { logger: { warn: (m: string) => { logger.warn(m) } } }), bodyLimit: 0, onError })
-    server.route('GET', '/domain/*', gate(domain))
-    server.route('GET', '/url/*', gate(url))
-    server.route('GET', '/catgroups', gate(catgroups))
+    server.route('GET', '/domain/*', metrics.wrap('/domain/*', gate(domain)))
+    server.route('GET', '/url/*', metrics.wrap('/url/*', gate(url)))
+    server.route('GET', '/catgroups', metrics.wrap('/catgroups', gate(catgroups)))
+    metrics.mount(server)
     return server
   }
   const registered = build(registeredGate)

@@ -12,7 +12,9 @@ import cluster, { type Worker } from 'node:cluster'
 import { fileURLToPath } from 'node:url'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import type { QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index.js'
-import { DnsMetrics, startMetricsPublisher } from '../engine/metrics/index.js'
+import { formatHostPort, parseHostPort } from '../engine/config/index.js'
+import { createHttpServer } from '../engine/http/index.js'
+import { DnsMetrics, registerMetricsRoute, startMetricsPublisher } from '../engine/metrics/index.js'
 import { createQueryLogSink } from '../engine/stats/index.js'
 import { startDnsServer } from './server.js'
 
@@ -42,9 +44,9 @@ export async function startFrontProcess (ctx: RoleContext, options: DnsRoleOptio
   const metrics = new DnsMetrics()
   const server = await startDnsServer({ config: ctx.config, logger: ctx.logger, metrics, ...(querylog === undefined ? {} : { querylog }) })
   const counts = querylog as Partial<{ writtenRows: number, droppedRows: number }> | undefined
-  const publisher = startMetricsPublisher(ctx.config, metrics, typeof counts?.writtenRows === 'number'
+  const publisher = startMetricsPublisher(ctx.config, metrics, { index: processIndex, ...(typeof counts?.writtenRows === 'number'
     ? { queryLog: counts as { writtenRows: number, droppedRows: number } }
-    : {})
+    : {}) })
   return {
     endpoints: server.endpoints,
     async close () {
@@ -57,10 +59,37 @@ export async function startFrontProcess (ctx: RoleContext, options: DnsRoleOptio
 
 export async function startRole (ctx: RoleContext, options: DnsRoleOptions = {}): Promise<RunningRole> {
   const processes = ctx.config.proxy.processes
-  if (processes <= 1 || !cluster.isPrimary) {
-    return await startFrontProcess(ctx, options, 0)
+  const role = processes <= 1 || !cluster.isPrimary
+    ? await startFrontProcess(ctx, options, 0)
+    : await startCluster(ctx, processes)
+  return await withMetricsListener(ctx, role)
+}
+
+/**
+ * `proxy.metrics-listen`: GET /metrics of every front process (their snapshots in stats.dir, as the
+ * api role reads them), served by this process on its own small node:http listener, so a host that
+ * runs only the DNS role is observable. Off unless set.
+ */
+async function withMetricsListener (ctx: RoleContext, role: RunningRole): Promise<RunningRole> {
+  const listen = ctx.config.proxy['metrics-listen']
+  if (listen === undefined) return role
+  const http = createHttpServer({ impl: 'node', bodyLimit: 1024, logger: { warn: (m) => { ctx.logger.warn(m) } } })
+  registerMetricsRoute(http, { config: ctx.config, defaultPrefix: 'filterd_dns_' })
+  const hp = parseHostPort(listen)
+  let port: number
+  try {
+    ({ port } = await http.listen(hp.host, hp.port))
+  } catch (err) {
+    await role.close()
+    throw err
   }
-  return await startCluster(ctx, processes)
+  return {
+    endpoints: [...role.endpoints, `dns metrics http ${formatHostPort({ host: hp.host, port })} (/metrics)`],
+    async close () {
+      await http.close()
+      await role.close()
+    }
+  }
 }
 
 async function startCluster (ctx: RoleContext, processes: number): Promise<RunningRole> {
@@ -94,10 +123,14 @@ async function startCluster (ctx: RoleContext, processes: number): Promise<Runni
     for (const w of workers) w.kill('SIGKILL')
     throw err
   }
+  // logrotate signals the pid in proxy.pid (this primary); the children write the log file too.
+  const forwardHup = (): void => { if (ctx.config.proxy.log !== '-') for (const w of workers) w.process.kill('SIGHUP') }
+  process.on('SIGHUP', forwardHup)
   return {
     endpoints: endpoints.map((e) => `${e} (${processes} processes)`),
     async close () {
       stopping = true
+      process.off('SIGHUP', forwardHup)
       await Promise.all([...workers].map(async (w) => {
         const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()))
         w.send({ type: 'dns-stop' })

@@ -12,7 +12,7 @@ import { createPolicy, type Policy, type SafeHosts } from '../engine/policy/inde
 import { DnsMetrics } from '../engine/metrics/index.js'
 import { JudgePool } from '../engine/pool/index.js'
 import { noopQueryLogSink, type QueryLogSink } from '../engine/querylog/index.js'
-import { configuredStoreOptions, openConfiguredStore, type Store } from '../engine/store/index.js'
+import { configuredStoreOptions, createStoreIfMissing, openConfiguredStore, type Store } from '../engine/store/index.js'
 import { Judge, compileBlockAnswers } from '../engine/judge/index.js'
 import { Dispatcher } from './dispatch.js'
 import { TcpFront, kMaxTcpQueryFrame } from './tcp-front.js'
@@ -113,6 +113,10 @@ class FrontProcessServer implements DnsServer {
     this.io = chooseUdpIo(proxy.io, this.logger)
     this.metrics.io = this.io
     let judge: Judge | null = null
+    // A fresh host: the DNS role may start before the api role ever wrote the store.
+    if (o.store === undefined && await createStoreIfMissing(this.config)) {
+      this.logger.info({ db: this.config.common.db }, 'created an empty store (no policy yet: every name is forwarded until the api role writes one)')
+    }
     if (this.dispatch === 'inline') {
       this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
       this.ownsStore = o.store === undefined

@@ -120,7 +120,7 @@ test('the image command line refuses to start when a required variable is unset,
   const line = startFailureLine(r.stderr)
   t.assert.deepStrictEqual([line.level, line.role, line.err.code], [60, 'local', 'ENGINE_CONFIG_INVALID'])
   t.assert.match(line.msg ?? '', /^filterd: .*local\.key: environment variable FILTERD_KEY is not set/s)
-  t.assert.strictEqual(typeof line.time, 'number')
+  t.assert.match(String(line.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
 })
 
 test('a start failure inside the local role (category names unreadable) is one JSON log line on stderr too', (t: TestContext) => {

@@ -3,25 +3,45 @@
  * files into the category database (engine/catdb/build.ts) and exits 0 when the new tables are
  * live, 1 when malformed lines kept the live database unchanged.
  */
+import { parseArgs } from 'node:util'
 import { loadConfigFile } from '../engine/config/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
 import { buildCategoryDb } from '../engine/catdb/build.js'
 import { Store } from '../engine/store/index.js'
 
+const USAGE = 'usage: filterd build-db --config FILE [--continue] [--if-empty] [--quiet]\n'
+
 export async function run (argv: string[]): Promise<number> {
-  const i = argv.indexOf('--config')
-  const file = i >= 0 ? argv[i + 1] : undefined
+  let values
+  try {
+    values = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        config: { type: 'string', short: 'c' },
+        continue: { type: 'boolean' },
+        'if-empty': { type: 'boolean' },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' }
+      }
+    }).values
+  } catch (err) {
+    process.stderr.write(`filterd build-db: ${(err as Error).message}\n${USAGE}`)
+    return 2
+  }
+  if (values.help === true) { process.stdout.write(USAGE); return 0 }
+  const file = values.config
   if (file === undefined) {
-    process.stderr.write('usage: filterd build-db --config FILE [--continue] [--if-empty] [--quiet]\n')
+    process.stderr.write(USAGE)
     return 2
   }
   const config = loadConfigFile(file)
   const store = Store.open(config.common.db)
   try {
-    if (argv.includes('--if-empty') && new CategoryDb(store).activeVersion > 0) return 0
-    const quiet = argv.includes('--quiet')
+    if (values['if-empty'] === true && new CategoryDb(store).activeVersion > 0) return 0
+    const quiet = values.quiet === true
     const result = await buildCategoryDb(config, store, {
-      continueOnErrors: argv.includes('--continue'),
+      continueOnErrors: values.continue === true,
       log: quiet ? (line) => { if (line.startsWith('error') || line.startsWith('build-db')) process.stdout.write(line + '\n') } : undefined
     })
     return result.committed ? 0 : 1

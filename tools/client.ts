@@ -10,6 +10,7 @@
  * Works on the store at `common.db` while the catapi role runs: a change is seen by the role on its
  * next request (every write bumps the store generation, which drops the role's verification cache).
  */
+import { parseArgs } from 'node:util'
 import { loadConfigFile } from '../engine/config/index.js'
 import { isEngineError } from '../engine/errors.js'
 import { Store } from '../engine/store/index.js'
@@ -27,26 +28,29 @@ interface Parsed {
   readonly positional: string[]
 }
 
-const VALUE_OPTIONS = new Set(['--config', '-c', '--id', '--label', '--client', '--from', '--to'])
-
-function parseArgs (argv: readonly string[]): Parsed | string {
-  const options = new Map<string, string>()
-  const positional: string[] = []
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!
-    const eq = a.indexOf('=')
-    const name = a.startsWith('--') && eq > 0 ? a.slice(0, eq) : a
-    if (VALUE_OPTIONS.has(name)) {
-      const value = name !== a ? a.slice(eq + 1) : argv[++i]
-      if (value === undefined) return `${name} needs a value`
-      options.set(name === '-c' ? '--config' : name, value)
-    } else if (a.startsWith('-')) {
-      return `unknown option ${a}`
-    } else {
-      positional.push(a)
-    }
+/** The options, parsed one way (node:util parseArgs, strict), kept as `--name` → value. */
+function parseCommandLine (argv: readonly string[]): Parsed | string {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: true,
+      options: {
+        config: { type: 'string', short: 'c' },
+        id: { type: 'string' },
+        label: { type: 'string' },
+        client: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        help: { type: 'boolean', short: 'h' }
+      }
+    })
+    const options = new Map<string, string>()
+    for (const [k, v] of Object.entries(values)) options.set(`--${k}`, String(v))
+    return { options, positional: positionals }
+  } catch (err) {
+    return (err as Error).message
   }
-  return { options, positional }
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/
@@ -59,8 +63,9 @@ export async function run (argv: string[]): Promise<number> {
     out(USAGE)
     return command === undefined ? 2 : 0
   }
-  const parsed = parseArgs(rest)
+  const parsed = parseCommandLine(rest)
   if (typeof parsed === 'string') return fail(`${parsed}\n${USAGE}`)
+  if (parsed.options.has('--help')) { out(USAGE); return 0 }
   const file = parsed.options.get('--config')
   if (file === undefined) return fail(`--config FILE is required\n${USAGE}`)
   if (!['add', 'list', 'remove', 'rotate', 'usage'].includes(command)) return fail(`unknown subcommand "${command}"\n${USAGE}`)

@@ -5,16 +5,12 @@
  * the filtering servers' user counts (last and maximum of the day); `--json` prints the records.
  */
 import { existsSync } from 'node:fs'
+import { parseArgs } from 'node:util'
 import { open } from 'lmdb'
 import { UsageDb, type UsageRecord } from '../collector/usage-db.js'
 import { loadConfigFile } from '../engine/config/index.js'
 
 const USAGE = 'usage: filterd collector usage --config FILE [--key KEY] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]\n'
-
-function option (argv: string[], name: string): string | undefined {
-  const i = argv.indexOf(name)
-  return i >= 0 ? argv[i + 1] : undefined
-}
 
 /** The table `filterd collector usage` prints. */
 export function formatUsage (records: readonly UsageRecord[]): string {
@@ -27,18 +23,35 @@ export function formatUsage (records: readonly UsageRecord[]): string {
 }
 
 export async function run (argv: string[]): Promise<number> {
-  const file = option(argv, '--config')
-  if (argv.includes('--help') || argv.includes('-h')) {
+  let values
+  try {
+    values = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        config: { type: 'string', short: 'c' },
+        key: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' }
+      }
+    }).values
+  } catch (err) {
+    process.stderr.write(`filterd collector usage: ${(err as Error).message}\n${USAGE}`)
+    return 2
+  }
+  if (values.help === true) {
     process.stdout.write(USAGE)
     return 0
   }
+  const file = values.config
   if (file === undefined) {
     process.stderr.write(USAGE)
     return 2
   }
   const day = /^\d{4}-\d{2}-\d{2}$/
-  const from = option(argv, '--from')
-  const to = option(argv, '--to')
+  const { from, to } = values
   for (const d of [from, to]) {
     if (d !== undefined && !day.test(d)) { process.stderr.write(`filterd collector usage: bad day "${d}"\n${USAGE}`); return 2 }
   }
@@ -50,11 +63,11 @@ export async function run (argv: string[]): Promise<number> {
   }
   const root = open({ path, maxDbs: 64 })
   try {
-    const key = option(argv, '--key')
+    const key = values.key
     const records = [...new UsageDb(root).records({
       ...(key === undefined ? {} : { key }), ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to })
     })]
-    process.stdout.write(argv.includes('--json') ? JSON.stringify(records, null, 2) + '\n' : formatUsage(records))
+    process.stdout.write(values.json === true ? JSON.stringify(records, null, 2) + '\n' : formatUsage(records))
     return 0
   } finally {
     await root.close()

@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { loadConfigFile, type RoleName } from '../engine/config/index.js'
+import { checkConfigFile, loadConfigFile, type RoleName } from '../engine/config/index.js'
 import { isEngineError } from '../engine/errors.js'
 import { logStartFailure } from '../engine/log/index.js'
 import { COMMANDS, loadCommand, ROLE_HELP, ROLE_NAMES } from './cli/roles.js'
@@ -95,7 +95,7 @@ async function main (argv: string[]): Promise<number> {
   if (args.help) { process.stdout.write(subUsage(first) + '\n'); return 0 }
   if (first === 'check-config') {
     if (args.config === undefined) { process.stderr.write('filterd check-config: --config FILE is required\n'); return 2 }
-    process.stdout.write(JSON.stringify(loadConfigFile(args.config), null, 2) + '\n')
+    process.stdout.write(JSON.stringify(checkConfigFile(args.config), null, 2) + '\n')
     return 0
   }
   if (first === 'all') {

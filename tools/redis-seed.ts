@@ -6,16 +6,30 @@
  * Redis is replaced: writes made there since this replica last applied one are lost).
  * Exit codes: 0 done, 1 failed or refused, 2 usage.
  */
+import { parseArgs } from 'node:util'
 import { loadConfigFile } from '../engine/config/index.js'
 import { seedSharedStore } from '../engine/replica/follower.js'
 import { connectSharedStore, sharedStoreSettings, whenReady } from '../engine/replica/redis.js'
 import { openConfiguredStore } from '../engine/store/index.js'
 
+const USAGE = 'usage: filterd redis-seed --config FILE [--force]\n'
+
 export async function run (argv: string[]): Promise<number> {
-  const i = argv.findIndex((a) => a === '--config' || a === '-c')
-  const file = i >= 0 ? argv[i + 1] : undefined
+  let values
+  try {
+    values = parseArgs({
+      args: argv,
+      strict: true,
+      options: { config: { type: 'string', short: 'c' }, force: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }
+    }).values
+  } catch (err) {
+    process.stderr.write(`filterd redis-seed: ${(err as Error).message}\n${USAGE}`)
+    return 2
+  }
+  if (values.help === true) { process.stdout.write(USAGE); return 0 }
+  const file = values.config
   if (file === undefined) {
-    process.stderr.write('usage: filterd redis-seed --config FILE [--force]\n')
+    process.stderr.write(USAGE)
     return 2
   }
   const config = loadConfigFile(file)
@@ -29,7 +43,7 @@ export async function run (argv: string[]): Promise<number> {
   try {
     await whenReady(redis, 5000)
     const existing = await redis.get(settings.keys.epoch)
-    if (existing !== null && !argv.includes('--force')) {
+    if (existing !== null && values.force !== true) {
       process.stderr.write(`filterd redis-seed: Redis at ${settings.where} holds a store (${existing}); add --force to replace it with this host's replica\n`)
       return 1
     }

@@ -11,28 +11,42 @@
  */
 import { mkdirSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { parseArgs } from 'node:util'
 import { loadConfigFile } from '../engine/config/index.js'
 import { importClosedFiles, openStatsDb, partsOpenedBy, writeRotationRequest } from '../engine/stats/index.js'
 
-function argValue (argv: readonly string[], name: string): string | undefined {
-  const i = argv.indexOf(name)
-  if (i >= 0) return argv[i + 1]
-  return argv.find((a) => a.startsWith(name + '='))?.slice(name.length + 1)
-}
+const USAGE = 'usage: filterd stats-import --config FILE [--no-wait] [--wait-ms N]\n'
 
 export async function run (argv: string[]): Promise<number> {
-  const file = argValue(argv, '--config') ?? argValue(argv, '-c')
-  const waitArg = argValue(argv, '--wait-ms')
+  let values
+  try {
+    values = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        config: { type: 'string', short: 'c' },
+        'no-wait': { type: 'boolean' },
+        'wait-ms': { type: 'string' },
+        help: { type: 'boolean', short: 'h' }
+      }
+    }).values
+  } catch (err) {
+    process.stderr.write(`filterd stats-import: ${(err as Error).message}\n${USAGE}`)
+    return 2
+  }
+  if (values.help === true) { process.stdout.write(USAGE); return 0 }
+  const file = values.config
+  const waitArg = values['wait-ms']
   const waitMs = waitArg === undefined ? 3000 : Number(waitArg)
   if (file === undefined || !Number.isFinite(waitMs) || waitMs < 0) {
-    process.stderr.write('usage: filterd stats-import --config FILE [--no-wait] [--wait-ms N]\n')
+    process.stderr.write(USAGE)
     return 2
   }
   try {
     const config = loadConfigFile(file)
     const dir = config.stats.dir
     mkdirSync(dir, { recursive: true })
-    if (!argv.includes('--no-wait') && waitMs > 0) {
+    if (values['no-wait'] !== true && waitMs > 0) {
       const at = await writeRotationRequest(dir)
       const deadline = Date.now() + waitMs
       let open = await partsOpenedBy(dir, at)

@@ -13,6 +13,7 @@ import { EngineError } from '../errors.js'
 import { compileAccessRules } from '../net/access.js'
 import { ipBytes, parseCidr } from '../net/ip.js'
 import { parseHostPort } from './address.js'
+import { checkReferencedPaths } from './paths.js'
 import { configSchema } from './schema.js'
 import type { Config, ConfigFile, HostPort } from './types.js'
 
@@ -48,6 +49,25 @@ export function loadConfigFile (file: string, env: NodeJS.ProcessEnv = process.e
   return parseConfig(text, path, env)
 }
 
+/**
+ * `filterd check-config`: `loadConfigFile`, then the files and folders the config refers to
+ * (engine/config/paths.ts), every problem naming its key, all in one ENGINE_CONFIG_INVALID.
+ */
+export function checkConfigFile (file: string, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const config = loadConfigFile(file, env)
+  const raw: unknown = parseDocument(readFileSync(config.source, 'utf8')).toJS() ?? {}
+  const written = new Set<string>()
+  if (isObject(raw)) {
+    for (const [section, body] of Object.entries(raw)) {
+      written.add(section)
+      if (isObject(body)) for (const key of Object.keys(body)) written.add(`${section}.${key}`)
+    }
+  }
+  const problems = checkReferencedPaths(config, written)
+  if (problems.length > 0) throw invalid(config.source, problems)
+  return config
+}
+
 /** Validates config text; `path` names the file in messages and anchors relative paths. */
 export function parseConfig (text: string, path: string, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const problems: string[] = []
@@ -81,7 +101,7 @@ export function parseConfig (text: string, path: string, env: NodeJS.ProcessEnv 
 }
 
 const HTTP_LISTENERS = [
-  ['api', 'listen'], ['blockpage', 'listen'], ['blockpage', 'tls-listen'], ['catapi', 'listen'], ['catapi', 'anon-listen'],
+  ['proxy', 'metrics-listen'], ['api', 'listen'], ['blockpage', 'listen'], ['blockpage', 'tls-listen'], ['catapi', 'listen'], ['catapi', 'anon-listen'],
   ['local', 'listen'], ['collector', 'listen']
 ] as const
 

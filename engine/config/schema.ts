@@ -86,6 +86,7 @@ export const configSchema = {
         io: { enum: ['auto', 'native', 'dgram'], default: 'auto', description: 'UDP I/O of the DNS server: the batched native addon (recvmmsg/sendmmsg, one SO_REUSEPORT socket per front process), node:dgram, or auto (the addon when it loads, else node:dgram with one warning)' },
         processes: { type: 'integer', minimum: 1, maximum: 64, default: 1, description: 'front processes (node:cluster); each binds its own UDP socket with the native I/O, or shares the primary\'s with node:dgram' },
         workers: { type: 'integer', minimum: 1, maximum: 64, default: 1, description: 'worker threads per front process when dispatch is pool' },
+        'metrics-listen': { ...listenAddress, description: 'optional HTTP listener of the DNS role serving GET /metrics (Prometheus) and nothing else, so a DNS-only host is observable; off unless set; keep it on loopback or a management network (docs/metrics.md)' },
         'batch-size': { type: 'integer', minimum: 1, maximum: 4096, default: 64, description: 'packets per pool task at most' },
         'client-subnet': { type: 'boolean', default: false, description: 'take the client address from EDNS Client Subnet (deployments behind relays)' },
         'upstream-timeout': { type: 'integer', minimum: 50, maximum: 30000, default: 2000, description: 'milliseconds before an unanswered forwarded query gets SERVFAIL' },

@@ -2,6 +2,12 @@
  * Structured logs: one JSON object per line (pino), to the file a role's `log` key names or to
  * standard output for `-`. Disabled levels are no-ops, so a debug line on a hot path costs a
  * property check when debug is off.
+ *
+ * `time` is an ISO 8601 UTC string (`2026-11-24T01:30:13.123Z`), readable by a person and by every
+ * log collector without knowing it is epoch milliseconds.
+ *
+ * A log file is reopened on SIGHUP, so logrotate can rename it and signal the daemon (its
+ * `postrotate` step) instead of using `copytruncate`, which loses the lines written in between.
  */
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
@@ -22,7 +28,12 @@ export function createLogger (options: LoggerOptions): Logger {
   const sync = options.destination === '-'
   if (!sync) mkdirSync(dirname(options.destination), { recursive: true })
   const dest = pino.destination({ dest: sync ? 1 : options.destination, sync, mkdir: true })
-  return pino({ level: options.level, base: { role: options.role, pid: process.pid } }, dest)
+  if (!sync) {
+    // The file is reopened at its configured path; one listener per file, never removed, as the
+    // destination lives as long as the process.
+    process.on('SIGHUP', () => { dest.reopen() })
+  }
+  return pino({ level: options.level, base: { role: options.role, pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, dest)
 }
 
 /**
@@ -36,7 +47,7 @@ export function createLogger (options: LoggerOptions): Logger {
  * standard error. Synchronous, because the process exits right after.
  */
 export function logStartFailure (role: string, err: unknown, msg: string): void {
-  pino({ base: { role, pid: process.pid } }, pino.destination({ dest: 2, sync: true })).fatal({ err }, msg)
+  pino({ base: { role, pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 2, sync: true })).fatal({ err }, msg)
 }
 
 /** A logger that writes nothing (tests, library use). */

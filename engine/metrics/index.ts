@@ -4,16 +4,18 @@
  * The path: DNS counters live in the DNS processes, and /metrics is served by the api process.
  * Each DNS process counts into a `DnsMetrics` (plain numbers in a Float64Array: an increment is a
  * store, no allocation, no label lookup), and `startMetricsPublisher` writes a small JSON snapshot
- * of it every 5 seconds to `<stats.dir>/metrics/dns-<pid>.json` (written to a temporary name and
- * renamed, so a reader never sees half a file). The api role's `/metrics` handler reads every
- * snapshot and exposes them through prom-client with a `process` label (`dns-<pid>`), plus what it
- * can read itself (the store generation). A snapshot older than five minutes (a process that died
- * without cleaning up) is left out; a process that closes removes its own. Counters restart at 0
- * with a new process, under a new `process` label, which Prometheus's `rate()` handles.
+ * of it every 5 seconds to `<stats.dir>/metrics/dns-<index>.json` (written to a temporary name and
+ * renamed, so a reader never sees half a file). The api role's `/metrics` handler, and the DNS
+ * role's own `proxy.metrics-listen` listener, read every snapshot and expose them through prom-client
+ * with a `process` label (`dns-<index>`: the front process's index, 0 .. proxy.processes-1, so the
+ * label is the same after a restart; never a pid), plus what they can read themselves. A snapshot
+ * older than five minutes (a process that died without cleaning up) is left out; a process that
+ * closes removes its own. Counters restart at 0 with a restarted process under the same label,
+ * which Prometheus's `rate()` reads as a counter reset.
  *
  * Exposed metrics:
  *   filterd_dns_queries_total{process}                      queries answered or dropped
- *   filterd_dns_answers_total{process,verdict,rcode}        by verdict action and answer RCODE
+ *   filterd_dns_answers_total{process,verdict,rcode}        by verdict action and answer RCODE name (NOERROR, NXDOMAIN, …)
  *   filterd_dns_upstream_latency_ms{process,le}             histogram of upstream round trips
  *   filterd_dns_upstream_timeouts_total{process}
  *   filterd_dns_pool_queue_depth{process}                   last value set
@@ -58,13 +60,25 @@ function verdictSlot (action: string): number {
   }
 }
 
+/** RCODE names (RFC 1035, RFC 2136, RFC 6891 §9 for 16+ is not in a header): index = value. */
+export const RCODE_NAMES = [
+  'NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED', 'YXDOMAIN', 'YXRRSET',
+  'NXRRSET', 'NOTAUTH', 'NOTZONE', 'DSOTYPENI', 'RCODE12', 'RCODE13', 'RCODE14', 'RCODE15'
+] as const
+
+/** The label of an RCODE slot: its name, or `other` past 15. */
+export function rcodeLabel (r: number): string {
+  return RCODE_NAMES[r] ?? 'other'
+}
+
 /** What a DNS process publishes. */
 export interface MetricsSnapshot {
   v: 1
+  /** The process's pid (information only: never a label, since it changes with every restart). */
   pid: number
   updated: number
   queries: number
-  /** [verdict, rcode ('other' past 15), count], non-zero entries only. */
+  /** [verdict, rcode name ('other' past 15), count], non-zero entries only. */
   answers: Array<[string, string, number]>
   upstream: { buckets: number[], counts: number[], sum: number, count: number }
   upstreamTimeouts: number
@@ -116,7 +130,7 @@ export class DnsMetrics {
     for (let v = 0; v < VERDICTS.length; v++) {
       for (let r = 0; r < kRcodes; r++) {
         const n = this.answers[v * kRcodes + r]!
-        if (n > 0) answers.push([VERDICTS[v]!, r === 16 ? 'other' : String(r), n])
+        if (n > 0) answers.push([VERDICTS[v]!, rcodeLabel(r), n])
       }
     }
     return {
@@ -152,8 +166,8 @@ export interface MetricsPublisherOptions {
   queryLog?: { readonly writtenRows: number, readonly droppedRows: number }
   /** Default 5000 ms. */
   intervalMs?: number
-  /** Default the process id. */
-  pid?: number
+  /** The front process's index (`process="dns-<index>"`); default 0. */
+  index?: number
 }
 
 /** The directory snapshots are written to. */
@@ -173,15 +187,14 @@ export function metricsDir (config: Readonly<Config>): string {
 export function startMetricsPublisher (config: Readonly<Config>, metrics: DnsMetrics, options: MetricsPublisherOptions = {}): MetricsPublisher {
   const dir = metricsDir(config)
   mkdirSync(dir, { recursive: true })
-  const pid = options.pid ?? process.pid
-  const file = join(dir, `dns-${pid}.json`)
+  const file = join(dir, `dns-${options.index ?? 0}.json`)
   const tmp = `${file}.tmp`
   let closed = false
   let writing: Promise<void> = Promise.resolve()
   const publishNow = (): Promise<void> => {
     writing = writing.then(async () => {
       if (closed) return
-      const snap = { ...metrics.snapshot(options.queryLog), pid }
+      const snap = metrics.snapshot(options.queryLog)
       await writeFile(tmp, JSON.stringify(snap))
       await rename(tmp, file)
     }).catch(() => {})
@@ -227,9 +240,12 @@ export async function readSnapshots (dir: string, now = Date.now(), maxAgeMs = 3
 
 export interface MetricsRouteContext {
   readonly config: Readonly<Config>
-  readonly store: Pick<Store, 'generation'>
-  /** Include prom-client's default metrics of this process (prefix `filterd_api_`); default true. */
+  /** The store whose generation `filterd_store_generation` shows (the DNS role's listener has none). */
+  readonly store?: Pick<Store, 'generation'>
+  /** Include prom-client's default metrics of this process; default true. */
   readonly defaultMetrics?: boolean
+  /** Prefix of those default metrics; default `filterd_api_` (the DNS listener: `filterd_dns_`, as in `filterd_dns_process_cpu_seconds_total`). */
+  readonly defaultPrefix?: string
   readonly now?: () => number
 }
 
@@ -240,7 +256,7 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const registry = new Registry()
   const dir = metricsDir(ctx.config)
   const now = ctx.now ?? Date.now
-  if (ctx.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'filterd_api_' })
+  if (ctx.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: ctx.defaultPrefix ?? 'filterd_api_' })
   const p = ['process'] as const
   const queries = new Counter({ name: 'filterd_dns_queries_total', help: 'DNS queries received', labelNames: p, registers: [registry] })
   const answers = new Counter({ name: 'filterd_dns_answers_total', help: 'DNS queries by verdict action and answer RCODE', labelNames: ['process', 'verdict', 'rcode'] as const, registers: [registry] })
@@ -251,12 +267,14 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const io = new Gauge({ name: 'filterd_dns_udp_io', help: 'UDP I/O path of the DNS process (proxy.io): 1 for the one in use', labelNames: ['process', 'path'] as const, registers: [registry] })
   const age = new Gauge({ name: 'filterd_metrics_snapshot_age_seconds', help: 'age of the DNS process snapshot', labelNames: p, registers: [registry] })
   const store = ctx.store
-  void new Gauge({
-    name: 'filterd_store_generation',
-    help: 'policy generation of the store',
-    registers: [registry],
-    collect () { this.set(store.generation()) }
-  })
+  if (store !== undefined) {
+    void new Gauge({
+      name: 'filterd_store_generation',
+      help: 'policy generation of the store',
+      registers: [registry],
+      collect () { this.set(store.generation()) }
+    })
+  }
   let latency: HistValue[] = []
   const histName = 'filterd_dns_upstream_latency_ms'
   const histHelp = 'upstream round-trip time in milliseconds'

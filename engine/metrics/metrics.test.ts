@@ -29,7 +29,7 @@ test('counts queries by verdict and rcode and upstream latency into buckets', (t
   m.setPoolQueueDepth(4)
   const s = m.snapshot({ writtenRows: 10, droppedRows: 2 }, 1000)
   t.assert.strictEqual(s.queries, 5)
-  t.assert.deepStrictEqual(s.answers, [['forward', '0', 2], ['forward', '3', 1], ['block', '0', 1], ['other', 'other', 1]])
+  t.assert.deepStrictEqual(s.answers, [['forward', 'NOERROR', 2], ['forward', 'NXDOMAIN', 1], ['block', 'NOERROR', 1], ['other', 'other', 1]])
   t.assert.strictEqual(s.upstream.counts[0], 1)
   t.assert.strictEqual(s.upstream.counts[3], 1) // 7 ms: the 10 ms bucket
   t.assert.strictEqual(s.upstream.counts[s.upstream.buckets.length], 1) // past 5 s
@@ -46,7 +46,7 @@ test('exposes the DNS processes\' published counters on /metrics with a process 
   m.countQuery('block', 0)
   m.observeUpstream(3)
   m.observeUpstream(30)
-  const pub = startMetricsPublisher(config, m, { pid: 4242, queryLog: { writtenRows: 7, droppedRows: 3 }, intervalMs: 3_600_000 })
+  const pub = startMetricsPublisher(config, m, { index: 3, queryLog: { writtenRows: 7, droppedRows: 3 }, intervalMs: 3_600_000 })
   await pub.publishNow()
   // A snapshot of a process that stopped long ago is left out.
   writeFileSync(join(metricsDir(config), 'dns-1.json'), JSON.stringify({ ...m.snapshot(), pid: 1, updated: 0 }))
@@ -59,17 +59,17 @@ test('exposes the DNS processes\' published counters on /metrics with a process 
   t.assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/)
   const text = await res.text()
   for (const line of [
-    'filterd_dns_queries_total{process="dns-4242"} 1',
-    'filterd_dns_answers_total{process="dns-4242",verdict="block",rcode="0"} 1',
-    'filterd_dns_upstream_latency_ms_bucket{process="dns-4242",le="5"} 1',
-    'filterd_dns_upstream_latency_ms_bucket{process="dns-4242",le="50"} 2',
-    'filterd_dns_upstream_latency_ms_bucket{process="dns-4242",le="+Inf"} 2',
-    'filterd_dns_upstream_latency_ms_sum{process="dns-4242"} 33',
-    'filterd_dns_upstream_latency_ms_count{process="dns-4242"} 2',
-    'filterd_stats_rows_dropped_total{process="dns-4242"} 3',
-    'filterd_stats_rows_written_total{process="dns-4242"} 7',
+    'filterd_dns_queries_total{process="dns-3"} 1',
+    'filterd_dns_answers_total{process="dns-3",verdict="block",rcode="NOERROR"} 1',
+    'filterd_dns_upstream_latency_ms_bucket{process="dns-3",le="5"} 1',
+    'filterd_dns_upstream_latency_ms_bucket{process="dns-3",le="50"} 2',
+    'filterd_dns_upstream_latency_ms_bucket{process="dns-3",le="+Inf"} 2',
+    'filterd_dns_upstream_latency_ms_sum{process="dns-3"} 33',
+    'filterd_dns_upstream_latency_ms_count{process="dns-3"} 2',
+    'filterd_stats_rows_dropped_total{process="dns-3"} 3',
+    'filterd_stats_rows_written_total{process="dns-3"} 7',
     'filterd_store_generation 17',
-    'filterd_dns_udp_io{process="dns-4242",path="native"} 1',
+    'filterd_dns_udp_io{process="dns-3",path="native"} 1',
     '# TYPE filterd_dns_upstream_latency_ms histogram'
   ]) t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
   t.assert.doesNotMatch(text, /dns-1"/)
@@ -93,18 +93,23 @@ test('the DNS daemon counts its queries, answers and upstream timeouts, and the 
   const apiFile = join(w.dir, 'api.json')
   writeFileSync(apiFile, JSON.stringify({ ...doc, datafiles: { ...doc.datafiles, cats: CONF }, api: { listen: '127.0.0.1:0', log: '-', pid: join(w.dir, 'api.pid') } }))
   const api = await startRole(t, 'api', apiFile)
-  const proc = `dns-${String(dns.proc.pid)}`
+  // The front process's index, not its pid: the same series after a restart.
+  const proc = 'dns-0'
   t.assert.ok(existsSync(join(w.dir, 'stats', 'metrics', `${proc}.json`)), 'the snapshot is where docs/metrics.md says')
   // Snapshots are written every 5 s: wait for the one that holds the four queries.
   const queries = `filterd_dns_queries_total{process="${proc}"} 4`
   let text = ''
   await until(async () => { text = await (await fetch(`${api.url}/metrics`)).text(); return text.split('\n').includes(queries) }, 15_000)
   for (const line of [
-    `filterd_dns_answers_total{process="${proc}",verdict="block",rcode="0"} 1`,
-    `filterd_dns_answers_total{process="${proc}",verdict="forward",rcode="0"} 1`,
-    `filterd_dns_answers_total{process="${proc}",verdict="forward",rcode="3"} 1`,
-    `filterd_dns_answers_total{process="${proc}",verdict="forward",rcode="2"} 1`,
+    `filterd_dns_answers_total{process="${proc}",verdict="block",rcode="NOERROR"} 1`,
+    `filterd_dns_answers_total{process="${proc}",verdict="forward",rcode="NOERROR"} 1`,
+    `filterd_dns_answers_total{process="${proc}",verdict="forward",rcode="NXDOMAIN"} 1`,
+    `filterd_dns_answers_total{process="${proc}",verdict="forward",rcode="SERVFAIL"} 1`,
     `filterd_dns_upstream_timeouts_total{process="${proc}"} 1`,
     `filterd_dns_upstream_latency_ms_count{process="${proc}"} 2`
   ]) t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
+  const pid = String(dns.proc.pid)
+  for (const line of text.split('\n').filter((l) => l.includes('{'))) {
+    t.assert.ok(!/="[^"]*"/.test(line) || ![...line.matchAll(/="([^"]*)"/g)].some((m) => m[1]!.includes(pid)), `a label holds the pid: ${line}`)
+  }
 })

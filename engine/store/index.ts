@@ -14,7 +14,8 @@
  * changes by polling `generation()`, which is one cheap read.
  */
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb'
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Config } from '../config/types.js'
 import { EngineError } from '../errors.js'
 import { cidrContains, ipBytes, parseCidr, type Cidr } from '../net/ip.js'
@@ -537,4 +538,17 @@ export function configuredStoreOptions (config: Readonly<Config>): StoreOptions 
  */
 export function openConfiguredStore (config: Readonly<Config>, options: { readOnly?: boolean } = {}): Store {
   return Store.open(config.common.db, { ...configuredStoreOptions(config), ...options })
+}
+
+/**
+ * Creates the configured store, empty, when `common.db` holds none yet, so a reader that opens it
+ * read-only (the DNS role) starts on a fresh host instead of failing with ENGINE_STORE_OPEN. An
+ * empty store is what the api role would create on its first start: no users, the server defaults,
+ * no category database (every name forwarded), and readers see what a writer commits later.
+ * Returns whether it created one.
+ */
+export async function createStoreIfMissing (config: Readonly<Config>): Promise<boolean> {
+  if (existsSync(join(config.common.db, 'data.mdb'))) return false
+  await openConfiguredStore(config).close()
+  return true
 }

@@ -1,0 +1,60 @@
+/**
+ * `filterd check-config`'s file checks: the files and folders a config refers to (data files,
+ * categories, templates, TLS certificate and key, the safe-search host list, the vendor key)
+ * exist and are readable, each problem naming its key, instead of a role failing later with a raw
+ * ENOENT. State folders the roles create themselves (common.db, stats.dir, …) are not checked.
+ *
+ * A key is checked when its section is written in the file (an operator who writes a `blockpage:`
+ * section runs the block page, which needs its templates, default path or not); `datafiles.file`
+ * entries only when the file lists them (the defaults, custom.txt and vendor.txt, may come later).
+ */
+import { accessSync, constants, statSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Config } from './types.js'
+
+type Kind = 'file' | 'folder'
+
+/** One problem line per missing or unreadable path; empty when all are there. */
+export function checkReferencedPaths (config: Readonly<Config>, written: ReadonlySet<string>): string[] {
+  const problems: string[] = []
+  const check = (key: string, path: string | undefined, kind: Kind): void => {
+    if (path === undefined) return
+    const problem = pathProblem(path, kind)
+    if (problem !== undefined) problems.push(`${key}: ${path}: ${problem}`)
+  }
+  const has = (section: string): boolean => written.has(section)
+  if (has('datafiles')) {
+    check('datafiles.path', config.datafiles.path, 'folder')
+    check('datafiles.cats', config.datafiles.cats, 'folder')
+    check('datafiles.cats', join(config.datafiles.cats, 'catgroups.json'), 'file')
+    if (written.has('datafiles.file')) {
+      config.datafiles.file.forEach((f, i) => { check(`datafiles.file[${i}]`, join(config.datafiles.path, f), 'file') })
+    }
+  }
+  if (has('blockpage')) {
+    check('blockpage.templates', config.blockpage.templates, 'folder')
+    check('blockpage.tls-cert', config.blockpage['tls-cert'], 'file')
+    check('blockpage.tls-key', config.blockpage['tls-key'], 'file')
+  }
+  if (has('proxy')) check('proxy.safesearch-hosts', config.proxy['safesearch-hosts'], 'file')
+  if (has('stats')) check('stats.vendor-key', config.stats['vendor-key'], 'file')
+  return problems
+}
+
+function pathProblem (path: string, kind: Kind): string | undefined {
+  let isDir: boolean
+  try {
+    isDir = statSync(path).isDirectory()
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    return code === 'ENOENT' || code === 'ENOTDIR' ? `no such ${kind}` : `cannot be read (${code ?? 'error'})`
+  }
+  if (kind === 'folder' && !isDir) return 'is not a folder'
+  if (kind === 'file' && isDir) return 'is a folder, not a file'
+  try {
+    accessSync(path, kind === 'folder' ? constants.R_OK | constants.X_OK : constants.R_OK)
+  } catch {
+    return 'is not readable by this user'
+  }
+  return undefined
+}

@@ -1,0 +1,60 @@
+/**
+ * The command line, parsed one way: every role and command answers `--help` with exit 0 (through
+ * `filterd`, and each offline command's own module too), and an unknown option is refused with
+ * exit 2 naming it (node:util parseArgs, strict), instead of being ignored.
+ */
+import { test, type TestContext } from 'node:test'
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { FILTERD, REPO } from '../../engine/testing/daemon.js'
+import { COMMANDS, ROLE_NAMES } from './roles.js'
+
+function filterd (args: string[]): { code: number | null, stdout: string, stderr: string } {
+  const r = spawnSync(process.execPath, [FILTERD, ...args], { encoding: 'utf8', timeout: 60_000 })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+/** Runs a command module's own `run(argv)` (bypassing filterd.ts's dispatch). */
+function direct (name: string, argv: string[]): { code: number | null, stdout: string, stderr: string } {
+  const url = pathToFileURL(join(REPO, 'dist/tools/cli', COMMANDS[name]!.module)).href
+  const script = `const m = await import(${JSON.stringify(url)}); process.exitCode = await (m.run ?? m.runImport)(${JSON.stringify(argv)})`
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+/** The offline commands this file checks module by module (each parses with node:util parseArgs). */
+const OFFLINE = ['build-db', 'import', 'stats-import', 'client', 'redis-seed', 'collector-usage']
+
+test('every role, `all`, `check-config` and every command answers --help with exit 0', (t: TestContext) => {
+  const names = [...ROLE_NAMES, 'all', 'check-config', ...Object.keys(COMMANDS)]
+  for (const name of names) {
+    for (const flag of ['--help', '-h']) {
+      const r = filterd([name, flag])
+      t.assert.strictEqual(r.code, 0, `${name} ${flag}: ${r.stderr}`)
+      t.assert.match(r.stdout, /usage/i, `${name} ${flag}`)
+    }
+  }
+  t.assert.strictEqual(filterd(['collector', 'usage', '--help']).code, 0)
+})
+
+test('each offline command module answers --help itself and refuses an unknown option naming it', (t: TestContext) => {
+  for (const name of OFFLINE) {
+    const help = direct(name, ['--help'])
+    t.assert.strictEqual(help.code, 0, `${name} --help: ${help.stderr}`)
+    t.assert.match(help.stdout, /usage/i, name)
+    const args = name === 'client' ? ['list', '--bogus-option'] : name === 'import' ? ['hosts', '--bogus-option'] : ['--bogus-option']
+    const bad = filterd([name, ...args])
+    t.assert.strictEqual(bad.code, 2, `${name} --bogus-option: ${bad.stderr}`)
+    t.assert.match(bad.stderr, /--bogus-option/, name)
+  }
+})
+
+test('--config=FILE is read like --config FILE', (t: TestContext) => {
+  // A missing file: the command got as far as reading it, so the option was understood.
+  for (const name of ['build-db', 'stats-import', 'redis-seed']) {
+    const r = filterd([name, '--config=/nonexistent/filterd.yaml'])
+    t.assert.strictEqual(r.code, 1, `${name}: ${r.stderr}`)
+    t.assert.match(r.stderr, /nonexistent/, name)
+  }
+})

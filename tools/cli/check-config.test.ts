@@ -1,0 +1,63 @@
+/**
+ * `filterd check-config` checks the files and folders a config refers to, naming the key, instead of
+ * a role failing later with a raw ENOENT.
+ */
+import { test, type TestContext } from 'node:test'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { CONF, FILTERD } from '../../engine/testing/daemon.js'
+import { tempDir } from '../../engine/testing/temp.js'
+
+function checkConfig (file: string): { code: number | null, stdout: string, stderr: string } {
+  const r = spawnSync(process.execPath, [FILTERD, 'check-config', '--config', file], { encoding: 'utf8', timeout: 60_000 })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+test('check-config refuses a config naming missing files and folders, one line per key, no stack', (t: TestContext) => {
+  const dir = tempDir(t, 'filterd-check-config-')
+  mkdirSync(join(dir, 'data'))
+  writeFileSync(join(dir, 'data', 'custom.txt'), '')
+  const file = join(dir, 'filterd.yaml')
+  writeFileSync(file, [
+    'datafiles:',
+    `  path: ${join(dir, 'data')}`,
+    '  file: [custom.txt, missing.txt]',
+    `  cats: ${CONF}`,
+    'blockpage:',
+    `  templates: ${join(dir, 'no-templates')}`,
+    `  tls-cert: ${join(dir, 'cert.pem')}`,
+    `  tls-key: ${join(dir, 'data')}`,
+    ''
+  ].join('\n'))
+  const r = checkConfig(file)
+  t.assert.strictEqual(r.code, 1)
+  t.assert.strictEqual(r.stdout, '')
+  t.assert.match(r.stderr, /datafiles\.file\[1\]: .*missing\.txt: no such file/)
+  t.assert.match(r.stderr, /blockpage\.templates: .*no-templates: no such folder/)
+  t.assert.match(r.stderr, /blockpage\.tls-cert: .*cert\.pem: no such file/)
+  t.assert.match(r.stderr, /blockpage\.tls-key: .*is a folder, not a file/)
+  t.assert.doesNotMatch(r.stderr, /datafiles\.file\[0\]|datafiles\.cats|ENOENT|\n\s+at /)
+
+  // Fixed, it passes and prints the config.
+  mkdirSync(join(dir, 'no-templates'))
+  writeFileSync(join(dir, 'data', 'missing.txt'), '')
+  writeFileSync(join(dir, 'cert.pem'), '')
+  writeFileSync(file, [
+    'datafiles:', `  path: ${join(dir, 'data')}`, '  file: [custom.txt, missing.txt]', `  cats: ${CONF}`,
+    'blockpage:', `  templates: ${join(dir, 'no-templates')}`, `  tls-cert: ${join(dir, 'cert.pem')}`, `  tls-key: ${join(dir, 'cert.pem')}`, ''
+  ].join('\n'))
+  const ok = checkConfig(file)
+  t.assert.strictEqual(ok.code, 0, ok.stderr)
+  t.assert.strictEqual(JSON.parse(ok.stdout).blockpage['tls-key'], join(dir, 'cert.pem'))
+
+  if (process.getuid?.() !== 0) {
+    chmodSync(join(dir, 'cert.pem'), 0)
+    t.assert.match(checkConfig(file).stderr, /blockpage\.tls-cert: .*not readable/)
+  }
+})
+
+test('the demo config passes check-config', (t: TestContext) => {
+  const r = checkConfig(join(CONF, 'demo.yaml'))
+  t.assert.strictEqual(r.code, 0, r.stderr)
+})
