@@ -10,10 +10,9 @@
  * Exit codes: 0 done, 1 failed, 2 usage.
  */
 import { mkdirSync } from 'node:fs'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { loadConfigFile } from '../engine/config/index.js'
-import { importClosedFiles, openStatsDb, partsOpenedBy, writeRotationRequest } from '../engine/stats/index.js'
+import { closeCurrentParts, importClosedFiles, openStatsDb } from '../engine/stats/index.js'
 
 const USAGE = 'usage: filterd stats-import --config FILE [--no-wait] [--wait-ms N]\n'
 
@@ -47,13 +46,7 @@ export async function run (argv: string[]): Promise<number> {
     const dir = config.stats.dir
     mkdirSync(dir, { recursive: true })
     if (values['no-wait'] !== true && waitMs > 0) {
-      const at = await writeRotationRequest(dir)
-      const deadline = Date.now() + waitMs
-      let open = await partsOpenedBy(dir, at)
-      while (open.length > 0 && Date.now() < deadline) {
-        await sleep(50)
-        open = await partsOpenedBy(dir, at)
-      }
+      const open = await closeCurrentParts(dir, waitMs)
       if (open.length > 0) process.stderr.write(`filterd stats-import: still open after ${waitMs} ms, imported next time: ${open.join(', ')}\n`)
     }
     const db = openStatsDb(config.stats.db)

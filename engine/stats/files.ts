@@ -16,6 +16,7 @@
  * last, possibly half-written, line is skipped by the importer.
  */
 import { readdir, rename, writeFile } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { join } from 'node:path'
 
 /**
@@ -111,4 +112,19 @@ export async function partsOpenedBy (dir: string, time: number): Promise<string[
     const m = PART_RE.exec(n)
     return m !== null && Number(m[2]) <= time && isAlive(Number(m[1]))
   })
+}
+
+/**
+ * Asks the DNS writers to close their current files (a rotation request) and waits until they have,
+ * for at most `waitMs`. Answers the files still open then (empty when every writer closed its own).
+ */
+export async function closeCurrentParts (dir: string, waitMs: number): Promise<string[]> {
+  const at = await writeRotationRequest(dir)
+  const deadline = Date.now() + waitMs
+  let open = await partsOpenedBy(dir, at)
+  while (open.length > 0 && Date.now() < deadline) {
+    await sleep(50)
+    open = await partsOpenedBy(dir, at)
+  }
+  return open
 }

@@ -20,11 +20,10 @@
 import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { open } from 'lmdb'
 import { loadConfigFile, type Config } from '../../engine/config/index.js'
-import { partsOpenedBy, recoverStaleParts, writeRotationRequest } from '../../engine/stats/index.js'
+import { closeCurrentParts, partsOpenedBy, recoverStaleParts } from '../../engine/stats/index.js'
 import { Store } from '../../engine/store/index.js'
 import { filterdVersion } from '../cli/version.js'
 import { describeFiles, FORMAT, FORMAT_VERSION, fsyncPath, fsyncTree, listFiles, MANIFEST, PARTS, type Manifest } from './manifest.js'
@@ -66,14 +65,7 @@ async function copyEnvironment (source: string, target: string): Promise<void> {
 async function closeCurrentFiles (dir: string, waitMs: number): Promise<string[]> {
   await recoverStaleParts(dir)
   if (waitMs === 0) return await partsOpenedBy(dir, Date.now())
-  const at = await writeRotationRequest(dir)
-  const deadline = Date.now() + waitMs
-  let open = await partsOpenedBy(dir, at)
-  while (open.length > 0 && Date.now() < deadline) {
-    await sleep(50)
-    open = await partsOpenedBy(dir, at)
-  }
-  return open
+  return await closeCurrentParts(dir, waitMs)
 }
 
 /** Copies the closed CSV files; one the importer deleted meanwhile is in the database copy taken next. */
