@@ -44,7 +44,8 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   // The 5-minute import of the DNS role's closed CSV files, and the usage report to the vendor.
   // With Redis, every host's files reach every host's reports through the shared store instead.
   const importer = shared !== undefined ? shared.startStats(statsDb) : startStatsImporter(config, logger, { statsDb })
-  const usage = startUsageReporter(config, store, logger)
+  // With Redis, the hosts take turns: one report per interval for all of them.
+  const usage = startUsageReporter(config, store, logger, shared !== undefined ? { claim: shared.usageClaim } : {})
   if (!isLoopback(listen.host)) {
     logger.warn({ listen: config.api.listen }, 'the management API has no authentication of its own: listen on loopback and let the front door apply api.access')
   }

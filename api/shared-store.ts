@@ -8,7 +8,7 @@
 import type { Config } from '../engine/config/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
-import type { StatsDb } from '../engine/stats/index.js'
+import type { StatsDb, UsageClaim } from '../engine/stats/index.js'
 import type { StatsSync } from '../engine/replica/stats.js'
 import { hostname } from 'node:os'
 import { apiError } from './errors.js'
@@ -17,6 +17,8 @@ export interface SharedStoreLink {
   readonly where: string
   /** Ships this host's statistics and applies every host's (engine/replica/stats.ts). */
   startStats (statsDb: StatsDb): StatsSync
+  /** The claim the hosts take so one of them sends each interval's vendor usage report. */
+  readonly usageClaim: UsageClaim
   close (): Promise<void>
 }
 
@@ -27,6 +29,7 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
   const { sharedStoreSettings, connectSharedStore } = await import('../engine/replica/redis.js')
   const { createRemoteCommit, SharedStoreUnavailable } = await import('../engine/replica/commit.js')
   const { startStatsSync, statsKeys } = await import('../engine/replica/stats.js')
+  const { redisPeriodClaim } = await import('../engine/replica/claim.js')
   /* eslint-enable no-restricted-syntax */
   const settings = sharedStoreSettings(config)!
   const redis = connectSharedStore(settings, { commandTimeout: 3000 })
@@ -45,10 +48,11 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
       throw err
     }
   })
+  const host = config.common['host-id'] ?? hostname()
   return {
     where: settings.where,
+    usageClaim: redisPeriodClaim(redis, settings.keys.usageReport, `${host}:${process.pid}`),
     startStats (statsDb) {
-      const host = config.common['host-id'] ?? hostname()
       return startStatsSync(redis, connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
         host, config.stats.dir, statsDb, config.stats.timezone, config.stats['import-interval'] * 1000, logger)
     },

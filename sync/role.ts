@@ -7,7 +7,8 @@
  *                 behind a working Redis; 503 while Redis is down, lost its data, or holds another
  *                 store, or before the first bootstrap completes (the replica still serves DNS)
  *   GET /metrics  Prometheus: filterd_replica_state{state}, _lag_records, _lag_seconds,
- *                 _applied_seq, _applied_records_total, _bootstraps_total, _seconds_since_current
+ *                 _applied_seq, _applied_records_total, _applied_ops_total, _skipped_ops_total,
+ *                 _bootstraps_total, _seconds_since_current
  */
 import { Counter, Gauge, Registry } from 'prom-client'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
@@ -46,11 +47,15 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   gauge('filterd_store_generation', 'policy generation of the local store', () => store.generation())
   const applied = new Counter({ name: 'filterd_replica_applied_records_total', help: 'change records applied since start', registers: [registry] })
   const boots = new Counter({ name: 'filterd_replica_bootstraps_total', help: 'bootstraps from a Redis snapshot since start', registers: [registry] })
-  let seenApplied = 0
-  let seenBoots = 0
+  const appliedOps = new Counter({ name: 'filterd_replica_applied_ops_total', help: 'key changes written to the replica since start (bootstrap copies and applied records)', registers: [registry] })
+  const skippedOps = new Counter({ name: 'filterd_replica_skipped_ops_total', help: 'key changes a bootstrap skipped because the replica already held that version or a newer one', registers: [registry] })
+  let seen = { applied: 0, boots: 0, appliedOps: 0, skippedOps: 0 }
   const syncCounters = (): void => {
-    applied.inc(status.appliedRecords - seenApplied); seenApplied = status.appliedRecords
-    boots.inc(status.bootstraps - seenBoots); seenBoots = status.bootstraps
+    applied.inc(status.appliedRecords - seen.applied)
+    boots.inc(status.bootstraps - seen.boots)
+    appliedOps.inc(status.appliedOps - seen.appliedOps)
+    skippedOps.inc(status.skippedOps - seen.skippedOps)
+    seen = { applied: status.appliedRecords, boots: status.bootstraps, appliedOps: status.appliedOps, skippedOps: status.skippedOps }
   }
 
   const http = createHttpServer({ impl: config.common['http-server'], bodyLimit: 1024, logger: { warn: (m) => { logger.warn(m) } } })

@@ -20,13 +20,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
-import { pack } from 'msgpackr'
 import { silentLogger } from '../../engine/log/index.js'
 import { loadTaxonomy } from '../../engine/categories/index.js'
 import { CategoryDb } from '../../engine/catdb/index.js'
 import { openStatsDb } from '../../engine/stats/index.js'
 import { Store } from '../../engine/store/index.js'
 import { Follower } from '../../engine/replica/follower.js'
+import { storedValue } from '../../engine/replica/redis.js'
 import { linkStore, testSettings, until } from '../../engine/replica/testing.js'
 import { startRedis } from '../../engine/testing/redis.js'
 import { FILTERD } from '../../engine/testing/daemon.js'
@@ -127,8 +127,8 @@ async function bootstrap (): Promise<void> {
     const ips: Array<string | Buffer> = []
     for (let k = i; k < Math.min(USERS, i + 10_000); k++) {
       const ip = `10.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`
-      users.push(`user${k}`, pack({ name: `user${k}`, safesearch: 'off', safeyoutube: 'off', status: 'enabled', filter: [1, 2], ip: [ip] }))
-      ips.push(ip, pack(`user${k}`))
+      users.push(`user${k}`, storedValue(0, { name: `user${k}`, safesearch: 'off', safeyoutube: 'off', status: 'enabled', filter: [1, 2], ip: [ip] }))
+      ips.push(ip, storedValue(0, `user${k}`))
     }
     await r.hset(settings.keys.hash.users, ...users)
     await r.hset(settings.keys.hash.ips, ...ips)

@@ -3,7 +3,8 @@
  * physical key changes (recorded by `Store.write`, engine/store) to `createRemoteCommit`, which
  *
  *   1. runs one Lua script in Redis that checks the store's epoch is the one this host replicates,
- *      applies the changes to the `h:<db>` hashes, increments `seq` and appends the change record
+ *      increments `seq`, applies the changes to the `h:<db>` hashes (each value tagged with that
+ *      `seq` as its version, a deleted key leaving a tombstone), and appends the change record
  *      to the stream (XADD … MAXLEN ~ redis-stream-length): all or nothing, as Redis runs a script
  *      atomically;
  *   2. resolves once this host's follower (the sync role) has applied that record to the local
@@ -26,20 +27,41 @@ export class SharedStoreUnavailable extends EngineError {
   }
 }
 
-// KEYS: epoch, seq, changes, h:users, h:ips, h:lists, h:settings, h:clients
+// KEYS: epoch, seq, changes, tombs, tombfloor, h:users, h:ips, h:lists, h:settings, h:clients
 // ARGV: epoch, maxlen, packed record, n, then n × (db index, key, 'p'|'d', value)
+// Each key's hash value carries the record's seq as its version (engine/replica/redis.ts); a delete
+// leaves a tombstone, dropped once older than the records the stream keeps (MAXLEN ~ keeps at least
+// maxlen), and `tombfloor` says up to where tombstones were dropped.
 const COMMIT_LUA = `
 local e = redis.call('GET', KEYS[1])
 if e ~= ARGV[1] then return redis.error_reply('FILTERD_EPOCH ' .. tostring(e)) end
+local seq = redis.call('INCR', KEYS[2])
+local v = tostring(seq) .. ':'
 local n = tonumber(ARGV[4])
 local i = 5
 for _ = 1, n do
-  local h = KEYS[3 + tonumber(ARGV[i])]
-  if ARGV[i + 2] == 'p' then redis.call('HSET', h, ARGV[i + 1], ARGV[i + 3]) else redis.call('HDEL', h, ARGV[i + 1]) end
+  local h = KEYS[5 + tonumber(ARGV[i])]
+  local member = ARGV[i] .. ':' .. ARGV[i + 1]
+  if ARGV[i + 2] == 'p' then
+    redis.call('HSET', h, ARGV[i + 1], v .. ARGV[i + 3])
+    redis.call('ZREM', KEYS[4], member)
+  else
+    redis.call('HSET', h, ARGV[i + 1], v)
+    redis.call('ZADD', KEYS[4], seq, member)
+  end
   i = i + 4
 end
-local seq = redis.call('INCR', KEYS[2])
 local id = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[2], '*', 'seq', seq, 'ops', ARGV[3])
+local floor = seq - tonumber(ARGV[2])
+if floor > 0 then
+  local old = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', floor, 'LIMIT', 0, 64)
+  for _, m in ipairs(old) do
+    local c = string.find(m, ':', 1, true)
+    redis.call('HDEL', KEYS[5 + tonumber(string.sub(m, 1, c - 1))], string.sub(m, c + 1))
+    redis.call('ZREM', KEYS[4], m)
+  end
+  if #old > 0 then redis.call('SET', KEYS[5], floor) end
+end
 return {id, seq}
 `
 
@@ -53,7 +75,7 @@ declare module 'ioredis' {
 
 export function defineCommitScript (redis: Redis): void {
   if (typeof (redis as unknown as { filterdCommit?: unknown }).filterdCommit === 'function') return
-  redis.defineCommand('filterdCommit', { numberOfKeys: 3 + POLICY_DBS.length, lua: COMMIT_LUA })
+  redis.defineCommand('filterdCommit', { numberOfKeys: 5 + POLICY_DBS.length, lua: COMMIT_LUA })
 }
 
 export interface RemoteCommitOptions {
@@ -66,7 +88,7 @@ export interface RemoteCommitOptions {
 export async function commitToSharedStore (redis: Redis, settings: SharedStoreSettings, epoch: string, ops: readonly StoreOp[]): Promise<{ id: string, seq: number }> {
   const { keys } = settings
   defineCommitScript(redis)
-  const args: Array<string | Buffer | number> = [keys.epoch, keys.seq, keys.changes, ...POLICY_DBS.map((db) => keys.hash[db])]
+  const args: Array<string | Buffer | number> = [keys.epoch, keys.seq, keys.changes, keys.tombs, keys.tombfloor, ...POLICY_DBS.map((db) => keys.hash[db])]
   args.push(epoch, settings.streamLength, pack(ops), ops.length)
   for (const [db, key, value] of ops) {
     if (value === undefined || value === null) args.push(DB_INDEX.get(db)!, key, 'd', '')

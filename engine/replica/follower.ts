@@ -20,20 +20,24 @@
  * `seq` must follow the replica's by one: a jump means records were trimmed from the stream before
  * this host read them, and the follower bootstraps.
  *
- * Bootstrap: one MULTI reads the epoch, `seq` and the stream's last id (a consistent point, as a
- * write is one Lua script that moves all three); then HSCAN copies the hashes into the cleared
- * replica in batches, and following resumes from that point. HSCAN may see writes made after the
- * point; records after it are replayed over them, and as a record holds final key values (not
- * increments) replaying it over its own effect changes nothing, so the replica ends equal to Redis at
- * the last applied record, with no gap. Until the last batch, `replica.state` is `bootstrapping`:
- * a kill there restarts the bootstrap, and the API refuses writes.
+ * Bootstrap, with no gap and no double apply: one MULTI reads the epoch, `seq` and the stream's last
+ * id (a consistent point S, as a write is one Lua script that moves all three); then HSCAN copies
+ * the hashes into the cleared replica in batches. Every hash value carries its version, the `seq`
+ * of the record that last wrote the key (a deleted key leaves a tombstone with its version), so the
+ * copy knows which keys changed after S (version > S) and up to which record M it reaches. The
+ * bootstrap then replays the records S+1..M itself, skipping each key change whose version is not
+ * newer than the one copied: no record is applied twice and no older value overwrites a newer one.
+ * A key copied twice by HSCAN (a rehash) is kept once, the newer version. The replica is marked
+ * complete, at position M or later, only after that. Until then `replica.state` is
+ * `bootstrapping`: a kill there restarts the bootstrap, and the API refuses writes. A bootstrap
+ * that finds records S+1..M trimmed from the stream, or tombstones newer than S dropped, starts over.
  */
 import { randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { pack, unpack } from 'msgpackr'
+import { unpack } from 'msgpackr'
 import type { Logger } from '../log/index.js'
 import { POLICY_DBS, type ReplicaPosition, type Store, type StoreOp } from '../store/index.js'
-import { connectSharedStore, whenReady, type SharedStoreSettings } from './redis.js'
+import { connectSharedStore, parseStored, storedValue, whenReady, type SharedStoreSettings } from './redis.js'
 
 export type FollowerState = 'starting' | 'initializing' | 'bootstrapping' | 'following' | 'redis-down' | 'redis-lost' | 'epoch-mismatch' | 'stopped'
 
@@ -54,6 +58,10 @@ export interface FollowerStatus {
   currentAt: number
   bootstraps: number
   appliedRecords: number
+  /** Key changes written to the replica (bootstrap copies and record applies). */
+  appliedOps: number
+  /** Key changes a bootstrap skipped because the replica already held that version or a newer one. */
+  skippedOps: number
 }
 
 const BATCH_KEYS = 5000
@@ -66,6 +74,15 @@ const sleep = async (ms: number): Promise<void> => { await new Promise((resolve)
 function idTime (id: string): number {
   return Number(id.slice(0, id.indexOf('-')))
 }
+
+/** A change record of the stream: its sequence number and key changes. */
+function parseRecord (fields: Buffer[]): { seq: number, ops: StoreOp[] } {
+  const f = new Map<string, Buffer>()
+  for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!.toString(), fields[i + 1]!)
+  return { seq: Number(f.get('seq')?.toString()), ops: unpack(f.get('ops')!) as StoreOp[] }
+}
+
+const tagOf = (db: string, key: string): string => `${db}\0${key}`
 
 export interface FollowerOptions {
   readonly logger: Logger
@@ -93,7 +110,9 @@ export class Follower {
       lagMs: 0,
       currentAt: 0,
       bootstraps: 0,
-      appliedRecords: 0
+      appliedRecords: 0,
+      appliedOps: 0,
+      skippedOps: 0
     }
   }
 
@@ -184,9 +203,8 @@ export class Follower {
     let seq = position.seq
     let id = position.id
     for (const [rawId, fields] of entries) {
-      const f = new Map<string, Buffer>()
-      for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!.toString(), fields[i + 1]!)
-      const s = Number(f.get('seq')?.toString())
+      const record = parseRecord(fields)
+      const s = record.seq
       if (s <= seq) continue
       if (s !== seq + 1) {
         this.options.logger.warn({ applied: seq, next: s }, 'change records are missing (trimmed before this host read them): bootstrapping')
@@ -194,7 +212,7 @@ export class Follower {
         await this.bootstrap()
         return
       }
-      for (const op of unpack(f.get('ops')!) as StoreOp[]) ops.push(op)
+      for (const op of record.ops) ops.push(op)
       seq = s
       id = rawId.toString()
     }
@@ -204,6 +222,7 @@ export class Follower {
     await this.store.applyReplicated(ops, { epoch: position.epoch, id, seq }, { durable: false })
     const now = Date.now()
     this.status.appliedRecords += seq - position.seq
+    this.status.appliedOps += ops.length
     this.status.appliedSeq = seq
     this.status.lagMs = Math.max(0, now - idTime(id))
     this.status.redisSeq = Math.max(this.status.redisSeq, seq)
@@ -227,26 +246,90 @@ export class Follower {
     const id = last.length > 0 ? last[0]![0] : '0-0'
     this.options.logger.info({ epoch, seq, redis: this.settings.where }, 'bootstrapping this replica from the shared store')
     await this.store.applyReplicated([], undefined, { clear: true, state: 'bootstrapping' })
+    // Keys copied at a version after the snapshot point `seq` (changed during the copy): the
+    // replay below skips their older changes. Keys at or before it cannot meet an older record.
+    const newer = new Map<string, number>()
+    let top = seq
     let keysCopied = 0
+    let batch: StoreOp[] = []
+    let pending = new Set<string>()
+    const flush = async (): Promise<void> => {
+      if (batch.length === 0) return
+      await this.store.applyReplicated(batch, undefined, { durable: false })
+      keysCopied += batch.length
+      this.status.appliedOps += batch.length
+      batch = []
+      pending = new Set()
+    }
     for (const db of POLICY_DBS) {
       let cursor = '0'
-      let batch: StoreOp[] = []
       do {
-        const [next, flat] = await this.redis.hscanBuffer(keys.hash[db], cursor, 'COUNT', 5000)
+        const [next, flat] = await this.redis.hscanBuffer(keys.hash[db], cursor, 'COUNT', BATCH_KEYS)
         cursor = next.toString()
-        for (let i = 0; i + 1 < flat.length; i += 2) batch.push([db, flat[i]!.toString(), unpack(flat[i + 1]!)])
-        if (batch.length >= BATCH_KEYS) { await this.store.applyReplicated(batch, undefined, { durable: false }); keysCopied += batch.length; batch = [] }
+        for (let i = 0; i + 1 < flat.length; i += 2) {
+          const key = flat[i]!.toString()
+          const tag = tagOf(db, key)
+          const { version, value } = parseStored(flat[i + 1]!)
+          if (version > seq) {
+            const held = newer.get(tag)
+            if (held !== undefined && held >= version) { this.status.skippedOps++; continue }
+            newer.set(tag, version)
+            if (version > top) top = version
+          } else {
+            // Unchanged since the snapshot: absent if a tombstone; copied once if HSCAN returns it twice.
+            if (value === undefined) continue
+            if (pending.has(tag) || this.store.hasPolicyKey(db, key)) { this.status.skippedOps++; continue }
+          }
+          pending.add(tag)
+          batch.push(value === undefined ? [db, key] : [db, key, value])
+        }
+        if (batch.length >= BATCH_KEYS) await flush()
         if (this.closed) return
       } while (cursor !== '0')
-      if (batch.length > 0) { await this.store.applyReplicated(batch, undefined, { durable: false }); keysCopied += batch.length }
+    }
+    await flush()
+    const floor = Number(await this.redis.get(keys.tombfloor) ?? 0)
+    if (floor > seq) {
+      this.options.logger.warn({ seq, floor }, 'deletions made during the bootstrap were already forgotten by Redis (a long bootstrap under many writes): starting it again')
+      return
+    }
+    // Replays the records after the snapshot up to the newest version copied (at least).
+    let position = { epoch, id, seq }
+    while (position.seq < top) {
+      const reply = await this.redis.xreadBuffer('COUNT', READ_COUNT, 'STREAMS', keys.changes, position.id)
+      if (this.closed) return
+      const entries = reply?.[0]?.[1] ?? []
+      const ops: StoreOp[] = []
+      let at = position
+      for (const [rawId, fields] of entries) {
+        const record = parseRecord(fields)
+        if (record.seq <= at.seq) continue
+        if (record.seq !== at.seq + 1) break
+        for (const op of record.ops) {
+          const tag = tagOf(op[0], op[1])
+          const held = newer.get(tag)
+          if (held !== undefined && held >= record.seq) { this.status.skippedOps++; continue }
+          if (held !== undefined) newer.set(tag, record.seq)
+          ops.push(op)
+        }
+        at = { epoch, id: rawId.toString(), seq: record.seq }
+      }
+      if (at.seq === position.seq) {
+        this.options.logger.warn({ seq: position.seq, needed: top }, 'the change records after the snapshot were trimmed from the stream during the bootstrap: starting it again')
+        return
+      }
+      await this.store.applyReplicated(ops, undefined, { durable: false })
+      this.status.appliedOps += ops.length
+      this.status.appliedRecords += at.seq - position.seq
+      position = at
     }
     // The batches need no fsync of their own: until this last, durable transaction the replica
     // says `bootstrapping`, and a crash before it restarts the bootstrap.
-    await this.store.applyReplicated([], { epoch, id, seq }, { state: 'following' })
+    await this.store.applyReplicated([], position, { state: 'following' })
     this.status.bootstraps++
     this.status.epoch = epoch
-    this.status.appliedSeq = seq
-    this.options.logger.info({ keys: keysCopied, ms: Date.now() - started, seq }, 'bootstrap done; following the stream from the snapshot')
+    this.status.appliedSeq = position.seq
+    this.options.logger.info({ keys: keysCopied, ms: Date.now() - started, seq: position.seq, snapshot: seq }, 'bootstrap done; following the stream')
   }
 
   /** Redis holds no store and this replica never followed one: create it from this replica. */
@@ -268,18 +351,18 @@ export class Follower {
 
 /**
  * Writes this replica's policy into Redis as a new store (`<kind>:<uuid>` epoch): the hashes
- * replaced, `seq` 0, the stream emptied; the epoch is set last, so a host reading Redis meanwhile
+ * replaced (every key at version 0), `seq` 0, the stream emptied; the epoch is set last, so a host reading Redis meanwhile
  * sees no store. `kind` `reseed` (an operator's `filterd redis-seed`) tells the other hosts to
  * replace their replicas with it; `init` (a first start) does not.
  */
 export async function seedSharedStore (redis: Redis, settings: SharedStoreSettings, store: Store, kind: 'init' | 'reseed'): Promise<string> {
   const { keys } = settings
-  await redis.del(keys.epoch, keys.changes, keys.seq, ...POLICY_DBS.map((db) => keys.hash[db]))
+  await redis.del(keys.epoch, keys.changes, keys.seq, keys.tombs, keys.tombfloor, ...POLICY_DBS.map((db) => keys.hash[db]))
   for (const db of POLICY_DBS) {
     let args: Array<string | Buffer> = []
     const flush = async (): Promise<void> => { if (args.length > 0) await redis.hset(keys.hash[db], ...args); args = [] }
     for (const { key, value } of store.entries(db)) {
-      args.push(key, pack(value))
+      args.push(key, storedValue(0, value))
       if (args.length >= 2 * BATCH_KEYS) await flush()
     }
     await flush()

@@ -8,13 +8,23 @@
  *   changes           the Stream of change records: fields `seq` and `ops` (msgpackr array of
  *                     [db, key, value?], the physical key changes of one API request)
  *   h:<db>            one hash per policy database (users, ips, lists, settings, clients): key →
- *                     msgpackr value; the state a bootstrap reads
+ *                     `<version>:<msgpackr value>`, where the version is the `seq` of the record
+ *                     that last wrote the key (0: seeded); a deleted key keeps a tombstone
+ *                     `<version>:` (empty value) while a bootstrap may still need it. The state a
+ *                     bootstrap reads; the versions let it skip records it already copied.
+ *   tombs             sorted set of the tombstones (`<db index>:<key>`, score: version); the commit
+ *                     script drops those older than the records the stream is sure to keep
+ *   tombfloor         the highest version of a dropped tombstone: a bootstrap whose snapshot is
+ *                     older may have missed a deletion, and starts again
  *   init              a short lock held by the host that creates the store
+ *   usage-report      the claim of the host sending this period's vendor usage report
+ *                     (engine/replica/claim.ts, engine/stats/usage-report.ts)
  *
  * ioredis is the client (docs/architecture.md says why): it speaks Sentinel itself, returns
  * binary replies as Buffers (`…Buffer` commands), and runs Lua scripts by digest.
  */
 import { Redis, type RedisOptions } from 'ioredis'
+import { pack, unpack } from 'msgpackr'
 import type { Config } from '../config/types.js'
 import { POLICY_DBS, type PolicyDb } from '../store/index.js'
 
@@ -23,13 +33,16 @@ export interface RedisKeys {
   readonly seq: string
   readonly changes: string
   readonly init: string
+  readonly tombs: string
+  readonly tombfloor: string
+  readonly usageReport: string
   readonly hash: Readonly<Record<PolicyDb, string>>
 }
 
 export function redisKeys (prefix: string): RedisKeys {
   const hash = {} as Record<PolicyDb, string>
   for (const db of POLICY_DBS) hash[db] = `${prefix}h:${db}`
-  return { epoch: `${prefix}epoch`, seq: `${prefix}seq`, changes: `${prefix}changes`, init: `${prefix}init`, hash }
+  return { epoch: `${prefix}epoch`, seq: `${prefix}seq`, changes: `${prefix}changes`, init: `${prefix}init`, tombs: `${prefix}tombs`, tombfloor: `${prefix}tombfloor`, usageReport: `${prefix}usage-report`, hash }
 }
 
 export interface SharedStoreSettings {
@@ -41,10 +54,13 @@ export interface SharedStoreSettings {
   readonly where: string
 }
 
-/** The shared store the config names, or undefined when `common.redis-ip` is not set (one host, LMDB only). */
+/**
+ * The shared store the config names, or undefined when neither `common.redis-ip` nor
+ * `common.redis-sentinels` is set (one host, LMDB only).
+ */
 export function sharedStoreSettings (config: Readonly<Config>): SharedStoreSettings | undefined {
   const c = config.common
-  if (c['redis-ip'] === undefined) return undefined
+  if (c['redis-ip'] === undefined && (c['redis-sentinels'] ?? []).length === 0) return undefined
   const port = c['redis-port'] ?? 6379
   const base: RedisOptions = {
     // Fail fast while Redis is away: an API write answers 503 instead of waiting in a queue, and the
@@ -92,4 +108,30 @@ export async function whenReady (redis: Redis, ms: number): Promise<void> {
     const timer = setTimeout(done, ms)
     redis.on('ready', done)
   })
+}
+
+/** A value of an `h:<db>` hash: the version and the value, `undefined` for a tombstone (a deleted key). */
+export interface StoredValue {
+  readonly version: number
+  readonly value: unknown
+}
+
+const COLON = 0x3a
+
+/**
+ * Reads an `h:<db>` value. A value without the `<digits>:` prefix is one written before versions
+ * (filterd 0.1.0) and counts as version 0: no msgpack value starts with digits then `:`, as a digit
+ * byte is a whole one-byte value (a positive fixint).
+ */
+export function parseStored (raw: Buffer): StoredValue {
+  let i = 0
+  while (i < raw.length && raw[i]! >= 0x30 && raw[i]! <= 0x39) i++
+  if (i === 0 || i >= raw.length || raw[i] !== COLON) return { version: 0, value: unpack(raw) }
+  const version = Number(raw.subarray(0, i).toString('latin1'))
+  return { version, value: i + 1 === raw.length ? undefined : unpack(raw.subarray(i + 1)) }
+}
+
+/** The `h:<db>` value of `value` at `version` (the seed writes version 0). */
+export function storedValue (version: number, value: unknown): Buffer {
+  return Buffer.concat([Buffer.from(`${version}:`, 'latin1'), pack(value)])
 }

@@ -8,12 +8,13 @@ import { join } from 'node:path'
 import { after, before, test, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
 import { silentLogger } from '../log/index.js'
-import { Store } from '../store/index.js'
+import { Store, type ReplicaPosition, type StoreOp, type UserRecord } from '../store/index.js'
 import { startRedis, type TestRedis } from '../testing/redis.js'
 import { commitToSharedStore } from './commit.js'
 import { Follower, seedSharedStore } from './follower.js'
 import { linkStore, testSettings, until } from './testing.js'
-import type { SharedStoreSettings } from './redis.js'
+import { parseStored, storedValue, type SharedStoreSettings } from './redis.js'
+import { pack } from 'msgpackr'
 
 let redis: TestRedis
 before(async () => { redis = await startRedis() })
@@ -182,4 +183,126 @@ test('a host whose replica came from another store is kept apart (epoch mismatch
   t.after(async () => { await f.close() })
   await until('the mismatch', () => f.status.state === 'epoch-mismatch')
   t.assert.strictEqual(a.userForAddress('10.0.0.1'), 'alice')
+})
+
+test('hash values carry their version; values written before versions read as version 0', (t: TestContext) => {
+  t.assert.deepStrictEqual(parseStored(storedValue(42, { a: 1 })), { version: 42, value: { a: 1 } })
+  t.assert.deepStrictEqual(parseStored(Buffer.from('17:')), { version: 17, value: undefined }, 'a tombstone')
+  t.assert.deepStrictEqual(parseStored(pack({ name: 'x' })), { version: 0, value: { name: 'x' } })
+  t.assert.deepStrictEqual(parseStored(pack(7)), { version: 0, value: 7 }, 'a one-byte value that is a digit')
+  t.assert.deepStrictEqual(parseStored(pack('12:ab')), { version: 0, value: '12:ab' })
+})
+
+test('a deleted key leaves a tombstone with its version, dropped once older than the stream keeps', async (t: TestContext) => {
+  const settings: SharedStoreSettings = { ...testSettings(redis.host, redis.port), streamLength: 5 }
+  const a = host(t)
+  const la = await linkStore(a, settings, silentLogger())
+  t.after(async () => { await la.close() })
+  const r = client(t)
+  const epoch = a.replicaPosition()!.epoch
+  await commitToSharedStore(r, settings, epoch, [['users', 'gone', a.newUser('gone')]])
+  const { seq } = await commitToSharedStore(r, settings, epoch, [['users', 'gone']])
+  t.assert.deepStrictEqual(parseStored((await r.hgetBuffer(settings.keys.hash.users, 'gone'))!), { version: seq, value: undefined })
+  t.assert.strictEqual(await r.zcard(settings.keys.tombs), 1)
+  for (let i = 0; i < 10; i++) await commitToSharedStore(r, settings, epoch, [['users', `u${i}`, a.newUser(`u${i}`)]])
+  t.assert.strictEqual(await r.hexists(settings.keys.hash.users, 'gone'), 0)
+  t.assert.strictEqual(await r.zcard(settings.keys.tombs), 0)
+  t.assert.ok(Number(await r.get(settings.keys.tombfloor)) >= seq)
+  await until('A applying', () => a.replicaPosition()?.seq === seq + 10)
+  t.assert.strictEqual(a.getUser('gone'), undefined)
+})
+
+/**
+ * Issue #16's bootstrap guarantee. Host B bootstraps while writes land in Redis after its snapshot
+ * point and between its HSCAN calls (injected when B's store applies a bootstrap batch, so the
+ * interleaving does not depend on timing). Every write reaches B, and no key change is applied
+ * twice or over a newer one: each user's applied markers only grow, and a user deleted after the
+ * snapshot never gets its superseded value back. Before per-key versions, B replayed the records
+ * after the snapshot over the newer values HSCAN had copied (alice went back from marker 7 to 1).
+ */
+test('a bootstrap under concurrent writes: every write present, no double apply, never an older value over a newer one', async (t: TestContext) => {
+  const settings = testSettings(redis.host, redis.port)
+  const a = host(t)
+  const la = await linkStore(a, settings, silentLogger())
+  t.after(async () => { await la.close() })
+  const r = client(t)
+  const epoch = a.replicaPosition()!.epoch
+  let marker = 0
+  const user = (id: string): UserRecord => ({ ...a.newUser(id), filter: [++marker] })
+  // Enough users for several HSCAN calls and bootstrap batches.
+  const FILL = 12_000
+  for (let i = 0; i < FILL; i += 1000) {
+    await commitToSharedStore(r, settings, epoch, Array.from({ length: 1000 }, (_, k): StoreOp => ['users', `fill${i + k}`, user(`fill${i + k}`)]))
+  }
+  await commitToSharedStore(r, settings, epoch, [['users', 'alice', user('alice')], ['users', 'carol', user('carol')]])
+  const carolAtSnapshot = marker
+  const changed = new Set<string>()
+  const write = async (ops: StoreOp[]): Promise<void> => {
+    for (const [, key] of ops) changed.add(key)
+    await commitToSharedStore(r, settings, epoch, ops)
+  }
+
+  const b = host(t)
+  const applied: Array<{ key: string, marker: number | undefined }> = []
+  let injections = 0
+  let deleted = false
+  const apply = b.applyReplicated.bind(b)
+  b.applyReplicated = async (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: Parameters<Store['applyReplicated']>[2] = {}): Promise<void> => {
+    if (b.replicaState() === 'bootstrapping' || extra.clear === true) {
+      if (injections < 4) {
+        injections++
+        // After the snapshot point and before (or between) HSCAN calls.
+        for (let k = 0; k < 3; k++) await write([['users', 'alice', user('alice')]])
+        await write([['users', `new${injections}`, user(`new${injections}`)], ['users', `fill${injections * 7}`, user(`fill${injections * 7}`)]])
+        if (!deleted) {
+          deleted = true
+          await write([['users', 'carol', user('carol')]])
+          await write([['users', 'carol']])
+          await write([['users', 'dave', user('dave')]])
+          await write([['users', 'dave']])
+          await write([['users', 'dave', user('dave')]])
+        }
+      }
+    }
+    for (const [db, key, value] of ops) {
+      if (db === 'users') applied.push({ key, marker: (value as UserRecord | undefined)?.filter[0] })
+    }
+    await apply(ops, position, extra)
+  }
+  const f = new Follower(b, settings, { logger: silentLogger() })
+  f.start()
+  t.after(async () => { await f.close() })
+  await until('B bootstrapped', () => f.status.bootstraps === 1 && f.status.state === 'following')
+  t.assert.ok(injections >= 2, `writes landed during the bootstrap (${injections} times)`)
+  const last = Number(await r.get(settings.keys.seq))
+  await until('both replicas current', () => b.replicaPosition()?.seq === last && a.replicaPosition()?.seq === last)
+
+  // (a) Every write is present: B holds what Redis and A hold.
+  const inRedis = new Map<string, unknown>()
+  for (const [key, raw] of Object.entries(await r.hgetallBuffer(settings.keys.hash.users))) {
+    const { value } = parseStored(raw)
+    if (value !== undefined) inRedis.set(key, value)
+  }
+  const held = (s: Store): Map<string, unknown> => new Map([...s.entries('users')].map(({ key, value }) => [key, value]))
+  t.assert.deepStrictEqual(held(b), inRedis)
+  t.assert.deepStrictEqual(held(b), held(a))
+  t.assert.strictEqual(b.getUser('carol'), undefined)
+  t.assert.strictEqual(b.getUser('dave')!.filter[0], (inRedis.get('dave') as UserRecord).filter[0])
+
+  // (b) No key change applied twice or over a newer one.
+  const byKey = new Map<string, Array<number | undefined>>()
+  for (const { key, marker: m } of applied) byKey.set(key, [...(byKey.get(key) ?? []), m])
+  for (const [key, markers] of byKey) {
+    const puts = markers.filter((m): m is number => m !== undefined)
+    for (let i = 1; i < puts.length; i++) {
+      t.assert.ok(puts[i]! > puts[i - 1]!, `${key}: applied markers ${markers.join(',')} go back or repeat`)
+    }
+  }
+  const carol = byKey.get('carol') ?? []
+  t.assert.ok(!carol.some((m) => m !== undefined && m > carolAtSnapshot), `carol's value written after the snapshot and deleted before the copy was applied: ${carol.join(',')}`)
+  const untouched = [...byKey].filter(([key]) => !changed.has(key))
+  t.assert.ok(untouched.every(([, m]) => m.length === 1), 'every user unchanged during the bootstrap copied once')
+  t.assert.strictEqual(untouched.length, FILL - [...changed].filter((k) => k.startsWith('fill')).length)
+  t.assert.ok(f.status.skippedOps > 0, 'records the copy already held were skipped')
+  t.assert.ok(f.status.appliedOps >= FILL, 'the counter counts the copies')
 })

@@ -27,6 +27,14 @@ test('Sentinels replace the address with the master name', (t: TestContext) => {
   t.assert.strictEqual(s.options.password, 'pw')
 })
 
+test('Sentinels alone (no redis-ip) name the shared store too', (t: TestContext) => {
+  const s = sharedStoreSettings(parse({ 'redis-sentinels': ['10.0.0.7:26379'] }))
+  t.assert.ok(s !== undefined, 'a shared store')
+  t.assert.deepStrictEqual(s.options.sentinels, [{ host: '10.0.0.7', port: 26379 }])
+  t.assert.strictEqual(s.options.name, 'filterd')
+  t.assert.match(s.where, /sentinel filterd via 10\.0\.0\.7:26379/)
+})
+
 test('bad keys stop the start with a message naming them', (t: TestContext) => {
   t.assert.throws(() => parse({ 'redis-port': 6379 }), /common\.redis-port: needs common\.redis-ip/)
   t.assert.throws(() => parse({ 'redis-ip': 'redis.local' }), /common\.redis-ip/)

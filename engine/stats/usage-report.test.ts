@@ -6,7 +6,12 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { silentLogger } from '../log/index.js'
 import { statsTestEnv } from './testing/fixtures.js'
-import { startUsageReporter, vendorKeyDigest } from './usage-report.js'
+import { Redis } from 'ioredis'
+import { redisPeriodClaim } from '../replica/claim.js'
+import { connectSharedStore } from '../replica/redis.js'
+import { testSettings } from '../replica/testing.js'
+import { startRedis } from '../testing/redis.js'
+import { startUsageReporter, usageClaimMs, vendorKeyDigest, type UsageReporter } from './usage-report.js'
 
 function keyFiles (root: string): { pub: string, priv: string, digest: string } {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
@@ -87,4 +92,88 @@ test('does nothing when no vendor URL is configured', async (t: TestContext) => 
   const reporter = startUsageReporter(env.config, { addressCount: () => 1 }, silentLogger())
   t.assert.strictEqual(await reporter.reportNow(), false)
   reporter.close()
+})
+
+/**
+ * Several hosts on one Redis (issue #16): two reporters, as on two hosts, against one real Redis and
+ * a fake vendor counting reports. One report per interval between them; a failed sender gives the
+ * claim back so the other host sends; the claim lapses before the sender's next turn.
+ */
+test('hosts sharing a Redis send one usage report per interval between them; a failed sender lets another send', async (t: TestContext) => {
+  let answer = 'ok'
+  const received: string[] = []
+  const server = createServer((req, res) => {
+    let body = ''
+    req.setEncoding('utf8').on('data', (c: string) => { body += c }).on('end', () => { received.push(body); res.end(answer) })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.after(() => { server.close() })
+  const port = (server.address() as { port: number }).port
+  const redis = await startRedis()
+  t.after(async () => { await redis.stop() })
+  const probe = statsTestEnv(t)
+  const k = keyFiles(probe.root)
+  const env = statsTestEnv(t, { 'vendor-url': `http://127.0.0.1:${port}/stat`, 'vendor-key': k.pub, 'vendor-interval': 3600 })
+  const key = `t${process.pid}:usage-report`
+  const reporters = ['hostA', 'hostB'].map((holder) => {
+    // As the api role connects: no offline queue, so a command fails at once while Redis is away.
+    const client = connectSharedStore(testSettings(redis.host, redis.port))
+    t.after(() => { client.disconnect() })
+    const reporter = startUsageReporter(env.config, { addressCount: () => 7 }, silentLogger(), { firstDelayMs: 3_600_000, claim: redisPeriodClaim(client, key, holder) })
+    t.after(() => { reporter.close() })
+    return reporter
+  })
+  const [a, b] = reporters as [UsageReporter, UsageReporter]
+  const r = new Redis({ host: redis.host, port: redis.port })
+  t.after(() => { r.disconnect() })
+
+  // Both hosts' turns, several times over, in one interval: one report.
+  const results = await Promise.all([a.reportNow(), b.reportNow(), a.reportNow(), b.reportNow()])
+  t.assert.deepStrictEqual(results, [true, true, true, true])
+  await a.reportNow()
+  await b.reportNow()
+  t.assert.deepStrictEqual(received, [`key=${k.digest}&count=7`])
+  // Held for the interval less a tenth (at most 5 s): lapsed before the sender's next turn.
+  const ttl = await r.pttl(key)
+  t.assert.ok(ttl > usageClaimMs(3_600_000) - 60_000 && ttl <= usageClaimMs(3_600_000), `claim ttl ${ttl}`)
+
+  // The next interval (the claim lapsed): the sender's report fails; it gives the claim back, and
+  // the other host's turn sends.
+  await r.del(key)
+  answer = 'busy'
+  t.assert.strictEqual(await a.reportNow(), false)
+  t.assert.strictEqual(received.length, 2)
+  t.assert.strictEqual(await r.exists(key), 0, 'claim given back')
+  answer = 'ok'
+  t.assert.strictEqual(await b.reportNow(), true)
+  t.assert.strictEqual(received.length, 3)
+  t.assert.strictEqual(await r.get(key), 'hostB')
+  t.assert.strictEqual(await a.reportNow(), true)
+  t.assert.strictEqual(received.length, 3, 'A skips: B reported this interval')
+
+  // Redis away: no host sends (each retries later), rather than every host sending.
+  r.disconnect()
+  await redis.kill()
+  t.assert.strictEqual(await a.reportNow(), false)
+  t.assert.strictEqual(received.length, 3)
+})
+
+test('a claim taken with SET NX PX lapses by itself; only its holder gives it back', async (t: TestContext) => {
+  const redis = await startRedis()
+  t.after(async () => { await redis.stop() })
+  const c1 = new Redis({ host: redis.host, port: redis.port })
+  const c2 = new Redis({ host: redis.host, port: redis.port })
+  t.after(() => { c1.disconnect(); c2.disconnect() })
+  const key = `t${process.pid}:claim`
+  const a = redisPeriodClaim(c1, key, 'A')
+  const b = redisPeriodClaim(c2, key, 'B')
+  t.assert.strictEqual(await a.take(300), true)
+  t.assert.strictEqual(await b.take(300), false)
+  await b.release()
+  t.assert.strictEqual(await b.take(300), false, 'B cannot give back A\'s claim')
+  await new Promise((resolve) => setTimeout(resolve, 600))
+  t.assert.strictEqual(await b.take(60_000), true, 'lapsed: another host takes it')
+  await a.release()
+  t.assert.strictEqual(await c1.get(key), 'B')
 })

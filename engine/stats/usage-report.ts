@@ -12,6 +12,14 @@
  *
  * A failed report (network error, timeout, non-2xx status, a body other than `ok`) is logged and
  * retried after 30 s, doubling up to the interval; nothing else waits for it.
+ *
+ * Several hosts on one Redis (`common.redis-ip`) send one report per interval between them, not one
+ * each: before sending, a host takes the shared claim (`options.claim`, engine/replica/claim.ts) for
+ * the interval less a margin (a tenth, at most 5 s, so the sender's own next turn finds it lapsed).
+ * A host that finds it taken skips its turn: another host reported. A sender whose report fails
+ * gives the claim back, so the next try of any host (its own retry in 30 s, or another host's turn)
+ * sends; a sender that dies holding it delays the next report by at most one interval. Redis not
+ * answering counts as a failed report (retried), so a Redis outage never makes every host send.
  */
 import { createHash, createPublicKey, X509Certificate } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
@@ -33,6 +41,19 @@ export interface UsageReporterOptions {
   timeoutMs?: number
   /** Delay of the first report after start; default 60 s (the store is open, the role settled). */
   firstDelayMs?: number
+  /** The claim hosts sharing one Redis take before sending, so one of them reports per interval. */
+  claim?: UsageClaim
+}
+
+/** engine/replica/claim.ts's PeriodClaim, as the reporter uses it. */
+export interface UsageClaim {
+  take (ms: number): Promise<boolean>
+  release (): Promise<void>
+}
+
+/** How long a sender holds the claim: the interval less a tenth (at most 5 s). */
+export function usageClaimMs (intervalMs: number): number {
+  return intervalMs - Math.min(5000, intervalMs / 10)
 }
 
 /** The `key` field: hex SHA-256 of the DER SubjectPublicKeyInfo of the key (or certificate) in `pem`. */
@@ -66,10 +87,19 @@ export function startUsageReporter (config: Readonly<Config>, store: Pick<Store,
   let retry = firstRetry
   let running: Promise<boolean> | undefined
 
+  const claim = options.claim
   const once = async (): Promise<boolean> => {
+    let claimed = false
     try {
       if (keyFile === undefined) throw new Error('stats.vendor-key is not set')
       key ??= vendorKeyDigest(await readFile(keyFile))
+      if (claim !== undefined) {
+        if (!(await claim.take(usageClaimMs(intervalMs)))) {
+          logger.info('usage report: another host sends it this interval')
+          return true
+        }
+        claimed = true
+      }
       const count = store.addressCount()
       const res = await doFetch(url, {
         method: 'POST',
@@ -83,6 +113,7 @@ export function startUsageReporter (config: Readonly<Config>, store: Pick<Store,
       return true
     } catch (err) {
       logger.warn({ err, retryInMs: retry }, 'usage report failed')
+      if (claimed) await claim!.release().catch(() => {})
       return false
     }
   }

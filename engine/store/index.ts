@@ -456,6 +456,11 @@ export class Store {
     if (extra.durable !== false) await this.root.flushed
   }
 
+  /** Whether a policy database holds `key` (a bootstrap's check for a key HSCAN returned twice). */
+  hasPolicyKey (db: PolicyDb, key: string): boolean {
+    return this.dbs[db].doesExist(key)
+  }
+
   /** Every key and value of one policy database (a seed of the shared store from this replica). */
   * entries (db: PolicyDb): Iterable<{ key: string, value: unknown }> {
     for (const { key, value } of this.dbs[db].getRange()) yield { key: key as string, value }
