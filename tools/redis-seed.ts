@@ -35,7 +35,7 @@ export async function run (argv: string[]): Promise<number> {
   const config = loadConfigFile(file)
   const settings = sharedStoreSettings(config)
   if (settings === undefined) {
-    process.stderr.write('filterd redis-seed: common.redis-ip is not set\n')
+    process.stderr.write('filterd redis-seed: neither common.redis-ip nor common.redis-sentinels is set\n')
     return 1
   }
   const store = openConfiguredStore(config)

@@ -18,7 +18,7 @@ export interface PeriodClaim {
 // Deletes the key only if this holder still has it (not a claim another host took after ours lapsed).
 const RELEASE_LUA = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
-export function redisPeriodClaim (redis: Redis, key: string, holder = randomUUID()): PeriodClaim {
+export function redisPeriodClaim (redis: Redis, key: string, holder: string = randomUUID()): PeriodClaim {
   return {
     async take (ms) {
       await whenReady(redis, 1000)

@@ -77,7 +77,12 @@ export function sharedStoreSettings (config: Readonly<Config>): SharedStoreSetti
     ? {
         ...base,
         sentinels: sentinels.map((s) => { const i = s.lastIndexOf(':'); return { host: s.slice(0, i), port: Number(s.slice(i + 1)) } }),
-        name: c['redis-master-name'] ?? 'filterd'
+        name: c['redis-master-name'] ?? 'filterd',
+        // Reconnect to the new master as soon as a Sentinel announces a failover (+switch-master),
+        // and on a READONLY reply (this connection still reaches a demoted master): that write was
+        // refused whole (503), and the next one goes to the master the Sentinels name.
+        failoverDetector: true,
+        reconnectOnError: (err) => err.message.startsWith('READONLY') ? 1 : false
       }
     : { ...base, host: c['redis-ip'], port }
   return {
