@@ -27,7 +27,7 @@
  * copy knows which keys changed after S (version > S) and up to which record M it reaches. The
  * bootstrap then replays the records S+1..M itself, skipping each key change whose version is not
  * newer than the one copied: no record is applied twice and no older value overwrites a newer one.
- * A key copied twice by HSCAN (a rehash) is kept once, the newer version. The replica is marked
+ * A key HSCAN returns twice (a rehash) is written once, or again only at a newer version. The replica is marked
  * complete, at position M or later, only after that. Until then `replica.state` is
  * `bootstrapping`: a kill there restarts the bootstrap, and the API refuses writes. A bootstrap
  * that finds records S+1..M trimmed from the stream, or tombstones newer than S dropped, starts over.
@@ -251,15 +251,19 @@ export class Follower {
     const newer = new Map<string, number>()
     let top = seq
     let keysCopied = 0
-    let batch: StoreOp[] = []
-    let pending = new Set<string>()
+    // Keys unchanged since the snapshot, written only where absent (HSCAN may return a key twice),
+    // and keys changed after it, written over (their newest version, as checked against `newer`).
+    let copies: StoreOp[] = []
+    let changes: StoreOp[] = []
     const flush = async (): Promise<void> => {
-      if (batch.length === 0) return
-      await this.store.applyReplicated(batch, undefined, { durable: false })
-      keysCopied += batch.length
-      this.status.appliedOps += batch.length
-      batch = []
-      pending = new Set()
+      if (copies.length + changes.length === 0) return
+      const skipped = await this.store.applyReplicated(changes, undefined, { durable: false, copies })
+      const written = copies.length + changes.length - skipped
+      keysCopied += written
+      this.status.appliedOps += written
+      this.status.skippedOps += skipped
+      copies = []
+      changes = []
     }
     for (const db of POLICY_DBS) {
       let cursor = '0'
@@ -268,22 +272,20 @@ export class Follower {
         cursor = next.toString()
         for (let i = 0; i + 1 < flat.length; i += 2) {
           const key = flat[i]!.toString()
-          const tag = tagOf(db, key)
           const { version, value } = parseStored(flat[i + 1]!)
           if (version > seq) {
+            const tag = tagOf(db, key)
             const held = newer.get(tag)
             if (held !== undefined && held >= version) { this.status.skippedOps++; continue }
             newer.set(tag, version)
             if (version > top) top = version
-          } else {
-            // Unchanged since the snapshot: absent if a tombstone; copied once if HSCAN returns it twice.
-            if (value === undefined) continue
-            if (pending.has(tag) || this.store.hasPolicyKey(db, key)) { this.status.skippedOps++; continue }
+            changes.push(value === undefined ? [db, key] : [db, key, value])
+          } else if (value !== undefined) {
+            // Unchanged since the snapshot (a tombstone: absent).
+            copies.push([db, key, value])
           }
-          pending.add(tag)
-          batch.push(value === undefined ? [db, key] : [db, key, value])
         }
-        if (batch.length >= BATCH_KEYS) await flush()
+        if (copies.length + changes.length >= BATCH_KEYS) await flush()
         if (this.closed) return
       } while (cursor !== '0')
     }

@@ -130,9 +130,9 @@ const COLON = 0x3a
  */
 export function parseStored (raw: Buffer): StoredValue {
   let i = 0
-  while (i < raw.length && raw[i]! >= 0x30 && raw[i]! <= 0x39) i++
+  let version = 0
+  while (i < raw.length && raw[i]! >= 0x30 && raw[i]! <= 0x39) version = version * 10 + raw[i++]! - 0x30
   if (i === 0 || i >= raw.length || raw[i] !== COLON) return { version: 0, value: unpack(raw) }
-  const version = Number(raw.subarray(0, i).toString('latin1'))
   return { version, value: i + 1 === raw.length ? undefined : unpack(raw.subarray(i + 1)) }
 }
 

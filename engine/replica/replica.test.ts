@@ -247,7 +247,7 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
   let injections = 0
   let deleted = false
   const apply = b.applyReplicated.bind(b)
-  b.applyReplicated = async (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: Parameters<Store['applyReplicated']>[2] = {}): Promise<void> => {
+  b.applyReplicated = async (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: Parameters<Store['applyReplicated']>[2] = {}): Promise<number> => {
     if (b.replicaState() === 'bootstrapping' || extra.clear === true) {
       if (injections < 4) {
         injections++
@@ -264,10 +264,17 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
         }
       }
     }
+    // What this call writes: the copies of keys still absent (each once), then the changes.
+    const copied = new Set<string>()
+    for (const [db, key, value] of extra.copies ?? []) {
+      if (db !== 'users' || copied.has(key) || b.getUser(key) !== undefined) continue
+      copied.add(key)
+      applied.push({ key, marker: (value as UserRecord).filter[0] })
+    }
     for (const [db, key, value] of ops) {
       if (db === 'users') applied.push({ key, marker: (value as UserRecord | undefined)?.filter[0] })
     }
-    await apply(ops, position, extra)
+    return await apply(ops, position, extra)
   }
   const f = new Follower(b, settings, { logger: silentLogger() })
   f.start()

@@ -435,14 +435,22 @@ export class Store {
    * Applies changes from the shared store (engine/replica) in one transaction that also bumps the
    * generation and records `position`, so a kill mid-apply leaves neither and the follower resumes
    * from the previous position. `clear` empties the policy databases first (a bootstrap); `state`
-   * is stored as `replica.state` for health reports.
+   * is stored as `replica.state` for health reports. `copies` (a bootstrap's keys unchanged since
+   * its snapshot) are written before `ops`, each only where the key is absent (HSCAN may return a
+   * key twice); resolves to the number of copies skipped that way.
    */
-  async applyReplicated (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: { clear?: boolean, state?: string, durable?: boolean } = {}): Promise<void> {
+  async applyReplicated (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: { clear?: boolean, state?: string, durable?: boolean, copies?: readonly StoreOp[] } = {}): Promise<number> {
+    let skipped = 0
     // A child transaction: a throw midway rolls back what it wrote (see write()).
     await this.root.childTransaction(() => {
       if (extra.clear === true) {
         for (const name of POLICY_DBS) this.dbs[name].clearSync()
         this.dbs.meta.removeSync('replica')
+      }
+      for (const [db, key, value] of extra.copies ?? []) {
+        const d = this.dbs[db]
+        if (d.doesExist(key)) skipped++
+        else d.putSync(key, value)
       }
       for (const [db, key, value] of ops) {
         const d = this.dbs[db]
@@ -454,11 +462,7 @@ export class Store {
       if (extra.state !== undefined) this.dbs.meta.putSync('replica.state', extra.state)
     })
     if (extra.durable !== false) await this.root.flushed
-  }
-
-  /** Whether a policy database holds `key` (a bootstrap's check for a key HSCAN returned twice). */
-  hasPolicyKey (db: PolicyDb, key: string): boolean {
-    return this.dbs[db].doesExist(key)
+    return skipped
   }
 
   /** Every key and value of one policy database (a seed of the shared store from this replica). */
