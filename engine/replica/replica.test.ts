@@ -313,3 +313,35 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
   t.assert.ok(f.status.skippedOps > 0, 'records the copy already held were skipped')
   t.assert.ok(f.status.appliedOps >= FILL, 'the counter counts the copies')
 })
+
+test('a bootstrap outlasted by the stream\'s retention (records and tombstones dropped meanwhile) starts over and ends equal to Redis', async (t: TestContext) => {
+  const settings: SharedStoreSettings = { ...testSettings(redis.host, redis.port), streamLength: 5 }
+  const a = host(t)
+  const la = await linkStore(a, settings, silentLogger())
+  t.after(async () => { await la.close() })
+  const r = client(t)
+  const epoch = a.replicaPosition()!.epoch
+  for (let i = 0; i < 20; i++) await commitToSharedStore(r, settings, epoch, [['users', `u${i}`, a.newUser(`u${i}`)]])
+  const b = host(t)
+  let clears = 0
+  const apply = b.applyReplicated.bind(b)
+  b.applyReplicated = async (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: Parameters<Store['applyReplicated']>[2] = {}): Promise<number> => {
+    if (extra.clear === true && ++clears === 1) {
+      // During the first bootstrap: a delete, then more writes than the stream keeps.
+      await commitToSharedStore(r, settings, epoch, [['users', 'u3']])
+      for (let i = 0; i < 30; i++) await commitToSharedStore(r, settings, epoch, [['users', `v${i}`, a.newUser(`v${i}`)]])
+    }
+    return await apply(ops, position, extra)
+  }
+  const f = new Follower(b, settings, { logger: silentLogger() })
+  f.start()
+  t.after(async () => { await f.close() })
+  const last = 51
+  await until('B current', () => b.replicaPosition()?.seq === last && f.status.state === 'following')
+  t.assert.strictEqual(clears, 2, 'the first bootstrap started over')
+  t.assert.ok(Number(await r.get(settings.keys.tombfloor)) > 20, 'the tombstone was dropped during the first bootstrap')
+  t.assert.strictEqual(b.getUser('u3'), undefined)
+  t.assert.strictEqual(b.userCount(), 19 + 30)
+  await until('A current', () => a.replicaPosition()?.seq === last)
+  t.assert.deepStrictEqual(dump(b), dump(a))
+})
