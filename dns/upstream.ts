@@ -136,6 +136,8 @@ export class PendingQuery {
   /** A background probe of `resolver` (no client waits for it). */
   probe = false
   viaTcp = false
+  /** The client asked over TCP: a truncated UDP answer is asked again over TCP, not relayed. */
+  streamClient = false
   resolver: Resolver | null = null
   out: OutSocket | null = null
   tcp: TcpSocket | null = null
@@ -368,6 +370,12 @@ export class Forwarder {
     }
     this.byKey.delete(p.key)
     out.pending--
+    if (p.streamClient && (msg[2]! & 0x02) !== 0) {
+      // TC: the answer does not fit a datagram, and this client can take it over TCP.
+      p.viaTcp = true
+      this.sendTcp(p, r)
+      return
+    }
     this.finish(p, msg)
   }
 
@@ -405,11 +413,18 @@ export class Forwarder {
     else this.sendUdp(p, next)
   }
 
-  /** Sends `p.query` upstream over TCP (one connection per try). */
+  /**
+   * A TCP client's query: asked over UDP like any other, and again over TCP (one connection per
+   * try) only when the answer comes back truncated, as a recursive resolver forwarding does. A
+   * connection per query would make every pipelined TCP client query a TCP handshake with the
+   * operator's resolver: slow for us, and a way for one client to open connections by the
+   * thousand. A try that times out goes to the next resolver on the transport it was on.
+   */
   forwardTcp (p: PendingQuery): void {
     p.deadline = Date.now() + this.timeoutMs
-    p.viaTcp = true
-    this.sendTcp(p, this.pickResolver(null))
+    p.viaTcp = false
+    p.streamClient = true
+    this.sendUdp(p, this.pickResolver(null))
   }
 
   private sendTcp (p: PendingQuery, r: Resolver): void {
