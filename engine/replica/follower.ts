@@ -22,7 +22,9 @@
  *
  * Bootstrap, with no gap and no double apply: one MULTI reads the epoch, `seq` and the stream's last
  * id (a consistent point S, as a write is one Lua script that moves all three); then HSCAN copies
- * the hashes into the cleared replica in batches. Every hash value carries its version, the `seq`
+ * the hashes into the replica in batches, in place: a replica that fell behind keeps serving what
+ * it holds meanwhile (a key is written only where its value differs), and the keys Redis does not
+ * hold are swept out after the copy. Every hash value carries its version, the `seq`
  * of the record that last wrote the key (a deleted key leaves a tombstone with its version), so the
  * copy knows which keys changed after S (version > S) and up to which record M it reaches. The
  * bootstrap then replays the records S+1..M itself, skipping each key change whose version is not
@@ -245,7 +247,9 @@ export class Follower {
     const last = snap[2]![1] as Array<[string, string[]]>
     const id = last.length > 0 ? last[0]![0] : '0-0'
     this.options.logger.info({ epoch, seq, redis: this.settings.where }, 'bootstrapping this replica from the shared store')
-    await this.store.applyReplicated([], undefined, { clear: true, state: 'bootstrapping' })
+    // In place: the replica keeps serving DNS what it holds while the copy overwrites it; keys
+    // Redis no longer has are swept after the copy. Until the end, no position (a kill restarts).
+    await this.store.applyReplicated([], undefined, { forget: true, state: 'bootstrapping' })
     // Keys copied at a version after the snapshot point `seq` (changed during the copy): the
     // replay below skips their older changes. Keys at or before it cannot meet an older record.
     const newer = new Map<string, number>()
@@ -290,6 +294,36 @@ export class Follower {
       } while (cursor !== '0')
     }
     await flush()
+    // The sweep: keys this replica holds that Redis does not (deleted, or from another store).
+    for (const db of POLICY_DBS) {
+      let after: string | undefined
+      for (;;) {
+        const held = this.store.policyKeys(db, after, BATCH_KEYS)
+        if (held.length === 0) break
+        after = held[held.length - 1]
+        const stored = await this.redis.hmgetBuffer(keys.hash[db], ...held)
+        const gone: StoreOp[] = []
+        held.forEach((key, i) => {
+          const raw = stored[i]
+          // Absent: deleted at or before the snapshot (a later deletion leaves a tombstone), or never there.
+          if (raw === null || raw === undefined) { gone.push([db, key]); return }
+          const { version, value } = parseStored(raw)
+          if (value !== undefined) return
+          // A tombstone: deleted at `version`; records up to it are older than this state, skipped.
+          gone.push([db, key])
+          if (version > seq) {
+            const tag = tagOf(db, key)
+            newer.set(tag, Math.max(newer.get(tag) ?? 0, version))
+            if (version > top) top = version
+          }
+        })
+        if (gone.length > 0) {
+          await this.store.applyReplicated(gone, undefined, { durable: false })
+          this.status.appliedOps += gone.length
+        }
+        if (this.closed) return
+      }
+    }
     const floor = Number(await this.redis.get(keys.tombfloor) ?? 0)
     if (floor > seq) {
       this.options.logger.warn({ seq, floor }, 'deletions made during the bootstrap were already forgotten by Redis (a long bootstrap under many writes): starting it again')

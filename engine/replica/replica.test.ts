@@ -3,6 +3,7 @@
  * folders, each with a follower; writes go through the Lua commit (engine/replica).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
+import { isDeepStrictEqual } from 'node:util'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test, type TestContext } from 'node:test'
@@ -248,7 +249,7 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
   let deleted = false
   const apply = b.applyReplicated.bind(b)
   b.applyReplicated = async (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: Parameters<Store['applyReplicated']>[2] = {}): Promise<number> => {
-    if (b.replicaState() === 'bootstrapping' || extra.clear === true) {
+    if (b.replicaState() === 'bootstrapping' || extra.state === 'bootstrapping') {
       if (injections < 4) {
         injections++
         // After the snapshot point and before (or between) HSCAN calls.
@@ -264,10 +265,10 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
         }
       }
     }
-    // What this call writes: the copies of keys still absent (each once), then the changes.
+    // What this call writes: the copies of keys whose value differs (each once), then the changes.
     const copied = new Set<string>()
     for (const [db, key, value] of extra.copies ?? []) {
-      if (db !== 'users' || copied.has(key) || b.getUser(key) !== undefined) continue
+      if (db !== 'users' || copied.has(key) || isDeepStrictEqual(b.getUser(key), value)) continue
       copied.add(key)
       applied.push({ key, marker: (value as UserRecord).filter[0] })
     }
@@ -326,7 +327,7 @@ test('a bootstrap outlasted by the stream\'s retention (records and tombstones d
   let clears = 0
   const apply = b.applyReplicated.bind(b)
   b.applyReplicated = async (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: Parameters<Store['applyReplicated']>[2] = {}): Promise<number> => {
-    if (extra.clear === true && ++clears === 1) {
+    if (extra.state === 'bootstrapping' && ++clears === 1) {
       // During the first bootstrap: a delete, then more writes than the stream keeps.
       await commitToSharedStore(r, settings, epoch, [['users', 'u3']])
       for (let i = 0; i < 30; i++) await commitToSharedStore(r, settings, epoch, [['users', `v${i}`, a.newUser(`v${i}`)]])
@@ -344,4 +345,43 @@ test('a bootstrap outlasted by the stream\'s retention (records and tombstones d
   t.assert.strictEqual(b.userCount(), 19 + 30)
   await until('A current', () => a.replicaPosition()?.seq === last)
   t.assert.deepStrictEqual(dump(b), dump(a))
+})
+
+test('a host that fell behind the stream keeps serving its replica while it bootstraps again in place', async (t: TestContext) => {
+  const settings: SharedStoreSettings = { ...testSettings(redis.host, redis.port), streamLength: 5 }
+  const a = host(t)
+  const la = await linkStore(a, settings, silentLogger())
+  t.after(async () => { await la.close() })
+  const b = host(t)
+  const lb = await linkStore(b, settings, silentLogger())
+  for (const id of ['alice', 'bob', 'carol']) await addUser(a, id, [`10.7.0.${id.length}${id.charCodeAt(0) % 10}`], [`${id}.example`])
+  await until('B applying', () => b.getUser('carol') !== undefined)
+  await lb.close()
+  // While B is away: bob deleted, carol changed, and more records than the stream keeps.
+  await a.write((w) => { w.deleteUser('bob') })
+  await a.write((w) => { w.putList('carol', 'black', ['changed.example']) })
+  const r = client(t)
+  const epoch = a.replicaPosition()!.epoch
+  for (let i = 0; i < 300; i++) await commitToSharedStore(r, settings, epoch, [['users', `bulk${i}`, a.newUser(`bulk${i}`)]])
+  // B's DNS server reads its store during the bootstrap: alice, unchanged, is there throughout.
+  const missing: string[] = []
+  const apply = b.applyReplicated.bind(b)
+  b.applyReplicated = async (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: Parameters<Store['applyReplicated']>[2] = {}): Promise<number> => {
+    const n = await apply(ops, position, extra)
+    if (b.userForAddress(a.getUser('alice')!.ip[0]!) !== 'alice' || b.getList('alice', 'black')[0] !== 'alice.example') missing.push(b.replicaState() ?? '?')
+    return n
+  }
+  const f = new Follower(b, settings, { logger: silentLogger() })
+  f.start()
+  t.after(async () => { await f.close() })
+  const last = Number(await r.get(settings.keys.seq))
+  await until('B current', () => b.replicaPosition()?.seq === last && f.status.state === 'following')
+  await until('A current', () => a.replicaPosition()?.seq === last)
+  t.assert.strictEqual(f.status.bootstraps, 1)
+  t.assert.deepStrictEqual(missing, [], 'alice stayed in the replica during the bootstrap')
+  t.assert.strictEqual(b.getUser('bob'), undefined, 'deleted while away: swept')
+  t.assert.strictEqual(b.userForAddress(a.getUser('alice')!.ip[0]!), 'alice')
+  t.assert.deepStrictEqual(b.getList('carol', 'black'), ['changed.example'])
+  t.assert.deepStrictEqual(dump(b), dump(a))
+  t.assert.strictEqual(b.userCount(), a.userCount())
 })

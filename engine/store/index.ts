@@ -15,6 +15,7 @@
  */
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb'
 import { existsSync, mkdirSync } from 'node:fs'
+import { isDeepStrictEqual } from 'node:util'
 import { join } from 'node:path'
 import type { Config } from '../config/types.js'
 import { EngineError } from '../errors.js'
@@ -434,22 +435,24 @@ export class Store {
   /**
    * Applies changes from the shared store (engine/replica) in one transaction that also bumps the
    * generation and records `position`, so a kill mid-apply leaves neither and the follower resumes
-   * from the previous position. `clear` empties the policy databases first (a bootstrap); `state`
-   * is stored as `replica.state` for health reports. `copies` (a bootstrap's keys unchanged since
-   * its snapshot) are written before `ops`, each only where the key is absent (HSCAN may return a
-   * key twice); resolves to the number of copies skipped that way.
+   * from the previous position. `clear` empties the policy databases first; `forget` drops the
+   * recorded position (a bootstrap under way); `state` is stored as `replica.state` for health
+   * reports. `copies` (a bootstrap's keys unchanged since its snapshot) are written before `ops`,
+   * each only where the replica does not already hold that value (HSCAN may return a key twice, and
+   * a replica bootstrapped in place holds most of them); resolves to the number of copies skipped.
    */
-  async applyReplicated (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: { clear?: boolean, state?: string, durable?: boolean, copies?: readonly StoreOp[] } = {}): Promise<number> {
+  async applyReplicated (ops: readonly StoreOp[], position: ReplicaPosition | undefined,
+    extra: { clear?: boolean, forget?: boolean, state?: string, durable?: boolean, copies?: readonly StoreOp[] } = {}): Promise<number> {
     let skipped = 0
     // A child transaction: a throw midway rolls back what it wrote (see write()).
     await this.root.childTransaction(() => {
       if (extra.clear === true) {
         for (const name of POLICY_DBS) this.dbs[name].clearSync()
-        this.dbs.meta.removeSync('replica')
       }
+      if (extra.clear === true || extra.forget === true) this.dbs.meta.removeSync('replica')
       for (const [db, key, value] of extra.copies ?? []) {
         const d = this.dbs[db]
-        if (d.doesExist(key)) skipped++
+        if (isDeepStrictEqual(d.get(key), value)) skipped++
         else d.putSync(key, value)
       }
       for (const [db, key, value] of ops) {
@@ -463,6 +466,17 @@ export class Store {
     })
     if (extra.durable !== false) await this.root.flushed
     return skipped
+  }
+
+  /** Up to `limit` keys of a policy database after `after` (all from the start without it), in order. */
+  policyKeys (db: PolicyDb, after: string | undefined, limit: number): string[] {
+    const out: string[] = []
+    for (const key of this.dbs[db].getKeys(after === undefined ? { limit } : { start: after, limit: limit + 1 })) {
+      if (key === after) continue
+      out.push(key as string)
+      if (out.length >= limit) break
+    }
+    return out
   }
 
   /** Every key and value of one policy database (a seed of the shared store from this replica). */
