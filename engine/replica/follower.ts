@@ -39,7 +39,7 @@ import type { Redis } from 'ioredis'
 import { unpack } from 'msgpackr'
 import type { Logger } from '../log/index.js'
 import { POLICY_DBS, type ReplicaPosition, type Store, type StoreOp } from '../store/index.js'
-import { connectSharedStore, parseStored, storedValue, whenReady, type SharedStoreSettings } from './redis.js'
+import { connectSharedStore, parseStored, storedValue, tombstoneVersion, whenReady, type SharedStoreSettings } from './redis.js'
 
 export type FollowerState = 'starting' | 'initializing' | 'bootstrapping' | 'following' | 'redis-down' | 'redis-lost' | 'epoch-mismatch' | 'stopped'
 
@@ -249,6 +249,7 @@ export class Follower {
     this.options.logger.info({ epoch, seq, redis: this.settings.where }, 'bootstrapping this replica from the shared store')
     // In place: the replica keeps serving DNS what it holds while the copy overwrites it; keys
     // Redis no longer has are swept after the copy. Until the end, no position (a kill restarts).
+    const heldAny = POLICY_DBS.some((db) => this.store.policyKeys(db, undefined, 1).length > 0)
     await this.store.applyReplicated([], undefined, { forget: true, state: 'bootstrapping' })
     // Keys copied at a version after the snapshot point `seq` (changed during the copy): the
     // replay below skips their older changes. Keys at or before it cannot meet an older record.
@@ -295,7 +296,7 @@ export class Follower {
     }
     await flush()
     // The sweep: keys this replica holds that Redis does not (deleted, or from another store).
-    for (const db of POLICY_DBS) {
+    for (const db of heldAny ? POLICY_DBS : []) {
       let after: string | undefined
       for (;;) {
         const held = this.store.policyKeys(db, after, BATCH_KEYS)
@@ -307,8 +308,8 @@ export class Follower {
           const raw = stored[i]
           // Absent: deleted at or before the snapshot (a later deletion leaves a tombstone), or never there.
           if (raw === null || raw === undefined) { gone.push([db, key]); return }
-          const { version, value } = parseStored(raw)
-          if (value !== undefined) return
+          const version = tombstoneVersion(raw)
+          if (version === undefined) return
           // A tombstone: deleted at `version`; records up to it are older than this state, skipped.
           gone.push([db, key])
           if (version > seq) {

@@ -136,6 +136,18 @@ export function parseStored (raw: Buffer): StoredValue {
   return { version, value: i + 1 === raw.length ? undefined : unpack(raw.subarray(i + 1)) }
 }
 
+/** The version of an `h:<db>` value if it is a tombstone (`<digits>:` alone), else undefined; no decoding. */
+export function tombstoneVersion (raw: Buffer): number | undefined {
+  if (raw.length < 2 || raw[raw.length - 1] !== COLON) return undefined
+  let version = 0
+  for (let i = 0; i < raw.length - 1; i++) {
+    const c = raw[i]!
+    if (c < 0x30 || c > 0x39) return undefined
+    version = version * 10 + c - 0x30
+  }
+  return version
+}
+
 /** The `h:<db>` value of `value` at `version` (the seed writes version 0). */
 export function storedValue (version: number, value: unknown): Buffer {
   return Buffer.concat([Buffer.from(`${version}:`, 'latin1'), pack(value)])

@@ -14,7 +14,7 @@ import { startRedis, type TestRedis } from '../testing/redis.js'
 import { commitToSharedStore } from './commit.js'
 import { Follower, seedSharedStore } from './follower.js'
 import { linkStore, testSettings, until } from './testing.js'
-import { parseStored, storedValue, type SharedStoreSettings } from './redis.js'
+import { parseStored, storedValue, tombstoneVersion, type SharedStoreSettings } from './redis.js'
 import { pack } from 'msgpackr'
 
 let redis: TestRedis
@@ -192,6 +192,9 @@ test('hash values carry their version; values written before versions read as ve
   t.assert.deepStrictEqual(parseStored(pack({ name: 'x' })), { version: 0, value: { name: 'x' } })
   t.assert.deepStrictEqual(parseStored(pack(7)), { version: 0, value: 7 }, 'a one-byte value that is a digit')
   t.assert.deepStrictEqual(parseStored(pack('12:ab')), { version: 0, value: '12:ab' })
+  t.assert.strictEqual(tombstoneVersion(Buffer.from('17:')), 17)
+  t.assert.strictEqual(tombstoneVersion(storedValue(17, 'x')), undefined)
+  t.assert.strictEqual(tombstoneVersion(pack(':')), undefined)
 })
 
 test('a deleted key leaves a tombstone with its version, dropped once older than the stream keeps', async (t: TestContext) => {
