@@ -11,7 +11,11 @@
  *   Redis restarted empty: hosts say so loudly, keep their replicas (DNS still enforces), writes 503.
  */
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { generateKeyPairSync } from 'node:crypto'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
@@ -57,7 +61,21 @@ test('three hosts share one policy and one set of statistics through Redis, and 
     await redis.stop()
     rmSync(root, { recursive: true, force: true })
   })
-  for (let i = 1; i <= 3; i++) hosts.push(await defineHost(topo, i, root, redis.port))
+  // A fake vendor counting usage reports: the hosts send one per interval (2 s) between them.
+  let reports = 0
+  const vendor = createServer((req, res) => { req.resume().on('end', () => { reports++; res.end('ok') }) })
+  vendor.listen(0, '0.0.0.0')
+  await once(vendor, 'listening')
+  t.after(() => { vendor.close() })
+  const vendorKey = join(root, 'vendor.pub')
+  writeFileSync(vendorKey, generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }))
+  const vendorPort = (vendor.address() as AddressInfo).port
+  for (let i = 1; i <= 3; i++) {
+    hosts.push(await defineHost(topo, i, root, redis.port, {
+      stats: { 'vendor-url': `http://${topo.redisAddressFor(i)}:${vendorPort}/stat`, 'vendor-key': vendorKey, 'vendor-interval': 2 }
+    }))
+  }
+  let firstApi = 0
   const [a, b, c] = hosts as [Host, Host, Host]
   const health = async (h: Host): Promise<{ status: number, body: any }> => await json(`${h.syncUrl}/health`)
   const blocked = async (h: Host, name: string): Promise<boolean> => (await dig(h.address, h.dnsPort, topo.clientAddress(h.index), name)) === BLOCK
@@ -66,6 +84,7 @@ test('three hosts share one policy and one set of statistics through Redis, and 
   for (const h of [a, b]) {
     await h.start('sync')
     await until(`host${h.index} following`, async () => (await health(h)).body?.state === 'following')
+    firstApi ||= Date.now()
     await h.start('api')
     await h.start('dns')
   }
@@ -106,6 +125,14 @@ test('three hosts share one policy and one set of statistics through Redis, and 
   await until('every host reporting carol\'s queries on B and C', async () => (await Promise.all(hosts.map(requests))).every((n) => n >= 5), 40_000)
   await new Promise((resolve) => setTimeout(resolve, 2500)) // a double count would show by now
   t.assert.deepStrictEqual(await Promise.all(hosts.map(requests)), [5, 5, 5], 'each query counted once, on every host')
+
+  // Three api roles reporting every 2 s: the shared claim (held 1.8 s) lets one report through at a
+  // time, so never more than one per 1.8 s since the first api started (without it, about three).
+  const elapsed = Date.now() - firstApi
+  const sent = reports
+  t.assert.ok(sent >= 1, 'usage reports sent')
+  t.assert.ok(sent <= Math.floor(elapsed / 1800) + 1, `${sent} usage reports in ${elapsed} ms`)
+  t.diagnostic(`${sent} usage reports from three api roles in ${elapsed} ms`)
 
   // Redis down: DNS keeps answering from the replica, API writes 503 JSON, reads work, /health says so.
   await redis.stop({ keepData: true })
