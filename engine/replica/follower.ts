@@ -256,8 +256,9 @@ export class Follower {
     const newer = new Map<string, number>()
     let top = seq
     let keysCopied = 0
-    // Keys unchanged since the snapshot, written only where absent (HSCAN may return a key twice),
-    // and keys changed after it, written over (their newest version, as checked against `newer`).
+    // Keys unchanged since the snapshot, written only where the replica holds another value (HSCAN
+    // may return a key twice; a replica bootstrapped in place holds most of them already), and keys
+    // changed after it, written over (their newest version, as checked against `newer`).
     let copies: StoreOp[] = []
     let changes: StoreOp[] = []
     const flush = async (): Promise<void> => {
