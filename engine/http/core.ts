@@ -51,6 +51,8 @@ export interface HttpResponse {
   readonly aborted: boolean
   /** True once a response has been handed to the socket. */
   readonly sent: boolean
+  /** The status set so far (200 until `status()` or `json(…, status)` says otherwise); final once `sent`. */
+  readonly statusCode: number
   status (code: number): this
   /**
    * Adds a header (repeat the name for several values). `Content-Length` is computed and ignored here;
