@@ -72,6 +72,9 @@ export interface ApiGuard {
   close (): void
 }
 
+/** What an audit line names: the request, read before the handler runs (uWS: the request dies with its callback). */
+interface Write { readonly method: string, readonly path: string, readonly source: string }
+
 function refuse (res: HttpResponse, outcome: Exclude<AuthOutcome, { ok: true }> | { ok: false, reason: 'required' }): void {
   if (outcome.reason === 'throttled') {
     res.status(API_ERRORS.API_AUTH_THROTTLED).header('Retry-After', String(retryAfterSeconds(outcome.retryAfterMs)))
@@ -101,16 +104,16 @@ export function createApiGuard (options: ApiGuardOptions): ApiGuard {
   const sweep = setInterval(() => { auth.failures.sweep(now()) }, 10_000)
   sweep.unref()
 
-  const audit = (req: HttpRequest, who: string, source: string, status: number): void => {
-    logger.info({ audit: 'api', who, source, method: req.method, path: req.query === '' ? req.path : `${req.path}?${req.query}`, status }, 'management API write')
+  const audit = (w: Write, who: string, status: number): void => {
+    logger.info({ audit: 'api', who, source: w.source, method: w.method, path: w.path, status }, 'management API write')
   }
 
   /** Runs the handler; for a write, logs the audit line once the answer (or the error that becomes it) is known. */
-  const run = (handler: Handler, req: HttpRequest, res: HttpResponse, who: string, source: string): void | Promise<void> => {
-    if (!WRITE_METHODS.has(req.method)) return handler(req, res)
-    const done = (): void => { audit(req, who, source, res.sent ? res.statusCode : 500) }
+  const run = (handler: Handler, req: HttpRequest, res: HttpResponse, who: string, w: Write | undefined): void | Promise<void> => {
+    if (w === undefined) return handler(req, res)
+    const done = (): void => { audit(w, who, res.sent ? res.statusCode : 500) }
     const failed = (err: unknown): never => {
-      audit(req, who, source, isHttpError(err) ? err.status : 500)
+      audit(w, who, isHttpError(err) ? err.status : 500)
       throw err
     }
     let result: void | Promise<void>
@@ -128,24 +131,25 @@ export function createApiGuard (options: ApiGuardOptions): ApiGuard {
       return (req, res) => {
         watcher.poll()
         const source = sourceAddress(req)
+        const w: Write | undefined = WRITE_METHODS.has(req.method)
+          ? { method: req.method, path: req.query === '' ? req.path : `${req.path}?${req.query}`, source }
+          : undefined
         const header = req.header('authorization')
         if (header === undefined || header === '') {
           let who: string | undefined
           if (loopbackFree && isLoopbackAddress(source)) who = 'loopback'
           else if (!required) who = 'address-rule'
-          if (who !== undefined) return run(handler, req, res, who, source)
+          if (who !== undefined) return run(handler, req, res, who, w)
           refuse(res, { ok: false, reason: 'required' })
-          if (WRITE_METHODS.has(req.method)) audit(req, '-', source, res.statusCode)
+          if (w !== undefined) audit(w, '-', res.statusCode)
           return
         }
         const known = auth.cached(header)
-        if (known !== undefined) return run(handler, req, res, known, source)
-        // Read before the first await: on uWS the request's headers are gone after it.
-        const method = req.method
+        if (known !== undefined) return run(handler, req, res, known, w)
         return auth.authenticate(header, source, now()).then((outcome) => {
-          if (outcome.ok) return run(handler, req, res, outcome.clientId, source)
+          if (outcome.ok) return run(handler, req, res, outcome.clientId, w)
           refuse(res, outcome)
-          if (WRITE_METHODS.has(method)) audit(req, '-', source, res.statusCode)
+          if (w !== undefined) audit(w, '-', res.statusCode)
         })
       }
     },

@@ -31,19 +31,11 @@ client_id as the user name and client_secret as the password (docs/api.md, Autho
 
 const SUBCOMMANDS = ['add', 'list', 'remove']
 
-export async function run (argv: string[]): Promise<number> {
-  const out = (s: string): void => { process.stdout.write(s + '\n') }
-  const fail = (s: string, code = 2): number => { process.stderr.write(`filterd api-client: ${s}\n`); return code }
-  const [command, ...rest] = argv
-  if (command === undefined || command === '--help' || command === '-h') {
-    out(USAGE)
-    return command === undefined ? 2 : 0
-  }
-  let values: { config?: string, id?: string, label?: string, help?: boolean }
-  let positionals: string[]
+/** The options, parsed one way (node:util parseArgs, strict), or the message naming what is wrong. */
+function parseCommandLine (argv: string[]): { values: { config?: string | undefined, id?: string | undefined, label?: string | undefined, help?: boolean | undefined }, positionals: string[] } | string {
   try {
-    ({ values, positionals } = parseArgs({
-      args: rest,
+    return parseArgs({
+      args: argv,
       strict: true,
       allowPositionals: true,
       options: {
@@ -52,10 +44,23 @@ export async function run (argv: string[]): Promise<number> {
         label: { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       }
-    }))
+    })
   } catch (err) {
-    return fail(`${(err as Error).message}\n${USAGE}`)
+    return (err as Error).message
   }
+}
+
+export async function run (argv: string[]): Promise<number> {
+  const out = (s: string): void => { process.stdout.write(s + '\n') }
+  const fail = (s: string, code = 2): number => { process.stderr.write(`filterd api-client: ${s}\n`); return code }
+  const [command, ...rest] = argv
+  if (command === undefined || command === '--help' || command === '-h') {
+    out(USAGE)
+    return command === undefined ? 2 : 0
+  }
+  const parsed = parseCommandLine(rest)
+  if (typeof parsed === 'string') return fail(`${parsed}\n${USAGE}`)
+  const { values, positionals } = parsed
   if (values.help === true) { out(USAGE); return 0 }
   if (!SUBCOMMANDS.includes(command)) return fail(`unknown subcommand "${command}"\n${USAGE}`)
   if (values.config === undefined) return fail(`--config FILE is required\n${USAGE}`)
