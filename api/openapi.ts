@@ -32,8 +32,8 @@ const TAGS = [
   { name: 'document', description: 'this document, served by the API itself' }
 ]
 
-/** What every route may answer besides its own errors: the authorization check's refusals. */
-const AUTH_ERRORS = [401, 429] as const
+/** What every route may answer besides its own errors: the authorization check's refusals, by response name. */
+const AUTH_ERRORS = [[401, 'Unauthorized'], [429, 'AuthThrottled']] as const
 
 function operationId (r: RouteDef): string {
   const words = r.path.split(/[/{}_]+/).filter((w) => w !== '')
@@ -67,8 +67,9 @@ function operation (r: RouteDef): Record<string, unknown> {
       ? { description: o.description }
       : { description: o.description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${o.schema}` } } } }
   }
-  // 401 and 429 come from the authorization check (auth.ts) in front of every route.
-  for (const s of [...r.errors, ...AUTH_ERRORS, 500].sort((a, b) => a - b)) responses[String(s)] = errorResponse(s)
+  for (const s of [...r.errors, 500]) responses[String(s)] = errorResponse(s)
+  // 401 and 429 come from the authorization check (auth.ts) in front of every route: described once.
+  for (const [status, name] of AUTH_ERRORS) responses[String(status)] = { $ref: `#/components/responses/${name}` }
   op.responses = responses
   return op
 }
@@ -99,6 +100,7 @@ export function buildOpenApi (): Record<string, unknown> {
     paths,
     components: {
       schemas: { ...bodySchemas, ...answerSchemas },
+      responses: Object.fromEntries(AUTH_ERRORS.map(([status, name]) => [name, errorResponse(status)])),
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'token <client_id>.<client_secret>, printed by filterd api-client add' },
         basicAuth: { type: 'http', scheme: 'basic', description: 'user name client_id, password client_secret (filterd api-client add)' }
