@@ -40,10 +40,15 @@ const CHALLENGES = [`Bearer realm="${REALM}"`, `Basic realm="${REALM}", charset=
 
 const WRITE_METHODS: ReadonlySet<string> = new Set(['PUT', 'POST', 'DELETE', 'PATCH'])
 
+/** A peer address as the adapter gives it (canonical: dotted quad, compressed IPv6) on loopback; no parsing. */
+function isLoopbackPeer (peer: string): boolean {
+  return peer.startsWith('127.') || peer === '::1'
+}
+
 /** The address a request is judged by (see the module comment). */
 export function sourceAddress (req: HttpRequest): string {
   const peer = req.remoteAddress
-  if (!isLoopbackAddress(peer)) return peer
+  if (!isLoopbackPeer(peer)) return peer
   const relayed = req.header(RELAYED_CLIENT_HEADER)
   if (relayed !== undefined) {
     const text = relayed.trim()
@@ -130,11 +135,17 @@ export function createApiGuard (options: ApiGuardOptions): ApiGuard {
     wrap (handler) {
       return (req, res) => {
         watcher.poll()
+        const header = req.header('authorization')
+        const isWrite = WRITE_METHODS.has(req.method)
+        // A read with credentials verified before needs nothing else: neither the caller's address nor an audit line.
+        if (!isWrite && header !== undefined && header !== '') {
+          const known = auth.cached(header)
+          if (known !== undefined) return handler(req, res)
+        }
         const source = sourceAddress(req)
-        const w: Write | undefined = WRITE_METHODS.has(req.method)
+        const w: Write | undefined = isWrite
           ? { method: req.method, path: req.query === '' ? req.path : `${req.path}?${req.query}`, source }
           : undefined
-        const header = req.header('authorization')
         if (header === undefined || header === '') {
           let who: string | undefined
           if (loopbackFree && isLoopbackAddress(source)) who = 'loopback'
