@@ -100,7 +100,7 @@ export function dnsSuite3 (): void {
     t.assert.strictEqual(firstA(await ask(s.port, 'asked.example', 'A')), '203.0.113.7')
   })
 
-  test('relays a truncated answer as it is and forwards a TCP client over TCP', async (t: TestContext) => {
+  test('relays a truncated answer as it is; a TCP client\'s query goes over UDP, and over TCP once the answer is truncated', async (t: TestContext) => {
     const w = await world(t, { stub: { truncate: ['big.example'], records: { 'big.example': { a: ['203.0.113.9'] } } } })
     const s = await server(t, w)
     const udp = dnsPacket.decode(await udpAsk(s.port, query('big.example', 'A', { id: 3 })))
@@ -112,6 +112,15 @@ export function dnsSuite3 (): void {
     t.assert.strictEqual(tcp.id, 4)
     t.assert.strictEqual(tcp.flag_tc, false)
     t.assert.strictEqual(firstA(tcp), '203.0.113.9')
+    t.assert.deepStrictEqual(w.stub.seenTcp, ['big.example/A'], 'only the truncated answer is asked again over TCP')
+    // An answer that fits a datagram: asked over UDP only, however the client came (no TCP
+    // handshake with the resolver per pipelined query).
+    c.send(framed(query('small.example', 'A', { id: 5 })))
+    const small = dnsPacket.decode(await c.next())
+    t.assert.strictEqual(small.id, 5)
+    t.assert.strictEqual(firstA(small), '198.51.100.10')
+    t.assert.ok(w.stub.seen.includes('small.example/A'))
+    t.assert.deepStrictEqual(w.stub.seenTcp, ['big.example/A'])
   })
 
   test('gives each forwarded query a random ID of its own', async (t: TestContext) => {

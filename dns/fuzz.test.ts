@@ -6,7 +6,7 @@
 import { test, type TestContext } from 'node:test'
 import { fork, spawn, type ChildProcess } from 'node:child_process'
 import { createSocket, type Socket } from 'node:dgram'
-import { connect, createServer, type Socket as TcpSocket } from 'node:net'
+import { connect, type Socket as TcpSocket } from 'node:net'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -16,9 +16,11 @@ import { releasedPort } from '../engine/testing/ports.js'
 import { addUser, world, writeConfigFile } from './testing/harness.js'
 import { FuzzGenerator } from './testing/fuzz.js'
 import { Checker } from './testing/fuzz-check.js'
+import { frame } from '../engine/wire/index.js'
 
 const CLI = fileURLToPath(new URL('../tools/filterd.js', import.meta.url))
 const PROBE = fileURLToPath(new URL('./testing/probe-child.js', import.meta.url))
+const UPSTREAM = fileURLToPath(new URL('./testing/upstream-child.js', import.meta.url))
 const PACKETS = Number(process.env.FUZZ_PACKETS ?? 1_000_000)
 const SEED = Number(process.env.FUZZ_SEED ?? randomInt(1, 0x7fffffff))
 const BATCH = Number(process.env.FUZZ_BATCH ?? 64)
@@ -32,61 +34,17 @@ const WORST_MS = Number(process.env.FUZZ_WORST_MS ?? 4000)
  */
 const RATE = Number(process.env.FUZZ_RATE ?? 0)
 
-/** The answer of the raw upstream to `msg`: its question and, for A, one A record 198.51.100.10; null when unreadable. */
-function rawAnswer (msg: Buffer): Buffer | null {
-  if (msg.length < 12) return null
-  let i = 12
-  while (i < msg.length && msg[i] !== 0) {
-    if ((msg[i]! & 0xc0) !== 0) return null
-    i += msg[i]! + 1
-  }
-  const qEnd = i + 5
-  if (qEnd > msg.length) return null
-  const isA = msg.readUInt16BE(i + 1) === 1
-  const out = Buffer.alloc(qEnd + (isA ? 16 : 0))
-  msg.copy(out, 0, 0, qEnd)
-  out[2] = 0x80 | (msg[2]! & 0x01); out[3] = 0x80
-  out.writeUInt16BE(1, 4); out.writeUInt16BE(isA ? 1 : 0, 6); out.writeUInt32BE(0, 8)
-  if (isA) out.set([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 51, 100, 10], qEnd)
-  return out
-}
-
 /**
- * The upstream, on UDP and TCP (one port): a raw responder that answers any query it can read
- * (rawAnswer). dns-packet would cost more than the server under test for every forwarded fuzz packet.
+ * The upstream, on UDP and TCP (one port), in a process of its own (testing/upstream-child.ts): the
+ * probe's forwarded queries then time the server, not this process's busy event loop.
  */
 async function rawResponder (t: TestContext): Promise<number> {
-  for (let attempt = 0; ; attempt++) {
-    const udp = createSocket('udp4')
-    udp.on('message', (msg, rinfo) => {
-      const out = rawAnswer(msg)
-      if (out !== null) udp.send(out, rinfo.port, rinfo.address)
-    })
-    udp.bind(0, '127.0.0.1')
-    await once(udp, 'listening')
-    const port = udp.address().port
-    const tcp = createServer((c) => {
-      c.on('error', () => {})
-      let buf: Buffer = Buffer.alloc(0)
-      c.on('data', (chunk: Buffer) => {
-        buf = Buffer.concat([buf, chunk])
-        while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
-          const out = rawAnswer(buf.subarray(2, 2 + buf.readUInt16BE(0)))
-          buf = buf.subarray(2 + buf.readUInt16BE(0))
-          if (out !== null) c.write(frame(out))
-        }
-      })
-    })
-    try {
-      await new Promise<void>((resolve, reject) => { tcp.once('error', reject); tcp.listen(port, '127.0.0.1', resolve) })
-    } catch (err) {
-      udp.close()
-      if (attempt < 20) continue
-      throw err
-    }
-    t.after(() => { udp.close(); tcp.close() })
-    return port
-  }
+  const child = fork(UPSTREAM, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  return await new Promise<number>((resolve, reject) => {
+    child.once('message', (m) => { resolve((m as { port: number }).port) })
+    child.once('exit', (code) => reject(new Error(`the fuzz upstream exited with ${String(code)}`)))
+  })
 }
 
 /** Kernel drops on the server's UDP socket (/proc/net/udp, last column), or -1 off Linux. */
@@ -99,12 +57,6 @@ function udpDrops (port: number): number {
     }
   } catch {}
   return -1
-}
-
-function frame (b: Buffer): Buffer {
-  const h = Buffer.alloc(2)
-  h.writeUInt16BE(b.length)
-  return Buffer.concat([h, b])
 }
 
 async function startDaemon (t: TestContext, file: string): Promise<ChildProcess> {
@@ -214,8 +166,8 @@ test(`fuzz: ${PACKETS} hostile packets over UDP and TCP, valid queries interleav
   // (in this one it would also time the fuzzer's busy event loop).
   const probe = fork(PROBE, [String(port)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   t.after(() => { if (probe.exitCode === null) probe.kill('SIGKILL') })
-  const probeResult = new Promise<{ latencies: number[], problems: string[] }>((resolve, reject) => {
-    probe.on('message', (m) => { if (typeof m === 'object' && m !== null) resolve(m as { latencies: number[], problems: string[] }) })
+  const probeResult = new Promise<{ latencies: number[], localLatencies: number[], problems: string[] }>((resolve, reject) => {
+    probe.on('message', (m) => { if (typeof m === 'object' && m !== null) resolve(m as { latencies: number[], localLatencies: number[], problems: string[] }) })
     probe.on('exit', (code) => reject(new Error(`the latency probe exited with ${String(code)}`)))
   })
   await new Promise<void>((resolve) => probe.once('message', () => resolve()))
@@ -236,7 +188,7 @@ test(`fuzz: ${PACKETS} hostile packets over UDP and TCP, valid queries interleav
   } catch {}
   const drops = udpDrops(port) - drops0
   t.diagnostic(`seed ${SEED}: ${sent} packets (${sent - tcpSent} UDP, ${tcpSent} TCP, ${reconnects} TCP connections) in ${seconds.toFixed(1)} s, ${Math.round(sent / seconds)}/s; kinds ${gen.made.join('/')}; kernel drops at the server ${drops}; CPU: server ${serverCpu.toFixed(1)} s, fuzzer ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`)
-  t.diagnostic(`valid queries: ${checker.latencies.length} in lanes (p50 ${pct(checker.latencies, 0.5).toFixed(1)} ms, p99 ${pct(checker.latencies, 0.99).toFixed(1)} ms, max ${pct(checker.latencies, 1).toFixed(1)} ms); ${ticker.latencies.length} probes every 10 ms (p50 ${pct(ticker.latencies, 0.5).toFixed(1)} ms, p99 ${pct(ticker.latencies, 0.99).toFixed(1)} ms, max ${pct(ticker.latencies, 1).toFixed(1)} ms)`)
+  t.diagnostic(`valid queries: ${checker.latencies.length} in lanes (p50 ${pct(checker.latencies, 0.5).toFixed(1)} ms, p99 ${pct(checker.latencies, 0.99).toFixed(1)} ms, max ${pct(checker.latencies, 1).toFixed(1)} ms); ${ticker.latencies.length} probes every 10 ms (p50 ${pct(ticker.latencies, 0.5).toFixed(1)} ms, p99 ${pct(ticker.latencies, 0.99).toFixed(1)} ms, max ${pct(ticker.latencies, 1).toFixed(1)} ms; the blocked half, answered by the server alone: p99 ${pct(ticker.localLatencies, 0.99).toFixed(1)} ms, max ${pct(ticker.localLatencies, 1).toFixed(1)} ms)`)
   t.assert.strictEqual(died, null)
   t.assert.deepStrictEqual(problems.slice(0, 5), [], `${problems.length} valid queries went wrong (seed ${SEED})`)
   t.assert.ok(sent >= PACKETS)

@@ -124,7 +124,10 @@ export class PendingQuery {
   /** performance.now() when the front handed it over (upstream latency metric). */
   started = 0
   // Forwarder bookkeeping.
+  /** Key of the try in flight: in byKey (UDP, >= 0) or tcpByKey (TCP, < 0). */
   key = -1
+  /** Serial of the try in flight: an expiry entry with another serial is stale. */
+  trySerial = 0
   /** Date.now() when the client's budget is spent. */
   deadline = 0
   /** Tries sent so far; the queue entry of an earlier try is stale. */
@@ -133,6 +136,8 @@ export class PendingQuery {
   /** A background probe of `resolver` (no client waits for it). */
   probe = false
   viaTcp = false
+  /** The client asked over TCP: a truncated UDP answer is asked again over TCP, not relayed. */
+  streamClient = false
   resolver: Resolver | null = null
   out: OutSocket | null = null
   tcp: TcpSocket | null = null
@@ -173,13 +178,17 @@ export class Forwarder {
   private readonly io: 'native' | 'dgram'
   private readonly onAnswer: (p: PendingQuery, response: Buffer | null) => void
   private readonly byKey = new Map<number, PendingQuery>()
-  // The tries in sending order (all expire tryMs after they were sent) and, side by side, the try
-  // number each entry stands for: an entry whose query has been sent again since is stale.
-  private queue: PendingQuery[] = []
-  private queueTry: number[] = []
+  // The tries in sending order (all expire tryMs after they were sent): each entry is the try's key
+  // and serial, numbers only. A query answered in time is gone from byKey/tcpByKey, so nothing
+  // holds it until its entry expires: it dies young instead of being promoted by the garbage
+  // collector with its buffers (about 500 bytes per query at 20k q/s before, docs/performance.md).
+  private queueKey: number[] = []
+  private queueSerial: number[] = []
   private queueExpires: number[] = []
   private head = 0
-  private readonly tcpPending = new Set<PendingQuery>()
+  private trySerial = 0
+  private readonly tcpByKey = new Map<number, PendingQuery>()
+  private tcpKey = 0
   private readonly ids = new Uint16Array(kIdBatch)
   private idNext = kIdBatch
   private turn = 0
@@ -308,8 +317,10 @@ export class Forwarder {
   }
 
   private enqueue (p: PendingQuery, expires: number): void {
-    this.queue.push(p)
-    this.queueTry.push(p.tries)
+    if (++this.trySerial > 0x3fffffff) this.trySerial = 1
+    p.trySerial = this.trySerial
+    this.queueKey.push(p.key)
+    this.queueSerial.push(p.trySerial)
     this.queueExpires.push(expires)
   }
 
@@ -359,6 +370,12 @@ export class Forwarder {
     }
     this.byKey.delete(p.key)
     out.pending--
+    if (p.streamClient && (msg[2]! & 0x02) !== 0) {
+      // TC: the answer does not fit a datagram, and this client can take it over TCP.
+      p.viaTcp = true
+      this.sendTcp(p, r)
+      return
+    }
     this.finish(p, msg)
   }
 
@@ -396,11 +413,18 @@ export class Forwarder {
     else this.sendUdp(p, next)
   }
 
-  /** Sends `p.query` upstream over TCP (one connection per try). */
+  /**
+   * A TCP client's query: asked over UDP like any other, and again over TCP (one connection per
+   * try) only when the answer comes back truncated, as a recursive resolver forwarding does. A
+   * connection per query would make every pipelined TCP client query a TCP handshake with the
+   * operator's resolver: slow for us, and a way for one client to open connections by the
+   * thousand. A try that times out goes to the next resolver on the transport it was on.
+   */
   forwardTcp (p: PendingQuery): void {
     p.deadline = Date.now() + this.timeoutMs
-    p.viaTcp = true
-    this.sendTcp(p, this.pickResolver(null))
+    p.viaTcp = false
+    p.streamClient = true
+    this.sendUdp(p, this.pickResolver(null))
   }
 
   private sendTcp (p: PendingQuery, r: Resolver): void {
@@ -409,7 +433,9 @@ export class Forwarder {
     p.resolver = r
     p.tries++
     const attempt = p.tries
-    this.tcpPending.add(p)
+    if (--this.tcpKey < -0x3fffffff) this.tcpKey = -1
+    p.key = this.tcpKey
+    this.tcpByKey.set(p.key, p)
     this.enqueue(p, now + this.tryMs)
     const sock = connect({ host: r.host, port: r.port, family: r.family })
     p.tcp = sock
@@ -420,7 +446,7 @@ export class Forwarder {
       reader.push(chunk)
       for (let m = reader.read(); m !== null; m = reader.read()) {
         if (p.done || p.tries !== attempt || readId(m) !== readId(p.query) || !this.matches(p, m)) continue
-        this.tcpPending.delete(p)
+        this.tcpByKey.delete(p.key)
         sock.destroy()
         this.finish(p, m)
         return
@@ -428,7 +454,7 @@ export class Forwarder {
     })
     const fail = (): void => {
       if (p.done || p.tries !== attempt) return
-      this.tcpPending.delete(p)
+      this.tcpByKey.delete(p.key)
       sock.destroy()
       // A refused or reset connection counts as an unanswered try: on to the next resolver now.
       this.retryOrFail(p, Date.now())
@@ -439,31 +465,32 @@ export class Forwarder {
 
   private sweep (): void {
     const now = Date.now()
-    const q = this.queue
-    const qt = this.queueTry
+    const qk = this.queueKey
+    const qs = this.queueSerial
     const qe = this.queueExpires
-    while (this.head < q.length) {
+    while (this.head < qk.length) {
       const i = this.head
-      const p = q[i]!   // head < length
-      const stale = p.done || qt[i] !== p.tries
+      const key = qk[i]!   // head < length
+      const p = key < 0 ? this.tcpByKey.get(key) : this.byKey.get(key)
+      const stale = p === undefined || p.done || p.trySerial !== qs[i]
       if (!stale && qe[i]! > now) break
       this.head++
       if (stale) continue
-      if (p.tcp !== null) {
-        this.tcpPending.delete(p)
+      if (key < 0) {
+        this.tcpByKey.delete(key)
         const sock = p.tcp
         p.tcp = null
-        sock.destroy()
+        sock?.destroy()
       } else {
-        this.byKey.delete(p.key)
+        this.byKey.delete(key)
         if (p.out !== null) p.out.pending--
       }
       this.retryOrFail(p, now)
     }
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head)
-      this.queueTry = this.queueTry.slice(this.head)
-      this.queueExpires = this.queueExpires.slice(this.head)
+    if (this.head > 1024 && this.head * 2 > qk.length) {
+      this.queueKey = qk.slice(this.head)
+      this.queueSerial = qs.slice(this.head)
+      this.queueExpires = qe.slice(this.head)
       this.head = 0
     }
     if (now - this.lastProbe >= this.probeMs) {
@@ -517,17 +544,17 @@ export class Forwarder {
     if (this.closed) return
     this.closed = true
     clearInterval(this.sweeper)
-    for (let i = this.head; i < this.queue.length; i++) {
-      const p = this.queue[i]!
+    const waiting = [...this.byKey.values(), ...this.tcpByKey.values()]
+    this.byKey.clear()
+    this.tcpByKey.clear()
+    for (const p of waiting) {
       if (p.done) continue
       p.tcp?.destroy()
       this.finish(p, null)
     }
-    this.queue = []
-    this.queueTry = []
+    this.queueKey = []
+    this.queueSerial = []
     this.queueExpires = []
-    this.byKey.clear()
-    this.tcpPending.clear()
     for (const r of this.resolvers) {
       for (const s of r.pool) s.sock.close()
       for (const s of r.retired) s.sock.close()

@@ -28,6 +28,8 @@ function problemOf (msg: Buffer, id: number, e: Expect): string | null | undefin
 export class Checker {
   readonly pending = new Map<number, Expect>()
   readonly latencies: number[] = []
+  /** The latencies of the blocked queries only: answered by the server alone, no upstream in the path. */
+  readonly localLatencies: number[] = []
   readonly problems: string[] = []
   private serial = 0
   onMessage (msg: Buffer): void {
@@ -38,7 +40,9 @@ export class Checker {
     const problem = problemOf(msg, id, e)
     if (problem === undefined) return
     this.pending.delete(id)
-    this.latencies.push(performance.now() - e.sent)
+    const ms = performance.now() - e.sent
+    this.latencies.push(ms)
+    if (e.a === BLOCK_V4) this.localLatencies.push(ms)
     e.resolve(problem)
   }
   /** A fresh valid query (a unique name: blocked or forwarded) and the promise of its verdict. */

@@ -3,7 +3,7 @@
  * query every 10 ms to the DNS server on 127.0.0.1:PORT, each answer checked. Run inside the fuzzer's
  * process, the probe measured the fuzzer's own busy event loop as much as the server; here it
  * measures the server. On the IPC message `stop` it waits for the queries in flight and sends back
- * `{ latencies, problems }`, then exits.
+ * `{ latencies, localLatencies, problems }`, then exits.
  */
 import { createSocket } from 'node:dgram'
 import { Checker } from './fuzz-check.js'
@@ -29,7 +29,7 @@ sock.connect(port, '127.0.0.1', () => {
     clearInterval(tick)
     void Promise.all(probes).then((results) => {
       const problems = results.filter((p): p is string => p !== null)
-      send({ latencies: ticker.latencies, problems }, () => { sock.close(); process.exit(0) })
+      send({ latencies: ticker.latencies, localLatencies: ticker.localLatencies, problems }, () => { sock.close(); process.exit(0) })
     })
   })
   send('ready')

@@ -32,6 +32,8 @@ export interface StubResolver {
   readonly host: string
   /** Questions received, as `name/TYPE`. */
   readonly seen: string[]
+  /** The questions of `seen` that came over TCP. */
+  readonly seenTcp: string[]
   /** While true, queries are read and counted but never answered (a dead upstream). */
   silent: boolean
   close (): Promise<void>
@@ -76,12 +78,15 @@ export async function startStubResolver (options: StubResolverOptions = {}): Pro
 async function bindStub (host: string, options: StubResolverOptions): Promise<StubResolver> {
   const udp: Socket = createSocket(host.includes(':') ? 'udp6' : 'udp4')
   const seen: string[] = []
+  const seenTcp: string[] = []
   const state = { silent: false }
   const handle = (msg: Buffer, overUdp: boolean): Buffer | undefined => {
     let query: dnsPacket.Packet
     try { query = dnsPacket.decode(msg) } catch { return undefined }
     const q = query.questions?.[0] as Question | undefined
-    seen.push(q === undefined ? '?' : `${q.name.toLowerCase()}/${q.type}`)
+    const asked = q === undefined ? '?' : `${q.name.toLowerCase()}/${q.type}`
+    seen.push(asked)
+    if (!overUdp) seenTcp.push(asked)
     if (state.silent) return undefined
     return answer(query, options, overUdp)
   }
@@ -128,6 +133,7 @@ async function bindStub (host: string, options: StubResolverOptions): Promise<St
     port,
     host,
     seen,
+    seenTcp,
     get silent () { return state.silent },
     set silent (v: boolean) { state.silent = v },
     async close () {
