@@ -2,13 +2,13 @@
  * The management API suite, run against each HTTP implementation (api-uws.test.ts, api-node.test.ts), over
  * real HTTP against the server the role runs. Named `.case.ts` so `node --test dist/` does not run it alone.
  */
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
 import { CategoryDbBuilder } from '../engine/catdb/index.js'
 import type { HttpImpl } from '../engine/http/index.js'
 import type { Store } from '../engine/store/index.js'
-import { call, errorOf, startApi, type StartOptions, type StartedApi } from './testing/fixtures.js'
+import { addApiClient, call, errorOf, relayedFrom, startApi, type StartOptions, type StartedApi } from './testing/fixtures.js'
 import { ROUTES } from './routes/index.js'
 
 /** A way of running the suite: `link` connects each fresh server's store (e.g. to a shared Redis). */
@@ -471,6 +471,89 @@ export function runApiSuite (impl: HttpImpl, how?: ApiSuiteVariant): void {
       t.assert.strictEqual((await call(s.base, 'GET', '/categories')).status, 200)
       t.assert.strictEqual((await call(s.base, 'POST', '/users/slash/ip', ['10.0.0.1'])).status, 201)
       t.assert.strictEqual((await call(s.base, 'GET', '/users/slash/')).status, 200)
+    })
+
+    test('a caller from outside without credentials gets 401 with a Bearer and a Basic challenge, and wrong ones 401 too', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const client = await addApiClient(s.store, 'billing')
+      const none = await call(s.base, 'GET', '/config/', undefined, relayedFrom('192.0.2.10'))
+      t.assert.strictEqual(none.status, 401)
+      t.assert.strictEqual(errorOf(none).code, 'API_UNAUTHORIZED')
+      const challenges = none.headers.get('www-authenticate') ?? ''
+      t.assert.match(challenges, /Bearer realm="filterd management API"/)
+      t.assert.match(challenges, /Basic realm="filterd management API"/)
+      for (const wrong of [`Bearer billing.${'x'.repeat(43)}`, `Bearer nobody.${client.secret}`, `Basic ${Buffer.from('billing:wrong').toString('base64')}`, 'Bearer garbage', 'Digest x']) {
+        const r = await call(s.base, 'GET', '/config/', undefined, relayedFrom('192.0.2.10', { authorization: wrong }))
+        t.assert.strictEqual(r.status, 401, wrong)
+        t.assert.strictEqual(errorOf(r).code, 'API_UNAUTHORIZED')
+      }
+      const write = await call(s.base, 'PUT', '/users/outsider', { filter: [1] }, relayedFrom('192.0.2.10'))
+      t.assert.strictEqual(write.status, 401)
+      t.assert.strictEqual(s.store.getUser('outsider'), undefined, 'the refused write changed nothing')
+    })
+
+    test('a Bearer token and HTTP Basic of an API client both let a caller from outside in', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const client = await addApiClient(s.store, 'billing')
+      const bearer = await call(s.base, 'PUT', '/users/paid', { filter: [40] }, relayedFrom('192.0.2.10', { authorization: client.bearer }))
+      t.assert.strictEqual(bearer.status, 200, bearer.text)
+      const basic = await call(s.base, 'GET', '/users/paid/filter/', undefined, relayedFrom('2001:db8::7', { authorization: client.basic }))
+      t.assert.strictEqual(basic.status, 200, basic.text)
+      t.assert.deepStrictEqual(basic.body, [40])
+      // Again: now from the cache of verified headers, without scrypt.
+      t.assert.strictEqual((await call(s.base, 'GET', '/config/', undefined, relayedFrom('192.0.2.10', { authorization: client.bearer }))).status, 200)
+    })
+
+    test('loopback callers need no credentials by default, and do with loopback-without-credentials: false', async (t: TestContext) => {
+      const open = await start(t, impl)
+      t.assert.strictEqual((await call(open.base, 'GET', '/config/')).status, 200)
+      t.assert.strictEqual((await call(open.base, 'GET', '/config/', undefined, relayedFrom('127.0.0.1'))).status, 200, 'relayed for a loopback client')
+      const closed = await start(t, impl, { apiYaml: 'loopback-without-credentials: false' })
+      const client = await addApiClient(closed.store, 'local-script')
+      const refused = await call(closed.base, 'GET', '/config/')
+      t.assert.strictEqual(refused.status, 401)
+      t.assert.match(refused.headers.get('www-authenticate') ?? '', /Bearer/)
+      t.assert.strictEqual((await call(closed.base, 'GET', '/config/', undefined, { authorization: client.bearer })).status, 200)
+    })
+
+    test('require-credentials: false lets the address rules alone decide, and a wrong header is still refused', async (t: TestContext) => {
+      const s = await start(t, impl, { apiYaml: 'require-credentials: false' })
+      t.assert.strictEqual((await call(s.base, 'PUT', '/users/ruled', { filter: [1] }, relayedFrom('192.0.2.10'))).status, 200)
+      t.assert.strictEqual((await call(s.base, 'GET', '/config/', undefined, relayedFrom('192.0.2.10', { authorization: 'Bearer nobody.nothing' }))).status, 401)
+      const line = s.lines.find((l) => l.audit === 'api' && l.path === '/users/ruled')
+      t.assert.deepStrictEqual([line?.who, line?.source], ['address-rule', '192.0.2.10'])
+    })
+
+    test('every write leaves one audit line with who, from where, what, the status and the time; reads leave none', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const client = await addApiClient(s.store, 'billing')
+      const before = Date.now()
+      t.assert.strictEqual((await call(s.base, 'PUT', '/users/audited', { filter: [40] }, relayedFrom('192.0.2.10', { authorization: client.bearer }))).status, 200)
+      t.assert.strictEqual((await call(s.base, 'DELETE', '/users/audited/filter/40')).status, 204)
+      t.assert.strictEqual((await call(s.base, 'POST', '/users/audited/ip/', ['bad address'], relayedFrom('192.0.2.10', { authorization: client.basic }))).status, 422)
+      t.assert.strictEqual((await call(s.base, 'PUT', '/users/audited', { filter: [1] }, relayedFrom('198.51.100.9'))).status, 401)
+      t.assert.strictEqual((await call(s.base, 'GET', '/users/audited', undefined, relayedFrom('192.0.2.10', { authorization: client.bearer }))).status, 200)
+      const audit = s.lines.filter((l) => l.audit === 'api')
+      t.assert.deepStrictEqual(audit.map((l) => [l.who, l.source, l.method, l.path, l.status]), [
+        ['billing', '192.0.2.10', 'PUT', '/users/audited', 200],
+        ['loopback', '127.0.0.1', 'DELETE', '/users/audited/filter/40', 204],
+        ['billing', '192.0.2.10', 'POST', '/users/audited/ip/', 422],
+        ['-', '198.51.100.9', 'PUT', '/users/audited', 401]
+      ])
+      for (const l of audit) {
+        // The role's logger writes ISO 8601 (engine/log); this test's in-memory one, epoch milliseconds.
+        const time = typeof l.time === 'number' ? l.time : Date.parse(String(l.time))
+        t.assert.ok(time >= before - 1000 && time <= Date.now() + 1000, `time ${String(l.time)}`)
+      }
+    })
+
+    test('GET /openapi.yaml serves docs/openapi.yaml as it is', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const r = await call(s.base, 'GET', '/openapi.yaml')
+      t.assert.strictEqual(r.status, 200)
+      t.assert.strictEqual(r.headers.get('content-type'), 'application/yaml')
+      t.assert.strictEqual(r.text, readFileSync(new URL('../../docs/openapi.yaml', import.meta.url), 'utf8'))
+      t.assert.strictEqual((await call(s.base, 'GET', '/openapi.yaml', undefined, relayedFrom('192.0.2.10'))).status, 401, 'behind the same rule as the rest')
     })
 
     test('every route of the table is served for its method', async (t: TestContext) => {

@@ -32,6 +32,8 @@ export interface ApiContext {
   readonly logger: Logger
   /** What the statistics reports read. */
   readonly stats: StatsContext
+  /** docs/openapi.yaml's text, generated from the route table (api/openapi.ts) once, on first request. */
+  openApiText (): string
 }
 
 /** What the statistics reports read: the statistics environment, its time zone, and the clock. */

@@ -1,13 +1,15 @@
 import { test, type TestContext } from 'node:test'
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { request as httpsRequest } from 'node:https'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { DEFAULT_TEMPLATES_DIR } from '../blockpage/templates.js'
 import { get, visibleText } from '../blockpage/testing/fixture.js'
 import { getJson, startRole, until } from '../engine/testing/daemon.js'
+import { hasOpenssl, OPENSSL_MISSING, writeTestCertificate } from '../engine/testing/tls.js'
 import { ANONYMOUS_USER, ReportTime, formatDay, type Chart } from '../engine/stats/index.js'
 import { rec, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
 import { rawExchange } from '../engine/testing/http.js'
@@ -116,4 +118,59 @@ test('the api daemon imports closed statistics files by itself, at start and the
     labels: ['first.example', 'second.example'],
     datasets: [{ label: 'Requests', data: [1, 1] }, { label: 'NXdomain', data: [0, 0] }, { label: 'Blocks', data: [0, 0] }]
   })
+})
+
+/** One HTTPS request to 127.0.0.1:port (the test certificate is self-signed). */
+function httpsCall (port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number, headers: Record<string, string | string[] | undefined>, body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port, method, path, headers, rejectUnauthorized: false, agent: false }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => { text += c })
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }) })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+test('through the front door\'s TLS listener an API client authenticates, and its write is audited by the api daemon', { skip: hasOpenssl() ? false : OPENSSL_MISSING }, async (t: TestContext) => {
+  const { dir, cleanup } = tempDir('filterd-tls-api-')
+  t.after(cleanup)
+  writeTaxonomy(join(dir, 'cats'))
+  const { cert, key } = writeTestCertificate(dir, 'api.isp.example')
+  // Loopback callers are made to present credentials too, so this one host stands for a caller from outside.
+  const configFor = (apiListen: string, name: string): string => {
+    const file = join(dir, name)
+    writeFileSync(file, [
+      'datafiles:', `  cats: ${join(dir, 'cats')}`, '  language: en',
+      'common:', `  db: ${join(dir, 'db')}`,
+      'stats:', `  dir: ${join(dir, 'stats')}`, `  db: ${join(dir, 'statsdb')}`,
+      'api:', `  listen: ${apiListen}`, '  host: api.isp.example', '  loopback-without-credentials: false',
+      '  log: "-"', `  pid: ${join(dir, 'run', 'api.pid')}`,
+      'blockpage:', '  listen: 127.0.0.1:0', '  tls-listen: 127.0.0.1:0', `  tls-cert: ${cert}`, `  tls-key: ${key}`,
+      `  templates: ${DEFAULT_TEMPLATES_DIR}`, '  log: "-"', `  pid: ${join(dir, 'run', 'blockpage.pid')}`
+    ].join('\n'))
+    return file
+  }
+  const apiConfig = configFor('127.0.0.1:0', 'api.yaml')
+  const api = await startRole(t, 'api', apiConfig)
+  const front = await startRole(t, 'blockpage', configFor(`127.0.0.1:${api.port}`, 'blockpage.yaml'))
+  const started = await front.waitForLog((l) => l.msg === 'blockpage started')
+  const httpsEndpoint = (started.endpoints as string[]).find((e) => e.startsWith('blockpage https'))!
+  const tlsPort = Number(/:(\d+)$/.exec(httpsEndpoint)![1])
+
+  const added = execFileSync(process.execPath, [CLI, 'api-client', 'add', '--config', apiConfig, '--id', 'billing'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+  const token = /^bearer_token: (\S+)$/m.exec(added)![1]!
+
+  const anonymous = await httpsCall(tlsPort, 'GET', '/config/', { host: 'api.isp.example' })
+  t.assert.strictEqual(anonymous.status, 401)
+  t.assert.match(String(anonymous.headers['www-authenticate']), /Bearer realm=/)
+  const body = JSON.stringify({ ip: ['10.9.9.9'], filter: [40] })
+  const put = await httpsCall(tlsPort, 'PUT', '/users/over-tls', { host: 'api.isp.example', authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, body)
+  t.assert.strictEqual(put.status, 200, put.body)
+  t.assert.deepStrictEqual((JSON.parse(put.body) as { filter: number[] }).filter, [40])
+  const line = await api.waitForLog((l) => l.audit === 'api' && l.path === '/users/over-tls')
+  t.assert.deepStrictEqual([line.who, line.source, line.method, line.status], ['billing', '127.0.0.1', 'PUT', 200])
+  t.assert.strictEqual(typeof line.time, 'string')
 })

@@ -11,7 +11,9 @@ import { ROUTES } from './routes/index.js'
 const ERROR_TEXT: Readonly<Record<number, string>> = {
   400: 'malformed request: bad JSON, bad user_id, bad path or query parameter',
   404: 'unknown user, entry or resource',
+  401: 'no credentials (and not let in by api.loopback-without-credentials or api.require-credentials: false), or wrong ones; WWW-Authenticate names both schemes',
   413: 'body larger than api.body-limit',
+  429: 'too many failed authentications from this address in a minute; Retry-After says when to try again',
   503: 'too many live log streams open',
   422: 'body of the wrong shape (missing or unknown fields, wrong types) or holding invalid values (address, category, domain, "-" in a whitelist)',
   500: 'internal fault (logged once); the body says nothing more'
@@ -26,8 +28,12 @@ const TAGS = [
   { name: 'lists', description: 'user and global blacklists and whitelists' },
   { name: 'statistics', description: 'reports from the query log, imported every 5 minutes (docs/statistics.md)' },
   { name: 'check', description: 'the verdict for a name, explained: the policy step and the entry that decided (the DNS server\'s own code)' },
-  { name: 'live', description: 'the live query log (Server-Sent Events) of the operator console' }
+  { name: 'live', description: 'the live query log (Server-Sent Events) of the operator console' },
+  { name: 'document', description: 'this document, served by the API itself' }
 ]
+
+/** What every route may answer besides its own errors: the authorization check's refusals, by response name. */
+const AUTH_ERRORS = [[401, 'Unauthorized'], [429, 'AuthThrottled']] as const
 
 function operationId (r: RouteDef): string {
   const words = r.path.split(/[/{}_]+/).filter((w) => w !== '')
@@ -62,6 +68,8 @@ function operation (r: RouteDef): Record<string, unknown> {
       : { description: o.description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${o.schema}` } } } }
   }
   for (const s of [...r.errors, 500]) responses[String(s)] = errorResponse(s)
+  // 401 and 429 come from the authorization check (auth.ts) in front of every route: described once.
+  for (const [status, name] of AUTH_ERRORS) responses[String(status)] = { $ref: `#/components/responses/${name}` }
   op.responses = responses
   return op
 }
@@ -78,12 +86,26 @@ export function buildOpenApi (): Record<string, unknown> {
     info: {
       title: 'filterd management API',
       version: '1',
-      description: 'Per-user filtering settings for billing systems. No authentication of its own: reach it through the front door, whose api.access rules decide who may call it. Error bodies are always {"error": {"code", "message", "field"?}}; see docs/api.md for the codes.'
+      description: 'Per-user filtering settings for billing systems. From outside, reach it through the front door (HTTP or HTTPS, Host set to api.host), whose api.access address rules are checked first; then the API checks credentials: ' +
+        'a Bearer token or HTTP Basic of an API client (filterd api-client add). Callers on loopback need none by default (api.loopback-without-credentials), and api.require-credentials: false lets the address rules alone decide. ' +
+        'Error bodies are always {"error": {"code", "message", "field"?}}; see docs/api.md for the codes.'
     },
-    servers: [{ url: 'http://127.0.0.1:8080', description: 'api.listen (loopback); from outside through the front door with Host set to api.host' }],
+    servers: [
+      { url: 'http://127.0.0.1:8080', description: 'api.listen (loopback)' },
+      { url: 'https://api.filterd.local', description: 'through the front door\'s TLS listener (blockpage.tls-listen), Host set to api.host' }
+    ],
     tags: TAGS,
+    // Either scheme (or none, where the config lets a caller in without credentials: the empty requirement).
+    security: [{ bearerAuth: [] }, { basicAuth: [] }, {}],
     paths,
-    components: { schemas: { ...bodySchemas, ...answerSchemas } }
+    components: {
+      schemas: { ...bodySchemas, ...answerSchemas },
+      responses: Object.fromEntries(AUTH_ERRORS.map(([status, name]) => [name, errorResponse(status)])),
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'token <client_id>.<client_secret>, printed by filterd api-client add' },
+        basicAuth: { type: 'http', scheme: 'basic', description: 'user name client_id, password client_secret (filterd api-client add)' }
+      }
+    }
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * The `api` role (`filterd api --config FILE`): opens the shared store, loads the taxonomy in the configured
  * language, and serves the management API on `api.listen`. The spec wants the daemon on loopback with the
- * front door (blockpage role, blockpage/front-door.ts) as the only way in from outside; a non-loopback listen
- * address is allowed but warned about.
+ * front door (blockpage role, blockpage/front-door.ts) as the only way in from outside; callers other than
+ * loopback present an API client's credentials (auth.ts). A non-loopback listen address without
+ * `api.require-credentials` is allowed but warned about.
  */
 import { parseHostPort, formatHostPort } from '../engine/config/index.js'
 import { loadTaxonomy } from '../engine/categories/index.js'
@@ -46,8 +47,8 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const importer = shared !== undefined ? shared.startStats(statsDb) : startStatsImporter(config, logger, { statsDb })
   // With Redis, the hosts take turns: one report per interval for all of them.
   const usage = startUsageReporter(config, store, logger, shared !== undefined ? { claim: shared.usageClaim } : {})
-  if (!isLoopback(listen.host)) {
-    logger.warn({ listen: config.api.listen }, 'the management API has no authentication of its own: listen on loopback and let the front door apply api.access')
+  if (!isLoopback(listen.host) && !config.api['require-credentials']) {
+    logger.warn({ listen: config.api.listen }, 'api.require-credentials is off and api.listen is not loopback: anyone who reaches this port may change any user; listen on loopback and let the front door apply api.access')
   }
   return {
     endpoints: [`api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`],

@@ -15,7 +15,9 @@ import type { CategoryDb } from '../engine/catdb/index.js'
 import { createPolicy, type Policy } from '../engine/policy/index.js'
 import type { Store } from '../engine/store/index.js'
 import { ReportTime, type StatsDb } from '../engine/stats/index.js'
+import { createApiGuard } from './auth.js'
 import type { ApiContext } from './context.js'
+import { renderOpenApi } from './openapi.js'
 import { LiveLog, type LiveLogOptions } from './live-log.js'
 import { registerUi } from './ui-static.js'
 import { pattern } from './route-table.js'
@@ -43,6 +45,7 @@ export interface ApiServerOptions {
 }
 
 export interface ApiServer {
+  /** The listener; every route added to it (the API's, /metrics, the console) is behind the api.auth rule (auth.ts). */
   readonly http: HttpServer
   /** The live query log's clients (tests read its bounds). */
   readonly liveLog: LiveLog
@@ -91,8 +94,10 @@ export function createApiServer (options: ApiServerOptions): ApiServer {
   const { stats } = options
   const policy = options.policy ?? createPolicy(options.config, options.store, { categories: options.categories })
   const liveLog = new LiveLog(options.liveLog?.dir ?? options.config.stats.dir, options.liveLog)
+  let openApi: string | undefined
   const ctx: ApiContext = {
     liveLog,
+    openApiText: () => (openApi ??= renderOpenApi()),
     store: options.store,
     taxonomy: options.taxonomy,
     taxonomyIn: taxonomies(options.taxonomy, options.taxonomyDir, logger),
@@ -101,13 +106,24 @@ export function createApiServer (options: ApiServerOptions): ApiServer {
     logger,
     stats: { db: stats.db, time: new ReportTime(stats.timezone), now: stats.now ?? Date.now }
   }
-  const http = createHttpServer({
+  const raw = createHttpServer({
     impl: options.impl ?? 'auto',
     bodyLimit: options.config.api['body-limit'],
     logger: { warn: (message) => { logger.warn(message) } },
     // The only place a real fault is logged: once per failed request, then the client gets a bare 500.
     onError: (err, req) => { logger.error({ err, method: req.method, path: req.path }, 'request failed') }
   })
+  // Credentials, loopback and the audit line of every write (auth.ts), for every route of this listener.
+  const guard = createApiGuard({ store: options.store, config: options.config.api, logger })
+  const http: HttpServer = {
+    impl: raw.impl,
+    route (method, p, handler) {
+      raw.route(method, p, guard.wrap(handler))
+      return this
+    },
+    listen: (host, port) => raw.listen(host, port),
+    close: () => raw.close()
+  }
   const registered = new Set<string>()
   const add = (method: string, p: string, handle: Parameters<HttpServer['route']>[2]): void => {
     const key = `${method} ${p}`
@@ -133,6 +149,7 @@ export function createApiServer (options: ApiServerOptions): ApiServer {
     listen: (host, port) => http.listen(host, port),
     liveLog,
     async close () {
+      guard.close()
       await liveLog.close()
       await http.close()
     }

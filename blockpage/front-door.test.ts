@@ -8,7 +8,7 @@ import { once } from 'node:events'
 import { createHttpServer, type HttpRequest } from '../engine/http/index.js'
 import { silentLogger } from '../engine/log/index.js'
 import { createFrontDoor, type FrontDoor } from './front-door.js'
-import { configFrom, memoryLogger, startApi, tempDir } from '../api/testing/fixtures.js'
+import { addApiClient, configFrom, memoryLogger, startApi, tempDir } from '../api/testing/fixtures.js'
 import { httpRequest, type RawHttpResponse } from '../engine/testing/http.js'
 
 type Reply = RawHttpResponse
@@ -42,10 +42,10 @@ async function startFront (t: TestContext, apiListen: string, apiLines: string[]
   return { port, door, lines }
 }
 
-async function startBackend (t: TestContext): Promise<{ listen: string }> {
-  const api = await startApi()
+async function startBackend (t: TestContext, apiYaml?: string): Promise<{ listen: string, api: Awaited<ReturnType<typeof startApi>> }> {
+  const api = await startApi(apiYaml === undefined ? {} : { apiYaml })
   t.after(() => api.close())
-  return { listen: `127.0.0.1:${api.port}` }
+  return { listen: `127.0.0.1:${api.port}`, api }
 }
 
 function fakeRequest (remoteAddress: string, headers: Record<string, string> = {}): HttpRequest {
@@ -115,7 +115,8 @@ test('a denied peer from outside loopback gets 403 under the default rules', asy
 })
 
 test('X-Forwarded-For is believed only from a trusted proxy, and the rightmost untrusted address is the client', async (t: TestContext) => {
-  const backend = await startBackend(t)
+  // The address rules alone decide here (no credentials): this test is about which address they judge.
+  const backend = await startBackend(t, 'require-credentials: false')
   const { port, door } = await startFront(t, backend.listen, ['trusted-proxies: [127.0.0.1, 10.0.0.0/8]', 'access: ["allow 192.0.2.0/24", "deny all"]'])
   const through = await send(port, { path: '/config/', host: 'api.isp.example', headers: { 'x-forwarded-for': '203.0.113.9, 192.0.2.7, 10.1.1.1' } })
   t.assert.strictEqual(through.status, 200, 'client 192.0.2.7 behind two trusted hops')
@@ -167,4 +168,24 @@ test('the live query log (text/event-stream) passes through the front door as it
   answer.destroy()
   for (let i = 0; i < 500 && api.api.liveLog.clients > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
   t.assert.strictEqual(api.api.liveLog.clients, 0)
+})
+
+test('after the address rules the API checks credentials: the door tells it the judged client, whatever the client wrote', async (t: TestContext) => {
+  const backend = await startBackend(t)
+  const client = await addApiClient(backend.api.store, 'billing')
+  const { port } = await startFront(t, backend.listen, ['trusted-proxies: [127.0.0.1]', 'access: ["allow 192.0.2.0/24", "deny all"]'])
+  // A client behind the trusted proxy, claiming to be loopback in the door's own header: the door overwrites it.
+  const claim = { 'x-forwarded-for': '192.0.2.7', 'x-filterd-client': '127.0.0.1' }
+  const none = await send(port, { path: '/config/', host: 'api.isp.example', headers: claim })
+  t.assert.strictEqual(none.status, 401)
+  t.assert.strictEqual((JSON.parse(none.body) as { error: { code: string } }).error.code, 'API_UNAUTHORIZED')
+  t.assert.match(String(none.headers['www-authenticate']), /Bearer realm="filterd management API"/)
+  t.assert.match(String(none.headers['www-authenticate']), /Basic realm="filterd management API"/)
+  const put = await send(port, { method: 'PUT', path: '/users/billed', host: 'api.isp.example', body: '{"filter":[40]}', headers: { ...claim, authorization: client.bearer } })
+  t.assert.strictEqual(put.status, 200, put.body)
+  const audit = backend.api.lines.find((l) => l.audit === 'api' && l.path === '/users/billed')
+  t.assert.deepStrictEqual([audit?.who, audit?.source], ['billing', '192.0.2.7'])
+  // The rules still come first: an address they deny never reaches the credential check.
+  const denied = await send(port, { path: '/config/', host: 'api.isp.example', headers: { 'x-forwarded-for': '203.0.113.9', authorization: client.bearer } })
+  t.assert.strictEqual(denied.status, 403)
 })

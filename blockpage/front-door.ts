@@ -9,6 +9,12 @@
  * proxies, and the first address that is not one is the client: entries to its left were written by the
  * client itself and prove nothing. A header is never believed from an untrusted peer.
  *
+ * Credentials are the API's business (api/auth.ts), checked after these rules: the door passes the
+ * `Authorization` header on untouched and tells the API the client address it judged in
+ * `X-Filterd-Client` (RELAYED_CLIENT_HEADER, overwriting any the client sent), so a request relayed
+ * from outside never counts as a loopback caller there. The TLS listener (`blockpage.tls-listen`)
+ * runs this same door, so API clients can use HTTPS and keep their secrets off the wire.
+ *
  * Forwarding: node:http with a keep-alive agent. The adapter hands us a buffered request and sends a
  * buffered response (its bodies are bounded by the body limit), so the proxy copies bodies in one piece;
  * method, path, query, headers (minus hop-by-hop ones), status and body are kept. A daemon that is down or
@@ -27,7 +33,7 @@ import type { Config } from '../engine/config/index.js'
 import { parseHostPort } from '../engine/config/index.js'
 import type { HttpRequest, HttpResponse } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
-import { compileAccessRules } from '../engine/net/access.js'
+import { compileAccessRules, RELAYED_CLIENT_HEADER } from '../engine/net/access.js'
 import { cidrContains, ipBytes, normalizeIp, parseCidr, type Cidr } from '../engine/net/ip.js'
 
 export interface FrontDoor {
@@ -118,6 +124,8 @@ export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: 
     for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value
     const xff = req.header('x-forwarded-for')
     headers['x-forwarded-for'] = xff === undefined || !isTrusted(req.remoteAddress) ? client : `${xff}, ${req.remoteAddress}`
+    // The address the rules judged, for the API's own check (api/auth.ts): written here whatever the client sent.
+    headers[RELAYED_CLIENT_HEADER] = client
     if (body.length > 0 || req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') headers['content-length'] = String(body.length)
     return new Promise((resolve, reject) => {
       const out = request({

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { needsUws } from '../engine/testing/uws.js'
 import { addClient, basic, get, startHarness } from './testing/harness.js'
 import { GENERATION_CHECK_MS } from '../engine/store/index.js'
-import { clientRecord } from './credentials.js'
+import { clientRecord } from '../engine/auth/index.js'
 
 const MAX_AGE = 43200
 

@@ -20,9 +20,8 @@ import { HostKeys, isIPv4, normalizeDomain, normalizeLookupUrl } from '../engine
 import { GenerationWatcher, type Store } from '../engine/store/index.js'
 import { nonExistingVerdict, toAsciiJson, verdictOf } from '../engine/verdict/index.js'
 import type { Logger } from '../engine/log/index.js'
-import { Authenticator, type AuthenticatorOptions } from './auth.js'
+import { Authenticator, SlidingWindowLimiter, retryAfterSeconds, type AuthenticatorOptions } from '../engine/auth/index.js'
 import { CATAPI_ERRORS, type CatApiErrorCode } from './errors.js'
-import { SlidingWindowLimiter, retryAfterSeconds } from './limiter.js'
 import type { Existence } from './resolver.js'
 import { UsageCounter } from './usage.js'
 

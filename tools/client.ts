@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util'
 import { loadConfigFile } from '../engine/config/index.js'
 import { isEngineError } from '../engine/errors.js'
 import { Store } from '../engine/store/index.js'
-import { clientRecord, isValidClientId, newClientId, newSecret } from '../catapi/credentials.js'
+import { clientRecord, isValidClientId, newClientId, newSecret } from '../engine/auth/index.js'
 import { readUsage } from '../catapi/usage.js'
 
 const USAGE = `usage: filterd client add    --config FILE [--id ID] [--label TEXT]

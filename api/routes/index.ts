@@ -4,6 +4,7 @@ import { addressRoutes } from './addresses.js'
 import { categoryRoutes } from './categories.js'
 import { checkRoutes } from './check.js'
 import { defaultsRoutes } from './defaults.js'
+import { documentRoutes } from './document.js'
 import { filterRoutes } from './filter.js'
 import { listRoutes } from './lists.js'
 import { liveLogRoutes } from './live-log.js'
@@ -12,5 +13,5 @@ import { statsRoutes } from './stats.js'
 import { userRoutes } from './users.js'
 
 export const ROUTES: readonly RouteDef[] = [
-  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes, ...statsRoutes, ...overviewRoutes, ...checkRoutes, ...liveLogRoutes
+  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes, ...statsRoutes, ...overviewRoutes, ...checkRoutes, ...liveLogRoutes, ...documentRoutes
 ]

@@ -12,6 +12,7 @@ import { CategoryDb } from '../../engine/catdb/index.js'
 import type { HttpImpl } from '../../engine/http/index.js'
 import { openStatsDb, type StatsDb } from '../../engine/stats/index.js'
 import { openConfiguredStore, type Store } from '../../engine/store/index.js'
+import { bearerToken, clientRecord, newSecret } from '../../engine/auth/index.js'
 import { createApiServer, type ApiServer } from '../server.js'
 
 export const GROUPS_EN = [
@@ -134,7 +135,25 @@ export async function call (base: string, method: string, path: string, body?: u
   }
   const res = await fetch(base + path, init)
   const text = await res.text()
-  return { status: res.status, headers: res.headers, text, body: text === '' ? undefined : JSON.parse(text) as unknown }
+  // Only JSON is parsed: the API also serves YAML (GET /openapi.yaml).
+  const isJson = /json/.test(res.headers.get('content-type') ?? 'application/json')
+  return { status: res.status, headers: res.headers, text, body: text === '' || !isJson ? undefined : JSON.parse(text) as unknown }
+}
+
+/**
+ * Headers of a request as the front door relays it for a client at `address` (X-Filterd-Client,
+ * blockpage/front-door.ts), so a test on one host can stand for a caller from outside.
+ */
+export function relayedFrom (address: string, headers: Record<string, string> = {}): Record<string, string> {
+  return { 'x-filterd-client': address, ...headers }
+}
+
+/** Adds a management API client to the store (what `filterd api-client add` does); answers its credentials. */
+export async function addApiClient (store: Store, id: string): Promise<{ id: string, secret: string, bearer: string, basic: string }> {
+  const secret = newSecret()
+  const record = await clientRecord(id, secret, new Date().toISOString(), undefined)
+  await store.write((w) => { w.putApiClient(record) })
+  return { id, secret, bearer: `Bearer ${bearerToken(id, secret)}`, basic: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` }
 }
 
 /** The `error` member of an error body, asserting its shape. */

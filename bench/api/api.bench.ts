@@ -1,7 +1,8 @@
 /**
  * Management API throughput against the real server over HTTP, side by side with a bare uWebSockets.js
  * hello-world (the ceiling) in the same run: writes (PUT a user with an address and a filter: one durable
- * LMDB commit each), reads (GET a user), and GET /config/ (the cheapest endpoint). Each server runs in its
+ * LMDB commit each), reads (GET a user), and GET /config/ (the cheapest endpoint), the latter also as a caller
+ * from outside with a Bearer token (the credential check's cached path, api/auth.ts). Each server runs in its
  * own child process, on a fresh store in a temp dir with USERS users seeded. The load generator is `wrk`
  * (one thread, a Lua script rotating users and bodies) when installed, else the Node keep-alive client;
  * CONNECTIONS keep-alive connections, one request in flight each. Cases alternate for ROUNDS rounds; the
@@ -21,6 +22,7 @@ import { openConfiguredStore } from '../../engine/store/index.js'
 import { openStatsDb } from '../../engine/stats/index.js'
 import { createApiServer } from '../../api/server.js'
 import { configFrom, tempDir, writeTaxonomy } from '../../api/testing/fixtures.js'
+import { bearerToken, clientRecord } from '../../engine/auth/index.js'
 import { hasWrk, keepAliveLoad, runWrk, type LoadResult } from '../common/load.js'
 import { cpuSeconds, serveUwsHello } from '../common/ceiling.js'
 
@@ -35,6 +37,8 @@ async function serve (): Promise<number> {
   })
   // Seed every user the cases touch, so GET always hits and PUT is the common billing update of a known user.
   await store.write((w) => { for (let i = 0; i < USERS; i++) w.putUser(store.newUser(`u${i}`)) })
+  const client = await clientRecord('bench', BENCH_SECRET, new Date().toISOString(), undefined)
+  await store.write((w) => { w.putApiClient(client) })
   const { port } = await server.listen('127.0.0.1', 0)
   if (server.http.impl !== 'uws') process.stderr.write(`note: the API server runs on ${server.http.impl}, not uWS\n`)
   process.on('SIGTERM', () => { void server.close().then(() => stats.db.close()).then(() => store.close()).then(() => { cleanup(); process.exit(0) }) })
@@ -47,21 +51,29 @@ interface Case {
   /** Path of request i (i counts from 0 and wraps at USERS). */
   path: (i: number) => string
   body?: (i: number) => string
+  /** Sent as a caller from outside (relayed by the front door) with the bench client's Bearer token. */
+  bearer?: true
 }
+
+/** The bench's API client secret (43 base64url characters, as `filterd api-client add` makes them). */
+const BENCH_SECRET = 'benchbenchbenchbenchbenchbenchbenchbenchben'
+const AUTH_HEADERS = `Authorization: Bearer ${bearerToken('bench', BENCH_SECRET)}\r\nX-Filterd-Client: 192.0.2.10\r\n`
 
 const USERS = 1000
 const ip = (i: number): string => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
 const CASES: Case[] = [
   { name: 'uws hello (ceiling)', method: 'GET', path: () => '/' },
   { name: 'GET /config/', method: 'GET', path: () => '/config/' },
+  { name: 'GET /config/ (Bearer, from outside)', method: 'GET', path: () => '/config/', bearer: true },
   { name: 'GET /users/{id}', method: 'GET', path: (i) => `/users/u${i}` },
   { name: 'PUT /users/{id} (ip + filter)', method: 'PUT', path: (i) => `/users/u${i}`, body: (i) => JSON.stringify({ ip: [ip(i)], filter: [1, 40] }) }
 ]
 
-// The requests of a case, one per line for the Lua script: METHOD<TAB>PATH<TAB>BODY.
+// The requests of a case, one per line for the Lua script: METHOD<TAB>PATH<TAB>BEARER<TAB>BODY.
 function requestLines (c: Case): string {
+  const auth = c.bearer === true ? bearerToken('bench', BENCH_SECRET) : ''
   let out = ''
-  for (let i = 0; i < USERS; i++) out += `${c.method}\t${c.path(i)}\t${c.body?.(i) ?? ''}\n`
+  for (let i = 0; i < USERS; i++) out += `${c.method}\t${c.path(i)}\t${auth}\t${c.body?.(i) ?? ''}\n`
   return out
 }
 
@@ -75,8 +87,10 @@ request = function()
   i = i % #lines + 1
   local r = reqs[i]
   if r == nil then
-    local m, p, b = lines[i]:match("^(%u+)\\t([^\\t]*)\\t(.*)$")
-    if b == "" then r = wrk.format(m, p) else r = wrk.format(m, p, { ["Content-Type"] = "application/json" }, b) end
+    local m, p, a, b = lines[i]:match("^(%u+)\\t([^\\t]*)\\t([^\\t]*)\\t(.*)$")
+    local h = {}
+    if a ~= "" then h["Authorization"] = "Bearer " .. a; h["X-Filterd-Client"] = "192.0.2.10" end
+    if b == "" then r = wrk.format(m, p, h) else h["Content-Type"] = "application/json"; r = wrk.format(m, p, h, b) end
     reqs[i] = r
   end
   return r
@@ -85,7 +99,7 @@ end
 
 function rawRequest (c: Case, i: number): string {
   const body = c.body?.(i)
-  const head = `${c.method} ${c.path(i)} HTTP/1.1\r\nHost: bench\r\n`
+  const head = `${c.method} ${c.path(i)} HTTP/1.1\r\nHost: bench\r\n${c.bearer === true ? AUTH_HEADERS : ''}`
   return body === undefined ? head + '\r\n' : head + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
 }
 

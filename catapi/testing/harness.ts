@@ -11,7 +11,7 @@ import { makeTempDir } from '../../engine/testing/temp.js'
 import { loadTaxonomy, type Taxonomy } from '../../engine/categories/index.js'
 import { Store } from '../../engine/store/index.js'
 import { startStubResolver, type StubResolver } from '../../engine/upstream-stub/index.js'
-import { clientRecord } from '../credentials.js'
+import { clientRecord } from '../../engine/auth/index.js'
 import { ExistenceChecker } from '../resolver.js'
 import { createCatApi, type CatApi, type CatApiOptions } from '../server.js'
 

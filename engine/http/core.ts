@@ -51,6 +51,8 @@ export interface HttpResponse {
   readonly aborted: boolean
   /** True once a response has been handed to the socket. */
   readonly sent: boolean
+  /** The status set so far (200 until `status()` or `json(…, status)` says otherwise); final once `sent`. */
+  readonly statusCode: number
   status (code: number): this
   /**
    * Adds a header (repeat the name for several values). `Content-Length` is computed and ignored here;
@@ -127,11 +129,14 @@ export function statusLine (code: number): string {
  * Fields whose duplicates are dropped, keeping the first value, rather than joined: node's http
  * module does this (IncomingMessage.headers), and the uWS implementation follows the same rule so
  * handlers see one behaviour. For these a lookup can ask the native request for one field.
+ * `x-filterd-client` is filterd's own (the front door's relayed client address, engine/net/access.ts):
+ * one address by definition, and the management API reads it on every request from loopback, where
+ * a lookup of a joined field would read every header from uWS.
  */
 export const SINGLE_VALUED_HEADERS: ReadonlySet<string> = new Set([
   'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host',
   'if-modified-since', 'if-unmodified-since', 'last-modified', 'location', 'max-forwards',
-  'proxy-authorization', 'referer', 'retry-after', 'server', 'user-agent'
+  'proxy-authorization', 'referer', 'retry-after', 'server', 'user-agent', 'x-filterd-client'
 ])
 
 /** Adds one received field to a header record by the rule above (cookies join with `; `, RFC 6265 §5.4). */

@@ -34,3 +34,9 @@ export function compileAccessRules (rules: readonly string[]): AccessList {
     }
   }
 }
+
+/**
+ * The request header in which the front door (blockpage/front-door.ts) tells the management API the
+ * client address its rules judged; the api role believes it from a loopback peer only (api/auth.ts).
+ */
+export const RELAYED_CLIENT_HEADER = 'x-filterd-client'

@@ -131,3 +131,12 @@ export function cidrContains (cidr: Cidr, addr: Uint8Array): boolean {
   const mask = (0xff << (8 - rest)) & 0xff
   return (addr[full]! & mask) === (cidr.bytes[full]! & mask)
 }
+
+/** True for 127.0.0.0/8 and ::1 (an IPv4-mapped address counts as the IPv4 address it carries). */
+export function isLoopbackAddress (address: string): boolean {
+  const b = ipBytes(address)
+  if (b === undefined) return false
+  if (b.length === 4) return b[0] === 127
+  for (let i = 0; i < 15; i++) if (b[i] !== 0) return false
+  return b[15] === 1
+}

@@ -3,7 +3,8 @@
  *
  * Named databases: `domains`/`urls` (the compiled category tables, owned by engine/categories),
  * `users`, `ips` (address or prefix → user), `lists` (global and per-user black/whitelists),
- * `settings` (`/config/`, `/userconfig/`), `clients` (categorization API credentials), `usage`
+ * `settings` (`/config/`, `/userconfig/`), `clients` (API credentials: the categorization API's under
+ * their id, the management API's under `api:<id>`, see API_CLIENT_PREFIX), `usage`
  * (per-client daily counts) and `meta` (the generation counter).
  *
  * Writes go through `write(fn)`: `fn` runs synchronously inside one LMDB write transaction (so a
@@ -75,6 +76,16 @@ type DbName = typeof DB_NAMES[number]
 
 const CIDR_PREFIX = 'cidr:'
 
+/**
+ * Key prefix of the management API's clients in the `clients` table. They share the table (and so
+ * its Redis replication and backups) with the categorization API's clients, whose ids cannot hold
+ * a `:` (the end of the id in HTTP Basic): a categorization client can never be looked up, listed
+ * or removed under a management API key, nor the other way round. A table of their own would need
+ * a new LMDB database, which a read-only reader (the DNS role) cannot open in a store an older
+ * version created.
+ */
+export const API_CLIENT_PREFIX = 'api:'
+
 function listKey (scope: ListScope, kind: ListKind): string {
   return scope === null ? `global:${kind}` : `user:${scope}:${kind}`
 }
@@ -97,6 +108,9 @@ export interface StoreWriter {
   putUserDefaults (value: UserDefaults): void
   putClient (client: ClientRecord): void
   deleteClient (id: string): boolean
+  /** A management API client (`filterd api-client`); `client.id` is the bare id. */
+  putApiClient (client: ClientRecord): void
+  deleteApiClient (id: string): boolean
   /** A value in `meta` other than the generation (e.g. the active category database version). */
   putMeta (key: string, value: unknown): void
 }
@@ -338,12 +352,28 @@ export class Store {
     return v ?? { filter: [], safesearch: false, safeyoutube: false }
   }
 
+  /** A categorization API client (never a management API one: those ids hold no `:`). */
   getClient (id: string): ClientRecord | undefined {
+    if (id.includes(':')) return undefined
     return this.dbs.clients.get(id) as ClientRecord | undefined
   }
 
+  /** The categorization API's clients, in id order. */
   * clients (): Iterable<ClientRecord> {
-    for (const { value } of this.dbs.clients.getRange()) yield value as ClientRecord
+    for (const { key, value } of this.dbs.clients.getRange()) {
+      if (!(key as string).startsWith(API_CLIENT_PREFIX)) yield value as ClientRecord
+    }
+  }
+
+  /** A management API client by its bare id. */
+  getApiClient (id: string): ClientRecord | undefined {
+    return this.dbs.clients.get(API_CLIENT_PREFIX + id) as ClientRecord | undefined
+  }
+
+  /** The management API's clients, in id order. */
+  * apiClients (): Iterable<ClientRecord> {
+    // `api;` is the key right after every `api:…` one.
+    for (const { value } of this.dbs.clients.getRange({ start: API_CLIENT_PREFIX, end: 'api;' })) yield value as ClientRecord
   }
 
   /** The `usage` database: per-client daily counters, keyed by the catapi role. */
@@ -536,8 +566,13 @@ export class Store {
       },
       putServerDefaults (value) { settings.putSync('config', value) },
       putUserDefaults (value) { settings.putSync('userconfig', value) },
-      putClient (client) { clients.putSync(client.id, client) },
-      deleteClient (id) { return clients.removeSync(id) },
+      putClient (client) {
+        if (client.id.includes(':')) throw new Error('a categorization API client id holds no ":"')
+        clients.putSync(client.id, client)
+      },
+      deleteClient (id) { return !id.includes(':') && clients.removeSync(id) },
+      putApiClient (client) { clients.putSync(API_CLIENT_PREFIX + client.id, client) },
+      deleteApiClient (id) { return clients.removeSync(API_CLIENT_PREFIX + id) },
       putMeta (key, value) {
         if (key === 'generation') throw new Error('the generation is bumped by write() itself')
         meta.putSync(key, value)

@@ -24,7 +24,7 @@ function direct (name: string, argv: string[]): { code: number | null, stdout: s
 }
 
 /** The offline commands this file checks module by module (each parses with node:util parseArgs). */
-const OFFLINE = ['build-db', 'import', 'stats-import', 'client', 'redis-seed', 'collector-usage']
+const OFFLINE = ['build-db', 'import', 'stats-import', 'client', 'api-client', 'redis-seed', 'collector-usage']
 
 test('every role, `all`, `check-config` and every command answers --help with exit 0', (t: TestContext) => {
   const names = [...ROLE_NAMES, 'all', 'check-config', ...Object.keys(COMMANDS)]
@@ -43,7 +43,7 @@ test('each offline command module answers --help itself and refuses an unknown o
     const help = direct(name, ['--help'])
     t.assert.strictEqual(help.code, 0, `${name} --help: ${help.stderr}`)
     t.assert.match(help.stdout, /usage/i, name)
-    const args = name === 'client' ? ['list', '--bogus-option'] : name === 'import' ? ['hosts', '--bogus-option'] : ['--bogus-option']
+    const args = name === 'client' || name === 'api-client' ? ['list', '--bogus-option'] : name === 'import' ? ['hosts', '--bogus-option'] : ['--bogus-option']
     const bad = filterd([name, ...args])
     t.assert.strictEqual(bad.code, 2, `${name} --bogus-option: ${bad.stderr}`)
     t.assert.match(bad.stderr, /--bogus-option/, name)

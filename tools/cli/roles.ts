@@ -51,6 +51,7 @@ export const COMMANDS: Record<string, { module: string, help: string, ownHelp?: 
   import: { module: '../../tools/import/index.js', help: 'convert UT1/squidGuard, hosts, plain and AdBlock lists into a data file' },
   'stats-import': { module: '../../tools/stats-import.js', help: 'import every closed statistics file now (--config FILE)' },
   client: { module: '../../tools/client.js', help: 'manage categorization API clients: add|list|remove|rotate|usage (--config FILE)' },
+  'api-client': { module: '../../tools/api-client.js', help: 'manage management API clients (Bearer token or HTTP Basic): add|list|remove (--config FILE)', ownHelp: true },
   'redis-seed': { module: '../../tools/redis-seed.js', help: 're-create the shared Redis store from this host\'s replica after Redis lost its data (--config FILE [--force])' },
   backup: { module: '../../tools/backup/backup.js', help: 'hot copy of the store and statistics into a new folder, while the roles run (--config FILE DIR)', ownHelp: true },
   restore: { module: '../../tools/backup/restore.js', help: 'put a backup back, roles stopped (--config FILE [--force] DIR)', ownHelp: true },

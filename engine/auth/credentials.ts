@@ -1,6 +1,8 @@
 /**
- * Credentials of the registered categorization API listener: `client_id` + `client_secret`, sent as
- * HTTP Basic on every request (categorization-api.md, "Authentication").
+ * Client credentials, one implementation for every role that has clients: the categorization API's
+ * registered listener (`client_id` + `client_secret` as HTTP Basic, categorization-api.md,
+ * "Authentication") and the management API (`filterd api-client`: the same pair as HTTP Basic, or
+ * `<id>.<secret>` as a Bearer token).
  *
  * The secret is never stored: the `clients` table keeps a random salt and an scrypt digest
  * (node:crypto, RFC 7914). The digest string names its parameters (`scrypt:N:r:p:<hex>`), so the
@@ -8,7 +10,7 @@
  * with `timingSafeEqual`, so the time taken does not depend on how many bytes match.
  */
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
-import type { ClientRecord } from '../engine/store/index.js'
+import type { ClientRecord } from '../store/index.js'
 
 /** scrypt cost parameters; N=2^14, r=8, p=1 is node's default (about 50 ms, 16 MiB per verification). */
 export interface ScryptParams {
@@ -32,7 +34,7 @@ export function newClientId (): string {
   return 'c' + randomBytes(6).toString('hex')
 }
 
-/** A fresh secret: 32 random bytes, base64url (43 characters, no `:`). */
+/** A fresh secret: 32 random bytes, base64url (43 characters, no `:` and no `.`). */
 export function newSecret (): string {
   return randomBytes(32).toString('base64url')
 }
@@ -86,15 +88,44 @@ export async function verifyUnknown (secret: string): Promise<false> {
   return false
 }
 
+/** What an `Authorization` header claims: a client id and the secret to check against its record. */
+export interface Credentials {
+  readonly id: string
+  readonly secret: string
+}
+
 /**
  * Reads `Authorization: Basic <base64(id:secret)>` (RFC 7617). The scheme name is
  * case-insensitive; the id ends at the first `:`. Returns undefined for anything else.
  */
-export function parseBasic (header: string | undefined): { id: string, secret: string } | undefined {
+export function parseBasic (header: string | undefined): Credentials | undefined {
   if (header === undefined || header.length < 7) return undefined
   if (header.slice(0, 6).toLowerCase() !== 'basic ') return undefined
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8')
   const colon = decoded.indexOf(':')
   if (colon <= 0) return undefined
   return { id: decoded.slice(0, colon), secret: decoded.slice(colon + 1) }
+}
+
+/** The Bearer token of a client: its id, a `.`, its secret (the secret has no `.`, so the last one splits). */
+export function bearerToken (id: string, secret: string): string {
+  return `${id}.${secret}`
+}
+
+/**
+ * Reads `Authorization: Bearer <id>.<secret>` (RFC 6750 §2.1; the token is what `bearerToken` makes).
+ * The scheme name is case-insensitive. Returns undefined for anything else.
+ */
+export function parseBearer (header: string | undefined): Credentials | undefined {
+  if (header === undefined || header.length < 8) return undefined
+  if (header.slice(0, 7).toLowerCase() !== 'bearer ') return undefined
+  const token = header.slice(7).trim()
+  const dot = token.lastIndexOf('.')
+  if (dot <= 0 || dot === token.length - 1) return undefined
+  return { id: token.slice(0, dot), secret: token.slice(dot + 1) }
+}
+
+/** Basic or Bearer, whichever the header carries. */
+export function parseBasicOrBearer (header: string | undefined): Credentials | undefined {
+  return parseBasic(header) ?? parseBearer(header)
 }

@@ -1,5 +1,7 @@
 /**
- * HTTP Basic authentication of the registered listener, on every request.
+ * Authentication of an API client on every request: the categorization API's registered listener
+ * (HTTP Basic, the store's catapi clients) and the management API (Basic or Bearer, the store's API
+ * clients) run this one class, with their own client table and header syntax.
  *
  * scrypt costs tens of milliseconds by design, so a verified `Authorization` header is remembered:
  * the cache maps the exact header text to the client id. A lookup is then one Map probe on a
@@ -8,8 +10,9 @@
  * 2.3 µs of a ~17 µs request, and the header with the secret is in this process's memory on every
  * request anyway. Exact text, not a short hash, so no two headers can ever share an entry.)
  * The cache is dropped whenever the store's generation moves (every `Store.write` bumps it, so
- * `filterd client rotate|remove` in another process takes effect for every request that starts
- * GENERATION_CHECK_MS later: engine/store/generation.ts) and is bounded in size.
+ * `filterd client rotate|remove` or `filterd api-client remove` in another process takes effect
+ * for every request that starts GENERATION_CHECK_MS later: engine/store/generation.ts) and is
+ * bounded in size.
  *
  * An unknown client id gets the same scrypt work as a known one with a wrong secret (the time of a
  * 401 must not say which ids exist). Concurrent first requests with one header share one scrypt run. Failed verifications are counted
@@ -18,8 +21,8 @@
  * the cache are still accepted from a throttled address, so one noisy host behind a shared NAT
  * does not lock out a client that had already authenticated.
  */
-import type { Store } from '../engine/store/index.js'
-import { parseBasic, verifySecret, verifyUnknown } from './credentials.js'
+import type { ClientRecord, Store } from '../store/index.js'
+import { parseBasic, verifySecret, verifyUnknown, type Credentials } from './credentials.js'
 import { SlidingWindowLimiter } from './limiter.js'
 
 export type AuthOutcome =
@@ -33,6 +36,10 @@ export interface AuthenticatorOptions {
   readonly failureWindowMs?: number
   /** Most cached headers (default 10 000); the cache is cleared when full. */
   readonly maxCached?: number
+  /** The record of a client id (default: the categorization API's clients, `store.getClient`). */
+  readonly lookup?: (id: string) => ClientRecord | undefined
+  /** Reads the claimed credentials from the header (default: HTTP Basic only). */
+  readonly parse?: (header: string) => Credentials | undefined
 }
 
 export class Authenticator {
@@ -40,12 +47,16 @@ export class Authenticator {
   readonly #verified = new Map<string, string>()
   readonly #inflight = new Map<string, Promise<string | undefined>>()
   readonly #maxCached: number
+  readonly #lookup: (id: string) => ClientRecord | undefined
+  readonly #parse: (header: string) => Credentials | undefined
   readonly failures: SlidingWindowLimiter
   #generation: number
 
   constructor (store: Store, options: AuthenticatorOptions = {}) {
     this.#store = store
     this.#maxCached = options.maxCached ?? 10_000
+    this.#lookup = options.lookup ?? ((id) => store.getClient(id))
+    this.#parse = options.parse ?? parseBasic
     this.failures = new SlidingWindowLimiter(options.failureLimit ?? 10, options.failureWindowMs ?? 60_000)
     this.#generation = store.generation()
   }
@@ -82,13 +93,13 @@ export class Authenticator {
   }
 
   async #verify (header: string): Promise<string | undefined> {
-    const creds = parseBasic(header)
+    const creds = this.#parse(header)
     if (creds === undefined) return undefined
     // The server reads the generation on a coarse clock; a verification is rare, so catch up here.
     // Otherwise a write made just before this verification, noticed later, would drop its result.
     this.sync(this.#store.generation())
     const generation = this.#generation
-    const record = this.#store.getClient(creds.id)
+    const record = this.#lookup(creds.id)
     // An unknown id costs the same scrypt run as a wrong secret: answering it at once would let
     // anyone list the client ids that exist by timing 401s.
     if (record === undefined) {

@@ -1,0 +1,12 @@
+/**
+ * Client credentials and their checking, shared by the roles that have clients (the categorization
+ * API's registered listener, the management API): scrypt-hashed secrets, HTTP Basic and Bearer
+ * parsing, a verifying and caching authenticator with equal work for unknown ids, and the
+ * sliding-window limiter that brakes failed attempts (and the anonymous listener's requests).
+ */
+export {
+  CLIENT_ID_PATTERN, DEFAULT_SCRYPT, bearerToken, clientRecord, hashSecret, isValidClientId, newClientId, newSecret,
+  parseBasic, parseBasicOrBearer, parseBearer, verifySecret, verifyUnknown, type Credentials, type ScryptParams
+} from './credentials.js'
+export { Authenticator, type AuthOutcome, type AuthenticatorOptions } from './authenticator.js'
+export { SlidingWindowLimiter, retryAfterSeconds, type LimitDecision } from './limiter.js'
