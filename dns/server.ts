@@ -152,7 +152,8 @@ class FrontProcessServer implements DnsServer {
       resolvers: this.config.dnscache.forward.map((r) => parseHostPort(r, 53)),
       timeoutMs: proxy['upstream-timeout'],
       onAnswer: dispatcher.onUpstream,
-      io: this.io
+      io: this.io,
+      logger: this.logger
     })
     dispatcher.setForwarder(this.forwarder)
     this.tcp = new TcpFront({

@@ -32,6 +32,7 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram'
 import { connect, type Socket as TcpSocket } from 'node:net'
 import { randomFillSync, randomInt } from 'node:crypto'
 import type { Peer } from './peer.js'
+import type { Logger } from '../engine/log/index.js'
 import { ECONNREFUSED, openBatchUdpSocket, type BatchUdpSocket } from '../engine/udp/index.js'
 import { FrameReader, QueryScratch, QUERY_OK, frame, questionMatches, readId, readQuery, setId } from '../engine/wire/index.js'
 
@@ -49,6 +50,10 @@ class Resolver {
   up = true
   /** A background probe is waiting for its answer. */
   probing = false
+  /** Why its sockets could not be opened ('' when they could): no route to it, say. */
+  unreachable = ''
+  /** Its sockets are being opened again in the background. */
+  opening = false
   /** UDP sockets connected to this resolver: the live pool, and retired ones still awaited. */
   readonly pool: OutSocket[] = []
   readonly retired = new Set<OutSocket>()
@@ -159,6 +164,8 @@ export interface ForwarderOptions {
   probeMs?: number
   /** UDP I/O: node:dgram (default) or the native batched addon (engine/udp). */
   io?: 'native' | 'dgram'
+  /** Where a resolver that cannot be reached at all (no route) is reported. */
+  logger?: Pick<Logger, 'warn' | 'info'>
 }
 
 const kIdBatch = 4096
@@ -198,6 +205,7 @@ export class Forwarder {
   private readonly sweeper: NodeJS.Timeout
   private readonly scratch = new QueryScratch()
   private closed = false
+  private logger: Pick<Logger, 'warn' | 'info'> | null = null
 
   private constructor (o: ForwarderOptions) {
     if (o.resolvers.length === 0) throw new Error('dnscache.forward names no resolver')
@@ -221,10 +229,26 @@ export class Forwarder {
 
   static async create (o: ForwarderOptions): Promise<Forwarder> {
     const f = new Forwarder(o)
-    for (const r of f.resolvers) {
-      for (let i = 0; i < f.poolSize; i++) r.pool.push(await f.openSocket(r))
-    }
+    f.logger = o.logger ?? null
+    for (const r of f.resolvers) await f.fillPool(r)
     return f
+  }
+
+  // Opens the resolver's sockets. A resolver they cannot be opened for (no route to it yet, an
+  // address family this host lacks) does not stop the start: it is down with no sockets, queries go
+  // to the others, and the background probe opens them again every probeMs (the network may come up
+  // after the DNS server does).
+  private async fillPool (r: Resolver): Promise<void> {
+    try {
+      while (r.pool.length < this.poolSize) r.pool.push(await this.openSocket(r))
+      if (r.unreachable !== '') this.logger?.info({ resolver: `${r.host}:${r.port}` }, 'dns: resolver reachable again')
+      r.unreachable = ''
+    } catch (err) {
+      r.up = false
+      const why = (err as Error).message
+      if (r.unreachable !== why) this.logger?.warn({ resolver: `${r.host}:${r.port}`, err: why }, 'dns: cannot open a socket to this resolver; it stays down and is tried again in the background')
+      r.unreachable = why
+    }
   }
 
   private nextId (): number {
@@ -246,12 +270,18 @@ export class Forwarder {
         await new Promise<void>((resolve, reject) => {
           sock.once('error', reject)
           sock.bind(port, r.family === 4 ? '0.0.0.0' : '::', () => {
-            sock.connect(r.port, r.host, () => { sock.off('error', reject); resolve() })
+            // A failed connect (no route to the resolver) comes to this callback, not as 'error'.
+            sock.connect(r.port, r.host, (err?: Error | null) => {
+              sock.off('error', reject)
+              if (err != null) reject(Object.assign(err, { connecting: true }))
+              else resolve()
+            })
           })
         })
       } catch (err) {
         sock.close()
-        if (attempt < 8) continue
+        // Another random port after a bind collision; a connect failure is the resolver's, not the port's.
+        if (attempt < 8 && (err as { connecting?: boolean }).connecting !== true) continue
         throw err
       }
       const out = new OutSocket(new DgramOut(sock), ++this.serial, Date.now())
@@ -308,12 +338,17 @@ export class Forwarder {
   }
 
   // The first resolver that is up, never `avoid` (the one the last try went to) when there is
-  // another; when none is up, the next one after `avoid` in the list (or the first).
-  private pickResolver (avoid: Resolver | null): Resolver {
+  // another; when none is up, the next one after `avoid` in the list (or the first). Only
+  // resolvers with sockets count; null when none has any (every one unreachable).
+  private pickResolver (avoid: Resolver | null): Resolver | null {
     const list = this.resolvers
-    for (const r of list) if (r.up && r !== avoid) return r
-    if (avoid === null) return list[0]!   // resolvers is non-empty
-    return list[(list.indexOf(avoid) + 1) % list.length]!
+    for (const r of list) if (r.up && r !== avoid && r.pool.length > 0) return r
+    const start = avoid === null ? 0 : list.indexOf(avoid) + 1
+    for (let i = 0; i < list.length; i++) {
+      const r = list[(start + i) % list.length]!
+      if (r.pool.length > 0) return r
+    }
+    return null
   }
 
   private enqueue (p: PendingQuery, expires: number): void {
@@ -328,7 +363,9 @@ export class Forwarder {
   forwardUdp (p: PendingQuery): void {
     p.deadline = Date.now() + this.timeoutMs
     p.viaTcp = false
-    this.sendUdp(p, this.pickResolver(null))
+    const r = this.pickResolver(null)
+    if (r === null) this.finish(p, null)
+    else this.sendUdp(p, r)
   }
 
   private sendUdp (p: PendingQuery, r: Resolver): void {
@@ -409,7 +446,8 @@ export class Forwarder {
       return
     }
     const next = this.pickResolver(r)
-    if (p.viaTcp) this.sendTcp(p, next)
+    if (next === null) this.finish(p, null)
+    else if (p.viaTcp) this.sendTcp(p, next)
     else this.sendUdp(p, next)
   }
 
@@ -424,7 +462,9 @@ export class Forwarder {
     p.deadline = Date.now() + this.timeoutMs
     p.viaTcp = false
     p.streamClient = true
-    this.sendUdp(p, this.pickResolver(null))
+    const r = this.pickResolver(null)
+    if (r === null) this.finish(p, null)
+    else this.sendUdp(p, r)
   }
 
   private sendTcp (p: PendingQuery, r: Resolver): void {
@@ -514,6 +554,13 @@ export class Forwarder {
   // One probe at a time per down resolver, over UDP, answered (any RCODE) or timed out after a try's share.
   private probe (now: number): void {
     for (const r of this.resolvers) {
+      if (r.pool.length === 0) {
+        if (!r.opening && !this.closed) {
+          r.opening = true
+          void this.fillPool(r).finally(() => { r.opening = false })
+        }
+        continue
+      }
       if (r.up || r.probing) continue
       r.probing = true
       const p = new PendingQuery(Buffer.from(kProbeQuery))
@@ -527,6 +574,7 @@ export class Forwarder {
   private rotate (): void {
     for (const r of this.resolvers) {
       const pool = r.pool
+      if (pool.length === 0) continue   // unreachable: the probe opens its sockets again
       this.openSocket(r).then((fresh) => {
         if (this.closed) { fresh.sock.close(); return }
         let oldest = 0
