@@ -25,10 +25,15 @@ export interface LoggerOptions {
 }
 
 export function createLogger (options: LoggerOptions): Logger {
-  const sync = options.destination === '-'
-  if (!sync) mkdirSync(dirname(options.destination), { recursive: true })
-  const dest = pino.destination({ dest: sync ? 1 : options.destination, sync, mkdir: true })
-  if (!sync) {
+  const toFile = options.destination !== '-'
+  if (toFile) mkdirSync(dirname(options.destination), { recursive: true })
+  // Synchronous writes, to standard output and to files alike. An asynchronous file destination
+  // opens its file after a turn of the event loop, and a process that logs and exits before then
+  // (a front process whose start failed) died in pino's exit hook with a "sonic boom is not ready
+  // yet" stack instead of its line. These logs are a few lines per event, never per query, and an
+  // audit line is on disk when its request is answered.
+  const dest = pino.destination({ dest: toFile ? options.destination : 1, sync: true, mkdir: true })
+  if (toFile) {
     // The file is reopened at its configured path; one listener per file, never removed, as the
     // destination lives as long as the process.
     process.on('SIGHUP', () => { dest.reopen() })

@@ -9,6 +9,7 @@ import { existsSync, readFileSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { FILTERD, until } from '../../engine/testing/daemon.js'
 import { makeStore } from '../../blockpage/testing/fixture.js'
+import { tempDir } from '../../engine/testing/temp.js'
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
@@ -44,4 +45,23 @@ test('a daemon logs ISO 8601 times and reopens its log file on SIGHUP', async (t
   const rotated = lines(log + '.1')
   t.assert.ok(rotated.some((l) => l.msg === 'blockpage started'))
   t.assert.ok(!rotated.some((l) => l.msg === 'blockpage stopped'), 'nothing written to the renamed file after SIGHUP')
+})
+
+test('a process that logs to its file and exits at once leaves the line in the file and nothing on stderr', async (t: TestContext) => {
+  // What a DNS front process whose start fails does: log the failure, exit. With an asynchronous
+  // file destination the exit came before the file was open and printed a "sonic boom is not ready
+  // yet" stack instead.
+  const log = join(tempDir(t), 'quick.log')
+  const logModule = new URL('../../engine/log/index.js', import.meta.url).href
+  const script = `import { createLogger } from ${JSON.stringify(logModule)}
+const logger = createLogger({ destination: ${JSON.stringify(log)}, level: 'info', role: 'dns.1' })
+logger.error('dns front process failed to start')
+process.exit(1)`
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr!.on('data', (c: Buffer) => { stderr += c.toString() })
+  const [code] = await once(child, 'exit') as [number | null]
+  t.assert.strictEqual(code, 1)
+  t.assert.strictEqual(stderr, '')
+  t.assert.deepStrictEqual(lines(log).map((l) => l.msg), ['dns front process failed to start'])
 })
