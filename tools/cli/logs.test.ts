@@ -59,7 +59,7 @@ logger.error('dns front process failed to start')
 process.exit(1)`
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
-  child.stderr!.on('data', (c: Buffer) => { stderr += c.toString() })
+  child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
   const [code] = await once(child, 'exit') as [number | null]
   t.assert.strictEqual(code, 1)
   t.assert.strictEqual(stderr, '')
