@@ -3,38 +3,18 @@
  * files into the category database (engine/catdb/build.ts) and exits 0 when the new tables are
  * live, 1 when malformed lines kept the live database unchanged.
  */
-import { parseArgs } from 'node:util'
 import { loadConfigFile } from '../engine/config/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
 import { buildCategoryDb } from '../engine/catdb/build.js'
 import { Store } from '../engine/store/index.js'
+import { commandArgs } from './cli/command-args.js'
 
 const USAGE = 'usage: filterd build-db --config FILE [--continue] [--if-empty] [--quiet]\n'
 
 export async function run (argv: string[]): Promise<number> {
-  let values
-  try {
-    values = parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        config: { type: 'string', short: 'c' },
-        continue: { type: 'boolean' },
-        'if-empty': { type: 'boolean' },
-        quiet: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' }
-      }
-    }).values
-  } catch (err) {
-    process.stderr.write(`filterd build-db: ${(err as Error).message}\n${USAGE}`)
-    return 2
-  }
-  if (values.help === true) { process.stdout.write(USAGE); return 0 }
-  const file = values.config
-  if (file === undefined) {
-    process.stderr.write(USAGE)
-    return 2
-  }
+  const args = commandArgs('build-db', USAGE, argv, { continue: { type: 'boolean' }, 'if-empty': { type: 'boolean' }, quiet: { type: 'boolean' } })
+  if (typeof args === 'number') return args
+  const { values, config: file } = args
   const config = loadConfigFile(file)
   const store = Store.open(config.common.db)
   try {

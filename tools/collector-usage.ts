@@ -5,10 +5,10 @@
  * the filtering servers' user counts (last and maximum of the day); `--json` prints the records.
  */
 import { existsSync } from 'node:fs'
-import { parseArgs } from 'node:util'
 import { open } from 'lmdb'
 import { UsageDb, type UsageRecord } from '../collector/usage-db.js'
 import { loadConfigFile } from '../engine/config/index.js'
+import { commandArgs } from './cli/command-args.js'
 
 const USAGE = 'usage: filterd collector usage --config FILE [--key KEY] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]\n'
 
@@ -23,33 +23,9 @@ export function formatUsage (records: readonly UsageRecord[]): string {
 }
 
 export async function run (argv: string[]): Promise<number> {
-  let values
-  try {
-    values = parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        config: { type: 'string', short: 'c' },
-        key: { type: 'string' },
-        from: { type: 'string' },
-        to: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' }
-      }
-    }).values
-  } catch (err) {
-    process.stderr.write(`filterd collector usage: ${(err as Error).message}\n${USAGE}`)
-    return 2
-  }
-  if (values.help === true) {
-    process.stdout.write(USAGE)
-    return 0
-  }
-  const file = values.config
-  if (file === undefined) {
-    process.stderr.write(USAGE)
-    return 2
-  }
+  const args = commandArgs('collector usage', USAGE, argv, { key: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } })
+  if (typeof args === 'number') return args
+  const { values, config: file } = args
   const day = /^\d{4}-\d{2}-\d{2}$/
   const { from, to } = values
   for (const d of [from, to]) {

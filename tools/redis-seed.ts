@@ -6,32 +6,18 @@
  * Redis is replaced: writes made there since this replica last applied one are lost).
  * Exit codes: 0 done, 1 failed or refused, 2 usage.
  */
-import { parseArgs } from 'node:util'
 import { loadConfigFile } from '../engine/config/index.js'
 import { seedSharedStore } from '../engine/replica/follower.js'
 import { connectSharedStore, sharedStoreSettings, whenReady } from '../engine/replica/redis.js'
 import { openConfiguredStore } from '../engine/store/index.js'
+import { commandArgs } from './cli/command-args.js'
 
 const USAGE = 'usage: filterd redis-seed --config FILE [--force]\n'
 
 export async function run (argv: string[]): Promise<number> {
-  let values
-  try {
-    values = parseArgs({
-      args: argv,
-      strict: true,
-      options: { config: { type: 'string', short: 'c' }, force: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }
-    }).values
-  } catch (err) {
-    process.stderr.write(`filterd redis-seed: ${(err as Error).message}\n${USAGE}`)
-    return 2
-  }
-  if (values.help === true) { process.stdout.write(USAGE); return 0 }
-  const file = values.config
-  if (file === undefined) {
-    process.stderr.write(USAGE)
-    return 2
-  }
+  const args = commandArgs('redis-seed', USAGE, argv, { force: { type: 'boolean' } })
+  if (typeof args === 'number') return args
+  const { values, config: file } = args
   const config = loadConfigFile(file)
   const settings = sharedStoreSettings(config)
   if (settings === undefined) {

@@ -10,34 +10,19 @@
  * Exit codes: 0 done, 1 failed, 2 usage.
  */
 import { mkdirSync } from 'node:fs'
-import { parseArgs } from 'node:util'
 import { loadConfigFile } from '../engine/config/index.js'
 import { closeCurrentParts, importClosedFiles, openStatsDb } from '../engine/stats/index.js'
+import { commandArgs } from './cli/command-args.js'
 
 const USAGE = 'usage: filterd stats-import --config FILE [--no-wait] [--wait-ms N]\n'
 
 export async function run (argv: string[]): Promise<number> {
-  let values
-  try {
-    values = parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        config: { type: 'string', short: 'c' },
-        'no-wait': { type: 'boolean' },
-        'wait-ms': { type: 'string' },
-        help: { type: 'boolean', short: 'h' }
-      }
-    }).values
-  } catch (err) {
-    process.stderr.write(`filterd stats-import: ${(err as Error).message}\n${USAGE}`)
-    return 2
-  }
-  if (values.help === true) { process.stdout.write(USAGE); return 0 }
-  const file = values.config
+  const args = commandArgs('stats-import', USAGE, argv, { 'no-wait': { type: 'boolean' }, 'wait-ms': { type: 'string' } })
+  if (typeof args === 'number') return args
+  const { values, config: file } = args
   const waitArg = values['wait-ms']
   const waitMs = waitArg === undefined ? 3000 : Number(waitArg)
-  if (file === undefined || !Number.isFinite(waitMs) || waitMs < 0) {
+  if (!Number.isFinite(waitMs) || waitMs < 0) {
     process.stderr.write(USAGE)
     return 2
   }
