@@ -10,7 +10,7 @@
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
@@ -19,10 +19,10 @@ import { commitToSharedStore } from '../engine/replica/commit.js'
 import { parseStored } from '../engine/replica/redis.js'
 import { testSettings } from '../engine/replica/testing.js'
 import { Store, type StoreOp, type UserRecord } from '../engine/store/index.js'
-import { CONF, FILTERD } from '../engine/testing/daemon.js'
-import { releasedPort } from '../engine/testing/ports.js'
+import { FILTERD } from '../engine/testing/daemon.js'
 import { startRedis } from '../engine/testing/redis.js'
 import { defineHost, type Topology } from './testing.js'
+import { demoConfig, demoPorts } from '../engine/testing/demo-config.js'
 
 const loopback: Topology = {
   kind: 'loopback',
@@ -124,19 +124,8 @@ test('under filterd all with Redis configured, the sync role runs and reports re
   const dir = mkdtempSync(join(tmpdir(), 'filterd-all-redis-'))
   const redis = await startRedis()
   t.after(async () => { await redis.stop(); rmSync(dir, { recursive: true, force: true }) })
-  const ports: Record<string, number> = {}
-  for (const k of ['dns', 'upstream', 'blockpage', 'api', 'catapi', 'anon', 'local', 'collector', 'sync']) ports[k] = await releasedPort()
-  const demo = readFileSync(join(CONF, 'demo.yaml'), 'utf8')
-    .replaceAll('${CONFIG_DIR}/../var', dir)
-    .replaceAll('${CONFIG_DIR}', CONF)
-    .replaceAll('127.0.0.1:5354', `127.0.0.1:${ports.upstream}`)
-    .replace('- 127.0.0.1:5300\n    - "[::1]:5300"', `- 127.0.0.1:${ports.dns}`)
-    .replace('127.0.0.1:8080', `127.0.0.1:${ports.blockpage}`)
-    .replace('127.0.0.1:8081', `127.0.0.1:${ports.api}`)
-    .replace('127.0.0.1:8082', `127.0.0.1:${ports.catapi}`)
-    .replace('127.0.0.1:8083', `127.0.0.1:${ports.anon}`)
-    .replace('127.0.0.1:8084', `127.0.0.1:${ports.local}`)
-    .replaceAll('127.0.0.1:8090', `127.0.0.1:${ports.collector}`)
+  const ports = await demoPorts(['sync'])
+  const demo = demoConfig(dir, ports)
     .replace('common:\n', `common:\n  redis-ip: 127.0.0.1\n  redis-port: ${redis.port}\n`) +
     `\nsync:\n  listen: 127.0.0.1:${ports.sync}\n  log: "-"\n  pid: ${dir}/run/sync.pid\n`
   const config = join(dir, 'demo.yaml')

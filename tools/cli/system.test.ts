@@ -9,7 +9,7 @@ import { test, type TestContext } from 'node:test'
 import { spawn } from 'node:child_process'
 import { createSocket } from 'node:dgram'
 import { once } from 'node:events'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,7 +18,7 @@ import { promisify } from 'node:util'
 import { get } from 'node:http'
 import dnsPacket from 'dns-packet'
 import { ask, firstA } from '../../engine/testing/dns.js'
-import { releasedPort } from '../../engine/testing/ports.js'
+import { demoConfig, demoPorts } from '../../engine/testing/demo-config.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const cli = join(root, 'dist/tools/filterd.js')
@@ -50,20 +50,9 @@ async function eventually<T> (fn: () => Promise<T>, ok: (v: T) => boolean, ms = 
 test('filterd all runs the whole system on the demo configuration, end to end', async (t: TestContext) => {
   const dir = mkdtempSync(join(tmpdir(), 'filterd-system-'))
   t.after(() => rmSync(dir, { recursive: true, force: true }))
-  const ports: Record<string, number> = {}
-  for (const k of ['dns', 'upstream', 'blockpage', 'api', 'catapi', 'anon', 'local', 'collector']) ports[k] = await releasedPort()
+  const ports = await demoPorts()
   // The shipped demo config, moved to free ports and this test's folder.
-  const demo = readFileSync(join(root, 'conf/demo.yaml'), 'utf8')
-    .replaceAll('${CONFIG_DIR}/../var', dir)
-    .replaceAll('${CONFIG_DIR}', join(root, 'conf'))
-    .replaceAll('127.0.0.1:5354', `127.0.0.1:${ports.upstream}`)
-    .replace('- 127.0.0.1:5300\n    - "[::1]:5300"', `- 127.0.0.1:${ports.dns}`)
-    .replace('127.0.0.1:8080', `127.0.0.1:${ports.blockpage}`)
-    .replace('127.0.0.1:8081', `127.0.0.1:${ports.api}`)
-    .replace('127.0.0.1:8082', `127.0.0.1:${ports.catapi}`)
-    .replace('127.0.0.1:8083', `127.0.0.1:${ports.anon}`)
-    .replace('127.0.0.1:8084', `127.0.0.1:${ports.local}`)
-    .replaceAll('127.0.0.1:8090', `127.0.0.1:${ports.collector}`)
+  const demo = demoConfig(dir, ports)
   const config = join(dir, 'demo.yaml')
   writeFileSync(config, demo)
   const child = spawn(process.execPath, [cli, 'all', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] })

@@ -1,0 +1,33 @@
+/**
+ * The shipped demo configuration (conf/demo.yaml), moved to free ports and a test's own folder, for
+ * tests that run `filterd all` as a new user would. Not a test file.
+ */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { releasedPort } from './ports.js'
+import { CONF } from './daemon.js'
+
+/** The roles' listeners the demo config names, by the key `demoConfig` gives their free port under. */
+export const DEMO_PORTS = ['dns', 'upstream', 'blockpage', 'api', 'catapi', 'anon', 'local', 'collector'] as const
+
+/** Free ports for the demo's listeners, plus any `extra` keys. */
+export async function demoPorts (extra: readonly string[] = []): Promise<Record<string, number>> {
+  const ports: Record<string, number> = {}
+  for (const k of [...DEMO_PORTS, ...extra]) ports[k] = await releasedPort()
+  return ports
+}
+
+/** conf/demo.yaml's text with its data under `dir` and its listeners on `ports` (see demoPorts). */
+export function demoConfig (dir: string, ports: Record<string, number>): string {
+  return readFileSync(join(CONF, 'demo.yaml'), 'utf8')
+    .replaceAll('${CONFIG_DIR}/../var', dir)
+    .replaceAll('${CONFIG_DIR}', CONF)
+    .replaceAll('127.0.0.1:5354', `127.0.0.1:${ports.upstream}`)
+    .replace('- 127.0.0.1:5300\n    - "[::1]:5300"', `- 127.0.0.1:${ports.dns}`)
+    .replace('127.0.0.1:8080', `127.0.0.1:${ports.blockpage}`)
+    .replace('127.0.0.1:8081', `127.0.0.1:${ports.api}`)
+    .replace('127.0.0.1:8082', `127.0.0.1:${ports.catapi}`)
+    .replace('127.0.0.1:8083', `127.0.0.1:${ports.anon}`)
+    .replace('127.0.0.1:8084', `127.0.0.1:${ports.local}`)
+    .replaceAll('127.0.0.1:8090', `127.0.0.1:${ports.collector}`)
+}
