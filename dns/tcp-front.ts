@@ -130,7 +130,6 @@ export class TcpFront {
   private readonly sweeper: NodeJS.Timeout
   private closed = false
   /** Connections closed by a deadline: message (slowloris) and idle. */
-  readonly counters = { messageTimeouts: 0, idleTimeouts: 0 }
 
   constructor (o: TcpFrontOptions) {
     this.o = o
@@ -184,12 +183,10 @@ export class TcpFront {
     for (const c of this.connections) {
       if (c.closed) continue
       if (c.partialSince !== 0 && now - c.partialSince > this.o.messageTimeoutMs) {
-        this.counters.messageTimeouts++
         c.sock.destroy()
       } else if (now - c.lastActive > this.o.idleTimeoutMs && (c.inflight === 0 || c.sock.writableLength > 0)) {
         // RFC 7766 §6.2.3: idle means no query outstanding (a slow upstream is not idleness), or
         // answers that the client has not read for the whole idle time.
-        this.counters.idleTimeouts++
         c.sock.destroy()
       }
     }
