@@ -129,7 +129,6 @@ export class TcpFront {
   private readonly connections = new Set<TcpConnection>()
   private readonly sweeper: NodeJS.Timeout
   private closed = false
-  /** Connections closed by a deadline: message (slowloris) and idle. */
 
   constructor (o: TcpFrontOptions) {
     this.o = o
