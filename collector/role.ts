@@ -19,6 +19,7 @@ import { join } from 'node:path'
 import { formatHostPort, parseHostPort, type Config } from '../engine/config/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
 import { createHttpServer, HttpError, roleHttpImpl, type HttpRequest } from '../engine/http/index.js'
+import { createHttpMetrics } from '../engine/metrics/http.js'
 import type { Logger } from '../engine/log/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
@@ -128,15 +129,18 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     logger.debug({ key, version: body.version }, 'counters report')
     res.json({ status: 'ok' })
   }
-  for (const path of ['/report', '/usage', '/']) server.route('POST', path, onReport)
+  // Requests counted and timed by route pattern on GET /metrics (loopback callers only).
+  const metrics = createHttpMetrics('collector')
+  metrics.mount(server)
+  for (const path of ['/report', '/usage', '/']) server.route('POST', path, metrics.wrap(path, onReport))
 
-  server.route('GET', '/db/manifest', (req, res) => {
+  server.route('GET', '/db/manifest', metrics.wrap('/db/manifest', (req, res) => {
     requestKey(req)
     const manifest = readManifest(section.snapshots)
     if (manifest === undefined) throw new HttpError(404, 'HTTP_NOT_FOUND', 'no snapshot published yet')
     res.json(manifest)
-  })
-  server.route('GET', '/db/snapshots/:file', (req, res) => {
+  }))
+  server.route('GET', '/db/snapshots/:file', metrics.wrap('/db/snapshots/:file', (req, res) => {
     requestKey(req)
     const name = req.params.file ?? ''
     if (!/^\d+\.snap\.gz$/.test(name)) throw new HttpError(404, 'HTTP_NOT_FOUND', 'no such snapshot')
@@ -149,7 +153,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
       }
     }
     res.header('Content-Type', 'application/gzip').send(cached.bytes)
-  })
+  }))
 
   const listen = parseHostPort(section.listen)
   const bound = await server.listen(listen.host, listen.port)

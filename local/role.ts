@@ -17,6 +17,7 @@ import { loadTaxonomy } from '../engine/categories/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { createHttpServer, roleHttpImpl, type HttpRequest, type HttpResponse } from '../engine/http/index.js'
+import { createHttpMetrics } from '../engine/metrics/http.js'
 import { normalizeDomain } from '../engine/names/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
@@ -96,11 +97,16 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     onError: (err, req) => logger.error({ err, method: req.method, path: req.path }, 'request failed'),
     methodNotAllowed: (_req, res) => { notAllowed(res) }
   })
-  server.route('GET', '/stat/', (req, res) => {
+  // Requests counted and timed by route pattern on GET /metrics (loopback callers; for others
+  // "/metrics" is a name like any other and goes to the lookup).
+  const metrics = createHttpMetrics('local')
+  const counted = metrics.wrap('/*', lookup)
+  metrics.mount(server, counted)
+  server.route('GET', '/stat/', metrics.wrap('/stat/', (req, res) => {
     if (req.method !== 'GET') { notAllowed(res); return }
     res.json(counters.snapshot())
-  })
-  server.route('*', '/*', lookup)
+  }))
+  server.route('*', '/*', counted)
 
   // The first contact and the first update check happen before the service answers, so its first
   // answers already reflect them; neither blocks start for longer than its own timeout.

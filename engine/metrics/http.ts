@@ -10,7 +10,7 @@
  *   filterd_<role>_process_* (prom-client's default process metrics)
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import type { Handler, HttpRequest, HttpResponse, HttpServer } from '../http/index.js'
+import { HttpError, type Handler, type HttpRequest, type HttpResponse, type HttpServer } from '../http/index.js'
 
 export const HTTP_LATENCY_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] as const
 
@@ -54,7 +54,19 @@ export function createHttpMetrics (role: string): HttpMetrics {
     r.send = (body?: string | Buffer) => { finish(); origSend(body) }
     r.json = (value: unknown, code?: number) => { if (code !== undefined) status = code; finish(); origJson(value, code) }
     r.stream = (first: string) => { finish(); return origStream(first) }
-    return handler(req, res)
+    // A handler that throws is answered by the adapter's error path, which does not go through
+    // the methods above: count it under the status that error gets (HttpError's, or 500).
+    const failed = (err: unknown): never => {
+      status = err instanceof HttpError ? err.status : 500
+      finish()
+      throw err
+    }
+    try {
+      const result = handler(req, res)
+      return result instanceof Promise ? result.catch(failed) : result
+    } catch (err) {
+      return failed(err)
+    }
   }
 
   return {
