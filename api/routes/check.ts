@@ -24,7 +24,7 @@ export interface CheckAnswer {
   step: Verdict['reason']
   matched: string | null
   categories: readonly number[]
-  blockedCategories: number[]
+  blockedCategories: readonly number[]
   site: { domain: string, categories: number[] } | null
   target: string | null
 }

@@ -49,7 +49,7 @@ export class Verdict {
   /** Categories of the name (its site record), filled when known; [] otherwise. Shared: never write it. */
   cats: readonly number[] = NO_CATS
   /** Categories that caused a category block. */
-  blockedCats: number[] = []
+  blockedCats: readonly number[] = NO_CATS
   /** Safe video target, or the search engine's label for safe search. */
   target = ''
 }
@@ -228,7 +228,7 @@ export class Policy {
     out.reason = 'none'
     out.matched = ''
     out.cats = NO_CATS
-    out.blockedCats = []
+    out.blockedCats = NO_CATS
     out.target = ''
     out.user = snap.user
     if (this.decideLists(snap, keys, out)) {

@@ -32,7 +32,7 @@ export interface QueryLogRecord {
   /** Categories of the name (its site record), [] when unknown. */
   cats: readonly number[]
   /** Categories that caused a category block, [] otherwise. */
-  blockedCats: number[]
+  blockedCats: readonly number[]
   /** The name does not exist: our answer or the upstream's carried RCODE NXDOMAIN. */
   nxdomain: boolean
   /** RCODE of the answer the client received (0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN …). */

@@ -158,3 +158,22 @@ test('is a QueryLogSink the DNS server accepts', (t: TestContext) => {
   const sink: QueryLogSink = createCsvQueryLog(env.config, silentLogger())
   t.assert.strictEqual(sink.enabled, false)
 })
+
+test('rows fill 64 KiB chunks in order, a row larger than a chunk gets one of its own, and non-ASCII text is UTF-8', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const log = createCsvQueryLog(env.config, silentLogger(), { flushIntervalMs: 0, controlPollMs: 0, now: () => T0 })
+  t.after(() => log.close())
+  const hosts: string[] = []
+  // 2,000 rows of about 60 bytes cross the first chunk's end; the huge one cannot fit in any chunk.
+  for (let i = 0; i < 2000; i++) {
+    const host = i === 1000 ? 'x'.repeat(70_000) + '.example' : i === 1001 ? `ünï-${i}.example` : `host-${i}.example`
+    hosts.push(host)
+    log.write(rec(T0 + i, '10.0.0.1', i % 2 === 0 ? 'alice' : 'böb', host))
+  }
+  const path = await log.rotateNow()
+  const rows = rowsOf(path!)
+  t.assert.deepStrictEqual(rows.map((r) => r?.host), hosts)
+  t.assert.deepStrictEqual(rows.map((r) => r?.created), hosts.map((_, i) => T0 + i))
+  t.assert.strictEqual(rows[1]!.user, 'böb')
+  t.assert.strictEqual(log.writtenRows, 2000)
+})

@@ -3,11 +3,11 @@
  * in-memory chunk on the packet path and written to disk asynchronously.
  *
  * Trade-offs:
- * - `write()` formats one string and pushes it; no promise, no syscall. A flush runs on the next
+ * - `write()` encodes the row's bytes straight into a 64 KiB chunk (no string per row, so nothing
+ *   per query is left for the garbage collector); no promise, no syscall. A flush runs on the next
  *   tick once `kFlushBytes` are pending, and once a second otherwise.
  * - Memory is capped: rows waiting for the disk (pending plus the write in flight) may hold
- *   `maxPendingBytes` (8 MiB, about 80,000 rows; counted in UTF-16 units, close to bytes for DNS
- *   names). Past that, rows are dropped and counted in `droppedRows` instead of queued without
+ *   `maxPendingBytes` (8 MiB, about 80,000 rows). Past that, rows are dropped and counted in `droppedRows` instead of queued without
  *   bound: a full or stalled disk costs statistics, never DNS answers or memory. A failed write
  *   drops its rows the same way and logs once per minute.
  * - Flushes and rotations run one at a time on a promise chain, so a rotation closes the file
@@ -20,7 +20,7 @@ import { join } from 'node:path'
 import type { Config } from '../config/types.js'
 import type { Logger } from '../log/index.js'
 import type { QueryLogRecord } from '../querylog/index.js'
-import { CSV_HEADER, formatRow } from './csv.js'
+import { CSV_HEADER, encodeRow, rowBound } from './csv.js'
 import { CONTROL_FILE, closedName, partName, recoverStaleParts } from './files.js'
 
 /** The sink the DNS server is given (structurally an engine/querylog `QueryLogSink`). */
@@ -63,6 +63,8 @@ export interface CsvQueryLogOptions {
 }
 
 const kFlushBytes = 64 * 1024
+/** A chunk rows are encoded into; a row larger than this gets a chunk of its own size. */
+const kChunkBytes = 64 * 1024
 const kMaxPendingBytes = 8 * 1024 * 1024
 const kErrorLogIntervalMs = 60_000
 
@@ -121,8 +123,13 @@ class CsvWriter implements CsvQueryLog {
   readonly #io: CsvFileIo
   readonly #pid: number
   readonly #logger: Logger
-  #chunks: string[] = []
+  /** Full chunks waiting for the disk, then `#chunk` up to `#chunkUsed`. */
+  #chunks: Buffer[] = []
+  #chunk: Buffer = Buffer.allocUnsafeSlow(kChunkBytes)
+  #chunkUsed = 0
+  /** Bytes in `#chunks` and `#chunk`. */
   #chunkBytes = 0
+  #rowsPending = 0
   #inFlightBytes = 0
   #file: Awaited<ReturnType<CsvFileIo['open']>> | null = null
   #filePath = ''
@@ -161,16 +168,29 @@ class CsvWriter implements CsvQueryLog {
 
   write (rec: QueryLogRecord): void {
     if (this.#closed) return
-    const line = formatRow(rec.time, rec.nxdomain, rec.address, rec.name, rec.blockedName, rec.reason, rec.cats, rec.blockedCats, rec.user)
-    if (this.#chunkBytes + this.#inFlightBytes + line.length > this.#maxPending) {
+    const bound = rowBound(rec.address, rec.name, rec.blockedName, rec.reason, rec.cats, rec.blockedCats, rec.user)
+    if (this.#chunk.length - this.#chunkUsed < bound) this.#nextChunk(bound)
+    const start = this.#chunkUsed
+    const end = encodeRow(this.#chunk, start, rec.time, rec.nxdomain, rec.address, rec.name, rec.blockedName, rec.reason, rec.cats, rec.blockedCats, rec.user)
+    const size = end - start
+    // Over the cap the row is not kept: its bytes stay past `#chunkUsed`, to be overwritten.
+    if (this.#chunkBytes + this.#inFlightBytes + size > this.#maxPending) {
       this.droppedRows++
       return
     }
-    this.#chunks.push(line)
-    this.#chunkBytes += line.length
+    this.#chunkUsed = end
+    this.#chunkBytes += size
+    this.#rowsPending++
     // The first row after a rotation opens the next file at once: `filterd stats-import` finds the
     // rows to wait for by their open `.part` file, so rows must not sit in memory without one.
     if (this.#chunkBytes >= kFlushBytes || this.#file === null) this.#scheduleFlush()
+  }
+
+  // The current chunk is full: it joins the queue and a new one (at least `bound` bytes) takes its place.
+  #nextChunk (bound: number): void {
+    if (this.#chunkUsed > 0) this.#chunks.push(this.#chunk.subarray(0, this.#chunkUsed))
+    this.#chunk = Buffer.allocUnsafeSlow(Math.max(kChunkBytes, bound))
+    this.#chunkUsed = 0
   }
 
   rotateNow (): Promise<string | undefined> {
@@ -198,7 +218,7 @@ class CsvWriter implements CsvQueryLog {
   }
 
   #scheduleFlush (): void {
-    if (this.#flushQueued || this.#chunks.length === 0) return
+    if (this.#flushQueued || this.#chunkBytes === 0) return
     this.#flushQueued = true
     this.#run(async () => {
       this.#flushQueued = false
@@ -207,7 +227,7 @@ class CsvWriter implements CsvQueryLog {
   }
 
   async #checkRequest (): Promise<void> {
-    if (this.#file === null && this.#chunks.length === 0) return
+    if (this.#file === null && this.#chunkBytes === 0) return
     let requested: number
     try {
       requested = Number((await readFile(join(this.#dir, CONTROL_FILE), 'utf8')).trim())
@@ -220,15 +240,17 @@ class CsvWriter implements CsvQueryLog {
 
   // Runs under the lock.
   async #flush (): Promise<void> {
-    if (this.#chunks.length === 0) return
-    const rows = this.#chunks.length
-    const text = this.#chunks.join('')
+    if (this.#chunkBytes === 0) return
+    this.#nextChunk(0)
+    const chunks = this.#chunks
     this.#chunks = []
+    const rows = this.#rowsPending
+    this.#rowsPending = 0
     this.#inFlightBytes = this.#chunkBytes
     this.#chunkBytes = 0
     try {
       if (this.#file === null) await this.#openFile()
-      const buf = Buffer.from(text, 'utf8')
+      const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)   // chunks holds at least the last one
       await this.#file!.write(buf)
       this.#fileBytes += buf.length
       this.writtenRows += rows

@@ -140,7 +140,15 @@ export class BatchUdpSocket {
       txBuf: this.txBuf,
       txInfo: this.txInfo,
       txAddr: this.txAddr,
-      onBatch: o.onBatch
+      onBatch: (count: number): void => {
+        batchDepth++
+        try {
+          o.onBatch(count)
+        } finally {
+          // The answers this batch queued (on any socket) leave now, in one sendmmsg per socket.
+          if (--batchDepth === 0 && flushScheduled) flushDirty()
+        }
+      }
     })
     this.handle = r.handle
     this.port = r.port
@@ -156,8 +164,10 @@ export class BatchUdpSocket {
 
   /**
    * Marks the slot `nextSlot()` gave as filled: `len` bytes to `port` (address already in txAddr).
-   * The filled slots leave together in a microtask: after the batch callback (or timer) that
-   * filled them returns, so one sendmmsg carries a whole batch's answers.
+   * The filled slots leave together when the batch callback that filled them returns (any
+   * socket's: an upstream answer fills the front's slots), so one sendmmsg carries a whole batch's
+   * answers. Outside a batch callback (a timer's SERVFAIL, a TCP client's query) they leave in a
+   * microtask: queueMicrotask allocates, so the packet path does without it.
    */
   commit (len: number, port: number): void {
     const i = this.txCount++
@@ -166,7 +176,10 @@ export class BatchUdpSocket {
     if (!this.queued) {
       this.queued = true
       dirty.push(this)
-      if (!flushScheduled) { flushScheduled = true; queueMicrotask(flushDirty) }
+      if (!flushScheduled) {
+        flushScheduled = true
+        if (batchDepth === 0) queueMicrotask(flushDirty)
+      }
     }
   }
 
@@ -206,17 +219,21 @@ export class BatchUdpSocket {
   }
 }
 
-let dirty: BatchUdpSocket[] = []
+const dirty: BatchUdpSocket[] = []
 let flushScheduled = false
+/** Above 0 while a batch callback runs: its end flushes the dirty sockets. */
+let batchDepth = 0
 
 function flushDirty (): void {
   flushScheduled = false
-  const list = dirty
-  dirty = []
-  for (const s of list) {
+  // By index: a flush's send error runs a callback that may queue more (a socket flushed already
+  // is queued again and comes later in the list).
+  for (let i = 0; i < dirty.length; i++) {
+    const s = dirty[i]!   // i < length
     s.queued = false
     s.flush()
   }
+  dirty.length = 0
 }
 
 /** Opens a batched socket; throws the addon's error (with `code`, e.g. EADDRINUSE). */

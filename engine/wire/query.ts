@@ -102,6 +102,14 @@ export class QueryScratch {
   key = ''
   /** Start offset in `key` of each label (differs from labelStarts only when escaping). */
   readonly keyStarts = new Uint16Array(MAX_LABELS + 1)
+  /**
+   * Suffix keys already cut for this query: the policy asks for each suffix up to five times
+   * (built-in whitelist, global and user lists, categories), and a substring allocates.
+   * `suffixes[i]` is valid when `suffixStamps[i] === stamp`; readQuery moves `stamp` on.
+   */
+  readonly suffixes: string[] = new Array<string>(MAX_LABELS + 1).fill('')
+  readonly suffixStamps = new Uint32Array(MAX_LABELS + 1)
+  stamp = 0
 }
 
 /**
@@ -117,6 +125,7 @@ export function readQuery (msg: Buffer, out: QueryScratch): QueryVerdict {
   out.labelCount = 0
   out.needsEscape = false
   out.keyReady = false
+  if (++out.stamp > 0xffffffff) { out.stamp = 1; out.suffixStamps.fill(0) }
   out.hasEdns = false
   out.udpPayloadSize = 0
   out.ednsVersion = 0
@@ -285,8 +294,12 @@ export function keyOf (q: QueryScratch, fromLabel: number): string {
   if (!q.keyReady) buildKey(q)
   if (fromLabel >= q.labelCount) return ''
   if (fromLabel <= 0) return q.key
+  if (q.suffixStamps[fromLabel] === q.stamp) return q.suffixes[fromLabel]!   // stamped, so written
   // fromLabel < labelCount, so the start offset was written by buildKey/readQuery.
-  return q.key.substring(q.needsEscape ? q.keyStarts[fromLabel]! : q.labelStarts[fromLabel]!)
+  const key = q.key.substring(q.needsEscape ? q.keyStarts[fromLabel]! : q.labelStarts[fromLabel]!)
+  q.suffixes[fromLabel] = key
+  q.suffixStamps[fromLabel] = q.stamp
+  return key
 }
 
 /** The query name for logs: the whole key, or '.' for the root. Allocates. */
