@@ -11,6 +11,7 @@ import { createSocket } from 'node:dgram'
 import { createServer } from 'node:net'
 import { once } from 'node:events'
 import { FrameReader, frame } from '../../engine/wire/index.js'
+import { loadUdpAddon, openBatchUdpSocket, type BatchUdpSocket } from '../../engine/udp/index.js'
 
 if (process.send === undefined) {
   process.stderr.write('usage: node upstream-child.js (forked, with an IPC channel)\n')
@@ -18,26 +19,66 @@ if (process.send === undefined) {
 }
 const send = process.send.bind(process)
 
-/** The answer to `msg`: its question and, for A, one A record 198.51.100.10; null when unreadable. */
-function rawAnswer (msg: Buffer): Buffer | null {
-  if (msg.length < 12) return null
-  let i = 12
-  while (i < msg.length && msg[i] !== 0) {
-    if ((msg[i]! & 0xc0) !== 0) return null
+/**
+ * Writes the answer to the query at `msg[start, start + len)` into `out` at `at`: its question and,
+ * for A, one A record 198.51.100.10. Returns the answer's length, or 0 when the query is unreadable.
+ * `out` has room for the query plus 16 bytes.
+ */
+function answerInto (msg: Buffer, start: number, len: number, out: Buffer, at: number): number {
+  if (len < 12) return 0
+  const end = start + len
+  let i = start + 12
+  while (i < end && msg[i] !== 0) {
+    if ((msg[i]! & 0xc0) !== 0) return 0
     i += msg[i]! + 1
   }
   const qEnd = i + 5
-  if (qEnd > msg.length) return null
+  if (qEnd > end) return 0
   const isA = msg.readUInt16BE(i + 1) === 1
-  const out = Buffer.alloc(qEnd + (isA ? 16 : 0))
-  msg.copy(out, 0, 0, qEnd)
-  out[2] = 0x80 | (msg[2]! & 0x01); out[3] = 0x80
-  out.writeUInt16BE(1, 4); out.writeUInt16BE(isA ? 1 : 0, 6); out.writeUInt32BE(0, 8)
-  if (isA) out.set([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 51, 100, 10], qEnd)
-  return out
+  const qLen = qEnd - start
+  msg.copy(out, at, start, qEnd)
+  out[at + 2] = 0x80 | (msg[start + 2]! & 0x01); out[at + 3] = 0x80
+  out.writeUInt16BE(1, at + 4); out.writeUInt16BE(isA ? 1 : 0, at + 6); out.writeUInt32BE(0, at + 8)
+  if (isA) out.set(A_RECORD, at + qLen)
+  return qLen + (isA ? 16 : 0)
+}
+const A_RECORD = [0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 51, 100, 10]
+
+/** The answer to `msg` in a Buffer of its own; null when unreadable. */
+function rawAnswer (msg: Buffer): Buffer | null {
+  const out = Buffer.alloc(msg.length + 16)
+  const n = answerInto(msg, 0, msg.length, out, 0)
+  return n === 0 ? null : out.subarray(0, n)
 }
 
-for (let attempt = 0; ; attempt++) {
+/**
+ * UDP on the batched addon when it is built: the fixture then costs a few µs per answer instead of
+ * dgram's 20, and allocates nothing, so on a 2-core machine it takes less CPU from the server under
+ * test and has no collector pauses of its own in the probe's latency. dgram otherwise.
+ */
+async function bindUdp (): Promise<{ port: number, close: () => void }> {
+  const addon = loadUdpAddon()
+  if (!(addon instanceof Error)) {
+    const sock: BatchUdpSocket = openBatchUdpSocket({
+      family: 4,
+      host: '127.0.0.1',
+      port: 0,
+      batch: 64,
+      slot: 4096,
+      onBatch: (count) => {
+        for (let i = 0; i < count; i++) {
+          const len = sock.rxInfo[2 * i]!
+          if (len < 0) continue
+          const at = sock.nextSlot()
+          const n = answerInto(sock.rxBuf, i * sock.slot, len, sock.txBuf, at)
+          if (n === 0 || n > sock.slot) continue
+          sock.txAddr.set(sock.rxAddr.subarray(16 * i, 16 * i + 4), 16 * sock.txCount)
+          sock.commit(n, sock.rxInfo[2 * i + 1]!)
+        }
+      }
+    })
+    return { port: sock.port, close: () => { sock.close() } }
+  }
   const udp = createSocket('udp4')
   udp.on('message', (msg, rinfo) => {
     const out = rawAnswer(msg)
@@ -45,7 +86,12 @@ for (let attempt = 0; ; attempt++) {
   })
   udp.bind(0, '127.0.0.1')
   await once(udp, 'listening')
-  const port = udp.address().port
+  return { port: udp.address().port, close: () => { udp.close() } }
+}
+
+for (let attempt = 0; ; attempt++) {
+  const udp = await bindUdp()
+  const port = udp.port
   const tcp = createServer((c) => {
     c.on('error', () => {})
     const reader = new FrameReader(65535)
