@@ -17,6 +17,10 @@
  *   within `tcp-message-timeout`; a connection with nothing in flight, nothing to write and no
  *   partial message is closed `tcp-idle-timeout` after its last complete message or answer. A
  *   client dribbling one byte every few seconds is closed at the message deadline.
+ * - A share of the event loop. One read can carry a thousand pipelined frames; answered one after
+ *   another they would hold the loop for milliseconds while every UDP client waits. A connection
+ *   takes at most kTcpFramesPerTurn frames per event-loop turn, then pauses and goes on in the next
+ *   turn (setImmediate, after the turn's other I/O).
  * Answers of one event-loop turn are corked into one write (one system call for a pipelined batch).
  *
  * Each connection is one Peer (and its own PeerChannel); every query read from it goes to the
@@ -35,6 +39,8 @@ export const kMaxTcpQueryFrame = 4096
 export const kMaxTcpInflight = 64
 /** Answer bytes waiting for a slow reader before we stop reading its queries. */
 export const kMaxTcpBuffered = 64 * 1024
+/** Frames one connection may take per event-loop turn before the others get theirs. */
+export const kTcpFramesPerTurn = 64
 /** How often the deadlines are checked. */
 const kSweepMs = 250
 
@@ -60,10 +66,19 @@ class TcpConnection implements PeerChannel {
   lastActive: number
   /** Date.now() when the unfinished message in the reader began, or 0. */
   partialSince = 0
+  /** Paused for the rest of this turn (kTcpFramesPerTurn taken); goes on in the next. */
+  yielding = false
+  /** Inside pump(): an answer given synchronously frees its slot without starting another pump. */
+  private pumping = false
   private corked = false
   private readonly uncork = (): void => {
     this.corked = false
     this.sock.uncork()
+  }
+
+  private readonly nextTurn = (): void => {
+    this.yielding = false
+    if (!this.closed && this.canRead()) this.resume()
   }
 
   constructor (sock: Socket, maxFrame: number, onQuery: QueryHandler) {
@@ -92,7 +107,7 @@ class TcpConnection implements PeerChannel {
   // One query of this connection is done (answered or not): free its in-flight slot.
   skip (_peer: Peer): void {
     this.inflight--
-    if (this.sock.isPaused() && !this.closed && this.canRead()) this.resume()
+    if (this.sock.isPaused() && !this.closed && !this.yielding && !this.pumping && this.canRead()) this.resume()
   }
 
   /** Whether another query may be taken: in-flight and buffered-answer caps. */
@@ -104,7 +119,20 @@ class TcpConnection implements PeerChannel {
   // A message's deadline starts with its first byte: partialSince is cleared by each complete
   // message and set when bytes of the next one wait (not when whole frames wait for our caps).
   pump (): void {
-    while (!this.closed && this.canRead()) {
+    this.pumping = true
+    try {
+      this.take()
+    } finally {
+      this.pumping = false
+    }
+  }
+
+  private take (): void {
+    for (let taken = 0; !this.closed && !this.yielding && this.canRead(); taken++) {
+      if (taken === kTcpFramesPerTurn) {
+        if (this.reader.bufferedBytes > 0) this.yieldTurn()
+        break
+      }
       const msg = this.reader.read()
       if (msg === null) break
       this.inflight++
@@ -112,13 +140,19 @@ class TcpConnection implements PeerChannel {
       this.partialSince = 0
       this.onQuery(msg, this.peer)
     }
-    if (this.reader.bufferedBytes === 0 || !this.canRead()) this.partialSince = 0
+    if (this.reader.bufferedBytes === 0 || !this.canRead() || this.yielding) this.partialSince = 0
     else if (this.partialSince === 0) this.partialSince = Date.now()
+  }
+
+  private yieldTurn (): void {
+    this.yielding = true
+    this.sock.pause()
+    setImmediate(this.nextTurn)
   }
 
   resume (): void {
     this.pump()
-    if (this.canRead()) this.sock.resume()
+    if (this.canRead() && !this.yielding) this.sock.resume()
   }
 }
 
@@ -162,7 +196,7 @@ export class TcpFront {
     })
     sock.on('drain', () => {
       c.lastActive = Date.now()
-      if (sock.isPaused() && !c.closed && c.canRead()) c.resume()
+      if (sock.isPaused() && !c.closed && !c.yielding && c.canRead()) c.resume()
     })
     sock.on('data', (chunk: Buffer) => {
       c.reader.push(chunk)

@@ -1,0 +1,61 @@
+// The TCP front on real sockets: a client that pipelines a thousand queries in one write must not
+// hold the event loop while they are answered (every UDP client would wait behind it).
+import { test, type TestContext } from 'node:test'
+import { connect } from 'node:net'
+import { once } from 'node:events'
+import { silentLogger } from '../engine/log/index.js'
+import { releasedPort } from '../engine/testing/ports.js'
+import { FrameReader, frame } from '../engine/wire/index.js'
+import { TcpFront, kTcpFramesPerTurn } from './tcp-front.js'
+
+test('a pipelined burst is taken at most kTcpFramesPerTurn frames per event-loop turn, and every frame is answered in order', async (t: TestContext) => {
+  // An event-loop turn counter: one tick per check phase.
+  let turn = 0
+  let ticking = true
+  const tick = (): void => { turn++; if (ticking) setImmediate(tick) }
+  setImmediate(tick)
+  t.after(() => { ticking = false })
+
+  const perTurn = new Map<number, number>()
+  const front = new TcpFront({
+    maxConnections: 10,
+    idleTimeoutMs: 10_000,
+    messageTimeoutMs: 10_000,
+    maxFrame: 4096,
+    logger: silentLogger(),
+    onQuery: (msg, peer) => {
+      perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1)
+      peer.channel.send(peer, msg, msg.length, true)   // answered at once, as a blocked name is
+    }
+  })
+  t.after(() => front.close())
+  const port = await releasedPort()
+  await front.listen('127.0.0.1', port, 4)
+
+  const N = 1500
+  const burst: Buffer[] = []
+  for (let i = 0; i < N; i++) {
+    const msg = Buffer.alloc(12)
+    msg.writeUInt16BE(i, 0)
+    burst.push(frame(msg))
+  }
+  const sock = connect({ host: '127.0.0.1', port })
+  t.after(() => sock.destroy())
+  await once(sock, 'connect')
+  const ids: number[] = []
+  const reader = new FrameReader(4096)
+  const done = new Promise<void>((resolve) => {
+    sock.on('data', (chunk: Buffer) => {
+      reader.push(chunk)
+      for (let m = reader.read(); m !== null; m = reader.read()) ids.push(m.readUInt16BE(0))
+      if (ids.length >= N) resolve()
+    })
+  })
+  sock.write(Buffer.concat(burst))   // one write: on loopback it arrives in one or two reads
+  await done
+
+  t.assert.deepStrictEqual(ids, Array.from({ length: N }, (_, i) => i))
+  const most = Math.max(...perTurn.values())
+  t.assert.ok(most <= kTcpFramesPerTurn, `${most} frames in one turn`)
+  t.assert.ok(perTurn.size >= Math.ceil(N / kTcpFramesPerTurn), `${perTurn.size} turns`)
+})
