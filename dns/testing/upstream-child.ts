@@ -54,7 +54,7 @@ function rawAnswer (msg: Buffer): Buffer | null {
 /**
  * UDP on the batched addon when it is built: the fixture then costs a few µs per answer instead of
  * dgram's 20, and allocates nothing, so on a 2-core machine it takes less CPU from the server under
- * test and has no collector pauses of its own in the probe's latency. dgram otherwise.
+ * test. dgram otherwise.
  */
 async function bindUdp (): Promise<{ port: number, close: () => void }> {
   const addon = loadUdpAddon()
