@@ -6,6 +6,7 @@
  * prints one JSON line: `{ answer, log }` (the daemon's log: its standard output, `proxy.log: -`).
  */
 import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -40,7 +41,12 @@ try {
 } catch (err) {
   log += `\n${(err as Error).message}`
 } finally {
-  child.kill('SIGTERM')
+  // The daemon closes its statistics file on SIGTERM: the folder is removed once it has exited.
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = once(child, 'exit')
+    child.kill('SIGTERM')
+    await exited
+  }
   await stub.close()
   rmSync(dir, { recursive: true, force: true })
 }
