@@ -8,7 +8,7 @@ import { releasedPort } from '../engine/testing/ports.js'
 import { FrameReader, frame } from '../engine/wire/index.js'
 import { TcpFront, kTcpFramesPerTurn } from './tcp-front.js'
 
-test('a pipelined burst is taken at most kTcpFramesPerTurn frames per event-loop turn, and every frame is answered in order', async (t: TestContext) => {
+test('pipelined bursts on several connections are taken at most kTcpFramesPerTurn frames per event-loop turn between them, and every frame is answered in order', async (t: TestContext) => {
   // An event-loop turn counter: one tick per check phase.
   let turn = 0
   let ticking = true
@@ -32,11 +32,27 @@ test('a pipelined burst is taken at most kTcpFramesPerTurn frames per event-loop
   const port = await releasedPort()
   await front.listen('127.0.0.1', port, 4)
 
-  const N = 1500
+  // One connection with a burst of 1,500 frames, then eight with 300 each: between them they may
+  // take no more than the budget in any turn.
+  const bursts = [1500, 300, 300, 300, 300, 300, 300, 300, 300]
+  const answered = await Promise.all(bursts.map(async (n, c) => await pipeline(t, port, c, n)))
+  for (const [c, ids] of answered.entries()) {
+    t.assert.deepStrictEqual(ids, Array.from({ length: bursts[c]! }, (_, i) => i), `connection ${c}`)
+  }
+  const most = Math.max(...perTurn.values())
+  t.assert.ok(most <= kTcpFramesPerTurn, `${most} frames in one turn`)
+  const total = bursts.reduce((a, b) => a + b, 0)
+  t.assert.ok(perTurn.size >= Math.ceil(total / kTcpFramesPerTurn), `${perTurn.size} turns`)
+})
+
+// Connection `c` writes `n` frames (IDs 0..n-1, connection number in the second word) in one write
+// and resolves with the IDs of the answers in the order they came.
+async function pipeline (t: TestContext, port: number, c: number, n: number): Promise<number[]> {
   const burst: Buffer[] = []
-  for (let i = 0; i < N; i++) {
+  for (let i = 0; i < n; i++) {
     const msg = Buffer.alloc(12)
     msg.writeUInt16BE(i, 0)
+    msg.writeUInt16BE(c, 4)
     burst.push(frame(msg))
   }
   const sock = connect({ host: '127.0.0.1', port })
@@ -44,18 +60,13 @@ test('a pipelined burst is taken at most kTcpFramesPerTurn frames per event-loop
   await once(sock, 'connect')
   const ids: number[] = []
   const reader = new FrameReader(4096)
-  const done = new Promise<void>((resolve) => {
+  const done = new Promise<number[]>((resolve) => {
     sock.on('data', (chunk: Buffer) => {
       reader.push(chunk)
       for (let m = reader.read(); m !== null; m = reader.read()) ids.push(m.readUInt16BE(0))
-      if (ids.length >= N) resolve()
+      if (ids.length >= n) resolve(ids)
     })
   })
   sock.write(Buffer.concat(burst))   // one write: on loopback it arrives in one or two reads
-  await done
-
-  t.assert.deepStrictEqual(ids, Array.from({ length: N }, (_, i) => i))
-  const most = Math.max(...perTurn.values())
-  t.assert.ok(most <= kTcpFramesPerTurn, `${most} frames in one turn`)
-  t.assert.ok(perTurn.size >= Math.ceil(N / kTcpFramesPerTurn), `${perTurn.size} turns`)
-})
+  return await done
+}

@@ -18,9 +18,11 @@
  *   partial message is closed `tcp-idle-timeout` after its last complete message or answer. A
  *   client dribbling one byte every few seconds is closed at the message deadline.
  * - A share of the event loop. One read can carry a thousand pipelined frames; answered one after
- *   another they would hold the loop for milliseconds while every UDP client waits. A connection
- *   takes at most kTcpFramesPerTurn frames per event-loop turn, then pauses and goes on in the next
- *   turn (setImmediate, after the turn's other I/O).
+ *   another they would hold the loop for milliseconds while every UDP client waits. The connections
+ *   of a front take at most kTcpFramesPerTurn frames between them per event-loop turn; one that
+ *   finds the turn's budget spent pauses and goes on in a later turn (setImmediate, after the
+ *   turn's other I/O), in the order they ran out, so a thousand busy connections cannot add up
+ *   to a long turn either.
  * Answers of one event-loop turn are corked into one write (one system call for a pipelined batch).
  *
  * Each connection is one Peer (and its own PeerChannel); every query read from it goes to the
@@ -39,7 +41,7 @@ export const kMaxTcpQueryFrame = 4096
 export const kMaxTcpInflight = 64
 /** Answer bytes waiting for a slow reader before we stop reading its queries. */
 export const kMaxTcpBuffered = 64 * 1024
-/** Frames one connection may take per event-loop turn before the others get theirs. */
+/** Frames the TCP connections of one front may take between them per event-loop turn. */
 export const kTcpFramesPerTurn = 64
 /** How often the deadlines are checked. */
 const kSweepMs = 250
@@ -54,6 +56,39 @@ export interface TcpFrontOptions {
   onQuery: QueryHandler
 }
 
+/** The frames left for this event-loop turn, and the connections waiting for the next one. */
+class TurnBudget {
+  left = kTcpFramesPerTurn
+  private waiting: TcpConnection[] = []
+  private scheduled = false
+
+  /** `c` found the budget spent: it goes on in a later turn. */
+  wait (c: TcpConnection): void {
+    this.waiting.push(c)
+    this.schedule()
+  }
+
+  private schedule (): void {
+    if (this.scheduled) return
+    this.scheduled = true
+    setImmediate(this.nextTurn)
+  }
+
+  private readonly nextTurn = (): void => {
+    this.scheduled = false
+    this.left = kTcpFramesPerTurn
+    const list = this.waiting
+    this.waiting = []
+    let i = 0
+    while (i < list.length && this.left > 0) list[i++]!.continueTurn()   // i < length
+    if (i < list.length) {
+      // Those not reached go first next time, before the ones that ran out again in this turn.
+      this.waiting = list.slice(i).concat(this.waiting)
+      this.schedule()
+    }
+  }
+}
+
 class TcpConnection implements PeerChannel {
   readonly isStream = true
   readonly sock: Socket
@@ -66,7 +101,7 @@ class TcpConnection implements PeerChannel {
   lastActive: number
   /** Date.now() when the unfinished message in the reader began, or 0. */
   partialSince = 0
-  /** Paused for the rest of this turn (kTcpFramesPerTurn taken); goes on in the next. */
+  /** Paused until the turn budget has frames for it again (TurnBudget calls continueTurn). */
   yielding = false
   /** Inside pump(): an answer given synchronously frees its slot without starting another pump. */
   private pumping = false
@@ -76,12 +111,10 @@ class TcpConnection implements PeerChannel {
     this.sock.uncork()
   }
 
-  private readonly nextTurn = (): void => {
-    this.yielding = false
-    if (!this.closed && this.canRead()) this.resume()
-  }
+  private readonly budget: TurnBudget
 
-  constructor (sock: Socket, maxFrame: number, onQuery: QueryHandler) {
+  constructor (sock: Socket, maxFrame: number, onQuery: QueryHandler, budget: TurnBudget) {
+    this.budget = budget
     this.sock = sock
     this.reader = new FrameReader(maxFrame)
     this.peer = new Peer(this, sock.remoteAddress ?? '', sock.remotePort ?? 0)
@@ -128,13 +161,14 @@ class TcpConnection implements PeerChannel {
   }
 
   private take (): void {
-    for (let taken = 0; !this.closed && !this.yielding && this.canRead(); taken++) {
-      if (taken === kTcpFramesPerTurn) {
+    while (!this.closed && !this.yielding && this.canRead()) {
+      if (this.budget.left <= 0) {
         if (this.reader.bufferedBytes > 0) this.yieldTurn()
         break
       }
       const msg = this.reader.read()
       if (msg === null) break
+      this.budget.left--
       this.inflight++
       this.lastActive = Date.now()
       this.partialSince = 0
@@ -147,7 +181,13 @@ class TcpConnection implements PeerChannel {
   private yieldTurn (): void {
     this.yielding = true
     this.sock.pause()
-    setImmediate(this.nextTurn)
+    this.budget.wait(this)
+  }
+
+  /** The budget has frames again. */
+  continueTurn (): void {
+    this.yielding = false
+    if (!this.closed && this.canRead()) this.resume()
   }
 
   resume (): void {
@@ -161,6 +201,7 @@ export class TcpFront {
   private readonly o: TcpFrontOptions
   private readonly servers: Server[] = []
   private readonly connections = new Set<TcpConnection>()
+  private readonly budget = new TurnBudget()
   private readonly sweeper: NodeJS.Timeout
   private closed = false
 
@@ -187,7 +228,7 @@ export class TcpFront {
 
   private onConnection (sock: Socket): void {
     if (this.closed) { sock.destroy(); return }
-    const c = new TcpConnection(sock, this.o.maxFrame, this.o.onQuery)
+    const c = new TcpConnection(sock, this.o.maxFrame, this.o.onQuery, this.budget)
     this.connections.add(c)
     sock.on('error', () => {})
     sock.on('close', () => {
