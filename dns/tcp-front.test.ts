@@ -3,6 +3,7 @@
 import { test, type TestContext } from 'node:test'
 import { connect } from 'node:net'
 import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { silentLogger } from '../engine/log/index.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { FrameReader, frame } from '../engine/wire/index.js'
@@ -43,6 +44,34 @@ test('pipelined bursts on several connections are taken at most kTcpFramesPerTur
   t.assert.ok(most <= kTcpFramesPerTurn, `${most} frames in one turn`)
   const total = bursts.reduce((a, b) => a + b, 0)
   t.assert.ok(perTurn.size >= Math.ceil(total / kTcpFramesPerTurn), `${perTurn.size} turns`)
+})
+
+test('a frame over the size cap closes the connection even when a later turn reaches it', async (t: TestContext) => {
+  const front = new TcpFront({
+    maxConnections: 10,
+    // Deadlines far away: only the size cap may close this connection within the test.
+    idleTimeoutMs: 60_000,
+    messageTimeoutMs: 60_000,
+    maxFrame: 512,
+    logger: silentLogger(),
+    onQuery: (msg, peer) => { peer.channel.send(peer, msg, msg.length, true) }
+  })
+  t.after(() => front.close())
+  const port = await releasedPort()
+  await front.listen('127.0.0.1', port, 4)
+  const sock = connect({ host: '127.0.0.1', port })
+  t.after(() => sock.destroy())
+  await once(sock, 'connect')
+  const frames: Buffer[] = []
+  // More frames than one turn takes, then a length prefix over the cap.
+  for (let i = 0; i < 4 * kTcpFramesPerTurn; i++) frames.push(frame(Buffer.alloc(12)))
+  frames.push(Buffer.from([0x10, 0x00]))
+  let bytes = 0
+  sock.on('data', (d: Buffer) => { bytes += d.length })
+  sock.write(Buffer.concat(frames))
+  const closed = await Promise.race([once(sock, 'close').then(() => true), sleep(5000, false, { ref: false })])
+  t.assert.ok(closed, 'the connection was closed at the oversized frame')
+  t.assert.strictEqual(bytes, 4 * kTcpFramesPerTurn * 14, 'every frame before the oversized one was answered')
 })
 
 // Connection `c` writes `n` frames (IDs 0..n-1, connection number in the second word) in one write

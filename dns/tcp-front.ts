@@ -113,8 +113,11 @@ class TcpConnection implements PeerChannel {
 
   private readonly budget: TurnBudget
 
-  constructor (sock: Socket, maxFrame: number, onQuery: QueryHandler, budget: TurnBudget) {
+  private readonly tooLarge: (c: TcpConnection) => void
+
+  constructor (sock: Socket, maxFrame: number, onQuery: QueryHandler, budget: TurnBudget, tooLarge: (c: TcpConnection) => void) {
     this.budget = budget
+    this.tooLarge = tooLarge
     this.sock = sock
     this.reader = new FrameReader(maxFrame)
     this.peer = new Peer(this, sock.remoteAddress ?? '', sock.remotePort ?? 0)
@@ -167,7 +170,11 @@ class TcpConnection implements PeerChannel {
         break
       }
       const msg = this.reader.read()
-      if (msg === null) break
+      if (msg === null) {
+        // The stream cannot be resynchronised after a frame over the cap (found in whichever turn reaches it).
+        if (this.reader.isOversized) this.tooLarge(this)
+        break
+      }
       this.budget.left--
       this.inflight++
       this.lastActive = Date.now()
@@ -202,6 +209,11 @@ export class TcpFront {
   private readonly servers: Server[] = []
   private readonly connections = new Set<TcpConnection>()
   private readonly budget = new TurnBudget()
+  private readonly tooLarge = (c: TcpConnection): void => {
+    this.o.logger.debug({ length: c.reader.oversizedLength, client: c.sock.remoteAddress }, 'dns tcp frame too large; closing')
+    c.closed = true
+    c.sock.destroy()
+  }
   private readonly sweeper: NodeJS.Timeout
   private closed = false
 
@@ -228,7 +240,7 @@ export class TcpFront {
 
   private onConnection (sock: Socket): void {
     if (this.closed) { sock.destroy(); return }
-    const c = new TcpConnection(sock, this.o.maxFrame, this.o.onQuery, this.budget)
+    const c = new TcpConnection(sock, this.o.maxFrame, this.o.onQuery, this.budget, this.tooLarge)
     this.connections.add(c)
     sock.on('error', () => {})
     sock.on('close', () => {
@@ -242,12 +254,7 @@ export class TcpFront {
     sock.on('data', (chunk: Buffer) => {
       c.reader.push(chunk)
       c.pump()
-      if (c.reader.isOversized) {
-        this.o.logger.debug({ length: c.reader.oversizedLength, client: sock.remoteAddress }, 'dns tcp frame too large; closing')
-        sock.destroy()
-      } else if (!c.canRead()) {
-        sock.pause()
-      }
+      if (!c.closed && !c.canRead()) sock.pause()
     })
   }
 
