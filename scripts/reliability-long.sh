@@ -13,5 +13,5 @@ FUZZ_PACKETS="${FUZZ_PACKETS:-10000000}" run dist/dns/fuzz.test.js
 # worst latency is the server's own pauses rather than its queue; it must stay within 20 ms.
 FUZZ_RATE="${FUZZ_RATE:-15000}" FUZZ_BATCH=16 FUZZ_PACKETS="${STALL_PACKETS:-1000000}" FUZZ_WORST_MS="${STALL_WORST_MS:-20}" run dist/dns/fuzz.test.js
 DURABILITY_CYCLES="${DURABILITY_CYCLES:-100}" run dist/api/durability.test.js
-run --test-name-pattern='dead' dist/dns/dns.3.test.js
+run --test-name-pattern='dead' dist/dns/dns.3.native.test.js dist/dns/dns.3.dgram.test.js
 run dist/dns/abuse.test.js
