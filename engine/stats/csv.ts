@@ -63,19 +63,13 @@ export function encodeRow (buf: Buffer, off: number, created: number, nxdomain: 
   off = writeNumber(buf, off, created)
   buf[off++] = 0x2c
   buf[off++] = nxdomain ? 0x31 : 0x30
-  buf[off++] = 0x2c
-  off = writeField(buf, off, address)
-  buf[off++] = 0x2c
-  off = writeField(buf, off, host)
-  buf[off++] = 0x2c
-  off = writeField(buf, off, blockedHost)
-  buf[off++] = 0x2c
-  off = writeField(buf, off, reason)
-  buf[off++] = 0x2c
-  off = writeCats(buf, off, cats)
-  buf[off++] = 0x2c
-  off = writeCats(buf, off, blockedCats)
-  buf[off++] = 0x2c
+  off = writeField(buf, comma(buf, off), address)
+  off = writeField(buf, comma(buf, off), host)
+  off = writeField(buf, comma(buf, off), blockedHost)
+  off = writeField(buf, comma(buf, off), reason)
+  off = writeCats(buf, comma(buf, off), cats)
+  off = writeCats(buf, comma(buf, off), blockedCats)
+  off = comma(buf, off)
   if (user !== null) off = writeField(buf, off, user)
   buf[off++] = 0x0d
   buf[off++] = 0x0a
@@ -88,6 +82,11 @@ export function formatRow (created: number, nxdomain: boolean, address: string, 
   const buf = Buffer.allocUnsafe(rowBound(address, host, blockedHost, reason, cats, blockedCats, user))
   const end = encodeRow(buf, 0, created, nxdomain, address, host, blockedHost, reason, cats, blockedCats, user)
   return buf.toString('utf8', 0, end)
+}
+
+function comma (buf: Buffer, off: number): number {
+  buf[off] = 0x2c
+  return off + 1
 }
 
 // ASCII goes byte by byte: a field is a few dozen characters, for which this loop is cheaper than
