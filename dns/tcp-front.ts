@@ -105,15 +105,15 @@ class TcpConnection implements PeerChannel {
   yielding = false
   /** Inside pump(): an answer given synchronously frees its slot without starting another pump. */
   private pumping = false
+  /** The front's frames-per-turn budget, shared by its connections. */
+  private readonly budget: TurnBudget
+  /** Closes the connection at a frame over the size cap (the front logs it). */
+  private readonly tooLarge: (c: TcpConnection) => void
   private corked = false
   private readonly uncork = (): void => {
     this.corked = false
     this.sock.uncork()
   }
-
-  private readonly budget: TurnBudget
-
-  private readonly tooLarge: (c: TcpConnection) => void
 
   constructor (sock: Socket, maxFrame: number, onQuery: QueryHandler, budget: TurnBudget, tooLarge: (c: TcpConnection) => void) {
     this.budget = budget

@@ -38,7 +38,7 @@ export interface StatsRow {
 const NEEDS_QUOTES = /[",\r\n]/
 
 /** Quotes one field when RFC 4180 requires it. */
-export function csvField (value: string): string {
+function csvField (value: string): string {
   return NEEDS_QUOTES.test(value) ? '"' + value.replaceAll('"', '""') + '"' : value
 }
 
@@ -102,11 +102,7 @@ function writeField (buf: Buffer, off: number, value: string): number {
 }
 
 function writeText (buf: Buffer, off: number, value: string): number {
-  if (!NEEDS_QUOTES.test(value)) return off + buf.write(value, off)
-  buf[off++] = 0x22
-  off += buf.write(value.replaceAll('"', '""'), off)
-  buf[off++] = 0x22
-  return off
+  return off + buf.write(csvField(value), off)
 }
 
 function writeCats (buf: Buffer, off: number, cats: readonly number[]): number {

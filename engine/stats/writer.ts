@@ -7,9 +7,9 @@
  *   per query is left for the garbage collector); no promise, no syscall. A flush runs on the next
  *   tick once `kFlushBytes` are pending, and once a second otherwise.
  * - Memory is capped: rows waiting for the disk (pending plus the write in flight) may hold
- *   `maxPendingBytes` (8 MiB, about 80,000 rows). Past that, rows are dropped and counted in `droppedRows` instead of queued without
- *   bound: a full or stalled disk costs statistics, never DNS answers or memory. A failed write
- *   drops its rows the same way and logs once per minute.
+ *   `maxPendingBytes` (8 MiB, about 80,000 rows). Past that, rows are dropped and counted in
+ *   `droppedRows` instead of queued without bound: a full or stalled disk costs statistics, never
+ *   DNS answers or memory. A failed write drops its rows the same way and logs once per minute.
  * - Flushes and rotations run one at a time on a promise chain, so a rotation closes the file
  *   after every row accepted before it, and rows accepted during it go to the next file.
  * - The file is created on the first row after a rotation: an idle server leaves no empty files.
