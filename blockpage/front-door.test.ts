@@ -1,5 +1,5 @@
 import { test, type TestContext } from 'node:test'
-import { createServer } from 'node:net'
+import { releasedPort } from '../engine/testing/ports.js'
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { request, type IncomingMessage } from 'node:http'
 import { join } from 'node:path'
@@ -131,12 +131,7 @@ test('X-Forwarded-For is believed only from a trusted proxy, and the rightmost u
 
 test('a management API daemon that is down gives 502 with a JSON error body', async (t: TestContext) => {
   // A port that was free a moment ago and has nothing listening now.
-  const probe = createServer()
-  probe.listen(0, '127.0.0.1')
-  await once(probe, 'listening')
-  const freePort = (probe.address() as { port: number }).port
-  probe.close()
-  await once(probe, 'close')
+  const freePort = await releasedPort()
   const { port } = await startFront(t, `127.0.0.1:${freePort}`)
   const r = await send(port, { path: '/config/', host: 'api.isp.example' })
   t.assert.strictEqual(r.status, 502)
