@@ -64,7 +64,13 @@ function udpDrops (port: number): number {
 
 async function startDaemon (t: TestContext, file: string): Promise<ChildProcess> {
   const nodeArgs = (process.env.FUZZ_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')   // e.g. --cpu-prof, to profile the server
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'dns', '--config', file], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+  // FUZZ_SERVER_CPU pins the server to that CPU (taskset), as an operator gives it cores of its own;
+  // the stall run pins this process and the probe to the others.
+  const cpu = process.env.FUZZ_SERVER_CPU ?? ''
+  const argv = [...nodeArgs, CLI, 'dns', '--config', file]
+  const child = cpu === ''
+    ? spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+    : spawn('taskset', ['-c', cpu, process.execPath, ...argv], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
   t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
   let err = ''
   child.stderr?.on('data', (d: Buffer) => { err += d.toString() })

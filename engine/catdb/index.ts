@@ -17,10 +17,15 @@
  */
 import type { Database, Transaction } from 'lmdb'
 import { HostKeys, type SuffixKeys } from '../names/suffix-keys.js'
-import { GenerationCache } from './generations.js'
+import { ABSENT, KeyTable } from './key-table.js'
 import type { Store } from '../store/index.js'
 
 export const META_ACTIVE = 'catdb.active'
+
+const EMPTY = Buffer.alloc(0)
+const NO_CATS: readonly number[] = Object.freeze([])
+/** Distinct category values the caches keep before they start over (2^23 fits a name entry). */
+const kMaxRaws = 1 << 20
 
 /** The site record of the spec: the key that matched and its categories. */
 export interface SiteRecord {
@@ -71,21 +76,49 @@ export class CategoryDb {
   private domains: Database<Buffer, string> | null = null
   private urls: Database<Buffer, string> | null = null
   /**
-   * Recently looked-up keys → their categories (null = not in the table), and names → the result of
-   * their whole suffix walk (null = no suffix has an entry); both dropped with the table.
-   * DNS and lookup traffic is heavy-tailed (a few thousand names make most queries), and an LMDB
-   * read costs several times a Map hit (page walks, a copy): see docs/performance.md. A name seen
-   * again costs one Map lookup and no decoding; a new name under a known parent finds the parent's
-   * suffixes in the key cache.
+   * Recently looked-up keys → their categories (0 = not in the table, r = `raws[r]`), and names →
+   * the result of their whole suffix walk (0 = no suffix has an entry, else `r << 8 | label`: the
+   * label where the hit's suffix starts); all dropped with the table. DNS and lookup traffic is
+   * heavy-tailed (a few thousand names make most queries), and an LMDB read costs several times a
+   * cache hit (page walks, a copy): see docs/performance.md. A name seen again costs one probe and
+   * no decoding; a new name under a known parent finds the parent's suffixes in the key cache.
+   * The caches hold numbers in typed arrays (key-table.ts), not objects the garbage collector traces.
    */
-  private readonly keys: GenerationCache<Buffer | null>
-  private readonly names: GenerationCache<RawHit | null>
+  private readonly keys: KeyTable
+  private readonly names: KeyTable
+  /** The distinct category values seen (few: one per combination of categories), index 0 unused. */
+  private raws: Buffer[] = [EMPTY]
+  private cats: Array<readonly number[]> = [NO_CATS]
+  private readonly rawIndex = new Map<string, number>()
 
   constructor (store: Store, options: { cacheEntries?: number, nameCacheEntries?: number } = {}) {
-    this.keys = new GenerationCache(options.cacheEntries ?? 100_000)
-    this.names = new GenerationCache(options.nameCacheEntries ?? 262_144)
+    this.keys = new KeyTable(options.cacheEntries ?? 100_000)
+    this.names = new KeyTable(options.nameCacheEntries ?? 262_144)
     this.store = store
     this.refresh()
+  }
+
+  private clearCaches (): void {
+    this.keys.clear()
+    this.names.clear()
+    this.raws = [EMPTY]
+    this.cats = [NO_CATS]
+    this.rawIndex.clear()
+  }
+
+  /** The index of `raw`'s bytes in `raws` (added when new). */
+  private internRaw (raw: Buffer): number {
+    const text = raw.toString('latin1')
+    let r = this.rawIndex.get(text)
+    if (r === undefined) {
+      // A pathological table with a million combinations starts the caches over rather than grow them.
+      if (this.raws.length >= kMaxRaws) this.clearCaches()
+      r = this.raws.length
+      this.raws.push(Buffer.from(raw))
+      this.cats.push(Object.freeze(decodeCats(raw)))
+      this.rawIndex.set(text, r)
+    }
+    return r
   }
 
   /** The active build version (0 when nothing has been built yet). */
@@ -99,8 +132,7 @@ export class CategoryDb {
     const v = typeof active === 'number' ? active : 0
     if (v === this.version) return false
     this.version = v
-    this.keys.clear()
-    this.names.clear()
+    this.clearCaches()
     // The held snapshot may predate the new tables.
     this.store.releaseSnapshot()
     if (v === 0) {
@@ -120,16 +152,22 @@ export class CategoryDb {
    */
   getRaw (key: string): Buffer | undefined {
     if (this.domains === null || key === '') return undefined
-    let value = this.keys.get(key)
-    if (value === undefined) {
-      // getBinaryFast's bytes are borrowed until the next read: keep a copy. (Its buffer is a
-      // shared one whose `length` property lmdb-js overrides, so copy through subarray.)
+    const r = this.rawOf(key)
+    return r === 0 ? undefined : this.raws[r]
+  }
+
+  /** `key`'s index in `raws` (0: no entry), through the key cache. */
+  private rawOf (key: string): number {
+    let r = this.keys.get(key)
+    if (r === ABSENT) {
+      // getBinaryFast's bytes are borrowed until the next read: internRaw keeps a copy. (Its buffer
+      // is a shared one whose `length` property lmdb-js overrides, so read it through subarray.)
       // The tables of a version never change once built, so a held snapshot reads them correctly.
       const raw = (this.domains as BinaryTable).getBinaryFast(key, { transaction: this.store.readSnapshot() })
-      value = raw === undefined ? null : Buffer.from(raw.subarray(0, raw.length))
-      this.keys.set(key, value)
+      r = raw === undefined ? 0 : this.internRaw(raw.subarray(0, raw.length))
+      this.keys.set(key, r)
     }
-    return value ?? undefined
+    return r
   }
 
   /** Categories stored for exactly `key`. */
@@ -156,19 +194,20 @@ export class CategoryDb {
   findRaw (keys: SuffixKeys): RawHit | undefined {
     if (this.domains === null || keys.labelCount === 0) return undefined
     const name = keys.suffix(0)
-    const known = this.names.get(name)
-    if (known !== undefined) return known ?? undefined
-    let hit: RawHit | null = null
-    for (let i = 0; i < keys.labelCount; i++) {
-      const key = i === 0 ? name : keys.suffix(i)
-      const raw = this.getRaw(key)
-      if (raw !== undefined) {
-        hit = { key, raw, cats: Object.freeze(decodeCats(raw)) }
-        break
+    let found = this.names.get(name)
+    if (found === ABSENT) {
+      found = 0
+      const count = Math.min(keys.labelCount, 255)
+      for (let i = 0; i < count; i++) {
+        const r = this.rawOf(i === 0 ? name : keys.suffix(i))
+        if (r !== 0) { found = (r << 8) | i; break }
       }
+      this.names.set(name, found)
     }
-    this.names.set(name, hit)
-    return hit ?? undefined
+    if (found === 0) return undefined
+    const r = found >>> 8
+    const label = found & 255
+    return { key: label === 0 ? name : keys.suffix(label), raw: this.raws[r]!, cats: this.cats[r]! }   // r < raws.length
   }
 
   /**

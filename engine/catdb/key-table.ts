@@ -1,0 +1,172 @@
+/**
+ * A bounded cache from key strings to small non-negative integers, held in typed arrays.
+ *
+ * Why not a Map: the category caches hold a few hundred thousand names. As Map entries they are
+ * objects the garbage collector traces on every major collection (tens of megabytes of strings and
+ * entries, most of a filterd heap), and under junk traffic every new name is an entry that
+ * survives to the old generation and dies there, which makes major collections frequent and their
+ * pauses long (docs/reliability.md). In typed arrays the same entries are a few buffers the
+ * collector never looks into. A lookup is also cheaper: one probe into a flat table and one byte
+ * compare, where a Map must hash a fresh string, then chase an entry and a stored key
+ * (docs/performance.md).
+ *
+ * Eviction is by generations, as before: new keys go to `recent`; when it is full it becomes `older`
+ * and the previous `older` is emptied for reuse; a key found in `older` moves back to `recent`. So
+ * popular keys survive every turnover, a hit is one or two probes with no bookkeeping, and there is
+ * no moment when the whole cache is cold. Holds at most `2 × generation` keys.
+ *
+ * Keys are stored as latin1 bytes; a key with a character above U+00FF is not cached (lookup keys
+ * are normalised names and escaped wire names, ASCII in practice).
+ */
+
+/** Returned by `get` for a key the table does not hold. */
+export const ABSENT = -1
+
+/** Average key bytes the arena is sized for; a generation whose arena is full counts as full. */
+const kBytesPerKey = 48
+/** Longest key cached (a DNS name in presentation form with every byte escaped is under 1,100). */
+const kMaxKeyLength = 2048
+
+/** FNV-1a over the key's characters (its latin1 bytes). */
+function hashOf (key: string): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193)
+  return h | 0
+}
+
+/** One generation: an open-addressing index over entries whose bytes sit in one arena. */
+class Generation {
+  count = 0
+  private top = 0
+  private readonly mask: number
+  /** Entry number + 1 per slot; 0 is an empty slot. */
+  private readonly slots: Int32Array
+  private readonly hashes: Int32Array
+  private readonly starts: Int32Array
+  private readonly lengths: Uint16Array
+  private readonly values: Int32Array
+  private readonly arena: Uint8Array
+  readonly capacity: number
+
+  constructor (capacity: number) {
+    this.capacity = capacity
+    // At most half the slots are used, so a probe sequence is short.
+    let size = 1
+    while (size < capacity * 2) size <<= 1
+    this.mask = size - 1
+    this.slots = new Int32Array(size)
+    this.hashes = new Int32Array(capacity)
+    this.starts = new Int32Array(capacity)
+    this.lengths = new Uint16Array(capacity)
+    this.values = new Int32Array(capacity)
+    this.arena = new Uint8Array(capacity * kBytesPerKey)
+  }
+
+  get (key: string, hash: number): number {
+    const slots = this.slots
+    for (let s = hash & this.mask; ; s = (s + 1) & this.mask) {
+      const e = slots[s]!   // s <= mask < slots.length
+      if (e === 0) return ABSENT
+      if (this.hashes[e - 1] === hash && this.same(e - 1, key)) return this.values[e - 1]!
+    }
+  }
+
+  private same (entry: number, key: string): boolean {
+    if (this.lengths[entry] !== key.length) return false
+    const arena = this.arena
+    const start = this.starts[entry]!   // entry < count
+    for (let i = 0; i < key.length; i++) if (arena[start + i] !== key.charCodeAt(i)) return false
+    return true
+  }
+
+  /** Whether `key` fits (entries and arena bytes): else the generation is full. */
+  fits (key: string): boolean {
+    return this.count < this.capacity && this.top + key.length <= this.arena.length
+  }
+
+  /** Adds `key` (not present; `fits(key)` is true). */
+  add (key: string, hash: number, value: number): void {
+    const e = this.count++
+    const start = this.top
+    const arena = this.arena
+    for (let i = 0; i < key.length; i++) arena[start + i] = key.charCodeAt(i)
+    this.top += key.length
+    this.hashes[e] = hash
+    this.starts[e] = start
+    this.lengths[e] = key.length
+    this.values[e] = value
+    let s = hash & this.mask
+    while (this.slots[s] !== 0) s = (s + 1) & this.mask
+    this.slots[s] = e + 1
+  }
+
+  /** Sets the value of `key`, which this generation holds. */
+  update (key: string, hash: number, value: number): void {
+    for (let s = hash & this.mask; ; s = (s + 1) & this.mask) {
+      const e = this.slots[s]!   // the key is present, so the probe ends on it
+      if (this.hashes[e - 1] === hash && this.same(e - 1, key)) { this.values[e - 1] = value; return }
+    }
+  }
+
+  reset (): void {
+    if (this.count === 0) return
+    this.slots.fill(0)
+    this.count = 0
+    this.top = 0
+  }
+}
+
+export class KeyTable {
+  #recent: Generation
+  #older: Generation
+
+  /** `entries`: the most it holds (two generations of half that). */
+  constructor (entries: number) {
+    const generation = Math.max(1, Math.floor(entries / 2))
+    this.#recent = new Generation(generation)
+    this.#older = new Generation(generation)
+  }
+
+  /** The value stored for `key`, or ABSENT. */
+  get (key: string): number {
+    const hash = hashOf(key)
+    const v = this.#recent.get(key, hash)
+    if (v !== ABSENT) return v
+    const old = this.#older.get(key, hash)
+    if (old !== ABSENT) this.#insert(key, hash, old)
+    return old
+  }
+
+  /** Stores `value` (≥ 0) for `key`; a key with a character above U+00FF is not stored. */
+  set (key: string, value: number): void {
+    if (key.length > kMaxKeyLength || !isLatin1(key)) return
+    const hash = hashOf(key)
+    if (this.#recent.get(key, hash) !== ABSENT) this.#recent.update(key, hash, value)
+    else this.#insert(key, hash, value)
+  }
+
+  #insert (key: string, hash: number, value: number): void {
+    if (!this.#recent.fits(key)) {
+      const emptied = this.#older
+      emptied.reset()
+      this.#older = this.#recent
+      this.#recent = emptied
+      if (!emptied.fits(key)) return   // longer than a whole generation's arena (a tiny table)
+    }
+    this.#recent.add(key, hash, value)
+  }
+
+  clear (): void {
+    this.#recent.reset()
+    this.#older.reset()
+  }
+
+  get size (): number {
+    return this.#recent.count + this.#older.count
+  }
+}
+
+function isLatin1 (key: string): boolean {
+  for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) > 0xff) return false
+  return true
+}
