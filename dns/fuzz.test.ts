@@ -3,6 +3,7 @@
 // are checked. It asserts: the daemon never dies, every valid query gets the right answer, and the
 // worst latency of a valid query sent every 10 ms alongside stays bounded. The long run is
 // `FUZZ_PACKETS=10000000 scripts/reliability-long.sh` (docs/reliability.md); FUZZ_SEED replays a run.
+// The stall run there also sets FUZZ_RATE, FUZZ_BATCH, FUZZ_NICE and FUZZ_SERVER_CPU (read below).
 import { test, type TestContext } from 'node:test'
 import { fork, spawn, type ChildProcess } from 'node:child_process'
 import { createSocket, type Socket } from 'node:dgram'

@@ -5,6 +5,7 @@
 #   DURABILITY_CYCLES   kill -9 cycles of the api role (default here 100)
 #   FUZZ_SEED           replays one fuzz run
 #   FUZZ_RATE           fuzz packets/s of the stall run (default 15,000); STALL_PACKETS its length
+#   FUZZ_SERVER_CPU     pins the stall run's server to that CPU (unset: not pinned, which measured better)
 set -e
 cd "$(dirname "$0")/.."
 run () { node --test --enable-source-maps --test-force-exit --test-timeout=0 "$@"; }
