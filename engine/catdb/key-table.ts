@@ -34,17 +34,19 @@ function hashOf (key: string): number {
   return h | 0
 }
 
-/** One generation: an open-addressing index over entries whose bytes sit in one arena. */
+/**
+ * One generation: an open-addressing index over entries whose bytes sit in one arena. A slot holds
+ * the key's hash beside its entry number, and an entry its start, length and value side by side, so
+ * a hit touches three cache lines (slot, entry, bytes) and a probe past another key only the slot.
+ */
 class Generation {
   count = 0
   private top = 0
   private readonly mask: number
-  /** Entry number + 1 per slot; 0 is an empty slot. */
+  /** Per slot: [hash, entry number + 1]; 0 as the entry number is an empty slot. */
   private readonly slots: Int32Array
-  private readonly hashes: Int32Array
-  private readonly starts: Int32Array
-  private readonly lengths: Uint16Array
-  private readonly values: Int32Array
+  /** Per entry: [arena start, length, value]. */
+  private readonly entries: Int32Array
   private readonly arena: Uint8Array
   readonly capacity: number
 
@@ -54,27 +56,31 @@ class Generation {
     let size = 1
     while (size < capacity * 2) size <<= 1
     this.mask = size - 1
-    this.slots = new Int32Array(size)
-    this.hashes = new Int32Array(capacity)
-    this.starts = new Int32Array(capacity)
-    this.lengths = new Uint16Array(capacity)
-    this.values = new Int32Array(capacity)
+    this.slots = new Int32Array(2 * size)
+    this.entries = new Int32Array(3 * capacity)
     this.arena = new Uint8Array(capacity * kBytesPerKey)
   }
 
-  get (key: string, hash: number): number {
+  /** The entry number of `key`, or -1. */
+  private find (key: string, hash: number): number {
     const slots = this.slots
     for (let s = hash & this.mask; ; s = (s + 1) & this.mask) {
-      const e = slots[s]!   // s <= mask < slots.length
-      if (e === 0) return ABSENT
-      if (this.hashes[e - 1] === hash && this.same(e - 1, key)) return this.values[e - 1]!
+      const e = slots[2 * s + 1]!   // s <= mask, so 2s + 1 < slots.length
+      if (e === 0) return -1
+      if (slots[2 * s] === hash && this.same(e - 1, key)) return e - 1
     }
   }
 
+  get (key: string, hash: number): number {
+    const e = this.find(key, hash)
+    return e < 0 ? ABSENT : this.entries[3 * e + 2]!   // e < count
+  }
+
   private same (entry: number, key: string): boolean {
-    if (this.lengths[entry] !== key.length) return false
+    const entries = this.entries
+    if (entries[3 * entry + 1] !== key.length) return false
     const arena = this.arena
-    const start = this.starts[entry]!   // entry < count
+    const start = entries[3 * entry]!   // entry < count
     for (let i = 0; i < key.length; i++) if (arena[start + i] !== key.charCodeAt(i)) return false
     return true
   }
@@ -91,21 +97,21 @@ class Generation {
     const arena = this.arena
     for (let i = 0; i < key.length; i++) arena[start + i] = key.charCodeAt(i)
     this.top += key.length
-    this.hashes[e] = hash
-    this.starts[e] = start
-    this.lengths[e] = key.length
-    this.values[e] = value
+    this.entries[3 * e] = start
+    this.entries[3 * e + 1] = key.length
+    this.entries[3 * e + 2] = value
     let s = hash & this.mask
-    while (this.slots[s] !== 0) s = (s + 1) & this.mask
-    this.slots[s] = e + 1
+    while (this.slots[2 * s + 1] !== 0) s = (s + 1) & this.mask
+    this.slots[2 * s] = hash
+    this.slots[2 * s + 1] = e + 1
   }
 
-  /** Sets the value of `key`, which this generation holds. */
-  update (key: string, hash: number, value: number): void {
-    for (let s = hash & this.mask; ; s = (s + 1) & this.mask) {
-      const e = this.slots[s]!   // the key is present, so the probe ends on it
-      if (this.hashes[e - 1] === hash && this.same(e - 1, key)) { this.values[e - 1] = value; return }
-    }
+  /** Sets the value of `key`; false when this generation does not hold it. */
+  update (key: string, hash: number, value: number): boolean {
+    const e = this.find(key, hash)
+    if (e < 0) return false
+    this.entries[3 * e + 2] = value
+    return true
   }
 
   reset (): void {
@@ -141,8 +147,7 @@ export class KeyTable {
   set (key: string, value: number): void {
     if (key.length > kMaxKeyLength || !isLatin1(key)) return
     const hash = hashOf(key)
-    if (this.#recent.get(key, hash) !== ABSENT) this.#recent.update(key, hash, value)
-    else this.#insert(key, hash, value)
+    if (!this.#recent.update(key, hash, value)) this.#insert(key, hash, value)
   }
 
   #insert (key: string, hash: number, value: number): void {

@@ -41,3 +41,9 @@ test('stops after the requested number of records', (t: TestContext) => {
   parseRecords(text, end, 10, rest)
   t.assert.deepStrictEqual(rest.map((f) => f[3]), ['n3'])
 })
+
+test('rows of the same millisecond and of the next one each carry their own time', (t: TestContext) => {
+  const times = [1764000000123, 1764000000123, 1764000000124, 5, 1764000000123, 0, 1.5]
+  const rows = times.map((ms) => formatRow(ms, false, '10.0.0.1', 'a.example', '', 'category', [], [], null))
+  t.assert.deepStrictEqual(rows.map((r) => r.split(',')[0]), times.map(String))
+})

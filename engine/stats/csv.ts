@@ -60,7 +60,7 @@ export function rowBound (address: string, host: string, blockedHost: string, re
  */
 export function encodeRow (buf: Buffer, off: number, created: number, nxdomain: boolean, address: string, host: string,
   blockedHost: string, reason: string, cats: readonly number[], blockedCats: readonly number[], user: string | null): number {
-  off = writeNumber(buf, off, created)
+  off = writeCreated(buf, off, created)
   buf[off++] = 0x2c
   buf[off++] = nxdomain ? 0x31 : 0x30
   off = writeField(buf, comma(buf, off), address)
@@ -82,6 +82,22 @@ export function formatRow (created: number, nxdomain: boolean, address: string, 
   const buf = Buffer.allocUnsafe(rowBound(address, host, blockedHost, reason, cats, blockedCats, user))
   const end = encodeRow(buf, 0, created, nxdomain, address, host, blockedHost, reason, cats, blockedCats, user)
   return buf.toString('utf8', 0, end)
+}
+
+// The rows of one millisecond share `created`: its digits are written once and copied after (13
+// digits cost 26 floating-point divisions, a visible share of a row at 100k rows/s).
+let lastCreated = -1
+let lastCreatedLength = 0
+const lastCreatedDigits = Buffer.alloc(32)
+
+function writeCreated (buf: Buffer, off: number, created: number): number {
+  if (created !== lastCreated) {
+    lastCreatedLength = writeNumber(lastCreatedDigits, 0, created)
+    lastCreated = created
+  }
+  const d = lastCreatedDigits
+  for (let i = 0; i < lastCreatedLength; i++) buf[off + i] = d[i]!   // i < lastCreatedLength <= d.length
+  return off + lastCreatedLength
 }
 
 function comma (buf: Buffer, off: number): number {
