@@ -98,6 +98,11 @@ class OutSocket {
   readonly serial: number
   readonly born: number
   pending = 0
+  /**
+   * The try waiting for an answer with each ID, by ID: an answer finds its query with one index,
+   * where a Map keyed by socket and ID cost a hash, an entry and its deletion per query.
+   */
+  readonly waiting = new Array<PendingQuery | undefined>(65536)
   retired = false
   constructor (sock: OutTransport, serial: number, born: number) {
     this.sock = sock
@@ -129,7 +134,7 @@ export class PendingQuery {
   /** performance.now() when the front handed it over (upstream latency metric). */
   started = 0
   // Forwarder bookkeeping.
-  /** Key of the try in flight: in byKey (UDP, >= 0) or tcpByKey (TCP, < 0). */
+  /** Key of the try in flight: its socket's serial × 65536 + ID (UDP, >= 0), or in tcpByKey (TCP, < 0). */
   key = -1
   /** Serial of the try in flight: an expiry entry with another serial is stale. */
   trySerial = 0
@@ -184,11 +189,13 @@ export class Forwarder {
   private readonly poolSize: number
   private readonly io: 'native' | 'dgram'
   private readonly onAnswer: (p: PendingQuery, response: Buffer | null) => void
-  private readonly byKey = new Map<number, PendingQuery>()
+  /** Every open upstream socket by serial (a UDP try's key is its socket's serial × 65536 + ID). */
+  private readonly bySerial = new Map<number, OutSocket>()
   // The tries in sending order (all expire tryMs after they were sent): each entry is the try's key
-  // and serial, numbers only. A query answered in time is gone from byKey/tcpByKey, so nothing
-  // holds it until its entry expires: it dies young instead of being promoted by the garbage
-  // collector with its buffers (about 500 bytes per query at 20k q/s before, docs/performance.md).
+  // and serial, numbers only. A query answered in time is gone from its socket's `waiting` (or from
+  // tcpByKey), so nothing holds it until its entry expires: it dies young instead of being promoted
+  // by the garbage collector with its buffers (about 500 bytes per query at 20k q/s before,
+  // docs/performance.md).
   private queueKey: number[] = []
   private queueSerial: number[] = []
   private queueExpires: number[] = []
@@ -284,7 +291,7 @@ export class Forwarder {
         if (attempt < 8 && (err as { connecting?: boolean }).connecting !== true) continue
         throw err
       }
-      const out = new OutSocket(new DgramOut(sock), ++this.serial, Date.now())
+      const out = this.register(new OutSocket(new DgramOut(sock), ++this.serial, Date.now()))
       sock.on('message', (msg, rinfo) => this.onUdpAnswer(out, msg, rinfo.port, rinfo.address))
       // On a connected socket the kernel reports the resolver's ICMP port-unreachable as
       // ECONNREFUSED: nothing listens there, so mark it down now; its tries go on to the next
@@ -329,7 +336,7 @@ export class Forwarder {
           slot: kUpstreamSlot,
           onBatch
         })
-        return out
+        return this.register(out)
       } catch (err) {
         if (attempt < 8 && (err as { code?: string }).code === 'EADDRINUSE') continue
         throw err
@@ -383,8 +390,7 @@ export class Forwarder {
     let key = -1
     for (let tries = 0; tries < 16; tries++) {
       const id = this.nextId()
-      const k = out.serial * 65536 + id
-      if (!this.byKey.has(k)) { key = k; setId(p.query, id); break }
+      if (out.waiting[id] === undefined) { key = out.serial * 65536 + id; setId(p.query, id); break }
     }
     if (key < 0) { this.finish(p, null); return }   // 16 ID collisions: the socket is saturated
     p.key = key
@@ -392,7 +398,7 @@ export class Forwarder {
     p.out = out
     p.tries++
     out.pending++
-    this.byKey.set(key, p)
+    out.waiting[key % 65536] = p
     this.enqueue(p, now + this.tryMs)
     out.sock.send(p.query)
   }
@@ -400,12 +406,12 @@ export class Forwarder {
   private onUdpAnswer (out: OutSocket, msg: Buffer, fromPort: number, fromAddress: string): void {
     const id = readId(msg)
     if (id < 0) return
-    const p = this.byKey.get(out.serial * 65536 + id)
+    const p = out.waiting[id]
     const r = p?.resolver
-      if (p === undefined || r == null || fromPort !== r.port || fromAddress !== r.host || !this.matches(p, msg)) {
+    if (p === undefined || r == null || fromPort !== r.port || fromAddress !== r.host || !this.matches(p, msg)) {
       return
     }
-    this.byKey.delete(p.key)
+    out.waiting[id] = undefined
     out.pending--
     if (p.streamClient && (msg[2]! & 0x02) !== 0) {
       // TC: the answer does not fit a datagram, and this client can take it over TCP.
@@ -511,7 +517,7 @@ export class Forwarder {
     while (this.head < qk.length) {
       const i = this.head
       const key = qk[i]!   // head < length
-      const p = key < 0 ? this.tcpByKey.get(key) : this.byKey.get(key)
+      const p = key < 0 ? this.tcpByKey.get(key) : this.bySerial.get(Math.floor(key / 65536))?.waiting[key % 65536]
       const stale = p === undefined || p.done || p.trySerial !== qs[i]
       if (!stale && qe[i]! > now) break
       this.head++
@@ -521,9 +527,9 @@ export class Forwarder {
         const sock = p.tcp
         p.tcp = null
         sock?.destroy()
-      } else {
-        this.byKey.delete(key)
-        if (p.out !== null) p.out.pending--
+      } else if (p.out !== null) {
+        p.out.waiting[key % 65536] = undefined
+        p.out.pending--
       }
       this.retryOrFail(p, now)
     }
@@ -545,10 +551,16 @@ export class Forwarder {
       for (const s of r.retired) {
         if (s.pending <= 0 || now - s.born > this.rotateMs * 16) {
           r.retired.delete(s)
+          this.bySerial.delete(s.serial)
           s.sock.close()
         }
       }
     }
+  }
+
+  private register (out: OutSocket): OutSocket {
+    this.bySerial.set(out.serial, out)
+    return out
   }
 
   // One probe at a time per down resolver, over UDP, answered (any RCODE) or timed out after a try's share.
@@ -576,7 +588,7 @@ export class Forwarder {
       const pool = r.pool
       if (pool.length === 0) continue   // unreachable: the probe opens its sockets again
       this.openSocket(r).then((fresh) => {
-        if (this.closed) { fresh.sock.close(); return }
+        if (this.closed) { this.bySerial.delete(fresh.serial); fresh.sock.close(); return }
         let oldest = 0
         for (let i = 1; i < pool.length; i++) if (pool[i]!.born < pool[oldest]!.born) oldest = i
         const old = pool[oldest]!
@@ -592,8 +604,9 @@ export class Forwarder {
     if (this.closed) return
     this.closed = true
     clearInterval(this.sweeper)
-    const waiting = [...this.byKey.values(), ...this.tcpByKey.values()]
-    this.byKey.clear()
+    const waiting = [...this.tcpByKey.values()]
+    for (const out of this.bySerial.values()) for (const p of out.waiting) if (p !== undefined) waiting.push(p)
+    this.bySerial.clear()
     this.tcpByKey.clear()
     for (const p of waiting) {
       if (p.done) continue
