@@ -368,15 +368,15 @@ export class Forwarder {
 
   /** Sends `p.query` upstream over UDP; `p.clientId` must be set. */
   forwardUdp (p: PendingQuery): void {
-    p.deadline = Date.now() + this.timeoutMs
+    const now = Date.now()
+    p.deadline = now + this.timeoutMs
     p.viaTcp = false
     const r = this.pickResolver(null)
     if (r === null) this.finish(p, null)
-    else this.sendUdp(p, r)
+    else this.sendUdp(p, r, now)
   }
 
-  private sendUdp (p: PendingQuery, r: Resolver): void {
-    const now = Date.now()
+  private sendUdp (p: PendingQuery, r: Resolver, now = Date.now()): void {
     const pool = r.pool
     let out = pool[this.turn % pool.length]!   // every resolver's pool is non-empty
     // dgram: the next socket for every query. Native: the queries of one batch stay on one socket

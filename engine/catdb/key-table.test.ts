@@ -28,6 +28,9 @@ test('a table of many keys answers each with its own value, and a new value repl
   t.assert.strictEqual(c.get('host0.example0.moc'), ABSENT)
   t.assert.strictEqual(c.get('host0.example0.co'), ABSENT)
   t.assert.strictEqual(c.get(''), ABSENT)
+  c.set('', 7)                                        // the empty key is never stored
+  t.assert.strictEqual(c.get(''), ABSENT)
+  t.assert.strictEqual(c.size, names.length)
   c.set('host7.example7.com', 42)
   t.assert.strictEqual(c.get('host7.example7.com'), 42)
   t.assert.strictEqual(c.size, names.length)

@@ -35,18 +35,16 @@ function hashOf (key: string): number {
 }
 
 /**
- * One generation: an open-addressing index over entries whose bytes sit in one arena. A slot holds
- * the key's hash beside its entry number, and an entry its start, length and value side by side, so
- * a hit touches three cache lines (slot, entry, bytes) and a probe past another key only the slot.
+ * One generation: an open-addressing index whose slots hold the whole entry (the key's hash, its
+ * start in a byte arena, its length and its value, side by side), so a hit touches two cache lines:
+ * the slot and the key's bytes. A probe past another key reads only its slot.
  */
 class Generation {
   count = 0
   private top = 0
   private readonly mask: number
-  /** Per slot: [hash, entry number + 1]; 0 as the entry number is an empty slot. */
+  /** Per slot: [hash, arena start, length, value]; length 0 is an empty slot (keys are never empty). */
   private readonly slots: Int32Array
-  /** Per entry: [arena start, length, value]. */
-  private readonly entries: Int32Array
   private readonly arena: Uint8Array
   readonly capacity: number
 
@@ -56,31 +54,28 @@ class Generation {
     let size = 1
     while (size < capacity * 2) size <<= 1
     this.mask = size - 1
-    this.slots = new Int32Array(2 * size)
-    this.entries = new Int32Array(3 * capacity)
+    this.slots = new Int32Array(4 * size)
     this.arena = new Uint8Array(capacity * kBytesPerKey)
   }
 
-  /** The entry number of `key`, or -1. */
+  /** The slot index × 4 of `key`, or -1. */
   private find (key: string, hash: number): number {
     const slots = this.slots
     for (let s = hash & this.mask; ; s = (s + 1) & this.mask) {
-      const e = slots[2 * s + 1]!   // s <= mask, so 2s + 1 < slots.length
-      if (e === 0) return -1
-      if (slots[2 * s] === hash && this.same(e - 1, key)) return e - 1
+      const at = 4 * s
+      const length = slots[at + 2]!   // s <= mask, so at + 3 < slots.length
+      if (length === 0) return -1
+      if (slots[at] === hash && length === key.length && this.same(slots[at + 1]!, key)) return at
     }
   }
 
   get (key: string, hash: number): number {
-    const e = this.find(key, hash)
-    return e < 0 ? ABSENT : this.entries[3 * e + 2]!   // e < count
+    const at = this.find(key, hash)
+    return at < 0 ? ABSENT : this.slots[at + 3]!   // a slot found
   }
 
-  private same (entry: number, key: string): boolean {
-    const entries = this.entries
-    if (entries[3 * entry + 1] !== key.length) return false
+  private same (start: number, key: string): boolean {
     const arena = this.arena
-    const start = entries[3 * entry]!   // entry < count
     for (let i = 0; i < key.length; i++) if (arena[start + i] !== key.charCodeAt(i)) return false
     return true
   }
@@ -90,27 +85,27 @@ class Generation {
     return this.count < this.capacity && this.top + key.length <= this.arena.length
   }
 
-  /** Adds `key` (not present; `fits(key)` is true). */
+  /** Adds `key` (not empty, not present; `fits(key)` is true). */
   add (key: string, hash: number, value: number): void {
-    const e = this.count++
+    this.count++
     const start = this.top
     const arena = this.arena
     for (let i = 0; i < key.length; i++) arena[start + i] = key.charCodeAt(i)
     this.top += key.length
-    this.entries[3 * e] = start
-    this.entries[3 * e + 1] = key.length
-    this.entries[3 * e + 2] = value
     let s = hash & this.mask
-    while (this.slots[2 * s + 1] !== 0) s = (s + 1) & this.mask
-    this.slots[2 * s] = hash
-    this.slots[2 * s + 1] = e + 1
+    while (this.slots[4 * s + 2] !== 0) s = (s + 1) & this.mask
+    const at = 4 * s
+    this.slots[at] = hash
+    this.slots[at + 1] = start
+    this.slots[at + 2] = key.length
+    this.slots[at + 3] = value
   }
 
   /** Sets the value of `key`; false when this generation does not hold it. */
   update (key: string, hash: number, value: number): boolean {
-    const e = this.find(key, hash)
-    if (e < 0) return false
-    this.entries[3 * e + 2] = value
+    const at = this.find(key, hash)
+    if (at < 0) return false
+    this.slots[at + 3] = value
     return true
   }
 
@@ -145,7 +140,7 @@ export class KeyTable {
 
   /** Stores `value` (≥ 0) for `key`; a key with a character above U+00FF is not stored. */
   set (key: string, value: number): void {
-    if (key.length > kMaxKeyLength || !isLatin1(key)) return
+    if (key.length === 0 || key.length > kMaxKeyLength || !isLatin1(key)) return
     const hash = hashOf(key)
     if (!this.#recent.update(key, hash, value)) this.#insert(key, hash, value)
   }
