@@ -33,7 +33,7 @@ async function bindsBoth (port: number): Promise<boolean> {
     udp.once('error', () => resolve(false))
     udp.bind(port, '127.0.0.1', () => resolve(true))
   })
-  if (ok) udp.close()
+  try { udp.close() } catch {}   // a socket that failed to bind may be closed already
   await new Promise((resolve) => server.close(resolve))
   return ok
 }
