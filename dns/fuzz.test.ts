@@ -68,10 +68,9 @@ async function startDaemon (t: TestContext, file: string): Promise<ChildProcess>
   // FUZZ_SERVER_CPU pins the server to that CPU (taskset), as an operator gives it cores of its own;
   // the stall run pins this process and the probe to the others.
   const cpu = process.env.FUZZ_SERVER_CPU ?? ''
-  const argv = [...nodeArgs, CLI, 'dns', '--config', file]
-  const child = cpu === ''
-    ? spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
-    : spawn('taskset', ['-c', cpu, process.execPath, ...argv], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+  const argv = [process.execPath, ...nodeArgs, CLI, 'dns', '--config', file]
+  if (cpu !== '') argv.unshift('taskset', '-c', cpu)
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })   // argv is never empty
   t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
   let err = ''
   child.stderr?.on('data', (d: Buffer) => { err += d.toString() })

@@ -376,7 +376,7 @@ export class Forwarder {
     else this.sendUdp(p, r, now)
   }
 
-  private sendUdp (p: PendingQuery, r: Resolver, now = Date.now()): void {
+  private sendUdp (p: PendingQuery, r: Resolver, now: number): void {
     const pool = r.pool
     let out = pool[this.turn % pool.length]!   // every resolver's pool is non-empty
     // dgram: the next socket for every query. Native: the queries of one batch stay on one socket
@@ -387,18 +387,19 @@ export class Forwarder {
       if (this.turn >= 0x3fffffff) this.turn = 0
       out = pool[this.turn % pool.length]!
     }
-    let key = -1
-    for (let tries = 0; tries < 16; tries++) {
-      const id = this.nextId()
-      if (out.waiting[id] === undefined) { key = out.serial * 65536 + id; setId(p.query, id); break }
+    let id = -1
+    for (let tries = 0; tries < 16 && id < 0; tries++) {
+      const candidate = this.nextId()
+      if (out.waiting[candidate] === undefined) id = candidate
     }
-    if (key < 0) { this.finish(p, null); return }   // 16 ID collisions: the socket is saturated
-    p.key = key
+    if (id < 0) { this.finish(p, null); return }   // 16 ID collisions: the socket is saturated
+    setId(p.query, id)
+    p.key = out.serial * 65536 + id
     p.resolver = r
     p.out = out
     p.tries++
     out.pending++
-    out.waiting[key % 65536] = p
+    out.waiting[id] = p
     this.enqueue(p, now + this.tryMs)
     out.sock.send(p.query)
   }
@@ -454,7 +455,7 @@ export class Forwarder {
     const next = this.pickResolver(r)
     if (next === null) this.finish(p, null)
     else if (p.viaTcp) this.sendTcp(p, next)
-    else this.sendUdp(p, next)
+    else this.sendUdp(p, next, now)
   }
 
   /**
@@ -465,12 +466,8 @@ export class Forwarder {
    * thousand. A try that times out goes to the next resolver on the transport it was on.
    */
   forwardTcp (p: PendingQuery): void {
-    p.deadline = Date.now() + this.timeoutMs
-    p.viaTcp = false
     p.streamClient = true
-    const r = this.pickResolver(null)
-    if (r === null) this.finish(p, null)
-    else this.sendUdp(p, r)
+    this.forwardUdp(p)
   }
 
   private sendTcp (p: PendingQuery, r: Resolver): void {
@@ -578,7 +575,7 @@ export class Forwarder {
       const p = new PendingQuery(Buffer.from(kProbeQuery))
       p.probe = true
       p.deadline = now + this.tryMs
-      this.sendUdp(p, r)
+      this.sendUdp(p, r, now)
     }
   }
 
