@@ -37,9 +37,9 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
     applyTimeoutMs: config.sync['apply-timeout'],
     onSlowApply: (seq) => { logger.warn({ seq }, 'a write reached Redis but this host\'s replica has not applied it yet (is the sync role running?)') }
   })
-  store.useRemoteCommit(async (ops) => {
+  store.useRemoteCommit(async (write, again) => {
     try {
-      await commit(ops)
+      await commit(write, again)
     } catch (err) {
       if (err instanceof SharedStoreUnavailable) {
         logger.warn({ err: err.message }, 'write refused: shared store unavailable')

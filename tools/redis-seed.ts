@@ -1,21 +1,25 @@
 /**
- * `filterd redis-seed --config FILE [--force]`: re-creates the shared Redis store from this host's
- * replica, after Redis lost its data (docs/operations-redis.md). The new store gets a `reseed:` epoch,
- * which tells every other host to replace its replica with it (a bootstrap); this host's replica
- * becomes its first state. Refused while Redis holds a store, unless `--force` (then the store in
- * Redis is replaced: writes made there since this replica last applied one are lost).
+ * `filterd redis-seed --config FILE [--force | --adopt]`: re-creates the shared Redis store from this
+ * host's replica, after Redis lost its data (docs/operations-redis.md). The new store gets a `reseed:`
+ * epoch, which tells every other host to replace its replica with it (a bootstrap); this host's
+ * replica becomes its first state. Refused while Redis holds a store, unless `--force` (then the
+ * store in Redis is replaced: writes made there since this replica last applied one are lost).
+ *
+ * `--adopt` is the other way out of `redis-behind` (Redis went back and lost its latest writes): it
+ * keeps what Redis holds and gives it a new `reseed:` epoch, so every host, this one included,
+ * bootstraps from it and drops the writes Redis lost.
  * Exit codes: 0 done, 1 failed or refused, 2 usage.
  */
 import { loadConfigFile } from '../engine/config/index.js'
-import { seedSharedStore } from '../engine/replica/follower.js'
+import { adoptSharedStore, seedSharedStore } from '../engine/replica/follower.js'
 import { connectSharedStore, sharedStoreSettings, whenReady } from '../engine/replica/redis.js'
 import { openConfiguredStore } from '../engine/store/index.js'
 import { commandArgs } from './cli/command-args.js'
 
-const USAGE = 'usage: filterd redis-seed --config FILE [--force]\n'
+const USAGE = 'usage: filterd redis-seed --config FILE [--force | --adopt]\n'
 
 export async function run (argv: string[]): Promise<number> {
-  const args = commandArgs('redis-seed', USAGE, argv, { force: { type: 'boolean' } })
+  const args = commandArgs('redis-seed', USAGE, argv, { force: { type: 'boolean' }, adopt: { type: 'boolean' } })
   if (typeof args === 'number') return args
   const { values, config: file } = args
   const config = loadConfigFile(file)
@@ -29,6 +33,16 @@ export async function run (argv: string[]): Promise<number> {
   try {
     await whenReady(redis, 5000)
     const existing = await redis.get(settings.keys.epoch)
+    if (values.adopt === true) {
+      if (values.force === true) { process.stderr.write(`filterd redis-seed: --adopt and --force exclude each other\n${USAGE}`); return 2 }
+      if (existing === null) {
+        process.stderr.write(`filterd redis-seed: Redis at ${settings.where} holds no store to adopt; seed it from the best replica (without --adopt)\n`)
+        return 1
+      }
+      const epoch = await adoptSharedStore(redis, settings)
+      process.stdout.write(`every host adopts the store Redis at ${settings.where} holds (seq ${await redis.get(settings.keys.seq) ?? 0}); epoch ${epoch}\n`)
+      return 0
+    }
     if (existing !== null && values.force !== true) {
       process.stderr.write(`filterd redis-seed: Redis at ${settings.where} holds a store (${existing}); add --force to replace it with this host's replica\n`)
       return 1

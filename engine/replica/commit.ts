@@ -10,9 +10,19 @@
  *   2. resolves once this host's follower (the sync role) has applied that record to the local
  *      LMDB, so the API's answer and the next request on this host read their own write.
  *
- * Concurrent writes from several API hosts are ordered by Redis; each record holds the final
- * values of the keys a request changed, so the last request to reach Redis wins key by key and
- * every host applies the records in the same order and ends in the same state.
+ * Concurrent writes from several API hosts are ordered by Redis, and each request is checked against
+ * the keys it changes: the request was computed on this host's replica at position `basis`; if
+ * another host wrote one of its keys after that (a key's version is the `seq` of the record that
+ * last wrote it), the script refuses it, this host waits for its replica to apply that record, and
+ * the request is computed again on the newer replica (at most `kMaxAttempts` times). So concurrent
+ * requests behave as if run one after the other in Redis's order: the last one wins, as a whole
+ * request (two hosts moving one user's addresses leave no address mapped to a user that no longer
+ * lists it).
+ *
+ * Redis going back (a restart that lost the last writes, an older backup restored, a failover to a
+ * replica that was behind) is refused too: a `basis` above Redis's `seq` means Redis lacks records
+ * this host applied, and the write would reuse their sequence numbers (the follower reports it,
+ * engine/replica/follower.ts, state `redis-behind`).
  */
 import type { Redis, Result } from 'ioredis'
 import { pack } from 'msgpackr'
@@ -20,7 +30,7 @@ import { EngineError } from '../errors.js'
 import { POLICY_DBS, type RemoteCommit, type Store, type StoreOp } from '../store/index.js'
 import { whenReady, type SharedStoreSettings } from './redis.js'
 
-/** Why a write did not reach the shared store; the API answers 503 (nothing was written). */
+/** Why a write did not reach the shared store, or may not have; the API answers 503 with the message. */
 export class SharedStoreUnavailable extends EngineError {
   constructor (message: string, cause?: unknown) {
     super('ENGINE_SHARED_STORE_UNAVAILABLE', message, cause === undefined ? undefined : { cause })
@@ -28,17 +38,36 @@ export class SharedStoreUnavailable extends EngineError {
 }
 
 // KEYS: epoch, seq, changes, tombs, tombfloor, h:users, h:ips, h:lists, h:settings, h:clients
-// ARGV: epoch, maxlen, packed record, n, then n × (db index, key, 'p'|'d', value)
+// ARGV: epoch, maxlen, packed record, n, basis (-1: unchecked), then n × (db index, key, 'p'|'d', value)
 // Each key's hash value carries the record's seq as its version (engine/replica/redis.ts); a delete
 // leaves a tombstone, dropped once older than the records the stream keeps (MAXLEN ~ keeps at least
-// maxlen), and `tombfloor` says up to where tombstones were dropped.
+// maxlen), and `tombfloor` says up to where tombstones were dropped: a basis below it may miss a
+// deletion's version, so it is refused as a conflict with the newest record.
 const COMMIT_LUA = `
 local e = redis.call('GET', KEYS[1])
 if e ~= ARGV[1] then return redis.error_reply('FILTERD_EPOCH ' .. tostring(e)) end
+local n = tonumber(ARGV[4])
+local basis = tonumber(ARGV[5])
+if basis >= 0 then
+  local cur = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if cur < basis then return redis.error_reply('FILTERD_BEHIND ' .. cur) end
+  local newest = 0
+  if tonumber(redis.call('GET', KEYS[5]) or '0') > basis then newest = cur end
+  local j = 6
+  for _ = 1, n do
+    local old = redis.call('HGET', KEYS[5 + tonumber(ARGV[j])], ARGV[j + 1])
+    if old then
+      local c = string.find(old, ':', 1, true)
+      local v = c and tonumber(string.sub(old, 1, c - 1)) or 0
+      if v > basis and v > newest then newest = v end
+    end
+    j = j + 4
+  end
+  if newest > 0 then return redis.error_reply('FILTERD_CONFLICT ' .. newest) end
+end
 local seq = redis.call('INCR', KEYS[2])
 local v = tostring(seq) .. ':'
-local n = tonumber(ARGV[4])
-local i = 5
+local i = 6
 for _ = 1, n do
   local h = KEYS[5 + tonumber(ARGV[i])]
   local member = ARGV[i] .. ':' .. ARGV[i + 1]
@@ -84,46 +113,93 @@ export interface RemoteCommitOptions {
   readonly onSlowApply?: (seq: number) => void
 }
 
-/** Sends one request's changes to Redis; the returned record id and sequence number. */
-export async function commitToSharedStore (redis: Redis, settings: SharedStoreSettings, epoch: string, ops: readonly StoreOp[]): Promise<{ id: string, seq: number }> {
+/** Another host wrote one of the request's keys after the replica position it was computed on. */
+class WriteConflict extends Error {
+  constructor (readonly version: number) { super(`conflict with record ${version}`) }
+}
+
+/** How many times a request is computed again after conflicts before the API answers 503. */
+const kMaxAttempts = 5
+
+/**
+ * Sends one request's changes to Redis; the returned record id and sequence number. `basis` is the
+ * replica position the changes were computed on (see the file comment); without it the changes are
+ * written unchecked (tests and tools that write Redis directly).
+ */
+export async function commitToSharedStore (redis: Redis, settings: SharedStoreSettings, epoch: string, ops: readonly StoreOp[], basis?: number): Promise<{ id: string, seq: number }> {
   const { keys } = settings
   defineCommitScript(redis)
   const args: Array<string | Buffer | number> = [keys.epoch, keys.seq, keys.changes, keys.tombs, keys.tombfloor, ...POLICY_DBS.map((db) => keys.hash[db])]
-  args.push(epoch, settings.streamLength, pack(ops), ops.length)
+  args.push(epoch, settings.streamLength, pack(ops), ops.length, basis ?? -1)
   for (const [db, key, value] of ops) {
     if (value === undefined || value === null) args.push(DB_INDEX.get(db)!, key, 'd', '')
     else args.push(DB_INDEX.get(db)!, key, 'p', pack(value))
   }
+  await whenReady(redis, 1000)
+  // Whether the command may have reached Redis: after a timeout or a connection lost while it was
+  // in flight, Redis may have run the script (then every host applies it), so the 503 says so.
+  const sent = redis.status === 'ready'
   let reply: [string, number]
   try {
-    await whenReady(redis, 1000)
     reply = await redis.filterdCommit(...args)
   } catch (err) {
     const msg = (err as Error).message
+    if (msg.startsWith('FILTERD_CONFLICT ')) throw new WriteConflict(Number(msg.slice('FILTERD_CONFLICT '.length)))
     if (msg.includes('FILTERD_EPOCH')) {
       throw new SharedStoreUnavailable(`the shared store at ${settings.where} is not the one this host replicates (${msg.includes('false') ? 'Redis lost its data' : 'epoch changed'}); nothing was written`, err)
     }
-    throw new SharedStoreUnavailable(`the shared store at ${settings.where} is unavailable: ${msg}; nothing was written`, err)
+    if (msg.startsWith('FILTERD_BEHIND ')) {
+      throw new SharedStoreUnavailable(`the shared store at ${settings.where} holds fewer change records (${msg.slice('FILTERD_BEHIND '.length)}) than this host applied (${basis}): Redis lost its latest writes (docs/operations-redis.md, "Redis went back"); nothing was written`, err)
+    }
+    // Redis's own error reply (the script refused or never ran), or never sent: nothing was written.
+    if (!sent || (err as Error).name === 'ReplyError') {
+      throw new SharedStoreUnavailable(`the shared store at ${settings.where} is unavailable: ${msg}; nothing was written`, err)
+    }
+    throw new SharedStoreUnavailable(`the shared store at ${settings.where} did not answer: ${msg}; the write may or may not have been made (if it was, every host applies it: read it back before writing again)`, err)
   }
   return { id: String(reply[0]), seq: Number(reply[1]) }
 }
 
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
+/** Waits (at most `ms`) for this host's replica to hold record `seq`; false on timeout. */
+async function replicaReaches (store: Store, seq: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while ((store.replicaPosition()?.seq ?? 0) < seq) {
+    if (Date.now() >= deadline) return false
+    await sleep(1)
+  }
+  return true
+}
+
 /** The `RemoteCommit` the api role installs with `store.useRemoteCommit` (engine/store). */
 export function createRemoteCommit (redis: Redis, settings: SharedStoreSettings, store: Store, options: RemoteCommitOptions): RemoteCommit {
   defineCommitScript(redis)
-  return async (ops) => {
-    const position = store.replicaPosition()
-    if (position === undefined || store.replicaState() !== 'following') {
-      throw new SharedStoreUnavailable('this host has no complete replica of the shared store yet (is the sync role running?); nothing was written')
-    }
-    const { seq } = await commitToSharedStore(redis, settings, position.epoch, ops)
-    const deadline = Date.now() + options.applyTimeoutMs
-    // Read-your-writes: the follower applies the record within milliseconds when it runs.
-    while ((store.replicaPosition()?.seq ?? 0) < seq) {
-      if (Date.now() >= deadline) { options.onSlowApply?.(seq); return }
-      await sleep(1)
+  return async (first, again) => {
+    let write = first
+    for (let attempt = 1; ; attempt++) {
+      const position = store.replicaPosition()
+      if (position === undefined || store.replicaState() !== 'following') {
+        throw new SharedStoreUnavailable(`this host's replica is not following the shared store (state ${store.replicaState() ?? 'none'}: is the sync role running? see its /health); nothing was written`)
+      }
+      let seq: number
+      try {
+        ({ seq } = await commitToSharedStore(redis, settings, position.epoch, write.ops, write.basis))
+      } catch (err) {
+        if (!(err instanceof WriteConflict)) throw err
+        if (attempt >= kMaxAttempts) {
+          throw new SharedStoreUnavailable(`other hosts changed the keys of this request ${attempt} times while it was computed; nothing was written`)
+        }
+        if (!await replicaReaches(store, err.version, options.applyTimeoutMs)) {
+          throw new SharedStoreUnavailable(`this host's replica did not apply record ${err.version} within ${options.applyTimeoutMs} ms (is the sync role running?); nothing was written`)
+        }
+        write = again()
+        if (write.ops.length === 0) return
+        continue
+      }
+      // Read-your-writes: the follower applies the record within milliseconds when it runs.
+      if (!await replicaReaches(store, seq, options.applyTimeoutMs)) options.onSlowApply?.(seq)
+      return
     }
   }
 }

@@ -13,6 +13,14 @@
  *                   until an operator reseeds Redis from the best replica (`filterd redis-seed`).
  *   epoch-mismatch  Redis holds a different store created by another host's first start (not a
  *                   reseed): kept apart the same way, loudly, until an operator decides.
+ *   redis-behind    Redis holds the same store but fewer change records than this replica applied:
+ *                   it lost its latest writes (a restart without them under `appendfsync everysec`,
+ *                   an older backup restored, a failover to a replica that was behind). New records
+ *                   would reuse the lost ones' sequence numbers, so this host stops following: it
+ *                   keeps its replica, logs loudly every 30 s, and API writes are refused (the
+ *                   state is stored with the replica, so a restart keeps it) until an operator
+ *                   reseeds Redis from the best replica (`filterd redis-seed --force`), or has the
+ *                   hosts adopt what Redis holds (`filterd redis-seed --adopt`).
  *
  * Apply: the records of one XREAD (up to 1,000) are applied in one LMDB transaction that bumps the
  * generation and records the last record's id and sequence number (Store.applyReplicated), so a
@@ -41,9 +49,9 @@ import type { Logger } from '../log/index.js'
 import { POLICY_DBS, type ReplicaPosition, type Store, type StoreOp } from '../store/index.js'
 import { connectSharedStore, parseStored, storedValue, tombstoneVersion, whenReady, type SharedStoreSettings } from './redis.js'
 
-export type FollowerState = 'starting' | 'initializing' | 'bootstrapping' | 'following' | 'redis-down' | 'redis-lost' | 'epoch-mismatch' | 'stopped'
+export type FollowerState = 'starting' | 'initializing' | 'bootstrapping' | 'following' | 'redis-down' | 'redis-lost' | 'epoch-mismatch' | 'redis-behind' | 'stopped'
 
-export const FOLLOWER_STATES: readonly FollowerState[] = ['starting', 'initializing', 'bootstrapping', 'following', 'redis-down', 'redis-lost', 'epoch-mismatch', 'stopped']
+export const FOLLOWER_STATES: readonly FollowerState[] = ['starting', 'initializing', 'bootstrapping', 'following', 'redis-down', 'redis-lost', 'epoch-mismatch', 'redis-behind', 'stopped']
 
 export interface FollowerStatus {
   state: FollowerState
@@ -90,6 +98,8 @@ export interface FollowerOptions {
   readonly logger: Logger
   /** Called after each applied batch (tests, metrics). */
   readonly onApply?: (status: FollowerStatus) => void
+  /** Called when a read of the stream found no record, before Redis's `seq` is read (tests). */
+  readonly onIdleRead?: () => Promise<void>
 }
 
 export class Follower {
@@ -97,7 +107,8 @@ export class Follower {
   private readonly redis: Redis
   private closed = false
   private loop: Promise<void> | undefined
-  private lastLoud = 0
+  /** When each loud message was last logged (each its own 30 s). */
+  private readonly lastLoud = new Map<string, number>()
 
   constructor (private readonly store: Store, private readonly settings: SharedStoreSettings, private readonly options: FollowerOptions) {
     // Its own connection: XREAD BLOCK holds it. A command timeout bounds a read hung on a dead peer.
@@ -146,8 +157,8 @@ export class Follower {
 
   private loud (message: string, fields: Record<string, unknown>): void {
     const now = Date.now()
-    if (now - this.lastLoud < LOUD_EVERY_MS) return
-    this.lastLoud = now
+    if (now - (this.lastLoud.get(message) ?? 0) < LOUD_EVERY_MS) return
+    this.lastLoud.set(message, now)
     this.options.logger.error({ ...fields, redis: this.settings.where }, message)
   }
 
@@ -156,9 +167,11 @@ export class Follower {
     await whenReady(this.redis, 1000)
     const epoch = await this.redis.get(keys.epoch)
     const position = this.store.replicaPosition()
-    const complete = position !== undefined && this.store.replicaState() === 'following'
+    const stored = this.store.replicaState()
+    // A replica that holds a whole store: following it, or stopped because Redis went back.
+    const complete = position !== undefined && (stored === 'following' || stored === 'redis-behind')
     if (epoch === null) {
-      if (position === undefined && this.store.replicaState() !== 'bootstrapping') {
+      if (position === undefined && stored !== 'bootstrapping') {
         await this.initialize()
         return
       }
@@ -177,7 +190,40 @@ export class Follower {
       await this.bootstrap()
       return
     }
+    if (stored === 'redis-behind') {
+      const seq = await this.seqOf(position)
+      if (seq !== undefined) await this.behind(position, seq)
+      return
+    }
     await this.follow(position)
+  }
+
+  /**
+   * Redis lacks records this replica applied (see `redis-behind` in the file comment): stops here,
+   * loudly, keeping the replica; the state is stored so the API refuses writes, across restarts too.
+   */
+  /**
+   * Redis's `seq`, read with its epoch: undefined when Redis no longer holds this replica's store
+   * (emptied, or another one), which the next step reports instead of a store that went back.
+   */
+  private async seqOf (position: ReplicaPosition): Promise<number | undefined> {
+    const { keys } = this.settings
+    const got = await this.redis.multi().get(keys.epoch).get(keys.seq).exec()
+    if (got === null) return undefined
+    for (const [err] of got) if (err !== null) throw err
+    if (got[0]![1] !== position.epoch) return undefined
+    return Number(got[1]![1] ?? 0)
+  }
+
+  private async behind (position: ReplicaPosition, redisSeq: number): Promise<void> {
+    this.status.redisSeq = redisSeq
+    this.status.lagRecords = 0
+    if (this.store.replicaState() !== 'redis-behind') {
+      await this.store.applyReplicated([], undefined, { state: 'redis-behind' })
+    }
+    this.status.state = 'redis-behind'
+    this.loud('the shared store WENT BACK: Redis holds fewer change records than this replica applied (it lost its latest writes). This host keeps its replica and keeps answering DNS; API writes are refused until an operator reseeds Redis from the best replica (`filterd redis-seed --force`) or adopts what Redis holds (`filterd redis-seed --adopt`), docs/operations-redis.md', { applied: position.seq, redis: redisSeq })
+    await sleep(1000)
   }
 
   /** Reads and applies the next records; returns after one XREAD (data or a 1 s timeout). */
@@ -189,12 +235,18 @@ export class Follower {
     const reply = await this.redis.xreadBuffer('COUNT', READ_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', keys.changes, position.id)
     if (this.closed) return
     if (reply === null || reply.length === 0) {
-      const seq = Number(await this.redis.get(keys.seq) ?? 0)
+      await this.options.onIdleRead?.()
+      const seq = await this.seqOf(position)
+      if (seq === undefined) return
+      if (seq < position.seq) { await this.behind(position, seq); return }
       this.status.redisSeq = seq
-      this.status.lagRecords = Math.max(0, seq - position.seq)
+      this.status.lagRecords = seq - position.seq
       if (seq === position.seq) { this.status.currentAt = Date.now(); this.status.lagMs = 0 }
       if (seq > position.seq) {
-        // Records exist after ours but the stream no longer holds them: trimmed past this replica.
+        // A record committed since the XREAD timed out is read next time; only if the stream no
+        // longer holds the one after ours was it trimmed past this replica.
+        const next = await this.redis.xrange(keys.changes, `(${position.id}`, '+', 'COUNT', 1)
+        if (next.length > 0) return
         this.options.logger.warn({ applied: position.seq, redis: seq }, 'this replica fell behind the stream\'s retention: bootstrapping')
         await this.bootstrap()
       }
@@ -207,7 +259,13 @@ export class Follower {
     for (const [rawId, fields] of entries) {
       const record = parseRecord(fields)
       const s = record.seq
-      if (s <= seq) continue
+      if (s <= seq) {
+        // After our position in the stream, a number already applied: Redis went back and reuses it.
+        if (ops.length > 0) break
+        const redisSeq = await this.seqOf(position)
+        if (redisSeq !== undefined) await this.behind(position, redisSeq)
+        return
+      }
       if (s !== seq + 1) {
         this.options.logger.warn({ applied: seq, next: s }, 'change records are missing (trimmed before this host read them): bootstrapping')
         if (ops.length > 0) break
@@ -407,5 +465,16 @@ export async function seedSharedStore (redis: Redis, settings: SharedStoreSettin
   }
   const epoch = `${kind}:${randomUUID()}`
   await redis.multi().set(keys.seq, 0).set(keys.epoch, epoch).exec()
+  return epoch
+}
+
+/**
+ * Keeps what Redis holds and names it a new store (`reseed:<uuid>` epoch): every host bootstraps
+ * from it, dropping what its replica holds beyond it (`filterd redis-seed --adopt`, after Redis
+ * went back).
+ */
+export async function adoptSharedStore (redis: Redis, settings: SharedStoreSettings): Promise<string> {
+  const epoch = `reseed:${randomUUID()}`
+  await redis.set(settings.keys.epoch, epoch)
   return epoch
 }

@@ -123,11 +123,24 @@ export type PolicyDb = typeof POLICY_DBS[number]
 export type StoreOp = [db: PolicyDb, key: string, value?: unknown]
 
 /**
- * Where policy writes go instead of the local LMDB (engine/replica, when `common.redis-ip` is set):
- * it receives the physical changes one request made, commits them in the shared store, and resolves
- * once this host's replica has them (or throws, and nothing was written).
+ * One request's changes for the shared store: the physical key changes it made, and `basis`, the
+ * sequence number of the last shared-store record the replica held when the request read it (0
+ * without a replica position). The shared store refuses the changes if another host wrote one of
+ * those keys after `basis` (engine/replica/commit.ts): the request is then computed again.
  */
-export type RemoteCommit = (ops: StoreOp[]) => Promise<void>
+export interface RemoteWrite {
+  readonly ops: StoreOp[]
+  readonly basis: number
+}
+
+/**
+ * Where policy writes go instead of the local LMDB (engine/replica, when `common.redis-ip` is set):
+ * it receives the changes one request made, commits them in the shared store, and resolves once
+ * this host's replica has them (or throws, and nothing was written). `again` runs the request once
+ * more on the replica as it is now and returns its new changes: the commit calls it when the shared
+ * store refused the first ones because another host changed the same keys meanwhile.
+ */
+export type RemoteCommit = (write: RemoteWrite, again: () => RemoteWrite) => Promise<void>
 
 /** Replication state kept in `meta` by the follower (engine/replica), written with the changes. */
 export interface ReplicaPosition {
@@ -425,26 +438,32 @@ export class Store {
 
   private async writeRemote<T> (fn: (w: StoreWriter) => T, commit: RemoteCommit): Promise<T> {
     const run = this.remoteChain.then(async () => {
-      const ops: StoreOp[] = []
       let result: T | undefined
-      let metaOnly = false
-      try {
-        this.root.transactionSync(() => {
-          this.recording = ops
-          try {
-            result = fn(this.writer())
-          } finally {
-            this.recording = undefined
-          }
-          metaOnly = ops.length === 0
-          // Rolled back: the replica changes only when the follower applies the shared store's record.
-          if (!metaOnly) throw ROLLBACK
-          this.dbs.meta.putSync('generation', this.generation() + 1)
-        })
-      } catch (err) {
-        if (err !== ROLLBACK) throw err
+      // Runs `fn` on the replica in a write transaction that is rolled back (the replica changes
+      // only when the follower applies the shared store's record), recording its key changes and
+      // the replica's position it read. A request that changes no policy (meta only) commits here.
+      const attempt = (): RemoteWrite => {
+        const ops: StoreOp[] = []
+        let basis = 0
+        try {
+          this.root.transactionSync(() => {
+            basis = this.replicaPosition()?.seq ?? 0
+            this.recording = ops
+            try {
+              result = fn(this.writer())
+            } finally {
+              this.recording = undefined
+            }
+            if (ops.length > 0) throw ROLLBACK
+            this.dbs.meta.putSync('generation', this.generation() + 1)
+          })
+        } catch (err) {
+          if (err !== ROLLBACK) throw err
+        }
+        return { ops, basis }
       }
-      if (!metaOnly) await commit(ops)
+      const first = attempt()
+      if (first.ops.length > 0) await commit(first, attempt)
       else await this.root.flushed
       return result as T
     })
