@@ -1,6 +1,5 @@
 import { test, type TestContext } from 'node:test'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, writeFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { CONF, startRole, until } from '../testing/daemon.js'
 import { CATEGORY } from '../categories/index.js'
@@ -8,10 +7,10 @@ import { parseConfig } from '../config/index.js'
 import { addUser, ask, rcode, world, writeConfigFile } from '../testing/dns.js'
 import { createHttpServer } from '../http/index.js'
 import { DnsMetrics, metricsDir, registerMetricsRoute, startMetricsPublisher } from './index.js'
+import { tempDir } from '../testing/temp.js'
 
 function testConfig (t: TestContext): ReturnType<typeof parseConfig> {
-  const root = mkdtempSync(join(tmpdir(), 'filterd-metrics-'))
-  t.after(() => { rmSync(root, { recursive: true, force: true }) })
+  const root = tempDir(t, 'filterd-metrics-')
   return parseConfig(`stats:\n  dir: ${JSON.stringify(join(root, 'csv'))}\n  db: ${JSON.stringify(join(root, 'db'))}\n`, join(root, 'x.yaml'))
 }
 
