@@ -34,7 +34,7 @@ export function commandArgs<O extends OptionSpec> (name: string, usage: string, 
   let parsed: Parsed<O>
   try {
     // Without positionals parseArgs itself refuses one, naming it.
-    parsed = parseArgs({ args: argv, strict: true, allowPositionals: wanted > 0, options: { ...options, ...common } }) as Parsed<O>
+    parsed = parseArgs({ args: argv, strict: true, allowPositionals: wanted > 0, options: { ...options, ...common } })
   } catch (err) {
     process.stderr.write(`filterd ${name}: ${(err as Error).message}\n${usage}`)
     return 2
