@@ -2,7 +2,8 @@
 // is, see "Tuned" below) plus the layering of docs/architecture.md, encoded as
 // no-restricted-imports rules generated from one table of folders:
 //   engine/ imports no role; a role imports engine/ and itself only; tools/ (the CLI) may import
-//   every role; bench/ and scripts/ may import anything.
+//   every role; bench/ and scripts/ may import anything; nothing but bench/ and scripts/ imports
+//   ui/ (the console, a browser bundle), and ui/ imports nothing outside itself.
 // A role's tests may cross where its production code may not: they may start another role or run
 // the CLI (end-to-end). Engine tests, like the engine, import no role.
 import { readdirSync } from 'node:fs'
@@ -19,9 +20,9 @@ const ROLES = {
   sync: ['sync']
 }
 const ROLE_FOLDERS = Object.values(ROLES).flat()
-const SOURCE_ROOTS = ['engine', ...new Set(ROLE_FOLDERS.map((f) => f.split('/')[0])), 'tools', 'bench', 'scripts']
+const SOURCE_ROOTS = ['engine', ...new Set(ROLE_FOLDERS.map((f) => f.split('/')[0])), 'tools', 'ui', 'bench', 'scripts']
 
-/** The unit a folder belongs to: a role name, 'engine', 'tools', 'bench' or 'scripts'. */
+/** The unit a folder belongs to: a role name, 'engine', 'tools', 'ui', 'bench' or 'scripts'. */
 function unitOf (dir) {
   for (const [role, folders] of Object.entries(ROLES)) {
     if (folders.some((f) => dir === f || dir.startsWith(f + '/'))) return role
@@ -35,10 +36,12 @@ function unitOf (dir) {
  */
 function forbiddenFor (unit, test) {
   const roleFolders = (own) => ROLE_FOLDERS.filter((f) => !own.includes(f))
-  const always = ['bench', 'scripts']
+  const always = ['ui', 'bench', 'scripts']
   if (unit === 'engine') return [...ROLE_FOLDERS, 'tools', ...always]
   if (unit in ROLES) return test ? always : [...roleFolders(ROLES[unit]), 'tools', ...always]
   if (unit === 'tools') return always
+  // The console runs in a browser: it reaches the roles over HTTP only.
+  if (unit === 'ui') return ['engine', ...ROLE_FOLDERS, 'tools', 'bench', 'scripts']
   return [] // bench, scripts
 }
 

@@ -5,7 +5,7 @@
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
-import { CategoryDbBuilder } from '../engine/catdb/index.js'
+import { buildCats } from '../engine/testing/store.js'
 import type { HttpImpl } from '../engine/http/index.js'
 import type { Store } from '../engine/store/index.js'
 import { addApiClient, call, errorOf, relayedFrom, startApi, type StartOptions, type StartedApi } from './testing/fixtures.js'
@@ -273,10 +273,7 @@ export function runApiSuite (impl: HttpImpl, how?: ApiSuiteVariant): void {
     test('/site/{host} answers the database key that matched and its categories', async (t: TestContext) => {
       const s = await start(t, impl)
       t.assert.strictEqual((await call(s.base, 'GET', '/site/example.com')).status, 404, 'no database built yet')
-      const b = await CategoryDbBuilder.begin(s.store)
-      await b.put('example.com', false, [40])
-      await b.put('xn--e1ajeds9e.xn--p1ai', false, [1, 2])
-      await b.commit()
+      await buildCats(s.store, { 'example.com': [40], 'xn--e1ajeds9e.xn--p1ai': [1, 2] })
       t.assert.deepStrictEqual((await call(s.base, 'GET', '/site/WWW.Example.COM.')).body, { domain: 'example.com', categories: [40] })
       t.assert.deepStrictEqual((await call(s.base, 'GET', `/site/${encodeURIComponent('кремль.рф')}`)).body, { domain: 'xn--e1ajeds9e.xn--p1ai', categories: [1, 2] })
       const miss = await call(s.base, 'GET', '/site/unknown.example')

@@ -1,17 +1,13 @@
 // GET /check/{domain}?ip= and GET /users/{user_id}/check/{domain}: every policy step, explained by the
 // server's own Policy (the DNS server's code), on a real store and category database.
 import { test, type TestContext } from 'node:test'
-import { CategoryDbBuilder } from '../engine/catdb/index.js'
+import { buildCats } from '../engine/testing/store.js'
 import { call, errorOf, startApi, type StartedApi } from './testing/fixtures.js'
 
 async function serve (t: TestContext): Promise<StartedApi> {
   const api = await startApi()
   t.after(() => api.close())
-  const b = await CategoryDbBuilder.begin(api.store)
-  await b.put('porn.example', false, [1, 40])
-  await b.put('dating.example', false, [41])
-  await b.put('www.google.com', false, [40])
-  await b.commit()
+  await buildCats(api.store, { 'porn.example': [1, 40], 'dating.example': [41], 'www.google.com': [40] })
   return api
 }
 

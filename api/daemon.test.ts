@@ -57,25 +57,32 @@ test('filterd api serves the management API, writes its pid file, and removes it
   t.assert.strictEqual(existsSync(pidFile), false)
 })
 
+/**
+ * One config file for the api daemon and the block page daemon in front of it, API host
+ * api.isp.example: the api daemon takes a free port first, and the block page's copy of the file
+ * names that port, since the front door forwards to api.listen. `extra`: each section's own lines
+ * besides listen, host, templates, log and pid.
+ */
+function frontDoorConfig (dir: string, apiListen: string, name: string, extra: { api: string[], blockpage: string[] }): string {
+  const file = join(dir, name)
+  writeFileSync(file, [
+    'datafiles:', `  cats: ${join(dir, 'cats')}`, '  language: en',
+    'common:', `  db: ${join(dir, 'db')}`,
+    'stats:', `  dir: ${join(dir, 'stats')}`, `  db: ${join(dir, 'statsdb')}`,
+    'api:', `  listen: ${apiListen}`, '  host: api.isp.example', ...extra.api,
+    '  log: "-"', `  pid: ${join(dir, 'run', 'api.pid')}`,
+    'blockpage:', '  listen: 127.0.0.1:0', ...extra.blockpage,
+    `  templates: ${DEFAULT_TEMPLATES_DIR}`, '  log: "-"', `  pid: ${join(dir, 'run', 'blockpage.pid')}`
+  ].join('\n'))
+  return file
+}
+
 test('the blockpage daemon\'s front door sends the API host to the api daemon for allowed sources only, and other hosts to the block page', async (t: TestContext) => {
   const { dir, cleanup } = tempDir('filterd-front-')
   t.after(cleanup)
   writeTaxonomy(join(dir, 'cats'))
-  // One config for both daemons; the api daemon takes a free port first, and the block page's copy
-  // of the file names that port, since the front door forwards to api.listen.
-  const configFor = (apiListen: string, name: string): string => {
-    const file = join(dir, name)
-    writeFileSync(file, [
-      'datafiles:', `  cats: ${join(dir, 'cats')}`, '  language: en',
-      'common:', `  db: ${join(dir, 'db')}`,
-      'stats:', `  dir: ${join(dir, 'stats')}`, `  db: ${join(dir, 'statsdb')}`,
-      'api:', `  listen: ${apiListen}`, '  host: api.isp.example', '  access: ["allow 127.0.0.2/32", "deny all"]',
-      '  log: "-"', `  pid: ${join(dir, 'run', 'api.pid')}`,
-      'blockpage:', '  listen: 127.0.0.1:0', `  templates: ${DEFAULT_TEMPLATES_DIR}`,
-      '  log: "-"', `  pid: ${join(dir, 'run', 'blockpage.pid')}`
-    ].join('\n'))
-    return file
-  }
+  const configFor = (apiListen: string, name: string): string =>
+    frontDoorConfig(dir, apiListen, name, { api: ['  access: ["allow 127.0.0.2/32", "deny all"]'], blockpage: [] })
   const api = await startRole(t, 'api', configFor('127.0.0.1:0', 'api.yaml'))
   const front = await startRole(t, 'blockpage', configFor(`127.0.0.1:${api.port}`, 'blockpage.yaml'))
 
@@ -140,19 +147,10 @@ test('through the front door\'s TLS listener an API client authenticates, and it
   writeTaxonomy(join(dir, 'cats'))
   const { cert, key } = writeTestCertificate(dir, 'api.isp.example')
   // Loopback callers are made to present credentials too, so this one host stands for a caller from outside.
-  const configFor = (apiListen: string, name: string): string => {
-    const file = join(dir, name)
-    writeFileSync(file, [
-      'datafiles:', `  cats: ${join(dir, 'cats')}`, '  language: en',
-      'common:', `  db: ${join(dir, 'db')}`,
-      'stats:', `  dir: ${join(dir, 'stats')}`, `  db: ${join(dir, 'statsdb')}`,
-      'api:', `  listen: ${apiListen}`, '  host: api.isp.example', '  loopback-without-credentials: false',
-      '  log: "-"', `  pid: ${join(dir, 'run', 'api.pid')}`,
-      'blockpage:', '  listen: 127.0.0.1:0', '  tls-listen: 127.0.0.1:0', `  tls-cert: ${cert}`, `  tls-key: ${key}`,
-      `  templates: ${DEFAULT_TEMPLATES_DIR}`, '  log: "-"', `  pid: ${join(dir, 'run', 'blockpage.pid')}`
-    ].join('\n'))
-    return file
-  }
+  const configFor = (apiListen: string, name: string): string => frontDoorConfig(dir, apiListen, name, {
+    api: ['  loopback-without-credentials: false'],
+    blockpage: ['  tls-listen: 127.0.0.1:0', `  tls-cert: ${cert}`, `  tls-key: ${key}`]
+  })
   const apiConfig = configFor('127.0.0.1:0', 'api.yaml')
   const api = await startRole(t, 'api', apiConfig)
   const front = await startRole(t, 'blockpage', configFor(`127.0.0.1:${api.port}`, 'blockpage.yaml'))

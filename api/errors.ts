@@ -4,7 +4,7 @@
  * (`HTTP_BAD_JSON`, `HTTP_BODY_TOO_LARGE`, `HTTP_NOT_FOUND`, `HTTP_METHOD_NOT_ALLOWED`, `HTTP_INTERNAL`, …)
  * keep their adapter names so every HTTP role reports them alike.
  */
-import { HttpError } from '../engine/http/index.js'
+import { FRONT_DOOR_ERRORS, HttpError } from '../engine/http/index.js'
 
 export const API_ERRORS = {
   API_BAD_USER_ID: 400,
@@ -22,8 +22,8 @@ export const API_ERRORS = {
   API_TOO_MANY_STREAMS: 503,
   API_UNAUTHORIZED: 401,
   API_AUTH_THROTTLED: 429,
-  API_FORBIDDEN: 403,
-  API_UNAVAILABLE: 502,
+  // API_FORBIDDEN (403) and API_UNAVAILABLE (502): answered by the front door (engine/http/errors.ts).
+  ...FRONT_DOOR_ERRORS,
   API_STORE_UNAVAILABLE: 503
 } as const
 

@@ -31,7 +31,7 @@ import { Agent, request, type IncomingMessage } from 'node:http'
 import { StringDecoder } from 'node:string_decoder'
 import type { Config } from '../engine/config/index.js'
 import { parseHostPort } from '../engine/config/index.js'
-import type { HttpRequest, HttpResponse } from '../engine/http/index.js'
+import { FRONT_DOOR_ERRORS, type FrontDoorErrorCode, type HttpRequest, type HttpResponse } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
 import { compileAccessRules, RELAYED_CLIENT_HEADER } from '../engine/net/access.js'
 import { cidrContains, ipBytes, normalizeIp, parseCidr, type Cidr } from '../engine/net/ip.js'
@@ -58,8 +58,9 @@ const HOP_BY_HOP = new Set([
   'transfer-encoding', 'upgrade', 'content-length'
 ])
 
-function errorJson (code: string, message: string): { error: { code: string, message: string } } {
-  return { error: { code, message } }
+/** Answers one of the front door's own errors, with the status its catalogue gives the code. */
+function sendError (res: HttpResponse, code: FrontDoorErrorCode, message: string): void {
+  res.json({ error: { code, message } }, FRONT_DOOR_ERRORS[code])
 }
 
 /** `Api.Example.` / `api.example:8080` / `[::1]:80` → the bare lower-case name or address. */
@@ -198,7 +199,7 @@ export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: 
       const client = clientAddress(req)
       if (!rules.allows(client)) {
         logger.info({ client, peer: req.remoteAddress, method: req.method, path: req.path }, 'management API request denied by api.access')
-        res.json(errorJson('API_FORBIDDEN', 'access to the management API is not allowed from this address'), 403)
+        sendError(res, 'API_FORBIDDEN', 'access to the management API is not allowed from this address')
         return
       }
       const body = await req.body()
@@ -213,7 +214,7 @@ export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: 
         payload = await readAll(answer)
       } catch (err) {
         logger.warn({ err, target: config.api.listen }, 'management API daemon unreachable')
-        res.json(errorJson('API_UNAVAILABLE', 'the management API is not available'), 502)
+        sendError(res, 'API_UNAVAILABLE', 'the management API is not available')
         return
       }
       copyHeaders(answer, res)

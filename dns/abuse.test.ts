@@ -9,7 +9,7 @@ import dnsPacket from 'dns-packet'
 import { CATEGORY } from '../engine/categories/index.js'
 import { startRole } from '../engine/testing/daemon.js'
 import { releasedPort } from '../engine/testing/ports.js'
-import { BLOCK_V4, addUser, firstA, sleep, udpAsk, world, writeConfigFile, type ConfigOptions } from './testing/harness.js'
+import { BLOCK_V4, addUser, firstA, framed, sleep, udpAsk, world, writeConfigFile, type ConfigOptions } from './testing/harness.js'
 import { validQuery } from './testing/fuzz.js'
 
 const cats = { 'casino.example': [CATEGORY.GAMBLING] }
@@ -36,12 +36,6 @@ async function tcpConnect (t: TestContext, port: number): Promise<Socket> {
   sock.on('error', () => {})
   await once(sock, 'connect')
   return sock
-}
-
-function framed (msg: Buffer): Buffer {
-  const h = Buffer.alloc(2)
-  h.writeUInt16BE(msg.length)
-  return Buffer.concat([h, msg])
 }
 
 test('a TCP client that pipelines queries and never reads the answers cannot grow the server\'s memory; its connection is closed once idle', async (t: TestContext) => {

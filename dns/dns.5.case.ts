@@ -1,6 +1,6 @@
 // Both dispatch modes, the CLI daemon, cluster processes, cross-process policy updates, dig.
 import { test, type TestContext } from 'node:test'
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
@@ -11,7 +11,7 @@ import {
   BLOCK_V4, BLOCK_V6, addUser, ask, dig, digMissing, firstA, framed, query, server, sleep, tcpClient, world, writeConfigFile
 } from './testing/harness.js'
 import dnsPacket from 'dns-packet'
-import { startFailureLine } from '../engine/testing/daemon.js'
+import { runCli, startFailureLine } from '../engine/testing/daemon.js'
 import { releasedPort } from '../engine/testing/ports.js'
 
 /** Registers the dns.5 cases; dns.5.native.test.ts and dns.5.dgram.test.ts run them on each UDP I/O path. */
@@ -98,23 +98,13 @@ export function dnsSuite5 (): void {
     t.assert.ok(!existsSync(join(w.dir, 'dns.pid')))
   })
 
-  /** Runs the real CLI to completion. */
-  async function filterd (args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
-    return await new Promise((resolve) => {
-      execFile(process.execPath, [CLI, ...args], (err, stdout, stderr) => {
-        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1
-        resolve({ code, stdout, stderr })
-      })
-    })
-  }
-
   test('a second start while the daemon runs refuses with one line naming the pid file and the running pid', async (t: TestContext) => {
     const w = await world(t, { cats })
     const port = await releasedPort()
     const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`] })
     const child = await daemon(t, file)
     const pidFile = join(w.dir, 'dns.pid')
-    const second = await filterd(['dns', '--config', file])
+    const second = await runCli(['dns', '--config', file])
     t.assert.notStrictEqual(second.code, 0)
     // One log line (JSON, like the role's own) whose message is the sentence the operator reads.
     const line = startFailureLine(second.stderr)
@@ -150,7 +140,7 @@ export function dnsSuite5 (): void {
     writeFileSync(join(w.dir, 'custom.txt'), '')
     writeFileSync(join(w.dir, 'vendor.txt'), `casino.example ${CATEGORY.GAMBLING}\npoker.example 81\n`)
     const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`], datafiles: { file: ['custom.txt', 'vendor.txt'], cats: CONF, language: 'en' } })
-    const first = await filterd(['build-db', '--config', file])
+    const first = await runCli(['build-db', '--config', file])
     t.assert.strictEqual(first.code, 0, first.stdout + first.stderr)
     const child = await daemon(t, file)
     t.assert.strictEqual(firstA(await ask(port, 'casino.example', 'A')), BLOCK_V4)
@@ -158,7 +148,7 @@ export function dnsSuite5 (): void {
 
     // casino.example is deleted, poker.example moves from news (81) to gambling.
     writeFileSync(join(w.dir, 'custom.txt'), `casino.example -\npoker.example ${CATEGORY.GAMBLING}\n`)
-    const rebuilt = await filterd(['build-db', '--config', file])
+    const rebuilt = await runCli(['build-db', '--config', file])
     t.assert.strictEqual(rebuilt.code, 0, rebuilt.stdout + rebuilt.stderr)
     t.assert.match(rebuilt.stdout, /version 2 active: 1 domains/)
     // The daemon polls the store's generation every GENERATION_CHECK_MS (10 ms); allow it a generous second.

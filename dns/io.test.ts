@@ -9,7 +9,7 @@ import dnsPacket from 'dns-packet'
 import { CATEGORY } from '../engine/categories/index.js'
 import { FILTERD, startFailureLine, startRole, until } from '../engine/testing/daemon.js'
 import { releasedPort } from '../engine/testing/ports.js'
-import { readSnapshots } from '../engine/metrics/index.js'
+import { DnsMetrics, readSnapshots } from '../engine/metrics/index.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
 import { BLOCK_V4, addUser, ask, firstA, query, rawQuery, server, sleep, udpAsk, world, writeConfigFile } from './testing/harness.js'
 
@@ -110,7 +110,8 @@ for (const io of ['native', 'dgram'] as const) {
     if (io === 'native' && nativeMissing(t)) return
     const w = await world(t, { cats })
     await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
-    const s = await server(t, w, { proxy: { io } })
+    const metrics = new DnsMetrics()
+    const s = await server(t, w, { proxy: { io }, metrics })
     t.assert.strictEqual(s.io, io)
     const c = createSocket('udp4')
     t.after(() => c.close())
@@ -130,5 +131,9 @@ for (const io of ['native', 'dgram'] as const) {
     // A query as large as the slot allows is still read (and refused as malformed: trailing bytes).
     const answer = dnsPacket.decode(await udpAsk(s.port, Buffer.concat([query('x.example', 'A', { id: 9 }), Buffer.alloc(4000)])))
     t.assert.strictEqual(answer.id, 9)
+    // The native front drops a datagram larger than its slot unread and counts it for /metrics.
+    const { udpOversized } = metrics.snapshot()
+    if (io === 'native') t.assert.ok(udpOversized! > 0, 'oversized datagrams counted')
+    else t.assert.strictEqual(udpOversized, 0)
   })
 }

@@ -3,11 +3,10 @@
 // only the primary: each one writes its own lines. Checked on the processes' open files
 // (/proc/PID/fd), so it does not depend on what they happen to log.
 import { test, type TestContext } from 'node:test'
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, readdirSync, readFileSync, readlinkSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
-import { FILTERD, until } from '../engine/testing/daemon.js'
+import { startRole, until } from '../engine/testing/daemon.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { world, writeConfigFile } from './testing/harness.js'
 
@@ -38,14 +37,8 @@ test('SIGHUP to a multi-process DNS role makes every front process reopen the re
   const log = join(w.dir, 'proxy.log')
   const port = await releasedPort()
   const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`], proxy: { processes: 2, log, 'log-level': 'info' } })
-  const child = spawn(process.execPath, [FILTERD, 'dns', '--config', file], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
-  let stderr = ''
-  child.stderr!.on('data', (d: Buffer) => { stderr += d.toString() })
-  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
-  await Promise.race([
-    once(child, 'message'),
-    once(child, 'exit').then(([code]) => { throw new Error(`filterd dns exited with ${String(code)}: ${stderr}`) })
-  ])
+  const role = await startRole(t, 'dns', file)
+  const child = role.proc
   const primary = child.pid!
   let workers: number[] = []
   await until(() => { workers = children(primary); return workers.length === 2 && workers.every((p) => openFiles(p, log).length > 0) })
@@ -59,5 +52,5 @@ test('SIGHUP to a multi-process DNS role makes every front process reopen the re
   t.assert.strictEqual(child.exitCode, null, 'SIGHUP does not stop the role')
   child.kill('SIGTERM')
   const [code] = await once(child, 'exit') as [number | null]
-  t.assert.strictEqual(code, 0, stderr)
+  t.assert.strictEqual(code, 0, role.stderr)
 })

@@ -30,7 +30,7 @@ export class NativeUdpFront implements PeerChannel {
   readonly port: number
   /** The receive buffer the kernel granted, in bytes. */
   readonly receiveBufferSize: number
-  /** Datagrams larger than a slot, dropped. */
+  /** Datagrams larger than a slot, dropped (in the DNS metrics: `filterd_dns_udp_oversized_total`). */
   oversized = 0
   private readonly sock: BatchUdpSocket
   private readonly onQuery: QueryHandler
@@ -54,7 +54,7 @@ export class NativeUdpFront implements PeerChannel {
     return new NativeUdpFront(host, port, family, sink, receiveBuffer)
   }
 
-  /** Datagrams the kernel did not take (send queue full). */
+  /** Datagrams the kernel did not take, send queue full (in the DNS metrics: `filterd_dns_udp_send_drops_total`). */
   get sendDrops (): number { return this.sock.sendDrops }
 
   private readonly onBatch = (count: number): void => {

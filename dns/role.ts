@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import type { QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index.js'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
-import { createHttpServer } from '../engine/http/index.js'
+import { createHttpServer, listenOrUndo } from '../engine/http/index.js'
 import { DnsMetrics, registerMetricsRoute, startMetricsPublisher } from '../engine/metrics/index.js'
 import { createQueryLogSink } from '../engine/stats/index.js'
 import { startDnsServer } from './server.js'
@@ -76,13 +76,7 @@ async function withMetricsListener (ctx: RoleContext, role: RunningRole): Promis
   const http = createHttpServer({ impl: 'node', bodyLimit: 1024, logger: { warn: (m) => { ctx.logger.warn(m) } } })
   registerMetricsRoute(http, { config: ctx.config, defaultPrefix: 'filterd_dns_' })
   const hp = parseHostPort(listen)
-  let port: number
-  try {
-    ({ port } = await http.listen(hp.host, hp.port))
-  } catch (err) {
-    await role.close()
-    throw err
-  }
+  const port = await listenOrUndo(http, hp.host, hp.port, () => role.close())
   return {
     endpoints: [...role.endpoints, `dns metrics http ${formatHostPort({ host: hp.host, port })} (/metrics)`],
     async close () {

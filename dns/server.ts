@@ -112,6 +112,14 @@ class FrontProcessServer implements DnsServer {
     const proxy = this.config.proxy
     this.io = chooseUdpIo(proxy.io, this.logger)
     this.metrics.io = this.io
+    this.metrics.udpDrops = () => {
+      let oversized = 0
+      let sendDrops = 0
+      for (const u of this.udp) {
+        if (u instanceof NativeUdpFront) { oversized += u.oversized; sendDrops += u.sendDrops }
+      }
+      return { oversized, sendDrops }
+    }
     let judge: Judge | null = null
     // A fresh host: the DNS role may start before the api role ever wrote the store.
     if (o.store === undefined && await createStoreIfMissing(this.config)) {

@@ -31,7 +31,11 @@ const forbidden: Array<[string, string]> = [
   ['blockpage/x.ts', "import { x } from '../api/front-door.js'"],
   ['local/testing/x.ts', "import { x } from '../../bench/common/load.js'"],
   ['engine/stats/x.test.ts', "import { setup } from '../../local/testing/harness.js'"],
-  ['engine/stats/x.test.ts', "import { x } from '../../dns/server.js'"]
+  ['engine/stats/x.test.ts', "import { x } from '../../dns/server.js'"],
+  ['api/x.ts', "import { t } from '../ui/src/i18n.js'"],
+  ['api/x.test.ts', "import { t } from '../ui/src/i18n.js'"],
+  ['ui/src/pages/x.ts', "import type { UserRecord } from '../../../engine/store/index.js'"],
+  ['ui/src/x.ts', "import { ROUTES } from '../../api/routes/index.js'"]
 ]
 const allowed: Array<[string, string]> = [
   ['blockpage/x.ts', "import { createHttpServer } from '../engine/http/index.js'"],
@@ -40,7 +44,8 @@ const allowed: Array<[string, string]> = [
   ['engine/stats/x.ts', "import { Store } from '../store/index.js'"],
   ['tools/x.ts', "import { startRole } from '../api/role.js'"],
   ['blockpage/x.test.ts', "import { startApi } from '../api/testing/fixtures.js'"],
-  ['bench/x.ts', "import { startRole } from '../api/role.js'"]
+  ['bench/x.ts', "import { startRole } from '../api/role.js'"],
+  ['ui/src/pages/x.ts', "import { h } from '../dom.js'"]
 ]
 
 for (const [file, line] of forbidden) {

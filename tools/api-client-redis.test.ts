@@ -4,26 +4,15 @@
  * every host's replica (and so to every host's api role).
  */
 import { test, type TestContext } from 'node:test'
-import { execFile } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { verifySecret } from '../engine/auth/index.js'
 import { silentLogger } from '../engine/log/index.js'
-import { linkStore, testSettings, until } from '../engine/replica/testing.js'
+import { linkStore, testSettings } from '../engine/replica/testing.js'
+import { runCli, until } from '../engine/testing/daemon.js'
 import { Store } from '../engine/store/index.js'
 import { redisServerAvailable, startRedis } from '../engine/testing/redis.js'
 import { makeTempDir } from '../engine/testing/temp.js'
-
-const FILTERD = fileURLToPath(new URL('./filterd.js', import.meta.url))
-
-function filterd (args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [FILTERD, ...args], (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : (typeof err.code === 'number' ? err.code : null), stdout, stderr })
-    })
-  })
-}
 
 test('api-client add and remove on one host reach another host\'s replica through Redis', { skip: redisServerAvailable() ? false : 'redis-server is not installed' }, async (t: TestContext) => {
   const redis = await startRedis()
@@ -43,15 +32,15 @@ test('api-client add and remove on one host reach another host\'s replica throug
   const config = join(dir, 'a.yaml')
   writeFileSync(config, `common:\n  db: ${join(dir, 'a')}\n  redis-ip: ${redis.host}\n  redis-port: ${redis.port}\n  redis-prefix: "${prefix}"\n`)
 
-  const added = await filterd(['api-client', 'add', '--config', config, '--id', 'billing'])
+  const added = await runCli(['api-client', 'add', '--config', config, '--id', 'billing'])
   t.assert.strictEqual(added.code, 0, added.stderr)
   const secret = /^client_secret: (\S+)$/m.exec(added.stdout)![1]!
   t.assert.ok(a.getApiClient('billing') !== undefined, 'the command answered once its own host had the write')
-  await until('host b to have the client', () => b.getApiClient('billing') !== undefined)
+  await until(() => b.getApiClient('billing') !== undefined, 15_000, 'host b to have the client')
   t.assert.strictEqual(await verifySecret(secret, b.getApiClient('billing')!), true)
   t.assert.deepStrictEqual([...b.clients()], [], 'not a categorization API client')
 
-  const removed = await filterd(['api-client', 'remove', '--config', config, 'billing'])
+  const removed = await runCli(['api-client', 'remove', '--config', config, 'billing'])
   t.assert.strictEqual(removed.code, 0, removed.stderr)
-  await until('host b to lose the client', () => b.getApiClient('billing') === undefined)
+  await until(() => b.getApiClient('billing') === undefined, 15_000, 'host b to lose the client')
 })

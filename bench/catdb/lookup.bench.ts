@@ -1,6 +1,7 @@
 /**
- * Category lookups: the LMDB suffix walk that every role runs (CategoryDb.categorize, and the
- * borrowed-bytes getRaw walk the DNS server uses) against an in-memory Map holding the same
+ * Category lookups: the LMDB suffix walk that every role runs (CategoryDb.categorize, and a walk
+ * of getRaw, which returns the interned bytes shared with the cache, as the DNS server's findRaw
+ * reads them, decoding nothing) against an in-memory Map holding the same
  * table, on a realistic name mix: the popularity list of ../shared/data/top-domains.csv.gz when
  * present (host names by query volume), a synthetic mix otherwise. About a quarter of the names
  * are categorized, as the issue asks; the table also holds filler names to reach `size` entries.

@@ -20,7 +20,7 @@ import type { HttpImpl } from '../../engine/http/index.js'
 import { Store } from '../../engine/store/index.js'
 import { DEFAULT_TEMPLATES_DIR } from '../templates.js'
 import { startBlockPage, type FrontDoorLike, type RunningBlockPage } from '../server.js'
-import { buildCats } from '../../engine/testing/store.js'
+import { addUser, buildCats } from '../../engine/testing/store.js'
 import { makeTempDir, type Cleanup } from '../../engine/testing/temp.js'
 
 /** conf/ of the checkout (catgroups*.json, categories.meta.json, safesearch.txt). */
@@ -74,20 +74,13 @@ export async function makeStore (t: Cleanup, options: FixtureOptions = {}): Prom
     'mixed.example': [CATEGORY.GAMBLING, CATEGORY.SOCIAL_NETWORKS],
     'news.example': [CATEGORY.SEARCH_ENGINES]
   })
+  // The users before the server defaults: a new user starts from the defaults' filter, and bob and
+  // carol have no categories of their own.
+  await addUser(store, { name: 'alice', ip: [ALICE], filter: [CATEGORY.SOCIAL_NETWORKS] }, { black: ['user-listed.example'] })
+  await addUser(store, { name: 'bob', ip: [BOB] }, { black: ['-'], white: ['ok.example'] })
+  await addUser(store, { name: 'carol', ip: [CAROL], safesearch: 'on' })
   await store.write((w) => {
     w.putServerDefaults({ filter: [CATEGORY.GAMBLING], safesearch: false, safeyoutube: false, safesearchredirect: options.redirect ?? '' })
-    const users: Array<[string, string, Partial<{ filter: number[], safesearch: 'on' | 'off' }>]> = [
-      ['alice', ALICE, { filter: [CATEGORY.SOCIAL_NETWORKS] }],
-      ['bob', BOB, {}],
-      ['carol', CAROL, { safesearch: 'on' }]
-    ]
-    for (const [name, ip, extra] of users) {
-      w.putUser({ ...w.store.newUser(name), ...extra, ip: [ip] })
-      w.claimAddresses(name, [ip])
-    }
-    w.putList('alice', 'black', ['user-listed.example'])
-    w.putList('bob', 'black', ['-'])
-    w.putList('bob', 'white', ['ok.example'])
     w.putList(null, 'black', ['global-listed.example'])
   })
   const configFile = join(dir, 'filterd.yaml')

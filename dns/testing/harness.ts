@@ -1,5 +1,6 @@
 // Test helpers of the dns role: the engine's DNS test helpers plus an in-process server.
 import { test, type TestContext } from 'node:test'
+import type { DnsMetrics } from '../../engine/metrics/index.js'
 import type { QueryLogSink } from '../../engine/querylog/index.js'
 import { makeConfig, setTestIo, type ConfigOptions, type World } from '../../engine/testing/dns.js'
 import { loadUdpAddon } from '../../engine/udp/index.js'
@@ -7,11 +8,12 @@ import { startDnsServer, type DnsServer } from '../server.js'
 
 export * from '../../engine/testing/dns.js'
 
-export async function server (t: TestContext, w: World, o: ConfigOptions & { querylog?: QueryLogSink, tcpMaxFrame?: number } = {}): Promise<DnsServer> {
+export async function server (t: TestContext, w: World, o: ConfigOptions & { querylog?: QueryLogSink, tcpMaxFrame?: number, metrics?: DnsMetrics } = {}): Promise<DnsServer> {
   const s = await startDnsServer({
     config: makeConfig(w, o),
     store: w.store,
     ...(o.querylog === undefined ? {} : { querylog: o.querylog }),
+    ...(o.metrics === undefined ? {} : { metrics: o.metrics }),
     ...(o.tcpMaxFrame === undefined ? {} : { tcpMaxFrame: o.tcpMaxFrame })
   })
   t.after(() => s.close())

@@ -1,10 +1,10 @@
 import { test, type TestContext } from 'node:test'
-import { readFileSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { loadTaxonomy, CATGROUPS_FILE, CATEGORY_META_FILE } from './taxonomy.js'
 import { CATEGORY } from './well-known.js'
+import { tempDir } from '../testing/temp.js'
 
 // Tests run from dist/engine/categories/; the shipped files live in the repository's conf/.
 const CONF = fileURLToPath(new URL('../../../conf/', import.meta.url))
@@ -151,8 +151,7 @@ test('serves groups in the spec format and as management API records', (t: TestC
 })
 
 function withFiles (t: TestContext, groups: string, meta: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'taxonomy-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'taxonomy-')
   writeFileSync(join(dir, CATGROUPS_FILE.en), groups)
   writeFileSync(join(dir, CATEGORY_META_FILE), meta)
   return dir

@@ -12,11 +12,13 @@ type DeepReadonly<T> = T extends ReadonlyArray<infer U>
   ? ReadonlyArray<DeepReadonly<U>>
   : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
-export type Language = 'ru' | 'en'
-
 /** The config file's content after validation (defaults filled), before the loader freezes it. */
 export type ConfigFile = FromSchema<typeof configSchema>
+
+/** A role's `log-level` (the schema's one enum, shared by every role section). */
+export type LogLevel = NonNullable<ConfigFile['proxy']['log-level']>
+/** A language of category names and pages (`datafiles.language`, the schema's one enum). */
+export type Language = ConfigFile['datafiles']['language']
 
 export type Config = DeepReadonly<ConfigFile> & {
   /** Absolute path of the file this config was read from ('' for the embedded default); set by the loader, not the file. */

@@ -1,15 +1,14 @@
 import { test, type TestContext } from 'node:test'
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseDataFile, parseDataLine, ErrorLog } from './parse.js'
 import { fileURLToPath } from 'node:url'
 import { readLayers, mergeLayers, createLayersReport, type LayerOp } from './layers.js'
 import { loadTaxonomy } from '../categories/taxonomy.js'
+import { tempDir } from '../testing/temp.js'
 
 function fixture (t: TestContext, files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'datafiles-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'datafiles-')
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
   return dir
 }

@@ -16,6 +16,20 @@ export type HttpAdapterErrorCode =
   | 'HTTP_CLIENT_ABORTED'
   | 'HTTP_INTERNAL'
 
+/**
+ * The codes of the management API's front door (blockpage/front-door.ts), which answers them itself
+ * before a request reaches the api role. They are the management API's codes, but the front door
+ * runs in the block page role, and a role imports no other role: so they live here, the block page
+ * answers from this table, and api/errors.ts spreads it into its catalogue, which the tests check
+ * against docs/api.md both ways.
+ */
+export const FRONT_DOOR_ERRORS = {
+  API_FORBIDDEN: 403,
+  API_UNAVAILABLE: 502
+} as const
+
+export type FrontDoorErrorCode = keyof typeof FRONT_DOOR_ERRORS
+
 export interface HttpErrorOptions extends ErrorOptions {
   /** The request field at fault (a JSON property, a path parameter); sent only when given. */
   field?: string

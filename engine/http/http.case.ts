@@ -8,11 +8,9 @@ import { describe, test, type TestContext } from 'node:test'
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import { hasOpenssl, OPENSSL_MISSING, writeTestCertificate } from '../testing/tls.js'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { request as httpsRequest } from 'node:https'
 import { createHttpServer, HttpError, type HttpRequest, type HttpServer, type HttpServerOptions, type HttpImpl } from './index.js'
+import { tempDir } from '../testing/temp.js'
 
 // A safety net so a server that never answers fails the test instead of hanging the run; no assertion
 // depends on it.
@@ -636,8 +634,7 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('serves HTTPS with the given certificate files', { skip: hasOpenssl() ? false : OPENSSL_MISSING }, async (t: TestContext) => {
-      const dir = mkdtempSync(join(tmpdir(), 'http-tls-'))
-      t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+      const dir = tempDir(t, 'http-tls-')
       const { cert, key } = writeTestCertificate(dir, 'localhost')
       const { port } = await start(t, impl, s => { s.route('GET', '/', (_req, res) => { res.send('secure') }) }, { tls: { cert, key } })
       const body = await new Promise<string>((resolve, reject) => {

@@ -19,8 +19,8 @@ import { Router } from './router.js'
 import { UwsServer, loadUwsNative, type UwsModule } from './uws.js'
 
 export {
-  HttpError, errorBody, isHttpError, badRequest, unauthorized, forbidden, notFound, conflict,
-  type HttpErrorOptions, type HttpAdapterErrorCode
+  HttpError, errorBody, isHttpError, badRequest, unauthorized, forbidden, notFound, conflict, FRONT_DOOR_ERRORS,
+  type HttpErrorOptions, type HttpAdapterErrorCode, type FrontDoorErrorCode
 } from './errors.js'
 export type { HttpRequest, HttpResponse, HttpStream, Handler, MethodNotAllowedHandler, ErrorHook } from './core.js'
 export { formatAddressBytes, normalizeAddress } from './address.js'
@@ -67,6 +67,20 @@ export interface HttpServer {
   listen (host: string, port: number): Promise<{ port: number }>
   /** Stops listening and closes every open connection, keep-alive ones included. */
   close (): Promise<void>
+}
+
+/**
+ * Starts `server` listening, as a role does last when it starts: if that fails (the address is in
+ * use, a privileged port), `undo` stops what the role had already started, and the error goes on
+ * to the caller. Resolves to the port bound.
+ */
+export async function listenOrUndo (server: HttpServer, host: string, port: number, undo: () => Promise<unknown>): Promise<number> {
+  try {
+    return (await server.listen(host, port)).port
+  } catch (err) {
+    await undo()
+    throw err
+  }
 }
 
 /** The values of `common.http-server`. */

@@ -20,6 +20,8 @@
  *   filterd_dns_upstream_timeouts_total{process}
  *   filterd_dns_pool_queue_depth{process}                   last value set
  *   filterd_dns_udp_io{process,path}                        1 for the UDP I/O path in use (native, dgram)
+ *   filterd_dns_udp_oversized_total{process}                datagrams larger than a receive slot, dropped (native I/O)
+ *   filterd_dns_udp_send_drops_total{process}               answers the kernel did not take (native I/O)
  *   filterd_stats_rows_written_total{process}, filterd_stats_rows_dropped_total{process}
  *   filterd_metrics_snapshot_age_seconds{process}
  *   filterd_store_generation                                 the policy generation the api sees
@@ -85,9 +87,20 @@ export interface MetricsSnapshot {
   poolQueueDepth: number
   /** The UDP I/O path (`proxy.io` resolved): 'native' or 'dgram' ('' before the server started). */
   io?: string
+  /** What the native UDP front dropped (`UdpDrops`); absent in a snapshot of an older process. */
+  udpOversized?: number
+  udpSendDrops?: number
   statsRowsWritten: number
   statsRowsDropped: number
 }
+
+/** What the native UDP front dropped: datagrams larger than a receive slot, answers the kernel did not take. */
+export interface UdpDrops {
+  readonly oversized: number
+  readonly sendDrops: number
+}
+
+const NO_UDP_DROPS: UdpDrops = { oversized: 0, sendDrops: 0 }
 
 /**
  * The DNS process's counters. Every method is a few arithmetic operations on preallocated typed
@@ -99,6 +112,11 @@ export class DnsMetrics {
   readonly upstreamBuckets = new Float64Array(UPSTREAM_BUCKETS_MS.length + 1)
   /** The UDP I/O path in use, set by the server when it starts. */
   io = ''
+  /**
+   * Read when a snapshot is taken, not per packet: the server points it at its native UDP fronts'
+   * own counters (the dgram path drops nothing itself).
+   */
+  udpDrops: () => UdpDrops = () => NO_UDP_DROPS
 
   /** Counts one query and its answer: `verdictAction` is the policy Action or 'malformed'/'drop'. */
   countQuery (verdictAction: string, rcode: number): void {
@@ -126,6 +144,7 @@ export class DnsMetrics {
 
   /** A JSON-ready copy; `statsRows` comes from the CSV writer (`writtenRows`, `droppedRows`). */
   snapshot (statsRows: { writtenRows: number, droppedRows: number } = { writtenRows: 0, droppedRows: 0 }, now = Date.now()): MetricsSnapshot {
+    const udp = this.udpDrops()
     const answers: Array<[string, string, number]> = []
     for (let v = 0; v < VERDICTS.length; v++) {
       for (let r = 0; r < kRcodes; r++) {
@@ -148,6 +167,8 @@ export class DnsMetrics {
       upstreamTimeouts: this.scalars[S_TIMEOUTS]!,
       poolQueueDepth: this.scalars[S_QUEUE]!,
       io: this.io,
+      udpOversized: udp.oversized,
+      udpSendDrops: udp.sendDrops,
       statsRowsWritten: statsRows.writtenRows,
       statsRowsDropped: statsRows.droppedRows
     }
@@ -265,6 +286,8 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const written = new Counter({ name: 'filterd_stats_rows_written_total', help: 'statistics rows written to CSV', labelNames: p, registers: [registry] })
   const dropped = new Counter({ name: 'filterd_stats_rows_dropped_total', help: 'statistics rows dropped (disk full or slow)', labelNames: p, registers: [registry] })
   const io = new Gauge({ name: 'filterd_dns_udp_io', help: 'UDP I/O path of the DNS process (proxy.io): 1 for the one in use', labelNames: ['process', 'path'] as const, registers: [registry] })
+  const oversized = new Counter({ name: 'filterd_dns_udp_oversized_total', help: 'UDP datagrams larger than a receive slot, dropped unread (native I/O)', labelNames: p, registers: [registry] })
+  const sendDrops = new Counter({ name: 'filterd_dns_udp_send_drops_total', help: 'UDP answers the kernel did not take, send queue full (native I/O)', labelNames: p, registers: [registry] })
   const age = new Gauge({ name: 'filterd_metrics_snapshot_age_seconds', help: 'age of the DNS process snapshot', labelNames: p, registers: [registry] })
   const store = ctx.store
   if (store !== undefined) {
@@ -291,7 +314,7 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const render = async (): Promise<string> => {
     const t = now()
     const snaps = await readSnapshots(dir, t)
-    for (const m of [queries, answers, timeouts, queue, io, written, dropped, age]) m.reset()
+    for (const m of [queries, answers, timeouts, queue, io, oversized, sendDrops, written, dropped, age]) m.reset()
     const hist: HistValue[] = []
     for (const [proc, s] of snaps) {
       const l = { process: proc }
@@ -300,6 +323,8 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
       timeouts.inc(l, s.upstreamTimeouts)
       queue.set(l, s.poolQueueDepth)
       if (typeof s.io === 'string' && s.io !== '') io.set({ process: proc, path: s.io }, 1)
+      oversized.inc(l, s.udpOversized ?? 0)
+      sendDrops.inc(l, s.udpSendDrops ?? 0)
       written.inc(l, s.statsRowsWritten)
       dropped.inc(l, s.statsRowsDropped)
       age.set(l, Math.max(0, (t - s.updated) / 1000))

@@ -1,6 +1,5 @@
 import { test, type TestContext } from 'node:test'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, writeFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { CONF, startRole, until } from '../testing/daemon.js'
 import { CATEGORY } from '../categories/index.js'
@@ -8,10 +7,10 @@ import { parseConfig } from '../config/index.js'
 import { addUser, ask, rcode, world, writeConfigFile } from '../testing/dns.js'
 import { createHttpServer } from '../http/index.js'
 import { DnsMetrics, metricsDir, registerMetricsRoute, startMetricsPublisher } from './index.js'
+import { tempDir } from '../testing/temp.js'
 
 function testConfig (t: TestContext): ReturnType<typeof parseConfig> {
-  const root = mkdtempSync(join(tmpdir(), 'filterd-metrics-'))
-  t.after(() => { rmSync(root, { recursive: true, force: true }) })
+  const root = tempDir(t, 'filterd-metrics-')
   return parseConfig(`stats:\n  dir: ${JSON.stringify(join(root, 'csv'))}\n  db: ${JSON.stringify(join(root, 'db'))}\n`, join(root, 'x.yaml'))
 }
 
@@ -27,6 +26,8 @@ test('counts queries by verdict and rcode and upstream latency into buckets', (t
   m.observeUpstream(9000)
   m.countUpstreamTimeout()
   m.setPoolQueueDepth(4)
+  t.assert.deepStrictEqual([m.snapshot().udpOversized, m.snapshot().udpSendDrops], [0, 0], 'no native UDP front: nothing dropped')
+  m.udpDrops = () => ({ oversized: 5, sendDrops: 6 })
   const s = m.snapshot({ writtenRows: 10, droppedRows: 2 }, 1000)
   t.assert.strictEqual(s.queries, 5)
   t.assert.deepStrictEqual(s.answers, [['forward', 'NOERROR', 2], ['forward', 'NXDOMAIN', 1], ['block', 'NOERROR', 1], ['other', 'other', 1]])
@@ -37,12 +38,14 @@ test('counts queries by verdict and rcode and upstream latency into buckets', (t
   t.assert.strictEqual(s.upstreamTimeouts, 1)
   t.assert.strictEqual(s.poolQueueDepth, 4)
   t.assert.strictEqual(s.statsRowsDropped, 2)
+  t.assert.deepStrictEqual([s.udpOversized, s.udpSendDrops], [5, 6])
 })
 
 test('exposes the DNS processes\' published counters on /metrics with a process label', async (t: TestContext) => {
   const config = testConfig(t)
   const m = new DnsMetrics()
   m.io = 'native'
+  m.udpDrops = () => ({ oversized: 11, sendDrops: 4 })
   m.countQuery('block', 0)
   m.observeUpstream(3)
   m.observeUpstream(30)
@@ -70,6 +73,8 @@ test('exposes the DNS processes\' published counters on /metrics with a process 
     'filterd_stats_rows_written_total{process="dns-3"} 7',
     'filterd_store_generation 17',
     'filterd_dns_udp_io{process="dns-3",path="native"} 1',
+    'filterd_dns_udp_oversized_total{process="dns-3"} 11',
+    'filterd_dns_udp_send_drops_total{process="dns-3"} 4',
     '# TYPE filterd_dns_upstream_latency_ms histogram'
   ]) t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
   t.assert.doesNotMatch(text, /dns-1"/)

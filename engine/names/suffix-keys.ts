@@ -1,6 +1,6 @@
 /**
  * A name as the keys of its suffixes, most specific first: what every suffix walk (lists, the
- * category database) reads. The DNS server builds them from wire labels (engine/dns/judge.ts
+ * category database) reads. The DNS server builds them from wire labels (engine/judge/judge.ts
  * QueryKeys, so a label holding a dot never reads as two labels); HostKeys builds them from a
  * normalised host name.
  */

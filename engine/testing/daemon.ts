@@ -1,9 +1,9 @@
 /**
  * Test helpers for every role's daemon tests (not run as tests): the real role as a child process
  * (`node dist/tools/filterd.js <role> --config FILE`), ready when it reports its endpoints, with its
- * log lines; a poll with a bound; a JSON GET.
+ * log lines; a command of the CLI run to its end; a poll with a bound; a JSON GET.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -85,11 +85,30 @@ export async function startRole (t: TestContext, role: RoleName, config: string,
   }
 }
 
-/** Polls `check` (every 20 ms) until it returns true; gives up after `limitMs` (a hung test, not a timing assertion). */
-export async function until (check: () => boolean | Promise<boolean>, limitMs = 30_000): Promise<void> {
+export interface CliRun {
+  /** The exit code; null when a signal ended the process. */
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs `filterd …args` (dist/tools/filterd.js, or another copy as `cli`) to its end. */
+export function runCli (args: string[], cli = FILTERD): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli, ...args], (err, stdout, stderr) => {
+      resolve({ code: err === null ? 0 : (typeof err.code === 'number' ? err.code : null), stdout, stderr })
+    })
+  })
+}
+
+/**
+ * Polls `check` (every 20 ms) until it returns true; gives up after `limitMs` (a hung test, not a
+ * timing assertion), naming `what` it waited for.
+ */
+export async function until (check: () => boolean | Promise<boolean>, limitMs = 30_000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + limitMs
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached')
+    if (Date.now() > deadline) throw new Error(`${what} not reached`)
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }

@@ -5,11 +5,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, rmSync } from 'node:fs'
 import { createConnection } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { releasedPort } from './ports.js'
+import { makeTempDir } from './temp.js'
 
 export interface TestRedis {
   readonly host: string
@@ -37,7 +36,7 @@ async function reachable (host: string, port: number): Promise<boolean> {
 export async function startRedis (options: { host?: string, bind?: string } = {}): Promise<TestRedis> {
   const host = options.host ?? '127.0.0.1'
   const port = await releasedPort()
-  const dir = mkdtempSync(join(tmpdir(), 'filterd-redis-'))
+  const { dir, cleanup } = makeTempDir('filterd-redis-')
   let proc: ChildProcess | undefined
   const start = async (opts: { empty?: boolean } = {}): Promise<void> => {
     if (opts.empty === true) {
@@ -76,7 +75,7 @@ export async function startRedis (options: { host?: string, bind?: string } = {}
         p.kill('SIGTERM')
         await once(p, 'exit')
       }
-      if (opts.keepData !== true) rmSync(dir, { recursive: true, force: true })
+      if (opts.keepData !== true) cleanup()
     }
   }
 }

@@ -1,30 +1,18 @@
 // filterd backup / filterd restore (docs/backup.md), through the CLI against the real api role.
 import { test, type TestContext } from 'node:test'
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { appendFileSync, chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { loadConfigFile } from '../../engine/config/index.js'
 import { silentLogger } from '../../engine/log/index.js'
 import { ANONYMOUS_USER, createCsvQueryLog, formatDay, ReportTime } from '../../engine/stats/index.js'
 import { rec } from '../../engine/stats/testing/fixtures.js'
 import { Store } from '../../engine/store/index.js'
-import { FILTERD, getJson, REPO, startRole, until } from '../../engine/testing/daemon.js'
+import { getJson, REPO, runCli, startRole, until } from '../../engine/testing/daemon.js'
 import { tempDir } from '../../engine/testing/temp.js'
 import { writeTaxonomy } from '../../api/testing/fixtures.js'
 
-const exec = promisify(execFile)
-
-async function filterd (args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [FILTERD, ...args])
-    return { code: 0, stdout, stderr }
-  } catch (err) {
-    const e = err as { code: number, stdout: string, stderr: string }
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
-  }
-}
 
 /** A config whose store, statistics and pid file live in `root/<name>/`. */
 function hostConfig (root: string, name: string): string {
@@ -87,7 +75,7 @@ test('a backup taken during a write storm holds every write acknowledged before 
   await until(() => acknowledged.length >= 20, 30_000)
   const beforeBackup = acknowledged.slice()
   const backupDir = join(root, 'backup')
-  const made = await filterd(['backup', '--config', fileA, backupDir])
+  const made = await runCli(['backup', '--config', fileA, backupDir])
   const duringBackup = acknowledged.length - beforeBackup.length
   stop = true
   await Promise.all(storm)
@@ -101,7 +89,7 @@ test('a backup taken during a write storm holds every write acknowledged before 
   t.assert.ok(manifest.store.users >= beforeBackup.length)
 
   // While the api role runs on the store, restore refuses, even with --force, and changes nothing.
-  const busy = await filterd(['restore', '--force', '--config', fileA, backupDir])
+  const busy = await runCli(['restore', '--force', '--config', fileA, backupDir])
   t.assert.strictEqual(busy.code, 1)
   t.assert.match(busy.stderr, new RegExp(`api \\(pid ${api.proc.pid ?? 0}, `))
   t.assert.deepStrictEqual(readdirSync(root).filter((n) => n.includes('restore')), [])
@@ -110,7 +98,7 @@ test('a backup taken during a write storm holds every write acknowledged before 
 
   // Restore into a fresh host layout.
   const fileB = hostConfig(root, 'b')
-  const restored = await filterd(['restore', '--config', fileB, backupDir])
+  const restored = await runCli(['restore', '--config', fileB, backupDir])
   t.assert.strictEqual(restored.code, 0, restored.stderr)
   const configB = loadConfigFile(fileB)
   const store = Store.open(configB.common.db, { readOnly: true })
@@ -140,9 +128,9 @@ test('restore refuses a backup that is incomplete, damaged or added to, and a no
   await s.write((w) => w.putUser(s.newUser('alice')))
   await s.close()
 
-  const help = await Promise.all([filterd(['backup', '--help']), filterd(['restore', '--help'])])
+  const help = await Promise.all([runCli(['backup', '--help']), runCli(['restore', '--help'])])
   for (const h of help) { t.assert.strictEqual(h.code, 0); t.assert.match(h.stdout, /^usage: filterd (backup|restore) --config FILE/) }
-  t.assert.strictEqual((await filterd(['backup', '--config', fileA])).code, 2)
+  t.assert.strictEqual((await runCli(['backup', '--config', fileA])).code, 2)
 
   // Roles stopped and no lock file: a backup run as root leaves the lock file it made to the
   // store's owner (the daemons' user), or they could not open the store again.
@@ -150,23 +138,23 @@ test('restore refuses a backup that is incomplete, damaged or added to, and a no
   const asRoot = process.getuid?.() === 0
   if (asRoot) chownSync(join(configA.common.db, 'data.mdb'), 65534, 65534)
   const dir = join(root, 'backup')
-  t.assert.strictEqual((await filterd(['backup', '--config', fileA, dir])).code, 0)
+  t.assert.strictEqual((await runCli(['backup', '--config', fileA, dir])).code, 0)
   if (asRoot) t.assert.strictEqual(statSync(join(configA.common.db, 'lock.mdb')).uid, 65534)
-  const again = await filterd(['backup', '--config', fileA, dir])
+  const again = await runCli(['backup', '--config', fileA, dir])
   t.assert.strictEqual(again.code, 1)
   t.assert.match(again.stderr, /is not empty/)
 
   const fileB = hostConfig(root, 'b')
   const configB = loadConfigFile(fileB)
-  const checked = await filterd(['restore', '--check', dir])
+  const checked = await runCli(['restore', '--check', dir])
   t.assert.strictEqual(checked.code, 0, checked.stderr)
   t.assert.match(checked.stdout, /a complete backup of .*: 1 files match the manifest; store generation 1, 1 users/)
   const refused = async (pattern: RegExp): Promise<void> => {
-    const r = await filterd(['restore', '--config', fileB, dir])
+    const r = await runCli(['restore', '--config', fileB, dir])
     t.assert.strictEqual(r.code, 1, r.stdout)
     t.assert.match(r.stderr, pattern)
     t.assert.strictEqual(existsSync(join(root, 'b')), false, 'a refused restore creates nothing')
-    const check = await filterd(['restore', '--check', dir])
+    const check = await runCli(['restore', '--check', dir])
     t.assert.strictEqual(check.code, 1)
     t.assert.match(check.stderr, pattern)
   }
@@ -192,15 +180,15 @@ test('restore refuses a backup that is incomplete, damaged or added to, and a no
   await refused(/files the manifest does not list \(store\/notes\.txt\)/)
   rmSync(join(dir, 'store', 'notes.txt'))
 
-  t.assert.strictEqual((await filterd(['restore', '--config', fileB, dir])).code, 0)
+  t.assert.strictEqual((await runCli(['restore', '--config', fileB, dir])).code, 0)
   // Now the target holds a store: refused without --force; with it, the old one is moved aside.
   const s2 = Store.open(configB.common.db)
   await s2.write((w) => w.putUser(s2.newUser('bob')))
   await s2.close()
-  const busy = await filterd(['restore', '--config', fileB, dir])
+  const busy = await runCli(['restore', '--config', fileB, dir])
   t.assert.strictEqual(busy.code, 1)
   t.assert.match(busy.stderr, /not empty: .*\(common\.db\).*--force/)
-  const forced = await filterd(['restore', '--force', '--config', fileB, dir])
+  const forced = await runCli(['restore', '--force', '--config', fileB, dir])
   t.assert.strictEqual(forced.code, 0, forced.stderr)
   const aside = /previous contents are in (\S+)/.exec(forced.stdout)?.[1] ?? ''
   t.assert.match(aside, /db-before-restore-\d{8}T\d{9}Z$/)
@@ -216,7 +204,7 @@ test('restore refuses a backup that is incomplete, damaged or added to, and a no
   { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] })
   t.after(() => { holder.kill('SIGKILL') })
   await once(holder.stdout, 'data')
-  const held = await filterd(['restore', '--force', '--config', fileB, dir])
+  const held = await runCli(['restore', '--force', '--config', fileB, dir])
   t.assert.strictEqual(held.code, 1)
   t.assert.match(held.stderr, new RegExp(`${configB.common.db} \\(common\\.db\\) is open by pid ${holder.pid ?? 0};`))
   holder.kill('SIGKILL')
@@ -225,7 +213,7 @@ test('restore refuses a backup that is incomplete, damaged or added to, and a no
   // A damaged store (its meta pages gone), the case docs/errors.md sends here: restored over, kept aside.
   const damaged = join(configB.common.db, 'data.mdb')
   writeFileSync(damaged, Buffer.alloc(statSync(damaged).size))
-  const repaired = await filterd(['restore', '--force', '--config', fileB, dir])
+  const repaired = await runCli(['restore', '--force', '--config', fileB, dir])
   t.assert.strictEqual(repaired.code, 0, repaired.stderr)
   const healthy = Store.open(configB.common.db, { readOnly: true })
   t.assert.ok(healthy.hasUser('alice'))

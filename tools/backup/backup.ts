@@ -20,11 +20,11 @@
 import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { open } from 'lmdb'
 import { loadConfigFile, type Config } from '../../engine/config/index.js'
 import { closeCurrentParts, partsOpenedBy, recoverStaleParts } from '../../engine/stats/index.js'
 import { Store } from '../../engine/store/index.js'
+import { commandArgs } from '../cli/command-args.js'
 import { filterdVersion } from '../cli/version.js'
 import { describeFiles, FORMAT, FORMAT_VERSION, fsyncPath, fsyncTree, listFiles, MANIFEST, PARTS, type Manifest } from './manifest.js'
 
@@ -140,28 +140,17 @@ export async function backup (config: Readonly<Config>, dir: string, options: { 
 }
 
 export async function run (argv: string[]): Promise<number> {
-  let values: { config?: string, 'wait-ms'?: string, help?: boolean }
-  let positionals: string[]
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      options: { config: { type: 'string', short: 'c' }, 'wait-ms': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: true,
-      strict: true
-    }))
-  } catch (err) {
-    process.stderr.write(`filterd backup: ${(err as Error).message}\n\n${BACKUP_USAGE}\n`)
-    return 2
-  }
-  if (values.help === true) { process.stdout.write(BACKUP_USAGE + '\n'); return 0 }
+  const args = commandArgs('backup', BACKUP_USAGE + '\n', argv, { 'wait-ms': { type: 'string' } }, { positionals: 1 })
+  if (typeof args === 'number') return args
+  const { values, config, positionals } = args
   const waitMs = values['wait-ms'] === undefined ? 3000 : Number(values['wait-ms'])
-  if (values.config === undefined || positionals.length !== 1 || !Number.isInteger(waitMs) || waitMs < 0) {
+  if (!Number.isInteger(waitMs) || waitMs < 0) {
     process.stderr.write(BACKUP_USAGE + '\n')
     return 2
   }
   const dir = resolve(positionals[0]!)
   try {
-    const r = await backup(loadConfigFile(values.config), dir, { waitMs })
+    const r = await backup(loadConfigFile(config), dir, { waitMs })
     if (r.stillOpen.length > 0) {
       process.stderr.write(`filterd backup: statistics files still open after ${waitMs} ms, their rows are not in the backup: ${r.stillOpen.join(', ')}\n`)
     }

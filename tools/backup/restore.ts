@@ -19,9 +19,9 @@
 import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { dirname, join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { loadConfigFile, type Config } from '../../engine/config/index.js'
 import { Store } from '../../engine/store/index.js'
+import { commandArgs } from '../cli/command-args.js'
 import { ROLE_NAMES, sectionOf } from '../cli/roles.js'
 import { livePid } from '../cli/run-role.js'
 import { BackupInvalid, fsyncPath, fsyncTree, listFiles, PARTS, verifyBackup, type Manifest } from './manifest.js'
@@ -201,21 +201,10 @@ export async function restore (config: Readonly<Config>, dir: string, options: {
 }
 
 export async function run (argv: string[]): Promise<number> {
-  let values: { config?: string, force?: boolean, check?: boolean, help?: boolean }
-  let positionals: string[]
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      options: { config: { type: 'string', short: 'c' }, force: { type: 'boolean' }, check: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: true,
-      strict: true
-    }))
-  } catch (err) {
-    process.stderr.write(`filterd restore: ${(err as Error).message}\n\n${RESTORE_USAGE}\n`)
-    return 2
-  }
-  if (values.help === true) { process.stdout.write(RESTORE_USAGE + '\n'); return 0 }
-  if (positionals.length === 1 && values.check === true) {
+  const args = commandArgs('restore', RESTORE_USAGE + '\n', argv, { force: { type: 'boolean' }, check: { type: 'boolean' } }, { positionals: 1, configOptional: true })
+  if (typeof args === 'number') return args
+  const { values, config: configFile, positionals } = args
+  if (values.check === true) {
     const dir = resolve(positionals[0]!)
     try {
       const m = await verifyBackup(dir)
@@ -226,10 +215,10 @@ export async function run (argv: string[]): Promise<number> {
       return 1
     }
   }
-  if (values.config === undefined || positionals.length !== 1) { process.stderr.write(RESTORE_USAGE + '\n'); return 2 }
+  if (configFile === undefined) { process.stderr.write(RESTORE_USAGE + '\n'); return 2 }
   const dir = resolve(positionals[0]!)
   try {
-    const config = loadConfigFile(values.config)
+    const config = loadConfigFile(configFile)
     const r = await restore(config, dir, { force: values.force === true })
     const m = r.manifest
     process.stdout.write(`restored the backup of ${m.finished} (filterd ${m.filterd}, host ${m.host}) into ${config.common.db}, ${config.stats.db} and ${config.stats.dir}: ` +

@@ -1,12 +1,10 @@
 import { test, type TestContext } from 'node:test'
-import { execFile } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import { Store } from '../../engine/store/index.js'
 import { CategoryDb } from '../../engine/catdb/index.js'
-import { startFailureLine } from '../../engine/testing/daemon.js'
+import { runCli, startFailureLine } from '../../engine/testing/daemon.js'
 import { createServer } from 'node:net'
 import { once } from 'node:events'
 import { spawn } from 'node:child_process'
@@ -15,22 +13,11 @@ import { tempDir as makeDir } from '../../engine/testing/temp.js'
 
 const tempDir = (t: TestContext): string => makeDir(t, 'filterd-cli-')
 
-const run = promisify(execFile)
-const cli = fileURLToPath(new URL('../filterd.js', import.meta.url))
 const conf = fileURLToPath(new URL('../../../conf/', import.meta.url))
 
-async function filterd (args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [cli, ...args])
-    return { code: 0, stdout, stderr }
-  } catch (err) {
-    const e = err as { code: number, stdout: string, stderr: string }
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
-  }
-}
 
 test('--help lists every role and command', async (t: TestContext) => {
-  const { code, stdout } = await filterd(['--help'])
+  const { code, stdout } = await runCli(['--help'])
   t.assert.strictEqual(code, 0)
   for (const word of ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'all', 'build-db', 'import', 'stats-import', 'client']) {
     t.assert.match(stdout, new RegExp(`\\b${word}\\b`))
@@ -39,23 +26,23 @@ test('--help lists every role and command', async (t: TestContext) => {
 
 test('every role and command answers --help with its usage and exit 0, and --version names the version', async (t: TestContext) => {
   const names = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'all', 'check-config', 'build-db', 'import', 'stats-import', 'client', 'collector-usage', 'backup', 'restore']
-  const runs = await Promise.all([...names.map(n => filterd([n, '--help'])), filterd(['client', 'add', '--help']), filterd(['collector', 'usage', '--help'])])
+  const runs = await Promise.all([...names.map(n => runCli([n, '--help'])), runCli(['client', 'add', '--help']), runCli(['collector', 'usage', '--help'])])
   for (const [i, r] of runs.entries()) {
     t.assert.strictEqual(r.code, 0, `${names[i] ?? 'client add / collector usage'} --help: ${r.stderr}`)
     t.assert.match(r.stdout, /usage/i)
   }
-  const v = await filterd(['--version'])
+  const v = await runCli(['--version'])
   t.assert.strictEqual(v.code, 0)
   t.assert.match(v.stdout, /^filterd \d+\.\d+\.\d+ \(Node\.js /)
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
   t.assert.strictEqual(v.stdout, `filterd ${pkg.version} (Node.js ${process.versions.node})\n`)
-  const bad = await filterd(['api', '--config'])
+  const bad = await runCli(['api', '--config'])
   t.assert.strictEqual(bad.code, 2)
   t.assert.match(bad.stderr, /--config/)
 })
 
 test('an unknown role is refused with usage and exit code 2', async (t: TestContext) => {
-  const { code, stderr } = await filterd(['resolver'])
+  const { code, stderr } = await runCli(['resolver'])
   t.assert.strictEqual(code, 2)
   t.assert.match(stderr, /unknown role or command "resolver"/)
 })
@@ -63,7 +50,7 @@ test('an unknown role is refused with usage and exit code 2', async (t: TestCont
 test('a bad config stops a role\'s start with one fatal JSON log line on stderr naming the key', async (t: TestContext) => {
   const dir = tempDir(t)
   writeFileSync(join(dir, 'bad.yaml'), 'proxy:\n  blockpage-ip: [192.0.2.1, 192.0.2.2]\n')
-  const { code, stdout, stderr } = await filterd(['dns', '--config', join(dir, 'bad.yaml')])
+  const { code, stdout, stderr } = await runCli(['dns', '--config', join(dir, 'bad.yaml')])
   t.assert.strictEqual(code, 1)
   t.assert.strictEqual(stdout, '')
   const line = startFailureLine(stderr)
@@ -72,7 +59,7 @@ test('a bad config stops a role\'s start with one fatal JSON log line on stderr 
 })
 
 test('commands other than roles keep plain-text errors', async (t: TestContext) => {
-  const { code, stderr } = await filterd(['build-db', '--config', join(tempDir(t), 'missing.yaml')])
+  const { code, stderr } = await runCli(['build-db', '--config', join(tempDir(t), 'missing.yaml')])
   t.assert.notStrictEqual(code, 0)
   t.assert.throws(() => JSON.parse(stderr.split('\n')[0]!))
 })
@@ -93,7 +80,7 @@ test('build-db compiles the layers and prints counts per layer and per category 
     'custom.txt': 'casino.example 30\nnews.example -\n',
     'vendor.txt': 'casino.example 40\nnews.example 81\nsport.example 81\nexample.com/Games 52\nкремль.рф 85\n'
   })
-  const { code, stdout } = await filterd(['build-db', '--config', config])
+  const { code, stdout } = await runCli(['build-db', '--config', config])
   t.assert.strictEqual(code, 0, stdout)
   t.assert.match(stdout, /layer 1 custom\.txt: 1 entries \(0 URL\), 1 deletions, 0 errors/)
   t.assert.match(stdout, /layer 2 vendor\.txt: 5 entries \(1 URL\), 0 deletions, 0 errors/)
@@ -111,12 +98,12 @@ test('build-db compiles the layers and prints counts per layer and per category 
 test('build-db reports malformed lines with file and line and keeps the live database', async (t: TestContext) => {
   const dir = tempDir(t)
   const config = dataConfig(dir, { 'custom.txt': 'good.example 30\nbad..name 30\nother.example 9999\n' })
-  const { code, stdout } = await filterd(['build-db', '--config', config])
+  const { code, stdout } = await runCli(['build-db', '--config', config])
   t.assert.strictEqual(code, 1)
   t.assert.match(stdout, /error: custom\.txt:2: /)
   t.assert.match(stdout, /error: custom\.txt:3: /)
   t.assert.match(stdout, /live database is unchanged/)
-  const again = await filterd(['build-db', '--config', config, '--continue'])
+  const again = await runCli(['build-db', '--config', config, '--continue'])
   t.assert.strictEqual(again.code, 0)
   t.assert.match(again.stdout, /version \d+ active: 1 domains/)
 })
@@ -133,7 +120,7 @@ test('a role that cannot bind says so in one line naming the address', async (t:
     'datafiles:', `  cats: ${join(dir, 'cats')}`, 'common:', `  db: ${join(dir, 'db')}`,
     'api:', `  listen: 127.0.0.1:${port}`, `  pid: ${join(dir, 'api.pid')}`, '  log: "-"'
   ].join('\n'))
-  const { code, stderr } = await filterd(['api', '--config', join(dir, 'f.yaml')])
+  const { code, stderr } = await runCli(['api', '--config', join(dir, 'f.yaml')])
   t.assert.strictEqual(code, 1)
   const line = startFailureLine(stderr)
   t.assert.strictEqual(line.err.code, 'ENGINE_LISTEN')
@@ -148,7 +135,7 @@ test('a second filterd all with a role still running reports ENGINE_ALREADY_RUNN
   await once(first, 'spawn')
   writeFileSync(join(dir, 'dns.pid'), `${first.pid}\n`)
   writeFileSync(join(dir, 'f.yaml'), ['proxy:', `  pid: ${join(dir, 'dns.pid')}`, 'demo:', '  upstream: 127.0.0.1:1'].join('\n'))
-  const { code, stdout, stderr } = await filterd(['all', '--config', join(dir, 'f.yaml')])
+  const { code, stdout, stderr } = await runCli(['all', '--config', join(dir, 'f.yaml')])
   t.assert.strictEqual(code, 1)
   t.assert.strictEqual(stdout, '')
   t.assert.match(stderr, new RegExp(`^filterd: filterd all: ENGINE_ALREADY_RUNNING: dns is already running with pid ${first.pid} .*\n$`))

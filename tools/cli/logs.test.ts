@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, readFileSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
-import { FILTERD, until } from '../../engine/testing/daemon.js'
+import { startRole, until } from '../../engine/testing/daemon.js'
 import { makeStore } from '../../blockpage/testing/fixture.js'
 import { tempDir } from '../../engine/testing/temp.js'
 
@@ -21,14 +21,8 @@ function lines (file: string): Array<{ time?: unknown, msg?: string }> {
 test('a daemon logs ISO 8601 times and reopens its log file on SIGHUP', async (t: TestContext) => {
   const { dir, configFile } = await makeStore(t, { blockpage: ['log-level: info'] })
   const log = join(dir, 'blockpage.log')
-  const child = spawn(process.execPath, [FILTERD, 'blockpage', '--config', configFile], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
-  let stderr = ''
-  child.stderr!.on('data', (c: Buffer) => { stderr += c.toString() })
-  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
-  await Promise.race([
-    once(child, 'message'),
-    once(child, 'exit').then(([code]) => { throw new Error(`filterd exited with ${String(code)}: ${stderr}`) })
-  ])
+  const role = await startRole(t, 'blockpage', configFile)
+  const child = role.proc
   await until(() => lines(log).some((l) => l.msg === 'blockpage started'))
   for (const l of lines(log)) t.assert.match(String(l.time), ISO)
 
@@ -38,7 +32,7 @@ test('a daemon logs ISO 8601 times and reopens its log file on SIGHUP', async (t
   t.assert.strictEqual(child.exitCode, null, 'SIGHUP does not stop the daemon')
   child.kill('SIGTERM')
   const [code] = await once(child, 'exit') as [number | null]
-  t.assert.strictEqual(code, 0, stderr)
+  t.assert.strictEqual(code, 0, role.stderr)
   const fresh = lines(log)
   t.assert.ok(fresh.some((l) => l.msg === 'blockpage stopped'), JSON.stringify(fresh))
   for (const l of fresh) t.assert.match(String(l.time), ISO)

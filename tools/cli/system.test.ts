@@ -9,8 +9,7 @@ import { test, type TestContext } from 'node:test'
 import { spawn } from 'node:child_process'
 import { createSocket } from 'node:dgram'
 import { once } from 'node:events'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execFile } from 'node:child_process'
@@ -19,6 +18,7 @@ import { get } from 'node:http'
 import dnsPacket from 'dns-packet'
 import { ask, firstA } from '../../engine/testing/dns.js'
 import { demoConfig, demoPorts } from '../../engine/testing/demo-config.js'
+import { tempDir } from '../../engine/testing/temp.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const cli = join(root, 'dist/tools/filterd.js')
@@ -48,8 +48,7 @@ async function eventually<T> (fn: () => Promise<T>, ok: (v: T) => boolean, ms = 
 }
 
 test('filterd all runs the whole system on the demo configuration, end to end', async (t: TestContext) => {
-  const dir = mkdtempSync(join(tmpdir(), 'filterd-system-'))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'filterd-system-')
   const ports = await demoPorts()
   // The shipped demo config, moved to free ports and this test's folder.
   const demo = demoConfig(dir, ports)
