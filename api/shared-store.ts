@@ -56,7 +56,8 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
     where: settings.where,
     usageClaim: redisPeriodClaim(redis, settings.keys.usageReport, `${host}:${process.pid}`),
     startStats (statsDb) {
-      return startStatsApplier(connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'), statsDb, config.stats.timezone)
+      return startStatsApplier(connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'), statsDb, config.stats.timezone,
+        { pruneEveryMs: config.stats['import-interval'] * 1000, logger })
     },
     async close () {
       store.useRemoteCommit(undefined)

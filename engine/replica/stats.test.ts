@@ -191,3 +191,18 @@ test('the sync role\'s shipper and the api role\'s applier: a host\'s files reac
   await new Promise((resolve) => setTimeout(resolve, 300))
   t.assert.deepStrictEqual(counted(db), [600, 300])
 })
+
+test('the applier prunes what retention no longer keeps, as the single host\'s importer does', { skip }, async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const { keys, connect } = setup(t)
+  await writeFiles(env, queries(300), 1)
+  await shipClosedFiles(await connect(), keys, 'h5', env.config.stats.dir)
+  const db = openDb(t, env, 'reports')
+  t.assert.strictEqual(await drain(await connect(), keys, db), records(300, 1))
+  t.assert.strictEqual(db.raw.getCount(), 300, 'raw rows of the last day are kept')
+  // Two days later (the clock the applier prunes by), the raw rows are past their day of retention.
+  const applier = startStatsApplier(await connect(), keys, db, 'UTC', { pruneEveryMs: 50, now: () => Date.now() + 2 * 86_400_000 })
+  t.after(() => applier.close())
+  await until('the raw rows pruned', () => db.raw.getCount() === 0)
+  t.assert.deepStrictEqual(counted(db), [200, 100], 'the aggregates stay (three months)')
+})

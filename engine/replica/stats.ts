@@ -28,7 +28,7 @@ import type { Logger } from '../log/index.js'
 import { parseRecords } from '../stats/csv.js'
 import type { StatsDb } from '../stats/db.js'
 import { CLOSED_RE, recoverStaleParts } from '../stats/files.js'
-import { applyRecords } from '../stats/importer.js'
+import { applyRecords, pruneStats } from '../stats/importer.js'
 import { whenReady } from './redis.js'
 
 const kChunkRows = 5000
@@ -168,13 +168,26 @@ export interface StatsApplier {
   close (): Promise<void>
 }
 
-/** The api role's half (the role that serves reports): applies every host's chunks, continuously. */
-export function startStatsApplier (applier: Redis, keys: StatsKeys, db: StatsDb, timeZone: string): StatsApplier {
+/**
+ * The api role's half (the role that serves reports): applies every host's chunks, continuously, and
+ * every `pruneEveryMs` (the first time at once) removes what retention no longer keeps, as the
+ * local importer does after each import on a single host.
+ */
+export function startStatsApplier (applier: Redis, keys: StatsKeys, db: StatsDb, timeZone: string,
+  options: { pruneEveryMs?: number, now?: () => number, logger?: Logger } = {}): StatsApplier {
+  const pruneEveryMs = options.pruneEveryMs ?? 300_000
+  const now = options.now ?? Date.now
   let closed = false
+  let prunedAt = -Infinity
   const loop = (async () => {
     while (!closed) {
       try {
-        await applyStatsStream(applier, keys, db, timeZone, 1000)
+        if (now() - prunedAt >= pruneEveryMs) {
+          prunedAt = now()
+          const n = await pruneStats(db, timeZone, prunedAt)
+          if (n > 0) options.logger?.info({ pruned: n }, 'statistics pruned')
+        }
+        await applyStatsStream(applier, keys, db, timeZone, Math.min(1000, pruneEveryMs))
       } catch {
         // Redis away: the next read retries; the shipped chunks wait in the stream.
         if (closed) break
