@@ -15,13 +15,14 @@
 import { execFile } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { startRedis } from '../engine/testing/redis.js'
+import { makeTempDir } from '../engine/testing/temp.js'
+import { fetchJson as json, until } from '../engine/testing/wait.js'
 import { createTopology, defineHost, type Host } from './testing.js'
 
 async function dig (server: string, port: number, from: string, name: string): Promise<string> {
@@ -33,20 +34,6 @@ async function dig (server: string, port: number, from: string, name: string): P
   })
 }
 
-async function json (url: string, method = 'GET', body?: unknown): Promise<{ status: number, body: any }> {
-  const res = await fetch(url, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }), signal: AbortSignal.timeout(10_000) })
-  const text = await res.text()
-  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
-}
-
-async function until (what: string, check: () => Promise<boolean> | boolean, limitMs = 20_000): Promise<void> {
-  const deadline = Date.now() + limitMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
 const BLOCK = '192.0.2.80'
 
 test('three hosts share one policy and one set of statistics through Redis, and ride out Redis faults', { timeout: 170_000 }, async (t: TestContext) => {
@@ -55,13 +42,13 @@ test('three hosts share one policy and one set of statistics through Redis, and 
   t.diagnostic(topo.kind === 'netns'
     ? 'hosts in network namespaces (ip netns + veth)'
     : 'network namespaces cannot be created here: hosts use separate loopback addresses and data folders instead')
-  const root = mkdtempSync(join(tmpdir(), 'filterd-multihost-'))
+  const { dir: root, cleanup } = makeTempDir('filterd-multihost-')
   const redis = await startRedis({ bind: topo.redisBind.join(' ') })
   const hosts: Host[] = []
   t.after(async () => {
     await Promise.all(hosts.map(async (h) => { await h.stop() }))
     await redis.stop()
-    rmSync(root, { recursive: true, force: true })
+    cleanup()
   })
   // A fake vendor counting usage reports: the hosts send one per interval (2 s) between them.
   let reports = 0
