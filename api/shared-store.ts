@@ -9,14 +9,17 @@ import type { Config } from '../engine/config/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
 import type { StatsDb, UsageClaim } from '../engine/stats/index.js'
-import type { StatsSync } from '../engine/replica/stats.js'
+import type { StatsApplier } from '../engine/replica/stats.js'
 import { hostname } from 'node:os'
 import { apiError } from './errors.js'
 
 export interface SharedStoreLink {
   readonly where: string
-  /** Ships this host's statistics and applies every host's (engine/replica/stats.ts). */
-  startStats (statsDb: StatsDb): StatsSync
+  /**
+   * Applies every host's shipped statistics to this host's reports (engine/replica/stats.ts). The
+   * shipping of this host's files is the sync role's (sync/role.ts), so it happens once per host.
+   */
+  startStats (statsDb: StatsDb): StatsApplier
   /** The claim the hosts take so one of them sends each interval's vendor usage report. */
   readonly usageClaim: UsageClaim
   close (): Promise<void>
@@ -28,7 +31,7 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
   /* eslint-disable no-restricted-syntax -- the one lazy load in product code: the Redis client only where Redis is configured */
   const { sharedStoreSettings, connectSharedStore } = await import('../engine/replica/redis.js')
   const { createRemoteCommit, SharedStoreUnavailable } = await import('../engine/replica/commit.js')
-  const { startStatsSync, statsKeys } = await import('../engine/replica/stats.js')
+  const { startStatsApplier, statsKeys } = await import('../engine/replica/stats.js')
   const { redisPeriodClaim } = await import('../engine/replica/claim.js')
   /* eslint-enable no-restricted-syntax */
   const settings = sharedStoreSettings(config)!
@@ -53,8 +56,8 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
     where: settings.where,
     usageClaim: redisPeriodClaim(redis, settings.keys.usageReport, `${host}:${process.pid}`),
     startStats (statsDb) {
-      return startStatsSync(redis, connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
-        host, config.stats.dir, statsDb, config.stats.timezone, config.stats['import-interval'] * 1000, logger)
+      return startStatsApplier(connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'), statsDb, config.stats.timezone,
+        { pruneEveryMs: config.stats['import-interval'] * 1000, logger })
     },
     async close () {
       store.useRemoteCommit(undefined)

@@ -10,8 +10,7 @@
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
@@ -21,6 +20,8 @@ import { testSettings } from '../engine/replica/testing.js'
 import { Store, type StoreOp, type UserRecord } from '../engine/store/index.js'
 import { FILTERD } from '../engine/testing/daemon.js'
 import { startRedis } from '../engine/testing/redis.js'
+import { makeTempDir } from '../engine/testing/temp.js'
+import { fetchJson as json, until } from '../engine/testing/wait.js'
 import { defineHost, type Topology } from './testing.js'
 import { demoConfig, demoPorts } from '../engine/testing/demo-config.js'
 
@@ -34,20 +35,6 @@ const loopback: Topology = {
   cleanup: () => {}
 }
 
-async function json (url: string): Promise<{ status: number, body: any }> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(10_000) })
-  const text = await res.text()
-  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
-}
-
-async function until (what: string, check: () => Promise<boolean> | boolean, limitMs = 30_000): Promise<void> {
-  const deadline = Date.now() + limitMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
 const user = (n: number): UserRecord => ({ name: `u${n}`, safesearch: 'off', safeyoutube: 'off', status: 'enabled', filter: [n], ip: [] })
 const KEYS = 50
 const domains = Array.from({ length: 40 }, (_, k) => `d${k}.example`)
@@ -55,9 +42,9 @@ const domains = Array.from({ length: 40 }, (_, k) => `d${k}.example`)
 const recordOps = (n: number): StoreOp[] => [['users', `k${n % KEYS}`, user(n)], ['users', 'last', user(n)], ['lists', `user:k${n % KEYS}:black`, [...domains, `n${n}.example`]]]
 
 test('a sync process killed mid-apply resumes from its last applied position; data and position were committed together', { timeout: 150_000 }, async (t: TestContext) => {
-  const root = mkdtempSync(join(tmpdir(), 'filterd-sync-kill-'))
+  const { dir: root, cleanup } = makeTempDir('filterd-sync-kill-')
   const redis = await startRedis()
-  t.after(async () => { await redis.stop(); rmSync(root, { recursive: true, force: true }) })
+  t.after(async () => { await redis.stop(); cleanup() })
   const host = await defineHost(loopback, 1, root, redis.port)
   t.after(async () => { await host.stop() })
   const health = async (): Promise<any> => (await json(`${host.syncUrl}/health`)).body
@@ -121,9 +108,9 @@ test('a sync process killed mid-apply resumes from its last applied position; da
 })
 
 test('under filterd all with Redis configured, the sync role runs and reports replication on /health and /metrics', { timeout: 90_000 }, async (t: TestContext) => {
-  const dir = mkdtempSync(join(tmpdir(), 'filterd-all-redis-'))
+  const { dir, cleanup } = makeTempDir('filterd-all-redis-')
   const redis = await startRedis()
-  t.after(async () => { await redis.stop(); rmSync(dir, { recursive: true, force: true }) })
+  t.after(async () => { await redis.stop(); cleanup() })
   const ports = await demoPorts(['sync'])
   const demo = demoConfig(dir, ports)
     .replace('common:\n', `common:\n  redis-ip: 127.0.0.1\n  redis-port: ${redis.port}\n`) +

@@ -9,12 +9,19 @@
  *   GET /metrics  Prometheus: filterd_replica_state{state}, _lag_records, _lag_seconds,
  *                 _applied_seq, _applied_records_total, _applied_ops_total, _skipped_ops_total,
  *                 _bootstraps_total, _seconds_since_current
+ *
+ * It also ships this host's closed statistics files (`stats.dir`, written by the dns role) to the
+ * shared stats stream every `stats.import-interval` (engine/replica/stats.ts): every host sharing
+ * Redis runs this role, a DNS-only host included, so every host's queries reach the reports, which
+ * the api roles apply from the stream. Only this role ships, so a host ships from one place.
  */
+import { hostname } from 'node:os'
 import { Counter, Gauge, Registry } from 'prom-client'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { createHttpServer } from '../engine/http/index.js'
 import { FOLLOWER_STATES, Follower } from '../engine/replica/follower.js'
-import { sharedStoreSettings } from '../engine/replica/redis.js'
+import { connectSharedStore, sharedStoreSettings } from '../engine/replica/redis.js'
+import { startStatsShipper, statsKeys } from '../engine/replica/stats.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { openConfiguredStore } from '../engine/store/index.js'
 
@@ -87,10 +94,13 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     throw err
   }
   follower.start()
+  const shipper = startStatsShipper(connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
+    config.common['host-id'] ?? hostname(), config.stats.dir, config.stats['import-interval'] * 1000, logger)
   return {
-    endpoints: [`sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics) following ${settings.where}`],
+    endpoints: [`sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics) following ${settings.where}, shipping ${config.stats.dir}`],
     async close () {
       await http.close()
+      await shipper.close()
       await follower.close()
       await store.close()
     }

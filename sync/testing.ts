@@ -110,7 +110,7 @@ export async function defineHost (topo: Topology, i: number, root: string, redis
   const address = topo.hostAddress(i)
   const [apiPort, syncPort, dnsPort] = [await releasedPort(), await releasedPort(), await releasedPort()]
   const doc = {
-    dnscache: { forward: ['127.0.0.1:9'] },
+    dnscache: { forward: ['127.0.0.1:9'], ...extra.dnscache },
     proxy: { listen: [`${address}:${dnsPort}`], 'blockpage-ip': ['192.0.2.80'], log: '-', pid: join(dir, 'dns.pid'), 'upstream-timeout': 300, ...extra.proxy },
     common: { db: join(dir, 'db'), 'log-level': 'info', 'redis-ip': topo.redisAddressFor(i), 'redis-port': redisPort, 'host-id': `host${i}`, 'http-server': 'node', ...extra.common },
     datafiles: { path: dir, cats: CONF },

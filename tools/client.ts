@@ -9,13 +9,20 @@
  *
  * Works on the store at `common.db` while the catapi role runs: a change is seen by the role on its
  * next request (every write bumps the store generation, which drops the role's verification cache).
+ * With a shared Redis store (`common.redis-ip`) add, rotate and remove write there, like an API
+ * write, so every host's replica (and so every host's catapi role) has the change, and the next
+ * bootstrap of this host keeps it; that needs this host's sync role running. list and usage read
+ * the local replica (usage counts are per host).
  */
 import { parseArgs } from 'node:util'
-import { loadConfigFile } from '../engine/config/index.js'
+import { loadConfigFile, type Config } from '../engine/config/index.js'
 import { isEngineError } from '../engine/errors.js'
-import { Store } from '../engine/store/index.js'
+import { isHttpError } from '../engine/http/index.js'
+import { silentLogger } from '../engine/log/index.js'
+import { openConfiguredStore, type Store } from '../engine/store/index.js'
 import { clientRecord, isValidClientId, newClientId, newSecret } from '../engine/auth/index.js'
 import { readUsage } from '../catapi/usage.js'
+import { linkSharedStore, type SharedStoreLink } from '../api/shared-store.js'
 
 const USAGE = `usage: filterd client add    --config FILE [--id ID] [--label TEXT]
        filterd client list   --config FILE
@@ -77,13 +84,18 @@ export async function run (argv: string[]): Promise<number> {
     if (v !== undefined && !DATE.test(v)) return fail(`${key} must be YYYY-MM-DD (got "${v}")`)
   }
 
+  let config: Readonly<Config>
   let store: Store
   try {
-    store = Store.open(loadConfigFile(file).common.db)
+    config = loadConfigFile(file)
+    store = openConfiguredStore(config)
   } catch (err) {
     return fail(isEngineError(err) ? err.message : String(err), 1)
   }
+  let shared: SharedStoreLink | undefined
   try {
+    // The changing subcommands write through the shared store when Redis is configured (no-op without).
+    if (command === 'add' || command === 'rotate' || command === 'remove') shared = await linkSharedStore(config, store, silentLogger())
     switch (command) {
       case 'add': {
         const id = parsed.options.get('--id') ?? newClientId()
@@ -148,7 +160,12 @@ export async function run (argv: string[]): Promise<number> {
         return 0
       }
     }
+  } catch (err) {
+    // A shared store that cannot take the write answers like the API would (API_STORE_UNAVAILABLE).
+    if (isHttpError(err) || isEngineError(err)) return fail(err.message, 1)
+    throw err
   } finally {
+    await shared?.close()
     await store.close()
   }
 }

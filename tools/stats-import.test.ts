@@ -1,6 +1,7 @@
 import { test, type TestContext } from 'node:test'
-import { spawn } from 'node:child_process'
-import { readdirSync } from 'node:fs'
+import { execFile, spawn } from 'node:child_process'
+import { existsSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { silentLogger } from '../engine/log/index.js'
 import { ANONYMOUS_USER, ReportTime, activityByDay, activityByHour, createCsvQueryLog, openStatsDb, topDomains } from '../engine/stats/index.js'
@@ -100,4 +101,23 @@ test('answers usage errors with exit code 2', async (t: TestContext) => {
   } finally {
     process.stderr.write = write
   }
+})
+
+test('refuses, with one line and nothing imported, when Redis is configured (the sync role ships the files there)', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  await writeFiles(env, queries().slice(0, 10), 1)
+  const before = readdirSync(env.config.stats.dir)
+  const configFile = join(env.root, 'redis.yaml')
+  // Nothing listens on port 9: the command must refuse without trying to connect.
+  writeFileSync(configFile, `${env.yaml}common:\n  redis-ip: 127.0.0.1\n  redis-port: 9\n`)
+  const r = await new Promise<{ code: number | null, stdout: string, stderr: string }>((resolve) => {
+    execFile(process.execPath, [FILTERD, 'stats-import', '--config', configFile, '--no-wait'], (err, stdout, stderr) => {
+      resolve({ code: err === null ? 0 : (typeof err.code === 'number' ? err.code : null), stdout, stderr })
+    })
+  })
+  t.assert.strictEqual(r.code, 1)
+  t.assert.strictEqual(r.stdout, '')
+  t.assert.match(r.stderr, /^filterd stats-import: refused: Redis is configured \(common\.redis-ip\)[^\n]*\n$/)
+  t.assert.deepStrictEqual(readdirSync(env.config.stats.dir), before, 'the files stay for the sync role to ship')
+  t.assert.strictEqual(existsSync(env.config.stats.db), false, 'no statistics environment was opened')
 })

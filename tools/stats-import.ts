@@ -7,6 +7,9 @@
  * once a second, and waits (up to `--wait-ms`, default 3000) until no live process still has a
  * `.part` file opened before that time. No signal is needed, which also covers a cluster's children
  * whose pids are not in `proxy.pid`. `--no-wait` imports only what is closed already.
+ * With a shared Redis store (`common.redis-ip` or `common.redis-sentinels`) it refuses (exit 1): the
+ * sync role ships this host's files to Redis and every api role applies them, and a local import
+ * would put them in this host's reports only (and take them from the others).
  * Exit codes: 0 done, 1 failed, 2 usage.
  */
 import { mkdirSync } from 'node:fs'
@@ -28,6 +31,10 @@ export async function run (argv: string[]): Promise<number> {
   }
   try {
     const config = loadConfigFile(file)
+    if (config.common['redis-ip'] !== undefined || (config.common['redis-sentinels'] ?? []).length > 0) {
+      process.stderr.write('filterd stats-import: refused: Redis is configured (common.redis-ip), so the sync role ships this host\'s statistics files to Redis and every api role applies them; a local import would reach this host\'s reports only\n')
+      return 1
+    }
     const dir = config.stats.dir
     mkdirSync(dir, { recursive: true })
     if (values['no-wait'] !== true && waitMs > 0) {

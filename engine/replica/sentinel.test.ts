@@ -7,8 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
@@ -17,6 +16,8 @@ import { silentLogger } from '../log/index.js'
 import { Store } from '../store/index.js'
 import { releasedPort } from '../testing/ports.js'
 import { startRedis } from '../testing/redis.js'
+import { addUser } from '../testing/store.js'
+import { tempDir } from '../testing/temp.js'
 import { sharedStoreSettings } from './redis.js'
 import { linkStore, until } from './testing.js'
 
@@ -39,8 +40,7 @@ async function redisProcess (t: TestContext, args: string[], port: number): Prom
 }
 
 test('a host uses the master its Sentinels name, and follows it to the replica after a failover', { timeout: 90_000 }, async (t: TestContext) => {
-  const dir = mkdtempSync(join(tmpdir(), 'filterd-sentinel-'))
-  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const dir = tempDir(t, 'filterd-sentinel-')
   const master = await startRedis()
   t.after(async () => { await master.stop() })
   const replicaPort = await releasedPort()
@@ -63,8 +63,7 @@ test('a host uses the master its Sentinels name, and follows it to the replica a
   t.after(async () => { await a.close() })
   const link = await linkStore(a, settings, silentLogger())
   t.after(async () => { await link.close() })
-  const addUser = async (id: string): Promise<void> => { await a.write((w) => { w.putUser({ ...w.store.newUser(id), ip: [] }) }) }
-  await addUser('alice')
+  await addUser(a, { name: 'alice' })
   t.assert.ok(a.getUser('alice') !== undefined, 'written through Redis and applied')
   const m = new Redis({ host: '127.0.0.1', port: master.port })
   m.on('error', () => {})
@@ -87,7 +86,7 @@ test('a host uses the master its Sentinels name, and follows it to the replica a
   // docs/operations-redis.md describes).
   await until('the old master demoted', async () => (await m.role())[0] === 'slave', 40_000)
   await until('a write through the new master', async () => {
-    try { await addUser('bob'); return true } catch { return false }
+    try { await addUser(a, { name: 'bob' }); return true } catch { return false }
   }, 40_000)
   const r = new Redis({ host: '127.0.0.1', port: replicaPort })
   r.on('error', () => {})

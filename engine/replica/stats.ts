@@ -1,9 +1,11 @@
 /**
  * Statistics of several hosts, exactly once (issue #16, point 4). Each host's DNS servers write their
- * own CSV files (engine/stats/writer.ts); with Redis configured, the api role of that host ships the
- * closed files to a Redis Stream instead of importing them locally, and every host's api role applies
- * the stream to its own statistics environment, so each host's reports hold every host's queries (a
- * user's queries on hosts B and C are summed, whatever host serves the report).
+ * own CSV files (engine/stats/writer.ts); with Redis configured, the sync role of that host (which
+ * every host sharing Redis runs, a DNS-only host included) ships the closed files to a Redis Stream
+ * instead of importing them locally, and every host's api role (the role that serves reports)
+ * applies the stream to its own statistics environment, so each host's reports hold every host's
+ * queries (a user's queries on hosts B and C are summed, whatever host serves the report). Only the
+ * sync role ships: a host running sync and api ships from one place.
  *
  * Exactly once, twice over:
  *   shipping   a chunk of `<host>/<file>` is appended by a Lua script only when the file's progress in
@@ -14,8 +16,9 @@
  *   applying   each chunk goes through the importer's own ledger (engine/stats applyRecords): it is
  *              applied in the LMDB transaction that moves the ledger's offset for `<host>/<file>`, only
  *              when that offset is the chunk's start; a chunk read twice is applied once.
- * The stream keeps `kStatsStreamLength` chunks; a host whose api role was down longer than that
- * misses the chunks trimmed meanwhile (its reports lack them; the other hosts' do not).
+ * The stream keeps `kStatsStreamLength` chunks; a host whose api role was down longer than that, or
+ * that joins late, misses the chunks trimmed before it read them (its reports lack them; the other
+ * hosts' do not).
  */
 import { open, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -25,7 +28,7 @@ import type { Logger } from '../log/index.js'
 import { parseRecords } from '../stats/csv.js'
 import type { StatsDb } from '../stats/db.js'
 import { CLOSED_RE, recoverStaleParts } from '../stats/files.js'
-import { applyRecords } from '../stats/importer.js'
+import { applyRecords, pruneStats } from '../stats/importer.js'
 import { whenReady } from './redis.js'
 
 const kChunkRows = 5000
@@ -123,15 +126,18 @@ export async function applyStatsStream (redis: Redis, keys: StatsKeys, db: Stats
   return applied
 }
 
-export interface StatsSync {
-  /** Ships this host's closed files now (tests; the timer does it every `stats.import-interval`). */
+export interface StatsShipper {
+  /** Ships this host's closed files now, after any shipping already running (tests; the timer does it every `stats.import-interval`). */
   shipNow (): Promise<number>
   close (): Promise<void>
 }
 
-/** The api role's statistics with Redis: ships on a timer, applies continuously. */
-export function startStatsSync (redis: Redis, applier: Redis, keys: StatsKeys, host: string, dir: string, db: StatsDb, timeZone: string,
-  intervalMs: number, logger: Logger): StatsSync {
+/**
+ * The sync role's half (every host sharing Redis runs it, whatever else it runs): ships this host's
+ * closed files on a timer (the first run at once). Runs never overlap within the process; a second
+ * shipper of the same files (another process) is harmless, the ship script refusing a moved offset.
+ */
+export function startStatsShipper (redis: Redis, keys: StatsKeys, host: string, dir: string, intervalMs: number, logger: Logger): StatsShipper {
   let closed = false
   let chain: Promise<unknown> = Promise.resolve()
   const shipNow = (): Promise<number> => {
@@ -147,10 +153,41 @@ export function startStatsSync (redis: Redis, applier: Redis, keys: StatsKeys, h
   const timer = intervalMs > 0 ? setInterval(tick, intervalMs) : undefined
   timer?.unref()
   if (intervalMs > 0) setImmediate(tick)
+  return {
+    shipNow,
+    async close () {
+      closed = true
+      clearInterval(timer)
+      await chain
+      redis.disconnect()
+    }
+  }
+}
+
+export interface StatsApplier {
+  close (): Promise<void>
+}
+
+/**
+ * The api role's half (the role that serves reports): applies every host's chunks, continuously, and
+ * every `pruneEveryMs` (the first time at once) removes what retention no longer keeps, as the
+ * local importer does after each import on a single host.
+ */
+export function startStatsApplier (applier: Redis, keys: StatsKeys, db: StatsDb, timeZone: string,
+  options: { pruneEveryMs?: number, now?: () => number, logger?: Logger } = {}): StatsApplier {
+  const pruneEveryMs = options.pruneEveryMs ?? 300_000
+  const now = options.now ?? Date.now
+  let closed = false
+  let prunedAt = -Infinity
   const loop = (async () => {
     while (!closed) {
       try {
-        await applyStatsStream(applier, keys, db, timeZone, 1000)
+        if (now() - prunedAt >= pruneEveryMs) {
+          prunedAt = now()
+          const n = await pruneStats(db, timeZone, prunedAt)
+          if (n > 0) options.logger?.info({ pruned: n }, 'statistics pruned')
+        }
+        await applyStatsStream(applier, keys, db, timeZone, Math.min(1000, pruneEveryMs))
       } catch {
         // Redis away: the next read retries; the shipped chunks wait in the stream.
         if (closed) break
@@ -159,12 +196,9 @@ export function startStatsSync (redis: Redis, applier: Redis, keys: StatsKeys, h
     }
   })()
   return {
-    shipNow,
     async close () {
       closed = true
-      clearInterval(timer)
       applier.disconnect()
-      await chain
       await loop
     }
   }

@@ -7,6 +7,7 @@ import type { Store } from '../store/index.js'
 import { createRemoteCommit } from './commit.js'
 import { Follower } from './follower.js'
 import { connectSharedStore, redisKeys, type SharedStoreSettings } from './redis.js'
+import { until } from '../testing/wait.js'
 
 let prefixes = 0
 
@@ -20,13 +21,7 @@ export function testSettings (host: string, port: number, prefix = `t${process.p
   }
 }
 
-export async function until (what: string, pred: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await pred())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
+export { until } from '../testing/wait.js'
 
 export interface LinkedStore {
   readonly follower: Follower

@@ -1,0 +1,27 @@
+/**
+ * Test and benchmark helpers (not a test file): waiting for a condition, and a JSON request. One copy
+ * each for the replica, sync and multi-host tests (they had their own).
+ */
+
+/**
+ * Polls `check` every `everyMs` until it returns true; throws "timed out waiting for <what>" after
+ * `limitMs` (a hung test, not a timing assertion).
+ */
+export async function until (what: string, check: () => boolean | Promise<boolean>, limitMs = 30_000, everyMs = 10): Promise<void> {
+  const deadline = Date.now() + limitMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, everyMs))
+  }
+}
+
+/** One request with an optional JSON body; the status and the parsed JSON answer (undefined when empty). */
+export async function fetchJson (url: string, method = 'GET', body?: unknown): Promise<{ status: number, body: any }> {
+  const res = await fetch(url, {
+    method,
+    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    signal: AbortSignal.timeout(10_000)
+  })
+  const text = await res.text()
+  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
+}
