@@ -2,7 +2,8 @@
 # One image for every role: `docker run IMAGE <role> --config FILE` (ENTRYPOINT is the filterd CLI).
 # Without arguments it runs the local categorization service, configured by environment
 # (docs/container.md). Build with scripts/image.
-# Debian slim, not Alpine: lmdb and uWebSockets.js ship glibc builds. Node 24: the active LTS.
+# Debian slim, not Alpine: lmdb and uWebSockets.js ship glibc builds. Node 24: the active LTS (uWebSockets.js 20.30
+# has no build for it, nor for 22: every HTTP role serves with node:http, after one warning line).
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app

@@ -544,6 +544,16 @@ export function runApiSuite (impl: HttpImpl, how?: ApiSuiteVariant): void {
       }
     })
 
+    test('audit lines are written at log-level warn too (an audit record is not a diagnostic), and only they', async (t: TestContext) => {
+      const s = await start(t, impl, { logLevel: 'warn' })
+      t.assert.strictEqual((await call(s.base, 'PUT', '/users/quiet', { filter: [40] })).status, 200)
+      t.assert.strictEqual((await call(s.base, 'PUT', '/users/quiet', { filter: [1] }, relayedFrom('198.51.100.9'))).status, 401)
+      t.assert.deepStrictEqual(s.lines.map((l) => [l.level, l.audit, l.who, l.path, l.status]), [
+        [30, 'api', 'loopback', '/users/quiet', 200],
+        [30, 'api', '-', '/users/quiet', 401]
+      ])
+    })
+
     test('GET /openapi.yaml serves docs/openapi.yaml as it is', async (t: TestContext) => {
       const s = await start(t, impl)
       const r = await call(s.base, 'GET', '/openapi.yaml')

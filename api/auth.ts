@@ -29,7 +29,7 @@
  */
 import { Authenticator, parseBasicOrBearer, retryAfterSeconds, type AuthOutcome } from '../engine/auth/index.js'
 import { errorBody, isHttpError, type Handler, type HttpRequest, type HttpResponse } from '../engine/http/index.js'
-import type { Logger } from '../engine/log/index.js'
+import { auditLogger, type Logger } from '../engine/log/index.js'
 import { RELAYED_CLIENT_HEADER } from '../engine/net/access.js'
 import { isLoopbackAddress, normalizeIp } from '../engine/net/ip.js'
 import { GenerationWatcher, type Store } from '../engine/store/index.js'
@@ -109,8 +109,10 @@ export function createApiGuard (options: ApiGuardOptions): ApiGuard {
   const sweep = setInterval(() => { auth.failures.sweep(now()) }, 10_000)
   sweep.unref()
 
+  // Written whatever api.log-level says (engine/log, auditLogger).
+  const auditLog = auditLogger(logger)
   const audit = (w: Write, who: string, status: number): void => {
-    logger.info({ audit: 'api', who, source: w.source, method: w.method, path: w.path, status }, 'management API write')
+    auditLog.info({ audit: 'api', who, source: w.source, method: w.method, path: w.path, status }, 'management API write')
   }
 
   /** Runs the handler; for a write, logs the audit line once the answer (or the error that becomes it) is known. */

@@ -9,6 +9,7 @@ import { createHttpServer, type HttpRequest } from '../engine/http/index.js'
 import { silentLogger } from '../engine/log/index.js'
 import { createFrontDoor, type FrontDoor } from './front-door.js'
 import { addApiClient, configFrom, memoryLogger, startApi, tempDir } from '../api/testing/fixtures.js'
+import type { LogLevel } from '../engine/config/index.js'
 import { httpRequest, type RawHttpResponse } from '../engine/testing/http.js'
 
 type Reply = RawHttpResponse
@@ -25,11 +26,11 @@ function send (port: number, opts: { method?: string, path?: string, host: strin
 }
 
 /** A front listener like the block page role's: the API host goes through the door, the rest is "the block page". */
-async function startFront (t: TestContext, apiListen: string, apiLines: string[] = []): Promise<{ port: number, door: FrontDoor, lines: Array<Record<string, unknown>> }> {
+async function startFront (t: TestContext, apiListen: string, apiLines: string[] = [], level: LogLevel = 'info'): Promise<{ port: number, door: FrontDoor, lines: Array<Record<string, unknown>> }> {
   const { dir, cleanup } = tempDir('filterd-door-')
   t.after(cleanup)
   const config = configFrom(dir, ['api:', `  listen: ${apiListen}`, '  host: api.isp.example', ...apiLines.map((l) => '  ' + l)].join('\n'))
-  const { logger, lines } = memoryLogger()
+  const { logger, lines } = memoryLogger(level)
   const door = createFrontDoor(config, logger)
   t.after(() => { door.close() })
   const server = createHttpServer()
@@ -87,11 +88,22 @@ test('api.access rules are read from the top and the first match wins; a denied 
   const denied = await send(port, { method: 'PUT', path: '/users/x/ip/', host: 'api.isp.example', body: '["10.0.0.1"]', localAddress: '127.0.0.1' })
   t.assert.strictEqual(denied.status, 403)
   t.assert.deepStrictEqual(JSON.parse(denied.body), { error: { code: 'API_FORBIDDEN', message: 'access to the management API is not allowed from this address' } })
-  t.assert.ok(lines.some((l) => l.client === '127.0.0.1'), 'the denial is logged with the address')
+  t.assert.ok(lines.some((l) => l.audit === 'api' && l.source === '127.0.0.1' && l.status === 403), 'the denied write is audited with the address')
   const check = await send(port, { path: '/users/x', host: 'api.isp.example', localAddress: '127.0.0.2' })
   t.assert.strictEqual(check.status, 404, 'the denied PUT created nothing')
   const page = await send(port, { path: '/', host: 'blocked.example', localAddress: '127.0.0.1' })
   t.assert.strictEqual(page.body, 'block page', 'the rules guard the API only')
+})
+
+test('a write the api.access rules refuse leaves the api role\'s audit line in the front door\'s log, even at log-level warn; a refused read leaves none then', async (t: TestContext) => {
+  const backend = await startBackend(t)
+  const { port, lines } = await startFront(t, backend.listen, ['access: ["deny 127.0.0.1/32", "allow all"]'], 'warn')
+  t.assert.strictEqual((await send(port, { method: 'DELETE', path: '/users/x', host: 'api.isp.example', localAddress: '127.0.0.1' })).status, 403)
+  t.assert.strictEqual((await send(port, { path: '/users/x', host: 'api.isp.example', localAddress: '127.0.0.1' })).status, 403)
+  t.assert.deepStrictEqual(lines.map((l) => [l.level, l.audit, l.who, l.source, l.method, l.path, l.status, l.by]), [
+    [30, 'api', '-', '127.0.0.1', 'DELETE', '/users/x', 403, 'front-door']
+  ])
+  t.assert.strictEqual(backend.api.lines.filter((l) => l.audit === 'api').length, 0, 'the api daemon never saw it')
 })
 
 test('the default rules let only loopback in', (t: TestContext) => {

@@ -32,7 +32,7 @@ import { StringDecoder } from 'node:string_decoder'
 import type { Config } from '../engine/config/index.js'
 import { parseHostPort } from '../engine/config/index.js'
 import { FRONT_DOOR_ERRORS, type FrontDoorErrorCode, type HttpRequest, type HttpResponse } from '../engine/http/index.js'
-import type { Logger } from '../engine/log/index.js'
+import { auditLogger, type Logger } from '../engine/log/index.js'
 import { compileAccessRules, RELAYED_CLIENT_HEADER } from '../engine/net/access.js'
 import { cidrContains, ipBytes, normalizeIp, parseCidr, type Cidr } from '../engine/net/ip.js'
 
@@ -82,9 +82,13 @@ function connectHost (host: string): string {
   return host
 }
 
+/** The methods whose requests the api role audits (api/auth.ts). */
+const WRITE_METHODS: ReadonlySet<string> = new Set(['PUT', 'POST', 'DELETE', 'PATCH'])
+
 export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: Logger, options: FrontDoorOptions = {}): FrontDoor {
   const apiHost = hostName(config.api.host)
   const rules = compileAccessRules(config.api.access)
+  const audit = auditLogger(logger)
   const trusted: Cidr[] = config.api['trusted-proxies'].map((text) => {
     const cidr = parseCidr(text)
     if (cidr === undefined) throw new Error(`api.trusted-proxies: "${text}" is not an address or prefix`)
@@ -198,7 +202,13 @@ export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: 
     async handle (req, res) {
       const client = clientAddress(req)
       if (!rules.allows(client)) {
-        logger.info({ client, peer: req.remoteAddress, method: req.method, path: req.path }, 'management API request denied by api.access')
+        if (WRITE_METHODS.has(req.method)) {
+          // The api daemon never sees this write: its audit line is written here, in the block page's log,
+          // with the api role's fields (docs/api.md, "Audit log"), whatever blockpage.log-level says.
+          audit.info({ audit: 'api', who: '-', source: client, peer: req.remoteAddress, method: req.method, path: req.path, status: 403, by: 'front-door' }, 'management API write refused by api.access')
+        } else {
+          logger.info({ client, peer: req.remoteAddress, method: req.method, path: req.path }, 'management API request denied by api.access')
+        }
         sendError(res, 'API_FORBIDDEN', 'access to the management API is not allowed from this address')
         return
       }

@@ -23,6 +23,12 @@ try {
   process.send?.({ type: 'dns-ready', endpoints: server.endpoints })
 } catch (err) {
   logger.error({ err }, 'dns front process failed to start')
-  process.send?.({ type: 'dns-failed', message: (err as Error).message })
+  // The system error under it (a bind's EADDRINUSE or EACCES, with the address), for the primary to
+  // report the start failure as one line naming the address.
+  const errno = (e: Error): boolean => { const c = (e as { code?: unknown }).code; return typeof c === 'string' && !c.startsWith('ENGINE_') }
+  let sys: unknown = err
+  while (sys instanceof Error && !errno(sys)) sys = sys.cause
+  const { code, address, port } = (sys instanceof Error ? sys : {}) as { code?: unknown, address?: unknown, port?: unknown }
+  process.send?.({ type: 'dns-failed', message: (err as Error).message, code, address, port })
   process.exit(1)
 }

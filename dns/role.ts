@@ -101,9 +101,14 @@ async function startCluster (ctx: RoleContext, processes: number): Promise<Runni
       setTimeout(() => { if (!stopping) fork(index).catch((err: unknown) => ctx.logger.error({ err }, 'dns: cannot restart a front process')) }, 1000).unref()
     })
     await new Promise<void>((resolve, reject) => {
-      const onMessage = (m: { type?: string, endpoints?: string[], message?: string }): void => {
+      const onMessage = (m: { type?: string, endpoints?: string[], message?: string, code?: string, address?: string, port?: number }): void => {
         if (m.type === 'dns-ready') { endpoints = m.endpoints ?? []; w.off('message', onMessage); resolve() }
-        if (m.type === 'dns-failed') { w.off('message', onMessage); reject(new Error(m.message)) }
+        if (m.type === 'dns-failed') {
+          w.off('message', onMessage)
+          // The child's errno, address and port, so the start failure names them (tools/cli/run-role.ts).
+          const { code, address, port } = m
+          reject(Object.assign(new Error(m.message), code === undefined ? {} : { code, address, port }))
+        }
       }
       w.on('message', onMessage)
       w.once('exit', (code) => reject(new Error(`dns front process exited with code ${String(code)} while starting`)))

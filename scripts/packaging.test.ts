@@ -145,11 +145,26 @@ test('scripts/release packs the built tree to install on a server, without node_
   const files = new Set(execFileSync('tar', ['-tzf', archive], { encoding: 'utf8', maxBuffer: 1 << 26 }).split('\n'))
   const prefix = `filterd-${pkg.version}/`
   for (const f of ['package.json', 'package-lock.json', 'dist/tools/filterd.js', 'packaging/systemd/filterd@.service', 'packaging/filterd',
-    'packaging/sysusers.d/filterd.conf', 'conf/filterd.example.yaml', 'blockpage/templates/blocked.en.html', 'docs/install.md', 'LICENSE', 'CHANGELOG.md']) {
+    'packaging/sysusers.d/filterd.conf', 'packaging/logrotate/filterd', 'conf/filterd.example.yaml', 'blockpage/templates/blocked.en.html', 'docs/install.md', 'LICENSE', 'CHANGELOG.md']) {
     t.assert.ok(files.has(prefix + f), `the archive holds ${f}`)
   }
   t.assert.ok(![...files].some((f) => f.startsWith(prefix + 'node_modules/')), 'no node_modules')
   t.assert.match(readFileSync(`${archive}.sha256`, 'utf8'), new RegExp(`^[0-9a-f]{64}  filterd-${pkg.version}\\.tar\\.gz\\n$`))
+})
+
+test('the logrotate file rotates every role\'s default log and signals each role by its default pid file, without copytruncate', (t: TestContext) => {
+  const text = read('packaging/logrotate/filterd')
+  const defaults = parseConfig('', '/etc/filterd/filterd.yaml')
+  const globs = [...text.matchAll(/^(\/\S+) \{$/gm)].map((m) => m[1]!)
+  const postrotate = /^\s*postrotate\n([^]*?)\n\s*endscript$/m.exec(text)?.[1] ?? ''
+  for (const role of ROLE_NAMES) {
+    const { log, pid } = sectionOf(defaults, role)
+    // The local service logs to standard output by default (the container's role).
+    if (log !== undefined && log !== '-') t.assert.ok(globs.some((g) => dirname(log) === dirname(g) && g.endsWith('/*.log') && log.endsWith('.log')), `${role}: ${String(log)} is rotated`)
+    t.assert.ok(postrotate.includes(`${dirname(pid)}/*.pid`), `${role}: ${pid} is signalled`)
+  }
+  t.assert.match(postrotate, /kill -HUP/)
+  t.assert.doesNotMatch(text.replace(/^#.*$/gm, ''), /copytruncate/)
 })
 
 test('LICENSE is the license package.json names, and CHANGELOG.md has the current version', (t: TestContext) => {

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { pino, type Logger } from 'pino'
-import { parseConfig, type Config } from '../../engine/config/index.js'
+import { parseConfig, type Config, type LogLevel } from '../../engine/config/index.js'
 import { loadTaxonomy, type Taxonomy } from '../../engine/categories/index.js'
 import { CategoryDb } from '../../engine/catdb/index.js'
 import type { HttpImpl } from '../../engine/http/index.js'
@@ -47,7 +47,7 @@ export function configFrom (dir: string, yaml: string): Readonly<Config> {
 }
 
 /** A logger that keeps its lines in memory, for asserting what was logged. */
-export function memoryLogger (): { logger: Logger, lines: Array<Record<string, unknown>> } {
+export function memoryLogger (level: LogLevel = 'info'): { logger: Logger, lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = []
   const sink = new Writable({
     write (chunk: Buffer, _enc, cb) {
@@ -55,7 +55,7 @@ export function memoryLogger (): { logger: Logger, lines: Array<Record<string, u
       cb()
     }
   })
-  return { logger: pino({ level: 'info' }, sink), lines }
+  return { logger: pino({ level }, sink), lines }
 }
 
 export interface StartedApi {
@@ -82,6 +82,8 @@ export interface StartOptions {
   liveLog?: Parameters<typeof createApiServer>[0]['liveLog']
   /** Wraps the store the server sees (fault injection). */
   wrapStore?: (s: Store) => Store
+  /** The level of the server's logger, as api.log-level sets it (default info). */
+  logLevel?: LogLevel
 }
 
 /** Starts an API server on 127.0.0.1:0 with a fresh store and taxonomy in a temp dir. */
@@ -101,7 +103,7 @@ export async function startApi (options: StartOptions = {}): Promise<StartedApi>
   const store = openConfiguredStore(config)
   const taxonomy = loadTaxonomy(config.datafiles.cats, config.datafiles.language)
   const categories = new CategoryDb(store)
-  const { logger, lines } = memoryLogger()
+  const { logger, lines } = memoryLogger(options.logLevel)
   const served = options.wrapStore === undefined ? store : options.wrapStore(store)
   const ownStats = options.stats === undefined ? openStatsDb(join(dir, 'statsdb')) : undefined
   const stats = options.stats ?? { db: ownStats!, timezone: 'UTC' }   // ownStats is set when options.stats is not

@@ -11,10 +11,12 @@
  *   non-page / 403      an <img>/script/XHR of a blocked site: verdict + 8-byte text answer
  *   baseline / bad Host a Host that is not a name: 400 without the policy or a template (adapter cost only)
  *
- *   node dist/bench/blockpage/blockpage.bench.js [seconds per subject, default 5]
+ *   node dist/bench/blockpage/blockpage.bench.js [seconds per subject, default 5] [common.http-server values, default auto]
+ *   node dist/bench/blockpage/blockpage.bench.js 5 auto,uws    # the default (node:http) and uWS, one after the other
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { get, makeStore, PAGE_ACCEPT } from '../../blockpage/testing/fixture.js'
@@ -33,14 +35,36 @@ const SUBJECTS: ReadonlyArray<{ name: string, host: string, accept: string, stat
 
 async function main (): Promise<void> {
   const seconds = Number(process.argv[2] ?? 5)
+  // common.http-server values to measure, one daemon each, in this order (the same client and machine load,
+  // so their ratio holds even where the absolute numbers do not).
+  const impls = (process.argv[3] ?? 'auto').split(',')
   const cleanups: Array<() => unknown> = []
   const { configFile } = await makeStore({ after: (fn) => { cleanups.unshift(fn) } })
+  const base = readFileSync(configFile, 'utf8')
+  const wrk = hasWrk()
+  const load0 = loadavg()[0]!
+  const tables: Array<[string, unknown[]]> = []
+  try {
+    for (const impl of impls) {
+      writeFileSync(configFile, base.replace('common:\n', `common:\n  http-server: ${impl}\n`))
+      tables.push([impl, await measure(configFile, seconds, wrk)])
+    }
+    console.log(`node ${process.version}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, client ${wrk ? 'wrk -t1' : 'node'}, ${CONNECTIONS} keep-alive connections, ${seconds}s per subject, load average before ${load0.toFixed(1)}, after ${loadavg()[0]!.toFixed(1)}`)
+    for (const [impl, rows] of tables) {
+      console.log(`common.http-server: ${impl}`)
+      console.table(rows)
+    }
+  } finally {
+    for (const fn of cleanups) await fn()
+  }
+}
+
+/** Starts `filterd blockpage` on the config and measures every subject against it. */
+async function measure (configFile: string, seconds: number, wrk: boolean): Promise<unknown[]> {
   const child = spawn(process.execPath, [FILTERD, 'blockpage', '--config', configFile], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
   try {
     const [ready] = await once(child, 'message') as [{ endpoints: string[] }]
-    const port = Number(/:(\d+)$/.exec(ready.endpoints[0]!)![1])
-    const wrk = hasWrk()
-    const load0 = loadavg()[0]!
+    const port = Number(/:(\d+)(?: |$)/.exec(ready.endpoints[0]!)![1])
     const rows = []
     for (const s of SUBJECTS) {
       // Check the answer is the one we mean to measure before measuring it.
@@ -55,12 +79,10 @@ async function main (): Promise<void> {
       const r = await load(seconds)
       rows.push({ subject: s.name, 'req/s': Math.round(r.rps), 'p99 latency': r.p99 })
     }
-    console.log(`node ${process.version}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, client ${wrk ? 'wrk -t1' : 'node'}, ${CONNECTIONS} keep-alive connections, ${seconds}s per subject, load average before ${load0.toFixed(1)}, after ${loadavg()[0]!.toFixed(1)}`)
-    console.table(rows)
+    return rows
   } finally {
     child.kill('SIGTERM')
     await once(child, 'exit')
-    for (const fn of cleanups) await fn()
   }
 }
 

@@ -26,6 +26,9 @@ test('two roles on one port of one address are refused; beyond blockpage and api
   rejects(t, 'blockpage:\n  listen: 0.0.0.0:80\nlocal:\n  listen: 0.0.0.0:80\n', 'local.listen', /must differ from blockpage\.listen/)
   rejects(t, 'blockpage: {}\ncatapi:\n  anon-listen: 10.0.0.1:80\n', 'catapi.anon-listen', /must differ from blockpage\.listen/)
   rejects(t, 'api: {}\ncollector:\n  listen: 127.0.0.1:8080\n', 'collector.listen', /must differ from api\.listen/)
+  // The replica follower's /health and /metrics listener counts too.
+  rejects(t, 'api:\n  listen: 127.0.0.1:8095\nsync: {}\n', 'sync.listen', /must differ from api\.listen/)
+  rejects(t, 'sync:\n  listen: 0.0.0.0:9000\ncollector:\n  listen: 127.0.0.1:9000\n', 'sync.listen', /must differ from collector\.listen/)
   // The defaults alone (blockpage and local both on 0.0.0.0:80) are fine, and so is the container's
   // config: local's default is the container's port 80.
   parseConfig('', '/x.yaml')

@@ -102,7 +102,7 @@ export function parseConfig (text: string, path: string, env: NodeJS.ProcessEnv 
 
 const HTTP_LISTENERS = [
   ['proxy', 'metrics-listen'], ['api', 'listen'], ['blockpage', 'listen'], ['blockpage', 'tls-listen'], ['catapi', 'listen'], ['catapi', 'anon-listen'],
-  ['local', 'listen'], ['collector', 'listen']
+  ['local', 'listen'], ['collector', 'listen'], ['sync', 'listen']
 ] as const
 
 /** The spec's rules that a schema cannot say; `written` holds the sections the file itself has. */
@@ -123,7 +123,7 @@ function checkRules (config: Config, problems: string[], written: ReadonlySet<st
     if (s.log !== undefined && s.log !== '-' && !isAbsolute(s.log)) problems.push(`${section}.log: must be an absolute path or - (got "${s.log}")`)
     if (!isAbsolute(s.pid)) problems.push(`${section}.pid: must be an absolute path (got "${s.pid}")`)
   }
-  for (const [section, key] of [...HTTP_LISTENERS, ['sync', 'listen']] as const) {
+  for (const [section, key] of HTTP_LISTENERS) {
     const value = (config[section] as Record<string, unknown>)[key]
     if (typeof value === 'string') checkAddress(`${section}.${key}`, value, problems)
   }

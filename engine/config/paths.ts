@@ -4,12 +4,16 @@
  * exist and are readable, each problem naming its key, instead of a role failing later with a raw
  * ENOENT. State folders the roles create themselves (common.db, stats.dir, …) are not checked.
  *
+ * Readability is checked as the user running check-config: run it as the roles' user (docs/install.md:
+ * `runuser -u filterd -- filterd check-config …`), not as root, which reads everything.
+ *
  * A key is checked when its section is written in the file (an operator who writes a `blockpage:`
  * section runs the block page, which needs its templates, default path or not); `datafiles.file`
  * entries only when the file lists them (the defaults, custom.txt and vendor.txt, may come later).
  */
 import { accessSync, constants, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { CATEGORY_META_FILE, CATGROUPS_FILE, type TaxonomyLanguage } from '../categories/taxonomy.js'
 import type { Config } from './types.js'
 
 type Kind = 'file' | 'folder'
@@ -26,7 +30,14 @@ export function checkReferencedPaths (config: Readonly<Config>, written: Readonl
   if (has('datafiles')) {
     check('datafiles.path', config.datafiles.path, 'folder')
     check('datafiles.cats', config.datafiles.cats, 'folder')
-    check('datafiles.cats', join(config.datafiles.cats, 'catgroups.json'), 'file')
+    // What build-db and the roles read there (engine/categories, loadTaxonomy): the categories' metadata,
+    // and the group names in each language the file asks for (datafiles.language, and catapi.language
+    // and local.language for sections it has).
+    check('datafiles.cats', join(config.datafiles.cats, CATEGORY_META_FILE), 'file')
+    const languages = new Set<TaxonomyLanguage>([config.datafiles.language])
+    if (has('catapi')) languages.add(config.catapi.language ?? config.datafiles.language)
+    if (has('local')) languages.add(config.local.language)
+    for (const lang of languages) check('datafiles.cats', join(config.datafiles.cats, CATGROUPS_FILE[lang]), 'file')
     if (written.has('datafiles.file')) {
       config.datafiles.file.forEach((f, i) => { check(`datafiles.file[${i}]`, join(config.datafiles.path, f), 'file') })
     }

@@ -174,7 +174,7 @@ export const configSchema = {
         'http-server': {
           enum: ['auto', 'uws', 'node'],
           default: 'auto',
-          description: 'HTTP implementation of the HTTP roles. auto (the default) chooses per role: node:http for api, blockpage and local, which reverse proxies, health checks, browsers and billing scripts talk to (it answers HTTP/1.0, a missing or repeated Host with 400, and absolute-form targets); uWebSockets.js for catapi and collector, whose clients speak HTTP/1.1 with Host and where throughput is the job (node:http with one warning when the addon does not load). uws or node force one implementation on every HTTP role; uWS 20.30 leaves HTTP/1.0 requests and requests without Host unanswered'
+          description: 'HTTP implementation of the HTTP roles. auto (the default) chooses per role: node:http for api, blockpage and local, which reverse proxies, health checks, browsers and billing scripts talk to (it answers HTTP/1.0, a missing or repeated Host with 400, and absolute-form targets); uWebSockets.js for catapi and collector, whose clients speak HTTP/1.1 with Host and where throughput is the job (node:http with one warning when the addon does not load: uWS 20.30 has builds for Node 16, 18 and 20 only, so on Node 22 and 24 every role serves with node:http). uws or node force one implementation on every HTTP role (uws too falls back to node:http with one warning where the addon does not load); uWS 20.30 leaves HTTP/1.0 requests and requests without Host unanswered, so put it behind a proxy that speaks HTTP/1.1 upstream (nginx: proxy_http_version 1.1)'
         }
       }
     },

@@ -34,7 +34,10 @@ export interface HttpLogger {
 }
 
 export interface HttpServerOptions {
-  /** `'auto'` (default) uses uWS when its addon loads, else node:http with one warning. */
+  /**
+   * `'auto'` (default) uses uWS when its addon loads, else node:http with one warning; `'uws'` too (its addon
+   * has builds for Node 16, 18 and 20 only); `'node'` always node:http.
+   */
   impl?: 'auto' | HttpImpl
   /** Largest request body accepted, in bytes (default 1 MiB); larger bodies get 413 and are not buffered. */
   bodyLimit?: number
@@ -136,7 +139,7 @@ const defaultLogger: HttpLogger = {
 
 /**
  * Creates an HTTP server; routes may be added before or after `listen`.
- * Throws when `impl: 'uws'` is asked for and the addon does not load.
+ * When uWS is asked for (`'auto'` or `'uws'`) and its addon does not load, node:http serves, with one warning.
  */
 export function createHttpServer (options: HttpServerOptions = {}): HttpServer {
   const router = new Router<Handler>()
@@ -158,12 +161,12 @@ export function createHttpServer (options: HttpServerOptions = {}): HttpServer {
     const outcome = load(loader)
     if (outcome.ok) {
       impl = new UwsServer(outcome.uws, cfg)
-    } else if (wanted === 'uws') {
-      throw new Error('uWebSockets.js is not available', { cause: outcome.error })
     } else {
+      // A forced `uws` falls back as `auto` does: a role that serves beats one that refuses to start
+      // on a Node with no uWS build (22, 24), and node:http answers everything uWS would.
       if (isFirst) {
         const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error)
-        ;(options.logger ?? defaultLogger).warn(`uWebSockets.js did not load (${reason}); serving HTTP with node:http`)
+        ;(options.logger ?? defaultLogger).warn(`uWebSockets.js did not load (${reason}); serving HTTP with node:http${wanted === 'uws' ? ' although common.http-server is uws' : ''}`)
       }
       impl = new NodeServer(cfg)
     }

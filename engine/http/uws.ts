@@ -25,6 +25,7 @@
  *   `app.close()` closes every connection and fires `onAborted`.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import type * as Uws from 'uWebSockets.js'
@@ -52,8 +53,9 @@ export function loadUwsNative (): UwsModule {
     if (existsSync(candidate)) return require(candidate) as UwsModule
     if (existsSync(dir) && readdirSync(dir).some(f => /^uws_.*\.node$/.test(f))) knownLayout = true
   }
-  // The package ships binaries for some Node ABIs only (20.30: none for Node 24's 137). Say so in one line
-  // instead of letting its entry point print a stack and load its slow JS stand-in.
+  // The package ships binaries for some Node ABIs only (20.30: 93, 108 and 115, i.e. Node 16, 18 and 20; none
+  // for Node 22's 127 or Node 24's 137). Say so in one line instead of letting its entry point print a stack
+  // and load its slow JS stand-in.
   if (knownLayout) {
     throw new Error(`no ${file} in uWebSockets.js ${readPackageVersion(pkgDir)} (no build for Node ${process.versions.node}, ABI ${process.versions.modules})`)
   }
@@ -290,7 +292,9 @@ export class UwsServer {
     return new Promise((resolve, reject) => {
       this.#app.listen(host, port, (ls) => {
         if (ls === false) {
-          reject(new Error(`cannot listen on ${host} port ${port}`))
+          // uWS says only "false": ask node:net for the errno (EADDRINUSE, EACCES, ...), so the
+          // caller reports the address and the reason as it does for node:http.
+          void bindError(host, port).then(reject)
           return
         }
         this.#listenSocket = ls
@@ -309,4 +313,19 @@ export class UwsServer {
     if (typeof app.close === 'function') app.close()
     return Promise.resolve()
   }
+}
+
+/**
+ * Why `host:port` cannot be bound, for a uWS listen that failed without saying: node:net's errno error
+ * (with `code`, `address` and `port`), or, when node:net can bind it after all, a plain error naming it.
+ */
+function bindError (host: string, port: number): Promise<Error> {
+  return new Promise((resolve) => {
+    const probe = createServer()
+    probe.once('error', (err) => { resolve(err) })
+    probe.listen({ host, port, exclusive: true }, () => {
+      probe.close()
+      resolve(Object.assign(new Error(`cannot listen on ${host} port ${port} (uWebSockets.js gives no reason; the address is free to node:net)`), { address: host, port }))
+    })
+  })
 }

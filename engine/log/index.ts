@@ -55,6 +55,16 @@ export function logStartFailure (role: string, err: unknown, msg: string): void 
   pino({ base: { role, pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 2, sync: true })).fatal({ err }, msg)
 }
 
+/**
+ * The logger of a role's audit lines (who changed what through the management API): a child of the role's
+ * logger that writes at level 30 (info) whatever the role's `log-level` says, because an audit record is not
+ * a diagnostic a level filter may drop (`log-level: warn` keeps them). Only `silent`, which asks for no log
+ * at all, writes none.
+ */
+export function auditLogger (logger: Logger): Logger {
+  return logger.level === 'silent' ? logger : logger.child({}, { level: 'info' })
+}
+
 /** A logger that writes nothing (tests, library use). */
 export function silentLogger (): Logger {
   return pino({ level: 'silent' })

@@ -1,6 +1,6 @@
 /**
  * Test helper (not a test): the node:test option that skips a test needing uWebSockets.js where its
- * native addon does not load (uWS 20.30 has no build for Node 24), with the reason in the report.
+ * native addon does not load (uWS 20.30 has builds for Node 16, 18 and 20 only, none for 22 or 24), with the reason in the report.
  */
 import { uwsLoadError } from '../http/index.js'
 

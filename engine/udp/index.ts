@@ -236,9 +236,18 @@ function flushDirty (): void {
   dirty.length = 0
 }
 
-/** Opens a batched socket; throws the addon's error (with `code`, e.g. EADDRINUSE). */
+/**
+ * Opens a batched socket; throws the addon's error with `code` (e.g. EADDRINUSE), and for a failed bind
+ * `address` and `port` as node's own bind errors carry them, so a caller can name the address it could not bind.
+ */
 export function openBatchUdpSocket (o: BatchUdpSocketOptions): BatchUdpSocket {
   const addon = loadUdpAddon()
   if (addon instanceof Error) throw addon
-  return new BatchUdpSocket(addon, o)
+  try {
+    return new BatchUdpSocket(addon, o)
+  } catch (err) {
+    // The addon's message is `<call>: <strerror>`; only bind's failure is about the local address.
+    if (err instanceof Error && err.message.startsWith('bind:')) Object.assign(err, { address: o.host, port: o.port })
+    throw err
+  }
 }

@@ -4,7 +4,7 @@
  */
 import { test, type TestContext } from 'node:test'
 import { spawnSync } from 'node:child_process'
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CONF, FILTERD } from '../../engine/testing/daemon.js'
 import { tempDir } from '../../engine/testing/temp.js'
@@ -55,6 +55,29 @@ test('check-config refuses a config naming missing files and folders, one line p
     chmodSync(join(dir, 'cert.pem'), 0)
     t.assert.match(checkConfig(file).stderr, /blockpage\.tls-cert: .*not readable/)
   }
+})
+
+test('check-config checks every taxonomy file build-db and the roles read: the metadata and the group names of each language in use', (t: TestContext) => {
+  const dir = tempDir(t, 'filterd-check-config-')
+  const cats = join(dir, 'cats')
+  mkdirSync(cats)
+  copyFileSync(join(CONF, 'catgroups.json'), join(cats, 'catgroups.json'))
+  const file = join(dir, 'filterd.yaml')
+  const write = (lines: string[]): void => { writeFileSync(file, ['datafiles:', `  path: ${dir}`, `  cats: ${cats}`, ...lines, ''].join('\n')) }
+  write(['  language: ru', 'catapi:', '  language: en'])
+  const r = checkConfig(file)
+  t.assert.strictEqual(r.code, 1)
+  t.assert.match(r.stderr, /datafiles\.cats: .*categories\.meta\.json: no such file/)
+  t.assert.match(r.stderr, /datafiles\.cats: .*catgroups_en\.json: no such file/, 'catapi.language is en')
+  t.assert.doesNotMatch(r.stderr, /catgroups\.json|ENOENT|\n\s+at /)
+  copyFileSync(join(CONF, 'categories.meta.json'), join(cats, 'categories.meta.json'))
+  // Without the catapi section only datafiles.language (ru) is read.
+  write(['  language: ru'])
+  t.assert.strictEqual(checkConfig(file).code, 0)
+  copyFileSync(join(CONF, 'catgroups_en.json'), join(cats, 'catgroups_en.json'))
+  write(['  language: ru', 'catapi:', '  language: en'])
+  const ok = checkConfig(file)
+  t.assert.strictEqual(ok.code, 0, ok.stderr)
 })
 
 test('the demo config passes check-config', (t: TestContext) => {

@@ -106,7 +106,9 @@ export async function runAll (config: Readonly<Config>, configPath: string): Pro
 /**
  * The quick start's "Try it" lines, a story to run in order: the demo's defaults block gambling for
  * every address; the pages and lookups show why; then this machine becomes the user `demo`, which
- * keeps gambling (30) blocked, and clearing its filter lets the same name through.
+ * keeps gambling (30) blocked, and clearing its filter lets the same name through. The last lines
+ * delete the user `demo` again, so the store (`common.db`, kept across runs) is back where the story
+ * began and the same lines work on the next start too.
  */
 export function tryLines (config: Readonly<Config>, roles: readonly RoleName[]): string[] {
   const lines: string[] = []
@@ -133,6 +135,8 @@ export function tryLines (config: Readonly<Config>, roles: readonly RoleName[]):
     if (dig !== undefined) lines.push(`${dig}   # still blocked, now by demo's own filter`)
     lines.push(`curl -X PUT -H 'Content-Type: application/json' -d '[]' ${api}/users/demo/filter/   # demo filters nothing`)
     if (dig !== undefined) lines.push(`${dig}   # the real address: no longer blocked`)
+    lines.push(`curl -X DELETE ${api}/users/demo   # put the demo back: this machine is anonymous again`)
+    if (dig !== undefined) lines.push(`${dig}   # blocked again by the demo's defaults`)
   }
   return lines
 }
