@@ -19,6 +19,7 @@ import { parseStored } from '../engine/replica/redis.js'
 import { testSettings } from '../engine/replica/testing.js'
 import { Store, type StoreOp, type UserRecord } from '../engine/store/index.js'
 import { FILTERD } from '../engine/testing/daemon.js'
+import { rawExchange } from '../engine/testing/http.js'
 import { startRedis } from '../engine/testing/redis.js'
 import { makeTempDir } from '../engine/testing/temp.js'
 import { fetchJson as json, until } from '../engine/testing/wait.js'
@@ -151,6 +152,8 @@ test('under filterd all with Redis configured, the sync role runs and reports re
   t.assert.match(metrics, /^filterd_replica_lag_records 0$/m)
   t.assert.match(metrics, /^filterd_replica_lag_seconds [0-9.e-]+$/m)
   t.assert.match(metrics, /^filterd_replica_applied_seq [1-9]\d*$/m)
+  // A load balancer's health check in HTTP/1.0 (HAProxy's default httpchk) is answered: node:http under `auto`.
+  t.assert.match(await rawExchange(ports.sync!, 'GET /health HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 [^]*"state":"following"/)
   // Redis away: the health endpoint says so with a 503.
   await redis.kill()
   await until('health reporting Redis down', async () => (await json(`${sync}/health`)).body?.state === 'redis-down')

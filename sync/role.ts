@@ -18,7 +18,7 @@
 import { hostname } from 'node:os'
 import { Counter, Gauge, Registry } from 'prom-client'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
-import { createHttpServer } from '../engine/http/index.js'
+import { createHttpServer, listenOrUndo, roleHttpImpl } from '../engine/http/index.js'
 import { FOLLOWER_STATES, Follower } from '../engine/replica/follower.js'
 import { connectSharedStore, sharedStoreSettings } from '../engine/replica/redis.js'
 import { startStatsShipper, statsKeys } from '../engine/replica/stats.js'
@@ -65,7 +65,8 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     seen = { applied: status.appliedRecords, boots: status.bootstraps, appliedOps: status.appliedOps, skippedOps: status.skippedOps }
   }
 
-  const http = createHttpServer({ impl: config.common['http-server'], bodyLimit: 1024, logger: { warn: (m) => { logger.warn(m) } } })
+  // Load balancers' and monitoring's health checks (HAProxy's default speaks HTTP/1.0): node:http under `auto`.
+  const http = createHttpServer({ impl: roleHttpImpl(config.common['http-server'], 'public'), bodyLimit: 1024, logger: { warn: (m) => { logger.warn(m) } } })
   http.route('GET', '/health', (_req, res) => {
     const healthy = status.state === 'following' || status.state === 'bootstrapping' || status.state === 'initializing'
     res.json({
@@ -86,13 +87,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     res.header('Content-Type', registry.contentType).send(await registry.metrics())
   })
   const listen = parseHostPort(config.sync.listen)
-  let port: number
-  try {
-    ({ port } = await http.listen(listen.host, listen.port))
-  } catch (err) {
-    await store.close()
-    throw err
-  }
+  const port = await listenOrUndo(http, listen.host, listen.port, async () => { await store.close() })
   follower.start()
   const shipper = startStatsShipper(connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
     config.common['host-id'] ?? hostname(), config.stats.dir, config.stats['import-interval'] * 1000, logger)
