@@ -52,7 +52,7 @@ export const COMMANDS: Record<string, { module: string, help: string, ownHelp?: 
   'stats-import': { module: '../../tools/stats-import.js', help: 'import every closed statistics file now (--config FILE)' },
   client: { module: '../../tools/client.js', help: 'manage categorization API clients: add|list|remove|rotate|usage (--config FILE)' },
   'api-client': { module: '../../tools/api-client.js', help: 'manage management API clients (Bearer token or HTTP Basic): add|list|remove (--config FILE)', ownHelp: true },
-  'redis-seed': { module: '../../tools/redis-seed.js', help: 're-create the shared Redis store from this host\'s replica after Redis lost its data (--config FILE [--force])' },
+  'redis-seed': { module: '../../tools/redis-seed.js', help: 're-create the shared Redis store from this host\'s replica after Redis lost its data (--config FILE [--force | --adopt])' },
   backup: { module: '../../tools/backup/backup.js', help: 'hot copy of the store and statistics into a new folder, while the roles run (--config FILE DIR)', ownHelp: true },
   restore: { module: '../../tools/backup/restore.js', help: 'put a backup back, roles stopped (--config FILE [--force] DIR)', ownHelp: true },
   'collector-usage': { module: '../../tools/collector-usage.js', help: 'usage per key per day as the collector stored it (also: filterd collector usage)' }
