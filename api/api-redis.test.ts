@@ -5,7 +5,7 @@
  */
 import { after, before } from 'node:test'
 import { silentLogger } from '../engine/log/index.js'
-import { linkStore, testSettings } from '../engine/replica/testing.js'
+import { linkStore, testSettings } from '../engine/testing/replica.js'
 import { startRedis, type TestRedis } from '../engine/testing/redis.js'
 import { runApiSuite } from './api.case.js'
 

@@ -8,7 +8,8 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { DEFAULT_TEMPLATES_DIR } from '../blockpage/templates.js'
 import { get, visibleText } from '../blockpage/testing/fixture.js'
-import { getJson, startRole, until } from '../engine/testing/daemon.js'
+import { startRole } from '../engine/testing/daemon.js'
+import { fetchJson as getJson, until } from '../engine/testing/wait.js'
 import { hasOpenssl, OPENSSL_MISSING, writeTestCertificate } from '../engine/testing/tls.js'
 import { ANONYMOUS_USER, ReportTime, formatDay, type Chart } from '../engine/stats/index.js'
 import { rec, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
@@ -114,13 +115,13 @@ test('the api daemon imports closed statistics files by itself, at start and the
   await writeFiles(env, [rec(now, '192.0.2.7', null, 'first.example')])
   const api = await startRole(t, 'api', file)
   // The import at start takes the file that was already closed, and says so.
-  await until(() => api.logs.some((l) => l.msg === 'statistics imported'), 10_000)
+  await until('the condition', () => api.logs.some((l) => l.msg === 'statistics imported'), 10_000)
   const day = formatDay(new ReportTime('UTC').dayOf(now))
   const report = async (): Promise<Chart> => (await getJson(`${api.url}/users/${encodeURIComponent(ANONYMOUS_USER)}/stat/domains/all?from=${day}&to=${day}`)).body as Chart
   t.assert.deepStrictEqual((await report()).labels, ['first.example'])
   // A file closed later is only seen by the timer (every 5 s), with nobody asking for an import.
   await writeFiles(env, [rec(Date.now(), '192.0.2.8', null, 'second.example')])
-  await until(async () => (await report()).labels.length === 2, 10_000)
+  await until('the condition', async () => (await report()).labels.length === 2, 10_000)
   t.assert.deepStrictEqual(await report(), {
     labels: ['first.example', 'second.example'],
     datasets: [{ label: 'Requests', data: [1, 1] }, { label: 'NXdomain', data: [0, 0] }, { label: 'Blocks', data: [0, 0] }]

@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import { Store } from '../engine/store/index.js'
 import { startStubResolver } from '../engine/upstream-stub/index.js'
 import { BLOCK_V4, ask, firstA, rcode, tempDir, writeConfigFile } from '../engine/testing/dns.js'
-import { startRole, until } from '../engine/testing/daemon.js'
+import { startRole } from '../engine/testing/daemon.js'
+import { until } from '../engine/testing/wait.js'
 
 for (const dispatch of ['inline', 'pool'] as const) {
   test(`filterd dns (dispatch ${dispatch}) starts on an empty store folder, answers, and follows later writes`, async (t: TestContext) => {
@@ -29,6 +30,6 @@ for (const dispatch of ['inline', 'pool'] as const) {
     const store = Store.open(join(dir, 'db'))
     t.after(async () => { await store.close() })
     await store.write((w) => { w.putList(null, 'black', ['late.example']) })
-    await until(async () => firstA(await ask(child.port, 'late.example')) === BLOCK_V4)
+    await until('the condition', async () => firstA(await ask(child.port, 'late.example')) === BLOCK_V4)
   })
 }

@@ -7,7 +7,8 @@ import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import dnsPacket from 'dns-packet'
 import { CATEGORY } from '../engine/categories/index.js'
-import { FILTERD, startFailureLine, startRole, until } from '../engine/testing/daemon.js'
+import { FILTERD, startFailureLine, startRole } from '../engine/testing/daemon.js'
+import { until } from '../engine/testing/wait.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { DnsMetrics, readSnapshots } from '../engine/metrics/index.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
@@ -40,7 +41,7 @@ test('proxy.io auto without the addon: node:dgram, one JSON warning line, the st
   t.assert.match(String(started?.endpoints?.[0]), /\(udp io dgram\)$/)
   // The metrics snapshot is written on a timer: wait for the first one.
   const metricsDir = join(w.dir, 'stats', 'metrics')
-  await until(async () => (await readSnapshots(metricsDir)).size > 0, 15_000)
+  await until('the condition', async () => (await readSnapshots(metricsDir)).size > 0, 15_000)
   const snaps = await readSnapshots(metricsDir)
   t.assert.deepStrictEqual([...snaps.values()].map((s) => s.io), ['dgram'])
   await child.stop()
@@ -90,12 +91,12 @@ test('native I/O: several front processes on one port (SO_REUSEPORT) each receiv
       sockets[c]!.send(query(i % 2 === 0 ? `n${c}-${i}.casino.example` : `n${c}-${i}.example.org`, 'A', { id: i + 1 }), port, '127.0.0.1')
     }
   }
-  await until(() => answers.size === clients * perClient, 20_000)
+  await until('the condition', () => answers.size === clients * perClient, 20_000)
   await sleep(300)   // a duplicate would arrive right after its twin
   t.assert.ok([...answers.values()].every((n) => n === 1), 'every query answered exactly once')
   // Each process publishes its counters (every 5 s): all received some, and they add up.
   const dir = join(w.dir, 'stats', 'metrics')
-  await until(async () => {
+  await until('the condition', async () => {
     const snaps = [...(await readSnapshots(dir)).values()]
     return snaps.length === processes && snaps.reduce((sum, s) => sum + s.queries, 0) === clients * perClient
   }, 20_000)

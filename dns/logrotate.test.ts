@@ -6,7 +6,8 @@ import { test, type TestContext } from 'node:test'
 import { once } from 'node:events'
 import { existsSync, readdirSync, readFileSync, readlinkSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
-import { startRole, until } from '../engine/testing/daemon.js'
+import { startRole } from '../engine/testing/daemon.js'
+import { until } from '../engine/testing/wait.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { world, writeConfigFile } from './testing/harness.js'
 
@@ -41,13 +42,13 @@ test('SIGHUP to a multi-process DNS role makes every front process reopen the re
   const child = role.proc
   const primary = child.pid!
   let workers: number[] = []
-  await until(() => { workers = children(primary); return workers.length === 2 && workers.every((p) => openFiles(p, log).length > 0) })
+  await until('the condition', () => { workers = children(primary); return workers.length === 2 && workers.every((p) => openFiles(p, log).length > 0) })
   for (const p of [primary, ...workers]) t.assert.deepStrictEqual(openFiles(p, log), [log], `pid ${p} writes ${log}`)
 
   renameSync(log, `${log}.1`)
   for (const p of [primary, ...workers]) t.assert.deepStrictEqual(openFiles(p, log), [`${log}.1`], `pid ${p} still holds the renamed file`)
   child.kill('SIGHUP')
-  await until(() => existsSync(log) && [primary, ...workers].every((p) => openFiles(p, log).every((f) => f === log)), 5000)
+  await until('the condition', () => existsSync(log) && [primary, ...workers].every((p) => openFiles(p, log).every((f) => f === log)), 5000)
   for (const p of [primary, ...workers]) t.assert.deepStrictEqual(openFiles(p, log), [log], `pid ${p} reopened ${log}`)
   t.assert.strictEqual(child.exitCode, null, 'SIGHUP does not stop the role')
   child.kill('SIGTERM')

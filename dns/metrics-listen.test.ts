@@ -5,7 +5,8 @@
 import { test, type TestContext } from 'node:test'
 import { CATEGORY } from '../engine/categories/index.js'
 import { addUser, ask, world, writeConfigFile } from '../engine/testing/dns.js'
-import { startRole, until } from '../engine/testing/daemon.js'
+import { startRole } from '../engine/testing/daemon.js'
+import { until } from '../engine/testing/wait.js'
 import { releasedPort } from '../engine/testing/ports.js'
 
 test('filterd dns with proxy.metrics-listen serves its counters on /metrics, labelled by process index and rcode name', async (t: TestContext) => {
@@ -18,7 +19,7 @@ test('filterd dns with proxy.metrics-listen serves its counters on /metrics, lab
   await ask(dns.port, 'nx.invalid')       // forwarded, NXDOMAIN from the stub
   let text = ''
   // Snapshots are written every 5 s.
-  await until(async () => {
+  await until('the condition', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/metrics`)
     text = await res.text()
     if (res.status !== 200) return false

@@ -144,7 +144,7 @@ test('a successful report resets the counters by what it sent and keeps lookups 
   const sent = fake.reports[1]!
   t.assert.strictEqual(sent.key, 'test-key')
   t.assert.deepStrictEqual(sent.counter_unknown_cat, [2])
-  await until(async () => ((await getJson(`${local.url}/stat/`)).body as { counter_unknown_cat: number[] }).counter_unknown_cat[0] === 1)
+  await until('the condition', async () => ((await getJson(`${local.url}/stat/`)).body as { counter_unknown_cat: number[] }).counter_unknown_cat[0] === 1)
 })
 
 test('reports reach the real collector, which stores them per key per day', async (t: TestContext) => {
@@ -152,7 +152,7 @@ test('reports reach the real collector, which stores them per key per day', asyn
   for (let i = 0; i < 4; i++) await rawRequest(local.port, 'GET', '/porn.example')
   await rawRequest(local.port, 'GET', '/nope.example')
   local.proc.kill('SIGUSR2')
-  await until(async () => {
+  await until('the condition', async () => {
     const stat = (await getJson(`${local.url}/stat/`)).body as { counter_cat: number[] }
     return stat.counter_cat[1] === 0
   })
@@ -202,12 +202,12 @@ test('answers 503 billing failure while the collector is stopped, and recovers w
   const local = await startRole(t, 'local', s.localConfig(first.url, { reportInterval: 1 }))
   t.assert.strictEqual((await rawRequest(local.port, 'GET', '/porn.example')).status, 200)
   await first.stop()
-  await until(isBillingFailing(local.port))
+  await until('the condition', isBillingFailing(local.port))
   await expectBillingFailure(t, local.port)
   t.assert.strictEqual((await rawRequest(local.port, 'GET', '/stat/')).status, 200)
   t.assert.strictEqual((await rawRequest(local.port, 'GET', '/nope.example')).status, 503)
   await startRole(t, 'collector', s.collectorConfig(first.port))
-  await until(isBillingOk(local.port))
+  await until('the condition', isBillingOk(local.port))
   const r = await rawRequest(local.port, 'GET', '/porn.example')
   t.assert.deepStrictEqual(JSON.parse(r.body), { category: [1], bad: true, category_name: ['Pornography'] })
 })
@@ -219,12 +219,12 @@ test('answers 503 billing failure while the statistics server answers 500, and r
   // The fake serves no database: every name is unknown, which is enough to tell 404 from 503.
   // Waited for, not asserted at once: on a loaded machine the first contact can time out, and
   // that start-up failure has its own test below.
-  await until(async () => (await rawRequest(local.port, 'GET', '/porn.example')).status === 404)
+  await until('the condition', async () => (await rawRequest(local.port, 'GET', '/porn.example')).status === 404)
   fake.mode = 'error'
-  await until(isBillingFailing(local.port))
+  await until('the condition', isBillingFailing(local.port))
   await expectBillingFailure(t, local.port)
   fake.mode = 'ok'
-  await until(async () => (await rawRequest(local.port, 'GET', '/porn.example')).status === 404)
+  await until('the condition', async () => (await rawRequest(local.port, 'GET', '/porn.example')).status === 404)
 })
 
 test('answers 503 billing failure when the statistics server does not answer in time, and recovers', async (t: TestContext) => {
@@ -235,7 +235,7 @@ test('answers 503 billing failure when the statistics server does not answer in 
   await local.waitForLog((l) => /contact failed/.test(l.msg ?? '') && String(l.reason).includes('timed out'))
   await expectBillingFailure(t, local.port)
   fake.mode = 'ok'
-  await until(async () => (await rawRequest(local.port, 'GET', '/x.example')).status === 404)
+  await until('the condition', async () => (await rawRequest(local.port, 'GET', '/x.example')).status === 404)
 })
 
 test('answers 503 from the start when the first contact fails', async (t: TestContext) => {
@@ -277,10 +277,10 @@ test('applies a database update while lookups run: every answer is the old or th
   s.writeData(`porn.example\t40\n${extra}\n`)
   collector.proc.kill('SIGHUP')
   await local.waitForLog((l) => l.msg === 'database update applied' && l.version === 2)
-  await until(() => sawNew)
+  await until('the condition', () => sawNew)
   // A little more load on the new version, then stop.
   const after = [...seen.values()].reduce((a, b) => a + b, 0)
-  await until(() => [...seen.values()].reduce((a, b) => a + b, 0) > after + 50)
+  await until('the condition', () => [...seen.values()].reduce((a, b) => a + b, 0) > after + 50)
   running = false
   await Promise.all(loops)
   t.assert.deepStrictEqual([...seen.keys()].sort(), [`200 ${NEW}`, `200 ${OLD}`].sort())

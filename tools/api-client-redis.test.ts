@@ -8,8 +8,9 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { verifySecret } from '../engine/auth/index.js'
 import { silentLogger } from '../engine/log/index.js'
-import { linkStore, testSettings } from '../engine/replica/testing.js'
-import { runCli, until } from '../engine/testing/daemon.js'
+import { linkStore, testSettings } from '../engine/testing/replica.js'
+import { runCli } from '../engine/testing/daemon.js'
+import { until } from '../engine/testing/wait.js'
 import { Store } from '../engine/store/index.js'
 import { redisServerAvailable, startRedis } from '../engine/testing/redis.js'
 import { makeTempDir } from '../engine/testing/temp.js'
@@ -36,11 +37,11 @@ test('api-client add and remove on one host reach another host\'s replica throug
   t.assert.strictEqual(added.code, 0, added.stderr)
   const secret = /^client_secret: (\S+)$/m.exec(added.stdout)![1]!
   t.assert.ok(a.getApiClient('billing') !== undefined, 'the command answered once its own host had the write')
-  await until(() => b.getApiClient('billing') !== undefined, 15_000, 'host b to have the client')
+  await until('host b to have the client', () => b.getApiClient('billing') !== undefined, 15_000)
   t.assert.strictEqual(await verifySecret(secret, b.getApiClient('billing')!), true)
   t.assert.deepStrictEqual([...b.clients()], [], 'not a categorization API client')
 
   const removed = await runCli(['api-client', 'remove', '--config', config, 'billing'])
   t.assert.strictEqual(removed.code, 0, removed.stderr)
-  await until(() => b.getApiClient('billing') === undefined, 15_000, 'host b to lose the client')
+  await until('host b to lose the client', () => b.getApiClient('billing') === undefined, 15_000)
 })

@@ -5,28 +5,18 @@
  * and it survives that host's next bootstrap from Redis (which sweeps out what Redis does not hold).
  */
 import { test, type TestContext } from 'node:test'
-import { execFile } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { verifySecret } from '../engine/auth/index.js'
 import { silentLogger } from '../engine/log/index.js'
 import { commitToSharedStore } from '../engine/replica/commit.js'
-import { linkStore, testSettings, until } from '../engine/replica/testing.js'
+import { linkStore, testSettings } from '../engine/testing/replica.js'
+import { until } from '../engine/testing/wait.js'
 import { Store } from '../engine/store/index.js'
+import { runCli } from '../engine/testing/daemon.js'
 import { redisServerAvailable, startRedis } from '../engine/testing/redis.js'
 import { makeTempDir } from '../engine/testing/temp.js'
-
-const FILTERD = fileURLToPath(new URL('./filterd.js', import.meta.url))
-
-function filterd (args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [FILTERD, ...args], (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : (typeof err.code === 'number' ? err.code : null), stdout, stderr })
-    })
-  })
-}
 
 const secretOf = (stdout: string): string => /^client_secret: (\S+)$/m.exec(stdout)![1]!
 
@@ -48,7 +38,7 @@ test('client add, rotate and remove on one host reach another host\'s replica th
   const config = join(dir, 'a.yaml')
   writeFileSync(config, `common:\n  db: ${join(dir, 'a')}\n  redis-ip: ${redis.host}\n  redis-port: ${redis.port}\n  redis-prefix: "${prefix}"\n`)
 
-  const added = await filterd(['client', 'add', '--config', config, '--id', 'partner', '--label', 'Partner'])
+  const added = await runCli(['client', 'add', '--config', config, '--id', 'partner', '--label', 'Partner'])
   t.assert.strictEqual(added.code, 0, added.stderr)
   const first = secretOf(added.stdout)
   t.assert.ok(a.getClient('partner') !== undefined, 'the command answered once its own host had the write')
@@ -56,10 +46,10 @@ test('client add, rotate and remove on one host reach another host\'s replica th
   t.assert.strictEqual(await verifySecret(first, b.getClient('partner')!), true)
   t.assert.strictEqual(b.getClient('partner')!.label, 'Partner')
   t.assert.strictEqual(b.getApiClient('partner'), undefined, 'not a management API client')
-  const again = await filterd(['client', 'add', '--config', config, '--id', 'partner'])
+  const again = await runCli(['client', 'add', '--config', config, '--id', 'partner'])
   t.assert.strictEqual(again.code, 1, 'a duplicate id is refused as on one host')
 
-  const rotated = await filterd(['client', 'rotate', '--config', config, 'partner'])
+  const rotated = await runCli(['client', 'rotate', '--config', config, 'partner'])
   t.assert.strictEqual(rotated.code, 0, rotated.stderr)
   const second = secretOf(rotated.stdout)
   await until('host b to have the new secret', async () => await verifySecret(second, b.getClient('partner')!))
@@ -82,7 +72,7 @@ test('client add, rotate and remove on one host reach another host\'s replica th
   t.after(() => linkC.close())
   t.assert.strictEqual(await verifySecret(second, c.getClient('partner')!), true, 'a late host bootstraps the client')
 
-  const removed = await filterd(['client', 'remove', '--config', config, 'partner'])
+  const removed = await runCli(['client', 'remove', '--config', config, 'partner'])
   t.assert.strictEqual(removed.code, 0, removed.stderr)
   await until('hosts b and c to lose the client', () => b.getClient('partner') === undefined && c.getClient('partner') === undefined)
   t.assert.strictEqual(a.getClient('partner'), undefined)
@@ -103,7 +93,7 @@ test('client add answers 1 with the API\'s error, changing nothing, when the sha
   const config = join(dir, 'a.yaml')
   writeFileSync(config, `common:\n  db: ${join(dir, 'a')}\n  redis-ip: ${redis.host}\n  redis-port: ${redis.port}\n  redis-prefix: "${prefix}"\n`)
   await redis.stop({ keepData: true })
-  const added = await filterd(['client', 'add', '--config', config, '--id', 'nowhere'])
+  const added = await runCli(['client', 'add', '--config', config, '--id', 'nowhere'])
   t.assert.strictEqual(added.code, 1, added.stdout + added.stderr)
   t.assert.match(added.stderr, /filterd client: .*/)
   t.assert.doesNotMatch(added.stdout, /client_secret/, 'no secret printed for a client that was not made')

@@ -1,29 +1,18 @@
 import { test, type TestContext } from 'node:test'
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import { Store } from '../engine/store/index.js'
 import { startStubResolver } from '../engine/upstream-stub/index.js'
 import { CONF_DIR, basic, buildCats, get } from '../catapi/testing/harness.js'
 import { ExistenceChecker } from '../catapi/resolver.js'
+import { FILTERD, runCli, type CliRun } from '../engine/testing/daemon.js'
+import { makeTempDir } from '../engine/testing/temp.js'
 import { createCatApi } from '../catapi/server.js'
 
-const FILTERD = fileURLToPath(new URL('./filterd.js', import.meta.url))
-
-interface Run { code: number | null, stdout: string, stderr: string }
-
-function filterd (args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [FILTERD, ...args], (err, stdout, stderr) => {
-      const code = err === null ? 0 : (typeof err.code === 'number' ? err.code : null)
-      resolve({ code, stdout, stderr })
-    })
-  })
-}
+type Run = CliRun
 
 function secretOf (run: Run): { id: string, secret: string } {
   const id = /^client_id: (\S+)$/m.exec(run.stdout)?.[1]
@@ -34,8 +23,8 @@ function secretOf (run: Run): { id: string, secret: string } {
 
 /** A temp dir with a config file pointing at its own store; one cleanup, in order. */
 function setup (t: TestContext, extra = ''): { dir: string, config: string, db: string, cleanups: Array<() => unknown> } {
-  const dir = mkdtempSync(join(tmpdir(), 'filterd-client-'))
-  const cleanups: Array<() => unknown> = [() => { rmSync(dir, { recursive: true, force: true }) }]
+  const { dir, cleanup } = makeTempDir('filterd-client-')
+  const cleanups: Array<() => unknown> = [cleanup]
   t.after(async () => { for (const c of cleanups.reverse()) await c() })
   const db = join(dir, 'db')
   const config = join(dir, 'filterd.yaml')
@@ -52,18 +41,18 @@ test('client add prints a secret once that then authenticates, and rotate, list,
   cleanups.push(() => api.close())
   const { registered } = await api.listen({ host: '127.0.0.1', port: 0 }, { host: '127.0.0.1', port: 0 })
 
-  const added = await filterd(['client', 'add', '--config', config, '--label', 'Acme ISP'])
+  const added = await runCli(['client', 'add', '--config', config, '--label', 'Acme ISP'])
   t.assert.strictEqual(added.code, 0, added.stderr)
   const first = secretOf(added)
   t.assert.strictEqual((await get(registered, '/domain/example.com', { Authorization: basic(first.id, first.secret) })).status, 200)
   t.assert.strictEqual((await get(registered, '/domain/example.com', { Authorization: basic(first.id, 'not-it') })).status, 401)
 
-  const listed = await filterd(['client', 'list', '--config', config])
+  const listed = await runCli(['client', 'list', '--config', config])
   t.assert.strictEqual(listed.code, 0)
   t.assert.match(listed.stdout, new RegExp(`^${first.id}\\t\\S+\\tAcme ISP$`, 'm'))
   t.assert.ok(!listed.stdout.includes(first.secret))
 
-  const rotated = await filterd(['client', 'rotate', '--config', config, first.id])
+  const rotated = await runCli(['client', 'rotate', '--config', config, first.id])
   t.assert.strictEqual(rotated.code, 0, rotated.stderr)
   const second = secretOf(rotated)
   t.assert.strictEqual(second.id, first.id)
@@ -72,30 +61,30 @@ test('client add prints a secret once that then authenticates, and rotate, list,
   t.assert.strictEqual((await get(registered, '/catgroups', { Authorization: basic(second.id, second.secret) })).status, 200)
 
   await api.usage.flush()
-  const usage = await filterd(['client', 'usage', '--config', config, '--client', first.id])
+  const usage = await runCli(['client', 'usage', '--config', config, '--client', first.id])
   t.assert.strictEqual(usage.code, 0, usage.stderr)
   const today = new Date().toISOString().slice(0, 10)
   t.assert.match(usage.stdout, new RegExp(`^${first.id}\\t${today}\\t2$`, 'm'))
-  const none = await filterd(['client', 'usage', '--config', config, '--from', '2000-01-01', '--to', '2000-01-31'])
+  const none = await runCli(['client', 'usage', '--config', config, '--from', '2000-01-01', '--to', '2000-01-31'])
   t.assert.match(none.stdout, /^total\t\t0$/m)
 
-  const removed = await filterd(['client', 'remove', '--config', config, first.id])
+  const removed = await runCli(['client', 'remove', '--config', config, first.id])
   t.assert.strictEqual(removed.code, 0)
   t.assert.strictEqual((await get(registered, '/catgroups', { Authorization: basic(second.id, second.secret) })).status, 401)
-  t.assert.strictEqual((await filterd(['client', 'remove', '--config', config, first.id])).code, 1)
-  t.assert.doesNotMatch((await filterd(['client', 'list', '--config', config])).stdout, new RegExp(first.id))
+  t.assert.strictEqual((await runCli(['client', 'remove', '--config', config, first.id])).code, 1)
+  t.assert.doesNotMatch((await runCli(['client', 'list', '--config', config])).stdout, new RegExp(first.id))
 })
 
 test('client refuses to run without --config and rejects a duplicate id', async (t: TestContext) => {
   const { config } = setup(t)
-  const bare = await filterd(['client', 'list'])
+  const bare = await runCli(['client', 'list'])
   t.assert.strictEqual(bare.code, 2)
   t.assert.match(bare.stderr, /--config FILE is required/)
-  t.assert.strictEqual((await filterd(['client', 'add', '--config', config, '--id', 'acme'])).code, 0)
-  const again = await filterd(['client', 'add', '--config', config, '--id', 'acme'])
+  t.assert.strictEqual((await runCli(['client', 'add', '--config', config, '--id', 'acme'])).code, 0)
+  const again = await runCli(['client', 'add', '--config', config, '--id', 'acme'])
   t.assert.strictEqual(again.code, 1)
   t.assert.match(again.stderr, /already exists/)
-  t.assert.strictEqual((await filterd(['client', 'add', '--config', config, '--id', 'a:b'])).code, 2)
+  t.assert.strictEqual((await runCli(['client', 'add', '--config', config, '--id', 'a:b'])).code, 2)
 })
 
 test('the catapi daemon serves both listeners from its config and stops cleanly on SIGTERM', async (t: TestContext) => {
@@ -113,7 +102,7 @@ test('the catapi daemon serves both listeners from its config and stops cleanly 
   const store = Store.open(db)
   await buildCats(store, [['example.com', [40]]])
   await store.close()
-  const { id, secret } = secretOf(await filterd(['client', 'add', '--config', config]))
+  const { id, secret } = secretOf(await runCli(['client', 'add', '--config', config]))
 
   const child = spawn(process.execPath, [FILTERD, 'catapi', '--config', config], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
   cleanups.push(async () => { if (child.exitCode === null) { child.kill('SIGKILL'); await once(child, 'exit') } })

@@ -1,7 +1,8 @@
 import { test, type TestContext } from 'node:test'
 import { existsSync, readFileSync, writeFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { CONF, startRole, until } from '../testing/daemon.js'
+import { CONF, startRole } from '../testing/daemon.js'
+import { until } from '../testing/wait.js'
 import { CATEGORY } from '../categories/index.js'
 import { parseConfig } from '../config/index.js'
 import { addUser, ask, rcode, world, writeConfigFile } from '../testing/dns.js'
@@ -104,7 +105,7 @@ test('the DNS daemon counts its queries, answers and upstream timeouts, and the 
   // Snapshots are written every 5 s: wait for the one that holds the four queries.
   const queries = `filterd_dns_queries_total{process="${proc}"} 4`
   let text = ''
-  await until(async () => { text = await (await fetch(`${api.url}/metrics`)).text(); return text.split('\n').includes(queries) }, 15_000)
+  await until('the condition', async () => { text = await (await fetch(`${api.url}/metrics`)).text(); return text.split('\n').includes(queries) }, 15_000)
   for (const line of [
     `filterd_dns_answers_total{process="${proc}",verdict="block",rcode="NOERROR"} 1`,
     `filterd_dns_answers_total{process="${proc}",verdict="forward",rcode="NOERROR"} 1`,

@@ -63,7 +63,7 @@ if basis >= 0 then
     end
     j = j + 4
   end
-  if newest > 0 then return redis.error_reply('FILTERD_CONFLICT ' .. newest) end
+  if newest > 0 then return redis.error_reply('FILTERD_CONFLICT ' .. cur) end
 end
 local seq = redis.call('INCR', KEYS[2])
 local v = tostring(seq) .. ':'
@@ -113,13 +113,21 @@ export interface RemoteCommitOptions {
   readonly onSlowApply?: (seq: number) => void
 }
 
-/** Another host wrote one of the request's keys after the replica position it was computed on. */
+/**
+ * Another host wrote one of the request's keys after the replica position it was computed on;
+ * `current` is Redis's last record then, which the replica applies before the request is computed
+ * again (not only the conflicting record: the others a busy key had meanwhile would conflict next).
+ */
 class WriteConflict extends Error {
-  constructor (readonly version: number) { super(`conflict with record ${version}`) }
+  constructor (readonly current: number) { super(`conflict; Redis at record ${current}`) }
 }
 
-/** How many times a request is computed again after conflicts before the API answers 503. */
-const kMaxAttempts = 5
+/**
+ * How many times a request is computed again after conflicts before the API answers 503. Each
+ * retry after the first waits a random 0–2^n ms (at most 64), so two hosts hammering one key do not
+ * keep meeting in the same round.
+ */
+const kMaxAttempts = 10
 
 /**
  * Sends one request's changes to Redis; the returned record id and sequence number. `basis` is the
@@ -190,8 +198,9 @@ export function createRemoteCommit (redis: Redis, settings: SharedStoreSettings,
         if (attempt >= kMaxAttempts) {
           throw new SharedStoreUnavailable(`other hosts changed the keys of this request ${attempt} times while it was computed; nothing was written`)
         }
-        if (!await replicaReaches(store, err.version, options.applyTimeoutMs)) {
-          throw new SharedStoreUnavailable(`this host's replica did not apply record ${err.version} within ${options.applyTimeoutMs} ms (is the sync role running?); nothing was written`)
+        if (attempt > 1) await sleep(Math.random() * Math.min(64, 2 ** attempt))
+        if (!await replicaReaches(store, err.current, options.applyTimeoutMs)) {
+          throw new SharedStoreUnavailable(`this host's replica did not apply record ${err.current} within ${options.applyTimeoutMs} ms (is the sync role running?); nothing was written`)
         }
         write = again()
         if (write.ops.length === 0) return

@@ -7,22 +7,20 @@ import { cpSync, rmSync } from 'node:fs'
 import { after, before, test, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
 import { silentLogger } from '../log/index.js'
-import { Store } from '../store/index.js'
+import type { Store } from '../store/index.js'
 import { tempDir } from '../testing/temp.js'
 import { startRedis, type TestRedis } from '../testing/redis.js'
 import { commitToSharedStore } from './commit.js'
 import { adoptSharedStore, Follower } from './follower.js'
-import { linkStore, testSettings, until } from './testing.js'
+import { linkedHost, testSettings } from '../testing/replica.js'
+import { tempStore } from '../testing/store.js'
+import { until } from '../testing/wait.js'
 
 let redis: TestRedis
 before(async () => { redis = await startRedis() })
 after(async () => { await redis.stop() })
 
-function host (t: TestContext): Store {
-  const store = Store.open(tempDir(t, 'filterd-consistency-'))
-  t.after(async () => { await store.close() })
-  return store
-}
+const host = (t: TestContext): Store => tempStore(t, 'filterd-consistency-').store
 
 /** Every user's addresses map back to it, and every mapped address is listed by its user. */
 function linksOf (s: Store): { users: Record<string, string[]>, ips: Record<string, string> } {
@@ -56,11 +54,8 @@ async function setAddresses (s: Store, id: string, ip: string[]): Promise<void> 
 
 test('two hosts changing the same user and the same address at once: one request wins whole, no address is left linked to a user that does not list it', async (t: TestContext) => {
   const settings = testSettings(redis.host, redis.port)
-  const a = host(t)
-  const b = host(t)
-  const la = await linkStore(a, settings, silentLogger())
-  const lb = await linkStore(b, settings, silentLogger())
-  t.after(async () => { await la.close(); await lb.close() })
+  const { store: a } = await linkedHost(t, settings)
+  const { store: b } = await linkedHost(t, settings)
   await setAddresses(a, 'alice', ['10.0.0.1'])
   await until('B applying', () => b.getUser('alice') !== undefined)
   for (let round = 0; round < 20; round++) {
@@ -81,9 +76,7 @@ test('two hosts changing the same user and the same address at once: one request
 
 test('a record committed just after the follower\'s read found nothing is read next, not taken for a trimmed stream', async (t: TestContext) => {
   const settings = testSettings(redis.host, redis.port)
-  const a = host(t)
-  const la = await linkStore(a, settings, silentLogger())
-  t.after(async () => { await la.close() })
+  const { store: a } = await linkedHost(t, settings)
   const r = new Redis({ host: redis.host, port: redis.port })
   t.after(() => { r.disconnect() })
   const epoch = a.replicaPosition()!.epoch
@@ -109,11 +102,8 @@ test('Redis going back (an older copy of its data restored): hosts stop followin
   const own = await startRedis()
   t.after(async () => { await own.stop() })
   const settings = testSettings(own.host, own.port)
-  const a = host(t)
-  const b = host(t)
-  const la = await linkStore(a, settings, silentLogger())
-  const lb = await linkStore(b, settings, silentLogger())
-  t.after(async () => { await la.close(); await lb.close() })
+  const { store: a, link: la } = await linkedHost(t, settings)
+  const { store: b, link: lb } = await linkedHost(t, settings)
   await setAddresses(a, 'alice', ['10.0.0.1'])
   await until('B applying', () => b.getUser('alice') !== undefined)
   // A copy of Redis's data now (alice), then two more writes that the copy lacks.

@@ -2,10 +2,7 @@
  * The replica protocol against a real redis-server, in one process: hosts are stores in their own
  * folders, each with a follower; writes go through the Lua commit (engine/replica).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
 import { isDeepStrictEqual } from 'node:util'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { after, before, test, type TestContext } from 'node:test'
 import { Redis } from 'ioredis'
 import { silentLogger } from '../log/index.js'
@@ -13,7 +10,9 @@ import { Store, type ReplicaPosition, type StoreOp, type UserRecord } from '../s
 import { startRedis, type TestRedis } from '../testing/redis.js'
 import { commitToSharedStore } from './commit.js'
 import { Follower, seedSharedStore } from './follower.js'
-import { linkStore, testSettings, until } from './testing.js'
+import { linkedHost, linkStore, testSettings } from '../testing/replica.js'
+import { addUser, tempStore } from '../testing/store.js'
+import { until } from '../testing/wait.js'
 import { parseStored, storedValue, tombstoneVersion, type SharedStoreSettings } from './redis.js'
 import { pack } from 'msgpackr'
 
@@ -21,12 +20,7 @@ let redis: TestRedis
 before(async () => { redis = await startRedis() })
 after(async () => { await redis.stop() })
 
-function host (t: TestContext): Store {
-  const dir = mkdtempSync(join(tmpdir(), 'filterd-replica-'))
-  const store = Store.open(dir)
-  t.after(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }) })
-  return store
-}
+const host = (t: TestContext): Store => tempStore(t, 'filterd-replica-').store
 
 function client (t: TestContext): Redis {
   const r = new Redis({ host: redis.host, port: redis.port })
@@ -39,22 +33,11 @@ function dump (s: Store): unknown {
   return { users: [...s.users()], ips: s.addressesWithPrefix('', 10_000), black: s.getList(null, 'black'), config: s.getServerDefaults() }
 }
 
-async function addUser (s: Store, id: string, ip: string[], black: string[] = []): Promise<void> {
-  await s.write((w) => {
-    w.putUser({ ...w.store.newUser(id), ip })
-    w.claimAddresses(id, ip)
-    w.putList(id, 'black', black)
-  })
-}
-
 test('a write on one host reaches the other; concurrent writes to one user end in the same state everywhere', async (t: TestContext) => {
   const settings = testSettings(redis.host, redis.port)
-  const a = host(t)
-  const b = host(t)
-  const la = await linkStore(a, settings, silentLogger())
-  const lb = await linkStore(b, settings, silentLogger())
-  t.after(async () => { await la.close(); await lb.close() })
-  await addUser(a, 'alice', ['10.0.0.1'], ['ads.example'])
+  const { store: a } = await linkedHost(t, settings)
+  const { store: b } = await linkedHost(t, settings)
+  await addUser(a, { name: 'alice', ip: ['10.0.0.1'] }, { black: ['ads.example'] })
   await until('B applying', () => b.getUser('alice') !== undefined)
   t.assert.strictEqual(b.userForAddress('10.0.0.1'), 'alice')
   t.assert.deepStrictEqual(b.getList('alice', 'black'), ['ads.example'])
@@ -70,16 +53,14 @@ test('a write on one host reaches the other; concurrent writes to one user end i
 
 test('a failed write changes nothing anywhere; with Redis refusing, the write throws and nothing is kept locally', async (t: TestContext) => {
   const settings = testSettings(redis.host, redis.port)
-  const a = host(t)
-  const la = await linkStore(a, settings, silentLogger())
-  t.after(async () => { await la.close() })
-  await addUser(a, 'alice', ['10.0.0.1'])
+  const { store: a } = await linkedHost(t, settings)
+  await addUser(a, { name: 'alice', ip: ['10.0.0.1'] })
   const seq = a.replicaPosition()!.seq
   await t.assert.rejects(a.write((w) => { w.putUser({ ...w.store.newUser('bob'), ip: [] }); throw new Error('invalid') }), /invalid/)
   // The shared store with another epoch (as after a reseed elsewhere): the script refuses.
   const r = client(t)
   await r.set(settings.keys.epoch, 'init:someone-else')
-  await t.assert.rejects(addUser(a, 'carol', ['10.0.0.3']), { code: 'ENGINE_SHARED_STORE_UNAVAILABLE' })
+  await t.assert.rejects(addUser(a, { name: 'carol', ip: ['10.0.0.3'] }), { code: 'ENGINE_SHARED_STORE_UNAVAILABLE' })
   t.assert.strictEqual(a.getUser('bob'), undefined)
   t.assert.strictEqual(a.getUser('carol'), undefined)
   t.assert.strictEqual(await r.hexists(settings.keys.hash.users, 'carol'), 0)
@@ -93,7 +74,7 @@ test('an apply that fails midway leaves neither its changes nor its position; th
   const la = await linkStore(a, settings, silentLogger())
   t.after(async () => { await la.close() })
   const lb = await linkStore(b, settings, silentLogger())
-  await addUser(a, 'alice', ['10.0.0.1'])
+  await addUser(a, { name: 'alice', ip: ['10.0.0.1'] })
   await until('B applying', () => b.replicaPosition()?.seq === 1)
   await lb.close()
   const before = b.replicaPosition()!
@@ -103,7 +84,7 @@ test('an apply that fails midway leaves neither its changes nor its position; th
   t.assert.strictEqual(b.getUser('zed'), undefined)
   t.assert.deepStrictEqual(b.replicaPosition(), before)
   t.assert.strictEqual(b.generation(), generation)
-  for (let i = 0; i < 5; i++) await addUser(a, `u${i}`, [`10.0.1.${i}`])
+  for (let i = 0; i < 5; i++) await addUser(a, { name: `u${i}`, ip: [`10.0.1.${i}`] })
   const lb2 = await linkStore(b, settings, silentLogger())
   t.after(async () => { await lb2.close() })
   await until('B catching up', () => b.replicaPosition()?.seq === 6)
@@ -113,12 +94,10 @@ test('an apply that fails midway leaves neither its changes nor its position; th
 
 test('a host behind the stream\'s retention, or joining late, bootstraps and then follows', async (t: TestContext) => {
   const settings: SharedStoreSettings = { ...testSettings(redis.host, redis.port), streamLength: 5 }
-  const a = host(t)
-  const la = await linkStore(a, settings, silentLogger())
-  t.after(async () => { await la.close() })
+  const { store: a } = await linkedHost(t, settings)
   const b = host(t)
   const lb = await linkStore(b, settings, silentLogger())
-  await addUser(a, 'first', ['10.9.0.1'])
+  await addUser(a, { name: 'first', ip: ['10.9.0.1'] })
   await until('B applying', () => b.replicaPosition()?.seq === 1)
   await lb.close()
   // 400 records while B is away: the stream keeps only the last hundred or so (MAXLEN ~ 5).
@@ -139,7 +118,7 @@ test('a host behind the stream\'s retention, or joining late, bootstraps and the
   const lc = await linkStore(c, settings, silentLogger())
   t.after(async () => { await lc.close() })
   t.assert.strictEqual(c.userCount(), 401)
-  await addUser(b, 'late', ['10.9.9.9'])
+  await addUser(b, { name: 'late', ip: ['10.9.9.9'] })
   await until('A and C applying', () => c.getUser('late') !== undefined && a.getUser('late') !== undefined)
   t.assert.deepStrictEqual(dump(a), dump(c))
   t.assert.deepStrictEqual(dump(b), dump(c))
@@ -147,26 +126,23 @@ test('a host behind the stream\'s retention, or joining late, bootstraps and the
 
 test('Redis emptied: hosts keep their replicas and say so; a reseed from one replica is adopted by the others', async (t: TestContext) => {
   const settings = testSettings(redis.host, redis.port)
-  const a = host(t)
-  const b = host(t)
-  const la = await linkStore(a, settings, silentLogger())
-  const lb = await linkStore(b, settings, silentLogger())
-  t.after(async () => { await la.close(); await lb.close() })
-  await addUser(a, 'alice', ['10.0.0.1'], ['ads.example'])
+  const { store: a, link: la } = await linkedHost(t, settings)
+  const { store: b, link: lb } = await linkedHost(t, settings)
+  await addUser(a, { name: 'alice', ip: ['10.0.0.1'] }, { black: ['ads.example'] })
   await until('B applying', () => b.getUser('alice') !== undefined)
   const r = client(t)
   const keys = await r.keys(`${settings.keys.epoch.slice(0, -'epoch'.length)}*`)
   await r.del(...keys)
   await until('both hosts noticing', () => la.follower.status.state === 'redis-lost' && lb.follower.status.state === 'redis-lost')
   t.assert.strictEqual(b.userForAddress('10.0.0.1'), 'alice', 'replica kept')
-  await t.assert.rejects(addUser(b, 'bob', ['10.0.0.2']), { code: 'ENGINE_SHARED_STORE_UNAVAILABLE' })
+  await t.assert.rejects(addUser(b, { name: 'bob', ip: ['10.0.0.2'] }), { code: 'ENGINE_SHARED_STORE_UNAVAILABLE' })
   // A follower that starts on an empty store never initializes over a kept replica either.
   t.assert.strictEqual(await r.get(settings.keys.epoch), null)
   // The operator reseeds from A (filterd redis-seed): B adopts it, both follow, writes work.
   const epoch = await seedSharedStore(r, settings, a, 'reseed')
   await a.applyReplicated([], { epoch, id: '0-0', seq: 0 }, { state: 'following' })
   await until('B adopting the reseeded store', () => lb.follower.status.state === 'following' && b.replicaPosition()?.epoch === epoch)
-  await addUser(b, 'bob', ['10.0.0.2'])
+  await addUser(b, { name: 'bob', ip: ['10.0.0.2'] })
   await until('A applying', () => a.getUser('bob') !== undefined)
   t.assert.deepStrictEqual(dump(a), dump(b))
 })
@@ -175,7 +151,7 @@ test('a host whose replica came from another store is kept apart (epoch mismatch
   const settings = testSettings(redis.host, redis.port)
   const a = host(t)
   const la = await linkStore(a, settings, silentLogger())
-  await addUser(a, 'alice', ['10.0.0.1'])
+  await addUser(a, { name: 'alice', ip: ['10.0.0.1'] })
   await la.close()
   const r = client(t)
   await r.set(settings.keys.epoch, 'init:another-store')
@@ -199,9 +175,7 @@ test('hash values carry their version; values written before versions read as ve
 
 test('a deleted key leaves a tombstone with its version, dropped once older than the stream keeps', async (t: TestContext) => {
   const settings: SharedStoreSettings = { ...testSettings(redis.host, redis.port), streamLength: 5 }
-  const a = host(t)
-  const la = await linkStore(a, settings, silentLogger())
-  t.after(async () => { await la.close() })
+  const { store: a } = await linkedHost(t, settings)
   const r = client(t)
   const epoch = a.replicaPosition()!.epoch
   await commitToSharedStore(r, settings, epoch, [['users', 'gone', a.newUser('gone')]])
@@ -226,9 +200,7 @@ test('a deleted key leaves a tombstone with its version, dropped once older than
  */
 test('a bootstrap under concurrent writes: every write present, no double apply, never an older value over a newer one', async (t: TestContext) => {
   const settings = testSettings(redis.host, redis.port)
-  const a = host(t)
-  const la = await linkStore(a, settings, silentLogger())
-  t.after(async () => { await la.close() })
+  const { store: a } = await linkedHost(t, settings)
   const r = client(t)
   const epoch = a.replicaPosition()!.epoch
   let marker = 0
@@ -320,9 +292,7 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
 
 test('a bootstrap outlasted by the stream\'s retention (records and tombstones dropped meanwhile) starts over and ends equal to Redis', async (t: TestContext) => {
   const settings: SharedStoreSettings = { ...testSettings(redis.host, redis.port), streamLength: 5 }
-  const a = host(t)
-  const la = await linkStore(a, settings, silentLogger())
-  t.after(async () => { await la.close() })
+  const { store: a } = await linkedHost(t, settings)
   const r = client(t)
   const epoch = a.replicaPosition()!.epoch
   for (let i = 0; i < 20; i++) await commitToSharedStore(r, settings, epoch, [['users', `u${i}`, a.newUser(`u${i}`)]])
@@ -352,12 +322,10 @@ test('a bootstrap outlasted by the stream\'s retention (records and tombstones d
 
 test('a host that fell behind the stream keeps serving its replica while it bootstraps again in place', async (t: TestContext) => {
   const settings: SharedStoreSettings = { ...testSettings(redis.host, redis.port), streamLength: 5 }
-  const a = host(t)
-  const la = await linkStore(a, settings, silentLogger())
-  t.after(async () => { await la.close() })
+  const { store: a } = await linkedHost(t, settings)
   const b = host(t)
   const lb = await linkStore(b, settings, silentLogger())
-  for (const id of ['alice', 'bob', 'carol']) await addUser(a, id, [`10.7.0.${id.length}${id.charCodeAt(0) % 10}`], [`${id}.example`])
+  for (const id of ['alice', 'bob', 'carol']) await addUser(a, { name: id, ip: [`10.7.0.${id.length}${id.charCodeAt(0) % 10}`] }, { black: [`${id}.example`] })
   await until('B applying', () => b.getUser('carol') !== undefined)
   await lb.close()
   // While B is away: bob deleted, carol changed, and more records than the stream keeps.

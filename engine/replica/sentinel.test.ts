@@ -19,7 +19,8 @@ import { startRedis } from '../testing/redis.js'
 import { addUser } from '../testing/store.js'
 import { tempDir } from '../testing/temp.js'
 import { sharedStoreSettings } from './redis.js'
-import { linkStore, until } from './testing.js'
+import { linkStore } from '../testing/replica.js'
+import { until } from '../testing/wait.js'
 
 async function redisProcess (t: TestContext, args: string[], port: number): Promise<ChildProcess> {
   const proc = spawn('redis-server', args, { stdio: 'ignore' })

@@ -17,7 +17,8 @@ import { rec, statsTestEnv, writeFiles, type StatsTestEnv } from '../stats/testi
 import { redisServerAvailable, startRedis, type TestRedis } from '../testing/redis.js'
 import { connectSharedStore, whenReady } from './redis.js'
 import { applyStatsStream, shipClosedFiles, startStatsApplier, startStatsShipper, statsKeys, type StatsKeys } from './stats.js'
-import { testSettings, until } from './testing.js'
+import { testSettings } from '../testing/replica.js'
+import { until } from '../testing/wait.js'
 
 const skip = redisServerAvailable() ? false : 'redis-server is not installed'
 let redis: TestRedis

@@ -9,7 +9,7 @@ import { statsTestEnv } from './testing/fixtures.js'
 import { Redis } from 'ioredis'
 import { redisPeriodClaim } from '../replica/claim.js'
 import { connectSharedStore } from '../replica/redis.js'
-import { testSettings } from '../replica/testing.js'
+import { testSettings } from '../testing/replica.js'
 import { startRedis } from '../testing/redis.js'
 import { startUsageReporter, usageClaimMs, vendorKeyDigest, type UsageReporter } from './usage-report.js'
 

@@ -102,24 +102,6 @@ export function runCli (args: string[], cli = FILTERD): Promise<CliRun> {
 }
 
 /**
- * Polls `check` (every 20 ms) until it returns true; gives up after `limitMs` (a hung test, not a
- * timing assertion), naming `what` it waited for.
- */
-export async function until (check: () => boolean | Promise<boolean>, limitMs = 30_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + limitMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
-export async function getJson (url: string): Promise<{ status: number, body: unknown }> {
-  const res = await fetch(url)
-  const text = await res.text()
-  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
-}
-
-/**
  * The one log line a role's failed start writes on standard error (tools/filterd.ts, logStartFailure).
  * Throws when `stderr` is not exactly one line of JSON, so a test fails on plain text or extra output.
  */

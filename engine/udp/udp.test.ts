@@ -3,7 +3,7 @@
 import { test, type TestContext } from 'node:test'
 import { createSocket, type Socket } from 'node:dgram'
 import { once } from 'node:events'
-import { until } from '../testing/daemon.js'
+import { until } from '../testing/wait.js'
 import { ECONNREFUSED, loadUdpAddon, openBatchUdpSocket, type BatchUdpSocket, type BatchUdpSocketOptions } from './index.js'
 
 const addon = loadUdpAddon()
@@ -56,7 +56,7 @@ test('receives datagrams in batches with their peer, and answers them with one s
   const answers: Buffer[] = []
   c.on('message', (m) => answers.push(m))
   for (let i = 0; i < 20; i++) c.send(Buffer.from(`q${i}`), s.port, '127.0.0.1')
-  await until(() => got.length === 20, 3000, '20 datagrams')
+  await until('20 datagrams', () => got.length === 20, 3000)
   t.assert.deepStrictEqual(got.map((g) => g.bytes.toString()), Array.from({ length: 20 }, (_, i) => `q${i}`))
   t.assert.ok(got.every((g) => g.port === c.address().port))
   // Answer all 20 through the send slots (a flush every 8: the batch size) to the client's address.
@@ -66,7 +66,7 @@ test('receives datagrams in batches with their peer, and answers them with one s
     s.txAddr.set([127, 0, 0, 1], 16 * s.txCount)
     s.commit(n, c.address().port)
   }
-  await until(() => answers.length === 20, 3000, '20 answers')
+  await until('20 answers', () => answers.length === 20, 3000)
   t.assert.deepStrictEqual(answers.map(String).sort(), Array.from({ length: 20 }, (_, i) => `a${i}`).sort())
   t.assert.strictEqual(s.sendDrops, 0)
 })
@@ -80,7 +80,7 @@ test('a zero-length datagram arrives with length 0, one larger than the slot wit
   c.send(Buffer.alloc(9000, 7), s.port, '127.0.0.1')
   c.send(Buffer.alloc(60000, 1), s.port, '127.0.0.1')
   c.send(Buffer.from('after'), s.port, '127.0.0.1')
-  await until(() => got.length === 4, 3000, '4 datagrams')
+  await until('4 datagrams', () => got.length === 4, 3000)
   t.assert.deepStrictEqual(got.map((g) => g.len), [0, -1, -1, 5])
   t.assert.strictEqual(got[3]!.bytes.toString(), 'after')
 })
@@ -99,7 +99,7 @@ test('a connected socket reports the peer\'s ICMP port unreachable as -ECONNREFU
     s.txBuf.write('x', s.nextSlot())
     s.commit(1, 0)
     // Each error wakes the poll again (libuv stops a poll on POLLERR; the addon restarts it).
-    await until(() => errors.length > round, 3000, `ICMP error ${round + 1}`)
+    await until(`ICMP error ${round + 1}`, () => errors.length > round, 3000)
   }
   t.assert.ok(errors.every((e) => e === ECONNREFUSED), `errors: ${errors.join(',')}`)
   // Big datagrams take the one-off path and hit the same refusal without throwing.

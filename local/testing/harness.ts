@@ -15,7 +15,8 @@ import { tempDir as makeDir } from '../../engine/testing/temp.js'
 /** A temp folder with the local role's prefix, removed after the test. */
 export const tempDir = (t: TestContext): string => makeDir(t, 'filterd-local-')
 
-export { CONF, FILTERD, REPO, getJson, startFailureLine, startRole, until, type Child, type LogLine } from '../../engine/testing/daemon.js'
+export { CONF, FILTERD, REPO, startFailureLine, startRole, type Child, type LogLine } from '../../engine/testing/daemon.js'
+export { fetchJson as getJson, until } from '../../engine/testing/wait.js'
 
 export interface Setup {
   dir: string

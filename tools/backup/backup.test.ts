@@ -9,7 +9,8 @@ import { silentLogger } from '../../engine/log/index.js'
 import { ANONYMOUS_USER, createCsvQueryLog, formatDay, ReportTime } from '../../engine/stats/index.js'
 import { rec } from '../../engine/stats/testing/fixtures.js'
 import { Store } from '../../engine/store/index.js'
-import { getJson, REPO, runCli, startRole, until } from '../../engine/testing/daemon.js'
+import { REPO, runCli, startRole } from '../../engine/testing/daemon.js'
+import { fetchJson as getJson, until } from '../../engine/testing/wait.js'
 import { tempDir } from '../../engine/testing/temp.js'
 import { writeTaxonomy } from '../../api/testing/fixtures.js'
 
@@ -48,13 +49,13 @@ test('a backup taken during a write storm holds every write acknowledged before 
   const day = formatDay(new ReportTime('UTC').dayOf(now))
   const domains = async (base: string): Promise<string[]> =>
     ((await getJson(`${base}/users/${encodeURIComponent(ANONYMOUS_USER)}/stat/domains/all?from=${day}&to=${day}`)).body as { labels: string[] }).labels
-  await until(async () => (await domains(api.url)).includes('imported-at-start.example'), 15_000)
+  await until('the condition', async () => (await domains(api.url)).includes('imported-at-start.example'), 15_000)
   await closed('closed-later.example')
   // Like a DNS process: it checks for the rotation request once a second.
   const writer = createCsvQueryLog(configA, silentLogger(), { flushIntervalMs: 0 })
   t.after(async () => { await writer.close() })
   writer.write(rec(now, '192.0.2.7', null, 'still-open.example'))
-  await until(() => readdirSync(configA.stats.dir).some((n) => n.endsWith('.part')), 10_000)
+  await until('the condition', () => readdirSync(configA.stats.dir).some((n) => n.endsWith('.part')), 10_000)
 
   // The storm: writers PUT new users, each with its own address, until told to stop.
   const acknowledged: Ack[] = []
@@ -72,7 +73,7 @@ test('a backup taken during a write storm holds every write acknowledged before 
       }
     }
   })
-  await until(() => acknowledged.length >= 20, 30_000)
+  await until('the condition', () => acknowledged.length >= 20, 30_000)
   const beforeBackup = acknowledged.slice()
   const backupDir = join(root, 'backup')
   const made = await runCli(['backup', '--config', fileA, backupDir])
@@ -112,7 +113,7 @@ test('a backup taken during a write storm holds every write acknowledged before 
   const user = await getJson(`${apiB.url}/users/${first.user}`)
   t.assert.strictEqual(user.status, 200)
   t.assert.deepStrictEqual((user.body as { ip: string[] }).ip, [first.ip])
-  await until(async () => (await domains(apiB.url)).length === 3, 15_000)
+  await until('the condition', async () => (await domains(apiB.url)).length === 3, 15_000)
   t.assert.deepStrictEqual((await domains(apiB.url)).sort(), ['closed-later.example', 'imported-at-start.example', 'still-open.example'])
   // The restored store takes writes.
   const put = await fetch(`${apiB.url}/users/after-restore`, { method: 'PUT', body: JSON.stringify({ filter: [40] }) })

@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, readFileSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
-import { startRole, until } from '../../engine/testing/daemon.js'
+import { startRole } from '../../engine/testing/daemon.js'
+import { until } from '../../engine/testing/wait.js'
 import { makeStore } from '../../blockpage/testing/fixture.js'
 import { tempDir } from '../../engine/testing/temp.js'
 
@@ -23,12 +24,12 @@ test('a daemon logs ISO 8601 times and reopens its log file on SIGHUP', async (t
   const log = join(dir, 'blockpage.log')
   const role = await startRole(t, 'blockpage', configFile)
   const child = role.proc
-  await until(() => lines(log).some((l) => l.msg === 'blockpage started'))
+  await until('the condition', () => lines(log).some((l) => l.msg === 'blockpage started'))
   for (const l of lines(log)) t.assert.match(String(l.time), ISO)
 
   renameSync(log, log + '.1')
   child.kill('SIGHUP')
-  await until(() => existsSync(log))
+  await until('the condition', () => existsSync(log))
   t.assert.strictEqual(child.exitCode, null, 'SIGHUP does not stop the daemon')
   child.kill('SIGTERM')
   const [code] = await once(child, 'exit') as [number | null]

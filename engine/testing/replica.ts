@@ -2,12 +2,14 @@
  * Test and benchmark helpers (not a test file): a store linked to a test Redis the way a host of
  * several is (a follower applying the stream, API writes committed in Redis), in one process.
  */
-import type { Logger } from '../log/index.js'
+import { silentLogger, type Logger } from '../log/index.js'
 import type { Store } from '../store/index.js'
-import { createRemoteCommit } from './commit.js'
-import { Follower } from './follower.js'
-import { connectSharedStore, redisKeys, type SharedStoreSettings } from './redis.js'
-import { until } from '../testing/wait.js'
+import { createRemoteCommit } from '../replica/commit.js'
+import { Follower } from '../replica/follower.js'
+import { connectSharedStore, redisKeys, type SharedStoreSettings } from '../replica/redis.js'
+import { tempStore } from './store.js'
+import type { Cleanup } from './temp.js'
+import { until } from './wait.js'
 
 let prefixes = 0
 
@@ -20,8 +22,6 @@ export function testSettings (host: string, port: number, prefix = `t${process.p
     where: `${host}:${port}`
   }
 }
-
-export { until } from '../testing/wait.js'
 
 export interface LinkedStore {
   readonly follower: Follower
@@ -43,4 +43,18 @@ export async function linkStore (store: Store, settings: SharedStoreSettings, lo
       await follower.close()
     }
   }
+}
+
+/** A host of several, in this process: a store in a temp folder, linked to the shared store. */
+export interface LinkedHost {
+  readonly store: Store
+  readonly link: LinkedStore
+}
+
+/** A host linked to `settings` once its replica is current; store and link closed after the test. */
+export async function linkedHost (t: Cleanup, settings: SharedStoreSettings, logger: Logger = silentLogger()): Promise<LinkedHost> {
+  const { store } = tempStore(t, 'filterd-replica-')
+  const link = await linkStore(store, settings, logger)
+  t.after(async () => { await link.close() })
+  return { store, link }
 }
