@@ -23,7 +23,7 @@ import { test, type TestContext } from 'node:test'
 import { startRedis } from '../engine/testing/redis.js'
 import { makeTempDir } from '../engine/testing/temp.js'
 import { fetchJson as json, until } from '../engine/testing/wait.js'
-import { createTopology, defineHost, type Host } from './testing.js'
+import { createTopology, defineHost, type Host } from './testing/topology.js'
 
 async function dig (server: string, port: number, from: string, name: string): Promise<string> {
   return await new Promise((resolve, reject) => {

@@ -13,17 +13,16 @@ import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
-import { Redis } from 'ioredis'
 import { commitToSharedStore } from '../engine/replica/commit.js'
 import { parseStored } from '../engine/replica/redis.js'
 import { testSettings } from '../engine/testing/replica.js'
 import { Store, type StoreOp, type UserRecord } from '../engine/store/index.js'
 import { FILTERD } from '../engine/testing/daemon.js'
 import { rawExchange } from '../engine/testing/http.js'
-import { startRedis } from '../engine/testing/redis.js'
+import { redisClient, startRedis } from '../engine/testing/redis.js'
 import { makeTempDir } from '../engine/testing/temp.js'
 import { fetchJson as json, until } from '../engine/testing/wait.js'
-import { defineHost, type Topology } from './testing.js'
+import { defineHost, type Topology } from './testing/topology.js'
 import { demoConfig, demoPorts } from '../engine/testing/demo-config.js'
 
 const loopback: Topology = {
@@ -53,8 +52,7 @@ test('a sync process killed mid-apply resumes from its last applied position; da
   await until('the first sync creating the shared store', async () => (await health())?.state === 'following')
 
   const settings = testSettings('127.0.0.1', redis.port, 'filterd:')
-  const r = new Redis({ host: '127.0.0.1', port: redis.port })
-  t.after(() => { r.disconnect() })
+  const r = redisClient(t, { host: '127.0.0.1', port: redis.port })
   const epoch = (await r.get(settings.keys.epoch))!
   const base = Number(await r.get(settings.keys.seq) ?? 0)
   // One connection, commands pipelined in order: record n gets seq base + n.

@@ -7,7 +7,6 @@
 import { test, type TestContext } from 'node:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Redis } from 'ioredis'
 import { verifySecret } from '../engine/auth/index.js'
 import { silentLogger } from '../engine/log/index.js'
 import { commitToSharedStore } from '../engine/replica/commit.js'
@@ -15,7 +14,7 @@ import { linkStore, testSettings } from '../engine/testing/replica.js'
 import { until } from '../engine/testing/wait.js'
 import { Store } from '../engine/store/index.js'
 import { runCli } from '../engine/testing/daemon.js'
-import { redisServerAvailable, startRedis } from '../engine/testing/redis.js'
+import { redisClient, redisServerAvailable, startRedis } from '../engine/testing/redis.js'
 import { makeTempDir } from '../engine/testing/temp.js'
 
 const secretOf = (stdout: string): string => /^client_secret: (\S+)$/m.exec(stdout)![1]!
@@ -58,8 +57,7 @@ test('client add, rotate and remove on one host reach another host\'s replica th
   // Host A away while 300 writes land (the stream keeps about 5): on its return it bootstraps from
   // Redis in place, sweeping out what Redis lacks; the client, written to Redis, stays.
   await linkA.close()
-  const r = new Redis({ host: redis.host, port: redis.port })
-  t.after(() => { r.disconnect() })
+  const r = redisClient(t, redis)
   const epoch = b.replicaPosition()!.epoch
   for (let i = 0; i < 300; i++) await commitToSharedStore(r, settings, epoch, [['users', `bulk${i}`, b.newUser(`bulk${i}`)]])
   linkA = await linkStore(a, settings, silentLogger())

@@ -6,10 +6,9 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
-import { Redis } from 'ioredis'
 import { Store } from '../engine/store/index.js'
 import { runCli } from '../engine/testing/daemon.js'
-import { redisServerAvailable, startRedis } from '../engine/testing/redis.js'
+import { redisClient, redisServerAvailable, startRedis } from '../engine/testing/redis.js'
 import { tempDir } from '../engine/testing/temp.js'
 
 test('redis-seed: refused over a store without --force; --adopt keeps Redis\'s state under a new reseed epoch', { skip: redisServerAvailable() ? false : 'redis-server is not installed' }, async (t: TestContext) => {
@@ -23,8 +22,7 @@ test('redis-seed: refused over a store without --force; --adopt keeps Redis\'s s
   await store.close()
   const config = join(dir, 'host.yaml')
   writeFileSync(config, `common:\n  db: ${db}\n  redis-ip: ${redis.host}\n  redis-port: ${redis.port}\n  redis-prefix: "${prefix}"\n`)
-  const r = new Redis({ host: redis.host, port: redis.port })
-  t.after(() => { r.disconnect() })
+  const r = redisClient(t, redis)
 
   const both = await runCli(['redis-seed', '--config', config, '--adopt', '--force'])
   t.assert.strictEqual(both.code, 2, both.stderr)

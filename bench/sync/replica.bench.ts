@@ -3,7 +3,7 @@
  *
  *   1. write → enforcement, end to end: host A runs the real sync and api roles, host B the real
  *      sync and dns roles (daemons, each host with its own LMDB folder; in network namespaces when
- *      this process may create them, else on loopback addresses: sync/testing.ts). WRITES times, one
+ *      this process may create them, else on loopback addresses: sync/testing/topology.ts). WRITES times, one
  *      after another, `PUT /users/bench` on A's api role blacklists a new name for the user owning
  *      the client address the benchmark asks from; the clock starts when A's 200 arrives and stops
  *      when B's DNS server, asked for that name over UDP again and again, answers with the block
@@ -34,7 +34,7 @@ import { startRedis } from '../../engine/testing/redis.js'
 import { ask, firstA } from '../../engine/testing/dns.js'
 import { releasedPort } from '../../engine/testing/ports.js'
 import { startStubResolver } from '../../engine/upstream-stub/index.js'
-import { createTopology, defineHost, type Host } from '../../sync/testing.js'
+import { createTopology, defineHost, type Host } from '../../sync/testing/topology.js'
 import { createApiServer } from '../../api/server.js'
 import { configFrom, writeTaxonomy } from '../../api/testing/fixtures.js'
 import { keepAliveLoad } from '../common/load.js'
@@ -45,7 +45,7 @@ const CONNECTIONS = Number(process.argv[4] ?? 16)
 const USERS = Number(process.argv[5] ?? 1_000_000)
 
 const root = mkdtempSync(join(tmpdir(), 'filterd-sync-bench-'))
-const BLOCK = '192.0.2.80' // proxy.blockpage-ip of the hosts sync/testing.ts defines
+const BLOCK = '192.0.2.80' // proxy.blockpage-ip of the hosts sync/testing/topology.ts defines
 // Hosts A and B of the first measurement, and Redis reachable from both.
 const topo = createTopology(2)
 const redis = await startRedis({ bind: topo.redisBind.join(' ') })

@@ -5,11 +5,10 @@
  */
 import { cpSync, rmSync } from 'node:fs'
 import { after, before, test, type TestContext } from 'node:test'
-import { Redis } from 'ioredis'
 import { silentLogger } from '../log/index.js'
 import type { Store } from '../store/index.js'
 import { tempDir } from '../testing/temp.js'
-import { startRedis, type TestRedis } from '../testing/redis.js'
+import { redisClient, startRedis, type TestRedis } from '../testing/redis.js'
 import { commitToSharedStore } from './commit.js'
 import { adoptSharedStore, Follower } from './follower.js'
 import { linkedHost, testSettings } from '../testing/replica.js'
@@ -77,8 +76,7 @@ test('two hosts changing the same user and the same address at once: one request
 test('a record committed just after the follower\'s read found nothing is read next, not taken for a trimmed stream', async (t: TestContext) => {
   const settings = testSettings(redis.host, redis.port)
   const { store: a } = await linkedHost(t, settings)
-  const r = new Redis({ host: redis.host, port: redis.port })
-  t.after(() => { r.disconnect() })
+  const r = redisClient(t, redis)
   const epoch = a.replicaPosition()!.epoch
   const b = host(t)
   let injected = 0
@@ -123,9 +121,7 @@ test('Redis going back (an older copy of its data restored): hosts stop followin
   t.assert.strictEqual(b.replicaState(), 'redis-behind', 'the state is kept with the replica')
   t.assert.strictEqual(b.userForAddress('10.0.0.3'), 'carol', 'replica kept')
   await t.assert.rejects(setAddresses(a, 'dave', ['10.0.0.4']), { code: 'ENGINE_SHARED_STORE_UNAVAILABLE' })
-  const r = new Redis({ host: own.host, port: own.port })
-  r.on('error', () => {})
-  t.after(() => { r.disconnect() })
+  const r = redisClient(t, own)
   const epoch = a.replicaPosition()!.epoch
   // The commit script itself refuses a request computed on a replica ahead of Redis.
   await t.assert.rejects(commitToSharedStore(r, settings, epoch, [['users', 'eve', a.newUser('eve')]], 3), /fewer change records \(1\) than this host applied \(3\)/)

@@ -3,11 +3,11 @@
  * folders, each with a follower; writes go through the Lua commit (engine/replica).
  */
 import { isDeepStrictEqual } from 'node:util'
+import type { Redis } from 'ioredis'
 import { after, before, test, type TestContext } from 'node:test'
-import { Redis } from 'ioredis'
 import { silentLogger } from '../log/index.js'
 import { Store, type ReplicaPosition, type StoreOp, type UserRecord } from '../store/index.js'
-import { startRedis, type TestRedis } from '../testing/redis.js'
+import { redisClient, startRedis, type TestRedis } from '../testing/redis.js'
 import { commitToSharedStore } from './commit.js'
 import { Follower, seedSharedStore } from './follower.js'
 import { linkedHost, linkStore, testSettings } from '../testing/replica.js'
@@ -22,11 +22,7 @@ after(async () => { await redis.stop() })
 
 const host = (t: TestContext): Store => tempStore(t, 'filterd-replica-').store
 
-function client (t: TestContext): Redis {
-  const r = new Redis({ host: redis.host, port: redis.port })
-  t.after(() => { r.disconnect() })
-  return r
-}
+const client = (t: TestContext): Redis => redisClient(t, redis)
 
 /** Everything a host's policy holds, for comparing replicas. */
 function dump (s: Store): unknown {

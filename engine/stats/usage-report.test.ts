@@ -6,11 +6,10 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { silentLogger } from '../log/index.js'
 import { statsTestEnv } from './testing/fixtures.js'
-import { Redis } from 'ioredis'
 import { redisPeriodClaim } from '../replica/claim.js'
 import { connectSharedStore } from '../replica/redis.js'
 import { testSettings } from '../testing/replica.js'
-import { startRedis } from '../testing/redis.js'
+import { redisClient, startRedis } from '../testing/redis.js'
 import { startUsageReporter, usageClaimMs, vendorKeyDigest, type UsageReporter } from './usage-report.js'
 
 function keyFiles (root: string): { pub: string, priv: string, digest: string } {
@@ -125,8 +124,7 @@ test('hosts sharing a Redis send one usage report per interval between them; a f
     return reporter
   })
   const [a, b] = reporters as [UsageReporter, UsageReporter]
-  const r = new Redis({ host: redis.host, port: redis.port })
-  t.after(() => { r.disconnect() })
+  const r = redisClient(t, redis)
 
   // Both hosts' turns, several times over, in one interval: one report.
   const results = await Promise.all([a.reportNow(), b.reportNow(), a.reportNow(), b.reportNow()])
@@ -162,9 +160,8 @@ test('hosts sharing a Redis send one usage report per interval between them; a f
 test('a claim taken with SET NX PX lapses by itself; only its holder gives it back', async (t: TestContext) => {
   const redis = await startRedis()
   t.after(async () => { await redis.stop() })
-  const c1 = new Redis({ host: redis.host, port: redis.port })
-  const c2 = new Redis({ host: redis.host, port: redis.port })
-  t.after(() => { c1.disconnect(); c2.disconnect() })
+  const c1 = redisClient(t, redis)
+  const c2 = redisClient(t, redis)
   const key = `t${process.pid}:claim`
   const a = redisPeriodClaim(c1, key, 'A')
   const b = redisPeriodClaim(c2, key, 'B')

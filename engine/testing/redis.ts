@@ -4,10 +4,12 @@
  * again on the same port, with its data (append-only file) or without (a Redis that lost its data).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { Redis } from 'ioredis'
 import { once } from 'node:events'
 import { mkdirSync, rmSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { releasedPort } from './ports.js'
+import type { Cleanup } from './temp.js'
 import { makeTempDir } from './temp.js'
 
 export interface TestRedis {
@@ -78,4 +80,15 @@ export async function startRedis (options: { host?: string, bind?: string } = {}
       if (opts.keepData !== true) cleanup()
     }
   }
+}
+
+/**
+ * A plain client of `redis` for a test, disconnected after it; errors while the server is away
+ * (a test that stops it, or its own end stopping it first) are the test's to see, not printed.
+ */
+export function redisClient (t: Cleanup, redis: { host: string, port: number }): Redis {
+  const r = new Redis({ host: redis.host, port: redis.port })
+  r.on('error', () => {})
+  t.after(() => { r.disconnect() })
+  return r
 }

@@ -8,8 +8,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { CONF, FILTERD } from '../engine/testing/daemon.js'
-import { releasedPort } from '../engine/testing/ports.js'
+import { CONF, FILTERD } from '../../engine/testing/daemon.js'
+import { releasedPort } from '../../engine/testing/ports.js'
 
 export interface Topology {
   /** 'netns' or 'loopback'. */
