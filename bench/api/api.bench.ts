@@ -8,13 +8,18 @@
  * CONNECTIONS keep-alive connections, one request in flight each. Cases alternate for ROUNDS rounds; the
  * median round is reported with its ratio to the ceiling's median and the server's CPU time per request.
  *
- *   node dist/bench/api/api.bench.js [seconds per case, default 3] [connections, default 32] [rounds, default 3]
+ * Every API case runs on each HTTP implementation of IMPLS (default `node,uws`): node:http is what the api
+ * role serves with under `common.http-server: auto` (it answers the HTTP/1.0 of proxies and health checks,
+ * engine/http roleHttpImpl), uWS what it serves with when forced.
+ *
+ *   node dist/bench/api/api.bench.js [seconds per case, default 3] [connections, default 32] [rounds, default 3] [impls, default node,uws]
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { HttpImpl } from '../../engine/http/index.js'
 import { silentLogger } from '../../engine/log/index.js'
 import { loadTaxonomy } from '../../engine/categories/index.js'
 import { CategoryDb } from '../../engine/catdb/index.js'
@@ -26,21 +31,21 @@ import { bearerToken, clientRecord } from '../../engine/auth/index.js'
 import { hasWrk, keepAliveLoad, runWrk, type LoadResult } from '../common/load.js'
 import { cpuSeconds, serveUwsHello } from '../common/ceiling.js'
 
-async function serve (): Promise<number> {
+async function serve (impl: HttpImpl): Promise<number> {
   const { dir, cleanup } = tempDir('filterd-api-bench-')
   writeTaxonomy(join(dir, 'cats'))
   const config = configFrom(dir, `datafiles:\n  cats: ${join(dir, 'cats')}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}`)
   const store = openConfiguredStore(config)
   const stats = { db: openStatsDb(join(dir, 'statsdb')), timezone: 'UTC' }
   const server = createApiServer({
-    store, taxonomy: loadTaxonomy(config.datafiles.cats, 'en'), categories: new CategoryDb(store), config, logger: silentLogger(), stats
+    store, taxonomy: loadTaxonomy(config.datafiles.cats, 'en'), categories: new CategoryDb(store), config, logger: silentLogger(), stats, impl
   })
   // Seed every user the cases touch, so GET always hits and PUT is the common billing update of a known user.
   await store.write((w) => { for (let i = 0; i < USERS; i++) w.putUser(store.newUser(`u${i}`)) })
   const client = await clientRecord('bench', BENCH_SECRET, new Date().toISOString(), undefined)
   await store.write((w) => { w.putApiClient(client) })
   const { port } = await server.listen('127.0.0.1', 0)
-  if (server.http.impl !== 'uws') process.stderr.write(`note: the API server runs on ${server.http.impl}, not uWS\n`)
+  if (server.http.impl !== impl) process.stderr.write(`note: the API server runs on ${server.http.impl}, not ${impl}\n`)
   process.on('SIGTERM', () => { void server.close().then(() => stats.db.close()).then(() => store.close()).then(() => { cleanup(); process.exit(0) }) })
   return port
 }
@@ -108,13 +113,19 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 async function main (): Promise<void> {
   const s = process.argv.indexOf('--serve')
   if (s !== -1) {
-    const port = process.argv[s + 1] === 'hello' ? await serveUwsHello() : await serve()
+    const port = process.argv[s + 1] === 'hello' ? await serveUwsHello() : await serve(process.argv[s + 2] === 'uws' ? 'uws' : 'node')
     process.stdout.write(`${port}\n`)
     return
   }
   const seconds = Number(process.argv[2] ?? 3)
   const connections = Number(process.argv[3] ?? 32)
   const rounds = Number(process.argv[4] ?? 3)
+  const impls = (process.argv[5] ?? 'node,uws').split(',').map((i): HttpImpl => i === 'uws' ? 'uws' : 'node')
+  // The ceiling once, then every API case on each implementation.
+  const plan: Array<{ c: Case, n: number, impl: HttpImpl | undefined, name: string }> = [{ c: CASES[0]!, n: 0, impl: undefined, name: CASES[0]!.name }]
+  for (const [n, c] of CASES.entries()) {
+    if (n > 0) for (const impl of impls) plan.push({ c, n, impl, name: `${c.name} (${impl === 'node' ? 'node:http' : 'uWS'})` })
+  }
   const { dir, cleanup } = tempDir('filterd-api-bench-load-')
   const wrk = hasWrk()
   const script = join(dir, 'requests.lua')
@@ -122,8 +133,8 @@ async function main (): Promise<void> {
   const runs = new Map<string, Array<LoadResult & { cpuUs: number }>>()
   try {
     for (let round = 0; round < rounds; round++) {
-      for (const [n, c] of CASES.entries()) {
-        const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', n === 0 ? 'hello' : 'api'], { stdio: ['ignore', 'pipe', 'inherit'] })
+      for (const { c, n, impl, name } of plan) {
+        const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', n === 0 ? 'hello' : 'api', impl ?? ''], { stdio: ['ignore', 'pipe', 'inherit'] })
         const [line] = await once(child.stdout, 'data') as [Buffer]
         const port = Number(line.toString().trim())
         const file = join(dir, `case${n}.txt`)
@@ -136,7 +147,7 @@ async function main (): Promise<void> {
         const cpu0 = cpuSeconds(child.pid!)
         const r = await measure(seconds)
         const cpuUs = (cpuSeconds(child.pid!) - cpu0) * 1e6 / (r.rps * seconds)
-        runs.set(c.name, [...(runs.get(c.name) ?? []), { ...r, cpuUs }])
+        runs.set(name, [...(runs.get(name) ?? []), { ...r, cpuUs }])
         child.kill('SIGTERM')
         await once(child, 'exit')
       }
@@ -146,11 +157,11 @@ async function main (): Promise<void> {
   }
   const ceiling = median(runs.get(CASES[0]!.name)!.map((r) => r.rps))
   console.log(`node ${process.version}, ${wrk ? 'wrk -t1' : 'node client'}, ${connections} keep-alive connections, ${seconds}s x ${rounds} alternating rounds (medians)`)
-  console.table(CASES.map((c) => {
-    const rs = runs.get(c.name)!
+  console.table(plan.map(({ name }) => {
+    const rs = runs.get(name)!
     const mid = [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)]!
     return {
-      case: c.name,
+      case: name,
       'req/s': Math.round(mid.rps),
       'vs ceiling': (mid.rps / ceiling).toFixed(2),
       p50: mid.p50,
