@@ -51,7 +51,7 @@ async function setAddresses (s: Store, id: string, ip: string[]): Promise<void> 
   })
 }
 
-test('two hosts changing the same user and the same address at once: one request wins whole, no address is left linked to a user that does not list it', async (t: TestContext) => {
+test('two hosts, or two requests of one host, changing the same user and the same address at once: one request wins whole, no address is left linked to a user that does not list it', async (t: TestContext) => {
   const settings = testSettings(redis.host, redis.port)
   const { store: a } = await linkedHost(t, settings)
   const { store: b } = await linkedHost(t, settings)
@@ -63,7 +63,10 @@ test('two hosts changing the same user and the same address at once: one request
       setAddresses(a, 'alice', [`10.1.${round}.1`]),
       setAddresses(b, 'alice', [`10.2.${round}.1`]),
       setAddresses(a, `bob${round}`, [`10.3.${round}.1`]),
-      setAddresses(b, `carol${round}`, [`10.3.${round}.1`])
+      setAddresses(b, `carol${round}`, [`10.3.${round}.1`]),
+      // Two requests of one host at once: they run concurrently too, ordered by the same check.
+      setAddresses(a, 'dave', [`10.4.${round}.1`]),
+      setAddresses(a, 'dave', [`10.5.${round}.1`])
     ])
   }
   await until('both replicas at one position', () => a.replicaPosition()?.seq === b.replicaPosition()?.seq)
@@ -71,6 +74,7 @@ test('two hosts changing the same user and the same address at once: one request
   assertLinked(t, b, 'host B')
   t.assert.deepStrictEqual(linksOf(a), linksOf(b))
   t.assert.strictEqual(a.getUser('alice')!.ip.length, 1, 'alice holds the address of one request, not a mix')
+  t.assert.strictEqual(a.getUser('dave')!.ip.length, 1, 'so does dave, written twice at once from one host')
 })
 
 test('a record committed just after the follower\'s read found nothing is read next, not taken for a trimmed stream', async (t: TestContext) => {

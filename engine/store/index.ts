@@ -172,8 +172,6 @@ export class Store {
   private remote: RemoteCommit | undefined = undefined
   /** Changes recorded by the writer while a remote write runs its callback. */
   private recording: StoreOp[] | undefined = undefined
-  /** Remote writes run one at a time, each on the replica that holds the previous one. */
-  private remoteChain: Promise<unknown> = Promise.resolve()
 
   private constructor (path: string, root: RootDatabase, options: StoreOptions) {
     this.path = path
@@ -436,39 +434,40 @@ export class Store {
     this.remote = commit
   }
 
+  /**
+   * Remote writes run concurrently, each computed on the replica as it is when it starts: two that
+   * change the same key are ordered by the shared store's conflict check (the later one is computed
+   * again on a replica holding the earlier, engine/replica/commit.ts), as two hosts' writes are.
+   */
   private async writeRemote<T> (fn: (w: StoreWriter) => T, commit: RemoteCommit): Promise<T> {
-    const run = this.remoteChain.then(async () => {
-      let result: T | undefined
-      // Runs `fn` on the replica in a write transaction that is rolled back (the replica changes
-      // only when the follower applies the shared store's record), recording its key changes and
-      // the replica's position it read. A request that changes no policy (meta only) commits here.
-      const attempt = (): RemoteWrite => {
-        const ops: StoreOp[] = []
-        let basis = 0
-        try {
-          this.root.transactionSync(() => {
-            basis = this.replicaPosition()?.seq ?? 0
-            this.recording = ops
-            try {
-              result = fn(this.writer())
-            } finally {
-              this.recording = undefined
-            }
-            if (ops.length > 0) throw ROLLBACK
-            this.dbs.meta.putSync('generation', this.generation() + 1)
-          })
-        } catch (err) {
-          if (err !== ROLLBACK) throw err
-        }
-        return { ops, basis }
+    let result: T | undefined
+    // Runs `fn` on the replica in a write transaction that is rolled back (the replica changes
+    // only when the follower applies the shared store's record), recording its key changes and
+    // the replica's position it read. A request that changes no policy (meta only) commits here.
+    const attempt = (): RemoteWrite => {
+      const ops: StoreOp[] = []
+      let basis = 0
+      try {
+        this.root.transactionSync(() => {
+          basis = this.replicaPosition()?.seq ?? 0
+          this.recording = ops
+          try {
+            result = fn(this.writer())
+          } finally {
+            this.recording = undefined
+          }
+          if (ops.length > 0) throw ROLLBACK
+          this.dbs.meta.putSync('generation', this.generation() + 1)
+        })
+      } catch (err) {
+        if (err !== ROLLBACK) throw err
       }
-      const first = attempt()
-      if (first.ops.length > 0) await commit(first, attempt)
-      else await this.root.flushed
-      return result as T
-    })
-    this.remoteChain = run.catch(() => undefined)
-    return await run
+      return { ops, basis }
+    }
+    const first = attempt()
+    if (first.ops.length > 0) await commit(first, attempt)
+    else await this.root.flushed
+    return result as T
   }
 
   /** `replica.state` as the follower last recorded it ('bootstrapping' while a bootstrap is incomplete). */
