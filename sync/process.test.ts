@@ -110,10 +110,10 @@ test('under filterd all with Redis configured, the sync role runs and reports re
   const { dir, cleanup } = makeTempDir('filterd-all-redis-')
   const redis = await startRedis()
   t.after(async () => { await redis.stop(); cleanup() })
-  const ports = await demoPorts(['sync'])
+  const ports = await demoPorts()
+  // The demo config with Redis, as docs/operations-redis.md has an operator enable it.
   const demo = demoConfig(dir, ports)
-    .replace('common:\n', `common:\n  redis-ip: 127.0.0.1\n  redis-port: ${redis.port}\n`) +
-    `\nsync:\n  listen: 127.0.0.1:${ports.sync}\n  log: "-"\n  pid: ${dir}/run/sync.pid\n`
+    .replace('common:\n', `common:\n  redis-ip: 127.0.0.1\n  redis-port: ${redis.port}\n`)
   const config = join(dir, 'demo.yaml')
   writeFileSync(config, demo)
   const child = spawn(process.execPath, [FILTERD, 'all', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] })

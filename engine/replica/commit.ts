@@ -187,8 +187,12 @@ export function createRemoteCommit (redis: Redis, settings: SharedStoreSettings,
     let write = first
     for (let attempt = 1; ; attempt++) {
       const position = store.replicaPosition()
-      if (position === undefined || store.replicaState() !== 'following') {
-        throw new SharedStoreUnavailable(`this host's replica is not following the shared store (state ${store.replicaState() ?? 'none'}: is the sync role running? see its /health); nothing was written`)
+      const state = store.replicaState()
+      if (state === 'redis-behind') {
+        throw new SharedStoreUnavailable('Redis lost change records this host had applied (state redis-behind): writes wait for an operator\'s `filterd redis-seed --force` or `--adopt` (docs/operations-redis.md); nothing was written')
+      }
+      if (position === undefined || state !== 'following') {
+        throw new SharedStoreUnavailable(`this host's replica is not following the shared store (state ${state ?? 'none'}: is the sync role running? see its /health); nothing was written`)
       }
       let seq: number
       try {

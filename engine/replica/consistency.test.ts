@@ -124,7 +124,7 @@ test('Redis going back (an older copy of its data restored): hosts stop followin
   await until('both hosts noticing', () => la.follower.status.state === 'redis-behind' && lb.follower.status.state === 'redis-behind', 20_000)
   t.assert.strictEqual(b.replicaState(), 'redis-behind', 'the state is kept with the replica')
   t.assert.strictEqual(b.userForAddress('10.0.0.3'), 'carol', 'replica kept')
-  await t.assert.rejects(setAddresses(a, 'dave', ['10.0.0.4']), { code: 'ENGINE_SHARED_STORE_UNAVAILABLE' })
+  await t.assert.rejects(setAddresses(a, 'dave', ['10.0.0.4']), { code: 'ENGINE_SHARED_STORE_UNAVAILABLE', message: /Redis lost change records this host had applied \(state redis-behind\)/ })
   const r = redisClient(t, own)
   const epoch = a.replicaPosition()!.epoch
   // The commit script itself refuses a request computed on a replica ahead of Redis.
