@@ -5,7 +5,7 @@
  * cannot take (down, emptied, another store) answers 503 `API_STORE_UNAVAILABLE` and changes
  * nothing. Without `common.redis-ip` this module does nothing and no Redis client is loaded.
  */
-import type { Config } from '../engine/config/index.js'
+import { sharesRedis, type Config } from '../engine/config/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
 import type { StatsDb, UsageClaim } from '../engine/stats/index.js'
@@ -26,7 +26,7 @@ export interface SharedStoreLink {
 }
 
 export async function linkSharedStore (config: Readonly<Config>, store: Store, logger: Logger): Promise<SharedStoreLink | undefined> {
-  if (config.common['redis-ip'] === undefined && (config.common['redis-sentinels'] ?? []).length === 0) return undefined
+  if (!sharesRedis(config)) return undefined
   // Loaded only here, so a single host never loads the Redis client.
   /* eslint-disable no-restricted-syntax -- the one lazy load in product code: the Redis client only where Redis is configured */
   const { sharedStoreSettings, connectSharedStore } = await import('../engine/replica/redis.js')

@@ -13,7 +13,7 @@
  * Exit codes: 0 done, 1 failed, 2 usage.
  */
 import { mkdirSync } from 'node:fs'
-import { loadConfigFile } from '../engine/config/index.js'
+import { loadConfigFile, sharesRedis } from '../engine/config/index.js'
 import { closeCurrentParts, importClosedFiles, openStatsDb } from '../engine/stats/index.js'
 import { commandArgs } from './cli/command-args.js'
 
@@ -31,7 +31,7 @@ export async function run (argv: string[]): Promise<number> {
   }
   try {
     const config = loadConfigFile(file)
-    if (config.common['redis-ip'] !== undefined || (config.common['redis-sentinels'] ?? []).length > 0) {
+    if (sharesRedis(config)) {
       process.stderr.write('filterd stats-import: refused: Redis is configured (common.redis-ip), so the sync role ships this host\'s statistics files to Redis and every api role applies them; a local import would reach this host\'s reports only\n')
       return 1
     }

@@ -15,6 +15,7 @@ import { ipBytes, parseCidr } from '../net/ip.js'
 import { parseHostPort } from './address.js'
 import { checkReferencedPaths } from './paths.js'
 import { configSchema } from './schema.js'
+import { sharesRedis } from './shared-store.js'
 import type { Config, ConfigFile, HostPort } from './types.js'
 
 /** Keys the spec lets repeat: a scalar there is a one-element list. */
@@ -161,7 +162,7 @@ function checkRules (config: Config, problems: string[], written: ReadonlySet<st
   if (config.common['redis-ip'] !== undefined && ipBytes(config.common['redis-ip']) === undefined) {
     problems.push(`common.redis-ip: "${config.common['redis-ip']}" is not an IP address`)
   }
-  if (config.common['redis-port'] !== undefined && config.common['redis-ip'] === undefined && (config.common['redis-sentinels'] ?? []).length === 0) {
+  if (config.common['redis-port'] !== undefined && !sharesRedis(config)) {
     problems.push('common.redis-port: needs common.redis-ip')
   }
   if (!isValidTimeZone(config.stats.timezone)) problems.push(`stats.timezone: unknown time zone "${config.stats.timezone}"`)

@@ -13,8 +13,8 @@
  * Concurrent writes from several API hosts are ordered by Redis, and each request is checked against
  * the keys it changes: the request was computed on this host's replica at position `basis`; if
  * another host wrote one of its keys after that (a key's version is the `seq` of the record that
- * last wrote it), the script refuses it, this host waits for its replica to apply that record, and
- * the request is computed again on the newer replica (at most `kMaxAttempts` times). So concurrent
+ * last wrote it), the script refuses it, this host waits for its replica to apply Redis's current
+ * record, and the request is computed again on the newer replica (at most `kMaxAttempts` times). So concurrent
  * requests behave as if run one after the other in Redis's order: the last one wins, as a whole
  * request (two hosts moving one user's addresses leave no address mapped to a user that no longer
  * lists it).
@@ -42,7 +42,7 @@ export class SharedStoreUnavailable extends EngineError {
 // Each key's hash value carries the record's seq as its version (engine/replica/redis.ts); a delete
 // leaves a tombstone, dropped once older than the records the stream keeps (MAXLEN ~ keeps at least
 // maxlen), and `tombfloor` says up to where tombstones were dropped: a basis below it may miss a
-// deletion's version, so it is refused as a conflict with the newest record.
+// deletion's version, so it is refused as a conflict. A conflict answers Redis's current `seq`.
 const COMMIT_LUA = `
 local e = redis.call('GET', KEYS[1])
 if e ~= ARGV[1] then return redis.error_reply('FILTERD_EPOCH ' .. tostring(e)) end
@@ -51,19 +51,18 @@ local basis = tonumber(ARGV[5])
 if basis >= 0 then
   local cur = tonumber(redis.call('GET', KEYS[2]) or '0')
   if cur < basis then return redis.error_reply('FILTERD_BEHIND ' .. cur) end
-  local newest = 0
-  if tonumber(redis.call('GET', KEYS[5]) or '0') > basis then newest = cur end
+  local conflict = tonumber(redis.call('GET', KEYS[5]) or '0') > basis
   local j = 6
   for _ = 1, n do
+    if conflict then break end
     local old = redis.call('HGET', KEYS[5 + tonumber(ARGV[j])], ARGV[j + 1])
     if old then
       local c = string.find(old, ':', 1, true)
-      local v = c and tonumber(string.sub(old, 1, c - 1)) or 0
-      if v > basis and v > newest then newest = v end
+      conflict = (c and tonumber(string.sub(old, 1, c - 1)) or 0) > basis
     end
     j = j + 4
   end
-  if newest > 0 then return redis.error_reply('FILTERD_CONFLICT ' .. cur) end
+  if conflict then return redis.error_reply('FILTERD_CONFLICT ' .. cur) end
 end
 local seq = redis.call('INCR', KEYS[2])
 local v = tostring(seq) .. ':'

@@ -191,8 +191,7 @@ export class Follower {
       return
     }
     if (stored === 'redis-behind') {
-      const seq = await this.seqOf(position)
-      if (seq !== undefined) await this.behind(position, seq)
+      await this.behind(position)
       return
     }
     await this.follow(position)
@@ -215,7 +214,10 @@ export class Follower {
     return Number(got[1]![1] ?? 0)
   }
 
-  private async behind (position: ReplicaPosition, redisSeq: number): Promise<void> {
+  private async behind (position: ReplicaPosition, seq?: number): Promise<void> {
+    // Redis's seq when the caller has not read it; none: Redis no longer holds this store at all.
+    const redisSeq = seq ?? await this.seqOf(position)
+    if (redisSeq === undefined) return
     this.status.redisSeq = redisSeq
     this.status.lagRecords = 0
     if (this.store.replicaState() !== 'redis-behind') {
@@ -262,8 +264,7 @@ export class Follower {
       if (s <= seq) {
         // After our position in the stream, a number already applied: Redis went back and reuses it.
         if (ops.length > 0) break
-        const redisSeq = await this.seqOf(position)
-        if (redisSeq !== undefined) await this.behind(position, redisSeq)
+        await this.behind(position)
         return
       }
       if (s !== seq + 1) {

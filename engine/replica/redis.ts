@@ -25,6 +25,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis'
 import { pack, unpack } from 'msgpackr'
+import { sharesRedis } from '../config/shared-store.js'
 import type { Config } from '../config/types.js'
 import { POLICY_DBS, type PolicyDb } from '../store/index.js'
 
@@ -60,7 +61,7 @@ export interface SharedStoreSettings {
  */
 export function sharedStoreSettings (config: Readonly<Config>): SharedStoreSettings | undefined {
   const c = config.common
-  if (c['redis-ip'] === undefined && (c['redis-sentinels'] ?? []).length === 0) return undefined
+  if (!sharesRedis(config)) return undefined
   const port = c['redis-port'] ?? 6379
   const base: RedisOptions = {
     // Fail fast while Redis is away: an API write answers 503 instead of waiting in a queue, and the

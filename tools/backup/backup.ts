@@ -21,7 +21,7 @@ import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { open } from 'lmdb'
-import { loadConfigFile, type Config } from '../../engine/config/index.js'
+import { loadConfigFile, sharesRedis, type Config } from '../../engine/config/index.js'
 import { closeCurrentParts, partsOpenedBy, recoverStaleParts } from '../../engine/stats/index.js'
 import { Store } from '../../engine/store/index.js'
 import { commandArgs } from '../cli/command-args.js'
@@ -128,7 +128,7 @@ export async function backup (config: Readonly<Config>, dir: string, options: { 
     finished: new Date().toISOString(),
     sources: { store: storePath, statsDb, statsFiles: statsDir },
     store: counts,
-    redis: config.common['redis-ip'] !== undefined || (config.common['redis-sentinels'] ?? []).length > 0,
+    redis: sharesRedis(config),
     files: await describeFiles(dir, files)
   }
   const tmp = join(dir, `${MANIFEST}.tmp`)

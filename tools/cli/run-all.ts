@@ -6,7 +6,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { formatHostPort, parseHostPort, type Config, type RoleName } from '../../engine/config/index.js'
+import { formatHostPort, parseHostPort, sharesRedis, type Config, type RoleName } from '../../engine/config/index.js'
 import { startStubResolver, type StubResolver } from '../../engine/upstream-stub/index.js'
 import { EngineError } from '../../engine/errors.js'
 import { loadCommand, ROLE_NAMES, sectionOf } from './roles.js'
@@ -40,7 +40,7 @@ export async function runAll (config: Readonly<Config>, configPath: string): Pro
     if (code !== 0) { await stub?.close(); return code }
   }
   // The replica follower runs only where a shared Redis store is configured.
-  const roles: RoleName[] = ROLE_NAMES.filter((r) => r !== 'sync' || config.common['redis-ip'] !== undefined || (config.common['redis-sentinels'] ?? []).length > 0)
+  const roles: RoleName[] = ROLE_NAMES.filter((r) => r !== 'sync' || sharesRedis(config))
   const children: Child[] = []
   let stopping = false
   let exitCode = 0
