@@ -26,7 +26,7 @@ function trackedTexts (): Array<{ path: string, text: string }> {
 }
 
 // Spelled in pieces, so that this file does not cite what it looks for.
-// The notes by file name, and by their section numbering (`STYLE E.3`).
+// The notes by file name, and by their section numbering (the name, a space, a letter, a dot and a digit).
 const OUTSIDE_NOTES = new RegExp(`\\b(${'DESIGN'}|${'STYLE'})(\\.md\\b| [A-Z]\\.\\d)`)
 const OUTSIDE_FOLDER = '../' + 'shared'
 /** Pages that describe the benchmarks' optional data, or state this rule; they read nothing. */
