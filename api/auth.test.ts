@@ -3,14 +3,10 @@
  * request is judged by, and the brake on repeated wrong credentials.
  */
 import { test, type TestContext } from 'node:test'
-import type { HttpRequest } from '../engine/http/index.js'
+import { fakeRequest } from '../engine/testing/http.js'
 import { isLoopbackAddress } from '../engine/net/ip.js'
 import { sourceAddress } from './auth.js'
 import { addApiClient, call, errorOf, relayedFrom, startApi } from './testing/fixtures.js'
-
-function fakeRequest (remoteAddress: string, headers: Record<string, string> = {}): HttpRequest {
-  return { remoteAddress, header: (n: string) => headers[n.toLowerCase()] } as unknown as HttpRequest
-}
 
 test('loopback is 127.0.0.0/8 and ::1, an IPv4-mapped loopback included, and nothing else', (t: TestContext) => {
   for (const a of ['127.0.0.1', '127.255.0.9', '::1', '::ffff:127.0.0.1']) t.assert.strictEqual(isLoopbackAddress(a), true, a)

@@ -1,12 +1,14 @@
 // The live query log (GET /live/queries, Server-Sent Events) following the DNS role's current CSV files:
-// backlog, filters, rotation, limits, and a client that stops reading (loses rows, is told, costs bounded memory).
+// backlog (in time order across processes and files), filters, rotation, limits, and a client that stops reading (loses rows, is told, costs bounded memory).
 import { test, type TestContext } from 'node:test'
 import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { CSV_HEADER, formatRow } from '../engine/stats/index.js'
+import { CSV_HEADER, decodeRow, formatRow, parseRecords, type StatsRow } from '../engine/stats/index.js'
+import { fileStamp } from '../engine/stats/files.js'
+import { Backlog } from './live-backlog.js'
 import { call, errorOf, startApi, tempDir, type StartedApi } from './testing/fixtures.js'
 
 // A real collection before each heap reading, so the heap counts what is kept, not garbage not yet collected.
@@ -182,3 +184,48 @@ test('a client that stops reading loses rows, is told how many, holds at most it
   t.assert.match(text, /last\.example/)
   stalled.destroy()
 })
+
+test('the backlog merges the rows of several DNS processes in time order, and reaches back past a rotation', async (t: TestContext) => {
+  const { api, dir, part } = await serve(t)
+  // Two DNS processes (proxy.processes: 2), each with its own files. The first process rotated a moment ago:
+  // its closed file (not yet imported) holds the older rows, its new current file only one row.
+  const closedA = join(dir, `queries-${fileStamp(Date.now())}-101-0.csv`)
+  writeFileSync(closedA, CSV_HEADER + row(1, '10.0.0.1', 'alice', 'a1.example') + row(3, '10.0.0.1', 'alice', 'a3.example') +
+    row(5, '10.0.0.1', 'alice', 'a5.example'))
+  writeFileSync(join(dir, 'current-101-2000.csv.part'), CSV_HEADER + row(7, '10.0.0.1', 'alice', 'a7.example'))
+  appendFileSync(part, row(2, '10.0.0.2', 'bob', 'b2.example') + row(4, '10.0.0.2', 'bob', 'b4.example') +
+    row(6, '10.0.0.2', 'bob', 'b6.example') + row(8, '10.0.0.2', 'bob', 'b8.example'))
+  // A file closed long ago is not reached back to.
+  writeFileSync(join(dir, 'queries-20240101T000000000Z-102-0.csv'), CSV_HEADER + row(0, '10.0.0.3', null, 'old.example'))
+  const hosts = ['a1', 'b2', 'a3', 'b4', 'a5', 'b6', 'a7', 'b8'].map((h) => `${h}.example`)
+  const all = await openStream(t, `${api.base}/live/queries?last=100`)
+  t.assert.deepStrictEqual((await all.until(8)).map((e) => e.data.host), hosts)
+  const lastThree = await openStream(t, `${api.base}/live/queries?last=3`)
+  t.assert.deepStrictEqual((await lastThree.until(3)).map((e) => e.data.host), hosts.slice(-3))
+  // Rows that come later go into their place too: a client joining now gets one ordered backlog.
+  appendFileSync(join(dir, 'current-101-2000.csv.part'), row(9, '10.0.0.1', 'alice', 'a9.example') + row(11, '10.0.0.1', 'alice', 'a11.example'))
+  appendFileSync(part, row(10, '10.0.0.2', 'bob', 'b10.example'))
+  await all.until(11)
+  const later = await openStream(t, `${api.base}/live/queries?last=5`)
+  t.assert.deepStrictEqual((await later.until(5)).map((e) => e.data.host), ['a7', 'b8', 'a9', 'b10', 'a11'].map((h) => `${h}.example`))
+})
+
+test('the backlog keeps the newest rows in time order, whatever order the blocks come in', (t: TestContext) => {
+  const rowAt = (created: number): StatsRow => ({ ...decodeRow(parseOne(row(0, '10.0.0.1', null, 'x.example')))!, created })
+  const b = new Backlog(5)
+  b.add([rowAt(10), rowAt(30), rowAt(50)])
+  b.add([rowAt(20), rowAt(40), rowAt(60)])
+  t.assert.deepStrictEqual(b.rows.map((r) => r.created), [20, 30, 40, 50, 60])
+  b.add([rowAt(5)]) // older than everything kept: it falls off at once
+  t.assert.deepStrictEqual(b.rows.map((r) => r.created), [20, 30, 40, 50, 60])
+  b.add([rowAt(70), rowAt(45)]) // a block out of order in itself
+  t.assert.deepStrictEqual(b.rows.map((r) => r.created), [40, 45, 50, 60, 70])
+  b.clear()
+  t.assert.strictEqual(b.rows.length, 0)
+})
+
+function parseOne (line: string): string[] {
+  const out: string[][] = []
+  parseRecords(line, 0, 1, out)
+  return out[0]!
+}

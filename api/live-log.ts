@@ -8,10 +8,16 @@
  * an `event: dropped` with the count, then the waiting rows. So a client costs at most its socket buffer,
  * one chunk and `maxQueue` rows of the api role's memory, whatever it does, and the DNS server, which only
  * appends to its file, never waits for anybody. At most `maxClients` stream at once.
+ *
+ * The backlog a client gets first (api/live-backlog.ts) is kept here, in time order: with several DNS
+ * processes (`proxy.processes`) the follower reads one file after another, so its rows come in blocks per
+ * process. When the follower starts, the backlog also reaches back into the files closed in the last
+ * `backlogMs` (a rotation does not leave it nearly empty).
  */
 import { BLOCK_REASONS, type StatsRow } from '../engine/stats/index.js'
 import { QueryLogFollower, type FollowerOptions } from '../engine/stats/follow.js'
 import type { HttpStream } from '../engine/http/index.js'
+import { Backlog, readClosedTails } from './live-backlog.js'
 
 export interface LiveRow {
   time: number
@@ -43,6 +49,8 @@ export interface LiveLogOptions extends FollowerOptions {
   maxClients?: number
   /** Comment line sent to idle clients (keeps proxies from closing); default 15 s. */
   heartbeatMs?: number
+  /** How far back the backlog reaches into closed (rotated, not yet imported) files; default 5 minutes. */
+  backlogMs?: number
 }
 
 export const ANONYMOUS = '*anonymous*'
@@ -145,6 +153,10 @@ class LiveClient {
 
 export class LiveLog {
   readonly follower: QueryLogFollower
+  readonly #dir: string
+  readonly #backlog: Backlog
+  readonly #backlogMs: number
+  readonly #tailBytes: number
   readonly #clients = new Set<LiveClient>()
   readonly #maxQueue: number
   readonly maxClients: number
@@ -155,7 +167,12 @@ export class LiveLog {
   #pending = 0
 
   constructor (dir: string, options: LiveLogOptions = {}) {
-    this.follower = new QueryLogFollower(dir, options)
+    // The follower's own backlog (rows in file order) is not used: this class keeps one in time order.
+    this.follower = new QueryLogFollower(dir, { ...options, backlog: 0 })
+    this.#dir = dir
+    this.#backlog = new Backlog(options.backlog ?? 1000)
+    this.#backlogMs = options.backlogMs ?? 5 * 60_000
+    this.#tailBytes = options.tailBytes ?? 256 * 1024
     this.#maxQueue = options.maxQueue ?? 256
     this.maxClients = options.maxClients ?? 32
     this.#heartbeatMs = options.heartbeatMs ?? 15_000
@@ -184,10 +201,7 @@ export class LiveLog {
     this.#pending++
     try {
       if (this.#subscribed === undefined) {
-        this.#subscribed = this.follower.subscribe({
-          rows: (rows) => { for (const c of this.#clients) c.offer(rows) },
-          skipped: (bytes) => { for (const c of this.#clients) c.lost(bytes) }
-        })
+        this.#subscribed = this.#start()
         this.#heartbeat = setInterval(() => { for (const c of this.#clients) c.heartbeat() }, this.#heartbeatMs)
         this.#heartbeat.unref()
         await this.#subscribed
@@ -200,6 +214,28 @@ export class LiveLog {
     }
   }
 
+  /**
+   * Starts the follower. The closed files are read first: a file renamed after that is still open in the
+   * follower (it reads it to the end), and one renamed before is not among the current files it opens, so
+   * no row is in the backlog twice. The follower's first poll hands over the current files' tails as rows.
+   */
+  async #start (): Promise<() => void> {
+    this.#backlog.clear()
+    this.#backlog.add(await readClosedTails(this.#dir, Date.now() - this.#backlogMs, this.#tailBytes))
+    return await this.follower.subscribe({
+      rows: (rows) => {
+        this.#backlog.add(rows)
+        for (const c of this.#clients) c.offer(rows)
+      },
+      skipped: (bytes) => { for (const c of this.#clients) c.lost(bytes) }
+    })
+  }
+
+  /** The backlog, oldest first (tests). */
+  recent (): readonly StatsRow[] {
+    return this.#backlog.rows
+  }
+
   /** Serves one client on `stream` until it leaves: the last `last` matching rows, then rows as they come. */
   join (stream: HttpStream, filter: LiveFilter, last: number): void {
     if (stream.closed) {
@@ -208,7 +244,7 @@ export class LiveLog {
     }
     const client = new LiveClient(stream, filter, this.#maxQueue)
     if (last > 0) {
-      const recent = this.follower.recent().filter((r) => matches(filter, r))
+      const recent = this.#backlog.rows.filter((r) => matches(filter, r))
       client.offer(recent.slice(Math.max(0, recent.length - last)))
     }
     this.#clients.add(client)

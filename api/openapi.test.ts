@@ -7,7 +7,7 @@ import { ROUTES } from './routes/index.js'
 
 const docs = fileURLToPath(new URL('../../docs/', import.meta.url))
 
-test('docs/openapi.yaml is what the route table and schemas generate (node dist/api/gen-openapi.js)', (t: TestContext) => {
+test('docs/openapi.yaml is what the route table and schemas generate (npm run gen:docs)', (t: TestContext) => {
   t.assert.strictEqual(readFileSync(`${docs}openapi.yaml`, 'utf8'), renderOpenApi())
 })
 

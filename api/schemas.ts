@@ -189,7 +189,22 @@ export const answerSchemas = {
     required: ['fields', 'data'],
     properties: {
       fields: { type: 'array', items: { type: 'string' }, description: 'created, nxdomain, address, host, blockedhost, reasom, cats, blockedcats' },
-      data: { type: 'array', items: { type: 'array', description: 'one query, in the order of fields' } }
+      data: {
+        type: 'array',
+        items: {
+          type: 'array',
+          description: 'one query, in the order of fields',
+          // An answer's schema is documentation only (OpenAPI 3.1 reads it as JSON Schema 2020-12), so the
+          // tuple is spelled with prefixItems; the console's type of a row is generated from it.
+          prefixItems: [
+            { type: 'string' }, { type: 'integer' }, { type: 'string' }, { type: 'string' }, { type: 'string' },
+            { type: 'string' }, { type: 'array', items: { type: 'integer' } }, { type: 'array', items: { type: 'integer' } }
+          ],
+          minItems: 8,
+          maxItems: 8,
+          items: false
+        }
+      }
     }
   },
   Overview: {

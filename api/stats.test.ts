@@ -19,31 +19,28 @@ async function serve (t: TestContext): Promise<string> {
   return api.base
 }
 
-async function get (url: string): Promise<{ status: number, body: any }> {
-  const res = await fetch(url)
-  return { status: res.status, body: await res.json() }
-}
+// Reports are read with the fixtures' one request helper, their bodies loosely typed: their shape is what each test checks.
 
 test('serves the five statistics reports of a user over HTTP', async (t: TestContext) => {
   const base = await serve(t)
   const q = '?from=2024-05-14&to=2024-05-15'
-  const day = await get(`${base}/users/alice/stat/activity/day${q}`)
-  t.assert.deepStrictEqual(day, {
+  const day = await call<any>(base, 'GET', `/users/alice/stat/activity/day${q}`)
+  t.assert.deepStrictEqual({ status: day.status, body: day.body }, {
     status: 200,
     body: { labels: ['2024-05-14', '2024-05-15'], datasets: [{ label: 'Requests', data: [1, 6] }, { label: 'Blocks', data: [0, 1] }] }
   })
-  const hour = await get(`${base}/users/alice/stat/activity/hour${q}`)
+  const hour = await call<any>(base, 'GET', `/users/alice/stat/activity/hour${q}`)
   t.assert.strictEqual(hour.body.labels.length, 48)
   t.assert.strictEqual(hour.body.labels[34], '2024-05-15 10:00:00')
   t.assert.strictEqual(hour.body.datasets[0].data[34], 3)
-  const www = await get(`${base}/users/alice/stat/domains/www${q}`)
+  const www = await call<any>(base, 'GET', `/users/alice/stat/domains/www${q}`)
   t.assert.deepStrictEqual(www.body.labels, ['www.news.example'])
-  const all = await get(`${base}/users/alice/stat/domains/all${q}`)
+  const all = await call<any>(base, 'GET', `/users/alice/stat/domains/all${q}`)
   t.assert.deepStrictEqual(all.body.datasets.map((d: { label: string }) => d.label), ['Requests', 'NXdomain', 'Blocks'])
-  const detail = await get(`${base}/users/alice/stat/detail${q}`)
+  const detail = await call<any>(base, 'GET', `/users/alice/stat/detail${q}`)
   t.assert.deepStrictEqual(detail.body.timestamps, ['2024-05-14', '2024-05-15'])
   t.assert.deepStrictEqual(detail.body.reports[1].cats, [[5], [3], [], []])
-  const raw = await get(`${base}/users/alice/stat/raw`)
+  const raw = await call<any>(base, 'GET', `/users/alice/stat/raw`)
   t.assert.strictEqual(raw.status, 200)
   t.assert.strictEqual(raw.body.data.length, 3)
   t.assert.deepStrictEqual(raw.body.data[1], ['2024-05-15 12:10:00', 1, '10.0.0.1', 'nx.example', '', 'none', [], []])
@@ -52,7 +49,7 @@ test('serves the five statistics reports of a user over HTTP', async (t: TestCon
 test('serves the anonymous addresses under the reserved name, encoded or not', async (t: TestContext) => {
   const base = await serve(t)
   for (const name of ['%2Aanonymous%2A', '*anonymous*']) {
-    const r = await get(`${base}/users/${name}/stat/activity/day?from=2024-05-15&to=2024-05-15`)
+    const r = await call<any>(base, 'GET', `/users/${name}/stat/activity/day?from=2024-05-15&to=2024-05-15`)
     t.assert.deepStrictEqual(r.body.datasets, [{ label: 'Requests', data: [2] }, { label: 'Blocks', data: [1] }])
   }
 })
@@ -71,25 +68,25 @@ test('refuses bad users, dates and filters with the API error body', async (t: T
     ['/users/alice/stat/domains/some?from=2024-05-14&to=2024-05-15', 400, 'API_BAD_PARAM', 'filter']
   ]
   for (const [path, status, code, field] of cases) {
-    const r = await get(base + path)
+    const r = await call<any>(base, 'GET', path)
     t.assert.strictEqual(r.status, status, path)
     t.assert.strictEqual(r.body.error.code, code, path)
     t.assert.strictEqual(r.body.error.field, field, path)
   }
   // The first day kept is three calendar months back.
-  t.assert.strictEqual((await get(`${base}/users/alice/stat/activity/day?from=2024-02-15&to=2024-02-15`)).status, 200)
+  t.assert.strictEqual((await call<any>(base, 'GET', `/users/alice/stat/activity/day?from=2024-02-15&to=2024-02-15`)).status, 200)
 })
 
 test('answers with or without the trailing slash, like every API route', async (t: TestContext) => {
   const base = await serve(t)
   for (const path of ['/users/alice/stat/raw', '/users/alice/stat/raw/', '/users/alice/stat/activity/day/?from=2024-05-15&to=2024-05-15']) {
-    t.assert.strictEqual((await get(base + path)).status, 200, path)
+    t.assert.strictEqual((await call<any>(base, 'GET', path)).status, 200, path)
   }
 })
 
 test('serves the whole server\'s overview: totals, anonymous against users, top blocked names and categories', async (t: TestContext) => {
   const base = await serve(t)
-  const o = await get(`${base}/stats/overview?from=2024-05-14&to=2024-05-15`)
+  const o = await call<any>(base, 'GET', `/stats/overview?from=2024-05-14&to=2024-05-15`)
   t.assert.strictEqual(o.status, 200)
   t.assert.deepStrictEqual(o.body.days, { labels: ['2024-05-14', '2024-05-15'], datasets: [{ label: 'Requests', data: [1, 9] }, { label: 'Blocks', data: [0, 2] }] })
   t.assert.strictEqual(o.body.hours.labels.length, 48)
@@ -98,7 +95,7 @@ test('serves the whole server\'s overview: totals, anonymous against users, top 
   t.assert.deepStrictEqual(o.body.topBlocked, [{ domain: 'ads.example', blocks: 1, requests: 1, cats: [3] }, { domain: 'x.example', blocks: 1, requests: 2, cats: [] }])
   t.assert.deepStrictEqual(o.body.topCategories, [{ category: 3, blocks: 1 }])
   // The per-user reports are unchanged by the totals kept beside them.
-  const alice = await get(`${base}/users/alice/stat/activity/day?from=2024-05-14&to=2024-05-15`)
+  const alice = await call<any>(base, 'GET', `/users/alice/stat/activity/day?from=2024-05-14&to=2024-05-15`)
   t.assert.deepStrictEqual(alice.body.datasets[0].data, [1, 6])
-  t.assert.strictEqual((await get(`${base}/stats/overview?from=2024-05-15`)).status, 400)
+  t.assert.strictEqual((await call<any>(base, 'GET', `/stats/overview?from=2024-05-15`)).status, 400)
 })

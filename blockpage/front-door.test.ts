@@ -5,12 +5,12 @@ import { request, type IncomingMessage } from 'node:http'
 import { join } from 'node:path'
 import { CSV_HEADER, formatRow } from '../engine/stats/index.js'
 import { once } from 'node:events'
-import { createHttpServer, type HttpRequest } from '../engine/http/index.js'
+import { createHttpServer } from '../engine/http/index.js'
 import { silentLogger } from '../engine/log/index.js'
 import { createFrontDoor, type FrontDoor } from './front-door.js'
 import { addApiClient, configFrom, memoryLogger, startApi, tempDir } from '../api/testing/fixtures.js'
 import type { LogLevel } from '../engine/config/index.js'
-import { httpRequest, type RawHttpResponse } from '../engine/testing/http.js'
+import { fakeRequest, httpRequest, type RawHttpResponse } from '../engine/testing/http.js'
 
 type Reply = RawHttpResponse
 
@@ -47,10 +47,6 @@ async function startBackend (t: TestContext, apiYaml?: string): Promise<{ listen
   const api = await startApi(apiYaml === undefined ? {} : { apiYaml })
   t.after(() => api.close())
   return { listen: `127.0.0.1:${api.port}`, api }
-}
-
-function fakeRequest (remoteAddress: string, headers: Record<string, string> = {}): HttpRequest {
-  return { remoteAddress, header: (n: string) => headers[n.toLowerCase()] } as unknown as HttpRequest
 }
 
 test('the API host goes to the management API with method, path, query, body and status kept; other hosts to the block page', async (t: TestContext) => {

@@ -1,4 +1,4 @@
-/** The block page role's public surface (DESIGN.md: folders reach into each other through index.ts). */
+/** The block page role's public surface (docs/conventions.md: folders reach into each other through index.ts). */
 export {
   startBlockPage, createBlockPageHandler, createBlockPageDeps, hostOf, wantsPage,
   type BlockPageOptions, type BlockPageDeps, type RunningBlockPage, type FrontDoorLike

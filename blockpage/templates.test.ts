@@ -19,7 +19,7 @@ const VARS: PageVars = {
   RetryUrl: 'http://casino.example/'
 }
 
-test('the shipped templates escape markup in every variable', () => {
+test('the shipped templates escape markup in every variable', (t: TestContext) => {
   const set = loadTemplates(DEFAULT_TEMPLATES_DIR, 'ru')
   const evil = '<script>alert(1)</script>'
   for (const name of ['blocked', 'blocked_by_category', 'unblocked'] as const) {
@@ -27,8 +27,8 @@ test('the shipped templates escape markup in every variable', () => {
       const html = set.render(name, lang, {
         ...VARS, Domain: evil, DisplayDomain: evil, Cats: [evil], ProductName: evil, ReasonText: evil, RetryUrl: `javascript:"${evil}`
       })
-      if (html.includes('<script')) throw new Error(`${name}.${lang} let markup through`)
-      if (!html.includes('&lt;script&gt;')) throw new Error(`${name}.${lang} does not show the value`)
+      t.assert.doesNotMatch(html, /<script/, `${name}.${lang} let markup through`)
+      t.assert.ok(html.includes('&lt;script&gt;'), `${name}.${lang} does not show the value`)
     }
   }
 })
@@ -132,8 +132,8 @@ test('a template that does not compile stops the start with the file name', (t: 
   t.assert.throws(() => loadTemplates(dir, 'ru'), /nosuchpartial/)
 })
 
-test('a missing templates directory falls back to the shipped templates and says so', () => {
+test('a missing templates directory falls back to the shipped templates and says so', (t: TestContext) => {
   const set = loadTemplates(join(tmpdir(), 'filterd-no-such-dir-' + process.pid), 'ru')
-  if (!set.missingDir) throw new Error('missingDir not set')
-  if (!set.render('blocked', 'ru', VARS).includes('Доступ к сайту ограничен')) throw new Error('shipped page not served')
+  t.assert.ok(set.missingDir, 'missingDir not set')
+  t.assert.ok(set.render('blocked', 'ru', VARS).includes('Доступ к сайту ограничен'), 'shipped page not served')
 })

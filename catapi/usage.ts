@@ -21,7 +21,7 @@ export class UsageCounter {
   readonly #store: Store
   readonly #dayOf: (ms: number) => string
   readonly #now: () => number
-  // The day string is recomputed at most once a second (a coarse clock, STYLE E.9).
+  // The day string is recomputed at most once a second (a coarse clock, docs/conventions.md, "Hot paths" 8).
   #day = ''
   #dayCheckedAt = -Infinity
   #pending = new Map<string, Map<string, number>>()

@@ -2,7 +2,7 @@
  * Batching and dispatch: from a query and its Peer to the answer, whatever front it came from.
  *
  * `inline` judges on this thread, synchronously, with no promise, closure or async frame on the
- * way (STYLE.md E.3). `pool` collects the packets of one event-loop turn (or `batch-size`) into
+ * way (docs/conventions.md, "Hot paths" 3). `pool` collects the packets of one event-loop turn (or `batch-size`) into
  * one Piscina task (engine/pool). Both paths share `act()` afterwards: answer (a blocked name's
  * answer is the query patched in place), forward (the client's own Buffer with the ID
  * rewritten), safe video, or drop.

@@ -1,5 +1,5 @@
 /*
- * The filtering DNS server of one front process (DESIGN.md, "Shape"; docs/dns.md): the UDP
+ * The filtering DNS server of one front process (docs/contract.md, "The shape of the DNS path"; docs/dns.md): the UDP
  * fronts (./udp-front.ts), the TCP front (./tcp-front.ts), the dispatcher (./dispatch.ts: inline
  * judging or the Piscina pool, then answer, forward or safe video) and the forwarder
  * (./upstream.ts), wired together and closed together.

@@ -7,10 +7,8 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { UDP_ADDON_DIR as dir, UDP_ADDON_PATH as out } from '../engine/udp/index.js'
 
-const dir = fileURLToPath(new URL('../../native/udp/', import.meta.url))
-const out = join(dir, 'build', 'Release', 'filterd_udp.node')
 const sources = ['udp.c', 'binding.gyp'].map((f) => join(dir, f))
 
 function upToDate (): boolean {

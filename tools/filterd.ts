@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * filterd: one CLI for every role and offline command (DESIGN.md, "What the product is").
+ * filterd: one CLI for every role and offline command (docs/contract.md, "What the product is").
  *   filterd <role> --config FILE     run one daemon
  *   filterd all [--config FILE]      every role in one process tree (default: the demo config)
  *   filterd <command> …              offline commands (build-db, import, stats-import, client, …)

@@ -120,16 +120,16 @@ export async function startApi (options: StartOptions = {}): Promise<StartedApi>
   }
 }
 
-export interface Answer {
+export interface Answer<Body = unknown> {
   status: number
   headers: Headers
   text: string
-  /** The body parsed as JSON, `undefined` when empty. */
-  body: unknown
+  /** The body parsed as JSON, `undefined` when empty (not checked against `Body`: a test's own reading of it). */
+  body: Body
 }
 
 /** One request; a non-string body is sent as JSON. */
-export async function call (base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+export async function call<Body = unknown> (base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<Body>> {
   const init: RequestInit = { method, headers: { ...headers } }
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body)
@@ -139,7 +139,7 @@ export async function call (base: string, method: string, path: string, body?: u
   const text = await res.text()
   // Only JSON is parsed: the API also serves YAML (GET /openapi.yaml).
   const isJson = /json/.test(res.headers.get('content-type') ?? 'application/json')
-  return { status: res.status, headers: res.headers, text, body: text === '' || !isJson ? undefined : JSON.parse(text) as unknown }
+  return { status: res.status, headers: res.headers, text, body: (text === '' || !isJson ? undefined : JSON.parse(text)) as Body }
 }
 
 /**

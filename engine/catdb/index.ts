@@ -1,6 +1,6 @@
 /**
  * The compiled category database: the `domains` and `urls` tables that every role looks names up
- * in (DESIGN.md, "Data").
+ * in (docs/contract.md, "Categories and the category database").
  *
  * Atomic rebuilds without stopping readers
  * ----------------------------------------

@@ -15,11 +15,11 @@ function rejects (t: TestContext, yaml: string, key: string, words: RegExp): voi
   })
 }
 
-test('the shipped demo and production examples are accepted', () => {
+test('the shipped demo and production examples are accepted', (t: TestContext) => {
   const demo = loadConfigFile(`${root}conf/demo.yaml`)
   const prod = loadConfigFile(`${root}conf/filterd.example.yaml`)
-  if (demo.proxy.listen.length !== 2) throw new Error('demo listens on two addresses')
-  if (prod.proxy['blockpage-ip'].length !== 2) throw new Error('example has two blockpage-ip')
+  t.assert.strictEqual(demo.proxy.listen.length, 2, 'demo listens on two addresses')
+  t.assert.strictEqual(prod.proxy['blockpage-ip'].length, 2, 'example has two blockpage-ip')
 })
 
 test('two roles on one port of one address are refused; beyond blockpage and api, sections count when the file has them', (t: TestContext) => {

@@ -501,7 +501,7 @@ export function answerTooLarge (res: Response, limit: number): void {
 
 /**
  * Routes one request and runs its handler. Synchronous handlers stay synchronous: no promise is created unless
- * the handler returns one (STYLE E.3).
+ * the handler returns one (docs/conventions.md, "Hot paths" 3: sync stays sync).
  */
 export function dispatch (opts: DispatchOptions, req: Request, res: Response): void {
   const m = opts.router.find(req.method, req.path)

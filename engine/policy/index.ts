@@ -1,7 +1,7 @@
 /**
  * The verdict for one query: (client address, name) → forward, block, safe search or safe video.
  * One implementation, run by the DNS server for every query and by the block page to explain a
- * block (DESIGN.md, "Policy"). The order:
+ * block (docs/contract.md, "The verdict for one query"). The order:
  *
  *   1. built-in whitelist → pass            5. user whitelist → pass; user blacklist → block;
  *   2. global whitelist → pass;                 `-` in it → block what the whitelist does not pass

@@ -1,4 +1,4 @@
-// Policy.evaluate: every verdict step of DESIGN.md and its precedence, on a real temp store.
+// Policy.evaluate: every verdict step of docs/contract.md and its precedence, on a real temp store.
 import { test, type TestContext } from 'node:test'
 import { CATEGORY } from '../categories/index.js'
 import { CategoryDb } from '../catdb/index.js'

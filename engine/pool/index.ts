@@ -1,5 +1,5 @@
 /*
- * The Piscina path of the design card: the front loop collects the packets of one event-loop
+ * The Piscina path (docs/contract.md, "The shape of the DNS path"): the front loop collects the packets of one event-loop
  * turn (or `batch-size` of them), copies them into one ArrayBuffer and moves it to a worker
  * (Piscina's transferable protocol, the same thing `Piscina.move` does: no structured clone of
  * the bytes). The worker judges every packet with the same `Judge` and `Policy` as the inline

@@ -1,5 +1,5 @@
 /**
- * The statistics record of one DNS query and the sink it is handed to (DESIGN.md, Statistics).
+ * The statistics record of one DNS query and the sink it is handed to (docs/contract.md, Statistics).
  *
  * The DNS server builds a record only when `sink.enabled` is true, so statistics cost one
  * property check per query when they are off (pino's "free when off"). The CSV writer that

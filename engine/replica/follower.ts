@@ -1,5 +1,5 @@
 /**
- * The follower: keeps this host's LMDB store a replica of the shared Redis store (DESIGN.md, Scale).
+ * The follower: keeps this host's LMDB store a replica of the shared Redis store (docs/contract.md, Several hosts).
  * The sync role runs one per host; the DNS server, the block page and the API read only LMDB.
  *
  * States (`state`, reported on /health and /metrics):

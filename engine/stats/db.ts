@@ -1,6 +1,6 @@
 /**
  * The statistics environment (`stats.db`), apart from the policy store so that an import never holds
- * the policy writer (DESIGN.md, Store). Named databases and their keys:
+ * the policy writer (docs/contract.md, The store). Named databases and their keys:
  *
  *   hour    [user, utcHour]         → [requests, blocks]
  *   day     [user, day]             → [requests, blocks]

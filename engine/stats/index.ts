@@ -1,5 +1,5 @@
 /**
- * Statistics (DESIGN.md, Statistics): the DNS role's CSV writer, the importer the api role runs every
+ * Statistics (docs/contract.md, Statistics): the DNS role's CSV writer, the importer the api role runs every
  * `stats.import-interval` seconds (and `filterd stats-import`), the report routes, and the usage
  * report to the vendor. docs/statistics.md describes the files, the exactly-once import, retention,
  * time zones and the reserved anonymous user.

@@ -1,5 +1,5 @@
 /**
- * The store: one LMDB environment shared by every role on a host (DESIGN.md, Store).
+ * The store: one LMDB environment shared by every role on a host (docs/contract.md, The store).
  *
  * Named databases: `domains`/`urls` (the compiled category tables, owned by engine/categories),
  * `users`, `ips` (address or prefix → user), `lists` (global and per-user black/whitelists),

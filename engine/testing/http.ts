@@ -5,6 +5,7 @@
  */
 import { request } from 'node:http'
 import { connect } from 'node:net'
+import type { HttpRequest } from '../http/index.js'
 
 export interface RawHttpResponse {
   readonly status: number
@@ -56,4 +57,12 @@ export function rawExchange (port: number, bytes: string): Promise<string> {
     socket.on('close', () => { resolve(Buffer.concat(chunks).toString('latin1')) })
     socket.write(bytes)
   })
+}
+
+/**
+ * A request object with only a peer address and headers (names in lower case), for the functions that judge
+ * who is asking (the API's and the front door's client address) without a server.
+ */
+export function fakeRequest (remoteAddress: string, headers: Record<string, string> = {}): HttpRequest {
+  return { remoteAddress, header: (n: string) => headers[n.toLowerCase()] } as unknown as HttpRequest
 }

@@ -13,6 +13,8 @@
  * missing one to check the fallback).
  */
 import { createRequire } from 'node:module'
+import { constants } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 interface AddonHandle { readonly __udpHandle: never }
@@ -42,15 +44,17 @@ interface OpenArgs {
   onBatch: (count: number) => void
 }
 
-/** Where `npm run build` puts the addon. */
-export const kUdpAddonPath = fileURLToPath(new URL('../../../native/udp/build/Release/filterd_udp.node', import.meta.url))
+/** The addon's sources, where `npm run build` (scripts/build-native.ts) runs node-gyp. */
+export const UDP_ADDON_DIR = fileURLToPath(new URL('../../../native/udp/', import.meta.url))
+/** Where node-gyp puts the addon: the one place that knows the build layout (the loader and the build use it). */
+export const UDP_ADDON_PATH = join(UDP_ADDON_DIR, 'build', 'Release', 'filterd_udp.node')
 
 let loaded: UdpAddon | Error | null = null
 
 /** The addon, or the reason it cannot be used (not built, no compiler, wrong platform). */
 export function loadUdpAddon (): UdpAddon | Error {
   if (loaded !== null) return loaded
-  const path = process.env.FILTERD_UDP_ADDON ?? kUdpAddonPath
+  const path = process.env.FILTERD_UDP_ADDON ?? UDP_ADDON_PATH
   try {
     if (process.platform !== 'linux') throw new Error(`recvmmsg/sendmmsg need Linux (this is ${process.platform})`)
     const addon = createRequire(import.meta.url)(path) as Partial<UdpAddon>
@@ -85,7 +89,8 @@ export interface BatchUdpSocketOptions {
   onBatch: (count: number) => void
 }
 
-export const ECONNREFUSED = 111
+/** The errno of a refused datagram (an ICMP port unreachable): `onBatch` gets its negative. */
+export const ECONNREFUSED = constants.errno.ECONNREFUSED
 
 export class BatchUdpSocket {
   readonly family: 4 | 6

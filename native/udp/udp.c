@@ -142,20 +142,27 @@ static void call_js (udp_socket *s, int32_t value) {
   napi_close_handle_scope(env, scope);
 }
 
+/* Points each receive header at its slot of the receive area and its address buffer (the arrays are calloc'ed). */
+static void setup_receive_headers (udp_socket *s) {
+  for (uint32_t i = 0; i < s->batch; i++) {
+    s->riov[i].iov_base = s->rx_buf + (size_t)i * s->slot;
+    s->riov[i].iov_len = s->slot;
+    s->rmsg[i].msg_hdr.msg_iov = &s->riov[i];
+    s->rmsg[i].msg_hdr.msg_iovlen = 1;
+    s->rmsg[i].msg_hdr.msg_name = &s->rname[i];
+    s->rmsg[i].msg_hdr.msg_namelen = sizeof s->rname[i];
+  }
+}
+
 static void on_readable (uv_poll_t *h, int status, int events) {
   udp_socket *s = (udp_socket *)h->data;
   if (s->closed) return;
   for (int round = 0; round < MAX_ROUNDS && !s->closed; round++) {
-    for (uint32_t i = 0; i < s->batch; i++) {
-      s->riov[i].iov_base = s->rx_buf + (size_t)i * s->slot;
-      s->riov[i].iov_len = s->slot;
-      memset(&s->rmsg[i].msg_hdr, 0, sizeof s->rmsg[i].msg_hdr);
-      s->rmsg[i].msg_hdr.msg_iov = &s->riov[i];
-      s->rmsg[i].msg_hdr.msg_iovlen = 1;
-      s->rmsg[i].msg_hdr.msg_name = &s->rname[i];
-      s->rmsg[i].msg_hdr.msg_namelen = sizeof s->rname[i];
-      s->rmsg[i].msg_len = 0;
-    }
+    /*
+     * The headers were set up once at open (setup_receive_headers). recvmmsg only reads them, except
+     * msg_namelen, which it lowers to the peer address's length: give each back the whole room.
+     */
+    for (uint32_t i = 0; i < s->batch; i++) s->rmsg[i].msg_hdr.msg_namelen = sizeof s->rname[i];
     int n = recvmmsg(s->fd, s->rmsg, s->batch, MSG_DONTWAIT, NULL);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
@@ -340,6 +347,7 @@ static napi_value Open (napi_env env, napi_callback_info info) {
     on_closed((uv_handle_t *)&s->poll);
     return throw_errno(env, "uv_poll_init", ENOMEM);
   }
+  setup_receive_headers(s);
   s->poll.data = s;
   uv_poll_start(&s->poll, UV_READABLE, on_poll);
   s->polling = 1;
