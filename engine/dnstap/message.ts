@@ -85,6 +85,18 @@ function writeWireName (buf: Buffer, off: number, name: string): number {
   return off
 }
 
+/**
+ * Copies src[0..len) to dst at off; returns len. Buffer#copy goes through a new Uint8Array view per
+ * call (Node 20's _copyActual), which costs more than the bytes here: a whole source is one
+ * TypedArray#set, a short tail a loop.
+ */
+function copyInto (dst: Buffer, off: number, src: Uint8Array, len: number): number {
+  if (len === src.length) dst.set(src, off)
+  else if (len <= 64) for (let i = 0; i < len; i++) dst[off + i] = src[i]!
+  else dst.set(src.subarray(0, len), off)
+  return len
+}
+
 /** Writes a dotted-quad into `out` (4 bytes); false when `s` is not one. Allocation-free. */
 function parseIPv4 (s: string, out: Buffer): boolean {
   let part = 0
@@ -156,32 +168,33 @@ export class DnstapEncoder {
     if (off < 0) return false
     const b = w.chunk
     const end = off + size
-    off += this.head.copy(b, off)
+    off += copyInto(b, off, this.head, this.head.length)
     off = writeLenHeader(b, off, 14, msgLen)
     off = writeVarintField(b, off, 1, MESSAGE_CLIENT_RESPONSE)
     off = writeVarintField(b, off, 2, addrLen === 16 ? FAMILY_INET6 : FAMILY_INET)
     off = writeVarintField(b, off, 3, e.protocol)
     if (addrLen > 0) {
       off = writeLenHeader(b, off, 4, addrLen)
-      off += addr.copy(b, off, 0, addrLen)
+      off += copyInto(b, off, addr, addrLen)
     }
     off = writeVarintField(b, off, 6, e.port)
     off = writeVarintField(b, off, 8, qsec)
     off = writeFixed32Field(b, off, 9, (e.queryTimeMs - qsec * 1000) * 1_000_000)
     off = writeLenHeader(b, off, 10, e.query.length)
     const queryAt = off
-    off += e.query.copy(b, off)
+    off += copyInto(b, off, e.query, e.query.length)
     if (e.queryId >= 0 && e.query.length >= 2) b.writeUInt16BE(e.queryId, queryAt)
     off = writeVarintField(b, off, 12, rsec)
     off = writeFixed32Field(b, off, 13, (e.responseTimeMs - rsec * 1000) * 1_000_000)
     off = writeLenHeader(b, off, 14, e.responseLength)
-    off += e.response.copy(b, off, 0, e.responseLength)
+    off += copyInto(b, off, e.response, e.responseLength)
     if (policyLen > 0) {
       off = writeLenHeader(b, off, 15, policyLen)
       off = writeLenHeader(b, off, 1, POLICY_TYPE.length)
-      off += POLICY_TYPE.copy(b, off)
+      off += copyInto(b, off, POLICY_TYPE, POLICY_TYPE.length)
       off = writeLenHeader(b, off, 2, ruleLen)
-      off += b.write(e.policyRule, off, 'latin1')
+      const rule = e.policyRule
+      for (let i = 0; i < ruleLen; i++) b[off++] = rule.charCodeAt(i)
       if (e.policyAction > 0) off = writeVarintField(b, off, 3, e.policyAction)
       off = writeVarintField(b, off, 4, MATCH_QNAME)
       if (valueLen > 0) {

@@ -1,8 +1,9 @@
 /*
  * A Frame Streams writer to a Unix or TCP socket (./fstrm.ts), made for a DNS server that must
- * never wait for it: frames are encoded straight into a chunk buffer on the caller's turn,
- * chunks are handed to the socket on the next turn (setImmediate: one write per event-loop turn,
- * not per message), and what the collector has not taken is held up to `queueBytes`. Past that,
+ * never wait for it: frames are encoded straight into a chunk buffer on the caller's turn, and
+ * handed to the socket 32 KiB or 10 ms at a time (a socket write per query, or even per
+ * event-loop turn, cost more than the encoding), and what the collector has not taken is held up
+ * to `queueBytes`. Past that,
  * new frames are dropped and counted, so a slow, stuck or absent collector costs a few counter
  * increments per query and a bounded amount of memory, never a stalled or slower DNS path.
  *
@@ -40,19 +41,52 @@ type State = 'down' | 'connecting' | 'handshake' | 'started' | 'stopping'
 const kChunkBytes = 64 * 1024
 /** A chunk tail smaller than this after a flush is not worth keeping: a new chunk is taken. */
 const kMinTail = 4096
+/** Frames wait at most this long to be handed to the socket... */
+const kFlushMs = 10
+/** ...or until this many bytes are ready: a few large writes rather than one per event-loop turn. */
+const kFlushBytes = 32 * 1024
 /** Bytes the socket itself may hold unsent before frames wait in our own (bounded) queue. */
 const kSocketHighWater = 256 * 1024
+/** Chunks kept for reuse once the socket is done with them. */
+const kFreeChunks = 16
+
+/**
+ * One chunk's memory, reused once every part of it handed to the socket is written: a fresh
+ * 64 KiB per few hundred frames would cost an allocation, and page faults on its first writes,
+ * that showed up as the largest part of the encoding cost.
+ */
+class Chunk {
+  readonly buf: Buffer
+  /** Parts queued or handed to the socket and not yet written. */
+  pending = 0
+  /** No more frames go into it: it is free when `pending` drops to 0. */
+  retired = false
+  readonly release: () => void
+  constructor (size: number, free: Chunk[]) {
+    this.buf = Buffer.allocUnsafe(size)
+    this.release = () => {
+      if (--this.pending === 0 && this.retired && free.length < kFreeChunks && this.buf.length === kChunkBytes) {
+        this.retired = false
+        free.push(this)
+      }
+    }
+  }
+}
 
 export class FrameStreamWriter {
   /** The chunk the next frame is encoded into, from offset `used` (see beginFrame). */
-  chunk: Buffer = Buffer.allocUnsafe(kChunkBytes)
+  chunk: Buffer
   used = 0
   /** Frames handed to a collector's connection. */
   sentFrames = 0
   /** Frames dropped because the queue was full (collector slow or away). */
   droppedFrames = 0
   private chunkFrames = 0
-  private readonly queue: Array<{ bytes: Buffer, frames: number }> = []
+  private current: Chunk
+  /** Where the current chunk's frames not yet queued begin. */
+  private sealedTo = 0
+  private readonly free: Chunk[] = []
+  private readonly queue: Array<{ bytes: Buffer, frames: number, owner: Chunk }> = []
   /** Bytes of frames not yet handed to the socket: the queue and the current chunk. */
   private queued = 0
   private readonly limit: number
@@ -67,6 +101,7 @@ export class FrameStreamWriter {
   private socket: Socket | null = null
   private inbound: Buffer = Buffer.alloc(0)
   private flushScheduled = false
+  private flushTimer: NodeJS.Timeout | null = null
   private reconnectTimer: NodeJS.Timeout | null = null
   private handshakeTimer: NodeJS.Timeout | null = null
   private closed = false
@@ -82,6 +117,8 @@ export class FrameStreamWriter {
     this.maxWait = o.reconnectMaxMs ?? 5000
     this.handshakeMs = o.handshakeTimeoutMs ?? 5000
     this.wait = this.minWait
+    this.current = new Chunk(kChunkBytes, this.free)
+    this.chunk = this.current.buf
   }
 
   /** Starts connecting (in the background: frames queue until the collector has accepted). */
@@ -111,32 +148,43 @@ export class FrameStreamWriter {
     this.used += need
     this.queued += need
     this.chunkFrames++
-    if (!this.flushScheduled) {
-      this.flushScheduled = true
-      setImmediate(this.flush)
+    if (this.used - this.sealedTo >= kFlushBytes) {
+      if (!this.flushScheduled) { this.flushScheduled = true; setImmediate(this.flush) }
+    } else if (this.flushTimer === null) {
+      this.flushTimer = setTimeout(this.flush, kFlushMs)
+      this.flushTimer.unref()
     }
     return off
   }
 
-  // The current chunk has no room for `need` bytes: queue what it holds, take a fresh one.
+  // The current chunk has no room for `need` bytes: queue what it holds, take another.
   private newChunk (need: number): void {
     this.seal()
-    this.chunk = Buffer.allocUnsafe(Math.max(kChunkBytes, need))
-    this.used = 0
+    if (this.chunk.length - this.used < need) this.retire(need)
   }
 
-  // Queues the frames of the current chunk; the rest of the chunk stays for the next frames.
+  private retire (need: number): void {
+    const old = this.current
+    old.retired = true
+    if (old.pending === 0) { old.pending = 1; old.release() }
+    this.current = need <= kChunkBytes ? (this.free.pop() ?? new Chunk(kChunkBytes, this.free)) : new Chunk(need, this.free)
+    this.chunk = this.current.buf
+    this.used = this.sealedTo = 0
+  }
+
+  // Queues the frames of the current chunk; the rest of it stays for the next frames.
   private seal (): void {
-    if (this.used === 0) return
-    this.queue.push({ bytes: this.chunk.subarray(0, this.used), frames: this.chunkFrames })
+    if (this.used === this.sealedTo) return
+    this.queue.push({ bytes: this.chunk.subarray(this.sealedTo, this.used), frames: this.chunkFrames, owner: this.current })
+    this.current.pending++
     this.chunkFrames = 0
-    const tail = this.chunk.length - this.used
-    this.chunk = tail >= kMinTail ? this.chunk.subarray(this.used) : Buffer.allocUnsafe(kChunkBytes)
-    this.used = 0
+    this.sealedTo = this.used
+    if (this.chunk.length - this.used < kMinTail) this.retire(0)
   }
 
   private readonly flush = (): void => {
     this.flushScheduled = false
+    if (this.flushTimer !== null) { clearTimeout(this.flushTimer); this.flushTimer = null }
     this.seal()
     if (this.state === 'started') this.drain()
   }
@@ -147,7 +195,7 @@ export class FrameStreamWriter {
     if (s === null) return
     while (this.queue.length > 0 && s.writableLength < kSocketHighWater) {
       const c = this.queue.shift()!   // length > 0
-      s.write(c.bytes)
+      s.write(c.bytes, c.owner.release)
       this.queued -= c.bytes.length
       this.sentFrames += c.frames
     }
@@ -250,11 +298,12 @@ export class FrameStreamWriter {
     if (this.closed) return
     this.closed = true
     if (this.reconnectTimer !== null) clearTimeout(this.reconnectTimer)
+    if (this.flushTimer !== null) clearTimeout(this.flushTimer)
     this.seal()
     const s = this.socket
     if (s === null) return
     if (this.state !== 'started') { s.destroy(); return }
-    for (const c of this.queue.splice(0)) { s.write(c.bytes); this.sentFrames += c.frames }
+    for (const c of this.queue.splice(0)) { s.write(c.bytes, c.owner.release); this.sentFrames += c.frames }
     this.queued = 0
     this.state = 'stopping'
     await new Promise<void>((resolve) => {
