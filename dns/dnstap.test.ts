@@ -38,7 +38,7 @@ async function startCapture (t: TestContext, listen: { unix: string } | { port: 
   const where = 'unix' in listen ? ['-u', listen.unix] : ['-a', '127.0.0.1', '-p', String(listen.port)]
   const proc = spawn('fstrm_capture', ['-t', CT, ...where, '-w', file], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
-  proc.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+  proc.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
   let exited = false
   proc.on('exit', () => { exited = true })
   const stop = async (): Promise<void> => {
