@@ -20,6 +20,7 @@ import type { Peer } from './peer.js'
 import { SafeVideo, kEdeTimeout } from './safe-video.js'
 import { PendingQuery, type Forwarder } from './upstream.js'
 import type { RateLimiter } from './rate-limit.js'
+import type { DnstapTap } from './dnstap-sink.js'
 
 const QTYPE_ANY = 255
 
@@ -63,6 +64,8 @@ export interface DispatcherOptions {
   limitAction?: 'refuse' | 'drop'
   /** ANY over UDP is answered empty with TC set (the client asks again over TCP): no amplification. */
   truncateAnyOverUdp?: boolean
+  /** dnstap output (`proxy.dnstap`), or null: fed from the same records as the statistics sink. */
+  tap?: DnstapTap | null
 }
 
 export class Dispatcher {
@@ -75,6 +78,9 @@ export class Dispatcher {
   private readonly limiter: RateLimiter | null
   private readonly limitDrop: boolean
   private readonly truncateAny: boolean
+  private readonly tap: DnstapTap | null
+  /** Build a record per query: statistics or dnstap want it. */
+  private readonly records: boolean
   private readonly safeVideo = new SafeVideo()
   private readonly scratchOut = Buffer.allocUnsafe(kAnswerBufferSize)
   private readonly replyScratch = new QueryScratch()
@@ -93,6 +99,8 @@ export class Dispatcher {
     this.limiter = o.limiter ?? null
     this.limitDrop = o.limitAction === 'drop'
     this.truncateAny = o.truncateAnyOverUdp ?? false
+    this.tap = o.tap ?? null
+    this.records = this.sink.enabled || this.tap !== null
   }
 
   /** The forwarder, whose answers come back through `onUpstream` (set before any front listens). */
@@ -110,13 +118,13 @@ export class Dispatcher {
     if (this.judge === null) {
       // Native batches end with endBatch(), which sends the task before the receive area is
       // reused: their queries are copied once, into the task's buffer. Others are queued as they are.
-      this.enqueue(new BatchItem(msg, peer, this.sink.enabled ? Date.now() : 0))
+      this.enqueue(new BatchItem(msg, peer, this.records ? Date.now() : 0))
       return
     }
     try {
       const j = this.judge
       const kind = j.judge(msg, peer.address, this.scratchOut)
-      const rec = kind !== 0 && this.sink.enabled ? buildRecord(j, Date.now()) : null
+      const rec = kind !== 0 && this.records ? buildRecord(j, Date.now()) : null
       this.act(kind, msg, this.scratchOut, j.answerLength, kind === JUDGE_SAFEVIDEO ? j.verdict.target : '', peer, rec, false)
     } catch (err) {
       this.lastResort(err, msg, peer)
@@ -245,7 +253,7 @@ export class Dispatcher {
         const rcode = answerLength >= 4 ? answer[3]! & 0x0f : RCODE_SERVFAIL
         this.metrics.countQuery(rcode !== 0 ? 'malformed' : rec?.reason === 'safesearch' ? 'safesearch' : 'block', rcode)
         this.reply(answer, answerLength, peer, true)
-        if (rec !== null) this.sink.write(rec)
+        if (rec !== null) this.logged(rec, msg, -1, answer, answerLength, peer)
         return
       }
       case JUDGE_FORWARD: {
@@ -262,7 +270,7 @@ export class Dispatcher {
         const started = this.safeVideo.begin(owned ? msg : peer.channel.own(msg), target, this.scratchOut)
         if (typeof started === 'number') {
           this.reply(this.scratchOut, started, peer, true)
-          if (rec !== null) this.sink.write(rec)
+          if (rec !== null) this.logged(rec, msg, -1, this.scratchOut, started, peer)
           return
         }
         started.peer = peer
@@ -282,11 +290,14 @@ export class Dispatcher {
     const peer = p.peer!   // every PendingQuery gets its peer before it is forwarded
     const rec = p.record as QueryLogRecord | null
     let rcode: number
+    let sent: Buffer = this.scratchOut
+    let sentLength: number
     if (response === null) this.metrics.countUpstreamTimeout()
     else this.metrics.observeUpstream(performance.now() - p.started)
     if (p.original !== null) {
       const [len, rc] = this.safeVideo.finish(p as PendingQuery & { original: Buffer }, response, this.scratchOut, peer)
       rcode = rc
+      sentLength = len
       this.reply(this.scratchOut, len, peer, true)
     } else if (response === null) {
       rcode = RCODE_SERVFAIL
@@ -294,17 +305,26 @@ export class Dispatcher {
       const q = this.replyScratch
       const ok = readQuery(p.query, q) === QUERY_OK
       const len = writeErrorAnswer(p.query, ok ? q : null, RCODE_SERVFAIL, this.scratchOut, EDE_NO_REACHABLE_AUTHORITY, kEdeTimeout)
+      sentLength = len
       this.reply(this.scratchOut, len, peer, true)
     } else {
       rcode = rcodeOf(response)
+      sent = response
+      sentLength = response.length
       this.reply(response, response.length, peer, false)
     }
     this.metrics.countQuery(p.original !== null ? 'safevideo' : 'forward', rcode)
     if (rec !== null) {
       rec.rcode = rcode
       rec.nxdomain = rcode === RCODE_NXDOMAIN
-      this.sink.write(rec)
+      this.logged(rec, p.original ?? p.query, p.original === null ? p.clientId : -1, sent, sentLength, peer)
     }
+  }
+
+  // A query's final record: to the statistics sink and to dnstap (with the query and the answer sent).
+  private logged (rec: QueryLogRecord, query: Buffer, queryId: number, answer: Buffer, answerLength: number, peer: Peer): void {
+    if (this.sink.enabled) this.sink.write(rec)
+    if (this.tap !== null) this.tap.write(rec, query, queryId, answer, answerLength, peer)
   }
 
   private reply (buf: Buffer, len: number, peer: Peer, copy: boolean): void {

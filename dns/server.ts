@@ -20,6 +20,7 @@ import { RateLimiter } from './rate-limit.js'
 import { UdpFront } from './udp-front.js'
 import { NativeUdpFront } from './native-udp-front.js'
 import { Forwarder } from './upstream.js'
+import { createDnstapTap, type DnstapTap } from './dnstap-sink.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
 
 export { kMaxTcpQueryFrame, kMaxTcpInflight } from './tcp-front.js'
@@ -92,6 +93,7 @@ class FrontProcessServer implements DnsServer {
   private dispatcher: Dispatcher | null = null
   private tcp: TcpFront | null = null
   private limiter: RateLimiter | null = null
+  private tap: DnstapTap | null = null
   private readonly udp: Array<UdpFront | NativeUdpFront> = []
   private closed = false
 
@@ -120,6 +122,8 @@ class FrontProcessServer implements DnsServer {
       }
       return { oversized, sendDrops }
     }
+    const tap = this.tap = createDnstapTap(this.config, this.logger)
+    if (tap !== null) this.metrics.dnstap = () => tap.counts
     let judge: Judge | null = null
     // A fresh host: the DNS role may start before the api role ever wrote the store.
     if (o.store === undefined && await createStoreIfMissing(this.config)) {
@@ -139,7 +143,7 @@ class FrontProcessServer implements DnsServer {
           storeOptions: configuredStoreOptions(this.config),
           proxy: { ...proxy },
           vendorNames: [...this.config.common['vendor-names']],
-          wantStats: this.sink.enabled
+          wantStats: this.sink.enabled || tap !== null
         }
       })
     }
@@ -153,7 +157,8 @@ class FrontProcessServer implements DnsServer {
       logger: this.logger,
       limiter: this.limiter,
       limitAction: proxy['rate-limit-action'],
-      truncateAnyOverUdp: proxy['any-over-udp'] === 'truncate'
+      truncateAnyOverUdp: proxy['any-over-udp'] === 'truncate',
+      tap
     })
     this.dispatcher = dispatcher
     this.forwarder = await Forwarder.create({
@@ -215,6 +220,7 @@ class FrontProcessServer implements DnsServer {
     await this.pool?.close()
     if (this.ownsStore) await this.store?.close()
     await this.sink.close?.()
+    await this.tap?.close()
   }
 }
 

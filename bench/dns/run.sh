@@ -4,6 +4,8 @@
 # DNS serving a wildcard root zone. Loopback only; every load run is time-bounded (dnsperf -l).
 # Usage: bench/dns/run.sh [SECONDS_MAX=10] [ROUNDS=3] [LAYOUT=free]   (from the repository root, after `npm run build`)
 # ONLY=REGEX runs only the rows whose name matches (the relay and dnsdist rows always run: the ratios need them).
+# Rows "dnstap" are the native inline servers with proxy.dnstap on, to fstrm_capture writing to /dev/null
+# (Debian's fstrm-bin; it shares the 2 cores, as a collector on the same host would).
 # Rows "native" use proxy.io: native (the batched recvmmsg/sendmmsg addon, SO_REUSEPORT per process);
 # the others proxy.io: dgram. "native relay" is the bare relay on the addon (its ceiling).
 # LAYOUT free: nothing pinned, everything shares the 2 cores (what a 2-core box gives a multi-process server).
@@ -74,14 +76,17 @@ node dist/bench/dns/relay.js $RELAY $KNOT & PIDS+=($!)
 RELAY_PID=$!
 node dist/bench/dns/native-relay.js $NRELAY $KNOT & PIDS+=($!)
 NRELAY_PID=$!
+command -v fstrm_capture >/dev/null || { echo "installing fstrm-bin"; apt-get install -y fstrm-bin >/dev/null; }
+fstrm_capture -t protobuf:dnstap.Dnstap -u "$DIR/dnstap.sock" -w /dev/null 2>"$DIR/fstrm_capture.log" & PIDS+=($!)
+CAPTURE_PID=$!
 declare -A FPID
-for cfg in inline-p1 pool-p1 inline-p2 native-inline-p1 native-pool-p1 native-inline-p2; do
+for cfg in inline-p1 pool-p1 inline-p2 native-inline-p1 native-pool-p1 native-inline-p2 native-inline-p1-dnstap native-inline-p2-dnstap; do
   node dist/tools/filterd.js dns --config "$DIR/$cfg.yaml" >/dev/null 2>&1 & PIDS+=($!)
   FPID[$cfg]=$!
 done
 
 wait_port() { for _ in $(seq 1 120); do dig +tries=1 +time=1 @127.0.0.1 -p "$1" probe.example A >/dev/null 2>&1 && return 0; sleep 0.5; done; echo "port $1 never answered" >&2; return 1; }
-for p in $KNOT $DNSDIST $RELAY $NRELAY 5393 5394 5395 5396 5397 5398; do wait_port $p; done
+for p in $KNOT $DNSDIST $RELAY $NRELAY 5393 5394 5395 5396 5397 5398 5400 5401; do wait_port $p; done
 
 # Every thread of a process and of its children onto one CPU (knotd pins its own workers, so
 # `taskset` at start is not enough; cluster children are forked after start).
@@ -132,8 +137,20 @@ for _ in $(seq 1 "$ROUNDS"); do
   row 'filterd native inline, 1 process' 5396 "${FPID[native-inline-p1]}"
   row 'filterd native pool (1 worker, batch 64)' 5397 "${FPID[native-pool-p1]}"
   row 'filterd native inline, 2 processes' 5398 "${FPID[native-inline-p2]}"
+  row 'filterd native inline, 1 process, dnstap' 5400 "${FPID[native-inline-p1-dnstap]}"
+  row 'filterd native inline, 2 processes, dnstap' 5401 "${FPID[native-inline-p2-dnstap]}"
 done
 echo "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+# dnstap: frames the collector took, and what the servers dropped (their /metrics snapshots).
+sleep 6   # a fresh metrics snapshot
+for cfg in native-inline-p1-dnstap native-inline-p2-dnstap; do
+  echo "dnstap $cfg: $(cat "$DIR/stats-$cfg.yaml"/metrics/dns-*.json 2>/dev/null | grep -o '"dnstap[A-Za-z]*":[0-9]*' | tr '\n' ' ')" >&2
+done
+kill "${FPID[native-inline-p1-dnstap]}" "${FPID[native-inline-p2-dnstap]}" 2>/dev/null || true
+sleep 3
+kill -INT "$CAPTURE_PID" 2>/dev/null || true
+sleep 1
+echo "fstrm_capture: $(grep -h 'wrote' "$DIR/fstrm_capture.log" | tail -1)" >&2
 
 echo
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) x $(nproc); node $(node -v); dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null); dnsdist $(dnsdist --version 2>/dev/null | head -1 | awk '{print $2}'); knot $(dpkg-query -W -f='${Version}' knot 2>/dev/null)"

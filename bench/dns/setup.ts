@@ -83,14 +83,18 @@ for (const [file, listen, extra] of [
   ['inline-p2.yaml', 5395, { io: 'dgram', dispatch: 'inline', processes: 2 }],
   ['native-inline-p1.yaml', 5396, { io: 'native', dispatch: 'inline', processes: 1 }],
   ['native-pool-p1.yaml', 5397, { io: 'native', dispatch: 'pool', processes: 1, workers: 1, 'batch-size': 64 }],
-  ['native-inline-p2.yaml', 5398, { io: 'native', dispatch: 'inline', processes: 2 }]
+  ['native-inline-p2.yaml', 5398, { io: 'native', dispatch: 'inline', processes: 2 }],
+  // The same two with dnstap on, to the fstrm_capture run.sh starts on this socket (written to /dev/null).
+  ['native-inline-p1-dnstap.yaml', 5400, { io: 'native', dispatch: 'inline', processes: 1, dnstap: `unix:${join(dir, 'dnstap.sock')}` }],
+  ['native-inline-p2-dnstap.yaml', 5401, { io: 'native', dispatch: 'inline', processes: 2, dnstap: `unix:${join(dir, 'dnstap.sock')}` }]
 ] as const) {
   const config = {
     dnscache: { forward: [`127.0.0.1:${upstreamPort}`] },
     proxy: { listen: [`127.0.0.1:${listen}`], 'blockpage-ip': ['192.0.2.1'], ttl: 60, log: join(dir, `${file}.log`), pid: join(dir, `${file}.pid`), 'log-level': 'warn', ...extra },
     common: { db: join(dir, 'db'), 'log-level': 'warn' },
     datafiles: { path: dir, cats: dir },
-    stats: { dir: join(dir, 'stats'), db: join(dir, 'statsdb') }
+    // The dnstap servers publish their metrics (dnstap drops) apart, for run.sh to read.
+    stats: { dir: join(dir, file.includes('dnstap') ? `stats-${file}` : 'stats'), db: join(dir, 'statsdb') }
   }
   writeFileSync(join(dir, file), JSON.stringify(config, null, 1))
 }

@@ -12,6 +12,7 @@ import { parseDocument } from 'yaml'
 import { EngineError } from '../errors.js'
 import { compileAccessRules } from '../net/access.js'
 import { ipBytes, parseCidr } from '../net/ip.js'
+import { parseDnstapTarget } from '../dnstap/target.js'
 import { parseHostPort } from './address.js'
 import { checkReferencedPaths } from './paths.js'
 import { configSchema } from './schema.js'
@@ -110,6 +111,10 @@ const HTTP_LISTENERS = [
 function checkRules (config: Config, problems: string[], written: ReadonlySet<string>): void {
   config.dnscache.forward.forEach((a, i) => checkAddress(`dnscache.forward[${i}]`, a, problems, 53))
   config.proxy.listen.forEach((a, i) => checkAddress(`proxy.listen[${i}]`, a, problems, 53))
+  if (config.proxy.dnstap !== undefined) {
+    const t = parseDnstapTarget(config.proxy.dnstap)
+    if ('problem' in t) problems.push(`proxy.dnstap: ${t.problem}`)
+  }
   const families = new Map<number, string>()
   config.proxy['blockpage-ip'].forEach((ip, i) => {
     const bytes = ipBytes(ip)

@@ -99,6 +99,9 @@ export const configSchema = {
         'rate-limit-action': { enum: ['refuse', 'drop'], default: 'refuse', description: 'what a query over rate-limit gets: REFUSED, or no answer at all' },
         'any-over-udp': { enum: ['truncate', 'forward'], default: 'truncate', description: 'ANY queries over UDP get an empty answer with TC set (the client asks again over TCP, where the source address cannot be forged), so the server is no amplifier; forward: treat ANY like any other type' },
         'tcp-max-connections': { type: 'integer', minimum: 1, maximum: 1000000, default: 1000, description: 'concurrent TCP client connections per process' },
+        dnstap: { type: 'string', pattern: '^(unix:/|tcp:).+', description: 'dnstap output (Frame Streams + protobuf, as dnsdist, Unbound and BIND emit): unix:/path/of/socket or tcp:host:port of a collector such as fstrm_capture; every answered query is sent with its answer and filterd\'s decision; off unless set (docs/dns.md, "dnstap")' },
+        'dnstap-queue': { type: 'integer', minimum: 65536, maximum: 1073741824, default: 4194304, description: 'bytes of dnstap frames each front process holds while the collector is slow or away; past it new frames are dropped and counted (filterd_dns_dnstap_dropped_total), never waited for' },
+        'dnstap-identity': { type: 'string', maxLength: 255, description: 'Dnstap.identity of every frame; default: the host name' },
         'safesearch-hosts': { ...filePath, description: 'data file of search-engine and video hosts (defaults to the packaged conf/safesearch.txt)' },
         'log-level': logLevel
       }

@@ -22,6 +22,8 @@
  *   filterd_dns_udp_io{process,path}                        1 for the UDP I/O path in use (native, dgram)
  *   filterd_dns_udp_oversized_total{process}                datagrams larger than a receive slot, dropped (native I/O)
  *   filterd_dns_udp_send_drops_total{process}               answers the kernel did not take (native I/O)
+ *   filterd_dns_dnstap_frames_total{process}                dnstap frames handed to the collector (proxy.dnstap)
+ *   filterd_dns_dnstap_dropped_total{process}               dnstap frames dropped: queue full, collector slow or away
  *   filterd_stats_rows_written_total{process}, filterd_stats_rows_dropped_total{process}
  *   filterd_metrics_snapshot_age_seconds{process}
  *   filterd_store_generation                                 the policy generation the api sees
@@ -90,6 +92,9 @@ export interface MetricsSnapshot {
   /** What the native UDP front dropped (`UdpDrops`); absent in a snapshot of an older process. */
   udpOversized?: number
   udpSendDrops?: number
+  /** dnstap frames sent and dropped (`DnstapCounts`); absent in a snapshot of an older process. */
+  dnstapFrames?: number
+  dnstapDropped?: number
   statsRowsWritten: number
   statsRowsDropped: number
 }
@@ -101,6 +106,14 @@ export interface UdpDrops {
 }
 
 const NO_UDP_DROPS: UdpDrops = { oversized: 0, sendDrops: 0 }
+
+/** What the dnstap output sent to its collector and dropped (queue full). */
+export interface DnstapCounts {
+  readonly frames: number
+  readonly dropped: number
+}
+
+const NO_DNSTAP: DnstapCounts = { frames: 0, dropped: 0 }
 
 /**
  * The DNS process's counters. Every method is a few arithmetic operations on preallocated typed
@@ -117,6 +130,8 @@ export class DnsMetrics {
    * own counters (the dgram path drops nothing itself).
    */
   udpDrops: () => UdpDrops = () => NO_UDP_DROPS
+  /** Read when a snapshot is taken: the server points it at its dnstap output's counters. */
+  dnstap: () => DnstapCounts = () => NO_DNSTAP
 
   /** Counts one query and its answer: `verdictAction` is the policy Action or 'malformed'/'drop'. */
   countQuery (verdictAction: string, rcode: number): void {
@@ -145,6 +160,7 @@ export class DnsMetrics {
   /** A JSON-ready copy; `statsRows` comes from the CSV writer (`writtenRows`, `droppedRows`). */
   snapshot (statsRows: { writtenRows: number, droppedRows: number } = { writtenRows: 0, droppedRows: 0 }, now = Date.now()): MetricsSnapshot {
     const udp = this.udpDrops()
+    const tap = this.dnstap()
     const answers: Array<[string, string, number]> = []
     for (let v = 0; v < VERDICTS.length; v++) {
       for (let r = 0; r < kRcodes; r++) {
@@ -169,6 +185,8 @@ export class DnsMetrics {
       io: this.io,
       udpOversized: udp.oversized,
       udpSendDrops: udp.sendDrops,
+      dnstapFrames: tap.frames,
+      dnstapDropped: tap.dropped,
       statsRowsWritten: statsRows.writtenRows,
       statsRowsDropped: statsRows.droppedRows
     }
@@ -288,6 +306,8 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const io = new Gauge({ name: 'filterd_dns_udp_io', help: 'UDP I/O path of the DNS process (proxy.io): 1 for the one in use', labelNames: ['process', 'path'] as const, registers: [registry] })
   const oversized = new Counter({ name: 'filterd_dns_udp_oversized_total', help: 'UDP datagrams larger than a receive slot, dropped unread (native I/O)', labelNames: p, registers: [registry] })
   const sendDrops = new Counter({ name: 'filterd_dns_udp_send_drops_total', help: 'UDP answers the kernel did not take, send queue full (native I/O)', labelNames: p, registers: [registry] })
+  const tapFrames = new Counter({ name: 'filterd_dns_dnstap_frames_total', help: 'dnstap frames handed to the collector (proxy.dnstap)', labelNames: p, registers: [registry] })
+  const tapDropped = new Counter({ name: 'filterd_dns_dnstap_dropped_total', help: 'dnstap frames dropped, queue full: the collector was slow or away (proxy.dnstap)', labelNames: p, registers: [registry] })
   const age = new Gauge({ name: 'filterd_metrics_snapshot_age_seconds', help: 'age of the DNS process snapshot', labelNames: p, registers: [registry] })
   const store = ctx.store
   if (store !== undefined) {
@@ -314,7 +334,7 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const render = async (): Promise<string> => {
     const t = now()
     const snaps = await readSnapshots(dir, t)
-    for (const m of [queries, answers, timeouts, queue, io, oversized, sendDrops, written, dropped, age]) m.reset()
+    for (const m of [queries, answers, timeouts, queue, io, oversized, sendDrops, tapFrames, tapDropped, written, dropped, age]) m.reset()
     const hist: HistValue[] = []
     for (const [proc, s] of snaps) {
       const l = { process: proc }
@@ -325,6 +345,8 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
       if (typeof s.io === 'string' && s.io !== '') io.set({ process: proc, path: s.io }, 1)
       oversized.inc(l, s.udpOversized ?? 0)
       sendDrops.inc(l, s.udpSendDrops ?? 0)
+      tapFrames.inc(l, s.dnstapFrames ?? 0)
+      tapDropped.inc(l, s.dnstapDropped ?? 0)
       written.inc(l, s.statsRowsWritten)
       dropped.inc(l, s.statsRowsDropped)
       age.set(l, Math.max(0, (t - s.updated) / 1000))
