@@ -90,7 +90,8 @@ test('dnstap over a Unix socket from 2 front processes: fstrm_capture takes it, 
   const sock = join(w.dir, 'dnstap.sock')
   const file = join(w.dir, 'capture.fstrm')
   const capture = await startCapture(t, { unix: sock }, file)
-  const dns = await startRole(t, 'dns', writeConfigFile(w, { proxy: { dnstap: `unix:${sock}`, processes: 2, 'dnstap-identity': 'dns-test' } }))
+  const mport = await releasedPort()
+  const dns = await startRole(t, 'dns', writeConfigFile(w, { proxy: { dnstap: `unix:${sock}`, processes: 2, 'dnstap-identity': 'dns-test', 'metrics-listen': `127.0.0.1:${mport}` } }))
   const p = String(dns.port)
   const asked: Array<{ name: string, type: string, tcp?: boolean, rcode: string, answer?: string }> = [
     { name: 'allowed.example', type: 'A', rcode: 'NOERROR', answer: '198.51.100.10' },
@@ -105,8 +106,14 @@ test('dnstap over a Unix socket from 2 front processes: fstrm_capture takes it, 
     const out = await dig([`@127.0.0.1`, '-p', p, ...(q.tcp === true ? ['+tcp'] : []), '+tries=1', '+time=5', q.name, q.type])
     t.assert.match(out!, new RegExp(`status: ${q.rcode}`), `dig ${q.name} ${q.type}`)
   }
-  // The frames of both processes reach the file before the stream ends: the role's stop sends
-  // what is queued, then STOP, and waits for the collector's FINISH.
+  // Every frame handed to the collector, by both processes (their snapshots come every 5 s); the
+  // role's stop then ends each stream with STOP and the collector's FINISH.
+  await until('all frames sent', async () => {
+    const text = await (await fetch(`http://127.0.0.1:${mport}/metrics`)).text()
+    let sent = 0
+    for (const line of text.split('\n')) if (line.startsWith('filterd_dns_dnstap_frames_total{')) sent += Number(line.split(' ')[1])
+    return sent === asked.length
+  }, 30_000, 250)
   await dns.stop()
   await capture.stop()
 

@@ -300,6 +300,10 @@ export class FrameStreamWriter {
     if (this.reconnectTimer !== null) clearTimeout(this.reconnectTimer)
     if (this.flushTimer !== null) clearTimeout(this.flushTimer)
     this.seal()
+    // A handshake under way (a process stopped right after it started) is given a moment to finish.
+    for (let waited = 0; (this.state === 'connecting' || this.state === 'handshake') && waited < timeoutMs / 2; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
     const s = this.socket
     if (s === null) return
     if (this.state !== 'started') { s.destroy(); return }
