@@ -43,8 +43,9 @@ async function startFront (t: TestContext, apiListen: string, apiLines: string[]
   return { port, door, lines }
 }
 
+/** The API daemon behind the door, with the door's `api.host` (one config, as in production). */
 async function startBackend (t: TestContext, apiYaml?: string): Promise<{ listen: string, api: Awaited<ReturnType<typeof startApi>> }> {
-  const api = await startApi(apiYaml === undefined ? {} : { apiYaml })
+  const api = await startApi({ apiYaml: ['host: api.isp.example', ...(apiYaml === undefined ? [] : [apiYaml])].join('\n') })
   t.after(() => api.close())
   return { listen: `127.0.0.1:${api.port}`, api }
 }
@@ -157,7 +158,7 @@ test('the live query log (text/event-stream) passes through the front door as it
   mkdirSync(csv)
   const part = join(csv, `current-${process.pid}-1.csv.part`)
   writeFileSync(part, CSV_HEADER)
-  const api = await startApi({ liveLog: { dir: csv, pollMs: 20 } })
+  const api = await startApi({ apiYaml: 'host: api.isp.example', liveLog: { dir: csv, pollMs: 20 } })
   t.after(() => api.close())
   const { port } = await startFront(t, `127.0.0.1:${api.port}`)
   let text = ''
