@@ -21,7 +21,8 @@
  * 3. DNS rebinding: on the credential-free loopback path (`api.loopback-without-credentials`), the `Host`
  *    must be one the API answers to: `localhost` or a name under it, a loopback address, or `api.host`.
  *    Anything else gets 421 `API_MISDIRECTED_HOST`: a page whose name was rebound to 127.0.0.1 sends its own
- *    name. Callers with credentials may use any name: a rebound page has none to send.
+ *    name. Callers with credentials may use any name: a rebound page has none to send. An HTTP/1.0 request
+ *    without Host (a health check) passes: browsers always send one.
  */
 import type { HttpRequest, HttpResponse } from '../engine/http/index.js'
 import { serializedOrigin } from '../engine/net/api-network.js'
@@ -97,7 +98,9 @@ export function mediaTypeRefusal (req: HttpRequest): Refusal | undefined {
 /** Check 3 (module comment): 421 when the credential-free loopback path is asked under a foreign name. */
 export function hostRefusal (req: HttpRequest, apiHost: string): Refusal | undefined {
   const header = req.header('host')
-  const name = header === undefined ? '' : hostName(header)
+  // HTTP/1.0 without Host (a health check): no browser sends that, so no rebound page can.
+  if (header === undefined) return undefined
+  const name = hostName(header)
   if (name !== '' && (name === apiHost || isLoopbackName(name))) return undefined
   return {
     code: 'API_MISDIRECTED_HOST',
