@@ -64,7 +64,7 @@ export function fieldOf (err: ErrorObject): string | undefined {
  * The field a problem of the body as a whole names: `body` (as FastAPI's `loc` does), so every 422
  * `API_INVALID_BODY` names where it is, not only those about one element.
  */
-export const WHOLE_BODY = 'body'
+const WHOLE_BODY = 'body'
 
 function describe (err: ErrorObject, field: string | undefined): string {
   const where = field === undefined ? 'body' : field
