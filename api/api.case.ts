@@ -8,6 +8,7 @@ import { describe, test, type TestContext } from 'node:test'
 import { buildCats } from '../engine/testing/store.js'
 import type { HttpImpl } from '../engine/http/index.js'
 import type { Store } from '../engine/store/index.js'
+import { httpRequest, type RawHttpResponse } from '../engine/testing/http.js'
 import { addApiClient, call, errorOf, relayedFrom, startApi, type StartOptions, type StartedApi } from './testing/fixtures.js'
 import { ROUTES } from './routes/index.js'
 
@@ -221,12 +222,12 @@ export function runApiSuite (impl: HttpImpl, how?: ApiSuiteVariant): void {
       t.assert.deepStrictEqual((await call(s.base, 'PUT', '/config/', { safesearchredirect: '' })).body, { filter: [1, 2], safesearch: false, safeyoutube: true, safesearchredirect: '' })
       t.assert.deepStrictEqual((await call(s.base, 'PUT', '/userconfig/', { safeyoutube: true })).body, { filter: [], safesearch: false, safeyoutube: true })
       const cases: Array<[string, unknown, string, string | undefined]> = [
-        ['/config/', {}, 'API_INVALID_BODY', undefined],
+        ['/config/', {}, 'API_INVALID_BODY', 'body'],
         ['/config/', { filter: [1, 999] }, 'API_UNKNOWN_CATEGORY', 'filter[1]'],
         ['/config/', { safesearchredirect: 'ftp://x' }, 'API_INVALID_BODY', 'safesearchredirect'],
         ['/config/', { safesearch: 'yes' }, 'API_INVALID_BODY', 'safesearch'],
         ['/userconfig/', { safesearchredirect: '' }, 'API_INVALID_BODY', 'safesearchredirect'],
-        ['/userconfig/', [], 'API_INVALID_BODY', undefined]
+        ['/userconfig/', [], 'API_INVALID_BODY', 'body']
       ]
       for (const [path, body, code, field] of cases) {
         const r = await call(s.base, 'PUT', path, body)
@@ -380,15 +381,15 @@ export function runApiSuite (impl: HttpImpl, how?: ApiSuiteVariant): void {
       const s = await start(t, impl)
       const json = await call(s.base, 'POST', '/users/j/ip/', '["10.0.0.1"')
       t.assert.deepStrictEqual([json.status, errorOf(json).code], [400, 'HTTP_BAD_JSON'])
-      const cases: Array<[string, string, unknown, string | undefined]> = [
-        ['POST', '/users/j/ip/', { ip: ['10.0.0.1'] }, undefined],
+      const cases: Array<[string, string, unknown, string]> = [
+        ['POST', '/users/j/ip/', { ip: ['10.0.0.1'] }, 'body'],
         ['POST', '/users/j/ip/', [1], '[0]'],
         ['PUT', '/users/j', { status: 'paused' }, 'status'],
         ['PUT', '/users/j', { filter: ['x'] }, 'filter[0]'],
         ['PUT', '/users/j', { colour: 'red' }, 'colour'],
-        ['PUT', '/users/j', null, undefined],
+        ['PUT', '/users/j', null, 'body'],
         ['PUT', '/users/j/filter/', [1.5], '[0]'],
-        ['PUT', '/blacklist/', 'x.example', undefined]
+        ['PUT', '/blacklist/', 'x.example', 'body']
       ]
       for (const [method, path, body, field] of cases) {
         const r = await call(s.base, method, path, JSON.stringify(body))
@@ -396,6 +397,131 @@ export function runApiSuite (impl: HttpImpl, how?: ApiSuiteVariant): void {
         t.assert.deepStrictEqual([errorOf(r).code, errorOf(r).field], ['API_INVALID_BODY', field])
       }
       t.assert.strictEqual(s.store.hasUser('j'), false)
+    })
+
+    test('every 422 about the body as a whole names it: a body of the wrong kind, an empty update, a repeated name', async (t: TestContext) => {
+      const s = await start(t, impl)
+      await call(s.base, 'PUT', '/users/w', {})
+      // One case for each whole-body problem of each request schema (api/schemas.ts): the eight that named no field.
+      const wholeBody: Array<[string, string, string, RegExp]> = [
+        ['PUT', '/users/w', '[]', /body must be object/],
+        ['PUT', '/config/', '"x"', /body must be object/],
+        ['PUT', '/config/', '{}', /at least one field is required \(filter, safesearch, safeyoutube, safesearchredirect\)/],
+        ['PUT', '/userconfig/', '7', /body must be object/],
+        ['PUT', '/userconfig/', '{}', /at least one field is required \(filter, safesearch, safeyoutube\)/],
+        ['PUT', '/users/w/ip/', '{"ip":[]}', /body must be array/],
+        ['PUT', '/users/w/filter/', 'null', /body must be array/],
+        ['PUT', '/users/w/blacklist/', 'true', /body must be array/]
+      ]
+      for (const [method, path, body, message] of wholeBody) {
+        const r = await call(s.base, method, path, body)
+        t.assert.deepStrictEqual([r.status, errorOf(r).code, errorOf(r).field], [422, 'API_INVALID_BODY', 'body'], `${method} ${path} ${body}`)
+        t.assert.match(errorOf(r).message, message)
+      }
+      // A name given twice in one object: JSON.parse would keep the last one without a word.
+      const twice = await call(s.base, 'PUT', '/users/w', '{"filter":[1],"status":"disabled","filter":[2]}')
+      t.assert.deepStrictEqual([twice.status, errorOf(twice).code, errorOf(twice).field], [422, 'API_INVALID_BODY', 'filter'])
+      t.assert.match(errorOf(twice).message, /again at character 34/)
+      const defaults = await call(s.base, 'PUT', '/config/', '{ "safesearch": true, "safesearch": false }')
+      t.assert.deepStrictEqual([defaults.status, errorOf(defaults).field], [422, 'safesearch'])
+      const user = (await call(s.base, 'GET', '/users/w')).body as UserBody
+      t.assert.deepStrictEqual([user.filter, user.status], [[], 'enabled'], 'nothing was written')
+      t.assert.strictEqual((await call(s.base, 'GET', '/config/')).body !== undefined, true)
+      t.assert.strictEqual(((await call(s.base, 'GET', '/config/')).body as { safesearch: boolean }).safesearch, false)
+      // The same names in different objects, or a name that is only a value, are fine.
+      t.assert.strictEqual((await call(s.base, 'PUT', '/users/w', '{"name":"w","whitelist":["name.example"]}')).status, 200)
+    })
+
+    test('a request a browser marks cross-site gets 403 API_CROSS_SITE unless its origin is allowed; same-origin pages and non-browser callers pass', async (t: TestContext) => {
+      const s = await start(t, impl, { apiYaml: 'body-limit: 1024\nallowed-origins: http://console.example:8443' })
+      const client = await addApiClient(s.store, 'billing')
+      const raw = (method: string, path: string, headers: Record<string, string>, body?: string): Promise<RawHttpResponse> =>
+        httpRequest({ port: s.port, method, path, headers: { host: `127.0.0.1:${s.port}`, ...headers }, ...(body === undefined ? {} : { body }) })
+      const code = (r: RawHttpResponse): string => (JSON.parse(r.body) as { error: { code: string } }).error.code
+      // The campaign's request, as curl sent it; then the same with JSON, and from a page on another port of this host.
+      const campaign = await raw('POST', '/blacklist/', { 'content-type': 'text/plain', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' }, '["csrf-proof.example"]')
+      t.assert.deepStrictEqual([campaign.status, code(campaign)], [403, 'API_CROSS_SITE'])
+      const json = { 'content-type': 'application/json' }
+      const refused: Array<Record<string, string>> = [
+        { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' },
+        { origin: 'http://127.0.0.1:9', 'sec-fetch-site': 'same-site' },
+        { origin: 'http://127.0.0.1:9' },
+        { origin: 'null' },
+        { 'sec-fetch-site': 'cross-site' },
+        { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site', authorization: client.bearer }
+      ]
+      for (const h of refused) {
+        const r = await raw('POST', '/blacklist/', { ...json, ...h }, '["csrf-proof.example"]')
+        t.assert.deepStrictEqual([r.status, code(r)], [403, 'API_CROSS_SITE'], JSON.stringify(h))
+      }
+      t.assert.deepStrictEqual(s.store.getList(null, 'black'), [], 'nothing was written')
+      const read = await raw('GET', '/users/', { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors' })
+      t.assert.strictEqual(read.status, 403, 'a cross-site fetch cannot read either')
+      // Passed: the console's own origin, what the user typed, a link followed to a page, the allowed origin, curl.
+      const passed: Array<Record<string, string>> = [
+        { origin: `http://127.0.0.1:${s.port}` },
+        { origin: `http://127.0.0.1:${s.port}`, 'sec-fetch-site': 'same-origin' },
+        { origin: 'http://console.example:8443', 'sec-fetch-site': 'cross-site' },
+        {}
+      ]
+      for (const h of passed) {
+        const r = await raw('POST', '/blacklist/', { ...json, ...h }, '["ok.example"]')
+        t.assert.strictEqual(r.status, 200, JSON.stringify(h))
+      }
+      t.assert.strictEqual((await raw('GET', '/ui/', { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' })).status !== 403, true)
+      t.assert.strictEqual((await raw('GET', '/config/', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' })).status, 200)
+      t.assert.strictEqual((await raw('POST', '/users/x/status/disabled', { ...json, 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' })).status, 403, 'a cross-site form post is a navigation too')
+      const audited = s.lines.filter((l) => l.audit === 'api' && l.status === 403)
+      t.assert.strictEqual(audited.length, refused.length + 2, 'every refused write leaves its audit line')
+      t.assert.deepStrictEqual([audited[0]!.who, audited[0]!.path], ['-', '/blacklist/'])
+    })
+
+    test('a write that does not say Content-Type: application/json gets 415 API_UNSUPPORTED_MEDIA_TYPE and changes nothing', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const client = await addApiClient(s.store, 'billing')
+      const raw = (method: string, path: string, headers: Record<string, string>, body?: string): Promise<RawHttpResponse> =>
+        httpRequest({ port: s.port, method, path, headers: { host: '127.0.0.1', ...headers }, ...(body === undefined ? {} : { body }) })
+      for (const type of [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp', 'text/json']) {
+        for (const [method, path] of [['POST', '/blacklist/'], ['PUT', '/users/m'], ['PUT', '/users/m/ip/']] as const) {
+          const body = path === '/users/m' ? '{"filter":[1]}' : path.endsWith('ip/') ? '["10.0.0.1"]' : '["m.example"]'
+          const r = await raw(method, path, type === undefined ? {} : { 'content-type': type }, body)
+          t.assert.strictEqual(r.status, 415, `${method} ${path} ${String(type)}`)
+          t.assert.deepStrictEqual(JSON.parse(r.body), { error: { code: 'API_UNSUPPORTED_MEDIA_TYPE', message: `a ${method} must carry Content-Type: application/json${type === undefined ? '' : ` (got ${type.split(';')[0]!})`}` } })
+          t.assert.strictEqual(r.headers.accept, 'application/json')
+        }
+      }
+      const bodiless = await raw('POST', '/users/m/status/disabled', {})
+      t.assert.strictEqual(bodiless.status, 415, 'a POST without a body too: a form can send one')
+      const outside = await raw('PUT', '/users/m', { ...relayedFrom('192.0.2.10', { authorization: client.bearer }), 'content-type': 'text/plain' }, '{"filter":[1]}')
+      t.assert.strictEqual(outside.status, 415, 'with credentials too')
+      t.assert.strictEqual(s.store.hasUser('m'), false)
+      t.assert.deepStrictEqual(s.store.getList(null, 'black'), [])
+      t.assert.strictEqual((await raw('PUT', '/users/m', { 'content-type': 'Application/JSON; charset=utf-8' }, '{"filter":[1]}')).status, 200)
+      t.assert.strictEqual((await raw('POST', '/users/m/status/disabled', { 'content-type': 'application/json' })).status, 200)
+      t.assert.strictEqual((await raw('DELETE', '/users/m/filter/1', {})).status, 204, 'a DELETE without a body needs no type')
+      t.assert.strictEqual((await raw('DELETE', '/users/m', { 'content-type': 'text/plain', 'content-length': '1' }, 'x')).status, 415, 'a DELETE with one does')
+      t.assert.strictEqual(s.store.hasUser('m'), true)
+    })
+
+    test('without credentials on loopback, the Host must be a loopback name or address or api.host: another gets 421 API_MISDIRECTED_HOST', async (t: TestContext) => {
+      const s = await start(t, impl)
+      const client = await addApiClient(s.store, 'reader')
+      const get = (host: string, headers: Record<string, string> = {}): Promise<RawHttpResponse> =>
+        httpRequest({ port: s.port, path: '/users/', headers: { host, ...headers } })
+      // The campaign's DNS-rebinding read.
+      const rebound = await get('evil.example')
+      t.assert.deepStrictEqual([rebound.status, (JSON.parse(rebound.body) as { error: { code: string } }).error.code], [421, 'API_MISDIRECTED_HOST'])
+      for (const host of [`evil.example:${s.port}`, 'localhost.evil.example', '127.0.0.1.nip.io', '10.0.0.1', '[2001:db8::1]:80']) {
+        t.assert.strictEqual((await get(host)).status, 421, host)
+      }
+      const put = await httpRequest({ port: s.port, method: 'PUT', path: '/users/r', headers: { host: 'evil.example', 'content-type': 'application/json' }, body: '{}' })
+      t.assert.strictEqual(put.status, 421)
+      t.assert.strictEqual(s.store.hasUser('r'), false)
+      t.assert.ok(s.lines.some((l) => l.audit === 'api' && l.who === '-' && l.status === 421), 'the refused write is audited')
+      for (const host of [`127.0.0.1:${s.port}`, 'localhost', `LOCALHOST.:${s.port}`, 'console.localhost', '127.9.9.9', '[::1]:8080', 'api.filterd.local', 'API.filterd.local.:80']) {
+        t.assert.strictEqual((await get(host)).status, 200, host)
+      }
+      t.assert.strictEqual((await get('evil.example', { authorization: client.bearer })).status, 200, 'credentials are not tied to a name')
     })
 
     test('a body over api.body-limit is a 413 with the error body', async (t: TestContext) => {

@@ -159,7 +159,7 @@ test('a live log client that stops reading neither slows the DNS server nor grow
     const s = connect(port, '127.0.0.1')
     await new Promise((resolve) => s.once('connect', resolve))
     s.pause()
-    s.write('GET /live/queries?last=1000 HTTP/1.1\r\nHost: x\r\n\r\n')
+    s.write('GET /live/queries?last=1000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
     sockets.push(s)
   }
   t.after(() => { for (const s of sockets) s.destroy() })

@@ -16,7 +16,7 @@ import { parseCidr } from '../engine/net/ip.js'
 import { ALLOW_ONLY } from '../engine/policy/index.js'
 import { apiError } from './errors.js'
 import type { LiveLog } from './live-log.js'
-import { checkBody, type BodyTypes } from './validate.js'
+import { checkBody, checkUniqueKeys, type BodyTypes } from './validate.js'
 import type { BodySchemaName } from './schemas.js'
 
 export interface ApiContext {
@@ -64,9 +64,11 @@ export function userIdOf (req: HttpRequest): string {
   return id
 }
 
-/** The body parsed (400 on bad JSON) and checked against a schema (422). */
+/** The body parsed (400 on bad JSON) and checked against a schema and for repeated names (422). */
 export async function bodyOf<N extends BodySchemaName> (req: HttpRequest, name: N): Promise<BodyTypes[N]> {
-  return checkBody(name, await req.json())
+  const value = await req.json()
+  if (typeof value === 'object' && value !== null) checkUniqueKeys((await req.body()).toString('utf8'))
+  return checkBody(name, value)
 }
 
 function at (prefix: string, i: number): string {

@@ -12,6 +12,7 @@ import { tempDir, writeTaxonomy } from './testing/fixtures.js'
 
 const CYCLES = Number(process.env.DURABILITY_CYCLES ?? 10)
 const WRITERS = 6
+const JSON_TYPE = { 'content-type': 'application/json' }
 
 /** One write: PUT a new user, or POST a new domain to one shared list (a read-modify-write of one key). */
 async function write (base: string, cycle: number, writer: number, n: number): Promise<{ kind: 'user' | 'domain', key: string } | undefined> {
@@ -19,8 +20,8 @@ async function write (base: string, cycle: number, writer: number, n: number): P
   const key = user ? `c${cycle}-w${writer}-${n}` : `d${cycle}-${writer}-${n}.example`
   try {
     const res = user
-      ? await fetch(`${base}/users/${key}`, { method: 'PUT', body: JSON.stringify({ filter: [40], ip: [`10.${cycle & 255}.${writer}.${n & 255}`] }), signal: AbortSignal.timeout(5000) })
-      : await fetch(`${base}/users/shared/whitelist/`, { method: 'POST', body: JSON.stringify([key]), signal: AbortSignal.timeout(5000) })
+      ? await fetch(`${base}/users/${key}`, { method: 'PUT', headers: JSON_TYPE, body: JSON.stringify({ filter: [40], ip: [`10.${cycle & 255}.${writer}.${n & 255}`] }), signal: AbortSignal.timeout(5000) })
+      : await fetch(`${base}/users/shared/whitelist/`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify([key]), signal: AbortSignal.timeout(5000) })
     await res.arrayBuffer()
     return res.status === 200 || res.status === 201 ? { kind: user ? 'user' : 'domain', key } : undefined
   } catch {

@@ -142,7 +142,7 @@ test('a client that stops reading loses rows, is told how many, holds at most it
   const stalled = connect(api.port, '127.0.0.1')
   await new Promise((resolve) => stalled.once('connect', resolve))
   stalled.pause()
-  stalled.write('GET /live/queries?last=0 HTTP/1.1\r\nHost: x\r\n\r\n')
+  stalled.write('GET /live/queries?last=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
   const reader = await openStream(t, `${api.base}/live/queries?last=0`)
   for (let i = 0; i < 200 && api.api.liveLog.clients < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10))
   // A real collection before each reading, so the heap counts what is kept, not garbage not yet collected.

@@ -1,9 +1,11 @@
 /**
  * Request body validation: the schemas of schemas.ts compiled once by ajv at module load, and the mapping of
- * ajv's first error to a 422 whose `field` names the element (`filter[2]`, `[0]`, `status`).
+ * ajv's first error to a 422 whose `field` names the element (`filter[2]`, `[0]`, `status`), or `body` when the
+ * body as a whole is at fault (not an object, an empty update); and the refusal of repeated member names.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import { HttpError } from '../engine/http/index.js'
+import { findDuplicateKey } from '../engine/http/json-keys.js'
 import { bodySchemas, type BodySchemaName } from './schemas.js'
 import type { OnOff } from '../engine/store/index.js'
 
@@ -42,7 +44,7 @@ export interface BodyTypes {
 }
 
 // `allErrors: false`: the first problem is enough for a 422 and stops ajv early on a huge bad array.
-const ajv = new Ajv({ allErrors: false, strict: true })
+const ajv = new Ajv({ allErrors: false, strict: true, verbose: true })
 const validators = new Map<BodySchemaName, ValidateFunction>()
 for (const name of Object.keys(bodySchemas) as BodySchemaName[]) validators.set(name, ajv.compile(bodySchemas[name]))
 
@@ -58,12 +60,24 @@ export function fieldOf (err: ErrorObject): string | undefined {
   return out
 }
 
+/**
+ * The field a problem of the body as a whole names: `body` (as FastAPI's `loc` does), so every 422
+ * `API_INVALID_BODY` names where it is, not only those about one element.
+ */
+const WHOLE_BODY = 'body'
+
 function describe (err: ErrorObject, field: string | undefined): string {
   const where = field === undefined ? 'body' : field
   if (err.keyword === 'additionalProperties') return `${where}: unknown field`
   if (err.keyword === 'required') return `${where}: required field is missing`
-  if (err.keyword === 'minProperties') return 'body: at least one field is required'
+  if (err.keyword === 'minProperties') return `body: at least one field is required (${Object.keys(schemaProperties(err)).join(', ')})`
   return `${where} ${err.message ?? 'is invalid'}`
+}
+
+/** The properties the failing (object) schema knows, for naming them in the message. */
+function schemaProperties (err: ErrorObject): Record<string, unknown> {
+  const schema = err.parentSchema as { properties?: Record<string, unknown> } | undefined
+  return schema?.properties ?? {}
 }
 
 /** Checks `value` against the named schema; throws 422 `API_INVALID_BODY` naming the first bad element. */
@@ -71,11 +85,20 @@ export function checkBody<N extends BodySchemaName> (name: N, value: unknown): B
   const validate = validators.get(name)!             // every name was compiled above
   if (validate(value)) return value as BodyTypes[N]
   const err = validate.errors?.[0]
-  if (err === undefined) throw new HttpError(422, 'API_INVALID_BODY', 'body is invalid')
+  if (err === undefined) return throwInvalid('body is invalid', WHOLE_BODY)
   const field = fieldOf(err)
-  return throwInvalid(describe(err, field), field)
+  return throwInvalid(describe(err, field), field ?? WHOLE_BODY)
 }
 
-function throwInvalid (message: string, field: string | undefined): never {
-  throw new HttpError(422, 'API_INVALID_BODY', message, field === undefined ? undefined : { field })
+/**
+ * Refuses a body that repeats a member name within one object (engine/http/json-keys.ts): 422
+ * `API_INVALID_BODY` naming the member and where the repeat starts. `text` parsed already.
+ */
+export function checkUniqueKeys (text: string): void {
+  const dup = findDuplicateKey(text)
+  if (dup !== undefined) throwInvalid(`${dup.field}: the name appears twice in one object (again at character ${dup.position})`, dup.field)
+}
+
+function throwInvalid (message: string, field: string): never {
+  throw new HttpError(422, 'API_INVALID_BODY', message, { field })
 }

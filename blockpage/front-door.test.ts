@@ -43,8 +43,9 @@ async function startFront (t: TestContext, apiListen: string, apiLines: string[]
   return { port, door, lines }
 }
 
+/** The API daemon behind the door, with the door's `api.host` (one config, as in production). */
 async function startBackend (t: TestContext, apiYaml?: string): Promise<{ listen: string, api: Awaited<ReturnType<typeof startApi>> }> {
-  const api = await startApi(apiYaml === undefined ? {} : { apiYaml })
+  const api = await startApi({ apiYaml: ['host: api.isp.example', ...(apiYaml === undefined ? [] : [apiYaml])].join('\n') })
   t.after(() => api.close())
   return { listen: `127.0.0.1:${api.port}`, api }
 }
@@ -153,7 +154,7 @@ test('the live query log (text/event-stream) passes through the front door as it
   mkdirSync(csv)
   const part = join(csv, `current-${process.pid}-1.csv.part`)
   writeFileSync(part, CSV_HEADER)
-  const api = await startApi({ liveLog: { dir: csv, pollMs: 20 } })
+  const api = await startApi({ apiYaml: 'host: api.isp.example', liveLog: { dir: csv, pollMs: 20 } })
   t.after(() => api.close())
   const { port } = await startFront(t, `127.0.0.1:${api.port}`)
   let text = ''
@@ -191,4 +192,20 @@ test('after the address rules the API checks credentials: the door tells it the 
   // The rules still come first: an address they deny never reaches the credential check.
   const denied = await send(port, { path: '/config/', host: 'api.isp.example', headers: { 'x-forwarded-for': '203.0.113.9', authorization: client.bearer } })
   t.assert.strictEqual(denied.status, 403)
+})
+
+test('through the front door too, a cross-site request gets 403 API_CROSS_SITE and a write that is not JSON 415, from the API behind it', async (t: TestContext) => {
+  const backend = await startBackend(t, 'allowed-origins: [https://admin.isp.example]')
+  const { port } = await startFront(t, backend.listen, ['allowed-origins: [https://admin.isp.example]'])
+  const code = (r: Reply): string => (JSON.parse(r.body) as { error: { code: string } }).error.code
+  const body = '["csrf-proof.example"]'
+  const cross = await send(port, { method: 'POST', path: '/blacklist/', host: 'api.isp.example', body, headers: { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' } })
+  t.assert.deepStrictEqual([cross.status, code(cross)], [403, 'API_CROSS_SITE'])
+  const plain = await send(port, { method: 'POST', path: '/blacklist/', host: 'api.isp.example', body, headers: { 'content-type': 'text/plain' } })
+  t.assert.deepStrictEqual([plain.status, code(plain)], [415, 'API_UNSUPPORTED_MEDIA_TYPE'])
+  t.assert.deepStrictEqual(backend.api.store.getList(null, 'black'), [])
+  const allowed = await send(port, { method: 'POST', path: '/blacklist/', host: 'api.isp.example', body, headers: { origin: 'https://admin.isp.example', 'sec-fetch-site': 'cross-site' } })
+  t.assert.strictEqual(allowed.status, 200, 'an origin in api.allowed-origins')
+  const same = await send(port, { method: 'GET', path: '/blacklist/', host: 'api.isp.example', headers: { origin: 'http://api.isp.example', 'sec-fetch-site': 'same-origin' } })
+  t.assert.deepStrictEqual([same.status, JSON.parse(same.body)], [200, ['csrf-proof.example']])
 })

@@ -13,7 +13,7 @@ export const COLLECTOR_ERRORS = {
 
 export type CollectorErrorCode = keyof typeof COLLECTOR_ERRORS
 
-/** A collector error with the status its code carries. */
-export function collectorError (code: CollectorErrorCode, message: string): HttpError {
-  return new HttpError(COLLECTOR_ERRORS[code], code, message)
+/** A collector error with the status its code carries; `field` names the part of the request at fault. */
+export function collectorError (code: CollectorErrorCode, message: string, field?: string): HttpError {
+  return new HttpError(COLLECTOR_ERRORS[code], code, message, field === undefined ? undefined : { field })
 }

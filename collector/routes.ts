@@ -30,17 +30,17 @@ function reportHandler (checkKey: KeyCheck, usage: UsageDb, logger: Logger): (re
       const form = new URLSearchParams((await req.body()).toString('utf8'))
       const key = checkKey(form.get('key'))
       const count = Number(form.get('count'))
-      if (form.get('count') === null || !Number.isSafeInteger(count) || count < 0) throw collectorError('COLLECTOR_BAD_COUNT', 'count must be a non-negative integer')
+      if (form.get('count') === null || !Number.isSafeInteger(count) || count < 0) throw collectorError('COLLECTOR_BAD_COUNT', 'count must be a non-negative integer', 'count')
       await usage.addCount(key, count)
       logger.debug({ key, count }, 'usage form')
       res.send('ok')
       return
     }
     const body = await req.json() as Record<string, unknown> | null
-    if (body === null || typeof body !== 'object') throw collectorError('COLLECTOR_BAD_REPORT', 'expected a JSON object')
+    if (body === null || typeof body !== 'object') throw collectorError('COLLECTOR_BAD_REPORT', 'expected a JSON object', 'body')
     const key = checkKey(typeof body.key === 'string' ? body.key : undefined)
-    if (!isCounterArray(body.counter_cat) || !isCounterArray(body.counter_unknown_cat)) {
-      throw collectorError('COLLECTOR_BAD_REPORT', 'counter_cat and counter_unknown_cat must be arrays of non-negative integers')
+    for (const field of ['counter_cat', 'counter_unknown_cat']) {
+      if (!isCounterArray(body[field])) throw collectorError('COLLECTOR_BAD_REPORT', `${field} must be an array of non-negative integers`, field)
     }
     await usage.addCounters(key, body as unknown as CounterReport)
     logger.debug({ key, version: body.version }, 'counters report')

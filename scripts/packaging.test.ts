@@ -132,7 +132,7 @@ test('the image\'s file layout runs the dns, blockpage and api roles, not only l
     t.assert.ok(child.port > 0, `${role} started from the image layout`)
   }
   // A name blocked through the api role is shown by the block page with the image's templates.
-  const put = await fetch(`http://127.0.0.1:${api}/blacklist/`, { method: 'PUT', body: JSON.stringify(['blocked.example']) })
+  const put = await fetch(`http://127.0.0.1:${api}/blacklist/`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(['blocked.example']) })
   t.assert.strictEqual(put.status, 200)
   const page = await httpRequest({ port: front, headers: { host: 'blocked.example', accept: 'text/html' } })
   t.assert.match(page.body, /<title>Access restricted: blocked\.example<\/title>/)

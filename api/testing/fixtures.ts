@@ -128,13 +128,14 @@ export interface Answer<Body = unknown> {
   body: Body
 }
 
-/** One request; a non-string body is sent as JSON. */
+/**
+ * One request; a non-string body is sent as JSON. A POST, PUT or PATCH and any request with a body say
+ * `Content-Type: application/json`, as the API requires of writes, unless `headers` names another.
+ */
 export async function call<Body = unknown> (base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<Body>> {
-  const init: RequestInit = { method, headers: { ...headers } }
-  if (body !== undefined) {
-    init.body = typeof body === 'string' ? body : JSON.stringify(body)
-    ;(init.headers as Record<string, string>)['content-type'] = 'application/json'
-  }
+  const json = body !== undefined || method === 'POST' || method === 'PUT' || method === 'PATCH'
+  const init: RequestInit = { method, headers: { ...(json ? { 'content-type': 'application/json' } : {}), ...headers } }
+  if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body)
   const res = await fetch(base + path, init)
   const text = await res.text()
   // Only JSON is parsed: the API also serves YAML (GET /openapi.yaml).

@@ -104,7 +104,7 @@ end
 
 function rawRequest (c: Case, i: number): string {
   const body = c.body?.(i)
-  const head = `${c.method} ${c.path(i)} HTTP/1.1\r\nHost: bench\r\n${c.bearer === true ? AUTH_HEADERS : ''}`
+  const head = `${c.method} ${c.path(i)} HTTP/1.1\r\nHost: 127.0.0.1\r\n${c.bearer === true ? AUTH_HEADERS : ''}`
   return body === undefined ? head + '\r\n' : head + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
 }
 

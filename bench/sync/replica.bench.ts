@@ -119,7 +119,7 @@ async function throughput (): Promise<void> {
   const request = (): string => {
     const id = `u${n++ % 10_000}`
     const body = JSON.stringify({ ip: [`10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`], filter: [1] })
-    return `PUT /users/${id} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+    return `PUT /users/${id} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
   }
   const single = await start('single', false)
   const shared = await start('redis', true)

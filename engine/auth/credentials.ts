@@ -94,14 +94,39 @@ export interface Credentials {
   readonly secret: string
 }
 
+/** RFC 7235 §2.1 token68: what may follow the scheme name. */
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/
+/** Canonical base64 (RFC 4648 §4): the alphabet, whole groups of four, padding only at the end. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
+/** Control characters (RFC 7617 §2: neither the user-id nor the password may hold one). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+/** The text after `<scheme> ` (one or more spaces), or undefined when the header has another scheme. */
+function schemeValue (header: string | undefined, scheme: string): string | undefined {
+  if (header === undefined || header.length <= scheme.length + 1) return undefined
+  if (header.slice(0, scheme.length).toLowerCase() !== scheme || header[scheme.length] !== ' ') return undefined
+  return header.slice(scheme.length + 1).replace(/^ +| +$/g, '')
+}
+
 /**
- * Reads `Authorization: Basic <base64(id:secret)>` (RFC 7617). The scheme name is
- * case-insensitive; the id ends at the first `:`. Returns undefined for anything else.
+ * Reads `Authorization: Basic <base64(id:secret)>` (RFC 7617). The scheme name is case-insensitive; the id
+ * ends at the first `:`. Decoding is strict, so one secret has one spelling: canonical base64 only (node's
+ * decoder would skip a character it does not know, a NUL among them, and ignore stray bits), valid UTF-8,
+ * and no control character in the id or the secret. Returns undefined for anything else.
  */
 export function parseBasic (header: string | undefined): Credentials | undefined {
-  if (header === undefined || header.length < 7) return undefined
-  if (header.slice(0, 6).toLowerCase() !== 'basic ') return undefined
-  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8')
+  const value = schemeValue(header, 'basic')
+  if (value === undefined || value === '' || !BASE64.test(value)) return undefined
+  const bytes = Buffer.from(value, 'base64')
+  if (bytes.toString('base64') !== value) return undefined
+  let decoded: string
+  try {
+    decoded = UTF8.decode(bytes)
+  } catch {
+    return undefined
+  }
+  if (CONTROL.test(decoded)) return undefined
   const colon = decoded.indexOf(':')
   if (colon <= 0) return undefined
   return { id: decoded.slice(0, colon), secret: decoded.slice(colon + 1) }
@@ -114,12 +139,12 @@ export function bearerToken (id: string, secret: string): string {
 
 /**
  * Reads `Authorization: Bearer <id>.<secret>` (RFC 6750 §2.1; the token is what `bearerToken` makes).
- * The scheme name is case-insensitive. Returns undefined for anything else.
+ * The scheme name is case-insensitive; the token must be a token68 (no control character, no space).
+ * Returns undefined for anything else.
  */
 export function parseBearer (header: string | undefined): Credentials | undefined {
-  if (header === undefined || header.length < 8) return undefined
-  if (header.slice(0, 7).toLowerCase() !== 'bearer ') return undefined
-  const token = header.slice(7).trim()
+  const token = schemeValue(header, 'bearer')
+  if (token === undefined || !TOKEN68.test(token)) return undefined
   const dot = token.lastIndexOf('.')
   if (dot <= 0 || dot === token.length - 1) return undefined
   return { id: token.slice(0, dot), secret: token.slice(dot + 1) }

@@ -10,8 +10,8 @@ import { dirname, isAbsolute, resolve } from 'node:path'
 import { Ajv, type ErrorObject } from 'ajv'
 import { parseDocument } from 'yaml'
 import { EngineError } from '../errors.js'
-import { compileAccessRules } from '../net/access.js'
-import { ipBytes, parseCidr } from '../net/ip.js'
+import { compileApiNetwork } from '../net/api-network.js'
+import { ipBytes } from '../net/ip.js'
 import { parseDnstapTarget } from '../dnstap/target.js'
 import { parseHostPort } from './address.js'
 import { checkReferencedPaths } from './paths.js'
@@ -22,7 +22,7 @@ import type { Config, ConfigFile, HostPort } from './types.js'
 /** Keys the spec lets repeat: a scalar there is a one-element list. */
 const LIST_KEYS: ReadonlyArray<[string, string]> = [
   ['dnscache', 'forward'], ['proxy', 'listen'], ['proxy', 'blockpage-ip'], ['datafiles', 'file'],
-  ['catapi', 'resolver'], ['api', 'access'], ['collector', 'keys'], ['common', 'vendor-names']
+  ['catapi', 'resolver'], ['api', 'access'], ['api', 'allowed-origins'], ['collector', 'keys'], ['common', 'vendor-names']
 ]
 
 /** Path keys resolved against the config file's folder when relative (log and pid must be absolute). */
@@ -156,14 +156,8 @@ function checkRules (config: Config, problems: string[], written: ReadonlySet<st
   if (tls !== undefined && (config.blockpage['tls-cert'] === undefined || config.blockpage['tls-key'] === undefined)) {
     problems.push('blockpage.tls-listen: needs blockpage.tls-cert and blockpage.tls-key')
   }
-  try {
-    compileAccessRules(config.api.access)
-  } catch (err) {
-    problems.push(`api.access: ${(err as Error).message}`)
-  }
-  config.api['trusted-proxies'].forEach((p, i) => {
-    if (parseCidr(p) === undefined) problems.push(`api.trusted-proxies[${i}]: "${p}" is not an address or prefix`)
-  })
+  // Compiled once here and kept for the front door and the api role (engine/net/api-network.ts).
+  problems.push(...compileApiNetwork(config.api).problems)
   if (config.common['redis-ip'] !== undefined && ipBytes(config.common['redis-ip']) === undefined) {
     problems.push(`common.redis-ip: "${config.common['redis-ip']}" is not an IP address`)
   }

@@ -151,6 +151,7 @@ export const configSchema = {
         host: { type: 'string', default: 'api.filterd.local', description: 'host name the front door routes to the management API' },
         access: { ...accessRules, default: ['allow 127.0.0.0/8', 'allow ::1/128', 'deny all'] },
         'trusted-proxies': { type: 'array', items: { type: 'string' }, default: [], description: 'peers whose X-Forwarded-For is believed' },
+        'allowed-origins': { type: 'array', items: { type: 'string' }, default: [], description: 'browser origins (scheme://host[:port]) whose pages may call the API cross-site; any other page\'s request that its Origin or Sec-Fetch-Site says is cross-site gets 403 API_CROSS_SITE (docs/api.md, Browsers)' },
         'require-credentials': { type: 'boolean', default: true, description: 'callers must present the credentials of an API client (filterd api-client add): a Bearer token or HTTP Basic, checked by the api role after the front door\'s api.access rules let the address in; false: the address rules alone decide, as the spec\'s front proxy does (docs/api.md, Authorization)' },
         'loopback-without-credentials': { type: 'boolean', default: true, description: 'let callers on this host (127.0.0.0/8, ::1, directly or through the front door) in without credentials, the spec\'s default access; set false when another program on this host relays requests from elsewhere to api.listen' },
         'body-limit': { type: 'integer', minimum: 1024, maximum: 67108864, default: 1048576, description: 'largest request body, bytes' },

@@ -15,11 +15,17 @@ export async function until (what: string, check: () => boolean | Promise<boolea
   }
 }
 
-/** One request with an optional JSON body; the status and the parsed JSON answer (undefined when empty). */
+/**
+ * One request with an optional JSON body; the status and the parsed JSON answer (undefined when empty). A
+ * POST, PUT or PATCH says `Content-Type: application/json` even without a body (the management API
+ * refuses a write that does not).
+ */
 export async function fetchJson (url: string, method = 'GET', body?: unknown): Promise<{ status: number, body: any }> {
+  const json = body !== undefined || method === 'POST' || method === 'PUT' || method === 'PATCH'
   const res = await fetch(url, {
     method,
-    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    ...(json ? { headers: { 'content-type': 'application/json' } } : {}),
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     signal: AbortSignal.timeout(10_000)
   })
   const text = await res.text()

@@ -65,7 +65,7 @@ test('a backup taken during a write storm holds every write acknowledged before 
     for (let n = 0; !stop; n++) {
       const ack = { user: `w${w}-${n}`, ip: `10.9.${w}.${n & 255}` }
       try {
-        const res = await fetch(`${api.url}/users/${ack.user}`, { method: 'PUT', body: JSON.stringify({ filter: [40], ip: [ack.ip] }), signal: AbortSignal.timeout(10_000) })
+        const res = await fetch(`${api.url}/users/${ack.user}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ filter: [40], ip: [ack.ip] }), signal: AbortSignal.timeout(10_000) })
         await res.arrayBuffer()
         if (res.status === 200 || res.status === 201) acknowledged.push(ack); else failures++
       } catch {
@@ -116,7 +116,7 @@ test('a backup taken during a write storm holds every write acknowledged before 
   await until('the condition', async () => (await domains(apiB.url)).length === 3, 15_000)
   t.assert.deepStrictEqual((await domains(apiB.url)).sort(), ['closed-later.example', 'imported-at-start.example', 'still-open.example'])
   // The restored store takes writes.
-  const put = await fetch(`${apiB.url}/users/after-restore`, { method: 'PUT', body: JSON.stringify({ filter: [40] }) })
+  const put = await fetch(`${apiB.url}/users/after-restore`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ filter: [40] }) })
   t.assert.ok(put.status === 200 || put.status === 201, `PUT after restore: ${put.status}`)
 })
 
