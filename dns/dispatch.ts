@@ -20,6 +20,7 @@ import type { Peer } from './peer.js'
 import { SafeVideo, kEdeTimeout } from './safe-video.js'
 import { PendingQuery, type Forwarder } from './upstream.js'
 import type { RateLimiter } from './rate-limit.js'
+import { UdpSizes } from './udp-size.js'
 
 const QTYPE_ANY = 255
 
@@ -63,6 +64,8 @@ export interface DispatcherOptions {
   limitAction?: 'refuse' | 'drop'
   /** ANY over UDP is answered empty with TC set (the client asks again over TCP): no amplification. */
   truncateAnyOverUdp?: boolean
+  /** The UDP size advertised upstream at most (`proxy.upstream-edns-size`; default 1232). */
+  upstreamEdnsSize?: number
 }
 
 export class Dispatcher {
@@ -76,6 +79,7 @@ export class Dispatcher {
   private readonly limitDrop: boolean
   private readonly truncateAny: boolean
   private readonly safeVideo = new SafeVideo()
+  private readonly sizes: UdpSizes
   private readonly scratchOut = Buffer.allocUnsafe(kAnswerBufferSize)
   private readonly replyScratch = new QueryScratch()
   private forwarder: Forwarder | null = null
@@ -93,6 +97,7 @@ export class Dispatcher {
     this.limiter = o.limiter ?? null
     this.limitDrop = o.limitAction === 'drop'
     this.truncateAny = o.truncateAnyOverUdp ?? false
+    this.sizes = new UdpSizes(o.upstreamEdnsSize)
   }
 
   /** The forwarder, whose answers come back through `onUpstream` (set before any front listens). */
@@ -250,6 +255,7 @@ export class Dispatcher {
       }
       case JUDGE_FORWARD: {
         const p = new PendingQuery(owned ? msg : peer.channel.own(msg))
+        this.sizes.prepare(p.query, peer)   // the client's UDP limit; the EDNS size upstream capped
         p.started = performance.now()
         p.clientId = readId(msg)
         p.peer = peer
@@ -297,7 +303,7 @@ export class Dispatcher {
       this.reply(this.scratchOut, len, peer, true)
     } else {
       rcode = rcodeOf(response)
-      this.reply(response, response.length, peer, false)
+      this.relay(p, response, peer)
     }
     this.metrics.countQuery(p.original !== null ? 'safevideo' : 'forward', rcode)
     if (rec !== null) {
@@ -305,6 +311,16 @@ export class Dispatcher {
       rec.nxdomain = rcode === RCODE_NXDOMAIN
       this.sink.write(rec)
     }
+  }
+
+  // An upstream answer larger than a UDP client takes goes out truncated (TC): it asks again over TCP.
+  private relay (p: PendingQuery, response: Buffer, peer: Peer): void {
+    if (peer.channel.isStream || response.length <= peer.udpLimit) {
+      this.reply(response, response.length, peer, false)
+      return
+    }
+    this.metrics.udpTruncated++
+    this.reply(this.scratchOut, this.sizes.truncate(p.query, p.clientId, response, this.scratchOut), peer, true)
   }
 
   private reply (buf: Buffer, len: number, peer: Peer, copy: boolean): void {

@@ -98,7 +98,9 @@ export const configSchema = {
         'rate-limit-prefix-v6': { type: 'integer', minimum: 16, maximum: 128, default: 56, description: 'IPv6 prefix length that rate-limit counts as one client (a /56 is one subscriber)' },
         'rate-limit-action': { enum: ['refuse', 'drop'], default: 'refuse', description: 'what a query over rate-limit gets: REFUSED, or no answer at all' },
         'any-over-udp': { enum: ['truncate', 'forward'], default: 'truncate', description: 'ANY queries over UDP get an empty answer with TC set (the client asks again over TCP, where the source address cannot be forged), so the server is no amplifier; forward: treat ANY like any other type' },
-        'tcp-max-connections': { type: 'integer', minimum: 1, maximum: 1000000, default: 1000, description: 'concurrent TCP client connections per process' },
+        'tcp-max-connections': { type: 'integer', minimum: 1, maximum: 1000000, default: 1000, description: 'concurrent TCP client connections per process; when the table is full, a new connection closes the oldest idle one (then the oldest with an unfinished message), and the idle timeout shortens as the table fills (docs/dns.md)' },
+        'tcp-max-per-source': { type: 'integer', minimum: 1, maximum: 1000000, default: 64, description: 'concurrent TCP client connections per process from one IPv4 address or one IPv6 /64; a connection past it is closed on accept, so one address cannot take the table' },
+        'upstream-edns-size': { type: 'integer', minimum: 512, maximum: 65535, default: 1232, description: 'largest EDNS UDP payload size advertised to the upstream resolvers (a client\'s larger size is lowered to it; DNS Flag Day 2020 recommends 1232); answers over UDP never exceed the size the client advertised (512 without EDNS): larger ones are sent truncated with TC' },
         'safesearch-hosts': { ...filePath, description: 'data file of search-engine and video hosts (defaults to the packaged conf/safesearch.txt)' },
         'log-level': logLevel
       }

@@ -22,6 +22,9 @@
  *   filterd_dns_udp_io{process,path}                        1 for the UDP I/O path in use (native, dgram)
  *   filterd_dns_udp_oversized_total{process}                datagrams larger than a receive slot, dropped (native I/O)
  *   filterd_dns_udp_send_drops_total{process}               answers the kernel did not take (native I/O)
+ *   filterd_dns_udp_truncated_total{process}                upstream answers larger than the client's UDP size, sent truncated (TC)
+ *   filterd_dns_tcp_refused_total{process,reason}           TCP connections closed on accept: per-source cap, table full
+ *   filterd_dns_tcp_evicted_total{process,reason}           TCP connections closed early to make room: idle, slow (unfinished message)
  *   filterd_stats_rows_written_total{process}, filterd_stats_rows_dropped_total{process}
  *   filterd_metrics_snapshot_age_seconds{process}
  *   filterd_store_generation                                 the policy generation the api sees
@@ -90,6 +93,10 @@ export interface MetricsSnapshot {
   /** What the native UDP front dropped (`UdpDrops`); absent in a snapshot of an older process. */
   udpOversized?: number
   udpSendDrops?: number
+  /** Upstream answers sent truncated to the client's UDP size; absent in an older process's snapshot. */
+  udpTruncated?: number
+  /** The TCP front's connection accounting (`TcpSlotCounts`); absent in an older process's snapshot. */
+  tcpSlots?: TcpSlotCounts
   statsRowsWritten: number
   statsRowsDropped: number
 }
@@ -101,6 +108,16 @@ export interface UdpDrops {
 }
 
 const NO_UDP_DROPS: UdpDrops = { oversized: 0, sendDrops: 0 }
+
+/** TCP connections refused on accept and closed to make room, by reason (dns/tcp-slots.ts). */
+export interface TcpSlotCounts {
+  readonly refusedPerSource: number
+  readonly refusedFull: number
+  readonly evictedIdle: number
+  readonly evictedSlow: number
+}
+
+const NO_TCP_SLOTS: TcpSlotCounts = { refusedPerSource: 0, refusedFull: 0, evictedIdle: 0, evictedSlow: 0 }
 
 /**
  * The DNS process's counters. Every method is a few arithmetic operations on preallocated typed
@@ -117,6 +134,10 @@ export class DnsMetrics {
    * own counters (the dgram path drops nothing itself).
    */
   udpDrops: () => UdpDrops = () => NO_UDP_DROPS
+  /** Read when a snapshot is taken: the server points it at its TCP front's connection accounting. */
+  tcpSlots: () => TcpSlotCounts = () => NO_TCP_SLOTS
+  /** Upstream answers larger than the client's UDP size, sent truncated (dns/udp-size.ts). */
+  udpTruncated = 0
 
   /** Counts one query and its answer: `verdictAction` is the policy Action or 'malformed'/'drop'. */
   countQuery (verdictAction: string, rcode: number): void {
@@ -169,6 +190,8 @@ export class DnsMetrics {
       io: this.io,
       udpOversized: udp.oversized,
       udpSendDrops: udp.sendDrops,
+      udpTruncated: this.udpTruncated,
+      tcpSlots: { ...this.tcpSlots() },
       statsRowsWritten: statsRows.writtenRows,
       statsRowsDropped: statsRows.droppedRows
     }
@@ -288,6 +311,9 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const io = new Gauge({ name: 'filterd_dns_udp_io', help: 'UDP I/O path of the DNS process (proxy.io): 1 for the one in use', labelNames: ['process', 'path'] as const, registers: [registry] })
   const oversized = new Counter({ name: 'filterd_dns_udp_oversized_total', help: 'UDP datagrams larger than a receive slot, dropped unread (native I/O)', labelNames: p, registers: [registry] })
   const sendDrops = new Counter({ name: 'filterd_dns_udp_send_drops_total', help: 'UDP answers the kernel did not take, send queue full (native I/O)', labelNames: p, registers: [registry] })
+  const truncated = new Counter({ name: 'filterd_dns_udp_truncated_total', help: 'upstream answers larger than the client\'s UDP size, sent truncated with TC', labelNames: p, registers: [registry] })
+  const tcpRefused = new Counter({ name: 'filterd_dns_tcp_refused_total', help: 'TCP client connections closed on accept: per-source (the address or /64 holds its cap) or full (no idle connection to close)', labelNames: ['process', 'reason'] as const, registers: [registry] })
+  const tcpEvicted = new Counter({ name: 'filterd_dns_tcp_evicted_total', help: 'TCP client connections closed to make room for a new one: idle, or slow (an unfinished message)', labelNames: ['process', 'reason'] as const, registers: [registry] })
   const age = new Gauge({ name: 'filterd_metrics_snapshot_age_seconds', help: 'age of the DNS process snapshot', labelNames: p, registers: [registry] })
   const store = ctx.store
   if (store !== undefined) {
@@ -314,7 +340,7 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const render = async (): Promise<string> => {
     const t = now()
     const snaps = await readSnapshots(dir, t)
-    for (const m of [queries, answers, timeouts, queue, io, oversized, sendDrops, written, dropped, age]) m.reset()
+    for (const m of [queries, answers, timeouts, queue, io, oversized, sendDrops, truncated, tcpRefused, tcpEvicted, written, dropped, age]) m.reset()
     const hist: HistValue[] = []
     for (const [proc, s] of snaps) {
       const l = { process: proc }
@@ -325,6 +351,12 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
       if (typeof s.io === 'string' && s.io !== '') io.set({ process: proc, path: s.io }, 1)
       oversized.inc(l, s.udpOversized ?? 0)
       sendDrops.inc(l, s.udpSendDrops ?? 0)
+      truncated.inc(l, s.udpTruncated ?? 0)
+      const slots = s.tcpSlots ?? NO_TCP_SLOTS
+      tcpRefused.inc({ process: proc, reason: 'per-source' }, slots.refusedPerSource)
+      tcpRefused.inc({ process: proc, reason: 'full' }, slots.refusedFull)
+      tcpEvicted.inc({ process: proc, reason: 'idle' }, slots.evictedIdle)
+      tcpEvicted.inc({ process: proc, reason: 'slow' }, slots.evictedSlow)
       written.inc(l, s.statsRowsWritten)
       dropped.inc(l, s.statsRowsDropped)
       age.set(l, Math.max(0, (t - s.updated) / 1000))
