@@ -27,12 +27,14 @@ export function udpSizeSuite (): void {
     const w = await world(t, { stub })
     const metrics = new DnsMetrics()
     const s = await server(t, w, { metrics })
+    const seen: string[] = []
     for (const [flags, limit] of [[['+bufsize=512'], 512], [['+bufsize=1232'], 1232], [['+bufsize=4096'], 4096], [['+noedns'], 512], [['+bufsize=100'], 512]] as const) {
       const a = await digTxt(t, s.port, 'big.example', [...flags, '+ignore'])
       if (a === undefined) return
       t.assert.ok(a.tc, `${flags.join(' ')}: TC set`)
       t.assert.ok(a.size <= limit, `${flags.join(' ')}: ${a.size} bytes, limit ${limit}`)
       t.assert.strictEqual(a.answers, 0, `${flags.join(' ')}: header and question only`)
+      seen.push(`${flags.join(' ')}: TC, ${a.size} bytes`)
     }
     t.assert.strictEqual(metrics.udpTruncated, 5)
     // A client that allows the whole answer gets it over UDP.
@@ -45,6 +47,7 @@ export function udpSizeSuite (): void {
     // Without +ignore, dig sees TC and asks again over TCP itself: the whole answer.
     const retried = await digTxt(t, s.port, 'big.example', ['+bufsize=1232'])
     t.assert.ok(retried !== undefined && !retried.tc && retried.size > 59_000, `retry over TCP: ${JSON.stringify(retried)}`)
+    t.diagnostic(`a ${roomy.length}-byte upstream answer over UDP: ${seen.join('; ')}; over TCP ${tcp.size} bytes`)
   })
 
   test('the truncated answer keeps the client\'s ID and question, with an OPT only when the query had one', async (t: TestContext) => {
