@@ -21,6 +21,7 @@ import { SafeVideo, kEdeTimeout } from './safe-video.js'
 import { PendingQuery, type Forwarder } from './upstream.js'
 import type { RateLimiter } from './rate-limit.js'
 import type { DnstapTap } from './dnstap-sink.js'
+import { UdpSizes } from './udp-size.js'
 
 const QTYPE_ANY = 255
 
@@ -66,6 +67,8 @@ export interface DispatcherOptions {
   truncateAnyOverUdp?: boolean
   /** dnstap output (`proxy.dnstap`), or null: fed from the same records as the statistics sink. */
   tap?: DnstapTap | null
+  /** The UDP size advertised upstream at most (`proxy.upstream-edns-size`; default 1232). */
+  upstreamEdnsSize?: number
 }
 
 export class Dispatcher {
@@ -82,6 +85,7 @@ export class Dispatcher {
   /** Build a record per query: statistics or dnstap want it. */
   private readonly records: boolean
   private readonly safeVideo = new SafeVideo()
+  private readonly sizes: UdpSizes
   private readonly scratchOut = Buffer.allocUnsafe(kAnswerBufferSize)
   private readonly replyScratch = new QueryScratch()
   private forwarder: Forwarder | null = null
@@ -101,6 +105,7 @@ export class Dispatcher {
     this.truncateAny = o.truncateAnyOverUdp ?? false
     this.tap = o.tap ?? null
     this.records = this.sink.enabled || this.tap !== null
+    this.sizes = new UdpSizes(o.upstreamEdnsSize)
   }
 
   /** The forwarder, whose answers come back through `onUpstream` (set before any front listens). */
@@ -258,6 +263,7 @@ export class Dispatcher {
       }
       case JUDGE_FORWARD: {
         const p = new PendingQuery(owned ? msg : peer.channel.own(msg))
+        this.sizes.prepare(p.query, peer)   // the client's UDP limit; the EDNS size upstream capped
         p.started = performance.now()
         p.clientId = readId(msg)
         p.peer = peer
@@ -309,9 +315,8 @@ export class Dispatcher {
       this.reply(this.scratchOut, len, peer, true)
     } else {
       rcode = rcodeOf(response)
-      sent = response
-      sentLength = response.length
-      this.reply(response, response.length, peer, false)
+      sentLength = this.relay(p, response, peer)
+      if (sentLength === response.length) sent = response
     }
     this.metrics.countQuery(p.original !== null ? 'safevideo' : 'forward', rcode)
     if (rec !== null) {
@@ -325,6 +330,19 @@ export class Dispatcher {
   private logged (rec: QueryLogRecord, query: Buffer, queryId: number, answer: Buffer, answerLength: number, peer: Peer): void {
     if (this.sink.enabled) this.sink.write(rec)
     if (this.tap !== null) this.tap.write(rec, query, queryId, answer, answerLength, peer)
+  }
+
+  // An upstream answer larger than a UDP client takes goes out truncated (TC): it asks again over TCP.
+  // Returns the length sent: the response's own, or that of the truncated answer written to scratchOut.
+  private relay (p: PendingQuery, response: Buffer, peer: Peer): number {
+    if (peer.channel.isStream || response.length <= peer.udpLimit) {
+      this.reply(response, response.length, peer, false)
+      return response.length
+    }
+    this.metrics.udpTruncated++
+    const len = this.sizes.truncate(p.query, p.clientId, response, this.scratchOut)
+    this.reply(this.scratchOut, len, peer, true)
+    return len
   }
 
   private reply (buf: Buffer, len: number, peer: Peer, copy: boolean): void {

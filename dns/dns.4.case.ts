@@ -5,6 +5,7 @@ import { connect } from 'node:net'
 import { once } from 'node:events'
 import { CATEGORY } from '../engine/categories/index.js'
 import { BLOCK_V4, addUser, firstA, framed, query, server, sleep, tcpClient, world } from './testing/harness.js'
+import { until } from '../engine/testing/wait.js'
 
 /** Registers the dns.4 cases; dns.4.native.test.ts and dns.4.dgram.test.ts run them on each UDP I/O path. */
 export function dnsSuite4 (): void {
@@ -58,19 +59,41 @@ export function dnsSuite4 (): void {
     t.assert.strictEqual(firstA(dnsPacket.decode(await d.next())), '198.51.100.10')
   })
 
-  test('refuses connections beyond tcp-max-connections', async (t: TestContext) => {
+  test('a full table (tcp-max-connections) closes its oldest idle connection for a new one; when every connection waits for answers, the new one is refused', async (t: TestContext) => {
     const w = await world(t)
-    const s = await server(t, w, { proxy: { 'tcp-max-connections': 2 } })
+    const s = await server(t, w, { proxy: { 'tcp-max-connections': 2, 'upstream-timeout': 20_000 } })
     const a = await tcpClient(t, s.port)
+    await sleep(20)
     const b = await tcpClient(t, s.port)
-    await sleep(50)
+    await sleep(20)
+    // Full, both idle: the oldest (a) makes room.
+    const c = await tcpClient(t, s.port)
+    await a.closed
+    c.send(framed(query('newcomer.example', 'A', { id: 8 })))
+    t.assert.strictEqual(dnsPacket.decode(await c.next()).id, 8)
+    // Both holders wait for a silent upstream: nobody is idle, the newcomer is closed on accept.
+    w.stub.silent = true
+    b.send(framed(query('wait1.example', 'A', { id: 9 })))
+    c.send(framed(query('wait2.example', 'A', { id: 10 })))
+    await until('both queries reached the upstream', () => w.stub.seen.includes('wait2.example/A') && w.stub.seen.includes('wait1.example/A'), 10_000)
     const extra = connect({ host: '127.0.0.1', port: s.port })
     t.after(() => extra.destroy())
     extra.on('error', () => {})
     await once(extra, 'close')
-    a.send(framed(query('still.example', 'A', { id: 8 })))
-    t.assert.strictEqual(dnsPacket.decode(await a.next()).id, 8)
-    b.socket.destroy()
+    t.assert.ok(!b.socket.destroyed && !c.socket.destroyed, 'the busy connections stay')
+  })
+
+  test('one address takes at most tcp-max-per-source connections; another address still gets in', async (t: TestContext) => {
+    const w = await world(t)
+    const s = await server(t, w, { proxy: { 'tcp-max-per-source': 3 } })
+    for (let i = 0; i < 3; i++) await tcpClient(t, s.port, '127.0.0.1', '127.0.0.2')
+    const extra = connect({ host: '127.0.0.1', port: s.port, localAddress: '127.0.0.2' })
+    t.after(() => extra.destroy())
+    extra.on('error', () => {})
+    await once(extra, 'close')
+    const other = await tcpClient(t, s.port, '127.0.0.1', '127.0.0.3')
+    other.send(framed(query('other.example', 'A', { id: 11 })))
+    t.assert.strictEqual(dnsPacket.decode(await other.next()).id, 11)
   })
 
   test('answers a malformed query over TCP with FORMERR and keeps the connection', async (t: TestContext) => {

@@ -30,6 +30,11 @@ export class Peer {
   readonly port: number
   /** The IPv4 address as an unsigned 32-bit number when the channel has it (native I/O), else -1. */
   readonly ip4: number
+  /**
+   * The largest answer this peer takes over UDP (its EDNS size, 512 without EDNS), noted when its
+   * query is forwarded (./udp-size.ts). A UDP Peer is one query's; a TCP Peer ignores it.
+   */
+  udpLimit = 512
   constructor (channel: PeerChannel, address: string, port: number, ip4 = -1) {
     this.channel = channel
     this.address = address

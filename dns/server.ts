@@ -158,7 +158,8 @@ class FrontProcessServer implements DnsServer {
       limiter: this.limiter,
       limitAction: proxy['rate-limit-action'],
       truncateAnyOverUdp: proxy['any-over-udp'] === 'truncate',
-      tap
+      tap,
+      upstreamEdnsSize: proxy['upstream-edns-size']
     })
     this.dispatcher = dispatcher
     this.forwarder = await Forwarder.create({
@@ -171,12 +172,15 @@ class FrontProcessServer implements DnsServer {
     dispatcher.setForwarder(this.forwarder)
     this.tcp = new TcpFront({
       maxConnections: proxy['tcp-max-connections'],
+      maxPerSource: proxy['tcp-max-per-source'],
       idleTimeoutMs: proxy['tcp-idle-timeout'],
       messageTimeoutMs: proxy['tcp-message-timeout'],
       maxFrame: this.tcpMaxFrame,
       logger: this.logger,
       onQuery: dispatcher.submit
     })
+    const tcp = this.tcp
+    this.metrics.tcpSlots = () => tcp.slotCounts
     for (const text of proxy.listen) await this.listen(text)
   }
 

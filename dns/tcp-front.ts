@@ -1,8 +1,9 @@
 /*
  * The TCP front (RFC 7766) on node:net: length-framed messages, many per connection, each
  * answered as soon as its answer is ready (so out of order when upstream latencies differ); a
- * per-process connection cap (`tcp-max-connections`, excess connections are closed on accept);
- * a frame-size cap (a larger announced length closes the connection: the stream cannot be
+ * per-process connection table (./tcp-slots.ts: `tcp-max-connections`, `tcp-max-per-source` per
+ * IPv4 address or IPv6 /64, the oldest idle connection closed to make room when it is full, an
+ * idle timeout that shortens as it fills); a frame-size cap (a larger announced length closes the connection: the stream cannot be
  * resynchronised).
  *
  * What one client may cost is bounded, whatever it does:
@@ -34,6 +35,8 @@ import type { Logger } from '../engine/log/index.js'
 import { FrameReader, frame } from '../engine/wire/index.js'
 import { Peer, type PeerChannel } from './peer.js'
 import type { QueryHandler } from './udp-front.js'
+import { TcpSlots, type SlotHolder } from './tcp-slots.js'
+import type { TcpSlotCounts } from '../engine/metrics/index.js'
 
 /** Largest TCP query frame accepted by default; real queries are < 600 bytes. */
 export const kMaxTcpQueryFrame = 4096
@@ -48,6 +51,8 @@ const kSweepMs = 250
 
 export interface TcpFrontOptions {
   maxConnections: number
+  /** Connections per IPv4 address or IPv6 /64 at most (default: maxConnections, no cap of its own). */
+  maxPerSource?: number
   idleTimeoutMs: number
   /** A message that has begun must be complete within this (slowloris). */
   messageTimeoutMs: number
@@ -89,7 +94,7 @@ class TurnBudget {
   }
 }
 
-class TcpConnection implements PeerChannel {
+class TcpConnection implements PeerChannel, SlotHolder {
   readonly isStream = true
   readonly sock: Socket
   readonly reader: FrameReader
@@ -144,6 +149,16 @@ class TcpConnection implements PeerChannel {
   skip (_peer: Peer): void {
     this.inflight--
     if (this.sock.isPaused() && !this.closed && !this.yielding && !this.pumping && this.canRead()) this.resume()
+  }
+
+  /** Nothing in flight, no unread bytes (for the table: it only holds its slot). */
+  isIdle (): boolean {
+    return this.inflight <= 0 && this.reader.bufferedBytes === 0
+  }
+
+  evict (): void {
+    this.closed = true
+    this.sock.destroy()
   }
 
   /** Whether another query may be taken: in-flight and buffered-answer caps. */
@@ -207,7 +222,7 @@ class TcpConnection implements PeerChannel {
 export class TcpFront {
   private readonly o: TcpFrontOptions
   private readonly servers: Server[] = []
-  private readonly connections = new Set<TcpConnection>()
+  private readonly slots: TcpSlots<TcpConnection>
   private readonly budget = new TurnBudget()
   private readonly tooLarge = (c: TcpConnection): void => {
     this.o.logger.debug({ length: c.reader.oversizedLength, client: c.sock.remoteAddress }, 'dns tcp frame too large; closing')
@@ -219,6 +234,7 @@ export class TcpFront {
 
   constructor (o: TcpFrontOptions) {
     this.o = o
+    this.slots = new TcpSlots({ max: o.maxConnections, perSource: o.maxPerSource ?? o.maxConnections, idleTimeoutMs: o.idleTimeoutMs })
     this.sweeper = setInterval(() => this.sweep(), Math.min(kSweepMs, o.messageTimeoutMs >> 1, o.idleTimeoutMs >> 1))
     this.sweeper.unref()
   }
@@ -226,7 +242,6 @@ export class TcpFront {
   /** Listens on `host:port`; throws the listen error (the server is not kept). */
   async listen (host: string, port: number, family: 4 | 6): Promise<void> {
     const tcp = createServer({ noDelay: true }, (sock) => this.onConnection(sock))
-    tcp.maxConnections = this.o.maxConnections
     try {
       tcp.listen({ host, port, ipv6Only: family === 6 })
       await once(tcp, 'listening')
@@ -241,11 +256,16 @@ export class TcpFront {
   private onConnection (sock: Socket): void {
     if (this.closed) { sock.destroy(); return }
     const c = new TcpConnection(sock, this.o.maxFrame, this.o.onQuery, this.budget, this.tooLarge)
-    this.connections.add(c)
     sock.on('error', () => {})
+    if (!this.slots.admit(c, sock.remoteAddress ?? '')) {
+      this.o.logger.debug({ client: sock.remoteAddress }, 'dns tcp connection refused: per-source cap or table full')
+      c.closed = true
+      sock.destroy()
+      return
+    }
     sock.on('close', () => {
       c.closed = true
-      this.connections.delete(c)
+      this.slots.release(c)
     })
     sock.on('drain', () => {
       c.lastActive = Date.now()
@@ -258,14 +278,21 @@ export class TcpFront {
     })
   }
 
+  /** Connections refused and evicted so far, by reason (for /metrics). */
+  get slotCounts (): TcpSlotCounts { return this.slots.totals }
+
+  /** Open client connections. */
+  get connectionCount (): number { return this.slots.size }
+
   // The deadlines, one timer for all connections (no per-connection timer to reset per byte).
   private sweep (): void {
     const now = Date.now()
-    for (const c of this.connections) {
+    const idleMs = this.slots.idleTimeoutMs()   // shorter as the table fills
+    for (const c of this.slots.holders()) {
       if (c.closed) continue
       if (c.partialSince !== 0 && now - c.partialSince > this.o.messageTimeoutMs) {
         c.sock.destroy()
-      } else if (now - c.lastActive > this.o.idleTimeoutMs && (c.inflight === 0 || c.sock.writableLength > 0)) {
+      } else if (now - c.lastActive > idleMs && (c.inflight === 0 || c.sock.writableLength > 0)) {
         // RFC 7766 §6.2.3: idle means no query outstanding (a slow upstream is not idleness), or
         // answers that the client has not read for the whole idle time.
         c.sock.destroy()
@@ -277,7 +304,7 @@ export class TcpFront {
     this.closed = true
     clearInterval(this.sweeper)
     const closing = this.servers.map(async (s) => await new Promise<void>((resolve) => s.close(() => resolve())))
-    for (const c of this.connections) c.sock.destroy()
+    for (const c of this.slots.holders()) c.sock.destroy()
     await Promise.all(closing)
   }
 }

@@ -24,6 +24,9 @@
  *   filterd_dns_udp_send_drops_total{process}               answers the kernel did not take (native I/O)
  *   filterd_dns_dnstap_frames_total{process}                dnstap frames handed to the collector (proxy.dnstap)
  *   filterd_dns_dnstap_dropped_total{process}               dnstap frames dropped: queue full, collector slow or away
+ *   filterd_dns_udp_truncated_total{process}                upstream answers larger than the client's UDP size, sent truncated (TC)
+ *   filterd_dns_tcp_refused_total{process,reason}           TCP connections closed on accept: per-source cap, table full
+ *   filterd_dns_tcp_evicted_total{process,reason}           TCP connections closed early to make room: idle, slow (unfinished message)
  *   filterd_stats_rows_written_total{process}, filterd_stats_rows_dropped_total{process}
  *   filterd_metrics_snapshot_age_seconds{process}
  *   filterd_store_generation                                 the policy generation the api sees
@@ -95,6 +98,10 @@ export interface MetricsSnapshot {
   /** dnstap frames sent and dropped (`DnstapCounts`); absent in a snapshot of an older process. */
   dnstapFrames?: number
   dnstapDropped?: number
+  /** Upstream answers sent truncated to the client's UDP size; absent in an older process's snapshot. */
+  udpTruncated?: number
+  /** The TCP front's connection accounting (`TcpSlotCounts`); absent in an older process's snapshot. */
+  tcpSlots?: TcpSlotCounts
   statsRowsWritten: number
   statsRowsDropped: number
 }
@@ -114,6 +121,15 @@ export interface DnstapCounts {
 }
 
 const NO_DNSTAP: DnstapCounts = { frames: 0, dropped: 0 }
+/** TCP connections refused on accept and closed to make room, by reason (dns/tcp-slots.ts). */
+export interface TcpSlotCounts {
+  readonly refusedPerSource: number
+  readonly refusedFull: number
+  readonly evictedIdle: number
+  readonly evictedSlow: number
+}
+
+const NO_TCP_SLOTS: TcpSlotCounts = { refusedPerSource: 0, refusedFull: 0, evictedIdle: 0, evictedSlow: 0 }
 
 /**
  * The DNS process's counters. Every method is a few arithmetic operations on preallocated typed
@@ -132,6 +148,10 @@ export class DnsMetrics {
   udpDrops: () => UdpDrops = () => NO_UDP_DROPS
   /** Read when a snapshot is taken: the server points it at its dnstap output's counters. */
   dnstap: () => DnstapCounts = () => NO_DNSTAP
+  /** Read when a snapshot is taken: the server points it at its TCP front's connection accounting. */
+  tcpSlots: () => TcpSlotCounts = () => NO_TCP_SLOTS
+  /** Upstream answers larger than the client's UDP size, sent truncated (dns/udp-size.ts). */
+  udpTruncated = 0
 
   /** Counts one query and its answer: `verdictAction` is the policy Action or 'malformed'/'drop'. */
   countQuery (verdictAction: string, rcode: number): void {
@@ -187,6 +207,8 @@ export class DnsMetrics {
       udpSendDrops: udp.sendDrops,
       dnstapFrames: tap.frames,
       dnstapDropped: tap.dropped,
+      udpTruncated: this.udpTruncated,
+      tcpSlots: { ...this.tcpSlots() },
       statsRowsWritten: statsRows.writtenRows,
       statsRowsDropped: statsRows.droppedRows
     }
@@ -308,6 +330,9 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const sendDrops = new Counter({ name: 'filterd_dns_udp_send_drops_total', help: 'UDP answers the kernel did not take, send queue full (native I/O)', labelNames: p, registers: [registry] })
   const tapFrames = new Counter({ name: 'filterd_dns_dnstap_frames_total', help: 'dnstap frames handed to the collector (proxy.dnstap)', labelNames: p, registers: [registry] })
   const tapDropped = new Counter({ name: 'filterd_dns_dnstap_dropped_total', help: 'dnstap frames dropped, queue full: the collector was slow or away (proxy.dnstap)', labelNames: p, registers: [registry] })
+  const truncated = new Counter({ name: 'filterd_dns_udp_truncated_total', help: 'upstream answers larger than the client\'s UDP size, sent truncated with TC', labelNames: p, registers: [registry] })
+  const tcpRefused = new Counter({ name: 'filterd_dns_tcp_refused_total', help: 'TCP client connections closed on accept: per-source (the address or /64 holds its cap) or full (no idle connection to close)', labelNames: ['process', 'reason'] as const, registers: [registry] })
+  const tcpEvicted = new Counter({ name: 'filterd_dns_tcp_evicted_total', help: 'TCP client connections closed to make room for a new one: idle, or slow (an unfinished message)', labelNames: ['process', 'reason'] as const, registers: [registry] })
   const age = new Gauge({ name: 'filterd_metrics_snapshot_age_seconds', help: 'age of the DNS process snapshot', labelNames: p, registers: [registry] })
   const store = ctx.store
   if (store !== undefined) {
@@ -334,7 +359,7 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const render = async (): Promise<string> => {
     const t = now()
     const snaps = await readSnapshots(dir, t)
-    for (const m of [queries, answers, timeouts, queue, io, oversized, sendDrops, tapFrames, tapDropped, written, dropped, age]) m.reset()
+    for (const m of [queries, answers, timeouts, queue, io, oversized, sendDrops, tapFrames, tapDropped, truncated, tcpRefused, tcpEvicted, written, dropped, age]) m.reset()
     const hist: HistValue[] = []
     for (const [proc, s] of snaps) {
       const l = { process: proc }
@@ -347,6 +372,12 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
       sendDrops.inc(l, s.udpSendDrops ?? 0)
       tapFrames.inc(l, s.dnstapFrames ?? 0)
       tapDropped.inc(l, s.dnstapDropped ?? 0)
+      truncated.inc(l, s.udpTruncated ?? 0)
+      const slots = s.tcpSlots ?? NO_TCP_SLOTS
+      tcpRefused.inc({ process: proc, reason: 'per-source' }, slots.refusedPerSource)
+      tcpRefused.inc({ process: proc, reason: 'full' }, slots.refusedFull)
+      tcpEvicted.inc({ process: proc, reason: 'idle' }, slots.evictedIdle)
+      tcpEvicted.inc({ process: proc, reason: 'slow' }, slots.evictedSlow)
       written.inc(l, s.statsRowsWritten)
       dropped.inc(l, s.statsRowsDropped)
       age.set(l, Math.max(0, (t - s.updated) / 1000))

@@ -119,3 +119,25 @@ test('the DNS daemon counts its queries, answers and upstream timeouts, and the 
     t.assert.ok(!/="[^"]*"/.test(line) || ![...line.matchAll(/="([^"]*)"/g)].some((m) => m[1]!.includes(pid)), `a label holds the pid: ${line}`)
   }
 })
+
+test('exposes truncated UDP answers and the TCP connection table\'s refusals and evictions by reason', async (t: TestContext) => {
+  const config = testConfig(t)
+  const m = new DnsMetrics()
+  m.udpTruncated = 9
+  m.tcpSlots = () => ({ refusedPerSource: 936, refusedFull: 2, evictedIdle: 5, evictedSlow: 1 })
+  const pub = startMetricsPublisher(config, m, { index: 0, intervalMs: 3_600_000 })
+  await pub.publishNow()
+  t.after(async () => { await pub.close() })
+  const server = createHttpServer({ logger: { warn () {} } })
+  registerMetricsRoute(server, { config, defaultMetrics: false })
+  const { port } = await server.listen('127.0.0.1', 0)
+  t.after(() => server.close())
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+  for (const line of [
+    'filterd_dns_udp_truncated_total{process="dns-0"} 9',
+    'filterd_dns_tcp_refused_total{process="dns-0",reason="per-source"} 936',
+    'filterd_dns_tcp_refused_total{process="dns-0",reason="full"} 2',
+    'filterd_dns_tcp_evicted_total{process="dns-0",reason="idle"} 5',
+    'filterd_dns_tcp_evicted_total{process="dns-0",reason="slow"} 1'
+  ]) t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
+})

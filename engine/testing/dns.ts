@@ -131,14 +131,14 @@ export async function ask (port: number, name: string, type: dnsPacket.RecordTyp
   return dnsPacket.decode(await udpAsk(port, query(name, type, opts), opts.host ?? '127.0.0.1', 3000, opts.from))
 }
 
-/** A TCP connection that collects framed answers. */
-export async function tcpClient (t: TestContext, port: number, host = '127.0.0.1'): Promise<{
+/** A TCP connection (from `localAddress` when given) that collects framed answers. */
+export async function tcpClient (t: TestContext, port: number, host = '127.0.0.1', localAddress?: string): Promise<{
   send: (b: Buffer) => void
   next: () => Promise<Buffer>
   closed: Promise<void>
   socket: import('node:net').Socket
 }> {
-  const sock = connect({ host, port })
+  const sock = connect({ host, port, ...(localAddress === undefined ? {} : { localAddress }) })
   t.after(() => sock.destroy())
   await once(sock, 'connect')
   let buf = Buffer.alloc(0)

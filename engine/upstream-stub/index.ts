@@ -22,6 +22,12 @@ export interface StubResolverOptions {
   nxdomain?: string[]
   /** Answer with TC set (over UDP) for these names. */
   truncate?: string[]
+  /**
+   * Names answered with TXT records filling about `udp` bytes over UDP (whatever the query's EDNS
+   * size says: a resolver that ignores it; 0: an empty answer with TC set, as a well-behaved one
+   * does) and `tcp` bytes over TCP (at most 65,535).
+   */
+  large?: Record<string, { udp: number, tcp: number }>
   ttl?: number
   /** Also listen on TCP (same port). */
   tcp?: boolean
@@ -34,6 +40,8 @@ export interface StubResolver {
   readonly seen: string[]
   /** The questions of `seen` that came over TCP. */
   readonly seenTcp: string[]
+  /** The EDNS UDP payload size of each query of `seen` (0 without an OPT). */
+  readonly ednsSizes: number[]
   /** While true, queries are read and counted but never answered (a dead upstream). */
   silent: boolean
   close (): Promise<void>
@@ -50,6 +58,12 @@ function answer (query: dnsPacket.Packet, o: StubResolverOptions, overUdp: boole
   if (name.endsWith('.invalid') || name === 'invalid' || under(o.nxdomain)) {
     return dnsPacket.encode({ ...base, flags: base.flags | 3 })
   }
+  const large = o.large?.[name]
+  if (large !== undefined) {
+    const size = overUdp ? large.udp : large.tcp
+    if (size === 0) return dnsPacket.encode({ ...base, flags: base.flags | dnsPacket.TRUNCATED_RESPONSE })
+    return dnsPacket.encode({ ...base, answers: txtFilling(q.name, size) })
+  }
   if (overUdp && under(o.truncate)) {
     return dnsPacket.encode({ ...base, flags: base.flags | dnsPacket.TRUNCATED_RESPONSE })
   }
@@ -59,6 +73,16 @@ function answer (query: dnsPacket.Packet, o: StubResolverOptions, overUdp: boole
   if (q.type === 'A') for (const data of fixed?.a ?? [o.a ?? '198.51.100.10']) answers.push({ type: 'A', name: q.name, ttl, data })
   if (q.type === 'AAAA') for (const data of fixed?.aaaa ?? [o.aaaa ?? '2001:db8::10']) answers.push({ type: 'AAAA', name: q.name, ttl, data })
   return dnsPacket.encode({ ...base, answers })
+}
+
+// TXT records of 1,000 bytes of text each (four strings), as many as fit in about `size` bytes.
+function txtFilling (name: string, size: number): dnsPacket.Answer[] {
+  const one: dnsPacket.Answer = { type: 'TXT', name, ttl: 60, data: [0, 1, 2, 3].map((i) => Buffer.alloc(250, 97 + i)) }
+  const perRecord = dnsPacket.encode({ type: 'response', answers: [one] }).length - 12
+  const answers: dnsPacket.Answer[] = []
+  const header = 12 + name.length + 6
+  for (let total = header + perRecord; total <= size; total += perRecord) answers.push(one)
+  return answers
 }
 
 export async function startStubResolver (options: StubResolverOptions = {}): Promise<StubResolver> {
@@ -79,6 +103,7 @@ async function bindStub (host: string, options: StubResolverOptions): Promise<St
   const udp: Socket = createSocket(host.includes(':') ? 'udp6' : 'udp4')
   const seen: string[] = []
   const seenTcp: string[] = []
+  const ednsSizes: number[] = []
   const state = { silent: false }
   const handle = (msg: Buffer, overUdp: boolean): Buffer | undefined => {
     let query: dnsPacket.Packet
@@ -86,6 +111,8 @@ async function bindStub (host: string, options: StubResolverOptions): Promise<St
     const q = query.questions?.[0] as Question | undefined
     const asked = q === undefined ? '?' : `${q.name.toLowerCase()}/${q.type}`
     seen.push(asked)
+    const opt = query.additionals?.find((a) => a.type === 'OPT') as { udpPayloadSize?: number } | undefined
+    ednsSizes.push(opt?.udpPayloadSize ?? 0)
     if (!overUdp) seenTcp.push(asked)
     if (state.silent) return undefined
     return answer(query, options, overUdp)
@@ -134,6 +161,7 @@ async function bindStub (host: string, options: StubResolverOptions): Promise<St
     host,
     seen,
     seenTcp,
+    ednsSizes,
     get silent () { return state.silent },
     set silent (v: boolean) { state.silent = v },
     async close () {

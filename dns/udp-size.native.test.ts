@@ -1,0 +1,5 @@
+// The UDP size cases (./udp-size.case.ts) on the native batched UDP I/O.
+import { forIo } from './testing/harness.js'
+import { udpSizeSuite } from './udp-size.case.js'
+
+forIo('native', udpSizeSuite)
