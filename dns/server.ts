@@ -19,7 +19,7 @@ import { TcpFront, kMaxTcpQueryFrame } from './tcp-front.js'
 import { RateLimiter } from './rate-limit.js'
 import { UdpFront } from './udp-front.js'
 import { NativeUdpFront } from './native-udp-front.js'
-import { Forwarder } from './upstream.js'
+import { Forwarder, type ResolverAddress } from './upstream.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
 
 export { kMaxTcpQueryFrame, kMaxTcpInflight } from './tcp-front.js'
@@ -56,6 +56,8 @@ export interface DnsServer {
   readonly dispatch: 'inline' | 'pool'
   /** The UDP I/O path in use (`proxy.io` resolved). */
   readonly io: UdpIo
+  /** Swaps the forwarder's resolvers live (`dnscache.forward` as parsed); queries in flight are kept (Forwarder.reconfigure). */
+  reconfigureForwarders (resolvers: readonly ResolverAddress[]): Promise<void>
   close (): Promise<void>
 }
 
@@ -144,8 +146,18 @@ class FrontProcessServer implements DnsServer {
       })
     }
     this.limiter = proxy['rate-limit'] > 0 ? new RateLimiter(proxy['rate-limit'], proxy['rate-limit-prefix-v4'], proxy['rate-limit-prefix-v6']) : null
+    this.forwarder = await Forwarder.create({
+      resolvers: this.config.dnscache.forward.map((r) => parseHostPort(r, 53)),
+      timeoutMs: proxy['upstream-timeout'],
+      io: this.io,
+      logger: this.logger,
+      metrics: this.metrics
+    })
+    const forwarder = this.forwarder
+    this.metrics.resolvers = () => forwarder.resolverSnapshots()
     const dispatcher = new Dispatcher({
       judge,
+      forwarder,
       pool: this.pool,
       batchSize: proxy['batch-size'],
       sink: this.sink,
@@ -156,14 +168,6 @@ class FrontProcessServer implements DnsServer {
       truncateAnyOverUdp: proxy['any-over-udp'] === 'truncate'
     })
     this.dispatcher = dispatcher
-    this.forwarder = await Forwarder.create({
-      resolvers: this.config.dnscache.forward.map((r) => parseHostPort(r, 53)),
-      timeoutMs: proxy['upstream-timeout'],
-      onAnswer: dispatcher.onUpstream,
-      io: this.io,
-      logger: this.logger
-    })
-    dispatcher.setForwarder(this.forwarder)
     this.tcp = new TcpFront({
       maxConnections: proxy['tcp-max-connections'],
       idleTimeoutMs: proxy['tcp-idle-timeout'],
@@ -201,6 +205,10 @@ class FrontProcessServer implements DnsServer {
       this.endpoints.push(`dns udp+tcp ${formatHostPort({ host: hp.host, port })} (udp io ${this.io})`)
       return
     }
+  }
+
+  async reconfigureForwarders (resolvers: readonly ResolverAddress[]): Promise<void> {
+    await this.forwarder?.reconfigure(resolvers)
   }
 
   async close (): Promise<void> {
