@@ -63,11 +63,11 @@ export class Resolver {
     return a.host === this.host && a.port === this.port && a.family === this.family
   }
 
-  /** Marks it down (one log line when it was up). */
-  down (why: string): void {
+  /** Marks it down (one log line when it was up, unless the caller logs the change itself: `quiet`). */
+  down (why: string, quiet = false): void {
     if (!this.up) return
     this.up = false
-    this.logger?.warn({ resolver: this.label, state: 'down', why }, `dns: resolver ${this.label} is down: ${why}`)
+    if (!quiet) this.logger?.warn({ resolver: this.label, state: 'down', why }, `dns: resolver ${this.label} is down: ${why}`)
   }
 
   /** A good answer: marks it up (one log line when it was down). */

@@ -112,8 +112,9 @@ export class SocketPool {
       r.unreachable = ''
     } catch (err) {
       const why = (err as Error).message
-      r.down(`cannot open a socket to it: ${why}`)
-      if (r.unreachable !== why) log?.warn({ resolver: r.label, err: why }, 'dns: cannot open a socket to this resolver; it stays down and is tried again in the background')
+      // One line: this warning is also the resolver's down line.
+      if (r.unreachable !== why) log?.warn({ resolver: r.label, state: 'down', why: `cannot open a socket to it: ${why}`, err: why }, 'dns: cannot open a socket to this resolver; it stays down and is tried again in the background')
+      r.down(`cannot open a socket to it: ${why}`, true)
       r.unreachable = why
     }
   }
