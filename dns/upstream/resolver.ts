@@ -22,7 +22,7 @@ export interface ResolverAddress {
 }
 
 /** Error answers in a row that mark a resolver down. */
-export const kErrorsToDown = 3
+const kErrorsToDown = 3
 
 export type HealthLogger = Pick<Logger, 'warn' | 'info'>
 
