@@ -18,7 +18,7 @@ import {
 import { JUDGE_ANSWER, JUDGE_FORWARD, JUDGE_SAFEVIDEO, buildRecord, type Judge } from '../engine/judge/index.js'
 import type { Peer } from './peer.js'
 import { SafeVideo, kEdeTimeout } from './safe-video.js'
-import { PendingQuery, type Forwarder } from './upstream.js'
+import { PendingQuery, type Forwarder, type QueryOrigin } from './upstream.js'
 import type { RateLimiter } from './rate-limit.js'
 import type { DnstapTap } from './dnstap-sink.js'
 import { UdpSizes } from './udp-size.js'
@@ -37,6 +37,21 @@ function qtypeOf (msg: Buffer): number {
     i += len + 1
   }
   return -1
+}
+
+/** A judged query and what to do with it (the judge's kind: answer, forward, safe video, drop). */
+interface Decision {
+  readonly kind: number
+  readonly msg: Buffer
+  /** The answer for JUDGE_ANSWER (`answerLength` bytes of it). */
+  readonly answer: Buffer
+  readonly answerLength: number
+  /** Safe-video target ('' otherwise). */
+  readonly target: string
+  readonly peer: Peer
+  readonly record: QueryLogRecord | null
+  /** `msg` stays valid after the call (else the peer's channel copies it when it must). */
+  readonly owned: boolean
 }
 
 class BatchItem {
@@ -60,6 +75,8 @@ export interface DispatcherOptions {
   sink: QueryLogSink
   metrics: DnsMetrics
   logger: Logger
+  /** Where forwarded queries go; their answers come back through `onUpstream`. */
+  forwarder: Forwarder
   /** Per-client rate limit (null: off) and what an over-limit query gets. */
   limiter?: RateLimiter | null
   limitAction?: 'refuse' | 'drop'
@@ -88,7 +105,7 @@ export class Dispatcher {
   private readonly sizes: UdpSizes
   private readonly scratchOut = Buffer.allocUnsafe(kAnswerBufferSize)
   private readonly replyScratch = new QueryScratch()
-  private forwarder: Forwarder | null = null
+  private readonly forwarder: Forwarder
   private batch: BatchItem[] = []
   private batchScheduled = false
   private closed = false
@@ -100,17 +117,13 @@ export class Dispatcher {
     this.sink = o.sink
     this.metrics = o.metrics
     this.logger = o.logger
+    this.forwarder = o.forwarder
     this.limiter = o.limiter ?? null
     this.limitDrop = o.limitAction === 'drop'
     this.truncateAny = o.truncateAnyOverUdp ?? false
     this.tap = o.tap ?? null
     this.records = this.sink.enabled || this.tap !== null
     this.sizes = new UdpSizes(o.upstreamEdnsSize)
-  }
-
-  /** The forwarder, whose answers come back through `onUpstream` (set before any front listens). */
-  setForwarder (f: Forwarder): void {
-    this.forwarder = f
   }
 
   /** One query from a front. */
@@ -130,7 +143,7 @@ export class Dispatcher {
       const j = this.judge
       const kind = j.judge(msg, peer.address, this.scratchOut)
       const rec = kind !== 0 && this.records ? buildRecord(j, Date.now()) : null
-      this.act(kind, msg, this.scratchOut, j.answerLength, kind === JUDGE_SAFEVIDEO ? j.verdict.target : '', peer, rec, false)
+      this.act({ kind, msg, answer: this.scratchOut, answerLength: j.answerLength, target: kind === JUDGE_SAFEVIDEO ? j.verdict.target : '', peer, record: rec, owned: false })
     } catch (err) {
       this.lastResort(err, msg, peer)
     }
@@ -233,7 +246,7 @@ export class Dispatcher {
       // The query as the worker saw it, in the moved-back input: owned by this batch, never reused.
       const msg = this.itemQuery(it, input)
       try {
-        this.act(kind, msg, answer, len, out.targets[i] ?? '', it.peer, rec, true)
+        this.act({ kind, msg, answer, answerLength: len, target: out.targets[i] ?? '', peer: it.peer, record: rec, owned: true })
       } catch (e) {
         this.lastResort(e, msg, it.peer)
       }
@@ -250,38 +263,35 @@ export class Dispatcher {
 
   // ---- acting on a decision --------------------------------------------------------------------
 
-  // `owned`: msg stays valid after this call (else the peer's channel copies it when it must).
-  private act (kind: number, msg: Buffer, answer: Buffer, answerLength: number, target: string, peer: Peer, rec: QueryLogRecord | null, owned: boolean): void {
-    switch (kind) {
+  private act (d: Decision): void {
+    const { peer, record } = d
+    switch (d.kind) {
       case JUDGE_ANSWER: {
         // A local answer: an error answer to a bad query, or a block (safe search answers the same way).
-        const rcode = answerLength >= 4 ? answer[3]! & 0x0f : RCODE_SERVFAIL
-        this.metrics.countQuery(rcode !== 0 ? 'malformed' : rec?.reason === 'safesearch' ? 'safesearch' : 'block', rcode)
-        this.reply(answer, answerLength, peer, true)
-        if (rec !== null) this.logged(rec, msg, -1, answer, answerLength, peer)
+        const rcode = d.answerLength >= 4 ? d.answer[3]! & 0x0f : RCODE_SERVFAIL
+        this.metrics.countQuery(rcode !== 0 ? 'malformed' : record?.reason === 'safesearch' ? 'safesearch' : 'block', rcode)
+        this.reply(d.answer, d.answerLength, peer, true)
+        if (record !== null) this.logged(record, d.msg, -1, d.answer, d.answerLength, peer)
         return
       }
       case JUDGE_FORWARD: {
-        const p = new PendingQuery(owned ? msg : peer.channel.own(msg))
+        const origin: QueryOrigin = { peer, record, started: performance.now(), original: null, target: '', onAnswer: this.onUpstream }
+        const p = new PendingQuery(d.owned ? d.msg : peer.channel.own(d.msg), readId(d.msg), origin)
         this.sizes.prepare(p.query, peer)   // the client's UDP limit; the EDNS size upstream capped
-        p.started = performance.now()
-        p.clientId = readId(msg)
-        p.peer = peer
-        p.record = rec
-        if (peer.channel.isStream) this.forwarder!.forwardTcp(p)   // forwarder is set before listening
-        else this.forwarder!.forwardUdp(p)
+        if (peer.channel.isStream) this.forwarder.forwardTcp(p)
+        else this.forwarder.forwardUdp(p)
         return
       }
       case JUDGE_SAFEVIDEO: {
-        const started = this.safeVideo.begin(owned ? msg : peer.channel.own(msg), target, this.scratchOut)
+        const original = d.owned ? d.msg : peer.channel.own(d.msg)
+        const started = this.safeVideo.begin(original, d.target, this.scratchOut)
         if (typeof started === 'number') {
           this.reply(this.scratchOut, started, peer, true)
-          if (rec !== null) this.logged(rec, msg, -1, this.scratchOut, started, peer)
+          if (record !== null) this.logged(record, d.msg, -1, this.scratchOut, started, peer)
           return
         }
-        started.peer = peer
-        started.record = rec
-        this.forwarder!.forwardUdp(started)
+        const origin: QueryOrigin = { peer, record, started: performance.now(), original, target: d.target, onAnswer: this.onUpstream }
+        this.forwarder.forwardUdp(new PendingQuery(started, readId(d.msg), origin))
         return
       }
       default:
@@ -290,18 +300,17 @@ export class Dispatcher {
     }
   }
 
-  /** The forwarder's answer (or null: timeout, failure) for a query this dispatcher sent. */
-  readonly onUpstream = (p: PendingQuery, response: Buffer | null): void => {
+  /** The forwarder's answer (or null: no resolver answered within the budget) for a query this dispatcher sent. */
+  readonly onUpstream = (origin: QueryOrigin, p: PendingQuery, response: Buffer | null): void => {
     if (this.closed) return
-    const peer = p.peer!   // every PendingQuery gets its peer before it is forwarded
-    const rec = p.record as QueryLogRecord | null
+    const { peer, record, original } = origin
     let rcode: number
     let sent: Buffer = this.scratchOut
     let sentLength: number
-    if (response === null) this.metrics.countUpstreamTimeout()
-    else this.metrics.observeUpstream(performance.now() - p.started)
-    if (p.original !== null) {
-      const [len, rc] = this.safeVideo.finish(p as PendingQuery & { original: Buffer }, response, this.scratchOut, peer)
+    // Tries that timed out are counted by the forwarder (filterd_dns_upstream_timeouts_total).
+    if (response !== null) this.metrics.observeUpstream(performance.now() - origin.started)
+    if (original !== null) {
+      const [len, rc] = this.safeVideo.finish(original, origin.target, response, this.scratchOut, peer)
       rcode = rc
       sentLength = len
       this.reply(this.scratchOut, len, peer, true)
@@ -318,11 +327,11 @@ export class Dispatcher {
       sentLength = this.relay(p, response, peer)
       if (sentLength === response.length) sent = response
     }
-    this.metrics.countQuery(p.original !== null ? 'safevideo' : 'forward', rcode)
-    if (rec !== null) {
-      rec.rcode = rcode
-      rec.nxdomain = rcode === RCODE_NXDOMAIN
-      this.logged(rec, p.original ?? p.query, p.original === null ? p.clientId : -1, sent, sentLength, peer)
+    this.metrics.countQuery(original !== null ? 'safevideo' : 'forward', rcode)
+    if (record !== null) {
+      record.rcode = rcode
+      record.nxdomain = rcode === RCODE_NXDOMAIN
+      this.logged(record, original ?? p.query, original === null ? p.clientId : -1, sent, sentLength, peer)
     }
   }
 

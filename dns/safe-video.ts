@@ -8,7 +8,6 @@ import {
   compileEdeText, decodeAddresses, kAnswerBufferSize, readQuery, writeCnameAnswer, writeErrorAnswer
 } from '../engine/wire/index.js'
 import type { Peer } from './peer.js'
-import { PendingQuery } from './upstream.js'
 
 export const kEdeTimeout = compileEdeText('upstream resolver did not answer')
 
@@ -27,10 +26,9 @@ export class SafeVideo {
 
   /**
    * Starts answering `msg` with a CNAME to `target`. Returns the answer length written into `out`
-   * when no upstream question is needed, else -1 and `pending` is the query to forward (its
-   * `peer` and `record` are for the caller to set).
+   * when no upstream question is needed, else the query to forward (for the target's addresses).
    */
-  begin (msg: Buffer, target: string, out: Buffer): PendingQuery | number {
+  begin (msg: Buffer, target: string, out: Buffer): Buffer | number {
     const q = this.scratch
     readQuery(msg, q)
     if (q.qclass !== QCLASS_IN || (q.qtype !== QTYPE_A && q.qtype !== QTYPE_AAAA)) {
@@ -42,25 +40,20 @@ export class SafeVideo {
       template = buildQuery(target, q.qtype)
       this.templates.set(cacheKey, template)
     }
-    const p = new PendingQuery(Buffer.from(template))
-    p.started = performance.now()
-    p.original = msg
-    p.target = target
-    p.clientId = q.id
-    return p
+    return Buffer.from(template)
   }
 
   /**
    * Writes the client's answer for a finished safe-video query into `out`: the CNAME and the
    * target's addresses, or SERVFAIL (EDE 22) when the upstream gave none. Returns [length, rcode].
    */
-  finish (p: PendingQuery & { original: Buffer }, response: Buffer | null, out: Buffer, peer: Peer): [number, number] {
+  finish (original: Buffer, target: string, response: Buffer | null, out: Buffer, peer: Peer): [number, number] {
     const decoded = response === null ? undefined : decodeAddresses(response)
     const q = this.scratch
-    readQuery(p.original, q)
+    readQuery(original, q)
     if (decoded === undefined) {
-      return [writeErrorAnswer(p.original, q, RCODE_SERVFAIL, out, EDE_NO_REACHABLE_AUTHORITY, kEdeTimeout), RCODE_SERVFAIL]
+      return [writeErrorAnswer(original, q, RCODE_SERVFAIL, out, EDE_NO_REACHABLE_AUTHORITY, kEdeTimeout), RCODE_SERVFAIL]
     }
-    return [writeCnameAnswer(p.original, q, p.target, decoded.records, out, peer.channel.isStream ? { maxSize: kAnswerBufferSize } : {}), 0]
+    return [writeCnameAnswer(original, q, target, decoded.records, out, peer.channel.isStream ? { maxSize: kAnswerBufferSize } : {}), 0]
   }
 }

@@ -19,8 +19,8 @@ import { TcpFront, kMaxTcpQueryFrame } from './tcp-front.js'
 import { RateLimiter } from './rate-limit.js'
 import { UdpFront } from './udp-front.js'
 import { NativeUdpFront } from './native-udp-front.js'
-import { Forwarder } from './upstream.js'
 import { createDnstapTap, type DnstapTap } from './dnstap-sink.js'
+import { Forwarder, type ResolverAddress } from './upstream.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
 
 export { kMaxTcpQueryFrame, kMaxTcpInflight } from './tcp-front.js'
@@ -57,6 +57,8 @@ export interface DnsServer {
   readonly dispatch: 'inline' | 'pool'
   /** The UDP I/O path in use (`proxy.io` resolved). */
   readonly io: UdpIo
+  /** Swaps the forwarder's resolvers live (`dnscache.forward` as parsed); queries in flight are kept (Forwarder.reconfigure). */
+  reconfigureForwarders (resolvers: readonly ResolverAddress[]): Promise<void>
   close (): Promise<void>
 }
 
@@ -148,8 +150,18 @@ class FrontProcessServer implements DnsServer {
       })
     }
     this.limiter = proxy['rate-limit'] > 0 ? new RateLimiter(proxy['rate-limit'], proxy['rate-limit-prefix-v4'], proxy['rate-limit-prefix-v6']) : null
+    this.forwarder = await Forwarder.create({
+      resolvers: this.config.dnscache.forward.map((r) => parseHostPort(r, 53)),
+      timeoutMs: proxy['upstream-timeout'],
+      io: this.io,
+      logger: this.logger,
+      metrics: this.metrics
+    })
+    const forwarder = this.forwarder
+    this.metrics.resolvers = () => forwarder.resolverSnapshots()
     const dispatcher = new Dispatcher({
       judge,
+      forwarder,
       pool: this.pool,
       batchSize: proxy['batch-size'],
       sink: this.sink,
@@ -162,14 +174,6 @@ class FrontProcessServer implements DnsServer {
       upstreamEdnsSize: proxy['upstream-edns-size']
     })
     this.dispatcher = dispatcher
-    this.forwarder = await Forwarder.create({
-      resolvers: this.config.dnscache.forward.map((r) => parseHostPort(r, 53)),
-      timeoutMs: proxy['upstream-timeout'],
-      onAnswer: dispatcher.onUpstream,
-      io: this.io,
-      logger: this.logger
-    })
-    dispatcher.setForwarder(this.forwarder)
     this.tcp = new TcpFront({
       maxConnections: proxy['tcp-max-connections'],
       maxPerSource: proxy['tcp-max-per-source'],
@@ -210,6 +214,10 @@ class FrontProcessServer implements DnsServer {
       this.endpoints.push(`dns udp+tcp ${formatHostPort({ host: hp.host, port })} (udp io ${this.io})`)
       return
     }
+  }
+
+  async reconfigureForwarders (resolvers: readonly ResolverAddress[]): Promise<void> {
+    await this.forwarder?.reconfigure(resolvers)
   }
 
   async close (): Promise<void> {

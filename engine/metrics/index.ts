@@ -17,7 +17,12 @@
  *   filterd_dns_queries_total{process}                      queries answered or dropped
  *   filterd_dns_answers_total{process,verdict,rcode}        by verdict action and answer RCODE name (NOERROR, NXDOMAIN, …)
  *   filterd_dns_upstream_latency_ms{process,le}             histogram of upstream round trips
- *   filterd_dns_upstream_timeouts_total{process}
+ *   filterd_dns_upstream_timeouts_total{process}            upstream tries that got no answer in their share of the budget
+ *   filterd_dns_resolver_up{process,resolver}               1 while the forwarder counts the resolver up, else 0
+ *   filterd_dns_resolver_queries_total{process,resolver}    tries sent to it (users' queries, not health probes)
+ *   filterd_dns_resolver_timeouts_total{process,resolver}   its tries that got no answer in their share
+ *   filterd_dns_resolver_errors_total{process,resolver,error}  REFUSED, SERVFAIL, NOTIMP answers (each failed over) and network errors
+ *   filterd_dns_resolver_latency_ms{process,resolver,le}    histogram of its answers' round trips
  *   filterd_dns_pool_queue_depth{process}                   last value set
  *   filterd_dns_udp_io{process,path}                        1 for the UDP I/O path in use (native, dgram)
  *   filterd_dns_udp_oversized_total{process}                datagrams larger than a receive slot, dropped (native I/O)
@@ -104,6 +109,60 @@ export interface MetricsSnapshot {
   tcpSlots?: TcpSlotCounts
   statsRowsWritten: number
   statsRowsDropped: number
+  /** The forwarder's resolvers as this process sees them; absent in a snapshot of an older process. */
+  resolvers?: ResolverSnapshot[]
+}
+
+/** Error kinds counted per resolver: the answers that fail over, and a refused or reset connection. */
+export const RESOLVER_ERRORS = ['REFUSED', 'SERVFAIL', 'NOTIMP', 'network'] as const
+export type ResolverError = typeof RESOLVER_ERRORS[number]
+
+/** One upstream resolver's state and counters, as a snapshot carries them. */
+export interface ResolverSnapshot {
+  /** `host:port` (`[v6]:port`), the `resolver` label. */
+  resolver: string
+  up: boolean
+  queries: number
+  timeouts: number
+  /** By kind, in RESOLVER_ERRORS order. */
+  errors: number[]
+  latency: { counts: number[], sum: number, count: number }
+}
+
+/**
+ * One resolver's counters, kept by the forwarder (dns/upstream) and read when a snapshot is taken.
+ * Plain number fields: an increment per try costs nothing measurable.
+ */
+export class ResolverCounters {
+  queries = 0
+  timeouts = 0
+  readonly errors = new Float64Array(RESOLVER_ERRORS.length)
+  readonly latency = new Float64Array(UPSTREAM_BUCKETS_MS.length + 1)
+  latencySum = 0
+  latencyCount = 0
+
+  observe (ms: number): void {
+    let i = 0
+    while (i < UPSTREAM_BUCKETS_MS.length && ms > UPSTREAM_BUCKETS_MS[i]!) i++
+    this.latency[i]! += 1
+    this.latencySum += ms
+    this.latencyCount += 1
+  }
+
+  countError (kind: ResolverError): void {
+    this.errors[RESOLVER_ERRORS.indexOf(kind)]! += 1
+  }
+
+  snapshot (resolver: string, up: boolean): ResolverSnapshot {
+    return {
+      resolver,
+      up,
+      queries: this.queries,
+      timeouts: this.timeouts,
+      errors: [...this.errors],
+      latency: { counts: [...this.latency], sum: this.latencySum, count: this.latencyCount }
+    }
+  }
 }
 
 /** What the native UDP front dropped: datagrams larger than a receive slot, answers the kernel did not take. */
@@ -152,6 +211,8 @@ export class DnsMetrics {
   tcpSlots: () => TcpSlotCounts = () => NO_TCP_SLOTS
   /** Upstream answers larger than the client's UDP size, sent truncated (dns/udp-size.ts). */
   udpTruncated = 0
+  /** Read when a snapshot is taken: the server points it at its forwarder's resolvers. */
+  resolvers: () => ResolverSnapshot[] = () => []
 
   /** Counts one query and its answer: `verdictAction` is the policy Action or 'malformed'/'drop'. */
   countQuery (verdictAction: string, rcode: number): void {
@@ -210,7 +271,8 @@ export class DnsMetrics {
       udpTruncated: this.udpTruncated,
       tcpSlots: { ...this.tcpSlots() },
       statsRowsWritten: statsRows.writtenRows,
-      statsRowsDropped: statsRows.droppedRows
+      statsRowsDropped: statsRows.droppedRows,
+      resolvers: this.resolvers()
     }
   }
 }
@@ -312,6 +374,57 @@ export interface MetricsRouteContext {
 
 type HistValue = { metricName: string, labels: Record<string, string | number>, value: number }
 
+// prom-client has no histogram whose buckets can be set from outside, so a histogram read from a
+// snapshot is a plain metric object in the shape the registry renders (the same shape its own
+// Histogram returns), whose values each scrape replaces.
+function rawHistogram (registry: Registry, name: string, help: string): { values: HistValue[] } {
+  const holder = { values: [] as HistValue[] }
+  registry.registerMetric({
+    name,
+    help,
+    get: async () => ({ name, help, type: 'histogram', aggregator: 'sum', values: holder.values })
+  } as never)
+  return holder
+}
+
+// Appends one histogram's cumulative buckets, sum and count (from per-bucket counts) to `out`.
+function pushHistogram (out: HistValue[], name: string, labels: Record<string, string>, buckets: readonly number[], h: { counts: number[], sum: number, count: number }): void {
+  let cum = 0
+  buckets.forEach((le, i) => {
+    cum += h.counts[i] ?? 0
+    out.push({ metricName: `${name}_bucket`, labels: { ...labels, le }, value: cum })
+  })
+  cum += h.counts[buckets.length] ?? 0
+  out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: '+Inf' }, value: cum })
+  out.push({ metricName: `${name}_sum`, labels, value: h.sum })
+  out.push({ metricName: `${name}_count`, labels, value: h.count })
+}
+
+// The per-resolver series (dnsdist's `dnsdist_server_*`), labelled by process and resolver address.
+function resolverMetrics (registry: Registry): { reset: () => void, add: (proc: string, r: ResolverSnapshot) => void } {
+  const pr = ['process', 'resolver'] as const
+  const up = new Gauge({ name: 'filterd_dns_resolver_up', help: 'upstream resolver state as the forwarder sees it: 1 up, 0 down', labelNames: pr, registers: [registry] })
+  const queries = new Counter({ name: 'filterd_dns_resolver_queries_total', help: 'tries sent to the upstream resolver (health probes not counted)', labelNames: pr, registers: [registry] })
+  const timeouts = new Counter({ name: 'filterd_dns_resolver_timeouts_total', help: 'tries the upstream resolver did not answer in their share of the budget', labelNames: pr, registers: [registry] })
+  const errors = new Counter({ name: 'filterd_dns_resolver_errors_total', help: 'REFUSED, SERVFAIL and NOTIMP answers (each failed over to the next resolver) and network errors', labelNames: ['process', 'resolver', 'error'] as const, registers: [registry] })
+  const histName = 'filterd_dns_resolver_latency_ms'
+  const latency = rawHistogram(registry, histName, 'upstream resolver round-trip time in milliseconds')
+  return {
+    reset () {
+      for (const m of [up, queries, timeouts, errors]) m.reset()
+      latency.values = []
+    },
+    add (proc, r) {
+      const l = { process: proc, resolver: r.resolver }
+      up.set(l, r.up ? 1 : 0)
+      queries.inc(l, r.queries)
+      timeouts.inc(l, r.timeouts)
+      RESOLVER_ERRORS.forEach((error, i) => errors.inc({ ...l, error }, r.errors[i] ?? 0))
+      pushHistogram(latency.values, histName, l, UPSTREAM_BUCKETS_MS, r.latency)
+    }
+  }
+}
+
 /** Mounts `GET /metrics` (Prometheus text format 0.0.4) on `server`; returns its registry. */
 export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteContext): Registry {
   const registry = new Registry()
@@ -321,7 +434,7 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const p = ['process'] as const
   const queries = new Counter({ name: 'filterd_dns_queries_total', help: 'DNS queries received', labelNames: p, registers: [registry] })
   const answers = new Counter({ name: 'filterd_dns_answers_total', help: 'DNS queries by verdict action and answer RCODE', labelNames: ['process', 'verdict', 'rcode'] as const, registers: [registry] })
-  const timeouts = new Counter({ name: 'filterd_dns_upstream_timeouts_total', help: 'upstream queries that timed out', labelNames: p, registers: [registry] })
+  const timeouts = new Counter({ name: 'filterd_dns_upstream_timeouts_total', help: 'upstream tries that got no answer in their share of the budget (each failed over or, at the end of the budget, SERVFAIL)', labelNames: p, registers: [registry] })
   const queue = new Gauge({ name: 'filterd_dns_pool_queue_depth', help: 'tasks waiting in the worker pool', labelNames: p, registers: [registry] })
   const written = new Counter({ name: 'filterd_stats_rows_written_total', help: 'statistics rows written to CSV', labelNames: p, registers: [registry] })
   const dropped = new Counter({ name: 'filterd_stats_rows_dropped_total', help: 'statistics rows dropped (disk full or slow)', labelNames: p, registers: [registry] })
@@ -343,16 +456,9 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
       collect () { this.set(store.generation()) }
     })
   }
-  let latency: HistValue[] = []
   const histName = 'filterd_dns_upstream_latency_ms'
-  const histHelp = 'upstream round-trip time in milliseconds'
-  // prom-client has no histogram whose buckets can be set from outside, so this one is a plain
-  // metric object in the shape the registry renders (the same shape its own Histogram returns).
-  registry.registerMetric({
-    name: histName,
-    help: histHelp,
-    get: async () => ({ name: histName, help: histHelp, type: 'histogram', aggregator: 'sum', values: latency })
-  } as never)
+  const latency = rawHistogram(registry, histName, 'upstream round-trip time in milliseconds')
+  const perResolver = resolverMetrics(registry)
 
   // Scrapes run one at a time: each resets the metrics and fills them from the snapshots it read.
   let chain: Promise<unknown> = Promise.resolve()
@@ -360,6 +466,7 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
     const t = now()
     const snaps = await readSnapshots(dir, t)
     for (const m of [queries, answers, timeouts, queue, io, oversized, sendDrops, tapFrames, tapDropped, truncated, tcpRefused, tcpEvicted, written, dropped, age]) m.reset()
+    perResolver.reset()
     const hist: HistValue[] = []
     for (const [proc, s] of snaps) {
       const l = { process: proc }
@@ -381,17 +488,10 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
       written.inc(l, s.statsRowsWritten)
       dropped.inc(l, s.statsRowsDropped)
       age.set(l, Math.max(0, (t - s.updated) / 1000))
-      let cum = 0
-      s.upstream.buckets.forEach((le, i) => {
-        cum += s.upstream.counts[i] ?? 0
-        hist.push({ metricName: `${histName}_bucket`, labels: { process: proc, le }, value: cum })
-      })
-      cum += s.upstream.counts[s.upstream.buckets.length] ?? 0
-      hist.push({ metricName: `${histName}_bucket`, labels: { process: proc, le: '+Inf' }, value: cum })
-      hist.push({ metricName: `${histName}_sum`, labels: l, value: s.upstream.sum })
-      hist.push({ metricName: `${histName}_count`, labels: l, value: s.upstream.count })
+      pushHistogram(hist, histName, l, s.upstream.buckets, s.upstream)
+      for (const r of s.resolvers ?? []) perResolver.add(proc, r)
     }
-    latency = hist
+    latency.values = hist
     return await registry.metrics()
   }
   server.route('GET', '/metrics', async (_req, res) => {

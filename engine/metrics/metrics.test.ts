@@ -7,7 +7,7 @@ import { CATEGORY } from '../categories/index.js'
 import { parseConfig } from '../config/index.js'
 import { addUser, ask, rcode, world, writeConfigFile } from '../testing/dns.js'
 import { createHttpServer } from '../http/index.js'
-import { DnsMetrics, metricsDir, registerMetricsRoute, startMetricsPublisher } from './index.js'
+import { DnsMetrics, ResolverCounters, metricsDir, registerMetricsRoute, startMetricsPublisher } from './index.js'
 import { tempDir } from '../testing/temp.js'
 
 function testConfig (t: TestContext): ReturnType<typeof parseConfig> {
@@ -50,6 +50,14 @@ test('exposes the DNS processes\' published counters on /metrics with a process 
   m.countQuery('block', 0)
   m.observeUpstream(3)
   m.observeUpstream(30)
+  const c = new ResolverCounters()
+  c.queries = 9
+  c.timeouts = 2
+  c.countError('REFUSED')
+  c.countError('REFUSED')
+  c.countError('network')
+  c.observe(4)
+  m.resolvers = () => [c.snapshot('192.0.2.53:53', false), new ResolverCounters().snapshot('[2001:db8::53]:53', true)]
   const pub = startMetricsPublisher(config, m, { index: 3, queryLog: { writtenRows: 7, droppedRows: 3 }, intervalMs: 3_600_000 })
   await pub.publishNow()
   // A snapshot of a process that stopped long ago is left out.
@@ -76,7 +84,18 @@ test('exposes the DNS processes\' published counters on /metrics with a process 
     'filterd_dns_udp_io{process="dns-3",path="native"} 1',
     'filterd_dns_udp_oversized_total{process="dns-3"} 11',
     'filterd_dns_udp_send_drops_total{process="dns-3"} 4',
-    '# TYPE filterd_dns_upstream_latency_ms histogram'
+    '# TYPE filterd_dns_upstream_latency_ms histogram',
+    'filterd_dns_resolver_up{process="dns-3",resolver="192.0.2.53:53"} 0',
+    'filterd_dns_resolver_up{process="dns-3",resolver="[2001:db8::53]:53"} 1',
+    'filterd_dns_resolver_queries_total{process="dns-3",resolver="192.0.2.53:53"} 9',
+    'filterd_dns_resolver_timeouts_total{process="dns-3",resolver="192.0.2.53:53"} 2',
+    'filterd_dns_resolver_errors_total{process="dns-3",resolver="192.0.2.53:53",error="REFUSED"} 2',
+    'filterd_dns_resolver_errors_total{process="dns-3",resolver="192.0.2.53:53",error="SERVFAIL"} 0',
+    'filterd_dns_resolver_errors_total{process="dns-3",resolver="192.0.2.53:53",error="network"} 1',
+    'filterd_dns_resolver_latency_ms_bucket{process="dns-3",resolver="192.0.2.53:53",le="2"} 0',
+    'filterd_dns_resolver_latency_ms_bucket{process="dns-3",resolver="192.0.2.53:53",le="5"} 1',
+    'filterd_dns_resolver_latency_ms_count{process="dns-3",resolver="192.0.2.53:53"} 1',
+    '# TYPE filterd_dns_resolver_latency_ms histogram'
   ]) t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
   t.assert.doesNotMatch(text, /dns-1"/)
   await pub.close()
