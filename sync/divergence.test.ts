@@ -25,6 +25,7 @@ import { createTopology, defineHost, type Host } from './testing/topology.js'
 function withoutRedis (h: Host): string {
   const doc = JSON.parse(readFileSync(h.config, 'utf8')) as { common: Record<string, unknown> }
   delete doc.common['redis-ip']
+  delete doc.common['redis-port']
   const file = join(h.dir, 'no-redis.json')
   writeFileSync(file, JSON.stringify(doc))
   return file
