@@ -79,6 +79,9 @@ test('Redis turned on under a running api role: its writes are refused, not kept
   t.assert.strictEqual(cli.code, 1, cli.stderr)
   t.assert.match(cli.stderr, /common\.redis-ip/)
   t.assert.strictEqual(await r.hexists('filterd:h:clients', 'api:billing'), 0)
+  const catapiClient = await runCli(['client', 'add', '--config', single, '--id', 'partner'])
+  t.assert.strictEqual(catapiClient.code, 1, catapiClient.stderr)
+  t.assert.match(catapiClient.stderr, /common\.redis-ip/)
   for (const h of [a, b]) {
     const got = await health(h)
     t.assert.strictEqual(got.status, 200)

@@ -27,7 +27,7 @@ interface WriterTables {
 /** The tables of `dbs`; each put and remove pushed onto `recording` when given. */
 function lmdbTables (dbs: Record<DbName, Database>, recording?: StoreOp[]): WriterTables {
   return {
-    get: (db, key) => dbs[db].get(key),
+    get: (db, key): unknown => dbs[db].get(key),
     put: (db, key, value) => { recording?.push([db, key, value]); dbs[db].putSync(key, value) },
     remove: (db, key) => { recording?.push([db, key]); return dbs[db].removeSync(key) }
   }
