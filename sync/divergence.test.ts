@@ -36,7 +36,7 @@ async function metric (h: Host, line: string): Promise<boolean> {
   return (await res.text()).split('\n').includes(line)
 }
 
-test('Redis turned on under a running api role: its writes are refused, not kept on one host; a replica written behind Redis\'s back is reported', { timeout: 170_000, skip: redisServerAvailable() ? false : 'redis-server is not installed' }, async (t: TestContext) => {
+test('Redis turned on under a running api role: its writes are refused, not kept on one host; a replica written behind Redis\'s back is reported', { timeout: 400_000, skip: redisServerAvailable() ? false : 'redis-server is not installed' }, async (t: TestContext) => {
   const topo = createTopology(2)
   t.after(() => { topo.cleanup() })
   const { dir: root, cleanup } = makeTempDir('filterd-divergence-')
