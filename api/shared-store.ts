@@ -78,13 +78,19 @@ export function storeRefusal (err: unknown): unknown {
   return err
 }
 
-/** `handler` with the store's refusals answered as API errors (`storeRefusal`). */
+/**
+ * `handler` with the store's refusals answered as API errors (`storeRefusal`). A synchronous handler
+ * stays synchronous (the HTTP adapter creates no promise for it); a write's refusal arrives as its
+ * promise's rejection.
+ */
 export function answeringStoreRefusals (handler: Handler): Handler {
-  return async (req, res) => {
+  return (req, res) => {
+    let result: void | Promise<void>
     try {
-      await handler(req, res)
+      result = handler(req, res)
     } catch (err) {
       throw storeRefusal(err)
     }
+    return result instanceof Promise ? result.catch((err: unknown) => { throw storeRefusal(err) }) : result
   }
 }
