@@ -3,7 +3,9 @@
  * write goes to Redis through engine/replica (one Lua script per request, acknowledged once Redis
  * ran it and this host's replica applied it); reads stay on the local LMDB replica. A write Redis
  * cannot take (down, emptied, another store) answers 503 `API_STORE_UNAVAILABLE` and changes
- * nothing. Without `common.redis-ip` this module does nothing and no Redis client is loaded.
+ * nothing. Without `common.redis-ip` no Redis client is loaded; a write to a store the sync role
+ * marked as following Redis (Redis turned on while this role ran without it) is then refused by the
+ * store and answered 503 `API_STORE_FOLLOWS_REDIS` (`answeringStoreRefusals`, around every route).
  */
 import { sharesRedis, type Config } from '../engine/config/index.js'
 import { isEngineError } from '../engine/errors.js'
@@ -71,7 +73,7 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
  * `common.redis-ip`, such as one started before Redis was turned on (503 `API_STORE_FOLLOWS_REDIS`,
  * the message naming the key); anything else unchanged.
  */
-export function storeRefusal (err: unknown): unknown {
+function storeRefusal (err: unknown): unknown {
   if (!isEngineError(err)) return err
   if (err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE') return apiError('API_STORE_UNAVAILABLE', err.message)
   if (err.code === 'ENGINE_STORE_FOLLOWS_REDIS') return apiError('API_STORE_FOLLOWS_REDIS', err.message)

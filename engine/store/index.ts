@@ -35,7 +35,7 @@ export {
   type ClientRecord, type ListKind, type ListScope, type OnOff, type PolicyDb, type RemoteCommit, type RemoteWrite, type ReplicaPosition,
   type ServerDefaults, type StoreOp, type StoreOptions, type StoreWriter, type UserDefaults, type UserRecord
 } from './types.js'
-export { followsSharedStore, type FollowerMark, type ReplicaStore } from './replica.js'
+export type { ReplicaStore } from './replica.js'
 
 /** How long `readSnapshot()` keeps one read transaction. */
 export const SNAPSHOT_MAX_AGE_MS = 1000

@@ -26,7 +26,7 @@ import type { DbName, PolicyDb, ReplicaPosition, StoreOp } from './types.js'
 export const META_POSITION = 'replica'
 export const META_STATE = 'replica.state'
 export const META_FOLLOWS = 'replica.follows'
-export const META_GENERATION = 'replica.generation'
+const META_GENERATION = 'replica.generation'
 
 /** The follower's mark (`replica.follows`). */
 export interface FollowerMark {
