@@ -22,6 +22,7 @@ import { LiveLog, type LiveLogOptions } from './live-log.js'
 import { registerUi } from './ui-static.js'
 import { pattern } from './route-table.js'
 import { ROUTES } from './routes/index.js'
+import { answeringStoreRefusals } from './shared-store.js'
 
 export interface ApiServerOptions {
   readonly store: Store
@@ -118,7 +119,7 @@ export function createApiServer (options: ApiServerOptions): ApiServer {
   const http: HttpServer = {
     impl: raw.impl,
     route (method, p, handler) {
-      raw.route(method, p, guard.wrap(handler))
+      raw.route(method, p, guard.wrap(answeringStoreRefusals(handler)))
       return this
     },
     listen: (host, port) => raw.listen(host, port),

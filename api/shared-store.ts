@@ -3,9 +3,13 @@
  * write goes to Redis through engine/replica (one Lua script per request, acknowledged once Redis
  * ran it and this host's replica applied it); reads stay on the local LMDB replica. A write Redis
  * cannot take (down, emptied, another store) answers 503 `API_STORE_UNAVAILABLE` and changes
- * nothing. Without `common.redis-ip` this module does nothing and no Redis client is loaded.
+ * nothing. Without `common.redis-ip` no Redis client is loaded; a write to a store the sync role
+ * marked as following Redis (Redis turned on while this role ran without it) is then refused by the
+ * store and answered 503 `API_STORE_FOLLOWS_REDIS` (`answeringStoreRefusals`, around every route).
  */
 import { sharesRedis, type Config } from '../engine/config/index.js'
+import { isEngineError } from '../engine/errors.js'
+import type { Handler } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
 import type { StatsDb, UsageClaim } from '../engine/stats/index.js'
@@ -30,7 +34,7 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
   // Loaded only here, so a single host never loads the Redis client.
   /* eslint-disable no-restricted-syntax -- the one lazy load in product code: the Redis client only where Redis is configured */
   const { sharedStoreSettings, connectSharedStore } = await import('../engine/replica/redis.js')
-  const { createRemoteCommit, SharedStoreUnavailable } = await import('../engine/replica/commit.js')
+  const { createRemoteCommit } = await import('../engine/replica/commit.js')
   const { startStatsApplier, statsKeys } = await import('../engine/replica/stats.js')
   const { redisPeriodClaim } = await import('../engine/replica/claim.js')
   /* eslint-enable no-restricted-syntax */
@@ -44,11 +48,8 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
     try {
       await commit(write, again)
     } catch (err) {
-      if (err instanceof SharedStoreUnavailable) {
-        logger.warn({ err: err.message }, 'write refused: shared store unavailable')
-        throw apiError('API_STORE_UNAVAILABLE', err.message)
-      }
-      throw err
+      if (isEngineError(err) && err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE') logger.warn({ err: err.message }, 'write refused: shared store unavailable')
+      throw storeRefusal(err)
     }
   })
   const host = config.common['host-id'] ?? hostname()
@@ -63,5 +64,35 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
       store.useRemoteCommit(undefined)
       redis.disconnect()
     }
+  }
+}
+
+/**
+ * A write the store refused, as the API answers it: the shared store unavailable (503
+ * `API_STORE_UNAVAILABLE`), or a store that follows Redis written by an api role whose config has no
+ * `common.redis-ip`, such as one started before Redis was turned on (503 `API_STORE_FOLLOWS_REDIS`,
+ * the message naming the key); anything else unchanged.
+ */
+function storeRefusal (err: unknown): unknown {
+  if (!isEngineError(err)) return err
+  if (err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE') return apiError('API_STORE_UNAVAILABLE', err.message)
+  if (err.code === 'ENGINE_STORE_FOLLOWS_REDIS') return apiError('API_STORE_FOLLOWS_REDIS', err.message)
+  return err
+}
+
+/**
+ * `handler` with the store's refusals answered as API errors (`storeRefusal`). A synchronous handler
+ * stays synchronous (the HTTP adapter creates no promise for it); a write's refusal arrives as its
+ * promise's rejection.
+ */
+export function answeringStoreRefusals (handler: Handler): Handler {
+  return (req, res) => {
+    let result: void | Promise<void>
+    try {
+      result = handler(req, res)
+    } catch (err) {
+      throw storeRefusal(err)
+    }
+    return result instanceof Promise ? result.catch((err: unknown) => { throw storeRefusal(err) }) : result
   }
 }

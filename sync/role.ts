@@ -5,10 +5,13 @@
  *
  *   GET /health   200 with the replication state while the replica is current or merely lagging
  *                 behind a working Redis; 503 while Redis is down, lost its data, or holds another
- *                 store, or before the first bootstrap completes (the replica still serves DNS)
+ *                 store, or before the first bootstrap completes (the replica still serves DNS),
+ *                 and while the replica holds changes that did not come from Redis (`diverged`:
+ *                 engine/replica/audit.ts), with the reason
  *   GET /metrics  Prometheus: filterd_replica_state{state}, _lag_records, _lag_seconds,
  *                 _applied_seq, _applied_records_total, _applied_ops_total, _skipped_ops_total,
- *                 _bootstraps_total, _seconds_since_current
+ *                 _bootstraps_total, _seconds_since_current, _diverged{reason}, _divergent_keys,
+ *                 _audit_passes_total
  *
  * It also ships this host's closed statistics files (`stats.dir`, written by the dns role) to the
  * shared stats stream every `stats.import-interval` (engine/replica/stats.ts): every host sharing
@@ -19,11 +22,11 @@ import { hostname } from 'node:os'
 import { Counter, Gauge, Registry } from 'prom-client'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { createHttpServer, listenOrUndo, roleHttpImpl } from '../engine/http/index.js'
-import { FOLLOWER_STATES, Follower } from '../engine/replica/follower.js'
+import { diverged, FOLLOWER_STATES, Follower, type Divergence, type FollowerStatus } from '../engine/replica/follower.js'
 import { connectSharedStore, sharedStoreSettings } from '../engine/replica/redis.js'
 import { startStatsShipper, statsKeys } from '../engine/replica/stats.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
-import { openConfiguredStore } from '../engine/store/index.js'
+import { openConfiguredStore, type Store } from '../engine/store/index.js'
 
 export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
@@ -36,6 +39,61 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const follower = new Follower(store, settings, { logger })
   const { status } = follower
 
+  const metrics = replicaMetrics(status, store)
+
+  // Load balancers' and monitoring's health checks (HAProxy's default speaks HTTP/1.0): node:http under `auto`.
+  const http = createHttpServer({ impl: roleHttpImpl(config.common['http-server'], 'public'), bodyLimit: 1024, logger: { warn: (m) => { logger.warn(m) } } })
+  http.route('GET', '/health', (_req, res) => {
+    const split = diverged(status.divergence)
+    const healthy = !split && (status.state === 'following' || status.state === 'bootstrapping' || status.state === 'initializing')
+    res.json({
+      ok: status.state === 'following' && !split,
+      state: status.state,
+      ...(split ? { diverged: divergenceReport(status.divergence) } : {}),
+      redis: settings.where,
+      epoch: status.epoch ?? null,
+      appliedSeq: status.appliedSeq,
+      redisSeq: status.redisSeq,
+      lagRecords: status.lagRecords,
+      lagMs: status.lagMs,
+      secondsSinceCurrent: status.currentAt === 0 ? null : (Date.now() - status.currentAt) / 1000,
+      generation: store.generation()
+    }, healthy ? 200 : 503)
+  })
+  http.route('GET', '/metrics', async (_req, res) => {
+    res.header('Content-Type', metrics.contentType).send(await metrics.render())
+  })
+  const listen = parseHostPort(config.sync.listen)
+  const port = await listenOrUndo(http, listen.host, listen.port, async () => { await store.close() })
+  follower.start()
+  const shipper = startStatsShipper(connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
+    config.common['host-id'] ?? hostname(), config.stats.dir, config.stats['import-interval'] * 1000, logger)
+  return {
+    endpoints: [`sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics) following ${settings.where}, shipping ${config.stats.dir}`],
+    async close () {
+      await http.close()
+      await shipper.close()
+      await follower.close()
+      await store.close()
+    }
+  }
+}
+
+/** /health's account of a replica that diverged: why, in the operator's words, and what was found. */
+function divergenceReport (d: Divergence): { reason: string, keys: number, examples: readonly string[], foreignGeneration: boolean } {
+  const why: string[] = []
+  if (d.keys > 0) why.push(`${d.keys} key(s) here that Redis does not hold or holds with another value (${d.examples.join(', ')})`)
+  if (d.foreignGeneration) why.push('the store generation was moved by a writer that did not go through Redis')
+  return {
+    reason: `this replica holds changes that did not come from Redis: ${why.join('; ')}. A role or command without common.redis-ip, or a tool, wrote this host's LMDB; see docs/operations-redis.md, "A replica that diverged"`,
+    keys: d.keys,
+    examples: d.examples,
+    foreignGeneration: d.foreignGeneration
+  }
+}
+
+/** The sync role's Prometheus registry over the follower's status; `render` brings the counters up to date first. */
+function replicaMetrics (status: FollowerStatus, store: Store): { contentType: string, render: () => Promise<string> } {
   const registry = new Registry()
   void new Gauge({
     name: 'filterd_replica_state',
@@ -52,52 +110,33 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   gauge('filterd_replica_applied_seq', 'sequence number of the last applied change record', () => status.appliedSeq)
   gauge('filterd_replica_seconds_since_current', 'seconds since the replica was last known to hold every record (-1: never)', () => status.currentAt === 0 ? -1 : (Date.now() - status.currentAt) / 1000)
   gauge('filterd_store_generation', 'policy generation of the local store', () => store.generation())
+  gauge('filterd_replica_divergent_keys', 'keys the last audit pass found in this replica that Redis does not hold, or holds with another value', () => status.divergence.keys)
+  void new Gauge({
+    name: 'filterd_replica_diverged',
+    help: 'whether this replica holds changes that did not come from Redis (1), by reason: keys (the audit) or generation (bumped by a writer behind the replica\'s back)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect () {
+      this.set({ reason: 'keys' }, status.divergence.keys > 0 ? 1 : 0)
+      this.set({ reason: 'generation' }, status.divergence.foreignGeneration ? 1 : 0)
+    }
+  })
   const applied = new Counter({ name: 'filterd_replica_applied_records_total', help: 'change records applied since start', registers: [registry] })
   const boots = new Counter({ name: 'filterd_replica_bootstraps_total', help: 'bootstraps from a Redis snapshot since start', registers: [registry] })
   const appliedOps = new Counter({ name: 'filterd_replica_applied_ops_total', help: 'key changes written to the replica since start (bootstrap copies and applied records)', registers: [registry] })
   const skippedOps = new Counter({ name: 'filterd_replica_skipped_ops_total', help: 'key changes a bootstrap skipped because the replica already held that version or a newer one', registers: [registry] })
-  let seen = { applied: 0, boots: 0, appliedOps: 0, skippedOps: 0 }
+  const audits = new Counter({ name: 'filterd_replica_audit_passes_total', help: 'full audit passes comparing this replica with Redis since start', registers: [registry] })
+  let seen = { applied: 0, boots: 0, appliedOps: 0, skippedOps: 0, audits: 0 }
   const syncCounters = (): void => {
     applied.inc(status.appliedRecords - seen.applied)
     boots.inc(status.bootstraps - seen.boots)
     appliedOps.inc(status.appliedOps - seen.appliedOps)
     skippedOps.inc(status.skippedOps - seen.skippedOps)
-    seen = { applied: status.appliedRecords, boots: status.bootstraps, appliedOps: status.appliedOps, skippedOps: status.skippedOps }
+    audits.inc(status.auditPasses - seen.audits)
+    seen = { applied: status.appliedRecords, boots: status.bootstraps, appliedOps: status.appliedOps, skippedOps: status.skippedOps, audits: status.auditPasses }
   }
-
-  // Load balancers' and monitoring's health checks (HAProxy's default speaks HTTP/1.0): node:http under `auto`.
-  const http = createHttpServer({ impl: roleHttpImpl(config.common['http-server'], 'public'), bodyLimit: 1024, logger: { warn: (m) => { logger.warn(m) } } })
-  http.route('GET', '/health', (_req, res) => {
-    const healthy = status.state === 'following' || status.state === 'bootstrapping' || status.state === 'initializing'
-    res.json({
-      ok: status.state === 'following',
-      state: status.state,
-      redis: settings.where,
-      epoch: status.epoch ?? null,
-      appliedSeq: status.appliedSeq,
-      redisSeq: status.redisSeq,
-      lagRecords: status.lagRecords,
-      lagMs: status.lagMs,
-      secondsSinceCurrent: status.currentAt === 0 ? null : (Date.now() - status.currentAt) / 1000,
-      generation: store.generation()
-    }, healthy ? 200 : 503)
-  })
-  http.route('GET', '/metrics', async (_req, res) => {
-    syncCounters()
-    res.header('Content-Type', registry.contentType).send(await registry.metrics())
-  })
-  const listen = parseHostPort(config.sync.listen)
-  const port = await listenOrUndo(http, listen.host, listen.port, async () => { await store.close() })
-  follower.start()
-  const shipper = startStatsShipper(connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
-    config.common['host-id'] ?? hostname(), config.stats.dir, config.stats['import-interval'] * 1000, logger)
   return {
-    endpoints: [`sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics) following ${settings.where}, shipping ${config.stats.dir}`],
-    async close () {
-      await http.close()
-      await shipper.close()
-      await follower.close()
-      await store.close()
-    }
+    contentType: registry.contentType,
+    render: async () => { syncCounters(); return await registry.metrics() }
   }
 }

@@ -27,7 +27,7 @@
 import type { Redis, Result } from 'ioredis'
 import { pack } from 'msgpackr'
 import { EngineError } from '../errors.js'
-import { POLICY_DBS, type RemoteCommit, type Store, type StoreOp } from '../store/index.js'
+import { POLICY_DBS, type RemoteCommit, type ReplicaStore, type StoreOp } from '../store/index.js'
 import { whenReady, type SharedStoreSettings } from './redis.js'
 
 /** Why a write did not reach the shared store, or may not have; the API answers 503 with the message. */
@@ -113,15 +113,6 @@ export interface RemoteCommitOptions {
 }
 
 /**
- * Another host wrote one of the request's keys after the replica position it was computed on;
- * `current` is Redis's last record then, which the replica applies before the request is computed
- * again (not only the conflicting record: the others a busy key had meanwhile would conflict next).
- */
-class WriteConflict extends Error {
-  constructor (readonly current: number) { super(`conflict; Redis at record ${current}`) }
-}
-
-/**
  * How many times a request is computed again after conflicts before the API answers 503. Each
  * retry after the first waits a random 0–2^n ms (at most 64), so two hosts hammering one key do not
  * keep meeting in the same round.
@@ -129,11 +120,25 @@ class WriteConflict extends Error {
 const kMaxAttempts = 10
 
 /**
+ * Another host wrote one of the request's keys after the replica position it was computed on;
+ * `current` is Redis's last record then, which the replica applies before the request is computed
+ * again (not only the conflicting record: the others a busy key had meanwhile would conflict next).
+ */
+interface WriteConflict { readonly conflict: number }
+
+/**
  * Sends one request's changes to Redis; the returned record id and sequence number. `basis` is the
  * replica position the changes were computed on (see the file comment); without it the changes are
  * written unchecked (tests and tools that write Redis directly).
  */
 export async function commitToSharedStore (redis: Redis, settings: SharedStoreSettings, epoch: string, ops: readonly StoreOp[], basis?: number): Promise<{ id: string, seq: number }> {
+  const r = await sendCommit(redis, settings, epoch, ops, basis)
+  if ('conflict' in r) throw new SharedStoreUnavailable(`another host changed the keys of this request (Redis at record ${r.conflict}); nothing was written`)
+  return r
+}
+
+/** `commitToSharedStore`, a conflict answered rather than thrown (the remote commit computes the request again). */
+async function sendCommit (redis: Redis, settings: SharedStoreSettings, epoch: string, ops: readonly StoreOp[], basis?: number): Promise<{ id: string, seq: number } | WriteConflict> {
   const { keys } = settings
   defineCommitScript(redis)
   const args: Array<string | Buffer | number> = [keys.epoch, keys.seq, keys.changes, keys.tombs, keys.tombfloor, ...POLICY_DBS.map((db) => keys.hash[db])]
@@ -151,26 +156,31 @@ export async function commitToSharedStore (redis: Redis, settings: SharedStoreSe
     reply = await redis.filterdCommit(...args)
   } catch (err) {
     const msg = (err as Error).message
-    if (msg.startsWith('FILTERD_CONFLICT ')) throw new WriteConflict(Number(msg.slice('FILTERD_CONFLICT '.length)))
-    if (msg.includes('FILTERD_EPOCH')) {
-      throw new SharedStoreUnavailable(`the shared store at ${settings.where} is not the one this host replicates (${msg.includes('false') ? 'Redis lost its data' : 'epoch changed'}); nothing was written`, err)
-    }
-    if (msg.startsWith('FILTERD_BEHIND ')) {
-      throw new SharedStoreUnavailable(`the shared store at ${settings.where} holds fewer change records (${msg.slice('FILTERD_BEHIND '.length)}) than this host applied (${basis}): Redis lost its latest writes (docs/operations-redis.md, "Redis went back"); nothing was written`, err)
-    }
-    // Redis's own error reply (the script refused or never ran), or never sent: nothing was written.
-    if (!sent || (err as Error).name === 'ReplyError') {
-      throw new SharedStoreUnavailable(`the shared store at ${settings.where} is unavailable: ${msg}; nothing was written`, err)
-    }
-    throw new SharedStoreUnavailable(`the shared store at ${settings.where} did not answer: ${msg}; the write may or may not have been made (if it was, every host applies it: read it back before writing again)`, err)
+    if (msg.startsWith('FILTERD_CONFLICT ')) return { conflict: Number(msg.slice('FILTERD_CONFLICT '.length)) }
+    throw refusal(settings, err, msg, sent, basis)
   }
   return { id: String(reply[0]), seq: Number(reply[1]) }
+}
+
+/** Why Redis did not take a commit, in the operator's words. */
+function refusal (settings: SharedStoreSettings, err: unknown, msg: string, sent: boolean, basis: number | undefined): SharedStoreUnavailable {
+  if (msg.includes('FILTERD_EPOCH')) {
+    return new SharedStoreUnavailable(`the shared store at ${settings.where} is not the one this host replicates (${msg.includes('false') ? 'Redis lost its data' : 'epoch changed'}); nothing was written`, err)
+  }
+  if (msg.startsWith('FILTERD_BEHIND ')) {
+    return new SharedStoreUnavailable(`the shared store at ${settings.where} holds fewer change records (${msg.slice('FILTERD_BEHIND '.length)}) than this host applied (${basis}): Redis lost its latest writes (docs/operations-redis.md, "Redis went back"); nothing was written`, err)
+  }
+  // Redis's own error reply (the script refused or never ran), or never sent: nothing was written.
+  if (!sent || (err as Error).name === 'ReplyError') {
+    return new SharedStoreUnavailable(`the shared store at ${settings.where} is unavailable: ${msg}; nothing was written`, err)
+  }
+  return new SharedStoreUnavailable(`the shared store at ${settings.where} did not answer: ${msg}; the write may or may not have been made (if it was, every host applies it: read it back before writing again)`, err)
 }
 
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
 /** Waits (at most `ms`) for this host's replica to hold record `seq`; false on timeout. */
-async function replicaReaches (store: Store, seq: number, ms: number): Promise<boolean> {
+async function replicaReaches (store: ReplicaStore, seq: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms
   while ((store.replicaPosition()?.seq ?? 0) < seq) {
     if (Date.now() >= deadline) return false
@@ -180,7 +190,7 @@ async function replicaReaches (store: Store, seq: number, ms: number): Promise<b
 }
 
 /** The `RemoteCommit` the api role installs with `store.useRemoteCommit` (engine/store). */
-export function createRemoteCommit (redis: Redis, settings: SharedStoreSettings, store: Store, options: RemoteCommitOptions): RemoteCommit {
+export function createRemoteCommit (redis: Redis, settings: SharedStoreSettings, store: ReplicaStore, options: RemoteCommitOptions): RemoteCommit {
   defineCommitScript(redis)
   return async (first, again) => {
     let write = first
@@ -193,25 +203,21 @@ export function createRemoteCommit (redis: Redis, settings: SharedStoreSettings,
       if (position === undefined || state !== 'following') {
         throw new SharedStoreUnavailable(`this host's replica is not following the shared store (state ${state ?? 'none'}: is the sync role running? see its /health); nothing was written`)
       }
-      let seq: number
-      try {
-        ({ seq } = await commitToSharedStore(redis, settings, position.epoch, write.ops, write.basis))
-      } catch (err) {
-        if (!(err instanceof WriteConflict)) throw err
-        if (attempt >= kMaxAttempts) {
-          throw new SharedStoreUnavailable(`other hosts changed the keys of this request ${attempt} times while it was computed; nothing was written`)
-        }
-        if (attempt > 1) await sleep(Math.random() * Math.min(64, 2 ** attempt))
-        if (!await replicaReaches(store, err.current, options.applyTimeoutMs)) {
-          throw new SharedStoreUnavailable(`this host's replica did not apply record ${err.current} within ${options.applyTimeoutMs} ms (is the sync role running?); nothing was written`)
-        }
-        write = again()
-        if (write.ops.length === 0) return
-        continue
+      const r = await sendCommit(redis, settings, position.epoch, write.ops, write.basis)
+      if ('seq' in r) {
+        // Read-your-writes: the follower applies the record within milliseconds when it runs.
+        if (!await replicaReaches(store, r.seq, options.applyTimeoutMs)) options.onSlowApply?.(r.seq)
+        return
       }
-      // Read-your-writes: the follower applies the record within milliseconds when it runs.
-      if (!await replicaReaches(store, seq, options.applyTimeoutMs)) options.onSlowApply?.(seq)
-      return
+      if (attempt >= kMaxAttempts) {
+        throw new SharedStoreUnavailable(`other hosts changed the keys of this request ${attempt} times while it was computed; nothing was written`)
+      }
+      if (attempt > 1) await sleep(Math.random() * Math.min(64, 2 ** attempt))
+      if (!await replicaReaches(store, r.conflict, options.applyTimeoutMs)) {
+        throw new SharedStoreUnavailable(`this host's replica did not apply record ${r.conflict} within ${options.applyTimeoutMs} ms (is the sync role running?); nothing was written`)
+      }
+      write = again()
+      if (write.ops.length === 0) return
     }
   }
 }

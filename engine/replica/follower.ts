@@ -23,7 +23,7 @@
  *                   hosts adopt what Redis holds (`filterd redis-seed --adopt`).
  *
  * Apply: the records of one XREAD (up to 1,000) are applied in one LMDB transaction that bumps the
- * generation and records the last record's id and sequence number (Store.applyReplicated), so a
+ * generation and records the last record's id and sequence number (ReplicaStore.applyRecords), so a
  * kill mid-apply leaves the previous position and the next start continues from it. Each record's
  * `seq` must follow the replica's by one: a jump means records were trimmed from the stream before
  * this host read them, and the follower bootstraps.
@@ -41,17 +41,35 @@
  * complete, at position M or later, only after that. Until then `replica.state` is
  * `bootstrapping`: a kill there restarts the bootstrap, and the API refuses writes. A bootstrap
  * that finds records S+1..M trimmed from the stream, or tombstones newer than S dropped, starts over.
+ * The phases are engine/replica/bootstrap.ts.
+ *
+ * Before anything else the follower marks the store as following (`replica.follows`): from then on a
+ * role or command without `common.redis-ip` cannot write policy to it (engine/store/replica.ts). While
+ * following, it audits the replica against Redis (engine/replica/audit.ts) and checks that the
+ * generation moved only with its applies: a difference is reported as `diverged` on /health and
+ * /metrics, and logged loudly, but never repaired silently.
  */
 import { randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { unpack } from 'msgpackr'
 import type { Logger } from '../log/index.js'
-import { POLICY_DBS, type ReplicaPosition, type Store, type StoreOp } from '../store/index.js'
-import { connectSharedStore, parseStored, storedValue, tombstoneVersion, whenReady, type SharedStoreSettings } from './redis.js'
+import { POLICY_DBS, type ReplicaPosition, type ReplicaStore, type StoreOp } from '../store/index.js'
+import { ReplicaAudit } from './audit.js'
+import { BATCH_KEYS, Bootstrap } from './bootstrap.js'
+import { connectSharedStore, parseRecord, storedValue, whenReady, type SharedStoreSettings } from './redis.js'
 
 export type FollowerState = 'starting' | 'initializing' | 'bootstrapping' | 'following' | 'redis-down' | 'redis-lost' | 'epoch-mismatch' | 'redis-behind' | 'stopped'
 
 export const FOLLOWER_STATES: readonly FollowerState[] = ['starting', 'initializing', 'bootstrapping', 'following', 'redis-down', 'redis-lost', 'epoch-mismatch', 'redis-behind', 'stopped']
+
+/** Why a replica does not hold what Redis holds (engine/replica/audit.ts), if it was found so. */
+export interface Divergence {
+  /** Keys the last audit pass found here that Redis does not hold, or holds with another value. */
+  keys: number
+  /** A few of them, `<db>/<key>`. */
+  examples: readonly string[]
+  /** The generation was bumped by a writer that did not go through the stream. */
+  foreignGeneration: boolean
+}
 
 export interface FollowerStatus {
   state: FollowerState
@@ -72,27 +90,27 @@ export interface FollowerStatus {
   appliedOps: number
   /** Key changes a bootstrap skipped because the replica already held that version or a newer one. */
   skippedOps: number
+  divergence: Divergence
+  /** Full audit passes over the replica since start. */
+  auditPasses: number
 }
 
-const BATCH_KEYS = 5000
+/** Whether the replica was found to differ from Redis (see `Divergence`). */
+export function diverged (d: Divergence): boolean {
+  return d.keys > 0 || d.foreignGeneration
+}
+
 const READ_COUNT = 1000
 const BLOCK_MS = 1000
 const LOUD_EVERY_MS = 30_000
+/** At most one audit batch a second, so the audit never holds the stream back for long. */
+const AUDIT_EVERY_MS = 1000
 
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
 function idTime (id: string): number {
   return Number(id.slice(0, id.indexOf('-')))
 }
-
-/** A change record of the stream: its sequence number and key changes. */
-function parseRecord (fields: Buffer[]): { seq: number, ops: StoreOp[] } {
-  const f = new Map<string, Buffer>()
-  for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!.toString(), fields[i + 1]!)
-  return { seq: Number(f.get('seq')?.toString()), ops: unpack(f.get('ops')!) as StoreOp[] }
-}
-
-const tagOf = (db: string, key: string): string => `${db}\0${key}`
 
 export interface FollowerOptions {
   readonly logger: Logger
@@ -109,10 +127,13 @@ export class Follower {
   private loop: Promise<void> | undefined
   /** When each loud message was last logged (each its own 30 s). */
   private readonly lastLoud = new Map<string, number>()
+  private readonly audit: ReplicaAudit
+  private auditedAt = 0
 
-  constructor (private readonly store: Store, private readonly settings: SharedStoreSettings, private readonly options: FollowerOptions) {
+  constructor (private readonly store: ReplicaStore, private readonly settings: SharedStoreSettings, private readonly options: FollowerOptions) {
     // Its own connection: XREAD BLOCK holds it. A command timeout bounds a read hung on a dead peer.
     this.redis = connectSharedStore(settings, { commandTimeout: BLOCK_MS + 4000 })
+    this.audit = new ReplicaAudit(this.redis, settings, store)
     const p = store.replicaPosition()
     this.status = {
       state: 'starting',
@@ -125,7 +146,9 @@ export class Follower {
       bootstraps: 0,
       appliedRecords: 0,
       appliedOps: 0,
-      skippedOps: 0
+      skippedOps: 0,
+      divergence: { keys: 0, examples: [], foreignGeneration: false },
+      auditPasses: 0
     }
   }
 
@@ -141,6 +164,9 @@ export class Follower {
   }
 
   private async run (): Promise<void> {
+    // Marked before Redis is even asked: a writer without Redis is refused from here on, so nothing
+    // it writes can miss the seed of a first start or the copy of a bootstrap.
+    await this.store.markFollower(this.settings.where)
     while (!this.closed) {
       try {
         await this.step()
@@ -195,12 +221,42 @@ export class Follower {
       return
     }
     await this.follow(position)
+    await this.check()
+  }
+
+  /** Replaces the replica with a snapshot of Redis (engine/replica/bootstrap.ts). */
+  async bootstrap (): Promise<void> {
+    await Bootstrap.run({ redis: this.redis, settings: this.settings, store: this.store, status: this.status, logger: this.options.logger, closed: () => this.closed })
+    // A complete bootstrap made the replica Redis's state: what an audit pass found before is gone.
+    if (this.store.replicaState() === 'following') {
+      this.audit.reset()
+      this.status.divergence = { keys: 0, examples: [], foreignGeneration: false }
+    }
   }
 
   /**
-   * Redis lacks records this replica applied (see `redis-behind` in the file comment): stops here,
-   * loudly, keeping the replica; the state is stored so the API refuses writes, across restarts too.
+   * Whether the replica still holds only what came from the stream: the generation check every
+   * step, one audit batch at most every AUDIT_EVERY_MS (see engine/replica/audit.ts).
    */
+  private async check (): Promise<void> {
+    if (this.status.state !== 'following' || this.closed) return
+    const d = this.status.divergence
+    d.foreignGeneration = this.store.foreignGeneration()
+    const now = Date.now()
+    if (now - this.auditedAt >= AUDIT_EVERY_MS) {
+      this.auditedAt = now
+      const position = this.store.replicaPosition()
+      if (position !== undefined) await this.audit.step(position)
+      const last = this.audit.last
+      if (last !== undefined) { d.keys = last.keys; d.examples = last.examples }
+      this.status.auditPasses = this.audit.passes
+    }
+    if (diverged(d)) {
+      this.loud('this replica DIVERGED from the shared store: it holds changes that did not come from Redis (a writer without common.redis-ip, or one that wrote LMDB itself); this host filters by a policy the other hosts do not have. It keeps following; repair it with a bootstrap (docs/operations-redis.md, "A replica that diverged")',
+        { keys: d.keys, examples: d.examples, foreignGeneration: d.foreignGeneration })
+    }
+  }
+
   /**
    * Redis's `seq`, read with its epoch: undefined when Redis no longer holds this replica's store
    * (emptied, or another one), which the next step reports instead of a store that went back.
@@ -214,15 +270,17 @@ export class Follower {
     return Number(got[1]![1] ?? 0)
   }
 
+  /**
+   * Redis lacks records this replica applied (see `redis-behind` in the file comment): stops here,
+   * loudly, keeping the replica; the state is stored so the API refuses writes, across restarts too.
+   */
   private async behind (position: ReplicaPosition, seq?: number): Promise<void> {
     // Redis's seq when the caller has not read it; none: Redis no longer holds this store at all.
     const redisSeq = seq ?? await this.seqOf(position)
     if (redisSeq === undefined) return
     this.status.redisSeq = redisSeq
     this.status.lagRecords = 0
-    if (this.store.replicaState() !== 'redis-behind') {
-      await this.store.applyReplicated([], undefined, { state: 'redis-behind' })
-    }
+    if (this.store.replicaState() !== 'redis-behind') await this.store.stopFollowing('redis-behind')
     this.status.state = 'redis-behind'
     this.loud('the shared store WENT BACK: Redis holds fewer change records than this replica applied (it lost its latest writes). This host keeps its replica and keeps answering DNS; API writes are refused until an operator reseeds Redis from the best replica (`filterd redis-seed --force`) or adopts what Redis holds (`filterd redis-seed --adopt`), docs/operations-redis.md', { applied: position.seq, redis: redisSeq })
     await sleep(1000)
@@ -237,196 +295,69 @@ export class Follower {
     const reply = await this.redis.xreadBuffer('COUNT', READ_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', keys.changes, position.id)
     if (this.closed) return
     if (reply === null || reply.length === 0) {
-      await this.options.onIdleRead?.()
-      const seq = await this.seqOf(position)
-      if (seq === undefined) return
-      if (seq < position.seq) { await this.behind(position, seq); return }
-      this.status.redisSeq = seq
-      this.status.lagRecords = seq - position.seq
-      if (seq === position.seq) { this.status.currentAt = Date.now(); this.status.lagMs = 0 }
-      if (seq > position.seq) {
-        // A record committed since the XREAD timed out is read next time; only if the stream no
-        // longer holds the one after ours was it trimmed past this replica.
-        const next = await this.redis.xrange(keys.changes, `(${position.id}`, '+', 'COUNT', 1)
-        if (next.length > 0) return
-        this.options.logger.warn({ applied: position.seq, redis: seq }, 'this replica fell behind the stream\'s retention: bootstrapping')
-        await this.bootstrap()
-      }
+      await this.idle(position)
       return
     }
-    const entries = reply[0]![1]
-    const ops: StoreOp[] = []
-    let seq = position.seq
-    let id = position.id
-    for (const [rawId, fields] of entries) {
-      const record = parseRecord(fields)
-      const s = record.seq
-      if (s <= seq) {
-        // After our position in the stream, a number already applied: Redis went back and reuses it.
-        if (ops.length > 0) break
-        await this.behind(position)
-        return
-      }
-      if (s !== seq + 1) {
-        this.options.logger.warn({ applied: seq, next: s }, 'change records are missing (trimmed before this host read them): bootstrapping')
-        if (ops.length > 0) break
-        await this.bootstrap()
-        return
-      }
-      for (const op of record.ops) ops.push(op)
-      seq = s
-      id = rawId.toString()
-    }
-    if (seq === position.seq) return
-    // Not waiting for the fsync: the records and their position commit together, so a crash loses
-    // at most the last few applied batches with their position, and they are read again from Redis.
-    await this.store.applyReplicated(ops, { epoch: position.epoch, id, seq }, { durable: false })
+    const batch = await this.nextRecords(position, reply[0]![1])
+    if (batch === undefined || batch.to.seq === position.seq) return
+    const { ops, to } = batch
+    await this.store.applyRecords(ops, to)
     const now = Date.now()
-    this.status.appliedRecords += seq - position.seq
+    this.status.appliedRecords += to.seq - position.seq
     this.status.appliedOps += ops.length
-    this.status.appliedSeq = seq
-    this.status.lagMs = Math.max(0, now - idTime(id))
-    this.status.redisSeq = Math.max(this.status.redisSeq, seq)
-    this.status.lagRecords = Math.max(0, this.status.redisSeq - seq)
+    this.status.appliedSeq = to.seq
+    this.status.lagMs = Math.max(0, now - idTime(to.id))
+    this.status.redisSeq = Math.max(this.status.redisSeq, to.seq)
+    this.status.lagRecords = Math.max(0, this.status.redisSeq - to.seq)
     if (this.status.lagRecords === 0) this.status.currentAt = now
     this.options.onApply?.(this.status)
   }
 
-  /** Replaces the replica with a snapshot of Redis (see the file comment). */
-  async bootstrap (): Promise<void> {
-    const { keys } = this.settings
-    this.status.state = 'bootstrapping'
-    const started = Date.now()
-    const snap = await this.redis.multi().get(keys.epoch).get(keys.seq).xrevrange(keys.changes, '+', '-', 'COUNT', 1).exec()
-    if (snap === null) throw new Error('snapshot transaction aborted')
-    for (const [err] of snap) if (err !== null) throw err
-    const epoch = snap[0]![1] as string | null
-    if (epoch === null) return // emptied meanwhile: the next step reports it
-    const seq = Number(snap[1]![1] ?? 0)
-    const last = snap[2]![1] as Array<[string, string[]]>
-    const id = last.length > 0 ? last[0]![0] : '0-0'
-    this.options.logger.info({ epoch, seq, redis: this.settings.where }, 'bootstrapping this replica from the shared store')
-    // In place: the replica keeps serving DNS what it holds while the copy overwrites it; keys
-    // Redis no longer has are swept after the copy. Until the end, no position (a kill restarts).
-    const heldAny = POLICY_DBS.some((db) => this.store.policyKeys(db, undefined, 1).length > 0)
-    await this.store.applyReplicated([], undefined, { forget: true, state: 'bootstrapping' })
-    // Keys copied at a version after the snapshot point `seq` (changed during the copy): the
-    // replay below skips their older changes. Keys at or before it cannot meet an older record.
-    const newer = new Map<string, number>()
-    let top = seq
-    let keysCopied = 0
-    // Keys unchanged since the snapshot, written only where the replica holds another value (HSCAN
-    // may return a key twice; a replica bootstrapped in place holds most of them already), and keys
-    // changed after it, written over (their newest version, as checked against `newer`).
-    let copies: StoreOp[] = []
-    let changes: StoreOp[] = []
-    const flush = async (): Promise<void> => {
-      if (copies.length + changes.length === 0) return
-      const skipped = await this.store.applyReplicated(changes, undefined, { durable: false, copies })
-      const written = copies.length + changes.length - skipped
-      keysCopied += written
-      this.status.appliedOps += written
-      this.status.skippedOps += skipped
-      copies = []
-      changes = []
+  /** A read found no record: where Redis is, and whether the stream still holds our next record. */
+  private async idle (position: ReplicaPosition): Promise<void> {
+    await this.options.onIdleRead?.()
+    const seq = await this.seqOf(position)
+    if (seq === undefined) return
+    if (seq < position.seq) { await this.behind(position, seq); return }
+    this.status.redisSeq = seq
+    this.status.lagRecords = seq - position.seq
+    if (seq === position.seq) { this.status.currentAt = Date.now(); this.status.lagMs = 0 }
+    if (seq > position.seq) {
+      // A record committed since the XREAD timed out is read next time; only if the stream no
+      // longer holds the one after ours was it trimmed past this replica.
+      const next = await this.redis.xrange(this.settings.keys.changes, `(${position.id}`, '+', 'COUNT', 1)
+      if (next.length > 0) return
+      this.options.logger.warn({ applied: position.seq, redis: seq }, 'this replica fell behind the stream\'s retention: bootstrapping')
+      await this.bootstrap()
     }
-    for (const db of POLICY_DBS) {
-      let cursor = '0'
-      do {
-        const [next, flat] = await this.redis.hscanBuffer(keys.hash[db], cursor, 'COUNT', BATCH_KEYS)
-        cursor = next.toString()
-        for (let i = 0; i + 1 < flat.length; i += 2) {
-          const key = flat[i]!.toString()
-          const { version, value } = parseStored(flat[i + 1]!)
-          if (version > seq) {
-            const tag = tagOf(db, key)
-            const held = newer.get(tag)
-            if (held !== undefined && held >= version) { this.status.skippedOps++; continue }
-            newer.set(tag, version)
-            if (version > top) top = version
-            changes.push(value === undefined ? [db, key] : [db, key, value])
-          } else if (value !== undefined) {
-            // Unchanged since the snapshot (a tombstone: absent).
-            copies.push([db, key, value])
-          }
-        }
-        if (copies.length + changes.length >= BATCH_KEYS) await flush()
-        if (this.closed) return
-      } while (cursor !== '0')
-    }
-    await flush()
-    // The sweep: keys this replica holds that Redis does not (deleted, or from another store).
-    for (const db of heldAny ? POLICY_DBS : []) {
-      let after: string | undefined
-      for (;;) {
-        const held = this.store.policyKeys(db, after, BATCH_KEYS)
-        if (held.length === 0) break
-        after = held[held.length - 1]
-        const stored = await this.redis.hmgetBuffer(keys.hash[db], ...held)
-        const gone: StoreOp[] = []
-        held.forEach((key, i) => {
-          const raw = stored[i]
-          // Absent: deleted at or before the snapshot (a later deletion leaves a tombstone), or never there.
-          if (raw === null || raw === undefined) { gone.push([db, key]); return }
-          const version = tombstoneVersion(raw)
-          if (version === undefined) return
-          // A tombstone: deleted at `version`; records up to it are older than this state, skipped.
-          gone.push([db, key])
-          if (version > seq) {
-            const tag = tagOf(db, key)
-            newer.set(tag, Math.max(newer.get(tag) ?? 0, version))
-            if (version > top) top = version
-          }
-        })
-        if (gone.length > 0) {
-          await this.store.applyReplicated(gone, undefined, { durable: false })
-          this.status.appliedOps += gone.length
-        }
-        if (this.closed) return
+  }
+
+  /**
+   * The records of one read that follow `position` without a gap; undefined when the first one
+   * cannot be applied (Redis went back, or records were trimmed: handled here).
+   */
+  private async nextRecords (position: ReplicaPosition, entries: Array<[Buffer, Buffer[]]>): Promise<{ ops: StoreOp[], to: ReplicaPosition } | undefined> {
+    const ops: StoreOp[] = []
+    let to = position
+    for (const [rawId, fields] of entries) {
+      const record = parseRecord(fields)
+      const s = record.seq
+      if (s <= to.seq) {
+        // After our position in the stream, a number already applied: Redis went back and reuses it.
+        if (ops.length > 0) break
+        await this.behind(position)
+        return undefined
       }
-    }
-    const floor = Number(await this.redis.get(keys.tombfloor) ?? 0)
-    if (floor > seq) {
-      this.options.logger.warn({ seq, floor }, 'deletions made during the bootstrap were already forgotten by Redis (a long bootstrap under many writes): starting it again')
-      return
-    }
-    // Replays the records after the snapshot up to the newest version copied (at least).
-    let position = { epoch, id, seq }
-    while (position.seq < top) {
-      const reply = await this.redis.xreadBuffer('COUNT', READ_COUNT, 'STREAMS', keys.changes, position.id)
-      if (this.closed) return
-      const entries = reply?.[0]?.[1] ?? []
-      const ops: StoreOp[] = []
-      let at = position
-      for (const [rawId, fields] of entries) {
-        const record = parseRecord(fields)
-        if (record.seq <= at.seq) continue
-        if (record.seq !== at.seq + 1) break
-        for (const op of record.ops) {
-          const tag = tagOf(op[0], op[1])
-          const held = newer.get(tag)
-          if (held !== undefined && held >= record.seq) { this.status.skippedOps++; continue }
-          if (held !== undefined) newer.set(tag, record.seq)
-          ops.push(op)
-        }
-        at = { epoch, id: rawId.toString(), seq: record.seq }
+      if (s !== to.seq + 1) {
+        this.options.logger.warn({ applied: to.seq, next: s }, 'change records are missing (trimmed before this host read them): bootstrapping')
+        if (ops.length > 0) break
+        await this.bootstrap()
+        return undefined
       }
-      if (at.seq === position.seq) {
-        this.options.logger.warn({ seq: position.seq, needed: top }, 'the change records after the snapshot were trimmed from the stream during the bootstrap: starting it again')
-        return
-      }
-      await this.store.applyReplicated(ops, undefined, { durable: false })
-      this.status.appliedOps += ops.length
-      this.status.appliedRecords += at.seq - position.seq
-      position = at
+      for (const op of record.ops) ops.push(op)
+      to = { epoch: position.epoch, id: rawId.toString(), seq: s }
     }
-    // The batches need no fsync of their own: until this last, durable transaction the replica
-    // says `bootstrapping`, and a crash before it restarts the bootstrap.
-    await this.store.applyReplicated([], position, { state: 'following' })
-    this.status.bootstraps++
-    this.status.epoch = epoch
-    this.status.appliedSeq = position.seq
-    this.options.logger.info({ keys: keysCopied, ms: Date.now() - started, seq: position.seq, snapshot: seq }, 'bootstrap done; following the stream')
+    return { ops, to }
   }
 
   /** Redis holds no store and this replica never followed one: create it from this replica. */
@@ -437,7 +368,7 @@ export class Follower {
     if (got === null) { await sleep(500); return } // another host creates it; bootstrap from it next
     try {
       const epoch = await seedSharedStore(this.redis, this.settings, this.store, 'init')
-      await this.store.applyReplicated([], { epoch, id: '0-0', seq: 0 }, { state: 'following' })
+      await this.store.completeReplica({ epoch, id: '0-0', seq: 0 })
       this.status.epoch = epoch
       this.options.logger.info({ epoch, redis: this.settings.where }, 'created the shared store from this host\'s replica')
     } finally {
@@ -452,7 +383,7 @@ export class Follower {
  * sees no store. `kind` `reseed` (an operator's `filterd redis-seed`) tells the other hosts to
  * replace their replicas with it; `init` (a first start) does not.
  */
-export async function seedSharedStore (redis: Redis, settings: SharedStoreSettings, store: Store, kind: 'init' | 'reseed'): Promise<string> {
+export async function seedSharedStore (redis: Redis, settings: SharedStoreSettings, store: ReplicaStore, kind: 'init' | 'reseed'): Promise<string> {
   const { keys } = settings
   await redis.del(keys.epoch, keys.changes, keys.seq, keys.tombs, keys.tombfloor, ...POLICY_DBS.map((db) => keys.hash[db]))
   for (const db of POLICY_DBS) {

@@ -27,7 +27,7 @@ import { Redis, type RedisOptions } from 'ioredis'
 import { pack, unpack } from 'msgpackr'
 import { sharesRedis } from '../config/shared-store.js'
 import type { Config } from '../config/types.js'
-import { POLICY_DBS, type PolicyDb } from '../store/index.js'
+import { POLICY_DBS, type PolicyDb, type StoreOp } from '../store/index.js'
 
 export interface RedisKeys {
   readonly epoch: string
@@ -152,4 +152,11 @@ export function tombstoneVersion (raw: Buffer): number | undefined {
 /** The `h:<db>` value of `value` at `version` (the seed writes version 0). */
 export function storedValue (version: number, value: unknown): Buffer {
   return Buffer.concat([Buffer.from(`${version}:`, 'latin1'), pack(value)])
+}
+
+/** A change record of the stream (fields `seq` and `ops`): its sequence number and key changes. */
+export function parseRecord (fields: Buffer[]): { seq: number, ops: StoreOp[] } {
+  const f = new Map<string, Buffer>()
+  for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!.toString(), fields[i + 1]!)
+  return { seq: Number(f.get('seq')?.toString()), ops: unpack(f.get('ops')!) as StoreOp[] }
 }

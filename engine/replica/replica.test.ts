@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util'
 import type { Redis } from 'ioredis'
 import { after, before, test, type TestContext } from 'node:test'
 import { silentLogger } from '../log/index.js'
-import { Store, type ReplicaPosition, type StoreOp, type UserRecord } from '../store/index.js'
+import type { Store, StoreOp, UserRecord } from '../store/index.js'
 import { redisClient, startRedis, type TestRedis } from '../testing/redis.js'
 import { commitToSharedStore } from './commit.js'
 import { Follower, seedSharedStore } from './follower.js'
@@ -23,6 +23,25 @@ after(async () => { await redis.stop() })
 const host = (t: TestContext): Store => tempStore(t, 'filterd-replica-').store
 
 const client = (t: TestContext): Redis => redisClient(t, redis)
+
+/** The store's replica applies (engine/store/replica.ts), each one transaction. */
+const APPLIES = ['startBootstrap', 'copySnapshot', 'applyBootstrap', 'applyRecords', 'completeReplica'] as const
+type ApplyName = typeof APPLIES[number]
+
+/** Runs `before` ahead of, and `after` behind, each replica apply of `s` (to inject writes, or look). */
+function aroundApplies (s: Store, hooks: { before?: (name: ApplyName, args: unknown[]) => Promise<void>, after?: (name: ApplyName) => void }): void {
+  for (const name of APPLIES) {
+    const original = (s[name] as (...a: unknown[]) => Promise<unknown>).bind(s)
+    Object.assign(s, {
+      [name]: async (...args: unknown[]): Promise<unknown> => {
+        await hooks.before?.(name, args)
+        const r = await original(...args)
+        hooks.after?.(name)
+        return r
+      }
+    })
+  }
+}
 
 /** Everything a host's policy holds, for comparing replicas. */
 function dump (s: Store): unknown {
@@ -76,7 +95,7 @@ test('an apply that fails midway leaves neither its changes nor its position; th
   const before = b.replicaPosition()!
   const generation = b.generation()
   // A transaction that dies after writing some keys (as a process killed mid-apply would).
-  await t.assert.rejects(b.applyReplicated([['users', 'zed', { name: 'zed' }], ['users', 'x'.repeat(4000), { bad: 'key longer than LMDB allows' }]], { ...before, seq: 99, id: '9-9' }))
+  await t.assert.rejects(b.applyRecords([['users', 'zed', { name: 'zed' }], ['users', 'x'.repeat(4000), { bad: 'key longer than LMDB allows' }]], { ...before, seq: 99, id: '9-9' }))
   t.assert.strictEqual(b.getUser('zed'), undefined)
   t.assert.deepStrictEqual(b.replicaPosition(), before)
   t.assert.strictEqual(b.generation(), generation)
@@ -136,7 +155,7 @@ test('Redis emptied: hosts keep their replicas and say so; a reseed from one rep
   t.assert.strictEqual(await r.get(settings.keys.epoch), null)
   // The operator reseeds from A (filterd redis-seed): B adopts it, both follow, writes work.
   const epoch = await seedSharedStore(r, settings, a, 'reseed')
-  await a.applyReplicated([], { epoch, id: '0-0', seq: 0 }, { state: 'following' })
+  await a.completeReplica({ epoch, id: '0-0', seq: 0 })
   await until('B adopting the reseeded store', () => lb.follower.status.state === 'following' && b.replicaPosition()?.epoch === epoch)
   await addUser(b, { name: 'bob', ip: ['10.0.0.2'] })
   await until('A applying', () => a.getUser('bob') !== undefined)
@@ -218,36 +237,37 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
   const applied: Array<{ key: string, marker: number | undefined }> = []
   let injections = 0
   let deleted = false
-  const apply = b.applyReplicated.bind(b)
-  b.applyReplicated = async (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: Parameters<Store['applyReplicated']>[2] = {}): Promise<number> => {
-    if (b.replicaState() === 'bootstrapping' || extra.state === 'bootstrapping') {
-      if (injections < 4) {
-        injections++
-        // After the snapshot point and before (or between) HSCAN calls.
-        for (let k = 0; k < 3; k++) await write([['users', 'alice', user('alice')]])
-        await write([['users', `new${injections}`, user(`new${injections}`)], ['users', `fill${injections * 7}`, user(`fill${injections * 7}`)]])
-        if (!deleted) {
-          deleted = true
-          await write([['users', 'carol', user('carol')]])
-          await write([['users', 'carol']])
-          await write([['users', 'dave', user('dave')]])
-          await write([['users', 'dave']])
-          await write([['users', 'dave', user('dave')]])
+  aroundApplies(b, {
+    async before (name, args) {
+      if (name === 'startBootstrap' || (b.replicaState() === 'bootstrapping' && name !== 'applyRecords')) {
+        if (injections < 4) {
+          injections++
+          // After the snapshot point and before (or between) HSCAN calls.
+          for (let k = 0; k < 3; k++) await write([['users', 'alice', user('alice')]])
+          await write([['users', `new${injections}`, user(`new${injections}`)], ['users', `fill${injections * 7}`, user(`fill${injections * 7}`)]])
+          if (!deleted) {
+            deleted = true
+            await write([['users', 'carol', user('carol')]])
+            await write([['users', 'carol']])
+            await write([['users', 'dave', user('dave')]])
+            await write([['users', 'dave']])
+            await write([['users', 'dave', user('dave')]])
+          }
         }
       }
+      // What this call writes: the copies of keys whose value differs (each once), then the changes.
+      const [copies, ops] = name === 'copySnapshot' ? args as [StoreOp[], StoreOp[]] : [[], name === 'applyBootstrap' || name === 'applyRecords' ? args[0] as StoreOp[] : []]
+      const copied = new Set<string>()
+      for (const [db, key, value] of copies) {
+        if (db !== 'users' || copied.has(key) || isDeepStrictEqual(b.getUser(key), value)) continue
+        copied.add(key)
+        applied.push({ key, marker: (value as UserRecord).filter[0] })
+      }
+      for (const [db, key, value] of ops) {
+        if (db === 'users') applied.push({ key, marker: (value as UserRecord | undefined)?.filter[0] })
+      }
     }
-    // What this call writes: the copies of keys whose value differs (each once), then the changes.
-    const copied = new Set<string>()
-    for (const [db, key, value] of extra.copies ?? []) {
-      if (db !== 'users' || copied.has(key) || isDeepStrictEqual(b.getUser(key), value)) continue
-      copied.add(key)
-      applied.push({ key, marker: (value as UserRecord).filter[0] })
-    }
-    for (const [db, key, value] of ops) {
-      if (db === 'users') applied.push({ key, marker: (value as UserRecord | undefined)?.filter[0] })
-    }
-    return await apply(ops, position, extra)
-  }
+  })
   const f = new Follower(b, settings, { logger: silentLogger() })
   f.start()
   t.after(async () => { await f.close() })
@@ -294,15 +314,15 @@ test('a bootstrap outlasted by the stream\'s retention (records and tombstones d
   for (let i = 0; i < 20; i++) await commitToSharedStore(r, settings, epoch, [['users', `u${i}`, a.newUser(`u${i}`)]])
   const b = host(t)
   let clears = 0
-  const apply = b.applyReplicated.bind(b)
-  b.applyReplicated = async (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: Parameters<Store['applyReplicated']>[2] = {}): Promise<number> => {
-    if (extra.state === 'bootstrapping' && ++clears === 1) {
-      // During the first bootstrap: a delete, then more writes than the stream keeps.
-      await commitToSharedStore(r, settings, epoch, [['users', 'u3']])
-      for (let i = 0; i < 30; i++) await commitToSharedStore(r, settings, epoch, [['users', `v${i}`, a.newUser(`v${i}`)]])
+  aroundApplies(b, {
+    async before (name) {
+      if (name === 'startBootstrap' && ++clears === 1) {
+        // During the first bootstrap: a delete, then more writes than the stream keeps.
+        await commitToSharedStore(r, settings, epoch, [['users', 'u3']])
+        for (let i = 0; i < 30; i++) await commitToSharedStore(r, settings, epoch, [['users', `v${i}`, a.newUser(`v${i}`)]])
+      }
     }
-    return await apply(ops, position, extra)
-  }
+  })
   const f = new Follower(b, settings, { logger: silentLogger() })
   f.start()
   t.after(async () => { await f.close() })
@@ -332,12 +352,11 @@ test('a host that fell behind the stream keeps serving its replica while it boot
   for (let i = 0; i < 300; i++) await commitToSharedStore(r, settings, epoch, [['users', `bulk${i}`, a.newUser(`bulk${i}`)]])
   // B's DNS server reads its store during the bootstrap: alice, unchanged, is there throughout.
   const missing: string[] = []
-  const apply = b.applyReplicated.bind(b)
-  b.applyReplicated = async (ops: readonly StoreOp[], position: ReplicaPosition | undefined, extra: Parameters<Store['applyReplicated']>[2] = {}): Promise<number> => {
-    const n = await apply(ops, position, extra)
-    if (b.userForAddress(a.getUser('alice')!.ip[0]!) !== 'alice' || b.getList('alice', 'black')[0] !== 'alice.example') missing.push(b.replicaState() ?? '?')
-    return n
-  }
+  aroundApplies(b, {
+    after () {
+      if (b.userForAddress(a.getUser('alice')!.ip[0]!) !== 'alice' || b.getList('alice', 'black')[0] !== 'alice.example') missing.push(b.replicaState() ?? '?')
+    }
+  })
   const f = new Follower(b, settings, { logger: silentLogger() })
   f.start()
   t.after(async () => { await f.close() })

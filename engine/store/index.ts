@@ -7,158 +7,40 @@
  * their id, the management API's under `api:<id>`, see API_CLIENT_PREFIX), `usage`
  * (per-client daily counts) and `meta` (the generation counter).
  *
- * Writes go through `write(fn)`: `fn` runs synchronously inside one LMDB write transaction (so a
- * request either changes everything it meant to or nothing), the generation is bumped in the same
- * transaction, and the returned promise resolves only once the commit is flushed to disk, so an
- * acknowledged API write survives a crash. Readers in other processes (the DNS server) see the
+ * Writes go through `write(fn)` (engine/store/writer.ts): `fn` runs synchronously inside one LMDB
+ * write transaction (so a request either changes everything it meant to or nothing), the generation
+ * is bumped in the same transaction, and the returned promise resolves only once the commit is
+ * flushed to disk, so an acknowledged API write survives a crash. A host of several applies the
+ * shared store's records through the `ReplicaStore` methods (engine/store/replica.ts). Readers in other processes (the DNS server) see the
  * commit on their next event turn, when lmdb-js renews its read transaction; they notice policy
  * changes by polling `generation()`, which is one cheap read.
  */
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb'
 import { existsSync, mkdirSync } from 'node:fs'
-import { isDeepStrictEqual } from 'node:util'
 import { join } from 'node:path'
 import type { Config } from '../config/types.js'
 import { EngineError } from '../errors.js'
 import { cidrContains, ipBytes, parseCidr, type Cidr } from '../net/ip.js'
+import { generationOf, LmdbReplica, META_POSITION, META_STATE, type ReplicaStore } from './replica.js'
+import {
+  API_CLIENT_PREFIX, CIDR_PREFIX, DB_NAMES, listKey,
+  type ClientRecord, type DbName, type ListKind, type ListScope, type PolicyDb, type RemoteCommit, type ReplicaPosition,
+  type ServerDefaults, type StoreOp, type StoreOptions, type StoreWriter, type UserDefaults, type UserRecord
+} from './types.js'
+import { writeLocal, writeRemote, type WriteTarget } from './writer.js'
 
 export { GenerationWatcher, GENERATION_CHECK_MS, type GenerationWatcherOptions } from './generation.js'
-
-export type OnOff = 'on' | 'off'
-
-/** A user as the spec's User object has it, without the lists (stored apart, they can be long). */
-export interface UserRecord {
-  name: string
-  safesearch: OnOff
-  safeyoutube: OnOff
-  status: 'enabled' | 'disabled'
-  filter: number[]
-  /** Canonical addresses and prefixes (see engine/net/ip.ts). */
-  ip: string[]
-}
-
-export interface ServerDefaults {
-  filter: number[]
-  safesearch: boolean
-  safeyoutube: boolean
-  safesearchredirect: string
-}
-
-export interface UserDefaults {
-  filter: number[]
-  safesearch: boolean
-  safeyoutube: boolean
-}
-
-export type ListKind = 'black' | 'white'
-/** `null` scope = the global lists. */
-export type ListScope = string | null
-
-export interface ClientRecord {
-  id: string
-  /** scrypt parameters and digest, hex. */
-  salt: string
-  hash: string
-  created: string
-  label?: string
-}
-
-export interface StoreOptions {
-  readOnly?: boolean
-  /** Initial `/config/` value of `safesearchredirect`, from the config file. */
-  safesearchredirect?: string
-  /** Initial `/config/` filter (the demo blocks a few categories out of the box). */
-  defaultFilter?: readonly number[]
-}
-
-const DB_NAMES = ['users', 'ips', 'lists', 'settings', 'clients', 'usage', 'meta'] as const
-type DbName = typeof DB_NAMES[number]
-
-const CIDR_PREFIX = 'cidr:'
-
-/**
- * Key prefix of the management API's clients in the `clients` table. They share the table (and so
- * its Redis replication and backups) with the categorization API's clients, whose ids cannot hold
- * a `:` (the end of the id in HTTP Basic): a categorization client can never be looked up, listed
- * or removed under a management API key, nor the other way round. A table of their own would need
- * a new LMDB database, which a read-only reader (the DNS role) cannot open in a store an older
- * version created.
- */
-export const API_CLIENT_PREFIX = 'api:'
-
-function listKey (scope: ListScope, kind: ListKind): string {
-  return scope === null ? `global:${kind}` : `user:${scope}:${kind}`
-}
-
-/** Write operations, valid only inside the callback of `Store.write`. */
-export interface StoreWriter {
-  readonly store: Store
-  putUser (user: UserRecord): void
-  /** Deletes the user, its address mappings and its lists. */
-  deleteUser (id: string): boolean
-  /**
-   * Maps each address to `userId`, taking it from any other user first (the billing system is the
-   * source of truth). Returns the addresses moved and from whom. Addresses must be canonical.
-   */
-  claimAddresses (userId: string, addresses: readonly string[]): Array<{ address: string, from: string }>
-  /** Unmaps addresses (only those that belong to `userId`). */
-  releaseAddresses (userId: string, addresses: readonly string[]): void
-  putList (scope: ListScope, kind: ListKind, entries: readonly string[]): void
-  putServerDefaults (value: ServerDefaults): void
-  putUserDefaults (value: UserDefaults): void
-  putClient (client: ClientRecord): void
-  deleteClient (id: string): boolean
-  /** A management API client (`filterd api-client`); `client.id` is the bare id. */
-  putApiClient (client: ClientRecord): void
-  deleteApiClient (id: string): boolean
-  /** A value in `meta` other than the generation (e.g. the active category database version). */
-  putMeta (key: string, value: unknown): void
-}
-
-/** The databases that hold policy: what Redis replicates between hosts (engine/replica). */
-export const POLICY_DBS = ['users', 'ips', 'lists', 'settings', 'clients'] as const
-export type PolicyDb = typeof POLICY_DBS[number]
-
-/** One physical change to a policy database: `value` undefined deletes the key. */
-export type StoreOp = [db: PolicyDb, key: string, value?: unknown]
-
-/**
- * One request's changes for the shared store: the physical key changes it made, and `basis`, the
- * sequence number of the last shared-store record the replica held when the request read it (0
- * without a replica position). The shared store refuses the changes if another host wrote one of
- * those keys after `basis` (engine/replica/commit.ts): the request is then computed again.
- */
-export interface RemoteWrite {
-  readonly ops: StoreOp[]
-  readonly basis: number
-}
-
-/**
- * Where policy writes go instead of the local LMDB (engine/replica, when `common.redis-ip` is set):
- * it receives the changes one request made, commits them in the shared store, and resolves once
- * this host's replica has them (or throws, and nothing was written). `again` runs the request once
- * more on the replica as it is now and returns its new changes: the commit calls it when the shared
- * store refused the first ones because another host changed the same keys meanwhile.
- */
-export type RemoteCommit = (write: RemoteWrite, again: () => RemoteWrite) => Promise<void>
-
-/** Replication state kept in `meta` by the follower (engine/replica), written with the changes. */
-export interface ReplicaPosition {
-  /** The shared store's identity: a replica never follows another store's stream. */
-  epoch: string
-  /** Last applied stream entry id and its sequence number. */
-  id: string
-  seq: number
-}
-
-/** Thrown to roll back the recording transaction of a remote write (never seen outside). */
-class Rollback extends Error {}
-const ROLLBACK = new Rollback('rollback')
+export {
+  API_CLIENT_PREFIX, POLICY_DBS,
+  type ClientRecord, type ListKind, type ListScope, type OnOff, type PolicyDb, type RemoteCommit, type RemoteWrite, type ReplicaPosition,
+  type ServerDefaults, type StoreOp, type StoreOptions, type StoreWriter, type UserDefaults, type UserRecord
+} from './types.js'
+export type { ReplicaStore } from './replica.js'
 
 /** How long `readSnapshot()` keeps one read transaction. */
 export const SNAPSHOT_MAX_AGE_MS = 1000
 
-export class Store {
+export class Store implements ReplicaStore {
   readonly root: RootDatabase
   readonly path: string
   private readonly dbs: Record<DbName, Database>
@@ -170,8 +52,8 @@ export class Store {
   private snapshotAt = 0
   private snapshotSweep: NodeJS.Timeout | undefined = undefined
   private remote: RemoteCommit | undefined = undefined
-  /** Changes recorded by the writer while a remote write runs its callback. */
-  private recording: StoreOp[] | undefined = undefined
+  private readonly replica: LmdbReplica
+  private readonly target: WriteTarget
 
   private constructor (path: string, root: RootDatabase, options: StoreOptions) {
     this.path = path
@@ -181,6 +63,8 @@ export class Store {
     const dbs: Partial<Record<DbName, Database>> = {}
     for (const name of DB_NAMES) dbs[name] = root.openDB({ name })
     this.dbs = dbs as Record<DbName, Database>
+    this.replica = new LmdbReplica(root, this.dbs)
+    this.target = { store: this, path, root, dbs: this.dbs }
   }
 
   /** Opens (creating when writable) the environment at `path`. */
@@ -238,8 +122,7 @@ export class Store {
 
   /** The policy generation: bumped by every write; readers drop cached policy when it moves. */
   generation (): number {
-    const g: unknown = this.dbs.meta.get('generation')
-    return typeof g === 'number' ? g : 0
+    return generationOf(this.dbs.meta)
   }
 
   getMeta (key: string): unknown {
@@ -408,20 +291,11 @@ export class Store {
   /**
    * Runs `fn` in one write transaction, bumps the generation, and resolves with its result once
    * the commit is durable. If `fn` throws, nothing it did is committed and the error propagates.
+   * With a remote commit installed, policy changes go there instead (engine/store/writer.ts); without
+   * one, a store that follows a shared store refuses them (ENGINE_STORE_FOLLOWS_REDIS).
    */
   async write<T> (fn: (w: StoreWriter) => T): Promise<T> {
-    if (this.remote !== undefined) return await this.writeRemote(fn, this.remote)
-    const writer = this.writer()
-    // A child transaction, so that a throw from `fn` rolls back what it already wrote: a plain
-    // async transaction commits the puts made before the throw.
-    const result = await this.root.childTransaction(() => {
-      const r = fn(writer)
-      // Inside a transaction a put applies at once; its promise reports the commit, as the transaction's does.
-      void this.dbs.meta.put('generation', this.generation() + 1)
-      return r
-    })
-    await this.root.flushed
-    return result
+    return this.remote !== undefined ? await writeRemote(this.target, fn, this.remote) : await writeLocal(this.target, fn)
   }
 
   /**
@@ -434,89 +308,18 @@ export class Store {
     this.remote = commit
   }
 
-  /**
-   * Remote writes run concurrently, each computed on the replica as it is when it starts: two that
-   * change the same key are ordered by the shared store's conflict check (the later one is computed
-   * again on a replica holding the earlier, engine/replica/commit.ts), as two hosts' writes are.
-   */
-  private async writeRemote<T> (fn: (w: StoreWriter) => T, commit: RemoteCommit): Promise<T> {
-    let result: T | undefined
-    // Runs `fn` on the replica in a write transaction that is rolled back (the replica changes
-    // only when the follower applies the shared store's record), recording its key changes and
-    // the replica's position it read. A request that changes no policy (meta only) commits here.
-    const attempt = (): RemoteWrite => {
-      const ops: StoreOp[] = []
-      let basis = 0
-      try {
-        this.root.transactionSync(() => {
-          basis = this.replicaPosition()?.seq ?? 0
-          this.recording = ops
-          try {
-            result = fn(this.writer())
-          } finally {
-            this.recording = undefined
-          }
-          if (ops.length > 0) throw ROLLBACK
-          this.dbs.meta.putSync('generation', this.generation() + 1)
-        })
-      } catch (err) {
-        if (err !== ROLLBACK) throw err
-      }
-      return { ops, basis }
-    }
-    const first = attempt()
-    if (first.ops.length > 0) await commit(first, attempt)
-    else await this.root.flushed
-    return result as T
-  }
+  // The replica's side (ReplicaStore, engine/store/replica.ts): reads here, applies in LmdbReplica.
 
-  /** `replica.state` as the follower last recorded it ('bootstrapping' while a bootstrap is incomplete). */
   replicaState (): string | undefined {
-    return this.dbs.meta.get('replica.state') as string | undefined
+    return this.dbs.meta.get(META_STATE) as string | undefined
   }
 
-  /** The follower's last applied position, or undefined before the first bootstrap. */
   replicaPosition (): ReplicaPosition | undefined {
-    return this.dbs.meta.get('replica') as ReplicaPosition | undefined
+    return this.dbs.meta.get(META_POSITION) as ReplicaPosition | undefined
   }
 
-  /**
-   * Applies changes from the shared store (engine/replica) in one transaction that also bumps the
-   * generation and records `position`, so a kill mid-apply leaves neither and the follower resumes
-   * from the previous position. `clear` empties the policy databases first; `forget` drops the
-   * recorded position (a bootstrap under way); `state` is stored as `replica.state` for health
-   * reports. `copies` (a bootstrap's keys unchanged since its snapshot) are written before `ops`,
-   * each only where the replica does not already hold that value (HSCAN may return a key twice, and
-   * a replica bootstrapped in place holds most of them); resolves to the number of copies skipped.
-   */
-  async applyReplicated (ops: readonly StoreOp[], position: ReplicaPosition | undefined,
-    extra: { clear?: boolean, forget?: boolean, state?: string, durable?: boolean, copies?: readonly StoreOp[] } = {}): Promise<number> {
-    let skipped = 0
-    // A child transaction: a throw midway rolls back what it wrote (see write()).
-    await this.root.childTransaction(() => {
-      if (extra.clear === true) {
-        for (const name of POLICY_DBS) this.dbs[name].clearSync()
-      }
-      if (extra.clear === true || extra.forget === true) this.dbs.meta.removeSync('replica')
-      for (const [db, key, value] of extra.copies ?? []) {
-        const d = this.dbs[db]
-        if (isDeepStrictEqual(d.get(key), value)) skipped++
-        else d.putSync(key, value)
-      }
-      for (const [db, key, value] of ops) {
-        const d = this.dbs[db]
-        if (value === undefined || value === null) d.removeSync(key)
-        else d.putSync(key, value)
-      }
-      this.dbs.meta.putSync('generation', this.generation() + 1)
-      if (position !== undefined) this.dbs.meta.putSync('replica', position)
-      if (extra.state !== undefined) this.dbs.meta.putSync('replica.state', extra.state)
-    })
-    if (extra.durable !== false) await this.root.flushed
-    return skipped
-  }
+  foreignGeneration (): boolean { return this.replica.foreignGeneration() }
 
-  /** Up to `limit` keys of a policy database after `after` (all from the start without it), in order. */
   policyKeys (db: PolicyDb, after: string | undefined, limit: number): string[] {
     const out: string[] = []
     for (const key of this.dbs[db].getKeys(after === undefined ? { limit } : { start: after, limit: limit + 1 })) {
@@ -527,76 +330,24 @@ export class Store {
     return out
   }
 
-  /** Every key and value of one policy database (a seed of the shared store from this replica). */
+  policyEntries (db: PolicyDb, after: string | undefined, limit: number): Array<{ key: string, value: unknown }> {
+    return this.replica.policyEntries(db, after, limit)
+  }
+
   * entries (db: PolicyDb): Iterable<{ key: string, value: unknown }> {
     for (const { key, value } of this.dbs[db].getRange()) yield { key: key as string, value }
   }
 
-  private writer (): StoreWriter {
-    const rec = this.recording
-    const wrap = (name: PolicyDb): Database => {
-      const d = this.dbs[name]
-      if (rec === undefined) return d
-      // Only putSync and removeSync are used by the writer below; they are recorded as they happen.
-      return Object.assign(Object.create(d) as Database, {
-        putSync: (key: string, value: unknown) => { rec.push([name, key, value]); return d.putSync(key, value) },
-        removeSync: (key: string) => { rec.push([name, key]); return d.removeSync(key) }
-      })
-    }
-    const users = wrap('users')
-    const ips = wrap('ips')
-    const lists = wrap('lists')
-    const settings = wrap('settings')
-    const clients = wrap('clients')
-    const { meta } = this.dbs
-    const keyOf = (a: string): string => a.includes('/') ? CIDR_PREFIX + a : a
-    return {
-      store: this,
-      putUser (user) { users.putSync(user.name, user) },
-      deleteUser (id) {
-        const user = users.get(id) as UserRecord | undefined
-        if (user === undefined) return false
-        for (const a of user.ip) if (ips.get(keyOf(a)) === id) ips.removeSync(keyOf(a))
-        lists.removeSync(listKey(id, 'black'))
-        lists.removeSync(listKey(id, 'white'))
-        users.removeSync(id)
-        return true
-      },
-      claimAddresses (userId, addresses) {
-        const moved: Array<{ address: string, from: string }> = []
-        for (const a of addresses) {
-          const owner = ips.get(keyOf(a)) as string | undefined
-          if (owner !== undefined && owner !== userId) {
-            moved.push({ address: a, from: owner })
-            const prev = users.get(owner) as UserRecord | undefined
-            if (prev !== undefined) users.putSync(owner, { ...prev, ip: prev.ip.filter((x) => x !== a) })
-          }
-          ips.putSync(keyOf(a), userId)
-        }
-        return moved
-      },
-      releaseAddresses (userId, addresses) {
-        for (const a of addresses) if (ips.get(keyOf(a)) === userId) ips.removeSync(keyOf(a))
-      },
-      putList (scope, kind, entries) {
-        if (entries.length === 0) lists.removeSync(listKey(scope, kind))
-        else lists.putSync(listKey(scope, kind), [...entries])
-      },
-      putServerDefaults (value) { settings.putSync('config', value) },
-      putUserDefaults (value) { settings.putSync('userconfig', value) },
-      putClient (client) {
-        if (client.id.includes(':')) throw new Error('a categorization API client id holds no ":"')
-        clients.putSync(client.id, client)
-      },
-      deleteClient (id) { return !id.includes(':') && clients.removeSync(id) },
-      putApiClient (client) { clients.putSync(API_CLIENT_PREFIX + client.id, client) },
-      deleteApiClient (id) { return clients.removeSync(API_CLIENT_PREFIX + id) },
-      putMeta (key, value) {
-        if (key === 'generation') throw new Error('the generation is bumped by write() itself')
-        meta.putSync(key, value)
-      }
-    }
-  }
+  async markFollower (redis: string): Promise<void> { await this.replica.markFollower(redis) }
+  async applyRecords (ops: readonly StoreOp[], position: ReplicaPosition): Promise<void> { await this.replica.applyRecords(ops, position) }
+  async startBootstrap (): Promise<void> { await this.replica.startBootstrap() }
+  async copySnapshot (copies: readonly StoreOp[], changes: readonly StoreOp[]): Promise<number> { return await this.replica.copySnapshot(copies, changes) }
+  async applyBootstrap (ops: readonly StoreOp[]): Promise<void> { await this.replica.applyBootstrap(ops) }
+  async completeReplica (position: ReplicaPosition): Promise<void> { await this.replica.completeReplica(position) }
+  async stopFollowing (state: 'redis-behind'): Promise<void> { await this.replica.stopFollowing(state) }
+
+  /** Forgets the shared store this store followed, if any (`filterd redis-seed --detach`); whether it did. */
+  async detachReplica (): Promise<boolean> { return await this.replica.detach() }
 }
 
 /** The config's initial `/config/` values, as store options (plain data: worker threads get it too). */

@@ -121,3 +121,32 @@ test('the generation watcher reports a write once, when it reads: polled after t
   t.assert.deepStrictEqual(seen, [store.generation() - 1, store.generation()])
   t.assert.strictEqual(watcher.generation, store.generation())
 })
+
+test('a store that follows a shared store refuses policy writes without Redis, takes meta-only ones, and is its own again once detached', async (t: TestContext) => {
+  const { store } = tempStore(t)
+  await store.write((w) => w.putUser(store.newUser('alice')))
+  t.assert.strictEqual(store.foreignGeneration(), false)
+  await store.markFollower('127.0.0.1:6379')
+  const g = store.generation()
+  await t.assert.rejects(store.write((w) => { w.putMeta('note', 1); w.putUser(store.newUser('dave')) }),
+    { code: 'ENGINE_STORE_FOLLOWS_REDIS', message: /replica of the shared Redis store at 127\.0\.0\.1:6379 .*common\.redis-ip/ })
+  t.assert.strictEqual(store.getUser('dave'), undefined)
+  t.assert.strictEqual(store.getMeta('note'), undefined, 'the whole write rolled back')
+  t.assert.strictEqual(store.generation(), g)
+  // The category database's activation (build-db) is per host: it still commits, and is no foreign write.
+  await store.write((w) => { w.putMeta('catdb.active', 2) })
+  t.assert.strictEqual(store.getMeta('catdb.active'), 2)
+  t.assert.strictEqual(store.foreignGeneration(), false)
+  // A writer that bumps the generation behind the replica's back shows, until a bootstrap completes.
+  await store.root.transaction(() => { void store.root.openDB({ name: 'meta' }).put('generation', store.generation() + 1) })
+  t.assert.strictEqual(store.foreignGeneration(), true)
+  await store.applyRecords([['users', 'bob', store.newUser('bob')]], { epoch: 'e', id: '1-0', seq: 1 })
+  t.assert.strictEqual(store.foreignGeneration(), true, 'an apply does not hide it')
+  await store.completeReplica({ epoch: 'e', id: '1-0', seq: 1 })
+  t.assert.strictEqual(store.foreignGeneration(), false)
+  t.assert.strictEqual(await store.detachReplica(), true)
+  t.assert.strictEqual(store.replicaPosition(), undefined)
+  await store.write((w) => w.putUser(store.newUser('dave')))
+  t.assert.notStrictEqual(store.getUser('dave'), undefined)
+  t.assert.strictEqual(await store.detachReplica(), false)
+})

@@ -3,12 +3,11 @@
  * several is (a follower applying the stream, API writes committed in Redis), in one process.
  */
 import { silentLogger, type Logger } from '../log/index.js'
-import type { Store } from '../store/index.js'
+import { Store } from '../store/index.js'
 import { createRemoteCommit } from '../replica/commit.js'
 import { Follower } from '../replica/follower.js'
 import { connectSharedStore, redisKeys, type SharedStoreSettings } from '../replica/redis.js'
-import { tempStore } from './store.js'
-import type { Cleanup } from './temp.js'
+import { makeTempDir, type Cleanup } from './temp.js'
 import { until } from './wait.js'
 
 let prefixes = 0
@@ -51,10 +50,15 @@ export interface LinkedHost {
   readonly link: LinkedStore
 }
 
-/** A host linked to `settings` once its replica is current; store and link closed after the test. */
+/**
+ * A host linked to `settings` once its replica is current; after the test the link is closed first,
+ * then the store (a follower still running would read a closed store).
+ */
 export async function linkedHost (t: Cleanup, settings: SharedStoreSettings, logger: Logger = silentLogger()): Promise<LinkedHost> {
-  const { store } = tempStore(t, 'filterd-replica-')
-  const link = await linkStore(store, settings, logger)
-  t.after(async () => { await link.close() })
-  return { store, link }
+  const { dir, cleanup } = makeTempDir('filterd-replica-')
+  const store = Store.open(dir)
+  const linked: { link?: LinkedStore } = {}
+  t.after(async () => { await linked.link?.close(); await store.close(); cleanup() })
+  linked.link = await linkStore(store, settings, logger)
+  return { store, link: linked.link }
 }

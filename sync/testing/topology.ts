@@ -99,7 +99,8 @@ export interface Host {
   readonly syncUrl: string
   readonly dnsPort: number
   readonly procs: HostProcess[]
-  start (role: 'sync' | 'api' | 'dns'): Promise<HostProcess>
+  /** Starts a role; `configFile` instead of the host's config (an api role started without Redis, say). */
+  start (role: 'sync' | 'api' | 'dns', configFile?: string): Promise<HostProcess>
   stop (): Promise<void>
 }
 
@@ -123,8 +124,8 @@ export async function defineHost (topo: Topology, i: number, root: string, redis
   const config = join(dir, 'filterd.json')
   writeFileSync(config, JSON.stringify(doc))
   const procs: HostProcess[] = []
-  const start = async (role: 'sync' | 'api' | 'dns'): Promise<HostProcess> => {
-    const [cmd, ...args] = [...topo.prefix(i), process.execPath, FILTERD, role, '--config', config]
+  const start = async (role: 'sync' | 'api' | 'dns', configFile = config): Promise<HostProcess> => {
+    const [cmd, ...args] = [...topo.prefix(i), process.execPath, FILTERD, role, '--config', configFile]
     const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
     const output: string[] = []
     let buffered = ''

@@ -1,0 +1,133 @@
+/**
+ * The store's records and the types its two kinds of writer share: a request's writer (`StoreWriter`,
+ * engine/store/writer.ts) and the replica's applier (`ReplicaStore`, engine/store/replica.ts).
+ */
+import type { Store } from './index.js'
+
+export type OnOff = 'on' | 'off'
+
+/** A user as the spec's User object has it, without the lists (stored apart, they can be long). */
+export interface UserRecord {
+  name: string
+  safesearch: OnOff
+  safeyoutube: OnOff
+  status: 'enabled' | 'disabled'
+  filter: number[]
+  /** Canonical addresses and prefixes (see engine/net/ip.ts). */
+  ip: string[]
+}
+
+export interface ServerDefaults {
+  filter: number[]
+  safesearch: boolean
+  safeyoutube: boolean
+  safesearchredirect: string
+}
+
+export interface UserDefaults {
+  filter: number[]
+  safesearch: boolean
+  safeyoutube: boolean
+}
+
+export type ListKind = 'black' | 'white'
+/** `null` scope = the global lists. */
+export type ListScope = string | null
+
+export interface ClientRecord {
+  id: string
+  /** scrypt parameters and digest, hex. */
+  salt: string
+  hash: string
+  created: string
+  label?: string
+}
+
+export interface StoreOptions {
+  readOnly?: boolean
+  /** Initial `/config/` value of `safesearchredirect`, from the config file. */
+  safesearchredirect?: string
+  /** Initial `/config/` filter (the demo blocks a few categories out of the box). */
+  defaultFilter?: readonly number[]
+}
+
+export const DB_NAMES = ['users', 'ips', 'lists', 'settings', 'clients', 'usage', 'meta'] as const
+export type DbName = typeof DB_NAMES[number]
+
+/** The databases that hold policy: what Redis replicates between hosts (engine/replica). */
+export const POLICY_DBS = ['users', 'ips', 'lists', 'settings', 'clients'] as const
+export type PolicyDb = typeof POLICY_DBS[number]
+
+/** Key prefix of delegated prefixes in `ips` (an exact address is its own key). */
+export const CIDR_PREFIX = 'cidr:'
+
+/**
+ * Key prefix of the management API's clients in the `clients` table. They share the table (and so
+ * its Redis replication and backups) with the categorization API's clients, whose ids cannot hold
+ * a `:` (the end of the id in HTTP Basic): a categorization client can never be looked up, listed
+ * or removed under a management API key, nor the other way round. A table of their own would need
+ * a new LMDB database, which a read-only reader (the DNS role) cannot open in a store an older
+ * version created.
+ */
+export const API_CLIENT_PREFIX = 'api:'
+
+export function listKey (scope: ListScope, kind: ListKind): string {
+  return scope === null ? `global:${kind}` : `user:${scope}:${kind}`
+}
+
+/** Write operations, valid only inside the callback of `Store.write`. */
+export interface StoreWriter {
+  readonly store: Store
+  putUser (user: UserRecord): void
+  /** Deletes the user, its address mappings and its lists. */
+  deleteUser (id: string): boolean
+  /**
+   * Maps each address to `userId`, taking it from any other user first (the billing system is the
+   * source of truth). Returns the addresses moved and from whom. Addresses must be canonical.
+   */
+  claimAddresses (userId: string, addresses: readonly string[]): Array<{ address: string, from: string }>
+  /** Unmaps addresses (only those that belong to `userId`). */
+  releaseAddresses (userId: string, addresses: readonly string[]): void
+  putList (scope: ListScope, kind: ListKind, entries: readonly string[]): void
+  putServerDefaults (value: ServerDefaults): void
+  putUserDefaults (value: UserDefaults): void
+  putClient (client: ClientRecord): void
+  deleteClient (id: string): boolean
+  /** A management API client (`filterd api-client`); `client.id` is the bare id. */
+  putApiClient (client: ClientRecord): void
+  deleteApiClient (id: string): boolean
+  /** A value in `meta` other than the generation (e.g. the active category database version). */
+  putMeta (key: string, value: unknown): void
+}
+
+/** One physical change to a policy database: `value` undefined deletes the key. */
+export type StoreOp = [db: PolicyDb, key: string, value?: unknown]
+
+/**
+ * One request's changes for the shared store: the physical key changes it made, and `basis`, the
+ * sequence number of the last shared-store record the replica held when the request read it (0
+ * without a replica position). The shared store refuses the changes if another host wrote one of
+ * those keys after `basis` (engine/replica/commit.ts): the request is then computed again.
+ */
+export interface RemoteWrite {
+  readonly ops: StoreOp[]
+  readonly basis: number
+}
+
+/**
+ * Where policy writes go instead of the local LMDB (engine/replica, when `common.redis-ip` is set):
+ * it receives the changes one request made, commits them in the shared store, and resolves once
+ * this host's replica has them (or throws, and nothing was written). `again` runs the request once
+ * more on the replica as it is now and returns its new changes: the commit calls it when the shared
+ * store refused the first ones because another host changed the same keys meanwhile.
+ */
+export type RemoteCommit = (write: RemoteWrite, again: () => RemoteWrite) => Promise<void>
+
+/** Replication state kept in `meta` by the follower (engine/replica), written with the changes. */
+export interface ReplicaPosition {
+  /** The shared store's identity: a replica never follows another store's stream. */
+  epoch: string
+  /** Last applied stream entry id and its sequence number. */
+  id: string
+  seq: number
+}

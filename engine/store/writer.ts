@@ -1,0 +1,150 @@
+/**
+ * The store's write side (engine/store/index.ts keeps the reads), as lmdb-js keeps its write
+ * transactions apart from its reads: the `StoreWriter` a request's callback gets, over tables that
+ * either write LMDB (a local write) or write it and record each key change (a write whose changes go
+ * to the shared store, which the follower then applies: engine/replica).
+ *
+ * A store that follows a shared store (`replica.follows`, engine/store/replica.ts) takes no policy
+ * write from a process without Redis: the local write records what its callback changes and, if
+ * that is policy, throws ENGINE_STORE_FOLLOWS_REDIS inside the transaction, so nothing is kept.
+ * Meta-only writes (the category database's active version, per host) still commit.
+ */
+import type { Database, RootDatabase } from 'lmdb'
+import { bumpGeneration, followsRedisError, followsSharedStore, META_FOLLOWS, type FollowerMark } from './replica.js'
+import {
+  API_CLIENT_PREFIX, CIDR_PREFIX, listKey,
+  type DbName, type PolicyDb, type RemoteCommit, type RemoteWrite, type ReplicaPosition, type StoreOp, type StoreWriter, type UserRecord
+} from './types.js'
+import type { Store } from './index.js'
+
+/** What a writer reads and changes: one LMDB table each, every change optionally recorded. */
+interface WriterTables {
+  get (db: PolicyDb, key: string): unknown
+  put (db: PolicyDb, key: string, value: unknown): void
+  remove (db: PolicyDb, key: string): boolean
+}
+
+/** The tables of `dbs`; each put and remove pushed onto `recording` when given. */
+function lmdbTables (dbs: Record<DbName, Database>, recording?: StoreOp[]): WriterTables {
+  return {
+    get: (db, key): unknown => dbs[db].get(key),
+    put: (db, key, value) => { recording?.push([db, key, value]); dbs[db].putSync(key, value) },
+    remove: (db, key) => { recording?.push([db, key]); return dbs[db].removeSync(key) }
+  }
+}
+
+const addressKey = (a: string): string => a.includes('/') ? CIDR_PREFIX + a : a
+
+/** The writer a `Store.write` callback gets. */
+function createWriter (store: Store, t: WriterTables, meta: Database): StoreWriter {
+  const owner = (a: string): string | undefined => t.get('ips', addressKey(a)) as string | undefined
+  return {
+    store,
+    putUser (user) { t.put('users', user.name, user) },
+    deleteUser (id) {
+      const user = t.get('users', id) as UserRecord | undefined
+      if (user === undefined) return false
+      for (const a of user.ip) if (owner(a) === id) t.remove('ips', addressKey(a))
+      t.remove('lists', listKey(id, 'black'))
+      t.remove('lists', listKey(id, 'white'))
+      t.remove('users', id)
+      return true
+    },
+    claimAddresses (userId, addresses) {
+      const moved: Array<{ address: string, from: string }> = []
+      for (const a of addresses) {
+        const from = owner(a)
+        if (from !== undefined && from !== userId) {
+          moved.push({ address: a, from })
+          const prev = t.get('users', from) as UserRecord | undefined
+          if (prev !== undefined) t.put('users', from, { ...prev, ip: prev.ip.filter((x) => x !== a) })
+        }
+        t.put('ips', addressKey(a), userId)
+      }
+      return moved
+    },
+    releaseAddresses (userId, addresses) {
+      for (const a of addresses) if (owner(a) === userId) t.remove('ips', addressKey(a))
+    },
+    putList (scope, kind, entries) {
+      if (entries.length === 0) t.remove('lists', listKey(scope, kind))
+      else t.put('lists', listKey(scope, kind), [...entries])
+    },
+    putServerDefaults (value) { t.put('settings', 'config', value) },
+    putUserDefaults (value) { t.put('settings', 'userconfig', value) },
+    putClient (client) {
+      if (client.id.includes(':')) throw new Error('a categorization API client id holds no ":"')
+      t.put('clients', client.id, client)
+    },
+    deleteClient (id) { return !id.includes(':') && t.remove('clients', id) },
+    putApiClient (client) { t.put('clients', API_CLIENT_PREFIX + client.id, client) },
+    deleteApiClient (id) { return t.remove('clients', API_CLIENT_PREFIX + id) },
+    putMeta (key, value) {
+      if (key === 'generation') throw new Error('the generation is bumped by write() itself')
+      meta.putSync(key, value)
+    }
+  }
+}
+
+/** What the write paths need of a store. */
+export interface WriteTarget {
+  readonly store: Store
+  readonly path: string
+  readonly root: RootDatabase
+  readonly dbs: Record<DbName, Database>
+}
+
+/**
+ * A write committed here: `fn` in one transaction that bumps the generation, resolved once durable.
+ * A child transaction, so that a throw from `fn` rolls back what it already wrote (a plain async
+ * transaction commits the puts made before the throw). Refused for policy on a store that follows Redis.
+ */
+export async function writeLocal<T> (target: WriteTarget, fn: (w: StoreWriter) => T): Promise<T> {
+  const { dbs } = target
+  const result = await target.root.childTransaction(() => {
+    // Read inside the write transaction: a follower that marks the store first is seen here.
+    const follows = followsSharedStore(dbs.meta)
+    const recorded: StoreOp[] = []
+    const r = fn(createWriter(target.store, lmdbTables(dbs, follows ? recorded : undefined), dbs.meta))
+    if (recorded.length > 0) throw followsRedisError(target.path, dbs.meta.get(META_FOLLOWS) as FollowerMark | undefined)
+    bumpGeneration(dbs.meta, follows ? 'keep' : 'none')
+    return r
+  })
+  await target.root.flushed
+  return result
+}
+
+/** Thrown to roll back the recording transaction of a remote write (never seen outside). */
+const ROLLBACK = new Error('rollback')
+
+/**
+ * A write whose policy changes go to `commit` (the shared store), not here: `fn` runs on the replica
+ * in a write transaction that is rolled back (the replica changes only when the follower applies the
+ * shared store's record), recording its key changes and the replica position it read. A request
+ * that changes no policy (meta only) commits here. Remote writes run concurrently, each computed on
+ * the replica as it is when it starts: two that change the same key are ordered by the shared
+ * store's conflict check (engine/replica/commit.ts), as two hosts' writes are.
+ */
+export async function writeRemote<T> (target: WriteTarget, fn: (w: StoreWriter) => T, commit: RemoteCommit): Promise<T> {
+  const { dbs } = target
+  let result: T | undefined
+  const attempt = (): RemoteWrite => {
+    const ops: StoreOp[] = []
+    let basis = 0
+    try {
+      target.root.transactionSync(() => {
+        basis = (dbs.meta.get('replica') as ReplicaPosition | undefined)?.seq ?? 0
+        result = fn(createWriter(target.store, lmdbTables(dbs, ops), dbs.meta))
+        if (ops.length > 0) throw ROLLBACK
+        bumpGeneration(dbs.meta, followsSharedStore(dbs.meta) ? 'keep' : 'none')
+      })
+    } catch (err) {
+      if (err !== ROLLBACK) throw err
+    }
+    return { ops, basis }
+  }
+  const first = attempt()
+  if (first.ops.length > 0) await commit(first, attempt)
+  else await target.root.flushed
+  return result as T
+}
