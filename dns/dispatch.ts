@@ -72,8 +72,8 @@ export class Dispatcher {
   private readonly sink: QueryLogSink
   private readonly metrics: DnsMetrics
   private readonly logger: Logger
-  private readonly limiter: RateLimiter | null
-  private readonly limitDrop: boolean
+  private limiter: RateLimiter | null
+  private limitDrop: boolean
   private readonly truncateAny: boolean
   private readonly safeVideo = new SafeVideo()
   private readonly scratchOut = Buffer.allocUnsafe(kAnswerBufferSize)
@@ -93,6 +93,13 @@ export class Dispatcher {
     this.limiter = o.limiter ?? null
     this.limitDrop = o.limitAction === 'drop'
     this.truncateAny = o.truncateAnyOverUdp ?? false
+  }
+
+  /** A config reload's `proxy.rate-limit*` keys: the new limiter (null: off) replaces the old one. */
+  setRateLimit (limiter: RateLimiter | null, action: 'refuse' | 'drop'): void {
+    this.limiter?.close()
+    this.limiter = limiter
+    this.limitDrop = action === 'drop'
   }
 
   /** The forwarder, whose answers come back through `onUpstream` (set before any front listens). */

@@ -56,6 +56,10 @@ export interface DnsServer {
   readonly dispatch: 'inline' | 'pool'
   /** The UDP I/O path in use (`proxy.io` resolved). */
   readonly io: UdpIo
+  /** Applies a config reload's live keys (`dnscache.forward`, `proxy.rate-limit*`; engine/config/reload.ts). */
+  reload (config: Readonly<Config>, keys: readonly string[]): Promise<void>
+  /** The policy generation of the store this process reads (undefined with `dispatch: pool`, whose workers read it). */
+  generation (): number | undefined
   close (): Promise<void>
 }
 
@@ -201,6 +205,19 @@ class FrontProcessServer implements DnsServer {
       this.endpoints.push(`dns udp+tcp ${formatHostPort({ host: hp.host, port })} (udp io ${this.io})`)
       return
     }
+  }
+
+  async reload (config: Readonly<Config>, keys: readonly string[]): Promise<void> {
+    if (keys.includes('dnscache.forward')) await this.forwarder!.reconfigure(config.dnscache.forward.map((r) => parseHostPort(r, 53)))
+    if (keys.some((k) => k.startsWith('proxy.rate-limit'))) {
+      const p = config.proxy
+      this.limiter = p['rate-limit'] > 0 ? new RateLimiter(p['rate-limit'], p['rate-limit-prefix-v4'], p['rate-limit-prefix-v6']) : null
+      this.dispatcher!.setRateLimit(this.limiter, p['rate-limit-action'])
+    }
+  }
+
+  generation (): number | undefined {
+    return this.store?.generation()
   }
 
   async close (): Promise<void> {

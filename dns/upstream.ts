@@ -182,8 +182,8 @@ const kProbeQuery = Buffer.from([0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0,
 export class Forwarder {
   private readonly resolvers: Resolver[]
   private readonly timeoutMs: number
-  private readonly tryMs: number
-  private readonly maxTries: number
+  private tryMs: number
+  private maxTries: number
   private readonly probeMs: number
   private readonly rotateMs: number
   private readonly poolSize: number
@@ -594,6 +594,30 @@ export class Forwarder {
         r.retired.add(old)
       }, () => {})
     }
+  }
+
+  // reconfigure: merged with h29up
+  /**
+   * Replaces the resolver list (a config reload of `dnscache.forward`): a resolver kept keeps its
+   * sockets and state; a new one gets its pool; a removed one's sockets close once its tries in
+   * flight have timed out (they fail over to the new list like any timeout).
+   */
+  async reconfigure (addresses: readonly ResolverAddress[]): Promise<void> {
+    if (addresses.length === 0) throw new Error('dnscache.forward names no resolver')
+    const name = (a: ResolverAddress): string => `${a.host}|${a.port}`
+    const old = new Map(this.resolvers.map((r) => [name(r), r]))
+    const next = addresses.map((a) => old.get(name(a)) ?? new Resolver(a))
+    for (const r of next) if (!old.has(name(r))) await this.fillPool(r)
+    for (const r of this.resolvers) {
+      if (next.includes(r)) continue
+      const socks = [...r.pool, ...r.retired]
+      r.pool.length = 0
+      r.retired.clear()
+      setTimeout(() => { for (const s of socks) { this.bySerial.delete(s.serial); s.sock.close() } }, this.timeoutMs).unref()
+    }
+    this.resolvers.splice(0, this.resolvers.length, ...next)
+    this.maxTries = Math.min(kMaxTries, next.length)
+    this.tryMs = Math.max(5, Math.floor(this.timeoutMs / this.maxTries) - Math.max(10, Math.min(50, Math.floor(this.timeoutMs / this.maxTries) >> 3)))
   }
 
   /** Fails every waiting query (onAnswer with null) and closes the sockets. */
