@@ -46,7 +46,7 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
     } catch (err) {
       if (err instanceof SharedStoreUnavailable) {
         logger.warn({ err: err.message }, 'write refused: shared store unavailable')
-        throw apiError('API_STORE_UNAVAILABLE', err.message)
+        throw apiError('API_STORE_UNAVAILABLE', withoutClientDetail(err))
       }
       throw err
     }
@@ -64,4 +64,14 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
       redis.disconnect()
     }
   }
+}
+
+/**
+ * The 503's message: the shared store's own sentence without the Redis client's words ("Stream isn't
+ * writeable and enableOfflineQueue options is false"), which are for the operator and stay in the
+ * log line written with it.
+ */
+function withoutClientDetail (err: Error): string {
+  const detail = (err.cause as Error | undefined)?.message
+  return detail === undefined || detail === '' ? err.message : err.message.replace(`: ${detail}`, '')
 }

@@ -43,6 +43,8 @@ export interface FrontDoor {
   clientAddress (req: HttpRequest): string
   /** Applies the access rules, then forwards to the API daemon; always answers. */
   handle (req: HttpRequest, res: HttpResponse): Promise<void>
+  /** Replaces the access rules (a config reload of `api.access`); the lines are valid (the config loader compiled them). */
+  setAccess (lines: readonly string[]): void
   /** Drops the idle keep-alive connections to the API daemon. */
   close (): void
 }
@@ -87,7 +89,7 @@ const WRITE_METHODS: ReadonlySet<string> = new Set(['PUT', 'POST', 'DELETE', 'PA
 
 export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: Logger, options: FrontDoorOptions = {}): FrontDoor {
   const apiHost = hostName(config.api.host)
-  const rules = compileAccessRules(config.api.access)
+  let rules = compileAccessRules(config.api.access)
   const audit = auditLogger(logger)
   const trusted: Cidr[] = config.api['trusted-proxies'].map((text) => {
     const cidr = parseCidr(text)
@@ -199,6 +201,7 @@ export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: 
       return hostHeader !== undefined && hostName(hostHeader) === apiHost
     },
     clientAddress,
+    setAccess (lines) { rules = compileAccessRules(lines) },
     async handle (req, res) {
       const client = clientAddress(req)
       if (!rules.allows(client)) {

@@ -21,6 +21,7 @@ import { createHttpMetrics } from '../engine/metrics/http.js'
 import { normalizeDomain } from '../engine/names/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
+import { healthReport, registerHealthRoute, type HealthProblem, type HealthReport } from '../engine/health/index.js'
 import { verdictOf } from '../engine/verdict/index.js'
 import { LookupCounters } from './counters.js'
 import { Reporter } from './reporter.js'
@@ -106,6 +107,15 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     if (req.method !== 'GET') { notAllowed(res); return }
     res.json(counters.snapshot())
   }))
+  const endpoints: string[] = []
+  const health = (): HealthReport => {
+    const problems: HealthProblem[] = []
+    if (!reporter.isBillingOk) problems.push({ what: 'billing', why: `no successful contact with the statistics server ${section['collector-url']}: lookups answer 503` })
+    if (catdb.activeVersion === 0) problems.push({ what: 'database', why: 'no category database yet: every name answers 404 until an update is applied' })
+    return healthReport({ role: 'local', listeners: endpoints, problems, extra: { databaseVersion: catdb.activeVersion } })
+  }
+  // /health for callers in the container (the health check, `filterd status`); for others a name like any other.
+  registerHealthRoute(server, health, { loopbackOnly: true, fallback: counted })
   server.route('*', '/*', counted)
 
   // The first contact and the first update check happen before the service answers, so its first
@@ -127,8 +137,10 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const onHup = (): void => { void updater.checkNow() }
   process.on('SIGUSR2', onUsr2)
   process.on('SIGHUP', onHup)
+  endpoints.push(`local http ${formatHostPort({ ...listen, port: bound.port })}`)
   return {
-    endpoints: [`local http ${formatHostPort({ ...listen, port: bound.port })}`],
+    endpoints,
+    health,
     async close () {
       process.off('SIGUSR2', onUsr2)
       process.off('SIGHUP', onHup)

@@ -4,7 +4,8 @@
  * `healthReport`: its problems make it `degraded`; `ok` is true only when there are none. The
  * route answers 200 when ok and 503 otherwise, which is what a load balancer's check wants.
  */
-import type { HttpServer } from '../http/index.js'
+import type { Handler, HttpServer } from '../http/index.js'
+import { isLoopback } from '../metrics/http.js'
 
 /** One thing that is wrong, in words an operator acts on. */
 export interface HealthProblem {
@@ -67,9 +68,23 @@ export function storeGeneration (read: () => number, problems: HealthProblem[]):
   }
 }
 
+export interface HealthRouteOptions {
+  /**
+   * Answer only callers on this host (a public listener: the categorization API, the local service):
+   * others get `fallback` (the role's own handler, for which /health is a name like any other) or 404.
+   */
+  loopbackOnly?: boolean
+  fallback?: Handler
+}
+
 /** GET /health on `http`: the report, 200 when ok, 503 when degraded. */
-export function registerHealthRoute (http: HttpServer, report: () => HealthReport | Promise<HealthReport>): void {
-  http.route('GET', '/health', async (_req, res) => {
+export function registerHealthRoute (http: HttpServer, report: () => HealthReport | Promise<HealthReport>, options: HealthRouteOptions = {}): void {
+  http.route('GET', '/health', async (req, res) => {
+    if (options.loopbackOnly === true && !isLoopback(req.remoteAddress)) {
+      if (options.fallback !== undefined) return await options.fallback(req, res)
+      res.json({ error: { code: 'HTTP_NOT_FOUND', message: 'not found' } }, 404)
+      return
+    }
     const r = await report()
     res.json(r, r.ok ? 200 : 503)
   })

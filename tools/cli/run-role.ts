@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname } from 'node:path'
 import { formatHostPort, loadConfigFile, mergeLive, planReload, type Config, type LogLevel, type RoleName } from '../../engine/config/index.js'
 import { EngineError, isEngineError } from '../../engine/errors.js'
-import { createLogger, type Logger } from '../../engine/log/index.js'
+import { auditLogger, createLogger, type Logger } from '../../engine/log/index.js'
 import type { RunningRole } from '../../engine/role.js'
 import { loadRole, sectionOf } from './roles.js'
 
@@ -100,6 +100,11 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
   const level = (section['log-level'] ?? config.common['log-level']) as LogLevel
   const logger = createLogger({ destination: section.log ?? '-', level, role })
   const start = await loadRole(role)
+  // From the moment the pid file names this process, SIGHUP (`filterd reload`, logrotate) must not kill
+  // it: one arriving during the start is remembered and handled once the role runs.
+  let hupDuringStart = false
+  const onEarlyHup = (): void => { hupDuringStart = true }
+  process.on('SIGHUP', onEarlyHup)
   claimPidFile(role, section.pid)
   let running: RunningRole
   try {
@@ -143,9 +148,14 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
   // handler, a role logging to `-` too: without one, SIGHUP's default action would kill it.
   let current = config
   let reloading = Promise.resolve()
-  process.on('SIGHUP', () => {
-    reloading = reloading.then(async () => { current = await reloadRole(role, current, running, logger) })
-  })
+  const onHup = (): void => {
+    reloading = reloading
+      .then(async () => { current = await reloadRole(role, current, running, logger) })
+      .catch((err: unknown) => { logger.error({ err }, `${role}: config reload failed`) })
+  }
+  process.on('SIGHUP', onHup)
+  process.off('SIGHUP', onEarlyHup)
+  if (hupDuringStart) onHup()
   // `filterd all` stops its children through the IPC channel too: a closed channel means the
   // parent is gone, and a role left running without it would hold the ports.
   process.on('disconnect', () => stop('parent exited'))
@@ -160,7 +170,11 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
  * restart (kept at its old value). A config that does not load is refused, naming the key, and the
  * running one stays. Resolves with the config the role now runs with.
  */
-export async function reloadRole (role: RoleName, current: Readonly<Config>, running: RunningRole, logger: Logger): Promise<Readonly<Config>> {
+export async function reloadRole (role: RoleName, current: Readonly<Config>, running: RunningRole, roleLogger: Logger): Promise<Readonly<Config>> {
+  // A record of a config change, written whatever the role's log-level (like an audit line), so a
+  // reload that sets `warn` still says so. Made again once a new level is set: a pino child whose
+  // level equals its parent's follows the parent's later changes.
+  let logger = auditLogger(roleLogger)
   let next: Readonly<Config>
   try {
     next = loadConfigFile(current.source)
@@ -178,7 +192,10 @@ export async function reloadRole (role: RoleName, current: Readonly<Config>, run
   const merged = mergeLive(current, next, plan.live)
   try {
     const level = (sectionOf(merged, role)['log-level'] ?? merged.common['log-level']) as LogLevel
-    if (logger.level !== level) logger.level = level
+    if (roleLogger.level !== level) {
+      roleLogger.level = level
+      logger = auditLogger(roleLogger)
+    }
     await running.reload?.(merged, plan.live)
   } catch (err) {
     logger.error({ err, keys: plan.live }, `${role}: config reload failed while applying ${plan.live.join(', ')}; restart the ${role} role to apply the new config`)
