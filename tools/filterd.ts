@@ -134,7 +134,7 @@ async function main (argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then((code) => {
   if (code >= 0) process.exit(code)
 }, (err: unknown) => {
-  if (isEngineError(err) && err.code === 'ENGINE_ALREADY_RUNNING') {
+  if (startingRole !== undefined && isEngineError(err) && err.code === 'ENGINE_ALREADY_RUNNING') {
     // Not a failure of the role but a refusal to start a second one: one line naming the pid, as
     // the README promises, with nothing for a person to dig it out of.
     process.stderr.write(`filterd: ${err.code}: ${err.message}\n`)
