@@ -93,8 +93,8 @@ async function withMetricsListener (ctx: RoleContext, role: RunningRole): Promis
   endpoints[endpoints.length - 1] = `dns metrics http ${formatHostPort({ host: hp.host, port })} (/metrics, /health)`
   return {
     endpoints,
-    ...(role.reload === undefined ? {} : { reload: role.reload }),
-    ...(role.health === undefined ? {} : { health: role.health }),
+    reload: async (config, keys) => { await role.reload?.(config, keys) },
+    ...(role.health === undefined ? {} : { health: () => role.health!() }),
     async close () {
       await http.close()
       await role.close()

@@ -76,7 +76,7 @@ function roleArgs (name: string, argv: string[]): { config?: string, help: boole
       throw new Error(`--on-crash must be one of ${ON_CRASH.join(', ')} (got "${String(onCrash)}")`)
     }
     return {
-      ...(values.config === undefined ? {} : { config: values.config as string }),
+      ...(values.config === undefined ? {} : { config: values.config }),
       help: values.help === true,
       json: values.json === true,
       ...(onCrash === undefined ? {} : { onCrash: onCrash as OnCrash })

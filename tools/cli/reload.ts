@@ -5,7 +5,7 @@
  * Each role logs what it applied and what needs its restart. Exit 0 when at least one role was
  * signalled, 1 when the config is invalid or no role of it runs, 2 on usage.
  */
-import { loadConfigFile, type RoleName } from '../../engine/config/index.js'
+import { loadConfigFile } from '../../engine/config/index.js'
 import { commandArgs } from './command-args.js'
 import { ROLE_NAMES, sectionOf } from './roles.js'
 import { livePid } from './run-role.js'
@@ -32,7 +32,7 @@ export async function run (argv: string[]): Promise<number> {
   let signalled = 0
   for (const role of ROLE_NAMES) {
     if (only !== undefined && role !== only) continue
-    const pidFile = sectionOf(config, role as RoleName).pid
+    const pidFile = sectionOf(config, role).pid
     const pid = livePid(pidFile, role)
     if (pid === undefined) continue
     process.kill(pid, 'SIGHUP')
