@@ -75,7 +75,7 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
  */
 function storeRefusal (err: unknown): unknown {
   if (!isEngineError(err)) return err
-  if (err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE') return apiError('API_STORE_UNAVAILABLE', err.message)
+  if (err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE') return apiError('API_STORE_UNAVAILABLE', withoutClientDetail(err))
   if (err.code === 'ENGINE_STORE_FOLLOWS_REDIS') return apiError('API_STORE_FOLLOWS_REDIS', err.message)
   return err
 }
@@ -95,4 +95,14 @@ export function answeringStoreRefusals (handler: Handler): Handler {
     }
     return result instanceof Promise ? result.catch((err: unknown) => { throw storeRefusal(err) }) : result
   }
+}
+
+/**
+ * The 503's message: the shared store's own sentence without the Redis client's words ("Stream isn't
+ * writeable and enableOfflineQueue options is false"), which are for the operator and stay in the
+ * log line written with it.
+ */
+function withoutClientDetail (err: Error): string {
+  const detail = (err.cause as Error | undefined)?.message
+  return detail === undefined || detail === '' ? err.message : err.message.replace(`: ${detail}`, '')
 }

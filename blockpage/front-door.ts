@@ -30,6 +30,7 @@ import type { Config } from '../engine/config/index.js'
 import { parseHostPort } from '../engine/config/index.js'
 import { FRONT_DOOR_ERRORS, type FrontDoorErrorCode, type HttpRequest, type HttpResponse } from '../engine/http/index.js'
 import { auditLogger, type Logger } from '../engine/log/index.js'
+import { compileAccessRules } from '../engine/net/access.js'
 import { apiNetwork } from '../engine/net/api-network.js'
 import { clientAddress, type ClientAddressRule } from '../engine/net/client-address.js'
 import { hostName } from '../engine/net/host.js'
@@ -42,6 +43,8 @@ export interface FrontDoor {
   clientAddress (req: HttpRequest): string
   /** Applies the access rules, then forwards to the API daemon; always answers. */
   handle (req: HttpRequest, res: HttpResponse): Promise<void>
+  /** Replaces the access rules (a config reload of `api.access`); the lines are valid (the config loader compiled them). */
+  setAccess (lines: readonly string[]): void
   /** Drops the idle keep-alive connections to the API daemon. */
   close (): void
 }
@@ -77,6 +80,7 @@ function refuse (req: HttpRequest, res: HttpResponse, client: string, logger: Lo
 export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: Logger, options: FrontDoorOptions = {}): FrontDoor {
   const network = apiNetwork(config.api)
   const rule: ClientAddressRule = { trusted: network.trustedProxies }
+  let access = network.access
   const audit = auditLogger(logger)
   const relay = new ApiRelay({ listen: parseHostPort(config.api.listen), timeoutMs: options.timeoutMs ?? 30_000 })
   return {
@@ -84,9 +88,10 @@ export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: 
       return hostHeader !== undefined && hostName(hostHeader) === network.apiHost
     },
     clientAddress: (req) => clientAddress(req, rule),
+    setAccess (lines) { access = compileAccessRules(lines) },
     async handle (req, res) {
       const client = clientAddress(req, rule)
-      if (!network.access.allows(client)) {
+      if (!access.allows(client)) {
         refuse(req, res, client, logger, audit)
         return
       }

@@ -9,6 +9,13 @@ import { startBlockPage } from './server.js'
 
 export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
-  const running = await startBlockPage({ config, logger, frontDoor: createFrontDoor(config, logger), impl: roleHttpImpl(config.common['http-server'], 'public') })
-  return { endpoints: running.endpoints, close: () => running.close() }
+  const frontDoor = createFrontDoor(config, logger)
+  const running = await startBlockPage({ config, logger, frontDoor, impl: roleHttpImpl(config.common['http-server'], 'public') })
+  return {
+    endpoints: running.endpoints,
+    // A config reload (SIGHUP): the front door's address rules apply live.
+    reload: async (next, keys) => { if (keys.includes('api.access')) frontDoor.setAccess(next.api.access) },
+    health: () => running.health(),
+    close: () => running.close()
+  }
 }

@@ -22,7 +22,8 @@ import { domainToUnicode } from 'node:url'
 import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
 import { formatHostPort, parseHostPort, type Config, type Language } from '../engine/config/index.js'
 import { EngineError } from '../engine/errors.js'
-import { createHttpMetrics } from '../engine/metrics/http.js'
+import { createHttpMetrics, isLoopback } from '../engine/metrics/http.js'
+import { healthReport, storeGeneration, type HealthProblem, type HealthReport } from '../engine/health/index.js'
 import { createHttpServer, type Handler, type HttpImpl, type HttpRequest, type HttpResponse, type HttpServer } from '../engine/http/index.js'
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
@@ -206,6 +207,8 @@ export interface RunningBlockPage {
   readonly tlsPort: number | undefined
   readonly impl: HttpImpl
   readonly endpoints: readonly string[]
+  /** What GET /health answers a caller on this host (engine/health). */
+  health (): HealthReport
   close (): Promise<void>
 }
 
@@ -274,6 +277,11 @@ export async function startBlockPage (options: BlockPageOptions): Promise<Runnin
     const bodyLimit = config.api['body-limit']
     const onError = (err: unknown, req: HttpRequest): void => { logger.error({ err, host: req.header('host'), path: req.path }, 'block page request failed') }
     const endpoints: string[] = []
+    const health = (): HealthReport => {
+      const problems: HealthProblem[] = []
+      const generation = storeGeneration(() => store.generation(), problems)
+      return healthReport({ role: 'blockpage', listeners: endpoints, problems, ...(generation === undefined ? {} : { generation }) })
+    }
     const metrics = createHttpMetrics('blockpage')
     const listenOn = async (address: string, scheme: 'http' | 'https'): Promise<{ port: number, server: HttpServer }> => {
       const tls = scheme === 'https' ? { cert: config.blockpage['tls-cert'] ?? '', key: config.blockpage['tls-key'] ?? '' } : undefined
@@ -282,6 +290,12 @@ export async function startBlockPage (options: BlockPageOptions): Promise<Runnin
       server.route('*', '/*', page)
       // Loopback callers get the metrics; a subscriber asking a blocked site for /metrics, the page.
       metrics.mount(server, page)
+      // Likewise /health; for the API's host name it is the API's own /health, through the front door.
+      server.route('GET', '/health', async (req, res) => {
+        if (!isLoopback(req.remoteAddress) || options.frontDoor?.isApiHost(req.header('host')) === true) return await page(req, res)
+        const r = health()
+        res.json(r, r.ok ? 200 : 503)
+      })
       servers.push(server)
       const hp = parseHostPort(address)
       try {
@@ -301,6 +315,7 @@ export async function startBlockPage (options: BlockPageOptions): Promise<Runnin
       tlsPort: https?.port,
       impl: http.server.impl,
       endpoints,
+      health,
       close: closeAll
     }
   } catch (err) {

@@ -7,6 +7,7 @@ import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
+import { healthReport, registerHealthRoute, storeGeneration, type HealthProblem, type HealthReport } from '../engine/health/index.js'
 import { roleHttpImpl } from '../engine/http/index.js'
 import { ExistenceChecker } from './resolver.js'
 import { createCatApi } from './server.js'
@@ -26,6 +27,14 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     impl: roleHttpImpl(config.common['http-server'], 'known'),
     logger
   })
+  const endpoints: string[] = []
+  const health = (): HealthReport => {
+    const problems: HealthProblem[] = []
+    const generation = storeGeneration(() => store.generation(), problems)
+    return healthReport({ role: 'catapi', listeners: endpoints, problems, ...(generation === undefined ? {} : { generation }) })
+  }
+  // Public listeners: /health for callers on this host only (monitoring, `filterd status`).
+  for (const server of [api.registered, api.anonymous]) registerHealthRoute(server, health, { loopbackOnly: true })
   const reg = parseHostPort(section.listen)
   const anon = parseHostPort(section['anon-listen'])
   let ports
@@ -36,11 +45,13 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     await store.close()
     throw err
   }
+  endpoints.push(
+    `catapi registered http://${formatHostPort({ host: reg.host, port: ports.registered })}`,
+    `catapi anonymous http://${formatHostPort({ host: anon.host, port: ports.anonymous })}`
+  )
   return {
-    endpoints: [
-      `catapi registered http://${formatHostPort({ host: reg.host, port: ports.registered })}`,
-      `catapi anonymous http://${formatHostPort({ host: anon.host, port: ports.anonymous })}`
-    ],
+    endpoints,
+    health,
     async close () {
       await api.close()
       await store.close()

@@ -15,7 +15,20 @@ try {
     stopping = true
     server.close().then(() => process.exit(0), () => process.exit(1))
   }
-  process.on('message', (m: { type?: string }) => { if (m.type === 'dns-stop') stop() })
+  process.on('message', (m: { type?: string, config?: Config, keys?: string[] }) => {
+    if (m.type === 'dns-stop') stop()
+    if (m.type === 'dns-reload' && m.config !== undefined) {
+      // A config reload (SIGHUP to the primary, tools/cli/run-role.ts): the live keys, and the log level.
+      const next = m.config
+      logger.level = next.proxy['log-level'] ?? next.common['log-level']
+      server.reload?.(next, m.keys ?? []).then(
+        () => process.send?.({ type: 'dns-reloaded' }),
+        (err: unknown) => process.send?.({ type: 'dns-reloaded', error: (err as Error).message }))
+    }
+  })
+  // SIGHUP reopens the log file (engine/log) when there is one; the primary sends it only then, but
+  // one sent to the whole process group must not kill a front process either.
+  process.on('SIGHUP', () => {})
   process.on('disconnect', stop)
   // The primary handles SIGTERM/SIGINT and tells us; a terminal's ^C reaches us too: ignore it.
   process.on('SIGINT', () => {})

@@ -95,8 +95,8 @@ export class Dispatcher {
   private readonly sink: QueryLogSink
   private readonly metrics: DnsMetrics
   private readonly logger: Logger
-  private readonly limiter: RateLimiter | null
-  private readonly limitDrop: boolean
+  private limiter: RateLimiter | null
+  private limitDrop: boolean
   private readonly truncateAny: boolean
   private readonly tap: DnstapTap | null
   /** Build a record per query: statistics or dnstap want it. */
@@ -124,6 +124,13 @@ export class Dispatcher {
     this.tap = o.tap ?? null
     this.records = this.sink.enabled || this.tap !== null
     this.sizes = new UdpSizes(o.upstreamEdnsSize)
+  }
+
+  /** A config reload's `proxy.rate-limit*` keys: the new limiter (null: off) replaces the old one. */
+  setRateLimit (limiter: RateLimiter | null, action: 'refuse' | 'drop'): void {
+    this.limiter?.close()
+    this.limiter = limiter
+    this.limitDrop = action === 'drop'
   }
 
   /** One query from a front. */

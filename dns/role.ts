@@ -15,6 +15,8 @@ import type { QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { createHttpServer, listenOrUndo } from '../engine/http/index.js'
 import { DnsMetrics, registerMetricsRoute, startMetricsPublisher } from '../engine/metrics/index.js'
+import { healthReport, registerHealthRoute, storeGeneration, type HealthProblem } from '../engine/health/index.js'
+import type { Config } from '../engine/config/index.js'
 import { createQueryLogSink } from '../engine/stats/index.js'
 import { startDnsServer } from './server.js'
 
@@ -49,6 +51,12 @@ export async function startFrontProcess (ctx: RoleContext, options: DnsRoleOptio
     : {}) })
   return {
     endpoints: server.endpoints,
+    reload: async (config, keys) => { await server.reload(config, keys) },
+    health () {
+      const problems: HealthProblem[] = []
+      const generation = storeGeneration(() => server.generation() ?? -1, problems)
+      return healthReport({ role: 'dns', listeners: server.endpoints, problems, ...(generation === undefined || generation < 0 ? {} : { generation }) })
+    },
     async close () {
       await server.close()
       await publisher.close()
@@ -76,9 +84,17 @@ async function withMetricsListener (ctx: RoleContext, role: RunningRole): Promis
   const http = createHttpServer({ impl: 'node', bodyLimit: 1024, logger: { warn: (m) => { ctx.logger.warn(m) } } })
   registerMetricsRoute(http, { config: ctx.config, defaultPrefix: 'filterd_dns_' })
   const hp = parseHostPort(listen)
+  const endpoints = [...role.endpoints, '']
+  registerHealthRoute(http, async () => {
+    const inner = await role.health?.()
+    return healthReport({ ...inner, role: 'dns', listeners: endpoints, problems: inner?.degraded ?? [], ...(inner?.generation === undefined ? {} : { generation: inner.generation }) })
+  })
   const port = await listenOrUndo(http, hp.host, hp.port, () => role.close())
+  endpoints[endpoints.length - 1] = `dns metrics http ${formatHostPort({ host: hp.host, port })} (/metrics, /health)`
   return {
-    endpoints: [...role.endpoints, `dns metrics http ${formatHostPort({ host: hp.host, port })} (/metrics)`],
+    endpoints,
+    reload: async (config, keys) => { await role.reload?.(config, keys) },
+    ...(role.health === undefined ? {} : { health: () => role.health!() }),
     async close () {
       await http.close()
       await role.close()
@@ -91,8 +107,11 @@ async function startCluster (ctx: RoleContext, processes: number): Promise<Runni
   let stopping = false
   const workers = new Set<Worker>()
   let endpoints: readonly string[] = []
+  // The config the front processes run: a reload's live keys replace their values here too, so a
+  // process forked again after a reload starts with them.
+  let current: Readonly<Config> = ctx.config
   const fork = async (index: number): Promise<Worker> => {
-    const w = cluster.fork({ [ENV_CONFIG]: JSON.stringify(ctx.config), [ENV_INDEX]: String(index) })
+    const w = cluster.fork({ [ENV_CONFIG]: JSON.stringify(current), [ENV_INDEX]: String(index) })
     workers.add(w)
     w.on('exit', (code, signal) => {
       workers.delete(w)
@@ -125,8 +144,30 @@ async function startCluster (ctx: RoleContext, processes: number): Promise<Runni
   // logrotate signals the pid in proxy.pid (this primary); the children write the log file too.
   const forwardHup = (): void => { if (ctx.config.proxy.log !== '-') for (const w of workers) w.process.kill('SIGHUP') }
   process.on('SIGHUP', forwardHup)
+  const shown = endpoints.map((e) => `${e} (${processes} processes)`)
   return {
-    endpoints: endpoints.map((e) => `${e} (${processes} processes)`),
+    endpoints: shown,
+    async reload (config, keys) {
+      current = config
+      // Each front process applies them itself (cluster-worker.ts) and answers; a failure is the reload's.
+      await Promise.all([...workers].map(async (w) => {
+        await new Promise<void>((resolve, reject) => {
+          const onMessage = (m: { type?: string, error?: string }): void => {
+            if (m.type !== 'dns-reloaded') return
+            w.off('message', onMessage)
+            if (m.error === undefined) resolve(); else reject(new Error(m.error))
+          }
+          w.on('message', onMessage)
+          w.send({ type: 'dns-reload', config, keys })
+        })
+      }))
+    },
+    health () {
+      const problems: HealthProblem[] = workers.size < processes
+        ? [{ what: 'processes', why: `${workers.size} of ${processes} front processes running (proxy.processes); a dead one is started again` }]
+        : []
+      return healthReport({ role: 'dns', listeners: shown, problems, extra: { processes: workers.size } })
+    },
     async close () {
       stopping = true
       process.off('SIGHUP', forwardHup)

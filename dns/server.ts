@@ -20,7 +20,7 @@ import { RateLimiter } from './rate-limit.js'
 import { UdpFront } from './udp-front.js'
 import { NativeUdpFront } from './native-udp-front.js'
 import { createDnstapTap, type DnstapTap } from './dnstap-sink.js'
-import { Forwarder, type ResolverAddress } from './upstream.js'
+import { Forwarder } from './upstream.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
 
 export { kMaxTcpQueryFrame, kMaxTcpInflight } from './tcp-front.js'
@@ -57,8 +57,10 @@ export interface DnsServer {
   readonly dispatch: 'inline' | 'pool'
   /** The UDP I/O path in use (`proxy.io` resolved). */
   readonly io: UdpIo
-  /** Swaps the forwarder's resolvers live (`dnscache.forward` as parsed); queries in flight are kept (Forwarder.reconfigure). */
-  reconfigureForwarders (resolvers: readonly ResolverAddress[]): Promise<void>
+  /** Applies a config reload's live keys (`dnscache.forward`, `proxy.rate-limit*`; engine/config/reload.ts). */
+  reload (config: Readonly<Config>, keys: readonly string[]): Promise<void>
+  /** The policy generation of the store this process reads (undefined with `dispatch: pool`, whose workers read it). */
+  generation (): number | undefined
   close (): Promise<void>
 }
 
@@ -216,8 +218,17 @@ class FrontProcessServer implements DnsServer {
     }
   }
 
-  async reconfigureForwarders (resolvers: readonly ResolverAddress[]): Promise<void> {
-    await this.forwarder?.reconfigure(resolvers)
+  async reload (config: Readonly<Config>, keys: readonly string[]): Promise<void> {
+    if (keys.includes('dnscache.forward')) await this.forwarder!.reconfigure(config.dnscache.forward.map((r) => parseHostPort(r, 53)))
+    if (keys.some((k) => k.startsWith('proxy.rate-limit'))) {
+      const p = config.proxy
+      this.limiter = p['rate-limit'] > 0 ? new RateLimiter(p['rate-limit'], p['rate-limit-prefix-v4'], p['rate-limit-prefix-v6']) : null
+      this.dispatcher!.setRateLimit(this.limiter, p['rate-limit-action'])
+    }
+  }
+
+  generation (): number | undefined {
+    return this.store?.generation()
   }
 
   async close (): Promise<void> {

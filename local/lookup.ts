@@ -7,6 +7,7 @@ import type { Taxonomy } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
 import type { Config } from '../engine/config/index.js'
 import { createHttpServer, roleHttpImpl, type Handler, type HttpResponse, type HttpServer } from '../engine/http/index.js'
+import { registerHealthRoute, type HealthReport } from '../engine/health/index.js'
 import type { Logger } from '../engine/log/index.js'
 import { createHttpMetrics } from '../engine/metrics/http.js'
 import { normalizeDomain } from '../engine/names/index.js'
@@ -27,6 +28,8 @@ export interface LookupDeps {
   readonly counters: LookupCounters
   /** False while the last contact with the statistics server failed: lookups answer 503. */
   readonly billingOk: () => boolean
+  /** The role's /health report, answered to loopback callers (the container's health check, `filterd status`). */
+  readonly health?: () => HealthReport
 }
 
 /** `GET /<domain_name>`: 200 with the verdict, 404 (no body) when not categorized, 503 on a billing failure. */
@@ -84,6 +87,8 @@ export function createLocalServer (config: Config, logger: Logger, deps: LookupD
     if (req.method !== 'GET') { notAllowed(res); return }
     res.json(deps.counters.snapshot())
   }))
+  // /health for callers in the container; for others a name like any other.
+  if (deps.health !== undefined) registerHealthRoute(server, deps.health, { loopbackOnly: true, fallback: counted })
   server.route('*', '/*', counted)
   return server
 }

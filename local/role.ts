@@ -17,6 +17,7 @@ import { CategoryDb } from '../engine/catdb/index.js'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
+import { healthReport, type HealthProblem, type HealthReport } from '../engine/health/index.js'
 import { LookupCounters } from './counters.js'
 import { createLocalServer } from './lookup.js'
 import { Reporter } from './reporter.js'
@@ -41,7 +42,14 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     logger,
     extra: () => ({ version: updater.applied()?.version ?? null })
   })
-  const server = createLocalServer(config, logger, { catdb, taxonomy, counters, billingOk: () => reporter.isBillingOk })
+  const endpoints: string[] = []
+  const health = (): HealthReport => {
+    const problems: HealthProblem[] = []
+    if (!reporter.isBillingOk) problems.push({ what: 'billing', why: `no successful contact with the statistics server ${section['collector-url']}: lookups answer 503` })
+    if (catdb.activeVersion === 0) problems.push({ what: 'database', why: 'no category database yet: every name answers 404 until an update is applied' })
+    return healthReport({ role: 'local', listeners: endpoints, problems, extra: { databaseVersion: catdb.activeVersion } })
+  }
+  const server = createLocalServer(config, logger, { catdb, taxonomy, counters, billingOk: () => reporter.isBillingOk, health })
 
   // The first contact and the first update check happen before the service answers, so its first
   // answers already reflect them; neither blocks start for longer than its own timeout.
@@ -62,8 +70,10 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const onHup = (): void => { void updater.checkNow() }
   process.on('SIGUSR2', onUsr2)
   process.on('SIGHUP', onHup)
+  endpoints.push(`local http ${formatHostPort({ ...listen, port: bound.port })}`)
   return {
-    endpoints: [`local http ${formatHostPort({ ...listen, port: bound.port })}`],
+    endpoints,
+    health,
     async close () {
       process.off('SIGUSR2', onUsr2)
       process.off('SIGHUP', onHup)

@@ -97,6 +97,16 @@ start_instance () {
     caps+=(--inh-caps "+$c" --ambient-caps "+$c")
   done
   while IFS= read -r e; do [ -n "$e" ] && envs+=("$e"); done < <(key Environment "$unit")
+  # ExecStartPre as systemd runs it: as the unit's user, after its folders exist; a failure stops the start.
+  local pre
+  while IFS= read -r pre; do
+    [ -n "$pre" ] || continue
+    echo "systemctl: ExecStartPre of filterd@$inst.service: $pre"
+    # shellcheck disable=SC2086 # split into words, as systemd does
+    (cd / && setpriv --reuid="$user" --regid="$group" --init-groups \
+      env -i PATH="$node_dir:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" "${envs[@]}" ${pre//%i/$inst}) \
+      || { echo "systemctl: filterd@$inst.service: ExecStartPre failed" >&2; exit 1; }
+  done < <(key ExecStartPre "$unit")
   exec=$(key ExecStart "$unit")
   exec=${exec//%i/$inst}
   echo "systemctl: starting filterd@$inst.service: $exec (as $user:$group, ${caps[*]:-no capabilities})"

@@ -33,7 +33,13 @@ test('filterd@.service runs every role as filterd, with the port capability, the
   t.assert.strictEqual(one('AmbientCapabilities'), 'CAP_NET_BIND_SERVICE')
   t.assert.strictEqual(one('CapabilityBoundingSet'), 'CAP_NET_BIND_SERVICE')
   t.assert.strictEqual(one('Restart'), 'on-failure')
-  t.assert.strictEqual(one('StartLimitIntervalSec'), '0', 'a DNS server keeps retrying, it does not give up after five quick failures')
+  // A broken start ends in the failed state after a few tries instead of retrying forever (issue 30).
+  t.assert.deepStrictEqual([one('StartLimitIntervalSec'), one('StartLimitBurst')], ['10min', '5'])
+  t.assert.strictEqual(one('ExecStartPre'), '/usr/bin/env node /opt/filterd/dist/tools/filterd.js check-config --config /etc/filterd/filterd.yaml', 'the config and the folders are checked as filterd before each start')
+  t.assert.strictEqual(one('ExecReload'), '/bin/kill -HUP $MAINPID')
+  // The dns instance comes back after 200 ms, within its own start limit (issue 29).
+  const dns = unitKeys(read('packaging/systemd/filterd@dns.service.d/restart.conf'))
+  t.assert.deepStrictEqual([dns.get('RestartSec')?.[0], dns.get('StartLimitIntervalSec')?.[0], dns.get('StartLimitBurst')?.[0]], ['200ms', '1min', '10'])
   t.assert.strictEqual(one('RuntimeDirectoryPreserve'), 'yes', 'stopping one role must not remove the pid files of the others')
   t.assert.strictEqual(one('ExecStart'), '/usr/bin/env node /opt/filterd/dist/tools/filterd.js %i --config /etc/filterd/filterd.yaml')
   t.assert.ok(k.get('WantedBy')?.includes('filterd.target'))
@@ -70,6 +76,10 @@ test('systemd-analyze verify accepts the units', { skip: spawnSync('sh', ['-c', 
   const problems = (r.stdout + r.stderr).split('\n').filter((l) => l !== '' && !/filterd@sync\.service: Dependency After=filterd@sync\.service is dropped/.test(l))
   t.assert.deepStrictEqual(problems, [])
   t.assert.strictEqual(r.status, 0)
+  // The dns instance with its drop-in (filterd@dns.service.d/), found through the unit path as installed.
+  const d = spawnSync('systemd-analyze', ['verify', '--man=no', join(dir, 'filterd@dns.service')], { encoding: 'utf8', env: { ...process.env, SYSTEMD_UNIT_PATH: `${dir}:` } })
+  t.assert.deepStrictEqual((d.stdout + d.stderr).split('\n').filter((l) => l !== '' && !/Dependency After=filterd@sync\.service is dropped/.test(l)), [])
+  t.assert.strictEqual(d.status, 0)
 })
 
 const dockerfile = read('Dockerfile')

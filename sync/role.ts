@@ -27,6 +27,19 @@ import { connectSharedStore, sharedStoreSettings } from '../engine/replica/redis
 import { startStatsShipper, statsKeys } from '../engine/replica/stats.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { openConfiguredStore, type Store } from '../engine/store/index.js'
+import { healthReport, type HealthProblem, type HealthReport } from '../engine/health/index.js'
+
+/** Why the replica is not `following`, in an operator's words (docs/operations-redis.md has the steps). */
+const REPLICA_STATES: Readonly<Record<string, string>> = {
+  starting: 'starting',
+  initializing: 'starting: the replica has not reached Redis yet',
+  bootstrapping: 'copying the shared store from Redis (the replica keeps serving)',
+  'redis-down': 'Redis is down or unreachable: the replica serves what it has, API writes are refused',
+  'redis-lost': 'Redis lost its data: reseed it (filterd redis-seed)',
+  'redis-behind': 'Redis lost change records this host applied: filterd redis-seed --force or --adopt',
+  'epoch-mismatch': 'Redis holds another store than this host replicates',
+  stopped: 'stopped'
+}
 
 export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
@@ -43,22 +56,37 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
 
   // Load balancers' and monitoring's health checks (HAProxy's default speaks HTTP/1.0): node:http under `auto`.
   const http = createHttpServer({ impl: roleHttpImpl(config.common['http-server'], 'public'), bodyLimit: 1024, logger: { warn: (m) => { logger.warn(m) } } })
-  http.route('GET', '/health', (_req, res) => {
+  const endpoints: string[] = []
+  // The shared /health shape (engine/health), with the replica's state as its state.
+  const health = (): HealthReport => {
     const split = diverged(status.divergence)
-    const healthy = !split && (status.state === 'following' || status.state === 'bootstrapping' || status.state === 'initializing')
-    res.json({
-      ok: status.state === 'following' && !split,
+    const report = split ? divergenceReport(status.divergence) : undefined
+    const problems: HealthProblem[] = []
+    if (status.state !== 'following') problems.push({ what: 'replica', why: REPLICA_STATES[status.state] ?? status.state })
+    if (report !== undefined) problems.push({ what: 'divergence', why: report.reason })
+    return healthReport({
+      role: 'sync',
+      listeners: endpoints,
       state: status.state,
-      ...(split ? { diverged: divergenceReport(status.divergence) } : {}),
-      redis: settings.where,
-      epoch: status.epoch ?? null,
-      appliedSeq: status.appliedSeq,
-      redisSeq: status.redisSeq,
-      lagRecords: status.lagRecords,
-      lagMs: status.lagMs,
-      secondsSinceCurrent: status.currentAt === 0 ? null : (Date.now() - status.currentAt) / 1000,
-      generation: store.generation()
-    }, healthy ? 200 : 503)
+      problems,
+      generation: store.generation(),
+      extra: {
+        ...(report !== undefined ? { diverged: report } : {}),
+        redis: settings.where,
+        epoch: status.epoch ?? null,
+        appliedSeq: status.appliedSeq,
+        redisSeq: status.redisSeq,
+        lagRecords: status.lagRecords,
+        lagMs: status.lagMs,
+        secondsSinceCurrent: status.currentAt === 0 ? null : (Date.now() - status.currentAt) / 1000
+      }
+    })
+  }
+  http.route('GET', '/health', (_req, res) => {
+    // 200 while the replica is current or catching up behind a working Redis (a load balancer keeps the
+    // host); 503 when it diverged from Redis or Redis is away.
+    const healthy = !diverged(status.divergence) && (status.state === 'following' || status.state === 'bootstrapping' || status.state === 'initializing')
+    res.json(health(), healthy ? 200 : 503)
   })
   http.route('GET', '/metrics', async (_req, res) => {
     res.header('Content-Type', metrics.contentType).send(await metrics.render())
@@ -68,8 +96,10 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   follower.start()
   const shipper = startStatsShipper(connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
     config.common['host-id'] ?? hostname(), config.stats.dir, config.stats['import-interval'] * 1000, logger)
+  endpoints.push(`sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics) following ${settings.where}, shipping ${config.stats.dir}`)
   return {
-    endpoints: [`sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics) following ${settings.where}, shipping ${config.stats.dir}`],
+    endpoints,
+    health,
     async close () {
       await http.close()
       await shipper.close()

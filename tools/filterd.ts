@@ -7,11 +7,11 @@
  */
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { checkConfigFile, loadConfigFile, type RoleName } from '../engine/config/index.js'
+import { checkConfigFile, listenerCount, loadConfigFile, type RoleName } from '../engine/config/index.js'
 import { isEngineError } from '../engine/errors.js'
 import { logStartFailure } from '../engine/log/index.js'
 import { COMMANDS, loadCommand, ROLE_HELP, ROLE_NAMES } from './cli/roles.js'
-import { runAll } from './cli/run-all.js'
+import { ON_CRASH, runAll, type OnCrash } from './cli/run-all.js'
 import { runRole } from './cli/run-role.js'
 import { filterdVersion } from './cli/version.js'
 
@@ -22,7 +22,7 @@ function usage (): string {
     'usage: filterd <role> --config FILE',
     '       filterd all [--config FILE]        (default config: conf/demo.yaml, the quick start)',
     '       filterd <command> [options]',
-    '       filterd check-config --config FILE',
+    '       filterd check-config --config FILE [--json]',
     '       filterd --version',
     '       filterd <role or command> --help',
     '',
@@ -32,7 +32,7 @@ function usage (): string {
   lines.push(`  ${'all'.padEnd(14)} every role above in one process tree`)
   lines.push('', 'commands:')
   for (const [name, c] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(14)} ${c.help}`)
-  lines.push(`  ${'check-config'.padEnd(14)} validate a config file and print it with its defaults`)
+  lines.push(`  ${'check-config'.padEnd(14)} validate a config file and the folders it names (--json: print it with its defaults)`)
   lines.push('', 'Config keys: docs/config.md. Logs: one JSON object per line, where each section\'s log key says.')
   return lines.join('\n')
 }
@@ -45,21 +45,42 @@ let startingRole: RoleName | undefined
 
 /** The usage of one role, `all` or `check-config`. */
 function subUsage (name: string): string {
-  if (name === 'all') return 'usage: filterd all [--config FILE]\n\nEvery role in one process tree (default config: conf/demo.yaml, the quick start).'
-  if (name === 'check-config') return 'usage: filterd check-config --config FILE\n\nValidates a config file and prints it with its defaults; exit 1 naming the key or file at fault.'
+  if (name === 'all') {
+    return 'usage: filterd all [--config FILE] [--on-crash restart|stop]\n\nEvery role in one process tree (default config: conf/demo.yaml, the quick start).\n' +
+      '--on-crash restart (the default): a role that dies is started again after a backoff (200 ms, doubling to 5 s);\n' +
+      '  its 5th restart within 60 s stops every role. stop: the first role that dies stops every role.'
+  }
+  if (name === 'check-config') {
+    return 'usage: filterd check-config --config FILE [--json]\n\nValidates a config file, the files it names and the roles\' log and pid folders (as the user running it);\n' +
+      'prints one line (config OK: …), or with --json the config with its defaults; exit 1 naming the key or file at fault.'
+  }
   return `usage: filterd ${name} --config FILE\n\n${ROLE_HELP[name as RoleName]}. Keys: docs/config.md.`
 }
 
 /** `--config FILE` (or `-c`), and `--help`, parsed one way (node:util parseArgs) for roles, all and check-config. */
-function roleArgs (name: string, argv: string[]): { config?: string, help: boolean } | string {
+function roleArgs (name: string, argv: string[]): { config?: string, help: boolean, onCrash?: OnCrash, json: boolean } | string {
   try {
     const { values } = parseArgs({
       args: argv,
-      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        config: { type: 'string', short: 'c' },
+        help: { type: 'boolean', short: 'h' },
+        ...(name === 'all' ? { 'on-crash': { type: 'string' } } : {}),
+        ...(name === 'check-config' ? { json: { type: 'boolean' } } : {})
+      } as const,
       allowPositionals: false,
       strict: true
     })
-    return { ...(values.config === undefined ? {} : { config: values.config }), help: values.help === true }
+    const onCrash = values['on-crash']
+    if (onCrash !== undefined && !(ON_CRASH as readonly unknown[]).includes(onCrash)) {
+      throw new Error(`--on-crash must be one of ${ON_CRASH.join(', ')} (got "${String(onCrash)}")`)
+    }
+    return {
+      ...(values.config === undefined ? {} : { config: values.config }),
+      help: values.help === true,
+      json: values.json === true,
+      ...(onCrash === undefined ? {} : { onCrash: onCrash as OnCrash })
+    }
   } catch (err) {
     return `filterd ${name}: ${(err as Error).message}\n\n${subUsage(name)}\n`
   }
@@ -95,12 +116,14 @@ async function main (argv: string[]): Promise<number> {
   if (args.help) { process.stdout.write(subUsage(first) + '\n'); return 0 }
   if (first === 'check-config') {
     if (args.config === undefined) { process.stderr.write('filterd check-config: --config FILE is required\n'); return 2 }
-    process.stdout.write(JSON.stringify(checkConfigFile(args.config), null, 2) + '\n')
+    const config = checkConfigFile(args.config)
+    if (args.json) process.stdout.write(JSON.stringify(config, null, 2) + '\n')
+    else process.stdout.write(`config OK: ${ROLE_NAMES.length} roles, ${listenerCount(config)} listeners (${config.source})\n`)
     return 0
   }
   if (first === 'all') {
     const file = args.config ?? DEMO_CONFIG
-    return await runAll(loadConfigFile(file), file)
+    return await runAll(loadConfigFile(file), file, args.onCrash)
   }
   if (args.config === undefined) { process.stderr.write(`filterd ${first}: --config FILE is required\n`); return 2 }
   startingRole = first as RoleName
@@ -111,7 +134,11 @@ async function main (argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then((code) => {
   if (code >= 0) process.exit(code)
 }, (err: unknown) => {
-  if (startingRole !== undefined) {
+  if (startingRole !== undefined && isEngineError(err) && err.code === 'ENGINE_ALREADY_RUNNING') {
+    // Not a failure of the role but a refusal to start a second one: one line naming the pid, as
+    // the README promises, with nothing for a person to dig it out of.
+    process.stderr.write(`filterd: ${err.code}: ${err.message}\n`)
+  } else if (startingRole !== undefined) {
     // The stack, when there is one, is in `err.stack` of the line.
     logStartFailure(startingRole, err, `filterd: ${err instanceof Error ? err.message : String(err)}`)
   } else if (isEngineError(err)) {

@@ -14,7 +14,7 @@ import { compileApiNetwork } from '../net/api-network.js'
 import { ipBytes } from '../net/ip.js'
 import { parseDnstapTarget } from '../dnstap/target.js'
 import { parseHostPort } from './address.js'
-import { checkReferencedPaths } from './paths.js'
+import { checkReferencedPaths, checkRoleFolders } from './paths.js'
 import { configSchema } from './schema.js'
 import { sharesRedis } from './shared-store.js'
 import type { Config, ConfigFile, HostPort } from './types.js'
@@ -35,6 +35,9 @@ const PATH_KEYS: ReadonlyArray<[string, string]> = [
 const ROLE_SECTIONS = ['proxy', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync'] as const
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, allowUnionTypes: true })
+// Who reads a key and who reloads it live (engine/config/reload.ts): annotations, not rules.
+ajv.addKeyword('x-roles')
+ajv.addKeyword('x-live')
 const validate = ajv.compile<ConfigFile>(configSchema)
 
 type Json = Record<string, unknown>
@@ -52,8 +55,9 @@ export function loadConfigFile (file: string, env: NodeJS.ProcessEnv = process.e
 }
 
 /**
- * `filterd check-config`: `loadConfigFile`, then the files and folders the config refers to
- * (engine/config/paths.ts), every problem naming its key, all in one ENGINE_CONFIG_INVALID.
+ * `filterd check-config`: `loadConfigFile`, then the files and folders the config refers to and
+ * the roles' log and pid folders (engine/config/paths.ts), every problem naming its key, all in one
+ * ENGINE_CONFIG_INVALID.
  */
 export function checkConfigFile (file: string, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const config = loadConfigFile(file, env)
@@ -65,7 +69,7 @@ export function checkConfigFile (file: string, env: NodeJS.ProcessEnv = process.
       if (isObject(body)) for (const key of Object.keys(body)) written.add(`${section}.${key}`)
     }
   }
-  const problems = checkReferencedPaths(config, written)
+  const problems = [...checkReferencedPaths(config, written), ...checkRoleFolders(config)]
   if (problems.length > 0) throw invalid(config.source, problems)
   return config
 }
@@ -100,6 +104,13 @@ export function parseConfig (text: string, path: string, env: NodeJS.ProcessEnv 
     for (const key of ['log', 'pid']) if (typeof s[key] === 'string' && isAbsolute(s[key])) s[key] = resolve(s[key])
   }
   return deepFreeze(config)
+}
+
+/** Every listener the config's roles open (DNS addresses and HTTP ones), for check-config's summary. */
+export function listenerCount (config: Readonly<Config>): number {
+  let n = config.proxy.listen.length
+  for (const [section, key] of HTTP_LISTENERS) if (typeof (config[section] as Record<string, unknown>)[key] === 'string') n++
+  return n
 }
 
 const HTTP_LISTENERS = [

@@ -12,7 +12,8 @@
  * entries only when the file lists them (the defaults, custom.txt and vendor.txt, may come later).
  */
 import { accessSync, constants, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { userInfo } from 'node:os'
+import { dirname, join } from 'node:path'
 import { CATEGORY_META_FILE, CATGROUPS_FILE, type TaxonomyLanguage } from '../categories/taxonomy.js'
 import type { Config } from './types.js'
 
@@ -68,4 +69,57 @@ function pathProblem (path: string, kind: Kind): string | undefined {
     return 'is not readable by this user'
   }
   return undefined
+}
+
+const ROLE_SECTIONS = ['proxy', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync'] as const
+
+/**
+ * The folders of every role's `log` and `pid` file: each must exist and be writable by the user
+ * running check-config, or be creatable by it (its nearest existing parent writable), since the role
+ * creates it at its start. Run as the roles' user (the systemd unit's ExecStartPre does), a folder
+ * left owned by root is named here instead of failing the start.
+ */
+export function checkRoleFolders (config: Readonly<Config>): string[] {
+  const problems: string[] = []
+  const user = userName()
+  for (const section of ROLE_SECTIONS) {
+    const s = config[section] as { log?: string, pid: string }
+    for (const key of ['log', 'pid'] as const) {
+      const file = s[key]
+      if (file === undefined || file === '-') continue
+      const problem = folderProblem(dirname(file))
+      if (problem !== undefined) problems.push(`${section}.${key}: ${dirname(file)}: ${problem} by ${user}`)
+    }
+  }
+  return problems
+}
+
+function folderProblem (folder: string): string | undefined {
+  let at = folder
+  for (;;) {
+    let isDir: boolean
+    try {
+      isDir = statSync(at).isDirectory()
+    } catch {
+      const up = dirname(at)
+      if (up === at) return 'cannot be created'
+      at = up
+      continue
+    }
+    if (!isDir) return `cannot be created (${at} is not a folder)`
+    try {
+      accessSync(at, constants.W_OK | constants.X_OK)
+    } catch {
+      return at === folder ? 'is not writable' : `cannot be created (${at} is not writable)`
+    }
+    return undefined
+  }
+}
+
+function userName (): string {
+  try {
+    return `user ${userInfo().username}`
+  } catch {
+    return `uid ${process.getuid?.() ?? '?'}`
+  }
 }

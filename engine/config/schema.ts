@@ -39,6 +39,15 @@ const pidPath = {
 // descriptions say so, since docs/config.md is generated from them.
 const specFixedNote = '; keep the default in production (the spec fixes it)'
 
+/**
+ * Who reads a key, and which of them apply a changed value on SIGHUP (`filterd reload`) without a
+ * restart: `x-roles` on a section names the roles that read its keys, on a key it overrides that
+ * for the key; `x-live` on a key names the roles that apply it live (engine/config/reload.ts). A
+ * key without `x-live` needs a restart of every role that reads it, which is the safe default for a
+ * new key. docs/config.md is generated from both.
+ */
+const ALL_ROLES = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync'] as const
+
 const logLevel = { enum: ['debug', 'info', 'warn', 'error', 'silent'] } as const
 
 const accessRules = {
@@ -54,10 +63,12 @@ export const configSchema = {
   properties: {
     dnscache: {
       type: 'object',
+      'x-roles': ['dns', 'catapi'],
       additionalProperties: false,
       default: {},
       properties: {
         forward: {
+          'x-live': ['dns'],
           type: 'array',
           items: listenAddress,
           minItems: 1,
@@ -68,6 +79,7 @@ export const configSchema = {
     },
     proxy: {
       type: 'object',
+      'x-roles': ['dns'],
       additionalProperties: false,
       default: {},
       properties: {
@@ -93,10 +105,10 @@ export const configSchema = {
         'tcp-idle-timeout': { type: 'integer', minimum: 100, maximum: 600000, default: 10000, description: 'milliseconds a TCP client connection may stay idle' },
         'tcp-message-timeout': { type: 'integer', minimum: 100, maximum: 600000, default: 3000, description: 'milliseconds a TCP client has to send the whole of a message once its first byte came (slowloris: not renewed by each byte)' },
         'udp-receive-buffer': { type: 'integer', minimum: 0, maximum: 268435456, default: 4194304, description: 'bytes of kernel receive buffer for each UDP listening socket (0: the kernel default, about 208 KiB, which bursts of a few hundred packets overflow); Linux caps it at net.core.rmem_max, so raise that sysctl too' },
-        'rate-limit': { type: 'integer', minimum: 0, maximum: 10000000, default: 0, description: 'queries per second allowed per client address or prefix, with a burst of one second; 0: no limit' },
-        'rate-limit-prefix-v4': { type: 'integer', minimum: 8, maximum: 32, default: 32, description: 'IPv4 prefix length that rate-limit counts as one client' },
-        'rate-limit-prefix-v6': { type: 'integer', minimum: 16, maximum: 128, default: 56, description: 'IPv6 prefix length that rate-limit counts as one client (a /56 is one subscriber)' },
-        'rate-limit-action': { enum: ['refuse', 'drop'], default: 'refuse', description: 'what a query over rate-limit gets: REFUSED, or no answer at all' },
+        'rate-limit': { type: 'integer', minimum: 0, maximum: 10000000, default: 0, description: 'queries per second allowed per client address or prefix, with a burst of one second; 0: no limit', 'x-live': ['dns'] },
+        'rate-limit-prefix-v4': { type: 'integer', minimum: 8, maximum: 32, default: 32, description: 'IPv4 prefix length that rate-limit counts as one client', 'x-live': ['dns'] },
+        'rate-limit-prefix-v6': { type: 'integer', minimum: 16, maximum: 128, default: 56, description: 'IPv6 prefix length that rate-limit counts as one client (a /56 is one subscriber)', 'x-live': ['dns'] },
+        'rate-limit-action': { enum: ['refuse', 'drop'], default: 'refuse', description: 'what a query over rate-limit gets: REFUSED, or no answer at all', 'x-live': ['dns'] },
         'any-over-udp': { enum: ['truncate', 'forward'], default: 'truncate', description: 'ANY queries over UDP get an empty answer with TC set (the client asks again over TCP, where the source address cannot be forged), so the server is no amplifier; forward: treat ANY like any other type' },
         dnstap: { type: 'string', pattern: '^(unix:/|tcp:).+', description: 'dnstap output (Frame Streams + protobuf, as dnsdist, Unbound and BIND emit): unix:/path/of/socket or tcp:host:port of a collector such as fstrm_capture; every answered query is sent with its answer and filterd\'s decision; off unless set (docs/dns.md, "dnstap")' },
         'dnstap-queue': { type: 'integer', minimum: 65536, maximum: 1073741824, default: 4194304, description: 'bytes of dnstap frames each front process holds while the collector is slow or away; past it new frames are dropped and counted (filterd_dns_dnstap_dropped_total), never waited for' },
@@ -104,17 +116,19 @@ export const configSchema = {
         'tcp-max-connections': { type: 'integer', minimum: 1, maximum: 1000000, default: 1000, description: 'concurrent TCP client connections per process; when the table is full, a new connection closes the oldest idle one (then the oldest with an unfinished message), and the idle timeout shortens as the table fills (docs/dns.md)' },
         'tcp-max-per-source': { type: 'integer', minimum: 1, maximum: 1000000, default: 64, description: 'concurrent TCP client connections per process from one IPv4 address or one IPv6 /64; a connection past it is closed on accept, so one address cannot take the table' },
         'upstream-edns-size': { type: 'integer', minimum: 512, maximum: 65535, default: 1232, description: 'largest EDNS UDP payload size advertised to the upstream resolvers (a client\'s larger size is lowered to it; DNS Flag Day 2020 recommends 1232); answers over UDP never exceed the size the client advertised (512 without EDNS): larger ones are sent truncated with TC' },
-        'safesearch-hosts': { ...filePath, description: 'data file of search-engine and video hosts (defaults to the packaged conf/safesearch.txt)' },
-        'log-level': logLevel
+        'safesearch-hosts': { ...filePath, description: 'data file of search-engine and video hosts (defaults to the packaged conf/safesearch.txt)', 'x-roles': ['dns', 'blockpage'] },
+        'log-level': { ...logLevel, 'x-live': ['dns'] }
       }
     },
     datafiles: {
       type: 'object',
+      'x-roles': ['api', 'blockpage', 'catapi', 'local'],
       additionalProperties: false,
       default: {},
       properties: {
-        path: { ...filePath, default: '/var/lib/filterd/data', description: 'directory of the domain data files' + specFixedNote },
+        path: { ...filePath, default: '/var/lib/filterd/data', description: 'directory of the domain data files' + specFixedNote, 'x-roles': ['collector'] },
         file: {
+          'x-roles': ['collector'],
           type: 'array',
           items: filePath,
           default: ['custom.txt', 'vendor.txt'],
@@ -126,6 +140,7 @@ export const configSchema = {
     },
     blockpage: {
       type: 'object',
+      'x-roles': ['blockpage'],
       additionalProperties: false,
       default: {},
       properties: {
@@ -139,44 +154,46 @@ export const configSchema = {
         'tls-listen': { ...listenAddress, description: 'optional HTTPS listener (needs tls-cert and tls-key)' },
         'tls-cert': filePath,
         'tls-key': filePath,
-        'log-level': logLevel
+        'log-level': { ...logLevel, 'x-live': ['blockpage'] }
       }
     },
     api: {
       type: 'object',
+      'x-roles': ['api'],
       additionalProperties: false,
       default: {},
       properties: {
-        listen: { ...listenAddress, default: '127.0.0.1:8080', description: 'management API listen address (loopback only)' },
+        listen: { ...listenAddress, default: '127.0.0.1:8080', description: 'management API listen address (loopback only)', 'x-roles': ['api', 'blockpage'] },
         log: { ...logPath, default: '/var/log/filterd/api.log' },
         pid: { ...pidPath, default: '/run/filterd/api.pid' },
-        host: { type: 'string', default: 'api.filterd.local', description: 'host name the front door routes to the management API' },
-        access: { ...accessRules, default: ['allow 127.0.0.0/8', 'allow ::1/128', 'deny all'] },
-        'trusted-proxies': { type: 'array', items: { type: 'string' }, default: [], description: 'peers whose X-Forwarded-For is believed' },
+        host: { type: 'string', default: 'api.filterd.local', description: 'host name the front door routes to the management API, and on the credential-free loopback path one of the Host names the API answers to', 'x-roles': ['api', 'blockpage'] },
+        access: { ...accessRules, default: ['allow 127.0.0.0/8', 'allow ::1/128', 'deny all'], 'x-roles': ['blockpage'], 'x-live': ['blockpage'] },
+        'trusted-proxies': { type: 'array', items: { type: 'string' }, default: [], description: 'peers whose X-Forwarded-For is believed', 'x-roles': ['api', 'blockpage'] },
         'allowed-origins': { type: 'array', items: { type: 'string' }, default: [], description: 'browser origins (scheme://host[:port]) whose pages may call the API cross-site; any other page\'s request that its Origin or Sec-Fetch-Site says is cross-site gets 403 API_CROSS_SITE (docs/api.md, Browsers)' },
         'require-credentials': { type: 'boolean', default: true, description: 'callers must present the credentials of an API client (filterd api-client add): a Bearer token or HTTP Basic, checked by the api role after the front door\'s api.access rules let the address in; false: the address rules alone decide, as the spec\'s front proxy does (docs/api.md, Authorization)' },
         'loopback-without-credentials': { type: 'boolean', default: true, description: 'let callers on this host (127.0.0.0/8, ::1, directly or through the front door) in without credentials, the spec\'s default access; set false when another program on this host relays requests from elsewhere to api.listen' },
-        'body-limit': { type: 'integer', minimum: 1024, maximum: 67108864, default: 1048576, description: 'largest request body, bytes' },
-        'log-level': logLevel
+        'body-limit': { type: 'integer', minimum: 1024, maximum: 67108864, default: 1048576, description: 'largest request body, bytes', 'x-roles': ['api', 'blockpage'] },
+        'log-level': { ...logLevel, 'x-live': ['api'] }
       }
     },
     common: {
       type: 'object',
+      'x-roles': ALL_ROLES,
       additionalProperties: false,
       default: {},
       properties: {
         db: { ...filePath, default: '/var/lib/filterd/db', description: 'LMDB directory shared by every role on the host' },
-        'redis-ip': { type: 'string', description: 'address of the Redis server shared by several hosts (docs/operations-redis.md); unset: one host, LMDB only' },
-        'redis-port': { type: 'integer', minimum: 1, maximum: 65535, description: 'port of the shared Redis server (6379 when unset)' },
-        'redis-password': { type: 'string', description: 'password (AUTH) of the shared Redis server and its Sentinels' },
-        'redis-prefix': { type: 'string', minLength: 1, maxLength: 64, default: 'filterd:', description: 'prefix of every key filterd keeps in Redis (several deployments can share one server)' },
-        'redis-stream-length': { type: 'integer', minimum: 1000, maximum: 100000000, default: 100000, description: 'change records kept in the Redis stream; a host further behind bootstraps from a snapshot' },
-        'redis-sentinels': { type: 'array', items: { type: 'string', pattern: '^.+:[0-9]{1,5}$' }, default: [], description: 'host:port of Redis Sentinels; when set, the master named redis-master-name is used instead of redis-ip' },
-        'host-id': { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'this host\'s name among hosts sharing Redis (its statistics files are shipped under it); default: the system host name' },
-        'redis-master-name': { type: 'string', default: 'filterd', description: 'the Sentinel master name' },
-        'vendor-names': { type: 'array', items: { type: 'string' }, default: [], description: 'extra host names added to the built-in whitelist' },
-        safesearchredirect: { type: 'string', default: 'https://safe.duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later); its host must not be a safe-search host of conf/safesearch.txt, or the redirect would loop back to the block page and the safe search page is shown instead (safe.duckduckgo.com is DuckDuckGo with strict safe search, not a host the DNS server redirects)' },
-        'log-level': { ...logLevel, default: 'info' },
+        'redis-ip': { type: 'string', description: 'address of the Redis server shared by several hosts (docs/operations-redis.md); unset: one host, LMDB only', 'x-roles': ['api', 'sync'] },
+        'redis-port': { type: 'integer', minimum: 1, maximum: 65535, description: 'port of the shared Redis server (6379 when unset)', 'x-roles': ['api', 'sync'] },
+        'redis-password': { type: 'string', description: 'password (AUTH) of the shared Redis server and its Sentinels', 'x-roles': ['api', 'sync'] },
+        'redis-prefix': { type: 'string', minLength: 1, maxLength: 64, default: 'filterd:', description: 'prefix of every key filterd keeps in Redis (several deployments can share one server)', 'x-roles': ['api', 'sync'] },
+        'redis-stream-length': { type: 'integer', minimum: 1000, maximum: 100000000, default: 100000, description: 'change records kept in the Redis stream; a host further behind bootstraps from a snapshot', 'x-roles': ['api', 'sync'] },
+        'redis-sentinels': { type: 'array', items: { type: 'string', pattern: '^.+:[0-9]{1,5}$' }, default: [], description: 'host:port of Redis Sentinels; when set, the master named redis-master-name is used instead of redis-ip', 'x-roles': ['api', 'sync'] },
+        'host-id': { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'this host\'s name among hosts sharing Redis (its statistics files are shipped under it); default: the system host name', 'x-roles': ['api', 'sync'] },
+        'redis-master-name': { type: 'string', default: 'filterd', description: 'the Sentinel master name', 'x-roles': ['api', 'sync'] },
+        'vendor-names': { type: 'array', items: { type: 'string' }, default: [], description: 'extra host names added to the built-in whitelist', 'x-roles': ['dns', 'api', 'blockpage'] },
+        safesearchredirect: { type: 'string', default: 'https://safe.duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later); its host must not be a safe-search host of conf/safesearch.txt, or the redirect would loop back to the block page and the safe search page is shown instead (safe.duckduckgo.com is DuckDuckGo with strict safe search, not a host the DNS server redirects)', 'x-roles': ['api', 'blockpage'] },
+        'log-level': { ...logLevel, default: 'info', 'x-live': ALL_ROLES },
         'http-server': {
           enum: ['auto', 'uws', 'node'],
           default: 'auto',
@@ -186,23 +203,25 @@ export const configSchema = {
     },
     stats: {
       type: 'object',
+      'x-roles': ['dns', 'api', 'sync'],
       additionalProperties: false,
       default: {},
       properties: {
-        enabled: { type: 'boolean', default: true, description: 'write the per-query CSV log' },
-        dir: { ...filePath, default: '/var/lib/filterd/stats', description: 'directory of the CSV files' },
-        db: { ...filePath, default: '/var/lib/filterd/statsdb', description: 'LMDB directory of the statistics' },
-        rotate: { type: 'integer', minimum: 1, maximum: 86400, default: 300, description: 'seconds between CSV file rotations' },
-        'max-file-size': { type: 'integer', minimum: 4096, default: 268435456, description: 'bytes before an early rotation' },
-        'import-interval': { type: 'integer', minimum: 1, maximum: 86400, default: 300, description: 'seconds between imports by the api role' },
-        timezone: { type: 'string', default: 'UTC', description: 'time zone of report labels' },
-        'vendor-url': { type: 'string', description: 'vendor statistics endpoint for the usage report (off when absent): the vendor serves it over HTTPS on port 443 as the spec says; an http:// URL is accepted too, for a local collector and tests' },
-        'vendor-key': { ...filePath, description: 'public key file registered with the vendor' },
-        'vendor-interval': { type: 'integer', minimum: 1, default: 86400, description: 'seconds between usage reports' }
+        enabled: { type: 'boolean', default: true, description: 'write the per-query CSV log', 'x-roles': ['dns'] },
+        dir: { ...filePath, default: '/var/lib/filterd/stats', description: 'directory of the CSV files', 'x-roles': ['dns', 'api', 'sync'] },
+        db: { ...filePath, default: '/var/lib/filterd/statsdb', description: 'LMDB directory of the statistics', 'x-roles': ['api'] },
+        rotate: { type: 'integer', minimum: 1, maximum: 86400, default: 300, description: 'seconds between CSV file rotations', 'x-roles': ['dns'] },
+        'max-file-size': { type: 'integer', minimum: 4096, default: 268435456, description: 'bytes before an early rotation', 'x-roles': ['dns'] },
+        'import-interval': { type: 'integer', minimum: 1, maximum: 86400, default: 300, description: 'seconds between imports by the api role', 'x-roles': ['api', 'sync'] },
+        timezone: { type: 'string', default: 'UTC', description: 'time zone of report labels', 'x-roles': ['api', 'catapi'] },
+        'vendor-url': { type: 'string', description: 'vendor statistics endpoint for the usage report (off when absent): the vendor serves it over HTTPS on port 443 as the spec says; an http:// URL is accepted too, for a local collector and tests', 'x-roles': ['api'] },
+        'vendor-key': { ...filePath, description: 'public key file registered with the vendor', 'x-roles': ['api'] },
+        'vendor-interval': { type: 'integer', minimum: 1, default: 86400, description: 'seconds between usage reports', 'x-roles': ['api'] }
       }
     },
     catapi: {
       type: 'object',
+      'x-roles': ['catapi'],
       additionalProperties: false,
       default: {},
       properties: {
@@ -213,11 +232,12 @@ export const configSchema = {
         language: { enum: ['ru', 'en'], description: 'language of category names (defaults to datafiles.language)' },
         log: { ...logPath, default: '/var/log/filterd/catapi.log' },
         pid: { ...pidPath, default: '/run/filterd/catapi.pid' },
-        'log-level': logLevel
+        'log-level': { ...logLevel, 'x-live': ['catapi'] }
       }
     },
     local: {
       type: 'object',
+      'x-roles': ['local'],
       additionalProperties: false,
       default: {},
       properties: {
@@ -229,21 +249,23 @@ export const configSchema = {
         db: { ...filePath, default: '/var/lib/filterd/local', description: 'directory of the local database copy' },
         language: { enum: ['ru', 'en'], default: 'en' },
         pid: { ...pidPath, default: '/run/filterd/local.pid' },
-        'log-level': logLevel
+        'log-level': { ...logLevel, 'x-live': ['local'] }
       }
     },
     demo: {
       type: 'object',
+      'x-roles': ['dns', 'api'],
       additionalProperties: false,
       description: 'quick start only: never set in production',
       properties: {
-        upstream: { ...listenAddress, description: 'start a tiny built-in upstream responder here (for machines with no reachable resolver)' },
-        'build-db': { type: 'boolean', default: false, description: 'build the category database from datafiles at start when it is empty' },
+        upstream: { ...listenAddress, description: 'start a tiny built-in upstream responder here (for machines with no reachable resolver)', 'x-roles': [] },
+        'build-db': { type: 'boolean', default: false, description: 'build the category database from datafiles at start when it is empty', 'x-roles': [] },
         'default-filter': { type: 'array', items: { type: 'integer', minimum: 0 }, description: 'categories blocked for anonymous addresses while /config/ has never been set' }
       }
     },
     collector: {
       type: 'object',
+      'x-roles': ['collector'],
       additionalProperties: false,
       default: {},
       properties: {
@@ -253,19 +275,20 @@ export const configSchema = {
         keys: { type: 'array', items: { type: 'string' }, default: [], description: 'accepted installation keys' },
         log: { ...logPath, default: '/var/log/filterd/collector.log' },
         pid: { ...pidPath, default: '/run/filterd/collector.pid' },
-        'log-level': logLevel
+        'log-level': { ...logLevel, 'x-live': ['collector'] }
       }
     },
     sync: {
       type: 'object',
+      'x-roles': ['sync'],
       additionalProperties: false,
       default: {},
       properties: {
         listen: { ...listenAddress, default: '127.0.0.1:8095', description: 'health (/health) and metrics (/metrics) of the replica follower (runs only when common.redis-ip is set)' },
         log: { ...logPath, default: '/var/log/filterd/sync.log' },
         pid: { ...pidPath, default: '/run/filterd/sync.pid' },
-        'apply-timeout': { type: 'integer', minimum: 0, maximum: 60000, default: 5000, description: 'ms an API write waits for this host\'s replica to apply it before answering (read-your-writes)' },
-        'log-level': logLevel
+        'apply-timeout': { type: 'integer', minimum: 0, maximum: 60000, default: 5000, description: 'ms an API write waits for this host\'s replica to apply it before answering (read-your-writes)', 'x-roles': ['api'] },
+        'log-level': { ...logLevel, 'x-live': ['sync'] }
       }
     }
   }

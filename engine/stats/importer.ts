@@ -329,7 +329,11 @@ export interface StatsImporter {
   importNow (): Promise<ImportResult>
   /** Stops the timer, waits for a running import, and closes the environment if it opened it. */
   close (): Promise<void>
+  /** The timer's last import (when, and what it did or why it failed), for /health and `filterd status`. */
+  readonly last: LastImport | undefined
 }
+
+export type LastImport = { at: string, files: number, rows: number } | { at: string, error: string }
 
 export interface StatsImporterOptions extends ImportOptions {
   /** An environment the api role already opened for the report routes; otherwise `stats.db` is opened. */
@@ -356,6 +360,7 @@ export function startStatsImporter (config: Readonly<Config>, logger: Logger, op
   const importOptions: ImportOptions = { ...options, logger }
   let chain: Promise<unknown> = Promise.resolve()
   let closed = false
+  let last: LastImport | undefined
   const importNow = (): Promise<ImportResult> => {
     const p = chain.then(() => importClosedFiles(statsDb, config.stats.dir, config.stats.timezone, importOptions))
     chain = p.catch(() => {})
@@ -364,8 +369,12 @@ export function startStatsImporter (config: Readonly<Config>, logger: Logger, op
   const tick = (): void => {
     if (closed) return
     importNow().then((r) => {
+      last = { at: new Date().toISOString(), files: r.files, rows: r.rows }
       if (r.files > 0 || r.pruned > 0) logger.info(r, 'statistics imported')
-    }, (err: unknown) => { logger.error({ err }, 'statistics import failed') })
+    }, (err: unknown) => {
+      last = { at: new Date().toISOString(), error: (err as Error).message }
+      logger.error({ err }, 'statistics import failed')
+    })
   }
   const intervalMs = options.intervalMs ?? config.stats['import-interval'] * 1000
   let timer: NodeJS.Timeout | undefined
@@ -377,6 +386,7 @@ export function startStatsImporter (config: Readonly<Config>, logger: Logger, op
   return {
     statsDb,
     importNow,
+    get last () { return last },
     async close () {
       if (closed) return
       closed = true

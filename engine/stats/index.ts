@@ -5,7 +5,7 @@
  * time zones and the reserved anonymous user.
  */
 export { createCsvQueryLog, createQueryLogSink, type CsvQueryLog, type CsvQueryLogOptions, type CsvFileIo } from './writer.js'
-export { importClosedFiles, pruneStats, startStatsImporter, type ImportOptions, type ImportResult, type StatsImporter, type StatsImporterOptions } from './importer.js'
+export { importClosedFiles, pruneStats, startStatsImporter, type ImportOptions, type ImportResult, type LastImport, type StatsImporter, type StatsImporterOptions } from './importer.js'
 export { openStatsDb, type StatsDb } from './db.js'
 export { activityByDay, activityByHour, detail, rawLastHour, topDomains, RAW_FIELDS, TOP_DOMAINS, type Chart, type Detail, type DomainFilter, type RawReport } from './reports.js'
 export { startUsageReporter, usageClaimMs, vendorKeyDigest, type UsageClaim, type UsageReporter, type UsageReporterOptions } from './usage-report.js'

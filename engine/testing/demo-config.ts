@@ -8,7 +8,7 @@ import { releasedPort } from './ports.js'
 import { CONF } from './daemon.js'
 
 /** The roles' listeners the demo config names, by the key `demoConfig` gives their free port under. */
-export const DEMO_PORTS = ['dns', 'upstream', 'blockpage', 'api', 'catapi', 'anon', 'local', 'collector', 'sync'] as const
+export const DEMO_PORTS = ['dns', 'upstream', 'blockpage', 'api', 'catapi', 'anon', 'local', 'collector', 'sync', 'dnsMetrics'] as const
 
 /** Free ports for the demo's listeners, plus any `extra` keys. */
 export async function demoPorts (extra: readonly string[] = []): Promise<Record<string, number>> {
@@ -31,4 +31,5 @@ export function demoConfig (dir: string, ports: Record<string, number>): string 
     .replace('127.0.0.1:8084', `127.0.0.1:${ports.local}`)
     .replaceAll('127.0.0.1:8090', `127.0.0.1:${ports.collector}`)
     .replace('127.0.0.1:8095', `127.0.0.1:${ports.sync}`)
+    .replace('127.0.0.1:8086', `127.0.0.1:${ports.dnsMetrics}`)
 }

@@ -4,13 +4,13 @@
  */
 import { test, type TestContext } from 'node:test'
 import { spawnSync } from 'node:child_process'
-import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CONF, FILTERD } from '../../engine/testing/daemon.js'
 import { tempDir } from '../../engine/testing/temp.js'
 
-function checkConfig (file: string): { code: number | null, stdout: string, stderr: string } {
-  const r = spawnSync(process.execPath, [FILTERD, 'check-config', '--config', file], { encoding: 'utf8', timeout: 60_000 })
+function checkConfig (file: string, ...more: string[]): { code: number | null, stdout: string, stderr: string } {
+  const r = spawnSync(process.execPath, [FILTERD, 'check-config', '--config', file, ...more], { encoding: 'utf8', timeout: 60_000 })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
@@ -47,7 +47,7 @@ test('check-config refuses a config naming missing files and folders, one line p
     'datafiles:', `  path: ${join(dir, 'data')}`, '  file: [custom.txt, missing.txt]', `  cats: ${CONF}`,
     'blockpage:', `  templates: ${join(dir, 'no-templates')}`, `  tls-cert: ${join(dir, 'cert.pem')}`, `  tls-key: ${join(dir, 'cert.pem')}`, ''
   ].join('\n'))
-  const ok = checkConfig(file)
+  const ok = checkConfig(file, '--json')
   t.assert.strictEqual(ok.code, 0, ok.stderr)
   t.assert.strictEqual(JSON.parse(ok.stdout).blockpage['tls-key'], join(dir, 'cert.pem'))
 
@@ -80,7 +80,36 @@ test('check-config checks every taxonomy file build-db and the roles read: the m
   t.assert.strictEqual(ok.code, 0, ok.stderr)
 })
 
-test('the demo config passes check-config', (t: TestContext) => {
+test('the demo config passes check-config, which says so in one line', (t: TestContext) => {
   const r = checkConfig(join(CONF, 'demo.yaml'))
   t.assert.strictEqual(r.code, 0, r.stderr)
+  // dns: 2 addresses and its metrics listener; blockpage, api, catapi (2), local, collector, sync.
+  t.assert.strictEqual(r.stdout, `config OK: 7 roles, 10 listeners (${join(CONF, 'demo.yaml')})\n`)
+})
+
+test('check-config refuses a log or pid folder the user cannot create, naming the key', (t: TestContext) => {
+  const dir = tempDir(t, 'filterd-check-config-')
+  writeFileSync(join(dir, 'a-file'), '')
+  const file = join(dir, 'filterd.yaml')
+  writeFileSync(file, [
+    'proxy:', `  log: ${join(dir, 'a-file', 'logs', 'proxy.log')}`, `  pid: ${join(dir, 'run', 'dns.pid')}`,
+    ...['blockpage', 'api', 'catapi', 'local', 'collector', 'sync'].flatMap((s) => [`${s}:`, `  pid: ${join(dir, 'run', `${s}.pid`)}`, ...(s === 'local' ? ['  listen: 127.0.0.1:18084'] : ['  log: "-"'])]),
+    ''
+  ].join('\n'))
+  const r = checkConfig(file)
+  t.assert.strictEqual(r.code, 1)
+  t.assert.match(r.stderr, new RegExp(`proxy\\.log: .*a-file/logs: cannot be created \\(.*a-file is not a folder\\) by (user|uid) `))
+  t.assert.doesNotMatch(r.stderr, /\.pid:/, 'run/ does not exist yet, and its parent is writable: the role creates it')
+  if (process.getuid?.() === 0) {
+    // As another user (the roles' user, as the unit runs it), a folder owned by root is not writable.
+    const runDir = join(dir, 'run')
+    mkdirSync(runDir, { mode: 0o755 })
+    chmodSync(dir, 0o755)
+    writeFileSync(file, readFileSync(file, 'utf8').replace(join(dir, 'a-file', 'logs', 'proxy.log'), '"-"'))
+    const other = spawnSync(process.execPath, [FILTERD, 'check-config', '--config', file], { encoding: 'utf8', timeout: 60_000, uid: 65534, gid: 65534 })
+    if (other.error === undefined && !/EACCES|Cannot find module/.test(other.stderr)) {
+      t.assert.strictEqual(other.status, 1, other.stderr)
+      t.assert.match(other.stderr, /proxy\.pid: .*\/run: is not writable by (user|uid) /)
+    }
+  }
 })

@@ -55,6 +55,8 @@ export const COMMANDS: Record<string, { module: string, help: string, ownHelp?: 
   'redis-seed': { module: '../../tools/redis-seed.js', help: 're-create the shared Redis store from this host\'s replica after Redis lost its data (--config FILE [--force | --adopt])' },
   backup: { module: '../../tools/backup/backup.js', help: 'hot copy of the store and statistics into a new folder, while the roles run (--config FILE DIR)', ownHelp: true },
   restore: { module: '../../tools/backup/restore.js', help: 'put a backup back, roles stopped (--config FILE [--force] DIR)', ownHelp: true },
+  reload: { module: '../../tools/cli/reload.js', help: 'make the running roles read the config again (SIGHUP): live keys applied, the rest named (--config FILE [--role ROLE])', ownHelp: true },
+  status: { module: '../../tools/cli/status.js', help: 'each role of this config: pid, up since, listeners, health, store generation, replica, last statistics import; exit 0 when all are healthy (--config FILE [--json])', ownHelp: true },
   'collector-usage': { module: '../../tools/collector-usage.js', help: 'usage per key per day as the collector stored it (also: filterd collector usage)' }
 }
 

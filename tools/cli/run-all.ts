@@ -1,8 +1,14 @@
 /**
  * `filterd all`: every role in one process tree, the quick start. Each role runs in its own
  * child process (as in production, where each is its own daemon), started with the same config;
- * the parent prints what is listening and how to try it, forwards SIGTERM/SIGINT, and stops the
- * whole tree when any role dies, so a half-running system never looks healthy.
+ * the parent prints what is listening and how to try it, forwards SIGTERM/SIGINT and SIGHUP (a
+ * config reload and log reopening in every role).
+ *
+ * A role that dies after its start is, by default (`--on-crash restart`), started again after a
+ * backoff (200 ms, doubling up to 5 s), as systemd restarts the units of a production host: a
+ * killed DNS role costs a fraction of a second, not every role. More than `kMaxRestarts` restarts
+ * of one role within `kRestartWindowMs` means it cannot run: then the whole tree stops, so a
+ * half-running system never looks healthy. `--on-crash stop` stops the whole tree at the first death.
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -16,7 +22,17 @@ const entry = fileURLToPath(new URL('../filterd.js', import.meta.url))
 
 interface Child { role: RoleName, proc: ChildProcess, endpoints: readonly string[] }
 
-export async function runAll (config: Readonly<Config>, configPath: string): Promise<number> {
+/** What `filterd all` does when a role dies after its start (`--on-crash`). */
+export type OnCrash = 'restart' | 'stop'
+export const ON_CRASH: readonly OnCrash[] = ['restart', 'stop']
+
+/** Restarts of one role allowed within kRestartWindowMs before the whole tree stops. */
+const kMaxRestarts = 5
+const kRestartWindowMs = 60_000
+const kFirstBackoffMs = 200
+const kMaxBackoffMs = 5000
+
+export async function runAll (config: Readonly<Config>, configPath: string, onCrash: OnCrash = 'restart'): Promise<number> {
   const out = (line: string): void => { process.stdout.write(line + '\n') }
   // Before binding anything (the demo's stub upstream would fail with a bare EADDRINUSE): a role whose
   // pid file names a live process means this config already runs.
@@ -58,15 +74,39 @@ export async function runAll (config: Readonly<Config>, configPath: string): Pro
     void (stub?.close() ?? Promise.resolve()).then(() => resolveDone(exitCode))
   }
 
+  let started = false
+  const restarts = new Map<RoleName, number[]>()
+  /** Whether `role` may be started again now; records the restart when so. */
+  const mayRestart = (role: RoleName): number | undefined => {
+    const now = Date.now()
+    const recent = (restarts.get(role) ?? []).filter((t) => now - t < kRestartWindowMs)
+    if (recent.length >= kMaxRestarts) return undefined
+    recent.push(now)
+    restarts.set(role, recent)
+    return Math.min(kMaxBackoffMs, kFirstBackoffMs * 2 ** (recent.length - 1))
+  }
+  const restart = (child: Child, why: string): void => {
+    const delay = onCrash === 'restart' && started ? mayRestart(child.role) : undefined
+    if (delay === undefined) {
+      const reason = onCrash === 'restart' && started ? `, its ${kMaxRestarts}th restart within ${kRestartWindowMs / 1000} s` : ''
+      out(`filterd all: the ${child.role} role exited (${why}${reason}); stopping the others`)
+      stopAll(1)
+      return
+    }
+    out(`filterd all: the ${child.role} role exited (${why}); starting it again in ${delay} ms`)
+    setTimeout(() => {
+      if (stopping) return
+      children.splice(children.indexOf(child), 1)
+      startRole(child.role).catch(() => {})   // its exit during the start comes back here
+    }, delay)
+  }
+
   const startRole = async (role: RoleName): Promise<void> => {
     const proc = fork(entry, [role, '--config', configPath], { stdio: 'inherit' })
     const child: Child = { role, proc, endpoints: [] }
     children.push(child)
     proc.on('exit', (code, signal) => {
-      if (!stopping) {
-        out(`filterd all: the ${role} role exited (${signal ?? `code ${code}`}); stopping the others`)
-        stopAll(1)
-      }
+      if (!stopping) restart(child, signal ?? `code ${code}`)
       if (stopping && children.every((c) => c.proc.exitCode !== null || c.proc.signalCode !== null)) finish()
     })
     await new Promise<void>((resolve, reject) => {
@@ -86,12 +126,15 @@ export async function runAll (config: Readonly<Config>, configPath: string): Pro
   })()
   process.on('SIGINT', () => stopAll(0))
   process.on('SIGTERM', () => stopAll(0))
+  // `kill -HUP` of this process (systemctl reload, logrotate): every role reloads its config and reopens its log.
+  process.on('SIGHUP', () => { for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGHUP') })
   try {
     await ready
   } catch {
     stopAll(1)
     return await done
   }
+  started = true
   out('')
   out(`filterd is running (config ${configPath}). Listening:`)
   for (const c of children) for (const e of c.endpoints) out(`  ${c.role.padEnd(10)} ${e}`)

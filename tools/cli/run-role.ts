@@ -5,9 +5,10 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { formatHostPort, type Config, type LogLevel, type RoleName } from '../../engine/config/index.js'
-import { EngineError } from '../../engine/errors.js'
-import { createLogger } from '../../engine/log/index.js'
+import { formatHostPort, loadConfigFile, mergeLive, planReload, type Config, type LogLevel, type RoleName } from '../../engine/config/index.js'
+import { EngineError, isEngineError } from '../../engine/errors.js'
+import { auditLogger, createLogger, type Logger } from '../../engine/log/index.js'
+import type { RunningRole } from '../../engine/role.js'
 import { loadRole, sectionOf } from './roles.js'
 
 /** How long a role may take to close before the process exits anyway. */
@@ -99,13 +100,24 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
   const level = (section['log-level'] ?? config.common['log-level']) as LogLevel
   const logger = createLogger({ destination: section.log ?? '-', level, role })
   const start = await loadRole(role)
+  // From the moment the pid file names this process, SIGHUP (`filterd reload`, logrotate) must not kill
+  // it: one arriving during the start is remembered and handled once the role runs.
+  let hupDuringStart = false
+  const onEarlyHup = (): void => { hupDuringStart = true }
+  process.on('SIGHUP', onEarlyHup)
   claimPidFile(role, section.pid)
-  let running
+  let running: RunningRole
   try {
     running = await start({ config, logger })
   } catch (err) {
     rmSync(section.pid, { force: true })
-    throw listenFailure(role, err) ?? err
+    const failure = listenFailure(role, err) ?? err
+    // Also in the role's own log, where the operator looks (tools/filterd.ts writes it on stderr):
+    // standard output already is the log for `-`, and one copy there is enough.
+    if (section.log !== undefined && section.log !== '-') {
+      logger.fatal({ err: failure }, `filterd: ${failure instanceof Error ? failure.message : String(failure)}`)
+    }
+    throw failure
   }
   logger.info({ endpoints: running.endpoints, config: config.source }, `${role} started`)
   let closing = false
@@ -132,10 +144,68 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+  // SIGHUP: the log file is reopened (engine/log) and the config read again. Every role has this
+  // handler, a role logging to `-` too: without one, SIGHUP's default action would kill it.
+  let current = config
+  let reloading = Promise.resolve()
+  const onHup = (): void => {
+    reloading = reloading
+      .then(async () => { current = await reloadRole(role, current, running, logger) })
+      .catch((err: unknown) => { logger.error({ err }, `${role}: config reload failed`) })
+  }
+  process.on('SIGHUP', onHup)
+  process.off('SIGHUP', onEarlyHup)
+  if (hupDuringStart) onHup()
   // `filterd all` stops its children through the IPC channel too: a closed channel means the
   // parent is gone, and a role left running without it would hold the ports.
   process.on('disconnect', () => stop('parent exited'))
   // Ready only once the handlers are in place: a parent that signals as soon as it hears "ready"
   // would otherwise kill a process that has not yet replaced the default SIGINT/SIGTERM action.
   process.send?.({ type: 'ready', role, endpoints: running.endpoints })
+}
+
+/**
+ * Reads the config file again and applies to `running` what changed for `role`: the keys the schema
+ * marks live for it, and its log level. Logs one line naming what was applied and what needs a
+ * restart (kept at its old value). A config that does not load is refused, naming the key, and the
+ * running one stays. Resolves with the config the role now runs with.
+ */
+export async function reloadRole (role: RoleName, current: Readonly<Config>, running: RunningRole, roleLogger: Logger): Promise<Readonly<Config>> {
+  // A record of a config change, written whatever the role's log-level (like an audit line), so a
+  // reload that sets `warn` still says so. Made again once a new level is set: a pino child whose
+  // level equals its parent's follows the parent's later changes.
+  let logger = auditLogger(roleLogger)
+  let next: Readonly<Config>
+  try {
+    next = loadConfigFile(current.source)
+  } catch (err) {
+    const code = isEngineError(err) ? err.code : undefined
+    const why = (err as Error).message.split('\n').map((l) => l.trim()).filter((l) => l !== '').join('; ')
+    logger.error({ code, config: current.source }, `${role}: config reload refused, still running on the previous config: ${why}`)
+    return current
+  }
+  const plan = planReload(role, current, next)
+  if (plan.live.length === 0 && plan.restart.length === 0) {
+    logger.info({ config: current.source }, `${role}: config reloaded: nothing this role reads changed`)
+    return current
+  }
+  const merged = mergeLive(current, next, plan.live)
+  try {
+    const level = (sectionOf(merged, role)['log-level'] ?? merged.common['log-level']) as LogLevel
+    if (roleLogger.level !== level) {
+      roleLogger.level = level
+      logger = auditLogger(roleLogger)
+    }
+    await running.reload?.(merged, plan.live)
+  } catch (err) {
+    logger.error({ err, keys: plan.live }, `${role}: config reload failed while applying ${plan.live.join(', ')}; restart the ${role} role to apply the new config`)
+    return current
+  }
+  const parts: string[] = []
+  if (plan.live.length > 0) parts.push(`applied ${plan.live.join(', ')}`)
+  if (plan.restart.length > 0) parts.push(`needs a restart of the ${role} role, still running on the old value: ${plan.restart.join(', ')}`)
+  const line = { config: current.source, applied: plan.live, restartNeeded: plan.restart }
+  if (plan.restart.length > 0) logger.warn(line, `${role}: config reloaded: ${parts.join('; ')}`)
+  else logger.info(line, `${role}: config reloaded: ${parts.join('; ')}`)
+  return merged
 }
