@@ -62,8 +62,8 @@ test('client add, rotate and remove on one host reach another host\'s replica th
   for (let i = 0; i < 300; i++) await commitToSharedStore(r, settings, epoch, [['users', `bulk${i}`, b.newUser(`bulk${i}`)]])
   linkA = await linkStore(a, settings, silentLogger())
   const last = Number(await r.get(settings.keys.seq))
-  await until('host a current', () => a.replicaPosition()?.seq === last)
-  t.assert.ok(linkA.follower.status.bootstraps >= 1, 'host a bootstrapped')
+  // Its position is durable a moment before the follower counts the bootstrap: wait for both.
+  await until('host a current, by a bootstrap', () => a.replicaPosition()?.seq === last && linkA.follower.status.bootstraps >= 1)
   t.assert.strictEqual(await verifySecret(second, a.getClient('partner')!), true, 'the client survived host a\'s bootstrap')
   // A host joining late has it too.
   const linkC = await linkStore(c, settings, silentLogger())
