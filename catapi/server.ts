@@ -25,8 +25,7 @@ import { createHandlers, type ExistenceSource } from './handlers.js'
 import { CatLookup } from './lookup.js'
 import { UsageCounter } from './usage.js'
 
-export { CACHE_CONTROL, NO_STORE, type ExistenceSource } from './handlers.js'
-export { NON_EXISTING_NAME } from './lookup.js'
+export { type ExistenceSource } from './handlers.js'
 export { rateKeyOf } from './gates.js'
 
 export const DEFAULT_REALM = 'filterd categorization API'

@@ -23,7 +23,6 @@ import { createDnstapTap, type DnstapTap } from './dnstap-sink.js'
 import { Forwarder } from './upstream.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
 
-export { kMaxTcpQueryFrame, kMaxTcpInflight } from './tcp-front.js'
 
 
 export interface DnsServerOptions {

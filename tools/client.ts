@@ -62,9 +62,10 @@ function parseCommandLine (argv: readonly string[]): Parsed | string {
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/
 
+const out = (s: string): void => { process.stdout.write(s + '\n') }
+const fail = (s: string, code = 2): number => { process.stderr.write(`filterd client: ${s}\n`); return code }
+
 export async function run (argv: string[]): Promise<number> {
-  const out = (s: string): void => { process.stdout.write(s + '\n') }
-  const fail = (s: string, code = 2): number => { process.stderr.write(`filterd client: ${s}\n`); return code }
   const [command, ...rest] = argv
   if (command === undefined || command === '--help' || command === '-h') {
     out(USAGE)
@@ -96,70 +97,7 @@ export async function run (argv: string[]): Promise<number> {
   try {
     // The changing subcommands write through the shared store when Redis is configured (no-op without).
     if (command === 'add' || command === 'rotate' || command === 'remove') shared = await linkSharedStore(config, store, silentLogger())
-    switch (command) {
-      case 'add': {
-        const id = parsed.options.get('--id') ?? newClientId()
-        if (!isValidClientId(id)) return fail(`client id "${id}" must be 1-64 characters of A-Z a-z 0-9 . _ -`)
-        const secret = newSecret()
-        const record = await clientRecord(id, secret, new Date().toISOString(), parsed.options.get('--label'))
-        const added = await store.write((w) => {
-          if (w.store.getClient(id) !== undefined) return false
-          w.putClient(record)
-          return true
-        })
-        if (!added) return fail(`client ${id} already exists (use rotate for a new secret)`, 1)
-        out(`client_id: ${id}`)
-        out(`client_secret: ${secret}`)
-        process.stderr.write('The secret is shown only now and is stored hashed: keep it safe.\n')
-        return 0
-      }
-      case 'rotate': {
-        const id = parsed.positional[0]!
-        const old = store.getClient(id)
-        if (old === undefined) return fail(`no client ${id}`, 1)
-        const secret = newSecret()
-        const record = await clientRecord(id, secret, old.created, old.label)
-        const ok = await store.write((w) => {
-          if (w.store.getClient(id) === undefined) return false
-          w.putClient(record)
-          return true
-        })
-        if (!ok) return fail(`no client ${id}`, 1)
-        out(`client_id: ${id}`)
-        out(`client_secret: ${secret}`)
-        process.stderr.write('The old secret no longer works. The new one is shown only now.\n')
-        return 0
-      }
-      case 'remove': {
-        const id = parsed.positional[0]!
-        const removed = await store.write((w) => w.deleteClient(id))
-        if (!removed) return fail(`no client ${id}`, 1)
-        out(`removed ${id}`)
-        return 0
-      }
-      case 'list': {
-        const rows = [...store.clients()]
-        out(['client_id', 'created', 'label'].join('\t'))
-        for (const c of rows) out([c.id, c.created, c.label ?? ''].join('\t'))
-        return 0
-      }
-      default: {
-        const filter: { client?: string, from?: string, to?: string } = {}
-        for (const [opt, key] of [['--client', 'client'], ['--from', 'from'], ['--to', 'to']] as const) {
-          const v = parsed.options.get(opt)
-          if (v !== undefined) filter[key] = v
-        }
-        const rows = readUsage(store, filter)
-        out(['client_id', 'day', 'requests'].join('\t'))
-        let total = 0
-        for (const r of rows) {
-          out([r.client, r.day, String(r.requests)].join('\t'))
-          total += r.requests
-        }
-        out(['total', '', String(total)].join('\t'))
-        return 0
-      }
-    }
+    return await subcommand(command, parsed, store)
   } catch (err) {
     // A shared store that cannot take the write answers like the API would (API_STORE_UNAVAILABLE).
     if (isHttpError(err) || isEngineError(err)) return fail(err.message, 1)
@@ -167,5 +105,73 @@ export async function run (argv: string[]): Promise<number> {
   } finally {
     await shared?.close()
     await store.close()
+  }
+}
+
+/** Runs a checked subcommand on the open store. */
+async function subcommand (command: string, parsed: Parsed, store: Store): Promise<number> {
+  switch (command) {
+    case 'add': {
+      const id = parsed.options.get('--id') ?? newClientId()
+      if (!isValidClientId(id)) return fail(`client id "${id}" must be 1-64 characters of A-Z a-z 0-9 . _ -`)
+      const secret = newSecret()
+      const record = await clientRecord(id, secret, new Date().toISOString(), parsed.options.get('--label'))
+      const added = await store.write((w) => {
+        if (w.store.getClient(id) !== undefined) return false
+        w.putClient(record)
+        return true
+      })
+      if (!added) return fail(`client ${id} already exists (use rotate for a new secret)`, 1)
+      out(`client_id: ${id}`)
+      out(`client_secret: ${secret}`)
+      process.stderr.write('The secret is shown only now and is stored hashed: keep it safe.\n')
+      return 0
+    }
+    case 'rotate': {
+      const id = parsed.positional[0]!
+      const old = store.getClient(id)
+      if (old === undefined) return fail(`no client ${id}`, 1)
+      const secret = newSecret()
+      const record = await clientRecord(id, secret, old.created, old.label)
+      const ok = await store.write((w) => {
+        if (w.store.getClient(id) === undefined) return false
+        w.putClient(record)
+        return true
+      })
+      if (!ok) return fail(`no client ${id}`, 1)
+      out(`client_id: ${id}`)
+      out(`client_secret: ${secret}`)
+      process.stderr.write('The old secret no longer works. The new one is shown only now.\n')
+      return 0
+    }
+    case 'remove': {
+      const id = parsed.positional[0]!
+      const removed = await store.write((w) => w.deleteClient(id))
+      if (!removed) return fail(`no client ${id}`, 1)
+      out(`removed ${id}`)
+      return 0
+    }
+    case 'list': {
+      const rows = [...store.clients()]
+      out(['client_id', 'created', 'label'].join('\t'))
+      for (const c of rows) out([c.id, c.created, c.label ?? ''].join('\t'))
+      return 0
+    }
+    default: {
+      const filter: { client?: string, from?: string, to?: string } = {}
+      for (const [opt, key] of [['--client', 'client'], ['--from', 'from'], ['--to', 'to']] as const) {
+        const v = parsed.options.get(opt)
+        if (v !== undefined) filter[key] = v
+      }
+      const rows = readUsage(store, filter)
+      out(['client_id', 'day', 'requests'].join('\t'))
+      let total = 0
+      for (const r of rows) {
+        out([r.client, r.day, String(r.requests)].join('\t'))
+        total += r.requests
+      }
+      out(['total', '', String(total)].join('\t'))
+      return 0
+    }
   }
 }

@@ -35,10 +35,15 @@ function scopeOf (ctx: ApiContext, f: Family, req: HttpRequest, mustExist: boole
   return id
 }
 
+const tag = 'lists'
+
 function routesOf (f: Family): RouteDef[] {
-  const userErrors = f.perUser ? [400, 404] : []
+  return [...readAndWriteRoutes(f), ...deleteRoutes(f)]
+}
+
+/** GET, POST (add) and PUT (replace) of a list. */
+function readAndWriteRoutes (f: Family): RouteDef[] {
   const allowOnly = f.kind === 'black' ? ' The single entry "-" makes everything forbidden except what the whitelists pass.' : ' "-" is refused (422): it belongs in a blacklist.'
-  const tag = 'lists'
   return [
     {
       method: 'GET',
@@ -46,7 +51,7 @@ function routesOf (f: Family): RouteDef[] {
       tag,
       summary: `the ${f.label}`,
       ok: [{ status: 200, description: 'entries in the order they were added', schema: 'Domains' }],
-      errors: userErrors,
+      errors: f.perUser ? [400, 404] : [],
       handle (ctx, req, res) {
         res.json(ctx.store.getList(scopeOf(ctx, f, req, true), f.kind))
       }
@@ -103,7 +108,14 @@ function routesOf (f: Family): RouteDef[] {
         })
         res.json(list)
       }
-    },
+    }
+  ]
+}
+
+/** DELETE of the whole list and of one entry. */
+function deleteRoutes (f: Family): RouteDef[] {
+  const userErrors = f.perUser ? [400, 404] : []
+  return [
     {
       method: 'DELETE',
       path: f.prefix,

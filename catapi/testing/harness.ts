@@ -19,7 +19,6 @@ import { createCatApi, type CatApi, type CatApiOptions } from '../server.js'
 export const CONF_DIR = fileURLToPath(new URL('../../../conf/', import.meta.url))
 export const CHEAP_SCRYPT = { N: 1024, r: 8, p: 1 }
 
-export { tempDir } from '../../engine/testing/temp.js'
 export { buildCats, type CatEntry as Entry } from '../../engine/testing/store.js'
 
 export const DEFAULT_ENTRIES: readonly CatEntry[] = [

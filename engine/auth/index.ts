@@ -5,8 +5,8 @@
  * sliding-window limiter that brakes failed attempts (and the anonymous listener's requests).
  */
 export {
-  CLIENT_ID_PATTERN, DEFAULT_SCRYPT, bearerToken, clientRecord, hashSecret, isValidClientId, newClientId, newSecret,
-  parseBasic, parseBasicOrBearer, parseBearer, verifySecret, verifyUnknown, type Credentials, type ScryptParams
+  bearerToken, clientRecord, isValidClientId, newClientId, newSecret,
+  parseBasicOrBearer, verifySecret, type Credentials, type ScryptParams
 } from './credentials.js'
 export { Authenticator, type AuthOutcome, type AuthenticatorOptions } from './authenticator.js'
 export { SlidingWindowLimiter, retryAfterSeconds, type LimitDecision } from './limiter.js'

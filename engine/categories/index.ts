@@ -1,6 +1,6 @@
 export {
-  loadTaxonomy, parseCategoryGroups, parseCategoryMeta,
-  CATGROUPS_FILE, CATEGORY_META_FILE, MAX_CATEGORY
+  loadTaxonomy, 
+  MAX_CATEGORY
 } from './taxonomy.js'
 export type {
   Taxonomy, TaxonomyLanguage, CategoryGroups, CategoryGroupRecord, CategoryMeta, CategoryMetaMap

@@ -15,6 +15,7 @@ import { ipBytes } from '../net/ip.js'
 import { parseDnstapTarget } from '../dnstap/target.js'
 import { parseHostPort } from './address.js'
 import { checkReferencedPaths, checkRoleFolders } from './paths.js'
+import { ROLE_SECTIONS } from './roles.js'
 import { configSchema } from './schema.js'
 import { sharesRedis } from './shared-store.js'
 import type { Config, ConfigFile, HostPort } from './types.js'
@@ -31,8 +32,6 @@ const PATH_KEYS: ReadonlyArray<[string, string]> = [
   ['blockpage', 'tls-key'], ['common', 'db'], ['stats', 'dir'], ['stats', 'db'], ['stats', 'vendor-key'],
   ['local', 'db'], ['collector', 'db'], ['collector', 'snapshots'], ['proxy', 'safesearch-hosts']
 ]
-
-const ROLE_SECTIONS = ['proxy', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync'] as const
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, allowUnionTypes: true })
 // Who reads a key and who reloads it live (engine/config/reload.ts): annotations, not rules.

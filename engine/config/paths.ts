@@ -15,6 +15,7 @@ import { accessSync, constants, statSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { dirname, join } from 'node:path'
 import { CATEGORY_META_FILE, CATGROUPS_FILE, type TaxonomyLanguage } from '../categories/taxonomy.js'
+import { ROLE_SECTIONS } from './roles.js'
 import type { Config } from './types.js'
 
 type Kind = 'file' | 'folder'
@@ -70,8 +71,6 @@ function pathProblem (path: string, kind: Kind): string | undefined {
   }
   return undefined
 }
-
-const ROLE_SECTIONS = ['proxy', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync'] as const
 
 /**
  * The folders of every role's `log` and `pid` file: each must exist and be writable by the user

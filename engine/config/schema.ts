@@ -7,6 +7,7 @@
  * `datafiles.file`) are YAML lists; a single scalar is accepted and read as a one-element list,
  * since YAML itself forbids a repeated key in a mapping.
  */
+import { ROLE_NAMES } from './roles.js'
 
 const listenAddress = {
   type: 'string',
@@ -39,15 +40,13 @@ const pidPath = {
 // descriptions say so, since docs/config.md is generated from them.
 const specFixedNote = '; keep the default in production (the spec fixes it)'
 
-/**
+/*
  * Who reads a key, and which of them apply a changed value on SIGHUP (`filterd reload`) without a
  * restart: `x-roles` on a section names the roles that read its keys, on a key it overrides that
  * for the key; `x-live` on a key names the roles that apply it live (engine/config/reload.ts). A
  * key without `x-live` needs a restart of every role that reads it, which is the safe default for a
- * new key. docs/config.md is generated from both.
+ * new key. docs/config.md is generated from both. ROLE_NAMES (./roles.js) is every role.
  */
-const ALL_ROLES = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync'] as const
-
 const logLevel = { enum: ['debug', 'info', 'warn', 'error', 'silent'] } as const
 
 const accessRules = {
@@ -178,7 +177,7 @@ export const configSchema = {
     },
     common: {
       type: 'object',
-      'x-roles': ALL_ROLES,
+      'x-roles': ROLE_NAMES,
       additionalProperties: false,
       default: {},
       properties: {
@@ -193,7 +192,7 @@ export const configSchema = {
         'redis-master-name': { type: 'string', default: 'filterd', description: 'the Sentinel master name', 'x-roles': ['api', 'sync'] },
         'vendor-names': { type: 'array', items: { type: 'string' }, default: [], description: 'extra host names added to the built-in whitelist', 'x-roles': ['dns', 'api', 'blockpage'] },
         safesearchredirect: { type: 'string', default: 'https://safe.duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later); its host must not be a safe-search host of conf/safesearch.txt, or the redirect would loop back to the block page and the safe search page is shown instead (safe.duckduckgo.com is DuckDuckGo with strict safe search, not a host the DNS server redirects)', 'x-roles': ['api', 'blockpage'] },
-        'log-level': { ...logLevel, default: 'info', 'x-live': ALL_ROLES },
+        'log-level': { ...logLevel, default: 'info', 'x-live': ROLE_NAMES },
         'http-server': {
           enum: ['auto', 'uws', 'node'],
           default: 'auto',

@@ -25,8 +25,7 @@ export type Config = DeepReadonly<ConfigFile> & {
   readonly source: string
 }
 
-/** The roles `filterd <role>` starts; each has a section with its log/pid keys. */
-export type RoleName = 'dns' | 'blockpage' | 'api' | 'catapi' | 'local' | 'collector' | 'sync'
+export type { RoleName } from './roles.js'
 
 /** A parsed `address:port`. `family` is 4 or 6. */
 export interface HostPort {

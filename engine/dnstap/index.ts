@@ -2,8 +2,7 @@
 export { FrameStreamWriter, type FrameStreamTarget, type FrameStreamWriterOptions } from './writer.js'
 export {
   DnstapEncoder, DnstapEvent, type DnstapIdentity, PROTOCOL_TCP, PROTOCOL_UDP,
-  POLICY_LOCAL_DATA, POLICY_NODATA, POLICY_NXDOMAIN, POLICY_PASS
+  POLICY_LOCAL_DATA
 } from './message.js'
 export { fillPolicy } from './policy.js'
 export { parseDnstapTarget } from './target.js'
-export { DNSTAP_CONTENT_TYPE } from './fstrm.js'

@@ -63,25 +63,5 @@ export function isHttpError (err: unknown): err is HttpError {
   return err instanceof HttpError
 }
 
-export function badRequest (code: string, message: string, field?: string): HttpError {
-  return new HttpError(400, code, message, field === undefined ? undefined : { field })
-}
-
-export function unauthorized (code: string, message: string): HttpError {
-  return new HttpError(401, code, message)
-}
-
-export function forbidden (code: string, message: string): HttpError {
-  return new HttpError(403, code, message)
-}
-
-export function notFound (code: string, message: string, field?: string): HttpError {
-  return new HttpError(404, code, message, field === undefined ? undefined : { field })
-}
-
-export function conflict (code: string, message: string, field?: string): HttpError {
-  return new HttpError(409, code, message, field === undefined ? undefined : { field })
-}
-
 /** Body of the 500 answer: fixed, so nothing about the failure leaks to the client. */
 export const INTERNAL_ERROR_BODY = errorBody('HTTP_INTERNAL', 'internal error')

@@ -19,11 +19,10 @@ import { Router } from './router.js'
 import { UwsServer, loadUwsNative, type UwsModule } from './uws.js'
 
 export {
-  HttpError, errorBody, isHttpError, badRequest, unauthorized, forbidden, notFound, conflict, FRONT_DOOR_ERRORS,
+  HttpError, errorBody, isHttpError, FRONT_DOOR_ERRORS,
   type HttpErrorOptions, type HttpAdapterErrorCode, type FrontDoorErrorCode
 } from './errors.js'
 export type { HttpRequest, HttpResponse, HttpStream, Handler, MethodNotAllowedHandler, ErrorHook } from './core.js'
-export { formatAddressBytes, normalizeAddress } from './address.js'
 export type { UwsModule } from './uws.js'
 
 export type HttpImpl = 'uws' | 'node'

@@ -1,6 +1,6 @@
 export {
-  normalizeDomain, normalizeUrlEntry, normalizeLookupUrl, suffixesOf, isIPv4,
-  MAX_NAME_LENGTH, MAX_LABEL_LENGTH
+  normalizeDomain, normalizeUrlEntry, normalizeLookupUrl, isIPv4,
+  MAX_NAME_LENGTH
 } from './normalize.js'
 export type { UrlEntry, LookupUrl } from './normalize.js'
 export { HostKeys, type SuffixKeys } from './suffix-keys.js'

@@ -25,7 +25,7 @@ import { GenerationWatcher, type GenerationWatcherOptions, type Store, type User
 import { createBuiltinWhitelist, type BuiltinWhitelist } from '../whitelist/index.js'
 import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 
-export { loadSafeHosts, parseSafeHosts, DEFAULT_SAFE_HOSTS_FILE, type SafeHosts } from './safe-hosts.js'
+export { loadSafeHosts, parseSafeHosts, type SafeHosts } from './safe-hosts.js'
 
 export { HostKeys, type SuffixKeys } from '../names/suffix-keys.js'
 

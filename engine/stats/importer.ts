@@ -185,28 +185,32 @@ function add (map: Map<string, number[]>, key: string, width: number, i: number)
   return v
 }
 
-async function applyChunk (ctx: Ctx, name: string, from: number, to: number, done: boolean, records: string[][],
-  alreadySkipped: number): Promise<ChunkOutcome> {
-  const { db, time } = ctx
-  const now = ctx.now()
+const SEP = '\u0000'
+
+/** A chunk summed in memory: the transaction then touches each aggregate key once. */
+interface ChunkSums {
+  readonly hours: Map<string, number[]>
+  readonly days: Map<string, number[]>
+  readonly domains: Map<string, number[]>
+  readonly domainCats: Map<string, number[]>
+  readonly raws: Array<[string, RawValue]>
+  rows: number
+  skipped: number
+}
+
+function sumChunk (ctx: Ctx, now: number, records: string[][], alreadySkipped: number): ChunkSums {
+  const { time } = ctx
   const keepDay = time.aggregateRetentionStart(now)
   const keepRaw = now - RAW_RETENTION_MS
-  // Sum the chunk in memory first: the transaction then touches each aggregate key once.
-  const hours = new Map<string, number[]>()
-  const days = new Map<string, number[]>()
-  const domains = new Map<string, number[]>()
-  const domainCats = new Map<string, number[]>()
-  const raws: Array<[string, RawValue]> = []
-  let rows = 0
-  let skipped = alreadySkipped
-  const SEP = '\u0000'
+  const sums: ChunkSums = { hours: new Map(), days: new Map(), domains: new Map(), domainCats: new Map(), raws: [], rows: 0, skipped: alreadySkipped }
+  const { hours, days, domains, domainCats, raws } = sums
   for (const fields of records) {
     const row = decodeRow(fields)
     if (row === undefined) {
-      if (fields[0] !== 'created') skipped++ // the header line is not a row
+      if (fields[0] !== 'created') sums.skipped++ // the header line is not a row
       continue
     }
-    rows++
+    sums.rows++
     const user = row.user === '' ? ANONYMOUS_USER : row.user
     const day = time.dayOf(row.created)
     if (day >= keepDay) {
@@ -229,6 +233,14 @@ async function applyChunk (ctx: Ctx, name: string, from: number, to: number, don
       raws.push([user, [row.created, row.nxdomain ? 1 : 0, row.address, row.host, row.blockedHost, row.reason, row.cats, row.blockedCats]])
     }
   }
+  return sums
+}
+
+async function applyChunk (ctx: Ctx, name: string, from: number, to: number, done: boolean, records: string[][],
+  alreadySkipped: number): Promise<ChunkOutcome> {
+  const { db } = ctx
+  const now = ctx.now()
+  const { hours, days, domains, domainCats, raws, rows, skipped } = sumChunk(ctx, now, records, alreadySkipped)
   const outcome = await db.root.transaction((): ChunkOutcome => {
     // Inside a transaction a put applies at once; its promise reports the commit, as the transaction's does.
     const cur = db.files.get(name)

@@ -5,11 +5,11 @@
  * time zones and the reserved anonymous user.
  */
 export { createCsvQueryLog, createQueryLogSink, type CsvQueryLog, type CsvQueryLogOptions, type CsvFileIo } from './writer.js'
-export { importClosedFiles, pruneStats, startStatsImporter, type ImportOptions, type ImportResult, type LastImport, type StatsImporter, type StatsImporterOptions } from './importer.js'
+export { importClosedFiles, startStatsImporter, type ImportOptions, type ImportResult, type LastImport, type StatsImporter, type StatsImporterOptions } from './importer.js'
 export { openStatsDb, type StatsDb } from './db.js'
-export { activityByDay, activityByHour, detail, rawLastHour, topDomains, RAW_FIELDS, TOP_DOMAINS, type Chart, type Detail, type DomainFilter, type RawReport } from './reports.js'
-export { startUsageReporter, usageClaimMs, vendorKeyDigest, type UsageClaim, type UsageReporter, type UsageReporterOptions } from './usage-report.js'
-export { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CONTROL_FILE, closeCurrentParts, partsOpenedBy, recoverStaleParts, writeRotationRequest } from './files.js'
-export { CSV_FIELDS, CSV_HEADER, formatRow, parseRecords, decodeRow, type StatsRow } from './csv.js'
+export { activityByDay, activityByHour, detail, rawLastHour, topDomains, type Chart, type Detail, type DomainFilter, type RawReport } from './reports.js'
+export { startUsageReporter, type UsageClaim, type UsageReporter, type UsageReporterOptions } from './usage-report.js'
+export { ANONYMOUS_USER, BLOCK_REASONS, closeCurrentParts, partsOpenedBy, recoverStaleParts } from './files.js'
+export { CSV_HEADER, formatRow, parseRecords, decodeRow, type StatsRow } from './csv.js'
 export { ReportTime, formatDay, parseDay } from './time.js'
 export { overview, type Overview } from './overview.js'

@@ -6,9 +6,13 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { releasedPort } from './ports.js'
 import { CONF } from './daemon.js'
+import { ROLE_NAMES } from '../config/roles.js'
 
-/** The roles' listeners the demo config names, by the key `demoConfig` gives their free port under. */
-export const DEMO_PORTS = ['dns', 'upstream', 'blockpage', 'api', 'catapi', 'anon', 'local', 'collector', 'sync', 'dnsMetrics'] as const
+/**
+ * The listeners the demo config names, by the key `demoConfig` gives their free port under: each
+ * role's own, plus the upstream stub, catapi's anonymous listener and the DNS role's metrics.
+ */
+const DEMO_PORTS = [...ROLE_NAMES, 'upstream', 'anon', 'dnsMetrics'] as const
 
 /** Free ports for the demo's listeners, plus any `extra` keys. */
 export async function demoPorts (extra: readonly string[] = []): Promise<Record<string, number>> {

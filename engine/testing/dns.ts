@@ -18,7 +18,7 @@ import { tempDir as makeDir } from './temp.js'
 
 import { query, type QueryOptions } from '../wire/testing/build.js'
 export { query, rawQuery, rawOpt } from '../wire/testing/build.js'
-export { addUser, buildCats } from './store.js'
+export { addUser } from './store.js'
 
 export const BLOCK_V4 = '192.0.2.1'
 export const BLOCK_V6 = '2001:db8::b10c'

@@ -1,2 +1,2 @@
-export { createBuiltinWhitelist, BUILTIN_WHITELIST, PRODUCT_HOSTS } from './builtin.js'
+export { createBuiltinWhitelist } from './builtin.js'
 export type { BuiltinWhitelist, WhitelistGroup } from './builtin.js'

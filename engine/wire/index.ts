@@ -7,6 +7,6 @@ export {
   type BlockAnswerOptions, type AddressRecord, compileBlockAnswer, compileEdeText,
   writeBlockAnswer, writeErrorAnswer, writeCnameAnswer, decodeAddresses
 } from './answer.js'
-export { readId, setId, isResponse, isTruncated, rcodeOf, questionMatches } from './forward.js'
+export { readId, setId, rcodeOf, questionMatches } from './forward.js'
 export { FrameReader, frame } from './tcp-frame.js'
-export { formatIPv4, formatIPv6, parseIPv4Into, parseIPv6Into } from './ip.js'
+export { formatIPv6, parseIPv4Into, parseIPv6Into } from './ip.js'

@@ -15,7 +15,7 @@ import { tempDir as makeDir } from '../../engine/testing/temp.js'
 /** A temp folder with the local role's prefix, removed after the test. */
 export const tempDir = (t: TestContext): string => makeDir(t, 'filterd-local-')
 
-export { CONF, FILTERD, REPO, startFailureLine, startRole, type Child, type LogLine } from '../../engine/testing/daemon.js'
+export { FILTERD, REPO, startFailureLine, startRole, type Child, type LogLine } from '../../engine/testing/daemon.js'
 export { fetchJson as getJson, until } from '../../engine/testing/wait.js'
 
 export interface Setup {

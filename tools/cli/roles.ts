@@ -2,10 +2,10 @@
  * Where each role and offline command lives. Modules are imported lazily, so `filterd api` does
  * not load the DNS engine.
  */
-import type { Config, RoleName } from '../../engine/config/index.js'
+import { roleSection, type Config, type RoleName } from '../../engine/config/index.js'
 import type { StartRole } from '../../engine/role.js'
 
-export const ROLE_NAMES: readonly RoleName[] = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync']
+export { ROLE_NAMES } from '../../engine/config/index.js'
 
 export const ROLE_HELP: Record<RoleName, string> = {
   dns: 'filtering DNS server (proxy section)',
@@ -29,7 +29,7 @@ const ROLE_MODULES: Record<RoleName, string> = {
 
 /** The config section that holds a role's listen/log/pid keys. */
 export function sectionOf (config: Readonly<Config>, role: RoleName): { log?: string, pid: string, 'log-level'?: string } {
-  return role === 'dns' ? config.proxy : config[role]
+  return config[roleSection(role)]
 }
 
 async function importModule (specifier: string): Promise<Record<string, unknown>> {

@@ -32,10 +32,13 @@ const kRestartWindowMs = 60_000
 const kFirstBackoffMs = 200
 const kMaxBackoffMs = 5000
 
-export async function runAll (config: Readonly<Config>, configPath: string, onCrash: OnCrash = 'restart'): Promise<number> {
-  const out = (line: string): void => { process.stdout.write(line + '\n') }
-  // Before binding anything (the demo's stub upstream would fail with a bare EADDRINUSE): a role whose
-  // pid file names a live process means this config already runs.
+const out = (line: string): void => { process.stdout.write(line + '\n') }
+
+/**
+ * Before binding anything (the demo's stub upstream would fail with a bare EADDRINUSE): a role whose
+ * pid file names a live process means this config already runs.
+ */
+function refuseIfRunning (config: Readonly<Config>): void {
   for (const role of ROLE_NAMES) {
     const path = sectionOf(config, role).pid
     const pid = livePid(path, role)
@@ -43,13 +46,59 @@ export async function runAll (config: Readonly<Config>, configPath: string, onCr
       throw new EngineError('ENGINE_ALREADY_RUNNING', `filterd all: ENGINE_ALREADY_RUNNING: ${role} is already running with pid ${pid} (pid file ${path}); stop it first (kill ${pid}), or stop the other filterd all`)
     }
   }
-  let stub: StubResolver | undefined
-  if (config.demo?.upstream !== undefined) {
-    const hp = parseHostPort(config.demo.upstream)
-    stub = await startStubResolver({ host: hp.host, port: hp.port, tcp: true })
-    out(`demo: no resolver is assumed reachable offline, so a built-in stub upstream answers on ${formatHostPort(hp)}`)
-    out('      (every A query gets 198.51.100.10, AAAA 2001:db8::10, *.invalid NXDOMAIN); set dnscache.forward to your resolver instead')
+}
+
+/** The demo's stub upstream, when the config asks for one. */
+async function startDemoUpstream (config: Readonly<Config>): Promise<StubResolver | undefined> {
+  if (config.demo?.upstream === undefined) return undefined
+  const hp = parseHostPort(config.demo.upstream)
+  const stub = await startStubResolver({ host: hp.host, port: hp.port, tcp: true })
+  out(`demo: no resolver is assumed reachable offline, so a built-in stub upstream answers on ${formatHostPort(hp)}`)
+  out('      (every A query gets 198.51.100.10, AAAA 2001:db8::10, *.invalid NXDOMAIN); set dnscache.forward to your resolver instead')
+  return stub
+}
+
+/**
+ * The restart budget of `filterd all`: the delay before a role's next start (doubling from
+ * kFirstBackoffMs), or undefined once it used kMaxRestarts within kRestartWindowMs.
+ */
+function restartBudget (): (role: RoleName) => number | undefined {
+  const restarts = new Map<RoleName, number[]>()
+  return (role) => {
+    const now = Date.now()
+    const recent = (restarts.get(role) ?? []).filter((t) => now - t < kRestartWindowMs)
+    if (recent.length >= kMaxRestarts) return undefined
+    recent.push(now)
+    restarts.set(role, recent)
+    return Math.min(kMaxBackoffMs, kFirstBackoffMs * 2 ** (recent.length - 1))
   }
+}
+
+/**
+ * Starts the roles, the collector first: the local service's first billing contact happens at its
+ * start, and it answers 503 until a contact succeeds, so it must find the collector already listening.
+ */
+async function startInOrder (roles: readonly RoleName[], start: (role: RoleName) => Promise<void>): Promise<void> {
+  const first: RoleName[] = roles.filter((r) => r === 'collector')
+  await Promise.all(first.map(start))
+  await Promise.all(roles.filter((r) => !first.includes(r)).map(start))
+}
+
+/** What `filterd all` prints once every role is ready. */
+function printRunning (config: Readonly<Config>, configPath: string, children: readonly Child[], roles: readonly RoleName[]): void {
+  out('')
+  out(`filterd is running (config ${configPath}). Listening:`)
+  for (const c of children) for (const e of c.endpoints) out(`  ${c.role.padEnd(10)} ${e}`)
+  out('')
+  out('Try it:')
+  for (const line of tryLines(config, roles)) out(`  ${line}`)
+  out('')
+  out('Stop with Ctrl-C.')
+}
+
+export async function runAll (config: Readonly<Config>, configPath: string, onCrash: OnCrash = 'restart'): Promise<number> {
+  refuseIfRunning(config)
+  const stub = await startDemoUpstream(config)
   if (config.demo?.['build-db'] === true) {
     const buildDb = await loadCommand('build-db')
     const code = await buildDb(['--config', configPath, '--if-empty', '--quiet'])
@@ -75,16 +124,7 @@ export async function runAll (config: Readonly<Config>, configPath: string, onCr
   }
 
   let started = false
-  const restarts = new Map<RoleName, number[]>()
-  /** Whether `role` may be started again now; records the restart when so. */
-  const mayRestart = (role: RoleName): number | undefined => {
-    const now = Date.now()
-    const recent = (restarts.get(role) ?? []).filter((t) => now - t < kRestartWindowMs)
-    if (recent.length >= kMaxRestarts) return undefined
-    recent.push(now)
-    restarts.set(role, recent)
-    return Math.min(kMaxBackoffMs, kFirstBackoffMs * 2 ** (recent.length - 1))
-  }
+  const mayRestart = restartBudget()
   const restart = (child: Child, why: string): void => {
     const delay = onCrash === 'restart' && started ? mayRestart(child.role) : undefined
     if (delay === undefined) {
@@ -117,13 +157,7 @@ export async function runAll (config: Readonly<Config>, configPath: string, onCr
       proc.on('exit', () => reject(new Error(`${role} exited during start`)))
     })
   }
-  // The collector first: the local service's first billing contact happens at its start, and it
-  // answers 503 until a contact succeeds, so it must find the collector already listening.
-  const first: RoleName[] = roles.filter((r) => r === 'collector')
-  const ready = (async () => {
-    await Promise.all(first.map(startRole))
-    await Promise.all(roles.filter((r) => !first.includes(r)).map(startRole))
-  })()
+  const ready = startInOrder(roles, startRole)
   process.on('SIGINT', () => stopAll(0))
   process.on('SIGTERM', () => stopAll(0))
   // `kill -HUP` of this process (systemctl reload, logrotate): every role reloads its config and reopens its log.
@@ -135,14 +169,7 @@ export async function runAll (config: Readonly<Config>, configPath: string, onCr
     return await done
   }
   started = true
-  out('')
-  out(`filterd is running (config ${configPath}). Listening:`)
-  for (const c of children) for (const e of c.endpoints) out(`  ${c.role.padEnd(10)} ${e}`)
-  out('')
-  out('Try it:')
-  for (const line of tryLines(config, roles)) out(`  ${line}`)
-  out('')
-  out('Stop with Ctrl-C.')
+  printRunning(config, configPath, children, roles)
   return await done
 }
 
