@@ -15,7 +15,9 @@ import tseslint from 'typescript-eslint'
  * so the file is transpiled here and imported from memory; it imports nothing, so that works.
  */
 const rolesSource = readFileSync(new URL('./engine/config/roles.ts', import.meta.url), 'utf8')
-const rolesJs = ts.transpileModule(rolesSource, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText
+const rolesJs = ts.transpileModule(rolesSource, {
+  compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }
+}).outputText
 const { ROLE_NAMES } = await import('data:text/javascript,' + encodeURIComponent(rolesJs))
 
 /** Each role and the folders that hold it: each role lives in the folder of its name. */
@@ -24,7 +26,7 @@ const ROLE_FOLDERS = Object.values(ROLES).flat()
 const SOURCE_ROOTS = ['engine', ...new Set(ROLE_FOLDERS.map((f) => f.split('/')[0])), 'tools', 'ui', 'bench', 'scripts']
 
 /** The unit a folder belongs to: a role name, 'engine', 'tools', 'ui', 'bench' or 'scripts'. */
-function unitOf (dir) {
+function unitOf(dir) {
   for (const [role, folders] of Object.entries(ROLES)) {
     if (folders.some((f) => dir === f || dir.startsWith(f + '/'))) return role
   }
@@ -35,7 +37,7 @@ function unitOf (dir) {
  * The folders a unit's code must not import. `test` is true for test code: `*.test.ts`,
  * `*.case.ts` and everything under a `testing/` folder.
  */
-function forbiddenFor (unit, test) {
+function forbiddenFor(unit, test) {
   const roleFolders = (own) => ROLE_FOLDERS.filter((f) => !own.includes(f))
   const always = ['ui', 'bench', 'scripts']
   if (unit === 'engine') return [...ROLE_FOLDERS, 'tools', ...always]
@@ -52,7 +54,7 @@ const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
  * Every spelling of a relative import from `dir` that lands in `folder`: `./sub` when the folder
  * is below, then `../` once per level up to each common ancestor (`../dns`, `../../engine/dns`).
  */
-function spellings (dir, folder) {
+function spellings(dir, folder) {
   const d = dir.split('/')
   const f = folder.split('/')
   const out = []
@@ -64,7 +66,7 @@ function spellings (dir, folder) {
   return out
 }
 
-function restrictedImports (dir, test) {
+function restrictedImports(dir, test) {
   const unit = unitOf(dir)
   const patterns = forbiddenFor(unit, test)
     .filter((folder) => unitOf(folder) !== unit)
@@ -78,14 +80,18 @@ function restrictedImports (dir, test) {
 }
 
 /** Every folder below the source roots that holds code. */
-function sourceDirs () {
+function sourceDirs() {
   const dirs = []
   const walk = (dir) => {
     dirs.push(dir)
     for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) walk(`${dir}/${e.name}`)
   }
   for (const root of SOURCE_ROOTS) {
-    try { walk(root) } catch (err) { if (err.code !== 'ENOENT') throw err }
+    try {
+      walk(root)
+    } catch (err) {
+      if (err.code !== 'ENOENT') throw err
+    }
   }
   return dirs
 }
@@ -94,8 +100,19 @@ const TEST_FILES = ['*.test.ts', '*.case.ts']
 export const layering = sourceDirs().flatMap((dir) => {
   const inTesting = dir.split('/').includes('testing')
   return [
-    { files: [`${dir}/*.ts`], ignores: inTesting ? [] : TEST_FILES.map((p) => `${dir}/${p}`), rules: { 'no-restricted-imports': restrictedImports(dir, inTesting) } },
-    ...(inTesting ? [] : [{ files: TEST_FILES.map((p) => `${dir}/${p}`), rules: { 'no-restricted-imports': restrictedImports(dir, true) } }])
+    {
+      files: [`${dir}/*.ts`],
+      ignores: inTesting ? [] : TEST_FILES.map((p) => `${dir}/${p}`),
+      rules: { 'no-restricted-imports': restrictedImports(dir, inTesting) }
+    },
+    ...(inTesting
+      ? []
+      : [
+          {
+            files: TEST_FILES.map((p) => `${dir}/${p}`),
+            rules: { 'no-restricted-imports': restrictedImports(dir, true) }
+          }
+        ])
   ]
 })
 
@@ -108,13 +125,21 @@ export default tseslint.config(
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
       // node:test's test() returns a promise the runner awaits itself.
-      '@typescript-eslint/no-floating-promises': ['error', { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }] }],
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }]
+        }
+      ],
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
       // Tuned: an async method that implements an interface of async methods need not await.
       '@typescript-eslint/require-await': 'off',
       // tsc's noUnusedLocals/noUnusedParameters already check this; `_x` marks a deliberate one.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }
+      ],
       // Tuned: passing a caught error (typed unknown) on to a rejection is fine.
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }]
     }
@@ -138,7 +163,15 @@ export default tseslint.config(
     // CLI (tools/) loads roles lazily.
     files: ['engine/**/*.ts', ...ROLE_FOLDERS.map((f) => `${f}/**/*.ts`)],
     ignores: ['**/*.test.ts', '**/*.case.ts', '**/testing/**'],
-    rules: { 'no-restricted-syntax': ['error', { selector: 'ImportExpression', message: 'Import statically: a dynamic import hides the dependency (docs/architecture.md, Layout).' }] }
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ImportExpression',
+          message: 'Import statically: a dynamic import hides the dependency (docs/architecture.md, Layout).'
+        }
+      ]
+    }
   },
   ...layering
 )

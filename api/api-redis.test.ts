@@ -10,8 +10,12 @@ import { startRedis, type TestRedis } from '../engine/testing/redis.js'
 import { runApiSuite } from './api.case.js'
 
 let redis: TestRedis | undefined
-before(async () => { redis = await startRedis() })
-after(async () => { await redis?.stop() })
+before(async () => {
+  redis = await startRedis()
+})
+after(async () => {
+  await redis?.stop()
+})
 
 runApiSuite('node', {
   name: 'writes through a shared Redis',

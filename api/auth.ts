@@ -46,7 +46,7 @@ const CHALLENGES = [`Bearer realm="${REALM}"`, `Basic realm="${REALM}", charset=
 const RELAYED: ClientAddressRule = { trusted: LOOPBACK, relayHeader: RELAYED_CLIENT_HEADER }
 
 /** The address a request is judged by (see the module comment). */
-export function sourceAddress (req: HttpRequest): string {
+export function sourceAddress(req: HttpRequest): string {
   return clientAddress(req, RELAYED)
 }
 
@@ -62,13 +62,13 @@ export interface ApiGuardOptions {
 
 export interface ApiGuard {
   /** The handler behind the rule above, with the audit line for writes. */
-  wrap (handler: Handler): Handler
-  close (): void
+  wrap(handler: Handler): Handler
+  close(): void
 }
 
-type Denied = Exclude<AuthOutcome, { ok: true }> | { ok: false, reason: 'required' }
+type Denied = Exclude<AuthOutcome, { ok: true }> | { ok: false; reason: 'required' }
 
-function refuseCredentials (res: HttpResponse, outcome: Denied): void {
+function refuseCredentials(res: HttpResponse, outcome: Denied): void {
   if (outcome.reason === 'throttled') {
     sendRefusal(res, {
       code: 'API_AUTH_THROTTLED',
@@ -79,9 +79,10 @@ function refuseCredentials (res: HttpResponse, outcome: Denied): void {
   }
   sendRefusal(res, {
     code: 'API_UNAUTHORIZED',
-    message: outcome.reason === 'invalid'
-      ? 'wrong API client credentials'
-      : 'credentials are required: Authorization: Bearer <token> or HTTP Basic with an API client (filterd api-client add)',
+    message:
+      outcome.reason === 'invalid'
+        ? 'wrong API client credentials'
+        : 'credentials are required: Authorization: Bearer <token> or HTTP Basic with an API client (filterd api-client add)',
     headers: CHALLENGES.map((c) => ['WWW-Authenticate', c] as const)
   })
 }
@@ -96,7 +97,7 @@ class Guard {
   readonly #loopbackFree: boolean
   readonly #now: () => number
 
-  constructor (options: ApiGuardOptions) {
+  constructor(options: ApiGuardOptions) {
     const { store } = options
     this.#now = options.now ?? Date.now
     this.#required = options.config['require-credentials']
@@ -109,21 +110,24 @@ class Guard {
       ...(options.failureLimit === undefined ? {} : { failureLimit: options.failureLimit })
     })
     // `filterd api-client remove` in another process bumps the generation: drop the cached verifications.
-    this.#watcher = new GenerationWatcher(store, (g) => { this.#auth.sync(g) })
+    this.#watcher = new GenerationWatcher(store, (g) => {
+      this.#auth.sync(g)
+    })
   }
 
-  sweep (): void {
+  sweep(): void {
     this.#auth.failures.sweep(this.#now())
   }
 
-  handle (handler: Handler, req: HttpRequest, res: HttpResponse): void | Promise<void> {
+  handle(handler: Handler, req: HttpRequest, res: HttpResponse): void | Promise<void> {
     this.#watcher.poll()
     const header = req.header('authorization')
     const credentials = header !== undefined && header !== ''
     const isWrite = WRITE_METHODS.has(req.method)
     const browser = crossSiteRefusal(req, this.#network.allowedOrigins) ?? mediaTypeRefusal(req)
     // A read with credentials verified before needs nothing else: neither the caller's address nor an audit line.
-    if (browser === undefined && !isWrite && credentials && this.#auth.cached(header) !== undefined) return handler(req, res)
+    if (browser === undefined && !isWrite && credentials && this.#auth.cached(header) !== undefined)
+      return handler(req, res)
     const w = writeOf(req, sourceAddress(req))
     if (browser !== undefined) return this.#refuse(res, browser, w)
     if (!credentials) return this.#withoutCredentials(handler, req, res, w)
@@ -137,7 +141,12 @@ class Guard {
   }
 
   /** Rules 2 to 4 of the module comment. */
-  #withoutCredentials (handler: Handler, req: HttpRequest, res: HttpResponse, w: Write | undefined): void | Promise<void> {
+  #withoutCredentials(
+    handler: Handler,
+    req: HttpRequest,
+    res: HttpResponse,
+    w: Write | undefined
+  ): void | Promise<void> {
     const source = w?.source ?? sourceAddress(req)
     if (this.#loopbackFree && isLoopbackAddress(source)) {
       const misdirected = hostRefusal(req, this.#network.apiHost)
@@ -149,19 +158,21 @@ class Guard {
     if (w !== undefined) this.#audit.line(w, '-', res.statusCode)
   }
 
-  #refuse (res: HttpResponse, refusal: Refusal, w: Write | undefined): void {
+  #refuse(res: HttpResponse, refusal: Refusal, w: Write | undefined): void {
     sendRefusal(res, refusal)
     if (w !== undefined) this.#audit.line(w, '-', res.statusCode)
   }
 }
 
-export function createApiGuard (options: ApiGuardOptions): ApiGuard {
+export function createApiGuard(options: ApiGuardOptions): ApiGuard {
   const guard = new Guard(options)
-  const sweep = setInterval(() => { guard.sweep() }, 10_000)
+  const sweep = setInterval(() => {
+    guard.sweep()
+  }, 10_000)
   sweep.unref()
   return {
     wrap: (handler) => (req, res) => guard.handle(handler, req, res),
-    close () {
+    close() {
       clearInterval(sweep)
     }
   }

@@ -37,7 +37,7 @@ export interface Refusal {
   readonly headers?: ReadonlyArray<readonly [string, string]>
 }
 
-export function sendRefusal (res: HttpResponse, refusal: Refusal): void {
+export function sendRefusal(res: HttpResponse, refusal: Refusal): void {
   res.status(API_ERRORS[refusal.code])
   for (const [name, value] of refusal.headers ?? []) res.header(name, value)
   res.header('Content-Type', 'application/json').send(errorBody(refusal.code, refusal.message))
@@ -48,11 +48,12 @@ const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH'])
 
 const CROSS_SITE: Refusal = {
   code: 'API_CROSS_SITE',
-  message: 'cross-site requests are refused: call the API from its own origin, or add the page\'s origin to api.allowed-origins'
+  message:
+    "cross-site requests are refused: call the API from its own origin, or add the page's origin to api.allowed-origins"
 }
 
 /** True when `origin` (an `Origin` header) is the origin a request for `host` (its `Host` header) came from. */
-function isOriginOfHost (origin: string, host: string | undefined): boolean {
+function isOriginOfHost(origin: string, host: string | undefined): boolean {
   const o = serializedOrigin(origin.trim())
   if (o === undefined || host === undefined) return false
   const h = host.trim().toLowerCase()
@@ -61,7 +62,7 @@ function isOriginOfHost (origin: string, host: string | undefined): boolean {
 }
 
 /** Check 1 (module comment): 403 for a cross-site request from an origin not allowed. */
-export function crossSiteRefusal (req: HttpRequest, allowedOrigins: ReadonlySet<string>): Refusal | undefined {
+export function crossSiteRefusal(req: HttpRequest, allowedOrigins: ReadonlySet<string>): Refusal | undefined {
   const origin = req.header('origin')
   const site = req.header('sec-fetch-site')?.trim().toLowerCase()
   if (origin === undefined && site === undefined) return undefined
@@ -71,20 +72,21 @@ export function crossSiteRefusal (req: HttpRequest, allowedOrigins: ReadonlySet<
   }
   if (site === 'same-origin' || site === 'none') return undefined
   if (site !== undefined) {
-    const readingNavigation = READ_METHODS.has(req.method) && req.header('sec-fetch-mode')?.trim().toLowerCase() === 'navigate'
+    const readingNavigation =
+      READ_METHODS.has(req.method) && req.header('sec-fetch-mode')?.trim().toLowerCase() === 'navigate'
     return readingNavigation ? undefined : CROSS_SITE
   }
   return isOriginOfHost(origin!, req.header('host')) ? undefined : CROSS_SITE
 }
 
 /** True when the request carries a body (a length above 0, or a chunked one). */
-function hasBody (req: HttpRequest): boolean {
+function hasBody(req: HttpRequest): boolean {
   const length = req.header('content-length')
   return req.header('transfer-encoding') !== undefined || (length !== undefined && length.trim() !== '0')
 }
 
 /** Check 2 (module comment): 415 for a write that does not say it is JSON. */
-export function mediaTypeRefusal (req: HttpRequest): Refusal | undefined {
+export function mediaTypeRefusal(req: HttpRequest): Refusal | undefined {
   if (!BODY_METHODS.has(req.method) && !(req.method === 'DELETE' && hasBody(req))) return undefined
   const type = (req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
   if (type === 'application/json') return undefined
@@ -96,7 +98,7 @@ export function mediaTypeRefusal (req: HttpRequest): Refusal | undefined {
 }
 
 /** Check 3 (module comment): 421 when the credential-free loopback path is asked under a foreign name. */
-export function hostRefusal (req: HttpRequest, apiHost: string): Refusal | undefined {
+export function hostRefusal(req: HttpRequest, apiHost: string): Refusal | undefined {
   const header = req.header('host')
   // HTTP/1.0 without Host (a health check): no browser sends that, so no rebound page can.
   if (header === undefined) return undefined

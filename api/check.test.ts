@@ -4,27 +4,34 @@ import { test, type TestContext } from 'node:test'
 import { buildCats } from '../engine/testing/store.js'
 import { call, errorOf, startApi, type StartedApi } from './testing/fixtures.js'
 
-async function serve (t: TestContext): Promise<StartedApi> {
+async function serve(t: TestContext): Promise<StartedApi> {
   const api = await startApi()
   t.after(() => api.close())
   await buildCats(api.store, { 'porn.example': [1, 40], 'dating.example': [41], 'www.google.com': [40] })
   return api
 }
 
-async function check (api: StartedApi, path: string): Promise<Record<string, unknown>> {
+async function check(api: StartedApi, path: string): Promise<Record<string, unknown>> {
   const r = await call(api.base, 'GET', path)
   if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text}`)
   return r.body as Record<string, unknown>
 }
 
-function pick (a: Record<string, unknown>): unknown[] {
+function pick(a: Record<string, unknown>): unknown[] {
   return [a.user, a.action, a.step, a.matched]
 }
 
 test('check by address: each policy step with the entry that decided', async (t: TestContext) => {
   const api = await serve(t)
   const put = (path: string, body: unknown): Promise<unknown> => call(api.base, 'PUT', path, body)
-  await put('/users/kid', { ip: ['10.0.0.1'], filter: [41], whitelist: ['ok.porn.example'], blacklist: ['games.example'], safesearch: 'on', safeyoutube: 'on' })
+  await put('/users/kid', {
+    ip: ['10.0.0.1'],
+    filter: [41],
+    whitelist: ['ok.porn.example'],
+    blacklist: ['games.example'],
+    safesearch: 'on',
+    safeyoutube: 'on'
+  })
   await put('/users/off', { ip: ['10.0.0.2'], status: 'disabled' })
   await put('/users/strict', { ip: ['10.9.0.0/16'], blacklist: ['-'], whitelist: ['school.example'] })
   await put('/blacklist/', ['evil.example', 'global-black.example'])
@@ -32,14 +39,44 @@ test('check by address: each policy step with the entry that decided', async (t:
   await put('/config/', { filter: [1] })
 
   const at = (name: string, ip: string): Promise<Record<string, unknown>> => check(api, `/check/${name}?ip=${ip}`)
-  t.assert.deepStrictEqual(pick(await at('upd.kaspersky-labs.com', '10.0.0.1')), ['kid', 'forward', 'builtin-whitelist', 'kaspersky-labs.com'])
-  t.assert.deepStrictEqual(pick(await at('a.global-white.example', '10.0.0.1')), ['kid', 'forward', 'global-whitelist', 'global-white.example'])
-  t.assert.deepStrictEqual(pick(await at('x.evil.example', '10.0.0.2')), ['off', 'block', 'global-blacklist', 'evil.example'])
+  t.assert.deepStrictEqual(pick(await at('upd.kaspersky-labs.com', '10.0.0.1')), [
+    'kid',
+    'forward',
+    'builtin-whitelist',
+    'kaspersky-labs.com'
+  ])
+  t.assert.deepStrictEqual(pick(await at('a.global-white.example', '10.0.0.1')), [
+    'kid',
+    'forward',
+    'global-whitelist',
+    'global-white.example'
+  ])
+  t.assert.deepStrictEqual(pick(await at('x.evil.example', '10.0.0.2')), [
+    'off',
+    'block',
+    'global-blacklist',
+    'evil.example'
+  ])
   t.assert.deepStrictEqual(pick(await at('porn.example', '10.0.0.2')), ['off', 'forward', 'user-disabled', null])
-  t.assert.deepStrictEqual(pick(await at('ok.porn.example', '10.0.0.1')), ['kid', 'forward', 'user-whitelist', 'ok.porn.example'])
-  t.assert.deepStrictEqual(pick(await at('games.example', '10.0.0.1')), ['kid', 'block', 'user-blacklist', 'games.example'])
+  t.assert.deepStrictEqual(pick(await at('ok.porn.example', '10.0.0.1')), [
+    'kid',
+    'forward',
+    'user-whitelist',
+    'ok.porn.example'
+  ])
+  t.assert.deepStrictEqual(pick(await at('games.example', '10.0.0.1')), [
+    'kid',
+    'block',
+    'user-blacklist',
+    'games.example'
+  ])
   t.assert.deepStrictEqual(pick(await at('other.example', '10.9.3.4')), ['strict', 'block', 'user-allow-only', '-'])
-  t.assert.deepStrictEqual(pick(await at('school.example', '10.9.3.4')), ['strict', 'forward', 'user-whitelist', 'school.example'])
+  t.assert.deepStrictEqual(pick(await at('school.example', '10.9.3.4')), [
+    'strict',
+    'forward',
+    'user-whitelist',
+    'school.example'
+  ])
   const search = await at('www.google.com', '10.0.0.1')
   t.assert.deepStrictEqual(pick(search), ['kid', 'safesearch', 'safesearch', 'www.google.com'])
   t.assert.deepStrictEqual(search.categories, [40])
@@ -48,8 +85,16 @@ test('check by address: each policy step with the entry that decided', async (t:
   t.assert.match(String(video.target), /youtube/)
   const cat = await at('www.dating.example', '10.0.0.1')
   t.assert.deepStrictEqual(cat, {
-    domain: 'www.dating.example', address: '10.0.0.1', user: 'kid', action: 'block', step: 'category', matched: 'dating.example',
-    categories: [41], blockedCategories: [41], site: { domain: 'dating.example', categories: [41] }, target: null
+    domain: 'www.dating.example',
+    address: '10.0.0.1',
+    user: 'kid',
+    action: 'block',
+    step: 'category',
+    matched: 'dating.example',
+    categories: [41],
+    blockedCategories: [41],
+    site: { domain: 'dating.example', categories: [41] },
+    target: null
   })
   // Anonymous: the server defaults of /config/.
   const anon = await at('porn.example', '192.0.2.7')
@@ -59,19 +104,37 @@ test('check by address: each policy step with the entry that decided', async (t:
   // Allow-only in the global blacklist beats every user.
   await call(api.base, 'POST', '/blacklist/', ['-'])
   t.assert.deepStrictEqual(pick(await at('dating.example', '10.0.0.2')), ['off', 'block', 'global-allow-only', '-'])
-  t.assert.deepStrictEqual(pick(await at('global-white.example', '10.0.0.2')), ['off', 'forward', 'global-whitelist', 'global-white.example'])
+  t.assert.deepStrictEqual(pick(await at('global-white.example', '10.0.0.2')), [
+    'off',
+    'forward',
+    'global-whitelist',
+    'global-white.example'
+  ])
 })
 
-test('check by user: the user\'s settings whatever its addresses, and the answer follows API writes at once', async (t: TestContext) => {
+test("check by user: the user's settings whatever its addresses, and the answer follows API writes at once", async (t: TestContext) => {
   const api = await serve(t)
   await call(api.base, 'PUT', '/users/nobody-connected', { filter: [1] })
   const a = await check(api, '/users/nobody-connected/check/Porn.Example.')
-  t.assert.deepStrictEqual([a.domain, a.address, ...pick(a), a.blockedCategories], ['porn.example', null, 'nobody-connected', 'block', 'category', 'porn.example', [1]])
+  t.assert.deepStrictEqual(
+    [a.domain, a.address, ...pick(a), a.blockedCategories],
+    ['porn.example', null, 'nobody-connected', 'block', 'category', 'porn.example', [1]]
+  )
   await call(api.base, 'POST', '/users/nobody-connected/whitelist/', ['porn.example'])
-  t.assert.deepStrictEqual(pick(await check(api, '/users/nobody-connected/check/porn.example')), ['nobody-connected', 'forward', 'user-whitelist', 'porn.example'])
+  t.assert.deepStrictEqual(pick(await check(api, '/users/nobody-connected/check/porn.example')), [
+    'nobody-connected',
+    'forward',
+    'user-whitelist',
+    'porn.example'
+  ])
   await call(api.base, 'POST', '/users/nobody-connected/ip/', ['10.1.1.1'])
   await call(api.base, 'POST', '/users/nobody-connected/status/disabled')
-  t.assert.deepStrictEqual(pick(await check(api, '/check/porn.example?ip=10.1.1.1')), ['nobody-connected', 'forward', 'user-disabled', null])
+  t.assert.deepStrictEqual(pick(await check(api, '/check/porn.example?ip=10.1.1.1')), [
+    'nobody-connected',
+    'forward',
+    'user-disabled',
+    null
+  ])
 })
 
 test('check refuses a bad domain, address or user with the API error body', async (t: TestContext) => {

@@ -24,162 +24,230 @@ import { TEST_OUTPUT_DIR } from '../blockpage/testing/fixture.js'
 const CHROMIUM = '/usr/bin/chromium'
 const SHOTS = join(TEST_OUTPUT_DIR, 'console')
 const missing = !existsSync(CHROMIUM)
-const skip = missing && process.env.CI !== 'true' ? `${CHROMIUM} is missing (apt-get install chromium); the browser test runs only where it is installed` : false
+const skip =
+  missing && process.env.CI !== 'true'
+    ? `${CHROMIUM} is missing (apt-get install chromium); the browser test runs only where it is installed`
+    : false
 
-interface Daemons { dnsPort: number, api: string, apiPid: number, apiFile: string }
+interface Daemons {
+  dnsPort: number
+  api: string
+  apiPid: number
+  apiFile: string
+}
 
-async function daemons (t: TestContext): Promise<Daemons> {
+async function daemons(t: TestContext): Promise<Daemons> {
   const w = await world(t, { cats: { 'casino.example': [CATEGORY.GAMBLING], 'news.example': [CATEGORY.NEWS] } })
   // Somebody else, so the overview has a known user and an anonymous address to compare.
   await addUser(w.store, { name: 'neighbour', ip: ['127.0.0.9'] })
   const dnsFile = writeConfigFile(w)
   const doc = JSON.parse(readFileSync(dnsFile, 'utf8')) as Record<string, Record<string, unknown>>
   const apiFile = join(w.dir, 'api.json')
-  writeFileSync(apiFile, JSON.stringify({ ...doc, datafiles: { ...doc.datafiles, cats: CONF, language: 'en' }, api: { listen: '127.0.0.1:0', log: '-', pid: join(w.dir, 'api.pid') } }))
+  writeFileSync(
+    apiFile,
+    JSON.stringify({
+      ...doc,
+      datafiles: { ...doc.datafiles, cats: CONF, language: 'en' },
+      api: { listen: '127.0.0.1:0', log: '-', pid: join(w.dir, 'api.pid') }
+    })
+  )
   const dns = await startRole(t, 'dns', dnsFile)
   const api = await startRole(t, 'api', apiFile)
   return { dnsPort: dns.port, api: api.url, apiPid: api.proc.pid!, apiFile }
 }
 
-async function launch (t: TestContext): Promise<Browser> {
+async function launch(t: TestContext): Promise<Browser> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync']
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync'
+    ]
   })
   t.after(() => browser.close())
   mkdirSync(SHOTS, { recursive: true })
   return browser
 }
 
-function today (): string {
+function today(): string {
   return new Date().toISOString().slice(0, 10)
 }
 
-test('the console: create a user, see its blocked query live with the reason, check a domain, read its charts, switch to Russian', { skip, timeout: 170_000 }, async (t: TestContext) => {
-  const d = await daemons(t)
-  const browser = await launch(t)
-  const context = await browser.newContext({ locale: 'en-US', timezoneId: 'UTC', viewport: { width: 1360, height: 900 } })
-  const page: Page = await context.newPage()
-  // The console asks nothing of any other origin.
-  const foreign: string[] = []
-  page.on('request', (r) => { if (!r.url().startsWith(d.api)) foreign.push(r.url()) })
-  const shot = (name: string): Promise<Buffer> => page.screenshot({ path: join(SHOTS, name), fullPage: true })
+test(
+  'the console: create a user, see its blocked query live with the reason, check a domain, read its charts, switch to Russian',
+  { skip, timeout: 170_000 },
+  async (t: TestContext) => {
+    const d = await daemons(t)
+    const browser = await launch(t)
+    const context = await browser.newContext({
+      locale: 'en-US',
+      timezoneId: 'UTC',
+      viewport: { width: 1360, height: 900 }
+    })
+    const page: Page = await context.newPage()
+    // The console asks nothing of any other origin.
+    const foreign: string[] = []
+    page.on('request', (r) => {
+      if (!r.url().startsWith(d.api)) foreign.push(r.url())
+    })
+    const shot = (name: string): Promise<Buffer> => page.screenshot({ path: join(SHOTS, name), fullPage: true })
 
-  const res = await page.goto(`${d.api}/ui/`)
-  t.assert.strictEqual(res?.status(), 200)
-  await page.locator('h1', { hasText: 'Overview' }).waitFor()
-  await page.locator('#total-requests').waitFor()
+    const res = await page.goto(`${d.api}/ui/`)
+    t.assert.strictEqual(res?.status(), 200)
+    await page.locator('h1', { hasText: 'Overview' }).waitFor()
+    await page.locator('#total-requests').waitFor()
 
-  // Create a user with an address and a filter through the UI.
-  await page.click('nav a[href="#/users"]')
-  await page.fill('input[name=new-id]', 'kid')
-  await page.fill('textarea[name=new-ip]', '127.0.0.2')
-  await page.check(`input[name=new-filter][value="${CATEGORY.GAMBLING}"]`)
-  await page.click('button[type=submit].primary')
-  await page.locator('h1', { hasText: 'kid' }).waitFor()
-  const user = await getJson(`${d.api}/users/kid`)
-  t.assert.deepStrictEqual([(user.body as { ip: string[] }).ip, (user.body as { filter: number[] }).filter], [['127.0.0.2'], [CATEGORY.GAMBLING]])
+    // Create a user with an address and a filter through the UI.
+    await page.click('nav a[href="#/users"]')
+    await page.fill('input[name=new-id]', 'kid')
+    await page.fill('textarea[name=new-ip]', '127.0.0.2')
+    await page.check(`input[name=new-filter][value="${CATEGORY.GAMBLING}"]`)
+    await page.click('button[type=submit].primary')
+    await page.locator('h1', { hasText: 'kid' }).waitFor()
+    const user = await getJson(`${d.api}/users/kid`)
+    t.assert.deepStrictEqual(
+      [(user.body as { ip: string[] }).ip, (user.body as { filter: number[] }).filter],
+      [['127.0.0.2'], [CATEGORY.GAMBLING]]
+    )
 
-  // A DNS query from that address appears in the user's live log, blocked, with its reason.
-  await page.locator('.live-state', { hasText: 'Connected' }).waitFor()
-  await ask(d.dnsPort, 'casino.example', 'A', { from: '127.0.0.2' })
-  await ask(d.dnsPort, 'www.news.example', 'A', { from: '127.0.0.2' })
-  await ask(d.dnsPort, 'casino.example', 'A', { from: '127.0.0.5' }) // anonymous: not in kid's log
-  const row = page.locator('table.live tr[data-host="casino.example"]')
-  await row.waitFor({ timeout: 20_000 })
-  const rowText = await row.innerText()
-  t.assert.match(rowText, /Blocked/)
-  t.assert.match(rowText, /a blocked category/)
-  t.assert.match(rowText, /Gambling/)
-  t.assert.strictEqual(await row.getAttribute('data-reason'), 'category')
-  await page.locator('table.live tr[data-host="www.news.example"]').waitFor({ timeout: 20_000 })
-  t.assert.strictEqual(await page.locator('table.live tr').count(), 3, 'the header and kid\'s two queries, not the anonymous one')
+    // A DNS query from that address appears in the user's live log, blocked, with its reason.
+    await page.locator('.live-state', { hasText: 'Connected' }).waitFor()
+    await ask(d.dnsPort, 'casino.example', 'A', { from: '127.0.0.2' })
+    await ask(d.dnsPort, 'www.news.example', 'A', { from: '127.0.0.2' })
+    await ask(d.dnsPort, 'casino.example', 'A', { from: '127.0.0.5' }) // anonymous: not in kid's log
+    const row = page.locator('table.live tr[data-host="casino.example"]')
+    await row.waitFor({ timeout: 20_000 })
+    const rowText = await row.innerText()
+    t.assert.match(rowText, /Blocked/)
+    t.assert.match(rowText, /a blocked category/)
+    t.assert.match(rowText, /Gambling/)
+    t.assert.strictEqual(await row.getAttribute('data-reason'), 'category')
+    await page.locator('table.live tr[data-host="www.news.example"]').waitFor({ timeout: 20_000 })
+    t.assert.strictEqual(
+      await page.locator('table.live tr').count(),
+      3,
+      "the header and kid's two queries, not the anonymous one"
+    )
 
-  // "Check a domain" gives the same reason.
-  await page.fill('input[name=check-domain]', 'casino.example')
-  await page.click('form.inline button:has-text("Check")')
-  const verdict = page.locator('.verdict[data-step=category]')
-  await verdict.waitFor()
-  const verdictText = await verdict.innerText()
-  t.assert.match(verdictText, /Blocked/)
-  t.assert.match(verdictText, /a blocked category/)
-  t.assert.match(verdictText, /Gambling/)
-  await shot('user-live-check-en.png')
+    // "Check a domain" gives the same reason.
+    await page.fill('input[name=check-domain]', 'casino.example')
+    await page.click('form.inline button:has-text("Check")')
+    const verdict = page.locator('.verdict[data-step=category]')
+    await verdict.waitFor()
+    const verdictText = await verdict.innerText()
+    t.assert.match(verdictText, /Blocked/)
+    t.assert.match(verdictText, /a blocked category/)
+    t.assert.match(verdictText, /Gambling/)
+    await shot('user-live-check-en.png')
 
-  // Import the statistics now (the api role's timer does it every 5 minutes), then read the charts' numbers.
-  await promisify(execFile)(process.execPath, [FILTERD, 'stats-import', '--config', d.apiFile])
-  const day = today()
-  const api = (await getJson(`${d.api}/users/kid/stat/activity/day?from=${day}&to=${day}`)).body as { datasets: Array<{ data: number[] }> }
-  t.assert.deepStrictEqual(api.datasets.map((s) => s.data), [[2], [1]])
-  await page.reload()
-  await page.locator('#user-requests').waitFor()
-  t.assert.strictEqual(await page.locator('#user-requests').innerText(), String(api.datasets[0]!.data[0]))
-  t.assert.strictEqual(await page.locator('#user-blocks').innerText(), String(api.datasets[1]!.data[0]))
-  const dayRow = page.locator(`#days-table tr[data-day="${day}"] td.num`)
-  t.assert.deepStrictEqual(await dayRow.allInnerTexts(), ['2', '1'])
-  const domains = (await getJson(`${d.api}/users/kid/stat/domains/all?from=${day}&to=${day}`)).body as { labels: string[] }
-  t.assert.deepStrictEqual(await page.locator('#domains-table tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-domain'))), domains.labels)
-  await page.locator('#user-requests').scrollIntoViewIfNeeded()
-  await shot('user-reports-en.png')
+    // Import the statistics now (the api role's timer does it every 5 minutes), then read the charts' numbers.
+    await promisify(execFile)(process.execPath, [FILTERD, 'stats-import', '--config', d.apiFile])
+    const day = today()
+    const api = (await getJson(`${d.api}/users/kid/stat/activity/day?from=${day}&to=${day}`)).body as {
+      datasets: Array<{ data: number[] }>
+    }
+    t.assert.deepStrictEqual(
+      api.datasets.map((s) => s.data),
+      [[2], [1]]
+    )
+    await page.reload()
+    await page.locator('#user-requests').waitFor()
+    t.assert.strictEqual(await page.locator('#user-requests').innerText(), String(api.datasets[0]!.data[0]))
+    t.assert.strictEqual(await page.locator('#user-blocks').innerText(), String(api.datasets[1]!.data[0]))
+    const dayRow = page.locator(`#days-table tr[data-day="${day}"] td.num`)
+    t.assert.deepStrictEqual(await dayRow.allInnerTexts(), ['2', '1'])
+    const domains = (await getJson(`${d.api}/users/kid/stat/domains/all?from=${day}&to=${day}`)).body as {
+      labels: string[]
+    }
+    t.assert.deepStrictEqual(
+      await page
+        .locator('#domains-table tbody tr')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-domain'))),
+      domains.labels
+    )
+    await page.locator('#user-requests').scrollIntoViewIfNeeded()
+    await shot('user-reports-en.png')
 
-  // The overview counts everybody.
-  await page.click('nav a[href="#/overview"]')
-  await page.locator('#total-requests', { hasText: '3' }).waitFor()
-  await shot('overview-en.png')
+    // The overview counts everybody.
+    await page.click('nav a[href="#/overview"]')
+    await page.locator('#total-requests', { hasText: '3' }).waitFor()
+    await shot('overview-en.png')
 
-  // Russian.
-  await page.click('button[data-lang=ru]')
-  await page.locator('h1', { hasText: 'Обзор' }).waitFor()
-  t.assert.match(await page.locator('nav').innerText(), /Пользователи/)
-  await page.goto(`${d.api}/ui/#/users/kid`)
-  await page.locator('h2', { hasText: 'Проверить домен' }).waitFor()
-  await page.fill('input[name=check-domain]', 'casino.example')
-  await page.click('form.inline button:has-text("Проверить")')
-  t.assert.match(await page.locator('.verdict').innerText(), /Заблокирован[\s\S]*блокируемая категория/)
-  // Category names follow the console's language, although the server's datafiles.language is English.
-  t.assert.match(await page.locator('.verdict').innerText(), /Азартные игры/)
-  await shot('user-ru.png')
-  await page.click('nav a[href="#/settings"]')
-  await page.locator('textarea[name=global-black]').waitFor()
-  await shot('settings-ru.png')
-  t.assert.deepStrictEqual(foreign, [])
-})
-
-test('a live log client that stops reading neither slows the DNS server nor grows the api daemon\'s memory', { timeout: 170_000 }, async (t: TestContext) => {
-  const d = await daemons(t)
-  const rss = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${d.apiPid}/status`, 'utf8'))?.[1]) * 1024
-  const port = Number(new URL(d.api).port)
-  // Warm the api daemon's follower with a reading client first.
-  const warm = await fetch(`${d.api}/live/queries?last=0`)
-  t.assert.strictEqual(warm.status, 200)
-  const sockets: Socket[] = []
-  for (let i = 0; i < 4; i++) {
-    const s = connect(port, '127.0.0.1')
-    await new Promise((resolve) => s.once('connect', resolve))
-    s.pause()
-    s.write('GET /live/queries?last=1000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
-    sockets.push(s)
+    // Russian.
+    await page.click('button[data-lang=ru]')
+    await page.locator('h1', { hasText: 'Обзор' }).waitFor()
+    t.assert.match(await page.locator('nav').innerText(), /Пользователи/)
+    await page.goto(`${d.api}/ui/#/users/kid`)
+    await page.locator('h2', { hasText: 'Проверить домен' }).waitFor()
+    await page.fill('input[name=check-domain]', 'casino.example')
+    await page.click('form.inline button:has-text("Проверить")')
+    t.assert.match(await page.locator('.verdict').innerText(), /Заблокирован[\s\S]*блокируемая категория/)
+    // Category names follow the console's language, although the server's datafiles.language is English.
+    t.assert.match(await page.locator('.verdict').innerText(), /Азартные игры/)
+    await shot('user-ru.png')
+    await page.click('nav a[href="#/settings"]')
+    await page.locator('textarea[name=global-black]').waitFor()
+    await shot('settings-ru.png')
+    t.assert.deepStrictEqual(foreign, [])
   }
-  t.after(() => { for (const s of sockets) s.destroy() })
-  await warm.body?.cancel()
-  const before = rss()
-  // Queries with long names, so the rows the stalled clients miss add up to megabytes.
-  const started = Date.now()
-  let answered = 0
-  for (let batch = 0; batch < 40; batch++) {
-    const names = Array.from({ length: 50 }, (_, i) => `q${batch}-${i}-${'x'.repeat(50)}.${'y'.repeat(50)}.example`)
-    const answers = await Promise.all(names.map((n) => ask(d.dnsPort, n, 'A', { from: '127.0.0.2' }).then(() => 1, () => 0)))
-    answered += answers.reduce((a: number, b: number) => a + b, 0)
+)
+
+test(
+  "a live log client that stops reading neither slows the DNS server nor grows the api daemon's memory",
+  { timeout: 170_000 },
+  async (t: TestContext) => {
+    const d = await daemons(t)
+    const rss = (): number =>
+      Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${d.apiPid}/status`, 'utf8'))?.[1]) * 1024
+    const port = Number(new URL(d.api).port)
+    // Warm the api daemon's follower with a reading client first.
+    const warm = await fetch(`${d.api}/live/queries?last=0`)
+    t.assert.strictEqual(warm.status, 200)
+    const sockets: Socket[] = []
+    for (let i = 0; i < 4; i++) {
+      const s = connect(port, '127.0.0.1')
+      await new Promise((resolve) => s.once('connect', resolve))
+      s.pause()
+      s.write('GET /live/queries?last=1000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+      sockets.push(s)
+    }
+    t.after(() => {
+      for (const s of sockets) s.destroy()
+    })
+    await warm.body?.cancel()
+    const before = rss()
+    // Queries with long names, so the rows the stalled clients miss add up to megabytes.
+    const started = Date.now()
+    let answered = 0
+    for (let batch = 0; batch < 40; batch++) {
+      const names = Array.from({ length: 50 }, (_, i) => `q${batch}-${i}-${'x'.repeat(50)}.${'y'.repeat(50)}.example`)
+      const answers = await Promise.all(
+        names.map((n) =>
+          ask(d.dnsPort, n, 'A', { from: '127.0.0.2' }).then(
+            () => 1,
+            () => 0
+          )
+        )
+      )
+      answered += answers.reduce((a: number, b: number) => a + b, 0)
+    }
+    const ms = Date.now() - started
+    t.assert.strictEqual(answered, 2000, 'every query answered while the stalled clients wait')
+    // Let the follower read the last rows (the writer flushes each second), then measure.
+    await new Promise((resolve) => setTimeout(resolve, 2500))
+    const grown = rss() - before
+    t.diagnostic(
+      `2000 queries in ${ms} ms with 4 stalled live log clients; api RSS grew by ${Math.round(grown / 1024)} KiB`
+    )
+    t.assert.ok(grown < 64 * 1024 * 1024, `api RSS grew by ${grown} bytes`)
+    // The daemon still serves.
+    t.assert.strictEqual((await getJson(`${d.api}/users/neighbour`)).status, 200)
   }
-  const ms = Date.now() - started
-  t.assert.strictEqual(answered, 2000, 'every query answered while the stalled clients wait')
-  // Let the follower read the last rows (the writer flushes each second), then measure.
-  await new Promise((resolve) => setTimeout(resolve, 2500))
-  const grown = rss() - before
-  t.diagnostic(`2000 queries in ${ms} ms with 4 stalled live log clients; api RSS grew by ${Math.round(grown / 1024)} KiB`)
-  t.assert.ok(grown < 64 * 1024 * 1024, `api RSS grew by ${grown} bytes`)
-  // The daemon still serves.
-  t.assert.strictEqual((await getJson(`${d.api}/users/neighbour`)).status, 200)
-})
+)

@@ -46,6 +46,6 @@ export const ADAPTER_ERRORS = {
 } as const
 
 /** An API error with the status its code carries; `field` names the part of the request at fault. */
-export function apiError (code: ApiErrorCode, message: string, field?: string): HttpError {
+export function apiError(code: ApiErrorCode, message: string, field?: string): HttpError {
   return new HttpError(API_ERRORS[code], code, message, field === undefined ? undefined : { field })
 }

@@ -16,11 +16,11 @@ import { CLOSED_RE } from '../engine/stats/files.js'
 /** Closed files read on start at most (newest first): bounds the work whatever the folder holds. */
 const MAX_CLOSED_FILES = 64
 
-function byTime (a: StatsRow, b: StatsRow): number {
+function byTime(a: StatsRow, b: StatsRow): number {
   return a.created - b.created
 }
 
-function sortedByTime (rows: readonly StatsRow[]): boolean {
+function sortedByTime(rows: readonly StatsRow[]): boolean {
   for (let i = 1; i < rows.length; i++) if (rows[i - 1]!.created > rows[i]!.created) return false
   return true
 }
@@ -30,19 +30,19 @@ export class Backlog {
   readonly #size: number
   #rows: StatsRow[] = []
 
-  constructor (size: number) {
+  constructor(size: number) {
     this.#size = size
   }
 
-  get rows (): readonly StatsRow[] {
+  get rows(): readonly StatsRow[] {
     return this.#rows
   }
 
-  clear (): void {
+  clear(): void {
     this.#rows = []
   }
 
-  add (rows: readonly StatsRow[]): void {
+  add(rows: readonly StatsRow[]): void {
     if (rows.length === 0) return
     const batch = sortedByTime(rows) ? rows : [...rows].sort(byTime)
     const b = this.#rows
@@ -58,7 +58,8 @@ export class Backlog {
     const later = b.splice(lo)
     let i = 0
     let j = 0
-    while (i < later.length && j < batch.length) b.push(later[i]!.created <= batch[j]!.created ? later[i++]! : batch[j++]!)
+    while (i < later.length && j < batch.length)
+      b.push(later[i]!.created <= batch[j]!.created ? later[i++]! : batch[j++]!)
     while (i < later.length) b.push(later[i++]!)
     while (j < batch.length) b.push(batch[j++]!)
     if (b.length > this.#size) this.#rows = b.slice(b.length - this.#size)
@@ -66,7 +67,7 @@ export class Backlog {
 }
 
 /** `20240131T235959123Z` (engine/stats/files.ts fileStamp) as ms. */
-function stampMs (stamp: string): number {
+function stampMs(stamp: string): number {
   const n = (from: number, len: number): number => Number(stamp.slice(from, from + len))
   return Date.UTC(n(0, 4), n(4, 2) - 1, n(6, 2), n(9, 2), n(11, 2), n(13, 2), n(15, 3))
 }
@@ -75,7 +76,7 @@ function stampMs (stamp: string): number {
  * The last rows (at most `tailBytes` of each file) of the closed statistics files in `dir` closed at
  * `since` or later, in no particular order. A file the importer deletes while it is read is left out.
  */
-export async function readClosedTails (dir: string, since: number, tailBytes: number): Promise<StatsRow[]> {
+export async function readClosedTails(dir: string, since: number, tailBytes: number): Promise<StatsRow[]> {
   let names: string[]
   try {
     names = await readdir(dir)
@@ -84,7 +85,7 @@ export async function readClosedTails (dir: string, since: number, tailBytes: nu
   }
   const recent = names
     .map((name) => ({ name, closedAt: CLOSED_RE.exec(name)?.[1] }))
-    .filter((f): f is { name: string, closedAt: string } => f.closedAt !== undefined && stampMs(f.closedAt) >= since)
+    .filter((f): f is { name: string; closedAt: string } => f.closedAt !== undefined && stampMs(f.closedAt) >= since)
     .sort((a, b) => (a.closedAt < b.closedAt ? 1 : -1))
     .slice(0, MAX_CLOSED_FILES)
   const rows: StatsRow[] = []
@@ -98,7 +99,7 @@ export async function readClosedTails (dir: string, since: number, tailBytes: nu
   return rows
 }
 
-async function readTail (path: string, tailBytes: number, out: StatsRow[]): Promise<void> {
+async function readTail(path: string, tailBytes: number, out: StatsRow[]): Promise<void> {
   const fh = await open(path, 'r')
   try {
     const size = (await fh.stat()).size

@@ -15,10 +15,20 @@ import { call, errorOf, startApi, tempDir, type StartedApi } from './testing/fix
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
 
-interface LiveEvent { event: string, data: any }
+interface LiveEvent {
+  event: string
+  data: any
+}
 
 /** Reads an SSE stream with fetch, collecting events. */
-async function openStream (t: TestContext, url: string): Promise<{ events: LiveEvent[], until: (n: number, pred?: (e: LiveEvent) => boolean) => Promise<LiveEvent[]>, close: () => void }> {
+async function openStream(
+  t: TestContext,
+  url: string
+): Promise<{
+  events: LiveEvent[]
+  until: (n: number, pred?: (e: LiveEvent) => boolean) => Promise<LiveEvent[]>
+  close: () => void
+}> {
   const ac = new AbortController()
   const res = await fetch(url, { signal: ac.signal })
   if (res.status !== 200) throw new Error(`${url}: ${res.status} ${await res.text()}`)
@@ -49,10 +59,17 @@ async function openStream (t: TestContext, url: string): Promise<{ events: LiveE
         }
         buf = buf.slice(from)
       }
-    } catch { /* aborted */ }
+    } catch {
+      /* aborted */
+    }
   })()
-  const close = (): void => { ac.abort() }
-  t.after(async () => { close(); await pump })
+  const close = (): void => {
+    ac.abort()
+  }
+  t.after(async () => {
+    close()
+    await pump
+  })
   const until = async (n: number, pred: (e: LiveEvent) => boolean = () => true): Promise<LiveEvent[]> => {
     for (let i = 0; i < 1500; i++) {
       if (events.length >= n) {
@@ -66,12 +83,25 @@ async function openStream (t: TestContext, url: string): Promise<{ events: LiveE
   return { events, until, close }
 }
 
-function row (i: number, address: string, user: string | null, host: string, reason = 'none'): string {
+function row(i: number, address: string, user: string | null, host: string, reason = 'none'): string {
   const blocked = reason === 'category'
-  return formatRow(1_700_000_000_000 + i, false, address, host, blocked ? host : '', reason, blocked ? [1] : [], blocked ? [1] : [], user)
+  return formatRow(
+    1_700_000_000_000 + i,
+    false,
+    address,
+    host,
+    blocked ? host : '',
+    reason,
+    blocked ? [1] : [],
+    blocked ? [1] : [],
+    user
+  )
 }
 
-async function serve (t: TestContext, live: Record<string, number> = {}): Promise<{ api: StartedApi, dir: string, part: string }> {
+async function serve(
+  t: TestContext,
+  live: Record<string, number> = {}
+): Promise<{ api: StartedApi; dir: string; part: string }> {
   const { dir: tmp, cleanup } = tempDir('filterd-live-')
   t.after(cleanup)
   const dir = join(tmp, 'csv')
@@ -85,29 +115,67 @@ async function serve (t: TestContext, live: Record<string, number> = {}): Promis
 
 test('streams the last rows on connect, then new rows, through a rotation, with each filter', async (t: TestContext) => {
   const { api, dir, part } = await serve(t)
-  appendFileSync(part, row(1, '10.0.0.1', 'alice', 'old.example') + row(2, '10.0.0.2', null, 'anon.example') + row(3, '10.0.0.1', 'alice', 'casino.example', 'category'))
+  appendFileSync(
+    part,
+    row(1, '10.0.0.1', 'alice', 'old.example') +
+      row(2, '10.0.0.2', null, 'anon.example') +
+      row(3, '10.0.0.1', 'alice', 'casino.example', 'category')
+  )
   const all = await openStream(t, `${api.base}/live/queries?last=2`)
   const first = await all.until(2)
-  t.assert.deepStrictEqual(first.map((e) => e.data.host), ['anon.example', 'casino.example'])
+  t.assert.deepStrictEqual(
+    first.map((e) => e.data.host),
+    ['anon.example', 'casino.example']
+  )
   t.assert.deepStrictEqual(first[1]!.data, {
-    time: 1_700_000_000_003, address: '10.0.0.1', user: 'alice', host: 'casino.example', blocked: true, reason: 'category',
-    blockedHost: 'casino.example', cats: [1], blockedCats: [1], nxdomain: false
+    time: 1_700_000_000_003,
+    address: '10.0.0.1',
+    user: 'alice',
+    host: 'casino.example',
+    blocked: true,
+    reason: 'category',
+    blockedHost: 'casino.example',
+    cats: [1],
+    blockedCats: [1],
+    nxdomain: false
   })
   const alice = await openStream(t, `${api.base}/live/queries?user=alice&last=10`)
   const anon = await openStream(t, `${api.base}/live/queries?user=*anonymous*&last=10`)
   const blocked = await openStream(t, `${api.base}/live/queries?blocked=1&last=0`)
   const byAddress = await openStream(t, `${api.base}/live/queries?address=10.0.0.*&domain=CASINO&last=0`)
-  t.assert.deepStrictEqual((await alice.until(2)).map((e) => e.data.host), ['old.example', 'casino.example'])
-  t.assert.deepStrictEqual((await anon.until(1)).map((e) => e.data.host), ['anon.example'])
+  t.assert.deepStrictEqual(
+    (await alice.until(2)).map((e) => e.data.host),
+    ['old.example', 'casino.example']
+  )
+  t.assert.deepStrictEqual(
+    (await anon.until(1)).map((e) => e.data.host),
+    ['anon.example']
+  )
   // New rows, then a rotation (the DNS writer renames its file and opens the next one).
   appendFileSync(part, row(4, '10.0.0.1', 'alice', 'new.example'))
   appendFileSync(part, row(5, '10.0.0.7', 'bob', 'casino.example', 'category'))
   renameSync(part, join(dir, 'queries-20240101T000000000Z-1-0.csv'))
-  writeFileSync(join(dir, `current-${process.pid}-2000.csv.part`), CSV_HEADER + row(6, '10.0.0.1', 'alice', 'after-rotation.example'))
-  t.assert.deepStrictEqual((await all.until(5)).map((e) => e.data.host).slice(2), ['new.example', 'casino.example', 'after-rotation.example'])
-  t.assert.deepStrictEqual((await alice.until(4)).map((e) => e.data.host).slice(2), ['new.example', 'after-rotation.example'])
-  t.assert.deepStrictEqual((await blocked.until(1)).map((e) => [e.data.user, e.data.host]), [['bob', 'casino.example']])
-  t.assert.deepStrictEqual((await byAddress.until(1)).map((e) => e.data.address), ['10.0.0.7'])
+  writeFileSync(
+    join(dir, `current-${process.pid}-2000.csv.part`),
+    CSV_HEADER + row(6, '10.0.0.1', 'alice', 'after-rotation.example')
+  )
+  t.assert.deepStrictEqual((await all.until(5)).map((e) => e.data.host).slice(2), [
+    'new.example',
+    'casino.example',
+    'after-rotation.example'
+  ])
+  t.assert.deepStrictEqual((await alice.until(4)).map((e) => e.data.host).slice(2), [
+    'new.example',
+    'after-rotation.example'
+  ])
+  t.assert.deepStrictEqual(
+    (await blocked.until(1)).map((e) => [e.data.user, e.data.host]),
+    [['bob', 'casino.example']]
+  )
+  t.assert.deepStrictEqual(
+    (await byAddress.until(1)).map((e) => e.data.address),
+    ['10.0.0.7']
+  )
   t.assert.strictEqual(anon.events.length, 1)
   // Everybody leaves (the follower stops), somebody comes back: the backlog holds each row once.
   for (const s of [all, alice, anon, blocked, byAddress]) s.close()
@@ -116,12 +184,21 @@ test('streams the last rows on connect, then new rows, through a rotation, with 
   const again = await openStream(t, `${api.base}/live/queries?user=alice&last=10`)
   await again.until(1)
   await new Promise((resolve) => setTimeout(resolve, 200))
-  t.assert.deepStrictEqual(again.events.map((e) => e.data.host), ['after-rotation.example'])
+  t.assert.deepStrictEqual(
+    again.events.map((e) => e.data.host),
+    ['after-rotation.example']
+  )
 })
 
 test('refuses bad filters, and streams past the limit, with the API error body', async (t: TestContext) => {
   const { api } = await serve(t, { maxClients: 2 })
-  for (const [q, field] of [['user=bad%20id', 'user'], ['address=nope', 'address'], ['blocked=maybe', 'blocked'], ['last=5000', 'last'], ['domain=a%20b', 'domain']]) {
+  for (const [q, field] of [
+    ['user=bad%20id', 'user'],
+    ['address=nope', 'address'],
+    ['blocked=maybe', 'blocked'],
+    ['last=5000', 'last'],
+    ['domain=a%20b', 'domain']
+  ]) {
     const r = await call(api.base, 'GET', `/live/queries?${q}`)
     t.assert.deepStrictEqual([r.status, errorOf(r).code, errorOf(r).field], [400, 'API_BAD_QUERY', field], q)
   }
@@ -171,13 +248,17 @@ test('a client that stops reading loses rows, is told how many, holds at most it
   // The stalled client resumes: it is told about its lost rows.
   let text = ''
   stalled.setEncoding('utf8')
-  stalled.on('data', (d: string) => { text = (text + d).slice(-200_000) })
+  stalled.on('data', (d: string) => {
+    text = (text + d).slice(-200_000)
+  })
   stalled.resume()
   // Once it has read what the buffers held, it gets the count of rows it lost, then the rows queued for it.
-  for (let i = 0; i < 1500 && !text.includes('event: dropped'); i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  for (let i = 0; i < 1500 && !text.includes('event: dropped'); i++)
+    await new Promise((resolve) => setTimeout(resolve, 20))
   // A row written after that reaches it (one written while its queue was still full would be lost, as designed).
   appendFileSync(part, row(999_999, '10.0.0.1', 'alice', 'last.example'))
-  for (let i = 0; i < 1500 && !text.includes('last.example'); i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  for (let i = 0; i < 1500 && !text.includes('last.example'); i++)
+    await new Promise((resolve) => setTimeout(resolve, 20))
   const dropped = /event: dropped\ndata: \{"rows":(\d+)\}/.exec(text)
   t.assert.ok(dropped !== null, 'no dropped event')
   t.assert.ok(Number(dropped[1]) > 1000, `dropped ${dropped[1]}`)
@@ -190,41 +271,78 @@ test('the backlog merges the rows of several DNS processes in time order, and re
   // Two DNS processes (proxy.processes: 2), each with its own files. The first process rotated a moment ago:
   // its closed file (not yet imported) holds the older rows, its new current file only one row.
   const closedA = join(dir, `queries-${fileStamp(Date.now())}-101-0.csv`)
-  writeFileSync(closedA, CSV_HEADER + row(1, '10.0.0.1', 'alice', 'a1.example') + row(3, '10.0.0.1', 'alice', 'a3.example') +
-    row(5, '10.0.0.1', 'alice', 'a5.example'))
+  writeFileSync(
+    closedA,
+    CSV_HEADER +
+      row(1, '10.0.0.1', 'alice', 'a1.example') +
+      row(3, '10.0.0.1', 'alice', 'a3.example') +
+      row(5, '10.0.0.1', 'alice', 'a5.example')
+  )
   writeFileSync(join(dir, 'current-101-2000.csv.part'), CSV_HEADER + row(7, '10.0.0.1', 'alice', 'a7.example'))
-  appendFileSync(part, row(2, '10.0.0.2', 'bob', 'b2.example') + row(4, '10.0.0.2', 'bob', 'b4.example') +
-    row(6, '10.0.0.2', 'bob', 'b6.example') + row(8, '10.0.0.2', 'bob', 'b8.example'))
+  appendFileSync(
+    part,
+    row(2, '10.0.0.2', 'bob', 'b2.example') +
+      row(4, '10.0.0.2', 'bob', 'b4.example') +
+      row(6, '10.0.0.2', 'bob', 'b6.example') +
+      row(8, '10.0.0.2', 'bob', 'b8.example')
+  )
   // A file closed long ago is not reached back to.
-  writeFileSync(join(dir, 'queries-20240101T000000000Z-102-0.csv'), CSV_HEADER + row(0, '10.0.0.3', null, 'old.example'))
+  writeFileSync(
+    join(dir, 'queries-20240101T000000000Z-102-0.csv'),
+    CSV_HEADER + row(0, '10.0.0.3', null, 'old.example')
+  )
   const hosts = ['a1', 'b2', 'a3', 'b4', 'a5', 'b6', 'a7', 'b8'].map((h) => `${h}.example`)
   const all = await openStream(t, `${api.base}/live/queries?last=100`)
-  t.assert.deepStrictEqual((await all.until(8)).map((e) => e.data.host), hosts)
+  t.assert.deepStrictEqual(
+    (await all.until(8)).map((e) => e.data.host),
+    hosts
+  )
   const lastThree = await openStream(t, `${api.base}/live/queries?last=3`)
-  t.assert.deepStrictEqual((await lastThree.until(3)).map((e) => e.data.host), hosts.slice(-3))
+  t.assert.deepStrictEqual(
+    (await lastThree.until(3)).map((e) => e.data.host),
+    hosts.slice(-3)
+  )
   // Rows that come later go into their place too: a client joining now gets one ordered backlog.
-  appendFileSync(join(dir, 'current-101-2000.csv.part'), row(9, '10.0.0.1', 'alice', 'a9.example') + row(11, '10.0.0.1', 'alice', 'a11.example'))
+  appendFileSync(
+    join(dir, 'current-101-2000.csv.part'),
+    row(9, '10.0.0.1', 'alice', 'a9.example') + row(11, '10.0.0.1', 'alice', 'a11.example')
+  )
   appendFileSync(part, row(10, '10.0.0.2', 'bob', 'b10.example'))
   await all.until(11)
   const later = await openStream(t, `${api.base}/live/queries?last=5`)
-  t.assert.deepStrictEqual((await later.until(5)).map((e) => e.data.host), ['a7', 'b8', 'a9', 'b10', 'a11'].map((h) => `${h}.example`))
+  t.assert.deepStrictEqual(
+    (await later.until(5)).map((e) => e.data.host),
+    ['a7', 'b8', 'a9', 'b10', 'a11'].map((h) => `${h}.example`)
+  )
 })
 
 test('the backlog keeps the newest rows in time order, whatever order the blocks come in', (t: TestContext) => {
-  const rowAt = (created: number): StatsRow => ({ ...decodeRow(parseOne(row(0, '10.0.0.1', null, 'x.example')))!, created })
+  const rowAt = (created: number): StatsRow => ({
+    ...decodeRow(parseOne(row(0, '10.0.0.1', null, 'x.example')))!,
+    created
+  })
   const b = new Backlog(5)
   b.add([rowAt(10), rowAt(30), rowAt(50)])
   b.add([rowAt(20), rowAt(40), rowAt(60)])
-  t.assert.deepStrictEqual(b.rows.map((r) => r.created), [20, 30, 40, 50, 60])
+  t.assert.deepStrictEqual(
+    b.rows.map((r) => r.created),
+    [20, 30, 40, 50, 60]
+  )
   b.add([rowAt(5)]) // older than everything kept: it falls off at once
-  t.assert.deepStrictEqual(b.rows.map((r) => r.created), [20, 30, 40, 50, 60])
+  t.assert.deepStrictEqual(
+    b.rows.map((r) => r.created),
+    [20, 30, 40, 50, 60]
+  )
   b.add([rowAt(70), rowAt(45)]) // a block out of order in itself
-  t.assert.deepStrictEqual(b.rows.map((r) => r.created), [40, 45, 50, 60, 70])
+  t.assert.deepStrictEqual(
+    b.rows.map((r) => r.created),
+    [40, 45, 50, 60, 70]
+  )
   b.clear()
   t.assert.strictEqual(b.rows.length, 0)
 })
 
-function parseOne (line: string): string[] {
+function parseOne(line: string): string[] {
   const out: string[][] = []
   parseRecords(line, 0, 1, out)
   return out[0]!

@@ -55,7 +55,7 @@ export interface LiveLogOptions extends FollowerOptions {
 
 export const ANONYMOUS = '*anonymous*'
 
-export function liveRow (r: StatsRow): LiveRow {
+export function liveRow(r: StatsRow): LiveRow {
   return {
     time: r.created,
     address: r.address,
@@ -70,7 +70,7 @@ export function liveRow (r: StatsRow): LiveRow {
   }
 }
 
-export function matches (f: LiveFilter, r: StatsRow): boolean {
+export function matches(f: LiveFilter, r: StatsRow): boolean {
   if (f.blockedOnly === true && !BLOCK_REASONS.has(r.reason)) return false
   if (f.user !== undefined && (f.user === ANONYMOUS ? r.user !== '' : r.user !== f.user)) return false
   if (f.address !== undefined) {
@@ -82,7 +82,7 @@ export function matches (f: LiveFilter, r: StatsRow): boolean {
   return true
 }
 
-function event (r: StatsRow): string {
+function event(r: StatsRow): string {
   return `data: ${JSON.stringify(liveRow(r))}\n\n`
 }
 
@@ -96,18 +96,20 @@ class LiveClient {
   /** Rows this client lost since it connected (for tests and metrics). */
   lostTotal = 0
 
-  constructor (stream: HttpStream, filter: LiveFilter, maxQueue: number) {
+  constructor(stream: HttpStream, filter: LiveFilter, maxQueue: number) {
     this.#stream = stream
     this.#filter = filter
     this.#maxQueue = maxQueue
-    stream.onDrain(() => { this.#drain() })
+    stream.onDrain(() => {
+      this.#drain()
+    })
   }
 
-  get queued (): number {
+  get queued(): number {
     return this.#queue.length
   }
 
-  offer (rows: readonly StatsRow[]): void {
+  offer(rows: readonly StatsRow[]): void {
     let out = ''
     for (const r of rows) {
       if (!matches(this.#filter, r)) continue
@@ -124,20 +126,20 @@ class LiveClient {
   }
 
   /** Rows the server itself skipped (the follower fell behind the DNS server). */
-  lost (bytes: number): void {
+  lost(bytes: number): void {
     this.#send(`event: skipped\ndata: ${JSON.stringify({ bytes })}\n\n`)
   }
 
-  heartbeat (): void {
+  heartbeat(): void {
     if (!this.#congested) this.#send(': ping\n\n')
   }
 
-  #send (text: string): void {
+  #send(text: string): void {
     if (this.#congested) return
     if (!this.#stream.write(text)) this.#congested = true
   }
 
-  #drain (): void {
+  #drain(): void {
     this.#congested = false
     if (this.dropped > 0) {
       const n = this.dropped
@@ -166,7 +168,7 @@ export class LiveLog {
   /** Clients between arrival and joining the broadcast. */
   #pending = 0
 
-  constructor (dir: string, options: LiveLogOptions = {}) {
+  constructor(dir: string, options: LiveLogOptions = {}) {
     // The follower's own backlog (rows in file order) is not used: this class keeps one in time order.
     this.follower = new QueryLogFollower(dir, { ...options, backlog: 0 })
     this.#dir = dir
@@ -178,18 +180,18 @@ export class LiveLog {
     this.#heartbeatMs = options.heartbeatMs ?? 15_000
   }
 
-  get clients (): number {
+  get clients(): number {
     return this.#clients.size
   }
 
   /** The most rows waiting in any client's queue (bounded by maxQueue). */
-  get maxQueued (): number {
+  get maxQueued(): number {
     let m = 0
     for (const c of this.#clients) m = Math.max(m, c.queued)
     return m
   }
 
-  get full (): boolean {
+  get full(): boolean {
     return this.#clients.size + this.#pending >= this.maxClients
   }
 
@@ -197,12 +199,14 @@ export class LiveLog {
    * Makes sure the follower runs and has read what the files hold now. Call it before `join`, then join
    * without awaiting in between: a client then gets every row written after it asked.
    */
-  async ready (): Promise<void> {
+  async ready(): Promise<void> {
     this.#pending++
     try {
       if (this.#subscribed === undefined) {
         this.#subscribed = this.#start()
-        this.#heartbeat = setInterval(() => { for (const c of this.#clients) c.heartbeat() }, this.#heartbeatMs)
+        this.#heartbeat = setInterval(() => {
+          for (const c of this.#clients) c.heartbeat()
+        }, this.#heartbeatMs)
         this.#heartbeat.unref()
         await this.#subscribed
       } else {
@@ -219,7 +223,7 @@ export class LiveLog {
    * follower (it reads it to the end), and one renamed before is not among the current files it opens, so
    * no row is in the backlog twice. The follower's first poll hands over the current files' tails as rows.
    */
-  async #start (): Promise<() => void> {
+  async #start(): Promise<() => void> {
     this.#backlog.clear()
     this.#backlog.add(await readClosedTails(this.#dir, Date.now() - this.#backlogMs, this.#tailBytes))
     return await this.follower.subscribe({
@@ -227,17 +231,19 @@ export class LiveLog {
         this.#backlog.add(rows)
         for (const c of this.#clients) c.offer(rows)
       },
-      skipped: (bytes) => { for (const c of this.#clients) c.lost(bytes) }
+      skipped: (bytes) => {
+        for (const c of this.#clients) c.lost(bytes)
+      }
     })
   }
 
   /** The backlog, oldest first (tests). */
-  recent (): readonly StatsRow[] {
+  recent(): readonly StatsRow[] {
     return this.#backlog.rows
   }
 
   /** Serves one client on `stream` until it leaves: the last `last` matching rows, then rows as they come. */
-  join (stream: HttpStream, filter: LiveFilter, last: number): void {
+  join(stream: HttpStream, filter: LiveFilter, last: number): void {
     if (stream.closed) {
       this.#stopWhenIdle()
       return
@@ -248,25 +254,29 @@ export class LiveLog {
       client.offer(recent.slice(Math.max(0, recent.length - last)))
     }
     this.#clients.add(client)
-    stream.onClose(() => { this.#remove(client) })
+    stream.onClose(() => {
+      this.#remove(client)
+    })
   }
 
-  #remove (client: LiveClient): void {
+  #remove(client: LiveClient): void {
     if (this.#clients.delete(client)) this.#stopWhenIdle()
   }
 
   /** The follower polls only while somebody listens. */
-  #stopWhenIdle (): void {
+  #stopWhenIdle(): void {
     if (this.#clients.size === 0 && this.#pending === 0) {
       const subscribed = this.#subscribed
       this.#subscribed = undefined
-      void subscribed?.then((unsubscribe) => { unsubscribe() })
+      void subscribed?.then((unsubscribe) => {
+        unsubscribe()
+      })
       if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat)
       this.#heartbeat = undefined
     }
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat)
     this.#heartbeat = undefined
     this.#subscribed = undefined

@@ -12,7 +12,9 @@ test('docs/openapi.yaml is what the route table and schemas generate (npm run ge
 })
 
 test('the OpenAPI document has one operation per route, with unique operation ids and every error status', (t: TestContext) => {
-  const doc = buildOpenApi() as { paths: Record<string, Record<string, { operationId: string, responses: Record<string, unknown> }>> }
+  const doc = buildOpenApi() as {
+    paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown> }>>
+  }
   const ids = new Set<string>()
   let count = 0
   for (const [path, item] of Object.entries(doc.paths)) {
@@ -21,7 +23,8 @@ test('the OpenAPI document has one operation per route, with unique operation id
       t.assert.ok(!ids.has(op.operationId), `duplicate operationId ${op.operationId}`)
       ids.add(op.operationId)
       const r = ROUTES.find((x) => x.path === path && x.method.toLowerCase() === method)!
-      for (const s of [...r.ok.map((o) => o.status), ...r.errors, 500]) t.assert.ok(String(s) in op.responses, `${method} ${path} ${s}`)
+      for (const s of [...r.ok.map((o) => o.status), ...r.errors, 500])
+        t.assert.ok(String(s) in op.responses, `${method} ${path} ${s}`)
     }
   }
   t.assert.strictEqual(count, ROUTES.length)

@@ -22,32 +22,39 @@ const ERROR_TEXT: Readonly<Record<number, string>> = {
 const TAGS = [
   { name: 'users', description: 'users, their state switches, listing and search' },
   { name: 'defaults', description: 'server defaults (/config/) and new-user defaults (/userconfig/)' },
-  { name: 'addresses', description: 'a user\'s IP addresses and prefixes' },
+  { name: 'addresses', description: "a user's IP addresses and prefixes" },
   { name: 'categories', description: 'the taxonomy and the site lookup' },
-  { name: 'filter', description: 'a user\'s blocked categories' },
+  { name: 'filter', description: "a user's blocked categories" },
   { name: 'lists', description: 'user and global blacklists and whitelists' },
   { name: 'statistics', description: 'reports from the query log, imported every 5 minutes (docs/statistics.md)' },
-  { name: 'check', description: 'the verdict for a name, explained: the policy step and the entry that decided (the DNS server\'s own code)' },
+  {
+    name: 'check',
+    description:
+      "the verdict for a name, explained: the policy step and the entry that decided (the DNS server's own code)"
+  },
   { name: 'live', description: 'the live query log (Server-Sent Events) of the operator console' },
   { name: 'document', description: 'this document, served by the API itself' }
 ]
 
 /** What every route may answer besides its own errors: the authorization check's refusals, by response name. */
-const AUTH_ERRORS = [[401, 'Unauthorized'], [429, 'AuthThrottled']] as const
+const AUTH_ERRORS = [
+  [401, 'Unauthorized'],
+  [429, 'AuthThrottled']
+] as const
 
-function operationId (r: RouteDef): string {
+function operationId(r: RouteDef): string {
   const words = r.path.split(/[/{}_]+/).filter((w) => w !== '')
   return r.method.toLowerCase() + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')
 }
 
-function errorResponse (status: number): Record<string, unknown> {
+function errorResponse(status: number): Record<string, unknown> {
   return {
     description: ERROR_TEXT[status] ?? 'error',
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } }
   }
 }
 
-function operation (r: RouteDef): Record<string, unknown> {
+function operation(r: RouteDef): Record<string, unknown> {
   const op: Record<string, unknown> = { tags: [r.tag], summary: r.summary, operationId: operationId(r) }
   if (r.description !== undefined) op.description = r.description
   const params: unknown[] = []
@@ -56,16 +63,24 @@ function operation (r: RouteDef): Record<string, unknown> {
     if (p === undefined) throw new Error(`no description for path parameter ${m[1]} of ${r.path}`)
     params.push({ name: m[1], in: 'path', required: true, description: p.description, schema: p.schema })
   }
-  for (const q of r.query ?? []) params.push({ name: q.name, in: 'query', required: false, description: q.description, schema: q.schema })
+  for (const q of r.query ?? [])
+    params.push({ name: q.name, in: 'query', required: false, description: q.description, schema: q.schema })
   if (params.length > 0) op.parameters = params
   if (r.body !== undefined) {
-    op.requestBody = { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.body}` } } } }
+    op.requestBody = {
+      required: true,
+      content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.body}` } } }
+    }
   }
   const responses: Record<string, unknown> = {}
   for (const o of r.ok) {
-    responses[String(o.status)] = o.schema === undefined
-      ? { description: o.description }
-      : { description: o.description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${o.schema}` } } } }
+    responses[String(o.status)] =
+      o.schema === undefined
+        ? { description: o.description }
+        : {
+            description: o.description,
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${o.schema}` } } }
+          }
   }
   for (const s of [...r.errors, 500]) responses[String(s)] = errorResponse(s)
   // 401 and 429 come from the authorization check (auth.ts) in front of every route: described once.
@@ -75,7 +90,7 @@ function operation (r: RouteDef): Record<string, unknown> {
 }
 
 /** The OpenAPI document as a plain object. */
-export function buildOpenApi (): Record<string, unknown> {
+export function buildOpenApi(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {}
   for (const r of ROUTES) {
     const item = (paths[r.path] ??= {})
@@ -86,13 +101,17 @@ export function buildOpenApi (): Record<string, unknown> {
     info: {
       title: 'filterd management API',
       version: '1',
-      description: 'Per-user filtering settings for billing systems. From outside, reach it through the front door (HTTP or HTTPS, Host set to api.host), whose api.access address rules are checked first; then the API checks credentials: ' +
+      description:
+        'Per-user filtering settings for billing systems. From outside, reach it through the front door (HTTP or HTTPS, Host set to api.host), whose api.access address rules are checked first; then the API checks credentials: ' +
         'a Bearer token or HTTP Basic of an API client (filterd api-client add). Callers on loopback need none by default (api.loopback-without-credentials), and api.require-credentials: false lets the address rules alone decide. ' +
         'Error bodies are always {"error": {"code", "message", "field"?}}; see docs/api.md for the codes.'
     },
     servers: [
       { url: 'http://127.0.0.1:8080', description: 'api.listen (loopback)' },
-      { url: 'https://api.filterd.local', description: 'through the front door\'s TLS listener (blockpage.tls-listen), Host set to api.host' }
+      {
+        url: 'https://api.filterd.local',
+        description: "through the front door's TLS listener (blockpage.tls-listen), Host set to api.host"
+      }
     ],
     tags: TAGS,
     // Either scheme (or none, where the config lets a caller in without credentials: the empty requirement).
@@ -102,15 +121,25 @@ export function buildOpenApi (): Record<string, unknown> {
       schemas: { ...bodySchemas, ...answerSchemas },
       responses: Object.fromEntries(AUTH_ERRORS.map(([status, name]) => [name, errorResponse(status)])),
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'token <client_id>.<client_secret>, printed by filterd api-client add' },
-        basicAuth: { type: 'http', scheme: 'basic', description: 'user name client_id, password client_secret (filterd api-client add)' }
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'token <client_id>.<client_secret>, printed by filterd api-client add'
+        },
+        basicAuth: {
+          type: 'http',
+          scheme: 'basic',
+          description: 'user name client_id, password client_secret (filterd api-client add)'
+        }
       }
     }
   }
 }
 
 /** The YAML text of docs/openapi.yaml. */
-export function renderOpenApi (): string {
-  return '# Generated by api/openapi.ts (npm run gen:docs): do not edit.\n' +
+export function renderOpenApi(): string {
+  return (
+    '# Generated by api/openapi.ts (npm run gen:docs): do not edit.\n' +
     stringify(buildOpenApi(), { lineWidth: 0, aliasDuplicateObjects: false })
+  )
 }

@@ -11,17 +11,29 @@ import { CategoryDb } from '../engine/catdb/index.js'
 import { openConfiguredStore } from '../engine/store/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { registerMetricsRoute } from '../engine/metrics/index.js'
-import { healthReport, registerHealthRoute, storeGeneration, type HealthProblem, type HealthReport } from '../engine/health/index.js'
-import { openStatsDb, startStatsImporter, startUsageReporter, type LastImport, type StatsImporter } from '../engine/stats/index.js'
+import {
+  healthReport,
+  registerHealthRoute,
+  storeGeneration,
+  type HealthProblem,
+  type HealthReport
+} from '../engine/health/index.js'
+import {
+  openStatsDb,
+  startStatsImporter,
+  startUsageReporter,
+  type LastImport,
+  type StatsImporter
+} from '../engine/stats/index.js'
 import { roleHttpImpl } from '../engine/http/index.js'
 import { createApiServer } from './server.js'
 import { linkSharedStore } from './shared-store.js'
 
-function isLoopback (host: string): boolean {
+function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.')
 }
 
-export async function startRole (ctx: RoleContext): Promise<RunningRole> {
+export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
   const listen = parseHostPort(config.api.listen)
   const taxonomy = loadTaxonomy(config.datafiles.cats, config.datafiles.language)
@@ -32,7 +44,16 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const shared = await linkSharedStore(config, store, logger)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   const statsDb = openStatsDb(config.stats.db)
-  const server = createApiServer({ store, taxonomy, taxonomyDir: config.datafiles.cats, categories, config, logger, impl: roleHttpImpl(config.common['http-server'], 'public'), stats: { db: statsDb, timezone: config.stats.timezone } })
+  const server = createApiServer({
+    store,
+    taxonomy,
+    taxonomyDir: config.datafiles.cats,
+    categories,
+    config,
+    logger,
+    impl: roleHttpImpl(config.common['http-server'], 'public'),
+    stats: { db: statsDb, timezone: config.stats.timezone }
+  })
   const endpoints: string[] = []
   let importer: { readonly last?: LastImport | undefined } = {}
   const health = (): HealthReport => {
@@ -40,14 +61,21 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     const generation = storeGeneration(() => store.generation(), problems)
     // Without Redis this role imports the statistics files; with it, the sync role's /health says how Redis is.
     const last = importer.last
-    if (last !== undefined && 'error' in last) problems.push({ what: 'stats-import', why: `the last statistics import failed: ${last.error}` })
-    return healthReport({ role: 'api', listeners: endpoints, problems, ...(generation === undefined ? {} : { generation }), extra: { statsImport: last ?? null, ...(shared === undefined ? {} : { redis: shared.where }) } })
+    if (last !== undefined && 'error' in last)
+      problems.push({ what: 'stats-import', why: `the last statistics import failed: ${last.error}` })
+    return healthReport({
+      role: 'api',
+      listeners: endpoints,
+      problems,
+      ...(generation === undefined ? {} : { generation }),
+      extra: { statsImport: last ?? null, ...(shared === undefined ? {} : { redis: shared.where }) }
+    })
   }
   registerHealthRoute(server.http, health)
   registerMetricsRoute(server.http, { config, store })
   let port: number
   try {
-    ({ port } = await server.listen(listen.host, listen.port))
+    ;({ port } = await server.listen(listen.host, listen.port))
   } catch (err) {
     await shared?.close()
     await statsDb.close()
@@ -60,14 +88,19 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   if (shared === undefined) importer = running as StatsImporter
   // With Redis, the hosts take turns: one report per interval for all of them.
   const usage = startUsageReporter(config, store, logger, shared !== undefined ? { claim: shared.usageClaim } : {})
-  endpoints.push(`api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`)
+  endpoints.push(
+    `api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`
+  )
   if (!isLoopback(listen.host) && !config.api['require-credentials']) {
-    logger.warn({ listen: config.api.listen }, 'api.require-credentials is off and api.listen is not loopback: anyone who reaches this port may change any user; listen on loopback and let the front door apply api.access')
+    logger.warn(
+      { listen: config.api.listen },
+      'api.require-credentials is off and api.listen is not loopback: anyone who reaches this port may change any user; listen on loopback and let the front door apply api.access'
+    )
   }
   return {
     endpoints,
     health,
-    async close () {
+    async close() {
       await server.close()
       usage.close()
       await running.close()

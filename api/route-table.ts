@@ -40,16 +40,25 @@ export interface RouteDef {
 }
 
 /** Path parameters and their descriptions, for the document. */
-export const PATH_PARAMS: Readonly<Record<string, { description: string, schema: Record<string, unknown> }>> = {
+export const PATH_PARAMS: Readonly<Record<string, { description: string; schema: Record<string, unknown> }>> = {
   user_id: { description: 'user identifier', schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$' } },
-  ip: { description: 'an address, or a prefix with its "/" percent-encoded (10.0.0.0%2F24)', schema: { type: 'string' } },
+  ip: {
+    description: 'an address, or a prefix with its "/" percent-encoded (10.0.0.0%2F24)',
+    schema: { type: 'string' }
+  },
   category: { description: 'category number', schema: { type: 'integer', minimum: 0 } },
-  domain: { description: 'domain name (IDN or punycode); "-" for the allow-only entry of a blacklist', schema: { type: 'string' } },
+  domain: {
+    description: 'domain name (IDN or punycode); "-" for the allow-only entry of a blacklist',
+    schema: { type: 'string' }
+  },
   host: { description: 'host name to look up', schema: { type: 'string' } },
   filter: { description: 'all, or www (names that start with "www.")', schema: { enum: ['all', 'www'] } },
-  query: { description: 'user name or IP address; a trailing "*" matches a name prefix or an address prefix', schema: { type: 'string' } }
+  query: {
+    description: 'user name or IP address; a trailing "*" matches a name prefix or an address prefix',
+    schema: { type: 'string' }
+  }
 }
 
-export function pattern (path: string): string {
+export function pattern(path: string): string {
   return path.replace(/\{([a-z_]+)\}/g, ':$1')
 }

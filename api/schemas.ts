@@ -24,7 +24,8 @@ const addressList = {
   // No length bounds here: an empty or over-long entry is an invalid address (API_INVALID_ADDRESS
   // naming it), not a malformed body; the body size cap bounds the length.
   items: { type: 'string' },
-  description: 'IPv4 or IPv6 addresses, or prefixes in CIDR form (10.1.0.0/16, 2001:db8::/48); no white space, zone index or /0'
+  description:
+    'IPv4 or IPv6 addresses, or prefixes in CIDR form (10.1.0.0/16, 2001:db8::/48); no white space, zone index or /0'
 } as const
 const domainList = {
   type: 'array',
@@ -48,7 +49,10 @@ export const bodySchemas = {
       filter: categoryNumbers,
       ip: addressList,
       whitelist: domainList,
-      blacklist: { ...domainList, description: 'domain names; the entry "-" blocks everything the whitelist does not pass' }
+      blacklist: {
+        ...domainList,
+        description: 'domain names; the entry "-" blocks everything the whitelist does not pass'
+      }
     }
   },
   ServerDefaultsUpdate: {
@@ -137,7 +141,10 @@ export const answerSchemas = {
     items: {
       type: 'object',
       required: ['group', 'categories'],
-      properties: { group: { type: 'string' }, categories: { type: 'object', additionalProperties: { type: 'string' } } }
+      properties: {
+        group: { type: 'string' },
+        categories: { type: 'object', additionalProperties: { type: 'string' } }
+      }
     }
   },
   CategoryNames: { type: 'object', additionalProperties: { type: 'string' }, description: 'category number → name' },
@@ -153,13 +160,20 @@ export const answerSchemas = {
     type: 'object',
     required: ['labels', 'datasets'],
     properties: {
-      labels: { type: 'array', items: { type: 'string' }, description: 'hours (YYYY-MM-DD HH:00:00), days (YYYY-MM-DD) or domains' },
+      labels: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'hours (YYYY-MM-DD HH:00:00), days (YYYY-MM-DD) or domains'
+      },
       datasets: {
         type: 'array',
         items: {
           type: 'object',
           required: ['label', 'data'],
-          properties: { label: { enum: ['Requests', 'NXdomain', 'Blocks'] }, data: { type: 'array', items: { type: 'integer' } } }
+          properties: {
+            label: { enum: ['Requests', 'NXdomain', 'Blocks'] },
+            data: { type: 'array', items: { type: 'integer' } }
+          }
         }
       }
     }
@@ -188,7 +202,11 @@ export const answerSchemas = {
     type: 'object',
     required: ['fields', 'data'],
     properties: {
-      fields: { type: 'array', items: { type: 'string' }, description: 'created, nxdomain, address, host, blockedhost, reasom, cats, blockedcats' },
+      fields: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'created, nxdomain, address, host, blockedhost, reasom, cats, blockedcats'
+      },
       data: {
         type: 'array',
         items: {
@@ -197,8 +215,14 @@ export const answerSchemas = {
           // An answer's schema is documentation only (OpenAPI 3.1 reads it as JSON Schema 2020-12), so the
           // tuple is spelled with prefixItems; the console's type of a row is generated from it.
           prefixItems: [
-            { type: 'string' }, { type: 'integer' }, { type: 'string' }, { type: 'string' }, { type: 'string' },
-            { type: 'string' }, { type: 'array', items: { type: 'integer' } }, { type: 'array', items: { type: 'integer' } }
+            { type: 'string' },
+            { type: 'integer' },
+            { type: 'string' },
+            { type: 'string' },
+            { type: 'string' },
+            { type: 'string' },
+            { type: 'array', items: { type: 'integer' } },
+            { type: 'array', items: { type: 'integer' } }
           ],
           minItems: 8,
           maxItems: 8,
@@ -221,12 +245,21 @@ export const answerSchemas = {
         items: {
           type: 'object',
           required: ['domain', 'blocks', 'requests', 'cats'],
-          properties: { domain: { type: 'string' }, blocks: { type: 'integer' }, requests: { type: 'integer' }, cats: { type: 'array', items: { type: 'integer' } } }
+          properties: {
+            domain: { type: 'string' },
+            blocks: { type: 'integer' },
+            requests: { type: 'integer' },
+            cats: { type: 'array', items: { type: 'integer' } }
+          }
         }
       },
       topCategories: {
         type: 'array',
-        items: { type: 'object', required: ['category', 'blocks'], properties: { category: { type: 'integer' }, blocks: { type: 'integer' } } }
+        items: {
+          type: 'object',
+          required: ['category', 'blocks'],
+          properties: { category: { type: 'integer' }, blocks: { type: 'integer' } }
+        }
       }
     }
   },
@@ -238,25 +271,73 @@ export const answerSchemas = {
   Check: {
     type: 'object',
     description: 'what the DNS server answers this client for this name right now, and the policy step that decided',
-    required: ['domain', 'address', 'user', 'action', 'step', 'matched', 'categories', 'blockedCategories', 'site', 'target'],
+    required: [
+      'domain',
+      'address',
+      'user',
+      'action',
+      'step',
+      'matched',
+      'categories',
+      'blockedCategories',
+      'site',
+      'target'
+    ],
     properties: {
       domain: { type: 'string', description: 'the name judged, as the category database keys it' },
-      address: { type: ['string', 'null'], description: 'the client address judged (null for /users/{user_id}/check/)' },
-      user: { type: ['string', 'null'], description: 'the user the policy came from; null: anonymous (the server defaults of /config/)' },
-      action: { enum: ['forward', 'block', 'safesearch', 'safevideo'], description: 'forward: the operator\'s resolver answers; block: the block page address; safesearch/safevideo: the safe host' },
+      address: {
+        type: ['string', 'null'],
+        description: 'the client address judged (null for /users/{user_id}/check/)'
+      },
+      user: {
+        type: ['string', 'null'],
+        description: 'the user the policy came from; null: anonymous (the server defaults of /config/)'
+      },
+      action: {
+        enum: ['forward', 'block', 'safesearch', 'safevideo'],
+        description:
+          "forward: the operator's resolver answers; block: the block page address; safesearch/safevideo: the safe host"
+      },
       step: {
-        enum: ['builtin-whitelist', 'global-whitelist', 'global-blacklist', 'global-allow-only', 'user-disabled', 'user-whitelist', 'user-blacklist', 'user-allow-only', 'safesearch', 'safevideo', 'category', 'none'],
+        enum: [
+          'builtin-whitelist',
+          'global-whitelist',
+          'global-blacklist',
+          'global-allow-only',
+          'user-disabled',
+          'user-whitelist',
+          'user-blacklist',
+          'user-allow-only',
+          'safesearch',
+          'safevideo',
+          'category',
+          'none'
+        ],
         description: 'the step that decided, in policy order; none: no step matched, the query is forwarded'
       },
-      matched: { type: ['string', 'null'], description: 'the list entry ("-" for allow-only), search or video host, or category database key that decided' },
-      categories: { type: 'array', items: { type: 'integer' }, description: 'categories of the name in the category database' },
-      blockedCategories: { type: 'array', items: { type: 'integer' }, description: 'those in the filter that blocked it (step category)' },
+      matched: {
+        type: ['string', 'null'],
+        description: 'the list entry ("-" for allow-only), search or video host, or category database key that decided'
+      },
+      categories: {
+        type: 'array',
+        items: { type: 'integer' },
+        description: 'categories of the name in the category database'
+      },
+      blockedCategories: {
+        type: 'array',
+        items: { type: 'integer' },
+        description: 'those in the filter that blocked it (step category)'
+      },
       site: {
         type: ['object', 'null'],
         description: 'the site record of the name (GET /site/{host}), null when the database does not know it',
         properties: { domain: { type: 'string' }, categories: { type: 'array', items: { type: 'integer' } } }
       },
-      target: { type: ['string', 'null'], description: 'safevideo: the safe host answered; safesearch: the search engine' }
+      target: {
+        type: ['string', 'null'],
+        description: 'safevideo: the safe host answered; safesearch: the search engine'
+      }
     }
   },
   Error: {
@@ -269,7 +350,10 @@ export const answerSchemas = {
         properties: {
           code: { type: 'string' },
           message: { type: 'string' },
-          field: { type: 'string', description: 'the request part at fault: a path or query parameter, or a body element such as filter[2]' }
+          field: {
+            type: 'string',
+            description: 'the request part at fault: a path or query parameter, or a body element such as filter[2]'
+          }
         }
       }
     }

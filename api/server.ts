@@ -36,7 +36,7 @@ export interface ApiServerOptions {
   readonly policy?: Policy
   readonly logger: Logger
   /** The statistics reports' database and time zone. */
-  readonly stats: { readonly db: StatsDb, readonly timezone: string, readonly now?: () => number }
+  readonly stats: { readonly db: StatsDb; readonly timezone: string; readonly now?: () => number }
   /** The live query log: the folder it follows (default `stats.dir`) and its limits. */
   readonly liveLog?: LiveLogOptions & { readonly dir?: string }
   /** The console's built files (default dist/ui). */
@@ -50,15 +50,19 @@ export interface ApiServer {
   readonly http: HttpServer
   /** The live query log's clients (tests read its bounds). */
   readonly liveLog: LiveLog
-  listen (host: string, port: number): Promise<{ port: number }>
-  close (): Promise<void>
+  listen(host: string, port: number): Promise<{ port: number }>
+  close(): Promise<void>
 }
 
 /**
  * The taxonomy by language: the configured one, and the other read once from `dir` when first asked
  * (an operator may ship one language only: then the configured one answers, with a warning logged once).
  */
-function taxonomies (configured: Taxonomy, dir: string | undefined, logger: Logger): (lang: TaxonomyLanguage | undefined) => Taxonomy {
+function taxonomies(
+  configured: Taxonomy,
+  dir: string | undefined,
+  logger: Logger
+): (lang: TaxonomyLanguage | undefined) => Taxonomy {
   const loaded = new Map<TaxonomyLanguage, Taxonomy>([[configured.lang, configured]])
   return (lang) => {
     if (lang === undefined) return configured
@@ -69,7 +73,10 @@ function taxonomies (configured: Taxonomy, dir: string | undefined, logger: Logg
         try {
           tax = loadTaxonomy(dir, lang)
         } catch (err) {
-          logger.warn({ err, lang }, 'category names in this language are not available; the configured language answers')
+          logger.warn(
+            { err, lang },
+            'category names in this language are not available; the configured language answers'
+          )
         }
       }
       loaded.set(lang, tax)
@@ -79,7 +86,7 @@ function taxonomies (configured: Taxonomy, dir: string | undefined, logger: Logg
 }
 
 /** The path with its trailing slash toggled: `/config/` ↔ `/config` (scripts are not consistent about it). */
-function toggledSlash (p: string): string {
+function toggledSlash(p: string): string {
   return p.endsWith('/') ? p.slice(0, -1) : p + '/'
 }
 
@@ -90,7 +97,7 @@ function toggledSlash (p: string): string {
  * const api = createApiServer({ store, taxonomy, categories, config, logger })
  * const { port } = await api.listen('127.0.0.1', 0)
  */
-export function createApiServer (options: ApiServerOptions): ApiServer {
+export function createApiServer(options: ApiServerOptions): ApiServer {
   const { logger } = options
   const { stats } = options
   const policy = options.policy ?? createPolicy(options.config, options.store, { categories: options.categories })
@@ -110,15 +117,21 @@ export function createApiServer (options: ApiServerOptions): ApiServer {
   const raw = createHttpServer({
     impl: options.impl ?? 'auto',
     bodyLimit: options.config.api['body-limit'],
-    logger: { warn: (message) => { logger.warn(message) } },
+    logger: {
+      warn: (message) => {
+        logger.warn(message)
+      }
+    },
     // The only place a real fault is logged: once per failed request, then the client gets a bare 500.
-    onError: (err, req) => { logger.error({ err, method: req.method, path: req.path }, 'request failed') }
+    onError: (err, req) => {
+      logger.error({ err, method: req.method, path: req.path }, 'request failed')
+    }
   })
   // Credentials, loopback and the audit line of every write (auth.ts), for every route of this listener.
   const guard = createApiGuard({ store: options.store, config: options.config.api, logger })
   const http: HttpServer = {
     impl: raw.impl,
-    route (method, p, handler) {
+    route(method, p, handler) {
       raw.route(method, p, guard.wrap(answeringStoreRefusals(handler)))
       return this
     },
@@ -133,14 +146,16 @@ export function createApiServer (options: ApiServerOptions): ApiServer {
     http.route(method, p, handle)
   }
   for (const r of ROUTES) {
-    const handle = (req: Parameters<typeof r.handle>[1], res: Parameters<typeof r.handle>[2]): void | Promise<void> => r.handle(ctx, req, res)
+    const handle = (req: Parameters<typeof r.handle>[1], res: Parameters<typeof r.handle>[2]): void | Promise<void> =>
+      r.handle(ctx, req, res)
     const p = pattern(r.path)
     add(r.method, p, handle)
     for (const alias of r.aliases ?? []) add(r.method, alias, handle)
   }
   // Aliases with the other trailing slash come last, so a documented path always wins over an alias.
   for (const r of ROUTES) {
-    const handle = (req: Parameters<typeof r.handle>[1], res: Parameters<typeof r.handle>[2]): void | Promise<void> => r.handle(ctx, req, res)
+    const handle = (req: Parameters<typeof r.handle>[1], res: Parameters<typeof r.handle>[2]): void | Promise<void> =>
+      r.handle(ctx, req, res)
     add(r.method, toggledSlash(pattern(r.path)), handle)
   }
   // The operator console (ui/), on the same listener as the API it calls.
@@ -149,7 +164,7 @@ export function createApiServer (options: ApiServerOptions): ApiServer {
     http,
     listen: (host, port) => http.listen(host, port),
     liveLog,
-    async close () {
+    async close() {
       guard.close()
       await liveLog.close()
       await http.close()

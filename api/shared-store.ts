@@ -23,13 +23,17 @@ export interface SharedStoreLink {
    * Applies every host's shipped statistics to this host's reports (engine/replica/stats.ts). The
    * shipping of this host's files is the sync role's (sync/role.ts), so it happens once per host.
    */
-  startStats (statsDb: StatsDb): StatsApplier
+  startStats(statsDb: StatsDb): StatsApplier
   /** The claim the hosts take so one of them sends each interval's vendor usage report. */
   readonly usageClaim: UsageClaim
-  close (): Promise<void>
+  close(): Promise<void>
 }
 
-export async function linkSharedStore (config: Readonly<Config>, store: Store, logger: Logger): Promise<SharedStoreLink | undefined> {
+export async function linkSharedStore(
+  config: Readonly<Config>,
+  store: Store,
+  logger: Logger
+): Promise<SharedStoreLink | undefined> {
   if (!sharesRedis(config)) return undefined
   // Loaded only here, so a single host never loads the Redis client.
   /* eslint-disable no-restricted-syntax -- the one lazy load in product code: the Redis client only where Redis is configured */
@@ -42,13 +46,19 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
   const redis = connectSharedStore(settings, { commandTimeout: 3000 })
   const commit = createRemoteCommit(redis, settings, store, {
     applyTimeoutMs: config.sync['apply-timeout'],
-    onSlowApply: (seq) => { logger.warn({ seq }, 'a write reached Redis but this host\'s replica has not applied it yet (is the sync role running?)') }
+    onSlowApply: (seq) => {
+      logger.warn(
+        { seq },
+        "a write reached Redis but this host's replica has not applied it yet (is the sync role running?)"
+      )
+    }
   })
   store.useRemoteCommit(async (write, again) => {
     try {
       await commit(write, again)
     } catch (err) {
-      if (isEngineError(err) && err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE') logger.warn({ err: err.message }, 'write refused: shared store unavailable')
+      if (isEngineError(err) && err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE')
+        logger.warn({ err: err.message }, 'write refused: shared store unavailable')
       throw storeRefusal(err)
     }
   })
@@ -56,11 +66,16 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
   return {
     where: settings.where,
     usageClaim: redisPeriodClaim(redis, settings.keys.usageReport, `${host}:${process.pid}`),
-    startStats (statsDb) {
-      return startStatsApplier(connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'), statsDb, config.stats.timezone,
-        { pruneEveryMs: config.stats['import-interval'] * 1000, logger })
+    startStats(statsDb) {
+      return startStatsApplier(
+        connectSharedStore(settings, { commandTimeout: 6000 }),
+        statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
+        statsDb,
+        config.stats.timezone,
+        { pruneEveryMs: config.stats['import-interval'] * 1000, logger }
+      )
     },
-    async close () {
+    async close() {
       store.useRemoteCommit(undefined)
       redis.disconnect()
     }
@@ -73,7 +88,7 @@ export async function linkSharedStore (config: Readonly<Config>, store: Store, l
  * `common.redis-ip`, such as one started before Redis was turned on (503 `API_STORE_FOLLOWS_REDIS`,
  * the message naming the key); anything else unchanged.
  */
-function storeRefusal (err: unknown): unknown {
+function storeRefusal(err: unknown): unknown {
   if (!isEngineError(err)) return err
   if (err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE') return apiError('API_STORE_UNAVAILABLE', withoutClientDetail(err))
   if (err.code === 'ENGINE_STORE_FOLLOWS_REDIS') return apiError('API_STORE_FOLLOWS_REDIS', err.message)
@@ -85,7 +100,7 @@ function storeRefusal (err: unknown): unknown {
  * stays synchronous (the HTTP adapter creates no promise for it); a write's refusal arrives as its
  * promise's rejection.
  */
-export function answeringStoreRefusals (handler: Handler): Handler {
+export function answeringStoreRefusals(handler: Handler): Handler {
   return (req, res) => {
     let result: void | Promise<void>
     try {
@@ -93,7 +108,11 @@ export function answeringStoreRefusals (handler: Handler): Handler {
     } catch (err) {
       throw storeRefusal(err)
     }
-    return result instanceof Promise ? result.catch((err: unknown) => { throw storeRefusal(err) }) : result
+    return result instanceof Promise
+      ? result.catch((err: unknown) => {
+          throw storeRefusal(err)
+        })
+      : result
   }
 }
 
@@ -102,7 +121,7 @@ export function answeringStoreRefusals (handler: Handler): Handler {
  * writeable and enableOfflineQueue options is false"), which are for the operator and stay in the
  * log line written with it.
  */
-function withoutClientDetail (err: Error): string {
+function withoutClientDetail(err: Error): string {
   const detail = (err.cause as Error | undefined)?.message
   return detail === undefined || detail === '' ? err.message : err.message.replace(`: ${detail}`, '')
 }

@@ -6,7 +6,7 @@ import { NOW, SCENARIO, statsTestEnv, writeFiles } from '../engine/stats/testing
 import { importClosedFiles } from '../engine/stats/importer.js'
 import { call, startApi } from './testing/fixtures.js'
 
-async function serve (t: TestContext): Promise<string> {
+async function serve(t: TestContext): Promise<string> {
   const env = statsTestEnv(t)
   await writeFiles(env, SCENARIO)
   const statsDb = openStatsDb(env.config.stats.db)
@@ -15,7 +15,8 @@ async function serve (t: TestContext): Promise<string> {
   const api = await startApi({ stats: { db: statsDb, timezone: 'UTC', now: () => NOW } })
   t.after(() => api.close())
   // alice and bob exist (created by their first setting, as the billing system would).
-  for (const user of ['alice', 'bob']) t.assert.strictEqual((await call(api.base, 'POST', `/users/${user}/filter/`, [1])).status, 201)
+  for (const user of ['alice', 'bob'])
+    t.assert.strictEqual((await call(api.base, 'POST', `/users/${user}/filter/`, [1])).status, 201)
   return api.base
 }
 
@@ -25,10 +26,19 @@ test('serves the five statistics reports of a user over HTTP', async (t: TestCon
   const base = await serve(t)
   const q = '?from=2024-05-14&to=2024-05-15'
   const day = await call<any>(base, 'GET', `/users/alice/stat/activity/day${q}`)
-  t.assert.deepStrictEqual({ status: day.status, body: day.body }, {
-    status: 200,
-    body: { labels: ['2024-05-14', '2024-05-15'], datasets: [{ label: 'Requests', data: [1, 6] }, { label: 'Blocks', data: [0, 1] }] }
-  })
+  t.assert.deepStrictEqual(
+    { status: day.status, body: day.body },
+    {
+      status: 200,
+      body: {
+        labels: ['2024-05-14', '2024-05-15'],
+        datasets: [
+          { label: 'Requests', data: [1, 6] },
+          { label: 'Blocks', data: [0, 1] }
+        ]
+      }
+    }
+  )
   const hour = await call<any>(base, 'GET', `/users/alice/stat/activity/hour${q}`)
   t.assert.strictEqual(hour.body.labels.length, 48)
   t.assert.strictEqual(hour.body.labels[34], '2024-05-15 10:00:00')
@@ -36,7 +46,10 @@ test('serves the five statistics reports of a user over HTTP', async (t: TestCon
   const www = await call<any>(base, 'GET', `/users/alice/stat/domains/www${q}`)
   t.assert.deepStrictEqual(www.body.labels, ['www.news.example'])
   const all = await call<any>(base, 'GET', `/users/alice/stat/domains/all${q}`)
-  t.assert.deepStrictEqual(all.body.datasets.map((d: { label: string }) => d.label), ['Requests', 'NXdomain', 'Blocks'])
+  t.assert.deepStrictEqual(
+    all.body.datasets.map((d: { label: string }) => d.label),
+    ['Requests', 'NXdomain', 'Blocks']
+  )
   const detail = await call<any>(base, 'GET', `/users/alice/stat/detail${q}`)
   t.assert.deepStrictEqual(detail.body.timestamps, ['2024-05-14', '2024-05-15'])
   t.assert.deepStrictEqual(detail.body.reports[1].cats, [[5], [3], [], []])
@@ -50,7 +63,10 @@ test('serves the anonymous addresses under the reserved name, encoded or not', a
   const base = await serve(t)
   for (const name of ['%2Aanonymous%2A', '*anonymous*']) {
     const r = await call<any>(base, 'GET', `/users/${name}/stat/activity/day?from=2024-05-15&to=2024-05-15`)
-    t.assert.deepStrictEqual(r.body.datasets, [{ label: 'Requests', data: [2] }, { label: 'Blocks', data: [1] }])
+    t.assert.deepStrictEqual(r.body.datasets, [
+      { label: 'Requests', data: [2] },
+      { label: 'Blocks', data: [1] }
+    ])
   }
 })
 
@@ -74,25 +90,48 @@ test('refuses bad users, dates and filters with the API error body', async (t: T
     t.assert.strictEqual(r.body.error.field, field, path)
   }
   // The first day kept is three calendar months back.
-  t.assert.strictEqual((await call<any>(base, 'GET', `/users/alice/stat/activity/day?from=2024-02-15&to=2024-02-15`)).status, 200)
+  t.assert.strictEqual(
+    (await call<any>(base, 'GET', `/users/alice/stat/activity/day?from=2024-02-15&to=2024-02-15`)).status,
+    200
+  )
 })
 
 test('answers with or without the trailing slash, like every API route', async (t: TestContext) => {
   const base = await serve(t)
-  for (const path of ['/users/alice/stat/raw', '/users/alice/stat/raw/', '/users/alice/stat/activity/day/?from=2024-05-15&to=2024-05-15']) {
+  for (const path of [
+    '/users/alice/stat/raw',
+    '/users/alice/stat/raw/',
+    '/users/alice/stat/activity/day/?from=2024-05-15&to=2024-05-15'
+  ]) {
     t.assert.strictEqual((await call<any>(base, 'GET', path)).status, 200, path)
   }
 })
 
-test('serves the whole server\'s overview: totals, anonymous against users, top blocked names and categories', async (t: TestContext) => {
+test("serves the whole server's overview: totals, anonymous against users, top blocked names and categories", async (t: TestContext) => {
   const base = await serve(t)
   const o = await call<any>(base, 'GET', `/stats/overview?from=2024-05-14&to=2024-05-15`)
   t.assert.strictEqual(o.status, 200)
-  t.assert.deepStrictEqual(o.body.days, { labels: ['2024-05-14', '2024-05-15'], datasets: [{ label: 'Requests', data: [1, 9] }, { label: 'Blocks', data: [0, 2] }] })
+  t.assert.deepStrictEqual(o.body.days, {
+    labels: ['2024-05-14', '2024-05-15'],
+    datasets: [
+      { label: 'Requests', data: [1, 9] },
+      { label: 'Blocks', data: [0, 2] }
+    ]
+  })
   t.assert.strictEqual(o.body.hours.labels.length, 48)
   t.assert.strictEqual(o.body.hours.datasets[0].data[34], 3)
-  t.assert.deepStrictEqual([o.body.totals, o.body.anonymous, o.body.users], [{ requests: 10, blocks: 2 }, { requests: 2, blocks: 1 }, { requests: 8, blocks: 1 }])
-  t.assert.deepStrictEqual(o.body.topBlocked, [{ domain: 'ads.example', blocks: 1, requests: 1, cats: [3] }, { domain: 'x.example', blocks: 1, requests: 2, cats: [] }])
+  t.assert.deepStrictEqual(
+    [o.body.totals, o.body.anonymous, o.body.users],
+    [
+      { requests: 10, blocks: 2 },
+      { requests: 2, blocks: 1 },
+      { requests: 8, blocks: 1 }
+    ]
+  )
+  t.assert.deepStrictEqual(o.body.topBlocked, [
+    { domain: 'ads.example', blocks: 1, requests: 1, cats: [3] },
+    { domain: 'x.example', blocks: 1, requests: 2, cats: [] }
+  ])
   t.assert.deepStrictEqual(o.body.topCategories, [{ category: 3, blocks: 1 }])
   // The per-user reports are unchanged by the totals kept beside them.
   const alice = await call<any>(base, 'GET', `/users/alice/stat/activity/day?from=2024-05-14&to=2024-05-15`)

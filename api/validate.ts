@@ -49,14 +49,20 @@ const validators = new Map<BodySchemaName, ValidateFunction>()
 for (const name of Object.keys(bodySchemas) as BodySchemaName[]) validators.set(name, ajv.compile(bodySchemas[name]))
 
 /** `/filter/2` → `filter[2]`, `/3` → `[3]`; the JSON Pointer escapes `~1`/`~0` are undone. */
-export function fieldOf (err: ErrorObject): string | undefined {
-  const parts = err.instancePath === '' ? [] : err.instancePath.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+export function fieldOf(err: ErrorObject): string | undefined {
+  const parts =
+    err.instancePath === ''
+      ? []
+      : err.instancePath
+          .slice(1)
+          .split('/')
+          .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
   const params = err.params as Record<string, unknown>
   if (typeof params.missingProperty === 'string') parts.push(params.missingProperty)
   if (typeof params.additionalProperty === 'string') parts.push(params.additionalProperty)
   if (parts.length === 0) return undefined
   let out = ''
-  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : (out === '' ? p : `.${p}`)
+  for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out === '' ? p : `.${p}`
   return out
 }
 
@@ -66,23 +72,24 @@ export function fieldOf (err: ErrorObject): string | undefined {
  */
 const WHOLE_BODY = 'body'
 
-function describe (err: ErrorObject, field: string | undefined): string {
+function describe(err: ErrorObject, field: string | undefined): string {
   const where = field === undefined ? 'body' : field
   if (err.keyword === 'additionalProperties') return `${where}: unknown field`
   if (err.keyword === 'required') return `${where}: required field is missing`
-  if (err.keyword === 'minProperties') return `body: at least one field is required (${Object.keys(schemaProperties(err)).join(', ')})`
+  if (err.keyword === 'minProperties')
+    return `body: at least one field is required (${Object.keys(schemaProperties(err)).join(', ')})`
   return `${where} ${err.message ?? 'is invalid'}`
 }
 
 /** The properties the failing (object) schema knows, for naming them in the message. */
-function schemaProperties (err: ErrorObject): Record<string, unknown> {
+function schemaProperties(err: ErrorObject): Record<string, unknown> {
   const schema = err.parentSchema as { properties?: Record<string, unknown> } | undefined
   return schema?.properties ?? {}
 }
 
 /** Checks `value` against the named schema; throws 422 `API_INVALID_BODY` naming the first bad element. */
-export function checkBody<N extends BodySchemaName> (name: N, value: unknown): BodyTypes[N] {
-  const validate = validators.get(name)!             // every name was compiled above
+export function checkBody<N extends BodySchemaName>(name: N, value: unknown): BodyTypes[N] {
+  const validate = validators.get(name)! // every name was compiled above
   if (validate(value)) return value as BodyTypes[N]
   const err = validate.errors?.[0]
   if (err === undefined) return throwInvalid('body is invalid', WHOLE_BODY)
@@ -94,11 +101,12 @@ export function checkBody<N extends BodySchemaName> (name: N, value: unknown): B
  * Refuses a body that repeats a member name within one object (engine/http/json-keys.ts): 422
  * `API_INVALID_BODY` naming the member and where the repeat starts. `text` parsed already.
  */
-export function checkUniqueKeys (text: string): void {
+export function checkUniqueKeys(text: string): void {
   const dup = findDuplicateKey(text)
-  if (dup !== undefined) throwInvalid(`${dup.field}: the name appears twice in one object (again at character ${dup.position})`, dup.field)
+  if (dup !== undefined)
+    throwInvalid(`${dup.field}: the name appears twice in one object (again at character ${dup.position})`, dup.field)
 }
 
-function throwInvalid (message: string, field: string): never {
+function throwInvalid(message: string, field: string): never {
   throw new HttpError(422, 'API_INVALID_BODY', message, { field })
 }

@@ -13,12 +13,20 @@ import { RELAYED_CLIENT_HEADER } from '../engine/net/access.js'
 
 /** Headers that describe one connection, not the message (RFC 9110 §7.6.1); never forwarded. */
 const HOP_BY_HOP = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
-  'transfer-encoding', 'upgrade', 'content-length'
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'content-length'
 ])
 
 /** A listen address as something to connect to: the wildcard addresses mean "this host". */
-function connectHost (host: string): string {
+function connectHost(host: string): string {
   if (host === '0.0.0.0') return '127.0.0.1'
   if (host === '::') return '::1'
   return host
@@ -47,13 +55,13 @@ export class ApiRelay {
   readonly #host: string
   readonly #target: RelayTarget
 
-  constructor (target: RelayTarget) {
+  constructor(target: RelayTarget) {
     this.#target = target
     this.#host = connectHost(target.listen.host)
   }
 
   /** Forwards the request and answers with what the daemon answered; rejects when it cannot be reached. */
-  async relay (r: RelayedRequest, res: HttpResponse): Promise<void> {
+  async relay(r: RelayedRequest, res: HttpResponse): Promise<void> {
     const answer = await this.#forward(r)
     if (/^text\/event-stream/i.test(answer.headers['content-type'] ?? '')) {
       await relayStream(answer, res)
@@ -65,43 +73,49 @@ export class ApiRelay {
   }
 
   /** Drops the idle keep-alive connections to the daemon. */
-  close (): void {
+  close(): void {
     this.#agent.destroy()
   }
 
-  #forward ({ req, body, client, fromTrustedProxy }: RelayedRequest): Promise<IncomingMessage> {
+  #forward({ req, body, client, fromTrustedProxy }: RelayedRequest): Promise<IncomingMessage> {
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value
     const xff = req.header('x-forwarded-for')
     headers['x-forwarded-for'] = xff === undefined || !fromTrustedProxy ? client : `${xff}, ${req.remoteAddress}`
     // The address the rules judged, for the API's own check (api/auth.ts): written here whatever the client sent.
     headers[RELAYED_CLIENT_HEADER] = client
-    if (body.length > 0 || req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') headers['content-length'] = String(body.length)
+    if (body.length > 0 || req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH')
+      headers['content-length'] = String(body.length)
     const { timeoutMs } = this.#target
     return new Promise((resolve, reject) => {
-      const out = request({
-        agent: this.#agent,
-        host: this.#host,
-        port: this.#target.listen.port,
-        method: req.method,
-        path: req.query === '' ? req.path : `${req.path}?${req.query}`,
-        headers,
-        timeout: timeoutMs
-      }, resolve)
-      out.on('timeout', () => { out.destroy(new Error(`no answer within ${timeoutMs} ms`)) })
+      const out = request(
+        {
+          agent: this.#agent,
+          host: this.#host,
+          port: this.#target.listen.port,
+          method: req.method,
+          path: req.query === '' ? req.path : `${req.path}?${req.query}`,
+          headers,
+          timeout: timeoutMs
+        },
+        resolve
+      )
+      out.on('timeout', () => {
+        out.destroy(new Error(`no answer within ${timeoutMs} ms`))
+      })
       out.on('error', reject)
       out.end(body)
     })
   }
 }
 
-async function readAll (msg: IncomingMessage): Promise<Buffer> {
+async function readAll(msg: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = []
   for await (const chunk of msg) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks)
 }
 
-function copyHeaders (answer: IncomingMessage, res: HttpResponse): void {
+function copyHeaders(answer: IncomingMessage, res: HttpResponse): void {
   res.status(answer.statusCode ?? 502)
   const raw = answer.rawHeaders
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -110,10 +124,15 @@ function copyHeaders (answer: IncomingMessage, res: HttpResponse): void {
 }
 
 /** The first chunk of an answer, with the answer paused after it; null when it ended without one. */
-function firstChunk (answer: IncomingMessage): Promise<Buffer | null> {
+function firstChunk(answer: IncomingMessage): Promise<Buffer | null> {
   return new Promise<Buffer | null>((resolve, reject) => {
-    answer.once('data', (chunk: Buffer) => { answer.pause(); resolve(chunk) })
-    answer.once('end', () => { resolve(null) })
+    answer.once('data', (chunk: Buffer) => {
+      answer.pause()
+      resolve(chunk)
+    })
+    answer.once('end', () => {
+      resolve(null)
+    })
     answer.once('error', reject)
   })
 }
@@ -124,7 +143,7 @@ function firstChunk (answer: IncomingMessage): Promise<Buffer | null> {
  * than there), with the request timeout off (the stream is meant to stay open), and the upstream closed
  * when the client leaves.
  */
-async function relayStream (answer: IncomingMessage, res: HttpResponse): Promise<void> {
+async function relayStream(answer: IncomingMessage, res: HttpResponse): Promise<void> {
   answer.socket.setTimeout(0)
   const decoder = new StringDecoder('utf8')
   // The first chunk opens the answer (uWS has no empty write); no chunk may pass before the relay below.
@@ -135,11 +154,21 @@ async function relayStream (answer: IncomingMessage, res: HttpResponse): Promise
     return
   }
   const stream = res.stream(decoder.write(first))
-  stream.onDrain(() => { answer.resume() })
-  stream.onClose(() => { answer.destroy() })
-  answer.on('data', (chunk: Buffer) => { if (!stream.write(decoder.write(chunk))) answer.pause() })
-  answer.on('end', () => { stream.end() })
-  answer.on('error', () => { stream.end() })
+  stream.onDrain(() => {
+    answer.resume()
+  })
+  stream.onClose(() => {
+    answer.destroy()
+  })
+  answer.on('data', (chunk: Buffer) => {
+    if (!stream.write(decoder.write(chunk))) answer.pause()
+  })
+  answer.on('end', () => {
+    stream.end()
+  })
+  answer.on('error', () => {
+    stream.end()
+  })
   if (stream.closed) answer.destroy()
   else answer.resume()
 }

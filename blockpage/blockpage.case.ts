@@ -6,17 +6,17 @@ import { test, type TestContext } from 'node:test'
 import type { HttpImpl } from '../engine/http/index.js'
 import { ALICE, ANON, BOB, CAROL, get, startFixture, visibleText, type Answer } from './testing/fixture.js'
 
-function assertNoStore (t: TestContext, a: Answer): void {
+function assertNoStore(t: TestContext, a: Answer): void {
   t.assert.strictEqual(a.headers['cache-control'], 'no-store')
 }
 
-function assertHtml (t: TestContext, a: Answer): void {
+function assertHtml(t: TestContext, a: Answer): void {
   t.assert.strictEqual(a.status, 200)
   t.assert.strictEqual(a.headers['content-type'], 'text/html; charset=utf-8')
   assertNoStore(t, a)
 }
 
-export function runBlockPageSuite (impl: HttpImpl): void {
+export function runBlockPageSuite(impl: HttpImpl): void {
   const opts = { impl }
 
   test(`[${impl}] a category block shows blocked_by_category with the domain and the category names in Russian by default`, async (t: TestContext) => {
@@ -33,7 +33,9 @@ export function runBlockPageSuite (impl: HttpImpl): void {
 
   test(`[${impl}] Cats lists every blocking category in English when the browser asks for English`, async (t: TestContext) => {
     const { bp, store } = await startFixture(t, opts)
-    await store.write((w) => { w.putUser({ ...w.store.getUser('alice')!, filter: [30, 40] }) })
+    await store.write((w) => {
+      w.putUser({ ...w.store.getUser('alice')!, filter: [30, 40] })
+    })
     const a = await get(bp.port, { host: 'mixed.example', from: ALICE, acceptLanguage: 'en-US,en;q=0.9' })
     assertHtml(t, a)
     const text = visibleText(a.body)
@@ -59,7 +61,10 @@ export function runBlockPageSuite (impl: HttpImpl): void {
     t.assert.match(visibleText(global.body), /blocked by your provider for all customers/)
     const allowOnly = await get(bp.port, { host: 'anything.example', from: BOB, acceptLanguage: 'en' })
     assertHtml(t, allowOnly)
-    t.assert.match(visibleText(allowOnly.body), /The site anything\.example is blocked\. Your account allows only the sites on its allowed list\./)
+    t.assert.match(
+      visibleText(allowOnly.body),
+      /The site anything\.example is blocked\. Your account allows only the sites on its allowed list\./
+    )
   })
 
   test(`[${impl}] safe search redirects to safesearchredirect with the search terms in the target's parameter`, async (t: TestContext) => {
@@ -75,7 +80,9 @@ export function runBlockPageSuite (impl: HttpImpl): void {
     const loop = await get(bp.port, { host: 'www.google.com', path: '/search?q=x', from: CAROL, acceptLanguage: 'en' })
     assertHtml(t, loop)
     t.assert.match(visibleText(loop.body), /Safe search is on for your account\./)
-    await store.write((w) => { w.putServerDefaults({ ...w.store.getServerDefaults(), safesearchredirect: '' }) })
+    await store.write((w) => {
+      w.putServerDefaults({ ...w.store.getServerDefaults(), safesearchredirect: '' })
+    })
     const none = await get(bp.port, { host: 'www.bing.com', from: CAROL, acceptLanguage: 'en' })
     assertHtml(t, none)
     t.assert.match(visibleText(none.body), /Safe search is on/)
@@ -106,7 +113,11 @@ export function runBlockPageSuite (impl: HttpImpl): void {
 
   test(`[${impl}] a hostile Host header gets a plain 400 that echoes nothing`, async (t: TestContext) => {
     const { bp } = await startFixture(t, opts)
-    for (const host of ['<script>alert(1)</script>.example', '"><img src=x onerror=alert(1)>', 'casino.example:80:80']) {
+    for (const host of [
+      '<script>alert(1)</script>.example',
+      '"><img src=x onerror=alert(1)>',
+      'casino.example:80:80'
+    ]) {
       const a = await get(bp.port, { host })
       t.assert.strictEqual(a.status, 400, host)
       t.assert.strictEqual(a.headers['content-type'], 'text/plain; charset=utf-8')
@@ -127,11 +138,18 @@ export function runBlockPageSuite (impl: HttpImpl): void {
   test(`[${impl}] Accept-Language picks the page language, weighing q values`, async (t: TestContext) => {
     const { bp } = await startFixture(t, opts)
     const cases: Array<[string | undefined, string]> = [
-      ['en-GB,en;q=0.9', 'en'], ['ru-RU,ru;q=0.9,en;q=0.8', 'ru'], ['de-DE,de;q=0.9,en;q=0.5,ru;q=0.4', 'en'],
-      ['fr', 'ru'], ['en;q=0.1,ru;q=0.2', 'ru'], [undefined, 'ru']
+      ['en-GB,en;q=0.9', 'en'],
+      ['ru-RU,ru;q=0.9,en;q=0.8', 'ru'],
+      ['de-DE,de;q=0.9,en;q=0.5,ru;q=0.4', 'en'],
+      ['fr', 'ru'],
+      ['en;q=0.1,ru;q=0.2', 'ru'],
+      [undefined, 'ru']
     ]
     for (const [acceptLanguage, lang] of cases) {
-      const a = await get(bp.port, { host: 'casino.example', ...(acceptLanguage === undefined ? {} : { acceptLanguage }) })
+      const a = await get(bp.port, {
+        host: 'casino.example',
+        ...(acceptLanguage === undefined ? {} : { acceptLanguage })
+      })
       t.assert.match(a.body, new RegExp(`<html lang="${lang}">`), String(acceptLanguage))
       t.assert.match(visibleText(a.body), lang === 'en' ? /Gambling/ : /Азартные игры/)
     }
@@ -148,14 +166,16 @@ export function runBlockPageSuite (impl: HttpImpl): void {
     const seen: string[] = []
     const frontDoor = {
       isApiHost: (h: string | undefined) => h?.toLowerCase().split(':')[0] === 'api.test',
-      handle: async (req: { method: string, path: string }, res: { json: (v: unknown, s?: number) => void }) => {
+      handle: async (req: { method: string; path: string }, res: { json: (v: unknown, s?: number) => void }) => {
         seen.push(`${req.method} ${req.path}`)
         res.json({ from: 'api' }, 200)
       }
     }
     const { bp, store } = await startFixture(t, { ...opts, frontDoor })
     // Even a policy that blocks everything must not turn the API host into a block page.
-    await store.write((w) => { w.putList(null, 'black', ['-']) })
+    await store.write((w) => {
+      w.putList(null, 'black', ['-'])
+    })
     const a = await get(bp.port, { host: 'API.test:80', path: '/users/alice' })
     t.assert.strictEqual(a.status, 200)
     t.assert.deepStrictEqual(JSON.parse(a.body), { from: 'api' })
@@ -167,7 +187,9 @@ export function runBlockPageSuite (impl: HttpImpl): void {
 
   test(`[${impl}] without a front door the API host gets 404, not a block page`, async (t: TestContext) => {
     const { bp, store } = await startFixture(t, opts)
-    await store.write((w) => { w.putList(null, 'black', ['-']) })
+    await store.write((w) => {
+      w.putList(null, 'black', ['-'])
+    })
     const a = await get(bp.port, { host: 'api.test' })
     t.assert.strictEqual(a.status, 404)
     t.assert.doesNotMatch(a.body, /<html/)
@@ -177,10 +199,14 @@ export function runBlockPageSuite (impl: HttpImpl): void {
     const { bp, store } = await startFixture(t, opts)
     const before = await get(bp.port, { host: 'social.example', from: ANON, acceptLanguage: 'en' })
     t.assert.match(visibleText(before.body), /no longer blocked/)
-    await store.write((w) => { w.putServerDefaults({ ...w.store.getServerDefaults(), filter: [30, 40] }) })
+    await store.write((w) => {
+      w.putServerDefaults({ ...w.store.getServerDefaults(), filter: [30, 40] })
+    })
     const blocked = await get(bp.port, { host: 'social.example', from: ANON, acceptLanguage: 'en' })
     t.assert.match(visibleText(blocked.body), /Category Social networks/)
-    await store.write((w) => { w.putList(null, 'white', ['social.example']) })
+    await store.write((w) => {
+      w.putList(null, 'white', ['social.example'])
+    })
     const allowed = await get(bp.port, { host: 'www.social.example', from: ANON, acceptLanguage: 'en' })
     t.assert.match(visibleText(allowed.body), /no longer blocked/)
   })

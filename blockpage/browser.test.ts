@@ -16,19 +16,30 @@ const CHROMIUM = '/usr/bin/chromium'
 const SHOTS = join(TEST_OUTPUT_DIR, 'blockpage')
 
 const missing = !existsSync(CHROMIUM)
-const skip = missing && process.env.CI !== 'true' ? `${CHROMIUM} is missing (apt-get install chromium); the browser test runs only where it is installed` : false
+const skip =
+  missing && process.env.CI !== 'true'
+    ? `${CHROMIUM} is missing (apt-get install chromium); the browser test runs only where it is installed`
+    : false
 
 test('a person sees the blocked domain and the category names in Chromium', { skip }, async (t: TestContext) => {
   const { bp, store } = await startFixture(t, { productName: 'Example Telecom · Safe Internet' })
-  await store.write((w) => { w.putServerDefaults({ ...w.store.getServerDefaults(), filter: [30, 40] }) })
+  await store.write((w) => {
+    w.putServerDefaults({ ...w.store.getServerDefaults(), filter: [30, 40] })
+  })
   // Every *.example name (subdomains too: `*` spans dots) goes to the test server; nothing else resolves.
   const rules = `MAP *.example 127.0.0.1:${bp.port}, EXCLUDE localhost`
   const browser: Browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
       `--host-resolver-rules=${rules}`,
       // Chromium would first try https:// for these names (HTTPS-Upgrades); the block page is plain HTTP.
       '--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable'
@@ -37,7 +48,12 @@ test('a person sees the blocked domain and the category names in Chromium', { sk
   t.after(() => browser.close())
   mkdirSync(SHOTS, { recursive: true })
 
-  const visit = async (locale: string, url: string, shot: string, viewport = { width: 1280, height: 800 }): Promise<string> => {
+  const visit = async (
+    locale: string,
+    url: string,
+    shot: string,
+    viewport = { width: 1280, height: 800 }
+  ): Promise<string> => {
     const context = await browser.newContext({ locale, viewport })
     try {
       const page = await context.newPage()
@@ -68,7 +84,10 @@ test('a person sees the blocked domain and the category names in Chromium', { sk
   t.assert.match(list, /blocked by your provider for all customers/)
   t.assert.doesNotMatch(list, /Gambling/)
 
-  const listRu = await visit('ru-RU', 'http://global-listed.example/', 'list-ru-mobile.png', { width: 390, height: 760 })
+  const listRu = await visit('ru-RU', 'http://global-listed.example/', 'list-ru-mobile.png', {
+    width: 390,
+    height: 760
+  })
   t.assert.match(listRu, /заблокирован оператором связи/)
 
   const unblocked = await visit('en-US', 'http://news.example/today', 'unblocked-en.png')

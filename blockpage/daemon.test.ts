@@ -17,17 +17,27 @@ test('the filterd blockpage daemon serves pages, proxies the API host and follow
   })
   api.listen(0, '127.0.0.1')
   await once(api, 'listening')
-  t.after(() => { api.close() })
+  t.after(() => {
+    api.close()
+  })
   const apiPort = (api.address() as AddressInfo).port
   const { store, configFile, config } = await makeStore(t, { apiListen: `127.0.0.1:${apiPort}` })
 
-  const child = spawn(process.execPath, [FILTERD, 'blockpage', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+  const child = spawn(process.execPath, [FILTERD, 'blockpage', '--config', configFile], {
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc']
+  })
   let stderr = ''
-  child.stderr?.on('data', (c: Buffer) => { stderr += c.toString() })
-  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString()
+  })
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  })
   const ready = await Promise.race([
-    once(child, 'message') as Promise<[{ type: string, endpoints: string[] }]>,
-    once(child, 'exit').then(([code]) => { throw new Error(`filterd exited with ${String(code)}: ${stderr}`) })
+    once(child, 'message') as Promise<[{ type: string; endpoints: string[] }]>,
+    once(child, 'exit').then(([code]) => {
+      throw new Error(`filterd exited with ${String(code)}: ${stderr}`)
+    })
   ])
   const endpoint = ready[0].endpoints.find((e) => e.startsWith('blockpage http '))
   t.assert.ok(endpoint, JSON.stringify(ready[0]))
@@ -44,12 +54,14 @@ test('the filterd blockpage daemon serves pages, proxies the API host and follow
 
   const before = await get(port, { host: 'news.example', from: ALICE, acceptLanguage: 'en' })
   t.assert.match(visibleText(before.body), /no longer blocked/)
-  await store.write((w) => { w.putList('alice', 'black', ['news.example']) })
+  await store.write((w) => {
+    w.putList('alice', 'black', ['news.example'])
+  })
   const after = await get(port, { host: 'news.example', from: ALICE, acceptLanguage: 'en' })
   t.assert.match(visibleText(after.body), /block list of your account/)
 
   child.kill('SIGTERM')
-  const [code] = await once(child, 'exit') as [number | null]
+  const [code] = (await once(child, 'exit')) as [number | null]
   t.assert.strictEqual(code, 0, stderr)
   t.assert.strictEqual(existsSync(config.blockpage.pid), false)
 })

@@ -28,7 +28,12 @@
  */
 import type { Config } from '../engine/config/index.js'
 import { parseHostPort } from '../engine/config/index.js'
-import { FRONT_DOOR_ERRORS, type FrontDoorErrorCode, type HttpRequest, type HttpResponse } from '../engine/http/index.js'
+import {
+  FRONT_DOOR_ERRORS,
+  type FrontDoorErrorCode,
+  type HttpRequest,
+  type HttpResponse
+} from '../engine/http/index.js'
 import { auditLogger, type Logger } from '../engine/log/index.js'
 import { compileAccessRules } from '../engine/net/access.js'
 import { apiNetwork } from '../engine/net/api-network.js'
@@ -38,15 +43,15 @@ import { ApiRelay } from './api-relay.js'
 
 export interface FrontDoor {
   /** True when a Host header (port and trailing dot ignored, any case) names the API's host (`api.host`). */
-  isApiHost (hostHeader: string | undefined): boolean
+  isApiHost(hostHeader: string | undefined): boolean
   /** The address the access rules judge for this request (see the module comment). */
-  clientAddress (req: HttpRequest): string
+  clientAddress(req: HttpRequest): string
   /** Applies the access rules, then forwards to the API daemon; always answers. */
-  handle (req: HttpRequest, res: HttpResponse): Promise<void>
+  handle(req: HttpRequest, res: HttpResponse): Promise<void>
   /** Replaces the access rules (a config reload of `api.access`); the lines are valid (the config loader compiled them). */
-  setAccess (lines: readonly string[]): void
+  setAccess(lines: readonly string[]): void
   /** Drops the idle keep-alive connections to the API daemon. */
-  close (): void
+  close(): void
 }
 
 export interface FrontDoorOptions {
@@ -55,7 +60,7 @@ export interface FrontDoorOptions {
 }
 
 /** Answers one of the front door's own errors, with the status its catalogue gives the code. */
-function sendError (res: HttpResponse, code: FrontDoorErrorCode, message: string): void {
+function sendError(res: HttpResponse, code: FrontDoorErrorCode, message: string): void {
   res.json({ error: { code, message } }, FRONT_DOOR_ERRORS[code])
 }
 
@@ -67,29 +72,38 @@ const WRITE_METHODS: ReadonlySet<string> = new Set(['PUT', 'POST', 'DELETE', 'PA
  * audit line is written here, in the block page's log, with the api role's fields (docs/api.md, "Audit
  * log"), whatever blockpage.log-level says.
  */
-function refuse (req: HttpRequest, res: HttpResponse, client: string, logger: Logger, audit: Logger): void {
+function refuse(req: HttpRequest, res: HttpResponse, client: string, logger: Logger, audit: Logger): void {
   const seen = { peer: req.remoteAddress, method: req.method, path: req.path }
   if (WRITE_METHODS.has(req.method)) {
-    audit.info({ audit: 'api', who: '-', source: client, ...seen, status: 403, by: 'front-door' }, 'management API write refused by api.access')
+    audit.info(
+      { audit: 'api', who: '-', source: client, ...seen, status: 403, by: 'front-door' },
+      'management API write refused by api.access'
+    )
   } else {
     logger.info({ client, ...seen }, 'management API request denied by api.access')
   }
   sendError(res, 'API_FORBIDDEN', 'access to the management API is not allowed from this address')
 }
 
-export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: Logger, options: FrontDoorOptions = {}): FrontDoor {
+export function createFrontDoor(
+  config: Readonly<Pick<Config, 'api'>>,
+  logger: Logger,
+  options: FrontDoorOptions = {}
+): FrontDoor {
   const network = apiNetwork(config.api)
   const rule: ClientAddressRule = { trusted: network.trustedProxies }
   let access = network.access
   const audit = auditLogger(logger)
   const relay = new ApiRelay({ listen: parseHostPort(config.api.listen), timeoutMs: options.timeoutMs ?? 30_000 })
   return {
-    isApiHost (hostHeader) {
+    isApiHost(hostHeader) {
       return hostHeader !== undefined && hostName(hostHeader) === network.apiHost
     },
     clientAddress: (req) => clientAddress(req, rule),
-    setAccess (lines) { access = compileAccessRules(lines) },
-    async handle (req, res) {
+    setAccess(lines) {
+      access = compileAccessRules(lines)
+    },
+    async handle(req, res) {
       const client = clientAddress(req, rule)
       if (!access.allows(client)) {
         refuse(req, res, client, logger, audit)
@@ -103,7 +117,7 @@ export function createFrontDoor (config: Readonly<Pick<Config, 'api'>>, logger: 
         sendError(res, 'API_UNAVAILABLE', 'the management API is not available')
       }
     },
-    close () {
+    close() {
       relay.close()
     }
   }

@@ -8,12 +8,12 @@ import type { Language } from '../engine/config/index.js'
 
 export const LANGUAGES: readonly Language[] = ['ru', 'en']
 
-function isLanguage (s: string): s is Language {
+function isLanguage(s: string): s is Language {
   return s === 'ru' || s === 'en'
 }
 
 /** The language to answer in; `header` is the raw Accept-Language value (or undefined). */
-export function pickLanguage (header: string | undefined, fallback: Language): Language {
+export function pickLanguage(header: string | undefined, fallback: Language): Language {
   if (header === undefined || header === '') return fallback
   let best: Language | undefined
   let bestQ = 0

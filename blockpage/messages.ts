@@ -7,8 +7,13 @@ import type { Language } from '../engine/config/index.js'
 
 /** Why the page is shown; a superset of the policy's block reasons (docs/blockpage.md lists them). */
 export type PageReason =
-  | 'category' | 'global-blacklist' | 'global-allow-only' | 'user-blacklist' | 'user-allow-only'
-  | 'safesearch' | 'unblocked'
+  | 'category'
+  | 'global-blacklist'
+  | 'global-allow-only'
+  | 'user-blacklist'
+  | 'user-allow-only'
+  | 'safesearch'
+  | 'unblocked'
 
 const TEXT: Readonly<Record<Language, Readonly<Record<PageReason, string>>>> = {
   ru: {
@@ -31,6 +36,6 @@ const TEXT: Readonly<Record<Language, Readonly<Record<PageReason, string>>>> = {
   }
 }
 
-export function reasonText (lang: Language, reason: PageReason): string {
+export function reasonText(lang: Language, reason: PageReason): string {
   return TEXT[lang][reason]
 }

@@ -11,10 +11,15 @@ import { until } from '../engine/testing/wait.js'
 import { get, makeStore } from './testing/fixture.js'
 
 test('SIGHUP applies a changed api.access in the front door without a restart', async (t: TestContext) => {
-  const api = createServer((_req, res) => { res.setHeader('Content-Type', 'application/json'); res.end('{"api":true}') })
+  const api = createServer((_req, res) => {
+    res.setHeader('Content-Type', 'application/json')
+    res.end('{"api":true}')
+  })
   api.listen(0, '127.0.0.1')
   await once(api, 'listening')
-  t.after(() => { api.close() })
+  t.after(() => {
+    api.close()
+  })
   const apiPort = (api.address() as AddressInfo).port
   const { dir, configFile } = await makeStore(t, { apiListen: `127.0.0.1:${apiPort}`, api: ['access: [deny all]'] })
   // Logs on: `silent` asks for no line at all, the reload line included.
@@ -22,11 +27,16 @@ test('SIGHUP applies a changed api.access in the front door without a restart', 
   const role = await startRole(t, 'blockpage', configFile)
   t.assert.strictEqual((await get(role.port, { host: 'api.test', path: '/users/' })).status, 403)
 
-  writeFileSync(configFile, readFileSync(configFile, 'utf8').replace('access: [deny all]', 'access: [allow 127.0.0.0/8, deny all]'))
+  writeFileSync(
+    configFile,
+    readFileSync(configFile, 'utf8').replace('access: [deny all]', 'access: [allow 127.0.0.0/8, deny all]')
+  )
   role.proc.kill('SIGHUP')
   const log = join(dir, 'blockpage.log')
   await until('the reload line', () => readFileSync(log, 'utf8').includes('blockpage: config reloaded'), 20_000)
-  const lines = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('config reloaded'))
+  const lines = readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('config reloaded'))
   t.assert.strictEqual(lines.length, 1)
   t.assert.match(lines[0]!, /"msg":"blockpage: config reloaded: applied api\.access"/)
   t.assert.strictEqual((await get(role.port, { host: 'api.test', path: '/users/' })).status, 200)

@@ -49,7 +49,7 @@ const LABEL_ENGINE: Readonly<Record<string, string>> = Object.freeze({
 })
 
 /** The engine a target host belongs to: the safe-search table first, then a label naming an engine. */
-export function engineOfHost (host: string, safeHosts: SafeHosts): string | undefined {
+export function engineOfHost(host: string, safeHosts: SafeHosts): string | undefined {
   const table = safeHosts.searchEngine(host)
   if (table !== undefined) return table
   const labels = host.split('.')
@@ -62,8 +62,7 @@ export function engineOfHost (host: string, safeHosts: SafeHosts): string | unde
 }
 
 export type SafeSearchAnswer =
-  | { kind: 'redirect', location: string }
-  | { kind: 'page', why: 'no-target' | 'bad-target' | 'loop' }
+  { kind: 'redirect'; location: string } | { kind: 'page'; why: 'no-target' | 'bad-target' | 'loop' }
 
 /**
  * Where to send a safe-search request.
@@ -71,7 +70,12 @@ export type SafeSearchAnswer =
  * @param engine the requested engine's label (Verdict.target)
  * @param query the request's raw query string
  */
-export function safeSearchRedirect (target: string, engine: string, query: string, safeHosts: SafeHosts): SafeSearchAnswer {
+export function safeSearchRedirect(
+  target: string,
+  engine: string,
+  query: string,
+  safeHosts: SafeHosts
+): SafeSearchAnswer {
   if (target === '') return { kind: 'page', why: 'no-target' }
   let url: URL
   try {

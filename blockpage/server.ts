@@ -24,7 +24,14 @@ import { formatHostPort, parseHostPort, type Config, type Language } from '../en
 import { EngineError } from '../engine/errors.js'
 import { createHttpMetrics, isLoopback } from '../engine/metrics/http.js'
 import { healthReport, storeGeneration, type HealthProblem, type HealthReport } from '../engine/health/index.js'
-import { createHttpServer, type Handler, type HttpImpl, type HttpRequest, type HttpResponse, type HttpServer } from '../engine/http/index.js'
+import {
+  createHttpServer,
+  type Handler,
+  type HttpImpl,
+  type HttpRequest,
+  type HttpResponse,
+  type HttpServer
+} from '../engine/http/index.js'
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
 import { normalizeIp } from '../engine/net/ip.js'
@@ -37,9 +44,9 @@ import { loadTemplates, type PageName, type TemplateSet } from './templates.js'
 
 /** What the block page needs of the front door (blockpage/front-door.ts `createFrontDoor`). */
 export interface FrontDoorLike {
-  isApiHost (hostHeader: string | undefined): boolean
-  handle (req: HttpRequest, res: HttpResponse): Promise<void>
-  close? (): void
+  isApiHost(hostHeader: string | undefined): boolean
+  handle(req: HttpRequest, res: HttpResponse): Promise<void>
+  close?(): void
 }
 
 /** Everything one request needs, built once at start. */
@@ -66,7 +73,10 @@ const PAGE_HEADERS: ReadonlyArray<[string, string]> = [
   ['Referrer-Policy', 'no-referrer'],
   // The shipped pages need nothing but inline CSS; an operator's page may show images (a logo). No scripts,
   // ever: even if markup got in, it could not run.
-  ['Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; img-src data: https:; base-uri 'none'; form-action 'none'"]
+  [
+    'Content-Security-Policy',
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data: https:; base-uri 'none'; form-action 'none'"
+  ]
 ]
 
 const TEXT_HEADERS: ReadonlyArray<[string, string]> = [
@@ -79,7 +89,7 @@ const TEXT_HEADERS: ReadonlyArray<[string, string]> = [
  * The host a Host header names: lower case, port and trailing dot dropped, IDN in punycode; an IPv6
  * literal without brackets. `undefined` when the header is absent or is not `name[:port]`/`[v6][:port]`.
  */
-export function hostOf (header: string | undefined): string | undefined {
+export function hostOf(header: string | undefined): string | undefined {
   if (header === undefined) return undefined
   if (header.startsWith('[')) {
     const m = /^\[([0-9A-Fa-f:.]+)\](?::\d{1,5})?$/.exec(header)
@@ -90,13 +100,13 @@ export function hostOf (header: string | undefined): string | undefined {
 }
 
 /** True when the client takes HTML: a navigation (browsers send `text/html` in Accept for pages and frames only). */
-export function wantsPage (accept: string | undefined): boolean {
+export function wantsPage(accept: string | undefined): boolean {
   if (accept === undefined) return false
   const a = accept.toLowerCase()
   return a.includes('text/html') || a.includes('application/xhtml+xml')
 }
 
-function sendText (res: HttpResponse, status: number, body: string): void {
+function sendText(res: HttpResponse, status: number, body: string): void {
   res.status(status)
   for (const [k, v] of TEXT_HEADERS) res.header(k, v)
   res.send(body)
@@ -106,14 +116,22 @@ function sendText (res: HttpResponse, status: number, body: string): void {
  * The request handler of one listener. `scheme` is how that listener is reached (`http` or `https`),
  * for the retry link.
  */
-export function createBlockPageHandler (deps: BlockPageDeps, scheme: 'http' | 'https'): Handler {
+export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'https'): Handler {
   const { policy, store, safeHosts, templates, taxonomies, productName, frontDoor, logger } = deps
   const apiHost = hostOf(deps.apiHost)
   // Reused across requests: evaluate() resets every field and nothing awaits between it and the answer.
   const verdict = new Verdict()
   const debug = logger.isLevelEnabled('debug')
 
-  const page = (req: HttpRequest, res: HttpResponse, name: PageName, host: string, hostHeader: string, reason: PageReason, cats: readonly number[]): void => {
+  const page = (
+    req: HttpRequest,
+    res: HttpResponse,
+    name: PageName,
+    host: string,
+    hostHeader: string,
+    reason: PageReason,
+    cats: readonly number[]
+  ): void => {
     const lang = deps.acceptLanguage ? pickLanguage(req.header('accept-language'), deps.language) : deps.language
     const tax = taxonomies[lang]
     const html = templates.render(name, lang, {
@@ -150,10 +168,17 @@ export function createBlockPageHandler (deps: BlockPageDeps, scheme: 'http' | 'h
     policy.watcher.check()
     policy.evaluate(req.remoteAddress, new HostKeys(host), verdict)
     const isPage = wantsPage(req.header('accept'))
-    if (debug) logger.debug({ client: req.remoteAddress, host, action: verdict.action, reason: verdict.reason, page: isPage }, 'block page request')
+    if (debug)
+      logger.debug(
+        { client: req.remoteAddress, host, action: verdict.action, reason: verdict.reason, page: isPage },
+        'block page request'
+      )
     switch (verdict.action) {
       case 'block':
-        if (!isPage) { sendText(res, 403, 'Blocked\n'); return }
+        if (!isPage) {
+          sendText(res, 403, 'Blocked\n')
+          return
+        }
         if (verdict.reason === 'category') {
           page(req, res, 'blocked_by_category', host, hostHeader, 'category', verdict.blockedCats)
         } else {
@@ -161,15 +186,27 @@ export function createBlockPageHandler (deps: BlockPageDeps, scheme: 'http' | 'h
         }
         return
       case 'safesearch': {
-        if (!isPage) { sendText(res, 403, 'Blocked\n'); return }
-        const answer = safeSearchRedirect(store.getServerDefaults().safesearchredirect, verdict.target, req.query, safeHosts)
+        if (!isPage) {
+          sendText(res, 403, 'Blocked\n')
+          return
+        }
+        const answer = safeSearchRedirect(
+          store.getServerDefaults().safesearchredirect,
+          verdict.target,
+          req.query,
+          safeHosts
+        )
         if (answer.kind === 'redirect') {
           // no-referrer: the search terms of the original URL must not leak to the target a second time.
           res.header('Location', answer.location).header('Referrer-Policy', 'no-referrer')
           sendText(res, 302, 'Found\n')
           return
         }
-        if (answer.why !== 'no-target') logger.warn({ target: store.getServerDefaults().safesearchredirect, why: answer.why }, 'safesearchredirect cannot be used; showing the safe search page')
+        if (answer.why !== 'no-target')
+          logger.warn(
+            { target: store.getServerDefaults().safesearchredirect, why: answer.why },
+            'safesearchredirect cannot be used; showing the safe search page'
+          )
         page(req, res, 'blocked', host, hostHeader, 'safesearch', [])
         return
       }
@@ -208,20 +245,26 @@ export interface RunningBlockPage {
   readonly impl: HttpImpl
   readonly endpoints: readonly string[]
   /** What GET /health answers a caller on this host (engine/health). */
-  health (): HealthReport
-  close (): Promise<void>
+  health(): HealthReport
+  close(): Promise<void>
 }
 
 /** Loads the category names of both languages; a missing file for a non-default language falls back to the default's names. */
-function loadTaxonomies (dir: string, lang: Language, logger: Logger): Record<Language, Taxonomy> {
+function loadTaxonomies(dir: string, lang: Language, logger: Logger): Record<Language, Taxonomy> {
   const main = loadTaxonomy(dir, lang)
   const out = {} as Record<Language, Taxonomy>
   for (const l of LANGUAGES) {
-    if (l === lang) { out[l] = main; continue }
+    if (l === lang) {
+      out[l] = main
+      continue
+    }
     try {
       out[l] = loadTaxonomy(dir, l)
     } catch (err) {
-      logger.warn({ err, lang: l }, 'category names missing for this language; pages in it show the default language\'s names')
+      logger.warn(
+        { err, lang: l },
+        "category names missing for this language; pages in it show the default language's names"
+      )
       out[l] = main
     }
   }
@@ -229,7 +272,7 @@ function loadTaxonomies (dir: string, lang: Language, logger: Logger): Record<La
 }
 
 /** Builds the per-request dependencies from the config (templates compiled, taxonomies loaded). */
-export function createBlockPageDeps (options: BlockPageOptions & { store: Store }): BlockPageDeps {
+export function createBlockPageDeps(options: BlockPageOptions & { store: Store }): BlockPageDeps {
   const { config, store } = options
   const logger = options.logger ?? silentLogger()
   const bp = config.blockpage
@@ -237,7 +280,8 @@ export function createBlockPageDeps (options: BlockPageOptions & { store: Store 
   const safeHosts = options.safeHosts ?? loadSafeHosts(config.proxy['safesearch-hosts'])
   const policy = createPolicy(config, store, { safeHosts })
   const templates = loadTemplates(bp.templates, language)
-  if (templates.missingDir) logger.warn({ templates: bp.templates }, 'blockpage.templates does not exist; serving the shipped templates')
+  if (templates.missingDir)
+    logger.warn({ templates: bp.templates }, 'blockpage.templates does not exist; serving the shipped templates')
   return {
     policy,
     store,
@@ -261,7 +305,7 @@ export function createBlockPageDeps (options: BlockPageOptions & { store: Store 
  * console.log(bp.endpoints) // ['blockpage http 0.0.0.0:80']
  * await bp.close()
  */
-export async function startBlockPage (options: BlockPageOptions): Promise<RunningBlockPage> {
+export async function startBlockPage(options: BlockPageOptions): Promise<RunningBlockPage> {
   const { config } = options
   const logger = options.logger ?? silentLogger()
   const ownStore = options.store === undefined
@@ -275,24 +319,44 @@ export async function startBlockPage (options: BlockPageOptions): Promise<Runnin
   try {
     const deps = createBlockPageDeps({ ...options, store, logger })
     const bodyLimit = config.api['body-limit']
-    const onError = (err: unknown, req: HttpRequest): void => { logger.error({ err, host: req.header('host'), path: req.path }, 'block page request failed') }
+    const onError = (err: unknown, req: HttpRequest): void => {
+      logger.error({ err, host: req.header('host'), path: req.path }, 'block page request failed')
+    }
     const endpoints: string[] = []
     const health = (): HealthReport => {
       const problems: HealthProblem[] = []
       const generation = storeGeneration(() => store.generation(), problems)
-      return healthReport({ role: 'blockpage', listeners: endpoints, problems, ...(generation === undefined ? {} : { generation }) })
+      return healthReport({
+        role: 'blockpage',
+        listeners: endpoints,
+        problems,
+        ...(generation === undefined ? {} : { generation })
+      })
     }
     const metrics = createHttpMetrics('blockpage')
-    const listenOn = async (address: string, scheme: 'http' | 'https'): Promise<{ port: number, server: HttpServer }> => {
-      const tls = scheme === 'https' ? { cert: config.blockpage['tls-cert'] ?? '', key: config.blockpage['tls-key'] ?? '' } : undefined
-      const server = createHttpServer({ impl: options.impl ?? 'auto', bodyLimit, onError, ...(tls === undefined ? {} : { tls }), logger })
+    const listenOn = async (
+      address: string,
+      scheme: 'http' | 'https'
+    ): Promise<{ port: number; server: HttpServer }> => {
+      const tls =
+        scheme === 'https'
+          ? { cert: config.blockpage['tls-cert'] ?? '', key: config.blockpage['tls-key'] ?? '' }
+          : undefined
+      const server = createHttpServer({
+        impl: options.impl ?? 'auto',
+        bodyLimit,
+        onError,
+        ...(tls === undefined ? {} : { tls }),
+        logger
+      })
       const page = metrics.wrap('/*', createBlockPageHandler(deps, scheme))
       server.route('*', '/*', page)
       // Loopback callers get the metrics; a subscriber asking a blocked site for /metrics, the page.
       metrics.mount(server, page)
       // Likewise /health; for the API's host name it is the API's own /health, through the front door.
       server.route('GET', '/health', async (req, res) => {
-        if (!isLoopback(req.remoteAddress) || options.frontDoor?.isApiHost(req.header('host')) === true) return await page(req, res)
+        if (!isLoopback(req.remoteAddress) || options.frontDoor?.isApiHost(req.header('host')) === true)
+          return await page(req, res)
         const r = health()
         res.json(r, r.ok ? 200 : 503)
       })
@@ -303,13 +367,23 @@ export async function startBlockPage (options: BlockPageOptions): Promise<Runnin
         endpoints.push(`blockpage ${scheme} ${formatHostPort({ host: hp.host, port })}`)
         return { port, server }
       } catch (err) {
-        throw new EngineError('ENGINE_LISTEN', `blockpage: cannot listen on ${address}: ${(err as Error).message}`, { cause: err })
+        throw new EngineError('ENGINE_LISTEN', `blockpage: cannot listen on ${address}: ${(err as Error).message}`, {
+          cause: err
+        })
       }
     }
     const http = await listenOn(options.listen ?? config.blockpage.listen, 'http')
     const tlsAddress = options.tlsListen ?? config.blockpage['tls-listen']
     const https = tlsAddress === undefined ? undefined : await listenOn(tlsAddress, 'https')
-    logger.info({ templates: config.blockpage.templates, language: deps.language, acceptLanguage: deps.acceptLanguage, frontDoor: options.frontDoor !== undefined }, 'block page ready')
+    logger.info(
+      {
+        templates: config.blockpage.templates,
+        language: deps.language,
+        acceptLanguage: deps.acceptLanguage,
+        frontDoor: options.frontDoor !== undefined
+      },
+      'block page ready'
+    )
     return {
       port: http.port,
       tlsPort: https?.port,

@@ -25,7 +25,13 @@ test('the shipped templates escape markup in every variable', (t: TestContext) =
   for (const name of ['blocked', 'blocked_by_category', 'unblocked'] as const) {
     for (const lang of ['ru', 'en'] as const) {
       const html = set.render(name, lang, {
-        ...VARS, Domain: evil, DisplayDomain: evil, Cats: [evil], ProductName: evil, ReasonText: evil, RetryUrl: `javascript:"${evil}`
+        ...VARS,
+        Domain: evil,
+        DisplayDomain: evil,
+        Cats: [evil],
+        ProductName: evil,
+        ReasonText: evil,
+        RetryUrl: `javascript:"${evil}`
       })
       t.assert.doesNotMatch(html, /<script/, `${name}.${lang} let markup through`)
       t.assert.ok(html.includes('&lt;script&gt;'), `${name}.${lang} does not show the value`)
@@ -39,10 +45,13 @@ test('the shipped templates escape markup in every variable', (t: TestContext) =
  * (`<link>` stylesheets, icons, preloads), CSS `@import` and `url(…)` other than `data:`. `<a href>` is
  * navigation, not a load: the unblocked page links to the retried address on purpose.
  */
-function externalResource (html: string): string | undefined {
+function externalResource(html: string): string | undefined {
   const withoutLinks = html.replace(/<a\s[^>]*>/gi, '<a>')
   const checks: Array<[string, RegExp]> = [
-    ['an absolute or protocol-relative URL in src/srcset/href/data/action/poster', /\b(?:src|srcset|href|data|action|poster)\s*=\s*["']?\s*(?:[a-z][a-z0-9+.-]*:)?\/\//i],
+    [
+      'an absolute or protocol-relative URL in src/srcset/href/data/action/poster',
+      /\b(?:src|srcset|href|data|action|poster)\s*=\s*["']?\s*(?:[a-z][a-z0-9+.-]*:)?\/\//i
+    ],
     ['a src or srcset attribute', /\b(?:src|srcset)\s*=/i],
     ['a <link> element', /<link\b/i],
     ['a <script> element', /<script\b/i],
@@ -69,12 +78,17 @@ test('the shipped templates are self-contained: no external scripts, styles, fon
     }
   }
   // Every shipped page file was rendered (partials are checked through the pages that include them).
-  const pages = readdirSync(DEFAULT_TEMPLATES_DIR).filter((f) => /^[a-z].*\.html$/.test(f)).map((f) => join(DEFAULT_TEMPLATES_DIR, f))
+  const pages = readdirSync(DEFAULT_TEMPLATES_DIR)
+    .filter((f) => /^[a-z].*\.html$/.test(f))
+    .map((f) => join(DEFAULT_TEMPLATES_DIR, f))
   t.assert.deepStrictEqual([...rendered].sort(), pages.sort())
 })
 
 test('the self-containment check catches each kind of external resource and allows the retry link', (t: TestContext) => {
-  t.assert.strictEqual(externalResource('<p><a class="button" href="http://casino.example/">Open</a></p><svg><path d="M0 0"/></svg>'), undefined)
+  t.assert.strictEqual(
+    externalResource('<p><a class="button" href="http://casino.example/">Open</a></p><svg><path d="M0 0"/></svg>'),
+    undefined
+  )
   t.assert.strictEqual(externalResource('<style>body{background:url(data:image/png;base64,AAAA)}</style>'), undefined)
   for (const html of [
     '<img src="https://cdn.example/x.png">',
@@ -91,7 +105,7 @@ test('the self-containment check catches each kind of external resource and allo
   }
 })
 
-test('an operator\'s NAME.html serves the default language and the shipped pages cover the others', (t: TestContext) => {
+test("an operator's NAME.html serves the default language and the shipped pages cover the others", (t: TestContext) => {
   const dir = tempDir(t)
   writeFileSync(join(dir, 'blocked.html'), '<p>ISP {{Domain}}</p>')
   writeFileSync(join(dir, 'blocked_by_category.html'), '<p>{{Domain}}: {{#each Cats}}[{{this}}]{{/each}}</p>')
@@ -117,8 +131,11 @@ test('NAME.LANG.html wins over NAME.html, and operator partials replace the ship
 test('unescaped output in a template is refused at load, naming the file', (t: TestContext) => {
   const dir = tempDir(t)
   writeFileSync(join(dir, 'blocked.html'), '<p>{{{Domain}}}</p>')
-  t.assert.throws(() => loadTemplates(dir, 'ru'), (err: Error & { code?: string }) =>
-    err.code === 'ENGINE_CONFIG_INVALID' && err.message.includes('blocked.html') && err.message.includes('unescaped'))
+  t.assert.throws(
+    () => loadTemplates(dir, 'ru'),
+    (err: Error & { code?: string }) =>
+      err.code === 'ENGINE_CONFIG_INVALID' && err.message.includes('blocked.html') && err.message.includes('unescaped')
+  )
   writeFileSync(join(dir, 'blocked.html'), '<p>{{& Domain}}</p>')
   t.assert.throws(() => loadTemplates(dir, 'ru'), /unescaped/)
 })
@@ -126,8 +143,11 @@ test('unescaped output in a template is refused at load, naming the file', (t: T
 test('a template that does not compile stops the start with the file name', (t: TestContext) => {
   const dir = tempDir(t)
   writeFileSync(join(dir, 'blocked_by_category.en.html'), '{{#each Cats}}<li>{{this}}</li>')
-  t.assert.throws(() => loadTemplates(dir, 'ru'), (err: Error & { code?: string }) =>
-    err.code === 'ENGINE_CONFIG_INVALID' && err.message.includes('blocked_by_category.en.html'))
+  t.assert.throws(
+    () => loadTemplates(dir, 'ru'),
+    (err: Error & { code?: string }) =>
+      err.code === 'ENGINE_CONFIG_INVALID' && err.message.includes('blocked_by_category.en.html')
+  )
   writeFileSync(join(dir, 'blocked_by_category.en.html'), '{{> nosuchpartial}}')
   t.assert.throws(() => loadTemplates(dir, 'ru'), /nosuchpartial/)
 })

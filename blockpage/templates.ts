@@ -28,7 +28,7 @@ import type { PageReason } from './messages.js'
 export const DEFAULT_TEMPLATES_DIR = fileURLToPath(new URL('../../blockpage/templates/', import.meta.url))
 
 export const PAGE_NAMES = ['blocked', 'blocked_by_category', 'unblocked'] as const
-export type PageName = typeof PAGE_NAMES[number]
+export type PageName = (typeof PAGE_NAMES)[number]
 
 /** What every template receives (docs/blockpage.md, "Template variables"). */
 export interface PageVars {
@@ -50,7 +50,7 @@ export interface PageVars {
 
 export interface TemplateSet {
   /** Renders page `name` in `lang`; every language has every page. */
-  render (name: PageName, lang: Language, vars: PageVars): string
+  render(name: PageName, lang: Language, vars: PageVars): string
   /** The file each page/language pair was compiled from (for the start log and tests). */
   readonly files: Readonly<Record<string, string>>
   /** True when the configured directory does not exist and only the shipped templates serve. */
@@ -71,19 +71,26 @@ const SAMPLE: PageVars = {
 // `{{{x}}}` and `{{&x}}` (also `{{~{x}}}`, `{{~& x}}`) print without escaping.
 const UNESCAPED = /\{\{~?\s*(\{|&)/
 
-function invalid (file: string, message: string, cause?: unknown): EngineError {
-  return new EngineError('ENGINE_CONFIG_INVALID', `blockpage.templates: ${file}: ${message}`, cause === undefined ? undefined : { cause })
+function invalid(file: string, message: string, cause?: unknown): EngineError {
+  return new EngineError(
+    'ENGINE_CONFIG_INVALID',
+    `blockpage.templates: ${file}: ${message}`,
+    cause === undefined ? undefined : { cause }
+  )
 }
 
-function readTemplate (file: string): string {
+function readTemplate(file: string): string {
   const text = readFileSync(file, 'utf8')
   if (UNESCAPED.test(text)) {
-    throw invalid(file, 'unescaped output ({{{…}}} or {{&…}}) is not allowed: Domain and RetryUrl come from the request')
+    throw invalid(
+      file,
+      'unescaped output ({{{…}}} or {{&…}}) is not allowed: Domain and RetryUrl come from the request'
+    )
   }
   return text
 }
 
-function partialsIn (dir: string): Map<string, string> {
+function partialsIn(dir: string): Map<string, string> {
   const out = new Map<string, string>()
   if (!existsSync(dir)) return out
   for (const entry of readdirSync(dir)) {
@@ -97,7 +104,11 @@ function partialsIn (dir: string): Map<string, string> {
  * Loads and compiles the templates of `dir` (falling back to the shipped ones as described above).
  * Throws ENGINE_CONFIG_INVALID naming the file when a template does not compile.
  */
-export function loadTemplates (dir: string, defaultLanguage: Language, shippedDir: string = DEFAULT_TEMPLATES_DIR): TemplateSet {
+export function loadTemplates(
+  dir: string,
+  defaultLanguage: Language,
+  shippedDir: string = DEFAULT_TEMPLATES_DIR
+): TemplateSet {
   // A missing directory is not fatal: the shipped templates cover every page, and a block page that does not
   // start leaves users with browser errors. The caller logs `missingDir` as a warning.
   const missingDir = !existsSync(dir)
@@ -117,7 +128,8 @@ export function loadTemplates (dir: string, defaultLanguage: Language, shippedDi
       if (lang === defaultLanguage) candidates.push(join(dir, `${name}.html`))
       candidates.push(join(shippedDir, `${name}.${lang}.html`))
       const file = candidates.find((f) => existsSync(f))
-      if (file === undefined) throw invalid(join(dir, `${name}.${lang}.html`), 'missing, and no shipped template to fall back to')
+      if (file === undefined)
+        throw invalid(join(dir, `${name}.${lang}.html`), 'missing, and no shipped template to fall back to')
       let fn = byFile.get(file)
       if (fn === undefined) {
         fn = hb.compile<PageVars>(readTemplate(file), { strict: false, preventIndent: true })
@@ -137,7 +149,7 @@ export function loadTemplates (dir: string, defaultLanguage: Language, shippedDi
   return {
     files,
     missingDir,
-    render (name, lang, vars) {
+    render(name, lang, vars) {
       // Every (name, lang) pair was filled above.
       return compiled.get(`${name}.${lang}`)!(vars)
     }

@@ -13,7 +13,7 @@ import type { UsageCounter } from './usage.js'
 export type Gate = (inner: Handler) => Handler
 
 /** The anonymous limit's key: the IPv4 address, or the /64 of an IPv6 one (one subscriber's LAN). */
-export function rateKeyOf (address: string): string {
+export function rateKeyOf(address: string): string {
   if (!address.includes(':')) return address
   const b = ipBytes(address)
   if (b === undefined || b.length !== 16) return address
@@ -30,7 +30,7 @@ export interface RegisteredGateOptions {
 }
 
 /** A cached verification answers at once; a new header (scrypt) or a refusal awaits. */
-export function registeredGate ({ lookup, auth, usage, challenge, now }: RegisteredGateOptions): Gate {
+export function registeredGate({ lookup, auth, usage, challenge, now }: RegisteredGateOptions): Gate {
   return (inner) => (req, res) => {
     lookup.follow()
     const header = req.header('authorization')
@@ -52,14 +52,18 @@ export function registeredGate ({ lookup, auth, usage, challenge, now }: Registe
         return
       }
       res.header('WWW-Authenticate', challenge)
-      sendJsonError(res, 'CATAPI_UNAUTHORIZED', outcome.reason === 'missing'
-        ? 'HTTP Basic credentials (client_id:client_secret) are required'
-        : 'wrong client_id or client_secret')
+      sendJsonError(
+        res,
+        'CATAPI_UNAUTHORIZED',
+        outcome.reason === 'missing'
+          ? 'HTTP Basic credentials (client_id:client_secret) are required'
+          : 'wrong client_id or client_secret'
+      )
     })
   }
 }
 
-export function anonymousGate (lookup: CatLookup, limiter: SlidingWindowLimiter, now: () => number): Gate {
+export function anonymousGate(lookup: CatLookup, limiter: SlidingWindowLimiter, now: () => number): Gate {
   return (inner) => (req, res) => {
     const decision = limiter.take(rateKeyOf(req.remoteAddress), now())
     if (!decision.allowed) {

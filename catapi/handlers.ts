@@ -19,7 +19,7 @@ const JSON_TYPE = 'application/json'
 
 /** Anything that can say whether a name exists (ExistenceChecker, or a test double). */
 export interface ExistenceSource {
-  check (name: string): Promise<Existence>
+  check(name: string): Promise<Existence>
 }
 
 export interface CatHandlers {
@@ -28,22 +28,26 @@ export interface CatHandlers {
   readonly catgroups: Handler
 }
 
-export function sendJsonError (res: HttpResponse, code: CatApiErrorCode, message: string): void {
-  res.status(CATAPI_ERRORS[code]).header('Content-Type', JSON_TYPE).header('Cache-Control', NO_STORE).send(errorBody(code, message))
+export function sendJsonError(res: HttpResponse, code: CatApiErrorCode, message: string): void {
+  res
+    .status(CATAPI_ERRORS[code])
+    .header('Content-Type', JSON_TYPE)
+    .header('Cache-Control', NO_STORE)
+    .send(errorBody(code, message))
 }
 
-function sendVerdict (res: HttpResponse, status: number, body: Buffer): void {
+function sendVerdict(res: HttpResponse, status: number, body: Buffer): void {
   res.status(status).header('Content-Type', JSON_TYPE).header('Cache-Control', CACHE_CONTROL).send(body)
 }
 
 // normalizeLookupUrl drops the port after checking only that it is 1-5 digits.
 const AUTHORITY_PORT = /^(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/)?[^/?#]*:(\d+)(?:[/?#]|$)/
-function hasValidPort (url: string): boolean {
+function hasValidPort(url: string): boolean {
   const m = AUTHORITY_PORT.exec(url)
   return m === null || Number(m[1]) <= 65535
 }
 
-export function createHandlers (lookup: CatLookup, existence: ExistenceSource): CatHandlers {
+export function createHandlers(lookup: CatLookup, existence: ExistenceSource): CatHandlers {
   // Not categorized: 206 when a resolver says NXDOMAIN, else 404 without a body. A resolver outage
   // is not NXDOMAIN: 404 still tells the truth (the name is not categorized), but `no-store`, so the
   // client asks again instead of keeping an answer we could not complete for 12 hours.
@@ -54,7 +58,11 @@ export function createHandlers (lookup: CatLookup, existence: ExistenceSource): 
     }
     const outcome = await existence.check(host)
     if (outcome === 'nxdomain') sendVerdict(res, 206, lookup.nonExistingBody)
-    else res.status(404).header('Cache-Control', outcome === 'exists' ? CACHE_CONTROL : NO_STORE).send()
+    else
+      res
+        .status(404)
+        .header('Cache-Control', outcome === 'exists' ? CACHE_CONTROL : NO_STORE)
+        .send()
   }
 
   const domain: Handler = (req, res) => {

@@ -26,13 +26,15 @@ export class CatLookup {
   #bodies = new Map<number | string, Buffer>()
 
   /** `onGeneration` also runs on every store write (the authenticator drops its cached verifications). */
-  constructor (store: Store, taxonomy: Taxonomy, onGeneration: (generation: number) => void) {
+  constructor(store: Store, taxonomy: Taxonomy, onGeneration: (generation: number) => void) {
     this.catdb = new CategoryDb(store)
     this.#taxonomy = taxonomy
     this.catgroupsBody = Buffer.from(toAsciiJson(taxonomy.groups))
     // The spec fixes this answer's text (`category_name` = ["Non-Existing Domain"]); integrations match
     // on it, so it stays English even when category names are Russian.
-    this.nonExistingBody = Buffer.from(toAsciiJson({ ...nonExistingVerdict(taxonomy), category_name: [NON_EXISTING_NAME] }))
+    this.nonExistingBody = Buffer.from(
+      toAsciiJson({ ...nonExistingVerdict(taxonomy), category_name: [NON_EXISTING_NAME] })
+    )
     // Every store write (clients, a category rebuild) bumps the generation; it is polled per request,
     // so a write is enforced for every request that starts GENERATION_CHECK_MS after it.
     this.#watcher = new GenerationWatcher(store, (g) => {
@@ -42,16 +44,15 @@ export class CatLookup {
   }
 
   /** Notices store writes (at most one `meta` read per GENERATION_CHECK_MS). */
-  follow (): void {
+  follow(): void {
     this.#watcher.poll()
   }
 
   /** The verdict body of a raw category set (as the category database stores it). */
-  bodyFor (rawCats: Buffer): Buffer {
+  bodyFor(rawCats: Buffer): Buffer {
     const n = rawCats.length
-    const key = n === 2
-      ? rawCats.readUInt16BE(0)
-      : n === 4 ? rawCats.readUInt32BE(0) + 0x1_0000_0000 : rawCats.toString('latin1')
+    const key =
+      n === 2 ? rawCats.readUInt16BE(0) : n === 4 ? rawCats.readUInt32BE(0) + 0x1_0000_0000 : rawCats.toString('latin1')
     let body = this.#bodies.get(key)
     if (body === undefined) {
       body = Buffer.from(toAsciiJson(verdictOf(decodeCats(rawCats), this.#taxonomy)))

@@ -10,8 +10,8 @@
  * none gives a usable answer the outcome is `unknown`, never `nxdomain`.
  *
  * Answers are cached: NXDOMAIN for the negative TTL of the SOA in the authority section (RFC 2308
- * §5: min(SOA TTL, SOA MINIMUM)), or `kDefaultNegativeTtl` when there is none; existing names for
- * the smallest answer TTL. Both are clamped to [kMinTtl, kMaxTtl]. Concurrent questions for one
+ * §5: min(SOA TTL, SOA MINIMUM)), or `DEFAULT_NEGATIVE_TTL` when there is none; existing names for
+ * the smallest answer TTL. Both are clamped to [MIN_TTL, MAX_TTL]. Concurrent questions for one
  * name share one query. dns-packet is fine here: this is not the DNS server's hot path.
  */
 import { createSocket } from 'node:dgram'
@@ -31,13 +31,16 @@ export interface ExistenceCheckerOptions {
   readonly maxEntries?: number
 }
 
-const kDefaultNegativeTtl = 60
-const kMinTtl = 5
-const kMaxTtl = 3600
+const DEFAULT_NEGATIVE_TTL = 60
+const MIN_TTL = 5
+const MAX_TTL = 3600
 const RCODE_NOERROR = 0
 const RCODE_NXDOMAIN = 3
 
-interface CacheEntry { readonly value: 'exists' | 'nxdomain', readonly expires: number }
+interface CacheEntry {
+  readonly value: 'exists' | 'nxdomain'
+  readonly expires: number
+}
 
 export class ExistenceChecker {
   readonly #resolvers: readonly HostPort[]
@@ -47,7 +50,7 @@ export class ExistenceChecker {
   readonly #cache = new Map<string, CacheEntry>()
   readonly #inflight = new Map<string, Promise<Existence>>()
 
-  constructor (options: ExistenceCheckerOptions) {
+  constructor(options: ExistenceCheckerOptions) {
     this.#resolvers = options.resolvers
     this.#timeoutMs = options.timeoutMs ?? 1000
     this.#now = options.now ?? Date.now
@@ -55,7 +58,7 @@ export class ExistenceChecker {
   }
 
   /** Whether `name` (normalised) exists; `unknown` when no resolver answered usefully. */
-  check (name: string): Promise<Existence> {
+  check(name: string): Promise<Existence> {
     const hit = this.#cache.get(name)
     if (hit !== undefined) {
       if (hit.expires > this.#now()) return Promise.resolve(hit.value)
@@ -63,22 +66,24 @@ export class ExistenceChecker {
     }
     let p = this.#inflight.get(name)
     if (p === undefined) {
-      p = this.#ask(name).finally(() => { this.#inflight.delete(name) })
+      p = this.#ask(name).finally(() => {
+        this.#inflight.delete(name)
+      })
       this.#inflight.set(name, p)
     }
     return p
   }
 
-  async #ask (name: string): Promise<Existence> {
+  async #ask(name: string): Promise<Existence> {
     for (const resolver of this.#resolvers) {
       const answer = await queryOnce(resolver, name, this.#timeoutMs)
       if (answer === undefined) continue
       if (answer.rcode === RCODE_NXDOMAIN) {
-        this.#remember(name, 'nxdomain', answer.ttl ?? kDefaultNegativeTtl)
+        this.#remember(name, 'nxdomain', answer.ttl ?? DEFAULT_NEGATIVE_TTL)
         return 'nxdomain'
       }
       if (answer.rcode === RCODE_NOERROR) {
-        this.#remember(name, 'exists', answer.ttl ?? kDefaultNegativeTtl)
+        this.#remember(name, 'exists', answer.ttl ?? DEFAULT_NEGATIVE_TTL)
         return 'exists'
       }
       // SERVFAIL, REFUSED, …: this resolver cannot tell; ask the next.
@@ -86,8 +91,8 @@ export class ExistenceChecker {
     return 'unknown'
   }
 
-  #remember (name: string, value: 'exists' | 'nxdomain', ttl: number): void {
-    const seconds = Math.min(kMaxTtl, Math.max(kMinTtl, ttl))
+  #remember(name: string, value: 'exists' | 'nxdomain', ttl: number): void {
+    const seconds = Math.min(MAX_TTL, Math.max(MIN_TTL, ttl))
     if (this.#cache.size >= this.#maxEntries) {
       // Map iterates in insertion order: drop the oldest tenth in one go.
       let n = Math.ceil(this.#maxEntries / 10)
@@ -100,14 +105,20 @@ export class ExistenceChecker {
   }
 }
 
-interface Answer { readonly rcode: number, readonly ttl: number | undefined }
+interface Answer {
+  readonly rcode: number
+  readonly ttl: number | undefined
+}
 
 /** One UDP query; undefined on timeout, socket error, or an answer that is not for our question. */
-function queryOnce (resolver: HostPort, name: string, timeoutMs: number): Promise<Answer | undefined> {
+function queryOnce(resolver: HostPort, name: string, timeoutMs: number): Promise<Answer | undefined> {
   return new Promise((resolve) => {
     const id = randomInt(0, 0x10000)
     const query = dnsPacket.encode({
-      type: 'query', id, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'A', class: 'IN', name }]
+      type: 'query',
+      id,
+      flags: dnsPacket.RECURSION_DESIRED,
+      questions: [{ type: 'A', class: 'IN', name }]
     })
     const socket = createSocket(resolver.family === 6 ? 'udp6' : 'udp4')
     let done = false
@@ -118,8 +129,12 @@ function queryOnce (resolver: HostPort, name: string, timeoutMs: number): Promis
       socket.close()
       resolve(answer)
     }
-    const timer = setTimeout(() => { finish(undefined) }, timeoutMs)
-    socket.on('error', () => { finish(undefined) })
+    const timer = setTimeout(() => {
+      finish(undefined)
+    }, timeoutMs)
+    socket.on('error', () => {
+      finish(undefined)
+    })
     socket.on('message', (msg, rinfo) => {
       // Only the resolver we asked may answer (an off-path spoofer must also guess port and ID).
       if (rinfo.port !== resolver.port) return
@@ -133,12 +148,14 @@ function queryOnce (resolver: HostPort, name: string, timeoutMs: number): Promis
       if (packet.id !== id || packet.type !== 'response' || q === undefined || q.name.toLowerCase() !== name) return
       finish({ rcode: (packet.flags ?? 0) & 0x0f, ttl: ttlOf(packet) })
     })
-    socket.send(query, resolver.port, resolver.host, (err) => { if (err !== null && err !== undefined) finish(undefined) })
+    socket.send(query, resolver.port, resolver.host, (err) => {
+      if (err !== null && err !== undefined) finish(undefined)
+    })
   })
 }
 
 /** Positive: the smallest answer TTL. Negative: min(SOA TTL, SOA MINIMUM) of the authority SOA (RFC 2308 §5). */
-function ttlOf (packet: dnsPacket.DecodedPacket): number | undefined {
+function ttlOf(packet: dnsPacket.DecodedPacket): number | undefined {
   let ttl: number | undefined
   for (const a of packet.answers ?? []) {
     const t = (a as { ttl?: unknown }).ttl
@@ -146,7 +163,7 @@ function ttlOf (packet: dnsPacket.DecodedPacket): number | undefined {
   }
   if (ttl !== undefined) return ttl
   for (const a of packet.authorities ?? []) {
-    if (a.type === 'SOA') return Math.min(a.ttl ?? kDefaultNegativeTtl, a.data.minimum ?? kDefaultNegativeTtl)
+    if (a.type === 'SOA') return Math.min(a.ttl ?? DEFAULT_NEGATIVE_TTL, a.data.minimum ?? DEFAULT_NEGATIVE_TTL)
   }
   return undefined
 }

@@ -7,12 +7,18 @@ import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
-import { healthReport, registerHealthRoute, storeGeneration, type HealthProblem, type HealthReport } from '../engine/health/index.js'
+import {
+  healthReport,
+  registerHealthRoute,
+  storeGeneration,
+  type HealthProblem,
+  type HealthReport
+} from '../engine/health/index.js'
 import { roleHttpImpl } from '../engine/http/index.js'
 import { ExistenceChecker } from './resolver.js'
 import { createCatApi } from './server.js'
 
-export async function startRole (ctx: RoleContext): Promise<RunningRole> {
+export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
   const section = config.catapi
   const taxonomy = loadTaxonomy(config.datafiles.cats, section.language ?? config.datafiles.language)
@@ -31,7 +37,12 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const health = (): HealthReport => {
     const problems: HealthProblem[] = []
     const generation = storeGeneration(() => store.generation(), problems)
-    return healthReport({ role: 'catapi', listeners: endpoints, problems, ...(generation === undefined ? {} : { generation }) })
+    return healthReport({
+      role: 'catapi',
+      listeners: endpoints,
+      problems,
+      ...(generation === undefined ? {} : { generation })
+    })
   }
   // Public listeners: /health for callers on this host only (monitoring, `filterd status`).
   for (const server of [api.registered, api.anonymous]) registerHealthRoute(server, health, { loopbackOnly: true })
@@ -52,7 +63,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   return {
     endpoints,
     health,
-    async close () {
+    async close() {
       await api.close()
       await store.close()
     }

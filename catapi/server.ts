@@ -55,9 +55,12 @@ export interface CatApi {
   readonly usage: UsageCounter
   readonly authenticator: Authenticator
   /** Binds both listeners; port 0 picks free ports. */
-  listen (registered: { host: string, port: number }, anonymous: { host: string, port: number }): Promise<{ registered: number, anonymous: number }>
+  listen(
+    registered: { host: string; port: number },
+    anonymous: { host: string; port: number }
+  ): Promise<{ registered: number; anonymous: number }>
   /** Stops both listeners and timers and flushes usage. The store stays open (its owner closes it). */
-  close (): Promise<void>
+  close(): Promise<void>
 }
 
 /**
@@ -67,13 +70,18 @@ export interface CatApi {
  * const api = createCatApi({ store, taxonomy: loadTaxonomy('conf', 'en'), existence: new ExistenceChecker({ resolvers }) })
  * await api.listen({ host: '127.0.0.1', port: 8081 }, { host: '127.0.0.1', port: 8082 })
  */
-export function createCatApi (options: CatApiOptions): CatApi {
+export function createCatApi(options: CatApiOptions): CatApi {
   const { store, logger } = options
   const now = options.now ?? Date.now
   const auth = new Authenticator(store, options.auth)
-  const usage = new UsageCounter(store, { ...(options.usageTimeZone === undefined ? {} : { timeZone: options.usageTimeZone }), now })
+  const usage = new UsageCounter(store, {
+    ...(options.usageTimeZone === undefined ? {} : { timeZone: options.usageTimeZone }),
+    now
+  })
   const anonLimiter = new SlidingWindowLimiter(options.anonLimit ?? 10, options.anonWindowMs ?? 60_000)
-  const lookup = new CatLookup(store, options.taxonomy, (g) => { auth.sync(g) })
+  const lookup = new CatLookup(store, options.taxonomy, (g) => {
+    auth.sync(g)
+  })
   const handlers = createHandlers(lookup, options.existence)
   const challenge = `Basic realm="${(options.realm ?? DEFAULT_REALM).replace(/["\\]/g, '')}", charset="UTF-8"`
 
@@ -82,7 +90,20 @@ export function createCatApi (options: CatApiOptions): CatApi {
   }
   const metrics = createHttpMetrics('catapi')
   const build = (gate: Gate): HttpServer => {
-    const server = createHttpServer({ ...(options.impl === undefined ? {} : { impl: options.impl }), ...(logger === undefined ? {} : { logger: { warn: (m: string) => { logger.warn(m) } } }), bodyLimit: 0, onError })
+    const server = createHttpServer({
+      ...(options.impl === undefined ? {} : { impl: options.impl }),
+      ...(logger === undefined
+        ? {}
+        : {
+            logger: {
+              warn: (m: string) => {
+                logger.warn(m)
+              }
+            }
+          }),
+      bodyLimit: 0,
+      onError
+    })
     server.route('GET', '/domain/*', metrics.wrap('/domain/*', gate(handlers.domain)))
     server.route('GET', '/url/*', metrics.wrap('/url/*', gate(handlers.url)))
     server.route('GET', '/catgroups', metrics.wrap('/catgroups', gate(handlers.catgroups)))
@@ -93,7 +114,9 @@ export function createCatApi (options: CatApiOptions): CatApi {
   const anonymous = build(anonymousGate(lookup, anonLimiter, now))
 
   const flushTimer = setInterval(() => {
-    usage.flush().catch((err: unknown) => { logger?.error({ err }, 'catapi usage flush failed; will retry') })
+    usage.flush().catch((err: unknown) => {
+      logger?.error({ err }, 'catapi usage flush failed; will retry')
+    })
   }, options.usageFlushMs ?? 5000)
   flushTimer.unref()
   const sweepTimer = setInterval(() => {
@@ -108,7 +131,7 @@ export function createCatApi (options: CatApiOptions): CatApi {
     anonymous,
     usage,
     authenticator: auth,
-    async listen (reg, anon) {
+    async listen(reg, anon) {
       const r = await registered.listen(reg.host, reg.port)
       try {
         const a = await anonymous.listen(anon.host, anon.port)
@@ -118,7 +141,7 @@ export function createCatApi (options: CatApiOptions): CatApi {
         throw err
       }
     },
-    async close () {
+    async close() {
       clearInterval(flushTimer)
       clearInterval(sweepTimer)
       await Promise.all([registered.close(), anonymous.close()])

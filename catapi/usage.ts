@@ -12,7 +12,7 @@
 import type { Store } from '../engine/store/index.js'
 
 /** The day a timestamp falls in, in `timeZone`, as YYYY-MM-DD. */
-export function dayFormatter (timeZone: string): (ms: number) => string {
+export function dayFormatter(timeZone: string): (ms: number) => string {
   const fmt = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' })
   return (ms) => fmt.format(ms)
 }
@@ -27,14 +27,14 @@ export class UsageCounter {
   #pending = new Map<string, Map<string, number>>()
   #flushing: Promise<void> = Promise.resolve()
 
-  constructor (store: Store, options: { timeZone?: string, now?: () => number } = {}) {
+  constructor(store: Store, options: { timeZone?: string; now?: () => number } = {}) {
     this.#store = store
     this.#dayOf = dayFormatter(options.timeZone ?? 'UTC')
     this.#now = options.now ?? Date.now
   }
 
   /** Counts one request of `clientId`. */
-  count (clientId: string): void {
+  count(clientId: string): void {
     const now = this.#now()
     if (now - this.#dayCheckedAt >= 1000 || now < this.#dayCheckedAt) {
       this.#day = this.#dayOf(now)
@@ -49,12 +49,12 @@ export class UsageCounter {
   }
 
   /** Writes the pending counts; resolves once they are committed. Calls never overlap. */
-  flush (): Promise<void> {
+  flush(): Promise<void> {
     this.#flushing = this.#flushing.then(() => this.#write())
     return this.#flushing
   }
 
-  async #write (): Promise<void> {
+  async #write(): Promise<void> {
     if (this.#pending.size === 0) return
     const batch = this.#pending
     this.#pending = new Map()
@@ -75,7 +75,10 @@ export class UsageCounter {
       for (const [day, byClient] of batch) {
         for (const [client, n] of byClient) {
           let m = this.#pending.get(day)
-          if (m === undefined) { m = new Map(); this.#pending.set(day, m) }
+          if (m === undefined) {
+            m = new Map()
+            this.#pending.set(day, m)
+          }
           m.set(client, (m.get(client) ?? 0) + n)
         }
       }
@@ -91,7 +94,7 @@ export interface UsageRow {
 }
 
 /** Stored usage, ordered by client then day; `from`/`to` are inclusive YYYY-MM-DD. */
-export function readUsage (store: Store, filter: { client?: string, from?: string, to?: string } = {}): UsageRow[] {
+export function readUsage(store: Store, filter: { client?: string; from?: string; to?: string } = {}): UsageRow[] {
   const out: UsageRow[] = []
   for (const { key, value } of store.usage.getRange()) {
     if (!Array.isArray(key) || key.length !== 2) continue

@@ -4,5 +4,8 @@ import { COLLECTOR_ERRORS } from './errors.js'
 
 test('docs/collector.md lists every collector error code with its status, and only those', (t: TestContext) => {
   const sorted = (o: Record<string, number>): Array<[string, number]> => Object.entries(o).sort()
-  t.assert.deepStrictEqual(sorted(documentedErrorCodes(readDoc('collector.md'), 'COLLECTOR_')), sorted(COLLECTOR_ERRORS))
+  t.assert.deepStrictEqual(
+    sorted(documentedErrorCodes(readDoc('collector.md'), 'COLLECTOR_')),
+    sorted(COLLECTOR_ERRORS)
+  )
 })

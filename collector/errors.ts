@@ -14,6 +14,6 @@ export const COLLECTOR_ERRORS = {
 export type CollectorErrorCode = keyof typeof COLLECTOR_ERRORS
 
 /** A collector error with the status its code carries; `field` names the part of the request at fault. */
-export function collectorError (code: CollectorErrorCode, message: string, field?: string): HttpError {
+export function collectorError(code: CollectorErrorCode, message: string, field?: string): HttpError {
   return new HttpError(COLLECTOR_ERRORS[code], code, message, field === undefined ? undefined : { field })
 }

@@ -14,7 +14,7 @@ import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
 
 /** Digest of the data files' names and bytes, in their layer order; undefined when none exists. */
-async function dataDigest (config: Readonly<Config>): Promise<string | undefined> {
+async function dataDigest(config: Readonly<Config>): Promise<string | undefined> {
   const hash = createHash('sha256')
   let found = 0
   for (const f of config.datafiles.file) {
@@ -29,7 +29,11 @@ async function dataDigest (config: Readonly<Config>): Promise<string | undefined
 }
 
 /** Compiles the data files and publishes them as a new snapshot when they changed. */
-export async function publishFromDatafiles (config: Readonly<Config>, store: Store, logger: Logger): Promise<SnapshotManifest | undefined> {
+export async function publishFromDatafiles(
+  config: Readonly<Config>,
+  store: Store,
+  logger: Logger
+): Promise<SnapshotManifest | undefined> {
   const dir = config.collector.snapshots
   const digest = await dataDigest(config)
   if (digest === undefined) {
@@ -47,6 +51,9 @@ export async function publishFromDatafiles (config: Readonly<Config>, store: Sto
     return undefined
   }
   const manifest = await publishSnapshot(dir, new CategoryDb(store).entries(), digest)
-  logger.info({ version: manifest.version, entries: manifest.entries, size: manifest.size, sha256: manifest.sha256 }, 'snapshot published')
+  logger.info(
+    { version: manifest.version, entries: manifest.entries, size: manifest.size, sha256: manifest.sha256 },
+    'snapshot published'
+  )
   return manifest
 }

@@ -6,12 +6,18 @@ test('a refused report or count names its field: body, counter_cat, counter_unkn
   const s = setup(t, ['key-a'])
   s.writeData('porn.example\t1\n')
   const c = await startRole(t, 'collector', s.collectorConfig())
-  const post = async (type: string, body: string): Promise<{ status: number, error: { code: string, field?: string } }> => {
+  const post = async (
+    type: string,
+    body: string
+  ): Promise<{ status: number; error: { code: string; field?: string } }> => {
     const res = await fetch(`${c.url}/report`, { method: 'POST', headers: { 'content-type': type }, body })
-    return { status: res.status, error: ((await res.json()) as { error: { code: string, field?: string } }).error }
+    return { status: res.status, error: ((await res.json()) as { error: { code: string; field?: string } }).error }
   }
   const json = 'application/json'
-  t.assert.deepStrictEqual(await post(json, 'null'), { status: 400, error: { code: 'COLLECTOR_BAD_REPORT', message: 'expected a JSON object', field: 'body' } })
+  t.assert.deepStrictEqual(await post(json, 'null'), {
+    status: 400,
+    error: { code: 'COLLECTOR_BAD_REPORT', message: 'expected a JSON object', field: 'body' }
+  })
   const cases: Array<[string, string]> = [
     ['{"key":"key-a","counter_cat":"x","counter_unknown_cat":[]}', 'counter_cat'],
     ['{"key":"key-a","counter_cat":[1],"counter_unknown_cat":[-1]}', 'counter_unknown_cat']

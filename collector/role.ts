@@ -24,7 +24,7 @@ import { UsageDb } from './usage-db.js'
 
 export { publishFromDatafiles } from './publish.js'
 
-export async function startRole (ctx: RoleContext): Promise<RunningRole> {
+export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
   const section = config.collector
   const store = Store.open(section.db)
@@ -32,13 +32,17 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
 
   let publishing: Promise<unknown> = Promise.resolve()
   const publish = (): Promise<unknown> => {
-    publishing = publishing.then(() => publishFromDatafiles(config, store, logger)).catch((err: unknown) => {
-      logger.error({ err }, 'publishing a snapshot failed')
-    })
+    publishing = publishing
+      .then(() => publishFromDatafiles(config, store, logger))
+      .catch((err: unknown) => {
+        logger.error({ err }, 'publishing a snapshot failed')
+      })
     return publishing
   }
   await publish()
-  const onHup = (): void => { void publish() }
+  const onHup = (): void => {
+    void publish()
+  }
   process.on('SIGHUP', onHup)
 
   const server = createCollectorServer(config, logger, usage)
@@ -46,7 +50,7 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const bound = await server.listen(listen.host, listen.port)
   return {
     endpoints: [`collector http ${formatHostPort({ ...listen, port: bound.port })}`],
-    async close () {
+    async close() {
       process.off('SIGHUP', onHup)
       await server.close()
       await publishing

@@ -36,23 +36,23 @@ export interface CounterReport {
   counter_unknown_cat: readonly number[]
 }
 
-export function utcDay (at: Date): string {
+export function utcDay(at: Date): string {
   return at.toISOString().slice(0, 10)
 }
 
-function empty (key: string, day: string): UsageRecord {
+function empty(key: string, day: string): UsageRecord {
   return { key, day, reports: 0, lookups: 0, unknown: 0, categories: {}, forms: 0, count: 0, countMax: 0, lastSeen: '' }
 }
 
 export class UsageDb {
   readonly db: Database<UsageRecord, [string, string]>
 
-  constructor (root: RootDatabase) {
+  constructor(root: RootDatabase) {
     this.db = root.openDB<UsageRecord, [string, string]>({ name: USAGE_DB })
   }
 
   /** Adds a local service's counters to today's record of `key`. */
-  async addCounters (key: string, report: CounterReport, at = new Date()): Promise<void> {
+  async addCounters(key: string, report: CounterReport, at = new Date()): Promise<void> {
     const day = utcDay(at)
     await this.db.transaction(() => {
       const r = this.db.get([key, day]) ?? empty(key, day)
@@ -70,7 +70,7 @@ export class UsageDb {
   }
 
   /** Records a filtering server's `count` for today. */
-  async addCount (key: string, count: number, at = new Date()): Promise<void> {
+  async addCount(key: string, count: number, at = new Date()): Promise<void> {
     const day = utcDay(at)
     await this.db.transaction(() => {
       const r = this.db.get([key, day]) ?? empty(key, day)
@@ -83,8 +83,11 @@ export class UsageDb {
   }
 
   /** Records in key then day order, optionally one key and a day range (inclusive). */
-  * records (filter: { key?: string, from?: string, to?: string } = {}): Iterable<UsageRecord> {
-    const range = filter.key === undefined ? {} : { start: [filter.key, ''] as [string, string], end: [filter.key, '\uffff'] as [string, string] }
+  *records(filter: { key?: string; from?: string; to?: string } = {}): Iterable<UsageRecord> {
+    const range =
+      filter.key === undefined
+        ? {}
+        : { start: [filter.key, ''] as [string, string], end: [filter.key, '\uffff'] as [string, string] }
     for (const { value } of this.db.getRange(range)) {
       if (filter.from !== undefined && value.day < filter.from) continue
       if (filter.to !== undefined && value.day > filter.to) continue

@@ -5,7 +5,11 @@ import { ENV_CONFIG, ENV_INDEX, startFrontProcess } from './role.js'
 
 const config = JSON.parse(process.env[ENV_CONFIG] ?? '{}') as Config
 const index = Number(process.env[ENV_INDEX] ?? '1')
-const logger = createLogger({ destination: config.proxy.log, level: config.proxy['log-level'] ?? config.common['log-level'], role: `dns.${index}` })
+const logger = createLogger({
+  destination: config.proxy.log,
+  level: config.proxy['log-level'] ?? config.common['log-level'],
+  role: `dns.${index}`
+})
 
 try {
   const server = await startFrontProcess({ config, logger }, {}, index)
@@ -13,9 +17,12 @@ try {
   const stop = (): void => {
     if (stopping) return
     stopping = true
-    server.close().then(() => process.exit(0), () => process.exit(1))
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1)
+    )
   }
-  process.on('message', (m: { type?: string, config?: Config, keys?: string[] }) => {
+  process.on('message', (m: { type?: string; config?: Config; keys?: string[] }) => {
     if (m.type === 'dns-stop') stop()
     if (m.type === 'dns-reload' && m.config !== undefined) {
       // A config reload (SIGHUP to the primary, tools/cli/run-role.ts): the live keys, and the log level.
@@ -23,7 +30,8 @@ try {
       logger.level = next.proxy['log-level'] ?? next.common['log-level']
       server.reload?.(next, m.keys ?? []).then(
         () => process.send?.({ type: 'dns-reloaded' }),
-        (err: unknown) => process.send?.({ type: 'dns-reloaded', error: (err as Error).message }))
+        (err: unknown) => process.send?.({ type: 'dns-reloaded', error: (err as Error).message })
+      )
     }
   })
   // SIGHUP reopens the log file (engine/log) when there is one; the primary sends it only then, but
@@ -38,10 +46,17 @@ try {
   logger.error({ err }, 'dns front process failed to start')
   // The system error under it (a bind's EADDRINUSE or EACCES, with the address), for the primary to
   // report the start failure as one line naming the address.
-  const errno = (e: Error): boolean => { const c = (e as { code?: unknown }).code; return typeof c === 'string' && !c.startsWith('ENGINE_') }
+  const errno = (e: Error): boolean => {
+    const c = (e as { code?: unknown }).code
+    return typeof c === 'string' && !c.startsWith('ENGINE_')
+  }
   let sys: unknown = err
   while (sys instanceof Error && !errno(sys)) sys = sys.cause
-  const { code, address, port } = (sys instanceof Error ? sys : {}) as { code?: unknown, address?: unknown, port?: unknown }
+  const { code, address, port } = (sys instanceof Error ? sys : {}) as {
+    code?: unknown
+    address?: unknown
+    port?: unknown
+  }
   process.send?.({ type: 'dns-failed', message: (err as Error).message, code, address, port })
   process.exit(1)
 }

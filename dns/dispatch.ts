@@ -12,12 +12,22 @@ import type { DnsMetrics } from '../engine/metrics/index.js'
 import type { JudgePool, BatchOutput } from '../engine/pool/index.js'
 import type { QueryLogRecord, QueryLogSink } from '../engine/querylog/index.js'
 import {
-  EDE_NO_REACHABLE_AUTHORITY, QUERY_OK, QueryScratch, RCODE_NXDOMAIN, RCODE_REFUSED, RCODE_SERVFAIL, kAnswerBufferSize,
-  rcodeOf, readId, readQuery, setId, writeErrorAnswer
+  EDE_NO_REACHABLE_AUTHORITY,
+  QUERY_OK,
+  QueryScratch,
+  RCODE_NXDOMAIN,
+  RCODE_REFUSED,
+  RCODE_SERVFAIL,
+  ANSWER_BUFFER_SIZE,
+  rcodeOf,
+  readId,
+  readQuery,
+  setId,
+  writeErrorAnswer
 } from '../engine/wire/index.js'
 import { JUDGE_ANSWER, JUDGE_FORWARD, JUDGE_SAFEVIDEO, buildRecord, type Judge } from '../engine/judge/index.js'
 import type { Peer } from './peer.js'
-import { SafeVideo, kEdeTimeout } from './safe-video.js'
+import { SafeVideo, EDE_TIMEOUT } from './safe-video.js'
 import { PendingQuery, type Forwarder, type QueryOrigin } from './upstream.js'
 import type { RateLimiter } from './rate-limit.js'
 import type { DnstapTap } from './dnstap-sink.js'
@@ -27,11 +37,11 @@ const QTYPE_ANY = 255
 
 // The QTYPE of a query whose name is plain labels (no pointer: a query has none), else -1. Cheap
 // enough for every UDP query; the full check is readQuery's, for the few that say ANY.
-function qtypeOf (msg: Buffer): number {
+function qtypeOf(msg: Buffer): number {
   let i = 12
   const end = msg.length
   while (i < end) {
-    const len = msg[i]!   // i < end
+    const len = msg[i]! // i < end
     if (len === 0) return i + 3 <= end ? (msg[i + 1]! << 8) | msg[i + 2]! : -1
     if (len > 63) return -1
     i += len + 1
@@ -60,7 +70,7 @@ class BatchItem {
   readonly time: number
   /** Where flush() put the query in the task's input. */
   offset = 0
-  constructor (msg: Buffer, peer: Peer, time: number) {
+  constructor(msg: Buffer, peer: Peer, time: number) {
     this.msg = msg
     this.peer = peer
     this.time = time
@@ -103,14 +113,14 @@ export class Dispatcher {
   private readonly records: boolean
   private readonly safeVideo = new SafeVideo()
   private readonly sizes: UdpSizes
-  private readonly scratchOut = Buffer.allocUnsafe(kAnswerBufferSize)
+  private readonly scratchOut = Buffer.allocUnsafe(ANSWER_BUFFER_SIZE)
   private readonly replyScratch = new QueryScratch()
   private readonly forwarder: Forwarder
   private batch: BatchItem[] = []
   private batchScheduled = false
   private closed = false
 
-  constructor (o: DispatcherOptions) {
+  constructor(o: DispatcherOptions) {
     this.judge = o.judge
     this.pool = o.pool
     this.batchSize = o.batchSize
@@ -127,7 +137,7 @@ export class Dispatcher {
   }
 
   /** A config reload's `proxy.rate-limit*` keys: the new limiter (null: off) replaces the old one. */
-  setRateLimit (limiter: RateLimiter | null, action: 'refuse' | 'drop'): void {
+  setRateLimit(limiter: RateLimiter | null, action: 'refuse' | 'drop'): void {
     this.limiter?.close()
     this.limiter = limiter
     this.limitDrop = action === 'drop'
@@ -150,14 +160,23 @@ export class Dispatcher {
       const j = this.judge
       const kind = j.judge(msg, peer.address, this.scratchOut)
       const rec = kind !== 0 && this.records ? buildRecord(j, Date.now()) : null
-      this.act({ kind, msg, answer: this.scratchOut, answerLength: j.answerLength, target: kind === JUDGE_SAFEVIDEO ? j.verdict.target : '', peer, record: rec, owned: false })
+      this.act({
+        kind,
+        msg,
+        answer: this.scratchOut,
+        answerLength: j.answerLength,
+        target: kind === JUDGE_SAFEVIDEO ? j.verdict.target : '',
+        peer,
+        record: rec,
+        owned: false
+      })
     } catch (err) {
       this.lastResort(err, msg, peer)
     }
   }
 
   // A query over the client's rate: REFUSED (a well-formed query only), or nothing.
-  private overLimit (msg: Buffer, peer: Peer): void {
+  private overLimit(msg: Buffer, peer: Peer): void {
     const q = this.replyScratch
     if (this.limitDrop || readQuery(msg, q) !== QUERY_OK) {
       this.metrics.countQuery('drop', -1)
@@ -171,11 +190,11 @@ export class Dispatcher {
   // ANY over UDP (RFC 8482 allows a minimal answer): an empty NOERROR answer with TC set, no
   // larger than the query, so a forged source address cannot turn us into an amplifier. False
   // when the query is malformed (the judge answers it as any other).
-  private truncated (msg: Buffer, peer: Peer): boolean {
+  private truncated(msg: Buffer, peer: Peer): boolean {
     const q = this.replyScratch
     if (readQuery(msg, q) !== QUERY_OK) return false
     const len = writeErrorAnswer(msg, q, 0, this.scratchOut)
-    this.scratchOut[2] = this.scratchOut[2]! | 0x02   // TC
+    this.scratchOut[2] = this.scratchOut[2]! | 0x02 // TC
     this.metrics.countQuery('truncated', 0)
     this.reply(this.scratchOut, len, peer, true)
     return true
@@ -185,24 +204,27 @@ export class Dispatcher {
    * The end of a batch of queries that live in a receive area the next batch overwrites: with a
    * pool, their task leaves now (the copy into the task's buffer is their only copy).
    */
-  endBatch (): void {
+  endBatch(): void {
     if (this.pool !== null) this.flush()
   }
 
   // ---- pool dispatch ---------------------------------------------------------------------------
 
-  private enqueue (item: BatchItem): void {
+  private enqueue(item: BatchItem): void {
     this.batch.push(item)
     if (this.batch.length >= this.batchSize) {
       this.flush()
     } else if (!this.batchScheduled) {
       this.batchScheduled = true
       // setImmediate runs after this turn's I/O callbacks: one task per event-loop turn.
-      setImmediate(() => { this.batchScheduled = false; this.flush() })
+      setImmediate(() => {
+        this.batchScheduled = false
+        this.flush()
+      })
     }
   }
 
-  private flush (): void {
+  private flush(): void {
     const items = this.batch
     if (items.length === 0 || this.pool === null) return
     this.batch = []
@@ -214,7 +236,7 @@ export class Dispatcher {
     const sources: string[] = new Array<string>(items.length)
     let off = 0
     for (let i = 0; i < items.length; i++) {
-      const it = items[i]!   // i < length
+      const it = items[i]! // i < length
       it.msg.copy(view, off)
       it.offset = off
       spans[2 * i] = off
@@ -229,7 +251,7 @@ export class Dispatcher {
     )
   }
 
-  private onBatch (items: BatchItem[], out: BatchOutput | null, err?: unknown): void {
+  private onBatch(items: BatchItem[], out: BatchOutput | null, err?: unknown): void {
     if (this.closed) return
     if (out === null || out.error !== null) {
       this.logger.error({ err: err ?? out?.error }, 'dns pool task failed')
@@ -240,7 +262,7 @@ export class Dispatcher {
     const answers = Buffer.from(out.bytes)
     const input = Buffer.from(out.input)
     for (let i = 0; i < items.length; i++) {
-      const it = items[i]!                // i < items.length == out.kinds.length
+      const it = items[i]! // i < items.length == out.kinds.length
       const kind = out.kinds[i]!
       let answer = this.scratchOut
       let len = 0
@@ -253,7 +275,16 @@ export class Dispatcher {
       // The query as the worker saw it, in the moved-back input: owned by this batch, never reused.
       const msg = this.itemQuery(it, input)
       try {
-        this.act({ kind, msg, answer, answerLength: len, target: out.targets[i] ?? '', peer: it.peer, record: rec, owned: true })
+        this.act({
+          kind,
+          msg,
+          answer,
+          answerLength: len,
+          target: out.targets[i] ?? '',
+          peer: it.peer,
+          record: rec,
+          owned: true
+        })
       } catch (e) {
         this.lastResort(e, msg, it.peer)
       }
@@ -263,28 +294,38 @@ export class Dispatcher {
   // The item's query bytes in the task's input (laid out by flush()). When the task was rejected
   // its input is gone with the worker: the item's own bytes are all there is (for a native query
   // the receive area may hold a later datagram by then; the SERVFAIL then misses its client).
-  private itemQuery (it: BatchItem, input: Buffer | null): Buffer {
+  private itemQuery(it: BatchItem, input: Buffer | null): Buffer {
     if (input === null || input.length === 0) return it.peer.channel.own(it.msg)
     return input.subarray(it.offset, it.offset + it.msg.length)
   }
 
   // ---- acting on a decision --------------------------------------------------------------------
 
-  private act (d: Decision): void {
+  private act(d: Decision): void {
     const { peer, record } = d
     switch (d.kind) {
       case JUDGE_ANSWER: {
         // A local answer: an error answer to a bad query, or a block (safe search answers the same way).
         const rcode = d.answerLength >= 4 ? d.answer[3]! & 0x0f : RCODE_SERVFAIL
-        this.metrics.countQuery(rcode !== 0 ? 'malformed' : record?.reason === 'safesearch' ? 'safesearch' : 'block', rcode)
+        this.metrics.countQuery(
+          rcode !== 0 ? 'malformed' : record?.reason === 'safesearch' ? 'safesearch' : 'block',
+          rcode
+        )
         this.reply(d.answer, d.answerLength, peer, true)
         if (record !== null) this.logged(record, d.msg, -1, d.answer, d.answerLength, peer)
         return
       }
       case JUDGE_FORWARD: {
-        const origin: QueryOrigin = { peer, record, started: performance.now(), original: null, target: '', onAnswer: this.onUpstream }
+        const origin: QueryOrigin = {
+          peer,
+          record,
+          started: performance.now(),
+          original: null,
+          target: '',
+          onAnswer: this.onUpstream
+        }
         const p = new PendingQuery(d.owned ? d.msg : peer.channel.own(d.msg), readId(d.msg), origin)
-        this.sizes.prepare(p.query, peer)   // the client's UDP limit; the EDNS size upstream capped
+        this.sizes.prepare(p.query, peer) // the client's UDP limit; the EDNS size upstream capped
         if (peer.channel.isStream) this.forwarder.forwardTcp(p)
         else this.forwarder.forwardUdp(p)
         return
@@ -297,7 +338,14 @@ export class Dispatcher {
           if (record !== null) this.logged(record, d.msg, -1, this.scratchOut, started, peer)
           return
         }
-        const origin: QueryOrigin = { peer, record, started: performance.now(), original, target: d.target, onAnswer: this.onUpstream }
+        const origin: QueryOrigin = {
+          peer,
+          record,
+          started: performance.now(),
+          original,
+          target: d.target,
+          onAnswer: this.onUpstream
+        }
         this.forwarder.forwardUdp(new PendingQuery(started, readId(d.msg), origin))
         return
       }
@@ -326,7 +374,14 @@ export class Dispatcher {
       setId(p.query, p.clientId)
       const q = this.replyScratch
       const ok = readQuery(p.query, q) === QUERY_OK
-      const len = writeErrorAnswer(p.query, ok ? q : null, RCODE_SERVFAIL, this.scratchOut, EDE_NO_REACHABLE_AUTHORITY, kEdeTimeout)
+      const len = writeErrorAnswer(
+        p.query,
+        ok ? q : null,
+        RCODE_SERVFAIL,
+        this.scratchOut,
+        EDE_NO_REACHABLE_AUTHORITY,
+        EDE_TIMEOUT
+      )
       sentLength = len
       this.reply(this.scratchOut, len, peer, true)
     } else {
@@ -343,14 +398,21 @@ export class Dispatcher {
   }
 
   // A query's final record: to the statistics sink and to dnstap (with the query and the answer sent).
-  private logged (rec: QueryLogRecord, query: Buffer, queryId: number, answer: Buffer, answerLength: number, peer: Peer): void {
+  private logged(
+    rec: QueryLogRecord,
+    query: Buffer,
+    queryId: number,
+    answer: Buffer,
+    answerLength: number,
+    peer: Peer
+  ): void {
     if (this.sink.enabled) this.sink.write(rec)
     if (this.tap !== null) this.tap.write(rec, query, queryId, answer, answerLength, peer)
   }
 
   // An upstream answer larger than a UDP client takes goes out truncated (TC): it asks again over TCP.
   // Returns the length sent: the response's own, or that of the truncated answer written to scratchOut.
-  private relay (p: PendingQuery, response: Buffer, peer: Peer): number {
+  private relay(p: PendingQuery, response: Buffer, peer: Peer): number {
     if (peer.channel.isStream || response.length <= peer.udpLimit) {
       this.reply(response, response.length, peer, false)
       return response.length
@@ -361,13 +423,13 @@ export class Dispatcher {
     return len
   }
 
-  private reply (buf: Buffer, len: number, peer: Peer, copy: boolean): void {
+  private reply(buf: Buffer, len: number, peer: Peer, copy: boolean): void {
     if (this.closed && !peer.channel.isStream) return
     peer.channel.send(peer, buf, len, copy)
   }
 
   // The one last-resort catch of the front loop: count, log, answer SERVFAIL.
-  private lastResort (err: unknown, msg: Buffer, peer: Peer): void {
+  private lastResort(err: unknown, msg: Buffer, peer: Peer): void {
     this.logger.error({ err }, 'dns: unexpected error while answering; sent SERVFAIL')
     try {
       const q = this.replyScratch
@@ -380,7 +442,7 @@ export class Dispatcher {
   }
 
   /** Stops answering UDP and pool batches (TCP answers still go out while connections close). */
-  close (): void {
+  close(): void {
     this.closed = true
   }
 }

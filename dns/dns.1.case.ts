@@ -4,16 +4,30 @@ import dnsPacket from 'dns-packet'
 import { CATEGORY } from '../engine/categories/index.js'
 import { memoryQueryLogSink } from '../engine/querylog/index.js'
 import {
-  BLOCK_V4, BLOCK_V6, addUser, ask, edeOf, firstA, query, rcode, server, udpAsk, world
+  BLOCK_V4,
+  BLOCK_V6,
+  addUser,
+  ask,
+  edeOf,
+  firstA,
+  query,
+  rcode,
+  server,
+  udpAsk,
+  world
 } from './testing/harness.js'
 
 /** Registers the dns.1 cases; dns.1.native.test.ts and dns.1.dgram.test.ts run them on each UDP I/O path. */
-export function dnsSuite1 (): void {
+export function dnsSuite1(): void {
   const cats = { 'casino.example': [CATEGORY.GAMBLING], 'news.example': [60] }
 
-  async function blockingWorld (t: TestContext, stub = {}): Promise<Awaited<ReturnType<typeof world>>> {
+  async function blockingWorld(t: TestContext, stub = {}): Promise<Awaited<ReturnType<typeof world>>> {
     const w = await world(t, { cats, stub })
-    await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] }, { black: ['ads.example'] })
+    await addUser(
+      w.store,
+      { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] },
+      { black: ['ads.example'] }
+    )
     return w
   }
 
@@ -98,10 +112,22 @@ export function dnsSuite1 (): void {
     await ask(s.port, 'news.example', 'A')
     t.assert.strictEqual(sink.records.length, 3)
     const [a, b, c] = sink.records
-    t.assert.deepStrictEqual({ ...a, time: 0 }, {
-      time: 0, address: '127.0.0.1', user: 'alice', name: 'www.casino.example', qtype: 1, blockedName: 'casino.example',
-      reason: 'category', cats: [CATEGORY.GAMBLING], blockedCats: [CATEGORY.GAMBLING], nxdomain: false, rcode: 0
-    })
+    t.assert.deepStrictEqual(
+      { ...a, time: 0 },
+      {
+        time: 0,
+        address: '127.0.0.1',
+        user: 'alice',
+        name: 'www.casino.example',
+        qtype: 1,
+        blockedName: 'casino.example',
+        reason: 'category',
+        cats: [CATEGORY.GAMBLING],
+        blockedCats: [CATEGORY.GAMBLING],
+        nxdomain: false,
+        rcode: 0
+      }
+    )
     t.assert.ok(Math.abs(a!.time - Date.now()) < 10_000)
     t.assert.strictEqual(b?.reason, 'user-blacklist')
     t.assert.strictEqual(b?.blockedName, 'ads.example')
@@ -122,24 +148,35 @@ export function dnsSuite1 (): void {
   })
 
   test('answers YouTube as a CNAME to restrict.youtube.com with its addresses from upstream when safe video is on', async (t: TestContext) => {
-    const w = await world(t, { stub: { records: { 'restrict.youtube.com': { a: ['216.239.38.120'], aaaa: ['2001:4860:4802:32::78'] } } } })
+    const w = await world(t, {
+      stub: { records: { 'restrict.youtube.com': { a: ['216.239.38.120'], aaaa: ['2001:4860:4802:32::78'] } } }
+    })
     await addUser(w.store, { name: 'kid', ip: ['127.0.0.1'], safeyoutube: 'on' })
     const s = await server(t, w)
     const a = await ask(s.port, 'www.youtube.com', 'A', { id: 99 })
     t.assert.strictEqual(a.id, 99)
     t.assert.strictEqual(a.questions?.[0]?.name, 'www.youtube.com')
-    t.assert.deepStrictEqual(a.answers?.map((r) => [r.type, r.name, (r as { data: string }).data]), [
-      ['CNAME', 'www.youtube.com', 'restrict.youtube.com'],
-      ['A', 'restrict.youtube.com', '216.239.38.120']
-    ])
+    t.assert.deepStrictEqual(
+      a.answers?.map((r) => [r.type, r.name, (r as { data: string }).data]),
+      [
+        ['CNAME', 'www.youtube.com', 'restrict.youtube.com'],
+        ['A', 'restrict.youtube.com', '216.239.38.120']
+      ]
+    )
     const aaaa = await ask(s.port, 'm.youtube.com', 'AAAA')
-    t.assert.deepStrictEqual(aaaa.answers?.map((r) => (r as { data: string }).data), ['restrict.youtube.com', '2001:4860:4802:32::78'])
+    t.assert.deepStrictEqual(
+      aaaa.answers?.map((r) => (r as { data: string }).data),
+      ['restrict.youtube.com', '2001:4860:4802:32::78']
+    )
     t.assert.ok(w.stub.seen.includes('restrict.youtube.com/A'))
     t.assert.ok(!w.stub.seen.some((x) => x.startsWith('www.youtube.com')))
     // Any other type: the CNAME alone, nothing asked upstream.
     const before = w.stub.seen.length
     const https = await ask(s.port, 'www.youtube.com', 'TXT')
-    t.assert.deepStrictEqual(https.answers?.map((r) => r.type), ['CNAME'])
+    t.assert.deepStrictEqual(
+      https.answers?.map((r) => r.type),
+      ['CNAME']
+    )
     t.assert.strictEqual(w.stub.seen.length, before)
   })
 

@@ -2,10 +2,24 @@
 import { test, type TestContext } from 'node:test'
 import dnsPacket from 'dns-packet'
 import { startStubResolver } from '../engine/upstream-stub/index.js'
-import { edeOf, firstA, query, rawQuery, rcode, server, udpAsk, udpSilent, world, ask, tcpClient, framed, sleep } from './testing/harness.js'
+import {
+  edeOf,
+  firstA,
+  query,
+  rawQuery,
+  rcode,
+  server,
+  udpAsk,
+  udpSilent,
+  world,
+  ask,
+  tcpClient,
+  framed,
+  sleep
+} from './testing/harness.js'
 
 /** Registers the dns.3 cases; dns.3.native.test.ts and dns.3.dgram.test.ts run them on each UDP I/O path. */
-export function dnsSuite3 (): void {
+export function dnsSuite3(): void {
   test('answers SERVFAIL when the upstream does not answer in upstream-timeout', async (t: TestContext) => {
     const w = await world(t)
     w.stub.silent = true
@@ -21,15 +35,20 @@ export function dnsSuite3 (): void {
 
   test('one dead resolver of two costs no query a SERVFAIL: a try without an answer goes on to the next resolver inside the budget', async (t: TestContext) => {
     const w = await world(t)
-    w.stub.silent = true   // the first resolver swallows every query
+    w.stub.silent = true // the first resolver swallows every query
     const second = await startStubResolver({ a: '203.0.113.2' })
     t.after(() => second.close())
-    const s = await server(t, w, { forward: [`127.0.0.1:${w.stub.port}`, `127.0.0.1:${second.port}`], proxy: { 'upstream-timeout': 1000 } })
+    const s = await server(t, w, {
+      forward: [`127.0.0.1:${w.stub.port}`, `127.0.0.1:${second.port}`],
+      proxy: { 'upstream-timeout': 1000 }
+    })
     // Waves of concurrent queries over about 2 s: the first wave meets the dead resolver, later
     // ones must go straight to the live one (no return to the dead one with users' queries).
     const rcodes = new Map<string, number>()
     for (let wave = 0; wave < 8; wave++) {
-      const answers = await Promise.all(Array.from({ length: 25 }, async (_, i) => await ask(s.port, `q${wave}-${i}.example`, 'A')))
+      const answers = await Promise.all(
+        Array.from({ length: 25 }, async (_, i) => await ask(s.port, `q${wave}-${i}.example`, 'A'))
+      )
       for (const a of answers) {
         const k = `${rcode(a) ?? '?'} ${firstA(a) ?? '-'}`
         rcodes.set(k, (rcodes.get(k) ?? 0) + 1)
@@ -37,10 +56,18 @@ export function dnsSuite3 (): void {
       await sleep(150)
     }
     const usersAtDead = w.stub.seen.filter((q) => q.startsWith('q')).length
-    t.diagnostic(`one of two resolvers dead: ${JSON.stringify([...rcodes])} of 200 queries; users' queries that reached the dead one: ${usersAtDead}`)
+    t.diagnostic(
+      `one of two resolvers dead: ${JSON.stringify([...rcodes])} of 200 queries; users' queries that reached the dead one: ${usersAtDead}`
+    )
     t.assert.deepStrictEqual([...rcodes], [['NOERROR 203.0.113.2', 200]])
-    t.assert.ok(usersAtDead <= 25, `users' queries that reached the dead resolver: ${usersAtDead}; only the first wave may`)
-    t.assert.ok(w.stub.seen.some((q) => q.endsWith('/NS')), 'the dead resolver is probed in the background')
+    t.assert.ok(
+      usersAtDead <= 25,
+      `users' queries that reached the dead resolver: ${usersAtDead}; only the first wave may`
+    )
+    t.assert.ok(
+      w.stub.seen.some((q) => q.endsWith('/NS')),
+      'the dead resolver is probed in the background'
+    )
     // It comes back: a probe answer marks it up, and users' queries go to it again.
     w.stub.silent = false
     await sleep(1500)
@@ -53,31 +80,45 @@ export function dnsSuite3 (): void {
     const second = await startStubResolver({})
     second.silent = true
     t.after(() => second.close())
-    const s = await server(t, w, { forward: [`127.0.0.1:${w.stub.port}`, `127.0.0.1:${second.port}`], proxy: { 'upstream-timeout': 800 } })
+    const s = await server(t, w, {
+      forward: [`127.0.0.1:${w.stub.port}`, `127.0.0.1:${second.port}`],
+      proxy: { 'upstream-timeout': 800 }
+    })
     const started = Date.now()
-    const answers = await Promise.all(Array.from({ length: 20 }, async (_, i) => await ask(s.port, `dead${i}.example`, 'A')))
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => await ask(s.port, `dead${i}.example`, 'A'))
+    )
     const elapsed = Date.now() - started
     t.diagnostic(`every resolver dead: 20 SERVFAIL after ${elapsed} ms (upstream-timeout 800 ms)`)
     t.assert.ok(answers.every((a) => rcode(a) === 'SERVFAIL'))
     t.assert.ok(elapsed >= 600 && elapsed < 800 + 300, `SERVFAIL after ${elapsed} ms (budget 800 ms)`)
-    t.assert.ok(w.stub.seen.includes('dead0.example/A') && second.seen.includes('dead0.example/A'), 'both resolvers were tried')
+    t.assert.ok(
+      w.stub.seen.includes('dead0.example/A') && second.seen.includes('dead0.example/A'),
+      'both resolvers were tried'
+    )
   })
 
   test('fails over at once from a resolver whose port is closed (ICMP unreachable), without waiting for the timeout', async (t: TestContext) => {
     const w = await world(t)
     const { createSocket } = await import('node:dgram')
-    const gone = createSocket('udp4')   // a port that was just free: nothing listens there now
+    const gone = createSocket('udp4') // a port that was just free: nothing listens there now
     await new Promise<void>((resolve) => gone.bind(0, '127.0.0.1', resolve))
     const closedPort = gone.address().port
     await new Promise<void>((resolve) => gone.close(resolve))
     const second = await startStubResolver({ a: '203.0.113.2' })
     t.after(() => second.close())
-    const s = await server(t, w, { forward: [`127.0.0.1:${closedPort}`, `127.0.0.1:${second.port}`], proxy: { 'upstream-timeout': 2000 } })
-    const first = ask(s.port, 'one.example', 'A')   // refused upstream; sent again to the second after its try's share
+    const s = await server(t, w, {
+      forward: [`127.0.0.1:${closedPort}`, `127.0.0.1:${second.port}`],
+      proxy: { 'upstream-timeout': 2000 }
+    })
+    const first = ask(s.port, 'one.example', 'A') // refused upstream; sent again to the second after its try's share
     await sleep(200)
     const started = Date.now()
     t.assert.strictEqual(firstA(await ask(s.port, 'two.example', 'A')), '203.0.113.2')
-    t.assert.ok(Date.now() - started < 800, 'the second query went to the live resolver without waiting for a try to time out')
+    t.assert.ok(
+      Date.now() - started < 800,
+      'the second query went to the live resolver without waiting for a try to time out'
+    )
     t.assert.strictEqual(firstA(await first), '203.0.113.2')
   })
 
@@ -86,9 +127,19 @@ export function dnsSuite3 (): void {
     const { createSocket } = await import('node:dgram')
     const resolver = createSocket('udp4')
     const spoofer = createSocket('udp4')
-    t.after(() => { resolver.close(); spoofer.close() })
+    t.after(() => {
+      resolver.close()
+      spoofer.close()
+    })
     await new Promise<void>((resolve) => spoofer.bind(0, '127.0.0.1', resolve))
-    const answer = (p: dnsPacket.DecodedPacket, a: string): Buffer => dnsPacket.encode({ id: p.id ?? 0, type: 'response', flags: 0x8180, questions: p.questions ?? [], answers: [{ name: 'asked.example', type: 'A', data: a }] })
+    const answer = (p: dnsPacket.DecodedPacket, a: string): Buffer =>
+      dnsPacket.encode({
+        id: p.id ?? 0,
+        type: 'response',
+        flags: 0x8180,
+        questions: p.questions ?? [],
+        answers: [{ name: 'asked.example', type: 'A', data: a }]
+      })
     resolver.on('message', (msg, rinfo) => {
       const p = dnsPacket.decode(msg)
       // A forged answer with the right ID and question, from another port, arrives first.
@@ -100,8 +151,10 @@ export function dnsSuite3 (): void {
     t.assert.strictEqual(firstA(await ask(s.port, 'asked.example', 'A')), '203.0.113.7')
   })
 
-  test('relays a truncated answer as it is; a TCP client\'s query goes over UDP, and over TCP once the answer is truncated', async (t: TestContext) => {
-    const w = await world(t, { stub: { truncate: ['big.example'], records: { 'big.example': { a: ['203.0.113.9'] } } } })
+  test("relays a truncated answer as it is; a TCP client's query goes over UDP, and over TCP once the answer is truncated", async (t: TestContext) => {
+    const w = await world(t, {
+      stub: { truncate: ['big.example'], records: { 'big.example': { a: ['203.0.113.9'] } } }
+    })
     const s = await server(t, w)
     const udp = dnsPacket.decode(await udpAsk(s.port, query('big.example', 'A', { id: 3 })))
     t.assert.strictEqual(udp.flag_tc, true)
@@ -132,7 +185,11 @@ export function dnsSuite3 (): void {
     spy.on('message', (msg, rinfo) => {
       ids.push(msg.readUInt16BE(0))
       const p = dnsPacket.decode(msg)
-      spy.send(dnsPacket.encode({ id: p.id ?? 0, type: 'response', flags: 0x8180, questions: p.questions ?? [], answers: [] }), rinfo.port, rinfo.address)
+      spy.send(
+        dnsPacket.encode({ id: p.id ?? 0, type: 'response', flags: 0x8180, questions: p.questions ?? [], answers: [] }),
+        rinfo.port,
+        rinfo.address
+      )
     })
     await new Promise<void>((resolve) => spy.bind(0, '127.0.0.1', resolve))
     const s = await server(t, w, { forward: [`127.0.0.1:${spy.address().port}`] })
@@ -148,7 +205,17 @@ export function dnsSuite3 (): void {
     t.after(() => liar.close())
     liar.on('message', (msg, rinfo) => {
       const p = dnsPacket.decode(msg)
-      liar.send(dnsPacket.encode({ id: p.id ?? 0, type: 'response', flags: 0x8180, questions: [{ name: 'other.example', type: 'A', class: 'IN' }], answers: [{ name: 'other.example', type: 'A', data: '6.6.6.6' }] }), rinfo.port, rinfo.address)
+      liar.send(
+        dnsPacket.encode({
+          id: p.id ?? 0,
+          type: 'response',
+          flags: 0x8180,
+          questions: [{ name: 'other.example', type: 'A', class: 'IN' }],
+          answers: [{ name: 'other.example', type: 'A', data: '6.6.6.6' }]
+        }),
+        rinfo.port,
+        rinfo.address
+      )
     })
     await new Promise<void>((resolve) => liar.bind(0, '127.0.0.1', resolve))
     const s = await server(t, w, { forward: [`127.0.0.1:${liar.address().port}`], proxy: { 'upstream-timeout': 150 } })
@@ -162,22 +229,28 @@ export function dnsSuite3 (): void {
     const ok = query('fine.example', 'A')
     const rc = (b: Buffer): number => b.readUInt16BE(2) & 0xf
     // QR set: dropped.
-    const response = Buffer.from(ok); response[2] = response[2]! | 0x80
+    const response = Buffer.from(ok)
+    response[2] = response[2]! | 0x80
     t.assert.ok(await udpSilent(s.port, response))
     // Too short for a header: dropped.
     t.assert.ok(await udpSilent(s.port, Buffer.from([1, 2, 3])))
     // Opcode other than QUERY: NOTIMP.
-    const notify = Buffer.from(ok); notify[2] = (notify[2]! & 0x87) | (4 << 3)
+    const notify = Buffer.from(ok)
+    notify[2] = (notify[2]! & 0x87) | (4 << 3)
     t.assert.strictEqual(rc(await udpAsk(s.port, notify)), 4)
     // QDCOUNT 0 and 2: FORMERR.
-    const q0 = Buffer.from(ok); q0.writeUInt16BE(0, 4)
+    const q0 = Buffer.from(ok)
+    q0.writeUInt16BE(0, 4)
     t.assert.strictEqual(rc(await udpAsk(s.port, q0)), 1)
-    const q2 = Buffer.from(ok); q2.writeUInt16BE(2, 4)
+    const q2 = Buffer.from(ok)
+    q2.writeUInt16BE(2, 4)
     t.assert.strictEqual(rc(await udpAsk(s.port, q2)), 1)
     // Answer or authority records in a query: FORMERR.
-    const an = Buffer.from(ok); an.writeUInt16BE(1, 6)
+    const an = Buffer.from(ok)
+    an.writeUInt16BE(1, 6)
     t.assert.strictEqual(rc(await udpAsk(s.port, an)), 1)
-    const ns = Buffer.from(ok); ns.writeUInt16BE(1, 8)
+    const ns = Buffer.from(ok)
+    ns.writeUInt16BE(1, 8)
     t.assert.strictEqual(rc(await udpAsk(s.port, ns)), 1)
     // A compression pointer in the question: FORMERR.
     const ptr = Buffer.concat([ok.subarray(0, 12), Buffer.from([3, 0x77, 0x77, 0x77, 0xc0, 0x0c, 0, 1, 0, 1])])

@@ -8,16 +8,25 @@ import { BLOCK_V4, addUser, firstA, framed, query, server, sleep, tcpClient, wor
 import { until } from '../engine/testing/wait.js'
 
 /** Registers the dns.4 cases; dns.4.native.test.ts and dns.4.dgram.test.ts run them on each UDP I/O path. */
-export function dnsSuite4 (): void {
+export function dnsSuite4(): void {
   test('answers several pipelined queries on one connection, possibly out of order', async (t: TestContext) => {
     const w = await world(t, { cats: { 'casino.example': [CATEGORY.GAMBLING] } })
     await addUser(w.store, { name: 'a', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
     const s = await server(t, w)
     const c = await tcpClient(t, s.port)
     // Forwarded first, blocked second: the block answer may come back first.
-    c.send(Buffer.concat([framed(query('www.example.org', 'A', { id: 1 })), framed(query('casino.example', 'A', { id: 2 })), framed(query('x.example.net', 'AAAA', { id: 3 }))]))
+    c.send(
+      Buffer.concat([
+        framed(query('www.example.org', 'A', { id: 1 })),
+        framed(query('casino.example', 'A', { id: 2 })),
+        framed(query('x.example.net', 'AAAA', { id: 3 }))
+      ])
+    )
     const got = new Map<number, dnsPacket.DecodedPacket>()
-    for (let i = 0; i < 3; i++) { const p = dnsPacket.decode(await c.next()); got.set(p.id ?? -1, p) }
+    for (let i = 0; i < 3; i++) {
+      const p = dnsPacket.decode(await c.next())
+      got.set(p.id ?? -1, p)
+    }
     t.assert.strictEqual(firstA(got.get(1)!), '198.51.100.10')
     t.assert.strictEqual(firstA(got.get(2)!), BLOCK_V4)
     t.assert.strictEqual(firstA(got.get(3)!), '2001:db8::10')
@@ -29,8 +38,10 @@ export function dnsSuite4 (): void {
     const c = await tcpClient(t, s.port)
     const f = framed(query('split.example', 'A', { id: 77 }))
     c.socket.setNoDelay(true)
-    c.send(f.subarray(0, 1)); await sleep(20)
-    c.send(f.subarray(1, 9)); await sleep(20)
+    c.send(f.subarray(0, 1))
+    await sleep(20)
+    c.send(f.subarray(1, 9))
+    await sleep(20)
     c.send(f.subarray(9))
     const p = dnsPacket.decode(await c.next())
     t.assert.strictEqual(p.id, 77)
@@ -52,7 +63,7 @@ export function dnsSuite4 (): void {
     const w = await world(t)
     const s = await server(t, w, { tcpMaxFrame: 512 })
     const c = await tcpClient(t, s.port)
-    c.send(Buffer.from([0x10, 0x00, 1, 2, 3]))   // announces 4096 bytes
+    c.send(Buffer.from([0x10, 0x00, 1, 2, 3])) // announces 4096 bytes
     await c.closed
     const d = await tcpClient(t, s.port)
     d.send(framed(query('after.example', 'A')))
@@ -75,7 +86,11 @@ export function dnsSuite4 (): void {
     w.stub.silent = true
     b.send(framed(query('wait1.example', 'A', { id: 9 })))
     c.send(framed(query('wait2.example', 'A', { id: 10 })))
-    await until('both queries reached the upstream', () => w.stub.seen.includes('wait2.example/A') && w.stub.seen.includes('wait1.example/A'), 10_000)
+    await until(
+      'both queries reached the upstream',
+      () => w.stub.seen.includes('wait2.example/A') && w.stub.seen.includes('wait1.example/A'),
+      10_000
+    )
     const extra = connect({ host: '127.0.0.1', port: s.port })
     t.after(() => extra.destroy())
     extra.on('error', () => {})
@@ -100,7 +115,8 @@ export function dnsSuite4 (): void {
     const w = await world(t)
     const s = await server(t, w)
     const c = await tcpClient(t, s.port)
-    const bad = query('x.example', 'A', { id: 9 }); bad.writeUInt16BE(2, 4)
+    const bad = query('x.example', 'A', { id: 9 })
+    bad.writeUInt16BE(2, 4)
     c.send(framed(bad))
     t.assert.strictEqual((await c.next()).readUInt16BE(2) & 0xf, 1)
     c.send(framed(query('y.example', 'A', { id: 10 })))

@@ -8,14 +8,27 @@ import { join } from 'node:path'
 import { CATEGORY } from '../engine/categories/index.js'
 import { memoryQueryLogSink } from '../engine/querylog/index.js'
 import {
-  BLOCK_V4, BLOCK_V6, addUser, ask, dig, digMissing, firstA, framed, query, server, sleep, tcpClient, world, writeConfigFile
+  BLOCK_V4,
+  BLOCK_V6,
+  addUser,
+  ask,
+  dig,
+  digMissing,
+  firstA,
+  framed,
+  query,
+  server,
+  sleep,
+  tcpClient,
+  world,
+  writeConfigFile
 } from './testing/harness.js'
 import dnsPacket from 'dns-packet'
 import { runCli } from '../engine/testing/daemon.js'
 import { releasedPort } from '../engine/testing/ports.js'
 
 /** Registers the dns.5 cases; dns.5.native.test.ts and dns.5.dgram.test.ts run them on each UDP I/O path. */
-export function dnsSuite5 (): void {
+export function dnsSuite5(): void {
   const FWD = '198.51.100.10'
   const cats = { 'casino.example': [CATEGORY.GAMBLING] }
   const CLI = fileURLToPath(new URL('../tools/filterd.js', import.meta.url))
@@ -28,7 +41,12 @@ export function dnsSuite5 (): void {
       const sink = memoryQueryLogSink()
       const s = await server(t, w, { proxy: { dispatch, 'batch-size': 4 }, querylog: sink })
       t.assert.strictEqual(s.dispatch, dispatch)
-      const answers = await Promise.all(Array.from({ length: 12 }, async (_, i) => await ask(s.port, i % 2 === 0 ? `n${i}.casino.example` : `n${i}.example.org`, 'A', { id: i })))
+      const answers = await Promise.all(
+        Array.from(
+          { length: 12 },
+          async (_, i) => await ask(s.port, i % 2 === 0 ? `n${i}.casino.example` : `n${i}.example.org`, 'A', { id: i })
+        )
+      )
       answers.forEach((a, i) => {
         t.assert.strictEqual(a.id, i)
         t.assert.strictEqual(firstA(a), i % 2 === 0 ? BLOCK_V4 : FWD)
@@ -45,23 +63,30 @@ export function dnsSuite5 (): void {
     })
   }
 
-
   /** SIGTERM, and its exit code once it is gone (before the test's folder is removed under it). */
-  async function stop (child: ChildProcess): Promise<number | null> {
+  async function stop(child: ChildProcess): Promise<number | null> {
     if (child.exitCode !== null) return child.exitCode
     const exited = once(child, 'exit')
     child.kill('SIGTERM')
-    return (await exited as [number | null])[0]
+    return ((await exited) as [number | null])[0]
   }
 
-  async function daemon (t: TestContext, file: string): Promise<ChildProcess> {
+  async function daemon(t: TestContext, file: string): Promise<ChildProcess> {
     const child = spawn(process.execPath, [CLI, 'dns', '--config', file], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
-    t.after(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+    t.after(() => {
+      if (child.exitCode === null) child.kill('SIGKILL')
+    })
     let out = ''
-    child.stdout?.on('data', (d: Buffer) => { out += d.toString() })
-    child.stderr?.on('data', (d: Buffer) => { out += d.toString() })
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString()
+    })
+    child.stderr?.on('data', (d: Buffer) => {
+      out += d.toString()
+    })
     const ready = new Promise<void>((resolve, reject) => {
-      child.on('message', (m: { type?: string }) => { if (m.type === 'ready') resolve() })
+      child.on('message', (m: { type?: string }) => {
+        if (m.type === 'ready') resolve()
+      })
       child.on('exit', (code) => reject(new Error(`filterd dns exited with ${String(code)}: ${out}`)))
     })
     await ready
@@ -81,7 +106,7 @@ export function dnsSuite5 (): void {
     t.assert.strictEqual(firstA(await ask(port, 'casino.example', 'A')), BLOCK_V4)
     const exited = once(child, 'exit')
     child.kill('SIGTERM')
-    const [code] = await exited as [number]
+    const [code] = (await exited) as [number]
     t.assert.strictEqual(code, 0)
     t.assert.ok(!existsSync(join(w.dir, 'dns.pid')))
   })
@@ -93,7 +118,7 @@ export function dnsSuite5 (): void {
     t.assert.strictEqual(readFileSync(join(w.dir, 'dns.pid'), 'utf8').trim(), String(child.pid))
     const exited = once(child, 'exit')
     child.kill('SIGINT')
-    const [code, signal] = await exited as [number | null, string | null]
+    const [code, signal] = (await exited) as [number | null, string | null]
     t.assert.deepStrictEqual({ code, signal }, { code: 0, signal: null })
     t.assert.ok(!existsSync(join(w.dir, 'dns.pid')))
   })
@@ -107,7 +132,10 @@ export function dnsSuite5 (): void {
     const second = await runCli(['dns', '--config', file])
     t.assert.notStrictEqual(second.code, 0)
     // One plain line (no JSON, no stack): the code and the sentence the operator reads.
-    t.assert.strictEqual(second.stderr, `filterd: ENGINE_ALREADY_RUNNING: dns is already running with pid ${String(child.pid)} (pid file ${pidFile}); not starting a second one\n`)
+    t.assert.strictEqual(
+      second.stderr,
+      `filterd: ENGINE_ALREADY_RUNNING: dns is already running with pid ${String(child.pid)} (pid file ${pidFile}); not starting a second one\n`
+    )
     // The running daemon keeps its pid file and keeps answering.
     t.assert.strictEqual(readFileSync(pidFile, 'utf8').trim(), String(child.pid))
     t.assert.strictEqual(firstA(await ask(port, 'example.org', 'A')), FWD)
@@ -137,7 +165,10 @@ export function dnsSuite5 (): void {
     // vendor.txt is the base; custom.txt (first, so it wins) gets corrections for the rebuild.
     writeFileSync(join(w.dir, 'custom.txt'), '')
     writeFileSync(join(w.dir, 'vendor.txt'), `casino.example ${CATEGORY.GAMBLING}\npoker.example 81\n`)
-    const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`], datafiles: { file: ['custom.txt', 'vendor.txt'], cats: CONF, language: 'en' } })
+    const file = writeConfigFile(w, {
+      listen: [`127.0.0.1:${port}`],
+      datafiles: { file: ['custom.txt', 'vendor.txt'], cats: CONF, language: 'en' }
+    })
     const first = await runCli(['build-db', '--config', file])
     t.assert.strictEqual(first.code, 0, first.stdout + first.stderr)
     const child = await daemon(t, file)
@@ -185,10 +216,22 @@ export function dnsSuite5 (): void {
     await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
     const s = await server(t, w)
     const udp = await dig(['@127.0.0.1', '-p', String(s.port), '+tries=1', '+time=3', 'casino.example', 'A'])
-    if (udp === undefined) { digMissing(t); return }
+    if (udp === undefined) {
+      digMissing(t)
+      return
+    }
     t.assert.match(udp, /casino\.example\.\s+60\s+IN\s+A\s+192\.0\.2\.1/)
     t.assert.match(udp, /EDE: 17/)
-    const tcp = await dig(['@127.0.0.1', '-p', String(s.port), '+tcp', '+tries=1', '+time=3', 'www.example.org', 'AAAA'])
+    const tcp = await dig([
+      '@127.0.0.1',
+      '-p',
+      String(s.port),
+      '+tcp',
+      '+tries=1',
+      '+time=3',
+      'www.example.org',
+      'AAAA'
+    ])
     t.assert.match(tcp ?? '', /2001:db8::10/)
   })
 }

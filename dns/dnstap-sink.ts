@@ -13,7 +13,13 @@ import { EngineError } from '../engine/errors.js'
 import type { Logger } from '../engine/log/index.js'
 import type { QueryLogRecord } from '../engine/querylog/index.js'
 import {
-  DnstapEncoder, DnstapEvent, FrameStreamWriter, PROTOCOL_TCP, PROTOCOL_UDP, fillPolicy, parseDnstapTarget
+  DnstapEncoder,
+  DnstapEvent,
+  FrameStreamWriter,
+  PROTOCOL_TCP,
+  PROTOCOL_UDP,
+  fillPolicy,
+  parseDnstapTarget
 } from '../engine/dnstap/index.js'
 import type { Peer } from './peer.js'
 
@@ -27,14 +33,14 @@ export class DnstapTap {
   private readonly logger: Logger
   private failed = false
 
-  constructor (writer: FrameStreamWriter, identity: string, logger: Logger) {
+  constructor(writer: FrameStreamWriter, identity: string, logger: Logger) {
     this.writer = writer
     this.encoder = new DnstapEncoder(writer, { identity, version: VERSION })
     this.logger = logger
   }
 
   /** Frames handed to the collector, and frames dropped (queue full, collector slow or away). */
-  get counts (): { frames: number, dropped: number } {
+  get counts(): { frames: number; dropped: number } {
     return { frames: this.writer.sentFrames, dropped: this.writer.droppedFrames }
   }
 
@@ -42,7 +48,7 @@ export class DnstapTap {
    * One answered query. `query`: the client's query bytes (`queryId`: the client's ID when those
    * bytes carry the upstream's, else -1); `answer[0..answerLength)`: what the client got.
    */
-  write (rec: QueryLogRecord, query: Buffer, queryId: number, answer: Buffer, answerLength: number, peer: Peer): void {
+  write(rec: QueryLogRecord, query: Buffer, queryId: number, answer: Buffer, answerLength: number, peer: Peer): void {
     const e = this.event
     e.protocol = peer.channel.isStream ? PROTOCOL_TCP : PROTOCOL_UDP
     e.address = peer.address
@@ -64,7 +70,7 @@ export class DnstapTap {
     e.query = e.response = EMPTY
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     await this.writer.close()
   }
 }
@@ -72,7 +78,7 @@ export class DnstapTap {
 const EMPTY = Buffer.alloc(0)
 
 /** The tap of one front process when `proxy.dnstap` is set (connecting in the background), else null. */
-export function createDnstapTap (config: Readonly<Config>, logger: Logger): DnstapTap | null {
+export function createDnstapTap(config: Readonly<Config>, logger: Logger): DnstapTap | null {
   const text = config.proxy.dnstap
   if (text === undefined) return null
   const parsed = parseDnstapTarget(text)

@@ -20,27 +20,43 @@ import { startRole } from '../engine/testing/daemon.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { until } from '../engine/testing/wait.js'
 import { decodeDnstap, readFstrmFile, wireName, type DecodedMessage } from '../engine/dnstap/testing/decode.js'
-import { controlFrame, readControlFrame, CONTROL_ACCEPT, CONTROL_READY, DNSTAP_CONTENT_TYPE } from '../engine/dnstap/fstrm.js'
+import {
+  controlFrame,
+  readControlFrame,
+  CONTROL_ACCEPT,
+  CONTROL_READY,
+  DNSTAP_CONTENT_TYPE
+} from '../engine/dnstap/fstrm.js'
 
 const CT = DNSTAP_CONTENT_TYPE
 
-function toolsMissing (t: TestContext): boolean {
-  const missing = ['fstrm_capture', 'dnstap-ldns', 'dnstap-read'].filter((tool) =>
-    !['/usr/bin', '/usr/local/bin', '/bin', '/usr/sbin'].some((d) => existsSync(join(d, tool))))
+function toolsMissing(t: TestContext): boolean {
+  const missing = ['fstrm_capture', 'dnstap-ldns', 'dnstap-read'].filter(
+    (tool) => !['/usr/bin', '/usr/local/bin', '/bin', '/usr/sbin'].some((d) => existsSync(join(d, tool)))
+  )
   if (missing.length === 0) return false
-  if (process.env.CI !== undefined && process.env.CI !== '') throw new Error(`${missing.join(', ')} required in CI (apt-get install fstrm-bin dnstap-ldns bind9-dnsutils)`)
+  if (process.env.CI !== undefined && process.env.CI !== '')
+    throw new Error(`${missing.join(', ')} required in CI (apt-get install fstrm-bin dnstap-ldns bind9-dnsutils)`)
   t.skip(`${missing.join(', ')} not installed (apt-get install fstrm-bin dnstap-ldns bind9-dnsutils)`)
   return true
 }
 
 /** fstrm_capture on a Unix socket (`-u`) or a TCP port (`-a`/`-p`), writing `file`. */
-async function startCapture (t: TestContext, listen: { unix: string } | { port: number }, file: string): Promise<{ stop: () => Promise<void>, proc: ChildProcess }> {
+async function startCapture(
+  t: TestContext,
+  listen: { unix: string } | { port: number },
+  file: string
+): Promise<{ stop: () => Promise<void>; proc: ChildProcess }> {
   const where = 'unix' in listen ? ['-u', listen.unix] : ['-a', '127.0.0.1', '-p', String(listen.port)]
   const proc = spawn('fstrm_capture', ['-t', CT, ...where, '-w', file], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
-  proc.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+  proc.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d
+  })
   let exited = false
-  proc.on('exit', () => { exited = true })
+  proc.on('exit', () => {
+    exited = true
+  })
   const stop = async (): Promise<void> => {
     if (exited) return
     const done = once(proc, 'exit')
@@ -49,28 +65,39 @@ async function startCapture (t: TestContext, listen: { unix: string } | { port: 
   }
   t.after(stop)
   // It logs once it listens (and the Unix socket file then exists).
-  await until('fstrm_capture listening', () => exited || /listening|opened/i.test(stderr) || ('unix' in listen && existsSync(listen.unix)), 20_000)
+  await until(
+    'fstrm_capture listening',
+    () => exited || /listening|opened/i.test(stderr) || ('unix' in listen && existsSync(listen.unix)),
+    20_000
+  )
   if (exited) throw new Error(`fstrm_capture exited: ${stderr}`)
   return { stop, proc }
 }
 
-async function run (cmd: string, args: string[]): Promise<string> {
+async function run(cmd: string, args: string[]): Promise<string> {
   return await new Promise((resolve, reject) => {
     execFile(cmd, args, { timeout: 20_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      if (err !== null) { reject(new Error(`${cmd} ${args.join(' ')}: ${err.message} ${stderr}`)); return }
+      if (err !== null) {
+        reject(new Error(`${cmd} ${args.join(' ')}: ${err.message} ${stderr}`))
+        return
+      }
       resolve(stdout)
     })
   })
 }
 
-async function filteringWorld (t: TestContext): Promise<World> {
+async function filteringWorld(t: TestContext): Promise<World> {
   const w = await world(t, { cats: { 'casino.example': [CATEGORY.GAMBLING] } })
-  await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] }, { black: ['ads.example'], white: ['ok.casino.example'] })
+  await addUser(
+    w.store,
+    { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] },
+    { black: ['ads.example'], white: ['ok.casino.example'] }
+  )
   return w
 }
 
 /** The decoded messages of `file`, by query name and type. */
-function framesOf (file: string): Map<string, DecodedMessage> {
+function framesOf(file: string): Map<string, DecodedMessage> {
   const { contentType, frames } = readFstrmFile(readFileSync(file))
   if (contentType !== CT) throw new Error(`content type ${contentType}`)
   const out = new Map<string, DecodedMessage>()
@@ -85,15 +112,29 @@ function framesOf (file: string): Map<string, DecodedMessage> {
 
 test('dnstap over a Unix socket from 2 front processes: fstrm_capture takes it, dnstap-ldns and dnstap-read decode the queries dig sent, Policy says why', async (t: TestContext) => {
   if (toolsMissing(t)) return
-  if (await dig(['-v']) === undefined) { digMissing(t); return }
+  if ((await dig(['-v'])) === undefined) {
+    digMissing(t)
+    return
+  }
   const w = await filteringWorld(t)
   const sock = join(w.dir, 'dnstap.sock')
   const file = join(w.dir, 'capture.fstrm')
   const capture = await startCapture(t, { unix: sock }, file)
   const mport = await releasedPort()
-  const dns = await startRole(t, 'dns', writeConfigFile(w, { proxy: { dnstap: `unix:${sock}`, processes: 2, 'dnstap-identity': 'dns-test', 'metrics-listen': `127.0.0.1:${mport}` } }))
+  const dns = await startRole(
+    t,
+    'dns',
+    writeConfigFile(w, {
+      proxy: {
+        dnstap: `unix:${sock}`,
+        processes: 2,
+        'dnstap-identity': 'dns-test',
+        'metrics-listen': `127.0.0.1:${mport}`
+      }
+    })
+  )
   const p = String(dns.port)
-  const asked: Array<{ name: string, type: string, tcp?: boolean, rcode: string, answer?: string }> = [
+  const asked: Array<{ name: string; type: string; tcp?: boolean; rcode: string; answer?: string }> = [
     { name: 'allowed.example', type: 'A', rcode: 'NOERROR', answer: '198.51.100.10' },
     { name: 'casino.example', type: 'A', rcode: 'NOERROR', answer: '192.0.2.1' },
     { name: 'casino.example', type: 'AAAA', rcode: 'NOERROR', answer: '2001:db8::b10c' },
@@ -103,17 +144,32 @@ test('dnstap over a Unix socket from 2 front processes: fstrm_capture takes it, 
     { name: 'nothing.invalid', type: 'A', rcode: 'NXDOMAIN' }
   ]
   for (const q of asked) {
-    const out = await dig([`@127.0.0.1`, '-p', p, ...(q.tcp === true ? ['+tcp'] : []), '+tries=1', '+time=5', q.name, q.type])
+    const out = await dig([
+      `@127.0.0.1`,
+      '-p',
+      p,
+      ...(q.tcp === true ? ['+tcp'] : []),
+      '+tries=1',
+      '+time=5',
+      q.name,
+      q.type
+    ])
     t.assert.match(out!, new RegExp(`status: ${q.rcode}`), `dig ${q.name} ${q.type}`)
   }
   // Every frame handed to the collector, by both processes (their snapshots come every 5 s); the
   // role's stop then ends each stream with STOP and the collector's FINISH.
-  await until('all frames sent', async () => {
-    const text = await (await fetch(`http://127.0.0.1:${mport}/metrics`)).text()
-    let sent = 0
-    for (const line of text.split('\n')) if (line.startsWith('filterd_dns_dnstap_frames_total{')) sent += Number(line.split(' ')[1])
-    return sent === asked.length
-  }, 30_000, 250)
+  await until(
+    'all frames sent',
+    async () => {
+      const text = await (await fetch(`http://127.0.0.1:${mport}/metrics`)).text()
+      let sent = 0
+      for (const line of text.split('\n'))
+        if (line.startsWith('filterd_dns_dnstap_frames_total{')) sent += Number(line.split(' ')[1])
+      return sent === asked.length
+    },
+    30_000,
+    250
+  )
   await dns.stop()
   await capture.stop()
 
@@ -135,7 +191,8 @@ test('dnstap over a Unix socket from 2 front processes: fstrm_capture takes it, 
       t.assert.match(doc, new RegExp(`socket_protocol: ${q.tcp === true ? 'TCP' : 'UDP'}`))
       const response = doc.slice(doc.indexOf('response_message'))
       t.assert.match(response, new RegExp(`(rcode|status): ${q.rcode}\\b`))
-      if (q.answer !== undefined) t.assert.match(response, new RegExp(`\\sIN\\s+${q.type}\\s+${q.answer.replace(/\./g, '\\.')}\\s`))
+      if (q.answer !== undefined)
+        t.assert.match(response, new RegExp(`\\sIN\\s+${q.type}\\s+${q.answer.replace(/\./g, '\\.')}\\s`))
     }
   }
   t.assert.match(ldns, /identity: "dns-test"/)
@@ -146,14 +203,23 @@ test('dnstap over a Unix socket from 2 front processes: fstrm_capture takes it, 
   t.assert.strictEqual(policy('allowed.example A'), undefined, 'no rule touched it: no Policy')
   t.assert.strictEqual(policy('nothing.invalid A'), undefined)
   const casino = policy('casino.example A')!
-  t.assert.deepStrictEqual({ ...casino, value: wireName(casino.value!) }, { type: 'filterd', rule: `category:${CATEGORY.GAMBLING}`, action: 6, match: 1, value: 'casino.example' })
+  t.assert.deepStrictEqual(
+    { ...casino, value: wireName(casino.value!) },
+    { type: 'filterd', rule: `category:${CATEGORY.GAMBLING}`, action: 6, match: 1, value: 'casino.example' }
+  )
   t.assert.strictEqual(policy('casino.example AAAA')?.action, 6, 'LOCAL_DATA: the block-page address')
   t.assert.strictEqual(policy('casino.example MX')?.action, 2, 'NODATA: no block-page record for MX')
   const ads = policy('ads.example AAAA')!
   t.assert.deepStrictEqual([ads.rule, ads.action, wireName(ads.value!)], ['user-blacklist', 6, 'ads.example'])
-  t.assert.deepStrictEqual([policy('ok.casino.example A')?.rule, policy('ok.casino.example A')?.action], ['user-whitelist', 3])
+  t.assert.deepStrictEqual(
+    [policy('ok.casino.example A')?.rule, policy('ok.casino.example A')?.action],
+    ['user-whitelist', 3]
+  )
   const m = frames.get('casino.example A')!
-  t.assert.deepStrictEqual([m.type, m.socketFamily, m.socketProtocol, [...m.queryAddress!].join('.')], [6, 1, 1, '127.0.0.1'])
+  t.assert.deepStrictEqual(
+    [m.type, m.socketFamily, m.socketProtocol, [...m.queryAddress!].join('.')],
+    [6, 1, 1, '127.0.0.1']
+  )
   t.assert.ok(m.queryPort! > 0 && m.queryPort! < 65536)
   const now = Date.now() / 1000
   t.assert.ok(Math.abs(m.queryTimeSec! - now) < 120 && m.responseTimeSec! >= m.queryTimeSec!)
@@ -168,7 +234,13 @@ test('dnstap over TCP with node:dgram and the worker pool; a collector that come
   const port = await releasedPort()
   const file = join(w.dir, 'capture.fstrm')
   // The collector is not there yet: the server starts anyway, says so once, and queues.
-  const dns = await startRole(t, 'dns', writeConfigFile(w, { proxy: { dnstap: `tcp:127.0.0.1:${port}`, io: 'dgram', dispatch: 'pool', 'log-level': 'info' } }))
+  const dns = await startRole(
+    t,
+    'dns',
+    writeConfigFile(w, {
+      proxy: { dnstap: `tcp:127.0.0.1:${port}`, io: 'dgram', dispatch: 'pool', 'log-level': 'info' }
+    })
+  )
   await dns.waitForLog((l) => l.msg === 'dnstap: collector unreachable; queueing, then dropping, until it is back')
   const names = ['casino.example', 'allowed.example', 'www.casino.example']
   for (const name of names) await udpAsk(dns.port, query(name, 'A'))
@@ -179,7 +251,12 @@ test('dnstap over TCP with node:dgram and the worker pool; a collector that come
   await dns.stop()
   await capture.stop()
   const frames = framesOf(file)
-  t.assert.deepStrictEqual([...frames.keys()].sort(), ['allowed.example A', 'casino.example A', 'late.example AAAA', 'www.casino.example A'])
+  t.assert.deepStrictEqual([...frames.keys()].sort(), [
+    'allowed.example A',
+    'casino.example A',
+    'late.example AAAA',
+    'www.casino.example A'
+  ])
   t.assert.strictEqual(frames.get('www.casino.example A')?.policy?.rule, `category:${CATEGORY.GAMBLING}`)
   const text = await run('dnstap-read', ['-y', file])
   t.assert.match(text, /late\.example\.\s+\d+\s+IN\s+AAAA\s+2001:db8::10/)
@@ -187,11 +264,13 @@ test('dnstap over TCP with node:dgram and the worker pool; a collector that come
 })
 
 /** Sends `n` copies of `msg` over UDP, at most `window` unanswered at a time; resolves with the answers counted. */
-async function blast (port: number, msg: Buffer, n: number, window = 64): Promise<number> {
+async function blast(port: number, msg: Buffer, n: number, window = 64): Promise<number> {
   const sock = createSocket('udp4')
   let answered = 0
   let sent = 0
-  sock.on('message', () => { answered++ })
+  sock.on('message', () => {
+    answered++
+  })
   await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', resolve))
   try {
     while (sent < n) {
@@ -208,7 +287,7 @@ async function blast (port: number, msg: Buffer, n: number, window = 64): Promis
   }
 }
 
-async function metricsValue (port: number, name: string): Promise<number> {
+async function metricsValue(port: number, name: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
   const line = text.split('\n').find((l) => l.startsWith(`${name}{process="dns-0"} `))
   return line === undefined ? -1 : Number(line.split(' ')[1])
@@ -232,21 +311,38 @@ test('a collector that stops reading, or is not there, costs DNS nothing: every 
   })
   stuck.listen(stuckPath)
   await once(stuck, 'listening')
-  t.after(() => { for (const c of conns) c.destroy(); stuck.close() })
+  t.after(() => {
+    for (const c of conns) c.destroy()
+    stuck.close()
+  })
   const blocked = query('casino.example', 'A')
-  for (const [label, path, n] of [['stuck', stuckPath, 12_000], ['absent', join(w.dir, 'nobody-listens.sock'), 2000]] as const) {
+  for (const [label, path, n] of [
+    ['stuck', stuckPath, 12_000],
+    ['absent', join(w.dir, 'nobody-listens.sock'), 2000]
+  ] as const) {
     const mport = await releasedPort()
-    const dns = await startRole(t, 'dns', writeConfigFile(w, { proxy: { dnstap: `unix:${path}`, 'dnstap-queue': 65536, 'metrics-listen': `127.0.0.1:${mport}` } }))
+    const dns = await startRole(
+      t,
+      'dns',
+      writeConfigFile(w, {
+        proxy: { dnstap: `unix:${path}`, 'dnstap-queue': 65536, 'metrics-listen': `127.0.0.1:${mport}` }
+      })
+    )
     if (label === 'stuck') await until('the stuck collector got a connection', () => conns.length > 0, 20_000)
     t.assert.strictEqual(await blast(dns.port, blocked, n), n, `${label}: every query answered`)
     // Snapshots are published every 5 s.
     let dropped = -1
     let frames = -1
-    await until(`${label}: drops on /metrics`, async () => {
-      dropped = await metricsValue(mport, 'filterd_dns_dnstap_dropped_total')
-      frames = await metricsValue(mport, 'filterd_dns_dnstap_frames_total')
-      return dropped > 0 && frames >= 0
-    }, 20_000, 200)
+    await until(
+      `${label}: drops on /metrics`,
+      async () => {
+        dropped = await metricsValue(mport, 'filterd_dns_dnstap_dropped_total')
+        frames = await metricsValue(mport, 'filterd_dns_dnstap_frames_total')
+        return dropped > 0 && frames >= 0
+      },
+      20_000,
+      200
+    )
     t.assert.ok(frames + dropped <= n, `${label}: ${frames} sent + ${dropped} dropped <= ${n}`)
     if (label === 'absent') t.assert.strictEqual(frames, 0)
     else t.assert.ok(frames > 0, 'the stuck collector took frames until its socket filled')

@@ -16,7 +16,9 @@ for (const dispatch of ['inline', 'pool'] as const) {
   test(`filterd dns (dispatch ${dispatch}) starts on an empty store folder, answers, and follows later writes`, async (t: TestContext) => {
     const dir = tempDir(t)
     const stub = await startStubResolver({ tcp: true })
-    t.after(async () => { await stub.close() })
+    t.after(async () => {
+      await stub.close()
+    })
     const file = writeConfigFile({ dir, stub }, { proxy: { dispatch } })
     t.assert.strictEqual(existsSync(join(dir, 'db')), false)
     const child = await startRole(t, 'dns', file)
@@ -28,8 +30,12 @@ for (const dispatch of ['inline', 'pool'] as const) {
 
     // The api role's first write, made after the DNS role started.
     const store = Store.open(join(dir, 'db'))
-    t.after(async () => { await store.close() })
-    await store.write((w) => { w.putList(null, 'black', ['late.example']) })
+    t.after(async () => {
+      await store.close()
+    })
+    await store.write((w) => {
+      w.putList(null, 'black', ['late.example'])
+    })
     await until('the condition', async () => firstA(await ask(child.port, 'late.example')) === BLOCK_V4)
   })
 }

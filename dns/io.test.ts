@@ -12,12 +12,24 @@ import { until } from '../engine/testing/wait.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { DnsMetrics, readSnapshots } from '../engine/metrics/index.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
-import { BLOCK_V4, addUser, ask, firstA, query, rawQuery, server, sleep, udpAsk, world, writeConfigFile } from './testing/harness.js'
+import {
+  BLOCK_V4,
+  addUser,
+  ask,
+  firstA,
+  query,
+  rawQuery,
+  server,
+  sleep,
+  udpAsk,
+  world,
+  writeConfigFile
+} from './testing/harness.js'
 
 const MISSING_ADDON = { FILTERD_UDP_ADDON: '/nonexistent/filterd_udp.node' }
 const cats = { 'casino.example': [CATEGORY.GAMBLING] }
 
-function nativeMissing (t: TestContext): boolean {
+function nativeMissing(t: TestContext): boolean {
   const addon = loadUdpAddon()
   if (!(addon instanceof Error)) return false
   if (process.env.CI !== undefined && process.env.CI !== '') throw addon
@@ -43,17 +55,25 @@ test('proxy.io auto without the addon: node:dgram, one JSON warning line, the st
   const metricsDir = join(w.dir, 'stats', 'metrics')
   await until('the condition', async () => (await readSnapshots(metricsDir)).size > 0, 15_000)
   const snaps = await readSnapshots(metricsDir)
-  t.assert.deepStrictEqual([...snaps.values()].map((s) => s.io), ['dgram'])
+  t.assert.deepStrictEqual(
+    [...snaps.values()].map((s) => s.io),
+    ['dgram']
+  )
   await child.stop()
 })
 
 test('proxy.io native without the addon refuses to start with one line naming the key', async (t: TestContext) => {
   const w = await world(t)
   const file = writeConfigFile(w, { proxy: { io: 'native' } })
-  const { code, stderr } = await new Promise<{ code: number | null, stderr: string }>((resolve) => {
-    execFile(process.execPath, [FILTERD, 'dns', '--config', file], { env: { ...process.env, ...MISSING_ADDON }, timeout: 30_000 }, (err, _stdout, stderr) => {
-      resolve({ code: (err as { code?: number } | null)?.code ?? 0, stderr })
-    })
+  const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [FILTERD, 'dns', '--config', file],
+      { env: { ...process.env, ...MISSING_ADDON }, timeout: 30_000 },
+      (err, _stdout, stderr) => {
+        resolve({ code: (err as { code?: number } | null)?.code ?? 0, stderr })
+      }
+    )
   })
   t.assert.notStrictEqual(code, 0)
   const line = startFailureLine(stderr)
@@ -73,7 +93,9 @@ test('native I/O: several front processes on one port (SO_REUSEPORT) each receiv
   const perClient = 5
   const answers = new Map<string, number>()
   const sockets: Socket[] = []
-  t.after(() => { for (const s of sockets) s.close() })
+  t.after(() => {
+    for (const s of sockets) s.close()
+  })
   for (let c = 0; c < clients; c++) {
     const s = createSocket('udp4')
     s.bind(0, '127.0.0.1')
@@ -88,20 +110,34 @@ test('native I/O: several front processes on one port (SO_REUSEPORT) each receiv
   for (let c = 0; c < clients; c++) {
     for (let i = 0; i < perClient; i++) {
       // Blocked (answered by the front) and forwarded (answered through the upstream sockets).
-      sockets[c]!.send(query(i % 2 === 0 ? `n${c}-${i}.casino.example` : `n${c}-${i}.example.org`, 'A', { id: i + 1 }), port, '127.0.0.1')
+      sockets[c]!.send(
+        query(i % 2 === 0 ? `n${c}-${i}.casino.example` : `n${c}-${i}.example.org`, 'A', { id: i + 1 }),
+        port,
+        '127.0.0.1'
+      )
     }
   }
   await until('the condition', () => answers.size === clients * perClient, 20_000)
-  await sleep(300)   // a duplicate would arrive right after its twin
-  t.assert.ok([...answers.values()].every((n) => n === 1), 'every query answered exactly once')
+  await sleep(300) // a duplicate would arrive right after its twin
+  t.assert.ok(
+    [...answers.values()].every((n) => n === 1),
+    'every query answered exactly once'
+  )
   // Each process publishes its counters (every 5 s): all received some, and they add up.
   const dir = join(w.dir, 'stats', 'metrics')
-  await until('the condition', async () => {
-    const snaps = [...(await readSnapshots(dir)).values()]
-    return snaps.length === processes && snaps.reduce((sum, s) => sum + s.queries, 0) === clients * perClient
-  }, 20_000)
+  await until(
+    'the condition',
+    async () => {
+      const snaps = [...(await readSnapshots(dir)).values()]
+      return snaps.length === processes && snaps.reduce((sum, s) => sum + s.queries, 0) === clients * perClient
+    },
+    20_000
+  )
   const snaps = [...(await readSnapshots(dir)).values()]
-  t.assert.ok(snaps.every((s) => s.queries > 0), `queries per process: ${snaps.map((s) => s.queries).join(', ')}`)
+  t.assert.ok(
+    snaps.every((s) => s.queries > 0),
+    `queries per process: ${snaps.map((s) => s.queries).join(', ')}`
+  )
   t.assert.ok(snaps.every((s) => s.io === 'native'))
   await child.stop()
 })
@@ -120,7 +156,7 @@ for (const io of ['native', 'dgram'] as const) {
       Buffer.alloc(0),
       Buffer.from([1, 2, 3]),
       Buffer.alloc(12, 0xff),
-      rawQuery([Buffer.alloc(70, 0x61), 'example']),   // a label longer than 63
+      rawQuery([Buffer.alloc(70, 0x61), 'example']), // a label longer than 63
       Buffer.concat([query('casino.example', 'A'), Buffer.alloc(20)]),
       Buffer.alloc(9000, 0x41),
       Buffer.alloc(65000, 0)
@@ -130,7 +166,9 @@ for (const io of ['native', 'dgram'] as const) {
     t.assert.strictEqual(firstA(await ask(s.port, 'casino.example', 'A')), BLOCK_V4)
     t.assert.strictEqual(firstA(await ask(s.port, 'fine.example', 'A')), '198.51.100.10')
     // A query as large as the slot allows is still read (and refused as malformed: trailing bytes).
-    const answer = dnsPacket.decode(await udpAsk(s.port, Buffer.concat([query('x.example', 'A', { id: 9 }), Buffer.alloc(4000)])))
+    const answer = dnsPacket.decode(
+      await udpAsk(s.port, Buffer.concat([query('x.example', 'A', { id: 9 }), Buffer.alloc(4000)]))
+    )
     t.assert.strictEqual(answer.id, 9)
     // The native front drops a datagram larger than its slot unread and counts it for /metrics.
     const { udpOversized } = metrics.snapshot()

@@ -5,25 +5,43 @@ import dnsPacket from 'dns-packet'
 import { loadUdpAddon } from '../engine/udp/index.js'
 import { addUser, ask, framed, query, rcode, server, tcpClient, udpAsk, udpSilent, world } from './testing/harness.js'
 
-const ANY = 'ANY' as dnsPacket.RecordType   // dns-packet knows ANY (255); its typings leave it out
+const ANY = 'ANY' as dnsPacket.RecordType // dns-packet knows ANY (255); its typings leave it out
 
 test('rate-limit: past the per-client rate a client gets REFUSED; another client is not affected; off by default', async (t: TestContext) => {
   const w = await world(t)
   const s = await server(t, w, { listen: ['127.0.0.1:0'], proxy: { 'rate-limit': 5 } })
-  const answers = await Promise.all(Array.from({ length: 30 }, async (_, i) => rcode(await ask(s.port, `r${i}.example`, 'A'))))
+  const answers = await Promise.all(
+    Array.from({ length: 30 }, async (_, i) => rcode(await ask(s.port, `r${i}.example`, 'A')))
+  )
   const refused = answers.filter((r) => r === 'REFUSED').length
-  t.assert.ok(refused >= 20 && answers.filter((r) => r === 'NOERROR').length >= 5, `30 queries at once with rate-limit 5: ${refused} REFUSED`)
-  t.assert.strictEqual(rcode(await ask(s.port, 'other.example', 'A', { from: '127.0.0.2' })), 'NOERROR', 'another address has its own budget')
+  t.assert.ok(
+    refused >= 20 && answers.filter((r) => r === 'NOERROR').length >= 5,
+    `30 queries at once with rate-limit 5: ${refused} REFUSED`
+  )
+  t.assert.strictEqual(
+    rcode(await ask(s.port, 'other.example', 'A', { from: '127.0.0.2' })),
+    'NOERROR',
+    'another address has its own budget'
+  )
   const off = await server(t, w, { listen: ['127.0.0.1:0'] })
-  const all = await Promise.all(Array.from({ length: 50 }, async (_, i) => rcode(await ask(off.port, `o${i}.example`, 'A'))))
-  t.assert.ok(all.every((r) => r === 'NOERROR'), 'no limit by default')
+  const all = await Promise.all(
+    Array.from({ length: 50 }, async (_, i) => rcode(await ask(off.port, `o${i}.example`, 'A')))
+  )
+  t.assert.ok(
+    all.every((r) => r === 'NOERROR'),
+    'no limit by default'
+  )
 })
 
 test('rate-limit-action drop: over the rate nothing comes back; an IPv4 prefix counts as one client', async (t: TestContext) => {
   const w = await world(t)
   await addUser(w.store, { name: 'u', ip: ['127.0.0.1'] })
   const s = await server(t, w, { proxy: { 'rate-limit': 3, 'rate-limit-action': 'drop', 'rate-limit-prefix-v4': 24 } })
-  for (let i = 0; i < 3; i++) t.assert.strictEqual(rcode(await ask(s.port, `d${i}.example`, 'A', { from: i % 2 === 0 ? '127.0.0.1' : '127.0.0.3' })), 'NOERROR')
+  for (let i = 0; i < 3; i++)
+    t.assert.strictEqual(
+      rcode(await ask(s.port, `d${i}.example`, 'A', { from: i % 2 === 0 ? '127.0.0.1' : '127.0.0.3' })),
+      'NOERROR'
+    )
   t.assert.ok(await udpSilent(s.port, query('more.example', 'A')), 'dropped, not answered')
   t.assert.ok(await udpSilent(s.port, query('more.example', 'A'), 300), 'the same /24 shares the budget')
 })
@@ -54,7 +72,10 @@ for (const io of ['dgram', 'native'] as const) {
     const w = await world(t)
     const s = await server(t, w, { proxy: { io, 'udp-receive-buffer': 1048576 } })
     // Linux doubles the request (bookkeeping) and caps it at net.core.rmem_max.
-    t.assert.ok(s.listeners[0]!.udpReceiveBuffer >= Math.min(1048576, 212992 * 2), `receive buffer ${s.listeners[0]!.udpReceiveBuffer}`)
+    t.assert.ok(
+      s.listeners[0]!.udpReceiveBuffer >= Math.min(1048576, 212992 * 2),
+      `receive buffer ${s.listeners[0]!.udpReceiveBuffer}`
+    )
     const small = await server(t, w, { proxy: { io, 'udp-receive-buffer': 65536 } })
     t.assert.ok(small.listeners[0]!.udpReceiveBuffer < s.listeners[0]!.udpReceiveBuffer)
     t.assert.ok(small.listeners[0]!.udpReceiveBuffer >= 65536, `receive buffer ${small.listeners[0]!.udpReceiveBuffer}`)

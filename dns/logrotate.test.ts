@@ -12,19 +12,19 @@ import { releasedPort } from '../engine/testing/ports.js'
 import { world, writeConfigFile } from './testing/harness.js'
 
 /** The paths of `pid`'s open files that start with `prefix`. */
-function openFiles (pid: number, prefix: string): string[] {
+function openFiles(pid: number, prefix: string): string[] {
   const out: string[] = []
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     try {
       const target = readlinkSync(`/proc/${pid}/fd/${fd}`)
       if (target.startsWith(prefix)) out.push(target)
-    } catch {}   // closed meanwhile
+    } catch {} // closed meanwhile
   }
   return out
 }
 
 /** The pids of `pid`'s children (/proc/PID/task/*\/children). */
-function children (pid: number): number[] {
+function children(pid: number): number[] {
   const out: number[] = []
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     const text = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim()
@@ -33,25 +33,41 @@ function children (pid: number): number[] {
   return out
 }
 
-test('SIGHUP to a multi-process DNS role makes every front process reopen the renamed log file', { skip: process.platform !== 'linux' && 'needs /proc' }, async (t: TestContext) => {
-  const w = await world(t)
-  const log = join(w.dir, 'proxy.log')
-  const port = await releasedPort()
-  const file = writeConfigFile(w, { listen: [`127.0.0.1:${port}`], proxy: { processes: 2, log, 'log-level': 'info' } })
-  const role = await startRole(t, 'dns', file)
-  const child = role.proc
-  const primary = child.pid!
-  let workers: number[] = []
-  await until('the condition', () => { workers = children(primary); return workers.length === 2 && workers.every((p) => openFiles(p, log).length > 0) })
-  for (const p of [primary, ...workers]) t.assert.deepStrictEqual(openFiles(p, log), [log], `pid ${p} writes ${log}`)
+test(
+  'SIGHUP to a multi-process DNS role makes every front process reopen the renamed log file',
+  { skip: process.platform !== 'linux' && 'needs /proc' },
+  async (t: TestContext) => {
+    const w = await world(t)
+    const log = join(w.dir, 'proxy.log')
+    const port = await releasedPort()
+    const file = writeConfigFile(w, {
+      listen: [`127.0.0.1:${port}`],
+      proxy: { processes: 2, log, 'log-level': 'info' }
+    })
+    const role = await startRole(t, 'dns', file)
+    const child = role.proc
+    const primary = child.pid!
+    let workers: number[] = []
+    await until('the condition', () => {
+      workers = children(primary)
+      return workers.length === 2 && workers.every((p) => openFiles(p, log).length > 0)
+    })
+    for (const p of [primary, ...workers]) t.assert.deepStrictEqual(openFiles(p, log), [log], `pid ${p} writes ${log}`)
 
-  renameSync(log, `${log}.1`)
-  for (const p of [primary, ...workers]) t.assert.deepStrictEqual(openFiles(p, log), [`${log}.1`], `pid ${p} still holds the renamed file`)
-  child.kill('SIGHUP')
-  await until('the condition', () => existsSync(log) && [primary, ...workers].every((p) => openFiles(p, log).every((f) => f === log)), 5000)
-  for (const p of [primary, ...workers]) t.assert.deepStrictEqual(openFiles(p, log), [log], `pid ${p} reopened ${log}`)
-  t.assert.strictEqual(child.exitCode, null, 'SIGHUP does not stop the role')
-  child.kill('SIGTERM')
-  const [code] = await once(child, 'exit') as [number | null]
-  t.assert.strictEqual(code, 0, role.stderr)
-})
+    renameSync(log, `${log}.1`)
+    for (const p of [primary, ...workers])
+      t.assert.deepStrictEqual(openFiles(p, log), [`${log}.1`], `pid ${p} still holds the renamed file`)
+    child.kill('SIGHUP')
+    await until(
+      'the condition',
+      () => existsSync(log) && [primary, ...workers].every((p) => openFiles(p, log).every((f) => f === log)),
+      5000
+    )
+    for (const p of [primary, ...workers])
+      t.assert.deepStrictEqual(openFiles(p, log), [log], `pid ${p} reopened ${log}`)
+    t.assert.strictEqual(child.exitCode, null, 'SIGHUP does not stop the role')
+    child.kill('SIGTERM')
+    const [code] = (await once(child, 'exit')) as [number | null]
+    t.assert.strictEqual(code, 0, role.stderr)
+  }
+)

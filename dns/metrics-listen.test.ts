@@ -15,22 +15,30 @@ test('filterd dns with proxy.metrics-listen serves its counters on /metrics, lab
   const port = await releasedPort()
   const file = writeConfigFile(w, { proxy: { 'metrics-listen': `127.0.0.1:${port}` } })
   const dns = await startRole(t, 'dns', file)
-  await ask(dns.port, 'casino.example')   // blocked
-  await ask(dns.port, 'nx.invalid')       // forwarded, NXDOMAIN from the stub
+  await ask(dns.port, 'casino.example') // blocked
+  await ask(dns.port, 'nx.invalid') // forwarded, NXDOMAIN from the stub
   let text = ''
   // Snapshots are written every 5 s.
-  await until('the condition', async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/metrics`)
-    text = await res.text()
-    if (res.status !== 200) return false
-    return text.split('\n').includes('filterd_dns_queries_total{process="dns-0"} 2')
-  }, 20_000)
+  await until(
+    'the condition',
+    async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/metrics`)
+      text = await res.text()
+      if (res.status !== 200) return false
+      return text.split('\n').includes('filterd_dns_queries_total{process="dns-0"} 2')
+    },
+    20_000
+  )
   const lines = text.split('\n')
   for (const line of [
     'filterd_dns_answers_total{process="dns-0",verdict="block",rcode="NOERROR"} 1',
     'filterd_dns_answers_total{process="dns-0",verdict="forward",rcode="NXDOMAIN"} 1'
-  ]) t.assert.ok(lines.includes(line), `missing ${line}\n${text}`)
-  t.assert.ok(lines.some((l) => l.startsWith('filterd_dns_process_resident_memory_bytes')), 'the DNS process\'s own default metrics')
+  ])
+    t.assert.ok(lines.includes(line), `missing ${line}\n${text}`)
+  t.assert.ok(
+    lines.some((l) => l.startsWith('filterd_dns_process_resident_memory_bytes')),
+    "the DNS process's own default metrics"
+  )
   t.assert.ok(!text.includes(String(dns.proc.pid)), 'no label holds the pid')
   t.assert.strictEqual((await fetch(`http://127.0.0.1:${port}/`)).status, 404)
 })

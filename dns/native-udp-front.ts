@@ -2,7 +2,7 @@
  * The UDP front on the native batched I/O (engine/udp, `proxy.io: native`): one socket per
  * `proxy.listen` address and front process, bound with SO_REUSEPORT, so every front process of
  * `proxy.processes` has its own socket and the kernel spreads datagrams across them. One JS call
- * per batch of up to kBatch datagrams; each query is a view into the receive area (copied only
+ * per batch of up to BATCH datagrams; each query is a view into the receive area (copied only
  * when it must outlive the batch: forwarding, the pool), and answers are copied into send slots
  * that leave in one sendmmsg after the batch.
  */
@@ -15,15 +15,15 @@ import type { QueryHandler } from './udp-front.js'
 export interface BatchSink {
   readonly submit: QueryHandler
   /** Every query of the batch was submitted; the receive area is about to be reused. */
-  endBatch (): void
+  endBatch(): void
 }
 
 /** Datagrams per recvmmsg/sendmmsg. */
-export const kBatch = 64
+export const BATCH = 64
 /** Receive slot: a larger query is dropped (as the TCP front's 4096-byte frame cap). */
-export const kQuerySlot = 4096
+export const QUERY_SLOT = 4096
 /** IPv4 address texts kept (the policy is keyed by address text). */
-const kNameCache = 65536
+const NAME_CACHE = 65536
 
 export class NativeUdpFront implements PeerChannel {
   readonly isStream = false
@@ -38,10 +38,19 @@ export class NativeUdpFront implements PeerChannel {
   private readonly names = new Map<number, string>()
   private readonly addrScratch = Buffer.alloc(16)
 
-  private constructor (host: string, port: number, family: 4 | 6, sink: BatchSink, receiveBuffer: number) {
+  private constructor(host: string, port: number, family: 4 | 6, sink: BatchSink, receiveBuffer: number) {
     this.sink = sink
     this.onQuery = sink.submit
-    this.sock = openBatchUdpSocket({ family, host, port, reusePort: true, receiveBuffer, batch: kBatch, slot: kQuerySlot, onBatch: this.onBatch })
+    this.sock = openBatchUdpSocket({
+      family,
+      host,
+      port,
+      reusePort: true,
+      receiveBuffer,
+      batch: BATCH,
+      slot: QUERY_SLOT,
+      onBatch: this.onBatch
+    })
     this.port = this.sock.port
     this.receiveBufferSize = this.sock.receiveBufferSize
   }
@@ -50,12 +59,14 @@ export class NativeUdpFront implements PeerChannel {
    * Binds `host:port` with SO_REUSEPORT (0: a free port) and a receive buffer of `receiveBuffer` bytes
    * (0: the kernel default); throws the bind error.
    */
-  static bind (host: string, port: number, family: 4 | 6, sink: BatchSink, receiveBuffer = 0): NativeUdpFront {
+  static bind(host: string, port: number, family: 4 | 6, sink: BatchSink, receiveBuffer = 0): NativeUdpFront {
     return new NativeUdpFront(host, port, family, sink, receiveBuffer)
   }
 
   /** Datagrams the kernel did not take, send queue full (in the DNS metrics: `filterd_dns_udp_send_drops_total`). */
-  get sendDrops (): number { return this.sock.sendDrops }
+  get sendDrops(): number {
+    return this.sock.sendDrops
+  }
 
   private readonly onBatch = (count: number): void => {
     // A listener's socket error (an ICMP error for an answer we sent) concerns nobody waiting.
@@ -67,7 +78,10 @@ export class NativeUdpFront implements PeerChannel {
     const v4 = s.family === 4
     for (let i = 0; i < count; i++) {
       const len = info[2 * i]!
-      if (len < 0) { this.oversized++; continue }
+      if (len < 0) {
+        this.oversized++
+        continue
+      }
       const off = i * slot
       const msg = s.rxBuf.subarray(off, off + len)
       let peer: Peer
@@ -83,17 +97,17 @@ export class NativeUdpFront implements PeerChannel {
     this.sink.endBatch()
   }
 
-  private nameOf (ip4: number): string {
+  private nameOf(ip4: number): string {
     let name = this.names.get(ip4)
     if (name === undefined) {
       name = `${ip4 >>> 24}.${(ip4 >>> 16) & 255}.${(ip4 >>> 8) & 255}.${ip4 & 255}`
-      if (this.names.size >= kNameCache) this.names.clear()
+      if (this.names.size >= NAME_CACHE) this.names.clear()
       this.names.set(ip4, name)
     }
     return name
   }
 
-  send (peer: Peer, buf: Buffer, len: number, _copy: boolean): void {
+  send(peer: Peer, buf: Buffer, len: number, _copy: boolean): void {
     const s = this.sock
     if (len > s.slot) {
       s.sendOne(buf, len, this.addressBytes(peer), peer.port)
@@ -114,19 +128,21 @@ export class NativeUdpFront implements PeerChannel {
     s.commit(len, peer.port)
   }
 
-  private addressBytes (peer: Peer): Buffer {
+  private addressBytes(peer: Peer): Buffer {
     const b = this.addrScratch
     if (peer.ip4 >= 0) b.writeUInt32BE(peer.ip4, 0)
     else if (!parseIPv6Into(peer.address, b, 0)) parseIPv4Into(peer.address, b, 0)
     return b
   }
 
-  skip (_peer: Peer): void {}
+  skip(_peer: Peer): void {}
 
   // The query lives in the receive area, which the next batch overwrites.
-  own (msg: Buffer): Buffer { return Buffer.from(msg) }
+  own(msg: Buffer): Buffer {
+    return Buffer.from(msg)
+  }
 
-  close (): void {
+  close(): void {
     this.sock.close()
   }
 }

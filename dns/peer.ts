@@ -13,14 +13,14 @@ export interface PeerChannel {
    * Sends `len` bytes of `buf` to `peer`. `copy`: `buf` is scratch reused by the next query, so
    * a transport that may queue it must copy it first.
    */
-  send (peer: Peer, buf: Buffer, len: number, copy: boolean): void
+  send(peer: Peer, buf: Buffer, len: number, copy: boolean): void
   /** The query from `peer` gets no answer (dropped, or the answer could not be built). */
-  skip (peer: Peer): void
+  skip(peer: Peer): void
   /**
    * `msg` (a query this channel delivered) as a Buffer that stays valid after the handler returns:
    * itself, or a copy when it lives in a receive area the next batch overwrites.
    */
-  own (msg: Buffer): Buffer
+  own(msg: Buffer): Buffer
 }
 
 export class Peer {
@@ -35,7 +35,7 @@ export class Peer {
    * query is forwarded (./udp-size.ts). A UDP Peer is one query's; a TCP Peer ignores it.
    */
   udpLimit = 512
-  constructor (channel: PeerChannel, address: string, port: number, ip4 = -1) {
+  constructor(channel: PeerChannel, address: string, port: number, ip4 = -1) {
     this.channel = channel
     this.address = address
     this.port = port

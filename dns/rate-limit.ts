@@ -5,17 +5,17 @@
  * limit (REFUSED or silence) is the dispatcher's choice.
  *
  * Memory is bounded: buckets that are full again (their client went quiet) are swept every
- * second, and past kMaxBuckets clients the table is cleared (every client starts with a full
+ * second, and past MAX_BUCKETS clients the table is cleared (every client starts with a full
  * bucket again: under a spoofed-source flood, limiting less beats growing without bound).
  */
 import { ipBytes } from '../engine/net/ip.js'
 
-const kMaxBuckets = 200_000
+const MAX_BUCKETS = 200_000
 
 class Bucket {
   tokens: number
   last: number
-  constructor (tokens: number, last: number) {
+  constructor(tokens: number, last: number) {
     this.tokens = tokens
     this.last = last
   }
@@ -30,7 +30,7 @@ export class RateLimiter {
   /** Queries over the limit. */
   limited = 0
 
-  constructor (rate: number, prefix4: number, prefix6: number) {
+  constructor(rate: number, prefix4: number, prefix6: number) {
     this.rate = rate
     this.prefix4 = prefix4
     this.prefix6 = prefix6
@@ -39,7 +39,7 @@ export class RateLimiter {
   }
 
   // The bucket's key: the address itself for a full-length prefix (the common case: no parsing).
-  private keyOf (address: string): string {
+  private keyOf(address: string): string {
     const v6 = address.includes(':')
     const prefix = v6 ? this.prefix6 : this.prefix4
     if (prefix === (v6 ? 128 : 32)) return address
@@ -55,15 +55,15 @@ export class RateLimiter {
   }
 
   /** Takes one token for `address`; false when its bucket is empty. */
-  allow (address: string, now: number): boolean {
+  allow(address: string, now: number): boolean {
     const key = this.keyOf(address)
     let b = this.buckets.get(key)
     if (b === undefined) {
-      if (this.buckets.size >= kMaxBuckets) this.buckets = new Map()
+      if (this.buckets.size >= MAX_BUCKETS) this.buckets = new Map()
       b = new Bucket(this.rate, now)
       this.buckets.set(key, b)
     } else {
-      b.tokens = Math.min(this.rate, b.tokens + (now - b.last) * this.rate / 1000)
+      b.tokens = Math.min(this.rate, b.tokens + ((now - b.last) * this.rate) / 1000)
       b.last = now
     }
     if (b.tokens >= 1) {
@@ -74,14 +74,14 @@ export class RateLimiter {
     return false
   }
 
-  private sweep (): void {
+  private sweep(): void {
     const now = Date.now()
     for (const [k, b] of this.buckets) {
-      if (b.tokens + (now - b.last) * this.rate / 1000 >= this.rate) this.buckets.delete(k)
+      if (b.tokens + ((now - b.last) * this.rate) / 1000 >= this.rate) this.buckets.delete(k)
     }
   }
 
-  close (): void {
+  close(): void {
     clearInterval(this.sweeper)
   }
 }

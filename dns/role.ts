@@ -32,7 +32,11 @@ export const ENV_CONFIG = 'FILTERD_DNS_CONFIG'
 export const ENV_INDEX = 'FILTERD_DNS_INDEX'
 
 /** The sink: an injected factory, else the product's CSV query log (engine/stats; a no-op when `stats.enabled` is off). */
-export async function createSink (ctx: RoleContext, options: DnsRoleOptions, processIndex: number): Promise<QueryLogSink> {
+export async function createSink(
+  ctx: RoleContext,
+  options: DnsRoleOptions,
+  processIndex: number
+): Promise<QueryLogSink> {
   const factory = options.querylog ?? createQueryLogSink
   return await factory({ ...ctx, processIndex })
 }
@@ -41,23 +45,42 @@ export async function createSink (ctx: RoleContext, options: DnsRoleOptions, pro
  * One front process: its statistics sink, its metrics (published for the api role's /metrics)
  * and its server. The single-process role and every cluster child run exactly this.
  */
-export async function startFrontProcess (ctx: RoleContext, options: DnsRoleOptions, processIndex: number): Promise<RunningRole> {
+export async function startFrontProcess(
+  ctx: RoleContext,
+  options: DnsRoleOptions,
+  processIndex: number
+): Promise<RunningRole> {
   const querylog = await createSink(ctx, options, processIndex)
   const metrics = new DnsMetrics()
-  const server = await startDnsServer({ config: ctx.config, logger: ctx.logger, metrics, ...(querylog === undefined ? {} : { querylog }) })
-  const counts = querylog as Partial<{ writtenRows: number, droppedRows: number }> | undefined
-  const publisher = startMetricsPublisher(ctx.config, metrics, { index: processIndex, ...(typeof counts?.writtenRows === 'number'
-    ? { queryLog: counts as { writtenRows: number, droppedRows: number } }
-    : {}) })
+  const server = await startDnsServer({
+    config: ctx.config,
+    logger: ctx.logger,
+    metrics,
+    ...(querylog === undefined ? {} : { querylog })
+  })
+  const counts = querylog as Partial<{ writtenRows: number; droppedRows: number }> | undefined
+  const publisher = startMetricsPublisher(ctx.config, metrics, {
+    index: processIndex,
+    ...(typeof counts?.writtenRows === 'number'
+      ? { queryLog: counts as { writtenRows: number; droppedRows: number } }
+      : {})
+  })
   return {
     endpoints: server.endpoints,
-    reload: async (config, keys) => { await server.reload(config, keys) },
-    health () {
+    reload: async (config, keys) => {
+      await server.reload(config, keys)
+    },
+    health() {
       const problems: HealthProblem[] = []
       const generation = storeGeneration(() => server.generation() ?? -1, problems)
-      return healthReport({ role: 'dns', listeners: server.endpoints, problems, ...(generation === undefined || generation < 0 ? {} : { generation }) })
+      return healthReport({
+        role: 'dns',
+        listeners: server.endpoints,
+        problems,
+        ...(generation === undefined || generation < 0 ? {} : { generation })
+      })
     },
-    async close () {
+    async close() {
       await server.close()
       await publisher.close()
       await querylog?.close?.()
@@ -65,11 +88,10 @@ export async function startFrontProcess (ctx: RoleContext, options: DnsRoleOptio
   }
 }
 
-export async function startRole (ctx: RoleContext, options: DnsRoleOptions = {}): Promise<RunningRole> {
+export async function startRole(ctx: RoleContext, options: DnsRoleOptions = {}): Promise<RunningRole> {
   const processes = ctx.config.proxy.processes
-  const role = processes <= 1 || !cluster.isPrimary
-    ? await startFrontProcess(ctx, options, 0)
-    : await startCluster(ctx, processes)
+  const role =
+    processes <= 1 || !cluster.isPrimary ? await startFrontProcess(ctx, options, 0) : await startCluster(ctx, processes)
   return await withMetricsListener(ctx, role)
 }
 
@@ -78,32 +100,52 @@ export async function startRole (ctx: RoleContext, options: DnsRoleOptions = {})
  * api role reads them), served by this process on its own small node:http listener, so a host that
  * runs only the DNS role is observable. Off unless set.
  */
-async function withMetricsListener (ctx: RoleContext, role: RunningRole): Promise<RunningRole> {
+async function withMetricsListener(ctx: RoleContext, role: RunningRole): Promise<RunningRole> {
   const listen = ctx.config.proxy['metrics-listen']
   if (listen === undefined) return role
-  const http = createHttpServer({ impl: 'node', bodyLimit: 1024, logger: { warn: (m) => { ctx.logger.warn(m) } } })
+  const http = createHttpServer({
+    impl: 'node',
+    bodyLimit: 1024,
+    logger: {
+      warn: (m) => {
+        ctx.logger.warn(m)
+      }
+    }
+  })
   registerMetricsRoute(http, { config: ctx.config, defaultPrefix: 'filterd_dns_' })
   const hp = parseHostPort(listen)
   const endpoints = [...role.endpoints, '']
   registerHealthRoute(http, async () => {
     const inner = await role.health?.()
-    return healthReport({ ...inner, role: 'dns', listeners: endpoints, problems: inner?.degraded ?? [], ...(inner?.generation === undefined ? {} : { generation: inner.generation }) })
+    return healthReport({
+      ...inner,
+      role: 'dns',
+      listeners: endpoints,
+      problems: inner?.degraded ?? [],
+      ...(inner?.generation === undefined ? {} : { generation: inner.generation })
+    })
   })
   const port = await listenOrUndo(http, hp.host, hp.port, () => role.close())
   endpoints[endpoints.length - 1] = `dns metrics http ${formatHostPort({ host: hp.host, port })} (/metrics, /health)`
   return {
     endpoints,
-    reload: async (config, keys) => { await role.reload?.(config, keys) },
+    reload: async (config, keys) => {
+      await role.reload?.(config, keys)
+    },
     ...(role.health === undefined ? {} : { health: () => role.health!() }),
-    async close () {
+    async close() {
       await http.close()
       await role.close()
     }
   }
 }
 
-async function startCluster (ctx: RoleContext, processes: number): Promise<RunningRole> {
-  cluster.setupPrimary({ exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)), args: [], silent: false })
+async function startCluster(ctx: RoleContext, processes: number): Promise<RunningRole> {
+  cluster.setupPrimary({
+    exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)),
+    args: [],
+    silent: false
+  })
   let stopping = false
   const workers = new Set<Worker>()
   let endpoints: readonly string[] = []
@@ -117,11 +159,25 @@ async function startCluster (ctx: RoleContext, processes: number): Promise<Runni
       workers.delete(w)
       if (stopping) return
       ctx.logger.error({ code, signal, index }, 'dns front process died; starting another')
-      setTimeout(() => { if (!stopping) fork(index).catch((err: unknown) => ctx.logger.error({ err }, 'dns: cannot restart a front process')) }, 1000).unref()
+      setTimeout(() => {
+        if (!stopping)
+          fork(index).catch((err: unknown) => ctx.logger.error({ err }, 'dns: cannot restart a front process'))
+      }, 1000).unref()
     })
     await new Promise<void>((resolve, reject) => {
-      const onMessage = (m: { type?: string, endpoints?: string[], message?: string, code?: string, address?: string, port?: number }): void => {
-        if (m.type === 'dns-ready') { endpoints = m.endpoints ?? []; w.off('message', onMessage); resolve() }
+      const onMessage = (m: {
+        type?: string
+        endpoints?: string[]
+        message?: string
+        code?: string
+        address?: string
+        port?: number
+      }): void => {
+        if (m.type === 'dns-ready') {
+          endpoints = m.endpoints ?? []
+          w.off('message', onMessage)
+          resolve()
+        }
         if (m.type === 'dns-failed') {
           w.off('message', onMessage)
           // The child's errno, address and port, so the start failure names them (tools/cli/run-role.ts).
@@ -142,42 +198,55 @@ async function startCluster (ctx: RoleContext, processes: number): Promise<Runni
     throw err
   }
   // logrotate signals the pid in proxy.pid (this primary); the children write the log file too.
-  const forwardHup = (): void => { if (ctx.config.proxy.log !== '-') for (const w of workers) w.process.kill('SIGHUP') }
+  const forwardHup = (): void => {
+    if (ctx.config.proxy.log !== '-') for (const w of workers) w.process.kill('SIGHUP')
+  }
   process.on('SIGHUP', forwardHup)
   const shown = endpoints.map((e) => `${e} (${processes} processes)`)
   return {
     endpoints: shown,
-    async reload (config, keys) {
+    async reload(config, keys) {
       current = config
       // Each front process applies them itself (cluster-worker.ts) and answers; a failure is the reload's.
-      await Promise.all([...workers].map(async (w) => {
-        await new Promise<void>((resolve, reject) => {
-          const onMessage = (m: { type?: string, error?: string }): void => {
-            if (m.type !== 'dns-reloaded') return
-            w.off('message', onMessage)
-            if (m.error === undefined) resolve(); else reject(new Error(m.error))
-          }
-          w.on('message', onMessage)
-          w.send({ type: 'dns-reload', config, keys })
+      await Promise.all(
+        [...workers].map(async (w) => {
+          await new Promise<void>((resolve, reject) => {
+            const onMessage = (m: { type?: string; error?: string }): void => {
+              if (m.type !== 'dns-reloaded') return
+              w.off('message', onMessage)
+              if (m.error === undefined) resolve()
+              else reject(new Error(m.error))
+            }
+            w.on('message', onMessage)
+            w.send({ type: 'dns-reload', config, keys })
+          })
         })
-      }))
+      )
     },
-    health () {
-      const problems: HealthProblem[] = workers.size < processes
-        ? [{ what: 'processes', why: `${workers.size} of ${processes} front processes running (proxy.processes); a dead one is started again` }]
-        : []
+    health() {
+      const problems: HealthProblem[] =
+        workers.size < processes
+          ? [
+              {
+                what: 'processes',
+                why: `${workers.size} of ${processes} front processes running (proxy.processes); a dead one is started again`
+              }
+            ]
+          : []
       return healthReport({ role: 'dns', listeners: shown, problems, extra: { processes: workers.size } })
     },
-    async close () {
+    async close() {
       stopping = true
       process.off('SIGHUP', forwardHup)
-      await Promise.all([...workers].map(async (w) => {
-        const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()))
-        w.send({ type: 'dns-stop' })
-        const t = setTimeout(() => w.kill('SIGKILL'), 4000)
-        await exited
-        clearTimeout(t)
-      }))
+      await Promise.all(
+        [...workers].map(async (w) => {
+          const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()))
+          w.send({ type: 'dns-stop' })
+          const t = setTimeout(() => w.kill('SIGKILL'), 4000)
+          await exited
+          clearTimeout(t)
+        })
+      )
     }
   }
 }

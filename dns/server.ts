@@ -15,15 +15,13 @@ import { noopQueryLogSink, type QueryLogSink } from '../engine/querylog/index.js
 import { configuredStoreOptions, createStoreIfMissing, openConfiguredStore, type Store } from '../engine/store/index.js'
 import { Judge, compileBlockAnswers } from '../engine/judge/index.js'
 import { Dispatcher } from './dispatch.js'
-import { TcpFront, kMaxTcpQueryFrame } from './tcp-front.js'
+import { TcpFront, MAX_TCP_QUERY_FRAME } from './tcp-front.js'
 import { RateLimiter } from './rate-limit.js'
 import { UdpFront } from './udp-front.js'
 import { NativeUdpFront } from './native-udp-front.js'
 import { createDnstapTap, type DnstapTap } from './dnstap-sink.js'
 import { Forwarder } from './upstream.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
-
-
 
 export interface DnsServerOptions {
   config: Readonly<Config>
@@ -33,7 +31,7 @@ export interface DnsServerOptions {
   /** An open store to share (tests); by default `common.db` is opened read-only. */
   store?: Store
   safeHosts?: SafeHosts
-  /** Largest TCP frame accepted (default kMaxTcpQueryFrame). */
+  /** Largest TCP frame accepted (default MAX_TCP_QUERY_FRAME). */
   tcpMaxFrame?: number
   /** Operational counters (engine/metrics); by default a private set nobody publishes. */
   metrics?: DnsMetrics
@@ -57,10 +55,10 @@ export interface DnsServer {
   /** The UDP I/O path in use (`proxy.io` resolved). */
   readonly io: UdpIo
   /** Applies a config reload's live keys (`dnscache.forward`, `proxy.rate-limit*`; engine/config/reload.ts). */
-  reload (config: Readonly<Config>, keys: readonly string[]): Promise<void>
+  reload(config: Readonly<Config>, keys: readonly string[]): Promise<void>
   /** The policy generation of the store this process reads (undefined with `dispatch: pool`, whose workers read it). */
-  generation (): number | undefined
-  close (): Promise<void>
+  generation(): number | undefined
+  close(): Promise<void>
 }
 
 export type UdpIo = 'native' | 'dgram'
@@ -69,7 +67,7 @@ export type UdpIo = 'native' | 'dgram'
  * Resolves `proxy.io`: `native` needs the addon (else a config error naming the key), `auto`
  * takes it when it loads and otherwise warns once (one JSON log line) and uses node:dgram.
  */
-export function chooseUdpIo (setting: 'auto' | 'native' | 'dgram', logger: Logger): UdpIo {
+export function chooseUdpIo(setting: 'auto' | 'native' | 'dgram', logger: Logger): UdpIo {
   if (setting === 'dgram') return 'dgram'
   const addon = loadUdpAddon()
   if (!(addon instanceof Error)) return 'native'
@@ -100,20 +98,20 @@ class FrontProcessServer implements DnsServer {
   private readonly udp: Array<UdpFront | NativeUdpFront> = []
   private closed = false
 
-  constructor (o: DnsServerOptions) {
+  constructor(o: DnsServerOptions) {
     this.config = o.config
     this.logger = o.logger ?? silentLogger()
     this.sink = o.querylog ?? noopQueryLogSink
     this.metrics = o.metrics ?? new DnsMetrics()
-    this.tcpMaxFrame = o.tcpMaxFrame ?? kMaxTcpQueryFrame
+    this.tcpMaxFrame = o.tcpMaxFrame ?? MAX_TCP_QUERY_FRAME
     this.dispatch = o.config.proxy.dispatch
   }
 
-  get port (): number {
+  get port(): number {
     return this.listeners[0]?.port ?? 0
   }
 
-  async start (o: DnsServerOptions): Promise<void> {
+  async start(o: DnsServerOptions): Promise<void> {
     const proxy = this.config.proxy
     this.io = chooseUdpIo(proxy.io, this.logger)
     this.metrics.io = this.io
@@ -121,22 +119,33 @@ class FrontProcessServer implements DnsServer {
       let oversized = 0
       let sendDrops = 0
       for (const u of this.udp) {
-        if (u instanceof NativeUdpFront) { oversized += u.oversized; sendDrops += u.sendDrops }
+        if (u instanceof NativeUdpFront) {
+          oversized += u.oversized
+          sendDrops += u.sendDrops
+        }
       }
       return { oversized, sendDrops }
     }
-    const tap = this.tap = createDnstapTap(this.config, this.logger)
+    const tap = (this.tap = createDnstapTap(this.config, this.logger))
     if (tap !== null) this.metrics.dnstap = () => tap.counts
     let judge: Judge | null = null
     // A fresh host: the DNS role may start before the api role ever wrote the store.
-    if (o.store === undefined && await createStoreIfMissing(this.config)) {
-      this.logger.info({ db: this.config.common.db }, 'created an empty store (no policy yet: every name is forwarded until the api role writes one)')
+    if (o.store === undefined && (await createStoreIfMissing(this.config))) {
+      this.logger.info(
+        { db: this.config.common.db },
+        'created an empty store (no policy yet: every name is forwarded until the api role writes one)'
+      )
     }
     if (this.dispatch === 'inline') {
       this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
       this.ownsStore = o.store === undefined
       this.policy = createPolicy(this.config, this.store, o.safeHosts === undefined ? {} : { safeHosts: o.safeHosts })
-      judge = new Judge({ policy: this.policy, answers: compileBlockAnswers(proxy), clientSubnet: proxy['client-subnet'], wantCats: this.sink.enabled })
+      judge = new Judge({
+        policy: this.policy,
+        answers: compileBlockAnswers(proxy),
+        clientSubnet: proxy['client-subnet'],
+        wantCats: this.sink.enabled
+      })
       this.policy.watcher.start()
     } else {
       this.pool = new JudgePool({
@@ -150,7 +159,10 @@ class FrontProcessServer implements DnsServer {
         }
       })
     }
-    this.limiter = proxy['rate-limit'] > 0 ? new RateLimiter(proxy['rate-limit'], proxy['rate-limit-prefix-v4'], proxy['rate-limit-prefix-v6']) : null
+    this.limiter =
+      proxy['rate-limit'] > 0
+        ? new RateLimiter(proxy['rate-limit'], proxy['rate-limit-prefix-v4'], proxy['rate-limit-prefix-v6'])
+        : null
     this.forwarder = await Forwarder.create({
       resolvers: this.config.dnscache.forward.map((r) => parseHostPort(r, 53)),
       timeoutMs: proxy['upstream-timeout'],
@@ -190,17 +202,27 @@ class FrontProcessServer implements DnsServer {
   }
 
   // UDP and TCP on the same port; with port 0 the port the kernel gave UDP may be taken for TCP.
-  private async listen (text: string): Promise<void> {
+  private async listen(text: string): Promise<void> {
     const hp = parseHostPort(text, 53)
-    const dispatcher = this.dispatcher!   // set in start() before listening
+    const dispatcher = this.dispatcher! // set in start() before listening
     for (let attempt = 0; ; attempt++) {
       let udp: UdpFront | NativeUdpFront
       try {
-        udp = this.io === 'native'
-          ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher, this.config.proxy['udp-receive-buffer'])
-          : await UdpFront.bind(hp.host, hp.port, hp.family, dispatcher.submit, this.logger, this.config.proxy['udp-receive-buffer'])
+        udp =
+          this.io === 'native'
+            ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher, this.config.proxy['udp-receive-buffer'])
+            : await UdpFront.bind(
+                hp.host,
+                hp.port,
+                hp.family,
+                dispatcher.submit,
+                this.logger,
+                this.config.proxy['udp-receive-buffer']
+              )
       } catch (err) {
-        throw new EngineError('ENGINE_LISTEN', `dns: cannot bind UDP ${text}: ${(err as Error).message}`, { cause: err })
+        throw new EngineError('ENGINE_LISTEN', `dns: cannot bind UDP ${text}: ${(err as Error).message}`, {
+          cause: err
+        })
       }
       const port = udp.port
       try {
@@ -208,7 +230,9 @@ class FrontProcessServer implements DnsServer {
       } catch (err) {
         udp.close()
         if (hp.port === 0 && attempt < 10) continue
-        throw new EngineError('ENGINE_LISTEN', `dns: cannot listen on TCP ${text}: ${(err as Error).message}`, { cause: err })
+        throw new EngineError('ENGINE_LISTEN', `dns: cannot listen on TCP ${text}: ${(err as Error).message}`, {
+          cause: err
+        })
       }
       this.udp.push(udp)
       this.listeners.push({ host: hp.host, family: hp.family, port, udpReceiveBuffer: udp.receiveBufferSize })
@@ -217,20 +241,24 @@ class FrontProcessServer implements DnsServer {
     }
   }
 
-  async reload (config: Readonly<Config>, keys: readonly string[]): Promise<void> {
-    if (keys.includes('dnscache.forward')) await this.forwarder!.reconfigure(config.dnscache.forward.map((r) => parseHostPort(r, 53)))
+  async reload(config: Readonly<Config>, keys: readonly string[]): Promise<void> {
+    if (keys.includes('dnscache.forward'))
+      await this.forwarder!.reconfigure(config.dnscache.forward.map((r) => parseHostPort(r, 53)))
     if (keys.some((k) => k.startsWith('proxy.rate-limit'))) {
       const p = config.proxy
-      this.limiter = p['rate-limit'] > 0 ? new RateLimiter(p['rate-limit'], p['rate-limit-prefix-v4'], p['rate-limit-prefix-v6']) : null
+      this.limiter =
+        p['rate-limit'] > 0
+          ? new RateLimiter(p['rate-limit'], p['rate-limit-prefix-v4'], p['rate-limit-prefix-v6'])
+          : null
       this.dispatcher!.setRateLimit(this.limiter, p['rate-limit-action'])
     }
   }
 
-  generation (): number | undefined {
+  generation(): number | undefined {
     return this.store?.generation()
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     this.policy?.watcher.stop()
@@ -256,7 +284,7 @@ class FrontProcessServer implements DnsServer {
  * console.log(server.port)   // query 127.0.0.1:server.port over UDP or TCP
  * await server.close()
  */
-export async function startDnsServer (options: DnsServerOptions): Promise<DnsServer> {
+export async function startDnsServer(options: DnsServerOptions): Promise<DnsServer> {
   const server = new FrontProcessServer(options)
   try {
     await server.start(options)

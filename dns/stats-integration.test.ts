@@ -30,17 +30,23 @@ test('counts queries answered by the real DNS server in the reports', async (t: 
   t.assert.strictEqual((await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => now })).rows, 3)
   const time = new ReportTime('UTC')
   const d = time.dayOf(now)
-  t.assert.deepStrictEqual(activityByDay(db, 'alice', d, d).datasets, [{ label: 'Requests', data: [3] }, { label: 'Blocks', data: [1] }])
+  t.assert.deepStrictEqual(activityByDay(db, 'alice', d, d).datasets, [
+    { label: 'Requests', data: [3] },
+    { label: 'Blocks', data: [1] }
+  ])
   t.assert.deepStrictEqual(topDomains(db, 'alice', d, d, 'all').labels, ['news.example', 'x.ads.example'])
   const raw = rawLastHour(db, time, 'alice', now + 1)
-  t.assert.deepStrictEqual(raw.data.map((r) => [r[2], r[3], r[4], r[5]]), [
-    ['127.0.0.1', 'news.example', '', 'none'],
-    ['127.0.0.1', 'x.ads.example', 'ads.example', 'user-blacklist'],
-    ['127.0.0.1', 'news.example', '', 'none']
-  ])
+  t.assert.deepStrictEqual(
+    raw.data.map((r) => [r[2], r[3], r[4], r[5]]),
+    [
+      ['127.0.0.1', 'news.example', '', 'none'],
+      ['127.0.0.1', 'x.ads.example', 'ads.example', 'user-blacklist'],
+      ['127.0.0.1', 'news.example', '', 'none']
+    ]
+  )
 })
 
-test('sums a user\'s addresses, keeps anonymous addresses apart, and counts a moved address under its owner at query time', async (t: TestContext) => {
+test("sums a user's addresses, keeps anonymous addresses apart, and counts a moved address under its owner at query time", async (t: TestContext) => {
   const env = statsTestEnv(t)
   const w = await world(t)
   await w.store.write((wr) => wr.putList(null, 'black', ['evil.example']))
@@ -49,7 +55,9 @@ test('sums a user\'s addresses, keeps anonymous addresses apart, and counts a mo
   const querylog = createCsvQueryLog(env.config, silentLogger(), { flushIntervalMs: 0, controlPollMs: 0 })
   t.after(() => querylog.close())
   const s = await server(t, w, { querylog })
-  const from = async (address: string, name: string): Promise<void> => { await ask(s.port, name, 'A', { from: address }) }
+  const from = async (address: string, name: string): Promise<void> => {
+    await ask(s.port, name, 'A', { from: address })
+  }
   // alice, from three addresses.
   await from('127.0.0.1', 'www.news.example')
   await from('127.0.0.2', 'www.news.example')
@@ -79,47 +87,109 @@ test('sums a user\'s addresses, keeps anonymous addresses apart, and counts a mo
   const d = time.dayOf(now)
   const domains = (user: string, filter: 'all' | 'www'): unknown => topDomains(db, user, d, d, filter)
 
-  t.assert.deepStrictEqual(activityByDay(db, 'alice', d, d).datasets, [{ label: 'Requests', data: [4] }, { label: 'Blocks', data: [1] }])
+  t.assert.deepStrictEqual(activityByDay(db, 'alice', d, d).datasets, [
+    { label: 'Requests', data: [4] },
+    { label: 'Blocks', data: [1] }
+  ])
   t.assert.deepStrictEqual(domains('alice', 'all'), {
     labels: ['www.news.example', 'moved.example', 'x.ads.example'],
-    datasets: [{ label: 'Requests', data: [2, 1, 1] }, { label: 'NXdomain', data: [0, 0, 0] }, { label: 'Blocks', data: [0, 0, 1] }]
+    datasets: [
+      { label: 'Requests', data: [2, 1, 1] },
+      { label: 'NXdomain', data: [0, 0, 0] },
+      { label: 'Blocks', data: [0, 0, 1] }
+    ]
   })
   t.assert.deepStrictEqual(domains('alice', 'www'), {
     labels: ['www.news.example'],
-    datasets: [{ label: 'Requests', data: [2] }, { label: 'NXdomain', data: [0] }, { label: 'Blocks', data: [0] }]
+    datasets: [
+      { label: 'Requests', data: [2] },
+      { label: 'NXdomain', data: [0] },
+      { label: 'Blocks', data: [0] }
+    ]
   })
-  t.assert.deepStrictEqual(activityByDay(db, 'bob', d, d).datasets, [{ label: 'Requests', data: [2] }, { label: 'Blocks', data: [0] }])
+  t.assert.deepStrictEqual(activityByDay(db, 'bob', d, d).datasets, [
+    { label: 'Requests', data: [2] },
+    { label: 'Blocks', data: [0] }
+  ])
   t.assert.deepStrictEqual(domains('bob', 'all'), {
     labels: ['moved.example', 'www.bob.example'],
-    datasets: [{ label: 'Requests', data: [1, 1] }, { label: 'NXdomain', data: [0, 0] }, { label: 'Blocks', data: [0, 0] }]
+    datasets: [
+      { label: 'Requests', data: [1, 1] },
+      { label: 'NXdomain', data: [0, 0] },
+      { label: 'Blocks', data: [0, 0] }
+    ]
   })
-  t.assert.deepStrictEqual(activityByDay(db, ANONYMOUS_USER, d, d).datasets, [{ label: 'Requests', data: [4] }, { label: 'Blocks', data: [1] }])
+  t.assert.deepStrictEqual(activityByDay(db, ANONYMOUS_USER, d, d).datasets, [
+    { label: 'Requests', data: [4] },
+    { label: 'Blocks', data: [1] }
+  ])
   t.assert.deepStrictEqual(domains(ANONYMOUS_USER, 'all'), {
     labels: ['anon.example', 'evil.example', 'nx.invalid'],
-    datasets: [{ label: 'Requests', data: [2, 1, 1] }, { label: 'NXdomain', data: [0, 0, 1] }, { label: 'Blocks', data: [0, 1, 0] }]
+    datasets: [
+      { label: 'Requests', data: [2, 1, 1] },
+      { label: 'NXdomain', data: [0, 0, 1] },
+      { label: 'Blocks', data: [0, 1, 0] }
+    ]
   })
-  t.assert.deepStrictEqual(domains(ANONYMOUS_USER, 'www'), { labels: [], datasets: [{ label: 'Requests', data: [] }, { label: 'NXdomain', data: [] }, { label: 'Blocks', data: [] }] })
+  t.assert.deepStrictEqual(domains(ANONYMOUS_USER, 'www'), {
+    labels: [],
+    datasets: [
+      { label: 'Requests', data: [] },
+      { label: 'NXdomain', data: [] },
+      { label: 'Blocks', data: [] }
+    ]
+  })
   const rows = (user: string): string[][] => rawLastHour(db, time, user, now + 1).data.map((r) => [r[2], r[3]])
   t.assert.deepStrictEqual(rows('alice'), [
-    ['127.0.0.1', 'www.news.example'], ['127.0.0.2', 'www.news.example'], ['127.0.0.2', 'x.ads.example'], ['127.0.0.3', 'moved.example']
+    ['127.0.0.1', 'www.news.example'],
+    ['127.0.0.2', 'www.news.example'],
+    ['127.0.0.2', 'x.ads.example'],
+    ['127.0.0.3', 'moved.example']
   ])
-  t.assert.deepStrictEqual(rows('bob'), [['127.0.0.4', 'www.bob.example'], ['127.0.0.3', 'moved.example']])
+  t.assert.deepStrictEqual(rows('bob'), [
+    ['127.0.0.4', 'www.bob.example'],
+    ['127.0.0.3', 'moved.example']
+  ])
 
   // The same reports over HTTP from the real api role, on the store and statistics the test wrote.
   // Its import timer finds nothing left: the files above are imported and gone.
   const file = join(w.dir, 'api.yaml')
-  writeFileSync(file, [
-    'datafiles:', `  cats: ${CONF}`, '  language: en',
-    'common:', `  db: ${join(w.dir, 'db')}`,
-    'stats:', `  dir: ${env.config.stats.dir}`, `  db: ${env.config.stats.db}`, '  import-interval: 86400',
-    'api:', '  listen: 127.0.0.1:0', '  log: "-"', `  pid: ${join(w.dir, 'api.pid')}`
-  ].join('\n'))
+  writeFileSync(
+    file,
+    [
+      'datafiles:',
+      `  cats: ${CONF}`,
+      '  language: en',
+      'common:',
+      `  db: ${join(w.dir, 'db')}`,
+      'stats:',
+      `  dir: ${env.config.stats.dir}`,
+      `  db: ${env.config.stats.db}`,
+      '  import-interval: 86400',
+      'api:',
+      '  listen: 127.0.0.1:0',
+      '  log: "-"',
+      `  pid: ${join(w.dir, 'api.pid')}`
+    ].join('\n')
+  )
   const api = await startRole(t, 'api', file)
   const day = formatDay(d)
-  t.assert.deepStrictEqual(await getJson(`${api.url}/users/alice/stat/domains/www?from=${day}&to=${day}`), { status: 200, body: domains('alice', 'www') })
+  t.assert.deepStrictEqual(await getJson(`${api.url}/users/alice/stat/domains/www?from=${day}&to=${day}`), {
+    status: 200,
+    body: domains('alice', 'www')
+  })
   t.assert.deepStrictEqual(await getJson(`${api.url}/users/bob/stat/activity/day?from=${day}&to=${day}`), {
     status: 200,
-    body: { labels: [day], datasets: [{ label: 'Requests', data: [2] }, { label: 'Blocks', data: [0] }] }
+    body: {
+      labels: [day],
+      datasets: [
+        { label: 'Requests', data: [2] },
+        { label: 'Blocks', data: [0] }
+      ]
+    }
   })
-  t.assert.deepStrictEqual(await getJson(`${api.url}/users/${encodeURIComponent(ANONYMOUS_USER)}/stat/domains/all?from=${day}&to=${day}`), { status: 200, body: domains(ANONYMOUS_USER, 'all') })
+  t.assert.deepStrictEqual(
+    await getJson(`${api.url}/users/${encodeURIComponent(ANONYMOUS_USER)}/stat/domains/all?from=${day}&to=${day}`),
+    { status: 200, body: domains(ANONYMOUS_USER, 'all') }
+  )
 })

@@ -7,15 +7,20 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { silentLogger } from '../engine/log/index.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { FrameReader, frame } from '../engine/wire/index.js'
-import { TcpFront, kTcpFramesPerTurn } from './tcp-front.js'
+import { TcpFront, TCP_FRAMES_PER_TURN } from './tcp-front.js'
 
-test('pipelined bursts on several connections are taken at most kTcpFramesPerTurn frames per event-loop turn between them, and every frame is answered in order', async (t: TestContext) => {
+test('pipelined bursts on several connections are taken at most TCP_FRAMES_PER_TURN frames per event-loop turn between them, and every frame is answered in order', async (t: TestContext) => {
   // An event-loop turn counter: one tick per check phase.
   let turn = 0
   let ticking = true
-  const tick = (): void => { turn++; if (ticking) setImmediate(tick) }
+  const tick = (): void => {
+    turn++
+    if (ticking) setImmediate(tick)
+  }
   setImmediate(tick)
-  t.after(() => { ticking = false })
+  t.after(() => {
+    ticking = false
+  })
 
   const perTurn = new Map<number, number>()
   const front = new TcpFront({
@@ -26,7 +31,7 @@ test('pipelined bursts on several connections are taken at most kTcpFramesPerTur
     logger: silentLogger(),
     onQuery: (msg, peer) => {
       perTurn.set(turn, (perTurn.get(turn) ?? 0) + 1)
-      peer.channel.send(peer, msg, msg.length, true)   // answered at once, as a blocked name is
+      peer.channel.send(peer, msg, msg.length, true) // answered at once, as a blocked name is
     }
   })
   t.after(() => front.close())
@@ -38,12 +43,16 @@ test('pipelined bursts on several connections are taken at most kTcpFramesPerTur
   const bursts = [1500, 300, 300, 300, 300, 300, 300, 300, 300]
   const answered = await Promise.all(bursts.map(async (n, c) => await pipeline(t, port, c, n)))
   for (const [c, ids] of answered.entries()) {
-    t.assert.deepStrictEqual(ids, Array.from({ length: bursts[c]! }, (_, i) => i), `connection ${c}`)
+    t.assert.deepStrictEqual(
+      ids,
+      Array.from({ length: bursts[c]! }, (_, i) => i),
+      `connection ${c}`
+    )
   }
   const most = Math.max(...perTurn.values())
-  t.assert.ok(most <= kTcpFramesPerTurn, `${most} frames in one turn`)
+  t.assert.ok(most <= TCP_FRAMES_PER_TURN, `${most} frames in one turn`)
   const total = bursts.reduce((a, b) => a + b, 0)
-  t.assert.ok(perTurn.size >= Math.ceil(total / kTcpFramesPerTurn), `${perTurn.size} turns`)
+  t.assert.ok(perTurn.size >= Math.ceil(total / TCP_FRAMES_PER_TURN), `${perTurn.size} turns`)
 })
 
 test('a frame over the size cap closes the connection even when a later turn reaches it', async (t: TestContext) => {
@@ -54,7 +63,9 @@ test('a frame over the size cap closes the connection even when a later turn rea
     messageTimeoutMs: 60_000,
     maxFrame: 512,
     logger: silentLogger(),
-    onQuery: (msg, peer) => { peer.channel.send(peer, msg, msg.length, true) }
+    onQuery: (msg, peer) => {
+      peer.channel.send(peer, msg, msg.length, true)
+    }
   })
   t.after(() => front.close())
   const port = await releasedPort()
@@ -64,19 +75,21 @@ test('a frame over the size cap closes the connection even when a later turn rea
   await once(sock, 'connect')
   const frames: Buffer[] = []
   // More frames than one turn takes, then a length prefix over the cap.
-  for (let i = 0; i < 4 * kTcpFramesPerTurn; i++) frames.push(frame(Buffer.alloc(12)))
+  for (let i = 0; i < 4 * TCP_FRAMES_PER_TURN; i++) frames.push(frame(Buffer.alloc(12)))
   frames.push(Buffer.from([0x10, 0x00]))
   let bytes = 0
-  sock.on('data', (d: Buffer) => { bytes += d.length })
+  sock.on('data', (d: Buffer) => {
+    bytes += d.length
+  })
   sock.write(Buffer.concat(frames))
   const closed = await Promise.race([once(sock, 'close').then(() => true), sleep(5000, false, { ref: false })])
   t.assert.ok(closed, 'the connection was closed at the oversized frame')
-  t.assert.strictEqual(bytes, 4 * kTcpFramesPerTurn * 14, 'every frame before the oversized one was answered')
+  t.assert.strictEqual(bytes, 4 * TCP_FRAMES_PER_TURN * 14, 'every frame before the oversized one was answered')
 })
 
 // Connection `c` writes `n` frames (IDs 0..n-1, connection number in the second word) in one write
 // and resolves with the IDs of the answers in the order they came.
-async function pipeline (t: TestContext, port: number, c: number, n: number): Promise<number[]> {
+async function pipeline(t: TestContext, port: number, c: number, n: number): Promise<number[]> {
   const burst: Buffer[] = []
   for (let i = 0; i < n; i++) {
     const msg = Buffer.alloc(12)
@@ -96,6 +109,6 @@ async function pipeline (t: TestContext, port: number, c: number, n: number): Pr
       if (ids.length >= n) resolve(ids)
     })
   })
-  sock.write(Buffer.concat(burst))   // one write: on loopback it arrives in one or two reads
+  sock.write(Buffer.concat(burst)) // one write: on loopback it arrives in one or two reads
   return await done
 }

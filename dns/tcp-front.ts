@@ -7,12 +7,12 @@
  * resynchronised).
  *
  * What one client may cost is bounded, whatever it does:
- * - Back-pressure. A query counts against the connection's in-flight cap (kMaxTcpInflight) until
+ * - Back-pressure. A query counts against the connection's in-flight cap (MAX_TCP_INFLIGHT) until
  *   its answer is handed to the socket, and the answers the socket holds because the client does
- *   not read count too: past kMaxTcpBuffered bytes waiting to be written, or kMaxTcpInflight
+ *   not read count too: past MAX_TCP_BUFFERED bytes waiting to be written, or MAX_TCP_INFLIGHT
  *   queries in flight, the connection stops reading (frames already received wait in its reader),
  *   and reading resumes on 'drain'. A pipelining client that never reads therefore holds at most
- *   about kMaxTcpBuffered + one read chunk + kMaxTcpInflight forwarded queries, and the kernel's
+ *   about MAX_TCP_BUFFERED + one read chunk + MAX_TCP_INFLIGHT forwarded queries, and the kernel's
  *   socket buffers; its connection is then idle (nothing moves) and closed by the idle timeout.
  * - Deadlines not reset by each byte (slowloris). A message that has begun must be complete
  *   within `tcp-message-timeout`; a connection with nothing in flight, nothing to write and no
@@ -20,7 +20,7 @@
  *   client dribbling one byte every few seconds is closed at the message deadline.
  * - A share of the event loop. One read can carry a thousand pipelined frames; answered one after
  *   another they would hold the loop for milliseconds while every UDP client waits. The connections
- *   of a front take at most kTcpFramesPerTurn frames between them per event-loop turn; one that
+ *   of a front take at most TCP_FRAMES_PER_TURN frames between them per event-loop turn; one that
  *   finds the turn's budget spent pauses and goes on in a later turn (setImmediate, after the
  *   turn's other I/O), in the order they ran out, so a thousand busy connections cannot add up
  *   to a long turn either.
@@ -39,15 +39,15 @@ import { TcpSlots, type SlotHolder } from './tcp-slots.js'
 import type { TcpSlotCounts } from '../engine/metrics/index.js'
 
 /** Largest TCP query frame accepted by default; real queries are < 600 bytes. */
-export const kMaxTcpQueryFrame = 4096
+export const MAX_TCP_QUERY_FRAME = 4096
 /** Queries one TCP connection may have in flight before we stop reading from it. */
-export const kMaxTcpInflight = 64
+export const MAX_TCP_INFLIGHT = 64
 /** Answer bytes waiting for a slow reader before we stop reading its queries. */
-export const kMaxTcpBuffered = 64 * 1024
+export const MAX_TCP_BUFFERED = 64 * 1024
 /** Frames the TCP connections of one front may take between them per event-loop turn. */
-export const kTcpFramesPerTurn = 64
+export const TCP_FRAMES_PER_TURN = 64
 /** How often the deadlines are checked. */
-const kSweepMs = 250
+const SWEEP_MS = 250
 
 export interface TcpFrontOptions {
   maxConnections: number
@@ -63,17 +63,17 @@ export interface TcpFrontOptions {
 
 /** The frames left for this event-loop turn, and the connections waiting for the next one. */
 class TurnBudget {
-  left = kTcpFramesPerTurn
+  left = TCP_FRAMES_PER_TURN
   private waiting: TcpConnection[] = []
   private scheduled = false
 
   /** `c` found the budget spent: it goes on in a later turn. */
-  wait (c: TcpConnection): void {
+  wait(c: TcpConnection): void {
     this.waiting.push(c)
     this.schedule()
   }
 
-  private schedule (): void {
+  private schedule(): void {
     if (this.scheduled) return
     this.scheduled = true
     setImmediate(this.nextTurn)
@@ -81,11 +81,11 @@ class TurnBudget {
 
   private readonly nextTurn = (): void => {
     this.scheduled = false
-    this.left = kTcpFramesPerTurn
+    this.left = TCP_FRAMES_PER_TURN
     const list = this.waiting
     this.waiting = []
     let i = 0
-    while (i < list.length && this.left > 0) list[i++]!.continueTurn()   // i < length
+    while (i < list.length && this.left > 0) list[i++]!.continueTurn() // i < length
     if (i < list.length) {
       // Those not reached go first next time, before the ones that ran out again in this turn.
       this.waiting = list.slice(i).concat(this.waiting)
@@ -120,7 +120,13 @@ class TcpConnection implements PeerChannel, SlotHolder {
     this.sock.uncork()
   }
 
-  constructor (sock: Socket, maxFrame: number, onQuery: QueryHandler, budget: TurnBudget, tooLarge: (c: TcpConnection) => void) {
+  constructor(
+    sock: Socket,
+    maxFrame: number,
+    onQuery: QueryHandler,
+    budget: TurnBudget,
+    tooLarge: (c: TcpConnection) => void
+  ) {
     this.budget = budget
     this.tooLarge = tooLarge
     this.sock = sock
@@ -130,7 +136,7 @@ class TcpConnection implements PeerChannel, SlotHolder {
     this.lastActive = Date.now()
   }
 
-  send (_peer: Peer, buf: Buffer, len: number, _copy: boolean): void {
+  send(_peer: Peer, buf: Buffer, len: number, _copy: boolean): void {
     if (!this.closed) {
       if (!this.corked) {
         this.corked = true
@@ -143,33 +149,35 @@ class TcpConnection implements PeerChannel, SlotHolder {
     this.skip(_peer)
   }
 
-  own (msg: Buffer): Buffer { return msg }
+  own(msg: Buffer): Buffer {
+    return msg
+  }
 
   // One query of this connection is done (answered or not): free its in-flight slot.
-  skip (_peer: Peer): void {
+  skip(_peer: Peer): void {
     this.inflight--
     if (this.sock.isPaused() && !this.closed && !this.yielding && !this.pumping && this.canRead()) this.resume()
   }
 
   /** Nothing in flight, no unread bytes (for the table: it only holds its slot). */
-  isIdle (): boolean {
+  isIdle(): boolean {
     return this.inflight <= 0 && this.reader.bufferedBytes === 0
   }
 
-  evict (): void {
+  evict(): void {
     this.closed = true
     this.sock.destroy()
   }
 
   /** Whether another query may be taken: in-flight and buffered-answer caps. */
-  canRead (): boolean {
-    return this.inflight < kMaxTcpInflight && this.sock.writableLength <= kMaxTcpBuffered
+  canRead(): boolean {
+    return this.inflight < MAX_TCP_INFLIGHT && this.sock.writableLength <= MAX_TCP_BUFFERED
   }
 
   // Takes the frames already received, while the caps allow; the rest wait in the reader.
   // A message's deadline starts with its first byte: partialSince is cleared by each complete
   // message and set when bytes of the next one wait (not when whole frames wait for our caps).
-  pump (): void {
+  pump(): void {
     this.pumping = true
     try {
       this.take()
@@ -178,7 +186,7 @@ class TcpConnection implements PeerChannel, SlotHolder {
     }
   }
 
-  private take (): void {
+  private take(): void {
     while (!this.closed && !this.yielding && this.canRead()) {
       if (this.budget.left <= 0) {
         if (this.reader.bufferedBytes > 0) this.yieldTurn()
@@ -200,19 +208,19 @@ class TcpConnection implements PeerChannel, SlotHolder {
     else if (this.partialSince === 0) this.partialSince = Date.now()
   }
 
-  private yieldTurn (): void {
+  private yieldTurn(): void {
     this.yielding = true
     this.sock.pause()
     this.budget.wait(this)
   }
 
   /** The budget has frames again. */
-  continueTurn (): void {
+  continueTurn(): void {
     this.yielding = false
     if (!this.closed && this.canRead()) this.resume()
   }
 
-  resume (): void {
+  resume(): void {
     this.pump()
     if (this.canRead() && !this.yielding) this.sock.resume()
   }
@@ -225,22 +233,29 @@ export class TcpFront {
   private readonly slots: TcpSlots<TcpConnection>
   private readonly budget = new TurnBudget()
   private readonly tooLarge = (c: TcpConnection): void => {
-    this.o.logger.debug({ length: c.reader.oversizedLength, client: c.sock.remoteAddress }, 'dns tcp frame too large; closing')
+    this.o.logger.debug(
+      { length: c.reader.oversizedLength, client: c.sock.remoteAddress },
+      'dns tcp frame too large; closing'
+    )
     c.closed = true
     c.sock.destroy()
   }
   private readonly sweeper: NodeJS.Timeout
   private closed = false
 
-  constructor (o: TcpFrontOptions) {
+  constructor(o: TcpFrontOptions) {
     this.o = o
-    this.slots = new TcpSlots({ max: o.maxConnections, perSource: o.maxPerSource ?? o.maxConnections, idleTimeoutMs: o.idleTimeoutMs })
-    this.sweeper = setInterval(() => this.sweep(), Math.min(kSweepMs, o.messageTimeoutMs >> 1, o.idleTimeoutMs >> 1))
+    this.slots = new TcpSlots({
+      max: o.maxConnections,
+      perSource: o.maxPerSource ?? o.maxConnections,
+      idleTimeoutMs: o.idleTimeoutMs
+    })
+    this.sweeper = setInterval(() => this.sweep(), Math.min(SWEEP_MS, o.messageTimeoutMs >> 1, o.idleTimeoutMs >> 1))
     this.sweeper.unref()
   }
 
   /** Listens on `host:port`; throws the listen error (the server is not kept). */
-  async listen (host: string, port: number, family: 4 | 6): Promise<void> {
+  async listen(host: string, port: number, family: 4 | 6): Promise<void> {
     const tcp = createServer({ noDelay: true }, (sock) => this.onConnection(sock))
     try {
       tcp.listen({ host, port, ipv6Only: family === 6 })
@@ -253,8 +268,11 @@ export class TcpFront {
     this.servers.push(tcp)
   }
 
-  private onConnection (sock: Socket): void {
-    if (this.closed) { sock.destroy(); return }
+  private onConnection(sock: Socket): void {
+    if (this.closed) {
+      sock.destroy()
+      return
+    }
     const c = new TcpConnection(sock, this.o.maxFrame, this.o.onQuery, this.budget, this.tooLarge)
     sock.on('error', () => {})
     if (!this.slots.admit(c, sock.remoteAddress ?? '')) {
@@ -279,15 +297,19 @@ export class TcpFront {
   }
 
   /** Connections refused and evicted so far, by reason (for /metrics). */
-  get slotCounts (): TcpSlotCounts { return this.slots.totals }
+  get slotCounts(): TcpSlotCounts {
+    return this.slots.totals
+  }
 
   /** Open client connections. */
-  get connectionCount (): number { return this.slots.size }
+  get connectionCount(): number {
+    return this.slots.size
+  }
 
   // The deadlines, one timer for all connections (no per-connection timer to reset per byte).
-  private sweep (): void {
+  private sweep(): void {
     const now = Date.now()
-    const idleMs = this.slots.idleTimeoutMs()   // shorter as the table fills
+    const idleMs = this.slots.idleTimeoutMs() // shorter as the table fills
     for (const c of this.slots.holders()) {
       if (c.closed) continue
       if (c.partialSince !== 0 && now - c.partialSince > this.o.messageTimeoutMs) {
@@ -300,7 +322,7 @@ export class TcpFront {
     }
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     this.closed = true
     clearInterval(this.sweeper)
     const closing = this.servers.map(async (s) => await new Promise<void>((resolve) => s.close(() => resolve())))

@@ -8,9 +8,15 @@ class Holder implements SlotHolder {
   partialSince = 0
   busy = false
   evicted = false
-  constructor (lastActive: number) { this.lastActive = lastActive }
-  isIdle (): boolean { return !this.busy && this.partialSince === 0 }
-  evict (): void { this.evicted = true }
+  constructor(lastActive: number) {
+    this.lastActive = lastActive
+  }
+  isIdle(): boolean {
+    return !this.busy && this.partialSince === 0
+  }
+  evict(): void {
+    this.evicted = true
+  }
 }
 
 test('a source is an IPv4 address or an IPv6 /64 (an IPv4-mapped address counts as its IPv4)', (t: TestContext) => {
@@ -28,27 +34,37 @@ test('a source holds at most tcp-max-per-source slots; a released slot is its ow
   t.assert.strictEqual(slots.admit(new Holder(4), '2001:db8::99'), false, 'the same /64')
   t.assert.ok(slots.admit(new Holder(5), '2001:db8:0:1::1'), 'another /64')
   slots.release(mine[0]!)
-  slots.release(mine[0]!)   // twice: no effect
+  slots.release(mine[0]!) // twice: no effect
   t.assert.ok(slots.admit(new Holder(6), '2001:db8::7'))
   t.assert.strictEqual(slots.admit(new Holder(7), '2001:db8::8'), false)
   t.assert.deepStrictEqual(slots.totals, { refusedPerSource: 2, refusedFull: 0, evictedIdle: 0, evictedSlow: 0 })
-  t.assert.ok(mine.every((h) => !h.evicted), 'the cap refuses the newcomer; it closes nobody')
+  t.assert.ok(
+    mine.every((h) => !h.evicted),
+    'the cap refuses the newcomer; it closes nobody'
+  )
 })
 
 test('a full table closes the oldest idle connection, else the oldest unfinished message, else refuses', (t: TestContext) => {
   const slots = new TcpSlots<Holder>({ max: 4, perSource: 4, idleTimeoutMs: 10_000 })
   const [a, b, c, d] = [40, 10, 30, 20].map((at) => new Holder(at)) as [Holder, Holder, Holder, Holder]
-  a.busy = true                           // a query in flight: never closed
-  c.partialSince = 35                     // unfinished message since 35
-  d.partialSince = 25                     // unfinished message since 25
+  a.busy = true // a query in flight: never closed
+  c.partialSince = 35 // unfinished message since 35
+  d.partialSince = 25 // unfinished message since 25
   for (const [i, h] of [a, b, c, d].entries()) t.assert.ok(slots.admit(h, `10.0.0.${i}`))
   t.assert.ok(slots.admit(new Holder(50), '10.0.1.1'))
-  t.assert.deepStrictEqual([a, b, c, d].map((h) => h.evicted), [false, true, false, false], 'the idle one first')
+  t.assert.deepStrictEqual(
+    [a, b, c, d].map((h) => h.evicted),
+    [false, true, false, false],
+    'the idle one first'
+  )
   // No idle connection left but the newcomer; make it busy too.
   for (const h of slots.holders()) if (h.isIdle()) h.busy = true
   t.assert.ok(slots.admit(new Holder(60), '10.0.1.2'))
   t.assert.ok(d.evicted && !c.evicted, 'then the unfinished message that began first')
-  for (const h of slots.holders()) { h.busy = true; h.partialSince = 0 }
+  for (const h of slots.holders()) {
+    h.busy = true
+    h.partialSince = 0
+  }
   t.assert.strictEqual(slots.admit(new Holder(70), '10.0.1.3'), false, 'every connection is waiting for answers')
   t.assert.strictEqual(slots.size, 4)
   t.assert.deepStrictEqual(slots.totals, { refusedPerSource: 0, refusedFull: 1, evictedIdle: 1, evictedSlow: 1 })

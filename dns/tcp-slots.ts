@@ -25,9 +25,9 @@ export interface SlotHolder {
   /** Date.now() when its unfinished message began, or 0. */
   readonly partialSince: number
   /** Nothing asked and unanswered, no unread bytes: it only holds its slot. */
-  isIdle (): boolean
+  isIdle(): boolean
   /** Closes it now (the table has already given up its slot). */
-  evict (): void
+  evict(): void
 }
 
 export interface TcpSlotOptions {
@@ -40,13 +40,13 @@ export interface TcpSlotOptions {
 }
 
 /** The idle timeout at a full table, as a share of the configured one. */
-const kFullTableIdleShare = 0.1
+const FULL_TABLE_IDLE_SHARE = 0.1
 
 /** What a source is counted by: the IPv4 address, or the first 64 bits of an IPv6 address. */
-export function sourceKey (address: string): string {
+export function sourceKey(address: string): string {
   if (!address.includes(':')) return address
   const dot = address.lastIndexOf('.')
-  if (dot >= 0) return address.slice(address.lastIndexOf(':') + 1)   // IPv4-mapped (::ffff:a.b.c.d)
+  if (dot >= 0) return address.slice(address.lastIndexOf(':') + 1) // IPv4-mapped (::ffff:a.b.c.d)
   const b = Buffer.alloc(16)
   if (!parseIPv6Into(address, b, 0)) return address
   return b.toString('hex', 0, 8) + '::/64'
@@ -59,23 +59,29 @@ export class TcpSlots<H extends SlotHolder> {
   private readonly perSource = new Map<string, number>()
   private readonly counts = { refusedPerSource: 0, refusedFull: 0, evictedIdle: 0, evictedSlow: 0 }
 
-  constructor (o: TcpSlotOptions) {
+  constructor(o: TcpSlotOptions) {
     this.o = o
   }
 
-  get size (): number { return this.held.size }
+  get size(): number {
+    return this.held.size
+  }
 
   /** Refused and evicted connections so far, by reason. */
-  get totals (): TcpSlotCounts { return { ...this.counts } }
+  get totals(): TcpSlotCounts {
+    return { ...this.counts }
+  }
 
-  holders (): IterableIterator<H> { return this.held.keys() }
+  holders(): IterableIterator<H> {
+    return this.held.keys()
+  }
 
   /**
    * Gives `holder`, a new connection from `address`, a slot: true, or false when it must be
    * closed (its source holds its cap, or the table is full of busy connections). May evict one
    * connection to make room.
    */
-  admit (holder: H, address: string): boolean {
+  admit(holder: H, address: string): boolean {
     const key = sourceKey(address)
     const n = this.perSource.get(key) ?? 0
     if (n >= this.o.perSource) {
@@ -92,7 +98,7 @@ export class TcpSlots<H extends SlotHolder> {
   }
 
   /** `holder` closed: its slot is free (a second call, or one for an evicted holder, does nothing). */
-  release (holder: H): void {
+  release(holder: H): void {
     const key = this.held.get(holder)
     if (key === undefined) return
     this.held.delete(holder)
@@ -102,15 +108,15 @@ export class TcpSlots<H extends SlotHolder> {
   }
 
   /** The idle timeout for the table as full as it is now, ms. */
-  idleTimeoutMs (): number {
+  idleTimeoutMs(): number {
     const fill = this.held.size / this.o.max
     if (fill <= 0.5) return this.o.idleTimeoutMs
-    const share = 1 - (1 - kFullTableIdleShare) * Math.min(1, (fill - 0.5) * 2)
+    const share = 1 - (1 - FULL_TABLE_IDLE_SHARE) * Math.min(1, (fill - 0.5) * 2)
     return Math.max(1, Math.round(this.o.idleTimeoutMs * share))
   }
 
   // Closes the oldest idle connection, else the one whose unfinished message began first.
-  private makeRoom (): boolean {
+  private makeRoom(): boolean {
     let idle: H | null = null
     let slow: H | null = null
     for (const h of this.held.keys()) {

@@ -15,14 +15,18 @@ export class UdpFront implements PeerChannel {
   private readonly socket: Socket
   private closed = false
 
-  private constructor (socket: Socket) {
+  private constructor(socket: Socket) {
     this.socket = socket
     this.port = socket.address().port
   }
 
   /** The receive buffer as the kernel set it (bytes). */
-  get receiveBufferSize (): number {
-    try { return this.socket.getRecvBufferSize() } catch { return 0 }
+  get receiveBufferSize(): number {
+    try {
+      return this.socket.getRecvBufferSize()
+    } catch {
+      return 0
+    }
   }
 
   /**
@@ -30,8 +34,19 @@ export class UdpFront implements PeerChannel {
    * kernel's default, about 208 KiB, which a burst of a few hundred packets overflows; Linux caps
    * the request at net.core.rmem_max); throws the bind error.
    */
-  static async bind (host: string, port: number, family: 4 | 6, onQuery: QueryHandler, logger: Logger, receiveBuffer = 0): Promise<UdpFront> {
-    const udp = createSocket({ type: family === 4 ? 'udp4' : 'udp6', ipv6Only: family === 6, ...(receiveBuffer > 0 ? { recvBufferSize: receiveBuffer } : {}) })
+  static async bind(
+    host: string,
+    port: number,
+    family: 4 | 6,
+    onQuery: QueryHandler,
+    logger: Logger,
+    receiveBuffer = 0
+  ): Promise<UdpFront> {
+    const udp = createSocket({
+      type: family === 4 ? 'udp4' : 'udp6',
+      ipv6Only: family === 6,
+      ...(receiveBuffer > 0 ? { recvBufferSize: receiveBuffer } : {})
+    })
     try {
       udp.bind(port, host)
       await once(udp, 'listening')
@@ -40,12 +55,14 @@ export class UdpFront implements PeerChannel {
       throw err
     }
     const front = new UdpFront(udp)
-    udp.on('message', (msg: Buffer, rinfo: RemoteInfo) => { onQuery(msg, new Peer(front, rinfo.address, rinfo.port)) })
+    udp.on('message', (msg: Buffer, rinfo: RemoteInfo) => {
+      onQuery(msg, new Peer(front, rinfo.address, rinfo.port))
+    })
     udp.on('error', (err) => logger.error({ err }, 'dns udp socket error'))
     return front
   }
 
-  send (peer: Peer, buf: Buffer, len: number, copy: boolean): void {
+  send(peer: Peer, buf: Buffer, len: number, copy: boolean): void {
     if (this.closed) return
     // dgram may queue the buffer: a scratch buffer is copied.
     const out = copy ? Buffer.allocUnsafe(len) : buf
@@ -53,11 +70,13 @@ export class UdpFront implements PeerChannel {
     this.socket.send(out, 0, len, peer.port, peer.address)
   }
 
-  skip (_peer: Peer): void {}
+  skip(_peer: Peer): void {}
 
-  own (msg: Buffer): Buffer { return msg }
+  own(msg: Buffer): Buffer {
+    return msg
+  }
 
-  close (): void {
+  close(): void {
     if (this.closed) return
     this.closed = true
     this.socket.close()

@@ -10,11 +10,18 @@ import { dig, digMissing, query, server, udpAsk, world } from './testing/harness
 // 64,000 over TCP. 'polite.example' from one that answers TC over UDP and 64,000 bytes over TCP.
 const stub = { large: { 'big.example': { udp: 60_000, tcp: 64_000 }, 'polite.example': { udp: 0, tcp: 64_000 } } }
 
-interface DigAnswer { tc: boolean, size: number, answers: number }
+interface DigAnswer {
+  tc: boolean
+  size: number
+  answers: number
+}
 
-async function digTxt (t: TestContext, port: number, name: string, flags: string[]): Promise<DigAnswer | undefined> {
+async function digTxt(t: TestContext, port: number, name: string, flags: string[]): Promise<DigAnswer | undefined> {
   const out = await dig(['@127.0.0.1', '-p', String(port), '+tries=1', '+time=5', ...flags, name, 'TXT'])
-  if (out === undefined) { digMissing(t); return undefined }
+  if (out === undefined) {
+    digMissing(t)
+    return undefined
+  }
   const header = /;; flags:([^;]*);.*ANSWER: (\d+)/.exec(out)
   const size = /;; MSG SIZE\s+rcvd: (\d+)/.exec(out)
   t.assert.ok(header !== null && size !== null, `dig ${flags.join(' ')} ${name}:\n${out}`)
@@ -22,13 +29,19 @@ async function digTxt (t: TestContext, port: number, name: string, flags: string
 }
 
 /** Registers the UDP size cases; udp-size.native.test.ts and udp-size.dgram.test.ts run them on each UDP I/O path. */
-export function udpSizeSuite (): void {
-  test('an upstream answer larger than the client\'s UDP size is sent truncated with TC (512 without EDNS); over TCP it goes out whole', async (t: TestContext) => {
+export function udpSizeSuite(): void {
+  test("an upstream answer larger than the client's UDP size is sent truncated with TC (512 without EDNS); over TCP it goes out whole", async (t: TestContext) => {
     const w = await world(t, { stub })
     const metrics = new DnsMetrics()
     const s = await server(t, w, { metrics })
     const seen: string[] = []
-    for (const [flags, limit] of [[['+bufsize=512'], 512], [['+bufsize=1232'], 1232], [['+bufsize=4096'], 4096], [['+noedns'], 512], [['+bufsize=100'], 512]] as const) {
+    for (const [flags, limit] of [
+      [['+bufsize=512'], 512],
+      [['+bufsize=1232'], 1232],
+      [['+bufsize=4096'], 4096],
+      [['+noedns'], 512],
+      [['+bufsize=100'], 512]
+    ] as const) {
       const a = await digTxt(t, s.port, 'big.example', [...flags, '+ignore'])
       if (a === undefined) return
       t.assert.ok(a.tc, `${flags.join(' ')}: TC set`)
@@ -46,16 +59,22 @@ export function udpSizeSuite (): void {
     t.assert.ok(tcp !== undefined && !tcp.tc && tcp.size > 59_000 && tcp.answers > 50, `+tcp: ${JSON.stringify(tcp)}`)
     // Without +ignore, dig sees TC and asks again over TCP itself: the whole answer.
     const retried = await digTxt(t, s.port, 'big.example', ['+bufsize=1232'])
-    t.assert.ok(retried !== undefined && !retried.tc && retried.size > 59_000, `retry over TCP: ${JSON.stringify(retried)}`)
+    t.assert.ok(
+      retried !== undefined && !retried.tc && retried.size > 59_000,
+      `retry over TCP: ${JSON.stringify(retried)}`
+    )
     t.diagnostic(`a ${roomy.length}-byte upstream answer over UDP: ${seen.join('; ')}; over TCP ${tcp.size} bytes`)
   })
 
-  test('the truncated answer keeps the client\'s ID and question, with an OPT only when the query had one', async (t: TestContext) => {
+  test("the truncated answer keeps the client's ID and question, with an OPT only when the query had one", async (t: TestContext) => {
     const w = await world(t, { stub })
     const s = await server(t, w)
     const withEdns = await udpAsk(s.port, query('Big.Example', 'TXT', { id: 0x1234, edns: { udpPayloadSize: 1232 } }))
     const p = dnsPacket.decode(withEdns)
-    t.assert.deepStrictEqual([p.id, p.flag_tc, p.flag_qr, p.questions?.[0]?.name, p.answers?.length], [0x1234, true, true, 'Big.Example', 0])
+    t.assert.deepStrictEqual(
+      [p.id, p.flag_tc, p.flag_qr, p.questions?.[0]?.name, p.answers?.length],
+      [0x1234, true, true, 'Big.Example', 0]
+    )
     t.assert.strictEqual(p.additionals?.filter((a) => a.type === 'OPT').length, 1)
     t.assert.ok(withEdns.length <= 1232)
     const plain = await udpAsk(s.port, query('big.example', 'TXT', { id: 0x4321 }))
@@ -64,7 +83,7 @@ export function udpSizeSuite (): void {
     t.assert.ok(plain.length <= 512)
   })
 
-  test('a well-behaved upstream\'s TC answer is relayed over UDP, and a TCP client gets the whole answer upstream gives over TCP', async (t: TestContext) => {
+  test("a well-behaved upstream's TC answer is relayed over UDP, and a TCP client gets the whole answer upstream gives over TCP", async (t: TestContext) => {
     const w = await world(t, { stub })
     const s = await server(t, w)
     const udp = await digTxt(t, s.port, 'polite.example', ['+bufsize=1232', '+ignore'])
@@ -75,7 +94,7 @@ export function udpSizeSuite (): void {
     t.assert.ok(w.stub.seenTcp.includes('polite.example/TXT'), 'asked upstream over TCP')
   })
 
-  test('the EDNS size advertised upstream is the client\'s, at most proxy.upstream-edns-size (default 1232); a query without OPT stays without', async (t: TestContext) => {
+  test("the EDNS size advertised upstream is the client's, at most proxy.upstream-edns-size (default 1232); a query without OPT stays without", async (t: TestContext) => {
     const w = await world(t)
     const s = await server(t, w)
     const sent = async (port: number, name: string, edns?: number): Promise<number> => {

@@ -12,7 +12,7 @@ import { Forwarder, PendingQuery, type QueryOrigin } from './upstream.js'
 import { query } from './testing/harness.js'
 
 /** A resolver that holds every query until `release()`, then answers it with A 192.0.2.77. */
-async function holdingResolver (t: TestContext): Promise<{ port: number, held: number, release: () => void }> {
+async function holdingResolver(t: TestContext): Promise<{ port: number; held: number; release: () => void }> {
   const sock = createSocket('udp4')
   const held: Array<[Buffer, RemoteInfo]> = []
   sock.on('message', (msg, rinfo) => held.push([msg, rinfo]))
@@ -21,11 +21,19 @@ async function holdingResolver (t: TestContext): Promise<{ port: number, held: n
   t.after(() => sock.close())
   return {
     port: sock.address().port,
-    get held () { return held.length },
-    release () {
+    get held() {
+      return held.length
+    },
+    release() {
       for (const [msg, rinfo] of held.splice(0)) {
         const q = dnsPacket.decode(msg)
-        const out = dnsPacket.encode({ id: q.id, type: 'response', flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE, questions: q.questions, answers: [{ type: 'A', name: q.questions![0]!.name, ttl: 60, data: '192.0.2.77' }] })
+        const out = dnsPacket.encode({
+          id: q.id,
+          type: 'response',
+          flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE,
+          questions: q.questions,
+          answers: [{ type: 'A', name: q.questions![0]!.name, ttl: 60, data: '192.0.2.77' }]
+        })
         sock.send(out, rinfo.port, rinfo.address)
       }
     }
@@ -35,7 +43,7 @@ async function holdingResolver (t: TestContext): Promise<{ port: number, held: n
 const channel: PeerChannel = { isStream: false, send: () => {}, skip: () => {}, own: (m) => m }
 
 /** Forwards `name` and resolves with the answer's first A record ('' for none, 'SERVFAIL' for null). */
-function forward (f: Forwarder, name: string, id: number): Promise<string> {
+function forward(f: Forwarder, name: string, id: number): Promise<string> {
   return new Promise((resolve) => {
     const origin: QueryOrigin = {
       peer: new Peer(channel, '127.0.0.1', 1),
@@ -44,7 +52,10 @@ function forward (f: Forwarder, name: string, id: number): Promise<string> {
       original: null,
       target: '',
       onAnswer: (_o, p, response) => {
-        if (response === null) { resolve('SERVFAIL'); return }
+        if (response === null) {
+          resolve('SERVFAIL')
+          return
+        }
         const a = dnsPacket.decode(response)
         if (a.id !== p.clientId) throw new Error('the client ID is restored')
         resolve((a.answers?.[0] as { data?: string } | undefined)?.data ?? '')
@@ -63,7 +74,10 @@ test('reconfigure swaps the resolvers live: a query in flight on a removed resol
   const inFlight = forward(f, 'before.example', 11)
   while (old.held === 0) await new Promise((resolve) => setTimeout(resolve, 10))
   await f.reconfigure([{ host: '127.0.0.1', port: fresh.port, family: 4 }])
-  t.assert.deepStrictEqual(f.resolverSnapshots().map((r) => r.resolver), [`127.0.0.1:${fresh.port}`])
+  t.assert.deepStrictEqual(
+    f.resolverSnapshots().map((r) => r.resolver),
+    [`127.0.0.1:${fresh.port}`]
+  )
   t.assert.strictEqual(await forward(f, 'after.example', 12), '203.0.113.5', 'a new query goes to the new resolver')
   old.release()
   t.assert.strictEqual(await inFlight, '192.0.2.77', 'the query in flight on the removed resolver got its answer')
@@ -73,14 +87,23 @@ test('reconfigure swaps the resolvers live: a query in flight on a removed resol
 test('reconfigure keeps the state and counters of a resolver in both lists, in the new order', async (t: TestContext) => {
   const a = await startStubResolver({ a: '203.0.113.1' })
   const b = await startStubResolver({ a: '203.0.113.2' })
-  t.after(async () => { await a.close(); await b.close() })
-  const addr = (port: number): { host: string, port: number, family: 4 } => ({ host: '127.0.0.1', port, family: 4 })
+  t.after(async () => {
+    await a.close()
+    await b.close()
+  })
+  const addr = (port: number): { host: string; port: number; family: 4 } => ({ host: '127.0.0.1', port, family: 4 })
   const f = await Forwarder.create({ resolvers: [addr(a.port)], timeoutMs: 5000 })
   t.after(() => f.close())
   t.assert.strictEqual(await forward(f, 'one.example', 1), '203.0.113.1')
   await f.reconfigure([addr(b.port), addr(a.port)])
   const snaps = f.resolverSnapshots()
-  t.assert.deepStrictEqual(snaps.map((r) => [r.resolver, r.queries]), [[`127.0.0.1:${b.port}`, 0], [`127.0.0.1:${a.port}`, 1]])
+  t.assert.deepStrictEqual(
+    snaps.map((r) => [r.resolver, r.queries]),
+    [
+      [`127.0.0.1:${b.port}`, 0],
+      [`127.0.0.1:${a.port}`, 1]
+    ]
+  )
   t.assert.strictEqual(await forward(f, 'two.example', 2), '203.0.113.2', 'the first of the new list takes the queries')
   await t.assert.rejects(f.reconfigure([]), /names no resolver/)
   t.assert.strictEqual(f.resolverSnapshots().length, 2, 'a refused list changes nothing')

@@ -32,7 +32,17 @@
  */
 import { performance } from 'node:perf_hooks'
 import { rcodeLabel, type DnsMetrics, type ResolverSnapshot } from '../engine/metrics/index.js'
-import { QueryScratch, QUERY_OK, RCODE_NOTIMP, RCODE_REFUSED, RCODE_SERVFAIL, questionMatches, readId, readQuery, setId } from '../engine/wire/index.js'
+import {
+  QueryScratch,
+  QUERY_OK,
+  RCODE_NOTIMP,
+  RCODE_REFUSED,
+  RCODE_SERVFAIL,
+  questionMatches,
+  readId,
+  readQuery,
+  setId
+} from '../engine/wire/index.js'
 import { PendingQuery } from './upstream/pending.js'
 import { Resolver, type HealthLogger, type ResolverAddress } from './upstream/resolver.js'
 import { SocketPool, type OutSocket } from './upstream/socket-pool.js'
@@ -60,12 +70,12 @@ export interface ForwarderOptions {
 }
 
 /** Tries per client query at most (one per resolver): dnsdist and Unbound settle on a few. */
-const kMaxTries = 3
+const MAX_TRIES = 3
 // `. NS`, RD set: every recursive resolver answers it from its cache.
-const kProbeQuery = Buffer.from([0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1])
+const PROBE_QUERY = Buffer.from([0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1])
 
 /** The answers that fail over to the next resolver (see the top of this file). */
-function failsOver (rcode: number): boolean {
+function failsOver(rcode: number): boolean {
   return rcode === RCODE_REFUSED || rcode === RCODE_SERVFAIL || rcode === RCODE_NOTIMP
 }
 
@@ -91,7 +101,7 @@ export class Forwarder {
   private reconfiguring: Promise<void> = Promise.resolve()
   private closed = false
 
-  private constructor (o: ForwarderOptions) {
+  private constructor(o: ForwarderOptions) {
     if (o.resolvers.length === 0) throw new Error('dnscache.forward names no resolver')
     this.logger = o.logger ?? null
     this.metrics = o.metrics ?? null
@@ -99,7 +109,7 @@ export class Forwarder {
     this.timeoutMs = o.timeoutMs
     // The sweep notices an expired try up to one interval late, so a try's timeout is its share
     // of the budget minus that interval: all tries together end within `timeoutMs`.
-    this.sweepMs = Math.max(10, Math.min(50, Math.floor(o.timeoutMs / Math.min(kMaxTries, this.resolvers.length)) >> 3))
+    this.sweepMs = Math.max(10, Math.min(50, Math.floor(o.timeoutMs / Math.min(MAX_TRIES, this.resolvers.length)) >> 3))
     this.setBudget()
     this.probeMs = o.probeMs ?? 500
     this.rotateMs = o.rotateMs ?? 15_000
@@ -128,15 +138,15 @@ export class Forwarder {
     this.sweeper.unref()
   }
 
-  static async create (o: ForwarderOptions): Promise<Forwarder> {
+  static async create(o: ForwarderOptions): Promise<Forwarder> {
     const f = new Forwarder(o)
     for (const r of f.resolvers) await f.pool.fill(r)
     return f
   }
 
-  // One try per resolver (at most kMaxTries), each a share of the budget minus the sweep's lateness.
-  private setBudget (): void {
-    this.maxTries = Math.min(kMaxTries, this.resolvers.length)
+  // One try per resolver (at most MAX_TRIES), each a share of the budget minus the sweep's lateness.
+  private setBudget(): void {
+    this.maxTries = Math.min(MAX_TRIES, this.resolvers.length)
     this.tryMs = Math.max(5, Math.floor(this.timeoutMs / this.maxTries) - this.sweepMs)
   }
 
@@ -147,20 +157,23 @@ export class Forwarder {
    * are answered or timed out (a try that times out goes on to the new list). Calls run one after
    * another.
    */
-  async reconfigure (list: readonly ResolverAddress[]): Promise<void> {
+  async reconfigure(list: readonly ResolverAddress[]): Promise<void> {
     if (list.length === 0) throw new Error('dnscache.forward names no resolver')
     const run = this.reconfiguring.then(async () => await this.swapResolvers(list))
     this.reconfiguring = run.catch(() => {})
     await run
   }
 
-  private async swapResolvers (list: readonly ResolverAddress[]): Promise<void> {
+  private async swapResolvers(list: readonly ResolverAddress[]): Promise<void> {
     if (this.closed) return
     const next = list.map((a) => this.resolvers.find((r) => r.is(a)) ?? new Resolver(a, this.logger))
     const fresh = next.filter((r) => !this.resolvers.includes(r))
     for (const r of fresh) await this.pool.fill(r)
     if (this.closed) {
-      for (const r of fresh) { this.pool.retireAll(r); this.pool.reap(r, Date.now(), -1) }
+      for (const r of fresh) {
+        this.pool.retireAll(r)
+        this.pool.reap(r, Date.now(), -1)
+      }
       return
     }
     for (const r of this.resolvers) {
@@ -174,12 +187,12 @@ export class Forwarder {
   }
 
   /** Every resolver's state and counters, in list order (the metrics snapshot). */
-  resolverSnapshots (): ResolverSnapshot[] {
+  resolverSnapshots(): ResolverSnapshot[] {
     return this.resolvers.map((r) => r.snapshot())
   }
 
   /** Sends `p.query` upstream over UDP (a client's query: `p.origin` set). */
-  forwardUdp (p: PendingQuery): void {
+  forwardUdp(p: PendingQuery): void {
     const now = Date.now()
     p.deadline = now + this.timeoutMs
     p.viaTcp = false
@@ -195,7 +208,7 @@ export class Forwarder {
    * operator's resolver: slow for us, and a way for one client to open connections by the
    * thousand. A try that fails goes to the next resolver on the transport it was on.
    */
-  forwardTcp (p: PendingQuery): void {
+  forwardTcp(p: PendingQuery): void {
     p.streamClient = true
     this.forwardUdp(p)
   }
@@ -203,7 +216,7 @@ export class Forwarder {
   // The first resolver that is up and not one of the query's last two tries' (`a`, `b`); else
   // one that is up and not `a`; when none is up, the next one after `a` in the list (or the
   // first). Only resolvers with sockets count; null when none has any (every one unreachable).
-  private pickResolver (a: Resolver | null, b: Resolver | null): Resolver | null {
+  private pickResolver(a: Resolver | null, b: Resolver | null): Resolver | null {
     const list = this.resolvers
     for (const r of list) if (r.up && r !== a && r !== b && r.pool.length > 0) return r
     for (const r of list) if (r.up && r !== a && r.pool.length > 0) return r
@@ -215,7 +228,7 @@ export class Forwarder {
     return null
   }
 
-  private beginTry (p: PendingQuery, r: Resolver): void {
+  private beginTry(p: PendingQuery, r: Resolver): void {
     p.earlier = p.resolver
     p.resolver = r
     p.tries++
@@ -225,21 +238,24 @@ export class Forwarder {
     }
   }
 
-  private sendUdp (p: PendingQuery, r: Resolver, now: number): void {
+  private sendUdp(p: PendingQuery, r: Resolver, now: number): void {
     this.beginTry(p, r)
     // 16 ID collisions: the socket is saturated.
-    if (!this.pool.send(p, r)) { this.finish(p, p.lastError); return }
+    if (!this.pool.send(p, r)) {
+      this.finish(p, p.lastError)
+      return
+    }
     this.tries.push(p, now + this.tryMs)
   }
 
-  private sendTcp (p: PendingQuery, r: Resolver): void {
+  private sendTcp(p: PendingQuery, r: Resolver): void {
     p.viaTcp = true
     this.beginTry(p, r)
     this.tcp.send(p, r)
     this.tries.push(p, Date.now() + this.tryMs)
   }
 
-  private onDatagram (out: OutSocket, msg: Buffer, fromPort: number, fromAddress: string): void {
+  private onDatagram(out: OutSocket, msg: Buffer, fromPort: number, fromAddress: string): void {
     const id = readId(msg)
     if (id < 0) return
     const p = out.waiting[id]
@@ -258,21 +274,21 @@ export class Forwarder {
 
   // The answer's question must be the one we asked (RFC 5452 §9.1). The query was validated
   // when it arrived, so re-reading it cannot fail; it costs about 0.15 µs.
-  private matches (p: PendingQuery, response: Buffer): boolean {
+  private matches(p: PendingQuery, response: Buffer): boolean {
     return readQuery(p.query, this.scratch) === QUERY_OK && questionMatches(response, this.scratch)
   }
 
   // An answer from `r` to `p`'s try in flight: relayed, or (REFUSED, SERVFAIL, NOTIMP) kept as
   // the fallback while the next resolver is asked.
-  private answered (p: PendingQuery, r: Resolver, msg: Buffer): void {
-    const rcode = msg[3]! & 0x0f   // a matching answer has a full header
+  private answered(p: PendingQuery, r: Resolver, msg: Buffer): void {
+    const rcode = msg[3]! & 0x0f // a matching answer has a full header
     const user = p.origin !== null
     if (user) r.counters.observe(performance.now() - p.sentAt)
     if (failsOver(rcode)) {
       const name = rcodeLabel(rcode)
       if (user) r.counters.countError(name as 'REFUSED' | 'SERVFAIL' | 'NOTIMP')
       r.errorAnswer(name)
-      p.lastError = Buffer.from(msg)   // a copy: msg may live in a receive area the next batch reuses
+      p.lastError = Buffer.from(msg) // a copy: msg may live in a receive area the next batch reuses
       this.tryFailed(p, Date.now())
       return
     }
@@ -280,7 +296,7 @@ export class Forwarder {
     this.finish(p, msg)
   }
 
-  private finish (p: PendingQuery, response: Buffer | null): void {
+  private finish(p: PendingQuery, response: Buffer | null): void {
     p.done = true
     const origin = p.origin
     if (origin === null) {
@@ -294,7 +310,7 @@ export class Forwarder {
   // A try ended without an answer to relay (timed out, refused, or an answer that fails over):
   // send the query again to the next resolver while the client's budget allows another try, else
   // the client gets the last error answer, or null (SERVFAIL) when there was none.
-  private tryFailed (p: PendingQuery, now: number): void {
+  private tryFailed(p: PendingQuery, now: number): void {
     if (p.origin === null || p.tries >= this.maxTries || now + (this.tryMs >> 1) > p.deadline) {
       this.finish(p, p.lastError)
       return
@@ -320,7 +336,7 @@ export class Forwarder {
     this.tryFailed(p, Date.now())
   }
 
-  private sweep (): void {
+  private sweep(): void {
     const now = Date.now()
     this.tries.sweep(now, this.find, this.expired)
     if (now - this.lastProbe >= this.probeMs) {
@@ -340,25 +356,27 @@ export class Forwarder {
 
   // One probe at a time per down resolver, over UDP, answered or timed out after a try's share. A
   // resolver without sockets (unreachable) gets them opened again instead.
-  private probe (now: number): void {
+  private probe(now: number): void {
     for (const r of this.resolvers) {
       if (r.pool.length === 0) {
         if (!r.opening && !this.closed) {
           r.opening = true
-          void this.pool.fill(r).finally(() => { r.opening = false })
+          void this.pool.fill(r).finally(() => {
+            r.opening = false
+          })
         }
         continue
       }
       if (r.up || r.probing) continue
       r.probing = true
-      const p = new PendingQuery(Buffer.from(kProbeQuery), 0, null)
+      const p = new PendingQuery(Buffer.from(PROBE_QUERY), 0, null)
       p.deadline = now + this.tryMs
       this.sendUdp(p, r, now)
     }
   }
 
   /** Fails every waiting query (its origin's onAnswer with null) and closes the sockets. */
-  close (): void {
+  close(): void {
     if (this.closed) return
     this.closed = true
     clearInterval(this.sweeper)

@@ -17,18 +17,18 @@ export const ENGINE_ERROR_CODES = [
   'ENGINE_STORE_FOLLOWS_REDIS'
 ] as const
 
-export type EngineErrorCode = typeof ENGINE_ERROR_CODES[number]
+export type EngineErrorCode = (typeof ENGINE_ERROR_CODES)[number]
 
 export class EngineError extends Error {
   readonly code: EngineErrorCode
-  constructor (code: EngineErrorCode, message: string, options?: ErrorOptions) {
+  constructor(code: EngineErrorCode, message: string, options?: ErrorOptions) {
     super(message, options)
     this.name = 'EngineError'
     this.code = code
   }
 }
 
-export function isEngineError (err: unknown): err is EngineError {
+export function isEngineError(err: unknown): err is EngineError {
   const code: unknown = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined
   return typeof code === 'string' && code.startsWith('ENGINE_')
 }

@@ -16,15 +16,15 @@ export interface RoleContext {
 export interface RunningRole {
   /** Human-readable lines: what is listening where (`dns udp+tcp 127.0.0.1:5300`). */
   readonly endpoints: readonly string[]
-  close (): Promise<void>
+  close(): Promise<void>
   /**
    * Applies `keys` (changed keys this role reads and the schema marks `x-live` for it) from
    * `config`, the running config with those keys replaced. The CLI sets its logger's level itself;
    * a role applies the keys it knows and ignores the others. Throws when a key cannot be applied.
    */
-  reload? (config: Readonly<Config>, keys: readonly string[]): Promise<void>
+  reload?(config: Readonly<Config>, keys: readonly string[]): Promise<void>
   /** What this role's `/health` says (engine/health): also read by `filterd status`. */
-  health? (): HealthReport | Promise<HealthReport>
+  health?(): HealthReport | Promise<HealthReport>
 }
 
 export type StartRole = (ctx: RoleContext) => Promise<RunningRole>

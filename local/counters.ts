@@ -19,12 +19,12 @@ export class LookupCounters {
   /** Length of `counter_cat` in answers: the taxonomy's highest number + 1, grown by any higher hit. */
   #length: number
 
-  constructor (highestCategory: number) {
+  constructor(highestCategory: number) {
     this.#length = highestCategory + 1
   }
 
   /** Counts one lookup that returned `categories`. */
-  countCategories (categories: readonly number[]): void {
+  countCategories(categories: readonly number[]): void {
     for (let i = 0; i < categories.length; i++) {
       const c = categories[i]!
       this.#cats[c]!++
@@ -32,12 +32,12 @@ export class LookupCounters {
     }
   }
 
-  countUnknown (): void {
+  countUnknown(): void {
     this.#unknown++
   }
 
   /** The spec's Counters resource: `counter_cat` indexed by category number. */
-  snapshot (): CounterSnapshot {
+  snapshot(): CounterSnapshot {
     return {
       counter_cat: Array.from(this.#cats.subarray(0, this.#length)),
       counter_unknown_cat: [this.#unknown]
@@ -45,7 +45,7 @@ export class LookupCounters {
   }
 
   /** Removes what a successful report carried. */
-  subtract (sent: CounterSnapshot): void {
+  subtract(sent: CounterSnapshot): void {
     const cats = sent.counter_cat
     for (let i = 0; i < cats.length; i++) {
       const n = cats[i]!

@@ -22,20 +22,23 @@ export interface HealthTarget {
 }
 
 /** `--config FILE`, `-c FILE` or `--config=FILE` in a `filterd local` command line, or undefined. */
-export function configOfCommandLine (argv: readonly string[]): string | undefined {
+export function configOfCommandLine(argv: readonly string[]): string | undefined {
   if (!argv.includes('local')) return undefined
   const i = argv.findIndex((a) => a === '--config' || a === '-c')
   if (i >= 0) return argv[i + 1]
   return argv.find((a) => a.startsWith('--config='))?.slice('--config='.length)
 }
 
-export function healthTarget (env: NodeJS.ProcessEnv, pid: string): HealthTarget {
-  const fallback = (why: string): HealthTarget => env.FILTERD_LISTEN === undefined
-    ? { listen: '0.0.0.0:80', source: `the default (${why})` }
-    : { listen: env.FILTERD_LISTEN, source: `FILTERD_LISTEN (${why})` }
+export function healthTarget(env: NodeJS.ProcessEnv, pid: string): HealthTarget {
+  const fallback = (why: string): HealthTarget =>
+    env.FILTERD_LISTEN === undefined
+      ? { listen: '0.0.0.0:80', source: `the default (${why})` }
+      : { listen: env.FILTERD_LISTEN, source: `FILTERD_LISTEN (${why})` }
   let argv: string[]
   try {
-    argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a !== '')
+    argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((a) => a !== '')
   } catch {
     return fallback(`no command line for pid ${pid}`)
   }

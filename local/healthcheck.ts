@@ -11,12 +11,21 @@ import { healthTarget } from './health-target.js'
 
 const target = healthTarget(process.env, process.env.FILTERD_HEALTHCHECK_PID ?? '1')
 const listen = parseHostPort(target.listen, 80)
-const host = listen.host === '0.0.0.0' ? '127.0.0.1' : listen.host === '::' ? '[::1]' : listen.family === 6 ? `[${listen.host}]` : listen.host
+const host =
+  listen.host === '0.0.0.0'
+    ? '127.0.0.1'
+    : listen.host === '::'
+      ? '[::1]'
+      : listen.family === 6
+        ? `[${listen.host}]`
+        : listen.host
 try {
   const res = await fetch(`http://${host}:${listen.port}/stat/`, { signal: AbortSignal.timeout(3000) })
   await res.arrayBuffer()
   process.exit(res.status === 200 ? 0 : 1)
 } catch (err) {
-  process.stderr.write(`healthcheck: http://${host}:${listen.port}/stat/ from ${target.source}: ${(err as Error).message}\n`)
+  process.stderr.write(
+    `healthcheck: http://${host}:${listen.port}/stat/ from ${target.source}: ${(err as Error).message}\n`
+  )
   process.exit(1)
 }

@@ -2,12 +2,24 @@ import { test, type TestContext } from 'node:test'
 import { Agent, request } from 'node:http'
 import { once } from 'node:events'
 import { connect } from 'node:net'
-import { fakeCollector, getJson, prefixProxy, rawRequest, setup, startRole, until, type Child } from './testing/harness.js'
+import {
+  fakeCollector,
+  getJson,
+  prefixProxy,
+  rawRequest,
+  setup,
+  startRole,
+  until,
+  type Child
+} from './testing/harness.js'
 
 const DATA_V1 = 'porn.example\t1\nnews.example\t60,1\nwww.malware.example\t10\nexample.org/some/path\t5\n'
 
 /** A collector serving DATA_V1 and a local service that loaded it. */
-async function startPair (t: TestContext, opts: { reportInterval?: number, updateInterval?: number, language?: 'ru' | 'en', httpServer?: 'uws' | 'node' } = {}): Promise<{ collector: Child, local: Child, s: ReturnType<typeof setup> }> {
+async function startPair(
+  t: TestContext,
+  opts: { reportInterval?: number; updateInterval?: number; language?: 'ru' | 'en'; httpServer?: 'uws' | 'node' } = {}
+): Promise<{ collector: Child; local: Child; s: ReturnType<typeof setup> }> {
   const s = setup(t)
   s.writeData(DATA_V1)
   const collector = await startRole(t, 'collector', s.collectorConfig())
@@ -24,8 +36,14 @@ test('answers the category verdict of a categorized name and of its subdomains a
   t.assert.deepStrictEqual(JSON.parse(r.body), { category: [1], bad: true, category_name: ['Pornography'] })
   const sub = await rawRequest(local.port, 'GET', '/a.b.PORN.example.')
   t.assert.deepStrictEqual(JSON.parse(sub.body), { category: [1], bad: true, category_name: ['Pornography'] })
-  const two = JSON.parse((await rawRequest(local.port, 'GET', '/news.example')).body) as { category: number[], bad: boolean }
-  t.assert.deepStrictEqual([...two.category].sort((a, b) => a - b), [1, 60])
+  const two = JSON.parse((await rawRequest(local.port, 'GET', '/news.example')).body) as {
+    category: number[]
+    bad: boolean
+  }
+  t.assert.deepStrictEqual(
+    [...two.category].sort((a, b) => a - b),
+    [1, 60]
+  )
   t.assert.strictEqual(two.bad, true)
 })
 
@@ -34,18 +52,23 @@ test('with local.language: ru the category names are Russian (over datafiles.lan
   const r = await rawRequest(local.port, 'GET', '/porn.example')
   t.assert.strictEqual(r.status, 200)
   t.assert.deepStrictEqual(JSON.parse(r.body), { category: [1], bad: true, category_name: ['Порнография'] })
-  const two = JSON.parse((await rawRequest(local.port, 'GET', '/news.example')).body) as { category: number[], category_name: string[] }
+  const two = JSON.parse((await rawRequest(local.port, 'GET', '/news.example')).body) as {
+    category: number[]
+    category_name: string[]
+  }
   const names = new Map(two.category.map((c, i) => [c, two.category_name[i]]))
   t.assert.deepStrictEqual([names.get(1), names.get(60)], ['Порнография', 'Торренты и P2P'])
 })
 
 /** One HTTP/1.0 exchange without Host (an old probe): the whole answer, or '' when none came within `ms`. */
-async function http10 (port: number, path: string, ms: number): Promise<string> {
+async function http10(port: number, path: string, ms: number): Promise<string> {
   const socket = connect(port, '127.0.0.1')
   await once(socket, 'connect')
   socket.write(`GET ${path} HTTP/1.0\r\n\r\n`)
   let text = ''
-  socket.on('data', (d: Buffer) => { text += d.toString('latin1') })
+  socket.on('data', (d: Buffer) => {
+    text += d.toString('latin1')
+  })
   await Promise.race([once(socket, 'close'), new Promise((resolve) => setTimeout(resolve, ms))])
   socket.destroy()
   return text
@@ -71,10 +94,21 @@ test('answers 404 with no body for a name that is not categorized', async (t: Te
 test('answers Connection: close when the client asks to close, keep-alive otherwise', async (t: TestContext) => {
   const { local } = await startPair(t)
   for (const path of ['/porn.example', '/unknown.example', '/stat/']) {
-    t.assert.strictEqual((await rawRequest(local.port, 'GET', path, 'Connection: close\r\n')).headers.connection, 'close', path)
-    t.assert.strictEqual((await rawRequest(local.port, 'GET', path, 'Connection: keep-alive\r\n')).headers.connection, 'keep-alive', path)
+    t.assert.strictEqual(
+      (await rawRequest(local.port, 'GET', path, 'Connection: close\r\n')).headers.connection,
+      'close',
+      path
+    )
+    t.assert.strictEqual(
+      (await rawRequest(local.port, 'GET', path, 'Connection: keep-alive\r\n')).headers.connection,
+      'keep-alive',
+      path
+    )
   }
-  t.assert.strictEqual((await rawRequest(local.port, 'POST', '/porn.example', 'Connection: close\r\n')).headers.connection, 'close')
+  t.assert.strictEqual(
+    (await rawRequest(local.port, 'POST', '/porn.example', 'Connection: close\r\n')).headers.connection,
+    'close'
+  )
 })
 
 test('serves several requests on one keep-alive connection', async (t: TestContext) => {
@@ -85,7 +119,7 @@ test('serves several requests on one keep-alive connection', async (t: TestConte
   for (let i = 0; i < 3; i++) {
     const req = request({ port: local.port, host: '127.0.0.1', path: '/porn.example', agent })
     req.end()
-    const [res] = await once(req, 'response') as [import('node:http').IncomingMessage]
+    const [res] = (await once(req, 'response')) as [import('node:http').IncomingMessage]
     sockets.add(res.socket)
     t.assert.strictEqual(res.headers.connection, 'keep-alive')
     res.resume()
@@ -112,18 +146,31 @@ test('counts lookups per category and unknown names in /stat/', async (t: TestCo
   const before = await rawRequest(local.port, 'GET', '/stat/')
   t.assert.strictEqual(before.status, 200)
   t.assert.strictEqual(before.headers['content-type'], 'application/json')
-  const zero = JSON.parse(before.body) as { counter_cat: number[], counter_unknown_cat: number[] }
+  const zero = JSON.parse(before.body) as { counter_cat: number[]; counter_unknown_cat: number[] }
   t.assert.ok(zero.counter_cat.length > 60)
   t.assert.ok(zero.counter_cat.every((n) => n === 0))
   t.assert.deepStrictEqual(zero.counter_unknown_cat, [0])
-  for (const p of ['/porn.example', '/x.porn.example', '/news.example', '/www.malware.example', '/nope.example', '/nope2.example']) {
+  for (const p of [
+    '/porn.example',
+    '/x.porn.example',
+    '/news.example',
+    '/www.malware.example',
+    '/nope.example',
+    '/nope2.example'
+  ]) {
     await rawRequest(local.port, 'GET', p)
   }
-  const after = JSON.parse((await rawRequest(local.port, 'GET', '/stat/')).body) as { counter_cat: number[], counter_unknown_cat: number[] }
+  const after = JSON.parse((await rawRequest(local.port, 'GET', '/stat/')).body) as {
+    counter_cat: number[]
+    counter_unknown_cat: number[]
+  }
   t.assert.strictEqual(after.counter_cat[1], 3)
   t.assert.strictEqual(after.counter_cat[60], 1)
   t.assert.strictEqual(after.counter_cat[10], 1)
-  t.assert.strictEqual(after.counter_cat.reduce((a, b) => a + b, 0), 5)
+  t.assert.strictEqual(
+    after.counter_cat.reduce((a, b) => a + b, 0),
+    5
+  )
   t.assert.deepStrictEqual(after.counter_unknown_cat, [2])
 })
 
@@ -144,7 +191,11 @@ test('a successful report resets the counters by what it sent and keeps lookups 
   const sent = fake.reports[1]!
   t.assert.strictEqual(sent.key, 'test-key')
   t.assert.deepStrictEqual(sent.counter_unknown_cat, [2])
-  await until('the condition', async () => ((await getJson(`${local.url}/stat/`)).body as { counter_unknown_cat: number[] }).counter_unknown_cat[0] === 1)
+  await until(
+    'the condition',
+    async () =>
+      ((await getJson(`${local.url}/stat/`)).body as { counter_unknown_cat: number[] }).counter_unknown_cat[0] === 1
+  )
 })
 
 test('reports reach the real collector, which stores them per key per day', async (t: TestContext) => {
@@ -159,7 +210,10 @@ test('reports reach the real collector, which stores them per key per day', asyn
   const { run } = await import('../tools/collector-usage.js')
   let out = ''
   const write = process.stdout.write
-  process.stdout.write = ((chunk: string) => { out += chunk; return true })
+  process.stdout.write = (chunk: string) => {
+    out += chunk
+    return true
+  }
   let code: number
   try {
     code = await run(['--config', s.collectorConfig(), '--json'])
@@ -167,7 +221,12 @@ test('reports reach the real collector, which stores them per key per day', asyn
     process.stdout.write = write
   }
   t.assert.strictEqual(code, 0)
-  const records = JSON.parse(out) as Array<{ key: string, lookups: number, unknown: number, categories: Record<string, number> }>
+  const records = JSON.parse(out) as Array<{
+    key: string
+    lookups: number
+    unknown: number
+    categories: Record<string, number>
+  }>
   t.assert.strictEqual(records.length, 1)
   t.assert.strictEqual(records[0]!.key, 'test-key')
   t.assert.strictEqual(records[0]!.lookups, 4)
@@ -175,7 +234,7 @@ test('reports reach the real collector, which stores them per key per day', asyn
   t.assert.deepStrictEqual(records[0]!.categories, { 1: 4 })
 })
 
-async function expectBillingFailure (t: TestContext, port: number): Promise<void> {
+async function expectBillingFailure(t: TestContext, port: number): Promise<void> {
   const r = await rawRequest(port, 'GET', '/porn.example')
   t.assert.strictEqual(r.status, 503)
   t.assert.strictEqual(r.headers['content-type'], 'application/json')
@@ -183,8 +242,10 @@ async function expectBillingFailure (t: TestContext, port: number): Promise<void
   t.assert.deepStrictEqual(JSON.parse(r.body), { details: 'billing failure' })
 }
 
-const isBillingFailing = (port: number) => async (): Promise<boolean> => (await rawRequest(port, 'GET', '/porn.example')).status === 503
-const isBillingOk = (port: number) => async (): Promise<boolean> => (await rawRequest(port, 'GET', '/porn.example')).status === 200
+const isBillingFailing = (port: number) => async (): Promise<boolean> =>
+  (await rawRequest(port, 'GET', '/porn.example')).status === 503
+const isBillingOk = (port: number) => async (): Promise<boolean> =>
+  (await rawRequest(port, 'GET', '/porn.example')).status === 200
 
 test('answers 503 billing failure while the collector is stopped, and recovers when it is back', async (t: TestContext) => {
   const s = setup(t)
@@ -257,14 +318,20 @@ test('applies a database update while lookups run: every answer is the old or th
   let sawNew = false
   const agent = new Agent({ keepAlive: true, maxSockets: 8 })
   t.after(() => agent.destroy())
-  const one = (): Promise<{ status: number, body: string }> => new Promise((resolve, reject) => {
-    const req = request({ port: local.port, host: '127.0.0.1', path: '/porn.example', agent }, (res) => {
-      let body = ''
-      res.setEncoding('utf8').on('data', (d: string) => { body += d }).on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+  const one = (): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      const req = request({ port: local.port, host: '127.0.0.1', path: '/porn.example', agent }, (res) => {
+        let body = ''
+        res
+          .setEncoding('utf8')
+          .on('data', (d: string) => {
+            body += d
+          })
+          .on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+      })
+      req.on('error', reject)
+      req.end()
     })
-    req.on('error', reject)
-    req.end()
-  })
   const loop = async (): Promise<void> => {
     while (running) {
       const r = await one()
@@ -322,5 +389,9 @@ test('loads its database through a collector-url with a path prefix (a reverse p
   t.assert.strictEqual(r.status, 200)
   t.assert.deepStrictEqual(JSON.parse(r.body), { category: [1], bad: true, category_name: ['Pornography'] })
   // Every request stayed under the prefix: manifest, snapshot, report.
-  t.assert.deepStrictEqual([...new Set(proxy.paths)].sort(), ['/filterd/db/manifest', '/filterd/db/snapshots/1.snap.gz', '/filterd/report'])
+  t.assert.deepStrictEqual([...new Set(proxy.paths)].sort(), [
+    '/filterd/db/manifest',
+    '/filterd/db/snapshots/1.snap.gz',
+    '/filterd/report'
+  ])
 })

@@ -12,15 +12,24 @@ test('retries after 5, 10, 20, 40, 80, 160 s, then every interval, with the defa
 })
 
 test('after a success the next report is one interval later, without jitter', (t: TestContext) => {
-  for (const random of [0, 0.5, 0.999]) t.assert.strictEqual(Reporter.delayAfter(0, DEFAULT_INTERVAL_MS, random), DEFAULT_INTERVAL_MS)
+  for (const random of [0, 0.5, 0.999])
+    t.assert.strictEqual(Reporter.delayAfter(0, DEFAULT_INTERVAL_MS, random), DEFAULT_INTERVAL_MS)
 })
 
 test('the jitter stays within ±10 % of the nominal delay and reaches both ends', (t: TestContext) => {
   const nominal = [5000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000]
   nominal.forEach((n, i) => {
-    t.assert.strictEqual(Reporter.delayAfter(i + 1, DEFAULT_INTERVAL_MS, 0), Math.round(n * 0.9), `failure ${i + 1}, random 0`)
+    t.assert.strictEqual(
+      Reporter.delayAfter(i + 1, DEFAULT_INTERVAL_MS, 0),
+      Math.round(n * 0.9),
+      `failure ${i + 1}, random 0`
+    )
     // Math.random() is below 1, so 1.1 × nominal is approached, never passed.
-    t.assert.strictEqual(Reporter.delayAfter(i + 1, DEFAULT_INTERVAL_MS, 1 - Number.EPSILON), Math.round(n * 1.1), `failure ${i + 1}, random ~1`)
+    t.assert.strictEqual(
+      Reporter.delayAfter(i + 1, DEFAULT_INTERVAL_MS, 1 - Number.EPSILON),
+      Math.round(n * 1.1),
+      `failure ${i + 1}, random ~1`
+    )
   })
   // With the real Math.random (the default argument): every draw within the bounds, and not all equal.
   const seen = new Set<number>()
@@ -34,9 +43,15 @@ test('the jitter stays within ±10 % of the nominal delay and reaches both ends'
 
 test('a short interval scales the base down to a quarter of it and caps at the interval', (t: TestContext) => {
   // interval 8 s → base 2 s: 2, 4, 8, 8 s.
-  t.assert.deepStrictEqual([1, 2, 3, 4].map((n) => Reporter.delayAfter(n, 8000, 0.5)), [2000, 4000, 8000, 8000])
+  t.assert.deepStrictEqual(
+    [1, 2, 3, 4].map((n) => Reporter.delayAfter(n, 8000, 0.5)),
+    [2000, 4000, 8000, 8000]
+  )
   // interval 1 s (the schema's minimum) → base 250 ms.
-  t.assert.deepStrictEqual([1, 2, 3, 4].map((n) => Reporter.delayAfter(n, 1000, 0.5)), [250, 500, 1000, 1000])
+  t.assert.deepStrictEqual(
+    [1, 2, 3, 4].map((n) => Reporter.delayAfter(n, 1000, 0.5)),
+    [250, 500, 1000, 1000]
+  )
 })
 
 test('a long run of failures stays at the interval (no overflow to Infinity or NaN)', (t: TestContext) => {

@@ -40,7 +40,7 @@ export class Reporter {
   #closed = false
   readonly #abort = new AbortController()
 
-  constructor (opts: ReporterOptions) {
+  constructor(opts: ReporterOptions) {
     this.#opts = opts
     this.#url = new URL('report', opts.collectorUrl.endsWith('/') ? opts.collectorUrl : opts.collectorUrl + '/').href
     this.#intervalMs = opts.intervalSeconds * 1000
@@ -48,7 +48,7 @@ export class Reporter {
   }
 
   /** Delay before the next contact, given the failures in a row so far. */
-  static delayAfter (failures: number, intervalMs: number, random = Math.random()): number {
+  static delayAfter(failures: number, intervalMs: number, random = Math.random()): number {
     if (failures === 0) return intervalMs
     const base = Math.min(5000, intervalMs / 4)
     const delay = Math.min(intervalMs, base * 2 ** Math.min(failures - 1, 30))
@@ -56,14 +56,17 @@ export class Reporter {
   }
 
   /** Makes the first contact and schedules the following ones. */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     await this.reportNow()
   }
 
   /** Sends a report now (or joins the one in flight); resolves with whether it succeeded. */
-  reportNow (): Promise<boolean> {
+  reportNow(): Promise<boolean> {
     if (this.#inFlight !== null) return this.#inFlight
-    if (this.#timer !== null) { clearTimeout(this.#timer); this.#timer = null }
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer)
+      this.#timer = null
+    }
     this.#inFlight = this.#contact().finally(() => {
       this.#inFlight = null
       this.#schedule()
@@ -71,14 +74,24 @@ export class Reporter {
     return this.#inFlight
   }
 
-  #schedule (): void {
+  #schedule(): void {
     if (this.#closed) return
-    this.#timer = setTimeout(() => { void this.reportNow() }, Reporter.delayAfter(this.#failures, this.#intervalMs))
+    this.#timer = setTimeout(
+      () => {
+        void this.reportNow()
+      },
+      Reporter.delayAfter(this.#failures, this.#intervalMs)
+    )
   }
 
-  async #contact (): Promise<boolean> {
+  async #contact(): Promise<boolean> {
     const sent = this.#opts.counters.snapshot()
-    const body = JSON.stringify({ key: this.#opts.key, ...sent, ...this.#opts.extra?.(), sent: new Date().toISOString() })
+    const body = JSON.stringify({
+      key: this.#opts.key,
+      ...sent,
+      ...this.#opts.extra?.(),
+      sent: new Date().toISOString()
+    })
     let status = 0
     let reason = ''
     try {
@@ -92,27 +105,42 @@ export class Reporter {
       await res.arrayBuffer()
     } catch (err) {
       const cause: unknown = (err as Error).cause
-      reason = (err as Error).name === 'TimeoutError' ? `timed out after ${this.#timeoutMs} ms` : cause instanceof Error ? String(cause) : (err as Error).message
+      reason =
+        (err as Error).name === 'TimeoutError'
+          ? `timed out after ${this.#timeoutMs} ms`
+          : cause instanceof Error
+            ? String(cause)
+            : (err as Error).message
     }
     if (status === 200) {
       this.#opts.counters.subtract(sent)
-      if (!this.isBillingOk) this.#opts.logger.info({ url: this.#url, afterFailures: this.#failures }, 'statistics server contact succeeded; billing ok')
+      if (!this.isBillingOk)
+        this.#opts.logger.info(
+          { url: this.#url, afterFailures: this.#failures },
+          'statistics server contact succeeded; billing ok'
+        )
       this.#failures = 0
       this.isBillingOk = true
       return true
     }
     this.#failures++
     if (this.isBillingOk || this.#failures === 1) {
-      this.#opts.logger.error({ url: this.#url, status, reason }, 'statistics server contact failed; lookups answer 503 until it succeeds')
+      this.#opts.logger.error(
+        { url: this.#url, status, reason },
+        'statistics server contact failed; lookups answer 503 until it succeeds'
+      )
     } else {
-      this.#opts.logger.warn({ url: this.#url, status, reason, failures: this.#failures }, 'statistics server contact failed again')
+      this.#opts.logger.warn(
+        { url: this.#url, status, reason, failures: this.#failures },
+        'statistics server contact failed again'
+      )
     }
     this.isBillingOk = false
     return false
   }
 
   /** Stops scheduling; an in-flight contact is abandoned. */
-  close (): void {
+  close(): void {
     this.#closed = true
     if (this.#timer !== null) clearTimeout(this.#timer)
     this.#abort.abort()

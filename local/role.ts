@@ -23,7 +23,7 @@ import { createLocalServer } from './lookup.js'
 import { Reporter } from './reporter.js'
 import { Updater } from './updater.js'
 
-export async function startRole (ctx: RoleContext): Promise<RunningRole> {
+export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
   const section = config.local
   if (section.key === '') logger.warn('local.key is empty; the statistics server will refuse the reports')
@@ -33,7 +33,14 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const catdb = new CategoryDb(store)
   const counters = new LookupCounters(taxonomy.numbers[taxonomy.numbers.length - 1] ?? 0)
   const collectorUrl = section['collector-url']
-  const updater = new Updater({ collectorUrl, key: section.key, intervalSeconds: section['update-interval'], store, catdb, logger })
+  const updater = new Updater({
+    collectorUrl,
+    key: section.key,
+    intervalSeconds: section['update-interval'],
+    store,
+    catdb,
+    logger
+  })
   const reporter = new Reporter({
     collectorUrl,
     key: section.key,
@@ -45,16 +52,36 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const endpoints: string[] = []
   const health = (): HealthReport => {
     const problems: HealthProblem[] = []
-    if (!reporter.isBillingOk) problems.push({ what: 'billing', why: `no successful contact with the statistics server ${section['collector-url']}: lookups answer 503` })
-    if (catdb.activeVersion === 0) problems.push({ what: 'database', why: 'no category database yet: every name answers 404 until an update is applied' })
-    return healthReport({ role: 'local', listeners: endpoints, problems, extra: { databaseVersion: catdb.activeVersion } })
+    if (!reporter.isBillingOk)
+      problems.push({
+        what: 'billing',
+        why: `no successful contact with the statistics server ${section['collector-url']}: lookups answer 503`
+      })
+    if (catdb.activeVersion === 0)
+      problems.push({
+        what: 'database',
+        why: 'no category database yet: every name answers 404 until an update is applied'
+      })
+    return healthReport({
+      role: 'local',
+      listeners: endpoints,
+      problems,
+      extra: { databaseVersion: catdb.activeVersion }
+    })
   }
-  const server = createLocalServer(config, logger, { catdb, taxonomy, counters, billingOk: () => reporter.isBillingOk, health })
+  const server = createLocalServer(config, logger, {
+    catdb,
+    taxonomy,
+    counters,
+    billingOk: () => reporter.isBillingOk,
+    health
+  })
 
   // The first contact and the first update check happen before the service answers, so its first
   // answers already reflect them; neither blocks start for longer than its own timeout.
   await Promise.all([reporter.start(), updater.start()])
-  if (catdb.activeVersion === 0) logger.warn('no category database yet; every name answers 404 until an update is applied')
+  if (catdb.activeVersion === 0)
+    logger.warn('no category database yet; every name answers 404 until an update is applied')
 
   const listen = parseHostPort(section.listen)
   let bound: { port: number }
@@ -66,15 +93,19 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
     await store.close()
     throw err
   }
-  const onUsr2 = (): void => { void reporter.reportNow() }
-  const onHup = (): void => { void updater.checkNow() }
+  const onUsr2 = (): void => {
+    void reporter.reportNow()
+  }
+  const onHup = (): void => {
+    void updater.checkNow()
+  }
   process.on('SIGUSR2', onUsr2)
   process.on('SIGHUP', onHup)
   endpoints.push(`local http ${formatHostPort({ ...listen, port: bound.port })}`)
   return {
     endpoints,
     health,
-    async close () {
+    async close() {
       process.off('SIGUSR2', onUsr2)
       process.off('SIGHUP', onHup)
       reporter.close()

@@ -11,17 +11,28 @@ const cases: Array<[string, string]> = [
 test('the snapshot url the collector publishes resolves under collector-url, path prefix included', (t: TestContext) => {
   t.assert.strictEqual(snapshotUrlPath(7), 'snapshots/7.snap.gz')
   for (const [base, expected] of cases) {
-    t.assert.strictEqual(snapshotDownloadUrl(snapshotUrlPath(7), new URL('db/manifest', base), base).href, expected, base)
+    t.assert.strictEqual(
+      snapshotDownloadUrl(snapshotUrlPath(7), new URL('db/manifest', base), base).href,
+      expected,
+      base
+    )
   }
 })
 
 test('a manifest of an older collector (/db/snapshots/N.snap.gz) still resolves under collector-url', (t: TestContext) => {
   for (const [base, expected] of cases) {
-    t.assert.strictEqual(snapshotDownloadUrl('/db/snapshots/7.snap.gz', new URL('db/manifest', base), base).href, expected, base)
+    t.assert.strictEqual(
+      snapshotDownloadUrl('/db/snapshots/7.snap.gz', new URL('db/manifest', base), base).href,
+      expected,
+      base
+    )
   }
 })
 
 test('a full URL in the manifest (another host) is used as it is', (t: TestContext) => {
   const base = 'https://vendor.example/filterd/'
-  t.assert.strictEqual(snapshotDownloadUrl('https://cdn.example/s/7.snap.gz', new URL('db/manifest', base), base).href, 'https://cdn.example/s/7.snap.gz')
+  t.assert.strictEqual(
+    snapshotDownloadUrl('https://cdn.example/s/7.snap.gz', new URL('db/manifest', base), base).href,
+    'https://cdn.example/s/7.snap.gz'
+  )
 })

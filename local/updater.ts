@@ -24,8 +24,8 @@ import { readSnapshotFile, type SnapshotManifest } from '../engine/catdb/snapsho
 
 /** Meta key of the applied snapshot: `{version, sha256}`. */
 export const META_SNAPSHOT = 'local.snapshot'
-const kManifestTimeoutMs = 15_000
-const kDownloadTimeoutMs = 30 * 60_000
+const MANIFEST_TIMEOUT_MS = 15_000
+const DOWNLOAD_TIMEOUT_MS = 30 * 60_000
 
 export interface UpdaterOptions {
   collectorUrl: string
@@ -42,14 +42,17 @@ class SizeLimit extends Transform {
   readonly hash = createHash('sha256')
   size = 0
   readonly #limit: number
-  constructor (limit: number) {
+  constructor(limit: number) {
     super()
     this.#limit = limit
   }
 
-  override _transform (chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.size += chunk.length
-    if (this.size > this.#limit) { cb(new Error(`download exceeds the manifest size ${this.#limit}`)); return }
+    if (this.size > this.#limit) {
+      cb(new Error(`download exceeds the manifest size ${this.#limit}`))
+      return
+    }
     this.hash.update(chunk)
     cb(null, chunk)
   }
@@ -65,15 +68,23 @@ class SizeLimit extends Transform {
  * collector's root is `collector-url`, so that exact form is read under it (resolving it against the
  * host would drop the prefix). Any other URL, a full one (a CDN) included, resolves as RFC 3986 says.
  */
-export function snapshotDownloadUrl (url: string, manifestUrl: URL, collectorBase: string): URL {
+export function snapshotDownloadUrl(url: string, manifestUrl: URL, collectorBase: string): URL {
   if (/^\/db\/snapshots\/[^/]+$/.test(url)) return new URL(url.slice(1), collectorBase)
   return new URL(url, manifestUrl)
 }
 
-function isManifest (v: unknown): v is SnapshotManifest {
+function isManifest(v: unknown): v is SnapshotManifest {
   const m = v as Partial<SnapshotManifest> | null
-  return m !== null && typeof m === 'object' && Number.isSafeInteger(m.version) && Number.isSafeInteger(m.size) &&
-    (m.size ?? -1) >= 0 && typeof m.sha256 === 'string' && /^[0-9a-f]{64}$/.test(m.sha256) && typeof m.url === 'string'
+  return (
+    m !== null &&
+    typeof m === 'object' &&
+    Number.isSafeInteger(m.version) &&
+    Number.isSafeInteger(m.size) &&
+    (m.size ?? -1) >= 0 &&
+    typeof m.sha256 === 'string' &&
+    /^[0-9a-f]{64}$/.test(m.sha256) &&
+    typeof m.url === 'string'
+  )
 }
 
 export class Updater {
@@ -84,41 +95,50 @@ export class Updater {
   #closed = false
   readonly #abort = new AbortController()
 
-  constructor (opts: UpdaterOptions) {
+  constructor(opts: UpdaterOptions) {
     this.#opts = opts
     this.#base = opts.collectorUrl.endsWith('/') ? opts.collectorUrl : opts.collectorUrl + '/'
   }
 
   /** The snapshot applied last, if any. */
-  applied (): { version: number, sha256: string } | undefined {
-    return this.#opts.store.getMeta(META_SNAPSHOT) as { version: number, sha256: string } | undefined
+  applied(): { version: number; sha256: string } | undefined {
+    return this.#opts.store.getMeta(META_SNAPSHOT) as { version: number; sha256: string } | undefined
   }
 
   /** Runs the first check, then one every interval. */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     await this.checkNow()
   }
 
   /** Checks for an update now (or joins the check in flight). */
-  checkNow (): Promise<UpdateOutcome> {
+  checkNow(): Promise<UpdateOutcome> {
     if (this.#running !== null) return this.#running
-    if (this.#timer !== null) { clearTimeout(this.#timer); this.#timer = null }
-    this.#running = this.#check().catch((err: unknown) => {
-      if (!this.#closed) this.#opts.logger.error({ err }, 'database update failed; keeping the database in use')
-      return 'failed' as const
-    }).finally(() => {
-      this.#running = null
-      if (!this.#closed) this.#timer = setTimeout(() => { void this.checkNow() }, this.#opts.intervalSeconds * 1000)
-    })
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer)
+      this.#timer = null
+    }
+    this.#running = this.#check()
+      .catch((err: unknown) => {
+        if (!this.#closed) this.#opts.logger.error({ err }, 'database update failed; keeping the database in use')
+        return 'failed' as const
+      })
+      .finally(() => {
+        this.#running = null
+        if (!this.#closed)
+          this.#timer = setTimeout(() => {
+            void this.checkNow()
+          }, this.#opts.intervalSeconds * 1000)
+      })
     return this.#running
   }
 
-  async #check (): Promise<UpdateOutcome> {
+  async #check(): Promise<UpdateOutcome> {
     const { logger } = this.#opts
     const headers = { 'x-filterd-key': this.#opts.key }
     const manifestUrl = new URL('db/manifest', this.#base)
     const res = await fetch(manifestUrl, {
-      headers, signal: AbortSignal.any([AbortSignal.timeout(kManifestTimeoutMs), this.#abort.signal])
+      headers,
+      signal: AbortSignal.any([AbortSignal.timeout(MANIFEST_TIMEOUT_MS), this.#abort.signal])
     })
     if (res.status !== 200) {
       await res.arrayBuffer()
@@ -132,7 +152,8 @@ export class Updater {
     const tmp = join(this.#opts.store.path, `.download-${process.pid}-${manifest.version}.tmp`)
     try {
       const got = await fetch(snapshotDownloadUrl(manifest.url, manifestUrl, this.#base), {
-        headers, signal: AbortSignal.any([AbortSignal.timeout(kDownloadTimeoutMs), this.#abort.signal])
+        headers,
+        signal: AbortSignal.any([AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), this.#abort.signal])
       })
       if (got.status !== 200 || got.body === null) {
         await got.arrayBuffer()
@@ -142,13 +163,22 @@ export class Updater {
       try {
         await pipeline(Readable.fromWeb(got.body as WebReadableStream<Uint8Array>), check, createWriteStream(tmp))
       } catch (err) {
-        logger.error({ version: manifest.version, reason: (err as Error).message }, 'database update refused: download failed verification; keeping the database in use')
+        logger.error(
+          { version: manifest.version, reason: (err as Error).message },
+          'database update refused: download failed verification; keeping the database in use'
+        )
         return 'refused'
       }
       const sha256 = check.hash.digest('hex')
       if (check.size !== manifest.size || sha256 !== manifest.sha256) {
-        logger.error({ version: manifest.version, expected: { size: manifest.size, sha256: manifest.sha256 }, got: { size: check.size, sha256 } },
-          'database update refused: download failed verification; keeping the database in use')
+        logger.error(
+          {
+            version: manifest.version,
+            expected: { size: manifest.size, sha256: manifest.sha256 },
+            got: { size: check.size, sha256 }
+          },
+          'database update refused: download failed verification; keeping the database in use'
+        )
         return 'refused'
       }
       const started = Date.now()
@@ -162,13 +192,21 @@ export class Updater {
         }
       } catch (err) {
         // Never committed: the tables of this build are cleared by the next begin().
-        logger.error({ version: manifest.version, reason: (err as Error).message }, 'database update refused: snapshot does not parse; keeping the database in use')
+        logger.error(
+          { version: manifest.version, reason: (err as Error).message },
+          'database update refused: snapshot does not parse; keeping the database in use'
+        )
         return 'refused'
       }
       await builder.commit()
-      await this.#opts.store.write((w) => { w.putMeta(META_SNAPSHOT, { version: manifest.version, sha256: manifest.sha256 }) })
+      await this.#opts.store.write((w) => {
+        w.putMeta(META_SNAPSHOT, { version: manifest.version, sha256: manifest.sha256 })
+      })
       this.#opts.catdb.refresh()
-      logger.info({ version: manifest.version, entries, ms: Date.now() - started, previous: applied?.version ?? null }, 'database update applied')
+      logger.info(
+        { version: manifest.version, entries, ms: Date.now() - started, previous: applied?.version ?? null },
+        'database update applied'
+      )
       return 'applied'
     } finally {
       rmSync(tmp, { force: true })
@@ -176,7 +214,7 @@ export class Updater {
   }
 
   /** Stops scheduling and abandons a download in flight; resolves once the check has ended. */
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     this.#closed = true
     if (this.#timer !== null) clearTimeout(this.#timer)
     this.#abort.abort()

@@ -6,7 +6,17 @@
 import { configSchema } from '../engine/config/schema.js'
 import { keyUses } from '../engine/config/reload.js'
 
-interface Prop { type?: string, enum?: readonly string[], default?: unknown, description?: string, items?: Prop, minimum?: number, maximum?: number, maxItems?: number, properties?: Record<string, Prop> }
+interface Prop {
+  type?: string
+  enum?: readonly string[]
+  default?: unknown
+  description?: string
+  items?: Prop
+  minimum?: number
+  maximum?: number
+  maxItems?: number
+  properties?: Record<string, Prop>
+}
 
 const INTRO: Record<string, string> = {
   dnscache: 'The recursive resolver(s) that receive unblocked queries.',
@@ -23,18 +33,18 @@ const INTRO: Record<string, string> = {
   sync: 'The replica follower (`filterd sync`), run only with a shared Redis store (docs/operations-redis.md).'
 }
 
-function typeOf (p: Prop): string {
+function typeOf(p: Prop): string {
   if (p.enum !== undefined) return p.enum.map((v) => `\`${v}\``).join(' \\| ')
   if (p.type === 'array') return `list of ${p.items?.type ?? 'values'}`
   return p.type ?? ''
 }
 
-function fmt (v: unknown): string {
+function fmt(v: unknown): string {
   if (v === undefined) return ''
   return `\`${JSON.stringify(v)}\``
 }
 
-export function renderConfigDoc (): string {
+export function renderConfigDoc(): string {
   const lines = [
     '# Configuration reference',
     '',
@@ -51,17 +61,17 @@ export function renderConfigDoc (): string {
     '  user running it: `datafiles.path`, `datafiles.cats` (with its catgroups.json), the `datafiles.file` entries the',
     '  file lists, `blockpage.templates`, `blockpage.tls-cert`, `blockpage.tls-key`, `proxy.safesearch-hosts` and',
     '  `stats.vendor-key`, each when its section is written in the file; state folders the roles create themselves',
-    '  (`common.db`, `stats.dir`, …) are not checked, but every role\'s `log` and `pid` folder must be writable, or',
+    "  (`common.db`, `stats.dir`, …) are not checked, but every role's `log` and `pid` folder must be writable, or",
     '  creatable, by that user (the systemd unit runs check-config as `filterd` before each start);',
     '- every `log` is an absolute path or `-` (standard output); every `pid` is an absolute path;',
     '- no two HTTP listeners (`api.listen`, `blockpage.listen`, `blockpage.tls-listen`, `catapi.listen`, `catapi.anon-listen`, and `local.listen` and `collector.listen` when the file has those sections) may share a port on an overlapping address;',
     '- addresses are `address:port`, IPv6 in brackets (`[::1]:53`); resolvers default to port 53;',
     '- `${CONFIG_DIR}` expands to the folder of the config file and `${NAME}` to an environment variable',
-    '  (refused when unset); other relative paths are read relative to the config file\'s folder;',
+    "  (refused when unset); other relative paths are read relative to the config file's folder;",
     '- unknown keys are refused, so a typo never silently falls back to a default.',
     '',
     'The spec fixes `proxy.pid`, `datafiles.path` and `datafiles.file`. filterd keeps them configurable (the quick',
-    'start and the tests run unprivileged, each in its own folder); their defaults are the spec\'s values, and',
+    "start and the tests run unprivileged, each in its own folder); their defaults are the spec's values, and",
     '`conf/filterd.example.yaml` keeps them for production. Why: docs/architecture.md.',
     '',
     'A changed file takes effect when the daemons are restarted, or, for the keys whose "reload" column says',
@@ -87,14 +97,25 @@ export function renderConfigDoc (): string {
   }
   const sections = configSchema.properties as unknown as Record<string, Prop>
   for (const [name, section] of Object.entries(sections)) {
-    lines.push(`## \`${name}\``, '', INTRO[name] ?? '', '', '| key | type | default | read by | reload | meaning |', '|---|---|---|---|---|---|')
+    lines.push(
+      `## \`${name}\``,
+      '',
+      INTRO[name] ?? '',
+      '',
+      '| key | type | default | read by | reload | meaning |',
+      '|---|---|---|---|---|---|'
+    )
     for (const [key, p] of Object.entries(section.properties ?? {})) {
       const limits: string[] = []
       if (p.minimum !== undefined) limits.push(`min ${p.minimum}`)
       if (p.maximum !== undefined) limits.push(`max ${p.maximum}`)
       if (p.maxItems !== undefined) limits.push(`at most ${p.maxItems} items`)
-      const meaning = [p.description ?? '', limits.length > 0 ? `(${limits.join(', ')})` : ''].filter((s) => s !== '').join(' ')
-      lines.push(`| \`${name}.${key}\` | ${typeOf(p)} | ${fmt(p.default)} | ${readers(`${name}.${key}`)} | ${reload(`${name}.${key}`)} | ${meaning.replace(/\|/g, '\\|')} |`)
+      const meaning = [p.description ?? '', limits.length > 0 ? `(${limits.join(', ')})` : '']
+        .filter((s) => s !== '')
+        .join(' ')
+      lines.push(
+        `| \`${name}.${key}\` | ${typeOf(p)} | ${fmt(p.default)} | ${readers(`${name}.${key}`)} | ${reload(`${name}.${key}`)} | ${meaning.replace(/\|/g, '\\|')} |`
+      )
     }
     lines.push('')
   }

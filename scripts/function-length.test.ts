@@ -13,17 +13,19 @@ const MAX_LINES = 80
 /** The marker a comment directly above a longer function must hold, followed by the reason. */
 const MARKER = 'one piece:'
 
-function productionFiles (): string[] {
-  return execFileSync('git', ['ls-files', '-z', '*.ts'], { cwd: REPO, encoding: 'utf8' }).split('\0')
+function productionFiles(): string[] {
+  return execFileSync('git', ['ls-files', '-z', '*.ts'], { cwd: REPO, encoding: 'utf8' })
+    .split('\0')
     .filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))
     .filter((p) => !/\.(test|case)\.ts$/.test(p) && !p.startsWith('bench/') && !p.split('/').includes('testing'))
 }
 
-function nameOf (node: ts.Node, file: ts.SourceFile): string {
+function nameOf(node: ts.Node, file: ts.SourceFile): string {
   const named = node as ts.Node & { name?: ts.Node }
   if (named.name !== undefined) return named.name.getText(file)
   const parent = node.parent
-  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) return parent.name.getText(file)
+  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))
+    return parent.name.getText(file)
   return '(anonymous)'
 }
 
@@ -32,7 +34,7 @@ function nameOf (node: ts.Node, file: ts.SourceFile): string {
  * or those of an enclosing node that starts on the same line (`export const f = () => {`,
  * `server.on('x', () => {`).
  */
-function isMarked (node: ts.Node, file: ts.SourceFile): boolean {
+function isMarked(node: ts.Node, file: ts.SourceFile): boolean {
   const text = file.getFullText()
   const line = (n: ts.Node): number => file.getLineAndCharacterOfPosition(n.getStart(file)).line
   const first = line(node)
@@ -44,14 +46,15 @@ function isMarked (node: ts.Node, file: ts.SourceFile): boolean {
 }
 
 /** `path:line name (N lines)` for every function over the limit without the marker. */
-function longFunctions (path: string): string[] {
+function longFunctions(path: string): string[] {
   const file = ts.createSourceFile(path, readFileSync(join(REPO, path), 'utf8'), ts.ScriptTarget.Latest, true)
   const out: string[] = []
   const visit = (node: ts.Node): void => {
     if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
       const start = file.getLineAndCharacterOfPosition(node.getStart(file)).line
       const lines = file.getLineAndCharacterOfPosition(node.getEnd()).line - start + 1
-      if (lines > MAX_LINES && !isMarked(node, file)) out.push(`${path}:${start + 1} ${nameOf(node, file)} (${lines} lines)`)
+      if (lines > MAX_LINES && !isMarked(node, file))
+        out.push(`${path}:${start + 1} ${nameOf(node, file)} (${lines} lines)`)
     }
     ts.forEachChild(node, visit)
   }
@@ -63,12 +66,17 @@ test(`no production function is over ${MAX_LINES} lines without a "${MARKER}" co
   const files = productionFiles()
   t.assert.ok(files.length > 100, `only ${files.length} production files found`)
   const long = files.flatMap(longFunctions)
-  t.assert.deepStrictEqual(long, [], `split these, or say above each why it must be one piece ("// ${MARKER} ..."):\n${long.join('\n')}`)
+  t.assert.deepStrictEqual(
+    long,
+    [],
+    `split these, or say above each why it must be one piece ("// ${MARKER} ..."):\n${long.join('\n')}`
+  )
 })
 
 test('the check finds a long function and accepts the marker', (t: TestContext) => {
   const body = Array.from({ length: MAX_LINES }, (_, i) => `  const v${i} = ${i}`).join('\n')
-  const source = (comment: string): ts.SourceFile => ts.createSourceFile('x.ts', `${comment}\nexport const f = () => {\n${body}\n}\n`, ts.ScriptTarget.Latest, true)
+  const source = (comment: string): ts.SourceFile =>
+    ts.createSourceFile('x.ts', `${comment}\nexport const f = () => {\n${body}\n}\n`, ts.ScriptTarget.Latest, true)
   const arrow = (file: ts.SourceFile): ts.Node => {
     const statement = file.statements[0] as ts.VariableStatement
     return statement.declarationList.declarations[0]!.initializer!

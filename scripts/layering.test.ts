@@ -7,8 +7,8 @@ import tseslint from 'typescript-eslint'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 
-async function restricted (filePath: string, code: string): Promise<string[]> {
-  const config = await import(new URL('eslint.config.js', `file://${root}`).href) as { layering: Linter.Config[] }
+async function restricted(filePath: string, code: string): Promise<string[]> {
+  const config = (await import(new URL('eslint.config.js', `file://${root}`).href)) as { layering: Linter.Config[] }
   const eslint = new ESLint({
     cwd: root,
     overrideConfigFile: true,

@@ -10,9 +10,11 @@ import { REPO } from '../engine/testing/daemon.js'
 const read = (path: string): string => readFileSync(join(REPO, path), 'utf8')
 
 /** Tracked text files (a binary one, such as a screenshot, holds a NUL byte and is left out). */
-function trackedTexts (): Array<{ path: string, text: string }> {
-  const paths = execFileSync('git', ['ls-files', '-z'], { cwd: REPO, encoding: 'utf8' }).split('\0').filter((p) => p !== '')
-  const out: Array<{ path: string, text: string }> = []
+function trackedTexts(): Array<{ path: string; text: string }> {
+  const paths = execFileSync('git', ['ls-files', '-z'], { cwd: REPO, encoding: 'utf8' })
+    .split('\0')
+    .filter((p) => p !== '')
+  const out: Array<{ path: string; text: string }> = []
   for (const path of paths) {
     let text: string
     try {
@@ -36,38 +38,73 @@ test('no tracked file cites notes kept outside the repository, and only bench/ r
   const files = trackedTexts()
   t.assert.ok(files.length > 100, `only ${files.length} tracked files found`)
   const citing = files.filter((f) => OUTSIDE_NOTES.test(f.text)).map((f) => f.path)
-  t.assert.deepStrictEqual(citing, [], 'cite notes outside the repository: say it in docs/contract.md or docs/conventions.md and point there')
+  t.assert.deepStrictEqual(
+    citing,
+    [],
+    'cite notes outside the repository: say it in docs/contract.md or docs/conventions.md and point there'
+  )
   const reaching = files
-    .filter((f) => f.text.includes(OUTSIDE_FOLDER) && !f.path.startsWith('bench/') && !MAY_NAME_OUTSIDE_FOLDER.has(f.path))
+    .filter(
+      (f) => f.text.includes(OUTSIDE_FOLDER) && !f.path.startsWith('bench/') && !MAY_NAME_OUTSIDE_FOLDER.has(f.path)
+    )
     .map((f) => f.path)
   t.assert.deepStrictEqual(reaching, [], `only bench/ may read ${OUTSIDE_FOLDER}`)
 })
 
-interface LockPackage { hasInstallScript?: boolean, dev?: boolean, optional?: boolean }
+interface LockPackage {
+  hasInstallScript?: boolean
+  dev?: boolean
+  optional?: boolean
+}
 
-test('package.json\'s allowScripts covers every installed package with an install script, and runs none', (t: TestContext) => {
+test("package.json's allowScripts covers every installed package with an install script, and runs none", (t: TestContext) => {
   const pkg = JSON.parse(read('package.json')) as { allowScripts?: Record<string, boolean | string> }
   const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, LockPackage> }
   const withScripts = new Set<string>()
   for (const [path, p] of Object.entries(lock.packages)) {
-    if (p.hasInstallScript === true && path !== '') withScripts.add(path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length))
+    if (p.hasInstallScript === true && path !== '')
+      withScripts.add(path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length))
   }
-  t.assert.ok(withScripts.has('lmdb'), 'package-lock.json lists lmdb\'s install script')
+  t.assert.ok(withScripts.has('lmdb'), "package-lock.json lists lmdb's install script")
   const policy = pkg.allowScripts ?? {}
   // Name-only entries (npm's form for a denial): a pinned `name@version` would stop covering the next version.
   const covered = new Set(Object.keys(policy))
-  t.assert.deepStrictEqual([...withScripts].filter((name) => !covered.has(name)).sort(), [],
-    'packages whose install scripts package.json does not decide: add them to allowScripts (npm install-scripts deny NAME)')
+  t.assert.deepStrictEqual(
+    [...withScripts].filter((name) => !covered.has(name)).sort(),
+    [],
+    'packages whose install scripts package.json does not decide: add them to allowScripts (npm install-scripts deny NAME)'
+  )
   // README and docs/install.md say that no install script needs to run: the prebuilt binaries load without one.
-  t.assert.deepStrictEqual(Object.entries(policy).filter(([, allowed]) => allowed !== false).map(([name]) => name), [])
-  t.assert.deepStrictEqual([...covered].filter((name) => !withScripts.has(name)).sort(), [], 'entries for packages no longer installed')
+  t.assert.deepStrictEqual(
+    Object.entries(policy)
+      .filter(([, allowed]) => allowed !== false)
+      .map(([name]) => name),
+    []
+  )
+  t.assert.deepStrictEqual(
+    [...covered].filter((name) => !withScripts.has(name)).sort(),
+    [],
+    'entries for packages no longer installed'
+  )
 })
 
 test('docs/metrics.md quotes the shipped logrotate file as shipped', (t: TestContext) => {
-  const shipped = read('packaging/logrotate/filterd').split('\n').filter((line) => !line.startsWith('#')).join('\n')
+  const shipped = read('packaging/logrotate/filterd')
+    .split('\n')
+    .filter((line) => !line.startsWith('#'))
+    .join('\n')
   const doc = read('docs/metrics.md')
   const start = doc.indexOf('```\n/var/log/filterd/')
   t.assert.ok(start >= 0, 'docs/metrics.md has no logrotate snippet')
   const quoted = doc.slice(start + 4, doc.indexOf('```', start + 4))
   t.assert.strictEqual(quoted, shipped)
+})
+
+test('constants are UPPER_SNAKE: no tracked source file declares a `kName` constant', (t: TestContext) => {
+  // `kName` stays for Symbols only (docs/conventions.md, "Naming").
+  const K_CONSTANT = /\bconst k[A-Z]\w*\s*(?::[^=]+)?=\s*(?!Symbol\()/
+  const offending = trackedTexts()
+    .filter((f) => /\.(ts|js|mjs)$/.test(f.path) && K_CONSTANT.test(f.text))
+    .map((f) => f.path)
+  t.assert.deepStrictEqual(offending, [], 'rename these constants to UPPER_SNAKE')
 })

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 
 const dist = fileURLToPath(new URL('../', import.meta.url))
 
-function testFiles (dir: string): string[] {
+function testFiles(dir: string): string[] {
   const out: string[] = []
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name)
@@ -22,14 +22,31 @@ function testFiles (dir: string): string[] {
 
 // Arguments starting with `-` go to `node --test`; others name the test files to run instead of all.
 const args = process.argv.slice(2)
-const options = args.filter(a => a.startsWith('-'))
-const named = args.filter(a => !a.startsWith('-'))
-const files = named.length > 0 ? named : testFiles(dist).map(f => relative(process.cwd(), f)).sort()
+const options = args.filter((a) => a.startsWith('-'))
+const named = args.filter((a) => !a.startsWith('-'))
+const files =
+  named.length > 0
+    ? named
+    : testFiles(dist)
+        .map((f) => relative(process.cwd(), f))
+        .sort()
 // Every test file's process makes its result pipe blocking first (scripts/test-preload.ts): with
 // --test-force-exit, results still queued on it were lost.
 const preload = fileURLToPath(new URL('./test-preload.js', import.meta.url))
-const child = spawn(process.execPath, [
-  '--test', '--enable-source-maps', '--test-concurrency=2', '--test-timeout=180000', '--test-force-exit', `--import=${preload}`,
-  ...options, ...files
-], { stdio: 'inherit' })
-child.on('exit', (code, signal) => { process.exitCode = code ?? (signal === null ? 1 : 128) })
+const child = spawn(
+  process.execPath,
+  [
+    '--test',
+    '--enable-source-maps',
+    '--test-concurrency=2',
+    '--test-timeout=180000',
+    '--test-force-exit',
+    `--import=${preload}`,
+    ...options,
+    ...files
+  ],
+  { stdio: 'inherit' }
+)
+child.on('exit', (code, signal) => {
+  process.exitCode = code ?? (signal === null ? 1 : 128)
+})

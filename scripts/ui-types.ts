@@ -8,8 +8,11 @@ import { renderOpenApi } from '../api/openapi.js'
 
 export const UI_TYPES_FILE = 'ui/src/api-types.ts'
 
-export async function renderUiTypes (): Promise<string> {
+export async function renderUiTypes(): Promise<string> {
   const ast = await openapiTS(renderOpenApi(), { alphabetize: false })
-  return '// Generated from docs/openapi.yaml by openapi-typescript (npm run gen:docs, scripts/ui-types.ts): do not edit.\n' +
-    '// ui/src/api.ts names the schemas the console uses.\n' + astToString(ast)
+  return (
+    '// Generated from docs/openapi.yaml by openapi-typescript (npm run gen:docs, scripts/ui-types.ts): do not edit.\n' +
+    '// ui/src/api.ts names the schemas the console uses.\n' +
+    astToString(ast)
+  )
 }

@@ -22,7 +22,13 @@ import { hostname } from 'node:os'
 import { Counter, Gauge, Registry } from 'prom-client'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { createHttpServer, listenOrUndo, roleHttpImpl } from '../engine/http/index.js'
-import { diverged, FOLLOWER_STATES, Follower, type Divergence, type FollowerStatus } from '../engine/replica/follower.js'
+import {
+  diverged,
+  FOLLOWER_STATES,
+  Follower,
+  type Divergence,
+  type FollowerStatus
+} from '../engine/replica/follower.js'
 import { connectSharedStore, sharedStoreSettings } from '../engine/replica/redis.js'
 import { startStatsShipper, statsKeys } from '../engine/replica/stats.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
@@ -41,7 +47,7 @@ const REPLICA_STATES: Readonly<Record<string, string>> = {
   stopped: 'stopped'
 }
 
-export async function startRole (ctx: RoleContext): Promise<RunningRole> {
+export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
   const settings = sharedStoreSettings(config)
   if (settings === undefined) {
@@ -55,14 +61,23 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   const metrics = replicaMetrics(status, store)
 
   // Load balancers' and monitoring's health checks (HAProxy's default speaks HTTP/1.0): node:http under `auto`.
-  const http = createHttpServer({ impl: roleHttpImpl(config.common['http-server'], 'public'), bodyLimit: 1024, logger: { warn: (m) => { logger.warn(m) } } })
+  const http = createHttpServer({
+    impl: roleHttpImpl(config.common['http-server'], 'public'),
+    bodyLimit: 1024,
+    logger: {
+      warn: (m) => {
+        logger.warn(m)
+      }
+    }
+  })
   const endpoints: string[] = []
   // The shared /health shape (engine/health), with the replica's state as its state.
   const health = (): HealthReport => {
     const split = diverged(status.divergence)
     const report = split ? divergenceReport(status.divergence) : undefined
     const problems: HealthProblem[] = []
-    if (status.state !== 'following') problems.push({ what: 'replica', why: REPLICA_STATES[status.state] ?? status.state })
+    if (status.state !== 'following')
+      problems.push({ what: 'replica', why: REPLICA_STATES[status.state] ?? status.state })
     if (report !== undefined) problems.push({ what: 'divergence', why: report.reason })
     return healthReport({
       role: 'sync',
@@ -85,22 +100,34 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
   http.route('GET', '/health', (_req, res) => {
     // 200 while the replica is current or catching up behind a working Redis (a load balancer keeps the
     // host); 503 when it diverged from Redis or Redis is away.
-    const healthy = !diverged(status.divergence) && (status.state === 'following' || status.state === 'bootstrapping' || status.state === 'initializing')
+    const healthy =
+      !diverged(status.divergence) &&
+      (status.state === 'following' || status.state === 'bootstrapping' || status.state === 'initializing')
     res.json(health(), healthy ? 200 : 503)
   })
   http.route('GET', '/metrics', async (_req, res) => {
     res.header('Content-Type', metrics.contentType).send(await metrics.render())
   })
   const listen = parseHostPort(config.sync.listen)
-  const port = await listenOrUndo(http, listen.host, listen.port, async () => { await store.close() })
+  const port = await listenOrUndo(http, listen.host, listen.port, async () => {
+    await store.close()
+  })
   follower.start()
-  const shipper = startStatsShipper(connectSharedStore(settings, { commandTimeout: 6000 }), statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
-    config.common['host-id'] ?? hostname(), config.stats.dir, config.stats['import-interval'] * 1000, logger)
-  endpoints.push(`sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics) following ${settings.where}, shipping ${config.stats.dir}`)
+  const shipper = startStatsShipper(
+    connectSharedStore(settings, { commandTimeout: 6000 }),
+    statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
+    config.common['host-id'] ?? hostname(),
+    config.stats.dir,
+    config.stats['import-interval'] * 1000,
+    logger
+  )
+  endpoints.push(
+    `sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics) following ${settings.where}, shipping ${config.stats.dir}`
+  )
   return {
     endpoints,
     health,
-    async close () {
+    async close() {
       await http.close()
       await shipper.close()
       await follower.close()
@@ -110,9 +137,15 @@ export async function startRole (ctx: RoleContext): Promise<RunningRole> {
 }
 
 /** /health's account of a replica that diverged: why, in the operator's words, and what was found. */
-function divergenceReport (d: Divergence): { reason: string, keys: number, examples: readonly string[], foreignGeneration: boolean } {
+function divergenceReport(d: Divergence): {
+  reason: string
+  keys: number
+  examples: readonly string[]
+  foreignGeneration: boolean
+} {
   const why: string[] = []
-  if (d.keys > 0) why.push(`${d.keys} key(s) here that Redis does not hold or holds with another value (${d.examples.join(', ')})`)
+  if (d.keys > 0)
+    why.push(`${d.keys} key(s) here that Redis does not hold or holds with another value (${d.examples.join(', ')})`)
   if (d.foreignGeneration) why.push('the store generation was moved by a writer that did not go through Redis')
   return {
     reason: `this replica holds changes that did not come from Redis: ${why.join('; ')}. A role or command without common.redis-ip, or a tool, wrote this host's LMDB; see docs/operations-redis.md, "A replica that diverged"`,
@@ -123,39 +156,84 @@ function divergenceReport (d: Divergence): { reason: string, keys: number, examp
 }
 
 /** The sync role's Prometheus registry over the follower's status; `render` brings the counters up to date first. */
-function replicaMetrics (status: FollowerStatus, store: Store): { contentType: string, render: () => Promise<string> } {
+function replicaMetrics(status: FollowerStatus, store: Store): { contentType: string; render: () => Promise<string> } {
   const registry = new Registry()
   void new Gauge({
     name: 'filterd_replica_state',
-    help: 'replication state of this host\'s replica (1 for the current state)',
+    help: "replication state of this host's replica (1 for the current state)",
     labelNames: ['state'] as const,
     registers: [registry],
-    collect () { for (const s of FOLLOWER_STATES) this.set({ state: s }, s === status.state ? 1 : 0) }
+    collect() {
+      for (const s of FOLLOWER_STATES) this.set({ state: s }, s === status.state ? 1 : 0)
+    }
   })
   const gauge = (name: string, help: string, read: () => number): void => {
-    void new Gauge({ name, help, registers: [registry], collect () { this.set(read()) } })
+    void new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read())
+      }
+    })
   }
-  gauge('filterd_replica_lag_records', 'change records in Redis not yet applied here (when last seen)', () => status.lagRecords)
-  gauge('filterd_replica_lag_seconds', 'time from a change record\'s creation in Redis to its apply here (last record)', () => status.lagMs / 1000)
+  gauge(
+    'filterd_replica_lag_records',
+    'change records in Redis not yet applied here (when last seen)',
+    () => status.lagRecords
+  )
+  gauge(
+    'filterd_replica_lag_seconds',
+    "time from a change record's creation in Redis to its apply here (last record)",
+    () => status.lagMs / 1000
+  )
   gauge('filterd_replica_applied_seq', 'sequence number of the last applied change record', () => status.appliedSeq)
-  gauge('filterd_replica_seconds_since_current', 'seconds since the replica was last known to hold every record (-1: never)', () => status.currentAt === 0 ? -1 : (Date.now() - status.currentAt) / 1000)
+  gauge(
+    'filterd_replica_seconds_since_current',
+    'seconds since the replica was last known to hold every record (-1: never)',
+    () => (status.currentAt === 0 ? -1 : (Date.now() - status.currentAt) / 1000)
+  )
   gauge('filterd_store_generation', 'policy generation of the local store', () => store.generation())
-  gauge('filterd_replica_divergent_keys', 'keys the last audit pass found in this replica that Redis does not hold, or holds with another value', () => status.divergence.keys)
+  gauge(
+    'filterd_replica_divergent_keys',
+    'keys the last audit pass found in this replica that Redis does not hold, or holds with another value',
+    () => status.divergence.keys
+  )
   void new Gauge({
     name: 'filterd_replica_diverged',
-    help: 'whether this replica holds changes that did not come from Redis (1), by reason: keys (the audit) or generation (bumped by a writer behind the replica\'s back)',
+    help: "whether this replica holds changes that did not come from Redis (1), by reason: keys (the audit) or generation (bumped by a writer behind the replica's back)",
     labelNames: ['reason'] as const,
     registers: [registry],
-    collect () {
+    collect() {
       this.set({ reason: 'keys' }, status.divergence.keys > 0 ? 1 : 0)
       this.set({ reason: 'generation' }, status.divergence.foreignGeneration ? 1 : 0)
     }
   })
-  const applied = new Counter({ name: 'filterd_replica_applied_records_total', help: 'change records applied since start', registers: [registry] })
-  const boots = new Counter({ name: 'filterd_replica_bootstraps_total', help: 'bootstraps from a Redis snapshot since start', registers: [registry] })
-  const appliedOps = new Counter({ name: 'filterd_replica_applied_ops_total', help: 'key changes written to the replica since start (bootstrap copies and applied records)', registers: [registry] })
-  const skippedOps = new Counter({ name: 'filterd_replica_skipped_ops_total', help: 'key changes a bootstrap skipped because the replica already held that version or a newer one', registers: [registry] })
-  const audits = new Counter({ name: 'filterd_replica_audit_passes_total', help: 'full audit passes comparing this replica with Redis since start', registers: [registry] })
+  const applied = new Counter({
+    name: 'filterd_replica_applied_records_total',
+    help: 'change records applied since start',
+    registers: [registry]
+  })
+  const boots = new Counter({
+    name: 'filterd_replica_bootstraps_total',
+    help: 'bootstraps from a Redis snapshot since start',
+    registers: [registry]
+  })
+  const appliedOps = new Counter({
+    name: 'filterd_replica_applied_ops_total',
+    help: 'key changes written to the replica since start (bootstrap copies and applied records)',
+    registers: [registry]
+  })
+  const skippedOps = new Counter({
+    name: 'filterd_replica_skipped_ops_total',
+    help: 'key changes a bootstrap skipped because the replica already held that version or a newer one',
+    registers: [registry]
+  })
+  const audits = new Counter({
+    name: 'filterd_replica_audit_passes_total',
+    help: 'full audit passes comparing this replica with Redis since start',
+    registers: [registry]
+  })
   let seen = { applied: 0, boots: 0, appliedOps: 0, skippedOps: 0, audits: 0 }
   const syncCounters = (): void => {
     applied.inc(status.appliedRecords - seen.applied)
@@ -163,10 +241,19 @@ function replicaMetrics (status: FollowerStatus, store: Store): { contentType: s
     appliedOps.inc(status.appliedOps - seen.appliedOps)
     skippedOps.inc(status.skippedOps - seen.skippedOps)
     audits.inc(status.auditPasses - seen.audits)
-    seen = { applied: status.appliedRecords, boots: status.bootstraps, appliedOps: status.appliedOps, skippedOps: status.skippedOps, audits: status.auditPasses }
+    seen = {
+      applied: status.appliedRecords,
+      boots: status.bootstraps,
+      appliedOps: status.appliedOps,
+      skippedOps: status.skippedOps,
+      audits: status.auditPasses
+    }
   }
   return {
     contentType: registry.contentType,
-    render: async () => { syncCounters(); return await registry.metrics() }
+    render: async () => {
+      syncCounters()
+      return await registry.metrics()
+    }
   }
 }

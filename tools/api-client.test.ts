@@ -8,8 +8,7 @@ import { join } from 'node:path'
 import { call, relayedFrom, startApi } from '../api/testing/fixtures.js'
 import { runCli, type CliRun } from '../engine/testing/daemon.js'
 
-
-function field (run: CliRun, name: string): string {
+function field(run: CliRun, name: string): string {
   const v = new RegExp(`^${name}: (\\S+)$`, 'm').exec(run.stdout)?.[1]
   if (v === undefined) throw new Error(`no ${name} in: ${run.stdout}${run.stderr}`)
   return v
@@ -29,8 +28,15 @@ test('api-client add prints a secret once that then authenticates, list shows id
   t.assert.strictEqual(token, `billing.${secret}`)
   t.assert.match(added.stderr, /shown only now/)
   const basic = `Basic ${Buffer.from(`billing:${secret}`).toString('base64')}`
-  t.assert.strictEqual((await call(s.base, 'GET', '/config/', undefined, relayedFrom('192.0.2.10', { authorization: `Bearer ${token}` }))).status, 200)
-  t.assert.strictEqual((await call(s.base, 'GET', '/config/', undefined, relayedFrom('192.0.2.10', { authorization: basic }))).status, 200)
+  t.assert.strictEqual(
+    (await call(s.base, 'GET', '/config/', undefined, relayedFrom('192.0.2.10', { authorization: `Bearer ${token}` })))
+      .status,
+    200
+  )
+  t.assert.strictEqual(
+    (await call(s.base, 'GET', '/config/', undefined, relayedFrom('192.0.2.10', { authorization: basic }))).status,
+    200
+  )
 
   const listed = await runCli(['api-client', 'list', '--config', config])
   t.assert.strictEqual(listed.code, 0, listed.stderr)
@@ -48,8 +54,15 @@ test('api-client add prints a secret once that then authenticates, list shows id
   const removed = await runCli(['api-client', 'remove', '--config', config, 'billing'])
   t.assert.strictEqual(removed.code, 0, removed.stderr)
   // Both headers had been verified and cached; the store write drops the cache.
-  t.assert.strictEqual((await call(s.base, 'GET', '/config/', undefined, relayedFrom('192.0.2.10', { authorization: `Bearer ${token}` }))).status, 401)
-  t.assert.strictEqual((await call(s.base, 'GET', '/config/', undefined, relayedFrom('192.0.2.10', { authorization: basic }))).status, 401)
+  t.assert.strictEqual(
+    (await call(s.base, 'GET', '/config/', undefined, relayedFrom('192.0.2.10', { authorization: `Bearer ${token}` })))
+      .status,
+    401
+  )
+  t.assert.strictEqual(
+    (await call(s.base, 'GET', '/config/', undefined, relayedFrom('192.0.2.10', { authorization: basic }))).status,
+    401
+  )
   t.assert.doesNotMatch((await runCli(['api-client', 'list', '--config', config])).stdout, /billing/)
   t.assert.strictEqual((await runCli(['api-client', 'remove', '--config', config, 'billing'])).code, 1)
 })

@@ -32,7 +32,17 @@ client_id as the user name and client_secret as the password (docs/api.md, Autho
 const SUBCOMMANDS = ['add', 'list', 'remove']
 
 /** The options, parsed one way (node:util parseArgs, strict), or the message naming what is wrong. */
-function parseCommandLine (argv: string[]): { values: { config?: string | undefined, id?: string | undefined, label?: string | undefined, help?: boolean | undefined }, positionals: string[] } | string {
+function parseCommandLine(argv: string[]):
+  | {
+      values: {
+        config?: string | undefined
+        id?: string | undefined
+        label?: string | undefined
+        help?: boolean | undefined
+      }
+      positionals: string[]
+    }
+  | string {
   try {
     return parseArgs({
       args: argv,
@@ -50,9 +60,14 @@ function parseCommandLine (argv: string[]): { values: { config?: string | undefi
   }
 }
 
-export async function run (argv: string[]): Promise<number> {
-  const out = (s: string): void => { process.stdout.write(s + '\n') }
-  const fail = (s: string, code = 2): number => { process.stderr.write(`filterd api-client: ${s}\n`); return code }
+export async function run(argv: string[]): Promise<number> {
+  const out = (s: string): void => {
+    process.stdout.write(s + '\n')
+  }
+  const fail = (s: string, code = 2): number => {
+    process.stderr.write(`filterd api-client: ${s}\n`)
+    return code
+  }
   const [command, ...rest] = argv
   if (command === undefined || command === '--help' || command === '-h') {
     out(USAGE)
@@ -61,13 +76,17 @@ export async function run (argv: string[]): Promise<number> {
   const parsed = parseCommandLine(rest)
   if (typeof parsed === 'string') return fail(`${parsed}\n${USAGE}`)
   const { values, positionals } = parsed
-  if (values.help === true) { out(USAGE); return 0 }
+  if (values.help === true) {
+    out(USAGE)
+    return 0
+  }
   if (!SUBCOMMANDS.includes(command)) return fail(`unknown subcommand "${command}"\n${USAGE}`)
   if (values.config === undefined) return fail(`--config FILE is required\n${USAGE}`)
   const needsId = command === 'remove'
   if (needsId && positionals.length !== 1) return fail(`${command} takes exactly one client id\n${USAGE}`)
   if (!needsId && positionals.length !== 0) return fail(`unexpected argument ${positionals[0]!}\n${USAGE}`)
-  if (command !== 'add' && (values.id !== undefined || values.label !== undefined)) return fail(`--id and --label are options of add\n${USAGE}`)
+  if (command !== 'add' && (values.id !== undefined || values.label !== undefined))
+    return fail(`--id and --label are options of add\n${USAGE}`)
 
   let config: Readonly<Config>
   let store: Store

@@ -11,8 +11,12 @@ import { commandArgs } from './cli/command-args.js'
 
 const USAGE = 'usage: filterd build-db --config FILE [--continue] [--if-empty] [--quiet]\n'
 
-export async function run (argv: string[]): Promise<number> {
-  const args = commandArgs('build-db', USAGE, argv, { continue: { type: 'boolean' }, 'if-empty': { type: 'boolean' }, quiet: { type: 'boolean' } })
+export async function run(argv: string[]): Promise<number> {
+  const args = commandArgs('build-db', USAGE, argv, {
+    continue: { type: 'boolean' },
+    'if-empty': { type: 'boolean' },
+    quiet: { type: 'boolean' }
+  })
   if (typeof args === 'number') return args
   const { values, config: file } = args
   const config = loadConfigFile(file)
@@ -22,7 +26,11 @@ export async function run (argv: string[]): Promise<number> {
     const quiet = values.quiet === true
     const result = await buildCategoryDb(config, store, {
       continueOnErrors: values.continue === true,
-      log: quiet ? (line) => { if (line.startsWith('error') || line.startsWith('build-db')) process.stdout.write(line + '\n') } : undefined
+      log: quiet
+        ? (line) => {
+            if (line.startsWith('error') || line.startsWith('build-db')) process.stdout.write(line + '\n')
+          }
+        : undefined
     })
     return result.committed ? 0 : 1
   } finally {

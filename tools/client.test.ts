@@ -14,7 +14,7 @@ import { createCatApi } from '../catapi/server.js'
 
 type Run = CliRun
 
-function secretOf (run: Run): { id: string, secret: string } {
+function secretOf(run: Run): { id: string; secret: string } {
   const id = /^client_id: (\S+)$/m.exec(run.stdout)?.[1]
   const secret = /^client_secret: (\S+)$/m.exec(run.stdout)?.[1]
   if (id === undefined || secret === undefined) throw new Error(`no credentials in: ${run.stdout}${run.stderr}`)
@@ -22,10 +22,15 @@ function secretOf (run: Run): { id: string, secret: string } {
 }
 
 /** A temp dir with a config file pointing at its own store; one cleanup, in order. */
-function setup (t: TestContext, extra = ''): { dir: string, config: string, db: string, cleanups: Array<() => unknown> } {
+function setup(
+  t: TestContext,
+  extra = ''
+): { dir: string; config: string; db: string; cleanups: Array<() => unknown> } {
   const { dir, cleanup } = makeTempDir('filterd-client-')
   const cleanups: Array<() => unknown> = [cleanup]
-  t.after(async () => { for (const c of cleanups.reverse()) await c() })
+  t.after(async () => {
+    for (const c of cleanups.reverse()) await c()
+  })
   const db = join(dir, 'db')
   const config = join(dir, 'filterd.yaml')
   writeFileSync(config, `common:\n  db: ${db}\n${extra}`)
@@ -37,15 +42,25 @@ test('client add prints a secret once that then authenticates, and rotate, list,
   const store = Store.open(db)
   cleanups.push(() => store.close())
   await buildCats(store, [['example.com', [40]]])
-  const api = createCatApi({ store, taxonomy: loadTaxonomy(CONF_DIR, 'en'), existence: new ExistenceChecker({ resolvers: [] }) })
+  const api = createCatApi({
+    store,
+    taxonomy: loadTaxonomy(CONF_DIR, 'en'),
+    existence: new ExistenceChecker({ resolvers: [] })
+  })
   cleanups.push(() => api.close())
   const { registered } = await api.listen({ host: '127.0.0.1', port: 0 }, { host: '127.0.0.1', port: 0 })
 
   const added = await runCli(['client', 'add', '--config', config, '--label', 'Acme ISP'])
   t.assert.strictEqual(added.code, 0, added.stderr)
   const first = secretOf(added)
-  t.assert.strictEqual((await get(registered, '/domain/example.com', { Authorization: basic(first.id, first.secret) })).status, 200)
-  t.assert.strictEqual((await get(registered, '/domain/example.com', { Authorization: basic(first.id, 'not-it') })).status, 401)
+  t.assert.strictEqual(
+    (await get(registered, '/domain/example.com', { Authorization: basic(first.id, first.secret) })).status,
+    200
+  )
+  t.assert.strictEqual(
+    (await get(registered, '/domain/example.com', { Authorization: basic(first.id, 'not-it') })).status,
+    401
+  )
 
   const listed = await runCli(['client', 'list', '--config', config])
   t.assert.strictEqual(listed.code, 0)
@@ -57,8 +72,14 @@ test('client add prints a secret once that then authenticates, and rotate, list,
   const second = secretOf(rotated)
   t.assert.strictEqual(second.id, first.id)
   t.assert.notStrictEqual(second.secret, first.secret)
-  t.assert.strictEqual((await get(registered, '/catgroups', { Authorization: basic(first.id, first.secret) })).status, 401)
-  t.assert.strictEqual((await get(registered, '/catgroups', { Authorization: basic(second.id, second.secret) })).status, 200)
+  t.assert.strictEqual(
+    (await get(registered, '/catgroups', { Authorization: basic(first.id, first.secret) })).status,
+    401
+  )
+  t.assert.strictEqual(
+    (await get(registered, '/catgroups', { Authorization: basic(second.id, second.secret) })).status,
+    200
+  )
 
   await api.usage.flush()
   const usage = await runCli(['client', 'usage', '--config', config, '--client', first.id])
@@ -70,7 +91,10 @@ test('client add prints a secret once that then authenticates, and rotate, list,
 
   const removed = await runCli(['client', 'remove', '--config', config, first.id])
   t.assert.strictEqual(removed.code, 0)
-  t.assert.strictEqual((await get(registered, '/catgroups', { Authorization: basic(second.id, second.secret) })).status, 401)
+  t.assert.strictEqual(
+    (await get(registered, '/catgroups', { Authorization: basic(second.id, second.secret) })).status,
+    401
+  )
   t.assert.strictEqual((await runCli(['client', 'remove', '--config', config, first.id])).code, 1)
   t.assert.doesNotMatch((await runCli(['client', 'list', '--config', config])).stdout, new RegExp(first.id))
 })
@@ -92,23 +116,34 @@ test('the catapi daemon serves both listeners from its config and stops cleanly 
   const { dir, config, db, cleanups } = setup(t)
   cleanups.push(() => resolver.close())
   const pid = join(dir, 'catapi.pid')
-  writeFileSync(config, [
-    `common: { db: ${db} }`,
-    `dnscache: { forward: ["127.0.0.1:${resolver.port}"] }`,
-    `datafiles: { cats: ${CONF_DIR}, language: en }`,
-    `catapi: { listen: "127.0.0.1:0", anon-listen: "127.0.0.1:0", anon-limit: 3, log: ${join(dir, 'catapi.log')}, pid: ${pid} }`,
-    ''
-  ].join('\n'))
+  writeFileSync(
+    config,
+    [
+      `common: { db: ${db} }`,
+      `dnscache: { forward: ["127.0.0.1:${resolver.port}"] }`,
+      `datafiles: { cats: ${CONF_DIR}, language: en }`,
+      `catapi: { listen: "127.0.0.1:0", anon-listen: "127.0.0.1:0", anon-limit: 3, log: ${join(dir, 'catapi.log')}, pid: ${pid} }`,
+      ''
+    ].join('\n')
+  )
   const store = Store.open(db)
   await buildCats(store, [['example.com', [40]]])
   await store.close()
   const { id, secret } = secretOf(await runCli(['client', 'add', '--config', config]))
 
-  const child = spawn(process.execPath, [FILTERD, 'catapi', '--config', config], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
-  cleanups.push(async () => { if (child.exitCode === null) { child.kill('SIGKILL'); await once(child, 'exit') } })
-  const [ready] = await once(child, 'message') as [{ type: string, endpoints: string[] }]
+  const child = spawn(process.execPath, [FILTERD, 'catapi', '--config', config], {
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc']
+  })
+  cleanups.push(async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGKILL')
+      await once(child, 'exit')
+    }
+  })
+  const [ready] = (await once(child, 'message')) as [{ type: string; endpoints: string[] }]
   t.assert.strictEqual(ready.type, 'ready')
-  const portOf = (kind: string): number => Number(/:(\d+)$/.exec(ready.endpoints.find((e) => e.includes(kind)) ?? '')?.[1])
+  const portOf = (kind: string): number =>
+    Number(/:(\d+)$/.exec(ready.endpoints.find((e) => e.includes(kind)) ?? '')?.[1])
   const reg = portOf('registered')
   const anon = portOf('anonymous')
   t.assert.ok(existsSync(pid))
@@ -121,11 +156,14 @@ test('the catapi daemon serves both listeners from its config and stops cleanly 
   t.assert.strictEqual((await get(anon, '/catgroups')).status, 429)
 
   child.kill('SIGTERM')
-  const [code] = await once(child, 'exit') as [number | null]
+  const [code] = (await once(child, 'exit')) as [number | null]
   t.assert.strictEqual(code, 0)
   t.assert.ok(!existsSync(pid))
   const after = Store.open(db)
   cleanups.push(() => after.close())
   const { readUsage } = await import('../catapi/usage.js')
-  t.assert.strictEqual(readUsage(after, { client: id }).reduce((n, r) => n + r.requests, 0), 1)
+  t.assert.strictEqual(
+    readUsage(after, { client: id }).reduce((n, r) => n + r.requests, 0),
+    1
+  )
 })

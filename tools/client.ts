@@ -36,7 +36,7 @@ interface Parsed {
 }
 
 /** The options, parsed one way (node:util parseArgs, strict), kept as `--name` → value. */
-function parseCommandLine (argv: readonly string[]): Parsed | string {
+function parseCommandLine(argv: readonly string[]): Parsed | string {
   try {
     const { values, positionals } = parseArgs({
       args: [...argv],
@@ -62,10 +62,15 @@ function parseCommandLine (argv: readonly string[]): Parsed | string {
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/
 
-const out = (s: string): void => { process.stdout.write(s + '\n') }
-const fail = (s: string, code = 2): number => { process.stderr.write(`filterd client: ${s}\n`); return code }
+const out = (s: string): void => {
+  process.stdout.write(s + '\n')
+}
+const fail = (s: string, code = 2): number => {
+  process.stderr.write(`filterd client: ${s}\n`)
+  return code
+}
 
-export async function run (argv: string[]): Promise<number> {
+export async function run(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   if (command === undefined || command === '--help' || command === '-h') {
     out(USAGE)
@@ -73,10 +78,14 @@ export async function run (argv: string[]): Promise<number> {
   }
   const parsed = parseCommandLine(rest)
   if (typeof parsed === 'string') return fail(`${parsed}\n${USAGE}`)
-  if (parsed.options.has('--help')) { out(USAGE); return 0 }
+  if (parsed.options.has('--help')) {
+    out(USAGE)
+    return 0
+  }
   const file = parsed.options.get('--config')
   if (file === undefined) return fail(`--config FILE is required\n${USAGE}`)
-  if (!['add', 'list', 'remove', 'rotate', 'usage'].includes(command)) return fail(`unknown subcommand "${command}"\n${USAGE}`)
+  if (!['add', 'list', 'remove', 'rotate', 'usage'].includes(command))
+    return fail(`unknown subcommand "${command}"\n${USAGE}`)
   const needsId = command === 'remove' || command === 'rotate'
   if (needsId && parsed.positional.length !== 1) return fail(`${command} takes exactly one client id\n${USAGE}`)
   if (!needsId && parsed.positional.length !== 0) return fail(`unexpected argument ${parsed.positional[0]!}\n${USAGE}`)
@@ -96,7 +105,8 @@ export async function run (argv: string[]): Promise<number> {
   let shared: SharedStoreLink | undefined
   try {
     // The changing subcommands write through the shared store when Redis is configured (no-op without).
-    if (command === 'add' || command === 'rotate' || command === 'remove') shared = await linkSharedStore(config, store, silentLogger())
+    if (command === 'add' || command === 'rotate' || command === 'remove')
+      shared = await linkSharedStore(config, store, silentLogger())
     return await subcommand(command, parsed, store)
   } catch (err) {
     // A shared store that cannot take the write answers like the API would (API_STORE_UNAVAILABLE).
@@ -109,7 +119,7 @@ export async function run (argv: string[]): Promise<number> {
 }
 
 /** Runs a checked subcommand on the open store. */
-async function subcommand (command: string, parsed: Parsed, store: Store): Promise<number> {
+async function subcommand(command: string, parsed: Parsed, store: Store): Promise<number> {
   switch (command) {
     case 'add': {
       const id = parsed.options.get('--id') ?? newClientId()
@@ -158,8 +168,12 @@ async function subcommand (command: string, parsed: Parsed, store: Store): Promi
       return 0
     }
     default: {
-      const filter: { client?: string, from?: string, to?: string } = {}
-      for (const [opt, key] of [['--client', 'client'], ['--from', 'from'], ['--to', 'to']] as const) {
+      const filter: { client?: string; from?: string; to?: string } = {}
+      for (const [opt, key] of [
+        ['--client', 'client'],
+        ['--from', 'from'],
+        ['--to', 'to']
+      ] as const) {
         const v = parsed.options.get(opt)
         if (v !== undefined) filter[key] = v
       }

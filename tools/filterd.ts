@@ -17,7 +17,7 @@ import { filterdVersion } from './cli/version.js'
 
 const DEMO_CONFIG = fileURLToPath(new URL('../../conf/demo.yaml', import.meta.url))
 
-function usage (): string {
+function usage(): string {
   const lines = [
     'usage: filterd <role> --config FILE',
     '       filterd all [--config FILE]        (default config: conf/demo.yaml, the quick start)',
@@ -32,8 +32,10 @@ function usage (): string {
   lines.push(`  ${'all'.padEnd(14)} every role above in one process tree`)
   lines.push('', 'commands:')
   for (const [name, c] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(14)} ${c.help}`)
-  lines.push(`  ${'check-config'.padEnd(14)} validate a config file and the folders it names (--json: print it with its defaults)`)
-  lines.push('', 'Config keys: docs/config.md. Logs: one JSON object per line, where each section\'s log key says.')
+  lines.push(
+    `  ${'check-config'.padEnd(14)} validate a config file and the folders it names (--json: print it with its defaults)`
+  )
+  lines.push('', "Config keys: docs/config.md. Logs: one JSON object per line, where each section's log key says.")
   return lines.join('\n')
 }
 
@@ -44,21 +46,28 @@ function usage (): string {
 let startingRole: RoleName | undefined
 
 /** The usage of one role, `all` or `check-config`. */
-function subUsage (name: string): string {
+function subUsage(name: string): string {
   if (name === 'all') {
-    return 'usage: filterd all [--config FILE] [--on-crash restart|stop]\n\nEvery role in one process tree (default config: conf/demo.yaml, the quick start).\n' +
+    return (
+      'usage: filterd all [--config FILE] [--on-crash restart|stop]\n\nEvery role in one process tree (default config: conf/demo.yaml, the quick start).\n' +
       '--on-crash restart (the default): a role that dies is started again after a backoff (200 ms, doubling to 5 s);\n' +
       '  its 5th restart within 60 s stops every role. stop: the first role that dies stops every role.'
+    )
   }
   if (name === 'check-config') {
-    return 'usage: filterd check-config --config FILE [--json]\n\nValidates a config file, the files it names and the roles\' log and pid folders (as the user running it);\n' +
+    return (
+      "usage: filterd check-config --config FILE [--json]\n\nValidates a config file, the files it names and the roles' log and pid folders (as the user running it);\n" +
       'prints one line (config OK: …), or with --json the config with its defaults; exit 1 naming the key or file at fault.'
+    )
   }
   return `usage: filterd ${name} --config FILE\n\n${ROLE_HELP[name as RoleName]}. Keys: docs/config.md.`
 }
 
 /** `--config FILE` (or `-c`), and `--help`, parsed one way (node:util parseArgs) for roles, all and check-config. */
-function roleArgs (name: string, argv: string[]): { config?: string, help: boolean, onCrash?: OnCrash, json: boolean } | string {
+function roleArgs(
+  name: string,
+  argv: string[]
+): { config?: string; help: boolean; onCrash?: OnCrash; json: boolean } | string {
   try {
     const { values } = parseArgs({
       args: argv,
@@ -86,7 +95,7 @@ function roleArgs (name: string, argv: string[]): { config?: string, help: boole
   }
 }
 
-async function main (argv: string[]): Promise<number> {
+async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv
   if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
     process.stdout.write(usage() + '\n')
@@ -100,51 +109,74 @@ async function main (argv: string[]): Promise<number> {
   if (first === 'collector' && rest[0] === 'usage') return await (await loadCommand('collector-usage'))(rest.slice(1))
   if (first in COMMANDS) {
     // client, import, backup and restore print their own, longer usage; the others answer with their line of the list.
-    if (wantsHelp && (first === 'client' || COMMANDS[first]!.ownHelp === true)) return await (await loadCommand(first))(['--help'])
+    if (wantsHelp && (first === 'client' || COMMANDS[first]!.ownHelp === true))
+      return await (
+        await loadCommand(first)
+      )(['--help'])
     if (wantsHelp && first !== 'import') {
       process.stdout.write(`usage: filterd ${first} [options]\n\n${COMMANDS[first]!.help}\n`)
       return 0
     }
-    return await (await loadCommand(first))(rest)
+    return await (
+      await loadCommand(first)
+    )(rest)
   }
   if (first !== 'all' && first !== 'check-config' && !(ROLE_NAMES as readonly string[]).includes(first)) {
     process.stderr.write(`filterd: unknown role or command "${first}"\n\n${usage()}\n`)
     return 2
   }
   const args = roleArgs(first, rest)
-  if (typeof args === 'string') { process.stderr.write(args); return 2 }
-  if (args.help) { process.stdout.write(subUsage(first) + '\n'); return 0 }
+  if (typeof args === 'string') {
+    process.stderr.write(args)
+    return 2
+  }
+  if (args.help) {
+    process.stdout.write(subUsage(first) + '\n')
+    return 0
+  }
   if (first === 'check-config') {
-    if (args.config === undefined) { process.stderr.write('filterd check-config: --config FILE is required\n'); return 2 }
+    if (args.config === undefined) {
+      process.stderr.write('filterd check-config: --config FILE is required\n')
+      return 2
+    }
     const config = checkConfigFile(args.config)
     if (args.json) process.stdout.write(JSON.stringify(config, null, 2) + '\n')
-    else process.stdout.write(`config OK: ${ROLE_NAMES.length} roles, ${listenerCount(config)} listeners (${config.source})\n`)
+    else
+      process.stdout.write(
+        `config OK: ${ROLE_NAMES.length} roles, ${listenerCount(config)} listeners (${config.source})\n`
+      )
     return 0
   }
   if (first === 'all') {
     const file = args.config ?? DEMO_CONFIG
     return await runAll(loadConfigFile(file), file, args.onCrash)
   }
-  if (args.config === undefined) { process.stderr.write(`filterd ${first}: --config FILE is required\n`); return 2 }
+  if (args.config === undefined) {
+    process.stderr.write(`filterd ${first}: --config FILE is required\n`)
+    return 2
+  }
   startingRole = first as RoleName
   await runRole(first as RoleName, loadConfigFile(args.config))
   return -1 // keep running until a signal
 }
 
-main(process.argv.slice(2)).then((code) => {
-  if (code >= 0) process.exit(code)
-}, (err: unknown) => {
-  if (startingRole !== undefined && isEngineError(err) && err.code === 'ENGINE_ALREADY_RUNNING') {
-    // Not a failure of the role but a refusal to start a second one: one line naming the pid, as
-    // the README promises, with nothing for a person to dig it out of.
-    process.stderr.write(`filterd: ${err.code}: ${err.message}\n`)
-  } else if (startingRole !== undefined) {
-    // The stack, when there is one, is in `err.stack` of the line.
-    logStartFailure(startingRole, err, `filterd: ${err instanceof Error ? err.message : String(err)}`)
-  } else if (isEngineError(err)) {
-    process.stderr.write(`filterd: ${err.message}\n`)
-  } else {
-    process.stderr.write(`filterd: ${(err as Error).stack ?? String(err)}\n`)
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code)
+  },
+  (err: unknown) => {
+    if (startingRole !== undefined && isEngineError(err) && err.code === 'ENGINE_ALREADY_RUNNING') {
+      // Not a failure of the role but a refusal to start a second one: one line naming the pid, as
+      // the README promises, with nothing for a person to dig it out of.
+      process.stderr.write(`filterd: ${err.code}: ${err.message}\n`)
+    } else if (startingRole !== undefined) {
+      // The stack, when there is one, is in `err.stack` of the line.
+      logStartFailure(startingRole, err, `filterd: ${err instanceof Error ? err.message : String(err)}`)
+    } else if (isEngineError(err)) {
+      process.stderr.write(`filterd: ${err.message}\n`)
+    } else {
+      process.stderr.write(`filterd: ${(err as Error).stack ?? String(err)}\n`)
+    }
+    process.exit(1)
   }
-  process.exit(1)
-})
+)

@@ -26,26 +26,35 @@ import { commandArgs } from './cli/command-args.js'
 const USAGE = 'usage: filterd redis-seed --config FILE [--force | --adopt | --detach]\n'
 
 /** `--detach`: the store stops following a shared store (see the file comment). */
-async function detach (config: Readonly<Config>): Promise<number> {
+async function detach(config: Readonly<Config>): Promise<number> {
   const store = openConfiguredStore(config)
   try {
     const done = await store.detachReplica()
-    process.stdout.write(done
-      ? `${config.common.db} no longer follows a shared store: roles and commands without common.redis-ip write it; with common.redis-ip, the sync role takes Redis's state into it (or creates the store from it when Redis holds none)\n`
-      : `${config.common.db} follows no shared store; nothing to do\n`)
+    process.stdout.write(
+      done
+        ? `${config.common.db} no longer follows a shared store: roles and commands without common.redis-ip write it; with common.redis-ip, the sync role takes Redis's state into it (or creates the store from it when Redis holds none)\n`
+        : `${config.common.db} follows no shared store; nothing to do\n`
+    )
     return 0
   } finally {
     await store.close()
   }
 }
 
-export async function run (argv: string[]): Promise<number> {
-  const args = commandArgs('redis-seed', USAGE, argv, { force: { type: 'boolean' }, adopt: { type: 'boolean' }, detach: { type: 'boolean' } })
+export async function run(argv: string[]): Promise<number> {
+  const args = commandArgs('redis-seed', USAGE, argv, {
+    force: { type: 'boolean' },
+    adopt: { type: 'boolean' },
+    detach: { type: 'boolean' }
+  })
   if (typeof args === 'number') return args
   const { values, config: file } = args
   const config = loadConfigFile(file)
   if (values.detach === true) {
-    if (values.force === true || values.adopt === true) { process.stderr.write(`filterd redis-seed: --detach takes neither --force nor --adopt\n${USAGE}`); return 2 }
+    if (values.force === true || values.adopt === true) {
+      process.stderr.write(`filterd redis-seed: --detach takes neither --force nor --adopt\n${USAGE}`)
+      return 2
+    }
     return await detach(config)
   }
   const settings = sharedStoreSettings(config)
@@ -59,28 +68,39 @@ export async function run (argv: string[]): Promise<number> {
     await whenReady(redis, 5000)
     const existing = await redis.get(settings.keys.epoch)
     if (values.adopt === true) {
-      if (values.force === true) { process.stderr.write(`filterd redis-seed: --adopt and --force exclude each other\n${USAGE}`); return 2 }
+      if (values.force === true) {
+        process.stderr.write(`filterd redis-seed: --adopt and --force exclude each other\n${USAGE}`)
+        return 2
+      }
       if (existing === null) {
-        process.stderr.write(`filterd redis-seed: Redis at ${settings.where} holds no store to adopt; seed it from the best replica (without --adopt)\n`)
+        process.stderr.write(
+          `filterd redis-seed: Redis at ${settings.where} holds no store to adopt; seed it from the best replica (without --adopt)\n`
+        )
         return 1
       }
       const epoch = await adoptSharedStore(redis, settings)
-      process.stdout.write(`every host adopts the store Redis at ${settings.where} holds (seq ${await redis.get(settings.keys.seq) ?? 0}); epoch ${epoch}\n`)
+      process.stdout.write(
+        `every host adopts the store Redis at ${settings.where} holds (seq ${(await redis.get(settings.keys.seq)) ?? 0}); epoch ${epoch}\n`
+      )
       return 0
     }
     if (existing !== null && values.force !== true) {
-      process.stderr.write(`filterd redis-seed: Redis at ${settings.where} holds a store (${existing}); add --force to replace it with this host's replica\n`)
+      process.stderr.write(
+        `filterd redis-seed: Redis at ${settings.where} holds a store (${existing}); add --force to replace it with this host's replica\n`
+      )
       return 1
     }
     if (store.replicaPosition() === undefined && store.userCount() === 0) {
-      process.stderr.write('filterd redis-seed: this host\'s store is empty; seed from a host that holds the policy\n')
+      process.stderr.write("filterd redis-seed: this host's store is empty; seed from a host that holds the policy\n")
       return 1
     }
     // Marked first: a writer without Redis is refused from here on, so nothing it writes misses the seed.
     await store.markFollower(settings.where)
     const epoch = await seedSharedStore(redis, settings, store, 'reseed')
     await store.completeReplica({ epoch, id: '0-0', seq: 0 })
-    process.stdout.write(`seeded ${settings.where} from ${config.common.db} (${store.userCount()} users); epoch ${epoch}\n`)
+    process.stdout.write(
+      `seeded ${settings.where} from ${config.common.db} (${store.userCount()} users); epoch ${epoch}\n`
+    )
     return 0
   } catch (err) {
     process.stderr.write(`filterd redis-seed: ${(err as Error).message}\n`)

@@ -4,36 +4,53 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { silentLogger } from '../engine/log/index.js'
-import { ANONYMOUS_USER, ReportTime, activityByDay, activityByHour, createCsvQueryLog, openStatsDb, topDomains } from '../engine/stats/index.js'
+import {
+  ANONYMOUS_USER,
+  ReportTime,
+  activityByDay,
+  activityByHour,
+  createCsvQueryLog,
+  openStatsDb,
+  topDomains
+} from '../engine/stats/index.js'
 import { rec, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
 import type { QueryLogRecord } from '../engine/querylog/index.js'
 import { run } from './stats-import.js'
 
 const FILTERD = fileURLToPath(new URL('./filterd.js', import.meta.url))
 
-interface Outcome { code: number | null, signal: NodeJS.Signals | null, stdout: string }
+interface Outcome {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+}
 
 /** Runs `filterd stats-import` in a child; with `pause`, kills it with SIGKILL once it says it paused there. */
-function importInChild (configFile: string, pause?: string): Promise<Outcome> {
+function importInChild(configFile: string, pause?: string): Promise<Outcome> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, FILTERD_STATS_IMPORT_CHUNK_ROWS: '50' }
     if (pause !== undefined) env.FILTERD_STATS_IMPORT_PAUSE = pause
     else delete env.FILTERD_STATS_IMPORT_PAUSE
-    const child = spawn(process.execPath, [FILTERD, 'stats-import', '--config', configFile, '--no-wait'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, [FILTERD, 'stats-import', '--config', configFile, '--no-wait'], {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit']
+    })
     let stdout = ''
     child.stdout.setEncoding('utf8').on('data', (s: string) => {
       stdout += s
       if (pause !== undefined && stdout.includes('PAUSED')) child.kill('SIGKILL')
     })
     child.on('error', reject)
-    child.on('close', (code, signal) => { resolve({ code, signal, stdout }) })
+    child.on('close', (code, signal) => {
+      resolve({ code, signal, stdout })
+    })
   })
 }
 
 // The children import with the real clock, so the queries are recent (the last 20 minutes).
 const BASE = Date.now() - 20 * 60_000
 
-function queries (): QueryLogRecord[] {
+function queries(): QueryLogRecord[] {
   const out: QueryLogRecord[] = []
   for (let i = 0; i < 600; i++) {
     out.push(rec(BASE + i * 1000, `10.0.0.${i % 3}`, i % 3 === 0 ? null : 'alice', `n${i % 5}.example`))
@@ -79,7 +96,10 @@ test('asks running writers to close their files first, so the last minutes are i
   await log.flush()
   const out: string[] = []
   const write = process.stdout.write
-  process.stdout.write = ((s: string) => { out.push(s); return true })
+  process.stdout.write = (s: string) => {
+    out.push(s)
+    return true
+  }
   let code: number
   try {
     code = await run(['--config', env.configFile, '--wait-ms', '5000'])
@@ -95,7 +115,7 @@ test('asks running writers to close their files first, so the last minutes are i
 
 test('answers usage errors with exit code 2', async (t: TestContext) => {
   const write = process.stderr.write
-  process.stderr.write = (() => true)
+  process.stderr.write = () => true
   try {
     t.assert.strictEqual(await run([]), 2)
   } finally {
@@ -110,10 +130,14 @@ test('refuses, with one line and nothing imported, when Redis is configured (the
   const configFile = join(env.root, 'redis.yaml')
   // Nothing listens on port 9: the command must refuse without trying to connect.
   writeFileSync(configFile, `${env.yaml}common:\n  redis-ip: 127.0.0.1\n  redis-port: 9\n`)
-  const r = await new Promise<{ code: number | null, stdout: string, stderr: string }>((resolve) => {
-    execFile(process.execPath, [FILTERD, 'stats-import', '--config', configFile, '--no-wait'], (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : (typeof err.code === 'number' ? err.code : null), stdout, stderr })
-    })
+  const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [FILTERD, 'stats-import', '--config', configFile, '--no-wait'],
+      (err, stdout, stderr) => {
+        resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : null, stdout, stderr })
+      }
+    )
   })
   t.assert.strictEqual(r.code, 1)
   t.assert.strictEqual(r.stdout, '')

@@ -19,8 +19,11 @@ import { commandArgs } from './cli/command-args.js'
 
 const USAGE = 'usage: filterd stats-import --config FILE [--no-wait] [--wait-ms N]\n'
 
-export async function run (argv: string[]): Promise<number> {
-  const args = commandArgs('stats-import', USAGE, argv, { 'no-wait': { type: 'boolean' }, 'wait-ms': { type: 'string' } })
+export async function run(argv: string[]): Promise<number> {
+  const args = commandArgs('stats-import', USAGE, argv, {
+    'no-wait': { type: 'boolean' },
+    'wait-ms': { type: 'string' }
+  })
   if (typeof args === 'number') return args
   const { values, config: file } = args
   const waitArg = values['wait-ms']
@@ -32,14 +35,19 @@ export async function run (argv: string[]): Promise<number> {
   try {
     const config = loadConfigFile(file)
     if (sharesRedis(config)) {
-      process.stderr.write('filterd stats-import: refused: Redis is configured (common.redis-ip), so the sync role ships this host\'s statistics files to Redis and every api role applies them; a local import would reach this host\'s reports only\n')
+      process.stderr.write(
+        "filterd stats-import: refused: Redis is configured (common.redis-ip), so the sync role ships this host's statistics files to Redis and every api role applies them; a local import would reach this host's reports only\n"
+      )
       return 1
     }
     const dir = config.stats.dir
     mkdirSync(dir, { recursive: true })
     if (values['no-wait'] !== true && waitMs > 0) {
       const open = await closeCurrentParts(dir, waitMs)
-      if (open.length > 0) process.stderr.write(`filterd stats-import: still open after ${waitMs} ms, imported next time: ${open.join(', ')}\n`)
+      if (open.length > 0)
+        process.stderr.write(
+          `filterd stats-import: still open after ${waitMs} ms, imported next time: ${open.join(', ')}\n`
+        )
     }
     const db = openStatsDb(config.stats.db)
     try {

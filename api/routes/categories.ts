@@ -11,15 +11,17 @@ import type { QueryParam, RouteDef } from '../route-table.js'
 
 const LANG_PARAM: QueryParam = {
   name: 'lang',
-  description: 'ru or en: the names in this language (default: datafiles.language); a language whose file is missing ' +
+  description:
+    'ru or en: the names in this language (default: datafiles.language); a language whose file is missing ' +
     'falls back to the configured one. Content-Language says which was served.',
   schema: { enum: ['ru', 'en'] }
 }
 
 /** The taxonomy `?lang=` asks for (the configured one when absent), and says which it is. */
-function taxonomyOf (ctx: ApiContext, req: HttpRequest, res: HttpResponse): Taxonomy {
+function taxonomyOf(ctx: ApiContext, req: HttpRequest, res: HttpResponse): Taxonomy {
   const lang = req.searchParams.get('lang')
-  if (lang !== null && lang !== '' && lang !== 'ru' && lang !== 'en') throw apiError('API_BAD_QUERY', 'lang must be ru or en', 'lang')
+  if (lang !== null && lang !== '' && lang !== 'ru' && lang !== 'en')
+    throw apiError('API_BAD_QUERY', 'lang must be ru or en', 'lang')
   const tax = ctx.taxonomyIn(lang === null || lang === '' ? undefined : lang)
   res.header('Content-Language', tax.lang)
   return tax
@@ -34,7 +36,9 @@ export const categoryRoutes: RouteDef[] = [
     query: [LANG_PARAM],
     ok: [{ status: 200, description: 'Category group records', schema: 'CategoryGroups' }],
     errors: [400],
-    handle (ctx, req, res) { res.json(taxonomyOf(ctx, req, res).groupRecords) }
+    handle(ctx, req, res) {
+      res.json(taxonomyOf(ctx, req, res).groupRecords)
+    }
   },
   {
     method: 'GET',
@@ -44,7 +48,9 @@ export const categoryRoutes: RouteDef[] = [
     query: [LANG_PARAM],
     ok: [{ status: 200, description: 'number → name', schema: 'CategoryNames' }],
     errors: [400],
-    handle (ctx, req, res) { res.json(taxonomyOf(ctx, req, res).categories) }
+    handle(ctx, req, res) {
+      res.json(taxonomyOf(ctx, req, res).categories)
+    }
   },
   {
     method: 'GET',
@@ -53,7 +59,7 @@ export const categoryRoutes: RouteDef[] = [
     summary: 'the site record of a host: the database key that matched (the host or a parent) and its categories',
     ok: [{ status: 200, description: 'Site record', schema: 'Site' }],
     errors: [400, 404],
-    handle (ctx, req, res) {
+    handle(ctx, req, res) {
       const host = normalizeDomain(req.params.host ?? '')
       if (host === undefined) throw apiError('API_BAD_PARAM', 'host must be a domain name', 'host')
       // Follows a rebuilt database (one meta read when nothing changed).

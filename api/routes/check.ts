@@ -25,18 +25,18 @@ export interface CheckAnswer {
   matched: string | null
   categories: readonly number[]
   blockedCategories: readonly number[]
-  site: { domain: string, categories: number[] } | null
+  site: { domain: string; categories: number[] } | null
   target: string | null
 }
 
-function domainOf (req: HttpRequest): string {
+function domainOf(req: HttpRequest): string {
   const domain = normalizeDomain(req.params.domain ?? '')
   if (domain === undefined || domain === '') throw apiError('API_BAD_PARAM', 'domain must be a domain name', 'domain')
   return domain
 }
 
 /** Runs the policy and shapes its verdict; `address` null when judged by user. */
-export function explain (ctx: ApiContext, snap: Snapshot, domain: string, address: string | null): CheckAnswer {
+export function explain(ctx: ApiContext, snap: Snapshot, domain: string, address: string | null): CheckAnswer {
   const v = ctx.policy.evaluateSnapshot(snap, new HostKeys(domain), new Verdict(), true)
   const site = ctx.categories.categorize(domain)
   return {
@@ -53,7 +53,8 @@ export function explain (ctx: ApiContext, snap: Snapshot, domain: string, addres
   }
 }
 
-const DESCRIPTION = 'Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), ' +
+const DESCRIPTION =
+  'Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), ' +
   'user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). ' +
   'The same code as the DNS server and the block page (engine/policy), on the current policy generation.'
 
@@ -64,10 +65,17 @@ export const checkRoutes: RouteDef[] = [
     tag: 'check',
     summary: 'the verdict for a DNS query of domain from address ip, with the policy step and entry that decided',
     description: DESCRIPTION,
-    query: [{ name: 'ip', description: 'the client address (required): its user by exact address or longest prefix, else the server defaults', schema: { type: 'string' } }],
+    query: [
+      {
+        name: 'ip',
+        description:
+          'the client address (required): its user by exact address or longest prefix, else the server defaults',
+        schema: { type: 'string' }
+      }
+    ],
     ok: [{ status: 200, description: 'the verdict explained', schema: 'Check' }],
     errors: [400],
-    handle (ctx, req, res) {
+    handle(ctx, req, res) {
       const domain = domainOf(req)
       const text = req.searchParams.get('ip')
       if (text === null || text === '') throw apiError('API_BAD_QUERY', 'ip is required', 'ip')
@@ -81,11 +89,11 @@ export const checkRoutes: RouteDef[] = [
     method: 'GET',
     path: '/users/{user_id}/check/{domain}',
     tag: 'check',
-    summary: 'the verdict for domain under the user\'s settings, with the policy step and entry that decided',
+    summary: "the verdict for domain under the user's settings, with the policy step and entry that decided",
     description: DESCRIPTION,
     ok: [{ status: 200, description: 'the verdict explained', schema: 'Check' }],
     errors: [400, 404],
-    handle (ctx, req, res) {
+    handle(ctx, req, res) {
       const id = userIdOf(req)
       const domain = domainOf(req)
       const snap = ctx.policy.snapshotForUser(id)

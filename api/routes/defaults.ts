@@ -3,7 +3,7 @@ import { bodyOf, checkedCategories } from '../context.js'
 import { apiError } from '../errors.js'
 import type { RouteDef } from '../route-table.js'
 
-function checkRedirect (text: string): string {
+function checkRedirect(text: string): string {
   if (text === '') return text
   let url: URL | undefined
   try {
@@ -25,7 +25,9 @@ export const defaultsRoutes: RouteDef[] = [
     summary: 'the server defaults (anonymous addresses)',
     ok: [{ status: 200, description: 'server defaults', schema: 'ServerDefaults' }],
     errors: [],
-    handle (ctx, _req, res) { res.json(ctx.store.getServerDefaults()) }
+    handle(ctx, _req, res) {
+      res.json(ctx.store.getServerDefaults())
+    }
   },
   {
     method: 'PUT',
@@ -35,7 +37,7 @@ export const defaultsRoutes: RouteDef[] = [
     body: 'ServerDefaultsUpdate',
     ok: [{ status: 200, description: 'server defaults as stored', schema: 'ServerDefaults' }],
     errors: [400, 413, 422],
-    async handle (ctx, req, res) {
+    async handle(ctx, req, res) {
       const body = await bodyOf(req, 'ServerDefaultsUpdate')
       const filter = body.filter === undefined ? undefined : checkedCategories(ctx, body.filter, 'filter')
       const redirect = body.safesearchredirect === undefined ? undefined : checkRedirect(body.safesearchredirect)
@@ -60,7 +62,9 @@ export const defaultsRoutes: RouteDef[] = [
     summary: 'the defaults a new user starts from',
     ok: [{ status: 200, description: 'user defaults', schema: 'UserDefaults' }],
     errors: [],
-    handle (ctx, _req, res) { res.json(ctx.store.getUserDefaults()) }
+    handle(ctx, _req, res) {
+      res.json(ctx.store.getUserDefaults())
+    }
   },
   {
     method: 'PUT',
@@ -70,7 +74,7 @@ export const defaultsRoutes: RouteDef[] = [
     body: 'UserDefaultsUpdate',
     ok: [{ status: 200, description: 'user defaults as stored', schema: 'UserDefaults' }],
     errors: [400, 413, 422],
-    async handle (ctx, req, res) {
+    async handle(ctx, req, res) {
       const body = await bodyOf(req, 'UserDefaultsUpdate')
       const filter = body.filter === undefined ? undefined : checkedCategories(ctx, body.filter, 'filter')
       const next = await ctx.store.write((w) => {

@@ -10,10 +10,10 @@ export const filterRoutes: RouteDef[] = [
     method: 'GET',
     path: P,
     tag: 'filter',
-    summary: 'the user\'s blocked categories',
+    summary: "the user's blocked categories",
     ok: [{ status: 200, description: 'category numbers, ascending', schema: 'Categories' }],
     errors: [400, 404],
-    handle (ctx, req, res) {
+    handle(ctx, req, res) {
       res.json(requireUser(ctx.store, userIdOf(req)).filter)
     }
   },
@@ -28,7 +28,7 @@ export const filterRoutes: RouteDef[] = [
       { status: 200, description: 'the blocked categories', schema: 'Categories' }
     ],
     errors: [400, 413, 422],
-    async handle (ctx, req, res) {
+    async handle(ctx, req, res) {
       const id = userIdOf(req)
       const added = checkedCategories(ctx, await bodyOf(req, 'CategoryList'))
       const r = await ctx.store.write((w) => {
@@ -48,10 +48,12 @@ export const filterRoutes: RouteDef[] = [
     body: 'CategoryList',
     ok: [{ status: 200, description: 'the blocked categories', schema: 'Categories' }],
     errors: [400, 413, 422],
-    async handle (ctx, req, res) {
+    async handle(ctx, req, res) {
       const id = userIdOf(req)
       const filter = checkedCategories(ctx, await bodyOf(req, 'CategoryList'))
-      await ctx.store.write((w) => { w.putUser({ ...userOrNew(w, id).user, filter }) })
+      await ctx.store.write((w) => {
+        w.putUser({ ...userOrNew(w, id).user, filter })
+      })
       res.json(filter)
     }
   },
@@ -62,9 +64,11 @@ export const filterRoutes: RouteDef[] = [
     summary: 'unblock every category',
     ok: [{ status: 204, description: 'cleared' }],
     errors: [400, 404],
-    async handle (ctx, req, res) {
+    async handle(ctx, req, res) {
       const id = userIdOf(req)
-      await ctx.store.write((w) => { w.putUser({ ...requireUser(w.store, id), filter: [] }) })
+      await ctx.store.write((w) => {
+        w.putUser({ ...requireUser(w.store, id), filter: [] })
+      })
       res.status(204).send()
     }
   },
@@ -75,14 +79,15 @@ export const filterRoutes: RouteDef[] = [
     summary: 'unblock one category',
     ok: [{ status: 204, description: 'removed' }],
     errors: [400, 404],
-    async handle (ctx, req, res) {
+    async handle(ctx, req, res) {
       const id = userIdOf(req)
       const text = req.params.category ?? ''
       if (!/^\d{1,5}$/.test(text)) throw apiError('API_BAD_PARAM', 'category must be a category number', 'category')
       const n = Number(text)
       await ctx.store.write((w) => {
         const user = requireUser(w.store, id)
-        if (!user.filter.includes(n)) throw apiError('API_ENTRY_NOT_FOUND', `category ${n} is not blocked for user ${id}`, 'category')
+        if (!user.filter.includes(n))
+          throw apiError('API_ENTRY_NOT_FOUND', `category ${n} is not blocked for user ${id}`, 'category')
         w.putUser({ ...user, filter: user.filter.filter((c) => c !== n) })
       })
       res.status(204).send()

@@ -13,5 +13,15 @@ import { statsRoutes } from './stats.js'
 import { userRoutes } from './users.js'
 
 export const ROUTES: readonly RouteDef[] = [
-  ...userRoutes, ...defaultsRoutes, ...addressRoutes, ...categoryRoutes, ...filterRoutes, ...listRoutes, ...statsRoutes, ...overviewRoutes, ...checkRoutes, ...liveLogRoutes, ...documentRoutes
+  ...userRoutes,
+  ...defaultsRoutes,
+  ...addressRoutes,
+  ...categoryRoutes,
+  ...filterRoutes,
+  ...listRoutes,
+  ...statsRoutes,
+  ...overviewRoutes,
+  ...checkRoutes,
+  ...liveLogRoutes,
+  ...documentRoutes
 ]

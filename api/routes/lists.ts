@@ -8,7 +8,13 @@ import type { HttpRequest } from '../../engine/http/index.js'
 import type { ListKind, ListScope } from '../../engine/store/index.js'
 import { ALLOW_ONLY } from '../../engine/policy/index.js'
 import {
-  bodyOf, canonicalDomainParam, canonicalDomains, requireUser, userIdOf, userOrNew, type ApiContext
+  bodyOf,
+  canonicalDomainParam,
+  canonicalDomains,
+  requireUser,
+  userIdOf,
+  userOrNew,
+  type ApiContext
 } from '../context.js'
 import { apiError } from '../errors.js'
 import type { RouteDef } from '../route-table.js'
@@ -28,7 +34,7 @@ const FAMILIES: readonly Family[] = [
 ]
 
 /** The list's scope; for a user list that must exist already, 404 when the user does not. */
-function scopeOf (ctx: ApiContext, f: Family, req: HttpRequest, mustExist: boolean): ListScope {
+function scopeOf(ctx: ApiContext, f: Family, req: HttpRequest, mustExist: boolean): ListScope {
   if (!f.perUser) return null
   const id = userIdOf(req)
   if (mustExist) requireUser(ctx.store, id)
@@ -37,13 +43,16 @@ function scopeOf (ctx: ApiContext, f: Family, req: HttpRequest, mustExist: boole
 
 const tag = 'lists'
 
-function routesOf (f: Family): RouteDef[] {
+function routesOf(f: Family): RouteDef[] {
   return [...readAndWriteRoutes(f), ...deleteRoutes(f)]
 }
 
 /** GET, POST (add) and PUT (replace) of a list. */
-function readAndWriteRoutes (f: Family): RouteDef[] {
-  const allowOnly = f.kind === 'black' ? ' The single entry "-" makes everything forbidden except what the whitelists pass.' : ' "-" is refused (422): it belongs in a blacklist.'
+function readAndWriteRoutes(f: Family): RouteDef[] {
+  const allowOnly =
+    f.kind === 'black'
+      ? ' The single entry "-" makes everything forbidden except what the whitelists pass.'
+      : ' "-" is refused (422): it belongs in a blacklist.'
   return [
     {
       method: 'GET',
@@ -52,7 +61,7 @@ function readAndWriteRoutes (f: Family): RouteDef[] {
       summary: `the ${f.label}`,
       ok: [{ status: 200, description: 'entries in the order they were added', schema: 'Domains' }],
       errors: f.perUser ? [400, 404] : [],
-      handle (ctx, req, res) {
+      handle(ctx, req, res) {
         res.json(ctx.store.getList(scopeOf(ctx, f, req, true), f.kind))
       }
     },
@@ -70,7 +79,7 @@ function readAndWriteRoutes (f: Family): RouteDef[] {
           ]
         : [{ status: 200, description: 'the list', schema: 'Domains' }],
       errors: [400, 413, 422],
-      async handle (ctx, req, res) {
+      async handle(ctx, req, res) {
         const scope = scopeOf(ctx, f, req, false)
         const added = canonicalDomains(await bodyOf(req, 'DomainList'), f.kind)
         const r = await ctx.store.write((w) => {
@@ -96,7 +105,7 @@ function readAndWriteRoutes (f: Family): RouteDef[] {
       body: 'DomainList',
       ok: [{ status: 200, description: 'the list', schema: 'Domains' }],
       errors: [400, 413, 422],
-      async handle (ctx, req, res) {
+      async handle(ctx, req, res) {
         const scope = scopeOf(ctx, f, req, false)
         const list = canonicalDomains(await bodyOf(req, 'DomainList'), f.kind)
         await ctx.store.write((w) => {
@@ -113,7 +122,7 @@ function readAndWriteRoutes (f: Family): RouteDef[] {
 }
 
 /** DELETE of the whole list and of one entry. */
-function deleteRoutes (f: Family): RouteDef[] {
+function deleteRoutes(f: Family): RouteDef[] {
   const userErrors = f.perUser ? [400, 404] : []
   return [
     {
@@ -123,7 +132,7 @@ function deleteRoutes (f: Family): RouteDef[] {
       summary: `empty the ${f.label}`,
       ok: [{ status: 204, description: 'emptied' }],
       errors: userErrors,
-      async handle (ctx, req, res) {
+      async handle(ctx, req, res) {
         const scope = scopeOf(ctx, f, req, false)
         await ctx.store.write((w) => {
           if (scope !== null) requireUser(w.store, scope)
@@ -139,16 +148,24 @@ function deleteRoutes (f: Family): RouteDef[] {
       summary: `remove one entry from the ${f.label}` + (f.kind === 'black' ? ' ("-" ends allow-only mode)' : ''),
       ok: [{ status: 204, description: 'removed' }],
       errors: [400, 404],
-      async handle (ctx, req, res) {
+      async handle(ctx, req, res) {
         const scope = scopeOf(ctx, f, req, false)
         const entry = canonicalDomainParam(req.params.domain ?? '', f.kind)
         await ctx.store.write((w) => {
           if (scope !== null) requireUser(w.store, scope)
           const list = w.store.getList(scope, f.kind)
           if (!list.includes(entry)) {
-            throw apiError('API_ENTRY_NOT_FOUND', `${entry === ALLOW_ONLY ? 'the allow-only entry "-"' : entry} is not in the ${f.label}`, 'domain')
+            throw apiError(
+              'API_ENTRY_NOT_FOUND',
+              `${entry === ALLOW_ONLY ? 'the allow-only entry "-"' : entry} is not in the ${f.label}`,
+              'domain'
+            )
           }
-          w.putList(scope, f.kind, list.filter((e) => e !== entry))
+          w.putList(
+            scope,
+            f.kind,
+            list.filter((e) => e !== entry)
+          )
         })
         res.status(204).send()
       }

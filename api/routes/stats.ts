@@ -9,31 +9,45 @@
  * 400 `API_BAD_QUERY` naming the parameter; a filter other than `all`/`www` 400 `API_BAD_PARAM`.
  */
 import type { HttpRequest } from '../../engine/http/index.js'
-import { ANONYMOUS_USER, activityByDay, activityByHour, detail, formatDay, parseDay, rawLastHour, topDomains, type DomainFilter } from '../../engine/stats/index.js'
+import {
+  ANONYMOUS_USER,
+  activityByDay,
+  activityByHour,
+  detail,
+  formatDay,
+  parseDay,
+  rawLastHour,
+  topDomains,
+  type DomainFilter
+} from '../../engine/stats/index.js'
 import { requireUser, userIdOf, type ApiContext, type StatsContext } from '../context.js'
 import { apiError } from '../errors.js'
 import type { Outcome, QueryParam, RouteDef } from '../route-table.js'
 
 const DATE = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' }
 export const RANGE: readonly QueryParam[] = [
-  { name: 'from', description: 'first day, YYYY-MM-DD in stats.timezone (required; at most three months back)', schema: DATE },
+  {
+    name: 'from',
+    description: 'first day, YYYY-MM-DD in stats.timezone (required; at most three months back)',
+    schema: DATE
+  },
   { name: 'to', description: 'last day, YYYY-MM-DD (required; not after today, not before from)', schema: DATE }
 ]
 
 /** The user whose report is asked for: a real user, or the reserved name of the addresses with no user. */
-function reportUser (ctx: ApiContext, req: HttpRequest): string {
+function reportUser(ctx: ApiContext, req: HttpRequest): string {
   if (req.params.user_id === ANONYMOUS_USER) return ANONYMOUS_USER
   return requireUser(ctx.store, userIdOf(req)).name
 }
 
-function filterOf (req: HttpRequest): DomainFilter {
+function filterOf(req: HttpRequest): DomainFilter {
   const filter = req.params.filter
   if (filter !== 'all' && filter !== 'www') throw apiError('API_BAD_PARAM', 'filter must be all or www', 'filter')
   return filter
 }
 
 /** `from` and `to` as day numbers, checked against what is kept. */
-export function rangeOf (stats: StatsContext, req: HttpRequest): [number, number] {
+export function rangeOf(stats: StatsContext, req: HttpRequest): [number, number] {
   const t = stats.now()
   const first = stats.time.aggregateRetentionStart(t)
   const today = stats.time.dayOf(t)
@@ -43,7 +57,11 @@ export function rangeOf (stats: StatsContext, req: HttpRequest): [number, number
     const d = parseDay(text)
     if (d === undefined) throw apiError('API_BAD_QUERY', `${name} must be a date YYYY-MM-DD`, name)
     if (d < first || d > today) {
-      throw apiError('API_BAD_QUERY', `${name} is outside the statistics kept: ${formatDay(first)} to ${formatDay(today)} (${stats.time.timeZone})`, name)
+      throw apiError(
+        'API_BAD_QUERY',
+        `${name} is outside the statistics kept: ${formatDay(first)} to ${formatDay(today)} (${stats.time.timeZone})`,
+        name
+      )
     }
     return d
   }
@@ -53,14 +71,18 @@ export function rangeOf (stats: StatsContext, req: HttpRequest): [number, number
   return [from, to]
 }
 
-const USER_NOTE = 'user_id may also be the reserved name *anonymous* (percent-encoded or not): the addresses with no user.'
+const USER_NOTE =
+  'user_id may also be the reserved name *anonymous* (percent-encoded or not): the addresses with no user.'
 
 /**
  * A report over the days `from`..`to`. The checks run in a fixed order: the user (404 whatever else
  * is wrong), then the route's own path parameter (`param`), then the dates.
  */
-function rangeReport<P = undefined> (
-  path: string, summary: string, ok: Outcome, description: string,
+function rangeReport<P = undefined>(
+  path: string,
+  summary: string,
+  ok: Outcome,
+  description: string,
   report: (stats: StatsContext, user: string, from: number, to: number, param: P) => unknown,
   param?: (req: HttpRequest) => P
 ): RouteDef {
@@ -73,7 +95,7 @@ function rangeReport<P = undefined> (
     query: RANGE,
     ok: [ok],
     errors: [400, 404],
-    handle (ctx, req, res) {
+    handle(ctx, req, res) {
       const user = reportUser(ctx, req)
       const p = param?.(req) as P
       const [from, to] = rangeOf(ctx.stats, req)
@@ -83,28 +105,44 @@ function rangeReport<P = undefined> (
 }
 
 export const statsRoutes: RouteDef[] = [
-  rangeReport('/users/{user_id}/stat/activity/hour', 'requests and blocks per hour of the user (all its addresses summed)',
-    { status: 200, description: 'one label per hour of the range', schema: 'Chart' }, USER_NOTE,
-    (stats, user, from, to) => activityByHour(stats.db, stats.time, user, from, to)),
-  rangeReport('/users/{user_id}/stat/activity/day', 'requests and blocks per day of the user',
-    { status: 200, description: 'one label per day of the range', schema: 'Chart' }, USER_NOTE,
-    (stats, user, from, to) => activityByDay(stats.db, user, from, to)),
-  rangeReport('/users/{user_id}/stat/domains/{filter}', 'the user\'s top 100 domains of the range: requests, NXDOMAIN answers and blocks',
+  rangeReport(
+    '/users/{user_id}/stat/activity/hour',
+    'requests and blocks per hour of the user (all its addresses summed)',
+    { status: 200, description: 'one label per hour of the range', schema: 'Chart' },
+    USER_NOTE,
+    (stats, user, from, to) => activityByHour(stats.db, stats.time, user, from, to)
+  ),
+  rangeReport(
+    '/users/{user_id}/stat/activity/day',
+    'requests and blocks per day of the user',
+    { status: 200, description: 'one label per day of the range', schema: 'Chart' },
+    USER_NOTE,
+    (stats, user, from, to) => activityByDay(stats.db, user, from, to)
+  ),
+  rangeReport(
+    '/users/{user_id}/stat/domains/{filter}',
+    "the user's top 100 domains of the range: requests, NXDOMAIN answers and blocks",
     { status: 200, description: 'one label per domain, most requested first', schema: 'Chart' },
     `filter: all, or www (only names that start with "www."). ${USER_NOTE}`,
-    (stats, user, from, to, filter) => topDomains(stats.db, user, from, to, filter), filterOf),
-  rangeReport('/users/{user_id}/stat/detail', 'per day of the range, the user\'s top domains with their categories',
-    { status: 200, description: 'timestamps (days) and one report per day', schema: 'Detail' }, USER_NOTE,
-    (stats, user, from, to) => detail(stats.db, user, from, to)),
+    (stats, user, from, to, filter) => topDomains(stats.db, user, from, to, filter),
+    filterOf
+  ),
+  rangeReport(
+    '/users/{user_id}/stat/detail',
+    "per day of the range, the user's top domains with their categories",
+    { status: 200, description: 'timestamps (days) and one report per day', schema: 'Detail' },
+    USER_NOTE,
+    (stats, user, from, to) => detail(stats.db, user, from, to)
+  ),
   {
     method: 'GET',
     path: '/users/{user_id}/stat/raw',
     tag: 'statistics',
-    summary: 'the user\'s queries of the last hour, one row each',
+    summary: "the user's queries of the last hour, one row each",
     description: USER_NOTE,
     ok: [{ status: 200, description: 'field names and rows', schema: 'RawReport' }],
     errors: [400, 404],
-    handle (ctx, req, res) {
+    handle(ctx, req, res) {
       const user = reportUser(ctx, req)
       res.json(rawLastHour(ctx.stats.db, ctx.stats.time, user, ctx.stats.now()))
     }

@@ -31,22 +31,44 @@ import { bearerToken, clientRecord } from '../../engine/auth/index.js'
 import { hasWrk, keepAliveLoad, runWrk, type LoadResult } from '../common/load.js'
 import { cpuSeconds, serveUwsHello } from '../common/ceiling.js'
 
-async function serve (impl: HttpImpl): Promise<number> {
+async function serve(impl: HttpImpl): Promise<number> {
   const { dir, cleanup } = tempDir('filterd-api-bench-')
   writeTaxonomy(join(dir, 'cats'))
-  const config = configFrom(dir, `datafiles:\n  cats: ${join(dir, 'cats')}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}`)
+  const config = configFrom(
+    dir,
+    `datafiles:\n  cats: ${join(dir, 'cats')}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}`
+  )
   const store = openConfiguredStore(config)
   const stats = { db: openStatsDb(join(dir, 'statsdb')), timezone: 'UTC' }
   const server = createApiServer({
-    store, taxonomy: loadTaxonomy(config.datafiles.cats, 'en'), categories: new CategoryDb(store), config, logger: silentLogger(), stats, impl
+    store,
+    taxonomy: loadTaxonomy(config.datafiles.cats, 'en'),
+    categories: new CategoryDb(store),
+    config,
+    logger: silentLogger(),
+    stats,
+    impl
   })
   // Seed every user the cases touch, so GET always hits and PUT is the common billing update of a known user.
-  await store.write((w) => { for (let i = 0; i < USERS; i++) w.putUser(store.newUser(`u${i}`)) })
+  await store.write((w) => {
+    for (let i = 0; i < USERS; i++) w.putUser(store.newUser(`u${i}`))
+  })
   const client = await clientRecord('bench', BENCH_SECRET, new Date().toISOString(), undefined)
-  await store.write((w) => { w.putApiClient(client) })
+  await store.write((w) => {
+    w.putApiClient(client)
+  })
   const { port } = await server.listen('127.0.0.1', 0)
   if (server.http.impl !== impl) process.stderr.write(`note: the API server runs on ${server.http.impl}, not ${impl}\n`)
-  process.on('SIGTERM', () => { void server.close().then(() => stats.db.close()).then(() => store.close()).then(() => { cleanup(); process.exit(0) }) })
+  process.on('SIGTERM', () => {
+    void server
+      .close()
+      .then(() => stats.db.close())
+      .then(() => store.close())
+      .then(() => {
+        cleanup()
+        process.exit(0)
+      })
+  })
   return port
 }
 
@@ -71,11 +93,16 @@ const CASES: Case[] = [
   { name: 'GET /config/', method: 'GET', path: () => '/config/' },
   { name: 'GET /config/ (Bearer, from outside)', method: 'GET', path: () => '/config/', bearer: true },
   { name: 'GET /users/{id}', method: 'GET', path: (i) => `/users/u${i}` },
-  { name: 'PUT /users/{id} (ip + filter)', method: 'PUT', path: (i) => `/users/u${i}`, body: (i) => JSON.stringify({ ip: [ip(i)], filter: [1, 40] }) }
+  {
+    name: 'PUT /users/{id} (ip + filter)',
+    method: 'PUT',
+    path: (i) => `/users/u${i}`,
+    body: (i) => JSON.stringify({ ip: [ip(i)], filter: [1, 40] })
+  }
 ]
 
 // The requests of a case, one per line for the Lua script: METHOD<TAB>PATH<TAB>BEARER<TAB>BODY.
-function requestLines (c: Case): string {
+function requestLines(c: Case): string {
   const auth = c.bearer === true ? bearerToken('bench', BENCH_SECRET) : ''
   let out = ''
   for (let i = 0; i < USERS; i++) out += `${c.method}\t${c.path(i)}\t${auth}\t${c.body?.(i) ?? ''}\n`
@@ -102,29 +129,37 @@ request = function()
 end
 `
 
-function rawRequest (c: Case, i: number): string {
+function rawRequest(c: Case, i: number): string {
   const body = c.body?.(i)
   const head = `${c.method} ${c.path(i)} HTTP/1.1\r\nHost: 127.0.0.1\r\n${c.bearer === true ? AUTH_HEADERS : ''}`
-  return body === undefined ? head + '\r\n' : head + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  return body === undefined
+    ? head + '\r\n'
+    : head + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const s = process.argv.indexOf('--serve')
   if (s !== -1) {
-    const port = process.argv[s + 1] === 'hello' ? await serveUwsHello() : await serve(process.argv[s + 2] === 'uws' ? 'uws' : 'node')
+    const port =
+      process.argv[s + 1] === 'hello'
+        ? await serveUwsHello()
+        : await serve(process.argv[s + 2] === 'uws' ? 'uws' : 'node')
     process.stdout.write(`${port}\n`)
     return
   }
   const seconds = Number(process.argv[2] ?? 3)
   const connections = Number(process.argv[3] ?? 32)
   const rounds = Number(process.argv[4] ?? 3)
-  const impls = (process.argv[5] ?? 'node,uws').split(',').map((i): HttpImpl => i === 'uws' ? 'uws' : 'node')
+  const impls = (process.argv[5] ?? 'node,uws').split(',').map((i): HttpImpl => (i === 'uws' ? 'uws' : 'node'))
   // The ceiling once, then every API case on each implementation.
-  const plan: Array<{ c: Case, n: number, impl: HttpImpl | undefined, name: string }> = [{ c: CASES[0]!, n: 0, impl: undefined, name: CASES[0]!.name }]
+  const plan: Array<{ c: Case; n: number; impl: HttpImpl | undefined; name: string }> = [
+    { c: CASES[0]!, n: 0, impl: undefined, name: CASES[0]!.name }
+  ]
   for (const [n, c] of CASES.entries()) {
-    if (n > 0) for (const impl of impls) plan.push({ c, n, impl, name: `${c.name} (${impl === 'node' ? 'node:http' : 'uWS'})` })
+    if (n > 0)
+      for (const impl of impls) plan.push({ c, n, impl, name: `${c.name} (${impl === 'node' ? 'node:http' : 'uWS'})` })
   }
   const { dir, cleanup } = tempDir('filterd-api-bench-load-')
   const wrk = hasWrk()
@@ -134,19 +169,24 @@ async function main (): Promise<void> {
   try {
     for (let round = 0; round < rounds; round++) {
       for (const { c, n, impl, name } of plan) {
-        const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', n === 0 ? 'hello' : 'api', impl ?? ''], { stdio: ['ignore', 'pipe', 'inherit'] })
-        const [line] = await once(child.stdout, 'data') as [Buffer]
+        const child = spawn(
+          process.execPath,
+          [fileURLToPath(import.meta.url), '--serve', n === 0 ? 'hello' : 'api', impl ?? ''],
+          { stdio: ['ignore', 'pipe', 'inherit'] }
+        )
+        const [line] = (await once(child.stdout, 'data')) as [Buffer]
         const port = Number(line.toString().trim())
         const file = join(dir, `case${n}.txt`)
         writeFileSync(file, requestLines(c))
         let next = 0
-        const measure = async (d: number): Promise<LoadResult> => wrk
-          ? runWrk({ url: `http://127.0.0.1:${port}`, seconds: d, connections, script, env: { API_REQUESTS: file } })
-          : await keepAliveLoad({ port, seconds: d, connections, request: () => rawRequest(c, next++ % USERS) })
-        await measure(1)                                    // warm-up: JIT, connections
+        const measure = async (d: number): Promise<LoadResult> =>
+          wrk
+            ? runWrk({ url: `http://127.0.0.1:${port}`, seconds: d, connections, script, env: { API_REQUESTS: file } })
+            : await keepAliveLoad({ port, seconds: d, connections, request: () => rawRequest(c, next++ % USERS) })
+        await measure(1) // warm-up: JIT, connections
         const cpu0 = cpuSeconds(child.pid!)
         const r = await measure(seconds)
-        const cpuUs = (cpuSeconds(child.pid!) - cpu0) * 1e6 / (r.rps * seconds)
+        const cpuUs = ((cpuSeconds(child.pid!) - cpu0) * 1e6) / (r.rps * seconds)
         runs.set(name, [...(runs.get(name) ?? []), { ...r, cpuUs }])
         child.kill('SIGTERM')
         await once(child, 'exit')
@@ -156,20 +196,24 @@ async function main (): Promise<void> {
     cleanup()
   }
   const ceiling = median(runs.get(CASES[0]!.name)!.map((r) => r.rps))
-  console.log(`node ${process.version}, ${wrk ? 'wrk -t1' : 'node client'}, ${connections} keep-alive connections, ${seconds}s x ${rounds} alternating rounds (medians)`)
-  console.table(plan.map(({ name }) => {
-    const rs = runs.get(name)!
-    const mid = [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)]!
-    return {
-      case: name,
-      'req/s': Math.round(mid.rps),
-      'vs ceiling': (mid.rps / ceiling).toFixed(2),
-      p50: mid.p50,
-      p99: mid.p99,
-      'non-2xx': rs.reduce((k, r) => k + r.non2xx, 0),
-      'server CPU µs/req': median(rs.map((r) => r.cpuUs)).toFixed(1)
-    }
-  }))
+  console.log(
+    `node ${process.version}, ${wrk ? 'wrk -t1' : 'node client'}, ${connections} keep-alive connections, ${seconds}s x ${rounds} alternating rounds (medians)`
+  )
+  console.table(
+    plan.map(({ name }) => {
+      const rs = runs.get(name)!
+      const mid = [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)]!
+      return {
+        case: name,
+        'req/s': Math.round(mid.rps),
+        'vs ceiling': (mid.rps / ceiling).toFixed(2),
+        p50: mid.p50,
+        p99: mid.p99,
+        'non-2xx': rs.reduce((k, r) => k + r.non2xx, 0),
+        'server CPU µs/req': median(rs.map((r) => r.cpuUs)).toFixed(1)
+      }
+    })
+  )
 }
 
 await main()

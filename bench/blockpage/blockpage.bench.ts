@@ -25,7 +25,7 @@ import { hasWrk, keepAliveLoad, runWrk, type LoadResult } from '../common/load.j
 const CONNECTIONS = 32
 const FILTERD = fileURLToPath(new URL('../../tools/filterd.js', import.meta.url))
 
-const SUBJECTS: ReadonlyArray<{ name: string, host: string, accept: string, status: number }> = [
+const SUBJECTS: ReadonlyArray<{ name: string; host: string; accept: string; status: number }> = [
   { name: 'page / category', host: 'casino.example', accept: PAGE_ACCEPT, status: 200 },
   { name: 'page / list', host: 'global-listed.example', accept: PAGE_ACCEPT, status: 200 },
   { name: 'page / unblocked', host: 'news.example', accept: PAGE_ACCEPT, status: 200 },
@@ -33,13 +33,17 @@ const SUBJECTS: ReadonlyArray<{ name: string, host: string, accept: string, stat
   { name: 'baseline / bad Host', host: 'bad_host!', accept: PAGE_ACCEPT, status: 400 }
 ]
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? 5)
   // common.http-server values to measure, one daemon each, in this order (the same client and machine load,
   // so their ratio holds even where the absolute numbers do not).
   const impls = (process.argv[3] ?? 'auto').split(',')
   const cleanups: Array<() => unknown> = []
-  const { configFile } = await makeStore({ after: (fn) => { cleanups.unshift(fn) } })
+  const { configFile } = await makeStore({
+    after: (fn) => {
+      cleanups.unshift(fn)
+    }
+  })
   const base = readFileSync(configFile, 'utf8')
   const wrk = hasWrk()
   const load0 = loadavg()[0]!
@@ -49,7 +53,9 @@ async function main (): Promise<void> {
       writeFileSync(configFile, base.replace('common:\n', `common:\n  http-server: ${impl}\n`))
       tables.push([impl, await measure(configFile, seconds, wrk)])
     }
-    console.log(`node ${process.version}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, client ${wrk ? 'wrk -t1' : 'node'}, ${CONNECTIONS} keep-alive connections, ${seconds}s per subject, load average before ${load0.toFixed(1)}, after ${loadavg()[0]!.toFixed(1)}`)
+    console.log(
+      `node ${process.version}, ${cpus()[0]?.model ?? '?'} x${cpus().length}, client ${wrk ? 'wrk -t1' : 'node'}, ${CONNECTIONS} keep-alive connections, ${seconds}s per subject, load average before ${load0.toFixed(1)}, after ${loadavg()[0]!.toFixed(1)}`
+    )
     for (const [impl, rows] of tables) {
       console.log(`common.http-server: ${impl}`)
       console.table(rows)
@@ -60,10 +66,12 @@ async function main (): Promise<void> {
 }
 
 /** Starts `filterd blockpage` on the config and measures every subject against it. */
-async function measure (configFile: string, seconds: number, wrk: boolean): Promise<unknown[]> {
-  const child = spawn(process.execPath, [FILTERD, 'blockpage', '--config', configFile], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+async function measure(configFile: string, seconds: number, wrk: boolean): Promise<unknown[]> {
+  const child = spawn(process.execPath, [FILTERD, 'blockpage', '--config', configFile], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc']
+  })
   try {
-    const [ready] = await once(child, 'message') as [{ endpoints: string[] }]
+    const [ready] = (await once(child, 'message')) as [{ endpoints: string[] }]
     const port = Number(/:(\d+)(?: |$)/.exec(ready.endpoints[0]!)![1])
     const rows = []
     for (const s of SUBJECTS) {
@@ -71,11 +79,16 @@ async function measure (configFile: string, seconds: number, wrk: boolean): Prom
       const probe = await get(port, { host: s.host, accept: s.accept })
       if (probe.status !== s.status) throw new Error(`${s.name}: expected ${s.status}, got ${probe.status}`)
       const headers = { Host: s.host, Accept: s.accept, 'Accept-Language': 'ru-RU,ru;q=0.9' }
-      const request = Buffer.from(`GET / HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`)
-      const load = async (d: number): Promise<LoadResult> => wrk
-        ? runWrk({ url: `http://127.0.0.1:${port}/`, seconds: d, connections: CONNECTIONS, headers })
-        : await keepAliveLoad({ port, seconds: d, connections: CONNECTIONS, request: () => request })
-      await load(1)                                 // warm-up: JIT, template paths, connections
+      const request = Buffer.from(
+        `GET / HTTP/1.1\r\n${Object.entries(headers)
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('')}\r\n`
+      )
+      const load = async (d: number): Promise<LoadResult> =>
+        wrk
+          ? runWrk({ url: `http://127.0.0.1:${port}/`, seconds: d, connections: CONNECTIONS, headers })
+          : await keepAliveLoad({ port, seconds: d, connections: CONNECTIONS, request: () => request })
+      await load(1) // warm-up: JIT, template paths, connections
       const r = await load(seconds)
       rows.push({ subject: s.name, 'req/s': Math.round(r.rps), 'p99 latency': r.p99 })
     }

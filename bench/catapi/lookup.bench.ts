@@ -47,7 +47,7 @@ const CLIENT_ID = 'bench'
 const SECRET = 'bench-secret-0123456789'
 const AUTH = 'Basic ' + Buffer.from(`${CLIENT_ID}:${SECRET}`).toString('base64')
 
-function loadNames (): { names: string[], source: string } {
+function loadNames(): { names: string[]; source: string } {
   if (existsSync(TOP)) {
     const names: string[] = []
     for (const line of gunzipSync(readFileSync(TOP)).toString('utf8').split('\n').slice(1)) {
@@ -60,7 +60,7 @@ function loadNames (): { names: string[], source: string } {
   return { names, source: 'synthetic (100000 names)' }
 }
 
-async function prepare (dir: string): Promise<string[]> {
+async function prepare(dir: string): Promise<string[]> {
   const { names, source } = loadNames()
   console.log(`data: ${source}`)
   const tax = loadTaxonomy(CONF, 'en')
@@ -74,7 +74,9 @@ async function prepare (dir: string): Promise<string[]> {
   })
   await b.commit()
   const record = await clientRecord(CLIENT_ID, SECRET, new Date().toISOString(), 'bench')
-  await store.write((w) => { w.putClient(record) })
+  await store.write((w) => {
+    w.putClient(record)
+  })
   await store.close()
   const path = (rank: number, i: number): string => `/domain/${i % 4 === 3 ? 'm.' : ''}${names[rank]!}`
   if (process.argv.includes('--uniform')) return names.map((_, i) => path(i, i))
@@ -82,13 +84,16 @@ async function prepare (dir: string): Promise<string[]> {
 }
 
 /** `count` ranks in [0, n) drawn with P(r) ∝ 1/(r+1), from a fixed seed. */
-function zipfRanks (n: number, count: number): number[] {
+function zipfRanks(n: number, count: number): number[] {
   const cdf = new Float64Array(n)
   let sum = 0
-  for (let r = 0; r < n; r++) cdf[r] = (sum += 1 / (r + 1))
+  for (let r = 0; r < n; r++) cdf[r] = sum += 1 / (r + 1)
   let seed = 0x9e3779b9
-  const random = (): number => {   // xorshift32: deterministic, and plenty for picking ranks
-    seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5
+  const random = (): number => {
+    // xorshift32: deterministic, and plenty for picking ranks
+    seed ^= seed << 13
+    seed ^= seed >>> 17
+    seed ^= seed << 5
     return (seed >>> 0) / 0x1_0000_0000
   }
   const out: number[] = []
@@ -106,10 +111,15 @@ function zipfRanks (n: number, count: number): number[] {
   return out
 }
 
-async function serve (subject: string, dir: string): Promise<number> {
+async function serve(subject: string, dir: string): Promise<number> {
   if (subject === 'uws hello') return await serveUwsHello()
   const store = Store.open(join(dir, 'db'))
-  const api = createCatApi({ store, taxonomy: loadTaxonomy(CONF, 'en'), existence: new ExistenceChecker({ resolvers: [] }), impl: 'uws' })
+  const api = createCatApi({
+    store,
+    taxonomy: loadTaxonomy(CONF, 'en'),
+    existence: new ExistenceChecker({ resolvers: [] }),
+    impl: 'uws'
+  })
   const ports = await api.listen({ host: '127.0.0.1', port: 0 }, { host: '127.0.0.1', port: 0 })
   return ports.registered
 }
@@ -125,14 +135,14 @@ request = function()
 end
 `
 
-async function prepareDir (dir: string): Promise<string[]> {
+async function prepareDir(dir: string): Promise<string[]> {
   const paths = await prepare(dir)
   writeFileSync(join(dir, 'paths.txt'), paths.join('\n') + '\n')
   writeFileSync(join(dir, 'rotate.lua'), LUA)
   return paths
 }
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const i = process.argv.indexOf('--serve')
   if (i !== -1) {
     process.stdout.write(`${await serve(process.argv[i + 1]!, process.argv[i + 2]!)}\n`)
@@ -156,46 +166,70 @@ async function main (): Promise<void> {
     const runs = new Map<string, Array<LoadResult & { cpuUsPerRequest: number }>>()
     for (let round = 0; round < ROUNDS; round++) {
       for (const subject of ['uws hello', 'catapi /domain/ (registered)']) {
-        const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', subject, dir], { stdio: ['ignore', 'pipe', 'inherit'] })
-        const [line] = await once(child.stdout, 'data') as [Buffer]
+        const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', subject, dir], {
+          stdio: ['ignore', 'pipe', 'inherit']
+        })
+        const [line] = (await once(child.stdout, 'data')) as [Buffer]
         const port = Number(line.toString().trim())
         let next = 0
-        const measure = async (s: number): Promise<LoadResult> => wrk
-          ? runWrk({ url: `http://127.0.0.1:${port}`, seconds: s, connections, script: join(dir, 'rotate.lua'), env: { CATAPI_PATHS: join(dir, 'paths.txt'), CATAPI_AUTH: AUTH } })
-          : await keepAliveLoad({ port, seconds: s, connections, request: () => `GET ${paths[next++ % paths.length]!} HTTP/1.1\r\nHost: bench\r\nAuthorization: ${AUTH}\r\n\r\n` })
+        const measure = async (s: number): Promise<LoadResult> =>
+          wrk
+            ? runWrk({
+                url: `http://127.0.0.1:${port}`,
+                seconds: s,
+                connections,
+                script: join(dir, 'rotate.lua'),
+                env: { CATAPI_PATHS: join(dir, 'paths.txt'), CATAPI_AUTH: AUTH }
+              })
+            : await keepAliveLoad({
+                port,
+                seconds: s,
+                connections,
+                request: () =>
+                  `GET ${paths[next++ % paths.length]!} HTTP/1.1\r\nHost: bench\r\nAuthorization: ${AUTH}\r\n\r\n`
+              })
         // Warm-up: JIT, connections, the first scrypt, and the lookup cache, as in a server that has
         // been running (the run restarts the request list, so its first requests were asked here).
         await measure(WARMUP_SECONDS)
         const cpu0 = cpuSeconds(child.pid!)
         const r = await measure(seconds)
         const cpu = cpuSeconds(child.pid!) - cpu0
-        runs.set(subject, [...(runs.get(subject) ?? []), { ...r, cpuUsPerRequest: cpu * 1e6 / (r.rps * seconds) }])
+        runs.set(subject, [...(runs.get(subject) ?? []), { ...r, cpuUsPerRequest: (cpu * 1e6) / (r.rps * seconds) }])
         child.kill()
         await once(child, 'exit')
       }
     }
-    const stats = new Map([...runs].map(([subject, rs]) => {
-      const rps = rs.map((r) => r.rps).sort((a, b) => a - b)
-      const cpu = rs.map((r) => r.cpuUsPerRequest).sort((a, b) => a - b)
-      return [subject, {
-        median: rps[Math.floor(rps.length / 2)]!,
-        best: rps[rps.length - 1]!,
-        cpu: cpu[Math.floor(cpu.length / 2)]!,
-        non2xx: rs.reduce((n, r) => n + r.non2xx, 0)
-      }]
-    }))
+    const stats = new Map(
+      [...runs].map(([subject, rs]) => {
+        const rps = rs.map((r) => r.rps).sort((a, b) => a - b)
+        const cpu = rs.map((r) => r.cpuUsPerRequest).sort((a, b) => a - b)
+        return [
+          subject,
+          {
+            median: rps[Math.floor(rps.length / 2)]!,
+            best: rps[rps.length - 1]!,
+            cpu: cpu[Math.floor(cpu.length / 2)]!,
+            non2xx: rs.reduce((n, r) => n + r.non2xx, 0)
+          }
+        ]
+      })
+    )
     const ceiling = stats.get('uws hello')!
     const mix = process.argv.includes('--uniform') ? 'uniform mix' : 'Zipf mix'
-    console.log(`node ${process.version}, ${mix}, ${wrk ? 'wrk -t1' : 'node client'}, ${connections} keep-alive connections, ${seconds}s x ${ROUNDS} alternating rounds`)
-    console.table([...stats].map(([subject, s]) => ({
-      subject,
-      'median req/s': Math.round(s.median),
-      'best req/s': Math.round(s.best),
-      'non-2xx': s.non2xx,
-      'median vs ceiling': (s.median / ceiling.median).toFixed(2),
-      'best vs ceiling': (s.best / ceiling.best).toFixed(2),
-      'server CPU µs/req': Number.isNaN(s.cpu) ? '-' : s.cpu.toFixed(1)
-    })))
+    console.log(
+      `node ${process.version}, ${mix}, ${wrk ? 'wrk -t1' : 'node client'}, ${connections} keep-alive connections, ${seconds}s x ${ROUNDS} alternating rounds`
+    )
+    console.table(
+      [...stats].map(([subject, s]) => ({
+        subject,
+        'median req/s': Math.round(s.median),
+        'best req/s': Math.round(s.best),
+        'non-2xx': s.non2xx,
+        'median vs ceiling': (s.median / ceiling.median).toFixed(2),
+        'best vs ceiling': (s.best / ceiling.best).toFixed(2),
+        'server CPU µs/req': Number.isNaN(s.cpu) ? '-' : s.cpu.toFixed(1)
+      }))
+    )
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -20,38 +20,56 @@ const cli = join(root, 'dist/tools/filterd.js')
 const ut1 = join(root, '../shared/data/ut1')
 const names = Number(process.argv[2] ?? 5_000_000)
 
-function dirSize (dir: string): number {
+function dirSize(dir: string): number {
   let total = 0
   for (const f of readdirSync(dir)) total += statSync(join(dir, f)).size
   return total
 }
 
-interface Measured { wallS: number, peakMiB: number, dbMiB: number, stdout: string }
+interface Measured {
+  wallS: number
+  peakMiB: number
+  dbMiB: number
+  stdout: string
+}
 
-function measure (args: string[], dbDir: string): Measured {
+function measure(args: string[], dbDir: string): Measured {
   const started = process.hrtime.bigint()
-  const r = spawnSync('/usr/bin/time', ['-v', process.execPath, cli, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+  const r = spawnSync('/usr/bin/time', ['-v', process.execPath, cli, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024
+  })
   if (r.status !== 0) throw new Error(`build failed:\n${r.stdout}\n${r.stderr}`)
   const wallS = Number(process.hrtime.bigint() - started) / 1e9
   // /usr/bin/time -v reports the peak resident set of the build process in KiB.
   const peak = /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)
-  return { wallS, peakMiB: peak === null ? NaN : Math.round(Number(peak[1]) / 1024), dbMiB: dirSize(dbDir) / 1048576, stdout: r.stdout }
+  return {
+    wallS,
+    peakMiB: peak === null ? NaN : Math.round(Number(peak[1]) / 1024),
+    dbMiB: dirSize(dbDir) / 1048576,
+    stdout: r.stdout
+  }
 }
 
-function config (dir: string, dataDir: string, file: string): string {
+function config(dir: string, dataDir: string, file: string): string {
   const path = join(dir, 'bench.yaml')
-  writeFileSync(path, `datafiles:\n  path: ${dataDir}\n  file: [${file}]\n  cats: ${join(root, 'conf')}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}\n`)
+  writeFileSync(
+    path,
+    `datafiles:\n  path: ${dataDir}\n  file: [${file}]\n  cats: ${join(root, 'conf')}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}\n`
+  )
   return path
 }
 
-async function synthetic (dir: string, n: number): Promise<string> {
+async function synthetic(dir: string, n: number): Promise<string> {
   const path = join(dir, 'synthetic.txt')
   const out = createWriteStream(path)
   const tlds = ['com', 'net', 'org', 'ru', 'de', 'info', 'io', 'co.uk']
   const cats = loadTaxonomy(join(root, 'conf'), 'en').numbers.filter((c) => c !== 0)
   let x = 0x2545f491
   for (let i = 0; i < n; i++) {
-    x ^= x << 13; x ^= x >>> 17; x ^= x << 5
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
     const r = x >>> 0
     const host = i % 7 === 0 ? `cdn${r % 97}.` : ''
     const line = `${host}s${i.toString(36)}${(r % 1000).toString(36)}.${tlds[r % tlds.length]} ${cats[r % cats.length]}\n`
@@ -62,7 +80,7 @@ async function synthetic (dir: string, n: number): Promise<string> {
   return path
 }
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const rows: string[] = []
   const dir = mkdtempSync(join(tmpdir(), 'filterd-build-bench-'))
   try {
@@ -73,7 +91,9 @@ async function main (): Promise<void> {
       execFileSync('mv', [join(dir, 'ut1.txt'), join(data, 'ut1.txt')])
       const m = measure(['build-db', '--config', config(dir, data, 'ut1.txt'), '--continue'], join(dir, 'db'))
       const count = /active: (\d+) domains, (\d+) URLs/.exec(m.stdout)
-      rows.push(`| UT1 (import + build) | ${count?.[1]} domains + ${count?.[2]} URLs | ${m.wallS.toFixed(1)} s | ${m.dbMiB.toFixed(0)} MiB | ${Number.isNaN(m.peakMiB) ? 'n/a' : m.peakMiB + ' MiB'} |`)
+      rows.push(
+        `| UT1 (import + build) | ${count?.[1]} domains + ${count?.[2]} URLs | ${m.wallS.toFixed(1)} s | ${m.dbMiB.toFixed(0)} MiB | ${Number.isNaN(m.peakMiB) ? 'n/a' : m.peakMiB + ' MiB'} |`
+      )
       rmSync(join(dir, 'db'), { recursive: true, force: true })
     } else {
       rows.push('| UT1 | ../shared/data/ut1 not present: skipped | | | |')
@@ -83,11 +103,15 @@ async function main (): Promise<void> {
     await synthetic(data, names)
     const m = measure(['build-db', '--config', config(dir, data, 'synthetic.txt')], join(dir, 'db'))
     const count = /active: (\d+) domains/.exec(m.stdout)
-    rows.push(`| synthetic | ${count?.[1]} domains | ${m.wallS.toFixed(1)} s | ${m.dbMiB.toFixed(0)} MiB | ${Number.isNaN(m.peakMiB) ? 'n/a' : m.peakMiB + ' MiB'} |`)
+    rows.push(
+      `| synthetic | ${count?.[1]} domains | ${m.wallS.toFixed(1)} s | ${m.dbMiB.toFixed(0)} MiB | ${Number.isNaN(m.peakMiB) ? 'n/a' : m.peakMiB + ' MiB'} |`
+    )
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
-  process.stdout.write(`node ${process.version}\n| input | entries | build time | database size | peak RSS |\n|---|---|---|---|---|\n${rows.join('\n')}\n`)
+  process.stdout.write(
+    `node ${process.version}\n| input | entries | build time | database size | peak RSS |\n|---|---|---|---|---|\n${rows.join('\n')}\n`
+  )
 }
 
 await main()

@@ -14,11 +14,14 @@ const names = Array.from({ length: count }, (_, i) => `${i % 3 === 0 ? 'www.' : 
 const wire = names.map((n) => Buffer.from(n, 'latin1'))
 const map = new Map<string, number>()
 const table = new KeyTable(count * 2)
-names.forEach((n, i) => { map.set(n, i); table.set(n, i) })
+names.forEach((n, i) => {
+  map.set(n, i)
+  table.set(n, i)
+})
 
 let next = 0
 const fresh = (): string => {
-  const b = wire[next]!   // next < count
+  const b = wire[next]! // next < count
   next = next + 1 === count ? 0 : next + 1
   return b.toString('latin1', 0, b.length)
 }
@@ -26,9 +29,16 @@ const fresh = (): string => {
 let sink = 0
 const bench = new Bench({ time: 2000 })
 bench
-  .add('key string only (ceiling)', () => { sink += fresh().length })
-  .add('Map.get', () => { sink += map.get(fresh()) ?? 0 })
-  .add('KeyTable.get', () => { const v = table.get(fresh()); sink += v === ABSENT ? 0 : v })
+  .add('key string only (ceiling)', () => {
+    sink += fresh().length
+  })
+  .add('Map.get', () => {
+    sink += map.get(fresh()) ?? 0
+  })
+  .add('KeyTable.get', () => {
+    const v = table.get(fresh())
+    sink += v === ABSENT ? 0 : v
+  })
 await bench.run()
 console.table(bench.table())
 console.log(`${count} names; checksum ${sink}`)

@@ -21,10 +21,13 @@ const root = fileURLToPath(new URL('../../../', import.meta.url))
 const topFile = join(root, '../shared/data/top-domains.csv.gz')
 const size = Number(process.argv[2] ?? 1_000_000)
 
-function names (): string[] {
+function names(): string[] {
   if (existsSync(topFile)) {
-    return gunzipSync(readFileSync(topFile)).toString('utf8').split('\n')
-      .map((l) => l.split(',')[1]?.trim().toLowerCase() ?? '').filter((n) => n.includes('.'))
+    return gunzipSync(readFileSync(topFile))
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.split(',')[1]?.trim().toLowerCase() ?? '')
+      .filter((n) => n.includes('.'))
   }
   return Array.from({ length: 100_000 }, (_, i) => `${i % 3 === 0 ? 'www.' : ''}site${i}.example${i % 5}.com`)
 }
@@ -35,7 +38,10 @@ const dir = mkdtempSync(join(tmpdir(), 'filterd-lookup-bench-'))
 const store = Store.open(dir)
 const map = new Map<string, number[]>()
 const builder = await CategoryDbBuilder.begin(store)
-for (const n of categorized) { map.set(n, [40]); await builder.put(n, false, [40]) }
+for (const n of categorized) {
+  map.set(n, [40])
+  await builder.put(n, false, [40])
+}
 for (let i = map.size; i < size; i++) {
   const n = `filler${i}.example.net`
   map.set(n, [30])
@@ -44,7 +50,7 @@ for (let i = map.size; i < size; i++) {
 await builder.commit()
 const db = new CategoryDb(store)
 
-function mapWalk (name: string): number[] | undefined {
+function mapWalk(name: string): number[] | undefined {
   for (let key = name; ;) {
     const hit = map.get(key)
     if (hit !== undefined) return hit
@@ -54,7 +60,7 @@ function mapWalk (name: string): number[] | undefined {
   }
 }
 
-function rawWalk (name: string): number {
+function rawWalk(name: string): number {
   for (let key = name; ;) {
     const raw = db.getRaw(key)
     if (raw !== undefined) return raw.length
@@ -70,13 +76,22 @@ let hits = 0
 for (const n of queryNames) if (mapWalk(n) !== undefined) hits++
 const bench = new Bench({ time: 1500, warmupTime: 300 })
 bench
-  .add('Map suffix walk (baseline)', () => { mapWalk(next()) })
-  .add('LMDB getRaw suffix walk (DNS hot path)', () => { rawWalk(next()) })
-  .add('LMDB categorize (site record)', () => { db.categorize(next()) })
+  .add('Map suffix walk (baseline)', () => {
+    mapWalk(next())
+  })
+  .add('LMDB getRaw suffix walk (DNS hot path)', () => {
+    rawWalk(next())
+  })
+  .add('LMDB categorize (site record)', () => {
+    db.categorize(next())
+  })
 await bench.run()
-const hzOf = (t: { result?: unknown }): number => (t.result as { throughput?: { mean: number } } | undefined)?.throughput?.mean ?? NaN
+const hzOf = (t: { result?: unknown }): number =>
+  (t.result as { throughput?: { mean: number } } | undefined)?.throughput?.mean ?? NaN
 const base = hzOf(bench.tasks[0]!)
-process.stdout.write(`node ${process.version}; table ${map.size} names; query mix ${queryNames.length} names, ${(100 * hits / queryNames.length).toFixed(0)}% categorized\n`)
+process.stdout.write(
+  `node ${process.version}; table ${map.size} names; query mix ${queryNames.length} names, ${((100 * hits) / queryNames.length).toFixed(0)}% categorized\n`
+)
 process.stdout.write('| lookup | lookups/s | vs Map |\n|---|---:|---:|\n')
 for (const t of bench.tasks) {
   const hz = hzOf(t)

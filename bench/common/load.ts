@@ -16,7 +16,7 @@ export interface LoadResult {
   non2xx: number
 }
 
-export function hasWrk (): boolean {
+export function hasWrk(): boolean {
   return spawnSync('wrk', ['--version'], { stdio: 'ignore' }).error === undefined
 }
 
@@ -30,7 +30,7 @@ export interface WrkOptions {
   env?: NodeJS.ProcessEnv
 }
 
-export function runWrk (o: WrkOptions): LoadResult {
+export function runWrk(o: WrkOptions): LoadResult {
   const args = ['-t1', `-c${o.connections}`, `-d${o.seconds}s`, '--latency']
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`)
   if (o.script !== undefined) args.push('-s', o.script)
@@ -60,7 +60,7 @@ const STATUS_LINE = 'HTTP/1.1 '
  * Node keep-alive client: counts answers by their status line, carrying a tail across chunks so
  * a status line split between two reads is still counted once.
  */
-export async function keepAliveLoad (o: KeepAliveOptions): Promise<LoadResult> {
+export async function keepAliveLoad(o: KeepAliveOptions): Promise<LoadResult> {
   let count = 0
   let non2xx = 0
   let running = true
@@ -74,7 +74,11 @@ export async function keepAliveLoad (o: KeepAliveOptions): Promise<LoadResult> {
       const text = tail + d.toString('latin1')
       let n = 0
       let at = text.indexOf(STATUS_LINE)
-      for (; at !== -1 && at + STATUS_LINE.length < text.length; at = text.indexOf(STATUS_LINE, at + STATUS_LINE.length)) {
+      for (
+        ;
+        at !== -1 && at + STATUS_LINE.length < text.length;
+        at = text.indexOf(STATUS_LINE, at + STATUS_LINE.length)
+      ) {
         n++
         if (text[at + STATUS_LINE.length] !== '2') non2xx++
       }

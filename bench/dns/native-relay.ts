@@ -12,8 +12,13 @@ let next = 0
 let front: BatchUdpSocket | null = null
 let back: BatchUdpSocket | null = null
 front = openBatchUdpSocket({
-  family: 4, host: '127.0.0.1', port: listenPort, reusePort: true, batch: 64, slot: 4096,
-  onBatch (n) {
+  family: 4,
+  host: '127.0.0.1',
+  port: listenPort,
+  reusePort: true,
+  batch: 64,
+  slot: 4096,
+  onBatch(n) {
     const f = front!
     const b = back!
     for (let i = 0; i < n; i++) {
@@ -32,8 +37,13 @@ front = openBatchUdpSocket({
   }
 })
 back = openBatchUdpSocket({
-  family: 4, host: '127.0.0.1', port: 0, connect: { host: '127.0.0.1', port: upstreamPort }, batch: 64, slot: 4096,
-  onBatch (n) {
+  family: 4,
+  host: '127.0.0.1',
+  port: 0,
+  connect: { host: '127.0.0.1', port: upstreamPort },
+  batch: 64,
+  slot: 4096,
+  onBatch(n) {
     const f = front
     const b = back!
     for (let i = 0; i < n; i++) {

@@ -7,7 +7,7 @@ const listenPort = Number(process.argv[2] ?? 5392)
 const upstreamPort = Number(process.argv[3] ?? 5390)
 const front = createSocket('udp4')
 const back = createSocket('udp4')
-const clients: Array<{ id: number, port: number, address: string } | undefined> = new Array(65536)
+const clients: Array<{ id: number; port: number; address: string } | undefined> = new Array(65536)
 let next = 0
 front.on('message', (msg: Buffer, r: RemoteInfo) => {
   const id = next++ & 0xffff
@@ -22,5 +22,7 @@ back.on('message', (msg: Buffer) => {
   front.send(msg, c.port, c.address)
 })
 back.bind(0, '127.0.0.1')
-front.bind(listenPort, '127.0.0.1', () => { process.send?.('ready') })
+front.bind(listenPort, '127.0.0.1', () => {
+  process.send?.('ready')
+})
 process.on('SIGTERM', () => process.exit(0))

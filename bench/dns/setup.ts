@@ -12,12 +12,12 @@ import { Store } from '../../engine/store/index.js'
 const dir = process.argv[2] ?? '/tmp/filterd-bench'
 const upstreamPort = Number(process.argv[3] ?? 5390)
 const topFile = process.argv[4] ?? '/work/shared/data/top-domains.csv.gz'
-const kTableSize = 1_000_000
-const kUsers = 10_000
+const TABLE_SIZE = 1_000_000
+const USERS = 10_000
 const blockCats = [CATEGORY.GAMBLING, CATEGORY.PORNOGRAPHY, CATEGORY.MALWARE, CATEGORY.PHISHING, CATEGORY.ADVERTISING]
 const otherCats = [CATEGORY.SOCIAL_NETWORKS, CATEGORY.VIDEO_STREAMING, CATEGORY.SEARCH_ENGINES]
 
-async function topNames (): Promise<string[]> {
+async function topNames(): Promise<string[]> {
   const names: string[] = []
   if (existsSync(topFile)) {
     const rl = createInterface({ input: createReadStream(topFile).pipe(createGunzip()) })
@@ -47,7 +47,7 @@ for (let i = 0; i < names.length; i += 4) {
   if (blocked) blocklist.write(name + '\n')
 }
 // Synthetic names up to 1M entries (blocked categories, so dnsdist's list is as large).
-for (let i = 0; categorized.size < kTableSize; i++) {
+for (let i = 0; categorized.size < TABLE_SIZE; i++) {
   const name = `s${i}.synth${i % 50_000}.bench-filler.net`
   categorized.add(name)
   await builder.put(name, false, [blockCats[i % blockCats.length]!])
@@ -58,11 +58,17 @@ await new Promise<void>((resolve) => blocklist.end(resolve))
 
 // 10,000 users on 10.x.y.1 with mixed filters and lists; 127.0.0.1 (dnsperf) is user `bench`.
 await store.write((w) => {
-  for (let u = 0; u < kUsers; u++) {
+  for (let u = 0; u < USERS; u++) {
     const name = `user${u}`
     const ip = `10.${(u >> 8) & 255}.${u & 255}.1`
     const filter = blockCats.filter((_, k) => ((u >> k) & 1) === 1)
-    w.putUser({ ...store.newUser(name), ip: [ip], filter, safesearch: u % 3 === 0 ? 'on' : 'off', safeyoutube: u % 5 === 0 ? 'on' : 'off' })
+    w.putUser({
+      ...store.newUser(name),
+      ip: [ip],
+      filter,
+      safesearch: u % 3 === 0 ? 'on' : 'off',
+      safeyoutube: u % 5 === 0 ? 'on' : 'off'
+    })
     w.claimAddresses(name, [ip])
     if (u % 10 === 0) w.putList(name, 'black', [`blocked${u}.example`])
     if (u % 7 === 0) w.putList(name, 'white', [`allowed${u}.example`])
@@ -85,12 +91,28 @@ for (const [file, listen, extra] of [
   ['native-pool-p1.yaml', 5397, { io: 'native', dispatch: 'pool', processes: 1, workers: 1, 'batch-size': 64 }],
   ['native-inline-p2.yaml', 5398, { io: 'native', dispatch: 'inline', processes: 2 }],
   // The same two with dnstap on, to the fstrm_capture run.sh starts on this socket (written to /dev/null).
-  ['native-inline-p1-dnstap.yaml', 5400, { io: 'native', dispatch: 'inline', processes: 1, dnstap: `unix:${join(dir, 'dnstap.sock')}` }],
-  ['native-inline-p2-dnstap.yaml', 5401, { io: 'native', dispatch: 'inline', processes: 2, dnstap: `unix:${join(dir, 'dnstap.sock')}` }]
+  [
+    'native-inline-p1-dnstap.yaml',
+    5400,
+    { io: 'native', dispatch: 'inline', processes: 1, dnstap: `unix:${join(dir, 'dnstap.sock')}` }
+  ],
+  [
+    'native-inline-p2-dnstap.yaml',
+    5401,
+    { io: 'native', dispatch: 'inline', processes: 2, dnstap: `unix:${join(dir, 'dnstap.sock')}` }
+  ]
 ] as const) {
   const config = {
     dnscache: { forward: [`127.0.0.1:${upstreamPort}`] },
-    proxy: { listen: [`127.0.0.1:${listen}`], 'blockpage-ip': ['192.0.2.1'], ttl: 60, log: join(dir, `${file}.log`), pid: join(dir, `${file}.pid`), 'log-level': 'warn', ...extra },
+    proxy: {
+      listen: [`127.0.0.1:${listen}`],
+      'blockpage-ip': ['192.0.2.1'],
+      ttl: 60,
+      log: join(dir, `${file}.log`),
+      pid: join(dir, `${file}.pid`),
+      'log-level': 'warn',
+      ...extra
+    },
     common: { db: join(dir, 'db'), 'log-level': 'warn' },
     datafiles: { path: dir, cats: dir },
     // The dnstap servers publish their metrics (dnstap drops) apart, for run.sh to read.
@@ -98,4 +120,4 @@ for (const [file, listen, extra] of [
   }
   writeFileSync(join(dir, file), JSON.stringify(config, null, 1))
 }
-console.log(`setup: ${categorized.size} category entries, ${kUsers + 1} users, ${names.length} query names in ${dir}`)
+console.log(`setup: ${categorized.size} category entries, ${USERS + 1} users, ${names.length} query names in ${dir}`)

@@ -16,5 +16,14 @@ for await (const line of createInterface({ input: process.stdin })) {
   }
 }
 lat.sort((a, b) => a - b)
-const pct = (p: number): number => lat.length === 0 ? NaN : lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]!
-console.log(JSON.stringify({ qps: Math.round(qps), lost, p50: +pct(0.5).toFixed(3), p99: +pct(0.99).toFixed(3), p999: +pct(0.999).toFixed(3), samples: lat.length }))
+const pct = (p: number): number => (lat.length === 0 ? NaN : lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]!)
+console.log(
+  JSON.stringify({
+    qps: Math.round(qps),
+    lost,
+    p50: +pct(0.5).toFixed(3),
+    p99: +pct(0.99).toFixed(3),
+    p999: +pct(0.999).toFixed(3),
+    samples: lat.length
+  })
+)

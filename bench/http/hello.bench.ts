@@ -18,16 +18,18 @@ const CONNECTIONS = 32
 const BODY = 'hello world'
 const REQUEST = Buffer.from('GET /hello HTTP/1.1\r\nHost: bench\r\n\r\n')
 const SUBJECTS = ['uws raw', 'adapter uws', 'adapter node'] as const
-type Subject = typeof SUBJECTS[number]
+type Subject = (typeof SUBJECTS)[number]
 
-async function serve (subject: Subject): Promise<number> {
+async function serve(subject: Subject): Promise<number> {
   if (subject === 'uws raw') return await serveUwsHello('/hello')
   const server = createHttpServer({ impl: subject === 'adapter uws' ? 'uws' : 'node' })
-  server.route('GET', '/hello', (_req, res) => { res.send(BODY) })
+  server.route('GET', '/hello', (_req, res) => {
+    res.send(BODY)
+  })
   return (await server.listen('127.0.0.1', 0)).port
 }
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const i = process.argv.indexOf('--serve')
   if (i !== -1) {
     const port = await serve(process.argv[i + 1] as Subject)
@@ -40,13 +42,16 @@ async function main (): Promise<void> {
   const best = new Map<Subject, number>()
   for (let round = 0; round < rounds; round++) {
     for (const subject of SUBJECTS) {
-      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', subject], { stdio: ['ignore', 'pipe', 'inherit'] })
-      const [line] = await once(child.stdout, 'data') as [Buffer]
+      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', subject], {
+        stdio: ['ignore', 'pipe', 'inherit']
+      })
+      const [line] = (await once(child.stdout, 'data')) as [Buffer]
       const port = Number(line.toString().trim())
-      const load = async (d: number): Promise<number> => wrk
-        ? runWrk({ url: `http://127.0.0.1:${port}/hello`, seconds: d, connections: CONNECTIONS }).rps
-        : (await keepAliveLoad({ port, seconds: d, connections: CONNECTIONS, request: () => REQUEST })).rps
-      await load(1)                                  // warm-up: JIT and connection setup
+      const load = async (d: number): Promise<number> =>
+        wrk
+          ? runWrk({ url: `http://127.0.0.1:${port}/hello`, seconds: d, connections: CONNECTIONS }).rps
+          : (await keepAliveLoad({ port, seconds: d, connections: CONNECTIONS, request: () => REQUEST })).rps
+      await load(1) // warm-up: JIT and connection setup
       const rps = await load(seconds)
       if (rps > (best.get(subject) ?? 0)) best.set(subject, rps)
       child.kill()
@@ -54,8 +59,16 @@ async function main (): Promise<void> {
     }
   }
   const base = best.get('uws raw')!
-  console.log(`node ${process.version}, ${wrk ? 'wrk -t1' : 'node client'}, ${CONNECTIONS} keep-alive connections, ${seconds}s x ${rounds} rounds (best)`)
-  console.table(SUBJECTS.map((subject) => ({ subject, 'req/s': Math.round(best.get(subject)!), 'vs uws raw': (best.get(subject)! / base).toFixed(2) })))
+  console.log(
+    `node ${process.version}, ${wrk ? 'wrk -t1' : 'node client'}, ${CONNECTIONS} keep-alive connections, ${seconds}s x ${rounds} rounds (best)`
+  )
+  console.table(
+    SUBJECTS.map((subject) => ({
+      subject,
+      'req/s': Math.round(best.get(subject)!),
+      'vs uws raw': (best.get(subject)! / base).toFixed(2)
+    }))
+  )
 }
 
 await main()

@@ -16,19 +16,28 @@ import type { TestContext } from 'node:test'
 import { setup, startRole } from '../../local/testing/harness.js'
 import { runWrk } from '../common/load.js'
 
-async function serveHello (): Promise<void> {
+async function serveHello(): Promise<void> {
   const uws = createRequire(import.meta.url)('uWebSockets.js') as typeof Uws
-  const app = uws.App().get('/*', (res) => { res.writeHeader('Content-Type', 'application/json').end('{"category":[1]}') })
+  const app = uws.App().get('/*', (res) => {
+    res.writeHeader('Content-Type', 'application/json').end('{"category":[1]}')
+  })
   app.listen('127.0.0.1', 0, (ls) => {
     process.stdout.write(`${uws.us_socket_local_port(ls)}\n`)
   })
 }
 
-async function main (): Promise<void> {
-  if (process.argv.includes('--serve-hello')) { await serveHello(); return }
+async function main(): Promise<void> {
+  if (process.argv.includes('--serve-hello')) {
+    await serveHello()
+    return
+  }
   const seconds = Number(process.argv[2] ?? 5)
   const cleanups: Array<() => unknown> = []
-  const t = { after: (fn: () => unknown) => { cleanups.push(fn) } } as unknown as TestContext
+  const t = {
+    after: (fn: () => unknown) => {
+      cleanups.push(fn)
+    }
+  } as unknown as TestContext
   try {
     const s = setup(t)
     const lines = ['news.example\t60', 'porn.example\t1']
@@ -36,9 +45,11 @@ async function main (): Promise<void> {
     s.writeData(lines.join('\n') + '\n')
     const collector = await startRole(t, 'collector', s.collectorConfig())
     const local = await startRole(t, 'local', s.localConfig(collector.url))
-    const hello = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve-hello'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const hello = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve-hello'], {
+      stdio: ['ignore', 'pipe', 'inherit']
+    })
     cleanups.push(() => hello.kill())
-    const [line] = await once(hello.stdout, 'data') as [Buffer]
+    const [line] = (await once(hello.stdout, 'data')) as [Buffer]
     const helloPort = Number(line.toString().trim())
     const subjects: Array<[string, string]> = [
       ['uWS hello-world (ceiling)', `http://127.0.0.1:${helloPort}/x`],
@@ -54,7 +65,7 @@ async function main (): Promise<void> {
     }
     const ceiling = rows[0]!.rps
     console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? '?'}, wrk -t1 -c32 ${seconds}s`)
-    console.table(rows.map((r) => ({ ...r, 'of ceiling': `${Math.round(100 * r.rps / ceiling)}%` })))
+    console.table(rows.map((r) => ({ ...r, 'of ceiling': `${Math.round((100 * r.rps) / ceiling)}%` })))
   } finally {
     for (const fn of cleanups.reverse()) await fn()
   }

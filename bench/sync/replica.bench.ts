@@ -51,11 +51,11 @@ const topo = createTopology(2)
 const redis = await startRedis({ bind: topo.redisBind.join(' ') })
 const logger = silentLogger()
 
-function pct (sorted: number[], p: number): number {
+function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 }
 
-async function latency (): Promise<void> {
+async function latency(): Promise<void> {
   const hostsRoot = join(root, 'hosts')
   // Every name B does not block is answered at once by this upstream, so a query asked before B
   // enforces the write comes back in well under a millisecond and the next one is sent.
@@ -63,10 +63,12 @@ async function latency (): Promise<void> {
   const hosts: Host[] = []
   try {
     for (const i of [1, 2]) {
-      hosts.push(await defineHost(topo, i, hostsRoot, redis.port, {
-        common: { 'log-level': 'warn' },
-        dnscache: { forward: [`${topo.redisAddressFor(i)}:${upstream.port}`] }
-      }))
+      hosts.push(
+        await defineHost(topo, i, hostsRoot, redis.port, {
+          common: { 'log-level': 'warn' },
+          dnscache: { forward: [`${topo.redisAddressFor(i)}:${upstream.port}`] }
+        })
+      )
     }
     const [a, b] = hosts as [Host, Host]
     await a.start('sync')
@@ -75,13 +77,18 @@ async function latency (): Promise<void> {
     await b.start('dns')
     const from = topo.clientAddress(b.index)
     const put = async (name: string): Promise<void> => {
-      const res = await fetch(`${a.apiUrl}/users/bench`, { method: 'PUT', body: JSON.stringify({ ip: [from], blacklist: [name] }), headers: { 'content-type': 'application/json' } })
+      const res = await fetch(`${a.apiUrl}/users/bench`, {
+        method: 'PUT',
+        body: JSON.stringify({ ip: [from], blacklist: [name] }),
+        headers: { 'content-type': 'application/json' }
+      })
       if (res.status !== 200) throw new Error(`PUT /users/bench answered ${res.status}: ${await res.text()}`)
       await res.arrayBuffer()
     }
-    const answer = async (name: string): Promise<string | undefined> => firstA(await ask(b.dnsPort, name, 'A', { host: b.address, from }))
+    const answer = async (name: string): Promise<string | undefined> =>
+      firstA(await ask(b.dnsPort, name, 'A', { host: b.address, from }))
     await put('warmup.example')
-    await until('B enforcing the first write', async () => await answer('warmup.example') === BLOCK, 60_000)
+    await until('B enforcing the first write', async () => (await answer('warmup.example')) === BLOCK, 60_000)
     const samples: number[] = []
     let queries = 0
     for (let i = 0; i < WRITES; i++) {
@@ -90,30 +97,57 @@ async function latency (): Promise<void> {
       const t0 = performance.now()
       for (;;) {
         queries++
-        if (await answer(name) === BLOCK) break
+        if ((await answer(name)) === BLOCK) break
         if (performance.now() - t0 > 30_000) throw new Error(`B did not enforce write ${i} within 30 s`)
       }
       samples.push(performance.now() - t0)
     }
     samples.sort((x, y) => x - y)
-    console.log(`write→enforcement (PUT on A's api role answered 200 → B's dns role answers blocked; ${topo.kind}), ${WRITES} writes: p50 ${pct(samples, 0.5).toFixed(2)} ms, p99 ${pct(samples, 0.99).toFixed(2)} ms, max ${samples.at(-1)!.toFixed(2)} ms (${(queries / WRITES).toFixed(1)} queries per write)`)
+    console.log(
+      `write→enforcement (PUT on A's api role answered 200 → B's dns role answers blocked; ${topo.kind}), ${WRITES} writes: p50 ${pct(samples, 0.5).toFixed(2)} ms, p99 ${pct(samples, 0.99).toFixed(2)} ms, max ${samples.at(-1)!.toFixed(2)} ms (${(queries / WRITES).toFixed(1)} queries per write)`
+    )
   } finally {
-    await Promise.all(hosts.map(async (h) => { await h.stop() }))
+    await Promise.all(
+      hosts.map(async (h) => {
+        await h.stop()
+      })
+    )
     await upstream.close()
   }
 }
 
-async function throughput (): Promise<void> {
-  const start = async (name: string, link: boolean): Promise<{ port: number, close: () => Promise<void> }> => {
+async function throughput(): Promise<void> {
+  const start = async (name: string, link: boolean): Promise<{ port: number; close: () => Promise<void> }> => {
     const dir = join(root, name)
     writeTaxonomy(join(dir, 'cats'))
-    const config = configFrom(dir, `datafiles:\n  cats: ${join(dir, 'cats')}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}`)
+    const config = configFrom(
+      dir,
+      `datafiles:\n  cats: ${join(dir, 'cats')}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}`
+    )
     const store = Store.open(config.common.db)
-    const linked = link ? await linkStore(store, testSettings(redis.host, redis.port, `tp-${name}:`), logger) : undefined
+    const linked = link
+      ? await linkStore(store, testSettings(redis.host, redis.port, `tp-${name}:`), logger)
+      : undefined
     const stats = openStatsDb(join(dir, 'statsdb'))
-    const api = createApiServer({ store, taxonomy: loadTaxonomy(config.datafiles.cats, 'en'), categories: new CategoryDb(store), config, logger, impl: 'node', stats: { db: stats, timezone: 'UTC' } })
+    const api = createApiServer({
+      store,
+      taxonomy: loadTaxonomy(config.datafiles.cats, 'en'),
+      categories: new CategoryDb(store),
+      config,
+      logger,
+      impl: 'node',
+      stats: { db: stats, timezone: 'UTC' }
+    })
     const { port } = await api.listen('127.0.0.1', 0)
-    return { port, close: async () => { await api.close(); await linked?.close(); await stats.close(); await store.close() } }
+    return {
+      port,
+      close: async () => {
+        await api.close()
+        await linked?.close()
+        await stats.close()
+        await store.close()
+      }
+    }
   }
   let n = 0
   const request = (): string => {
@@ -131,12 +165,14 @@ async function throughput (): Promise<void> {
     rounds.push([s.rps, x.rps])
   }
   const med = (i: 0 | 1): number => rounds.map((r) => r[i]).sort((p, q) => p - q)[1]!
-  console.log(`API writes/s (PUT /users/{id}, ${CONNECTIONS} connections, median of 3 × ${SECONDS} s): single host (LMDB) ${med(0).toFixed(0)}, through Redis ${med(1).toFixed(0)} (${(med(1) / med(0)).toFixed(2)}×)`)
+  console.log(
+    `API writes/s (PUT /users/{id}, ${CONNECTIONS} connections, median of 3 × ${SECONDS} s): single host (LMDB) ${med(0).toFixed(0)}, through Redis ${med(1).toFixed(0)} (${(med(1) / med(0)).toFixed(2)}×)`
+  )
   await single.close()
   await shared.close()
 }
 
-async function bootstrap (): Promise<void> {
+async function bootstrap(): Promise<void> {
   const prefix = 'boot:'
   const settings = testSettings(redis.host, redis.port, prefix)
   const r = new Redis({ host: redis.host, port: redis.port })
@@ -146,7 +182,17 @@ async function bootstrap (): Promise<void> {
     const ips: Array<string | Buffer> = []
     for (let k = i; k < Math.min(USERS, i + 10_000); k++) {
       const ip = `10.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`
-      users.push(`user${k}`, storedValue(0, { name: `user${k}`, safesearch: 'off', safeyoutube: 'off', status: 'enabled', filter: [1, 2], ip: [ip] }))
+      users.push(
+        `user${k}`,
+        storedValue(0, {
+          name: `user${k}`,
+          safesearch: 'off',
+          safeyoutube: 'off',
+          status: 'enabled',
+          filter: [1, 2],
+          ip: [ip]
+        })
+      )
       ips.push(ip, storedValue(0, `user${k}`))
     }
     await r.hset(settings.keys.hash.users, ...users)
@@ -158,9 +204,15 @@ async function bootstrap (): Promise<void> {
   const f = new Follower(store, settings, { logger })
   const t0 = performance.now()
   f.start()
-  await until('bootstrap', () => store.replicaState() === 'following' && store.replicaPosition() !== undefined, 30 * 60_000)
+  await until(
+    'bootstrap',
+    () => store.replicaState() === 'following' && store.replicaPosition() !== undefined,
+    30 * 60_000
+  )
   const ms = performance.now() - t0
-  console.log(`bootstrap of ${USERS} users (+ ${USERS} address keys) into a fresh replica: ${(ms / 1000).toFixed(1)} s, ${(USERS / (ms / 1000)).toFixed(0)} users/s (Redis filled in ${(fillMs / 1000).toFixed(1)} s)`)
+  console.log(
+    `bootstrap of ${USERS} users (+ ${USERS} address keys) into a fresh replica: ${(ms / 1000).toFixed(1)} s, ${(USERS / (ms / 1000)).toFixed(0)} users/s (Redis filled in ${(fillMs / 1000).toFixed(1)} s)`
+  )
   if (store.userCount() !== USERS) throw new Error(`replica holds ${store.userCount()} users`)
   await f.close()
   await store.close()

@@ -23,20 +23,27 @@ import { importClosedFiles } from '../../engine/stats/importer.js'
 const USERS = Number(process.argv[2] ?? 100_000)
 const ROUNDS = Number(process.argv[3] ?? 7)
 
-function median (xs: number[]): number {
+function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.floor(s.length / 2)]!
 }
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const { dir, cleanup } = tempDir('filterd-ui-bench-')
-  const config = configFrom(dir, `datafiles:\n  cats: ${CONF}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}\nstats:\n  dir: ${join(dir, 'csv')}\n  db: ${join(dir, 'statsdb')}`)
+  const config = configFrom(
+    dir,
+    `datafiles:\n  cats: ${CONF}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}\nstats:\n  dir: ${join(dir, 'csv')}\n  db: ${join(dir, 'statsdb')}`
+  )
   const store = openConfiguredStore(config)
   let t0 = Date.now()
   for (let i = 0; i < USERS; i += 10_000) {
     await store.write((w) => {
       for (let j = i; j < Math.min(USERS, i + 10_000); j++) {
-        const u = { ...store.newUser(`u${j}`), ip: [`10.${(j >> 16) & 255}.${(j >> 8) & 255}.${j & 255}`], filter: [1, 2, 30] }
+        const u = {
+          ...store.newUser(`u${j}`),
+          ip: [`10.${(j >> 16) & 255}.${(j >> 8) & 255}.${j & 255}`],
+          filter: [1, 2, 30]
+        }
         w.putUser(u)
         w.claimAddresses(u.name, u.ip)
       }
@@ -50,16 +57,37 @@ async function main (): Promise<void> {
   for (let i = 0; i < 200_000; i++) {
     const blocked = i % 7 === 0
     const host = `site${i % 2000}.example`
-    log.write({ time: now - (i % (7 * 24)) * 3_600_000, address: `10.0.${(i >> 8) & 7}.${i & 255}`, user: i % 5 === 0 ? null : `u${i % 2000}`, name: host,
-      blockedName: blocked ? host : '', reason: blocked ? 'category' : 'none', qtype: 1, rcode: 0, cats: [i % 3 === 0 ? 30 : 81], blockedCats: blocked ? [30] : [], nxdomain: false })
+    log.write({
+      time: now - (i % (7 * 24)) * 3_600_000,
+      address: `10.0.${(i >> 8) & 7}.${i & 255}`,
+      user: i % 5 === 0 ? null : `u${i % 2000}`,
+      name: host,
+      blockedName: blocked ? host : '',
+      reason: blocked ? 'category' : 'none',
+      qtype: 1,
+      rcode: 0,
+      cats: [i % 3 === 0 ? 30 : 81],
+      blockedCats: blocked ? [30] : [],
+      nxdomain: false
+    })
   }
   await log.close()
   const statsDb = openStatsDb(config.stats.db)
   await importClosedFiles(statsDb, config.stats.dir, 'UTC')
   process.stdout.write(`imported a week of statistics (200,000 queries) in ${Date.now() - t0} ms\n`)
 
-  const server = createApiServer({ store, taxonomy: loadTaxonomy(CONF, 'en'), taxonomyDir: CONF, categories: new CategoryDb(store), config, logger: silentLogger(), stats: { db: statsDb, timezone: 'UTC' } })
-  server.http.route('GET', '/bench-blank', (_req, res) => { res.header('Content-Type', 'text/html; charset=utf-8').send('<!doctype html><title>x</title><p id=x>x</p>') })
+  const server = createApiServer({
+    store,
+    taxonomy: loadTaxonomy(CONF, 'en'),
+    taxonomyDir: CONF,
+    categories: new CategoryDb(store),
+    config,
+    logger: silentLogger(),
+    stats: { db: statsDb, timezone: 'UTC' }
+  })
+  server.http.route('GET', '/bench-blank', (_req, res) => {
+    res.header('Content-Type', 'text/html; charset=utf-8').send('<!doctype html><title>x</title><p id=x>x</p>')
+  })
   const { port } = await server.listen('127.0.0.1', 0)
   const base = `http://127.0.0.1:${port}`
 
@@ -78,11 +106,23 @@ async function main (): Promise<void> {
   const today = new Date().toISOString().slice(0, 10)
   const weekAgo = new Date(Date.now() - 6 * 86_400_000).toISOString().slice(0, 10)
   const http: Array<[string, number]> = []
-  for (const p of ['/search/u54321', '/search/u5432*', '/search/u5*', '/search/10.0.212.*', '/search/10.1.*', '/users?start=50000&stop=50050', `/stats/overview?from=${weekAgo}&to=${today}`]) {
+  for (const p of [
+    '/search/u54321',
+    '/search/u5432*',
+    '/search/u5*',
+    '/search/10.0.212.*',
+    '/search/10.1.*',
+    '/users?start=50000&stop=50050',
+    `/stats/overview?from=${weekAgo}&to=${today}`
+  ]) {
     http.push([p, await time(p)])
   }
 
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] })
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking']
+  })
   const cold = async (url: string, ready: string): Promise<number> => {
     const context = await browser.newContext({ viewport: { width: 1360, height: 900 } })
     const page = await context.newPage()
@@ -128,8 +168,12 @@ async function main (): Promise<void> {
   out.push('|---|---:|---:|')
   const b = median(blank)
   out.push(`| cold load of a one-line page (ceiling) | ${b.toFixed(0)} | 1.0 |`)
-  out.push(`| cold load of the console's overview, until the numbers show | ${median(overview).toFixed(0)} | ${(median(overview) / b).toFixed(1)} |`)
-  out.push(`| cold load of the users page with a search (u5432*, 11 hits) | ${median(search).toFixed(0)} | ${(median(search) / b).toFixed(1)} |`)
+  out.push(
+    `| cold load of the console's overview, until the numbers show | ${median(overview).toFixed(0)} | ${(median(overview) / b).toFixed(1)} |`
+  )
+  out.push(
+    `| cold load of the users page with a search (u5432*, 11 hits) | ${median(search).toFixed(0)} | ${(median(search) / b).toFixed(1)} |`
+  )
   out.push(`| search typed on the open users page (Enter → table) | ${median(typed).toFixed(0)} | |`)
   out.push('')
   out.push('| API call (HTTP, median of 30) | ms |')

@@ -61,7 +61,10 @@ export interface Fixture {
 /** Writes the temp dir, store, category database and config; does not start a server. */
 export type { Cleanup } from '../../engine/testing/temp.js'
 
-export async function makeStore (t: Cleanup, options: FixtureOptions = {}): Promise<{ dir: string, store: Store, config: Readonly<Config>, configFile: string }> {
+export async function makeStore(
+  t: Cleanup,
+  options: FixtureOptions = {}
+): Promise<{ dir: string; store: Store; config: Readonly<Config>; configFile: string }> {
   const { dir, cleanup } = makeTempDir('filterd-blockpage-')
   const store = Store.open(join(dir, 'db'))
   t.after(async () => {
@@ -76,11 +79,20 @@ export async function makeStore (t: Cleanup, options: FixtureOptions = {}): Prom
   })
   // The users before the server defaults: a new user starts from the defaults' filter, and bob and
   // carol have no categories of their own.
-  await addUser(store, { name: 'alice', ip: [ALICE], filter: [CATEGORY.SOCIAL_NETWORKS] }, { black: ['user-listed.example'] })
+  await addUser(
+    store,
+    { name: 'alice', ip: [ALICE], filter: [CATEGORY.SOCIAL_NETWORKS] },
+    { black: ['user-listed.example'] }
+  )
   await addUser(store, { name: 'bob', ip: [BOB] }, { black: ['-'], white: ['ok.example'] })
   await addUser(store, { name: 'carol', ip: [CAROL], safesearch: 'on' })
   await store.write((w) => {
-    w.putServerDefaults({ filter: [CATEGORY.GAMBLING], safesearch: false, safeyoutube: false, safesearchredirect: options.redirect ?? '' })
+    w.putServerDefaults({
+      filter: [CATEGORY.GAMBLING],
+      safesearch: false,
+      safeyoutube: false,
+      safesearchredirect: options.redirect ?? ''
+    })
     w.putList(null, 'black', ['global-listed.example'])
   })
   const configFile = join(dir, 'filterd.yaml')
@@ -112,7 +124,7 @@ export async function makeStore (t: Cleanup, options: FixtureOptions = {}): Prom
 }
 
 /** A started block page on 127.0.0.1 port 0 over the fixture store; closed after the test. */
-export async function startFixture (t: TestContext, options: FixtureOptions = {}): Promise<Fixture> {
+export async function startFixture(t: TestContext, options: FixtureOptions = {}): Promise<Fixture> {
   const base = await makeStore(t, options)
   const bp = await startBlockPage({
     config: base.config,
@@ -138,20 +150,30 @@ export interface GetOptions {
 /** Browser-like page load by default (Accept: text/html…). `accept: ''` sends no Accept. */
 export const PAGE_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
 
-export function get (port: number, options: GetOptions): Promise<Answer> {
+export function get(port: number, options: GetOptions): Promise<Answer> {
   const headers: Record<string, string> = { Host: options.host }
   const accept = options.accept ?? PAGE_ACCEPT
   if (accept !== '') headers.Accept = accept
   if (options.acceptLanguage !== undefined) headers['Accept-Language'] = options.acceptLanguage
-  return httpRequest({ port, localAddress: options.from ?? ANON, method: options.method ?? 'GET', path: options.path ?? '/', headers })
+  return httpRequest({
+    port,
+    localAddress: options.from ?? ANON,
+    method: options.method ?? 'GET',
+    path: options.path ?? '/',
+    headers
+  })
 }
 
 /** The text a person reads: tags, style and script dropped, entities of the shipped pages decoded, spaces collapsed. */
-export function visibleText (html: string): string {
+export function visibleText(html: string): string {
   return html
     .replace(/<style[\s\S]*?<\/style>/g, ' ')
     .replace(/<[^>]+>/g, ' ')
-    .replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#x27;/g, "'")
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#x27;/g, "'")
     .replace(/\s+/g, ' ')
     .trim()
 }

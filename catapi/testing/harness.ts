@@ -52,11 +52,13 @@ export interface HarnessOptions {
   readonly timeoutMs?: number
 }
 
-export async function startHarness (t: TestContext, options: HarnessOptions = {}): Promise<Harness> {
+export async function startHarness(t: TestContext, options: HarnessOptions = {}): Promise<Harness> {
   // One cleanup in a fixed order (node:test runs `after` hooks in registration order): the API
   // flushes usage into the store, so it closes before the store, and the directory goes last.
   const cleanups: Array<() => unknown> = []
-  t.after(async () => { for (const c of cleanups.reverse()) await c() })
+  t.after(async () => {
+    for (const c of cleanups.reverse()) await c()
+  })
   const { dir: dbPath, cleanup } = makeTempDir('filterd-catapi-')
   cleanups.push(cleanup)
   const store = Store.open(dbPath)
@@ -69,30 +71,48 @@ export async function startHarness (t: TestContext, options: HarnessOptions = {}
   const api = createCatApi({
     store,
     taxonomy,
-    existence: new ExistenceChecker({ resolvers: [{ host: resolver.host, port: resolver.port, family: 4 }], timeoutMs: options.timeoutMs ?? 2000 }),
+    existence: new ExistenceChecker({
+      resolvers: [{ host: resolver.host, port: resolver.port, family: 4 }],
+      timeoutMs: options.timeoutMs ?? 2000
+    }),
     now: () => h.clock,
     ...(options.impl === undefined ? {} : { impl: options.impl }),
     ...options.api
   })
   const ports = await api.listen({ host: '127.0.0.1', port: 0 }, { host: '127.0.0.1', port: 0 })
   cleanups.push(() => api.close())
-  return Object.assign(h, { store, dbPath, api, resolver, taxonomy, registered: ports.registered, anonymous: ports.anonymous })
+  return Object.assign(h, {
+    store,
+    dbPath,
+    api,
+    resolver,
+    taxonomy,
+    registered: ports.registered,
+    anonymous: ports.anonymous
+  })
 }
 
 /** Adds a client straight into the store (cheap scrypt); returns its Basic header. */
-export async function addClient (store: Store, id: string, secret: string): Promise<string> {
+export async function addClient(store: Store, id: string, secret: string): Promise<string> {
   const record = await clientRecord(id, secret, new Date().toISOString(), undefined, CHEAP_SCRYPT)
-  await store.write((w) => { w.putClient(record) })
+  await store.write((w) => {
+    w.putClient(record)
+  })
   return basic(id, secret)
 }
 
-export function basic (id: string, secret: string): string {
+export function basic(id: string, secret: string): string {
   return 'Basic ' + Buffer.from(`${id}:${secret}`).toString('base64')
 }
 
 export type RawResponse = RawHttpResponse
 
 /** GET with the path sent byte for byte (fetch would normalise it), on a fresh connection. */
-export function get (port: number, path: string, headers: Record<string, string> = {}, localAddress?: string): Promise<RawResponse> {
+export function get(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+  localAddress?: string
+): Promise<RawResponse> {
   return httpRequest({ port, path, headers, ...(localAddress === undefined ? {} : { localAddress }) })
 }

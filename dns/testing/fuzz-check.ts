@@ -11,16 +11,26 @@ import { validQuery } from './fuzz.js'
 /** The address the fuzz test's raw upstream answers every A query with. */
 export const FWD = '198.51.100.10'
 
-interface Expect { name: string, a: string, sent: number, resolve: (problem: string | null) => void }
+interface Expect {
+  name: string
+  a: string
+  sent: number
+  resolve: (problem: string | null) => void
+}
 
 /** Checks an answer against what the valid query named `e.name` must get. */
-function problemOf (msg: Buffer, id: number, e: Expect): string | null | undefined {
+function problemOf(msg: Buffer, id: number, e: Expect): string | null | undefined {
   if (msg.length < 12 || msg.readUInt16BE(0) !== id) return undefined
   let p: dnsPacket.DecodedPacket
-  try { p = dnsPacket.decode(msg) } catch { return undefined }
-  if (p.questions?.[0]?.name !== e.name) return undefined   // a fuzz packet's answer that shares the ID
+  try {
+    p = dnsPacket.decode(msg)
+  } catch {
+    return undefined
+  }
+  if (p.questions?.[0]?.name !== e.name) return undefined // a fuzz packet's answer that shares the ID
   const a = p.answers?.find((x) => x.type === 'A') as { data?: string } | undefined
-  if ((p as { rcode?: string }).rcode !== 'NOERROR' || a?.data !== e.a) return `${e.name}: ${(p as { rcode?: string }).rcode ?? '?'} ${a?.data ?? 'no A'} (wanted ${e.a})`
+  if ((p as { rcode?: string }).rcode !== 'NOERROR' || a?.data !== e.a)
+    return `${e.name}: ${(p as { rcode?: string }).rcode ?? '?'} ${a?.data ?? 'no A'} (wanted ${e.a})`
   return null
 }
 
@@ -32,7 +42,7 @@ export class Checker {
   readonly localLatencies: number[] = []
   readonly problems: string[] = []
   private serial = 0
-  onMessage (msg: Buffer): void {
+  onMessage(msg: Buffer): void {
     if (msg.length < 2) return
     const id = msg.readUInt16BE(0)
     const e = this.pending.get(id)
@@ -46,7 +56,7 @@ export class Checker {
     e.resolve(problem)
   }
   /** A fresh valid query (a unique name: blocked or forwarded) and the promise of its verdict. */
-  make (tag: string): { msg: Buffer, done: Promise<string | null> } {
+  make(tag: string): { msg: Buffer; done: Promise<string | null> } {
     let id = randomInt(0, 0x10000)
     while (this.pending.has(id)) id = (id + 1) & 0xffff
     const n = this.serial++
@@ -55,10 +65,18 @@ export class Checker {
     const msg = validQuery(id, name, 1, n % 3 === 0)
     const done = new Promise<string | null>((resolve) => {
       const e: Expect = { name, a: blocked ? BLOCK_V4 : FWD, sent: 0, resolve }
-      const timer = setTimeout(() => { this.pending.delete(id); resolve(`${name}: no answer within 5 s`) }, 5000)
-      e.resolve = (p) => { clearTimeout(timer); resolve(p) }
+      const timer = setTimeout(() => {
+        this.pending.delete(id)
+        resolve(`${name}: no answer within 5 s`)
+      }, 5000)
+      e.resolve = (p) => {
+        clearTimeout(timer)
+        resolve(p)
+      }
       this.pending.set(id, e)
-      queueMicrotask(() => { e.sent = performance.now() })
+      queueMicrotask(() => {
+        e.sent = performance.now()
+      })
     })
     return { msg, done }
   }

@@ -8,7 +8,11 @@ import { startDnsServer, type DnsServer } from '../server.js'
 
 export * from '../../engine/testing/dns.js'
 
-export async function server (t: TestContext, w: World, o: ConfigOptions & { querylog?: QueryLogSink, tcpMaxFrame?: number, metrics?: DnsMetrics } = {}): Promise<DnsServer> {
+export async function server(
+  t: TestContext,
+  w: World,
+  o: ConfigOptions & { querylog?: QueryLogSink; tcpMaxFrame?: number; metrics?: DnsMetrics } = {}
+): Promise<DnsServer> {
   const s = await startDnsServer({
     config: makeConfig(w, o),
     store: w.store,
@@ -24,14 +28,18 @@ export async function server (t: TestContext, w: World, o: ConfigOptions & { que
  * Registers a suite with every server and config of this file on one UDP I/O path. Without the
  * native addon the native suite is skipped, except in CI, where it fails (CI builds the addon).
  */
-export function forIo (io: 'native' | 'dgram', register: () => void): void {
+export function forIo(io: 'native' | 'dgram', register: () => void): void {
   if (io === 'native') {
     const addon = loadUdpAddon()
     if (addon instanceof Error) {
       if (process.env.CI !== undefined && process.env.CI !== '') {
-        test('the native UDP addon is built (CI)', () => { throw addon })
+        test('the native UDP addon is built (CI)', () => {
+          throw addon
+        })
       } else {
-        test('native UDP I/O suite', (t) => { t.skip(addon.message) })
+        test('native UDP I/O suite', (t) => {
+          t.skip(addon.message)
+        })
       }
       return
     }

@@ -16,7 +16,9 @@ if (!Number.isInteger(port) || port <= 0 || process.send === undefined) {
 const send = process.send.bind(process)
 const ticker = new Checker()
 const sock = createSocket('udp4')
-sock.on('message', (m) => { ticker.onMessage(m) })
+sock.on('message', (m) => {
+  ticker.onMessage(m)
+})
 sock.connect(port, '127.0.0.1', () => {
   const probes: Array<Promise<string | null>> = []
   const tick = setInterval(() => {
@@ -29,7 +31,10 @@ sock.connect(port, '127.0.0.1', () => {
     clearInterval(tick)
     void Promise.all(probes).then((results) => {
       const problems = results.filter((p): p is string => p !== null)
-      send({ latencies: ticker.latencies, localLatencies: ticker.localLatencies, problems }, () => { sock.close(); process.exit(0) })
+      send({ latencies: ticker.latencies, localLatencies: ticker.localLatencies, problems }, () => {
+        sock.close()
+        process.exit(0)
+      })
     })
   })
   send('ready')

@@ -12,19 +12,19 @@ export interface RcodeStub {
   /** Queries received (health probes included). */
   readonly received: Buffer[]
   /** Queries received other than the forwarder's `. NS` health probe. */
-  users (): number
+  users(): number
 }
 
 /** Starts the stub on 127.0.0.1 (a free port); closed after the test. */
-export async function startRcodeStub (t: TestContext, rcode: number): Promise<RcodeStub> {
+export async function startRcodeStub(t: TestContext, rcode: number): Promise<RcodeStub> {
   const sock = createSocket('udp4')
   const received: Buffer[] = []
   sock.on('message', (msg, rinfo) => {
     if (msg.length < 12) return
     received.push(Buffer.from(msg))
     const out = Buffer.from(msg)
-    out[2] = out[2]! | 0x80                              // QR
-    out[3] = (out[3]! & 0x70) | 0x80 | (rcode & 0x0f)    // RA, RCODE
+    out[2] = out[2]! | 0x80 // QR
+    out[3] = (out[3]! & 0x70) | 0x80 | (rcode & 0x0f) // RA, RCODE
     sock.send(out, rinfo.port, rinfo.address)
   })
   sock.bind(0, '127.0.0.1')

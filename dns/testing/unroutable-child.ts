@@ -22,19 +22,28 @@ if (io === 'native' || io === 'dgram') setTestIo(io)
 const dir = mkdtempSync(join(tmpdir(), 'filterd-unroutable-'))
 const stub = await startStubResolver({ host: '127.0.0.1' })
 const port = await releasedPort()
-const file = writeConfigFile({ dir, stub }, {
-  listen: [`127.0.0.1:${port}`],
-  forward: ['10.255.255.1:53', `127.0.0.1:${stub.port}`],
-  proxy: { 'log-level': 'warn', 'upstream-timeout': 2000 }
-})
+const file = writeConfigFile(
+  { dir, stub },
+  {
+    listen: [`127.0.0.1:${port}`],
+    forward: ['10.255.255.1:53', `127.0.0.1:${stub.port}`],
+    proxy: { 'log-level': 'warn', 'upstream-timeout': 2000 }
+  }
+)
 const child = spawn(process.execPath, [FILTERD, 'dns', '--config', file], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
 let log = ''
-child.stdout?.on('data', (d: Buffer) => { log += d.toString() })
-child.stderr?.on('data', (d: Buffer) => { log += d.toString() })
+child.stdout?.on('data', (d: Buffer) => {
+  log += d.toString()
+})
+child.stderr?.on('data', (d: Buffer) => {
+  log += d.toString()
+})
 let answer: string | null = null
 try {
   await new Promise<void>((resolve, reject) => {
-    child.on('message', (m: { type?: string }) => { if (m.type === 'ready') resolve() })
+    child.on('message', (m: { type?: string }) => {
+      if (m.type === 'ready') resolve()
+    })
     child.on('exit', (code) => reject(new Error(`filterd dns exited with ${String(code)}`)))
   })
   answer = firstA(dnsPacket.decode(await udpAsk(port, query('example.org', 'A', { id: 7 })))) ?? null

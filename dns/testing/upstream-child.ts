@@ -24,7 +24,7 @@ const send = process.send.bind(process)
  * for A, one A record 198.51.100.10. Returns the answer's length, or 0 when the query is unreadable.
  * `out` has room for the query plus 16 bytes.
  */
-function answerInto (msg: Buffer, start: number, len: number, out: Buffer, at: number): number {
+function answerInto(msg: Buffer, start: number, len: number, out: Buffer, at: number): number {
   if (len < 12) return 0
   const end = start + len
   let i = start + 12
@@ -37,15 +37,18 @@ function answerInto (msg: Buffer, start: number, len: number, out: Buffer, at: n
   const isA = msg.readUInt16BE(i + 1) === 1
   const qLen = qEnd - start
   msg.copy(out, at, start, qEnd)
-  out[at + 2] = 0x80 | (msg[start + 2]! & 0x01); out[at + 3] = 0x80
-  out.writeUInt16BE(1, at + 4); out.writeUInt16BE(isA ? 1 : 0, at + 6); out.writeUInt32BE(0, at + 8)
+  out[at + 2] = 0x80 | (msg[start + 2]! & 0x01)
+  out[at + 3] = 0x80
+  out.writeUInt16BE(1, at + 4)
+  out.writeUInt16BE(isA ? 1 : 0, at + 6)
+  out.writeUInt32BE(0, at + 8)
   if (isA) out.set(A_RECORD, at + qLen)
   return qLen + (isA ? 16 : 0)
 }
 const A_RECORD = [0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 51, 100, 10]
 
 /** The answer to `msg` in a Buffer of its own; null when unreadable. */
-function rawAnswer (msg: Buffer): Buffer | null {
+function rawAnswer(msg: Buffer): Buffer | null {
   const out = Buffer.alloc(msg.length + 16)
   const n = answerInto(msg, 0, msg.length, out, 0)
   return n === 0 ? null : out.subarray(0, n)
@@ -56,7 +59,7 @@ function rawAnswer (msg: Buffer): Buffer | null {
  * dgram's 20, and allocates nothing, so on a 2-core machine it takes less CPU from the server under
  * test. dgram otherwise.
  */
-async function bindUdp (): Promise<{ port: number, close: () => void }> {
+async function bindUdp(): Promise<{ port: number; close: () => void }> {
   const addon = loadUdpAddon()
   if (!(addon instanceof Error)) {
     const sock: BatchUdpSocket = openBatchUdpSocket({
@@ -77,7 +80,12 @@ async function bindUdp (): Promise<{ port: number, close: () => void }> {
         }
       }
     })
-    return { port: sock.port, close: () => { sock.close() } }
+    return {
+      port: sock.port,
+      close: () => {
+        sock.close()
+      }
+    }
   }
   const udp = createSocket('udp4')
   udp.on('message', (msg, rinfo) => {
@@ -86,7 +94,12 @@ async function bindUdp (): Promise<{ port: number, close: () => void }> {
   })
   udp.bind(0, '127.0.0.1')
   await once(udp, 'listening')
-  return { port: udp.address().port, close: () => { udp.close() } }
+  return {
+    port: udp.address().port,
+    close: () => {
+      udp.close()
+    }
+  }
 }
 
 for (let attempt = 0; ; attempt++) {
@@ -104,7 +117,10 @@ for (let attempt = 0; ; attempt++) {
     })
   })
   try {
-    await new Promise<void>((resolve, reject) => { tcp.once('error', reject); tcp.listen(port, '127.0.0.1', resolve) })
+    await new Promise<void>((resolve, reject) => {
+      tcp.once('error', reject)
+      tcp.listen(port, '127.0.0.1', resolve)
+    })
   } catch (err) {
     udp.close()
     if (attempt < 20) continue

@@ -60,7 +60,7 @@ export class PendingQuery {
   out: OutSocket | null = null
   tcp: TcpSocket | null = null
 
-  constructor (query: Buffer, clientId: number, origin: QueryOrigin | null) {
+  constructor(query: Buffer, clientId: number, origin: QueryOrigin | null) {
     this.query = query
     this.clientId = clientId
     this.origin = origin

@@ -4,7 +4,7 @@
  *
  * A try that times out, an ICMP port unreachable and a refused or reset TCP connection mark a
  * resolver down at once: nothing answers there. An error answer (REFUSED, SERVFAIL, NOTIMP) marks
- * it down after kErrorsToDown of them in a row: one SERVFAIL is often one broken zone (a DNSSEC
+ * it down after ERRORS_TO_DOWN of them in a row: one SERVFAIL is often one broken zone (a DNSSEC
  * failure, a lame delegation), not a broken resolver, while a resolver that refuses everything (an
  * ACL that lost us, a resolver in a bad state) says so on every query. Either way the query itself
  * already failed over to the next resolver. A down resolver comes back with a good answer (a
@@ -22,7 +22,7 @@ export interface ResolverAddress {
 }
 
 /** Error answers in a row that mark a resolver down. */
-const kErrorsToDown = 3
+const ERRORS_TO_DOWN = 3
 
 export type HealthLogger = Pick<Logger, 'warn' | 'info'>
 
@@ -50,7 +50,7 @@ export class Resolver {
   readonly counters = new ResolverCounters()
   private readonly logger: HealthLogger | null
 
-  constructor (a: ResolverAddress, logger: HealthLogger | null) {
+  constructor(a: ResolverAddress, logger: HealthLogger | null) {
     this.host = a.host
     this.port = a.port
     this.family = a.family
@@ -59,31 +59,32 @@ export class Resolver {
   }
 
   /** Same address (the identity `reconfigure` keeps a resolver's state by). */
-  is (a: ResolverAddress): boolean {
+  is(a: ResolverAddress): boolean {
     return a.host === this.host && a.port === this.port && a.family === this.family
   }
 
   /** Marks it down (one log line when it was up, unless the caller logs the change itself: `quiet`). */
-  down (why: string, quiet = false): void {
+  down(why: string, quiet = false): void {
     if (!this.up) return
     this.up = false
-    if (!quiet) this.logger?.warn({ resolver: this.label, state: 'down', why }, `dns: resolver ${this.label} is down: ${why}`)
+    if (!quiet)
+      this.logger?.warn({ resolver: this.label, state: 'down', why }, `dns: resolver ${this.label} is down: ${why}`)
   }
 
   /** A good answer: marks it up (one log line when it was down). */
-  answered (why: string): void {
+  answered(why: string): void {
     this.errorsInRow = 0
     if (this.up) return
     this.up = true
     this.logger?.info({ resolver: this.label, state: 'up', why }, `dns: resolver ${this.label} is up: ${why}`)
   }
 
-  /** An error answer (`rcode` named): down after kErrorsToDown in a row. */
-  errorAnswer (rcode: string): void {
-    if (++this.errorsInRow >= kErrorsToDown) this.down(`answered ${rcode} ${this.errorsInRow} times in a row`)
+  /** An error answer (`rcode` named): down after ERRORS_TO_DOWN in a row. */
+  errorAnswer(rcode: string): void {
+    if (++this.errorsInRow >= ERRORS_TO_DOWN) this.down(`answered ${rcode} ${this.errorsInRow} times in a row`)
   }
 
-  snapshot (): ResolverSnapshot {
+  snapshot(): ResolverSnapshot {
     return this.counters.snapshot(this.label, this.up)
   }
 }

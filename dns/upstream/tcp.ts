@@ -24,16 +24,16 @@ export class TcpTries {
   private lastKey = 0
   private readonly o: TcpTriesOptions
 
-  constructor (o: TcpTriesOptions) {
+  constructor(o: TcpTriesOptions) {
     this.o = o
   }
 
-  find (key: number): PendingQuery | undefined {
+  find(key: number): PendingQuery | undefined {
     return this.byKey.get(key)
   }
 
   /** Sends `p`'s try (counted in `p.tries` already) to `r` over a new connection; sets `p.key` for the try queue. */
-  send (p: PendingQuery, r: Resolver): void {
+  send(p: PendingQuery, r: Resolver): void {
     setId(p.query, this.o.nextId())
     const attempt = p.tries
     if (--this.lastKey < -0x3fffffff) this.lastKey = -1
@@ -65,7 +65,7 @@ export class TcpTries {
   }
 
   /** Ends the try in flight of `p` (expired): the connection is closed, no callback. */
-  abandon (p: PendingQuery): void {
+  abandon(p: PendingQuery): void {
     this.byKey.delete(p.key)
     const sock = p.tcp
     p.tcp = null
@@ -73,7 +73,7 @@ export class TcpTries {
   }
 
   /** Every TCP try in flight, taken out of the table. */
-  drain (): PendingQuery[] {
+  drain(): PendingQuery[] {
     const all = [...this.byKey.values()]
     this.byKey.clear()
     return all

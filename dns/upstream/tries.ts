@@ -18,7 +18,7 @@ export class TryQueue {
   private serial = 0
 
   /** Queues `p`'s try in flight (its `key` set), expiring at `expires` (Date.now() scale). */
-  push (p: PendingQuery, expires: number): void {
+  push(p: PendingQuery, expires: number): void {
     if (++this.serial > 0x3fffffff) this.serial = 1
     p.trySerial = this.serial
     this.keys.push(p.key)
@@ -32,13 +32,17 @@ export class TryQueue {
    * behind one that has not expired waits for it: after `reconfigure` shortens the share, that is
    * at most the old share's difference.
    */
-  sweep (now: number, find: (key: number) => PendingQuery | undefined, expired: (p: PendingQuery, key: number) => void): void {
+  sweep(
+    now: number,
+    find: (key: number) => PendingQuery | undefined,
+    expired: (p: PendingQuery, key: number) => void
+  ): void {
     const qk = this.keys
     const qs = this.serials
     const qe = this.expires
     while (this.head < qk.length) {
       const i = this.head
-      const key = qk[i]!   // head < length
+      const key = qk[i]! // head < length
       const p = find(key)
       const stale = p === undefined || p.done || p.trySerial !== qs[i]
       if (!stale && qe[i]! > now) break
@@ -53,7 +57,7 @@ export class TryQueue {
     }
   }
 
-  clear (): void {
+  clear(): void {
     this.keys = []
     this.serials = []
     this.expires = []

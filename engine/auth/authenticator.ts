@@ -26,9 +26,9 @@ import { parseBasic, verifySecret, verifyUnknown, type Credentials } from './cre
 import { SlidingWindowLimiter } from './limiter.js'
 
 export type AuthOutcome =
-  | { readonly ok: true, readonly clientId: string }
-  | { readonly ok: false, readonly reason: 'missing' | 'invalid' }
-  | { readonly ok: false, readonly reason: 'throttled', readonly retryAfterMs: number }
+  | { readonly ok: true; readonly clientId: string }
+  | { readonly ok: false; readonly reason: 'missing' | 'invalid' }
+  | { readonly ok: false; readonly reason: 'throttled'; readonly retryAfterMs: number }
 
 export interface AuthenticatorOptions {
   /** Failed verifications allowed per address per minute before 429 (default 10). */
@@ -52,7 +52,7 @@ export class Authenticator {
   readonly failures: SlidingWindowLimiter
   #generation: number
 
-  constructor (store: Store, options: AuthenticatorOptions = {}) {
+  constructor(store: Store, options: AuthenticatorOptions = {}) {
     this.#store = store
     this.#maxCached = options.maxCached ?? 10_000
     this.#lookup = options.lookup ?? ((id) => store.getClient(id))
@@ -62,7 +62,7 @@ export class Authenticator {
   }
 
   /** Drops cached verifications when the store changed since the last call; `generation` is the store's. */
-  sync (generation: number): void {
+  sync(generation: number): void {
     if (generation !== this.#generation) {
       this.#generation = generation
       this.#verified.clear()
@@ -70,12 +70,12 @@ export class Authenticator {
   }
 
   /** The client id for a header verified before (and not invalidated since), without any await. */
-  cached (header: string): string | undefined {
+  cached(header: string): string | undefined {
     return this.#verified.get(header)
   }
 
   /** Full check: cache, then throttle, then scrypt. `address` is the throttling key. */
-  async authenticate (header: string | undefined, address: string, now: number): Promise<AuthOutcome> {
+  async authenticate(header: string | undefined, address: string, now: number): Promise<AuthOutcome> {
     if (header === undefined || header === '') return { ok: false, reason: 'missing' }
     const known = this.#verified.get(header)
     if (known !== undefined) return { ok: true, clientId: known }
@@ -83,7 +83,9 @@ export class Authenticator {
     if (!gate.allowed) return { ok: false, reason: 'throttled', retryAfterMs: gate.retryAfterMs }
     let p = this.#inflight.get(header)
     if (p === undefined) {
-      p = this.#verify(header).finally(() => { this.#inflight.delete(header) })
+      p = this.#verify(header).finally(() => {
+        this.#inflight.delete(header)
+      })
       this.#inflight.set(header, p)
     }
     const id = await p
@@ -92,7 +94,7 @@ export class Authenticator {
     return { ok: false, reason: 'invalid' }
   }
 
-  async #verify (header: string): Promise<string | undefined> {
+  async #verify(header: string): Promise<string | undefined> {
     const creds = this.#parse(header)
     if (creds === undefined) return undefined
     // The server reads the generation on a coarse clock; a verification is rare, so catch up here.
@@ -106,7 +108,7 @@ export class Authenticator {
       await verifyUnknown(creds.secret)
       return undefined
     }
-    if (!await verifySecret(creds.secret, record)) return undefined
+    if (!(await verifySecret(creds.secret, record))) return undefined
     // A write that landed while scrypt ran (a rotate, say) must not be undone by caching the old answer.
     if (generation === this.#generation) {
       if (this.#verified.size >= this.#maxCached) this.#verified.clear()

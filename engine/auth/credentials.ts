@@ -25,39 +25,54 @@ const KEY_LENGTH = 32
 /** A client id: what may stand before the `:` of Basic credentials (RFC 7617 §2: no colon). */
 export const CLIENT_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/
 
-export function isValidClientId (id: string): boolean {
+export function isValidClientId(id: string): boolean {
   return CLIENT_ID_PATTERN.test(id)
 }
 
 /** A fresh client id: `c` + 12 hex digits. */
-export function newClientId (): string {
+export function newClientId(): string {
   return 'c' + randomBytes(6).toString('hex')
 }
 
 /** A fresh secret: 32 random bytes, base64url (43 characters, no `:` and no `.`). */
-export function newSecret (): string {
+export function newSecret(): string {
   return randomBytes(32).toString('base64url')
 }
 
-function scryptAsync (secret: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
+function scryptAsync(secret: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // maxmem: scrypt needs 128·N·r bytes; node's default cap (32 MiB) is just enough for N=2^14, r=8.
-    scrypt(secret, salt, KEY_LENGTH, { N: params.N, r: params.r, p: params.p, maxmem: 256 * params.N * params.r + 1024 * 1024 }, (err, key) => {
-      if (err !== null) reject(err)
-      else resolve(key)
-    })
+    scrypt(
+      secret,
+      salt,
+      KEY_LENGTH,
+      { N: params.N, r: params.r, p: params.p, maxmem: 256 * params.N * params.r + 1024 * 1024 },
+      (err, key) => {
+        if (err !== null) reject(err)
+        else resolve(key)
+      }
+    )
   })
 }
 
 /** Hashes `secret` with a new random salt: the two fields stored in the ClientRecord. */
-export async function hashSecret (secret: string, params: ScryptParams = DEFAULT_SCRYPT): Promise<{ salt: string, hash: string }> {
+export async function hashSecret(
+  secret: string,
+  params: ScryptParams = DEFAULT_SCRYPT
+): Promise<{ salt: string; hash: string }> {
   const salt = randomBytes(16)
   const key = await scryptAsync(secret, salt, params)
   return { salt: salt.toString('hex'), hash: `scrypt:${params.N}:${params.r}:${params.p}:${key.toString('hex')}` }
 }
 
 /** Builds the record for a new (or rotated) client. */
-export async function clientRecord (id: string, secret: string, created: string, label: string | undefined, params: ScryptParams = DEFAULT_SCRYPT): Promise<ClientRecord> {
+export async function clientRecord(
+  id: string,
+  secret: string,
+  created: string,
+  label: string | undefined,
+  params: ScryptParams = DEFAULT_SCRYPT
+): Promise<ClientRecord> {
   const { salt, hash } = await hashSecret(secret, params)
   const record: ClientRecord = { id, salt, hash, created }
   if (label !== undefined) record.label = label
@@ -65,7 +80,7 @@ export async function clientRecord (id: string, secret: string, created: string,
 }
 
 /** True when `secret` matches the record. A record with an unreadable hash never matches. */
-export async function verifySecret (secret: string, record: ClientRecord): Promise<boolean> {
+export async function verifySecret(secret: string, record: ClientRecord): Promise<boolean> {
   const m = /^scrypt:(\d+):(\d+):(\d+):([0-9a-f]+)$/.exec(record.hash)
   if (m === null) return false
   const params = { N: Number(m[1]), r: Number(m[2]), p: Number(m[3]) }
@@ -82,7 +97,7 @@ let decoy: Promise<ClientRecord> | undefined
  * The same scrypt work as `verifySecret` for an id that has no record, so the time an answer
  * takes does not tell whether a client id exists. Always false.
  */
-export async function verifyUnknown (secret: string): Promise<false> {
+export async function verifyUnknown(secret: string): Promise<false> {
   decoy ??= clientRecord('', newSecret(), '', undefined)
   await verifySecret(secret, await decoy)
   return false
@@ -103,7 +118,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /** The text after `<scheme> ` (one or more spaces), or undefined when the header has another scheme. */
-function schemeValue (header: string | undefined, scheme: string): string | undefined {
+function schemeValue(header: string | undefined, scheme: string): string | undefined {
   if (header === undefined || header.length <= scheme.length + 1) return undefined
   if (header.slice(0, scheme.length).toLowerCase() !== scheme || header[scheme.length] !== ' ') return undefined
   return header.slice(scheme.length + 1).replace(/^ +| +$/g, '')
@@ -115,7 +130,7 @@ function schemeValue (header: string | undefined, scheme: string): string | unde
  * decoder would skip a character it does not know, a NUL among them, and ignore stray bits), valid UTF-8,
  * and no control character in the id or the secret. Returns undefined for anything else.
  */
-export function parseBasic (header: string | undefined): Credentials | undefined {
+export function parseBasic(header: string | undefined): Credentials | undefined {
   const value = schemeValue(header, 'basic')
   if (value === undefined || value === '' || !BASE64.test(value)) return undefined
   const bytes = Buffer.from(value, 'base64')
@@ -133,7 +148,7 @@ export function parseBasic (header: string | undefined): Credentials | undefined
 }
 
 /** The Bearer token of a client: its id, a `.`, its secret (the secret has no `.`, so the last one splits). */
-export function bearerToken (id: string, secret: string): string {
+export function bearerToken(id: string, secret: string): string {
   return `${id}.${secret}`
 }
 
@@ -142,7 +157,7 @@ export function bearerToken (id: string, secret: string): string {
  * The scheme name is case-insensitive; the token must be a token68 (no control character, no space).
  * Returns undefined for anything else.
  */
-export function parseBearer (header: string | undefined): Credentials | undefined {
+export function parseBearer(header: string | undefined): Credentials | undefined {
   const token = schemeValue(header, 'bearer')
   if (token === undefined || !TOKEN68.test(token)) return undefined
   const dot = token.lastIndexOf('.')
@@ -151,6 +166,6 @@ export function parseBearer (header: string | undefined): Credentials | undefine
 }
 
 /** Basic or Bearer, whichever the header carries. */
-export function parseBasicOrBearer (header: string | undefined): Credentials | undefined {
+export function parseBasicOrBearer(header: string | undefined): Credentials | undefined {
   return parseBasic(header) ?? parseBearer(header)
 }

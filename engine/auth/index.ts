@@ -5,8 +5,15 @@
  * sliding-window limiter that brakes failed attempts (and the anonymous listener's requests).
  */
 export {
-  bearerToken, clientRecord, isValidClientId, newClientId, newSecret,
-  parseBasicOrBearer, verifySecret, type Credentials, type ScryptParams
+  bearerToken,
+  clientRecord,
+  isValidClientId,
+  newClientId,
+  newSecret,
+  parseBasicOrBearer,
+  verifySecret,
+  type Credentials,
+  type ScryptParams
 } from './credentials.js'
 export { Authenticator, type AuthOutcome, type AuthenticatorOptions } from './authenticator.js'
 export { SlidingWindowLimiter, retryAfterSeconds, type LimitDecision } from './limiter.js'

@@ -24,14 +24,14 @@ export class SlidingWindowLimiter {
   readonly windowMs: number
   readonly #log = new Map<string, number[]>()
 
-  constructor (limit: number, windowMs: number) {
+  constructor(limit: number, windowMs: number) {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer')
     this.limit = limit
     this.windowMs = windowMs
   }
 
   /** Records an event for `key` at `now` if the limit allows it. */
-  take (key: string, now: number): LimitDecision {
+  take(key: string, now: number): LimitDecision {
     const times = this.#prune(key, now)
     if (times === undefined) {
       this.#log.set(key, [now])
@@ -45,7 +45,7 @@ export class SlidingWindowLimiter {
   }
 
   /** Records an event without refusing it (counting failures); only the last `limit` are kept. */
-  record (key: string, now: number): void {
+  record(key: string, now: number): void {
     const times = this.#prune(key, now)
     if (times === undefined) this.#log.set(key, [now])
     else {
@@ -55,14 +55,14 @@ export class SlidingWindowLimiter {
   }
 
   /** Like `take` but without recording: would an event be accepted now? */
-  check (key: string, now: number): LimitDecision {
+  check(key: string, now: number): LimitDecision {
     const times = this.#prune(key, now)
     if (times === undefined || times.length < this.limit) return ALLOWED
     return { allowed: false, retryAfterMs: times[0]! + this.windowMs - now }
   }
 
   /** Forgets keys with no event inside the window. */
-  sweep (now: number): void {
+  sweep(now: number): void {
     const cutoff = now - this.windowMs
     for (const [key, times] of this.#log) {
       if (times.length === 0 || times[times.length - 1]! <= cutoff) this.#log.delete(key)
@@ -70,12 +70,12 @@ export class SlidingWindowLimiter {
   }
 
   /** Keys currently tracked (for tests and metrics). */
-  get size (): number {
+  get size(): number {
     return this.#log.size
   }
 
   // Drops events that left the window; the log is in time order, so only its head can expire.
-  #prune (key: string, now: number): number[] | undefined {
+  #prune(key: string, now: number): number[] | undefined {
     const times = this.#log.get(key)
     if (times === undefined) return undefined
     const cutoff = now - this.windowMs
@@ -87,6 +87,6 @@ export class SlidingWindowLimiter {
 }
 
 /** `Retry-After` in whole seconds, rounded up so that waiting that long is always enough (RFC 9110 §10.2.3). */
-export function retryAfterSeconds (ms: number): number {
+export function retryAfterSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000))
 }

@@ -11,7 +11,7 @@ import { createLayersReport, readLayers } from '../datafiles/index.js'
 import type { Store } from '../store/index.js'
 import { CategoryDbBuilder } from './index.js'
 
-const kProgressEvery = 500_000
+const PROGRESS_EVERY = 500_000
 
 export interface BuildResult {
   version: number
@@ -27,8 +27,12 @@ export interface BuildOptions {
 }
 
 /** Builds from the config's data files into `store`. */
-export async function buildCategoryDb (config: Config, store: Store, options: BuildOptions = {}): Promise<BuildResult> {
-  const log = options.log ?? ((line: string) => { process.stdout.write(line + '\n') })
+export async function buildCategoryDb(config: Config, store: Store, options: BuildOptions = {}): Promise<BuildResult> {
+  const log =
+    options.log ??
+    ((line: string) => {
+      process.stdout.write(line + '\n')
+    })
   const taxonomy = loadTaxonomy(config.datafiles.cats, config.datafiles.language)
   const report = createLayersReport(100)
   const builder = await CategoryDbBuilder.begin(store, { countCategories: true })
@@ -38,22 +42,27 @@ export async function buildCategoryDb (config: Config, store: Store, options: Bu
   for await (const op of readLayers(config.datafiles.path, config.datafiles.file, {
     isKnownCategory: (n) => taxonomy.has(n),
     report,
-    onLayer: (s) => log(`layer ${s.priority + 1} ${s.file}: ${s.entries} entries (${s.urlEntries} URL), ${s.deletions} deletions, ${s.errors} errors`)
+    onLayer: (s) =>
+      log(
+        `layer ${s.priority + 1} ${s.file}: ${s.entries} entries (${s.urlEntries} URL), ${s.deletions} deletions, ${s.errors} errors`
+      )
   })) {
     if (op.op === 'put') await builder.put(op.key, op.isUrl, op.cats)
     else await builder.del(op.key, op.isUrl)
-    if (++ops % kProgressEvery === 0) {
+    if (++ops % PROGRESS_EVERY === 0) {
       const secs = Number(process.hrtime.bigint() - started) / 1e9
       const line = `  ${ops.toLocaleString('en-US')} lines applied, ${Math.round(ops / secs).toLocaleString('en-US')}/s, rss ${Math.round(process.memoryUsage.rss() / 1048576)} MiB`
       if (isTty) process.stdout.write(`\r${line}`)
       else log(line)
     }
   }
-  if (isTty && ops >= kProgressEvery) process.stdout.write('\n')
+  if (isTty && ops >= PROGRESS_EVERY) process.stdout.write('\n')
   for (const e of report.errors) log(`error: ${e.file}:${e.line}: ${e.message}`)
   if (report.errorCount > report.errors.length) log(`error: … and ${report.errorCount - report.errors.length} more`)
   if (report.errorCount > 0 && options.continueOnErrors !== true) {
-    log(`build-db: ${report.errorCount} malformed line(s); the live database is unchanged (use --continue to build without them)`)
+    log(
+      `build-db: ${report.errorCount} malformed line(s); the live database is unchanged (use --continue to build without them)`
+    )
     return { version: builder.version, domains: 0, urls: 0, errors: report.errorCount, committed: false }
   }
   const { domains, urls, perCategory } = await builder.commit()
@@ -61,7 +70,9 @@ export async function buildCategoryDb (config: Config, store: Store, options: Bu
   log(`build-db: version ${builder.version} active: ${domains} domains, ${urls} URLs in ${secs.toFixed(1)} s`)
   // Counted in the built tables (the layer lines above count each file's own lines): a name an
   // earlier file overrides or deletes counts only as it is served.
-  const cats = [...perCategory ?? []].sort((a, b) => a[0] - b[0]).map(([c, n]) => `${c} ${taxonomy.name(c) ?? '?'}: ${n}`)
+  const cats = [...(perCategory ?? [])]
+    .sort((a, b) => a[0] - b[0])
+    .map(([c, n]) => `${c} ${taxonomy.name(c) ?? '?'}: ${n}`)
   if (cats.length > 0) log(`entries per category (built database): ${cats.join('; ')}`)
   return { version: builder.version, domains, urls, errors: report.errorCount, committed: true }
 }

@@ -11,7 +11,10 @@ const build = buildCats
 
 test('the suffix walk returns the most specific key that is in the table', async (t: TestContext) => {
   const { store } = tempStore(t)
-  await build(store, [['example.com', [10]], ['ads.example.com', [30, 31]]])
+  await build(store, [
+    ['example.com', [10]],
+    ['ads.example.com', [30, 31]]
+  ])
   const db = new CategoryDb(store)
   t.assert.deepStrictEqual(db.categorize('x.ads.example.com'), { domain: 'ads.example.com', categories: [30, 31] })
   t.assert.deepStrictEqual(db.categorize('www.example.com'), { domain: 'example.com', categories: [10] })
@@ -22,10 +25,21 @@ test('the suffix walk returns the most specific key that is in the table', async
 
 test('URL entries match at path boundaries before the host record', async (t: TestContext) => {
   const { store } = tempStore(t)
-  await build(store, [['example.com', [10]], ['example.com/Games', [20], 'url'], ['example.com/Games/Poker', [21], 'url'], ['example.com/q?x=1', [22], 'url']])
+  await build(store, [
+    ['example.com', [10]],
+    ['example.com/Games', [20], 'url'],
+    ['example.com/Games/Poker', [21], 'url'],
+    ['example.com/q?x=1', [22], 'url']
+  ])
   const db = new CategoryDb(store)
-  t.assert.deepStrictEqual(db.categorizeUrl('www.example.com', '/Games/Poker/table?id=3'), { domain: 'example.com/Games/Poker', categories: [21] })
-  t.assert.deepStrictEqual(db.categorizeUrl('example.com', '/Games/chess'), { domain: 'example.com/Games', categories: [20] })
+  t.assert.deepStrictEqual(db.categorizeUrl('www.example.com', '/Games/Poker/table?id=3'), {
+    domain: 'example.com/Games/Poker',
+    categories: [21]
+  })
+  t.assert.deepStrictEqual(db.categorizeUrl('example.com', '/Games/chess'), {
+    domain: 'example.com/Games',
+    categories: [20]
+  })
   t.assert.deepStrictEqual(db.categorizeUrl('example.com', '/games/chess'), { domain: 'example.com', categories: [10] })
   t.assert.deepStrictEqual(db.categorizeUrl('example.com', '/q?x=1'), { domain: 'example.com/q?x=1', categories: [22] })
   t.assert.strictEqual(db.categorizeUrl('example.org', '/Games'), undefined)
@@ -35,34 +49,40 @@ test('the lookup cache keeps a popular name through turnovers and reads each nam
   const { store } = tempStore(t)
   const names = Array.from({ length: 50 }, (_, i) => `n${i}.test`)
   await build(store, [['hot.test', [1]], ...names.map((n): [string, number[]] => [n, [2]])])
-  const db = new CategoryDb(store, { cacheEntries: 8 })      // generations of 4 names
+  const db = new CategoryDb(store, { cacheEntries: 8 }) // generations of 4 names
   // Every LMDB read of the table goes through the store's snapshot: count them.
   let reads = 0
   const snapshot = store.readSnapshot.bind(store)
-  store.readSnapshot = () => { reads++; return snapshot() }
+  store.readSnapshot = () => {
+    reads++
+    return snapshot()
+  }
   t.assert.deepStrictEqual(db.get('hot.test'), [1])
   for (const n of names) {
     t.assert.deepStrictEqual(db.get(n), [2])
-    t.assert.deepStrictEqual(db.get('hot.test'), [1])       // asked between every other name
+    t.assert.deepStrictEqual(db.get('hot.test'), [1]) // asked between every other name
   }
-  t.assert.strictEqual(reads, 1 + names.length)              // hot.test once, each other name once
-  t.assert.deepStrictEqual(db.get('n0.test'), [2])           // long turned over: read again
+  t.assert.strictEqual(reads, 1 + names.length) // hot.test once, each other name once
+  t.assert.deepStrictEqual(db.get('n0.test'), [2]) // long turned over: read again
   t.assert.strictEqual(reads, 2 + names.length)
 })
 
-test('a name seen again costs no read and no decoding: its walk\'s result is kept, frozen, until a rebuild', async (t: TestContext) => {
+test("a name seen again costs no read and no decoding: its walk's result is kept, frozen, until a rebuild", async (t: TestContext) => {
   const { store } = tempStore(t)
   await build(store, [['example.com', [10, 11]]])
-  const db = new CategoryDb(store, { cacheEntries: 2, nameCacheEntries: 64 })   // suffix keys turn over at once
+  const db = new CategoryDb(store, { cacheEntries: 2, nameCacheEntries: 64 }) // suffix keys turn over at once
   let reads = 0
   const snapshot = store.readSnapshot.bind(store)
-  store.readSnapshot = () => { reads++; return snapshot() }
+  store.readSnapshot = () => {
+    reads++
+    return snapshot()
+  }
   const first = db.findRaw(new HostKeys('a.b.example.com'))
   t.assert.deepStrictEqual(first?.cats, [10, 11])
   t.assert.strictEqual(first?.key, 'example.com')
   t.assert.ok(Object.isFrozen(first?.cats))
   const walked = reads
-  t.assert.ok(walked >= 3, `the first walk read ${walked} keys`)      // a.b.example.com, b.example.com, example.com
+  t.assert.ok(walked >= 3, `the first walk read ${walked} keys`) // a.b.example.com, b.example.com, example.com
   const again = db.findRaw(new HostKeys('a.b.example.com'))
   t.assert.strictEqual(again?.cats, first?.cats, 'the same decoded categories, not a second decoding')
   t.assert.strictEqual(again?.key, 'example.com')
@@ -95,16 +115,25 @@ test('a reader follows a rebuild only when it refreshes, and old versions are dr
 
 test('a rebuild while another process keeps reading never shows a mix of old and new', async (t: TestContext) => {
   const { store, path } = tempStore(t)
-  // The build is written in many transactions (N / kBatch of them) while the reader reads, so a
+  // The build is written in many transactions (N / BATCH of them) while the reader reads, so a
   // builder that let a half-filled table go live would be seen doing it.
   const N = 20000
-  const kBatch = 100
+  const BATCH = 100
   const keys = Array.from({ length: N }, (_, i) => `host${i}.test`)
-  await build(store, keys.map((k): CatEntry => [k, [1]]), { batchSize: kBatch })
+  await build(
+    store,
+    keys.map((k): CatEntry => [k, [1]]),
+    { batchSize: BATCH }
+  )
   // The reader refreshes and then reads every key in one turn: all must carry category 1 (old)
   // or all category 2 (new); anything else (a mix, or names missing) is a torn round. It stops
   // at the first torn round, or a few rounds after the new table appears, or after 30 s.
-  const child = spawn(process.execPath, ['--input-type=module', '-e', `
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `
     import { Store } from ${JSON.stringify(new URL('../store/index.js', import.meta.url).href)}
     import { CategoryDb } from ${JSON.stringify(new URL('./index.js', import.meta.url).href)}
     const db = new CategoryDb(Store.open(${JSON.stringify(path)}))
@@ -123,18 +152,29 @@ test('a rebuild while another process keeps reading never shows a mix of old and
       setImmediate(loop)
     }
     loop()
-  `], { stdio: ['ignore', 'pipe', 'inherit'] })
-  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  `
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] }
+  )
+  t.after(() => {
+    if (child.exitCode === null) child.kill('SIGKILL')
+  })
   let out = ''
   child.stdout.setEncoding('utf8')
-  child.stdout.on('data', (d: string) => { out += d })
+  child.stdout.on('data', (d: string) => {
+    out += d
+  })
   // Listen before building: the reader may stop (at a torn round) while the build runs.
   const exited = once(child, 'exit')
   while (!out.includes('ready')) await once(child.stdout, 'data')
-  await build(store, keys.map((k): CatEntry => [k, [2]]), { batchSize: kBatch })
-  const [code] = await exited as [number]
+  await build(
+    store,
+    keys.map((k): CatEntry => [k, [2]]),
+    { batchSize: BATCH }
+  )
+  const [code] = (await exited) as [number]
   t.assert.strictEqual(code, 0)
-  const result = JSON.parse(out.split('\n')[1]!) as { rounds: number, torn: number, newRounds: number }
+  const result = JSON.parse(out.split('\n')[1]!) as { rounds: number; torn: number; newRounds: number }
   t.assert.strictEqual(result.torn, 0)
   t.assert.ok(result.newRounds > 5, JSON.stringify(result))
 })

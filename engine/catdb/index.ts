@@ -25,7 +25,7 @@ export const META_ACTIVE = 'catdb.active'
 const EMPTY = Buffer.alloc(0)
 const NO_CATS: readonly number[] = Object.freeze([])
 /** Distinct category values the caches keep before they start over (2^23 fits a name entry). */
-const kMaxRaws = 1 << 20
+const MAX_RAWS = 1 << 20
 
 /** The site record of the spec: the key that matched and its categories. */
 export interface SiteRecord {
@@ -41,13 +41,13 @@ export interface RawHit {
   readonly cats: readonly number[]
 }
 
-export function encodeCats (cats: readonly number[]): Buffer {
+export function encodeCats(cats: readonly number[]): Buffer {
   const out = Buffer.allocUnsafe(cats.length * 2)
   for (let i = 0; i < cats.length; i++) out.writeUInt16BE(cats[i]!, i * 2)
   return out
 }
 
-export function decodeCats (value: Uint8Array): number[] {
+export function decodeCats(value: Uint8Array): number[] {
   const out: number[] = []
   // Values are written by encodeCats: an even number of bytes.
   for (let i = 0; i + 1 < value.length; i += 2) out.push((value[i]! << 8) | value[i + 1]!)
@@ -59,10 +59,10 @@ export function decodeCats (value: Uint8Array): number[] {
  * on), but its typings leave the parameter out; this is the shape we call it with.
  */
 interface BinaryTable {
-  getBinaryFast (key: string, options?: { transaction?: Transaction }): Buffer | undefined
+  getBinaryFast(key: string, options?: { transaction?: Transaction }): Buffer | undefined
 }
 
-function tableNames (version: number): { domains: string, urls: string } {
+function tableNames(version: number): { domains: string; urls: string } {
   return { domains: `domains.${version}`, urls: `urls.${version}` }
 }
 
@@ -91,14 +91,14 @@ export class CategoryDb {
   private cats: Array<readonly number[]> = [NO_CATS]
   private readonly rawIndex = new Map<string, number>()
 
-  constructor (store: Store, options: { cacheEntries?: number, nameCacheEntries?: number } = {}) {
+  constructor(store: Store, options: { cacheEntries?: number; nameCacheEntries?: number } = {}) {
     this.keys = new KeyTable(options.cacheEntries ?? 100_000)
     this.names = new KeyTable(options.nameCacheEntries ?? 262_144)
     this.store = store
     this.refresh()
   }
 
-  private clearCaches (): void {
+  private clearCaches(): void {
     this.keys.clear()
     this.names.clear()
     this.raws = [EMPTY]
@@ -107,12 +107,12 @@ export class CategoryDb {
   }
 
   /** The index of `raw`'s bytes in `raws` (added when new). */
-  private internRaw (raw: Buffer): number {
+  private internRaw(raw: Buffer): number {
     const text = raw.toString('latin1')
     let r = this.rawIndex.get(text)
     if (r === undefined) {
       // A pathological table with a million combinations starts the caches over rather than grow them.
-      if (this.raws.length >= kMaxRaws) this.clearCaches()
+      if (this.raws.length >= MAX_RAWS) this.clearCaches()
       r = this.raws.length
       this.raws.push(Buffer.from(raw))
       this.cats.push(Object.freeze(decodeCats(raw)))
@@ -122,12 +122,12 @@ export class CategoryDb {
   }
 
   /** The active build version (0 when nothing has been built yet). */
-  get activeVersion (): number {
+  get activeVersion(): number {
     return this.version
   }
 
   /** Follows a newer build if there is one. Returns true when the tables changed. */
-  refresh (): boolean {
+  refresh(): boolean {
     const active = this.store.getMeta(META_ACTIVE)
     const v = typeof active === 'number' ? active : 0
     if (v === this.version) return false
@@ -150,14 +150,14 @@ export class CategoryDb {
    * Categories stored for exactly `key`, as bytes (uint16 pairs), or undefined. The hot-path
    * primitive: the bytes are shared with the cache, so read them, never write them.
    */
-  getRaw (key: string): Buffer | undefined {
+  getRaw(key: string): Buffer | undefined {
     if (this.domains === null || key === '') return undefined
     const r = this.rawOf(key)
     return r === 0 ? undefined : this.raws[r]
   }
 
   /** `key`'s index in `raws` (0: no entry), through the key cache. */
-  private rawOf (key: string): number {
+  private rawOf(key: string): number {
     let r = this.keys.get(key)
     if (r === ABSENT) {
       // getBinaryFast's bytes are borrowed until the next read: internRaw keeps a copy. (Its buffer
@@ -171,7 +171,7 @@ export class CategoryDb {
   }
 
   /** Categories stored for exactly `key`. */
-  get (key: string): number[] | undefined {
+  get(key: string): number[] | undefined {
     const raw = this.getRaw(key)
     return raw === undefined ? undefined : decodeCats(raw)
   }
@@ -181,7 +181,7 @@ export class CategoryDb {
    * (`a.b.example.com`, `b.example.com`, `example.com`, `com`); the first hit wins.
    * `name` must be normalised (engine/names).
    */
-  categorize (name: string): SiteRecord | undefined {
+  categorize(name: string): SiteRecord | undefined {
     const hit = this.findRaw(new HostKeys(name))
     return hit === undefined ? undefined : { domain: hit.key, categories: [...hit.cats] }
   }
@@ -191,7 +191,7 @@ export class CategoryDb {
    * first, that has an entry, with its categories undecoded (a caller that caches by the bytes,
    * like the categorization API, decodes nothing on a hit).
    */
-  findRaw (keys: SuffixKeys): RawHit | undefined {
+  findRaw(keys: SuffixKeys): RawHit | undefined {
     if (this.domains === null || keys.labelCount === 0) return undefined
     const name = keys.suffix(0)
     let found = this.names.get(name)
@@ -200,14 +200,17 @@ export class CategoryDb {
       const count = Math.min(keys.labelCount, 255)
       for (let i = 0; i < count; i++) {
         const r = this.rawOf(i === 0 ? name : keys.suffix(i))
-        if (r !== 0) { found = (r << 8) | i; break }
+        if (r !== 0) {
+          found = (r << 8) | i
+          break
+        }
       }
       this.names.set(name, found)
     }
     if (found === 0) return undefined
     const r = found >>> 8
     const label = found & 255
-    return { key: label === 0 ? name : keys.suffix(label), raw: this.raws[r]!, cats: this.cats[r]! }   // r < raws.length
+    return { key: label === 0 ? name : keys.suffix(label), raw: this.raws[r]!, cats: this.cats[r]! } // r < raws.length
   }
 
   /**
@@ -216,7 +219,7 @@ export class CategoryDb {
    * each parent domain), then the host's domain record.
    * `host` is normalised; `pathAndQuery` starts with `/` and is byte-exact.
    */
-  categorizeUrl (host: string, pathAndQuery: string): SiteRecord | undefined {
+  categorizeUrl(host: string, pathAndQuery: string): SiteRecord | undefined {
     if (this.urls !== null) {
       const q = pathAndQuery.indexOf('?')
       const path = q < 0 ? pathAndQuery : pathAndQuery.slice(0, q)
@@ -244,8 +247,11 @@ export class CategoryDb {
    * Every entry of the active version in key order, domains first, then URLs (the collector's
    * snapshot export). Reads one consistent LMDB snapshot per table; yields nothing when empty.
    */
-  * entries (): Iterable<{ key: string, isUrl: boolean, categories: number[] }> {
-    for (const [table, isUrl] of [[this.domains, false], [this.urls, true]] as const) {
+  *entries(): Iterable<{ key: string; isUrl: boolean; categories: number[] }> {
+    for (const [table, isUrl] of [
+      [this.domains, false],
+      [this.urls, true]
+    ] as const) {
       if (table === null) continue
       for (const { key, value } of table.getRange({ snapshot: true })) {
         yield { key, isUrl, categories: decodeCats(value) }
@@ -291,7 +297,7 @@ export class CategoryDbBuilder {
   private readonly batchSize: number
   private readonly countCategories: boolean
 
-  private constructor (store: Store, version: number, options: BuilderOptions) {
+  private constructor(store: Store, version: number, options: BuilderOptions) {
     this.store = store
     this.version = version
     this.batchSize = Math.max(1, Math.floor(options.batchSize ?? 50_000))
@@ -302,7 +308,7 @@ export class CategoryDbBuilder {
   }
 
   /** Starts a build in fresh tables (a crashed earlier build's leftovers are cleared first). */
-  static async begin (store: Store, options: BuilderOptions = {}): Promise<CategoryDbBuilder> {
+  static async begin(store: Store, options: BuilderOptions = {}): Promise<CategoryDbBuilder> {
     const active = store.getMeta(META_ACTIVE)
     const builder = new CategoryDbBuilder(store, (typeof active === 'number' ? active : 0) + 1, options)
     await builder.domains.clearAsync()
@@ -310,12 +316,12 @@ export class CategoryDbBuilder {
     return builder
   }
 
-  async put (key: string, isUrl: boolean, cats: readonly number[]): Promise<void> {
+  async put(key: string, isUrl: boolean, cats: readonly number[]): Promise<void> {
     this.batch.push([key, isUrl, encodeCats(cats)])
     if (this.batch.length >= this.batchSize) await this.flush()
   }
 
-  async del (key: string, isUrl: boolean): Promise<void> {
+  async del(key: string, isUrl: boolean): Promise<void> {
     this.batch.push([key, isUrl, null])
     if (this.batch.length >= this.batchSize) await this.flush()
   }
@@ -326,11 +332,11 @@ export class CategoryDbBuilder {
    * it costs a fraction of an asynchronous put's queueing. Yields to the event loop after each
    * batch so a process serving requests while it builds (the local service) stays responsive.
    */
-  private async flush (): Promise<void> {
+  private async flush(): Promise<void> {
     const batch = this.batch.splice(0)
     // Sorted by key (stable, so a later op on the same key still wins): inserts then walk the
     // B-tree in order and touch each page once, several times faster on large random input.
-    batch.sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)
+    batch.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     this.store.root.transactionSync(() => {
       for (const [key, isUrl, value] of batch) {
         const db = isUrl ? this.urls : this.domains
@@ -342,13 +348,15 @@ export class CategoryDbBuilder {
   }
 
   /** Makes this build the active one and drops versions older than the previous one. */
-  async commit (): Promise<BuildCounts> {
+  async commit(): Promise<BuildCounts> {
     await this.flush()
     // Counted from the tables, not from the input: a name a higher-priority file overrides or
     // deletes is counted once, as it is served. Before activation, so a scan error leaves the
     // live version in place.
     const perCategory = this.countCategories ? this.categoryCounts() : null
-    await this.store.write((w) => { w.putMeta(META_ACTIVE, this.version) })
+    await this.store.write((w) => {
+      w.putMeta(META_ACTIVE, this.version)
+    })
     for (let v = this.version - 2; v >= 1; v--) {
       const names = tableNames(v)
       const d = this.store.root.openDB({ name: names.domains })
@@ -360,7 +368,7 @@ export class CategoryDbBuilder {
     return { domains: this.domains.getCount(), urls: this.urls.getCount(), perCategory }
   }
 
-  private categoryCounts (): Map<number, number> {
+  private categoryCounts(): Map<number, number> {
     const counts = new Map<number, number>()
     for (const table of [this.domains, this.urls]) {
       for (const { value } of table.getRange({ snapshot: true })) {

@@ -23,12 +23,12 @@
 export const ABSENT = -1
 
 /** Average key bytes the arena is sized for; a generation whose arena is full counts as full. */
-const kBytesPerKey = 48
+const BYTES_PER_KEY = 48
 /** Longest key cached (a DNS name in presentation form with every byte escaped is under 1,100). */
-const kMaxKeyLength = 2048
+const MAX_KEY_LENGTH = 2048
 
 /** FNV-1a over the key's characters (its latin1 bytes). */
-function hashOf (key: string): number {
+function hashOf(key: string): number {
   let h = 0x811c9dc5
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193)
   return h | 0
@@ -48,45 +48,45 @@ class Generation {
   private readonly arena: Uint8Array
   readonly capacity: number
 
-  constructor (capacity: number) {
+  constructor(capacity: number) {
     this.capacity = capacity
     // At most half the slots are used, so a probe sequence is short.
     let size = 1
     while (size < capacity * 2) size <<= 1
     this.mask = size - 1
     this.slots = new Int32Array(4 * size)
-    this.arena = new Uint8Array(capacity * kBytesPerKey)
+    this.arena = new Uint8Array(capacity * BYTES_PER_KEY)
   }
 
   /** The slot index × 4 of `key`, or -1. */
-  private find (key: string, hash: number): number {
+  private find(key: string, hash: number): number {
     const slots = this.slots
     for (let s = hash & this.mask; ; s = (s + 1) & this.mask) {
       const at = 4 * s
-      const length = slots[at + 2]!   // s <= mask, so at + 3 < slots.length
+      const length = slots[at + 2]! // s <= mask, so at + 3 < slots.length
       if (length === 0) return -1
       if (slots[at] === hash && length === key.length && this.same(slots[at + 1]!, key)) return at
     }
   }
 
-  get (key: string, hash: number): number {
+  get(key: string, hash: number): number {
     const at = this.find(key, hash)
-    return at < 0 ? ABSENT : this.slots[at + 3]!   // a slot found
+    return at < 0 ? ABSENT : this.slots[at + 3]! // a slot found
   }
 
-  private same (start: number, key: string): boolean {
+  private same(start: number, key: string): boolean {
     const arena = this.arena
     for (let i = 0; i < key.length; i++) if (arena[start + i] !== key.charCodeAt(i)) return false
     return true
   }
 
   /** Whether `key` fits (entries and arena bytes): else the generation is full. */
-  fits (key: string): boolean {
+  fits(key: string): boolean {
     return this.count < this.capacity && this.top + key.length <= this.arena.length
   }
 
   /** Adds `key` (not empty, not present; `fits(key)` is true). */
-  add (key: string, hash: number, value: number): void {
+  add(key: string, hash: number, value: number): void {
     this.count++
     const start = this.top
     const arena = this.arena
@@ -102,14 +102,14 @@ class Generation {
   }
 
   /** Sets the value of `key`; false when this generation does not hold it. */
-  update (key: string, hash: number, value: number): boolean {
+  update(key: string, hash: number, value: number): boolean {
     const at = this.find(key, hash)
     if (at < 0) return false
     this.slots[at + 3] = value
     return true
   }
 
-  reset (): void {
+  reset(): void {
     if (this.count === 0) return
     this.slots.fill(0)
     this.count = 0
@@ -122,14 +122,14 @@ export class KeyTable {
   #older: Generation
 
   /** `entries`: the most it holds (two generations of half that). */
-  constructor (entries: number) {
+  constructor(entries: number) {
     const generation = Math.max(1, Math.floor(entries / 2))
     this.#recent = new Generation(generation)
     this.#older = new Generation(generation)
   }
 
   /** The value stored for `key`, or ABSENT. */
-  get (key: string): number {
+  get(key: string): number {
     const hash = hashOf(key)
     const v = this.#recent.get(key, hash)
     if (v !== ABSENT) return v
@@ -139,34 +139,34 @@ export class KeyTable {
   }
 
   /** Stores `value` (≥ 0) for `key`; a key with a character above U+00FF is not stored. */
-  set (key: string, value: number): void {
-    if (key.length === 0 || key.length > kMaxKeyLength || !isLatin1(key)) return
+  set(key: string, value: number): void {
+    if (key.length === 0 || key.length > MAX_KEY_LENGTH || !isLatin1(key)) return
     const hash = hashOf(key)
     if (!this.#recent.update(key, hash, value)) this.#insert(key, hash, value)
   }
 
-  #insert (key: string, hash: number, value: number): void {
+  #insert(key: string, hash: number, value: number): void {
     if (!this.#recent.fits(key)) {
       const emptied = this.#older
       emptied.reset()
       this.#older = this.#recent
       this.#recent = emptied
-      if (!emptied.fits(key)) return   // longer than a whole generation's arena (a tiny table)
+      if (!emptied.fits(key)) return // longer than a whole generation's arena (a tiny table)
     }
     this.#recent.add(key, hash, value)
   }
 
-  clear (): void {
+  clear(): void {
     this.#recent.reset()
     this.#older.reset()
   }
 
-  get size (): number {
+  get size(): number {
     return this.#recent.count + this.#older.count
   }
 }
 
-function isLatin1 (key: string): boolean {
+function isLatin1(key: string): boolean {
   for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) > 0xff) return false
   return true
 }

@@ -20,7 +20,16 @@
  * one, and the file a manifest names is always complete.
  */
 import { createHash } from 'node:crypto'
-import { createReadStream, createWriteStream, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  createReadStream,
+  createWriteStream,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync
+} from 'node:fs'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { Transform, type TransformCallback } from 'node:stream'
@@ -31,7 +40,7 @@ import { MAX_CATEGORY } from '../categories/index.js'
 export const SNAPSHOT_HEADER = '# filterd category snapshot 1'
 export const MANIFEST_FILE = 'manifest.json'
 /** Snapshots kept beside the current one, for local services still downloading the previous one. */
-const kKeepOld = 2
+const KEEP_OLD = 2
 
 export interface SnapshotEntry {
   key: string
@@ -66,34 +75,40 @@ export class SnapshotFormatError extends Error {
 class Digest extends Transform {
   readonly hash = createHash('sha256')
   size = 0
-  override _transform (chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.hash.update(chunk)
     this.size += chunk.length
     cb(null, chunk)
   }
 }
 
-function * lines (entries: Iterable<SnapshotEntry>, counter: { n: number }): Iterable<string> {
+function* lines(entries: Iterable<SnapshotEntry>, counter: { n: number }): Iterable<string> {
   yield SNAPSHOT_HEADER + '\n'
   let batch = ''
   for (const e of entries) {
     batch += `${e.key}\t${e.categories.join(',')}\n`
     counter.n++
     // Text in ~64 KiB pieces: one stream write per line would dominate on millions of entries.
-    if (batch.length >= 65536) { yield batch; batch = '' }
+    if (batch.length >= 65536) {
+      yield batch
+      batch = ''
+    }
   }
   yield batch + `# end ${counter.n}\n`
 }
 
 /** Writes `entries` as a snapshot file; resolves with its size, digest and entry count. */
-export async function writeSnapshotFile (entries: Iterable<SnapshotEntry>, file: string): Promise<{ size: number, sha256: string, entries: number }> {
+export async function writeSnapshotFile(
+  entries: Iterable<SnapshotEntry>,
+  file: string
+): Promise<{ size: number; sha256: string; entries: number }> {
   const counter = { n: 0 }
   const digest = new Digest()
   await pipeline(lines(entries, counter), createGzip(), digest, createWriteStream(file))
   return { size: digest.size, sha256: digest.hash.digest('hex'), entries: counter.n }
 }
 
-function parseCats (text: string, lineNo: number): number[] {
+function parseCats(text: string, lineNo: number): number[] {
   const out: number[] = []
   for (const part of text.split(',')) {
     const n = Number(part)
@@ -109,7 +124,7 @@ function parseCats (text: string, lineNo: number): number[] {
  * Reads a snapshot file. Throws SnapshotFormatError on a bad header, line or trailer (after
  * yielding the entries before it: callers import into a build they only commit at the end).
  */
-export async function * readSnapshotFile (file: string): AsyncIterable<SnapshotEntry> {
+export async function* readSnapshotFile(file: string): AsyncIterable<SnapshotEntry> {
   const rl = createInterface({ input: createReadStream(file).pipe(createGunzip()), crlfDelay: Infinity })
   let lineNo = 0
   let count = 0
@@ -117,12 +132,14 @@ export async function * readSnapshotFile (file: string): AsyncIterable<SnapshotE
   for await (const line of rl) {
     lineNo++
     if (lineNo === 1) {
-      if (line !== SNAPSHOT_HEADER) throw new SnapshotFormatError(`not a filterd snapshot (first line "${line.slice(0, 40)}")`)
+      if (line !== SNAPSHOT_HEADER)
+        throw new SnapshotFormatError(`not a filterd snapshot (first line "${line.slice(0, 40)}")`)
       continue
     }
     if (ended) throw new SnapshotFormatError(`line ${lineNo}: data after the end line`)
     if (line.startsWith('# end ')) {
-      if (Number(line.slice(6)) !== count) throw new SnapshotFormatError(`end line says ${line.slice(6)} entries, file has ${count}`)
+      if (Number(line.slice(6)) !== count)
+        throw new SnapshotFormatError(`end line says ${line.slice(6)} entries, file has ${count}`)
       ended = true
       continue
     }
@@ -136,7 +153,7 @@ export async function * readSnapshotFile (file: string): AsyncIterable<SnapshotE
 }
 
 /** The current manifest of a snapshot directory, or undefined when nothing is published. */
-export function readManifest (dir: string): SnapshotManifest | undefined {
+export function readManifest(dir: string): SnapshotManifest | undefined {
   let text: string
   try {
     text = readFileSync(join(dir, MANIFEST_FILE), 'utf8')
@@ -147,20 +164,24 @@ export function readManifest (dir: string): SnapshotManifest | undefined {
   return JSON.parse(text) as SnapshotManifest
 }
 
-export function snapshotFileName (version: number): string {
+export function snapshotFileName(version: number): string {
   return `${version}.snap.gz`
 }
 
 /** The manifest's `url` of a version: relative to `…/db/manifest`, so it resolves to `…/db/snapshots/<file>`. */
-export function snapshotUrlPath (version: number): string {
+export function snapshotUrlPath(version: number): string {
   return `snapshots/${snapshotFileName(version)}`
 }
 
 /**
  * Publishes `entries` as the next version in `dir` and returns its manifest. Older snapshots
- * beyond the last `kKeepOld` are removed.
+ * beyond the last `KEEP_OLD` are removed.
  */
-export async function publishSnapshot (dir: string, entries: Iterable<SnapshotEntry>, source?: string): Promise<SnapshotManifest> {
+export async function publishSnapshot(
+  dir: string,
+  entries: Iterable<SnapshotEntry>,
+  source?: string
+): Promise<SnapshotManifest> {
   mkdirSync(dir, { recursive: true })
   const version = (readManifest(dir)?.version ?? 0) + 1
   const name = snapshotFileName(version)
@@ -186,15 +207,15 @@ export async function publishSnapshot (dir: string, entries: Iterable<SnapshotEn
 }
 
 /** Replaces the manifest atomically (write a temporary file, rename over). */
-export function writeManifest (dir: string, manifest: SnapshotManifest): void {
+export function writeManifest(dir: string, manifest: SnapshotManifest): void {
   const tmp = join(dir, `.${MANIFEST_FILE}.${process.pid}.tmp`)
   writeFileSync(tmp, JSON.stringify(manifest, null, 2) + '\n')
   renameSync(tmp, join(dir, MANIFEST_FILE))
 }
 
-function pruneSnapshots (dir: string, current: number): void {
+function pruneSnapshots(dir: string, current: number): void {
   for (const f of readdirSync(dir)) {
     const m = /^(\d+)\.snap\.gz$/.exec(f)
-    if (m !== null && Number(m[1]) < current - kKeepOld) rmSync(join(dir, f), { force: true })
+    if (m !== null && Number(m[1]) < current - KEEP_OLD) rmSync(join(dir, f), { force: true })
   }
 }

@@ -1,9 +1,11 @@
-export {
-  loadTaxonomy, 
-  MAX_CATEGORY
-} from './taxonomy.js'
+export { loadTaxonomy, MAX_CATEGORY } from './taxonomy.js'
 export type {
-  Taxonomy, TaxonomyLanguage, CategoryGroups, CategoryGroupRecord, CategoryMeta, CategoryMetaMap
+  Taxonomy,
+  TaxonomyLanguage,
+  CategoryGroups,
+  CategoryGroupRecord,
+  CategoryMeta,
+  CategoryMetaMap
 } from './taxonomy.js'
 export { CATEGORY } from './well-known.js'
 export type { WellKnownCategory } from './well-known.js'

@@ -50,11 +50,11 @@ export interface Taxonomy {
   readonly names: ReadonlyMap<number, string>
   /** All category numbers, ascending (0 included). */
   readonly numbers: readonly number[]
-  name (n: number): string | undefined
-  isBad (n: number): boolean
-  has (n: number): boolean
+  name(n: number): string | undefined
+  isBad(n: number): boolean
+  has(n: number): boolean
   /** Name of the group that holds category `n`. */
-  groupOf (n: number): string | undefined
+  groupOf(n: number): string | undefined
 }
 
 /** Parsed `categories.meta.json`: number → flags. */
@@ -66,9 +66,12 @@ export type CategoryMetaMap = ReadonlyMap<number, CategoryMeta>
  *
  * @example const tax = loadTaxonomy('conf', 'en'); tax.name(40) === 'Social networks'
  */
-export function loadTaxonomy (dir: string, lang: TaxonomyLanguage): Taxonomy {
+export function loadTaxonomy(dir: string, lang: TaxonomyLanguage): Taxonomy {
   if (lang !== 'ru' && lang !== 'en') {
-    throw new EngineError('ENGINE_TAXONOMY_INVALID', `unknown taxonomy language ${JSON.stringify(lang)}: expected ru or en`)
+    throw new EngineError(
+      'ENGINE_TAXONOMY_INVALID',
+      `unknown taxonomy language ${JSON.stringify(lang)}: expected ru or en`
+    )
   }
   const groupsPath = join(dir, CATGROUPS_FILE[lang])
   const metaPath = join(dir, CATEGORY_META_FILE)
@@ -77,7 +80,7 @@ export function loadTaxonomy (dir: string, lang: TaxonomyLanguage): Taxonomy {
   return buildTaxonomy(lang, groups, meta, groupsPath, metaPath)
 }
 
-function readJson (file: string): unknown {
+function readJson(file: string): unknown {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
@@ -91,29 +94,32 @@ function readJson (file: string): unknown {
   }
 }
 
-function invalid (file: string, where: string, message: string): EngineError {
+function invalid(file: string, where: string, message: string): EngineError {
   return new EngineError('ENGINE_TAXONOMY_INVALID', `${file}: ${where} ${message}`)
 }
 
-function isPlainObject (v: unknown): v is Record<string, unknown> {
+function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
 /** A category key is the canonical decimal form of an integer 0..MAX_CATEGORY ("7", not "07"). */
-function parseCategoryKey (key: string): number | undefined {
+function parseCategoryKey(key: string): number | undefined {
   if (!/^(0|[1-9]\d{0,4})$/.test(key)) return undefined
   const n = Number(key)
   return n <= MAX_CATEGORY ? n : undefined
 }
 
-interface ParsedGroup { readonly group: string, readonly categories: ReadonlyArray<readonly [number, string]> }
+interface ParsedGroup {
+  readonly group: string
+  readonly categories: ReadonlyArray<readonly [number, string]>
+}
 
 /**
  * Validates the spec's group format. `file` only labels error messages.
  * Rules: a non-empty array; each element an object with exactly one key (a non-empty group name,
  * unique); its value an object of category key → non-empty name; every number unique overall.
  */
-export function parseCategoryGroups (raw: unknown, file: string): ParsedGroup[] {
+export function parseCategoryGroups(raw: unknown, file: string): ParsedGroup[] {
   if (!Array.isArray(raw) || raw.length === 0) throw invalid(file, '/', 'must be a non-empty JSON array of groups')
   const seenGroups = new Set<string>()
   const seenNumbers = new Map<number, string>()
@@ -121,7 +127,8 @@ export function parseCategoryGroups (raw: unknown, file: string): ParsedGroup[] 
   raw.forEach((element: unknown, i) => {
     if (!isPlainObject(element)) throw invalid(file, `/${i}`, 'must be an object with one key, the group name')
     const keys = Object.keys(element)
-    if (keys.length !== 1) throw invalid(file, `/${i}`, `must have exactly one key (the group name), found ${keys.length}`)
+    if (keys.length !== 1)
+      throw invalid(file, `/${i}`, `must have exactly one key (the group name), found ${keys.length}`)
     const group = keys[0]!
     if (group.trim().length === 0) throw invalid(file, `/${i}`, 'has an empty group name')
     if (seenGroups.has(group)) throw invalid(file, `/${i}`, `repeats the group name ${JSON.stringify(group)}`)
@@ -133,10 +140,13 @@ export function parseCategoryGroups (raw: unknown, file: string): ParsedGroup[] 
     const categories: Array<readonly [number, string]> = []
     for (const [key, name] of Object.entries(cats)) {
       const n = parseCategoryKey(key)
-      if (n === undefined) throw invalid(file, `/${i}/${group}/${key}`, `is not a category number (0..${MAX_CATEGORY}, no leading zeros)`)
-      if (typeof name !== 'string' || name.trim().length === 0) throw invalid(file, `/${i}/${group}/${key}`, 'must be a non-empty string')
+      if (n === undefined)
+        throw invalid(file, `/${i}/${group}/${key}`, `is not a category number (0..${MAX_CATEGORY}, no leading zeros)`)
+      if (typeof name !== 'string' || name.trim().length === 0)
+        throw invalid(file, `/${i}/${group}/${key}`, 'must be a non-empty string')
       const other = seenNumbers.get(n)
-      if (other !== undefined) throw invalid(file, `/${i}/${group}/${key}`, `repeats category ${n}, already in group ${JSON.stringify(other)}`)
+      if (other !== undefined)
+        throw invalid(file, `/${i}/${group}/${key}`, `repeats category ${n}, already in group ${JSON.stringify(other)}`)
       seenNumbers.set(n, group)
       categories.push([n, name])
     }
@@ -147,16 +157,19 @@ export function parseCategoryGroups (raw: unknown, file: string): ParsedGroup[] 
 }
 
 /** Validates `categories.meta.json`: `{ "categories": { "<n>": { "bad": boolean } } }`. */
-export function parseCategoryMeta (raw: unknown, file: string): Map<number, CategoryMeta> {
-  if (!isPlainObject(raw) || !isPlainObject(raw['categories'])) throw invalid(file, '/', 'must be an object with a "categories" object')
+export function parseCategoryMeta(raw: unknown, file: string): Map<number, CategoryMeta> {
+  if (!isPlainObject(raw) || !isPlainObject(raw['categories']))
+    throw invalid(file, '/', 'must be an object with a "categories" object')
   for (const key of Object.keys(raw)) {
     if (key !== 'categories' && key !== '$comment') throw invalid(file, `/${key}`, 'is not a known key')
   }
   const out = new Map<number, CategoryMeta>()
   for (const [key, value] of Object.entries(raw['categories'])) {
     const n = parseCategoryKey(key)
-    if (n === undefined) throw invalid(file, `/categories/${key}`, `is not a category number (0..${MAX_CATEGORY}, no leading zeros)`)
-    if (!isPlainObject(value) || typeof value['bad'] !== 'boolean') throw invalid(file, `/categories/${key}`, 'must be an object with a boolean "bad"')
+    if (n === undefined)
+      throw invalid(file, `/categories/${key}`, `is not a category number (0..${MAX_CATEGORY}, no leading zeros)`)
+    if (!isPlainObject(value) || typeof value['bad'] !== 'boolean')
+      throw invalid(file, `/categories/${key}`, 'must be an object with a boolean "bad"')
     for (const k of Object.keys(value)) {
       if (k !== 'bad') throw invalid(file, `/categories/${key}/${k}`, 'is not a known flag')
     }
@@ -165,8 +178,13 @@ export function parseCategoryMeta (raw: unknown, file: string): Map<number, Cate
   return out
 }
 
-function buildTaxonomy (lang: TaxonomyLanguage, parsed: ParsedGroup[], meta: CategoryMetaMap,
-  groupsFile: string, metaFile: string): Taxonomy {
+function buildTaxonomy(
+  lang: TaxonomyLanguage,
+  parsed: ParsedGroup[],
+  meta: CategoryMetaMap,
+  groupsFile: string,
+  metaFile: string
+): Taxonomy {
   const names = new Map<number, string>()
   const groupOf = new Map<number, string>()
   const groups: Array<Record<string, Readonly<Record<string, string>>>> = []
@@ -174,7 +192,8 @@ function buildTaxonomy (lang: TaxonomyLanguage, parsed: ParsedGroup[], meta: Cat
   for (const { group, categories } of parsed) {
     const record: Record<string, string> = {}
     for (const [n, name] of categories) {
-      if (!meta.has(n)) throw invalid(metaFile, `/categories/${n}`, `is missing: category ${n} is defined in ${groupsFile}`)
+      if (!meta.has(n))
+        throw invalid(metaFile, `/categories/${n}`, `is missing: category ${n} is defined in ${groupsFile}`)
       record[String(n)] = name
       names.set(n, name)
       groupOf.set(n, group)
@@ -209,15 +228,31 @@ function buildTaxonomy (lang: TaxonomyLanguage, parsed: ParsedGroup[], meta: Cat
 /** A Map wrapper without mutators, so a frozen taxonomy cannot be changed through `names`. */
 class ReadonlyMapView<K, V> implements ReadonlyMap<K, V> {
   readonly #map: Map<K, V>
-  constructor (map: Map<K, V>) { this.#map = map }
-  get size (): number { return this.#map.size }
-  get (key: K): V | undefined { return this.#map.get(key) }
-  has (key: K): boolean { return this.#map.has(key) }
-  forEach (cb: (value: V, key: K, map: ReadonlyMap<K, V>) => void, thisArg?: unknown): void {
+  constructor(map: Map<K, V>) {
+    this.#map = map
+  }
+  get size(): number {
+    return this.#map.size
+  }
+  get(key: K): V | undefined {
+    return this.#map.get(key)
+  }
+  has(key: K): boolean {
+    return this.#map.has(key)
+  }
+  forEach(cb: (value: V, key: K, map: ReadonlyMap<K, V>) => void, thisArg?: unknown): void {
     this.#map.forEach((v, k) => cb.call(thisArg, v, k, this))
   }
-  entries (): MapIterator<[K, V]> { return this.#map.entries() }
-  keys (): MapIterator<K> { return this.#map.keys() }
-  values (): MapIterator<V> { return this.#map.values() }
-  [Symbol.iterator] (): MapIterator<[K, V]> { return this.#map[Symbol.iterator]() }
+  entries(): MapIterator<[K, V]> {
+    return this.#map.entries()
+  }
+  keys(): MapIterator<K> {
+    return this.#map.keys()
+  }
+  values(): MapIterator<V> {
+    return this.#map.values()
+  }
+  [Symbol.iterator](): MapIterator<[K, V]> {
+    return this.#map[Symbol.iterator]()
+  }
 }

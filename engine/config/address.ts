@@ -6,7 +6,7 @@ import type { HostPort } from './types.js'
  * when given (resolvers default to 53). Host names are refused: a daemon that binds or forwards
  * must not depend on name resolution at start.
  */
-export function parseHostPort (text: string, defaultPort?: number): HostPort {
+export function parseHostPort(text: string, defaultPort?: number): HostPort {
   let host: string
   let portText: string | undefined
   const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(text)
@@ -35,6 +35,6 @@ export function parseHostPort (text: string, defaultPort?: number): HostPort {
 }
 
 /** `host:port` text for messages and URLs, IPv6 in brackets. */
-export function formatHostPort (hp: { host: string, port: number }): string {
+export function formatHostPort(hp: { host: string; port: number }): string {
   return isIP(hp.host) === 6 ? `[${hp.host}]:${hp.port}` : `${hp.host}:${hp.port}`
 }

@@ -5,14 +5,17 @@ import { loadConfigFile, parseConfig } from './index.js'
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 
 /** Asserts that `yaml` is refused with a line naming `key`. */
-function rejects (t: TestContext, yaml: string, key: string, words: RegExp): void {
-  t.assert.throws(() => parseConfig(yaml, '/etc/filterd/test.yaml'), (err: Error & { code?: string }) => {
-    t.assert.strictEqual(err.code, 'ENGINE_CONFIG_INVALID')
-    const line = err.message.split('\n').find((l) => l.includes(`test.yaml: ${key}`))
-    t.assert.ok(line !== undefined, `no line names ${key}:\n${err.message}`)
-    t.assert.match(line, words)
-    return true
-  })
+function rejects(t: TestContext, yaml: string, key: string, words: RegExp): void {
+  t.assert.throws(
+    () => parseConfig(yaml, '/etc/filterd/test.yaml'),
+    (err: Error & { code?: string }) => {
+      t.assert.strictEqual(err.code, 'ENGINE_CONFIG_INVALID')
+      const line = err.message.split('\n').find((l) => l.includes(`test.yaml: ${key}`))
+      t.assert.ok(line !== undefined, `no line names ${key}:\n${err.message}`)
+      t.assert.match(line, words)
+      return true
+    }
+  )
 }
 
 test('the shipped demo and production examples are accepted', (t: TestContext) => {
@@ -23,17 +26,35 @@ test('the shipped demo and production examples are accepted', (t: TestContext) =
 })
 
 test('two roles on one port of one address are refused; beyond blockpage and api, sections count when the file has them', (t: TestContext) => {
-  rejects(t, 'blockpage:\n  listen: 0.0.0.0:80\nlocal:\n  listen: 0.0.0.0:80\n', 'local.listen', /must differ from blockpage\.listen/)
-  rejects(t, 'blockpage: {}\ncatapi:\n  anon-listen: 10.0.0.1:80\n', 'catapi.anon-listen', /must differ from blockpage\.listen/)
+  rejects(
+    t,
+    'blockpage:\n  listen: 0.0.0.0:80\nlocal:\n  listen: 0.0.0.0:80\n',
+    'local.listen',
+    /must differ from blockpage\.listen/
+  )
+  rejects(
+    t,
+    'blockpage: {}\ncatapi:\n  anon-listen: 10.0.0.1:80\n',
+    'catapi.anon-listen',
+    /must differ from blockpage\.listen/
+  )
   rejects(t, 'api: {}\ncollector:\n  listen: 127.0.0.1:8080\n', 'collector.listen', /must differ from api\.listen/)
   // The replica follower's /health and /metrics listener counts too.
   rejects(t, 'api:\n  listen: 127.0.0.1:8095\nsync: {}\n', 'sync.listen', /must differ from api\.listen/)
-  rejects(t, 'sync:\n  listen: 0.0.0.0:9000\ncollector:\n  listen: 127.0.0.1:9000\n', 'sync.listen', /must differ from collector\.listen/)
+  rejects(
+    t,
+    'sync:\n  listen: 0.0.0.0:9000\ncollector:\n  listen: 127.0.0.1:9000\n',
+    'sync.listen',
+    /must differ from collector\.listen/
+  )
   // The defaults alone (blockpage and local both on 0.0.0.0:80) are fine, and so is the container's
   // config: local's default is the container's port 80.
   parseConfig('', '/x.yaml')
   parseConfig('local:\n  listen: 0.0.0.0:80\n', '/x.yaml')
-  parseConfig('local:\n  listen: 0.0.0.0:8085\ncatapi:\n  listen: 10.0.0.1:8081\n  anon-listen: 10.0.0.2:8081\n', '/x.yaml')
+  parseConfig(
+    'local:\n  listen: 0.0.0.0:8085\ncatapi:\n  listen: 10.0.0.1:8081\n  anon-listen: 10.0.0.2:8081\n',
+    '/x.yaml'
+  )
 })
 
 test('an empty file gets every default and a frozen object', (t: TestContext) => {
@@ -74,7 +95,12 @@ test('log and pid must be absolute paths', (t: TestContext) => {
 })
 
 test('the block page must not listen where the API listens', (t: TestContext) => {
-  rejects(t, 'blockpage:\n  listen: 127.0.0.1:8080\napi:\n  listen: 127.0.0.1:8080\n', 'blockpage.listen', /differ from api.listen/)
+  rejects(
+    t,
+    'blockpage:\n  listen: 127.0.0.1:8080\napi:\n  listen: 127.0.0.1:8080\n',
+    'blockpage.listen',
+    /differ from api.listen/
+  )
   rejects(t, 'blockpage:\n  listen: 0.0.0.0:9000\napi:\n  listen: 127.0.0.1:9000\n', 'blockpage.listen', /differ/)
   parseConfig('blockpage:\n  listen: 127.0.0.1:8080\napi:\n  listen: 127.0.0.1:8081\n', '/x.yaml')
 })
@@ -92,8 +118,11 @@ test('a repeated key in YAML is refused rather than silently dropped', (t: TestC
 })
 
 test('${CONFIG_DIR} and environment references expand, relative paths anchor at the file', (t: TestContext) => {
-  const c = parseConfig('common:\n  db: db\nproxy:\n  pid: ${CONFIG_DIR}/run/dns.pid\nlocal:\n  key: ${FILTERD_TEST_KEY}\n',
-    '/srv/filterd/conf/f.yaml', { FILTERD_TEST_KEY: 'k-123' })
+  const c = parseConfig(
+    'common:\n  db: db\nproxy:\n  pid: ${CONFIG_DIR}/run/dns.pid\nlocal:\n  key: ${FILTERD_TEST_KEY}\n',
+    '/srv/filterd/conf/f.yaml',
+    { FILTERD_TEST_KEY: 'k-123' }
+  )
   t.assert.strictEqual(c.common.db, '/srv/filterd/conf/db')
   t.assert.strictEqual(c.proxy.pid, '/srv/filterd/conf/run/dns.pid')
   t.assert.strictEqual(c.local.key, 'k-123')
@@ -101,6 +130,9 @@ test('${CONFIG_DIR} and environment references expand, relative paths anchor at 
 })
 
 test('a missing file is a read error naming the path', (t: TestContext) => {
-  t.assert.throws(() => loadConfigFile('/nonexistent/filterd.yaml'), (err: Error & { code?: string }) =>
-    err.code === 'ENGINE_CONFIG_READ' && err.message.includes('/nonexistent/filterd.yaml'))
+  t.assert.throws(
+    () => loadConfigFile('/nonexistent/filterd.yaml'),
+    (err: Error & { code?: string }) =>
+      err.code === 'ENGINE_CONFIG_READ' && err.message.includes('/nonexistent/filterd.yaml')
+  )
 })

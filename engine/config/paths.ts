@@ -21,7 +21,7 @@ import type { Config } from './types.js'
 type Kind = 'file' | 'folder'
 
 /** One problem line per missing or unreadable path; empty when all are there. */
-export function checkReferencedPaths (config: Readonly<Config>, written: ReadonlySet<string>): string[] {
+export function checkReferencedPaths(config: Readonly<Config>, written: ReadonlySet<string>): string[] {
   const problems: string[] = []
   const check = (key: string, path: string | undefined, kind: Kind): void => {
     if (path === undefined) return
@@ -41,7 +41,9 @@ export function checkReferencedPaths (config: Readonly<Config>, written: Readonl
     if (has('local')) languages.add(config.local.language)
     for (const lang of languages) check('datafiles.cats', join(config.datafiles.cats, CATGROUPS_FILE[lang]), 'file')
     if (written.has('datafiles.file')) {
-      config.datafiles.file.forEach((f, i) => { check(`datafiles.file[${i}]`, join(config.datafiles.path, f), 'file') })
+      config.datafiles.file.forEach((f, i) => {
+        check(`datafiles.file[${i}]`, join(config.datafiles.path, f), 'file')
+      })
     }
   }
   if (has('blockpage')) {
@@ -54,7 +56,7 @@ export function checkReferencedPaths (config: Readonly<Config>, written: Readonl
   return problems
 }
 
-function pathProblem (path: string, kind: Kind): string | undefined {
+function pathProblem(path: string, kind: Kind): string | undefined {
   let isDir: boolean
   try {
     isDir = statSync(path).isDirectory()
@@ -78,11 +80,11 @@ function pathProblem (path: string, kind: Kind): string | undefined {
  * creates it at its start. Run as the roles' user (the systemd unit's ExecStartPre does), a folder
  * left owned by root is named here instead of failing the start.
  */
-export function checkRoleFolders (config: Readonly<Config>): string[] {
+export function checkRoleFolders(config: Readonly<Config>): string[] {
   const problems: string[] = []
   const user = userName()
   for (const section of ROLE_SECTIONS) {
-    const s = config[section] as { log?: string, pid: string }
+    const s = config[section] as { log?: string; pid: string }
     for (const key of ['log', 'pid'] as const) {
       const file = s[key]
       if (file === undefined || file === '-') continue
@@ -93,7 +95,7 @@ export function checkRoleFolders (config: Readonly<Config>): string[] {
   return problems
 }
 
-function folderProblem (folder: string): string | undefined {
+function folderProblem(folder: string): string | undefined {
   let at = folder
   for (;;) {
     let isDir: boolean
@@ -115,7 +117,7 @@ function folderProblem (folder: string): string | undefined {
   }
 }
 
-function userName (): string {
+function userName(): string {
   try {
     return `user ${userInfo().username}`
   } catch {

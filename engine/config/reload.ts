@@ -15,15 +15,23 @@ export interface KeyUse {
   readonly live: readonly RoleName[]
 }
 
-interface Annotated { 'x-roles'?: readonly RoleName[], 'x-live'?: readonly RoleName[], properties?: Record<string, Annotated> }
+interface Annotated {
+  'x-roles'?: readonly RoleName[]
+  'x-live'?: readonly RoleName[]
+  properties?: Record<string, Annotated>
+}
 
 /** Every key of the schema with its readers and live roles, in schema order. */
-export function keyUses (): KeyUse[] {
+export function keyUses(): KeyUse[] {
   const out: KeyUse[] = []
   const sections = configSchema.properties as unknown as Record<string, Annotated>
   for (const [section, body] of Object.entries(sections)) {
     for (const [key, prop] of Object.entries(body.properties ?? {})) {
-      out.push({ key: `${section}.${key}`, roles: prop['x-roles'] ?? body['x-roles'] ?? [], live: prop['x-live'] ?? [] })
+      out.push({
+        key: `${section}.${key}`,
+        roles: prop['x-roles'] ?? body['x-roles'] ?? [],
+        live: prop['x-live'] ?? []
+      })
     }
   }
   return out
@@ -34,7 +42,7 @@ const USES: ReadonlyMap<string, KeyUse> = new Map(keyUses().map((u) => [u.key, u
 type Sections = Record<string, Record<string, unknown> | undefined>
 
 /** The `section.key` names whose values differ between two loaded configs. */
-export function changedKeys (old: Readonly<Config>, next: Readonly<Config>): string[] {
+export function changedKeys(old: Readonly<Config>, next: Readonly<Config>): string[] {
   const a = old as unknown as Sections
   const b = next as unknown as Sections
   const out: string[] = []
@@ -53,7 +61,7 @@ export interface ReloadPlan {
 }
 
 /** The changed keys `role` reads, split into those it applies live and those that need its restart. */
-export function planReload (role: RoleName, old: Readonly<Config>, next: Readonly<Config>): ReloadPlan {
+export function planReload(role: RoleName, old: Readonly<Config>, next: Readonly<Config>): ReloadPlan {
   const live: string[] = []
   const restart: string[] = []
   for (const key of changedKeys(old, next)) {
@@ -66,7 +74,7 @@ export function planReload (role: RoleName, old: Readonly<Config>, next: Readonl
 }
 
 /** `old` with the values of `keys` taken from `next`: the config a role runs with after applying them. */
-export function mergeLive (old: Readonly<Config>, next: Readonly<Config>, keys: readonly string[]): Readonly<Config> {
+export function mergeLive(old: Readonly<Config>, next: Readonly<Config>, keys: readonly string[]): Readonly<Config> {
   const merged = structuredClone(old) as unknown as Record<string, Record<string, unknown>>
   const from = next as unknown as Sections
   for (const key of keys) {
@@ -79,7 +87,7 @@ export function mergeLive (old: Readonly<Config>, next: Readonly<Config>, keys: 
   return deepFreeze(merged) as unknown as Readonly<Config>
 }
 
-function deepFreeze<T> (value: T): T {
+function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null) {
     for (const v of Object.values(value)) deepFreeze(v)
     Object.freeze(value)

@@ -6,12 +6,12 @@
 export const ROLE_NAMES = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync'] as const
 
 /** A role `filterd <role>` starts; each has a config section with its log/pid keys. */
-export type RoleName = typeof ROLE_NAMES[number]
+export type RoleName = (typeof ROLE_NAMES)[number]
 
 /** The config section that holds a role's keys: the DNS role's is `proxy`, every other role's is its name. */
 export type RoleSection = Exclude<RoleName, 'dns'> | 'proxy'
 
-export function roleSection (role: RoleName): RoleSection {
+export function roleSection(role: RoleName): RoleSection {
   return role === 'dns' ? 'proxy' : role
 }
 

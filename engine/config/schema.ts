@@ -82,7 +82,11 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        listen: { ...listenList, default: ['0.0.0.0:53'], description: 'UDP and TCP listen addresses of the filtering DNS server; repeatable' },
+        listen: {
+          ...listenList,
+          default: ['0.0.0.0:53'],
+          description: 'UDP and TCP listen addresses of the filtering DNS server; repeatable'
+        },
         'blockpage-ip': {
           type: 'array',
           items: { type: 'string', minLength: 2 },
@@ -93,29 +97,164 @@ export const configSchema = {
         log: { ...logPath, default: '/var/log/filterd/proxy.log' },
         pid: { ...pidPath, default: '/run/filterd/proxy.pid', description: pidPath.description + specFixedNote },
         ttl: { type: 'integer', minimum: 0, maximum: 86400, default: 60, description: 'TTL of block answers, seconds' },
-        dispatch: { enum: ['inline', 'pool'], default: 'inline', description: 'match on the socket thread (inline) or in a Piscina worker pool with batched tasks (pool)' },
-        io: { enum: ['auto', 'native', 'dgram'], default: 'auto', description: 'UDP I/O of the DNS server: the batched native addon (recvmmsg/sendmmsg, one SO_REUSEPORT socket per front process), node:dgram, or auto (the addon when it loads, else node:dgram with one warning)' },
-        processes: { type: 'integer', minimum: 1, maximum: 64, default: 1, description: 'front processes (node:cluster); each binds its own UDP socket with the native I/O, or shares the primary\'s with node:dgram' },
-        workers: { type: 'integer', minimum: 1, maximum: 64, default: 1, description: 'worker threads per front process when dispatch is pool' },
-        'metrics-listen': { ...listenAddress, description: 'optional HTTP listener of the DNS role serving GET /metrics (Prometheus) and nothing else, so a DNS-only host is observable; off unless set; keep it on loopback or a management network (docs/metrics.md)' },
-        'batch-size': { type: 'integer', minimum: 1, maximum: 4096, default: 64, description: 'packets per pool task at most' },
-        'client-subnet': { type: 'boolean', default: false, description: 'take the client address from EDNS Client Subnet (deployments behind relays)' },
-        'upstream-timeout': { type: 'integer', minimum: 50, maximum: 30000, default: 2000, description: 'milliseconds before an unanswered forwarded query gets SERVFAIL' },
-        'tcp-idle-timeout': { type: 'integer', minimum: 100, maximum: 600000, default: 10000, description: 'milliseconds a TCP client connection may stay idle' },
-        'tcp-message-timeout': { type: 'integer', minimum: 100, maximum: 600000, default: 3000, description: 'milliseconds a TCP client has to send the whole of a message once its first byte came (slowloris: not renewed by each byte)' },
-        'udp-receive-buffer': { type: 'integer', minimum: 0, maximum: 268435456, default: 4194304, description: 'bytes of kernel receive buffer for each UDP listening socket (0: the kernel default, about 208 KiB, which bursts of a few hundred packets overflow); Linux caps it at net.core.rmem_max, so raise that sysctl too' },
-        'rate-limit': { type: 'integer', minimum: 0, maximum: 10000000, default: 0, description: 'queries per second allowed per client address or prefix, with a burst of one second; 0: no limit', 'x-live': ['dns'] },
-        'rate-limit-prefix-v4': { type: 'integer', minimum: 8, maximum: 32, default: 32, description: 'IPv4 prefix length that rate-limit counts as one client', 'x-live': ['dns'] },
-        'rate-limit-prefix-v6': { type: 'integer', minimum: 16, maximum: 128, default: 56, description: 'IPv6 prefix length that rate-limit counts as one client (a /56 is one subscriber)', 'x-live': ['dns'] },
-        'rate-limit-action': { enum: ['refuse', 'drop'], default: 'refuse', description: 'what a query over rate-limit gets: REFUSED, or no answer at all', 'x-live': ['dns'] },
-        'any-over-udp': { enum: ['truncate', 'forward'], default: 'truncate', description: 'ANY queries over UDP get an empty answer with TC set (the client asks again over TCP, where the source address cannot be forged), so the server is no amplifier; forward: treat ANY like any other type' },
-        dnstap: { type: 'string', pattern: '^(unix:/|tcp:).+', description: 'dnstap output (Frame Streams + protobuf, as dnsdist, Unbound and BIND emit): unix:/path/of/socket or tcp:host:port of a collector such as fstrm_capture; every answered query is sent with its answer and filterd\'s decision; off unless set (docs/dns.md, "dnstap")' },
-        'dnstap-queue': { type: 'integer', minimum: 65536, maximum: 1073741824, default: 4194304, description: 'bytes of dnstap frames each front process holds while the collector is slow or away; past it new frames are dropped and counted (filterd_dns_dnstap_dropped_total), never waited for' },
-        'dnstap-identity': { type: 'string', maxLength: 255, description: 'Dnstap.identity of every frame; default: the host name' },
-        'tcp-max-connections': { type: 'integer', minimum: 1, maximum: 1000000, default: 1000, description: 'concurrent TCP client connections per process; when the table is full, a new connection closes the oldest idle one (then the oldest with an unfinished message), and the idle timeout shortens as the table fills (docs/dns.md)' },
-        'tcp-max-per-source': { type: 'integer', minimum: 1, maximum: 1000000, default: 64, description: 'concurrent TCP client connections per process from one IPv4 address or one IPv6 /64; a connection past it is closed on accept, so one address cannot take the table' },
-        'upstream-edns-size': { type: 'integer', minimum: 512, maximum: 65535, default: 1232, description: 'largest EDNS UDP payload size advertised to the upstream resolvers (a client\'s larger size is lowered to it; DNS Flag Day 2020 recommends 1232); answers over UDP never exceed the size the client advertised (512 without EDNS): larger ones are sent truncated with TC' },
-        'safesearch-hosts': { ...filePath, description: 'data file of search-engine and video hosts (defaults to the packaged conf/safesearch.txt)', 'x-roles': ['dns', 'blockpage'] },
+        dispatch: {
+          enum: ['inline', 'pool'],
+          default: 'inline',
+          description: 'match on the socket thread (inline) or in a Piscina worker pool with batched tasks (pool)'
+        },
+        io: {
+          enum: ['auto', 'native', 'dgram'],
+          default: 'auto',
+          description:
+            'UDP I/O of the DNS server: the batched native addon (recvmmsg/sendmmsg, one SO_REUSEPORT socket per front process), node:dgram, or auto (the addon when it loads, else node:dgram with one warning)'
+        },
+        processes: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 64,
+          default: 1,
+          description:
+            "front processes (node:cluster); each binds its own UDP socket with the native I/O, or shares the primary's with node:dgram"
+        },
+        workers: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 64,
+          default: 1,
+          description: 'worker threads per front process when dispatch is pool'
+        },
+        'metrics-listen': {
+          ...listenAddress,
+          description:
+            'optional HTTP listener of the DNS role serving GET /metrics (Prometheus) and nothing else, so a DNS-only host is observable; off unless set; keep it on loopback or a management network (docs/metrics.md)'
+        },
+        'batch-size': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 4096,
+          default: 64,
+          description: 'packets per pool task at most'
+        },
+        'client-subnet': {
+          type: 'boolean',
+          default: false,
+          description: 'take the client address from EDNS Client Subnet (deployments behind relays)'
+        },
+        'upstream-timeout': {
+          type: 'integer',
+          minimum: 50,
+          maximum: 30000,
+          default: 2000,
+          description: 'milliseconds before an unanswered forwarded query gets SERVFAIL'
+        },
+        'tcp-idle-timeout': {
+          type: 'integer',
+          minimum: 100,
+          maximum: 600000,
+          default: 10000,
+          description: 'milliseconds a TCP client connection may stay idle'
+        },
+        'tcp-message-timeout': {
+          type: 'integer',
+          minimum: 100,
+          maximum: 600000,
+          default: 3000,
+          description:
+            'milliseconds a TCP client has to send the whole of a message once its first byte came (slowloris: not renewed by each byte)'
+        },
+        'udp-receive-buffer': {
+          type: 'integer',
+          minimum: 0,
+          maximum: 268435456,
+          default: 4194304,
+          description:
+            'bytes of kernel receive buffer for each UDP listening socket (0: the kernel default, about 208 KiB, which bursts of a few hundred packets overflow); Linux caps it at net.core.rmem_max, so raise that sysctl too'
+        },
+        'rate-limit': {
+          type: 'integer',
+          minimum: 0,
+          maximum: 10000000,
+          default: 0,
+          description:
+            'queries per second allowed per client address or prefix, with a burst of one second; 0: no limit',
+          'x-live': ['dns']
+        },
+        'rate-limit-prefix-v4': {
+          type: 'integer',
+          minimum: 8,
+          maximum: 32,
+          default: 32,
+          description: 'IPv4 prefix length that rate-limit counts as one client',
+          'x-live': ['dns']
+        },
+        'rate-limit-prefix-v6': {
+          type: 'integer',
+          minimum: 16,
+          maximum: 128,
+          default: 56,
+          description: 'IPv6 prefix length that rate-limit counts as one client (a /56 is one subscriber)',
+          'x-live': ['dns']
+        },
+        'rate-limit-action': {
+          enum: ['refuse', 'drop'],
+          default: 'refuse',
+          description: 'what a query over rate-limit gets: REFUSED, or no answer at all',
+          'x-live': ['dns']
+        },
+        'any-over-udp': {
+          enum: ['truncate', 'forward'],
+          default: 'truncate',
+          description:
+            'ANY queries over UDP get an empty answer with TC set (the client asks again over TCP, where the source address cannot be forged), so the server is no amplifier; forward: treat ANY like any other type'
+        },
+        dnstap: {
+          type: 'string',
+          pattern: '^(unix:/|tcp:).+',
+          description:
+            'dnstap output (Frame Streams + protobuf, as dnsdist, Unbound and BIND emit): unix:/path/of/socket or tcp:host:port of a collector such as fstrm_capture; every answered query is sent with its answer and filterd\'s decision; off unless set (docs/dns.md, "dnstap")'
+        },
+        'dnstap-queue': {
+          type: 'integer',
+          minimum: 65536,
+          maximum: 1073741824,
+          default: 4194304,
+          description:
+            'bytes of dnstap frames each front process holds while the collector is slow or away; past it new frames are dropped and counted (filterd_dns_dnstap_dropped_total), never waited for'
+        },
+        'dnstap-identity': {
+          type: 'string',
+          maxLength: 255,
+          description: 'Dnstap.identity of every frame; default: the host name'
+        },
+        'tcp-max-connections': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1000000,
+          default: 1000,
+          description:
+            'concurrent TCP client connections per process; when the table is full, a new connection closes the oldest idle one (then the oldest with an unfinished message), and the idle timeout shortens as the table fills (docs/dns.md)'
+        },
+        'tcp-max-per-source': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1000000,
+          default: 64,
+          description:
+            'concurrent TCP client connections per process from one IPv4 address or one IPv6 /64; a connection past it is closed on accept, so one address cannot take the table'
+        },
+        'upstream-edns-size': {
+          type: 'integer',
+          minimum: 512,
+          maximum: 65535,
+          default: 1232,
+          description:
+            "largest EDNS UDP payload size advertised to the upstream resolvers (a client's larger size is lowered to it; DNS Flag Day 2020 recommends 1232); answers over UDP never exceed the size the client advertised (512 without EDNS): larger ones are sent truncated with TC"
+        },
+        'safesearch-hosts': {
+          ...filePath,
+          description: 'data file of search-engine and video hosts (defaults to the packaged conf/safesearch.txt)',
+          'x-roles': ['dns', 'blockpage']
+        },
         'log-level': { ...logLevel, 'x-live': ['dns'] }
       }
     },
@@ -125,7 +264,12 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        path: { ...filePath, default: '/var/lib/filterd/data', description: 'directory of the domain data files' + specFixedNote, 'x-roles': ['collector'] },
+        path: {
+          ...filePath,
+          default: '/var/lib/filterd/data',
+          description: 'directory of the domain data files' + specFixedNote,
+          'x-roles': ['collector']
+        },
         file: {
           'x-roles': ['collector'],
           type: 'array',
@@ -133,7 +277,11 @@ export const configSchema = {
           default: ['custom.txt', 'vendor.txt'],
           description: 'data files in order; each is a set of corrections to the files after it' + specFixedNote
         },
-        cats: { ...filePath, default: '/etc/filterd', description: 'directory holding catgroups.json, catgroups_en.json and categories.meta.json' },
+        cats: {
+          ...filePath,
+          default: '/etc/filterd',
+          description: 'directory holding catgroups.json, catgroups_en.json and categories.meta.json'
+        },
         language: { enum: ['ru', 'en'], default: 'ru', description: 'language of category names' }
       }
     },
@@ -148,7 +296,11 @@ export const configSchema = {
         log: { ...logPath, default: '/var/log/filterd/blockpage.log' },
         pid: { ...pidPath, default: '/run/filterd/blockpage.pid' },
         language: { enum: ['ru', 'en'], description: 'language of the pages (defaults to datafiles.language)' },
-        'accept-language': { type: 'boolean', default: true, description: 'choose the page language from the browser Accept-Language header' },
+        'accept-language': {
+          type: 'boolean',
+          default: true,
+          description: 'choose the page language from the browser Accept-Language header'
+        },
         'product-name': { type: 'string', default: 'filterd', description: 'product name shown on the pages' },
         'tls-listen': { ...listenAddress, description: 'optional HTTPS listener (needs tls-cert and tls-key)' },
         'tls-cert': filePath,
@@ -162,16 +314,61 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        listen: { ...listenAddress, default: '127.0.0.1:8080', description: 'management API listen address (loopback only)', 'x-roles': ['api', 'blockpage'] },
+        listen: {
+          ...listenAddress,
+          default: '127.0.0.1:8080',
+          description: 'management API listen address (loopback only)',
+          'x-roles': ['api', 'blockpage']
+        },
         log: { ...logPath, default: '/var/log/filterd/api.log' },
         pid: { ...pidPath, default: '/run/filterd/api.pid' },
-        host: { type: 'string', default: 'api.filterd.local', description: 'host name the front door routes to the management API, and on the credential-free loopback path one of the Host names the API answers to', 'x-roles': ['api', 'blockpage'] },
-        access: { ...accessRules, default: ['allow 127.0.0.0/8', 'allow ::1/128', 'deny all'], 'x-roles': ['blockpage'], 'x-live': ['blockpage'] },
-        'trusted-proxies': { type: 'array', items: { type: 'string' }, default: [], description: 'peers whose X-Forwarded-For is believed', 'x-roles': ['api', 'blockpage'] },
-        'allowed-origins': { type: 'array', items: { type: 'string' }, default: [], description: 'browser origins (scheme://host[:port]) whose pages may call the API cross-site; any other page\'s request that its Origin or Sec-Fetch-Site says is cross-site gets 403 API_CROSS_SITE (docs/api.md, Browsers)' },
-        'require-credentials': { type: 'boolean', default: true, description: 'callers must present the credentials of an API client (filterd api-client add): a Bearer token or HTTP Basic, checked by the api role after the front door\'s api.access rules let the address in; false: the address rules alone decide, as the spec\'s front proxy does (docs/api.md, Authorization)' },
-        'loopback-without-credentials': { type: 'boolean', default: true, description: 'let callers on this host (127.0.0.0/8, ::1, directly or through the front door) in without credentials, the spec\'s default access; set false when another program on this host relays requests from elsewhere to api.listen' },
-        'body-limit': { type: 'integer', minimum: 1024, maximum: 67108864, default: 1048576, description: 'largest request body, bytes', 'x-roles': ['api', 'blockpage'] },
+        host: {
+          type: 'string',
+          default: 'api.filterd.local',
+          description:
+            'host name the front door routes to the management API, and on the credential-free loopback path one of the Host names the API answers to',
+          'x-roles': ['api', 'blockpage']
+        },
+        access: {
+          ...accessRules,
+          default: ['allow 127.0.0.0/8', 'allow ::1/128', 'deny all'],
+          'x-roles': ['blockpage'],
+          'x-live': ['blockpage']
+        },
+        'trusted-proxies': {
+          type: 'array',
+          items: { type: 'string' },
+          default: [],
+          description: 'peers whose X-Forwarded-For is believed',
+          'x-roles': ['api', 'blockpage']
+        },
+        'allowed-origins': {
+          type: 'array',
+          items: { type: 'string' },
+          default: [],
+          description:
+            "browser origins (scheme://host[:port]) whose pages may call the API cross-site; any other page's request that its Origin or Sec-Fetch-Site says is cross-site gets 403 API_CROSS_SITE (docs/api.md, Browsers)"
+        },
+        'require-credentials': {
+          type: 'boolean',
+          default: true,
+          description:
+            "callers must present the credentials of an API client (filterd api-client add): a Bearer token or HTTP Basic, checked by the api role after the front door's api.access rules let the address in; false: the address rules alone decide, as the spec's front proxy does (docs/api.md, Authorization)"
+        },
+        'loopback-without-credentials': {
+          type: 'boolean',
+          default: true,
+          description:
+            "let callers on this host (127.0.0.0/8, ::1, directly or through the front door) in without credentials, the spec's default access; set false when another program on this host relays requests from elsewhere to api.listen"
+        },
+        'body-limit': {
+          type: 'integer',
+          minimum: 1024,
+          maximum: 67108864,
+          default: 1048576,
+          description: 'largest request body, bytes',
+          'x-roles': ['api', 'blockpage']
+        },
         'log-level': { ...logLevel, 'x-live': ['api'] }
       }
     },
@@ -181,22 +378,86 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        db: { ...filePath, default: '/var/lib/filterd/db', description: 'LMDB directory shared by every role on the host' },
-        'redis-ip': { type: 'string', description: 'address of the Redis server shared by several hosts (docs/operations-redis.md); unset: one host, LMDB only', 'x-roles': ['api', 'sync'] },
-        'redis-port': { type: 'integer', minimum: 1, maximum: 65535, description: 'port of the shared Redis server (6379 when unset)', 'x-roles': ['api', 'sync'] },
-        'redis-password': { type: 'string', description: 'password (AUTH) of the shared Redis server and its Sentinels', 'x-roles': ['api', 'sync'] },
-        'redis-prefix': { type: 'string', minLength: 1, maxLength: 64, default: 'filterd:', description: 'prefix of every key filterd keeps in Redis (several deployments can share one server)', 'x-roles': ['api', 'sync'] },
-        'redis-stream-length': { type: 'integer', minimum: 1000, maximum: 100000000, default: 100000, description: 'change records kept in the Redis stream; a host further behind bootstraps from a snapshot', 'x-roles': ['api', 'sync'] },
-        'redis-sentinels': { type: 'array', items: { type: 'string', pattern: '^.+:[0-9]{1,5}$' }, default: [], description: 'host:port of Redis Sentinels; when set, the master named redis-master-name is used instead of redis-ip', 'x-roles': ['api', 'sync'] },
-        'host-id': { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'this host\'s name among hosts sharing Redis (its statistics files are shipped under it); default: the system host name', 'x-roles': ['api', 'sync'] },
-        'redis-master-name': { type: 'string', default: 'filterd', description: 'the Sentinel master name', 'x-roles': ['api', 'sync'] },
-        'vendor-names': { type: 'array', items: { type: 'string' }, default: [], description: 'extra host names added to the built-in whitelist', 'x-roles': ['dns', 'api', 'blockpage'] },
-        safesearchredirect: { type: 'string', default: 'https://safe.duckduckgo.com/?kp=1', description: 'initial /config/ safesearchredirect (the API changes it later); its host must not be a safe-search host of conf/safesearch.txt, or the redirect would loop back to the block page and the safe search page is shown instead (safe.duckduckgo.com is DuckDuckGo with strict safe search, not a host the DNS server redirects)', 'x-roles': ['api', 'blockpage'] },
+        db: {
+          ...filePath,
+          default: '/var/lib/filterd/db',
+          description: 'LMDB directory shared by every role on the host'
+        },
+        'redis-ip': {
+          type: 'string',
+          description:
+            'address of the Redis server shared by several hosts (docs/operations-redis.md); unset: one host, LMDB only',
+          'x-roles': ['api', 'sync']
+        },
+        'redis-port': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 65535,
+          description: 'port of the shared Redis server (6379 when unset)',
+          'x-roles': ['api', 'sync']
+        },
+        'redis-password': {
+          type: 'string',
+          description: 'password (AUTH) of the shared Redis server and its Sentinels',
+          'x-roles': ['api', 'sync']
+        },
+        'redis-prefix': {
+          type: 'string',
+          minLength: 1,
+          maxLength: 64,
+          default: 'filterd:',
+          description: 'prefix of every key filterd keeps in Redis (several deployments can share one server)',
+          'x-roles': ['api', 'sync']
+        },
+        'redis-stream-length': {
+          type: 'integer',
+          minimum: 1000,
+          maximum: 100000000,
+          default: 100000,
+          description: 'change records kept in the Redis stream; a host further behind bootstraps from a snapshot',
+          'x-roles': ['api', 'sync']
+        },
+        'redis-sentinels': {
+          type: 'array',
+          items: { type: 'string', pattern: '^.+:[0-9]{1,5}$' },
+          default: [],
+          description:
+            'host:port of Redis Sentinels; when set, the master named redis-master-name is used instead of redis-ip',
+          'x-roles': ['api', 'sync']
+        },
+        'host-id': {
+          type: 'string',
+          pattern: '^[A-Za-z0-9._-]{1,64}$',
+          description:
+            "this host's name among hosts sharing Redis (its statistics files are shipped under it); default: the system host name",
+          'x-roles': ['api', 'sync']
+        },
+        'redis-master-name': {
+          type: 'string',
+          default: 'filterd',
+          description: 'the Sentinel master name',
+          'x-roles': ['api', 'sync']
+        },
+        'vendor-names': {
+          type: 'array',
+          items: { type: 'string' },
+          default: [],
+          description: 'extra host names added to the built-in whitelist',
+          'x-roles': ['dns', 'api', 'blockpage']
+        },
+        safesearchredirect: {
+          type: 'string',
+          default: 'https://safe.duckduckgo.com/?kp=1',
+          description:
+            'initial /config/ safesearchredirect (the API changes it later); its host must not be a safe-search host of conf/safesearch.txt, or the redirect would loop back to the block page and the safe search page is shown instead (safe.duckduckgo.com is DuckDuckGo with strict safe search, not a host the DNS server redirects)',
+          'x-roles': ['api', 'blockpage']
+        },
         'log-level': { ...logLevel, default: 'info', 'x-live': ROLE_NAMES },
         'http-server': {
           enum: ['auto', 'uws', 'node'],
           default: 'auto',
-          description: 'HTTP implementation of the HTTP roles. auto (the default) chooses per role: node:http for api, blockpage, local and sync (its /health), which reverse proxies, health checks, browsers and billing scripts talk to (it answers HTTP/1.0, a missing or repeated Host with 400, and absolute-form targets); uWebSockets.js for catapi and collector, whose clients speak HTTP/1.1 with Host and where throughput is the job (node:http with one warning when the addon does not load: uWS 20.30 has builds for Node 16, 18 and 20 only, so on Node 22 and 24 every role serves with node:http). uws or node force one implementation on every HTTP role (uws too falls back to node:http with one warning where the addon does not load); uWS 20.30 leaves HTTP/1.0 requests and requests without Host unanswered, so put it behind a proxy that speaks HTTP/1.1 upstream (nginx: proxy_http_version 1.1)'
+          description:
+            'HTTP implementation of the HTTP roles. auto (the default) chooses per role: node:http for api, blockpage, local and sync (its /health), which reverse proxies, health checks, browsers and billing scripts talk to (it answers HTTP/1.0, a missing or repeated Host with 400, and absolute-form targets); uWebSockets.js for catapi and collector, whose clients speak HTTP/1.1 with Host and where throughput is the job (node:http with one warning when the addon does not load: uWS 20.30 has builds for Node 16, 18 and 20 only, so on Node 22 and 24 every role serves with node:http). uws or node force one implementation on every HTTP role (uws too falls back to node:http with one warning where the addon does not load); uWS 20.30 leaves HTTP/1.0 requests and requests without Host unanswered, so put it behind a proxy that speaks HTTP/1.1 upstream (nginx: proxy_http_version 1.1)'
         }
       }
     },
@@ -207,15 +468,61 @@ export const configSchema = {
       default: {},
       properties: {
         enabled: { type: 'boolean', default: true, description: 'write the per-query CSV log', 'x-roles': ['dns'] },
-        dir: { ...filePath, default: '/var/lib/filterd/stats', description: 'directory of the CSV files', 'x-roles': ['dns', 'api', 'sync'] },
-        db: { ...filePath, default: '/var/lib/filterd/statsdb', description: 'LMDB directory of the statistics', 'x-roles': ['api'] },
-        rotate: { type: 'integer', minimum: 1, maximum: 86400, default: 300, description: 'seconds between CSV file rotations', 'x-roles': ['dns'] },
-        'max-file-size': { type: 'integer', minimum: 4096, default: 268435456, description: 'bytes before an early rotation', 'x-roles': ['dns'] },
-        'import-interval': { type: 'integer', minimum: 1, maximum: 86400, default: 300, description: 'seconds between imports by the api role', 'x-roles': ['api', 'sync'] },
-        timezone: { type: 'string', default: 'UTC', description: 'time zone of report labels', 'x-roles': ['api', 'catapi'] },
-        'vendor-url': { type: 'string', description: 'vendor statistics endpoint for the usage report (off when absent): the vendor serves it over HTTPS on port 443 as the spec says; an http:// URL is accepted too, for a local collector and tests', 'x-roles': ['api'] },
+        dir: {
+          ...filePath,
+          default: '/var/lib/filterd/stats',
+          description: 'directory of the CSV files',
+          'x-roles': ['dns', 'api', 'sync']
+        },
+        db: {
+          ...filePath,
+          default: '/var/lib/filterd/statsdb',
+          description: 'LMDB directory of the statistics',
+          'x-roles': ['api']
+        },
+        rotate: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 86400,
+          default: 300,
+          description: 'seconds between CSV file rotations',
+          'x-roles': ['dns']
+        },
+        'max-file-size': {
+          type: 'integer',
+          minimum: 4096,
+          default: 268435456,
+          description: 'bytes before an early rotation',
+          'x-roles': ['dns']
+        },
+        'import-interval': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 86400,
+          default: 300,
+          description: 'seconds between imports by the api role',
+          'x-roles': ['api', 'sync']
+        },
+        timezone: {
+          type: 'string',
+          default: 'UTC',
+          description: 'time zone of report labels',
+          'x-roles': ['api', 'catapi']
+        },
+        'vendor-url': {
+          type: 'string',
+          description:
+            'vendor statistics endpoint for the usage report (off when absent): the vendor serves it over HTTPS on port 443 as the spec says; an http:// URL is accepted too, for a local collector and tests',
+          'x-roles': ['api']
+        },
         'vendor-key': { ...filePath, description: 'public key file registered with the vendor', 'x-roles': ['api'] },
-        'vendor-interval': { type: 'integer', minimum: 1, default: 86400, description: 'seconds between usage reports', 'x-roles': ['api'] }
+        'vendor-interval': {
+          type: 'integer',
+          minimum: 1,
+          default: 86400,
+          description: 'seconds between usage reports',
+          'x-roles': ['api']
+        }
       }
     },
     catapi: {
@@ -226,8 +533,17 @@ export const configSchema = {
       properties: {
         listen: { ...listenAddress, default: '0.0.0.0:8081', description: 'registered listener (HTTP Basic)' },
         'anon-listen': { ...listenAddress, default: '0.0.0.0:8082', description: 'anonymous listener (rate limited)' },
-        'anon-limit': { type: 'integer', minimum: 1, default: 10, description: 'anonymous requests per minute per source address' },
-        resolver: { type: 'array', items: listenAddress, description: 'resolvers asked whether a name exists (defaults to dnscache.forward)' },
+        'anon-limit': {
+          type: 'integer',
+          minimum: 1,
+          default: 10,
+          description: 'anonymous requests per minute per source address'
+        },
+        resolver: {
+          type: 'array',
+          items: listenAddress,
+          description: 'resolvers asked whether a name exists (defaults to dnscache.forward)'
+        },
         language: { enum: ['ru', 'en'], description: 'language of category names (defaults to datafiles.language)' },
         log: { ...logPath, default: '/var/log/filterd/catapi.log' },
         pid: { ...pidPath, default: '/run/filterd/catapi.pid' },
@@ -242,9 +558,18 @@ export const configSchema = {
       properties: {
         listen: { ...listenAddress, default: '0.0.0.0:80' },
         key: { type: 'string', default: '', description: 'key identifying this installation to the statistics server' },
-        'collector-url': { type: 'string', default: 'http://127.0.0.1:8090', description: 'statistics server and update channel base URL' },
+        'collector-url': {
+          type: 'string',
+          default: 'http://127.0.0.1:8090',
+          description: 'statistics server and update channel base URL'
+        },
         'report-interval': { type: 'integer', minimum: 1, default: 300, description: 'seconds between usage reports' },
-        'update-interval': { type: 'integer', minimum: 1, default: 3600, description: 'seconds between database update checks' },
+        'update-interval': {
+          type: 'integer',
+          minimum: 1,
+          default: 3600,
+          description: 'seconds between database update checks'
+        },
         db: { ...filePath, default: '/var/lib/filterd/local', description: 'directory of the local database copy' },
         language: { enum: ['ru', 'en'], default: 'en' },
         pid: { ...pidPath, default: '/run/filterd/local.pid' },
@@ -257,9 +582,22 @@ export const configSchema = {
       additionalProperties: false,
       description: 'quick start only: never set in production',
       properties: {
-        upstream: { ...listenAddress, description: 'start a tiny built-in upstream responder here (for machines with no reachable resolver)', 'x-roles': [] },
-        'build-db': { type: 'boolean', default: false, description: 'build the category database from datafiles at start when it is empty', 'x-roles': [] },
-        'default-filter': { type: 'array', items: { type: 'integer', minimum: 0 }, description: 'categories blocked for anonymous addresses while /config/ has never been set' }
+        upstream: {
+          ...listenAddress,
+          description: 'start a tiny built-in upstream responder here (for machines with no reachable resolver)',
+          'x-roles': []
+        },
+        'build-db': {
+          type: 'boolean',
+          default: false,
+          description: 'build the category database from datafiles at start when it is empty',
+          'x-roles': []
+        },
+        'default-filter': {
+          type: 'array',
+          items: { type: 'integer', minimum: 0 },
+          description: 'categories blocked for anonymous addresses while /config/ has never been set'
+        }
       }
     },
     collector: {
@@ -270,7 +608,11 @@ export const configSchema = {
       properties: {
         listen: { ...listenAddress, default: '0.0.0.0:8090' },
         db: { ...filePath, default: '/var/lib/filterd/collector', description: 'LMDB directory of usage reports' },
-        snapshots: { ...filePath, default: '/var/lib/filterd/snapshots', description: 'directory of database snapshots served to local services' },
+        snapshots: {
+          ...filePath,
+          default: '/var/lib/filterd/snapshots',
+          description: 'directory of database snapshots served to local services'
+        },
         keys: { type: 'array', items: { type: 'string' }, default: [], description: 'accepted installation keys' },
         log: { ...logPath, default: '/var/log/filterd/collector.log' },
         pid: { ...pidPath, default: '/run/filterd/collector.pid' },
@@ -283,10 +625,22 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        listen: { ...listenAddress, default: '127.0.0.1:8095', description: 'health (/health) and metrics (/metrics) of the replica follower (runs only when common.redis-ip is set)' },
+        listen: {
+          ...listenAddress,
+          default: '127.0.0.1:8095',
+          description:
+            'health (/health) and metrics (/metrics) of the replica follower (runs only when common.redis-ip is set)'
+        },
         log: { ...logPath, default: '/var/log/filterd/sync.log' },
         pid: { ...pidPath, default: '/run/filterd/sync.pid' },
-        'apply-timeout': { type: 'integer', minimum: 0, maximum: 60000, default: 5000, description: 'ms an API write waits for this host\'s replica to apply it before answering (read-your-writes)', 'x-roles': ['api'] },
+        'apply-timeout': {
+          type: 'integer',
+          minimum: 0,
+          maximum: 60000,
+          default: 5000,
+          description: "ms an API write waits for this host's replica to apply it before answering (read-your-writes)",
+          'x-roles': ['api']
+        },
         'log-level': { ...logLevel, 'x-live': ['sync'] }
       }
     }

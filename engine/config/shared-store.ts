@@ -5,6 +5,6 @@ import type { Config } from './types.js'
  * `common.redis-sentinels`): the one test of "several hosts on one Redis" every role and command
  * asks, without loading the Redis client.
  */
-export function sharesRedis (config: Readonly<Config>): boolean {
+export function sharesRedis(config: Readonly<Config>): boolean {
   return config.common['redis-ip'] !== undefined || (config.common['redis-sentinels'] ?? []).length > 0
 }

@@ -8,9 +8,12 @@
 import type { FromSchema } from 'json-schema-to-ts'
 import type { configSchema } from './schema.js'
 
-type DeepReadonly<T> = T extends ReadonlyArray<infer U>
-  ? ReadonlyArray<DeepReadonly<U>>
-  : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T
+type DeepReadonly<T> =
+  T extends ReadonlyArray<infer U>
+    ? ReadonlyArray<DeepReadonly<U>>
+    : T extends object
+      ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+      : T
 
 /** The config file's content after validation (defaults filled), before the loader freezes it. */
 export type ConfigFile = FromSchema<typeof configSchema>

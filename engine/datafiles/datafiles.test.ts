@@ -7,13 +7,13 @@ import { readLayers, mergeLayers, createLayersReport, type LayerOp } from './lay
 import { loadTaxonomy } from '../categories/taxonomy.js'
 import { tempDir } from '../testing/temp.js'
 
-function fixture (t: TestContext, files: Record<string, string>): string {
+function fixture(t: TestContext, files: Record<string, string>): string {
   const dir = tempDir(t, 'datafiles-')
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
   return dir
 }
 
-async function collect<T> (it: AsyncIterable<T>): Promise<T[]> {
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []
   for await (const x of it) out.push(x)
   return out
@@ -21,7 +21,8 @@ async function collect<T> (it: AsyncIterable<T>): Promise<T[]> {
 
 test('parses tab and space separated entries and ignores comments and blank lines', async (t: TestContext) => {
   const dir = fixture(t, {
-    'a.txt': '\uFEFF# header comment\n\nexample.com\t40\r\n  video.example   50,40,50   # trailing comment\n\t\n# done\n'
+    'a.txt':
+      '\uFEFF# header comment\n\nexample.com\t40\r\n  video.example   50,40,50   # trailing comment\n\t\n# done\n'
   })
   const entries = await collect(parseDataFile(join(dir, 'a.txt'), {}, 'a.txt'))
   t.assert.deepStrictEqual(entries, [
@@ -39,7 +40,13 @@ test('gives an IDN in Unicode and in punycode the same key', async (t: TestConte
 test('reads URL entries with the host normalised and the path kept as written', async (t: TestContext) => {
   const dir = fixture(t, { 'a.txt': 'Example.COM/Videos/Clip?id=A#x 50\nhttp://example.org/A 70\n' })
   const entries = await collect(parseDataFile(join(dir, 'a.txt')))
-  t.assert.deepStrictEqual(entries.map((e) => [e.key, e.isUrl]), [['example.com/Videos/Clip?id=A#x', true], ['example.org/A', true]])
+  t.assert.deepStrictEqual(
+    entries.map((e) => [e.key, e.isUrl]),
+    [
+      ['example.com/Videos/Clip?id=A#x', true],
+      ['example.org/A', true]
+    ]
+  )
 })
 
 test('reports malformed lines with file and line number instead of skipping them silently', async (t: TestContext) => {
@@ -58,9 +65,17 @@ test('reports malformed lines with file and line number instead of skipping them
   })
   const errors = new ErrorLog()
   const known = new Set([40, 41])
-  const entries = await collect(parseDataFile(join(dir, 'bad.txt'), { errors, isKnownCategory: (n) => known.has(n) }, 'bad.txt'))
-  t.assert.deepStrictEqual(entries.map((e) => e.line), [1, 9])
-  t.assert.deepStrictEqual(errors.errors.map((e) => [e.file, e.line]), [2, 3, 4, 5, 6, 7, 8].map((l) => ['bad.txt', l]))
+  const entries = await collect(
+    parseDataFile(join(dir, 'bad.txt'), { errors, isKnownCategory: (n) => known.has(n) }, 'bad.txt')
+  )
+  t.assert.deepStrictEqual(
+    entries.map((e) => e.line),
+    [1, 9]
+  )
+  t.assert.deepStrictEqual(
+    errors.errors.map((e) => [e.file, e.line]),
+    [2, 3, 4, 5, 6, 7, 8].map((l) => ['bad.txt', l])
+  )
   t.assert.match(errors.errors[0]!.message, /missing category list/)
   t.assert.match(errors.errors[3]!.message, /invalid category "4a"/)
   t.assert.match(errors.errors[4]!.message, /unknown category 9999/)
@@ -78,15 +93,32 @@ test('keeps only the first errors in memory but counts all of them', async (t: T
 })
 
 test('treats a hash inside a URL path as part of the path, not a comment', (t: TestContext) => {
-  t.assert.deepStrictEqual(parseDataLine('a.example/p#frag 40 # note'), { kind: 'entry', key: 'a.example/p#frag', isUrl: true, cats: [40] })
+  t.assert.deepStrictEqual(parseDataLine('a.example/p#frag 40 # note'), {
+    kind: 'entry',
+    key: 'a.example/p#frag',
+    isUrl: true,
+    cats: [40]
+  })
   t.assert.deepStrictEqual(parseDataLine('   # only a comment'), { kind: 'blank' })
-  t.assert.deepStrictEqual(parseDataLine('gone.example -'), { kind: 'entry', key: 'gone.example', isUrl: false, cats: null })
+  t.assert.deepStrictEqual(parseDataLine('gone.example -'), {
+    kind: 'entry',
+    key: 'gone.example',
+    isUrl: false,
+    cats: null
+  })
 })
 
 test('yields the last file first so that plain puts and deletes give the layered result', async (t: TestContext) => {
   const dir = fixture(t, { '1.txt': 'a.example 41\n', '2.txt': 'a.example 40\nb.example 50\n' })
   const ops = await collect(readLayers(dir, ['1.txt', '2.txt']))
-  t.assert.deepStrictEqual(ops.map((o: LayerOp) => [o.file, o.key]), [['2.txt', 'a.example'], ['2.txt', 'b.example'], ['1.txt', 'a.example']])
+  t.assert.deepStrictEqual(
+    ops.map((o: LayerOp) => [o.file, o.key]),
+    [
+      ['2.txt', 'a.example'],
+      ['2.txt', 'b.example'],
+      ['1.txt', 'a.example']
+    ]
+  )
 })
 
 test('lets the first file override the categories of later files entirely, not as a union', async (t: TestContext) => {
@@ -133,7 +165,13 @@ test('counts entries, deletions, URL entries, errors and categories per layer', 
   const [l1, l2] = report.layers
   t.assert.deepStrictEqual([l1!.entries, l1!.deletions, l1!.errors, l1!.urlEntries], [1, 1, 1, 0])
   t.assert.deepStrictEqual([l2!.entries, l2!.deletions, l2!.errors, l2!.urlEntries], [2, 0, 0, 1])
-  t.assert.deepStrictEqual([...l1!.perCategory], [[40, 1], [41, 1]])
+  t.assert.deepStrictEqual(
+    [...l1!.perCategory],
+    [
+      [40, 1],
+      [41, 1]
+    ]
+  )
   t.assert.strictEqual(report.errorCount, 1)
   t.assert.strictEqual(report.errors[0]!.file, '1.txt')
   t.assert.strictEqual(report.errors[0]!.line, 3)
@@ -147,7 +185,9 @@ test('rejects when a configured data file does not exist', async (t: TestContext
 test('the shipped demo data file parses without errors against the shipped taxonomy', async (t: TestContext) => {
   const conf = fileURLToPath(new URL('../../../conf/', import.meta.url))
   const taxonomy = loadTaxonomy(conf, 'en')
-  const { entries, report } = await mergeLayers(join(conf, 'demo-data'), ['demo.txt'], { isKnownCategory: (n) => taxonomy.has(n) })
+  const { entries, report } = await mergeLayers(join(conf, 'demo-data'), ['demo.txt'], {
+    isKnownCategory: (n) => taxonomy.has(n)
+  })
   t.assert.strictEqual(report.errorCount, 0, report.errorLog.format())
   t.assert.ok(entries.size >= 30)
   t.assert.deepStrictEqual(entries.get('xn--e1ajeds9e.xn--p1ai')?.cats, [85])

@@ -30,8 +30,15 @@ import { resolve } from 'node:path'
 import { ErrorLog, parseDataFile, type DataFileError, type ParseOptions } from './parse.js'
 
 export type LayerOp =
-  | { readonly op: 'put', readonly key: string, readonly isUrl: boolean, readonly cats: readonly number[], readonly file: string, readonly line: number }
-  | { readonly op: 'del', readonly key: string, readonly isUrl: boolean, readonly file: string, readonly line: number }
+  | {
+      readonly op: 'put'
+      readonly key: string
+      readonly isUrl: boolean
+      readonly cats: readonly number[]
+      readonly file: string
+      readonly line: number
+    }
+  | { readonly op: 'del'; readonly key: string; readonly isUrl: boolean; readonly file: string; readonly line: number }
 
 export interface LayerStats {
   /** The file as listed in `datafiles.file`. */
@@ -69,13 +76,17 @@ export interface ReadLayersOptions {
   readonly onLayer?: (stats: LayerStats) => void
 }
 
-export function createLayersReport (maxErrors = 100): LayersReport {
+export function createLayersReport(maxErrors = 100): LayersReport {
   const errorLog = new ErrorLog(maxErrors)
   return {
     layers: [],
     errorLog,
-    get errors () { return errorLog.errors },
-    get errorCount () { return errorLog.count }
+    get errors() {
+      return errorLog.errors
+    },
+    get errorCount() {
+      return errorLog.count
+    }
   }
 }
 
@@ -86,13 +97,26 @@ export function createLayersReport (maxErrors = 100): LayersReport {
  * Files are resolved against `path` (the config's `datafiles.path`) unless absolute.
  * The generator's return value is the report (also available through `opts.report`).
  */
-export async function * readLayers (path: string, files: readonly string[], opts: ReadLayersOptions = {}): AsyncGenerator<LayerOp, LayersReport, undefined> {
+export async function* readLayers(
+  path: string,
+  files: readonly string[],
+  opts: ReadLayersOptions = {}
+): AsyncGenerator<LayerOp, LayersReport, undefined> {
   const report = opts.report ?? createLayersReport(opts.maxErrors)
-  const parseOpts: ParseOptions = opts.isKnownCategory === undefined
-    ? { errors: report.errorLog }
-    : { errors: report.errorLog, isKnownCategory: opts.isKnownCategory }
+  const parseOpts: ParseOptions =
+    opts.isKnownCategory === undefined
+      ? { errors: report.errorLog }
+      : { errors: report.errorLog, isKnownCategory: opts.isKnownCategory }
   for (let priority = 0; priority < files.length; priority++) {
-    report.layers[priority] = { file: files[priority]!, priority, entries: 0, deletions: 0, urlEntries: 0, errors: 0, perCategory: new Map() }
+    report.layers[priority] = {
+      file: files[priority]!,
+      priority,
+      entries: 0,
+      deletions: 0,
+      urlEntries: 0,
+      errors: 0,
+      perCategory: new Map()
+    }
   }
   for (let priority = files.length - 1; priority >= 0; priority--) {
     const stats = report.layers[priority]!
@@ -133,7 +157,11 @@ export interface MergeResult {
  * (demo data, tests, tools that inspect a few files); a builder for the full database applies
  * the same ops to LMDB instead.
  */
-export async function mergeLayers (path: string, files: readonly string[], opts: ReadLayersOptions = {}): Promise<MergeResult> {
+export async function mergeLayers(
+  path: string,
+  files: readonly string[],
+  opts: ReadLayersOptions = {}
+): Promise<MergeResult> {
   const report = opts.report ?? createLayersReport(opts.maxErrors)
   const entries = new Map<string, MergedEntry>()
   for await (const op of readLayers(path, files, { ...opts, report })) {

@@ -40,17 +40,17 @@ export class ErrorLog {
   readonly max: number
   readonly errors: DataFileError[] = []
   count = 0
-  constructor (max = 100) {
+  constructor(max = 100) {
     this.max = max
   }
 
-  add (error: DataFileError): void {
+  add(error: DataFileError): void {
     this.count++
     if (this.errors.length < this.max) this.errors.push(error)
   }
 
   /** `file:line: message` lines for the kept errors, plus a note on how many more were dropped. */
-  format (): string {
+  format(): string {
     const lines = this.errors.map((e) => `${e.file}:${e.line}: ${e.message}: ${e.text}`)
     if (this.count > this.errors.length) lines.push(`… and ${this.count - this.errors.length} more errors`)
     return lines.join('\n')
@@ -66,8 +66,8 @@ export interface ParseOptions {
 
 export type ParsedLine =
   | { readonly kind: 'blank' }
-  | { readonly kind: 'entry', readonly key: string, readonly isUrl: boolean, readonly cats: readonly number[] | null }
-  | { readonly kind: 'error', readonly message: string }
+  | { readonly kind: 'entry'; readonly key: string; readonly isUrl: boolean; readonly cats: readonly number[] | null }
+  | { readonly kind: 'error'; readonly message: string }
 
 const WS = /[\t ]+/
 
@@ -75,7 +75,7 @@ const WS = /[\t ]+/
  * Parses one line of a data file (no I/O). Exported for the API and tools that take a single entry.
  * Category 0 is reserved (Non-Existing Domain) and is an error in a data file.
  */
-export function parseDataLine (text: string, isKnownCategory?: (n: number) => boolean): ParsedLine {
+export function parseDataLine(text: string, isKnownCategory?: (n: number) => boolean): ParsedLine {
   let s = text
   const hash = commentStart(s)
   if (hash !== -1) s = s.slice(0, hash)
@@ -83,7 +83,11 @@ export function parseDataLine (text: string, isKnownCategory?: (n: number) => bo
   if (s.length === 0) return BLANK
   const fields = s.split(WS)
   if (fields.length === 1) return { kind: 'error', message: 'missing category list' }
-  if (fields.length > 2) return { kind: 'error', message: 'expected `name categories`, found more fields (no spaces inside the category list)' }
+  if (fields.length > 2)
+    return {
+      kind: 'error',
+      message: 'expected `name categories`, found more fields (no spaces inside the category list)'
+    }
   const [rawName, rawCats] = fields as [string, string]
   let key: string
   let isUrl: boolean
@@ -116,7 +120,7 @@ export function parseDataLine (text: string, isKnownCategory?: (n: number) => bo
 const BLANK: ParsedLine = Object.freeze({ kind: 'blank' })
 
 /** Index of a `#` at the start of the line or after whitespace, or -1. */
-function commentStart (s: string): number {
+function commentStart(s: string): number {
   for (let i = s.indexOf('#'); i !== -1; i = s.indexOf('#', i + 1)) {
     if (i === 0) return 0
     const prev = s.charCodeAt(i - 1)
@@ -130,7 +134,11 @@ function commentStart (s: string): number {
  * name as configured); `filePath` is where it is read from. Malformed lines go to `opts.errors`.
  * A missing or unreadable file rejects (a configured data file that is absent is a config error).
  */
-export async function * parseDataFile (filePath: string, opts: ParseOptions = {}, file: string = filePath): AsyncGenerator<DataEntry, void, undefined> {
+export async function* parseDataFile(
+  filePath: string,
+  opts: ParseOptions = {},
+  file: string = filePath
+): AsyncGenerator<DataEntry, void, undefined> {
   const errors = opts.errors ?? new ErrorLog()
   // Open first so a missing file rejects here: readline's iterator does not reliably surface
   // errors of its input stream.

@@ -18,10 +18,10 @@ export const FIELD_CONTENT_TYPE = 0x01
 export const DNSTAP_CONTENT_TYPE = 'protobuf:dnstap.Dnstap'
 
 /** fstrm's limit on a control frame (fstrm_control's FSTRM_CONTROL_FRAME_LENGTH_MAX). */
-export const kMaxControlFrame = 512
+export const MAX_CONTROL_FRAME = 512
 
 /** A control frame with its escape and length, ready to write. */
-export function controlFrame (type: number, contentTypes: readonly string[] = []): Buffer {
+export function controlFrame(type: number, contentTypes: readonly string[] = []): Buffer {
   let len = 4
   for (const ct of contentTypes) len += 8 + Buffer.byteLength(ct)
   const out = Buffer.alloc(8 + len)
@@ -46,11 +46,11 @@ export interface ControlFrame {
  * Reads one control frame from the start of `buf`: the frame and the bytes it took, null when
  * `buf` does not hold all of it yet, or what is wrong when it is not a control frame.
  */
-export function readControlFrame (buf: Buffer): { frame: ControlFrame, size: number } | null | { problem: string } {
+export function readControlFrame(buf: Buffer): { frame: ControlFrame; size: number } | null | { problem: string } {
   if (buf.length < 8) return null
   if (buf.readUInt32BE(0) !== 0) return { problem: 'fstrm: expected a control frame, got a data frame' }
   const len = buf.readUInt32BE(4)
-  if (len < 4 || len > kMaxControlFrame) return { problem: `fstrm: control frame length ${len} out of range` }
+  if (len < 4 || len > MAX_CONTROL_FRAME) return { problem: `fstrm: control frame length ${len} out of range` }
   if (buf.length < 8 + len) return null
   const type = buf.readUInt32BE(8)
   const contentTypes: string[] = []

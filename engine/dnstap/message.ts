@@ -16,7 +16,12 @@
 import { parseIpBytes } from '../net/ip.js'
 import type { FrameStreamWriter } from './writer.js'
 import {
-  lenFieldSize, varintFieldSize, varintSize, writeFixed32Field, writeLenHeader, writeVarintField
+  lenFieldSize,
+  varintFieldSize,
+  varintSize,
+  writeFixed32Field,
+  writeLenHeader,
+  writeVarintField
 } from './protobuf.js'
 
 export const MESSAGE_CLIENT_RESPONSE = 6
@@ -65,11 +70,11 @@ export interface DnstapIdentity {
 }
 
 // Wire size of a presentation name without trailing dot ("a.b" -> 1 a 1 b 0).
-function wireNameSize (name: string): number {
+function wireNameSize(name: string): number {
   return name.length === 0 ? 0 : name.length + 2
 }
 
-function writeWireName (buf: Buffer, off: number, name: string): number {
+function writeWireName(buf: Buffer, off: number, name: string): number {
   let lenAt = off++
   for (let i = 0; i < name.length; i++) {
     const c = name.charCodeAt(i)
@@ -90,7 +95,7 @@ function writeWireName (buf: Buffer, off: number, name: string): number {
  * call (Node 20's _copyActual), which costs more than the bytes here: a whole source is one
  * TypedArray#set, a short tail a loop.
  */
-function copyInto (dst: Buffer, off: number, src: Uint8Array, len: number): number {
+function copyInto(dst: Buffer, off: number, src: Uint8Array, len: number): number {
   if (len === src.length) dst.set(src, off)
   else if (len <= 64) for (let i = 0; i < len; i++) dst[off + i] = src[i]!
   else dst.set(src.subarray(0, len), off)
@@ -98,7 +103,7 @@ function copyInto (dst: Buffer, off: number, src: Uint8Array, len: number): numb
 }
 
 /** Writes a dotted-quad into `out` (4 bytes); false when `s` is not one. Allocation-free. */
-function parseIPv4 (s: string, out: Buffer): boolean {
+function parseIPv4(s: string, out: Buffer): boolean {
   let part = 0
   let digits = 0
   let n = 0
@@ -128,10 +133,13 @@ export class DnstapEncoder {
   private readonly head: Buffer
   private readonly addr = Buffer.alloc(16)
 
-  constructor (writer: FrameStreamWriter, id: DnstapIdentity) {
+  constructor(writer: FrameStreamWriter, id: DnstapIdentity) {
     this.writer = writer
     const parts: Buffer[] = []
-    for (const [field, text] of [[1, id.identity], [2, id.version]] as const) {
+    for (const [field, text] of [
+      [1, id.identity],
+      [2, id.version]
+    ] as const) {
       if (text === '') continue
       const b = Buffer.from(text)
       const h = Buffer.alloc(1 + varintSize(b.length))
@@ -142,25 +150,42 @@ export class DnstapEncoder {
   }
 
   /** Encodes `e` as one frame; false when the writer dropped it (queue full). */
-  write (e: DnstapEvent): boolean {
+  write(e: DnstapEvent): boolean {
     const addr = this.addr
     let addrLen = 4
     if (!parseIPv4(e.address, addr)) {
       // IPv6 (rarer, and the allocation-free path is IPv4's): the project's one IP parser.
       const b = parseIpBytes(e.address)
       if (b === undefined) addrLen = 0
-      else { addrLen = b.length; addr.set(b) }
+      else {
+        addrLen = b.length
+        addr.set(b)
+      }
     }
     const qsec = Math.floor(e.queryTimeMs / 1000)
     const rsec = Math.floor(e.responseTimeMs / 1000)
     const ruleLen = e.policyRule.length
     const valueLen = wireNameSize(e.policyValue)
-    const policyLen = ruleLen === 0
-      ? 0
-      : lenFieldSize(POLICY_TYPE.length) + lenFieldSize(ruleLen) + (e.policyAction > 0 ? 2 : 0) + 2 + (valueLen > 0 ? lenFieldSize(valueLen) : 0)
-    const msgLen = 2 + 2 + 2 + (addrLen > 0 ? lenFieldSize(addrLen) : 0) + varintFieldSize(e.port) +
-      varintFieldSize(qsec) + 5 + lenFieldSize(e.query.length) +
-      varintFieldSize(rsec) + 5 + lenFieldSize(e.responseLength) +
+    const policyLen =
+      ruleLen === 0
+        ? 0
+        : lenFieldSize(POLICY_TYPE.length) +
+          lenFieldSize(ruleLen) +
+          (e.policyAction > 0 ? 2 : 0) +
+          2 +
+          (valueLen > 0 ? lenFieldSize(valueLen) : 0)
+    const msgLen =
+      2 +
+      2 +
+      2 +
+      (addrLen > 0 ? lenFieldSize(addrLen) : 0) +
+      varintFieldSize(e.port) +
+      varintFieldSize(qsec) +
+      5 +
+      lenFieldSize(e.query.length) +
+      varintFieldSize(rsec) +
+      5 +
+      lenFieldSize(e.responseLength) +
       (policyLen > 0 ? lenFieldSize(policyLen) : 0)
     const size = this.head.length + 1 + varintSize(msgLen) + msgLen + 2
     const w = this.writer
@@ -202,7 +227,7 @@ export class DnstapEncoder {
         off = writeWireName(b, off, e.policyValue)
       }
     }
-    b[off++] = (15 << 3)   // Dnstap.type = MESSAGE
+    b[off++] = 15 << 3 // Dnstap.type = MESSAGE
     b[off++] = 1
     if (off !== end) throw new Error(`dnstap: encoded ${off - end + size} bytes, sized ${size}`)
     return true

@@ -8,10 +8,15 @@ import type { QueryLogRecord } from '../querylog/index.js'
 import { POLICY_LOCAL_DATA, POLICY_NODATA, POLICY_NXDOMAIN, POLICY_PASS, type DnstapEvent } from './message.js'
 
 /** Reasons that let the query through unchanged (whitelists, filtering off for the user). */
-const PASS_REASONS: ReadonlySet<string> = new Set(['builtin-whitelist', 'global-whitelist', 'user-whitelist', 'user-disabled'])
+const PASS_REASONS: ReadonlySet<string> = new Set([
+  'builtin-whitelist',
+  'global-whitelist',
+  'user-whitelist',
+  'user-disabled'
+])
 
 /** Fills the policy fields of `e` from the query's record and the answer sent. */
-export function fillPolicy (e: DnstapEvent, rec: QueryLogRecord, answer: Buffer, answerLength: number): void {
+export function fillPolicy(e: DnstapEvent, rec: QueryLogRecord, answer: Buffer, answerLength: number): void {
   const reason = rec.reason
   e.policyValue = rec.blockedName
   if (reason === 'none' || reason === 'malformed' || reason === '') {

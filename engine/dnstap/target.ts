@@ -4,7 +4,7 @@ import { parseHostPort } from '../config/address.js'
 import type { FrameStreamTarget } from './writer.js'
 
 /** The target of a `proxy.dnstap` value, or what is wrong with it. */
-export function parseDnstapTarget (text: string): { target: FrameStreamTarget } | { problem: string } {
+export function parseDnstapTarget(text: string): { target: FrameStreamTarget } | { problem: string } {
   if (text.startsWith('unix:')) {
     const path = text.slice(5)
     if (!isAbsolute(path)) return { problem: `"${text}": the socket path after unix: must be absolute` }

@@ -43,7 +43,7 @@ export interface HealthInput {
   extra?: Record<string, unknown>
 }
 
-export function healthReport (input: HealthInput): HealthReport {
+export function healthReport(input: HealthInput): HealthReport {
   const degraded = input.problems ?? []
   return {
     ...input.extra,
@@ -59,7 +59,7 @@ export function healthReport (input: HealthInput): HealthReport {
 }
 
 /** The store's generation, or a problem when the store cannot be read. */
-export function storeGeneration (read: () => number, problems: HealthProblem[]): number | undefined {
+export function storeGeneration(read: () => number, problems: HealthProblem[]): number | undefined {
   try {
     return read()
   } catch (err) {
@@ -78,7 +78,11 @@ export interface HealthRouteOptions {
 }
 
 /** GET /health on `http`: the report, 200 when ok, 503 when degraded. */
-export function registerHealthRoute (http: HttpServer, report: () => HealthReport | Promise<HealthReport>, options: HealthRouteOptions = {}): void {
+export function registerHealthRoute(
+  http: HttpServer,
+  report: () => HealthReport | Promise<HealthReport>,
+  options: HealthRouteOptions = {}
+): void {
   http.route('GET', '/health', async (req, res) => {
     if (options.loopbackOnly === true && !isLoopback(req.remoteAddress)) {
       if (options.fallback !== undefined) return await options.fallback(req, res)

@@ -9,7 +9,7 @@ import { formatPeer } from '../net/ip.js'
  * Formats a 4- or 16-byte address (uWS `getRemoteAddress()`). uWS's own text form is unusable as a key: it
  * prints IPv6 uncompressed (`0000:…:0001`) and IPv4-mapped addresses in hex (`…:ffff:7f00:0001`).
  */
-export function formatAddressBytes (b: Uint8Array): string {
+export function formatAddressBytes(b: Uint8Array): string {
   return formatPeer(b)
 }
 
@@ -17,7 +17,7 @@ export function formatAddressBytes (b: Uint8Array): string {
  * Normalises a textual peer address (`net.Socket#remoteAddress`): strips the IPv4-mapped prefix and folds case.
  * libuv already compresses IPv6 per RFC 5952, so nothing else needs rewriting.
  */
-export function normalizeAddress (text: string | undefined): string {
+export function normalizeAddress(text: string | undefined): string {
   if (text === undefined) return ''
   const lower = text.toLowerCase()
   if (lower.startsWith('::ffff:') && lower.indexOf('.', 7) !== -1) return lower.slice(7)

@@ -38,11 +38,11 @@ export interface HttpRequest {
    */
   readonly remoteAddress: string
   /** Case-insensitive header lookup, same values as `headers`; `undefined` when absent. */
-  header (name: string): string | undefined
+  header(name: string): string | undefined
   /** The whole body; rejects with HttpError 413 past `bodyLimit`, 400 `HTTP_CLIENT_ABORTED` if the peer left. */
-  body (): Promise<Buffer>
+  body(): Promise<Buffer>
   /** The body parsed as JSON; rejects with HttpError 400 `HTTP_BAD_JSON` when it does not parse. */
-  json (): Promise<unknown>
+  json(): Promise<unknown>
 }
 
 /** The response; nothing is written until `send()`/`json()`, and every call after that (or after abort) is a no-op. */
@@ -53,22 +53,22 @@ export interface HttpResponse {
   readonly sent: boolean
   /** The status set so far (200 until `status()` or `json(…, status)` says otherwise); final once `sent`. */
   readonly statusCode: number
-  status (code: number): this
+  status(code: number): this
   /**
    * Adds a header (repeat the name for several values). `Content-Length` is computed and ignored here;
    * `Connection: close` asks for the connection to be closed after this response.
    */
-  header (name: string, value: string): this
+  header(name: string, value: string): this
   /** Sends the response; `Content-Type` defaults to text/plain for strings, application/octet-stream for Buffers. */
-  send (body?: string | Buffer): void
+  send(body?: string | Buffer): void
   /** Sends `JSON.stringify(value)` as `application/json`. */
-  json (value: unknown, status?: number): void
+  json(value: unknown, status?: number): void
   /**
    * Starts a streamed answer (Server-Sent Events and the like): status and headers now, without
    * `Content-Length`, with `first` as the first body chunk; the body continues through the stream.
    * For HEAD only the headers are sent and the stream comes back closed.
    */
-  stream (first: string): HttpStream
+  stream(first: string): HttpStream
 }
 
 /**
@@ -79,22 +79,26 @@ export interface HttpResponse {
 export interface HttpStream {
   /** True once the peer left or `end()` was called; writes are then no-ops. */
   readonly closed: boolean
-  write (chunk: string): boolean
+  write(chunk: string): boolean
   /** Called each time the socket has sent what was queued, after a write answered false. */
-  onDrain (cb: () => void): void
+  onDrain(cb: () => void): void
   /** Called once when the peer goes away (not after our own `end()`). */
-  onClose (cb: () => void): void
-  end (): void
+  onClose(cb: () => void): void
+  end(): void
 }
 
 /** The native side of a streamed answer. */
 export interface TransportStream {
-  write (chunk: string): boolean
-  end (): void
+  write(chunk: string): boolean
+  end(): void
 }
 
 export type Handler = (req: HttpRequest, res: HttpResponse) => void | Promise<void>
-export type MethodNotAllowedHandler = (req: HttpRequest, res: HttpResponse, allowed: readonly string[]) => void | Promise<void>
+export type MethodNotAllowedHandler = (
+  req: HttpRequest,
+  res: HttpResponse,
+  allowed: readonly string[]
+) => void | Promise<void>
 export type ErrorHook = (err: unknown, req: HttpRequest) => void
 
 export interface DispatchOptions {
@@ -107,16 +111,16 @@ export interface DispatchOptions {
 
 /** Writes one finished response to the native socket. Called at most once per request, never after abort. */
 export interface Transport {
-  write (res: Response, body: string | Buffer): void
+  write(res: Response, body: string | Buffer): void
   /** Writes status, headers and `first`, leaving the body open; `onDrain` runs when a full buffer empties. */
-  openStream (res: Response, first: string, onDrain: () => void): TransportStream
+  openStream(res: Response, first: string, onDrain: () => void): TransportStream
 }
 
 const JSON_TYPE = 'application/json'
 
 const statusLines = new Map<number, string>()
 /** `200 OK`: uWS wants the reason phrase with the code. */
-export function statusLine (code: number): string {
+export function statusLine(code: number): string {
   let line = statusLines.get(code)
   if (line === undefined) {
     line = `${code} ${STATUS_CODES[code] ?? 'Unknown'}`
@@ -134,13 +138,29 @@ export function statusLine (code: number): string {
  * a lookup of a joined field would read every header from uWS.
  */
 export const SINGLE_VALUED_HEADERS: ReadonlySet<string> = new Set([
-  'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host',
-  'if-modified-since', 'if-unmodified-since', 'last-modified', 'location', 'max-forwards',
-  'proxy-authorization', 'referer', 'retry-after', 'server', 'user-agent', 'x-filterd-client'
+  'age',
+  'authorization',
+  'content-length',
+  'content-type',
+  'etag',
+  'expires',
+  'from',
+  'host',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'referer',
+  'retry-after',
+  'server',
+  'user-agent',
+  'x-filterd-client'
 ])
 
 /** Adds one received field to a header record by the rule above (cookies join with `; `, RFC 6265 §5.4). */
-export function addHeaderField (headers: Record<string, string>, name: string, value: string): void {
+export function addHeaderField(headers: Record<string, string>, name: string, value: string): void {
   const prev = headers[name]
   if (prev === undefined) headers[name] = value
   else if (!SINGLE_VALUED_HEADERS.has(name)) headers[name] = `${prev}${name === 'cookie' ? '; ' : ', '}${value}`
@@ -153,12 +173,12 @@ export function addHeaderField (headers: Record<string, string>, name: string, v
  */
 export interface RequestSource {
   /** The raw query string without the `?` (`''` when absent). */
-  rawQuery (): string
-  peerAddress (): string
+  rawQuery(): string
+  peerAddress(): string
   /** Every header, by the rule of SINGLE_VALUED_HEADERS. */
-  allHeaders (): Record<string, string>
+  allHeaders(): Record<string, string>
   /** The first value of one field (lower-case name), or undefined. */
-  firstHeader (name: string): string | undefined
+  firstHeader(name: string): string | undefined
 }
 
 export class Request implements HttpRequest {
@@ -176,8 +196,12 @@ export class Request implements HttpRequest {
   #searchParams: URLSearchParams | undefined = undefined
 
   /** `source` (read lazily) or the query, headers and peer already read. */
-  constructor (method: string, path: string,
-    from: RequestSource | { query: string, headers: Record<string, string>, remote: string }, bodyCollector: BodyCollector) {
+  constructor(
+    method: string,
+    path: string,
+    from: RequestSource | { query: string; headers: Record<string, string>; remote: string },
+    bodyCollector: BodyCollector
+  ) {
     this.method = method
     this.path = path
     if ('peerAddress' in from) {
@@ -190,15 +214,15 @@ export class Request implements HttpRequest {
     this.bodyCollector = bodyCollector
   }
 
-  get query (): string {
+  get query(): string {
     return (this.#query ??= this.#source!.rawQuery())
   }
 
-  get headers (): Readonly<Record<string, string>> {
+  get headers(): Readonly<Record<string, string>> {
     return (this.#headers ??= this.#source!.allHeaders())
   }
 
-  get remoteAddress (): string {
+  get remoteAddress(): string {
     return (this.#remoteAddress ??= this.#source!.peerAddress())
   }
 
@@ -206,7 +230,7 @@ export class Request implements HttpRequest {
    * Copies what a handler may still read (headers, peer address) out of the native request: the
    * implementation calls this before that request dies, when the handler did not answer at once.
    */
-  settle (): void {
+  settle(): void {
     if (this.#source === undefined) return
     void this.query
     void this.headers
@@ -214,13 +238,13 @@ export class Request implements HttpRequest {
     this.#source = undefined
   }
 
-  get searchParams (): URLSearchParams {
+  get searchParams(): URLSearchParams {
     return (this.#searchParams ??= new URLSearchParams(this.query))
   }
 
   // Decoded lazily so a route that reads only the raw path (the categorization API's `/url/*`) never fails on
   // a URL that is not valid percent-encoding.
-  get params (): Readonly<Record<string, string>> {
+  get params(): Readonly<Record<string, string>> {
     if (this.#params !== undefined) return this.#params
     const out: Record<string, string> = {}
     for (const [k, v] of Object.entries(this.rawParams)) {
@@ -234,18 +258,18 @@ export class Request implements HttpRequest {
     return out
   }
 
-  header (name: string): string | undefined {
+  header(name: string): string | undefined {
     const lower = name.toLowerCase()
     // A single-valued field needs only its first value: no need to read every header for it.
     if (this.#headers === undefined && SINGLE_VALUED_HEADERS.has(lower)) return this.#source!.firstHeader(lower)
     return this.headers[lower]
   }
 
-  body (): Promise<Buffer> {
+  body(): Promise<Buffer> {
     return this.bodyCollector.promise()
   }
 
-  async json (): Promise<unknown> {
+  async json(): Promise<unknown> {
     const buf = await this.body()
     try {
       return JSON.parse(buf.toString('utf8'))
@@ -258,8 +282,24 @@ export class Request implements HttpRequest {
 const LINE_BREAK = /[\r\n]/
 /** Header names as handlers spell them → lower case. */
 const KNOWN_HEADER_NAMES = new Map<string, string>(
-  ['Content-Type', 'Cache-Control', 'Content-Length', 'Connection', 'Location', 'Retry-After', 'WWW-Authenticate', 'Allow', 'ETag', 'Vary']
-    .flatMap((n) => [[n, n.toLowerCase()], [n.toLowerCase(), n.toLowerCase()]] as Array<[string, string]>)
+  [
+    'Content-Type',
+    'Cache-Control',
+    'Content-Length',
+    'Connection',
+    'Location',
+    'Retry-After',
+    'WWW-Authenticate',
+    'Allow',
+    'ETag',
+    'Vary'
+  ].flatMap(
+    (n) =>
+      [
+        [n, n.toLowerCase()],
+        [n.toLowerCase(), n.toLowerCase()]
+      ] as Array<[string, string]>
+  )
 )
 
 export class Response implements HttpResponse {
@@ -280,18 +320,18 @@ export class Response implements HttpResponse {
   #body: string | Buffer = ''
   readonly #transport: Transport
 
-  constructor (transport: Transport, isHead: boolean, keepAlive: boolean) {
+  constructor(transport: Transport, isHead: boolean, keepAlive: boolean) {
     this.#transport = transport
     this.isHead = isHead
     this.keepAlive = keepAlive
   }
 
-  get aborted (): boolean {
+  get aborted(): boolean {
     return this.#aborted
   }
 
   /** Set by the implementation when the peer has gone; tells a stream's `onClose` listeners. */
-  set aborted (value: boolean) {
+  set aborted(value: boolean) {
     if (!value || this.#aborted) return
     this.#aborted = true
     const ls = this.#abortListeners
@@ -299,7 +339,7 @@ export class Response implements HttpResponse {
     if (ls !== undefined) for (const l of ls) l()
   }
 
-  stream (first: string): HttpStream {
+  stream(first: string): HttpStream {
     if (this.sent || this.aborted) return CLOSED_STREAM
     if (this.isHead) {
       this.send('')
@@ -308,7 +348,9 @@ export class Response implements HttpResponse {
     this.sent = true
     this.streaming = true
     const drains: Array<() => void> = []
-    const native = this.#transport.openStream(this, first, () => { for (const d of drains) d() })
+    const native = this.#transport.openStream(this, first, () => {
+      for (const d of drains) d()
+    })
     let ended = false
     // Arrow functions keep this response as `this` inside the stream object's methods.
     const isClosed = (): boolean => ended || this.aborted
@@ -323,26 +365,30 @@ export class Response implements HttpResponse {
       native.end()
     }
     return {
-      get closed () { return isClosed() },
-      write: (chunk) => isClosed() ? false : native.write(chunk),
-      onDrain: (cb) => { drains.push(cb) },
+      get closed() {
+        return isClosed()
+      },
+      write: (chunk) => (isClosed() ? false : native.write(chunk)),
+      onDrain: (cb) => {
+        drains.push(cb)
+      },
       onClose: onAbort,
       end: finish
     }
   }
 
   /** Bytes of the body sent, for Content-Length (computed on demand: uWS counts them itself). */
-  get bodyLength (): number {
+  get bodyLength(): number {
     const b = this.#body
     return typeof b === 'string' ? Buffer.byteLength(b) : b.length
   }
 
-  status (code: number): this {
+  status(code: number): this {
     if (!this.sent) this.statusCode = code
     return this
   }
 
-  header (name: string, value: string): this {
+  header(name: string, value: string): this {
     if (this.sent) return this
     // uWS writes header bytes verbatim, so a CR/LF here would split the response; node throws, so do we.
     // Names handlers use every request are known good and need neither the check nor lower-casing.
@@ -362,18 +408,21 @@ export class Response implements HttpResponse {
     return this
   }
 
-  send (body?: string | Buffer): void {
+  send(body?: string | Buffer): void {
     if (this.sent || this.aborted) return
     const payload = body ?? ''
     if (!this.hasContentType && body !== undefined) {
-      this.headerList.push('Content-Type', typeof payload === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream')
+      this.headerList.push(
+        'Content-Type',
+        typeof payload === 'string' ? 'text/plain; charset=utf-8' : 'application/octet-stream'
+      )
     }
     this.sent = true
     this.#body = payload
     this.#transport.write(this, payload)
   }
 
-  json (value: unknown, status?: number): void {
+  json(value: unknown, status?: number): void {
     if (this.sent || this.aborted) return
     if (status !== undefined) this.statusCode = status
     // RFC 8259 §11: JSON has no charset parameter (it is UTF-8), so plain application/json.
@@ -383,7 +432,7 @@ export class Response implements HttpResponse {
   }
 
   /** Answers an error as JSON, replacing any status and headers the handler had set. */
-  sendError (status: number, body: string, extra?: readonly string[]): void {
+  sendError(status: number, body: string, extra?: readonly string[]): void {
     if (this.sent || this.aborted) return
     this.statusCode = status
     this.headerList.length = 0
@@ -394,11 +443,11 @@ export class Response implements HttpResponse {
   }
 
   /** Marks the connection to be closed once this response is written. */
-  closeAfter (): void {
+  closeAfter(): void {
     this.#close()
   }
 
-  #close (): void {
+  #close(): void {
     if (this.keepAlive) this.closeRequested = true
     this.keepAlive = false
   }
@@ -429,7 +478,7 @@ export class BodyCollector {
   readonly #limit: number
   readonly #onOverflow: () => void
 
-  constructor (limit: number, onOverflow: () => void) {
+  constructor(limit: number, onOverflow: () => void) {
     this.#limit = limit
     this.#onOverflow = onOverflow
   }
@@ -445,7 +494,7 @@ export class BodyCollector {
   })()
 
   /** Feeds a chunk; the chunk is copied when `borrowed` (uWS neuters its ArrayBuffer after the callback). */
-  push (chunk: Uint8Array, borrowed: boolean): void {
+  push(chunk: Uint8Array, borrowed: boolean): void {
     if (this.#state !== 'reading' || chunk.byteLength === 0) return
     this.#size += chunk.byteLength
     if (this.#size > this.#limit) {
@@ -457,7 +506,7 @@ export class BodyCollector {
     this.#chunks.push(borrowed ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
   }
 
-  end (): void {
+  end(): void {
     if (this.#state !== 'reading') return
     this.#state = 'done'
     this.#result = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#size)
@@ -467,7 +516,7 @@ export class BodyCollector {
     if (ws !== undefined) for (const [resolve] of ws) resolve(this.#result)
   }
 
-  fail (err: unknown): void {
+  fail(err: unknown): void {
     if (this.#state !== 'reading') return
     this.#state = 'failed'
     this.#error = err
@@ -477,23 +526,25 @@ export class BodyCollector {
     if (ws !== undefined) for (const [, reject] of ws) reject(err)
   }
 
-  promise (): Promise<Buffer> {
+  promise(): Promise<Buffer> {
     if (this.#state === 'done') return Promise.resolve(this.#result!)
     if (this.#state === 'failed') return Promise.reject(this.#error)
-    return new Promise((resolve, reject) => { (this.#waiters ??= []).push([resolve, reject]) })
+    return new Promise((resolve, reject) => {
+      ;(this.#waiters ??= []).push([resolve, reject])
+    })
   }
 }
 
-export function tooLarge (limit: number): HttpError {
+export function tooLarge(limit: number): HttpError {
   return new HttpError(413, 'HTTP_BODY_TOO_LARGE', `request body exceeds ${limit} bytes`)
 }
 
-export function abortedError (): HttpError {
+export function abortedError(): HttpError {
   return new HttpError(400, 'HTTP_CLIENT_ABORTED', 'client closed the connection')
 }
 
 /** Answers a body that went past the limit: 413, and close, since the rest of the body will not be read. */
-export function answerTooLarge (res: Response, limit: number): void {
+export function answerTooLarge(res: Response, limit: number): void {
   res.closeAfter()
   const err = tooLarge(limit)
   res.sendError(err.status, err.toBody())
@@ -503,7 +554,7 @@ export function answerTooLarge (res: Response, limit: number): void {
  * Routes one request and runs its handler. Synchronous handlers stay synchronous: no promise is created unless
  * the handler returns one (docs/conventions.md, "Hot paths" 3: sync stays sync).
  */
-export function dispatch (opts: DispatchOptions, req: Request, res: Response): void {
+export function dispatch(opts: DispatchOptions, req: Request, res: Response): void {
   const m = opts.router.find(req.method, req.path)
   let result: void | Promise<void>
   try {
@@ -514,7 +565,10 @@ export function dispatch (opts: DispatchOptions, req: Request, res: Response): v
       if (opts.methodNotAllowed !== undefined) {
         result = opts.methodNotAllowed(req, res, m.allowed)
       } else {
-        res.sendError(405, errorBody('HTTP_METHOD_NOT_ALLOWED', `method ${req.method} not allowed`), ['Allow', m.allowed.join(', ')])
+        res.sendError(405, errorBody('HTTP_METHOD_NOT_ALLOWED', `method ${req.method} not allowed`), [
+          'Allow',
+          m.allowed.join(', ')
+        ])
         return
       }
     } else if (opts.notFound !== undefined) {
@@ -528,7 +582,14 @@ export function dispatch (opts: DispatchOptions, req: Request, res: Response): v
     return
   }
   if (result !== undefined && typeof (result as Partial<Promise<void>>).then === 'function') {
-    result.then(() => { finish(opts, req, res) }, (err: unknown) => { handleError(opts, req, res, err) })
+    result.then(
+      () => {
+        finish(opts, req, res)
+      },
+      (err: unknown) => {
+        handleError(opts, req, res, err)
+      }
+    )
   } else {
     finish(opts, req, res)
   }
@@ -536,11 +597,12 @@ export function dispatch (opts: DispatchOptions, req: Request, res: Response): v
 
 // A handler that returns without answering would leave the connection hanging (and uWS would keep its
 // response forever): treat it as a bug.
-function finish (opts: DispatchOptions, req: Request, res: Response): void {
-  if (!res.sent && !res.aborted) handleError(opts, req, res, new Error(`handler for ${req.method} ${req.path} returned without responding`))
+function finish(opts: DispatchOptions, req: Request, res: Response): void {
+  if (!res.sent && !res.aborted)
+    handleError(opts, req, res, new Error(`handler for ${req.method} ${req.path} returned without responding`))
 }
 
-function handleError (opts: DispatchOptions, req: Request, res: Response, err: unknown): void {
+function handleError(opts: DispatchOptions, req: Request, res: Response, err: unknown): void {
   if (err instanceof HttpError) {
     // A body-limit or abort error surfacing from body() was already answered (or cannot be); nothing to log.
     res.sendError(err.status, err.toBody())

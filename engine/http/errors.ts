@@ -40,7 +40,7 @@ export class HttpError extends Error {
   readonly code: string
   readonly field: string | undefined
 
-  constructor (status: number, code: string, message: string, options?: HttpErrorOptions) {
+  constructor(status: number, code: string, message: string, options?: HttpErrorOptions) {
     super(message, options)
     this.name = 'HttpError'
     this.status = status
@@ -49,17 +49,17 @@ export class HttpError extends Error {
   }
 
   /** The JSON body for this error, ready to send. */
-  toBody (): string {
+  toBody(): string {
     return errorBody(this.code, this.message, this.field)
   }
 }
 
 /** The error body every role sends; `field` is left out when undefined. */
-export function errorBody (code: string, message: string, field?: string): string {
+export function errorBody(code: string, message: string, field?: string): string {
   return JSON.stringify({ error: field === undefined ? { code, message } : { code, message, field } })
 }
 
-export function isHttpError (err: unknown): err is HttpError {
+export function isHttpError(err: unknown): err is HttpError {
   return err instanceof HttpError
 }
 

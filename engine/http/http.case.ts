@@ -9,22 +9,38 @@ import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import { hasOpenssl, OPENSSL_MISSING, writeTestCertificate } from '../testing/tls.js'
 import { request as httpsRequest } from 'node:https'
-import { createHttpServer, HttpError, type HttpRequest, type HttpServer, type HttpServerOptions, type HttpImpl } from './index.js'
+import {
+  createHttpServer,
+  HttpError,
+  type HttpRequest,
+  type HttpServer,
+  type HttpServerOptions,
+  type HttpImpl
+} from './index.js'
 import { tempDir } from '../testing/temp.js'
 
 // A safety net so a server that never answers fails the test instead of hanging the run; no assertion
 // depends on it.
 const SAFETY = { timeout: 10_000 }
 
-interface Started { server: HttpServer, port: number, base: string }
+interface Started {
+  server: HttpServer
+  port: number
+  base: string
+}
 
-async function start (t: TestContext, impl: HttpImpl, setup: (s: HttpServer) => void,
-  options: HttpServerOptions = {}, host = '127.0.0.1'): Promise<Started> {
+async function start(
+  t: TestContext,
+  impl: HttpImpl,
+  setup: (s: HttpServer) => void,
+  options: HttpServerOptions = {},
+  host = '127.0.0.1'
+): Promise<Started> {
   const server = createHttpServer({ ...options, impl })
   t.after(() => server.close())
   setup(server)
   const { port } = await server.listen(host, 0)
-  const h = host.includes(':') ? `[${host === '::' ? '::1' : host}]` : (host === '0.0.0.0' ? '127.0.0.1' : host)
+  const h = host.includes(':') ? `[${host === '::' ? '::1' : host}]` : host === '0.0.0.0' ? '127.0.0.1' : host
   return { server, port, base: `http://${h}:${port}` }
 }
 
@@ -43,47 +59,58 @@ class RawClient {
   #wake: (() => void) | undefined = undefined
   #ended = false
 
-  private constructor (socket: Socket) {
+  private constructor(socket: Socket) {
     this.socket = socket
-    socket.on('data', (d: Buffer) => { this.#buf = Buffer.concat([this.#buf, d]); this.#wake?.() })
+    socket.on('data', (d: Buffer) => {
+      this.#buf = Buffer.concat([this.#buf, d])
+      this.#wake?.()
+    })
     // The server may reset a connection it closes early (413); that is the end of the stream here too.
     socket.on('error', () => {})
     // Not events.once: that rejects on 'error', and a reset is an expected way for these connections to end.
-    this.closed = new Promise(resolve => {
-      socket.once('close', () => { this.#ended = true; this.#wake?.(); resolve() })
+    this.closed = new Promise((resolve) => {
+      socket.once('close', () => {
+        this.#ended = true
+        this.#wake?.()
+        resolve()
+      })
     })
   }
 
-  static async open (port: number, host = '127.0.0.1'): Promise<RawClient> {
+  static async open(port: number, host = '127.0.0.1'): Promise<RawClient> {
     const socket = connect(port, host)
     await once(socket, 'connect')
     return new RawClient(socket)
   }
 
-  write (data: string | Buffer): void {
+  write(data: string | Buffer): void {
     this.socket.write(data)
   }
 
   /** The next response; `head` says it answers a HEAD (no body follows whatever Content-Length says). */
-  async next (head = false): Promise<RawResponse> {
+  async next(head = false): Promise<RawResponse> {
     for (;;) {
       const r = this.#parse(head)
       if (r !== undefined) return r
       if (this.#ended) throw new Error(`connection closed with ${this.#buf.length} unparsed bytes`)
-      await new Promise<void>(resolve => { this.#wake = resolve })
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve
+      })
       this.#wake = undefined
     }
   }
 
   /** Bytes received but not yet consumed by `next()`. */
-  get leftover (): Buffer { return this.#buf }
+  get leftover(): Buffer {
+    return this.#buf
+  }
 
-  #parse (head: boolean): RawResponse | undefined {
+  #parse(head: boolean): RawResponse | undefined {
     const end = this.#buf.indexOf('\r\n\r\n')
     if (end === -1) return undefined
     const lines = this.#buf.subarray(0, end).toString('latin1').split('\r\n')
     const status = Number(lines[0]!.split(' ')[1])
-    const headers: Array<[string, string]> = lines.slice(1).map(l => {
+    const headers: Array<[string, string]> = lines.slice(1).map((l) => {
       const i = l.indexOf(':')
       return [l.slice(0, i).toLowerCase(), l.slice(i + 1).trim()]
     })
@@ -95,19 +122,21 @@ class RawClient {
     return { status, headers, body }
   }
 
-  destroy (): void { this.socket.destroy() }
+  destroy(): void {
+    this.socket.destroy()
+  }
 }
 
-function values (r: RawResponse, name: string): string[] {
+function values(r: RawResponse, name: string): string[] {
   return r.headers.filter(([k]) => k === name).map(([, v]) => v)
 }
 
-function get (path: string, extra = ''): string {
+function get(path: string, extra = ''): string {
   return `GET ${path} HTTP/1.1\r\nHost: test\r\n${extra}\r\n`
 }
 
 /** Runs every conformance test against one implementation. */
-export function runHttpSuite (impl: HttpImpl): void {
+export function runHttpSuite(impl: HttpImpl): void {
   describe(`HTTP adapter conformance (${impl})`, SAFETY, () => {
     test('reports which implementation serves', async (t: TestContext) => {
       const { server } = await start(t, impl, () => {})
@@ -115,14 +144,28 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('routes exact paths, params and wildcards, with trailing slashes significant', async (t: TestContext) => {
-      const { base } = await start(t, impl, s => {
-        s.route('GET', '/users', (_req, res) => { res.send('users') })
-        s.route('GET', '/config/', (_req, res) => { res.send('config/') })
-        s.route('GET', '/users/:id/ip/:ip', (req, res) => { res.json(req.params) })
-        s.route('GET', '/users/:id', (req, res) => { res.json(req.params) })
-        s.route('GET', '/url/*', (req, res) => { res.json(req.rawParams) })
-        s.route('GET', '/files/:id/*', (req, res) => { res.json(req.rawParams) })
-        s.route('GET', '/*', (req, res) => { res.send(`fallback ${req.rawParams['*'] ?? ''}`) })
+      const { base } = await start(t, impl, (s) => {
+        s.route('GET', '/users', (_req, res) => {
+          res.send('users')
+        })
+        s.route('GET', '/config/', (_req, res) => {
+          res.send('config/')
+        })
+        s.route('GET', '/users/:id/ip/:ip', (req, res) => {
+          res.json(req.params)
+        })
+        s.route('GET', '/users/:id', (req, res) => {
+          res.json(req.params)
+        })
+        s.route('GET', '/url/*', (req, res) => {
+          res.json(req.rawParams)
+        })
+        s.route('GET', '/files/:id/*', (req, res) => {
+          res.json(req.rawParams)
+        })
+        s.route('GET', '/*', (req, res) => {
+          res.send(`fallback ${req.rawParams['*'] ?? ''}`)
+        })
       })
       const text = async (p: string): Promise<string> => await (await fetch(base + p)).text()
       t.assert.strictEqual(await text('/users'), 'users')
@@ -140,8 +183,10 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('percent-decodes params and answers 400 for a malformed escape', async (t: TestContext) => {
-      const { base } = await start(t, impl, s => {
-        s.route('GET', '/users/:id', (req, res) => { res.json({ id: req.params.id, raw: req.rawParams.id }) })
+      const { base } = await start(t, impl, (s) => {
+        s.route('GET', '/users/:id', (req, res) => {
+          res.json({ id: req.params.id, raw: req.rawParams.id })
+        })
       })
       const ok = await fetch(`${base}/users/a%20b%2Fc`)
       t.assert.deepStrictEqual(await ok.json(), { id: 'a b/c', raw: 'a%20b%2Fc' })
@@ -154,13 +199,15 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('gives the raw path and query exactly as sent to a wildcard route', async (t: TestContext) => {
-      const { port } = await start(t, impl, s => {
+      const { port } = await start(t, impl, (s) => {
         s.route('GET', '/url/*', (req, res) => {
           res.json({ path: req.path, query: req.query, wild: req.rawParams['*'], q: req.searchParams.get('q') })
         })
       })
       const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
+      t.after(() => {
+        c.destroy()
+      })
       // `100%` is not valid percent-encoding: reading only the raw forms must still work.
       c.write(get('/url/http%3A%2F%2Fexample.com/a%20b/100%?q=%41%20b&x=%zz'))
       const r = await c.next()
@@ -174,14 +221,20 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('answers an unknown path with 404 JSON, or with the notFound handler', async (t: TestContext) => {
-      const { base } = await start(t, impl, s => { s.route('GET', '/a', (_req, res) => { res.send('a') }) })
+      const { base } = await start(t, impl, (s) => {
+        s.route('GET', '/a', (_req, res) => {
+          res.send('a')
+        })
+      })
       const r = await fetch(`${base}/nope`)
       t.assert.strictEqual(r.status, 404)
       t.assert.strictEqual(r.headers.get('content-type'), 'application/json')
       t.assert.deepStrictEqual(await r.json(), { error: { code: 'HTTP_NOT_FOUND', message: 'not found' } })
 
       const custom = await start(t, impl, () => {}, {
-        notFound: (req, res) => { res.status(404).header('Content-Type', 'text/html').send(`<p>${req.path}</p>`) }
+        notFound: (req, res) => {
+          res.status(404).header('Content-Type', 'text/html').send(`<p>${req.path}</p>`)
+        }
       })
       const r2 = await fetch(`${custom.base}/x`)
       t.assert.strictEqual(r2.status, 404)
@@ -190,9 +243,13 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('answers a known path with the wrong method with 405 and Allow', async (t: TestContext) => {
-      const { base } = await start(t, impl, s => {
-        s.route('GET', '/users/:id', (_req, res) => { res.send('get') })
-        s.route(['PUT', 'DELETE'], '/users/:id', (_req, res) => { res.send('write') })
+      const { base } = await start(t, impl, (s) => {
+        s.route('GET', '/users/:id', (_req, res) => {
+          res.send('get')
+        })
+        s.route(['PUT', 'DELETE'], '/users/:id', (_req, res) => {
+          res.send('write')
+        })
       })
       const r = await fetch(`${base}/users/1`, { method: 'POST', body: '{}' })
       t.assert.strictEqual(r.status, 405)
@@ -204,11 +261,24 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('lets the app shape the 405 answer (text/html, Allow: GET)', async (t: TestContext) => {
-      const { base } = await start(t, impl, s => { s.route('GET', '/', (_req, res) => { res.send('home') }) }, {
-        methodNotAllowed: (_req, res, allowed) => {
-          res.status(405).header('Content-Type', 'text/html').header('Allow', allowed.filter(m => m !== 'HEAD').join(', ')).send('<h1>405</h1>')
+      const { base } = await start(
+        t,
+        impl,
+        (s) => {
+          s.route('GET', '/', (_req, res) => {
+            res.send('home')
+          })
+        },
+        {
+          methodNotAllowed: (_req, res, allowed) => {
+            res
+              .status(405)
+              .header('Content-Type', 'text/html')
+              .header('Allow', allowed.filter((m) => m !== 'HEAD').join(', '))
+              .send('<h1>405</h1>')
+          }
         }
-      })
+      )
       const r = await fetch(`${base}/`, { method: 'POST' })
       t.assert.strictEqual(r.status, 405)
       t.assert.strictEqual(r.headers.get('content-type'), 'text/html')
@@ -217,20 +287,28 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('routes any method to a "*" route', async (t: TestContext) => {
-      const { base } = await start(t, impl, s => {
-        s.route('GET', '/x', (_req, res) => { res.send('get') })
-        s.route('*', '/x', (req, res) => { res.send(`any ${req.method}`) })
+      const { base } = await start(t, impl, (s) => {
+        s.route('GET', '/x', (_req, res) => {
+          res.send('get')
+        })
+        s.route('*', '/x', (req, res) => {
+          res.send(`any ${req.method}`)
+        })
       })
       t.assert.strictEqual(await (await fetch(`${base}/x`)).text(), 'get')
       t.assert.strictEqual(await (await fetch(`${base}/x`, { method: 'PATCH' })).text(), 'any PATCH')
     })
 
     test('answers HEAD through the GET route with headers and Content-Length but no body', async (t: TestContext) => {
-      const { port } = await start(t, impl, s => {
-        s.route('GET', '/page', (_req, res) => { res.header('X-Page', '1').send('hello world') })
+      const { port } = await start(t, impl, (s) => {
+        s.route('GET', '/page', (_req, res) => {
+          res.header('X-Page', '1').send('hello world')
+        })
       })
       const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
+      t.after(() => {
+        c.destroy()
+      })
       c.write(`HEAD /page HTTP/1.1\r\nHost: test\r\n\r\n${get('/page')}`)
       const head = await c.next(true)
       t.assert.strictEqual(head.status, 200)
@@ -243,8 +321,10 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('parses JSON bodies and answers bad JSON with 400 HTTP_BAD_JSON', async (t: TestContext) => {
-      const { base } = await start(t, impl, s => {
-        s.route('POST', '/echo', async (req, res) => { res.json({ got: await req.json() }, 201) })
+      const { base } = await start(t, impl, (s) => {
+        s.route('POST', '/echo', async (req, res) => {
+          res.json({ got: await req.json() }, 201)
+        })
       })
       const ok = await fetch(`${base}/echo`, { method: 'POST', body: JSON.stringify({ a: [1, 'ü'] }) })
       t.assert.strictEqual(ok.status, 201)
@@ -252,11 +332,13 @@ export function runHttpSuite (impl: HttpImpl): void {
       const bad = await fetch(`${base}/echo`, { method: 'POST', body: '{"a":' })
       t.assert.strictEqual(bad.status, 400)
       t.assert.strictEqual(bad.headers.get('content-type'), 'application/json')
-      t.assert.deepStrictEqual(await bad.json(), { error: { code: 'HTTP_BAD_JSON', message: 'request body is not valid JSON' } })
+      t.assert.deepStrictEqual(await bad.json(), {
+        error: { code: 'HTTP_BAD_JSON', message: 'request body is not valid JSON' }
+      })
     })
 
     test('receives chunked and large bodies intact', async (t: TestContext) => {
-      const { base, port } = await start(t, impl, s => {
+      const { base, port } = await start(t, impl, (s) => {
         s.route('POST', '/len', async (req, res) => {
           const b = await req.body()
           let sum = 0
@@ -272,8 +354,12 @@ export function runHttpSuite (impl: HttpImpl): void {
       t.assert.deepStrictEqual(await r.json(), { length: big.length, sum })
 
       const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
-      c.write('POST /len HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n')
+      t.after(() => {
+        c.destroy()
+      })
+      c.write(
+        'POST /len HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n'
+      )
       const chunked = await c.next()
       let s2 = 0
       for (const x of Buffer.from('hello world')) s2 = (s2 + x) % 65521
@@ -282,11 +368,21 @@ export function runHttpSuite (impl: HttpImpl): void {
 
     test('answers 413 JSON for a declared Content-Length over the limit without reading it', async (t: TestContext) => {
       let called = 0
-      const { port } = await start(t, impl, s => {
-        s.route('POST', '/up', async (req, res) => { called++; res.send(String((await req.body()).length)) })
-      }, { bodyLimit: 1000 })
+      const { port } = await start(
+        t,
+        impl,
+        (s) => {
+          s.route('POST', '/up', async (req, res) => {
+            called++
+            res.send(String((await req.body()).length))
+          })
+        },
+        { bodyLimit: 1000 }
+      )
       const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
+      t.after(() => {
+        c.destroy()
+      })
       c.write('POST /up HTTP/1.1\r\nHost: test\r\nContent-Length: 1001\r\n\r\n')
       const r = await c.next()
       t.assert.strictEqual(r.status, 413)
@@ -300,11 +396,20 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('answers 413 when a chunked body grows past the limit, and a body at the limit passes', async (t: TestContext) => {
-      const { port, base } = await start(t, impl, s => {
-        s.route('POST', '/up', async (req, res) => { res.send(String((await req.body()).length)) })
-      }, { bodyLimit: 1000 })
+      const { port, base } = await start(
+        t,
+        impl,
+        (s) => {
+          s.route('POST', '/up', async (req, res) => {
+            res.send(String((await req.body()).length))
+          })
+        },
+        { bodyLimit: 1000 }
+      )
       const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
+      t.after(() => {
+        c.destroy()
+      })
       c.write('POST /up HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n')
       c.write(`258\r\n${'a'.repeat(600)}\r\n`)
       c.write(`258\r\n${'a'.repeat(600)}\r\n`)
@@ -318,38 +423,48 @@ export function runHttpSuite (impl: HttpImpl): void {
 
     test('survives a client that disconnects mid-body, and writing after abort is a no-op', async (t: TestContext) => {
       let settle: (v: unknown) => void = () => {}
-      const outcome = new Promise(resolve => { settle = resolve })
-      const { port, base } = await start(t, impl, s => {
+      const outcome = new Promise((resolve) => {
+        settle = resolve
+      })
+      const { port, base } = await start(t, impl, (s) => {
         s.route('POST', '/up', async (req, res) => {
           try {
             await req.body()
             settle('resolved')
           } catch (err) {
             settle(err instanceof HttpError ? err.code : err)
-            res.json({ late: true })            // must not throw or crash the server
+            res.json({ late: true }) // must not throw or crash the server
             res.status(500).header('X', 'y').send('again')
             t.assert.strictEqual(res.aborted, true)
           }
         })
-        s.route('GET', '/alive', (_req, res) => { res.send('yes') })
+        s.route('GET', '/alive', (_req, res) => {
+          res.send('yes')
+        })
       })
       const c = await RawClient.open(port)
       c.write('POST /up HTTP/1.1\r\nHost: test\r\nContent-Length: 100000\r\n\r\n')
       c.write('x'.repeat(1000))
       // Wait until the handler runs (it is awaiting the body) before hanging up.
-      await new Promise<void>(resolve => { setImmediate(resolve) })
+      await new Promise<void>((resolve) => {
+        setImmediate(resolve)
+      })
       c.destroy()
       t.assert.strictEqual(await outcome, 'HTTP_CLIENT_ABORTED')
       t.assert.strictEqual(await (await fetch(`${base}/alive`)).text(), 'yes')
     })
 
     test('reports the IPv4 peer as a dotted quad', async (t: TestContext) => {
-      const { base } = await start(t, impl, s => { s.route('GET', '/ip', (req, res) => { res.send(req.remoteAddress) }) })
+      const { base } = await start(t, impl, (s) => {
+        s.route('GET', '/ip', (req, res) => {
+          res.send(req.remoteAddress)
+        })
+      })
       t.assert.strictEqual(await (await fetch(`${base}/ip`)).text(), '127.0.0.1')
     })
 
     test('still reports the peer to a handler that reads it only after an await', async (t: TestContext) => {
-      const { base } = await start(t, impl, s => {
+      const { base } = await start(t, impl, (s) => {
         s.route('GET', '/later', async (req, res) => {
           await new Promise((resolve) => setImmediate(resolve))
           res.send(req.remoteAddress)
@@ -359,32 +474,54 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('joins a repeated header field but keeps the first of a single-valued one, read now or after an await', async (t: TestContext) => {
-      const { port } = await start(t, impl, s => {
+      const { port } = await start(t, impl, (s) => {
         const show = (req: HttpRequest): Record<string, unknown> => ({
-          multi: req.header('X-Multi'), auth: req.header('Authorization'), cookie: req.headers.cookie, all: req.headers['x-multi']
+          multi: req.header('X-Multi'),
+          auth: req.header('Authorization'),
+          cookie: req.headers.cookie,
+          all: req.headers['x-multi']
         })
-        s.route('GET', '/now', (req, res) => { res.json(show(req)) })
+        s.route('GET', '/now', (req, res) => {
+          res.json(show(req))
+        })
         s.route('GET', '/later', async (req, res) => {
           await new Promise((resolve) => setImmediate(resolve))
           res.json(show(req))
         })
       })
       const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
-      const fields = 'X-Multi: a\r\nAuthorization: one\r\nCookie: x=1\r\nX-Multi: b\r\nAuthorization: two\r\nCookie: y=2\r\n'
+      t.after(() => {
+        c.destroy()
+      })
+      const fields =
+        'X-Multi: a\r\nAuthorization: one\r\nCookie: x=1\r\nX-Multi: b\r\nAuthorization: two\r\nCookie: y=2\r\n'
       for (const path of ['/now', '/later']) {
         c.write(get(path, fields))
         const r = await c.next()
-        t.assert.deepStrictEqual(JSON.parse(r.body.toString()), { multi: 'a, b', auth: 'one', cookie: 'x=1; y=2', all: 'a, b' })
+        t.assert.deepStrictEqual(JSON.parse(r.body.toString()), {
+          multi: 'a, b',
+          auth: 'one',
+          cookie: 'x=1; y=2',
+          all: 'a, b'
+        })
       }
     })
 
     test('drops the body of a GET unread and keeps serving the connection', async (t: TestContext) => {
-      const { port } = await start(t, impl, s => {
-        s.route('GET', '/size', async (req, res) => { res.send(String((await req.body()).length)) })
-      }, { bodyLimit: 4 })
+      const { port } = await start(
+        t,
+        impl,
+        (s) => {
+          s.route('GET', '/size', async (req, res) => {
+            res.send(String((await req.body()).length))
+          })
+        },
+        { bodyLimit: 4 }
+      )
       const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
+      t.after(() => {
+        c.destroy()
+      })
       c.write(`GET /size HTTP/1.1\r\nHost: test\r\nContent-Length: 11\r\n\r\nhello world${get('/size')}`)
       for (let i = 0; i < 2; i++) {
         const r = await c.next()
@@ -394,35 +531,70 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('refuses a header name or value with CR or LF instead of splitting the response', async (t: TestContext) => {
-      const { port } = await start(t, impl, s => {
-        s.route('GET', '/value', (_req, res) => { res.header('Location', '/x\r\nX-Injected: 1').send('no') })
-        s.route('GET', '/name', (_req, res) => { res.header('X-A\r\nX-Injected', '1').send('no') })
+      const { port } = await start(t, impl, (s) => {
+        s.route('GET', '/value', (_req, res) => {
+          res.header('Location', '/x\r\nX-Injected: 1').send('no')
+        })
+        s.route('GET', '/name', (_req, res) => {
+          res.header('X-A\r\nX-Injected', '1').send('no')
+        })
       })
       const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
+      t.after(() => {
+        c.destroy()
+      })
       for (const path of ['/value', '/name']) {
         c.write(get(path))
         const r = await c.next()
         t.assert.strictEqual(r.status, 500)
-        t.assert.deepStrictEqual(r.headers.filter(([name]) => name.startsWith('x-')), [])
+        t.assert.deepStrictEqual(
+          r.headers.filter(([name]) => name.startsWith('x-')),
+          []
+        )
       }
     })
 
     test('reports the IPv6 peer compressed when listening on ::1', async (t: TestContext) => {
-      const { base } = await start(t, impl, s => { s.route('GET', '/ip', (req, res) => { res.send(req.remoteAddress) }) }, {}, '::1')
+      const { base } = await start(
+        t,
+        impl,
+        (s) => {
+          s.route('GET', '/ip', (req, res) => {
+            res.send(req.remoteAddress)
+          })
+        },
+        {},
+        '::1'
+      )
       t.assert.strictEqual(await (await fetch(`${base}/ip`)).text(), '::1')
     })
 
     test('reports an IPv4 peer on a dual-stack "::" socket as a dotted quad', async (t: TestContext) => {
-      const { port } = await start(t, impl, s => { s.route('GET', '/ip', (req, res) => { res.send(req.remoteAddress) }) }, {}, '::')
+      const { port } = await start(
+        t,
+        impl,
+        (s) => {
+          s.route('GET', '/ip', (req, res) => {
+            res.send(req.remoteAddress)
+          })
+        },
+        {},
+        '::'
+      )
       t.assert.strictEqual(await (await fetch(`http://127.0.0.1:${port}/ip`)).text(), '127.0.0.1')
       t.assert.strictEqual(await (await fetch(`http://[::1]:${port}/ip`)).text(), '::1')
     })
 
     test('sends exactly one Connection: keep-alive by default and keeps the connection', async (t: TestContext) => {
-      const { port } = await start(t, impl, s => { s.route('GET', '/', (_req, res) => { res.send('x') }) })
+      const { port } = await start(t, impl, (s) => {
+        s.route('GET', '/', (_req, res) => {
+          res.send('x')
+        })
+      })
       const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
+      t.after(() => {
+        c.destroy()
+      })
       c.write(get('/') + get('/'))
       const a = await c.next()
       const b = await c.next()
@@ -431,9 +603,15 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('sends exactly one Connection: close and closes when the request asked for it', async (t: TestContext) => {
-      const { port } = await start(t, impl, s => { s.route('GET', '/', (_req, res) => { res.send('x') }) })
+      const { port } = await start(t, impl, (s) => {
+        s.route('GET', '/', (_req, res) => {
+          res.send('x')
+        })
+      })
       const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
+      t.after(() => {
+        c.destroy()
+      })
       c.write(get('/', 'Connection: close\r\n'))
       const r = await c.next()
       t.assert.strictEqual(r.body.toString(), 'x')
@@ -442,86 +620,145 @@ export function runHttpSuite (impl: HttpImpl): void {
     })
 
     test('closes after the response when the handler sets Connection: close', async (t: TestContext) => {
-      const { port } = await start(t, impl, s => { s.route('GET', '/', (_req, res) => { res.header('Connection', 'close').send('bye') }) })
+      const { port } = await start(t, impl, (s) => {
+        s.route('GET', '/', (_req, res) => {
+          res.header('Connection', 'close').send('bye')
+        })
+      })
       const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
+      t.after(() => {
+        c.destroy()
+      })
       c.write(get('/'))
       const r = await c.next()
       t.assert.deepStrictEqual(values(r, 'connection'), ['close'])
       await c.closed
     })
 
-    test('answers HTTP/1.0 without keep-alive with Connection: close', {
-      skip: impl === 'uws' ? 'uWS 20.30 does not answer HTTP/1.0 requests at all' : false
-    }, async (t: TestContext) => {
-      const { port } = await start(t, impl, s => { s.route('GET', '/', (_req, res) => { res.send('x') }) })
-      const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
-      c.write('GET / HTTP/1.0\r\nHost: test\r\n\r\n')
-      const r = await c.next()
-      t.assert.deepStrictEqual(values(r, 'connection'), ['close'])
-      await c.closed
-    })
-
-    const UWS_OLD_HTTP = impl === 'uws' ? 'uWS 20.30 leaves these requests unanswered (engine/http/uws.ts); roles that meet such clients use node:http' : false
-
-    test('answers HTTP/1.0 without Host, and keeps the connection when it asks for keep-alive', { skip: UWS_OLD_HTTP }, async (t: TestContext) => {
-      const { port } = await start(t, impl, s => { s.route('GET', '/', (req, res) => { res.send(`host=${req.headers.host ?? '-'}`) }) })
-      const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
-      c.write('GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n')
-      const a = await c.next()
-      t.assert.strictEqual(a.status, 200)
-      t.assert.strictEqual(a.body.toString(), 'host=-')
-      t.assert.deepStrictEqual(values(a, 'connection'), ['keep-alive'])
-      c.write('GET / HTTP/1.0\r\n\r\n')
-      const b = await c.next()
-      t.assert.strictEqual(b.status, 200)
-      t.assert.deepStrictEqual(values(b, 'connection'), ['close'])
-      await c.closed
-    })
-
-    test('answers 400 HTTP_BAD_HOST to HTTP/1.1 without Host and to a repeated Host, and closes', { skip: UWS_OLD_HTTP }, async (t: TestContext) => {
-      let calls = 0
-      const { port } = await start(t, impl, s => { s.route('GET', '/', (_req, res) => { calls++; res.send('x') }) })
-      for (const request of ['GET / HTTP/1.1\r\n\r\n', 'GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n']) {
+    test(
+      'answers HTTP/1.0 without keep-alive with Connection: close',
+      {
+        skip: impl === 'uws' ? 'uWS 20.30 does not answer HTTP/1.0 requests at all' : false
+      },
+      async (t: TestContext) => {
+        const { port } = await start(t, impl, (s) => {
+          s.route('GET', '/', (_req, res) => {
+            res.send('x')
+          })
+        })
         const c = await RawClient.open(port)
-        t.after(() => { c.destroy() })
-        c.write(request)
+        t.after(() => {
+          c.destroy()
+        })
+        c.write('GET / HTTP/1.0\r\nHost: test\r\n\r\n')
         const r = await c.next()
-        t.assert.strictEqual(r.status, 400)
-        t.assert.strictEqual(JSON.parse(r.body.toString()).error.code, 'HTTP_BAD_HOST')
         t.assert.deepStrictEqual(values(r, 'connection'), ['close'])
         await c.closed
       }
-      t.assert.strictEqual(calls, 0)
-    })
+    )
 
-    test('routes an absolute-form request by its path, with its authority as Host', { skip: UWS_OLD_HTTP }, async (t: TestContext) => {
-      const { port } = await start(t, impl, s => {
-        s.route('GET', '/a', (req, res) => { res.send(`${req.headers.host ?? '-'} ${req.query}`) })
-        s.route('GET', '/', (req, res) => { res.send(`root ${req.headers.host ?? '-'}`) })
-      })
-      const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
-      c.write('GET http://Proxy.Example:8080/a?q=1 HTTP/1.1\r\nHost: other.example\r\n\r\n')
-      const a = await c.next()
-      t.assert.strictEqual(a.status, 200)
-      t.assert.strictEqual(a.body.toString(), 'Proxy.Example:8080 q=1')
-      c.write('GET http://x.example HTTP/1.1\r\nHost: x.example\r\n\r\n')
-      const b = await c.next()
-      t.assert.strictEqual(b.body.toString(), 'root x.example')
-    })
+    const UWS_OLD_HTTP =
+      impl === 'uws'
+        ? 'uWS 20.30 leaves these requests unanswered (engine/http/uws.ts); roles that meet such clients use node:http'
+        : false
+
+    test(
+      'answers HTTP/1.0 without Host, and keeps the connection when it asks for keep-alive',
+      { skip: UWS_OLD_HTTP },
+      async (t: TestContext) => {
+        const { port } = await start(t, impl, (s) => {
+          s.route('GET', '/', (req, res) => {
+            res.send(`host=${req.headers.host ?? '-'}`)
+          })
+        })
+        const c = await RawClient.open(port)
+        t.after(() => {
+          c.destroy()
+        })
+        c.write('GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n')
+        const a = await c.next()
+        t.assert.strictEqual(a.status, 200)
+        t.assert.strictEqual(a.body.toString(), 'host=-')
+        t.assert.deepStrictEqual(values(a, 'connection'), ['keep-alive'])
+        c.write('GET / HTTP/1.0\r\n\r\n')
+        const b = await c.next()
+        t.assert.strictEqual(b.status, 200)
+        t.assert.deepStrictEqual(values(b, 'connection'), ['close'])
+        await c.closed
+      }
+    )
+
+    test(
+      'answers 400 HTTP_BAD_HOST to HTTP/1.1 without Host and to a repeated Host, and closes',
+      { skip: UWS_OLD_HTTP },
+      async (t: TestContext) => {
+        let calls = 0
+        const { port } = await start(t, impl, (s) => {
+          s.route('GET', '/', (_req, res) => {
+            calls++
+            res.send('x')
+          })
+        })
+        for (const request of ['GET / HTTP/1.1\r\n\r\n', 'GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n']) {
+          const c = await RawClient.open(port)
+          t.after(() => {
+            c.destroy()
+          })
+          c.write(request)
+          const r = await c.next()
+          t.assert.strictEqual(r.status, 400)
+          t.assert.strictEqual(JSON.parse(r.body.toString()).error.code, 'HTTP_BAD_HOST')
+          t.assert.deepStrictEqual(values(r, 'connection'), ['close'])
+          await c.closed
+        }
+        t.assert.strictEqual(calls, 0)
+      }
+    )
+
+    test(
+      'routes an absolute-form request by its path, with its authority as Host',
+      { skip: UWS_OLD_HTTP },
+      async (t: TestContext) => {
+        const { port } = await start(t, impl, (s) => {
+          s.route('GET', '/a', (req, res) => {
+            res.send(`${req.headers.host ?? '-'} ${req.query}`)
+          })
+          s.route('GET', '/', (req, res) => {
+            res.send(`root ${req.headers.host ?? '-'}`)
+          })
+        })
+        const c = await RawClient.open(port)
+        t.after(() => {
+          c.destroy()
+        })
+        c.write('GET http://Proxy.Example:8080/a?q=1 HTTP/1.1\r\nHost: other.example\r\n\r\n')
+        const a = await c.next()
+        t.assert.strictEqual(a.status, 200)
+        t.assert.strictEqual(a.body.toString(), 'Proxy.Example:8080 q=1')
+        c.write('GET http://x.example HTTP/1.1\r\nHost: x.example\r\n\r\n')
+        const b = await c.next()
+        t.assert.strictEqual(b.body.toString(), 'root x.example')
+      }
+    )
 
     test('writes repeated headers once each and a custom-serialised JSON string as given', async (t: TestContext) => {
-      const { port } = await start(t, impl, s => {
+      const { port } = await start(t, impl, (s) => {
         s.route('GET', '/', (_req, res) => {
-          const ascii = JSON.stringify({ name: 'Сайт' }).replace(/[\u007f-\uffff]/g, ch => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
-          res.header('Set-Cookie', 'a=1').header('Set-Cookie', 'b=2').header('Content-Type', 'application/json').send(ascii)
+          const ascii = JSON.stringify({ name: 'Сайт' }).replace(
+            /[\u007f-\uffff]/g,
+            (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`
+          )
+          res
+            .header('Set-Cookie', 'a=1')
+            .header('Set-Cookie', 'b=2')
+            .header('Content-Type', 'application/json')
+            .send(ascii)
         })
       })
       const c = await RawClient.open(port)
-      t.after(() => { c.destroy() })
+      t.after(() => {
+        c.destroy()
+      })
       c.write(get('/'))
       const r = await c.next()
       t.assert.deepStrictEqual(values(r, 'set-cookie'), ['a=1', 'b=2'])
@@ -531,16 +768,29 @@ export function runHttpSuite (impl: HttpImpl): void {
 
     test('maps a thrown HttpError to its status and JSON body, sync or async', async (t: TestContext) => {
       const errors: unknown[] = []
-      const { base } = await start(t, impl, s => {
-        s.route('GET', '/sync', () => { throw new HttpError(409, 'API_CONFLICT', 'user exists', { field: 'login' }) })
-        s.route('GET', '/async', async () => {
-          await Promise.resolve()
-          throw new HttpError(403, 'API_FORBIDDEN', 'no')
-        })
-      }, { onError: err => { errors.push(err) } })
+      const { base } = await start(
+        t,
+        impl,
+        (s) => {
+          s.route('GET', '/sync', () => {
+            throw new HttpError(409, 'API_CONFLICT', 'user exists', { field: 'login' })
+          })
+          s.route('GET', '/async', async () => {
+            await Promise.resolve()
+            throw new HttpError(403, 'API_FORBIDDEN', 'no')
+          })
+        },
+        {
+          onError: (err) => {
+            errors.push(err)
+          }
+        }
+      )
       const a = await fetch(`${base}/sync`)
       t.assert.strictEqual(a.status, 409)
-      t.assert.deepStrictEqual(await a.json(), { error: { code: 'API_CONFLICT', message: 'user exists', field: 'login' } })
+      t.assert.deepStrictEqual(await a.json(), {
+        error: { code: 'API_CONFLICT', message: 'user exists', field: 'login' }
+      })
       const b = await fetch(`${base}/async`)
       t.assert.strictEqual(b.status, 403)
       t.assert.deepStrictEqual(await b.json(), { error: { code: 'API_FORBIDDEN', message: 'no' } })
@@ -550,11 +800,26 @@ export function runHttpSuite (impl: HttpImpl): void {
     test('maps any other error to 500 HTTP_INTERNAL and reports it once', async (t: TestContext) => {
       const errors: unknown[] = []
       const boom = new Error('boom')
-      const { base } = await start(t, impl, s => {
-        s.route('GET', '/sync', (_req, res) => { res.header('X-Partial', '1'); throw boom })
-        s.route('GET', '/async', async () => { await Promise.resolve(); throw boom })
-        s.route('GET', '/silent', () => {})
-      }, { onError: err => { errors.push(err) } })
+      const { base } = await start(
+        t,
+        impl,
+        (s) => {
+          s.route('GET', '/sync', (_req, res) => {
+            res.header('X-Partial', '1')
+            throw boom
+          })
+          s.route('GET', '/async', async () => {
+            await Promise.resolve()
+            throw boom
+          })
+          s.route('GET', '/silent', () => {})
+        },
+        {
+          onError: (err) => {
+            errors.push(err)
+          }
+        }
+      )
       for (const p of ['/sync', '/async']) {
         const r = await fetch(base + p)
         t.assert.strictEqual(r.status, 500)
@@ -570,8 +835,13 @@ export function runHttpSuite (impl: HttpImpl): void {
 
     test('close() drops open keep-alive connections and stops listening', async (t: TestContext) => {
       const server = createHttpServer({ impl })
-      server.route('GET', '/', (_req, res) => { res.send('x') })
-      server.route('GET', '/hang', async (req) => { await req.body(); await new Promise(() => {}) })
+      server.route('GET', '/', (_req, res) => {
+        res.send('x')
+      })
+      server.route('GET', '/hang', async (req) => {
+        await req.body()
+        await new Promise(() => {})
+      })
       const { port } = await server.listen('127.0.0.1', 0)
       const idle = await RawClient.open(port)
       idle.write(get('/'))
@@ -582,16 +852,19 @@ export function runHttpSuite (impl: HttpImpl): void {
       await server.close()
       await Promise.all([idle.closed, busy.closed])
       const refused = connect(port, '127.0.0.1')
-      const [err] = await once(refused, 'error') as [NodeJS.ErrnoException]
+      const [err] = (await once(refused, 'error')) as [NodeJS.ErrnoException]
       t.assert.strictEqual(err.code, 'ECONNREFUSED')
     })
 
     test('streams a body: headers and chunks as written, false under backpressure, drain, end, and close on a peer that leaves', async (t: TestContext) => {
-      let stalled: { sawFalse: boolean, drained: boolean, closed: boolean, written: number } | undefined
-      const { base, port } = await start(t, impl, s => {
+      let stalled: { sawFalse: boolean; drained: boolean; closed: boolean; written: number } | undefined
+      const { base, port } = await start(t, impl, (s) => {
         s.route('GET', '/tick', (_req, res) => {
           const st = res.header('Content-Type', 'text/event-stream').stream('a\n')
-          setTimeout(() => { st.write('b\n'); st.end() }, 10)
+          setTimeout(() => {
+            st.write('b\n')
+            st.end()
+          }, 10)
         })
         s.route('GET', '/flood', (_req, res) => {
           const st = res.stream('start\n')
@@ -602,11 +875,19 @@ export function runHttpSuite (impl: HttpImpl): void {
           const pump = (): void => {
             while (!st.closed && state.written < 4096) {
               state.written++
-              if (!st.write(chunk)) { state.sawFalse = true; return }
+              if (!st.write(chunk)) {
+                state.sawFalse = true
+                return
+              }
             }
           }
-          st.onDrain(() => { state.drained = true; pump() })
-          st.onClose(() => { state.closed = true })
+          st.onDrain(() => {
+            state.drained = true
+            pump()
+          })
+          st.onClose(() => {
+            state.closed = true
+          })
           setImmediate(pump)
         })
       })
@@ -621,7 +902,8 @@ export function runHttpSuite (impl: HttpImpl): void {
       const client = await RawClient.open(port)
       client.socket.pause()
       client.write(get('/flood'))
-      for (let i = 0; i < 500 && stalled?.sawFalse !== true; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      for (let i = 0; i < 500 && stalled?.sawFalse !== true; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10))
       t.assert.strictEqual(stalled?.sawFalse, true)
       const before = stalled.written
       t.assert.ok(before < 4096, `the writer stopped at ${before} chunks`)
@@ -633,20 +915,40 @@ export function runHttpSuite (impl: HttpImpl): void {
       t.assert.strictEqual(stalled.closed, true)
     })
 
-    test('serves HTTPS with the given certificate files', { skip: hasOpenssl() ? false : OPENSSL_MISSING }, async (t: TestContext) => {
-      const dir = tempDir(t, 'http-tls-')
-      const { cert, key } = writeTestCertificate(dir, 'localhost')
-      const { port } = await start(t, impl, s => { s.route('GET', '/', (_req, res) => { res.send('secure') }) }, { tls: { cert, key } })
-      const body = await new Promise<string>((resolve, reject) => {
-        const req = httpsRequest({ host: '127.0.0.1', port, path: '/', rejectUnauthorized: false, agent: false }, res => {
-          let s = ''
-          res.on('data', (d: Buffer) => { s += d.toString() })
-          res.on('end', () => { resolve(s) })
+    test(
+      'serves HTTPS with the given certificate files',
+      { skip: hasOpenssl() ? false : OPENSSL_MISSING },
+      async (t: TestContext) => {
+        const dir = tempDir(t, 'http-tls-')
+        const { cert, key } = writeTestCertificate(dir, 'localhost')
+        const { port } = await start(
+          t,
+          impl,
+          (s) => {
+            s.route('GET', '/', (_req, res) => {
+              res.send('secure')
+            })
+          },
+          { tls: { cert, key } }
+        )
+        const body = await new Promise<string>((resolve, reject) => {
+          const req = httpsRequest(
+            { host: '127.0.0.1', port, path: '/', rejectUnauthorized: false, agent: false },
+            (res) => {
+              let s = ''
+              res.on('data', (d: Buffer) => {
+                s += d.toString()
+              })
+              res.on('end', () => {
+                resolve(s)
+              })
+            }
+          )
+          req.on('error', reject)
+          req.end()
         })
-        req.on('error', reject)
-        req.end()
-      })
-      t.assert.strictEqual(body, 'secure')
-    })
+        t.assert.strictEqual(body, 'secure')
+      }
+    )
   })
 }

@@ -19,8 +19,13 @@ import { Router } from './router.js'
 import { UwsServer, loadUwsNative, type UwsModule } from './uws.js'
 
 export {
-  HttpError, errorBody, isHttpError, FRONT_DOOR_ERRORS,
-  type HttpErrorOptions, type HttpAdapterErrorCode, type FrontDoorErrorCode
+  HttpError,
+  errorBody,
+  isHttpError,
+  FRONT_DOOR_ERRORS,
+  type HttpErrorOptions,
+  type HttpAdapterErrorCode,
+  type FrontDoorErrorCode
 } from './errors.js'
 export type { HttpRequest, HttpResponse, HttpStream, Handler, MethodNotAllowedHandler, ErrorHook } from './core.js'
 export type { UwsModule } from './uws.js'
@@ -29,7 +34,7 @@ export type HttpImpl = 'uws' | 'node'
 
 /** Where the adapter reports that it fell back to node:http. */
 export interface HttpLogger {
-  warn (message: string): void
+  warn(message: string): void
 }
 
 export interface HttpServerOptions {
@@ -41,7 +46,7 @@ export interface HttpServerOptions {
   /** Largest request body accepted, in bytes (default 1 MiB); larger bodies get 413 and are not buffered. */
   bodyLimit?: number
   /** PEM file paths; serves HTTPS (uWS `SSLApp` / `node:https`). */
-  tls?: { cert: string, key: string }
+  tls?: { cert: string; key: string }
   /** Called once for every non-HttpError a handler throws (the client gets a 500 `HTTP_INTERNAL`). */
   onError?: ErrorHook
   /** Answers requests no route matches (default: 404 JSON `HTTP_NOT_FOUND`). */
@@ -64,11 +69,11 @@ export interface HttpServer {
    * Registers a handler. Patterns: exact paths (`/config/` and `/config` differ), `:name` segments, and a
    * final `*` capturing the rest (`/url/*` → `rawParams['*']`). `'*'` as method answers any method.
    */
-  route (method: string | readonly string[], pattern: string, handler: Handler): this
+  route(method: string | readonly string[], pattern: string, handler: Handler): this
   /** Starts listening; `host` may be IPv4, IPv6 (`'::1'`), `'0.0.0.0'` or `'::'`; port 0 picks a free port. */
-  listen (host: string, port: number): Promise<{ port: number }>
+  listen(host: string, port: number): Promise<{ port: number }>
   /** Stops listening and closes every open connection, keep-alive ones included. */
-  close (): Promise<void>
+  close(): Promise<void>
 }
 
 /**
@@ -76,7 +81,12 @@ export interface HttpServer {
  * use, a privileged port), `undo` stops what the role had already started, and the error goes on
  * to the caller. Resolves to the port bound.
  */
-export async function listenOrUndo (server: HttpServer, host: string, port: number, undo: () => Promise<unknown>): Promise<number> {
+export async function listenOrUndo(
+  server: HttpServer,
+  host: string,
+  port: number,
+  undo: () => Promise<unknown>
+): Promise<number> {
   try {
     return (await server.listen(host, port)).port
   } catch (err) {
@@ -98,18 +108,18 @@ export type HttpServerSetting = 'auto' | HttpImpl
 export type HttpAudience = 'public' | 'known'
 
 /** The implementation a role asks `createHttpServer` for under a `common.http-server` setting. */
-export function roleHttpImpl (setting: HttpServerSetting, audience: HttpAudience): 'auto' | HttpImpl {
+export function roleHttpImpl(setting: HttpServerSetting, audience: HttpAudience): 'auto' | HttpImpl {
   if (setting !== 'auto') return setting
   return audience === 'public' ? 'node' : 'auto'
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
-type LoadOutcome = { ok: true, uws: UwsModule } | { ok: false, error: unknown }
+type LoadOutcome = { ok: true; uws: UwsModule } | { ok: false; error: unknown }
 // One load attempt (and so one warning) per loader for the whole process, however many roles start servers.
 const outcomes = new WeakMap<() => UwsModule, LoadOutcome>()
 
-function load (loader: () => UwsModule): LoadOutcome {
+function load(loader: () => UwsModule): LoadOutcome {
   let outcome = outcomes.get(loader)
   if (outcome === undefined) {
     try {
@@ -123,7 +133,7 @@ function load (loader: () => UwsModule): LoadOutcome {
 }
 
 /** Why the uWS addon does not load in this process (undefined when it does); the outcome is cached. */
-export function uwsLoadError (): string | undefined {
+export function uwsLoadError(): string | undefined {
   const outcome = load(loadUwsNative)
   if (outcome.ok) return undefined
   return outcome.error instanceof Error ? outcome.error.message : String(outcome.error)
@@ -131,8 +141,16 @@ export function uwsLoadError (): string | undefined {
 
 // One JSON line on stderr, shaped like the roles' log lines, for callers that pass no logger.
 const defaultLogger: HttpLogger = {
-  warn (message) {
-    process.stderr.write(JSON.stringify({ level: 40, time: new Date().toISOString(), pid: process.pid, code: 'HTTP_UWS_FALLBACK', msg: message }) + '\n')
+  warn(message) {
+    process.stderr.write(
+      JSON.stringify({
+        level: 40,
+        time: new Date().toISOString(),
+        pid: process.pid,
+        code: 'HTTP_UWS_FALLBACK',
+        msg: message
+      }) + '\n'
+    )
   }
 }
 
@@ -140,7 +158,7 @@ const defaultLogger: HttpLogger = {
  * Creates an HTTP server; routes may be added before or after `listen`.
  * When uWS is asked for (`'auto'` or `'uws'`) and its addon does not load, node:http serves, with one warning.
  */
-export function createHttpServer (options: HttpServerOptions = {}): HttpServer {
+export function createHttpServer(options: HttpServerOptions = {}): HttpServer {
   const router = new Router<Handler>()
   const cfg = {
     router,
@@ -165,14 +183,16 @@ export function createHttpServer (options: HttpServerOptions = {}): HttpServer {
       // on a Node with no uWS build (22, 24), and node:http answers everything uWS would.
       if (isFirst) {
         const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error)
-        ;(options.logger ?? defaultLogger).warn(`uWebSockets.js did not load (${reason}); serving HTTP with node:http${wanted === 'uws' ? ' although common.http-server is uws' : ''}`)
+        ;(options.logger ?? defaultLogger).warn(
+          `uWebSockets.js did not load (${reason}); serving HTTP with node:http${wanted === 'uws' ? ' although common.http-server is uws' : ''}`
+        )
       }
       impl = new NodeServer(cfg)
     }
   }
   const server: HttpServer = {
     impl: impl.impl,
-    route (method, pattern, handler) {
+    route(method, pattern, handler) {
       router.add(method, pattern, handler)
       return this
     },

@@ -23,10 +23,10 @@ interface Frame {
 }
 
 /** The path down to (not including) the top frame's current member, then `name`. */
-function pathTo (stack: readonly Frame[], name: string): string {
+function pathTo(stack: readonly Frame[], name: string): string {
   let out = ''
   const add = (part: string | number): void => {
-    out += typeof part === 'number' ? `[${part}]` : (out === '' ? part : `.${part}`)
+    out += typeof part === 'number' ? `[${part}]` : out === '' ? part : `.${part}`
   }
   for (let i = 0; i < stack.length - 1; i++) add(stack[i]!.at)
   add(name)
@@ -34,7 +34,7 @@ function pathTo (stack: readonly Frame[], name: string): string {
 }
 
 /** End of the string that opens at `start` (a `"`): the index of its closing quote. */
-function stringEnd (text: string, start: number): number {
+function stringEnd(text: string, start: number): number {
   let i = start + 1
   while (i < text.length) {
     const c = text.charCodeAt(i)
@@ -49,7 +49,7 @@ function stringEnd (text: string, start: number): number {
  * The first member name repeated within one object of `text`, which must be valid JSON (call it after
  * `JSON.parse` succeeded); undefined when every object's names are unique.
  */
-export function findDuplicateKey (text: string): DuplicateKey | undefined {
+export function findDuplicateKey(text: string): DuplicateKey | undefined {
   const stack: Frame[] = []
   for (let i = 0; i < text.length; i++) {
     const c = text[i]

@@ -10,23 +10,31 @@ import type { AddressInfo } from 'node:net'
 import { normalizeAddress } from './address.js'
 import { errorBody } from './errors.js'
 import {
-  BodyCollector, Request, Response, abortedError, addHeaderField, answerTooLarge, dispatch,
-  type DispatchOptions, type Transport, type TransportStream
+  BodyCollector,
+  Request,
+  Response,
+  abortedError,
+  addHeaderField,
+  answerTooLarge,
+  dispatch,
+  type DispatchOptions,
+  type Transport,
+  type TransportStream
 } from './core.js'
 
 const ABSOLUTE_FORM = /^https?:\/\/([^/?#]*)/i
 
 export interface NodeServerConfig extends DispatchOptions {
-  readonly tls: { cert: string, key: string } | undefined
+  readonly tls: { cert: string; key: string } | undefined
 }
 
 class NodeTransport implements Transport {
   readonly res: ServerResponse
-  constructor (res: ServerResponse) {
+  constructor(res: ServerResponse) {
     this.res = res
   }
 
-  write (r: Response, body: string | Buffer): void {
+  write(r: Response, body: string | Buffer): void {
     const res = this.res
     res.statusCode = r.statusCode
     const h = r.headerList
@@ -45,7 +53,7 @@ class NodeTransport implements Transport {
     }
   }
 
-  openStream (r: Response, first: string, onDrain: () => void): TransportStream {
+  openStream(r: Response, first: string, onDrain: () => void): TransportStream {
     const res = this.res
     res.statusCode = r.statusCode
     const h = r.headerList
@@ -56,7 +64,9 @@ class NodeTransport implements Transport {
     res.write(first)
     return {
       write: (chunk) => res.write(chunk),
-      end: () => { res.end() }
+      end: () => {
+        res.end()
+      }
     }
   }
 }
@@ -66,16 +76,22 @@ export class NodeServer {
   readonly #server: Server
   readonly #cfg: NodeServerConfig
 
-  constructor (cfg: NodeServerConfig) {
+  constructor(cfg: NodeServerConfig) {
     this.#cfg = cfg
-    const listener = (req: IncomingMessage, res: ServerResponse): void => { this.#onRequest(req, res) }
+    const listener = (req: IncomingMessage, res: ServerResponse): void => {
+      this.#onRequest(req, res)
+    }
     // The Host rule is checked in #onRequest, to answer with the adapter's JSON error body.
-    this.#server = cfg.tls === undefined
-      ? createHttp({ requireHostHeader: false }, listener)
-      : createHttps({ cert: readFileSync(cfg.tls.cert), key: readFileSync(cfg.tls.key), requireHostHeader: false }, listener)
+    this.#server =
+      cfg.tls === undefined
+        ? createHttp({ requireHostHeader: false }, listener)
+        : createHttps(
+            { cert: readFileSync(cfg.tls.cert), key: readFileSync(cfg.tls.key), requireHostHeader: false },
+            listener
+          )
   }
 
-  #onRequest (nreq: IncomingMessage, nres: ServerResponse): void {
+  #onRequest(nreq: IncomingMessage, nres: ServerResponse): void {
     const cfg = this.#cfg
     const raw = nreq.rawHeaders
     // RFC 9112 §3.2: exactly one Host in HTTP/1.1, at most one in HTTP/1.0; anything else is 400 (and the
@@ -85,7 +101,10 @@ export class NodeServer {
     if (hosts > 1 || (hosts === 0 && nreq.httpVersion !== '1.0')) {
       const res = new Response(new NodeTransport(nres), nreq.method === 'HEAD', true)
       res.closeAfter()
-      res.sendError(400, errorBody('HTTP_BAD_HOST', hosts === 0 ? 'the Host header field is missing' : 'more than one Host header field'))
+      res.sendError(
+        400,
+        errorBody('HTTP_BAD_HOST', hosts === 0 ? 'the Host header field is missing' : 'more than one Host header field')
+      )
       nreq.resume()
       return
     }
@@ -116,12 +135,16 @@ export class NodeServer {
     // GET and HEAD bodies are dropped unread, as the uWS implementation does (see uws.ts).
     if (method === 'GET' || method === 'HEAD') {
       nreq.resume()
-      nres.on('close', () => { if (!nres.writableFinished) res.aborted = true })
+      nres.on('close', () => {
+        if (!nres.writableFinished) res.aborted = true
+      })
       dispatch(cfg, new Request(method, path, from, BodyCollector.EMPTY), res)
       return
     }
 
-    const collector = new BodyCollector(limit, () => { answerTooLarge(res, limit) })
+    const collector = new BodyCollector(limit, () => {
+      answerTooLarge(res, limit)
+    })
     const req = new Request(method, path, from, collector)
     nres.on('close', () => {
       if (!nres.writableFinished) {
@@ -136,17 +159,27 @@ export class NodeServer {
       return
     }
     // Read eagerly, like uWS must, so both implementations answer 413 at the same point.
-    nreq.on('data', (chunk: Buffer) => { collector.push(chunk, false) })
-    nreq.on('end', () => { collector.end() })
-    nreq.on('error', () => { collector.fail(abortedError()) })
-    nreq.on('close', () => { if (!nreq.complete) collector.fail(abortedError()) })
+    nreq.on('data', (chunk: Buffer) => {
+      collector.push(chunk, false)
+    })
+    nreq.on('end', () => {
+      collector.end()
+    })
+    nreq.on('error', () => {
+      collector.fail(abortedError())
+    })
+    nreq.on('close', () => {
+      if (!nreq.complete) collector.fail(abortedError())
+    })
 
     dispatch(cfg, req, res)
   }
 
-  listen (host: string, port: number): Promise<{ port: number }> {
+  listen(host: string, port: number): Promise<{ port: number }> {
     return new Promise((resolve, reject) => {
-      const onError = (err: Error): void => { reject(err) }
+      const onError = (err: Error): void => {
+        reject(err)
+      }
       this.#server.once('error', onError)
       this.#server.listen(port, host, () => {
         this.#server.off('error', onError)
@@ -155,14 +188,16 @@ export class NodeServer {
     })
   }
 
-  close (): Promise<void> {
+  close(): Promise<void> {
     return new Promise((resolve) => {
       if (!this.#server.listening) {
         this.#server.closeAllConnections()
         resolve()
         return
       }
-      this.#server.close(() => { resolve() })
+      this.#server.close(() => {
+        resolve()
+      })
       // close() alone waits for keep-alive connections to time out; these are dropped now.
       this.#server.closeAllConnections()
     })

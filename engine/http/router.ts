@@ -11,12 +11,12 @@
  */
 
 export type RouteMatch<H> =
-  | { kind: 'found', handler: H, rawParams: Record<string, string> }
-  | { kind: 'method', allowed: string[] }
+  | { kind: 'found'; handler: H; rawParams: Record<string, string> }
+  | { kind: 'method'; allowed: string[] }
   | { kind: 'none' }
 
 interface Pattern<H> {
-  readonly segments: string[]          // literal segments, or ':name' params; the '*' is removed
+  readonly segments: string[] // literal segments, or ':name' params; the '*' is removed
   readonly wildcard: boolean
   readonly methods: Map<string, H>
   /** For a wildcard pattern without params: the literal text before `*` (`/url/`), matched without splitting. */
@@ -31,7 +31,7 @@ export class Router<H> {
   #wildcards: Array<Pattern<H>> = []
   #byPattern = new Map<string, Map<string, H>>()
 
-  add (methods: string | readonly string[], pattern: string, handler: H): void {
+  add(methods: string | readonly string[], pattern: string, handler: H): void {
     if (!pattern.startsWith('/')) throw new TypeError(`route pattern must start with '/': ${pattern}`)
     const list = typeof methods === 'string' ? [methods] : methods
     let table = this.#byPattern.get(pattern)
@@ -44,11 +44,16 @@ export class Router<H> {
       for (const s of segments) {
         if (s.includes('*')) throw new TypeError(`'*' is only allowed as the last segment: ${pattern}`)
       }
-      if (!wildcard && !segments.some(s => s.startsWith(':'))) {
+      if (!wildcard && !segments.some((s) => s.startsWith(':'))) {
         this.#static.set(pattern, table)
       } else if (wildcard) {
-        const literal = !segments.some(s => s.startsWith(':'))
-        this.#wildcards.push({ segments, wildcard, methods: table, prefix: literal ? segments.join('/') + '/' : undefined })
+        const literal = !segments.some((s) => s.startsWith(':'))
+        this.#wildcards.push({
+          segments,
+          wildcard,
+          methods: table,
+          prefix: literal ? segments.join('/') + '/' : undefined
+        })
         // Stable sort: longer literal prefixes win, equal ones keep registration order.
         this.#wildcards.sort((a, b) => b.segments.length - a.segments.length)
       } else {
@@ -62,7 +67,7 @@ export class Router<H> {
     }
   }
 
-  find (method: string, path: string): RouteMatch<H> {
+  find(method: string, path: string): RouteMatch<H> {
     let allowed: Set<string> | undefined
     const exact = this.#static.get(path)
     if (exact !== undefined) {
@@ -110,11 +115,11 @@ export class Router<H> {
   }
 }
 
-function pick<H> (table: Map<string, H>, method: string): H | undefined {
+function pick<H>(table: Map<string, H>, method: string): H | undefined {
   return table.get(method) ?? (method === 'HEAD' ? table.get('GET') : undefined) ?? table.get('*')
 }
 
-function addAllowed<H> (set: Set<string> | undefined, table: Map<string, H>): Set<string> {
+function addAllowed<H>(set: Set<string> | undefined, table: Map<string, H>): Set<string> {
   const out = set ?? new Set<string>()
   for (const m of table.keys()) {
     out.add(m)
@@ -123,17 +128,18 @@ function addAllowed<H> (set: Set<string> | undefined, table: Map<string, H>): Se
   return out
 }
 
-function sortAllowed (set: Set<string>): string[] {
+function sortAllowed(set: Set<string>): string[] {
   return [...set].sort()
 }
 
 // Returns the raw (still percent-encoded) params, or undefined when a literal differs or a param is empty.
-function matchSegments (segments: string[], parts: string[]): Record<string, string> | undefined {
+function matchSegments(segments: string[], parts: string[]): Record<string, string> | undefined {
   let params: Record<string, string> | undefined
   for (let i = 0; i < segments.length; i++) {
     const s = segments[i]!
-    const v = parts[i]!            // callers checked parts.length >= segments.length
-    if (s.length > 0 && s.charCodeAt(0) === 0x3a) {          // ':'
+    const v = parts[i]! // callers checked parts.length >= segments.length
+    if (s.length > 0 && s.charCodeAt(0) === 0x3a) {
+      // ':'
       if (v.length === 0) return undefined
       params ??= {}
       params[s.slice(1)] = v

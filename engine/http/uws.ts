@@ -31,8 +31,18 @@ import { dirname, join } from 'node:path'
 import type * as Uws from 'uWebSockets.js'
 import { formatAddressBytes } from './address.js'
 import {
-  BodyCollector, Request, Response, abortedError, addHeaderField, answerTooLarge, dispatch, statusLine,
-  type DispatchOptions, type RequestSource, type Transport, type TransportStream
+  BodyCollector,
+  Request,
+  Response,
+  abortedError,
+  addHeaderField,
+  answerTooLarge,
+  dispatch,
+  statusLine,
+  type DispatchOptions,
+  type RequestSource,
+  type Transport,
+  type TransportStream
 } from './core.js'
 
 export type UwsModule = typeof Uws
@@ -42,7 +52,7 @@ export type UwsModule = typeof Uws
  * re-implementation with two console warnings when the addon does not load; we want to make that choice
  * ourselves (node:http, one warning), so the binary is required directly when the package layout is known.
  */
-export function loadUwsNative (): UwsModule {
+export function loadUwsNative(): UwsModule {
   const require = createRequire(import.meta.url)
   const pkgDir = dirname(require.resolve('uWebSockets.js/package.json'))
   const file = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`
@@ -51,13 +61,15 @@ export function loadUwsNative (): UwsModule {
   for (const dir of [join(pkgDir, 'binaries'), pkgDir]) {
     const candidate = join(dir, file)
     if (existsSync(candidate)) return require(candidate) as UwsModule
-    if (existsSync(dir) && readdirSync(dir).some(f => /^uws_.*\.node$/.test(f))) knownLayout = true
+    if (existsSync(dir) && readdirSync(dir).some((f) => /^uws_.*\.node$/.test(f))) knownLayout = true
   }
   // The package ships binaries for some Node ABIs only (20.30: 93, 108 and 115, i.e. Node 16, 18 and 20; none
   // for Node 22's 127 or Node 24's 137). Say so in one line instead of letting its entry point print a stack
   // and load its slow JS stand-in.
   if (knownLayout) {
-    throw new Error(`no ${file} in uWebSockets.js ${readPackageVersion(pkgDir)} (no build for Node ${process.versions.node}, ABI ${process.versions.modules})`)
+    throw new Error(
+      `no ${file} in uWebSockets.js ${readPackageVersion(pkgDir)} (no build for Node ${process.versions.node}, ABI ${process.versions.modules})`
+    )
   }
   const mod = require('uWebSockets.js') as UwsModule
   if (typeof mod.App !== 'function' || !Function.prototype.toString.call(mod.App).includes('[native code]')) {
@@ -66,7 +78,7 @@ export function loadUwsNative (): UwsModule {
   return mod
 }
 
-function readPackageVersion (dir: string): string {
+function readPackageVersion(dir: string): string {
   try {
     const v = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: unknown }).version
     return typeof v === 'string' ? v : '(unknown version)'
@@ -76,12 +88,18 @@ function readPackageVersion (dir: string): string {
 }
 
 export interface UwsServerConfig extends DispatchOptions {
-  readonly tls: { cert: string, key: string } | undefined
+  readonly tls: { cert: string; key: string } | undefined
 }
 
 // uWS reports the method in lower case; upper-casing the common ones by table saves a string per request.
 const METHODS: Readonly<Record<string, string>> = {
-  get: 'GET', head: 'HEAD', post: 'POST', put: 'PUT', delete: 'DELETE', patch: 'PATCH', options: 'OPTIONS'
+  get: 'GET',
+  head: 'HEAD',
+  post: 'POST',
+  put: 'PUT',
+  delete: 'DELETE',
+  patch: 'PATCH',
+  options: 'OPTIONS'
 }
 
 // uWS converts every JS string it is given to UTF-8 (a length scan, a copy); bytes it takes as they are.
@@ -95,11 +113,11 @@ const CLOSE = Buffer.from('close')
  * is handed to uWS as it is.
  */
 const encodedHeaders = new Map<string, Buffer>()
-const kMaxEncodedHeaders = 1024
-function headerBytes (s: string): string | Buffer {
+const MAX_ENCODED_HEADERS = 1024
+function headerBytes(s: string): string | Buffer {
   let b = encodedHeaders.get(s)
   if (b === undefined) {
-    if (encodedHeaders.size >= kMaxEncodedHeaders || s.length > 128) return s
+    if (encodedHeaders.size >= MAX_ENCODED_HEADERS || s.length > 128) return s
     b = Buffer.from(s)
     encodedHeaders.set(s, b)
   }
@@ -118,29 +136,31 @@ class UwsExchange implements Transport, RequestSource {
   /** True while the route callback runs: uWS has corked the socket for us then. */
   inCallback = true
 
-  constructor (res: Uws.HttpResponse, req: Uws.HttpRequest) {
+  constructor(res: Uws.HttpResponse, req: Uws.HttpRequest) {
     this.res = res
     this.req = req
   }
 
-  rawQuery (): string {
+  rawQuery(): string {
     this.#checkAlive()
     return this.req.getQuery() ?? ''
   }
 
-  peerAddress (): string {
+  peerAddress(): string {
     this.#checkAlive()
     return formatAddressBytes(new Uint8Array(this.res.getRemoteAddress()))
   }
 
-  allHeaders (): Record<string, string> {
+  allHeaders(): Record<string, string> {
     this.#checkAlive()
     const headers: Record<string, string> = {}
-    this.req.forEach((k, v) => { addHeaderField(headers, k, v) })
+    this.req.forEach((k, v) => {
+      addHeaderField(headers, k, v)
+    })
     return headers
   }
 
-  firstHeader (name: string): string | undefined {
+  firstHeader(name: string): string | undefined {
     this.#checkAlive()
     // uWS answers '' for an absent field; a present but empty one reads the same, which no caller
     // of a single-valued field needs to tell apart.
@@ -150,25 +170,29 @@ class UwsExchange implements Transport, RequestSource {
 
   // Only a handler that answered at once and reads the request in a later tick gets here after the
   // callback: uWS has reused the request's memory by then, so refuse clearly instead of reading it.
-  #checkAlive (): void {
+  #checkAlive(): void {
     if (!this.inCallback) throw new Error('request headers and peer address must be read before the response is sent')
   }
 
-  write (r: Response, body: string | Buffer): void {
+  write(r: Response, body: string | Buffer): void {
     if (this.inCallback) {
       this.#write(r, body)
     } else {
-      this.res.cork(() => { this.#write(r, body) })
+      this.res.cork(() => {
+        this.#write(r, body)
+      })
     }
   }
 
-  openStream (r: Response, first: string, onDrain: () => void): TransportStream {
+  openStream(r: Response, first: string, onDrain: () => void): TransportStream {
     const res = this.res
     // In a later tick every native call must be corked, or uWS sends each piece as its own packet.
     const corked = <T>(fn: () => T): T => {
       if (this.inCallback) return fn()
       let out: T
-      res.cork(() => { out = fn() })
+      res.cork(() => {
+        out = fn()
+      })
       return out!
     }
     corked(() => {
@@ -185,11 +209,13 @@ class UwsExchange implements Transport, RequestSource {
     })
     return {
       write: (chunk) => corked(() => res.write(chunk)),
-      end: () => { corked(() => res.end()) }
+      end: () => {
+        corked(() => res.end())
+      }
     }
   }
 
-  #write (r: Response, body: string | Buffer): void {
+  #write(r: Response, body: string | Buffer): void {
     const res = this.res
     const code = r.statusCode
     // uWS writes `200 OK` itself when no status was written.
@@ -201,7 +227,7 @@ class UwsExchange implements Transport, RequestSource {
     const uwsCloses = r.closeRequested
     if (!uwsCloses) res.writeHeader(CONNECTION, r.keepAlive ? KEEP_ALIVE : CLOSE)
     if (code === 204 || code === 304 || (code >= 100 && code < 200)) {
-      res.endWithoutBody()            // RFC 9110 §8.6: no Content-Length on 1xx/204; 304 keeps none here either
+      res.endWithoutBody() // RFC 9110 §8.6: no Content-Length on 1xx/204; 304 keeps none here either
     } else if (r.isHead) {
       // With `closeRequested` the header was skipped above and endWithoutBody cannot close (see top); the peer
       // still learns it from this header.
@@ -221,19 +247,22 @@ export class UwsServer {
   readonly #cfg: UwsServerConfig
   #listenSocket: Uws.us_listen_socket | undefined = undefined
 
-  constructor (uws: UwsModule, cfg: UwsServerConfig) {
+  constructor(uws: UwsModule, cfg: UwsServerConfig) {
     this.#uws = uws
     this.#cfg = cfg
-    this.#app = cfg.tls === undefined
-      ? uws.App()
-      : uws.SSLApp({ cert_file_name: cfg.tls.cert, key_file_name: cfg.tls.key })
+    this.#app =
+      cfg.tls === undefined ? uws.App() : uws.SSLApp({ cert_file_name: cfg.tls.cert, key_file_name: cfg.tls.key })
     // GET, the method of nearly every request, gets its own registration so its method is known
     // without asking the addon; everything else arrives through any().
-    this.#app.get('/*', (res, req) => { this.#onRequest(res, req, 'GET') })
-    this.#app.any('/*', (res, req) => { this.#onRequest(res, req, undefined) })
+    this.#app.get('/*', (res, req) => {
+      this.#onRequest(res, req, 'GET')
+    })
+    this.#app.any('/*', (res, req) => {
+      this.#onRequest(res, req, undefined)
+    })
   }
 
-  #onRequest (ures: Uws.HttpResponse, ureq: Uws.HttpRequest, knownMethod: string | undefined): void {
+  #onRequest(ures: Uws.HttpResponse, ureq: Uws.HttpRequest, knownMethod: string | undefined): void {
     const cfg = this.#cfg
     const exchange = new UwsExchange(ures, ureq)
     let method = knownMethod
@@ -263,7 +292,9 @@ export class UwsServer {
         return
       }
       if ((declared !== '' && declared !== '0') || ureq.getHeader('transfer-encoding') !== '') {
-        const reading = new BodyCollector(limit, () => { answerTooLarge(res, limit) })
+        const reading = new BodyCollector(limit, () => {
+          answerTooLarge(res, limit)
+        })
         ures.onData((chunk, isLast) => {
           reading.push(new Uint8Array(chunk), true)
           if (isLast) reading.end()
@@ -288,7 +319,7 @@ export class UwsServer {
     })
   }
 
-  listen (host: string, port: number): Promise<{ port: number }> {
+  listen(host: string, port: number): Promise<{ port: number }> {
     return new Promise((resolve, reject) => {
       this.#app.listen(host, port, (ls) => {
         if (ls === false) {
@@ -303,7 +334,7 @@ export class UwsServer {
     })
   }
 
-  close (): Promise<void> {
+  close(): Promise<void> {
     if (this.#listenSocket !== undefined) {
       this.#uws.us_listen_socket_close(this.#listenSocket)
       this.#listenSocket = undefined
@@ -319,13 +350,22 @@ export class UwsServer {
  * Why `host:port` cannot be bound, for a uWS listen that failed without saying: node:net's errno error
  * (with `code`, `address` and `port`), or, when node:net can bind it after all, a plain error naming it.
  */
-function bindError (host: string, port: number): Promise<Error> {
+function bindError(host: string, port: number): Promise<Error> {
   return new Promise((resolve) => {
     const probe = createServer()
-    probe.once('error', (err) => { resolve(err) })
+    probe.once('error', (err) => {
+      resolve(err)
+    })
     probe.listen({ host, port, exclusive: true }, () => {
       probe.close()
-      resolve(Object.assign(new Error(`cannot listen on ${host} port ${port} (uWebSockets.js gives no reason; the address is free to node:net)`), { address: host, port }))
+      resolve(
+        Object.assign(
+          new Error(
+            `cannot listen on ${host} port ${port} (uWebSockets.js gives no reason; the address is free to node:net)`
+          ),
+          { address: host, port }
+        )
+      )
     })
   })
 }

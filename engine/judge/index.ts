@@ -1,6 +1,12 @@
 // engine/judge: one DNS query in, one decision out (shared by the DNS role's inline path and the pool workers).
 export {
-  Judge, compileBlockAnswers, JUDGE_ANSWER, JUDGE_FORWARD, JUDGE_SAFEVIDEO,
-  type JudgeKind, type BlockAnswers, type JudgeOptions
+  Judge,
+  compileBlockAnswers,
+  JUDGE_ANSWER,
+  JUDGE_FORWARD,
+  JUDGE_SAFEVIDEO,
+  type JudgeKind,
+  type BlockAnswers,
+  type JudgeOptions
 } from './judge.js'
 export { buildRecord } from './record.js'

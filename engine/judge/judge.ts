@@ -9,8 +9,18 @@ import { isIP } from 'node:net'
 import type { Config } from '../config/types.js'
 import { Verdict, type Policy, type Reason, type SuffixKeys } from '../policy/index.js'
 import {
-  EDE_BLOCKED, EDE_FILTERED, QUERY_DROP, QUERY_OK, QueryScratch, compileBlockAnswer, ecsAddressOf,
-  keyOf, readQuery, writeBlockAnswer, writeErrorAnswer, type BlockAnswerOptions
+  EDE_BLOCKED,
+  EDE_FILTERED,
+  QUERY_DROP,
+  QUERY_OK,
+  QueryScratch,
+  compileBlockAnswer,
+  ecsAddressOf,
+  keyOf,
+  readQuery,
+  writeBlockAnswer,
+  writeErrorAnswer,
+  type BlockAnswerOptions
 } from '../wire/index.js'
 
 /** Send nothing. */
@@ -26,18 +36,24 @@ export type JudgeKind = 0 | 1 | 2 | 3
 /** The query's labels as the policy's suffix keys, without copying (borrowed from the scratch). */
 export class QueryKeys implements SuffixKeys {
   readonly q: QueryScratch
-  constructor (q: QueryScratch) { this.q = q }
-  get labelCount (): number { return this.q.labelCount }
-  suffix (fromLabel: number): string { return keyOf(this.q, fromLabel) }
+  constructor(q: QueryScratch) {
+    this.q = q
+  }
+  get labelCount(): number {
+    return this.q.labelCount
+  }
+  suffix(fromLabel: number): string {
+    return keyOf(this.q, fromLabel)
+  }
 }
 
 /** Block answers compiled once per reason, so each carries its own EDE (RFC 8914). */
 export interface BlockAnswers {
-  forReason (reason: Reason): BlockAnswerOptions
+  forReason(reason: Reason): BlockAnswerOptions
 }
 
 /** Compiles the block answers from the proxy section: blockpage-ip (one per family), ttl. */
-export function compileBlockAnswers (proxy: Readonly<Config['proxy']>): BlockAnswers {
+export function compileBlockAnswers(proxy: Readonly<Config['proxy']>): BlockAnswers {
   let ipv4: string | undefined
   let ipv6: string | undefined
   for (const ip of proxy['blockpage-ip']) {
@@ -86,7 +102,7 @@ export class Judge {
   private readonly answers: BlockAnswers
   private readonly clientSubnet: boolean
 
-  constructor (options: JudgeOptions) {
+  constructor(options: JudgeOptions) {
     this.keys = new QueryKeys(this.scratch)
     this.policy = options.policy
     this.answers = options.answers
@@ -94,8 +110,8 @@ export class Judge {
     this.wantCats = options.wantCats
   }
 
-  /** Decides `msg` from `source`; `out` needs kAnswerBufferSize bytes. */
-  judge (msg: Buffer, source: string, out: Buffer): JudgeKind {
+  /** Decides `msg` from `source`; `out` needs ANSWER_BUFFER_SIZE bytes. */
+  judge(msg: Buffer, source: string, out: Buffer): JudgeKind {
     const q = this.scratch
     this.answerLength = 0
     this.rcode = 0
@@ -112,8 +128,10 @@ export class Judge {
     if (this.clientSubnet && q.hasClientSubnet) this.clientAddress = ecsAddressOf(q)
     const verdict = this.policy.evaluate(this.clientAddress, this.keys, this.verdict, this.wantCats)
     switch (verdict.action) {
-      case 'forward': return JUDGE_FORWARD
-      case 'safevideo': return JUDGE_SAFEVIDEO
+      case 'forward':
+        return JUDGE_FORWARD
+      case 'safevideo':
+        return JUDGE_SAFEVIDEO
       case 'block':
       case 'safesearch':
         this.answerLength = writeBlockAnswer(msg, q, out, this.answers.forReason(verdict.reason))

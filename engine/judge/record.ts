@@ -4,11 +4,23 @@ import { nameOf } from '../wire/index.js'
 import type { Judge } from './judge.js'
 
 /** The record of the query `judge` just decided; rcode/nxdomain are final for our own answers. */
-export function buildRecord (judge: Judge, time: number): QueryLogRecord {
+export function buildRecord(judge: Judge, time: number): QueryLogRecord {
   const q = judge.scratch
   const name = q.questionEnd === 0 ? '' : nameOf(q)
   if (judge.isRejected) {
-    return { time, address: judge.clientAddress, user: null, name, qtype: q.qtype, blockedName: '', reason: 'malformed', cats: [], blockedCats: [], nxdomain: false, rcode: judge.rcode }
+    return {
+      time,
+      address: judge.clientAddress,
+      user: null,
+      name,
+      qtype: q.qtype,
+      blockedName: '',
+      reason: 'malformed',
+      cats: [],
+      blockedCats: [],
+      nxdomain: false,
+      rcode: judge.rcode
+    }
   }
   const v = judge.verdict
   const blocked = v.action === 'block' || v.action === 'safesearch'

@@ -24,7 +24,7 @@ export interface LoggerOptions {
   role: string
 }
 
-export function createLogger (options: LoggerOptions): Logger {
+export function createLogger(options: LoggerOptions): Logger {
   const toFile = options.destination !== '-'
   if (toFile) mkdirSync(dirname(options.destination), { recursive: true })
   // Synchronous writes, to standard output and to files alike. An asynchronous file destination
@@ -36,9 +36,14 @@ export function createLogger (options: LoggerOptions): Logger {
   if (toFile) {
     // The file is reopened at its configured path; one listener per file, never removed, as the
     // destination lives as long as the process.
-    process.on('SIGHUP', () => { dest.reopen() })
+    process.on('SIGHUP', () => {
+      dest.reopen()
+    })
   }
-  return pino({ level: options.level, base: { role: options.role, pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, dest)
+  return pino(
+    { level: options.level, base: { role: options.role, pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
+    dest
+  )
 }
 
 /**
@@ -51,8 +56,11 @@ export function createLogger (options: LoggerOptions): Logger {
  * (a config that does not load), and whoever starts a daemon (a shell, systemd, docker) shows
  * standard error. Synchronous, because the process exits right after.
  */
-export function logStartFailure (role: string, err: unknown, msg: string): void {
-  pino({ base: { role, pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 2, sync: true })).fatal({ err }, msg)
+export function logStartFailure(role: string, err: unknown, msg: string): void {
+  pino(
+    { base: { role, pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
+    pino.destination({ dest: 2, sync: true })
+  ).fatal({ err }, msg)
 }
 
 /**
@@ -61,11 +69,11 @@ export function logStartFailure (role: string, err: unknown, msg: string): void 
  * a diagnostic a level filter may drop (`log-level: warn` keeps them). Only `silent`, which asks for no log
  * at all, writes none.
  */
-export function auditLogger (logger: Logger): Logger {
+export function auditLogger(logger: Logger): Logger {
   return logger.level === 'silent' ? logger : logger.child({}, { level: 'info' })
 }
 
 /** A logger that writes nothing (tests, library use). */
-export function silentLogger (): Logger {
+export function silentLogger(): Logger {
   return pino({ level: 'silent' })
 }

@@ -47,9 +47,9 @@ import type { Store } from '../store/index.js'
 
 /** Verdict actions with their own slot (engine/policy `Action`, plus what the front decides itself). */
 export const VERDICTS = ['forward', 'block', 'safesearch', 'safevideo', 'malformed', 'drop', 'other'] as const
-export type VerdictLabel = typeof VERDICTS[number]
+export type VerdictLabel = (typeof VERDICTS)[number]
 /** RCODEs 0..15 get a slot each; anything else counts as 16 ("other"). */
-const kRcodes = 17
+const RCODES = 17
 /** Upper bounds (ms) of the upstream latency buckets. */
 export const UPSTREAM_BUCKETS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] as const
 
@@ -58,28 +58,49 @@ const S_TIMEOUTS = 1
 const S_QUEUE = 2
 const S_UP_SUM = 3
 const S_UP_COUNT = 4
-const kScalars = 5
+const SCALARS = 5
 
-function verdictSlot (action: string): number {
+function verdictSlot(action: string): number {
   switch (action) {
-    case 'forward': return 0
-    case 'block': return 1
-    case 'safesearch': return 2
-    case 'safevideo': return 3
-    case 'malformed': return 4
-    case 'drop': return 5
-    default: return 6
+    case 'forward':
+      return 0
+    case 'block':
+      return 1
+    case 'safesearch':
+      return 2
+    case 'safevideo':
+      return 3
+    case 'malformed':
+      return 4
+    case 'drop':
+      return 5
+    default:
+      return 6
   }
 }
 
 /** RCODE names (RFC 1035, RFC 2136, RFC 6891 §9 for 16+ is not in a header): index = value. */
 export const RCODE_NAMES = [
-  'NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED', 'YXDOMAIN', 'YXRRSET',
-  'NXRRSET', 'NOTAUTH', 'NOTZONE', 'DSOTYPENI', 'RCODE12', 'RCODE13', 'RCODE14', 'RCODE15'
+  'NOERROR',
+  'FORMERR',
+  'SERVFAIL',
+  'NXDOMAIN',
+  'NOTIMP',
+  'REFUSED',
+  'YXDOMAIN',
+  'YXRRSET',
+  'NXRRSET',
+  'NOTAUTH',
+  'NOTZONE',
+  'DSOTYPENI',
+  'RCODE12',
+  'RCODE13',
+  'RCODE14',
+  'RCODE15'
 ] as const
 
 /** The label of an RCODE slot: its name, or `other` past 15. */
-export function rcodeLabel (r: number): string {
+export function rcodeLabel(r: number): string {
   return RCODE_NAMES[r] ?? 'other'
 }
 
@@ -92,7 +113,7 @@ export interface MetricsSnapshot {
   queries: number
   /** [verdict, rcode name ('other' past 15), count], non-zero entries only. */
   answers: Array<[string, string, number]>
-  upstream: { buckets: number[], counts: number[], sum: number, count: number }
+  upstream: { buckets: number[]; counts: number[]; sum: number; count: number }
   upstreamTimeouts: number
   poolQueueDepth: number
   /** The UDP I/O path (`proxy.io` resolved): 'native' or 'dgram' ('' before the server started). */
@@ -115,7 +136,7 @@ export interface MetricsSnapshot {
 
 /** Error kinds counted per resolver: the answers that fail over, and a refused or reset connection. */
 export const RESOLVER_ERRORS = ['REFUSED', 'SERVFAIL', 'NOTIMP', 'network'] as const
-export type ResolverError = typeof RESOLVER_ERRORS[number]
+export type ResolverError = (typeof RESOLVER_ERRORS)[number]
 
 /** One upstream resolver's state and counters, as a snapshot carries them. */
 export interface ResolverSnapshot {
@@ -126,7 +147,7 @@ export interface ResolverSnapshot {
   timeouts: number
   /** By kind, in RESOLVER_ERRORS order. */
   errors: number[]
-  latency: { counts: number[], sum: number, count: number }
+  latency: { counts: number[]; sum: number; count: number }
 }
 
 /**
@@ -141,7 +162,7 @@ export class ResolverCounters {
   latencySum = 0
   latencyCount = 0
 
-  observe (ms: number): void {
+  observe(ms: number): void {
     let i = 0
     while (i < UPSTREAM_BUCKETS_MS.length && ms > UPSTREAM_BUCKETS_MS[i]!) i++
     this.latency[i]! += 1
@@ -149,11 +170,11 @@ export class ResolverCounters {
     this.latencyCount += 1
   }
 
-  countError (kind: ResolverError): void {
+  countError(kind: ResolverError): void {
     this.errors[RESOLVER_ERRORS.indexOf(kind)]! += 1
   }
 
-  snapshot (resolver: string, up: boolean): ResolverSnapshot {
+  snapshot(resolver: string, up: boolean): ResolverSnapshot {
     return {
       resolver,
       up,
@@ -195,8 +216,8 @@ const NO_TCP_SLOTS: TcpSlotCounts = { refusedPerSource: 0, refusedFull: 0, evict
  * arrays, safe to call per packet.
  */
 export class DnsMetrics {
-  readonly scalars = new Float64Array(kScalars)
-  readonly answers = new Float64Array(VERDICTS.length * kRcodes)
+  readonly scalars = new Float64Array(SCALARS)
+  readonly answers = new Float64Array(VERDICTS.length * RCODES)
   readonly upstreamBuckets = new Float64Array(UPSTREAM_BUCKETS_MS.length + 1)
   /** The UDP I/O path in use, set by the server when it starts. */
   io = ''
@@ -215,14 +236,14 @@ export class DnsMetrics {
   resolvers: () => ResolverSnapshot[] = () => []
 
   /** Counts one query and its answer: `verdictAction` is the policy Action or 'malformed'/'drop'. */
-  countQuery (verdictAction: string, rcode: number): void {
+  countQuery(verdictAction: string, rcode: number): void {
     this.scalars[S_QUERIES]! += 1
     const r = rcode >= 0 && rcode < 16 ? rcode | 0 : 16
-    this.answers[verdictSlot(verdictAction) * kRcodes + r]! += 1
+    this.answers[verdictSlot(verdictAction) * RCODES + r]! += 1
   }
 
   /** Records one upstream round trip of `ms` milliseconds. */
-  observeUpstream (ms: number): void {
+  observeUpstream(ms: number): void {
     let i = 0
     while (i < UPSTREAM_BUCKETS_MS.length && ms > UPSTREAM_BUCKETS_MS[i]!) i++
     this.upstreamBuckets[i]! += 1
@@ -230,22 +251,25 @@ export class DnsMetrics {
     this.scalars[S_UP_COUNT]! += 1
   }
 
-  countUpstreamTimeout (): void {
+  countUpstreamTimeout(): void {
     this.scalars[S_TIMEOUTS]! += 1
   }
 
-  setPoolQueueDepth (n: number): void {
+  setPoolQueueDepth(n: number): void {
     this.scalars[S_QUEUE] = n
   }
 
   /** A JSON-ready copy; `statsRows` comes from the CSV writer (`writtenRows`, `droppedRows`). */
-  snapshot (statsRows: { writtenRows: number, droppedRows: number } = { writtenRows: 0, droppedRows: 0 }, now = Date.now()): MetricsSnapshot {
+  snapshot(
+    statsRows: { writtenRows: number; droppedRows: number } = { writtenRows: 0, droppedRows: 0 },
+    now = Date.now()
+  ): MetricsSnapshot {
     const udp = this.udpDrops()
     const tap = this.dnstap()
     const answers: Array<[string, string, number]> = []
     for (let v = 0; v < VERDICTS.length; v++) {
-      for (let r = 0; r < kRcodes; r++) {
-        const n = this.answers[v * kRcodes + r]!
+      for (let r = 0; r < RCODES; r++) {
+        const n = this.answers[v * RCODES + r]!
         if (n > 0) answers.push([VERDICTS[v]!, rcodeLabel(r), n])
       }
     }
@@ -279,14 +303,14 @@ export class DnsMetrics {
 
 export interface MetricsPublisher {
   /** Writes the snapshot now. */
-  publishNow (): Promise<void>
+  publishNow(): Promise<void>
   /** Stops the timer and removes this process's snapshot. */
-  close (): Promise<void>
+  close(): Promise<void>
 }
 
 export interface MetricsPublisherOptions {
   /** The CSV writer, for its row counters. */
-  queryLog?: { readonly writtenRows: number, readonly droppedRows: number }
+  queryLog?: { readonly writtenRows: number; readonly droppedRows: number }
   /** Default 5000 ms. */
   intervalMs?: number
   /** The front process's index (`process="dns-<index>"`); default 0. */
@@ -294,7 +318,7 @@ export interface MetricsPublisherOptions {
 }
 
 /** The directory snapshots are written to. */
-export function metricsDir (config: Readonly<Config>): string {
+export function metricsDir(config: Readonly<Config>): string {
   return join(config.stats.dir, 'metrics')
 }
 
@@ -307,7 +331,11 @@ export function metricsDir (config: Readonly<Config>): string {
  * const publisher = startMetricsPublisher(config, metrics, { queryLog })
  * ```
  */
-export function startMetricsPublisher (config: Readonly<Config>, metrics: DnsMetrics, options: MetricsPublisherOptions = {}): MetricsPublisher {
+export function startMetricsPublisher(
+  config: Readonly<Config>,
+  metrics: DnsMetrics,
+  options: MetricsPublisherOptions = {}
+): MetricsPublisher {
   const dir = metricsDir(config)
   mkdirSync(dir, { recursive: true })
   const file = join(dir, `dns-${options.index ?? 0}.json`)
@@ -315,20 +343,24 @@ export function startMetricsPublisher (config: Readonly<Config>, metrics: DnsMet
   let closed = false
   let writing: Promise<void> = Promise.resolve()
   const publishNow = (): Promise<void> => {
-    writing = writing.then(async () => {
-      if (closed) return
-      const snap = metrics.snapshot(options.queryLog)
-      await writeFile(tmp, JSON.stringify(snap))
-      await rename(tmp, file)
-    }).catch(() => {})
+    writing = writing
+      .then(async () => {
+        if (closed) return
+        const snap = metrics.snapshot(options.queryLog)
+        await writeFile(tmp, JSON.stringify(snap))
+        await rename(tmp, file)
+      })
+      .catch(() => {})
     return writing
   }
-  const timer = setInterval(() => { void publishNow() }, options.intervalMs ?? 5000)
+  const timer = setInterval(() => {
+    void publishNow()
+  }, options.intervalMs ?? 5000)
   timer.unref()
   void publishNow()
   return {
     publishNow,
-    async close () {
+    async close() {
       clearInterval(timer)
       await writing
       closed = true
@@ -339,7 +371,11 @@ export function startMetricsPublisher (config: Readonly<Config>, metrics: DnsMet
 }
 
 /** Reads the fresh snapshots of `dir`, keyed by process label. */
-export async function readSnapshots (dir: string, now = Date.now(), maxAgeMs = 300_000): Promise<Map<string, MetricsSnapshot>> {
+export async function readSnapshots(
+  dir: string,
+  now = Date.now(),
+  maxAgeMs = 300_000
+): Promise<Map<string, MetricsSnapshot>> {
   const out = new Map<string, MetricsSnapshot>()
   let names: string[]
   try {
@@ -372,12 +408,12 @@ export interface MetricsRouteContext {
   readonly now?: () => number
 }
 
-type HistValue = { metricName: string, labels: Record<string, string | number>, value: number }
+type HistValue = { metricName: string; labels: Record<string, string | number>; value: number }
 
 // prom-client has no histogram whose buckets can be set from outside, so a histogram read from a
 // snapshot is a plain metric object in the shape the registry renders (the same shape its own
 // Histogram returns), whose values each scrape replaces.
-function rawHistogram (registry: Registry, name: string, help: string): { values: HistValue[] } {
+function rawHistogram(registry: Registry, name: string, help: string): { values: HistValue[] } {
   const holder = { values: [] as HistValue[] }
   registry.registerMetric({
     name,
@@ -388,7 +424,13 @@ function rawHistogram (registry: Registry, name: string, help: string): { values
 }
 
 // Appends one histogram's cumulative buckets, sum and count (from per-bucket counts) to `out`.
-function pushHistogram (out: HistValue[], name: string, labels: Record<string, string>, buckets: readonly number[], h: { counts: number[], sum: number, count: number }): void {
+function pushHistogram(
+  out: HistValue[],
+  name: string,
+  labels: Record<string, string>,
+  buckets: readonly number[],
+  h: { counts: number[]; sum: number; count: number }
+): void {
   let cum = 0
   buckets.forEach((le, i) => {
     cum += h.counts[i] ?? 0
@@ -401,20 +443,40 @@ function pushHistogram (out: HistValue[], name: string, labels: Record<string, s
 }
 
 // The per-resolver series (dnsdist's `dnsdist_server_*`), labelled by process and resolver address.
-function resolverMetrics (registry: Registry): { reset: () => void, add: (proc: string, r: ResolverSnapshot) => void } {
+function resolverMetrics(registry: Registry): { reset: () => void; add: (proc: string, r: ResolverSnapshot) => void } {
   const pr = ['process', 'resolver'] as const
-  const up = new Gauge({ name: 'filterd_dns_resolver_up', help: 'upstream resolver state as the forwarder sees it: 1 up, 0 down', labelNames: pr, registers: [registry] })
-  const queries = new Counter({ name: 'filterd_dns_resolver_queries_total', help: 'tries sent to the upstream resolver (health probes not counted)', labelNames: pr, registers: [registry] })
-  const timeouts = new Counter({ name: 'filterd_dns_resolver_timeouts_total', help: 'tries the upstream resolver did not answer in their share of the budget', labelNames: pr, registers: [registry] })
-  const errors = new Counter({ name: 'filterd_dns_resolver_errors_total', help: 'REFUSED, SERVFAIL and NOTIMP answers (each failed over to the next resolver) and network errors', labelNames: ['process', 'resolver', 'error'] as const, registers: [registry] })
+  const up = new Gauge({
+    name: 'filterd_dns_resolver_up',
+    help: 'upstream resolver state as the forwarder sees it: 1 up, 0 down',
+    labelNames: pr,
+    registers: [registry]
+  })
+  const queries = new Counter({
+    name: 'filterd_dns_resolver_queries_total',
+    help: 'tries sent to the upstream resolver (health probes not counted)',
+    labelNames: pr,
+    registers: [registry]
+  })
+  const timeouts = new Counter({
+    name: 'filterd_dns_resolver_timeouts_total',
+    help: 'tries the upstream resolver did not answer in their share of the budget',
+    labelNames: pr,
+    registers: [registry]
+  })
+  const errors = new Counter({
+    name: 'filterd_dns_resolver_errors_total',
+    help: 'REFUSED, SERVFAIL and NOTIMP answers (each failed over to the next resolver) and network errors',
+    labelNames: ['process', 'resolver', 'error'] as const,
+    registers: [registry]
+  })
   const histName = 'filterd_dns_resolver_latency_ms'
   const latency = rawHistogram(registry, histName, 'upstream resolver round-trip time in milliseconds')
   return {
-    reset () {
+    reset() {
       for (const m of [up, queries, timeouts, errors]) m.reset()
       latency.values = []
     },
-    add (proc, r) {
+    add(proc, r) {
       const l = { process: proc, resolver: r.resolver }
       up.set(l, r.up ? 1 : 0)
       queries.inc(l, r.queries)
@@ -426,34 +488,112 @@ function resolverMetrics (registry: Registry): { reset: () => void, add: (proc: 
 }
 
 /** Mounts `GET /metrics` (Prometheus text format 0.0.4) on `server`; returns its registry. */
-export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteContext): Registry {
+export function registerMetricsRoute(server: HttpServer, ctx: MetricsRouteContext): Registry {
   const registry = new Registry()
   const dir = metricsDir(ctx.config)
   const now = ctx.now ?? Date.now
-  if (ctx.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: ctx.defaultPrefix ?? 'filterd_api_' })
+  if (ctx.defaultMetrics !== false)
+    collectDefaultMetrics({ register: registry, prefix: ctx.defaultPrefix ?? 'filterd_api_' })
   const p = ['process'] as const
-  const queries = new Counter({ name: 'filterd_dns_queries_total', help: 'DNS queries received', labelNames: p, registers: [registry] })
-  const answers = new Counter({ name: 'filterd_dns_answers_total', help: 'DNS queries by verdict action and answer RCODE', labelNames: ['process', 'verdict', 'rcode'] as const, registers: [registry] })
-  const timeouts = new Counter({ name: 'filterd_dns_upstream_timeouts_total', help: 'upstream tries that got no answer in their share of the budget (each failed over or, at the end of the budget, SERVFAIL)', labelNames: p, registers: [registry] })
-  const queue = new Gauge({ name: 'filterd_dns_pool_queue_depth', help: 'tasks waiting in the worker pool', labelNames: p, registers: [registry] })
-  const written = new Counter({ name: 'filterd_stats_rows_written_total', help: 'statistics rows written to CSV', labelNames: p, registers: [registry] })
-  const dropped = new Counter({ name: 'filterd_stats_rows_dropped_total', help: 'statistics rows dropped (disk full or slow)', labelNames: p, registers: [registry] })
-  const io = new Gauge({ name: 'filterd_dns_udp_io', help: 'UDP I/O path of the DNS process (proxy.io): 1 for the one in use', labelNames: ['process', 'path'] as const, registers: [registry] })
-  const oversized = new Counter({ name: 'filterd_dns_udp_oversized_total', help: 'UDP datagrams larger than a receive slot, dropped unread (native I/O)', labelNames: p, registers: [registry] })
-  const sendDrops = new Counter({ name: 'filterd_dns_udp_send_drops_total', help: 'UDP answers the kernel did not take, send queue full (native I/O)', labelNames: p, registers: [registry] })
-  const tapFrames = new Counter({ name: 'filterd_dns_dnstap_frames_total', help: 'dnstap frames handed to the collector (proxy.dnstap)', labelNames: p, registers: [registry] })
-  const tapDropped = new Counter({ name: 'filterd_dns_dnstap_dropped_total', help: 'dnstap frames dropped, queue full: the collector was slow or away (proxy.dnstap)', labelNames: p, registers: [registry] })
-  const truncated = new Counter({ name: 'filterd_dns_udp_truncated_total', help: 'upstream answers larger than the client\'s UDP size, sent truncated with TC', labelNames: p, registers: [registry] })
-  const tcpRefused = new Counter({ name: 'filterd_dns_tcp_refused_total', help: 'TCP client connections closed on accept: per-source (the address or /64 holds its cap) or full (no idle connection to close)', labelNames: ['process', 'reason'] as const, registers: [registry] })
-  const tcpEvicted = new Counter({ name: 'filterd_dns_tcp_evicted_total', help: 'TCP client connections closed to make room for a new one: idle, or slow (an unfinished message)', labelNames: ['process', 'reason'] as const, registers: [registry] })
-  const age = new Gauge({ name: 'filterd_metrics_snapshot_age_seconds', help: 'age of the DNS process snapshot', labelNames: p, registers: [registry] })
+  const queries = new Counter({
+    name: 'filterd_dns_queries_total',
+    help: 'DNS queries received',
+    labelNames: p,
+    registers: [registry]
+  })
+  const answers = new Counter({
+    name: 'filterd_dns_answers_total',
+    help: 'DNS queries by verdict action and answer RCODE',
+    labelNames: ['process', 'verdict', 'rcode'] as const,
+    registers: [registry]
+  })
+  const timeouts = new Counter({
+    name: 'filterd_dns_upstream_timeouts_total',
+    help: 'upstream tries that got no answer in their share of the budget (each failed over or, at the end of the budget, SERVFAIL)',
+    labelNames: p,
+    registers: [registry]
+  })
+  const queue = new Gauge({
+    name: 'filterd_dns_pool_queue_depth',
+    help: 'tasks waiting in the worker pool',
+    labelNames: p,
+    registers: [registry]
+  })
+  const written = new Counter({
+    name: 'filterd_stats_rows_written_total',
+    help: 'statistics rows written to CSV',
+    labelNames: p,
+    registers: [registry]
+  })
+  const dropped = new Counter({
+    name: 'filterd_stats_rows_dropped_total',
+    help: 'statistics rows dropped (disk full or slow)',
+    labelNames: p,
+    registers: [registry]
+  })
+  const io = new Gauge({
+    name: 'filterd_dns_udp_io',
+    help: 'UDP I/O path of the DNS process (proxy.io): 1 for the one in use',
+    labelNames: ['process', 'path'] as const,
+    registers: [registry]
+  })
+  const oversized = new Counter({
+    name: 'filterd_dns_udp_oversized_total',
+    help: 'UDP datagrams larger than a receive slot, dropped unread (native I/O)',
+    labelNames: p,
+    registers: [registry]
+  })
+  const sendDrops = new Counter({
+    name: 'filterd_dns_udp_send_drops_total',
+    help: 'UDP answers the kernel did not take, send queue full (native I/O)',
+    labelNames: p,
+    registers: [registry]
+  })
+  const tapFrames = new Counter({
+    name: 'filterd_dns_dnstap_frames_total',
+    help: 'dnstap frames handed to the collector (proxy.dnstap)',
+    labelNames: p,
+    registers: [registry]
+  })
+  const tapDropped = new Counter({
+    name: 'filterd_dns_dnstap_dropped_total',
+    help: 'dnstap frames dropped, queue full: the collector was slow or away (proxy.dnstap)',
+    labelNames: p,
+    registers: [registry]
+  })
+  const truncated = new Counter({
+    name: 'filterd_dns_udp_truncated_total',
+    help: "upstream answers larger than the client's UDP size, sent truncated with TC",
+    labelNames: p,
+    registers: [registry]
+  })
+  const tcpRefused = new Counter({
+    name: 'filterd_dns_tcp_refused_total',
+    help: 'TCP client connections closed on accept: per-source (the address or /64 holds its cap) or full (no idle connection to close)',
+    labelNames: ['process', 'reason'] as const,
+    registers: [registry]
+  })
+  const tcpEvicted = new Counter({
+    name: 'filterd_dns_tcp_evicted_total',
+    help: 'TCP client connections closed to make room for a new one: idle, or slow (an unfinished message)',
+    labelNames: ['process', 'reason'] as const,
+    registers: [registry]
+  })
+  const age = new Gauge({
+    name: 'filterd_metrics_snapshot_age_seconds',
+    help: 'age of the DNS process snapshot',
+    labelNames: p,
+    registers: [registry]
+  })
   const store = ctx.store
   if (store !== undefined) {
     void new Gauge({
       name: 'filterd_store_generation',
       help: 'policy generation of the store',
       registers: [registry],
-      collect () { this.set(store.generation()) }
+      collect() {
+        this.set(store.generation())
+      }
     })
   }
   const histName = 'filterd_dns_upstream_latency_ms'
@@ -465,7 +605,24 @@ export function registerMetricsRoute (server: HttpServer, ctx: MetricsRouteConte
   const render = async (): Promise<string> => {
     const t = now()
     const snaps = await readSnapshots(dir, t)
-    for (const m of [queries, answers, timeouts, queue, io, oversized, sendDrops, tapFrames, tapDropped, truncated, tcpRefused, tcpEvicted, written, dropped, age]) m.reset()
+    for (const m of [
+      queries,
+      answers,
+      timeouts,
+      queue,
+      io,
+      oversized,
+      sendDrops,
+      tapFrames,
+      tapDropped,
+      truncated,
+      tcpRefused,
+      tcpEvicted,
+      written,
+      dropped,
+      age
+    ])
+      m.reset()
     perResolver.reset()
     const hist: HistValue[] = []
     for (const [proc, s] of snaps) {

@@ -10,9 +10,12 @@ import { createHttpServer } from '../http/index.js'
 import { DnsMetrics, ResolverCounters, metricsDir, registerMetricsRoute, startMetricsPublisher } from './index.js'
 import { tempDir } from '../testing/temp.js'
 
-function testConfig (t: TestContext): ReturnType<typeof parseConfig> {
+function testConfig(t: TestContext): ReturnType<typeof parseConfig> {
   const root = tempDir(t, 'filterd-metrics-')
-  return parseConfig(`stats:\n  dir: ${JSON.stringify(join(root, 'csv'))}\n  db: ${JSON.stringify(join(root, 'db'))}\n`, join(root, 'x.yaml'))
+  return parseConfig(
+    `stats:\n  dir: ${JSON.stringify(join(root, 'csv'))}\n  db: ${JSON.stringify(join(root, 'db'))}\n`,
+    join(root, 'x.yaml')
+  )
 }
 
 test('counts queries by verdict and rcode and upstream latency into buckets', (t: TestContext) => {
@@ -27,11 +30,20 @@ test('counts queries by verdict and rcode and upstream latency into buckets', (t
   m.observeUpstream(9000)
   m.countUpstreamTimeout()
   m.setPoolQueueDepth(4)
-  t.assert.deepStrictEqual([m.snapshot().udpOversized, m.snapshot().udpSendDrops], [0, 0], 'no native UDP front: nothing dropped')
+  t.assert.deepStrictEqual(
+    [m.snapshot().udpOversized, m.snapshot().udpSendDrops],
+    [0, 0],
+    'no native UDP front: nothing dropped'
+  )
   m.udpDrops = () => ({ oversized: 5, sendDrops: 6 })
   const s = m.snapshot({ writtenRows: 10, droppedRows: 2 }, 1000)
   t.assert.strictEqual(s.queries, 5)
-  t.assert.deepStrictEqual(s.answers, [['forward', 'NOERROR', 2], ['forward', 'NXDOMAIN', 1], ['block', 'NOERROR', 1], ['other', 'other', 1]])
+  t.assert.deepStrictEqual(s.answers, [
+    ['forward', 'NOERROR', 2],
+    ['forward', 'NXDOMAIN', 1],
+    ['block', 'NOERROR', 1],
+    ['other', 'other', 1]
+  ])
   t.assert.strictEqual(s.upstream.counts[0], 1)
   t.assert.strictEqual(s.upstream.counts[3], 1) // 7 ms: the 10 ms bucket
   t.assert.strictEqual(s.upstream.counts[s.upstream.buckets.length], 1) // past 5 s
@@ -42,7 +54,7 @@ test('counts queries by verdict and rcode and upstream latency into buckets', (t
   t.assert.deepStrictEqual([s.udpOversized, s.udpSendDrops], [5, 6])
 })
 
-test('exposes the DNS processes\' published counters on /metrics with a process label', async (t: TestContext) => {
+test("exposes the DNS processes' published counters on /metrics with a process label", async (t: TestContext) => {
   const config = testConfig(t)
   const m = new DnsMetrics()
   m.io = 'native'
@@ -58,11 +70,15 @@ test('exposes the DNS processes\' published counters on /metrics with a process 
   c.countError('network')
   c.observe(4)
   m.resolvers = () => [c.snapshot('192.0.2.53:53', false), new ResolverCounters().snapshot('[2001:db8::53]:53', true)]
-  const pub = startMetricsPublisher(config, m, { index: 3, queryLog: { writtenRows: 7, droppedRows: 3 }, intervalMs: 3_600_000 })
+  const pub = startMetricsPublisher(config, m, {
+    index: 3,
+    queryLog: { writtenRows: 7, droppedRows: 3 },
+    intervalMs: 3_600_000
+  })
   await pub.publishNow()
   // A snapshot of a process that stopped long ago is left out.
   writeFileSync(join(metricsDir(config), 'dns-1.json'), JSON.stringify({ ...m.snapshot(), pid: 1, updated: 0 }))
-  const server = createHttpServer({ logger: { warn () {} } })
+  const server = createHttpServer({ logger: { warn() {} } })
   registerMetricsRoute(server, { config, store: { generation: () => 17 }, defaultMetrics: false })
   const { port } = await server.listen('127.0.0.1', 0)
   t.after(() => server.close())
@@ -96,10 +112,15 @@ test('exposes the DNS processes\' published counters on /metrics with a process 
     'filterd_dns_resolver_latency_ms_bucket{process="dns-3",resolver="192.0.2.53:53",le="5"} 1',
     'filterd_dns_resolver_latency_ms_count{process="dns-3",resolver="192.0.2.53:53"} 1',
     '# TYPE filterd_dns_resolver_latency_ms histogram'
-  ]) t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
+  ])
+    t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
   t.assert.doesNotMatch(text, /dns-1"/)
   await pub.close()
-  t.assert.deepStrictEqual(readdirSync(metricsDir(config)).filter((n) => n.includes('4242')), [], 'a closed publisher removes its snapshot')
+  t.assert.deepStrictEqual(
+    readdirSync(metricsDir(config)).filter((n) => n.includes('4242')),
+    [],
+    'a closed publisher removes its snapshot'
+  )
 })
 
 test('the DNS daemon counts its queries, answers and upstream timeouts, and the api daemon serves them on /metrics', async (t: TestContext) => {
@@ -107,16 +128,27 @@ test('the DNS daemon counts its queries, answers and upstream timeouts, and the 
   await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
   const dnsFile = writeConfigFile(w)
   const dns = await startRole(t, 'dns', dnsFile)
-  await ask(dns.port, 'casino.example')          // blocked
-  await ask(dns.port, 'ok.example')              // forwarded, NOERROR
-  await ask(dns.port, 'nx.invalid')              // forwarded, NXDOMAIN (the stub's answer)
+  await ask(dns.port, 'casino.example') // blocked
+  await ask(dns.port, 'ok.example') // forwarded, NOERROR
+  await ask(dns.port, 'nx.invalid') // forwarded, NXDOMAIN (the stub's answer)
   w.stub.silent = true
-  t.assert.strictEqual(rcode(await ask(dns.port, 'slow.example')), 'SERVFAIL', 'no upstream answer within proxy.upstream-timeout')
+  t.assert.strictEqual(
+    rcode(await ask(dns.port, 'slow.example')),
+    'SERVFAIL',
+    'no upstream answer within proxy.upstream-timeout'
+  )
   w.stub.silent = false
   // The api daemon reads the snapshots from the same stats.dir.
   const doc = JSON.parse(readFileSync(dnsFile, 'utf8')) as Record<string, Record<string, unknown>>
   const apiFile = join(w.dir, 'api.json')
-  writeFileSync(apiFile, JSON.stringify({ ...doc, datafiles: { ...doc.datafiles, cats: CONF }, api: { listen: '127.0.0.1:0', log: '-', pid: join(w.dir, 'api.pid') } }))
+  writeFileSync(
+    apiFile,
+    JSON.stringify({
+      ...doc,
+      datafiles: { ...doc.datafiles, cats: CONF },
+      api: { listen: '127.0.0.1:0', log: '-', pid: join(w.dir, 'api.pid') }
+    })
+  )
   const api = await startRole(t, 'api', apiFile)
   // The front process's index, not its pid: the same series after a restart.
   const proc = 'dns-0'
@@ -124,7 +156,14 @@ test('the DNS daemon counts its queries, answers and upstream timeouts, and the 
   // Snapshots are written every 5 s: wait for the one that holds the four queries.
   const queries = `filterd_dns_queries_total{process="${proc}"} 4`
   let text = ''
-  await until('the condition', async () => { text = await (await fetch(`${api.url}/metrics`)).text(); return text.split('\n').includes(queries) }, 15_000)
+  await until(
+    'the condition',
+    async () => {
+      text = await (await fetch(`${api.url}/metrics`)).text()
+      return text.split('\n').includes(queries)
+    },
+    15_000
+  )
   for (const line of [
     `filterd_dns_answers_total{process="${proc}",verdict="block",rcode="NOERROR"} 1`,
     `filterd_dns_answers_total{process="${proc}",verdict="forward",rcode="NOERROR"} 1`,
@@ -132,22 +171,28 @@ test('the DNS daemon counts its queries, answers and upstream timeouts, and the 
     `filterd_dns_answers_total{process="${proc}",verdict="forward",rcode="SERVFAIL"} 1`,
     `filterd_dns_upstream_timeouts_total{process="${proc}"} 1`,
     `filterd_dns_upstream_latency_ms_count{process="${proc}"} 2`
-  ]) t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
+  ])
+    t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
   const pid = String(dns.proc.pid)
   for (const line of text.split('\n').filter((l) => l.includes('{'))) {
-    t.assert.ok(!/="[^"]*"/.test(line) || ![...line.matchAll(/="([^"]*)"/g)].some((m) => m[1]!.includes(pid)), `a label holds the pid: ${line}`)
+    t.assert.ok(
+      !/="[^"]*"/.test(line) || ![...line.matchAll(/="([^"]*)"/g)].some((m) => m[1]!.includes(pid)),
+      `a label holds the pid: ${line}`
+    )
   }
 })
 
-test('exposes truncated UDP answers and the TCP connection table\'s refusals and evictions by reason', async (t: TestContext) => {
+test("exposes truncated UDP answers and the TCP connection table's refusals and evictions by reason", async (t: TestContext) => {
   const config = testConfig(t)
   const m = new DnsMetrics()
   m.udpTruncated = 9
   m.tcpSlots = () => ({ refusedPerSource: 936, refusedFull: 2, evictedIdle: 5, evictedSlow: 1 })
   const pub = startMetricsPublisher(config, m, { index: 0, intervalMs: 3_600_000 })
   await pub.publishNow()
-  t.after(async () => { await pub.close() })
-  const server = createHttpServer({ logger: { warn () {} } })
+  t.after(async () => {
+    await pub.close()
+  })
+  const server = createHttpServer({ logger: { warn() {} } })
   registerMetricsRoute(server, { config, defaultMetrics: false })
   const { port } = await server.listen('127.0.0.1', 0)
   t.after(() => server.close())
@@ -158,5 +203,6 @@ test('exposes truncated UDP answers and the TCP connection table\'s refusals and
     'filterd_dns_tcp_refused_total{process="dns-0",reason="full"} 2',
     'filterd_dns_tcp_evicted_total{process="dns-0",reason="idle"} 5',
     'filterd_dns_tcp_evicted_total{process="dns-0",reason="slow"} 1'
-  ]) t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
+  ])
+    t.assert.ok(text.split('\n').includes(line), `missing ${line}\n${text}`)
 })

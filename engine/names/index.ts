@@ -1,6 +1,3 @@
-export {
-  normalizeDomain, normalizeUrlEntry, normalizeLookupUrl, isIPv4,
-  MAX_NAME_LENGTH
-} from './normalize.js'
+export { normalizeDomain, normalizeUrlEntry, normalizeLookupUrl, isIPv4, MAX_NAME_LENGTH } from './normalize.js'
 export type { UrlEntry, LookupUrl } from './normalize.js'
 export { HostKeys, type SuffixKeys } from './suffix-keys.js'

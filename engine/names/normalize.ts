@@ -35,7 +35,7 @@ LABEL_CHAR[CH_UNDERSCORE] = 1
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/
 
 /** True for a dotted-quad IPv4 address without leading zeros (`10.0.0.1`, not `010.0.0.1`). */
-export function isIPv4 (name: string): boolean {
+export function isIPv4(name: string): boolean {
   return IPV4.test(name)
 }
 
@@ -44,7 +44,7 @@ export function isIPv4 (name: string): boolean {
  *
  * @example normalizeDomain('Кремль.РФ.') === 'xn--e1ajeds9e.xn--p1ai'
  */
-export function normalizeDomain (input: string): string | undefined {
+export function normalizeDomain(input: string): string | undefined {
   let name = input
   if (name.length > 0 && name.charCodeAt(name.length - 1) === CH_DOT) name = name.slice(0, -1)
   if (name.length === 0) return undefined
@@ -65,7 +65,7 @@ export function normalizeDomain (input: string): string | undefined {
  * encode back to itself. `xn--`, `xn--zz` or `xn--abc-` (which decodes to plain ASCII) are not
  * names any registry can hold, so they are refused rather than stored as keys.
  */
-function validALabels (name: string): boolean {
+function validALabels(name: string): boolean {
   if (!name.includes('xn--')) return true
   for (const label of name.split('.')) {
     if (!label.startsWith('xn--')) continue
@@ -78,7 +78,7 @@ function validALabels (name: string): boolean {
 }
 
 /** Checks an already lower-cased ASCII name against the label, length and IPv4 rules. */
-function isValidKey (name: string): boolean {
+function isValidKey(name: string): boolean {
   const len = name.length
   if (len === 0 || len > MAX_NAME_LENGTH) return false
   let labelStart = 0
@@ -100,7 +100,7 @@ function isValidKey (name: string): boolean {
   return lastLabelNumeric ? isIPv4(name) : true
 }
 
-function isAscii (s: string): boolean {
+function isAscii(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 128) return false
   return true
 }
@@ -110,7 +110,7 @@ function isAscii (s: string): boolean {
  * `a.b.example.com` → `a.b.example.com`, `b.example.com`, `example.com`, `com`.
  * An IPv4 address has no parents: its only key is itself.
  */
-export function suffixesOf (name: string): string[] {
+export function suffixesOf(name: string): string[] {
   if (name.length === 0) return []
   if (isIPv4(name)) return [name]
   const out = [name]
@@ -135,7 +135,7 @@ const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//
  *
  * @example normalizeUrlEntry('HTTP://Example.COM/Some/Path') → { host: 'example.com', path: '/Some/Path', key: 'example.com/Some/Path' }
  */
-export function normalizeUrlEntry (input: string): UrlEntry | undefined {
+export function normalizeUrlEntry(input: string): UrlEntry | undefined {
   const rest = input.replace(SCHEME, '')
   const slash = rest.indexOf('/')
   if (slash <= 0) return undefined
@@ -161,14 +161,17 @@ export interface LookupUrl {
  * normalised like a domain, and the path and query are kept byte-exact (no percent re-encoding, so
  * they compare with data-file URL entries as written). IPv6 literals are not supported (undefined).
  */
-export function normalizeLookupUrl (input: string): LookupUrl | undefined {
+export function normalizeLookupUrl(input: string): LookupUrl | undefined {
   let rest = input.trim().replace(SCHEME, '')
   const hash = rest.indexOf('#')
   if (hash !== -1) rest = rest.slice(0, hash)
   let end = rest.length
   for (let i = 0; i < rest.length; i++) {
     const c = rest.charCodeAt(i)
-    if (c === 0x2f || c === 0x3f) { end = i; break } // '/' or '?'
+    if (c === 0x2f || c === 0x3f) {
+      end = i
+      break
+    } // '/' or '?'
   }
   let authority = rest.slice(0, end)
   let pathAndQuery = rest.slice(end)

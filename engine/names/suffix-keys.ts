@@ -7,7 +7,7 @@
 /** The name to judge, as keys of its suffixes: `suffix(0)` is the whole name. */
 export interface SuffixKeys {
   readonly labelCount: number
-  suffix (fromLabel: number): string
+  suffix(fromLabel: number): string
 }
 
 /** Suffix keys of a normalised host name (block page, API, tools): labels split at dots. */
@@ -15,14 +15,14 @@ export class HostKeys implements SuffixKeys {
   readonly labelCount: number
   private readonly name: string
   private readonly starts: number[]
-  constructor (name: string) {
+  constructor(name: string) {
     this.name = name
     this.starts = name === '' ? [] : [0]
     for (let i = name.indexOf('.'); i >= 0; i = name.indexOf('.', i + 1)) this.starts.push(i + 1)
     this.labelCount = this.starts.length
   }
 
-  suffix (fromLabel: number): string {
+  suffix(fromLabel: number): string {
     const s = this.starts[fromLabel]
     return s === undefined ? '' : s === 0 ? this.name : this.name.slice(s)
   }

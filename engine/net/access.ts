@@ -4,15 +4,18 @@
  */
 import { cidrContains, ipBytes, parseCidr, type Cidr } from './ip.js'
 
-interface Rule { readonly allow: boolean, readonly cidr: Cidr | null }
+interface Rule {
+  readonly allow: boolean
+  readonly cidr: Cidr | null
+}
 
 export interface AccessList {
   /** True when the rules let `address` through. */
-  allows (address: string): boolean
+  allows(address: string): boolean
 }
 
 /** Parses rules like `allow 10.0.0.0/8`, `deny all`; throws a message naming the bad rule. */
-export function compileAccessRules (rules: readonly string[]): AccessList {
+export function compileAccessRules(rules: readonly string[]): AccessList {
   const compiled: Rule[] = rules.map((text, i) => {
     const [verb, target] = text.trim().split(/\s+/) as [string, string | undefined]
     if ((verb !== 'allow' && verb !== 'deny') || target === undefined) {
@@ -24,7 +27,7 @@ export function compileAccessRules (rules: readonly string[]): AccessList {
     return { allow: verb === 'allow', cidr }
   })
   return {
-    allows (address: string): boolean {
+    allows(address: string): boolean {
       const bytes = ipBytes(address)
       if (bytes === undefined) return false
       for (const rule of compiled) {

@@ -29,7 +29,7 @@ const kept = new WeakMap<object, ApiNetwork>()
  * An origin as a browser sends it in `Origin`: `scheme://host[:port]`, lower case, default port left out.
  * Undefined for anything else (a path, credentials, another scheme, `null`).
  */
-export function serializedOrigin (text: string): string | undefined {
+export function serializedOrigin(text: string): string | undefined {
   let url: URL
   try {
     url = new URL(text)
@@ -46,7 +46,7 @@ export function serializedOrigin (text: string): string | undefined {
  * Compiles the section; every problem is named by its key (`api.access: rule 2: …`). The result is kept
  * for `apiNetwork`, when there is no problem.
  */
-export function compileApiNetwork (api: ApiSection): { network?: ApiNetwork, problems: string[] } {
+export function compileApiNetwork(api: ApiSection): { network?: ApiNetwork; problems: string[] } {
   const problems: string[] = []
   let access: AccessList | undefined
   let trustedProxies: AddressSet | undefined
@@ -63,7 +63,10 @@ export function compileApiNetwork (api: ApiSection): { network?: ApiNetwork, pro
   const allowedOrigins = new Set<string>()
   api['allowed-origins'].forEach((text, i) => {
     const origin = serializedOrigin(text)
-    if (origin === undefined) problems.push(`api.allowed-origins[${i}]: "${text}" is not an origin (http:// or https://, a host, an optional port, nothing after)`)
+    if (origin === undefined)
+      problems.push(
+        `api.allowed-origins[${i}]: "${text}" is not an origin (http:// or https://, a host, an optional port, nothing after)`
+      )
     else allowedOrigins.add(origin)
   })
   if (access === undefined || trustedProxies === undefined || problems.length > 0) return { problems }
@@ -73,7 +76,7 @@ export function compileApiNetwork (api: ApiSection): { network?: ApiNetwork, pro
 }
 
 /** The compiled section: the loader's result when it loaded this config, else compiled (and kept) now. */
-export function apiNetwork (api: ApiSection): ApiNetwork {
+export function apiNetwork(api: ApiSection): ApiNetwork {
   const known = kept.get(api)
   if (known !== undefined) return known
   const { network, problems } = compileApiNetwork(api)

@@ -15,7 +15,7 @@ import { cidrContains, ipBytes, normalizeIp, parseCidr, type Cidr } from './ip.j
 
 /** A set of addresses and prefixes (trusted proxies). */
 export interface AddressSet {
-  has (address: string): boolean
+  has(address: string): boolean
 }
 
 /** Every loopback address: 127.0.0.0/8 and ::1 (an IPv4-mapped one counts as its IPv4 address). */
@@ -25,14 +25,14 @@ export const LOOPBACK: AddressSet = compileAddressSet(['127.0.0.0/8', '::1'])
  * Compiles addresses and CIDR prefixes (`api.trusted-proxies`); throws a message naming the bad entry by
  * its index, which the config loader puts after the key.
  */
-export function compileAddressSet (entries: readonly string[]): AddressSet {
+export function compileAddressSet(entries: readonly string[]): AddressSet {
   const cidrs: Cidr[] = entries.map((text, i) => {
     const cidr = parseCidr(text)
     if (cidr === undefined) throw new Error(`[${i}]: "${text}" is not an address or prefix`)
     return cidr
   })
   return {
-    has (address: string): boolean {
+    has(address: string): boolean {
       if (cidrs.length === 0) return false
       const bytes = ipBytes(address)
       return bytes !== undefined && cidrs.some((c) => cidrContains(c, bytes))
@@ -43,7 +43,7 @@ export function compileAddressSet (entries: readonly string[]): AddressSet {
 /** What the rule reads of a request (engine/http's HttpRequest has it). */
 export interface AddressedRequest {
   readonly remoteAddress: string
-  header (name: string): string | undefined
+  header(name: string): string | undefined
 }
 
 export interface ClientAddressRule {
@@ -54,7 +54,7 @@ export interface ClientAddressRule {
 }
 
 /** The client address of `req` under `rule` (see the module comment); canonical text when it is an address. */
-export function clientAddress (req: AddressedRequest, rule: ClientAddressRule): string {
+export function clientAddress(req: AddressedRequest, rule: ClientAddressRule): string {
   const peer = req.remoteAddress
   if (!rule.trusted.has(peer)) return peer
   if (rule.relayHeader !== undefined) {
@@ -69,7 +69,7 @@ export function clientAddress (req: AddressedRequest, rule: ClientAddressRule): 
 }
 
 /** X-Forwarded-For from the right: the first hop that is not trusted (see the module comment). */
-function walkForwardedFor (xff: string, peer: string, trusted: AddressSet): string {
+function walkForwardedFor(xff: string, peer: string, trusted: AddressSet): string {
   const hops = xff.split(',')
   let client = peer
   for (let i = hops.length - 1; i >= 0; i--) {

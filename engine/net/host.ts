@@ -6,7 +6,7 @@
 import { isLoopbackAddress } from './ip.js'
 
 /** `Api.Example.` / `api.example:8080` / `[::1]:80` → the bare lower-case name or address. */
-export function hostName (header: string): string {
+export function hostName(header: string): string {
   let h = header.trim().toLowerCase()
   if (h.startsWith('[')) {
     const end = h.indexOf(']')
@@ -22,6 +22,6 @@ export function hostName (header: string): string {
  * resolvers answer them with loopback, and browsers never send them to DNS), and loopback addresses
  * (127.0.0.0/8, ::1). `name` is bare, as `hostName` gives it.
  */
-export function isLoopbackName (name: string): boolean {
+export function isLoopbackName(name: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost') || isLoopbackAddress(name)
 }

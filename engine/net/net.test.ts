@@ -34,7 +34,15 @@ test('prefixes must have zero host bits and contain exactly their addresses', (t
 })
 
 test('prefixes are taken as written: no white space, zone index or leading zero in the length', (t: TestContext) => {
-  for (const bad of [' 1.2.3.7', '1.2.3.4\n', '10.0.0.0/ 8', 'fe80::1%eth0', 'fe80::%1/64', '1.2.3.4/032', '10.0.0.0/08']) {
+  for (const bad of [
+    ' 1.2.3.7',
+    '1.2.3.4\n',
+    '10.0.0.0/ 8',
+    'fe80::1%eth0',
+    'fe80::%1/64',
+    '1.2.3.4/032',
+    '10.0.0.0/08'
+  ]) {
     t.assert.strictEqual(parseCidr(bad), undefined, JSON.stringify(bad))
   }
   t.assert.strictEqual(parseCidr('0.0.0.0/0')?.prefix, 0)

@@ -32,9 +32,18 @@ export { HostKeys, type SuffixKeys } from '../names/suffix-keys.js'
 export type Action = 'forward' | 'block' | 'safesearch' | 'safevideo'
 
 export type Reason =
-  | 'none' | 'builtin-whitelist' | 'global-whitelist' | 'global-blacklist' | 'global-allow-only'
-  | 'user-disabled' | 'user-whitelist' | 'user-blacklist' | 'user-allow-only'
-  | 'safesearch' | 'safevideo' | 'category'
+  | 'none'
+  | 'builtin-whitelist'
+  | 'global-whitelist'
+  | 'global-blacklist'
+  | 'global-allow-only'
+  | 'user-disabled'
+  | 'user-whitelist'
+  | 'user-blacklist'
+  | 'user-allow-only'
+  | 'safesearch'
+  | 'safevideo'
+  | 'category'
 
 const NO_CATS: readonly number[] = Object.freeze([])
 
@@ -93,7 +102,11 @@ export interface PolicyConfig {
  * with `common.vendor-names`, and the safe-search hosts of `proxy.safesearch-hosts` (a process
  * that already holds a CategoryDb, like the api role, passes it).
  */
-export function createPolicy (config: PolicyConfig, store: Store, options: { safeHosts?: SafeHosts, categories?: CategoryDb, watcher?: GenerationWatcherOptions } = {}): Policy {
+export function createPolicy(
+  config: PolicyConfig,
+  store: Store,
+  options: { safeHosts?: SafeHosts; categories?: CategoryDb; watcher?: GenerationWatcherOptions } = {}
+): Policy {
   return new Policy({
     store,
     categories: options.categories ?? new CategoryDb(store),
@@ -106,7 +119,7 @@ export function createPolicy (config: PolicyConfig, store: Store, options: { saf
 /** The list entry `-`: in a blacklist, block everything the whitelists do not pass. */
 export const ALLOW_ONLY = '-'
 
-function listSet (entries: readonly string[]): { set: Set<string>, allowOnly: boolean } {
+function listSet(entries: readonly string[]): { set: Set<string>; allowOnly: boolean } {
   const set = new Set<string>()
   let allowOnly = false
   for (const e of entries) {
@@ -117,7 +130,7 @@ function listSet (entries: readonly string[]): { set: Set<string>, allowOnly: bo
 }
 
 /** First suffix key of `keys` found in `set`, or ''. */
-function firstIn (set: ReadonlySet<string>, keys: SuffixKeys): string {
+function firstIn(set: ReadonlySet<string>, keys: SuffixKeys): string {
   if (set.size === 0) return ''
   for (let i = 0; i < keys.labelCount; i++) {
     const k = keys.suffix(i)
@@ -138,18 +151,24 @@ export class Policy {
   private anonymous: Snapshot | null = null
   private readonly cache = new Map<string, Snapshot>()
 
-  constructor (options: PolicyOptions) {
+  constructor(options: PolicyOptions) {
     this.store = options.store
     this.categories = options.categories
     this.builtin = options.builtin
     this.safeHosts = options.safeHosts
     this.maxCached = options.maxCachedAddresses ?? 100_000
-    this.watcher = new GenerationWatcher(this.store, () => { this.reload() }, options.watcher)
+    this.watcher = new GenerationWatcher(
+      this.store,
+      () => {
+        this.reload()
+      },
+      options.watcher
+    )
     this.reload()
   }
 
   /** Drops cached policy and reloads the global lists and the category tables. */
-  private reload (): void {
+  private reload(): void {
     this.cache.clear()
     this.anonymous = null
     const white = listSet(this.store.getList(null, 'white'))
@@ -160,7 +179,7 @@ export class Policy {
   }
 
   /** The policy that applies to `address` (canonical text; see engine/net/ip.ts). */
-  snapshotFor (address: string): Snapshot {
+  snapshotFor(address: string): Snapshot {
     const cached = this.cache.get(address)
     if (cached !== undefined) return cached
     const userId = this.store.userForAddress(address)
@@ -176,14 +195,14 @@ export class Policy {
    * "check a domain" for a user, engine-side so it cannot differ from the DNS server's); `undefined`
    * for an unknown user. Not cached: it is for explaining, not for the packet path.
    */
-  snapshotForUser (userId: string): Snapshot | undefined {
+  snapshotForUser(userId: string): Snapshot | undefined {
     this.watcher.check()
     const user = this.store.getUser(userId)
     if (user === undefined) return undefined
     return this.userSnapshot(user)
   }
 
-  private userSnapshot (user: UserRecord): Snapshot {
+  private userSnapshot(user: UserRecord): Snapshot {
     const white = listSet(this.store.getList(user.name, 'white'))
     const black = listSet(this.store.getList(user.name, 'black'))
     return {
@@ -198,7 +217,7 @@ export class Policy {
     }
   }
 
-  private anonymousSnapshot (): Snapshot {
+  private anonymousSnapshot(): Snapshot {
     if (this.anonymous !== null) return this.anonymous
     const d = this.store.getServerDefaults()
     this.anonymous = {
@@ -218,12 +237,12 @@ export class Policy {
    * Judges `keys` for the client at `address` into `out`. `wantCats` also fills `out.cats` when
    * an earlier step decided (the statistics record wants the name's categories).
    */
-  evaluate (address: string, keys: SuffixKeys, out: Verdict, wantCats = false): Verdict {
+  evaluate(address: string, keys: SuffixKeys, out: Verdict, wantCats = false): Verdict {
     return this.evaluateSnapshot(this.snapshotFor(address), keys, out, wantCats)
   }
 
   /** Judges `keys` under a given snapshot (`snapshotFor`, `snapshotForUser`): the steps of `evaluate`. */
-  evaluateSnapshot (snap: Snapshot, keys: SuffixKeys, out: Verdict, wantCats = false): Verdict {
+  evaluateSnapshot(snap: Snapshot, keys: SuffixKeys, out: Verdict, wantCats = false): Verdict {
     out.action = 'forward'
     out.reason = 'none'
     out.matched = ''
@@ -253,7 +272,7 @@ export class Policy {
   }
 
   /** Steps 1, 2, 4 and 5; true when they decided. */
-  private decideLists (snap: Snapshot, keys: SuffixKeys, out: Verdict): boolean {
+  private decideLists(snap: Snapshot, keys: SuffixKeys, out: Verdict): boolean {
     for (let i = 0; i < keys.labelCount; i++) {
       const k = keys.suffix(i)
       if (this.builtin.matchKey(k)) return this.decide(out, 'forward', 'builtin-whitelist', k)
@@ -273,14 +292,22 @@ export class Policy {
     return false
   }
 
-  private decide (out: Verdict, action: Action, reason: Reason, matched: string): true {
+  private decide(out: Verdict, action: Action, reason: Reason, matched: string): true {
     out.action = action
     out.reason = reason
     out.matched = matched
     return true
   }
 
-  private finish (out: Verdict, action: Action, reason: Reason, matched: string, target: string, keys: SuffixKeys, wantCats: boolean): Verdict {
+  private finish(
+    out: Verdict,
+    action: Action,
+    reason: Reason,
+    matched: string,
+    target: string,
+    keys: SuffixKeys,
+    wantCats: boolean
+  ): Verdict {
     out.action = action
     out.reason = reason
     out.matched = matched
@@ -290,7 +317,7 @@ export class Policy {
   }
 
   /** The name's categories (the category database's suffix walk), and those in `filter`. */
-  private fillCats (keys: SuffixKeys, out: Verdict, filter: ReadonlySet<number> | null): void {
+  private fillCats(keys: SuffixKeys, out: Verdict, filter: ReadonlySet<number> | null): void {
     const hit = this.categories.findRaw(keys)
     if (hit === undefined) return
     // Shared with every lookup of this name (frozen): a verdict reads its categories, never writes them.

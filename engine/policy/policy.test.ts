@@ -7,9 +7,13 @@ import { createBuiltinWhitelist } from '../whitelist/index.js'
 import { addUser, buildCats, tempStore } from '../testing/store.js'
 import { HostKeys, Policy, Verdict, loadSafeHosts, parseSafeHosts } from './index.js'
 
-interface Fixture { store: Store, policy: Policy, judge: (address: string, name: string, wantCats?: boolean) => Verdict }
+interface Fixture {
+  store: Store
+  policy: Policy
+  judge: (address: string, name: string, wantCats?: boolean) => Verdict
+}
 
-async function fixture (t: TestContext, setup: (s: Store) => Promise<void> = async () => {}): Promise<Fixture> {
+async function fixture(t: TestContext, setup: (s: Store) => Promise<void> = async () => {}): Promise<Fixture> {
   const { store } = tempStore(t, 'filterd-policy-')
   await buildCats(store, {
     'casino.example': [CATEGORY.GAMBLING],
@@ -18,8 +22,17 @@ async function fixture (t: TestContext, setup: (s: Store) => Promise<void> = asy
     'youtube.com': [CATEGORY.VIDEO_STREAMING]
   })
   await setup(store)
-  const policy = new Policy({ store, categories: new CategoryDb(store), builtin: createBuiltinWhitelist(['vendor.example']), safeHosts: loadSafeHosts() })
-  return { store, policy, judge: (address, name, wantCats = false) => policy.evaluate(address, new HostKeys(name), new Verdict(), wantCats) }
+  const policy = new Policy({
+    store,
+    categories: new CategoryDb(store),
+    builtin: createBuiltinWhitelist(['vendor.example']),
+    safeHosts: loadSafeHosts()
+  })
+  return {
+    store,
+    policy,
+    judge: (address, name, wantCats = false) => policy.evaluate(address, new HostKeys(name), new Verdict(), wantCats)
+  }
 }
 
 const user = addUser
@@ -27,12 +40,19 @@ const user = addUser
 test('HostKeys yields the name and each parent', (t: TestContext) => {
   const k = new HostKeys('a.b.example.com')
   t.assert.strictEqual(k.labelCount, 4)
-  t.assert.deepStrictEqual([0, 1, 2, 3, 4].map((i) => k.suffix(i)), ['a.b.example.com', 'b.example.com', 'example.com', 'com', ''])
+  t.assert.deepStrictEqual(
+    [0, 1, 2, 3, 4].map((i) => k.suffix(i)),
+    ['a.b.example.com', 'b.example.com', 'example.com', 'com', '']
+  )
   t.assert.strictEqual(new HostKeys('').labelCount, 0)
 })
 
 test('1. the built-in whitelist passes even a globally blacklisted name', async (t: TestContext) => {
-  const f = await fixture(t, async (s) => { await s.write((w) => { w.putList(null, 'black', ['-', 'kaspersky-labs.com', 'vendor.example']) }) })
+  const f = await fixture(t, async (s) => {
+    await s.write((w) => {
+      w.putList(null, 'black', ['-', 'kaspersky-labs.com', 'vendor.example'])
+    })
+  })
   const v = f.judge('10.0.0.1', 'upd.kaspersky-labs.com')
   t.assert.deepStrictEqual([v.action, v.reason, v.matched], ['forward', 'builtin-whitelist', 'kaspersky-labs.com'])
   t.assert.strictEqual(f.judge('10.0.0.1', 'www.vendor.example').reason, 'builtin-whitelist')
@@ -40,18 +60,32 @@ test('1. the built-in whitelist passes even a globally blacklisted name', async 
 
 test('2. the global whitelist beats the global blacklist, which beats `-`, and all beat the user', async (t: TestContext) => {
   const f = await fixture(t, async (s) => {
-    await s.write((w) => { w.putList(null, 'white', ['ok.example']); w.putList(null, 'black', ['ok.example', 'bad.example']) })
+    await s.write((w) => {
+      w.putList(null, 'white', ['ok.example'])
+      w.putList(null, 'black', ['ok.example', 'bad.example'])
+    })
     await user(s, { name: 'u', ip: ['10.0.0.2'], status: 'disabled' }, { white: ['bad.example'] })
   })
-  t.assert.deepStrictEqual([f.judge('10.0.0.2', 'a.ok.example').action, f.judge('10.0.0.2', 'a.ok.example').reason], ['forward', 'global-whitelist'])
+  t.assert.deepStrictEqual(
+    [f.judge('10.0.0.2', 'a.ok.example').action, f.judge('10.0.0.2', 'a.ok.example').reason],
+    ['forward', 'global-whitelist']
+  )
   const v = f.judge('10.0.0.2', 'x.bad.example')
   t.assert.deepStrictEqual([v.action, v.reason, v.matched, v.user], ['block', 'global-blacklist', 'bad.example', 'u'])
   t.assert.strictEqual(f.judge('10.0.0.2', 'other.example').reason, 'user-disabled')
 })
 
 test('2. a global blacklist holding - blocks everything the global whitelist does not pass', async (t: TestContext) => {
-  const f = await fixture(t, async (s) => { await s.write((w) => { w.putList(null, 'white', ['ok.example']); w.putList(null, 'black', ['-']) }) })
-  t.assert.deepStrictEqual([f.judge('10.0.0.9', 'x.example').action, f.judge('10.0.0.9', 'x.example').reason], ['block', 'global-allow-only'])
+  const f = await fixture(t, async (s) => {
+    await s.write((w) => {
+      w.putList(null, 'white', ['ok.example'])
+      w.putList(null, 'black', ['-'])
+    })
+  })
+  t.assert.deepStrictEqual(
+    [f.judge('10.0.0.9', 'x.example').action, f.judge('10.0.0.9', 'x.example').reason],
+    ['block', 'global-allow-only']
+  )
   t.assert.strictEqual(f.judge('10.0.0.9', 'www.ok.example').action, 'forward')
 })
 
@@ -60,9 +94,19 @@ test('3. the user is found by address (exact, CIDR, IPv6); an unknown address ge
     await user(s, { name: 'v4', ip: ['192.0.2.7'], filter: [CATEGORY.GAMBLING] })
     await user(s, { name: 'net', ip: ['198.51.100.0/24'], filter: [CATEGORY.PORNOGRAPHY] })
     await user(s, { name: 'v6', ip: ['2001:db8::/48'], filter: [CATEGORY.GAMBLING] })
-    await s.write((w) => w.putServerDefaults({ filter: [CATEGORY.PORNOGRAPHY], safesearch: false, safeyoutube: false, safesearchredirect: '' }))
+    await s.write((w) =>
+      w.putServerDefaults({
+        filter: [CATEGORY.PORNOGRAPHY],
+        safesearch: false,
+        safeyoutube: false,
+        safesearchredirect: ''
+      })
+    )
   })
-  t.assert.deepStrictEqual([f.judge('192.0.2.7', 'casino.example').action, f.judge('192.0.2.7', 'casino.example').user], ['block', 'v4'])
+  t.assert.deepStrictEqual(
+    [f.judge('192.0.2.7', 'casino.example').action, f.judge('192.0.2.7', 'casino.example').user],
+    ['block', 'v4']
+  )
   t.assert.strictEqual(f.judge('198.51.100.77', 'porn.example').user, 'net')
   t.assert.strictEqual(f.judge('2001:db8::1', 'casino.example').action, 'block')
   const anon = f.judge('203.0.113.1', 'porn.example')
@@ -71,7 +115,13 @@ test('3. the user is found by address (exact, CIDR, IPv6); an unknown address ge
 })
 
 test('4. a disabled user passes everything the global lists do not decide', async (t: TestContext) => {
-  const f = await fixture(t, async (s) => { await user(s, { name: 'off', ip: ['10.0.0.3'], status: 'disabled', filter: [CATEGORY.GAMBLING], safesearch: 'on' }, { black: ['-'] }) })
+  const f = await fixture(t, async (s) => {
+    await user(
+      s,
+      { name: 'off', ip: ['10.0.0.3'], status: 'disabled', filter: [CATEGORY.GAMBLING], safesearch: 'on' },
+      { black: ['-'] }
+    )
+  })
   for (const name of ['casino.example', 'www.google.com', 'x.example']) {
     const v = f.judge('10.0.0.3', name)
     t.assert.deepStrictEqual([v.action, v.reason], ['forward', 'user-disabled'], name)
@@ -80,52 +130,78 @@ test('4. a disabled user passes everything the global lists do not decide', asyn
 
 test('5. user whitelist beats user blacklist, which beats safe search and categories; - allows only the whitelist', async (t: TestContext) => {
   const f = await fixture(t, async (s) => {
-    await user(s, { name: 'u', ip: ['10.0.0.4'], filter: [CATEGORY.GAMBLING], safesearch: 'on' }, { white: ['casino.example', 'both.example'], black: ['both.example', 'www.google.com', 'mine.example'] })
+    await user(
+      s,
+      { name: 'u', ip: ['10.0.0.4'], filter: [CATEGORY.GAMBLING], safesearch: 'on' },
+      { white: ['casino.example', 'both.example'], black: ['both.example', 'www.google.com', 'mine.example'] }
+    )
     await user(s, { name: 'strict', ip: ['10.0.0.5'] }, { white: ['ok.example'], black: ['-'] })
   })
   t.assert.strictEqual(f.judge('10.0.0.4', 'casino.example').reason, 'user-whitelist')
   t.assert.strictEqual(f.judge('10.0.0.4', 'a.both.example').reason, 'user-whitelist')
   const bl = f.judge('10.0.0.4', 'www.google.com')
   t.assert.deepStrictEqual([bl.action, bl.reason, bl.matched], ['block', 'user-blacklist', 'www.google.com'])
-  t.assert.deepStrictEqual([f.judge('10.0.0.5', 'x.example').action, f.judge('10.0.0.5', 'x.example').reason], ['block', 'user-allow-only'])
+  t.assert.deepStrictEqual(
+    [f.judge('10.0.0.5', 'x.example').action, f.judge('10.0.0.5', 'x.example').reason],
+    ['block', 'user-allow-only']
+  )
   t.assert.strictEqual(f.judge('10.0.0.5', 'ok.example').action, 'forward')
 })
 
 test('6. safe search answers search engines (exact hosts only) and beats safe video and categories', async (t: TestContext) => {
-  const f = await fixture(t, async (s) => { await user(s, { name: 'kid', ip: ['10.0.0.6'], safesearch: 'on', filter: [CATEGORY.SEARCH_ENGINES] }) })
+  const f = await fixture(t, async (s) => {
+    await user(s, { name: 'kid', ip: ['10.0.0.6'], safesearch: 'on', filter: [CATEGORY.SEARCH_ENGINES] })
+  })
   const v = f.judge('10.0.0.6', 'www.google.com', true)
-  t.assert.deepStrictEqual([v.action, v.reason, v.target, v.cats], ['safesearch', 'safesearch', 'google', [CATEGORY.SEARCH_ENGINES]])
+  t.assert.deepStrictEqual(
+    [v.action, v.reason, v.target, v.cats],
+    ['safesearch', 'safesearch', 'google', [CATEGORY.SEARCH_ENGINES]]
+  )
   t.assert.strictEqual(f.judge('10.0.0.6', 'www.google.de').action, 'safesearch')
   t.assert.strictEqual(f.judge('10.0.0.6', 'mail.google.com').action, 'forward')
   t.assert.strictEqual(f.judge('10.0.0.6', 'www.google.attacker.example.com').action, 'forward')
 })
 
 test('7. safe video answers video hosts as their restricted target, before categories', async (t: TestContext) => {
-  const f = await fixture(t, async (s) => { await user(s, { name: 'kid', ip: ['10.0.0.7'], safeyoutube: 'on', filter: [CATEGORY.VIDEO_STREAMING] }) })
+  const f = await fixture(t, async (s) => {
+    await user(s, { name: 'kid', ip: ['10.0.0.7'], safeyoutube: 'on', filter: [CATEGORY.VIDEO_STREAMING] })
+  })
   const v = f.judge('10.0.0.7', 'www.youtube.com')
   t.assert.deepStrictEqual([v.action, v.reason, v.target], ['safevideo', 'safevideo', 'restrict.youtube.com'])
   // Not a listed video host: the category decides.
   const c = f.judge('10.0.0.7', 'music.youtube.com')
-  t.assert.deepStrictEqual([c.action, c.reason, c.matched, c.blockedCats], ['block', 'category', 'youtube.com', [CATEGORY.VIDEO_STREAMING]])
+  t.assert.deepStrictEqual(
+    [c.action, c.reason, c.matched, c.blockedCats],
+    ['block', 'category', 'youtube.com', [CATEGORY.VIDEO_STREAMING]]
+  )
 })
 
-test('8. a category in the filter blocks, by the most specific record; 9. otherwise forward with the name\'s categories', async (t: TestContext) => {
-  const f = await fixture(t, async (s) => { await user(s, { name: 'u', ip: ['10.0.0.8'], filter: [CATEGORY.PORNOGRAPHY] }) })
+test("8. a category in the filter blocks, by the most specific record; 9. otherwise forward with the name's categories", async (t: TestContext) => {
+  const f = await fixture(t, async (s) => {
+    await user(s, { name: 'u', ip: ['10.0.0.8'], filter: [CATEGORY.PORNOGRAPHY] })
+  })
   const v = f.judge('10.0.0.8', 'a.porn.example')
-  t.assert.deepStrictEqual([v.action, v.reason, v.cats, v.blockedCats], ['block', 'category', [CATEGORY.PORNOGRAPHY, CATEGORY.SOCIAL_NETWORKS], [CATEGORY.PORNOGRAPHY]])
+  t.assert.deepStrictEqual(
+    [v.action, v.reason, v.cats, v.blockedCats],
+    ['block', 'category', [CATEGORY.PORNOGRAPHY, CATEGORY.SOCIAL_NETWORKS], [CATEGORY.PORNOGRAPHY]]
+  )
   const p = f.judge('10.0.0.8', 'casino.example')
   t.assert.deepStrictEqual([p.action, p.reason, p.cats, p.blockedCats], ['forward', 'none', [CATEGORY.GAMBLING], []])
   t.assert.deepStrictEqual(f.judge('10.0.0.8', 'unknown.example').cats, [])
 })
 
 test('wantCats fills the categories when a list decided', async (t: TestContext) => {
-  const f = await fixture(t, async (s) => { await s.write((w) => w.putList(null, 'black', ['casino.example'])) })
+  const f = await fixture(t, async (s) => {
+    await s.write((w) => w.putList(null, 'black', ['casino.example']))
+  })
   t.assert.deepStrictEqual(f.judge('10.0.0.1', 'casino.example', true).cats, [CATEGORY.GAMBLING])
   t.assert.deepStrictEqual(f.judge('10.0.0.1', 'casino.example', false).cats, [])
 })
 
 test('cached snapshots are dropped when the store generation moves', async (t: TestContext) => {
-  const f = await fixture(t, async (s) => { await user(s, { name: 'u', ip: ['10.0.0.10'] }) })
+  const f = await fixture(t, async (s) => {
+    await user(s, { name: 'u', ip: ['10.0.0.10'] })
+  })
   t.assert.strictEqual(f.judge('10.0.0.10', 'casino.example').action, 'forward')
   await f.store.write((w) => w.putUser({ ...f.store.getUser('u')!, filter: [CATEGORY.GAMBLING] }))
   t.assert.strictEqual(f.judge('10.0.0.10', 'casino.example').action, 'forward', 'cached until the watcher checks')

@@ -17,9 +17,9 @@ export const DEFAULT_SAFE_HOSTS_FILE = fileURLToPath(new URL('../../../conf/safe
 
 export interface SafeHosts {
   /** The search engine's label (e.g. `google`) when `name` is a search host. */
-  searchEngine (name: string): string | undefined
+  searchEngine(name: string): string | undefined
   /** The restricted-mode target (e.g. `restrict.youtube.com`) when `name` is a video host. */
-  videoTarget (name: string): string | undefined
+  videoTarget(name: string): string | undefined
 }
 
 interface Table {
@@ -28,7 +28,7 @@ interface Table {
   prefixes: Array<[string, string]>
 }
 
-function lookup (t: Table, name: string): string | undefined {
+function lookup(t: Table, name: string): string | undefined {
   const hit = t.exact.get(name)
   if (hit !== undefined) return hit
   for (const [prefix, value] of t.prefixes) {
@@ -43,7 +43,7 @@ function lookup (t: Table, name: string): string | undefined {
   return undefined
 }
 
-export function parseSafeHosts (text: string, file = 'safesearch.txt'): SafeHosts {
+export function parseSafeHosts(text: string, file = 'safesearch.txt'): SafeHosts {
   const search: Table = { exact: new Map(), prefixes: [] }
   const video: Table = { exact: new Map(), prefixes: [] }
   text.split('\n').forEach((raw, i) => {
@@ -51,8 +51,10 @@ export function parseSafeHosts (text: string, file = 'safesearch.txt'): SafeHost
     if (line === '') return
     const [kind, pattern, extra] = line.split(/\s+/)
     const where = `${file}:${i + 1}`
-    if ((kind !== 'search' && kind !== 'video') || pattern === undefined) throw new Error(`${where}: expected "search PATTERN [ENGINE]" or "video PATTERN TARGET"`)
-    if (kind === 'video' && extra === undefined) throw new Error(`${where}: a video host needs its restricted-mode target`)
+    if ((kind !== 'search' && kind !== 'video') || pattern === undefined)
+      throw new Error(`${where}: expected "search PATTERN [ENGINE]" or "video PATTERN TARGET"`)
+    if (kind === 'video' && extra === undefined)
+      throw new Error(`${where}: a video host needs its restricted-mode target`)
     const table = kind === 'search' ? search : video
     const value = kind === 'search' ? (extra ?? pattern) : normalizeDomain(extra!)
     if (value === undefined) throw new Error(`${where}: "${extra}" is not a host name`)
@@ -72,6 +74,6 @@ export function parseSafeHosts (text: string, file = 'safesearch.txt'): SafeHost
   }
 }
 
-export function loadSafeHosts (file: string = DEFAULT_SAFE_HOSTS_FILE): SafeHosts {
+export function loadSafeHosts(file: string = DEFAULT_SAFE_HOSTS_FILE): SafeHosts {
   return parseSafeHosts(readFileSync(file, 'utf8'), file)
 }

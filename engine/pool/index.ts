@@ -49,24 +49,28 @@ export interface BatchOutput {
   /** The task's input bytes, moved back (the front forwards queries from them without a copy). */
   input: ArrayBuffer
   /** A worker failure for the whole batch (codes cross threads, not classes). */
-  error: { code: string, message: string } | null
+  error: { code: string; message: string } | null
 }
 
 /** A value whose ArrayBuffers are transferred, not cloned (Piscina's transferable protocol). */
 export class Moved<T extends object> {
   readonly #value: T
   readonly #list: ArrayBuffer[]
-  constructor (value: T, list: ArrayBuffer[]) {
+  constructor(value: T, list: ArrayBuffer[]) {
     this.#value = value
     this.#list = list
   }
 
-  get [transferableSymbol] (): ArrayBuffer[] { return this.#list }
-  get [valueSymbol] (): T { return this.#value }
+  get [transferableSymbol](): ArrayBuffer[] {
+    return this.#list
+  }
+  get [valueSymbol](): T {
+    return this.#value
+  }
 }
 
 /** `value` with `list` transferred, marked with `Piscina.move` so Piscina transfers instead of cloning. */
-export function moved<T extends object> (value: T, list: ArrayBuffer[]): Moved<T> {
+export function moved<T extends object>(value: T, list: ArrayBuffer[]): Moved<T> {
   return Piscina.move(new Moved(value, list)) as unknown as Moved<T>
 }
 
@@ -78,7 +82,7 @@ export interface JudgePoolOptions {
 /** A Piscina pool of judge workers. */
 export class JudgePool {
   readonly piscina: Piscina
-  constructor (o: JudgePoolOptions) {
+  constructor(o: JudgePoolOptions) {
     this.piscina = new Piscina({
       filename: new URL('./worker.js', import.meta.url).href,
       minThreads: o.workers,
@@ -90,17 +94,17 @@ export class JudgePool {
     })
   }
 
-  run (input: BatchInput): Promise<BatchOutput> {
+  run(input: BatchInput): Promise<BatchOutput> {
     const list = [input.bytes, input.spans.buffer as ArrayBuffer]
     return this.piscina.run(moved(input, list)) as Promise<BatchOutput>
   }
 
   /** Tasks waiting for a worker (the metrics' pool queue depth). */
-  get queueSize (): number {
+  get queueSize(): number {
     return this.piscina.queueSize
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     await this.piscina.destroy()
   }
 }

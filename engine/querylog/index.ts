@@ -42,9 +42,9 @@ export interface QueryLogRecord {
 /** Where records go. `write` must not throw and should not block (buffer, flush later). */
 export interface QueryLogSink {
   readonly enabled: boolean
-  write (rec: QueryLogRecord): void
+  write(rec: QueryLogRecord): void
   /** Flushes and releases resources; called once when the DNS server closes. */
-  close? (): Promise<void>
+  close?(): Promise<void>
 }
 
 /** Creates the sink of one front process (each `proxy.processes` child calls it once). */
@@ -58,11 +58,17 @@ export type QueryLogSinkFactory = (ctx: {
 /** Statistics off: `enabled` is false, so no record is ever built. */
 export const noopQueryLogSink: QueryLogSink = Object.freeze({
   enabled: false,
-  write (_rec: QueryLogRecord): void {}
+  write(_rec: QueryLogRecord): void {}
 })
 
 /** A sink that keeps records in memory (tests, debugging). */
-export function memoryQueryLogSink (): QueryLogSink & { readonly records: QueryLogRecord[] } {
+export function memoryQueryLogSink(): QueryLogSink & { readonly records: QueryLogRecord[] } {
   const records: QueryLogRecord[] = []
-  return { enabled: true, records, write (rec) { records.push(rec) } }
+  return {
+    enabled: true,
+    records,
+    write(rec) {
+      records.push(rec)
+    }
+  }
 }

@@ -45,10 +45,14 @@ export class ReplicaAudit {
   private found = 0
   private examples: string[] = []
 
-  constructor (private readonly redis: Redis, private readonly settings: SharedStoreSettings, private readonly store: ReplicaStore) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly settings: SharedStoreSettings,
+    private readonly store: ReplicaStore
+  ) {}
 
   /** Starts a new pass, forgetting what the last one found (after a bootstrap made the replica Redis's state). */
-  reset (): void {
+  reset(): void {
     this.last = undefined
     this.db = 0
     this.after = undefined
@@ -57,7 +61,7 @@ export class ReplicaAudit {
   }
 
   /** Checks the next batch of keys against Redis, the replica being at `position`. */
-  async step (position: ReplicaPosition): Promise<void> {
+  async step(position: ReplicaPosition): Promise<void> {
     let db = POLICY_DBS[this.db]!
     let held = this.store.policyEntries(db, this.after, AUDIT_BATCH)
     while (held.length === 0) {
@@ -67,7 +71,11 @@ export class ReplicaAudit {
     }
     this.after = held[held.length - 1]!.key
     const { keys } = this.settings
-    const got = await this.redis.multi().get(keys.tombfloor).hmgetBuffer(keys.hash[db], ...held.map((e) => e.key)).exec()
+    const got = await this.redis
+      .multi()
+      .get(keys.tombfloor)
+      .hmgetBuffer(keys.hash[db], ...held.map((e) => e.key))
+      .exec()
     if (got === null) throw new Error('audit transaction aborted')
     for (const [err] of got) if (err !== null) throw err
     const floor = Number(got[0]![1] ?? 0)
@@ -84,13 +92,13 @@ export class ReplicaAudit {
     })
   }
 
-  private note (db: string, key: string): void {
+  private note(db: string, key: string): void {
     this.found++
     if (this.examples.length < EXAMPLES) this.examples.push(`${db}/${key}`)
   }
 
   /** Moves on to the next database; true when that ended a pass. */
-  private nextDb (): boolean {
+  private nextDb(): boolean {
     this.after = undefined
     if (++this.db < POLICY_DBS.length) return false
     this.last = { keys: this.found, examples: this.examples }

@@ -45,37 +45,49 @@ export class Bootstrap {
   private copies: StoreOp[] = []
   private changes: StoreOp[] = []
 
-  private constructor (private readonly ctx: BootstrapContext, private readonly point: ReplicaPosition) {
+  private constructor(
+    private readonly ctx: BootstrapContext,
+    private readonly point: ReplicaPosition
+  ) {
     this.top = point.seq
   }
 
   /** Replaces the replica with a snapshot of Redis, in place; returns once complete or stopped. */
-  static async run (ctx: BootstrapContext): Promise<void> {
+  static async run(ctx: BootstrapContext): Promise<void> {
     ctx.status.state = 'bootstrapping'
     const started = Date.now()
     const point = await snapshotPoint(ctx)
     if (point === undefined) return // emptied meanwhile: the next step reports it
-    ctx.logger.info({ epoch: point.epoch, seq: point.seq, redis: ctx.settings.where }, 'bootstrapping this replica from the shared store')
+    ctx.logger.info(
+      { epoch: point.epoch, seq: point.seq, redis: ctx.settings.where },
+      'bootstrapping this replica from the shared store'
+    )
     // In place: the replica keeps serving DNS what it holds while the copy overwrites it; keys
     // Redis no longer has are swept after the copy. Until the end, no position (a kill restarts).
     const heldAny = POLICY_DBS.some((db) => ctx.store.policyKeys(db, undefined, 1).length > 0)
     await ctx.store.startBootstrap()
     const b = new Bootstrap(ctx, point)
-    if (!await b.copy()) return
-    if (heldAny && !await b.sweep()) return
-    if (!await b.tombstonesKept()) return
+    if (!(await b.copy())) return
+    if (heldAny && !(await b.sweep())) return
+    if (!(await b.tombstonesKept())) return
     const position = await b.replay()
     if (position === undefined) return
     await ctx.store.completeReplica(position)
     ctx.status.bootstraps++
     ctx.status.epoch = point.epoch
     ctx.status.appliedSeq = position.seq
-    ctx.logger.info({ keys: b.keysCopied, ms: Date.now() - started, seq: position.seq, snapshot: point.seq }, 'bootstrap done; following the stream')
+    ctx.logger.info(
+      { keys: b.keysCopied, ms: Date.now() - started, seq: position.seq, snapshot: point.seq },
+      'bootstrap done; following the stream'
+    )
   }
 
   /** HSCAN of every hash into the replica; false if the follower closed meanwhile. */
-  private async copy (): Promise<boolean> {
-    const { redis, settings: { keys } } = this.ctx
+  private async copy(): Promise<boolean> {
+    const {
+      redis,
+      settings: { keys }
+    } = this.ctx
     for (const db of POLICY_DBS) {
       let cursor = '0'
       do {
@@ -96,14 +108,17 @@ export class Bootstrap {
    * holds most of them already); keys changed after it are changes, written over at their newest
    * version (a key seen again at an older one is skipped).
    */
-  private take (db: PolicyDb, flat: Buffer[]): void {
+  private take(db: PolicyDb, flat: Buffer[]): void {
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const key = flat[i]!.toString()
       const { version, value } = parseStored(flat[i + 1]!)
       if (version > this.point.seq) {
         const tag = tagOf(db, key)
         const held = this.newer.get(tag)
-        if (held !== undefined && held >= version) { this.ctx.status.skippedOps++; continue }
+        if (held !== undefined && held >= version) {
+          this.ctx.status.skippedOps++
+          continue
+        }
         this.newer.set(tag, version)
         if (version > this.top) this.top = version
         this.changes.push(value === undefined ? [db, key] : [db, key, value])
@@ -114,7 +129,7 @@ export class Bootstrap {
     }
   }
 
-  private async flush (): Promise<void> {
+  private async flush(): Promise<void> {
     if (this.copies.length + this.changes.length === 0) return
     const skipped = await this.ctx.store.copySnapshot(this.copies, this.changes)
     const written = this.copies.length + this.changes.length - skipped
@@ -126,8 +141,12 @@ export class Bootstrap {
   }
 
   /** Removes the keys this replica holds that Redis does not; false if the follower closed meanwhile. */
-  private async sweep (): Promise<boolean> {
-    const { redis, store, settings: { keys } } = this.ctx
+  private async sweep(): Promise<boolean> {
+    const {
+      redis,
+      store,
+      settings: { keys }
+    } = this.ctx
     for (const db of POLICY_DBS) {
       let after: string | undefined
       for (;;) {
@@ -146,12 +165,15 @@ export class Bootstrap {
   }
 
   /** The deletions for the held keys Redis lacks or holds as tombstones (`stored`: HMGET's reply). */
-  private absent (db: PolicyDb, held: string[], stored: Array<Buffer | null>): StoreOp[] {
+  private absent(db: PolicyDb, held: string[], stored: Array<Buffer | null>): StoreOp[] {
     const gone: StoreOp[] = []
     held.forEach((key, i) => {
       const raw = stored[i]
       // Absent: deleted at or before the snapshot (a later deletion leaves a tombstone), or never there.
-      if (raw === null || raw === undefined) { gone.push([db, key]); return }
+      if (raw === null || raw === undefined) {
+        gone.push([db, key])
+        return
+      }
       const version = tombstoneVersion(raw)
       if (version === undefined) return
       // A tombstone: deleted at `version`; records up to it are older than this state, skipped.
@@ -166,23 +188,32 @@ export class Bootstrap {
   }
 
   /** False when Redis dropped tombstones newer than the snapshot: a deletion may have been missed. */
-  private async tombstonesKept (): Promise<boolean> {
-    const floor = Number(await this.ctx.redis.get(this.ctx.settings.keys.tombfloor) ?? 0)
+  private async tombstonesKept(): Promise<boolean> {
+    const floor = Number((await this.ctx.redis.get(this.ctx.settings.keys.tombfloor)) ?? 0)
     if (floor <= this.point.seq) return true
-    this.ctx.logger.warn({ seq: this.point.seq, floor }, 'deletions made during the bootstrap were already forgotten by Redis (a long bootstrap under many writes): starting it again')
+    this.ctx.logger.warn(
+      { seq: this.point.seq, floor },
+      'deletions made during the bootstrap were already forgotten by Redis (a long bootstrap under many writes): starting it again'
+    )
     return false
   }
 
   /** Replays the records after the snapshot up to the newest version copied (at least); the position reached. */
-  private async replay (): Promise<ReplicaPosition | undefined> {
-    const { redis, settings: { keys } } = this.ctx
+  private async replay(): Promise<ReplicaPosition | undefined> {
+    const {
+      redis,
+      settings: { keys }
+    } = this.ctx
     let position = this.point
     while (position.seq < this.top) {
       const reply = await redis.xreadBuffer('COUNT', READ_COUNT, 'STREAMS', keys.changes, position.id)
       if (this.ctx.closed()) return undefined
       const { ops, at } = this.replayable(reply?.[0]?.[1] ?? [], position)
       if (at.seq === position.seq) {
-        this.ctx.logger.warn({ seq: position.seq, needed: this.top }, 'the change records after the snapshot were trimmed from the stream during the bootstrap: starting it again')
+        this.ctx.logger.warn(
+          { seq: position.seq, needed: this.top },
+          'the change records after the snapshot were trimmed from the stream during the bootstrap: starting it again'
+        )
         return undefined
       }
       await this.ctx.store.applyBootstrap(ops)
@@ -194,7 +225,10 @@ export class Bootstrap {
   }
 
   /** The key changes of `entries` that follow `from` without a gap and are newer than what was copied. */
-  private replayable (entries: Array<[Buffer, Buffer[]]>, from: ReplicaPosition): { ops: StoreOp[], at: ReplicaPosition } {
+  private replayable(
+    entries: Array<[Buffer, Buffer[]]>,
+    from: ReplicaPosition
+  ): { ops: StoreOp[]; at: ReplicaPosition } {
     const ops: StoreOp[] = []
     let at = from
     for (const [rawId, fields] of entries) {
@@ -204,7 +238,10 @@ export class Bootstrap {
       for (const op of record.ops) {
         const tag = tagOf(op[0], op[1])
         const held = this.newer.get(tag)
-        if (held !== undefined && held >= record.seq) { this.ctx.status.skippedOps++; continue }
+        if (held !== undefined && held >= record.seq) {
+          this.ctx.status.skippedOps++
+          continue
+        }
         if (held !== undefined) this.newer.set(tag, record.seq)
         ops.push(op)
       }
@@ -215,9 +252,14 @@ export class Bootstrap {
 }
 
 /** The consistent point S: the epoch, `seq` and the stream's last id, read in one MULTI. */
-async function snapshotPoint (ctx: BootstrapContext): Promise<ReplicaPosition | undefined> {
+async function snapshotPoint(ctx: BootstrapContext): Promise<ReplicaPosition | undefined> {
   const { keys } = ctx.settings
-  const snap = await ctx.redis.multi().get(keys.epoch).get(keys.seq).xrevrange(keys.changes, '+', '-', 'COUNT', 1).exec()
+  const snap = await ctx.redis
+    .multi()
+    .get(keys.epoch)
+    .get(keys.seq)
+    .xrevrange(keys.changes, '+', '-', 'COUNT', 1)
+    .exec()
   if (snap === null) throw new Error('snapshot transaction aborted')
   for (const [err] of snap) if (err !== null) throw err
   const epoch = snap[0]![1] as string | null

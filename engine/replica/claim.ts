@@ -10,21 +10,21 @@ import { whenReady } from './redis.js'
 
 export interface PeriodClaim {
   /** True when this host now holds the claim for `ms`; false when another host holds it. Rejects when Redis does not answer. */
-  take (ms: number): Promise<boolean>
+  take(ms: number): Promise<boolean>
   /** Gives the claim back if this host still holds it (its work failed: the next try, by any host, may do it). */
-  release (): Promise<void>
+  release(): Promise<void>
 }
 
 // Deletes the key only if this holder still has it (not a claim another host took after ours lapsed).
 const RELEASE_LUA = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
-export function redisPeriodClaim (redis: Redis, key: string, holder: string = randomUUID()): PeriodClaim {
+export function redisPeriodClaim(redis: Redis, key: string, holder: string = randomUUID()): PeriodClaim {
   return {
-    async take (ms) {
+    async take(ms) {
       await whenReady(redis, 1000)
       return (await redis.set(key, holder, 'PX', Math.max(1, Math.round(ms)), 'NX')) === 'OK'
     },
-    async release () {
+    async release() {
       await redis.eval(RELEASE_LUA, 1, key, holder)
     }
   }

@@ -14,7 +14,7 @@
  * the keys it changes: the request was computed on this host's replica at position `basis`; if
  * another host wrote one of its keys after that (a key's version is the `seq` of the record that
  * last wrote it), the script refuses it, this host waits for its replica to apply Redis's current
- * record, and the request is computed again on the newer replica (at most `kMaxAttempts` times). So concurrent
+ * record, and the request is computed again on the newer replica (at most `MAX_ATTEMPTS` times). So concurrent
  * requests behave as if run one after the other in Redis's order: the last one wins, as a whole
  * request (two hosts moving one user's addresses leave no address mapped to a user that no longer
  * lists it).
@@ -32,7 +32,7 @@ import { whenReady, type SharedStoreSettings } from './redis.js'
 
 /** Why a write did not reach the shared store, or may not have; the API answers 503 with the message. */
 export class SharedStoreUnavailable extends EngineError {
-  constructor (message: string, cause?: unknown) {
+  constructor(message: string, cause?: unknown) {
     super('ENGINE_SHARED_STORE_UNAVAILABLE', message, cause === undefined ? undefined : { cause })
   }
 }
@@ -97,11 +97,11 @@ const DB_INDEX = new Map(POLICY_DBS.map((db, i) => [db, i + 1]))
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    filterdCommit (...args: Array<string | Buffer | number>): Result<[string, number], Context>
+    filterdCommit(...args: Array<string | Buffer | number>): Result<[string, number], Context>
   }
 }
 
-export function defineCommitScript (redis: Redis): void {
+export function defineCommitScript(redis: Redis): void {
   if (typeof (redis as unknown as { filterdCommit?: unknown }).filterdCommit === 'function') return
   redis.defineCommand('filterdCommit', { numberOfKeys: 5 + POLICY_DBS.length, lua: COMMIT_LUA })
 }
@@ -119,31 +119,55 @@ export interface RemoteCommitOptions {
  * starved one of them on a loaded 2-core machine (each round lets one request through); 20 rounds
  * cost at most about 1.5 s before the 503.
  */
-const kMaxAttempts = 20
+const MAX_ATTEMPTS = 20
 
 /**
  * Another host wrote one of the request's keys after the replica position it was computed on;
  * `current` is Redis's last record then, which the replica applies before the request is computed
  * again (not only the conflicting record: the others a busy key had meanwhile would conflict next).
  */
-interface WriteConflict { readonly conflict: number }
+interface WriteConflict {
+  readonly conflict: number
+}
 
 /**
  * Sends one request's changes to Redis; the returned record id and sequence number. `basis` is the
  * replica position the changes were computed on (see the file comment); without it the changes are
  * written unchecked (tests and tools that write Redis directly).
  */
-export async function commitToSharedStore (redis: Redis, settings: SharedStoreSettings, epoch: string, ops: readonly StoreOp[], basis?: number): Promise<{ id: string, seq: number }> {
+export async function commitToSharedStore(
+  redis: Redis,
+  settings: SharedStoreSettings,
+  epoch: string,
+  ops: readonly StoreOp[],
+  basis?: number
+): Promise<{ id: string; seq: number }> {
   const r = await sendCommit(redis, settings, epoch, ops, basis)
-  if ('conflict' in r) throw new SharedStoreUnavailable(`another host changed the keys of this request (Redis at record ${r.conflict}); nothing was written`)
+  if ('conflict' in r)
+    throw new SharedStoreUnavailable(
+      `another host changed the keys of this request (Redis at record ${r.conflict}); nothing was written`
+    )
   return r
 }
 
 /** `commitToSharedStore`, a conflict answered rather than thrown (the remote commit computes the request again). */
-async function sendCommit (redis: Redis, settings: SharedStoreSettings, epoch: string, ops: readonly StoreOp[], basis?: number): Promise<{ id: string, seq: number } | WriteConflict> {
+async function sendCommit(
+  redis: Redis,
+  settings: SharedStoreSettings,
+  epoch: string,
+  ops: readonly StoreOp[],
+  basis?: number
+): Promise<{ id: string; seq: number } | WriteConflict> {
   const { keys } = settings
   defineCommitScript(redis)
-  const args: Array<string | Buffer | number> = [keys.epoch, keys.seq, keys.changes, keys.tombs, keys.tombfloor, ...POLICY_DBS.map((db) => keys.hash[db])]
+  const args: Array<string | Buffer | number> = [
+    keys.epoch,
+    keys.seq,
+    keys.changes,
+    keys.tombs,
+    keys.tombfloor,
+    ...POLICY_DBS.map((db) => keys.hash[db])
+  ]
   args.push(epoch, settings.streamLength, pack(ops), ops.length, basis ?? -1)
   for (const [db, key, value] of ops) {
     if (value === undefined || value === null) args.push(DB_INDEX.get(db)!, key, 'd', '')
@@ -165,24 +189,44 @@ async function sendCommit (redis: Redis, settings: SharedStoreSettings, epoch: s
 }
 
 /** Why Redis did not take a commit, in the operator's words. */
-function refusal (settings: SharedStoreSettings, err: unknown, msg: string, sent: boolean, basis: number | undefined): SharedStoreUnavailable {
+function refusal(
+  settings: SharedStoreSettings,
+  err: unknown,
+  msg: string,
+  sent: boolean,
+  basis: number | undefined
+): SharedStoreUnavailable {
   if (msg.includes('FILTERD_EPOCH')) {
-    return new SharedStoreUnavailable(`the shared store at ${settings.where} is not the one this host replicates (${msg.includes('false') ? 'Redis lost its data' : 'epoch changed'}); nothing was written`, err)
+    return new SharedStoreUnavailable(
+      `the shared store at ${settings.where} is not the one this host replicates (${msg.includes('false') ? 'Redis lost its data' : 'epoch changed'}); nothing was written`,
+      err
+    )
   }
   if (msg.startsWith('FILTERD_BEHIND ')) {
-    return new SharedStoreUnavailable(`the shared store at ${settings.where} holds fewer change records (${msg.slice('FILTERD_BEHIND '.length)}) than this host applied (${basis}): Redis lost its latest writes (docs/operations-redis.md, "Redis went back"); nothing was written`, err)
+    return new SharedStoreUnavailable(
+      `the shared store at ${settings.where} holds fewer change records (${msg.slice('FILTERD_BEHIND '.length)}) than this host applied (${basis}): Redis lost its latest writes (docs/operations-redis.md, "Redis went back"); nothing was written`,
+      err
+    )
   }
   // Redis's own error reply (the script refused or never ran), or never sent: nothing was written.
   if (!sent || (err as Error).name === 'ReplyError') {
-    return new SharedStoreUnavailable(`the shared store at ${settings.where} is unavailable: ${msg}; nothing was written`, err)
+    return new SharedStoreUnavailable(
+      `the shared store at ${settings.where} is unavailable: ${msg}; nothing was written`,
+      err
+    )
   }
-  return new SharedStoreUnavailable(`the shared store at ${settings.where} did not answer: ${msg}; the write may or may not have been made (if it was, every host applies it: read it back before writing again)`, err)
+  return new SharedStoreUnavailable(
+    `the shared store at ${settings.where} did not answer: ${msg}; the write may or may not have been made (if it was, every host applies it: read it back before writing again)`,
+    err
+  )
 }
 
-const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+const sleep = async (ms: number): Promise<void> => {
+  await new Promise((resolve) => setTimeout(resolve, ms))
+}
 
 /** Waits (at most `ms`) for this host's replica to hold record `seq`; false on timeout. */
-async function replicaReaches (store: ReplicaStore, seq: number, ms: number): Promise<boolean> {
+async function replicaReaches(store: ReplicaStore, seq: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms
   while ((store.replicaPosition()?.seq ?? 0) < seq) {
     if (Date.now() >= deadline) return false
@@ -192,7 +236,12 @@ async function replicaReaches (store: ReplicaStore, seq: number, ms: number): Pr
 }
 
 /** The `RemoteCommit` the api role installs with `store.useRemoteCommit` (engine/store). */
-export function createRemoteCommit (redis: Redis, settings: SharedStoreSettings, store: ReplicaStore, options: RemoteCommitOptions): RemoteCommit {
+export function createRemoteCommit(
+  redis: Redis,
+  settings: SharedStoreSettings,
+  store: ReplicaStore,
+  options: RemoteCommitOptions
+): RemoteCommit {
   defineCommitScript(redis)
   return async (first, again) => {
     let write = first
@@ -200,23 +249,31 @@ export function createRemoteCommit (redis: Redis, settings: SharedStoreSettings,
       const position = store.replicaPosition()
       const state = store.replicaState()
       if (state === 'redis-behind') {
-        throw new SharedStoreUnavailable('Redis lost change records this host had applied (state redis-behind): writes wait for an operator\'s `filterd redis-seed --force` or `--adopt` (docs/operations-redis.md); nothing was written')
+        throw new SharedStoreUnavailable(
+          "Redis lost change records this host had applied (state redis-behind): writes wait for an operator's `filterd redis-seed --force` or `--adopt` (docs/operations-redis.md); nothing was written"
+        )
       }
       if (position === undefined || state !== 'following') {
-        throw new SharedStoreUnavailable(`this host's replica is not following the shared store (state ${state ?? 'none'}: is the sync role running? see its /health); nothing was written`)
+        throw new SharedStoreUnavailable(
+          `this host's replica is not following the shared store (state ${state ?? 'none'}: is the sync role running? see its /health); nothing was written`
+        )
       }
       const r = await sendCommit(redis, settings, position.epoch, write.ops, write.basis)
       if ('seq' in r) {
         // Read-your-writes: the follower applies the record within milliseconds when it runs.
-        if (!await replicaReaches(store, r.seq, options.applyTimeoutMs)) options.onSlowApply?.(r.seq)
+        if (!(await replicaReaches(store, r.seq, options.applyTimeoutMs))) options.onSlowApply?.(r.seq)
         return
       }
-      if (attempt >= kMaxAttempts) {
-        throw new SharedStoreUnavailable(`other hosts changed the keys of this request ${attempt} times while it was computed; nothing was written`)
+      if (attempt >= MAX_ATTEMPTS) {
+        throw new SharedStoreUnavailable(
+          `other hosts changed the keys of this request ${attempt} times while it was computed; nothing was written`
+        )
       }
       if (attempt > 1) await sleep(Math.random() * Math.min(64, 2 ** attempt))
-      if (!await replicaReaches(store, r.conflict, options.applyTimeoutMs)) {
-        throw new SharedStoreUnavailable(`this host's replica did not apply record ${r.conflict} within ${options.applyTimeoutMs} ms (is the sync role running?); nothing was written`)
+      if (!(await replicaReaches(store, r.conflict, options.applyTimeoutMs))) {
+        throw new SharedStoreUnavailable(
+          `this host's replica did not apply record ${r.conflict} within ${options.applyTimeoutMs} ms (is the sync role running?); nothing was written`
+        )
       }
       write = again()
       if (write.ops.length === 0) return

@@ -16,13 +16,17 @@ import { tempStore } from '../testing/store.js'
 import { until } from '../testing/wait.js'
 
 let redis: TestRedis
-before(async () => { redis = await startRedis() })
-after(async () => { await redis.stop() })
+before(async () => {
+  redis = await startRedis()
+})
+after(async () => {
+  await redis.stop()
+})
 
 const host = (t: TestContext): Store => tempStore(t, 'filterd-consistency-').store
 
 /** Every user's addresses map back to it, and every mapped address is listed by its user. */
-function linksOf (s: Store): { users: Record<string, string[]>, ips: Record<string, string> } {
+function linksOf(s: Store): { users: Record<string, string[]>; ips: Record<string, string> } {
   const users: Record<string, string[]> = {}
   for (const u of s.users()) users[u.name] = [...u.ip].sort()
   const ips: Record<string, string> = {}
@@ -30,18 +34,22 @@ function linksOf (s: Store): { users: Record<string, string[]>, ips: Record<stri
   return { users, ips }
 }
 
-function assertLinked (t: TestContext, s: Store, label: string): void {
+function assertLinked(t: TestContext, s: Store, label: string): void {
   const { users, ips } = linksOf(s)
   for (const [address, user] of Object.entries(ips)) {
-    t.assert.ok(users[user]?.includes(address), `${label}: ${address} maps to ${user}, which does not list it (${JSON.stringify(users[user])})`)
+    t.assert.ok(
+      users[user]?.includes(address),
+      `${label}: ${address} maps to ${user}, which does not list it (${JSON.stringify(users[user])})`
+    )
   }
   for (const [user, list] of Object.entries(users)) {
-    for (const address of list) t.assert.strictEqual(ips[address], user, `${label}: ${user} lists ${address}, mapped to ${ips[address]}`)
+    for (const address of list)
+      t.assert.strictEqual(ips[address], user, `${label}: ${user} lists ${address}, mapped to ${ips[address]}`)
   }
 }
 
 /** The billing system's PUT of a user's addresses, as the api role makes it (api/context.ts setAddresses). */
-async function setAddresses (s: Store, id: string, ip: string[]): Promise<void> {
+async function setAddresses(s: Store, id: string, ip: string[]): Promise<void> {
   await s.write((w) => {
     const user = w.store.getUser(id) ?? w.store.newUser(id)
     const lost = user.ip.filter((a) => !ip.includes(a))
@@ -77,7 +85,7 @@ test('two hosts, or two requests of one host, changing the same user and the sam
   t.assert.strictEqual(a.getUser('dave')!.ip.length, 1, 'so does dave, written twice at once from one host')
 })
 
-test('a record committed just after the follower\'s read found nothing is read next, not taken for a trimmed stream', async (t: TestContext) => {
+test("a record committed just after the follower's read found nothing is read next, not taken for a trimmed stream", async (t: TestContext) => {
   const settings = testSettings(redis.host, redis.port)
   const { store: a } = await linkedHost(t, settings)
   const r = redisClient(t, redis)
@@ -94,15 +102,19 @@ test('a record committed just after the follower\'s read found nothing is read n
     }
   })
   f.start()
-  t.after(async () => { await f.close() })
+  t.after(async () => {
+    await f.close()
+  })
   await until('the three writes applied', () => b.getUser('late3') !== undefined, 20_000)
   t.assert.strictEqual(f.status.bootstraps, 1, 'only the first start bootstrapped')
   t.assert.strictEqual(f.status.state, 'following')
 })
 
-test('Redis going back (an older copy of its data restored): hosts stop following loudly, keep their replicas and refuse writes; adopting Redis\'s state brings them back in step', async (t: TestContext) => {
+test("Redis going back (an older copy of its data restored): hosts stop following loudly, keep their replicas and refuse writes; adopting Redis's state brings them back in step", async (t: TestContext) => {
   const own = await startRedis()
-  t.after(async () => { await own.stop() })
+  t.after(async () => {
+    await own.stop()
+  })
   const settings = testSettings(own.host, own.port)
   const { store: a, link: la } = await linkedHost(t, settings)
   const { store: b, link: lb } = await linkedHost(t, settings)
@@ -113,7 +125,11 @@ test('Redis going back (an older copy of its data restored): hosts stop followin
   const saved = tempDir(t, 'filterd-redis-copy-')
   cpSync(own.dir, saved, { recursive: true })
   await own.start()
-  await until('both following again', () => la.follower.status.state === 'following' && lb.follower.status.state === 'following', 20_000)
+  await until(
+    'both following again',
+    () => la.follower.status.state === 'following' && lb.follower.status.state === 'following',
+    20_000
+  )
   await setAddresses(a, 'bob', ['10.0.0.2'])
   await setAddresses(b, 'carol', ['10.0.0.3'])
   await until('both at 3 records', () => a.replicaPosition()?.seq === 3 && b.replicaPosition()?.seq === 3)
@@ -121,14 +137,24 @@ test('Redis going back (an older copy of its data restored): hosts stop followin
   rmSync(own.dir, { recursive: true, force: true })
   cpSync(saved, own.dir, { recursive: true })
   await own.start()
-  await until('both hosts noticing', () => la.follower.status.state === 'redis-behind' && lb.follower.status.state === 'redis-behind', 20_000)
+  await until(
+    'both hosts noticing',
+    () => la.follower.status.state === 'redis-behind' && lb.follower.status.state === 'redis-behind',
+    20_000
+  )
   t.assert.strictEqual(b.replicaState(), 'redis-behind', 'the state is kept with the replica')
   t.assert.strictEqual(b.userForAddress('10.0.0.3'), 'carol', 'replica kept')
-  await t.assert.rejects(setAddresses(a, 'dave', ['10.0.0.4']), { code: 'ENGINE_SHARED_STORE_UNAVAILABLE', message: /Redis lost change records this host had applied \(state redis-behind\)/ })
+  await t.assert.rejects(setAddresses(a, 'dave', ['10.0.0.4']), {
+    code: 'ENGINE_SHARED_STORE_UNAVAILABLE',
+    message: /Redis lost change records this host had applied \(state redis-behind\)/
+  })
   const r = redisClient(t, own)
   const epoch = a.replicaPosition()!.epoch
   // The commit script itself refuses a request computed on a replica ahead of Redis.
-  await t.assert.rejects(commitToSharedStore(r, settings, epoch, [['users', 'eve', a.newUser('eve')]], 3), /fewer change records \(1\) than this host applied \(3\)/)
+  await t.assert.rejects(
+    commitToSharedStore(r, settings, epoch, [['users', 'eve', a.newUser('eve')]], 3),
+    /fewer change records \(1\) than this host applied \(3\)/
+  )
   // A write Redis takes anyway (a host that lagged), reusing number 2: no host applies it silently.
   await commitToSharedStore(r, settings, epoch, [['users', 'frank', a.newUser('frank')]])
   await new Promise((resolve) => setTimeout(resolve, 1500))
@@ -138,12 +164,22 @@ test('Redis going back (an older copy of its data restored): hosts stop followin
   await lb.close()
   const fb = new Follower(b, settings, { logger: silentLogger() })
   fb.start()
-  t.after(async () => { await fb.close() })
+  t.after(async () => {
+    await fb.close()
+  })
   await until('B stopped again', () => fb.status.state === 'redis-behind')
   t.assert.strictEqual(fb.status.bootstraps, 0)
   // The operator adopts what Redis holds (`filterd redis-seed --adopt`): every host bootstraps from it.
   await adoptSharedStore(r, settings)
-  await until('both following Redis\'s state', () => la.follower.status.state === 'following' && fb.status.state === 'following' && a.getUser('bob') === undefined && b.getUser('carol') === undefined, 20_000)
+  await until(
+    "both following Redis's state",
+    () =>
+      la.follower.status.state === 'following' &&
+      fb.status.state === 'following' &&
+      a.getUser('bob') === undefined &&
+      b.getUser('carol') === undefined,
+    20_000
+  )
   t.assert.ok(a.getUser('frank') !== undefined && b.getUser('frank') !== undefined)
   t.assert.deepStrictEqual(linksOf(a), linksOf(b))
   await setAddresses(a, 'gina', ['10.0.0.7'])

@@ -57,9 +57,28 @@ import { ReplicaAudit } from './audit.js'
 import { BATCH_KEYS, Bootstrap } from './bootstrap.js'
 import { connectSharedStore, parseRecord, storedValue, whenReady, type SharedStoreSettings } from './redis.js'
 
-export type FollowerState = 'starting' | 'initializing' | 'bootstrapping' | 'following' | 'redis-down' | 'redis-lost' | 'epoch-mismatch' | 'redis-behind' | 'stopped'
+export type FollowerState =
+  | 'starting'
+  | 'initializing'
+  | 'bootstrapping'
+  | 'following'
+  | 'redis-down'
+  | 'redis-lost'
+  | 'epoch-mismatch'
+  | 'redis-behind'
+  | 'stopped'
 
-export const FOLLOWER_STATES: readonly FollowerState[] = ['starting', 'initializing', 'bootstrapping', 'following', 'redis-down', 'redis-lost', 'epoch-mismatch', 'redis-behind', 'stopped']
+export const FOLLOWER_STATES: readonly FollowerState[] = [
+  'starting',
+  'initializing',
+  'bootstrapping',
+  'following',
+  'redis-down',
+  'redis-lost',
+  'epoch-mismatch',
+  'redis-behind',
+  'stopped'
+]
 
 /** Why a replica does not hold what Redis holds (engine/replica/audit.ts), if it was found so. */
 export interface Divergence {
@@ -96,7 +115,7 @@ export interface FollowerStatus {
 }
 
 /** Whether the replica was found to differ from Redis (see `Divergence`). */
-export function diverged (d: Divergence): boolean {
+export function diverged(d: Divergence): boolean {
   return d.keys > 0 || d.foreignGeneration
 }
 
@@ -106,9 +125,11 @@ const LOUD_EVERY_MS = 30_000
 /** At most one audit batch a second, so the audit never holds the stream back for long. */
 const AUDIT_EVERY_MS = 1000
 
-const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+const sleep = async (ms: number): Promise<void> => {
+  await new Promise((resolve) => setTimeout(resolve, ms))
+}
 
-function idTime (id: string): number {
+function idTime(id: string): number {
   return Number(id.slice(0, id.indexOf('-')))
 }
 
@@ -130,7 +151,11 @@ export class Follower {
   private readonly audit: ReplicaAudit
   private auditedAt = 0
 
-  constructor (private readonly store: ReplicaStore, private readonly settings: SharedStoreSettings, private readonly options: FollowerOptions) {
+  constructor(
+    private readonly store: ReplicaStore,
+    private readonly settings: SharedStoreSettings,
+    private readonly options: FollowerOptions
+  ) {
     // Its own connection: XREAD BLOCK holds it. A command timeout bounds a read hung on a dead peer.
     this.redis = connectSharedStore(settings, { commandTimeout: BLOCK_MS + 4000 })
     this.audit = new ReplicaAudit(this.redis, settings, store)
@@ -152,18 +177,18 @@ export class Follower {
     }
   }
 
-  start (): void {
+  start(): void {
     this.loop ??= this.run()
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     this.closed = true
     this.redis.disconnect()
     await this.loop
     this.status.state = 'stopped'
   }
 
-  private async run (): Promise<void> {
+  private async run(): Promise<void> {
     // Marked before Redis is even asked: a writer without Redis is refused from here on, so nothing
     // it writes can miss the seed of a first start or the copy of a bootstrap.
     await this.store.markFollower(this.settings.where)
@@ -173,7 +198,10 @@ export class Follower {
       } catch (err) {
         if (this.closed) break
         if (this.status.state !== 'redis-down') {
-          this.options.logger.error({ err: (err as Error).message, redis: this.settings.where }, 'shared store unreachable: DNS keeps answering from the local replica; retrying every second')
+          this.options.logger.error(
+            { err: (err as Error).message, redis: this.settings.where },
+            'shared store unreachable: DNS keeps answering from the local replica; retrying every second'
+          )
         }
         this.status.state = 'redis-down'
         await sleep(1000)
@@ -181,14 +209,14 @@ export class Follower {
     }
   }
 
-  private loud (message: string, fields: Record<string, unknown>): void {
+  private loud(message: string, fields: Record<string, unknown>): void {
     const now = Date.now()
     if (now - (this.lastLoud.get(message) ?? 0) < LOUD_EVERY_MS) return
     this.lastLoud.set(message, now)
     this.options.logger.error({ ...fields, redis: this.settings.where }, message)
   }
 
-  private async step (): Promise<void> {
+  private async step(): Promise<void> {
     const { keys } = this.settings
     await whenReady(this.redis, 1000)
     const epoch = await this.redis.get(keys.epoch)
@@ -202,14 +230,20 @@ export class Follower {
         return
       }
       this.status.state = 'redis-lost'
-      this.loud('the shared store is EMPTY (Redis lost its data): this host keeps its replica and keeps answering DNS; API writes are refused until Redis is reseeded from the best replica with `filterd redis-seed --config FILE` (docs/operations-redis.md)', { epoch: position?.epoch })
+      this.loud(
+        'the shared store is EMPTY (Redis lost its data): this host keeps its replica and keeps answering DNS; API writes are refused until Redis is reseeded from the best replica with `filterd redis-seed --config FILE` (docs/operations-redis.md)',
+        { epoch: position?.epoch }
+      )
       await sleep(1000)
       return
     }
     if (!complete || position.epoch !== epoch) {
       if (complete && position.epoch !== epoch && !epoch.startsWith('reseed:')) {
         this.status.state = 'epoch-mismatch'
-        this.loud('the shared store is not the one this replica came from (another host created a new one): keeping this replica; reseed Redis from the best replica with `filterd redis-seed --config FILE`', { replica: position.epoch, redis: epoch })
+        this.loud(
+          'the shared store is not the one this replica came from (another host created a new one): keeping this replica; reseed Redis from the best replica with `filterd redis-seed --config FILE`',
+          { replica: position.epoch, redis: epoch }
+        )
         await sleep(1000)
         return
       }
@@ -225,8 +259,15 @@ export class Follower {
   }
 
   /** Replaces the replica with a snapshot of Redis (engine/replica/bootstrap.ts). */
-  async bootstrap (): Promise<void> {
-    await Bootstrap.run({ redis: this.redis, settings: this.settings, store: this.store, status: this.status, logger: this.options.logger, closed: () => this.closed })
+  async bootstrap(): Promise<void> {
+    await Bootstrap.run({
+      redis: this.redis,
+      settings: this.settings,
+      store: this.store,
+      status: this.status,
+      logger: this.options.logger,
+      closed: () => this.closed
+    })
     // A complete bootstrap made the replica Redis's state: what an audit pass found before is gone.
     if (this.store.replicaState() === 'following') {
       this.audit.reset()
@@ -238,7 +279,7 @@ export class Follower {
    * Whether the replica still holds only what came from the stream: the generation check every
    * step, one audit batch at most every AUDIT_EVERY_MS (see engine/replica/audit.ts).
    */
-  private async check (): Promise<void> {
+  private async check(): Promise<void> {
     if (this.status.state !== 'following' || this.closed) return
     const d = this.status.divergence
     d.foreignGeneration = this.store.foreignGeneration()
@@ -248,12 +289,17 @@ export class Follower {
       const position = this.store.replicaPosition()
       if (position !== undefined) await this.audit.step(position)
       const last = this.audit.last
-      if (last !== undefined) { d.keys = last.keys; d.examples = last.examples }
+      if (last !== undefined) {
+        d.keys = last.keys
+        d.examples = last.examples
+      }
       this.status.auditPasses = this.audit.passes
     }
     if (diverged(d)) {
-      this.loud('this replica DIVERGED from the shared store: it holds changes that did not come from Redis (a writer without common.redis-ip, or one that wrote LMDB itself); this host filters by a policy the other hosts do not have. It keeps following; repair it with a bootstrap (docs/operations-redis.md, "A replica that diverged")',
-        { keys: d.keys, examples: d.examples, foreignGeneration: d.foreignGeneration })
+      this.loud(
+        'this replica DIVERGED from the shared store: it holds changes that did not come from Redis (a writer without common.redis-ip, or one that wrote LMDB itself); this host filters by a policy the other hosts do not have. It keeps following; repair it with a bootstrap (docs/operations-redis.md, "A replica that diverged")',
+        { keys: d.keys, examples: d.examples, foreignGeneration: d.foreignGeneration }
+      )
     }
   }
 
@@ -261,7 +307,7 @@ export class Follower {
    * Redis's `seq`, read with its epoch: undefined when Redis no longer holds this replica's store
    * (emptied, or another one), which the next step reports instead of a store that went back.
    */
-  private async seqOf (position: ReplicaPosition): Promise<number | undefined> {
+  private async seqOf(position: ReplicaPosition): Promise<number | undefined> {
     const { keys } = this.settings
     const got = await this.redis.multi().get(keys.epoch).get(keys.seq).exec()
     if (got === null) return undefined
@@ -274,25 +320,37 @@ export class Follower {
    * Redis lacks records this replica applied (see `redis-behind` in the file comment): stops here,
    * loudly, keeping the replica; the state is stored so the API refuses writes, across restarts too.
    */
-  private async behind (position: ReplicaPosition, seq?: number): Promise<void> {
+  private async behind(position: ReplicaPosition, seq?: number): Promise<void> {
     // Redis's seq when the caller has not read it; none: Redis no longer holds this store at all.
-    const redisSeq = seq ?? await this.seqOf(position)
+    const redisSeq = seq ?? (await this.seqOf(position))
     if (redisSeq === undefined) return
     this.status.redisSeq = redisSeq
     this.status.lagRecords = 0
     if (this.store.replicaState() !== 'redis-behind') await this.store.stopFollowing('redis-behind')
     this.status.state = 'redis-behind'
-    this.loud('the shared store WENT BACK: Redis holds fewer change records than this replica applied (it lost its latest writes). This host keeps its replica and keeps answering DNS; API writes are refused until an operator reseeds Redis from the best replica (`filterd redis-seed --force`) or adopts what Redis holds (`filterd redis-seed --adopt`), docs/operations-redis.md', { applied: position.seq, redis: redisSeq })
+    this.loud(
+      'the shared store WENT BACK: Redis holds fewer change records than this replica applied (it lost its latest writes). This host keeps its replica and keeps answering DNS; API writes are refused until an operator reseeds Redis from the best replica (`filterd redis-seed --force`) or adopts what Redis holds (`filterd redis-seed --adopt`), docs/operations-redis.md',
+      { applied: position.seq, redis: redisSeq }
+    )
     await sleep(1000)
   }
 
   /** Reads and applies the next records; returns after one XREAD (data or a 1 s timeout). */
-  private async follow (position: ReplicaPosition): Promise<void> {
+  private async follow(position: ReplicaPosition): Promise<void> {
     const { keys } = this.settings
-    if (this.status.state !== 'following') this.options.logger.info({ seq: position.seq, redis: this.settings.where }, 'following the shared store')
+    if (this.status.state !== 'following')
+      this.options.logger.info({ seq: position.seq, redis: this.settings.where }, 'following the shared store')
     this.status.state = 'following'
     this.status.epoch = position.epoch
-    const reply = await this.redis.xreadBuffer('COUNT', READ_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', keys.changes, position.id)
+    const reply = await this.redis.xreadBuffer(
+      'COUNT',
+      READ_COUNT,
+      'BLOCK',
+      BLOCK_MS,
+      'STREAMS',
+      keys.changes,
+      position.id
+    )
     if (this.closed) return
     if (reply === null || reply.length === 0) {
       await this.idle(position)
@@ -314,20 +372,29 @@ export class Follower {
   }
 
   /** A read found no record: where Redis is, and whether the stream still holds our next record. */
-  private async idle (position: ReplicaPosition): Promise<void> {
+  private async idle(position: ReplicaPosition): Promise<void> {
     await this.options.onIdleRead?.()
     const seq = await this.seqOf(position)
     if (seq === undefined) return
-    if (seq < position.seq) { await this.behind(position, seq); return }
+    if (seq < position.seq) {
+      await this.behind(position, seq)
+      return
+    }
     this.status.redisSeq = seq
     this.status.lagRecords = seq - position.seq
-    if (seq === position.seq) { this.status.currentAt = Date.now(); this.status.lagMs = 0 }
+    if (seq === position.seq) {
+      this.status.currentAt = Date.now()
+      this.status.lagMs = 0
+    }
     if (seq > position.seq) {
       // A record committed since the XREAD timed out is read next time; only if the stream no
       // longer holds the one after ours was it trimmed past this replica.
       const next = await this.redis.xrange(this.settings.keys.changes, `(${position.id}`, '+', 'COUNT', 1)
       if (next.length > 0) return
-      this.options.logger.warn({ applied: position.seq, redis: seq }, 'this replica fell behind the stream\'s retention: bootstrapping')
+      this.options.logger.warn(
+        { applied: position.seq, redis: seq },
+        "this replica fell behind the stream's retention: bootstrapping"
+      )
       await this.bootstrap()
     }
   }
@@ -336,7 +403,10 @@ export class Follower {
    * The records of one read that follow `position` without a gap; undefined when the first one
    * cannot be applied (Redis went back, or records were trimmed: handled here).
    */
-  private async nextRecords (position: ReplicaPosition, entries: Array<[Buffer, Buffer[]]>): Promise<{ ops: StoreOp[], to: ReplicaPosition } | undefined> {
+  private async nextRecords(
+    position: ReplicaPosition,
+    entries: Array<[Buffer, Buffer[]]>
+  ): Promise<{ ops: StoreOp[]; to: ReplicaPosition } | undefined> {
     const ops: StoreOp[] = []
     let to = position
     for (const [rawId, fields] of entries) {
@@ -349,7 +419,10 @@ export class Follower {
         return undefined
       }
       if (s !== to.seq + 1) {
-        this.options.logger.warn({ applied: to.seq, next: s }, 'change records are missing (trimmed before this host read them): bootstrapping')
+        this.options.logger.warn(
+          { applied: to.seq, next: s },
+          'change records are missing (trimmed before this host read them): bootstrapping'
+        )
         if (ops.length > 0) break
         await this.bootstrap()
         return undefined
@@ -361,16 +434,22 @@ export class Follower {
   }
 
   /** Redis holds no store and this replica never followed one: create it from this replica. */
-  private async initialize (): Promise<void> {
+  private async initialize(): Promise<void> {
     this.status.state = 'initializing'
     const host = randomUUID()
     const got = await this.redis.set(this.settings.keys.init, host, 'EX', 120, 'NX')
-    if (got === null) { await sleep(500); return } // another host creates it; bootstrap from it next
+    if (got === null) {
+      await sleep(500)
+      return
+    } // another host creates it; bootstrap from it next
     try {
       const epoch = await seedSharedStore(this.redis, this.settings, this.store, 'init')
       await this.store.completeReplica({ epoch, id: '0-0', seq: 0 })
       this.status.epoch = epoch
-      this.options.logger.info({ epoch, redis: this.settings.where }, 'created the shared store from this host\'s replica')
+      this.options.logger.info(
+        { epoch, redis: this.settings.where },
+        "created the shared store from this host's replica"
+      )
     } finally {
       await this.redis.del(this.settings.keys.init)
     }
@@ -383,12 +462,27 @@ export class Follower {
  * sees no store. `kind` `reseed` (an operator's `filterd redis-seed`) tells the other hosts to
  * replace their replicas with it; `init` (a first start) does not.
  */
-export async function seedSharedStore (redis: Redis, settings: SharedStoreSettings, store: ReplicaStore, kind: 'init' | 'reseed'): Promise<string> {
+export async function seedSharedStore(
+  redis: Redis,
+  settings: SharedStoreSettings,
+  store: ReplicaStore,
+  kind: 'init' | 'reseed'
+): Promise<string> {
   const { keys } = settings
-  await redis.del(keys.epoch, keys.changes, keys.seq, keys.tombs, keys.tombfloor, ...POLICY_DBS.map((db) => keys.hash[db]))
+  await redis.del(
+    keys.epoch,
+    keys.changes,
+    keys.seq,
+    keys.tombs,
+    keys.tombfloor,
+    ...POLICY_DBS.map((db) => keys.hash[db])
+  )
   for (const db of POLICY_DBS) {
     let args: Array<string | Buffer> = []
-    const flush = async (): Promise<void> => { if (args.length > 0) await redis.hset(keys.hash[db], ...args); args = [] }
+    const flush = async (): Promise<void> => {
+      if (args.length > 0) await redis.hset(keys.hash[db], ...args)
+      args = []
+    }
     for (const { key, value } of store.entries(db)) {
       args.push(key, storedValue(0, value))
       if (args.length >= 2 * BATCH_KEYS) await flush()
@@ -405,7 +499,7 @@ export async function seedSharedStore (redis: Redis, settings: SharedStoreSettin
  * from it, dropping what its replica holds beyond it (`filterd redis-seed --adopt`, after Redis
  * went back).
  */
-export async function adoptSharedStore (redis: Redis, settings: SharedStoreSettings): Promise<string> {
+export async function adoptSharedStore(redis: Redis, settings: SharedStoreSettings): Promise<string> {
   const epoch = `reseed:${randomUUID()}`
   await redis.set(settings.keys.epoch, epoch)
   return epoch

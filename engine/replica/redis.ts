@@ -40,10 +40,19 @@ export interface RedisKeys {
   readonly hash: Readonly<Record<PolicyDb, string>>
 }
 
-export function redisKeys (prefix: string): RedisKeys {
+export function redisKeys(prefix: string): RedisKeys {
   const hash = {} as Record<PolicyDb, string>
   for (const db of POLICY_DBS) hash[db] = `${prefix}h:${db}`
-  return { epoch: `${prefix}epoch`, seq: `${prefix}seq`, changes: `${prefix}changes`, init: `${prefix}init`, tombs: `${prefix}tombs`, tombfloor: `${prefix}tombfloor`, usageReport: `${prefix}usage-report`, hash }
+  return {
+    epoch: `${prefix}epoch`,
+    seq: `${prefix}seq`,
+    changes: `${prefix}changes`,
+    init: `${prefix}init`,
+    tombs: `${prefix}tombs`,
+    tombfloor: `${prefix}tombfloor`,
+    usageReport: `${prefix}usage-report`,
+    hash
+  }
 }
 
 export interface SharedStoreSettings {
@@ -59,7 +68,7 @@ export interface SharedStoreSettings {
  * The shared store the config names, or undefined when neither `common.redis-ip` nor
  * `common.redis-sentinels` is set (one host, LMDB only).
  */
-export function sharedStoreSettings (config: Readonly<Config>): SharedStoreSettings | undefined {
+export function sharedStoreSettings(config: Readonly<Config>): SharedStoreSettings | undefined {
   const c = config.common
   if (!sharesRedis(config)) return undefined
   const port = c['redis-port'] ?? 6379
@@ -74,28 +83,35 @@ export function sharedStoreSettings (config: Readonly<Config>): SharedStoreSetti
     ...(c['redis-password'] !== undefined ? { password: c['redis-password'] } : {})
   }
   const sentinels = c['redis-sentinels'] ?? []
-  const options: RedisOptions = sentinels.length > 0
-    ? {
-        ...base,
-        sentinels: sentinels.map((s) => { const i = s.lastIndexOf(':'); return { host: s.slice(0, i), port: Number(s.slice(i + 1)) } }),
-        name: c['redis-master-name'] ?? 'filterd',
-        // Reconnect to the new master as soon as a Sentinel announces a failover (+switch-master),
-        // and on a READONLY reply (this connection still reaches a demoted master): that write was
-        // refused whole (503), and the next one goes to the master the Sentinels name.
-        failoverDetector: true,
-        reconnectOnError: (err) => err.message.startsWith('READONLY') ? 1 : false
-      }
-    : { ...base, host: c['redis-ip'], port }
+  const options: RedisOptions =
+    sentinels.length > 0
+      ? {
+          ...base,
+          sentinels: sentinels.map((s) => {
+            const i = s.lastIndexOf(':')
+            return { host: s.slice(0, i), port: Number(s.slice(i + 1)) }
+          }),
+          name: c['redis-master-name'] ?? 'filterd',
+          // Reconnect to the new master as soon as a Sentinel announces a failover (+switch-master),
+          // and on a READONLY reply (this connection still reaches a demoted master): that write was
+          // refused whole (503), and the next one goes to the master the Sentinels name.
+          failoverDetector: true,
+          reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 1 : false)
+        }
+      : { ...base, host: c['redis-ip'], port }
   return {
     keys: redisKeys(c['redis-prefix'] ?? 'filterd:'),
     streamLength: c['redis-stream-length'] ?? 100_000,
     options,
-    where: sentinels.length > 0 ? `sentinel ${c['redis-master-name'] ?? 'filterd'} via ${sentinels.join(',')}` : `${c['redis-ip']}:${port}`
+    where:
+      sentinels.length > 0
+        ? `sentinel ${c['redis-master-name'] ?? 'filterd'} via ${sentinels.join(',')}`
+        : `${c['redis-ip']}:${port}`
   }
 }
 
 /** A client for the shared store; connects in the background and reconnects by itself. */
-export function connectSharedStore (settings: SharedStoreSettings, extra: RedisOptions = {}): Redis {
+export function connectSharedStore(settings: SharedStoreSettings, extra: RedisOptions = {}): Redis {
   const redis = new Redis({ ...settings.options, ...extra })
   // Errors are reported by the commands that fail; an 'error' listener keeps ioredis from printing them.
   redis.on('error', () => {})
@@ -107,10 +123,14 @@ export function connectSharedStore (settings: SharedStoreSettings, extra: RedisO
  * Waits (at most `ms`) for the connection to be usable: without the offline queue a command sent
  * while (re)connecting fails at once, and a short wait covers a connection being set up.
  */
-export async function whenReady (redis: Redis, ms: number): Promise<void> {
+export async function whenReady(redis: Redis, ms: number): Promise<void> {
   if (redis.status === 'ready') return
   await new Promise<void>((resolve) => {
-    const done = (): void => { clearTimeout(timer); redis.off('ready', done); resolve() }
+    const done = (): void => {
+      clearTimeout(timer)
+      redis.off('ready', done)
+      resolve()
+    }
     const timer = setTimeout(done, ms)
     redis.on('ready', done)
   })
@@ -129,7 +149,7 @@ const COLON = 0x3a
  * (filterd 0.1.0) and counts as version 0: no msgpack value starts with digits then `:`, as a digit
  * byte is a whole one-byte value (a positive fixint).
  */
-export function parseStored (raw: Buffer): StoredValue {
+export function parseStored(raw: Buffer): StoredValue {
   let i = 0
   let version = 0
   while (i < raw.length && raw[i]! >= 0x30 && raw[i]! <= 0x39) version = version * 10 + raw[i++]! - 0x30
@@ -138,7 +158,7 @@ export function parseStored (raw: Buffer): StoredValue {
 }
 
 /** The version of an `h:<db>` value if it is a tombstone (`<digits>:` alone), else undefined; no decoding. */
-export function tombstoneVersion (raw: Buffer): number | undefined {
+export function tombstoneVersion(raw: Buffer): number | undefined {
   if (raw.length < 2 || raw[raw.length - 1] !== COLON) return undefined
   let version = 0
   for (let i = 0; i < raw.length - 1; i++) {
@@ -150,12 +170,12 @@ export function tombstoneVersion (raw: Buffer): number | undefined {
 }
 
 /** The `h:<db>` value of `value` at `version` (the seed writes version 0). */
-export function storedValue (version: number, value: unknown): Buffer {
+export function storedValue(version: number, value: unknown): Buffer {
   return Buffer.concat([Buffer.from(`${version}:`, 'latin1'), pack(value)])
 }
 
 /** A change record of the stream (fields `seq` and `ops`): its sequence number and key changes. */
-export function parseRecord (fields: Buffer[]): { seq: number, ops: StoreOp[] } {
+export function parseRecord(fields: Buffer[]): { seq: number; ops: StoreOp[] } {
   const f = new Map<string, Buffer>()
   for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!.toString(), fields[i + 1]!)
   return { seq: Number(f.get('seq')?.toString()), ops: unpack(f.get('ops')!) as StoreOp[] }

@@ -17,8 +17,12 @@ import { parseStored, storedValue, tombstoneVersion, type SharedStoreSettings } 
 import { pack } from 'msgpackr'
 
 let redis: TestRedis
-before(async () => { redis = await startRedis() })
-after(async () => { await redis.stop() })
+before(async () => {
+  redis = await startRedis()
+})
+after(async () => {
+  await redis.stop()
+})
 
 const host = (t: TestContext): Store => tempStore(t, 'filterd-replica-').store
 
@@ -26,10 +30,13 @@ const client = (t: TestContext): Redis => redisClient(t, redis)
 
 /** The store's replica applies (engine/store/replica.ts), each one transaction. */
 const APPLIES = ['startBootstrap', 'copySnapshot', 'applyBootstrap', 'applyRecords', 'completeReplica'] as const
-type ApplyName = typeof APPLIES[number]
+type ApplyName = (typeof APPLIES)[number]
 
 /** Runs `before` ahead of, and `after` behind, each replica apply of `s` (to inject writes, or look). */
-function aroundApplies (s: Store, hooks: { before?: (name: ApplyName, args: unknown[]) => Promise<void>, after?: (name: ApplyName) => void }): void {
+function aroundApplies(
+  s: Store,
+  hooks: { before?: (name: ApplyName, args: unknown[]) => Promise<void>; after?: (name: ApplyName) => void }
+): void {
   for (const name of APPLIES) {
     const original = (s[name] as (...a: unknown[]) => Promise<unknown>).bind(s)
     Object.assign(s, {
@@ -44,8 +51,13 @@ function aroundApplies (s: Store, hooks: { before?: (name: ApplyName, args: unkn
 }
 
 /** Everything a host's policy holds, for comparing replicas. */
-function dump (s: Store): unknown {
-  return { users: [...s.users()], ips: s.addressesWithPrefix('', 10_000), black: s.getList(null, 'black'), config: s.getServerDefaults() }
+function dump(s: Store): unknown {
+  return {
+    users: [...s.users()],
+    ips: s.addressesWithPrefix('', 10_000),
+    black: s.getList(null, 'black'),
+    config: s.getServerDefaults()
+  }
 }
 
 test('a write on one host reaches the other; concurrent writes to one user end in the same state everywhere', async (t: TestContext) => {
@@ -57,11 +69,18 @@ test('a write on one host reaches the other; concurrent writes to one user end i
   t.assert.strictEqual(b.userForAddress('10.0.0.1'), 'alice')
   t.assert.deepStrictEqual(b.getList('alice', 'black'), ['ads.example'])
   // 20 writes racing from both hosts on one user: Redis orders them, every host applies that order.
-  await Promise.all(Array.from({ length: 20 }, async (_, i) => {
-    const s = i % 2 === 0 ? a : b
-    await s.write((w) => { w.putUser({ ...w.store.getUser('alice')!, filter: [i] }) })
-  }))
-  await until('both replicas at the same position', () => a.replicaPosition()?.seq === b.replicaPosition()?.seq && a.replicaPosition()!.seq >= 21)
+  await Promise.all(
+    Array.from({ length: 20 }, async (_, i) => {
+      const s = i % 2 === 0 ? a : b
+      await s.write((w) => {
+        w.putUser({ ...w.store.getUser('alice')!, filter: [i] })
+      })
+    })
+  )
+  await until(
+    'both replicas at the same position',
+    () => a.replicaPosition()?.seq === b.replicaPosition()?.seq && a.replicaPosition()!.seq >= 21
+  )
   t.assert.deepStrictEqual(dump(a), dump(b))
   t.assert.ok(b.generation() > 1, 'each apply bumps the generation')
 })
@@ -71,7 +90,13 @@ test('a failed write changes nothing anywhere; with Redis refusing, the write th
   const { store: a } = await linkedHost(t, settings)
   await addUser(a, { name: 'alice', ip: ['10.0.0.1'] })
   const seq = a.replicaPosition()!.seq
-  await t.assert.rejects(a.write((w) => { w.putUser({ ...w.store.newUser('bob'), ip: [] }); throw new Error('invalid') }), /invalid/)
+  await t.assert.rejects(
+    a.write((w) => {
+      w.putUser({ ...w.store.newUser('bob'), ip: [] })
+      throw new Error('invalid')
+    }),
+    /invalid/
+  )
   // The shared store with another epoch (as after a reseed elsewhere): the script refuses.
   const r = client(t)
   await r.set(settings.keys.epoch, 'init:someone-else')
@@ -87,7 +112,9 @@ test('an apply that fails midway leaves neither its changes nor its position; th
   const a = host(t)
   const b = host(t)
   const la = await linkStore(a, settings, silentLogger())
-  t.after(async () => { await la.close() })
+  t.after(async () => {
+    await la.close()
+  })
   const lb = await linkStore(b, settings, silentLogger())
   await addUser(a, { name: 'alice', ip: ['10.0.0.1'] })
   await until('B applying', () => b.replicaPosition()?.seq === 1)
@@ -95,19 +122,29 @@ test('an apply that fails midway leaves neither its changes nor its position; th
   const before = b.replicaPosition()!
   const generation = b.generation()
   // A transaction that dies after writing some keys (as a process killed mid-apply would).
-  await t.assert.rejects(b.applyRecords([['users', 'zed', { name: 'zed' }], ['users', 'x'.repeat(4000), { bad: 'key longer than LMDB allows' }]], { ...before, seq: 99, id: '9-9' }))
+  await t.assert.rejects(
+    b.applyRecords(
+      [
+        ['users', 'zed', { name: 'zed' }],
+        ['users', 'x'.repeat(4000), { bad: 'key longer than LMDB allows' }]
+      ],
+      { ...before, seq: 99, id: '9-9' }
+    )
+  )
   t.assert.strictEqual(b.getUser('zed'), undefined)
   t.assert.deepStrictEqual(b.replicaPosition(), before)
   t.assert.strictEqual(b.generation(), generation)
   for (let i = 0; i < 5; i++) await addUser(a, { name: `u${i}`, ip: [`10.0.1.${i}`] })
   const lb2 = await linkStore(b, settings, silentLogger())
-  t.after(async () => { await lb2.close() })
+  t.after(async () => {
+    await lb2.close()
+  })
   await until('B catching up', () => b.replicaPosition()?.seq === 6)
   t.assert.strictEqual(lb2.follower.status.bootstraps, 0, 'resumed from its position, no bootstrap')
   t.assert.deepStrictEqual(dump(a), dump(b))
 })
 
-test('a host behind the stream\'s retention, or joining late, bootstraps and then follows', async (t: TestContext) => {
+test("a host behind the stream's retention, or joining late, bootstraps and then follows", async (t: TestContext) => {
   const settings: SharedStoreSettings = { ...testSettings(redis.host, redis.port), streamLength: 5 }
   const { store: a } = await linkedHost(t, settings)
   const b = host(t)
@@ -121,17 +158,21 @@ test('a host behind the stream\'s retention, or joining late, bootstraps and the
   for (let i = 0; i < 400; i++) {
     await commitToSharedStore(r, settings, epoch, [['users', `bulk${i}`, { ...a.newUser(`bulk${i}`) }]])
   }
-  t.assert.ok(await r.xlen(settings.keys.changes) < 400)
+  t.assert.ok((await r.xlen(settings.keys.changes)) < 400)
   await until('A applying', () => a.replicaPosition()?.seq === 401)
   const lb2 = await linkStore(b, settings, silentLogger())
-  t.after(async () => { await lb2.close() })
+  t.after(async () => {
+    await lb2.close()
+  })
   await until('B current', () => b.replicaPosition()?.seq === 401)
   t.assert.ok(lb2.follower.status.bootstraps >= 1, 'bootstrapped')
   t.assert.strictEqual(b.userCount(), 401)
   // A late host: empty, bootstraps, then follows new writes.
   const c = host(t)
   const lc = await linkStore(c, settings, silentLogger())
-  t.after(async () => { await lc.close() })
+  t.after(async () => {
+    await lc.close()
+  })
   t.assert.strictEqual(c.userCount(), 401)
   await addUser(b, { name: 'late', ip: ['10.9.9.9'] })
   await until('A and C applying', () => c.getUser('late') !== undefined && a.getUser('late') !== undefined)
@@ -148,7 +189,10 @@ test('Redis emptied: hosts keep their replicas and say so; a reseed from one rep
   const r = client(t)
   const keys = await r.keys(`${settings.keys.epoch.slice(0, -'epoch'.length)}*`)
   await r.del(...keys)
-  await until('both hosts noticing', () => la.follower.status.state === 'redis-lost' && lb.follower.status.state === 'redis-lost')
+  await until(
+    'both hosts noticing',
+    () => la.follower.status.state === 'redis-lost' && lb.follower.status.state === 'redis-lost'
+  )
   t.assert.strictEqual(b.userForAddress('10.0.0.1'), 'alice', 'replica kept')
   await t.assert.rejects(addUser(b, { name: 'bob', ip: ['10.0.0.2'] }), { code: 'ENGINE_SHARED_STORE_UNAVAILABLE' })
   // A follower that starts on an empty store never initializes over a kept replica either.
@@ -156,7 +200,10 @@ test('Redis emptied: hosts keep their replicas and say so; a reseed from one rep
   // The operator reseeds from A (filterd redis-seed): B adopts it, both follow, writes work.
   const epoch = await seedSharedStore(r, settings, a, 'reseed')
   await a.completeReplica({ epoch, id: '0-0', seq: 0 })
-  await until('B adopting the reseeded store', () => lb.follower.status.state === 'following' && b.replicaPosition()?.epoch === epoch)
+  await until(
+    'B adopting the reseeded store',
+    () => lb.follower.status.state === 'following' && b.replicaPosition()?.epoch === epoch
+  )
   await addUser(b, { name: 'bob', ip: ['10.0.0.2'] })
   await until('A applying', () => a.getUser('bob') !== undefined)
   t.assert.deepStrictEqual(dump(a), dump(b))
@@ -172,7 +219,9 @@ test('a host whose replica came from another store is kept apart (epoch mismatch
   await r.set(settings.keys.epoch, 'init:another-store')
   const f = new Follower(a, settings, { logger: silentLogger() })
   f.start()
-  t.after(async () => { await f.close() })
+  t.after(async () => {
+    await f.close()
+  })
   await until('the mismatch', () => f.status.state === 'epoch-mismatch')
   t.assert.strictEqual(a.userForAddress('10.0.0.1'), 'alice')
 })
@@ -195,7 +244,10 @@ test('a deleted key leaves a tombstone with its version, dropped once older than
   const epoch = a.replicaPosition()!.epoch
   await commitToSharedStore(r, settings, epoch, [['users', 'gone', a.newUser('gone')]])
   const { seq } = await commitToSharedStore(r, settings, epoch, [['users', 'gone']])
-  t.assert.deepStrictEqual(parseStored((await r.hgetBuffer(settings.keys.hash.users, 'gone'))!), { version: seq, value: undefined })
+  t.assert.deepStrictEqual(parseStored((await r.hgetBuffer(settings.keys.hash.users, 'gone'))!), {
+    version: seq,
+    value: undefined
+  })
   t.assert.strictEqual(await r.zcard(settings.keys.tombs), 1)
   for (let i = 0; i < 10; i++) await commitToSharedStore(r, settings, epoch, [['users', `u${i}`, a.newUser(`u${i}`)]])
   t.assert.strictEqual(await r.hexists(settings.keys.hash.users, 'gone'), 0)
@@ -223,9 +275,17 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
   // Enough users for several HSCAN calls and bootstrap batches.
   const FILL = 12_000
   for (let i = 0; i < FILL; i += 1000) {
-    await commitToSharedStore(r, settings, epoch, Array.from({ length: 1000 }, (_, k): StoreOp => ['users', `fill${i + k}`, user(`fill${i + k}`)]))
+    await commitToSharedStore(
+      r,
+      settings,
+      epoch,
+      Array.from({ length: 1000 }, (_, k): StoreOp => ['users', `fill${i + k}`, user(`fill${i + k}`)])
+    )
   }
-  await commitToSharedStore(r, settings, epoch, [['users', 'alice', user('alice')], ['users', 'carol', user('carol')]])
+  await commitToSharedStore(r, settings, epoch, [
+    ['users', 'alice', user('alice')],
+    ['users', 'carol', user('carol')]
+  ])
   const carolAtSnapshot = marker
   const changed = new Set<string>()
   const write = async (ops: StoreOp[]): Promise<void> => {
@@ -234,17 +294,20 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
   }
 
   const b = host(t)
-  const applied: Array<{ key: string, marker: number | undefined }> = []
+  const applied: Array<{ key: string; marker: number | undefined }> = []
   let injections = 0
   let deleted = false
   aroundApplies(b, {
-    async before (name, args) {
+    async before(name, args) {
       if (name === 'startBootstrap' || (b.replicaState() === 'bootstrapping' && name !== 'applyRecords')) {
         if (injections < 4) {
           injections++
           // After the snapshot point and before (or between) HSCAN calls.
           for (let k = 0; k < 3; k++) await write([['users', 'alice', user('alice')]])
-          await write([['users', `new${injections}`, user(`new${injections}`)], ['users', `fill${injections * 7}`, user(`fill${injections * 7}`)]])
+          await write([
+            ['users', `new${injections}`, user(`new${injections}`)],
+            ['users', `fill${injections * 7}`, user(`fill${injections * 7}`)]
+          ])
           if (!deleted) {
             deleted = true
             await write([['users', 'carol', user('carol')]])
@@ -256,7 +319,10 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
         }
       }
       // What this call writes: the copies of keys whose value differs (each once), then the changes.
-      const [copies, ops] = name === 'copySnapshot' ? args as [StoreOp[], StoreOp[]] : [[], name === 'applyBootstrap' || name === 'applyRecords' ? args[0] as StoreOp[] : []]
+      const [copies, ops] =
+        name === 'copySnapshot'
+          ? (args as [StoreOp[], StoreOp[]])
+          : [[], name === 'applyBootstrap' || name === 'applyRecords' ? (args[0] as StoreOp[]) : []]
       const copied = new Set<string>()
       for (const [db, key, value] of copies) {
         if (db !== 'users' || copied.has(key) || isDeepStrictEqual(b.getUser(key), value)) continue
@@ -270,7 +336,9 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
   })
   const f = new Follower(b, settings, { logger: silentLogger() })
   f.start()
-  t.after(async () => { await f.close() })
+  t.after(async () => {
+    await f.close()
+  })
   await until('B bootstrapped', () => f.status.bootstraps === 1 && f.status.state === 'following')
   t.assert.ok(injections >= 2, `writes landed during the bootstrap (${injections} times)`)
   const last = Number(await r.get(settings.keys.seq))
@@ -282,7 +350,8 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
     const { value } = parseStored(raw)
     if (value !== undefined) inRedis.set(key, value)
   }
-  const held = (s: Store): Map<string, unknown> => new Map([...s.entries('users')].map(({ key, value }) => [key, value]))
+  const held = (s: Store): Map<string, unknown> =>
+    new Map([...s.entries('users')].map(({ key, value }) => [key, value]))
   t.assert.deepStrictEqual(held(b), inRedis)
   t.assert.deepStrictEqual(held(b), held(a))
   t.assert.strictEqual(b.getUser('carol'), undefined)
@@ -298,15 +367,21 @@ test('a bootstrap under concurrent writes: every write present, no double apply,
     }
   }
   const carol = byKey.get('carol') ?? []
-  t.assert.ok(!carol.some((m) => m !== undefined && m > carolAtSnapshot), `carol's value written after the snapshot and deleted before the copy was applied: ${carol.join(',')}`)
+  t.assert.ok(
+    !carol.some((m) => m !== undefined && m > carolAtSnapshot),
+    `carol's value written after the snapshot and deleted before the copy was applied: ${carol.join(',')}`
+  )
   const untouched = [...byKey].filter(([key]) => !changed.has(key))
-  t.assert.ok(untouched.every(([, m]) => m.length === 1), 'every user unchanged during the bootstrap copied once')
+  t.assert.ok(
+    untouched.every(([, m]) => m.length === 1),
+    'every user unchanged during the bootstrap copied once'
+  )
   t.assert.strictEqual(untouched.length, FILL - [...changed].filter((k) => k.startsWith('fill')).length)
   t.assert.ok(f.status.skippedOps > 0, 'records the copy already held were skipped')
   t.assert.ok(f.status.appliedOps >= FILL, 'the counter counts the copies')
 })
 
-test('a bootstrap outlasted by the stream\'s retention (records and tombstones dropped meanwhile) starts over and ends equal to Redis', async (t: TestContext) => {
+test("a bootstrap outlasted by the stream's retention (records and tombstones dropped meanwhile) starts over and ends equal to Redis", async (t: TestContext) => {
   const settings: SharedStoreSettings = { ...testSettings(redis.host, redis.port), streamLength: 5 }
   const { store: a } = await linkedHost(t, settings)
   const r = client(t)
@@ -315,17 +390,20 @@ test('a bootstrap outlasted by the stream\'s retention (records and tombstones d
   const b = host(t)
   let clears = 0
   aroundApplies(b, {
-    async before (name) {
+    async before(name) {
       if (name === 'startBootstrap' && ++clears === 1) {
         // During the first bootstrap: a delete, then more writes than the stream keeps.
         await commitToSharedStore(r, settings, epoch, [['users', 'u3']])
-        for (let i = 0; i < 30; i++) await commitToSharedStore(r, settings, epoch, [['users', `v${i}`, a.newUser(`v${i}`)]])
+        for (let i = 0; i < 30; i++)
+          await commitToSharedStore(r, settings, epoch, [['users', `v${i}`, a.newUser(`v${i}`)]])
       }
     }
   })
   const f = new Follower(b, settings, { logger: silentLogger() })
   f.start()
-  t.after(async () => { await f.close() })
+  t.after(async () => {
+    await f.close()
+  })
   const last = 51
   await until('B current', () => b.replicaPosition()?.seq === last && f.status.state === 'following')
   t.assert.strictEqual(clears, 2, 'the first bootstrap started over')
@@ -341,25 +419,37 @@ test('a host that fell behind the stream keeps serving its replica while it boot
   const { store: a } = await linkedHost(t, settings)
   const b = host(t)
   const lb = await linkStore(b, settings, silentLogger())
-  for (const id of ['alice', 'bob', 'carol']) await addUser(a, { name: id, ip: [`10.7.0.${id.length}${id.charCodeAt(0) % 10}`] }, { black: [`${id}.example`] })
+  for (const id of ['alice', 'bob', 'carol'])
+    await addUser(a, { name: id, ip: [`10.7.0.${id.length}${id.charCodeAt(0) % 10}`] }, { black: [`${id}.example`] })
   await until('B applying', () => b.getUser('carol') !== undefined)
   await lb.close()
   // While B is away: bob deleted, carol changed, and more records than the stream keeps.
-  await a.write((w) => { w.deleteUser('bob') })
-  await a.write((w) => { w.putList('carol', 'black', ['changed.example']) })
+  await a.write((w) => {
+    w.deleteUser('bob')
+  })
+  await a.write((w) => {
+    w.putList('carol', 'black', ['changed.example'])
+  })
   const r = client(t)
   const epoch = a.replicaPosition()!.epoch
-  for (let i = 0; i < 300; i++) await commitToSharedStore(r, settings, epoch, [['users', `bulk${i}`, a.newUser(`bulk${i}`)]])
+  for (let i = 0; i < 300; i++)
+    await commitToSharedStore(r, settings, epoch, [['users', `bulk${i}`, a.newUser(`bulk${i}`)]])
   // B's DNS server reads its store during the bootstrap: alice, unchanged, is there throughout.
   const missing: string[] = []
   aroundApplies(b, {
-    after () {
-      if (b.userForAddress(a.getUser('alice')!.ip[0]!) !== 'alice' || b.getList('alice', 'black')[0] !== 'alice.example') missing.push(b.replicaState() ?? '?')
+    after() {
+      if (
+        b.userForAddress(a.getUser('alice')!.ip[0]!) !== 'alice' ||
+        b.getList('alice', 'black')[0] !== 'alice.example'
+      )
+        missing.push(b.replicaState() ?? '?')
     }
   })
   const f = new Follower(b, settings, { logger: silentLogger() })
   f.start()
-  t.after(async () => { await f.close() })
+  t.after(async () => {
+    await f.close()
+  })
   const last = Number(await r.get(settings.keys.seq))
   await until('B current', () => b.replicaPosition()?.seq === last && f.status.state === 'following')
   await until('A current', () => a.replicaPosition()?.seq === last)

@@ -3,7 +3,8 @@ import { test, type TestContext } from 'node:test'
 import { parseConfig } from '../config/index.js'
 import { sharedStoreSettings } from './redis.js'
 
-const parse = (common: Record<string, unknown>): ReturnType<typeof parseConfig> => parseConfig(JSON.stringify({ common }), '/tmp/filterd-settings-test.yaml')
+const parse = (common: Record<string, unknown>): ReturnType<typeof parseConfig> =>
+  parseConfig(JSON.stringify({ common }), '/tmp/filterd-settings-test.yaml')
 
 test('no common.redis-ip: one host, no shared store', (t: TestContext) => {
   t.assert.strictEqual(sharedStoreSettings(parse({})), undefined)
@@ -21,8 +22,18 @@ test('redis-ip and redis-port name the server; the prefix and stream length have
 })
 
 test('Sentinels replace the address with the master name', (t: TestContext) => {
-  const s = sharedStoreSettings(parse({ 'redis-ip': '10.0.0.5', 'redis-sentinels': ['10.0.0.7:26379', '10.0.0.8:26379'], 'redis-master-name': 'policy', 'redis-password': 'pw' }))!
-  t.assert.deepStrictEqual(s.options.sentinels, [{ host: '10.0.0.7', port: 26379 }, { host: '10.0.0.8', port: 26379 }])
+  const s = sharedStoreSettings(
+    parse({
+      'redis-ip': '10.0.0.5',
+      'redis-sentinels': ['10.0.0.7:26379', '10.0.0.8:26379'],
+      'redis-master-name': 'policy',
+      'redis-password': 'pw'
+    })
+  )!
+  t.assert.deepStrictEqual(s.options.sentinels, [
+    { host: '10.0.0.7', port: 26379 },
+    { host: '10.0.0.8', port: 26379 }
+  ])
   t.assert.strictEqual(s.options.name, 'policy')
   t.assert.strictEqual(s.options.password, 'pw')
 })

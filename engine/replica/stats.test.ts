@@ -16,21 +16,34 @@ import { ANONYMOUS_USER, activityByDay, openStatsDb, parseDay, type StatsDb } fr
 import { rec, statsTestEnv, writeFiles, type StatsTestEnv } from '../stats/testing/fixtures.js'
 import { redisServerAvailable, startRedis, type TestRedis } from '../testing/redis.js'
 import { connectSharedStore, whenReady } from './redis.js'
-import { applyStatsStream, shipClosedFiles, startStatsApplier, startStatsShipper, statsKeys, type StatsKeys } from './stats.js'
+import {
+  applyStatsStream,
+  shipClosedFiles,
+  startStatsApplier,
+  startStatsShipper,
+  statsKeys,
+  type StatsKeys
+} from './stats.js'
 import { testSettings } from '../testing/replica.js'
 import { until } from '../testing/wait.js'
 
 const skip = redisServerAvailable() ? false : 'redis-server is not installed'
 let redis: TestRedis
-before(async () => { if (skip === false) redis = await startRedis() })
-after(async () => { await redis?.stop() })
+before(async () => {
+  if (skip === false) redis = await startRedis()
+})
+after(async () => {
+  await redis?.stop()
+})
 
 let prefixes = 0
-function setup (t: TestContext): { keys: StatsKeys, connect: () => Promise<Redis> } {
+function setup(t: TestContext): { keys: StatsKeys; connect: () => Promise<Redis> } {
   const settings = testSettings(redis.host, redis.port, `st${process.pid}-${++prefixes}:`)
   const connect = async (): Promise<Redis> => {
     const r = connectSharedStore(settings, { commandTimeout: 6000 })
-    t.after(() => { r.disconnect() })
+    t.after(() => {
+      r.disconnect()
+    })
     await whenReady(r, 5000)
     return r
   }
@@ -39,9 +52,10 @@ function setup (t: TestContext): { keys: StatsKeys, connect: () => Promise<Redis
 
 // Applied with the real clock (retention), so the queries are recent: the last 20 minutes.
 const BASE = Date.now() - 20 * 60_000
-function queries (n: number): QueryLogRecord[] {
+function queries(n: number): QueryLogRecord[] {
   const out: QueryLogRecord[] = []
-  for (let i = 0; i < n; i++) out.push(rec(BASE + i * 10, `10.0.0.${i % 3}`, i % 3 === 0 ? null : 'alice', `n${i % 5}.example`))
+  for (let i = 0; i < n; i++)
+    out.push(rec(BASE + i * 10, `10.0.0.${i % 3}`, i % 3 === 0 ? null : 'alice', `n${i % 5}.example`))
   return out
 }
 const aliceOf = (n: number): number => n - Math.ceil(n / 3)
@@ -49,7 +63,7 @@ const aliceOf = (n: number): number => n - Math.ceil(n / 3)
 const records = (rows: number, files: number): number => rows + files
 
 /** Requests in `db`'s reports over the days the queries span: [alice, anonymous]. */
-function counted (db: StatsDb): [number, number] {
+function counted(db: StatsDb): [number, number] {
   const from = parseDay(new Date(BASE).toISOString().slice(0, 10))!
   const to = parseDay(new Date().toISOString().slice(0, 10))!
   const sum = (user: string): number => activityByDay(db, user, from, to).datasets[0]!.data.reduce((x, y) => x + y, 0)
@@ -57,7 +71,7 @@ function counted (db: StatsDb): [number, number] {
 }
 
 /** Rows in the stream, and each chunk's `<name>@<from>` (a chunk shipped twice would show twice). */
-async function streamRows (r: Redis, keys: StatsKeys): Promise<{ rows: number, chunks: string[] }> {
+async function streamRows(r: Redis, keys: StatsKeys): Promise<{ rows: number; chunks: string[] }> {
   let rows = 0
   const chunks: string[] = []
   for (const [, fields] of await r.xrangeBuffer(keys.stream, '-', '+')) {
@@ -70,140 +84,173 @@ async function streamRows (r: Redis, keys: StatsKeys): Promise<{ rows: number, c
 }
 
 /** Applies the stream to `db` until its saved position is the stream's last entry; the rows applied. */
-async function drain (r: Redis, keys: StatsKeys, db: StatsDb): Promise<number> {
+async function drain(r: Redis, keys: StatsKeys, db: StatsDb): Promise<number> {
   const last = (await r.xrevrange(keys.stream, '+', '-', 'COUNT', 1))[0]?.[0]
   let total = 0
-  while (`${db.meta.get('redis.stats.ms') ?? 0}-${db.meta.get('redis.stats.seq') ?? 0}` !== last) total += await applyStatsStream(r, keys, db, 'UTC', 50)
+  while (`${db.meta.get('redis.stats.ms') ?? 0}-${db.meta.get('redis.stats.seq') ?? 0}` !== last)
+    total += await applyStatsStream(r, keys, db, 'UTC', 50)
   return total
 }
 
-function openDb (t: TestContext, env: StatsTestEnv, name: string): StatsDb {
+function openDb(t: TestContext, env: StatsTestEnv, name: string): StatsDb {
   const db = openStatsDb(join(env.root, name))
   t.after(() => db.close())
   return db
 }
 
-test('two shippers at once, and a shipper killed before it removed a shipped file, ship each row once', { skip }, async (t: TestContext) => {
-  const env = statsTestEnv(t)
-  const { keys, connect } = setup(t)
-  const dir = env.config.stats.dir
-  await writeFiles(env, queries(12_000), 2) // two files of 6,000 rows: two chunks each (5,000 rows a chunk)
-  const files = readdirSync(dir).sort()
-  t.assert.strictEqual(files.length, 2)
-  const kept = join(env.root, 'kept.csv')
-  copyFileSync(join(dir, files[0]!), kept)
-  // The same host's files shipped by two processes at once (say, two sync roles started by mistake).
-  const [c1, c2] = [await connect(), await connect()]
-  const [x, y] = await Promise.all([shipClosedFiles(c1, keys, 'h1', dir), shipClosedFiles(c2, keys, 'h1', dir)])
-  t.diagnostic(`the two shippers shipped ${x} and ${y} records`)
-  t.assert.strictEqual(x + y, records(12_000, 2))
-  t.assert.deepStrictEqual(readdirSync(dir), [], 'shipped files are removed')
-  const r = await connect()
-  const first = await streamRows(r, keys)
-  t.assert.strictEqual(first.rows, records(12_000, 2))
-  t.assert.strictEqual(new Set(first.chunks).size, first.chunks.length, 'no chunk in the stream twice')
-  // A shipper killed after the file's last chunk reached Redis but before it removed the file: the
-  // next run finds the file done in Redis, ships nothing and removes it.
-  copyFileSync(kept, join(dir, files[0]!))
-  t.assert.strictEqual(await shipClosedFiles(await connect(), keys, 'h1', dir), 0)
-  t.assert.deepStrictEqual(readdirSync(dir), [])
-  t.assert.strictEqual((await streamRows(r, keys)).rows, records(12_000, 2))
+test(
+  'two shippers at once, and a shipper killed before it removed a shipped file, ship each row once',
+  { skip },
+  async (t: TestContext) => {
+    const env = statsTestEnv(t)
+    const { keys, connect } = setup(t)
+    const dir = env.config.stats.dir
+    await writeFiles(env, queries(12_000), 2) // two files of 6,000 rows: two chunks each (5,000 rows a chunk)
+    const files = readdirSync(dir).sort()
+    t.assert.strictEqual(files.length, 2)
+    const kept = join(env.root, 'kept.csv')
+    copyFileSync(join(dir, files[0]!), kept)
+    // The same host's files shipped by two processes at once (say, two sync roles started by mistake).
+    const [c1, c2] = [await connect(), await connect()]
+    const [x, y] = await Promise.all([shipClosedFiles(c1, keys, 'h1', dir), shipClosedFiles(c2, keys, 'h1', dir)])
+    t.diagnostic(`the two shippers shipped ${x} and ${y} records`)
+    t.assert.strictEqual(x + y, records(12_000, 2))
+    t.assert.deepStrictEqual(readdirSync(dir), [], 'shipped files are removed')
+    const r = await connect()
+    const first = await streamRows(r, keys)
+    t.assert.strictEqual(first.rows, records(12_000, 2))
+    t.assert.strictEqual(new Set(first.chunks).size, first.chunks.length, 'no chunk in the stream twice')
+    // A shipper killed after the file's last chunk reached Redis but before it removed the file: the
+    // next run finds the file done in Redis, ships nothing and removes it.
+    copyFileSync(kept, join(dir, files[0]!))
+    t.assert.strictEqual(await shipClosedFiles(await connect(), keys, 'h1', dir), 0)
+    t.assert.deepStrictEqual(readdirSync(dir), [])
+    t.assert.strictEqual((await streamRows(r, keys)).rows, records(12_000, 2))
 
-  const db = openDb(t, env, 'reports')
-  t.assert.strictEqual(await drain(r, keys, db), records(12_000, 2))
-  t.assert.deepStrictEqual(counted(db), [aliceOf(12_000), 12_000 - aliceOf(12_000)])
-})
+    const db = openDb(t, env, 'reports')
+    t.assert.strictEqual(await drain(r, keys, db), records(12_000, 2))
+    t.assert.deepStrictEqual(counted(db), [aliceOf(12_000), 12_000 - aliceOf(12_000)])
+  }
+)
 
-test('a shipper that dies after a chunk reached Redis resumes from the recorded offset', { skip }, async (t: TestContext) => {
-  const env = statsTestEnv(t)
-  const { keys, connect } = setup(t)
-  const dir = env.config.stats.dir
-  await writeFiles(env, queries(12_000), 1) // one file, three chunks
-  // The first shipper's connection breaks right after its first chunk's script ran (the reply lost).
-  const dying = await connect()
-  await shipClosedFiles(dying, keys, 'probe', join(env.root, 'none')) // defines the ship script on that connection
-  let calls = 0
-  const failing = new Proxy(dying, {
-    get (target, prop, receiver) {
-      if (prop === 'filterdShipStats') {
-        return async (...args: Array<string | Buffer | number>): Promise<number> => {
-          const reply = await (target as unknown as { filterdShipStats: (...a: typeof args) => Promise<number> }).filterdShipStats(...args)
-          if (++calls === 1) throw new Error('connection lost after the script ran')
-          return reply
+test(
+  'a shipper that dies after a chunk reached Redis resumes from the recorded offset',
+  { skip },
+  async (t: TestContext) => {
+    const env = statsTestEnv(t)
+    const { keys, connect } = setup(t)
+    const dir = env.config.stats.dir
+    await writeFiles(env, queries(12_000), 1) // one file, three chunks
+    // The first shipper's connection breaks right after its first chunk's script ran (the reply lost).
+    const dying = await connect()
+    await shipClosedFiles(dying, keys, 'probe', join(env.root, 'none')) // defines the ship script on that connection
+    let calls = 0
+    const failing = new Proxy(dying, {
+      get(target, prop, receiver) {
+        if (prop === 'filterdShipStats') {
+          return async (...args: Array<string | Buffer | number>): Promise<number> => {
+            const reply = await (
+              target as unknown as { filterdShipStats: (...a: typeof args) => Promise<number> }
+            ).filterdShipStats(...args)
+            if (++calls === 1) throw new Error('connection lost after the script ran')
+            return reply
+          }
         }
+        const v = Reflect.get(target, prop, receiver) as unknown
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
       }
-      const v = Reflect.get(target, prop, receiver) as unknown
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
-    }
-  })
-  await t.assert.rejects(shipClosedFiles(failing, keys, 'h2', dir), /connection lost/)
-  t.assert.strictEqual(readdirSync(dir).length, 1, 'the file stays until it is shipped whole')
-  t.assert.strictEqual((await streamRows(await connect(), keys)).rows, 5000, 'the first chunk (5,000 records) is in Redis')
-  // The next run (another connection, as after a restart) ships the rest, not the first chunk again.
-  t.assert.strictEqual(await shipClosedFiles(await connect(), keys, 'h2', dir), records(12_000, 1) - 5000)
-  t.assert.deepStrictEqual(readdirSync(dir), [])
-  const r = await connect()
-  const { rows, chunks } = await streamRows(r, keys)
-  t.assert.strictEqual(rows, records(12_000, 1))
-  t.assert.deepStrictEqual(new Set(chunks).size, chunks.length, 'no chunk in the stream twice')
-  t.assert.strictEqual(chunks.length, 3)
-  const db = openDb(t, env, 'reports')
-  t.assert.strictEqual(await drain(r, keys, db), records(12_000, 1))
-  t.assert.deepStrictEqual(counted(db), [aliceOf(12_000), 12_000 - aliceOf(12_000)])
-})
+    })
+    await t.assert.rejects(shipClosedFiles(failing, keys, 'h2', dir), /connection lost/)
+    t.assert.strictEqual(readdirSync(dir).length, 1, 'the file stays until it is shipped whole')
+    t.assert.strictEqual(
+      (await streamRows(await connect(), keys)).rows,
+      5000,
+      'the first chunk (5,000 records) is in Redis'
+    )
+    // The next run (another connection, as after a restart) ships the rest, not the first chunk again.
+    t.assert.strictEqual(await shipClosedFiles(await connect(), keys, 'h2', dir), records(12_000, 1) - 5000)
+    t.assert.deepStrictEqual(readdirSync(dir), [])
+    const r = await connect()
+    const { rows, chunks } = await streamRows(r, keys)
+    t.assert.strictEqual(rows, records(12_000, 1))
+    t.assert.deepStrictEqual(new Set(chunks).size, chunks.length, 'no chunk in the stream twice')
+    t.assert.strictEqual(chunks.length, 3)
+    const db = openDb(t, env, 'reports')
+    t.assert.strictEqual(await drain(r, keys, db), records(12_000, 1))
+    t.assert.deepStrictEqual(counted(db), [aliceOf(12_000), 12_000 - aliceOf(12_000)])
+  }
+)
 
-test('a chunk read twice by one applier, or by two appliers at once, is counted once', { skip }, async (t: TestContext) => {
-  const env = statsTestEnv(t)
-  const { keys, connect } = setup(t)
-  const dir = env.config.stats.dir
-  await writeFiles(env, queries(3000), 3)
-  t.assert.strictEqual(await shipClosedFiles(await connect(), keys, 'h3', dir), records(3000, 3))
-  const r = await connect()
-  const db = openDb(t, env, 'reports')
-  t.assert.strictEqual(await drain(r, keys, db), records(3000, 3))
-  t.assert.deepStrictEqual(counted(db), [2000, 1000])
-  // The applier's stream position lost (a crash before it was saved, a restored backup): it reads
-  // the whole stream again, and the importer's ledger refuses every chunk it applied.
-  await db.root.transaction(() => { db.meta.removeSync('redis.stats.ms'); db.meta.removeSync('redis.stats.seq') })
-  t.assert.strictEqual(await drain(r, keys, db), 0)
-  t.assert.deepStrictEqual(counted(db), [2000, 1000])
-  // Two appliers on one environment at once (two api roles on one host): each chunk lands once.
-  const other = openDb(t, env, 'reports2')
-  const [c1, c2] = [await connect(), await connect()]
-  const [p, q] = await Promise.all([drain(c1, keys, other), drain(c2, keys, other)])
-  t.assert.strictEqual(p + q, records(3000, 3))
-  t.assert.deepStrictEqual(counted(other), [2000, 1000])
-})
+test(
+  'a chunk read twice by one applier, or by two appliers at once, is counted once',
+  { skip },
+  async (t: TestContext) => {
+    const env = statsTestEnv(t)
+    const { keys, connect } = setup(t)
+    const dir = env.config.stats.dir
+    await writeFiles(env, queries(3000), 3)
+    t.assert.strictEqual(await shipClosedFiles(await connect(), keys, 'h3', dir), records(3000, 3))
+    const r = await connect()
+    const db = openDb(t, env, 'reports')
+    t.assert.strictEqual(await drain(r, keys, db), records(3000, 3))
+    t.assert.deepStrictEqual(counted(db), [2000, 1000])
+    // The applier's stream position lost (a crash before it was saved, a restored backup): it reads
+    // the whole stream again, and the importer's ledger refuses every chunk it applied.
+    await db.root.transaction(() => {
+      db.meta.removeSync('redis.stats.ms')
+      db.meta.removeSync('redis.stats.seq')
+    })
+    t.assert.strictEqual(await drain(r, keys, db), 0)
+    t.assert.deepStrictEqual(counted(db), [2000, 1000])
+    // Two appliers on one environment at once (two api roles on one host): each chunk lands once.
+    const other = openDb(t, env, 'reports2')
+    const [c1, c2] = [await connect(), await connect()]
+    const [p, q] = await Promise.all([drain(c1, keys, other), drain(c2, keys, other)])
+    t.assert.strictEqual(p + q, records(3000, 3))
+    t.assert.deepStrictEqual(counted(other), [2000, 1000])
+  }
+)
 
-test('the sync role\'s shipper and the api role\'s applier: a host\'s files reach another host\'s reports', { skip }, async (t: TestContext) => {
-  const env = statsTestEnv(t)
-  const { keys, connect } = setup(t)
-  const dir = env.config.stats.dir
-  await writeFiles(env, queries(900), 3)
-  // Host 1 only ships (a DNS-only host: sync and dns); host 2's api role applies.
-  const db = openDb(t, env, 'host2-reports')
-  const applier = startStatsApplier(await connect(), keys, db, 'UTC')
-  t.after(() => applier.close())
-  const shipper = startStatsShipper(await connect(), keys, 'host1', dir, 100, silentLogger())
-  t.after(() => shipper.close())
-  await until('host 2 reporting host 1\'s queries', () => counted(db)[0] + counted(db)[1] === 900)
-  t.assert.deepStrictEqual(readdirSync(dir), [])
-  t.assert.strictEqual(await shipper.shipNow(), 0)
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  t.assert.deepStrictEqual(counted(db), [600, 300])
-})
+test(
+  "the sync role's shipper and the api role's applier: a host's files reach another host's reports",
+  { skip },
+  async (t: TestContext) => {
+    const env = statsTestEnv(t)
+    const { keys, connect } = setup(t)
+    const dir = env.config.stats.dir
+    await writeFiles(env, queries(900), 3)
+    // Host 1 only ships (a DNS-only host: sync and dns); host 2's api role applies.
+    const db = openDb(t, env, 'host2-reports')
+    const applier = startStatsApplier(await connect(), keys, db, 'UTC')
+    t.after(() => applier.close())
+    const shipper = startStatsShipper(await connect(), keys, 'host1', dir, 100, silentLogger())
+    t.after(() => shipper.close())
+    await until("host 2 reporting host 1's queries", () => counted(db)[0] + counted(db)[1] === 900)
+    t.assert.deepStrictEqual(readdirSync(dir), [])
+    t.assert.strictEqual(await shipper.shipNow(), 0)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    t.assert.deepStrictEqual(counted(db), [600, 300])
+  }
+)
 
-test('the applier prunes what retention no longer keeps, as the single host\'s importer does', { skip }, async (t: TestContext) => {
-  const env = statsTestEnv(t)
-  const { keys, connect } = setup(t)
-  await writeFiles(env, queries(300), 1)
-  await shipClosedFiles(await connect(), keys, 'h5', env.config.stats.dir)
-  const db = openDb(t, env, 'reports')
-  t.assert.strictEqual(await drain(await connect(), keys, db), records(300, 1))
-  t.assert.strictEqual(db.raw.getCount(), 300, 'raw rows of the last day are kept')
-  // Two days later (the clock the applier prunes by), the raw rows are past their day of retention.
-  const applier = startStatsApplier(await connect(), keys, db, 'UTC', { pruneEveryMs: 50, now: () => Date.now() + 2 * 86_400_000 })
-  t.after(() => applier.close())
-  await until('the raw rows pruned', () => db.raw.getCount() === 0)
-  t.assert.deepStrictEqual(counted(db), [200, 100], 'the aggregates stay (three months)')
-})
+test(
+  "the applier prunes what retention no longer keeps, as the single host's importer does",
+  { skip },
+  async (t: TestContext) => {
+    const env = statsTestEnv(t)
+    const { keys, connect } = setup(t)
+    await writeFiles(env, queries(300), 1)
+    await shipClosedFiles(await connect(), keys, 'h5', env.config.stats.dir)
+    const db = openDb(t, env, 'reports')
+    t.assert.strictEqual(await drain(await connect(), keys, db), records(300, 1))
+    t.assert.strictEqual(db.raw.getCount(), 300, 'raw rows of the last day are kept')
+    // Two days later (the clock the applier prunes by), the raw rows are past their day of retention.
+    const applier = startStatsApplier(await connect(), keys, db, 'UTC', {
+      pruneEveryMs: 50,
+      now: () => Date.now() + 2 * 86_400_000
+    })
+    t.after(() => applier.close())
+    await until('the raw rows pruned', () => db.raw.getCount() === 0)
+    t.assert.deepStrictEqual(counted(db), [200, 100], 'the aggregates stay (three months)')
+  }
+)

@@ -16,7 +16,7 @@
  *   applying   each chunk goes through the importer's own ledger (engine/stats applyRecords): it is
  *              applied in the LMDB transaction that moves the ledger's offset for `<host>/<file>`, only
  *              when that offset is the chunk's start; a chunk read twice is applied once.
- * The stream keeps `kStatsStreamLength` chunks; a host whose api role was down longer than that, or
+ * The stream keeps `STATS_STREAM_LENGTH` chunks; a host whose api role was down longer than that, or
  * that joins late, misses the chunks trimmed before it read them (its reports lack them; the other
  * hosts' do not).
  */
@@ -31,13 +31,16 @@ import { CLOSED_RE, recoverStaleParts } from '../stats/files.js'
 import { applyRecords, pruneStats } from '../stats/importer.js'
 import { whenReady } from './redis.js'
 
-const kChunkRows = 5000
-const kReadBytes = 1024 * 1024
-export const kStatsStreamLength = 20_000
+const CHUNK_ROWS = 5000
+const READ_BYTES = 1024 * 1024
+export const STATS_STREAM_LENGTH = 20_000
 
-export interface StatsKeys { readonly stream: string, readonly progress: string }
+export interface StatsKeys {
+  readonly stream: string
+  readonly progress: string
+}
 
-export function statsKeys (prefix: string): StatsKeys {
+export function statsKeys(prefix: string): StatsKeys {
   return { stream: `${prefix}stats`, progress: `${prefix}stats:progress` }
 }
 
@@ -52,12 +55,12 @@ return -2
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    filterdShipStats (...args: Array<string | Buffer | number>): Result<number, Context>
+    filterdShipStats(...args: Array<string | Buffer | number>): Result<number, Context>
   }
 }
 
 /** Ships every closed CSV file of `dir` to the stats stream; returns the records shipped. */
-export async function shipClosedFiles (redis: Redis, keys: StatsKeys, host: string, dir: string): Promise<number> {
+export async function shipClosedFiles(redis: Redis, keys: StatsKeys, host: string, dir: string): Promise<number> {
   if (typeof (redis as unknown as { filterdShipStats?: unknown }).filterdShipStats !== 'function') {
     redis.defineCommand('filterdShipStats', { numberOfKeys: 2, lua: SHIP_LUA })
   }
@@ -74,23 +77,38 @@ export async function shipClosedFiles (redis: Redis, keys: StatsKeys, host: stri
   for (const file of names) {
     const name = `${host}/${file}`
     const path = join(dir, file)
-    let offset = Number(await redis.hget(keys.progress, name) ?? 0)
+    let offset = Number((await redis.hget(keys.progress, name)) ?? 0)
     if (offset >= 0) {
       const fh = await open(path, 'r')
       try {
         const size = (await fh.stat()).size
-        let buf = Buffer.allocUnsafe(Math.min(kReadBytes, Math.max(size, 1)))
+        let buf = Buffer.allocUnsafe(Math.min(READ_BYTES, Math.max(size, 1)))
         while (offset >= 0) {
           const { bytesRead } = await fh.read(buf, 0, buf.length, offset)
           const atEof = offset + bytesRead >= size
           const records: string[][] = []
-          const end = parseRecords(buf.toString('latin1', 0, bytesRead), 0, kChunkRows, records)
-          if (records.length === 0 && !atEof) { buf = Buffer.allocUnsafe(buf.length * 2); continue }
+          const end = parseRecords(buf.toString('latin1', 0, bytesRead), 0, CHUNK_ROWS, records)
+          if (records.length === 0 && !atEof) {
+            buf = Buffer.allocUnsafe(buf.length * 2)
+            continue
+          }
           let to = offset + end
           if (records.length === 0 && to < size) to = size // a crashed writer's half line
           const done = to >= size
-          const r = await redis.filterdShipStats(keys.progress, keys.stream, name, offset, to, done ? 1 : 0, pack(records), kStatsStreamLength)
-          if (r === -2) { shipped += records.length; offset = done ? -1 : to } else offset = r
+          const r = await redis.filterdShipStats(
+            keys.progress,
+            keys.stream,
+            name,
+            offset,
+            to,
+            done ? 1 : 0,
+            pack(records),
+            STATS_STREAM_LENGTH
+          )
+          if (r === -2) {
+            shipped += records.length
+            offset = done ? -1 : to
+          } else offset = r
         }
       } finally {
         await fh.close()
@@ -105,7 +123,13 @@ const POS_MS = 'redis.stats.ms'
 const POS_SEQ = 'redis.stats.seq'
 
 /** Applies new chunks of the stats stream to `db`; resolves after one XREAD (data or `blockMs`). */
-export async function applyStatsStream (redis: Redis, keys: StatsKeys, db: StatsDb, timeZone: string, blockMs: number): Promise<number> {
+export async function applyStatsStream(
+  redis: Redis,
+  keys: StatsKeys,
+  db: StatsDb,
+  timeZone: string,
+  blockMs: number
+): Promise<number> {
   await whenReady(redis, 1000)
   const from = `${db.meta.get(POS_MS) ?? 0}-${db.meta.get(POS_SEQ) ?? 0}`
   const reply = await redis.xreadBuffer('COUNT', 100, 'BLOCK', blockMs, 'STREAMS', keys.stream, from)
@@ -116,20 +140,31 @@ export async function applyStatsStream (redis: Redis, keys: StatsKeys, db: Stats
     const f = new Map<string, Buffer>()
     for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!.toString(), fields[i + 1]!)
     const records = unpack(f.get('rows')!) as string[][]
-    const ok = await applyRecords(db, timeZone, f.get('name')!.toString(), Number(f.get('from')), Number(f.get('to')), f.get('done')!.toString() === '1', records)
+    const ok = await applyRecords(
+      db,
+      timeZone,
+      f.get('name')!.toString(),
+      Number(f.get('from')),
+      Number(f.get('to')),
+      f.get('done')!.toString() === '1',
+      records
+    )
     if (ok) applied += records.length
     last = rawId.toString()
   }
   // The position only saves re-reading: the ledger already refuses a chunk applied before.
   const [ms, seq] = last.split('-').map(Number) as [number, number]
-  await db.root.transaction(() => { db.meta.putSync(POS_MS, ms); db.meta.putSync(POS_SEQ, seq) })
+  await db.root.transaction(() => {
+    db.meta.putSync(POS_MS, ms)
+    db.meta.putSync(POS_SEQ, seq)
+  })
   return applied
 }
 
 export interface StatsShipper {
   /** Ships this host's closed files now, after any shipping already running (tests; the timer does it every `stats.import-interval`). */
-  shipNow (): Promise<number>
-  close (): Promise<void>
+  shipNow(): Promise<number>
+  close(): Promise<void>
 }
 
 /**
@@ -137,7 +172,14 @@ export interface StatsShipper {
  * closed files on a timer (the first run at once). Runs never overlap within the process; a second
  * shipper of the same files (another process) is harmless, the ship script refusing a moved offset.
  */
-export function startStatsShipper (redis: Redis, keys: StatsKeys, host: string, dir: string, intervalMs: number, logger: Logger): StatsShipper {
+export function startStatsShipper(
+  redis: Redis,
+  keys: StatsKeys,
+  host: string,
+  dir: string,
+  intervalMs: number,
+  logger: Logger
+): StatsShipper {
   let closed = false
   let chain: Promise<unknown> = Promise.resolve()
   const shipNow = (): Promise<number> => {
@@ -147,15 +189,24 @@ export function startStatsShipper (redis: Redis, keys: StatsKeys, host: string, 
   }
   const tick = (): void => {
     if (closed) return
-    shipNow().then((n) => { if (n > 0) logger.info({ rows: n }, 'statistics shipped to the shared store') },
-      (err: unknown) => { logger.warn({ err: (err as Error).message }, 'statistics not shipped (shared store unavailable); retried at the next interval') })
+    shipNow().then(
+      (n) => {
+        if (n > 0) logger.info({ rows: n }, 'statistics shipped to the shared store')
+      },
+      (err: unknown) => {
+        logger.warn(
+          { err: (err as Error).message },
+          'statistics not shipped (shared store unavailable); retried at the next interval'
+        )
+      }
+    )
   }
   const timer = intervalMs > 0 ? setInterval(tick, intervalMs) : undefined
   timer?.unref()
   if (intervalMs > 0) setImmediate(tick)
   return {
     shipNow,
-    async close () {
+    async close() {
       closed = true
       clearInterval(timer)
       await chain
@@ -165,7 +216,7 @@ export function startStatsShipper (redis: Redis, keys: StatsKeys, host: string, 
 }
 
 export interface StatsApplier {
-  close (): Promise<void>
+  close(): Promise<void>
 }
 
 /**
@@ -173,8 +224,13 @@ export interface StatsApplier {
  * every `pruneEveryMs` (the first time at once) removes what retention no longer keeps, as the
  * local importer does after each import on a single host.
  */
-export function startStatsApplier (applier: Redis, keys: StatsKeys, db: StatsDb, timeZone: string,
-  options: { pruneEveryMs?: number, now?: () => number, logger?: Logger } = {}): StatsApplier {
+export function startStatsApplier(
+  applier: Redis,
+  keys: StatsKeys,
+  db: StatsDb,
+  timeZone: string,
+  options: { pruneEveryMs?: number; now?: () => number; logger?: Logger } = {}
+): StatsApplier {
   const pruneEveryMs = options.pruneEveryMs ?? 300_000
   const now = options.now ?? Date.now
   let closed = false
@@ -196,7 +252,7 @@ export function startStatsApplier (applier: Redis, keys: StatsKeys, db: StatsDb,
     }
   })()
   return {
-    async close () {
+    async close() {
       closed = true
       applier.disconnect()
       await loop

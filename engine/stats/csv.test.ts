@@ -2,20 +2,43 @@ import { test, type TestContext } from 'node:test'
 import { CSV_HEADER, decodeRow, formatRow, parseRecords } from './csv.js'
 
 test('quotes names with commas, quotes and line breaks and parses them back unchanged', (t: TestContext) => {
-  const names = ['plain.example', 'a,b.example', 'say "hi".example', 'line\r\nbreak.example', '"', ',', '', 'ünï.example']
+  const names = [
+    'plain.example',
+    'a,b.example',
+    'say "hi".example',
+    'line\r\nbreak.example',
+    '"',
+    ',',
+    '',
+    'ünï.example'
+  ]
   let text = CSV_HEADER
-  for (const [i, n] of names.entries()) text += formatRow(1000 + i, i % 2 === 0, '10.0.0.1', n, n, 'category', [1, 2], [2], i === 0 ? null : `u${i}`)
+  for (const [i, n] of names.entries())
+    text += formatRow(1000 + i, i % 2 === 0, '10.0.0.1', n, n, 'category', [1, 2], [2], i === 0 ? null : `u${i}`)
   const latin1 = Buffer.from(text, 'utf8').toString('latin1')
   const out: string[][] = []
   const end = parseRecords(latin1, 0, Infinity, out)
   t.assert.strictEqual(end, latin1.length)
   t.assert.strictEqual(out.length, names.length + 1)
   const rows = out.slice(1).map((f) => decodeRow(f)!)
-  t.assert.deepStrictEqual(rows.map((r) => r.host), names)
-  t.assert.deepStrictEqual(rows.map((r) => r.blockedHost), names)
+  t.assert.deepStrictEqual(
+    rows.map((r) => r.host),
+    names
+  )
+  t.assert.deepStrictEqual(
+    rows.map((r) => r.blockedHost),
+    names
+  )
   t.assert.deepStrictEqual(rows[0], {
-    created: 1000, nxdomain: true, address: '10.0.0.1', host: 'plain.example', blockedHost: 'plain.example',
-    reason: 'category', cats: [1, 2], blockedCats: [2], user: ''
+    created: 1000,
+    nxdomain: true,
+    address: '10.0.0.1',
+    host: 'plain.example',
+    blockedHost: 'plain.example',
+    reason: 'category',
+    cats: [1, 2],
+    blockedCats: [2],
+    user: ''
   })
   t.assert.strictEqual(rows[3]!.user, 'u3')
   t.assert.strictEqual(decodeRow(out[0]!), undefined, 'the header is not a row')
@@ -39,11 +62,17 @@ test('stops after the requested number of records', (t: TestContext) => {
   t.assert.strictEqual(out.length, 2)
   const rest: string[][] = []
   parseRecords(text, end, 10, rest)
-  t.assert.deepStrictEqual(rest.map((f) => f[3]), ['n3'])
+  t.assert.deepStrictEqual(
+    rest.map((f) => f[3]),
+    ['n3']
+  )
 })
 
 test('rows of the same millisecond and of the next one each carry their own time', (t: TestContext) => {
   const times = [1764000000123, 1764000000123, 1764000000124, 5, 1764000000123, 0, 1.5]
   const rows = times.map((ms) => formatRow(ms, false, '10.0.0.1', 'a.example', '', 'category', [], [], null))
-  t.assert.deepStrictEqual(rows.map((r) => r.split(',')[0]), times.map(String))
+  t.assert.deepStrictEqual(
+    rows.map((r) => r.split(',')[0]),
+    times.map(String)
+  )
 })

@@ -18,7 +18,17 @@
  * non-ASCII bytes.
  */
 
-export const CSV_FIELDS = ['created', 'nxdomain', 'address', 'host', 'blockedhost', 'reasom', 'cats', 'blockedcats', 'user'] as const
+export const CSV_FIELDS = [
+  'created',
+  'nxdomain',
+  'address',
+  'host',
+  'blockedhost',
+  'reasom',
+  'cats',
+  'blockedcats',
+  'user'
+] as const
 export const CSV_HEADER = CSV_FIELDS.join(',') + '\r\n'
 
 /** One parsed statistics row. */
@@ -38,7 +48,7 @@ export interface StatsRow {
 const NEEDS_QUOTES = /[",\r\n]/
 
 /** Quotes one field when RFC 4180 requires it. */
-function csvField (value: string): string {
+function csvField(value: string): string {
   return NEEDS_QUOTES.test(value) ? '"' + value.replaceAll('"', '""') + '"' : value
 }
 
@@ -46,8 +56,15 @@ function csvField (value: string): string {
  * The most bytes `encodeRow` can write for these values: UTF-8 takes at most 3 bytes per UTF-16
  * unit, and quoting at most doubles a field and adds 2 quotes; a number takes at most 21 bytes.
  */
-export function rowBound (address: string, host: string, blockedHost: string, reason: string,
-  cats: readonly number[], blockedCats: readonly number[], user: string | null): number {
+export function rowBound(
+  address: string,
+  host: string,
+  blockedHost: string,
+  reason: string,
+  cats: readonly number[],
+  blockedCats: readonly number[],
+  user: string | null
+): number {
   const text = address.length + host.length + blockedHost.length + reason.length + (user === null ? 0 : user.length)
   return 6 * text + 22 * (cats.length + blockedCats.length) + 64
 }
@@ -58,8 +75,19 @@ export function rowBound (address: string, host: string, blockedHost: string, re
  * path: bytes go straight into its chunk, with no string built per row (a row's strings used to
  * be most of what a forwarded query allocated).
  */
-export function encodeRow (buf: Buffer, off: number, created: number, nxdomain: boolean, address: string, host: string,
-  blockedHost: string, reason: string, cats: readonly number[], blockedCats: readonly number[], user: string | null): number {
+export function encodeRow(
+  buf: Buffer,
+  off: number,
+  created: number,
+  nxdomain: boolean,
+  address: string,
+  host: string,
+  blockedHost: string,
+  reason: string,
+  cats: readonly number[],
+  blockedCats: readonly number[],
+  user: string | null
+): number {
   off = writeCreated(buf, off, created)
   buf[off++] = 0x2c
   buf[off++] = nxdomain ? 0x31 : 0x30
@@ -77,8 +105,17 @@ export function encodeRow (buf: Buffer, off: number, created: number, nxdomain: 
 }
 
 /** One CSV record (with its CRLF) for the given values, as text (tests, tools). */
-export function formatRow (created: number, nxdomain: boolean, address: string, host: string, blockedHost: string,
-  reason: string, cats: readonly number[], blockedCats: readonly number[], user: string | null): string {
+export function formatRow(
+  created: number,
+  nxdomain: boolean,
+  address: string,
+  host: string,
+  blockedHost: string,
+  reason: string,
+  cats: readonly number[],
+  blockedCats: readonly number[],
+  user: string | null
+): string {
   const buf = Buffer.allocUnsafe(rowBound(address, host, blockedHost, reason, cats, blockedCats, user))
   const end = encodeRow(buf, 0, created, nxdomain, address, host, blockedHost, reason, cats, blockedCats, user)
   return buf.toString('utf8', 0, end)
@@ -90,24 +127,24 @@ let lastCreated = -1
 let lastCreatedLength = 0
 const lastCreatedDigits = Buffer.alloc(32)
 
-function writeCreated (buf: Buffer, off: number, created: number): number {
+function writeCreated(buf: Buffer, off: number, created: number): number {
   if (created !== lastCreated) {
     lastCreatedLength = writeNumber(lastCreatedDigits, 0, created)
     lastCreated = created
   }
   const d = lastCreatedDigits
-  for (let i = 0; i < lastCreatedLength; i++) buf[off + i] = d[i]!   // i < lastCreatedLength <= d.length
+  for (let i = 0; i < lastCreatedLength; i++) buf[off + i] = d[i]! // i < lastCreatedLength <= d.length
   return off + lastCreatedLength
 }
 
-function comma (buf: Buffer, off: number): number {
+function comma(buf: Buffer, off: number): number {
   buf[off] = 0x2c
   return off + 1
 }
 
 // ASCII goes byte by byte: a field is a few dozen characters, for which this loop is cheaper than
 // Buffer#write's argument handling. A quote, comma, CR, LF or non-ASCII character takes the general path.
-function writeField (buf: Buffer, off: number, value: string): number {
+function writeField(buf: Buffer, off: number, value: string): number {
   const n = value.length
   for (let i = 0; i < n; i++) {
     const c = value.charCodeAt(i)
@@ -117,26 +154,26 @@ function writeField (buf: Buffer, off: number, value: string): number {
   return off + n
 }
 
-function writeText (buf: Buffer, off: number, value: string): number {
+function writeText(buf: Buffer, off: number, value: string): number {
   return off + buf.write(csvField(value), off)
 }
 
-function writeCats (buf: Buffer, off: number, cats: readonly number[]): number {
+function writeCats(buf: Buffer, off: number, cats: readonly number[]): number {
   for (let i = 0; i < cats.length; i++) {
     if (i !== 0) buf[off++] = 0x20
-    off = writeNumber(buf, off, cats[i]!)   // i < length
+    off = writeNumber(buf, off, cats[i]!) // i < length
   }
   return off
 }
 
 // Decimal digits of a non-negative integer without a string; anything else as String() spells it.
-function writeNumber (buf: Buffer, off: number, n: number): number {
+function writeNumber(buf: Buffer, off: number, n: number): number {
   if (!Number.isSafeInteger(n) || n < 0) return off + buf.write(String(n), off, 'latin1')
   let digits = 1
   for (let t = n; t >= 10; t = Math.floor(t / 10)) digits++
   const end = off + digits
   for (let i = end - 1; i >= off; i--) {
-    buf[i] = 0x30 + n % 10
+    buf[i] = 0x30 + (n % 10)
     n = Math.floor(n / 10)
   }
   return end
@@ -148,7 +185,7 @@ function writeNumber (buf: Buffer, off: number, n: number): number {
  * outside quotes; an unfinished record at the end is left for later. Returns the offset after the
  * last complete record.
  */
-export function parseRecords (text: string, start: number, maxRecords: number, out: string[][]): number {
+export function parseRecords(text: string, start: number, maxRecords: number, out: string[][]): number {
   let pos = start
   const len = text.length
   while (out.length < maxRecords && pos < len) {
@@ -157,15 +194,28 @@ export function parseRecords (text: string, start: number, maxRecords: number, o
     let complete = false
     for (;;) {
       if (i >= len) break
-      if (text.charCodeAt(i) === 0x22) { // quoted field
+      if (text.charCodeAt(i) === 0x22) {
+        // quoted field
         let value = ''
         let j = i + 1
         let closed = false
         while (j < len) {
           const q = text.indexOf('"', j)
-          if (q < 0) { j = len; break }
-          if (text.charCodeAt(q + 1) === 0x22) { value += text.slice(j, q + 1); j = q + 2; continue }
-          if (q + 1 >= len) { value += text.slice(j, q); j = q + 1; closed = true; break }
+          if (q < 0) {
+            j = len
+            break
+          }
+          if (text.charCodeAt(q + 1) === 0x22) {
+            value += text.slice(j, q + 1)
+            j = q + 2
+            continue
+          }
+          if (q + 1 >= len) {
+            value += text.slice(j, q)
+            j = q + 1
+            closed = true
+            break
+          }
           value += text.slice(j, q)
           j = q + 1
           closed = true
@@ -186,14 +236,25 @@ export function parseRecords (text: string, start: number, maxRecords: number, o
       }
       if (i >= len) break
       const c = text.charCodeAt(i)
-      if (c === 0x2c) { i++; continue }
+      if (c === 0x2c) {
+        i++
+        continue
+      }
       if (c === 0x0d) {
         if (i + 1 >= len) break
-        if (text.charCodeAt(i + 1) === 0x0a) { i += 2; complete = true; break }
+        if (text.charCodeAt(i + 1) === 0x0a) {
+          i += 2
+          complete = true
+          break
+        }
         i++ // a lone CR ends nothing; treat it as part of the separator run
         continue
       }
-      if (c === 0x0a) { i++; complete = true; break }
+      if (c === 0x0a) {
+        i++
+        complete = true
+        break
+      }
       // Junk after a closing quote (not RFC 4180): skip to the next separator.
       while (i < len && text.charCodeAt(i) !== 0x2c && text.charCodeAt(i) !== 0x0a) i++
       if (i < len && text.charCodeAt(i) === 0x2c) i++
@@ -207,11 +268,11 @@ export function parseRecords (text: string, start: number, maxRecords: number, o
 
 const NON_ASCII = /[\x80-\xff]/
 
-function utf8 (latin1: string): string {
+function utf8(latin1: string): string {
   return NON_ASCII.test(latin1) ? Buffer.from(latin1, 'latin1').toString('utf8') : latin1
 }
 
-function parseCats (text: string | undefined): number[] {
+function parseCats(text: string | undefined): number[] {
   if (text === undefined || text === '') return []
   const out: number[] = []
   for (const part of text.split(' ')) {
@@ -222,7 +283,7 @@ function parseCats (text: string | undefined): number[] {
 }
 
 /** Decodes raw fields into a row; `undefined` for the header or a record that does not parse. */
-export function decodeRow (fields: readonly string[]): StatsRow | undefined {
+export function decodeRow(fields: readonly string[]): StatsRow | undefined {
   if (fields.length < 8) return undefined
   const created = Number(fields[0])
   if (!Number.isFinite(created) || fields[0] === '') return undefined

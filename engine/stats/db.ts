@@ -20,7 +20,16 @@ import { EngineError } from '../errors.js'
 
 export type Pair = [requests: number, blocks: number]
 export type DomainValue = [requests: number, nxdomain: number, blocks: number, cats: number[]]
-export type RawValue = [created: number, nxdomain: 0 | 1, address: string, host: string, blockedHost: string, reason: string, cats: number[], blockedCats: number[]]
+export type RawValue = [
+  created: number,
+  nxdomain: 0 | 1,
+  address: string,
+  host: string,
+  blockedHost: string,
+  reason: string,
+  cats: number[],
+  blockedCats: number[]
+]
 
 export interface ImportProgress {
   /** Bytes of the file whose rows are in the aggregates. */
@@ -43,11 +52,11 @@ export interface StatsDb {
   readonly raw: Database<RawValue, [string, number, number]>
   readonly files: Database<ImportProgress, string>
   readonly meta: Database<number, string>
-  close (): Promise<void>
+  close(): Promise<void>
 }
 
 /** Opens (creating when needed) the statistics environment at `path`. */
-export function openStatsDb (path: string): StatsDb {
+export function openStatsDb(path: string): StatsDb {
   try {
     mkdirSync(path, { recursive: true })
     const root = open({ path, maxDbs: 16 })
@@ -63,6 +72,10 @@ export function openStatsDb (path: string): StatsDb {
       close: () => root.close()
     }
   } catch (err) {
-    throw new EngineError('ENGINE_STORE_OPEN', `cannot open the statistics store at ${path}: ${(err as Error).message}`, { cause: err })
+    throw new EngineError(
+      'ENGINE_STORE_OPEN',
+      `cannot open the statistics store at ${path}: ${(err as Error).message}`,
+      { cause: err }
+    )
   }
 }

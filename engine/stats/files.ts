@@ -34,7 +34,11 @@ export const ALL_USERS = '*all*'
 
 /** Policy reasons counted as Blocks (the answer was the block page). */
 export const BLOCK_REASONS: ReadonlySet<string> = new Set([
-  'global-blacklist', 'global-allow-only', 'user-blacklist', 'user-allow-only', 'category'
+  'global-blacklist',
+  'global-allow-only',
+  'user-blacklist',
+  'user-allow-only',
+  'category'
 ])
 
 export const CONTROL_FILE = 'rotate.request'
@@ -42,19 +46,19 @@ export const PART_RE = /^current-(\d+)-(\d+)\.csv\.part$/
 export const CLOSED_RE = /^queries-(\d{8}T\d{9}Z)-(\d+)-([0-9a-z]+)\.csv$/
 
 /** `20240131T235959123Z`: sortable, no characters that need quoting in a shell. */
-export function fileStamp (ms: number): string {
+export function fileStamp(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:.]/g, '')
 }
 
-export function partName (pid: number, openedAt: number): string {
+export function partName(pid: number, openedAt: number): string {
   return `current-${pid}-${openedAt}.csv.part`
 }
 
-export function closedName (closedAt: number, pid: number, seq: string): string {
+export function closedName(closedAt: number, pid: number, seq: string): string {
   return `queries-${fileStamp(closedAt)}-${pid}-${seq}.csv`
 }
 
-export function isAlive (pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true
@@ -68,7 +72,7 @@ export function isAlive (pid: number): boolean {
  * `ownPid` marks the caller's pid as gone too: a writer calls this before it opens its first file,
  * when any file bearing its own pid is a previous process's (containers reuse pids).
  */
-export async function recoverStaleParts (dir: string, ownPid?: number): Promise<string[]> {
+export async function recoverStaleParts(dir: string, ownPid?: number): Promise<string[]> {
   let names: string[]
   try {
     names = await readdir(dir)
@@ -93,7 +97,7 @@ export async function recoverStaleParts (dir: string, ownPid?: number): Promise<
 }
 
 /** Writes the rotation request; returns its time. */
-export async function writeRotationRequest (dir: string, now = Date.now()): Promise<number> {
+export async function writeRotationRequest(dir: string, now = Date.now()): Promise<number> {
   const tmp = join(dir, `${CONTROL_FILE}.${process.pid}.tmp`)
   await writeFile(tmp, `${now}\n`)
   await rename(tmp, join(dir, CONTROL_FILE))
@@ -101,7 +105,7 @@ export async function writeRotationRequest (dir: string, now = Date.now()): Prom
 }
 
 /** The `.part` files opened at or before `time`, i.e. those a rotation request at `time` still waits for. */
-export async function partsOpenedBy (dir: string, time: number): Promise<string[]> {
+export async function partsOpenedBy(dir: string, time: number): Promise<string[]> {
   let names: string[]
   try {
     names = await readdir(dir)
@@ -118,7 +122,7 @@ export async function partsOpenedBy (dir: string, time: number): Promise<string[
  * Asks the DNS writers to close their current files (a rotation request) and waits until they have,
  * for at most `waitMs`. Answers the files still open then (empty when every writer closed its own).
  */
-export async function closeCurrentParts (dir: string, waitMs: number): Promise<string[]> {
+export async function closeCurrentParts(dir: string, waitMs: number): Promise<string[]> {
   const at = await writeRotationRequest(dir)
   const deadline = Date.now() + waitMs
   let open = await partsOpenedBy(dir, at)

@@ -33,9 +33,9 @@ export interface FollowerOptions {
 
 export interface FollowerEvents {
   /** Rows in file order (per DNS process). */
-  rows (rows: readonly StatsRow[]): void
+  rows(rows: readonly StatsRow[]): void
   /** The follower could not keep up and skipped about this many bytes of rows. */
-  skipped (bytes: number): void
+  skipped(bytes: number): void
 }
 
 interface Followed {
@@ -59,7 +59,7 @@ export class QueryLogFollower {
   #started = false
   #buf: Buffer
 
-  constructor (dir: string, options: FollowerOptions = {}) {
+  constructor(dir: string, options: FollowerOptions = {}) {
     this.#dir = dir
     this.#pollMs = options.pollMs ?? 250
     this.#backlogSize = options.backlog ?? 1000
@@ -70,11 +70,11 @@ export class QueryLogFollower {
   }
 
   /** The recent rows, oldest first (at most `backlog`). */
-  recent (): readonly StatsRow[] {
+  recent(): readonly StatsRow[] {
     return this.#backlog
   }
 
-  get subscribers (): number {
+  get subscribers(): number {
     return this.#subs.size
   }
 
@@ -82,10 +82,12 @@ export class QueryLogFollower {
    * Subscribes; polling starts with the first subscriber. Resolves once the backlog holds the rows present
    * when it was called (so `recent()` is current). The returned function unsubscribes.
    */
-  async subscribe (events: FollowerEvents): Promise<() => void> {
+  async subscribe(events: FollowerEvents): Promise<() => void> {
     this.#subs.add(events)
     if (this.#timer === undefined) {
-      this.#timer = setInterval(() => { this.#tick() }, this.#pollMs)
+      this.#timer = setInterval(() => {
+        this.#tick()
+      }, this.#pollMs)
       this.#timer.unref()
       this.#tick()
     }
@@ -97,7 +99,7 @@ export class QueryLogFollower {
   }
 
   /** Stops polling and closes every file (also when subscribers remain: shutdown). */
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     this.#timer = undefined
     await this.#polling
@@ -107,17 +109,17 @@ export class QueryLogFollower {
   }
 
   /** One poll now (tests); waits for it. */
-  async pollNow (): Promise<void> {
+  async pollNow(): Promise<void> {
     this.#tick()
     await this.#polling
   }
 
-  #tick (): void {
+  #tick(): void {
     // One poll at a time; a slow disk makes polls rarer, never overlapping.
     this.#polling = this.#polling.then(() => this.#poll()).catch(() => {})
   }
 
-  async #poll (): Promise<void> {
+  async #poll(): Promise<void> {
     let names: string[]
     try {
       names = (await readdir(this.#dir)).filter((n) => PART_RE.test(n)).sort()
@@ -155,7 +157,7 @@ export class QueryLogFollower {
     }
   }
 
-  async #read (f: Followed, resync: boolean): Promise<void> {
+  async #read(f: Followed, resync: boolean): Promise<void> {
     let size: number
     try {
       size = (await f.fh.stat()).size
@@ -195,7 +197,7 @@ export class QueryLogFollower {
     for (const s of this.#subs) s.rows(rows)
   }
 
-  #emitSkipped (bytes: number): void {
+  #emitSkipped(bytes: number): void {
     for (const s of this.#subs) s.skipped(bytes)
   }
 }

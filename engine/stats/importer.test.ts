@@ -11,7 +11,7 @@ import type { QueryLogRecord } from '../querylog/index.js'
 
 const day = (s: string): number => parseDay(s)!
 
-function openDb (t: TestContext, env: StatsTestEnv): StatsDb {
+function openDb(t: TestContext, env: StatsTestEnv): StatsDb {
   const db = openStatsDb(env.config.stats.db)
   t.after(() => db.close())
   return db
@@ -30,13 +30,23 @@ test('imports the queries and answers every report with exact numbers', async (t
   t.assert.strictEqual(hour.labels.length, 24)
   t.assert.strictEqual(hour.labels[0], '2024-05-15 00:00:00')
   t.assert.strictEqual(hour.labels[23], '2024-05-15 23:00:00')
-  const requests = new Array(24).fill(0); requests[10] = 3; requests[11] = 1; requests[12] = 2
-  const blocks = new Array(24).fill(0); blocks[10] = 1
-  t.assert.deepStrictEqual(hour.datasets, [{ label: 'Requests', data: requests }, { label: 'Blocks', data: blocks }])
+  const requests = new Array(24).fill(0)
+  requests[10] = 3
+  requests[11] = 1
+  requests[12] = 2
+  const blocks = new Array(24).fill(0)
+  blocks[10] = 1
+  t.assert.deepStrictEqual(hour.datasets, [
+    { label: 'Requests', data: requests },
+    { label: 'Blocks', data: blocks }
+  ])
 
   t.assert.deepStrictEqual(activityByDay(db, 'alice', day('2024-05-13'), day('2024-05-15')), {
     labels: ['2024-05-13', '2024-05-14', '2024-05-15'],
-    datasets: [{ label: 'Requests', data: [0, 1, 6] }, { label: 'Blocks', data: [0, 0, 1] }]
+    datasets: [
+      { label: 'Requests', data: [0, 1, 6] },
+      { label: 'Blocks', data: [0, 0, 1] }
+    ]
   })
 
   t.assert.deepStrictEqual(topDomains(db, 'alice', day('2024-05-14'), day('2024-05-15'), 'all'), {
@@ -49,7 +59,11 @@ test('imports the queries and answers every report with exact numbers', async (t
   })
   t.assert.deepStrictEqual(topDomains(db, 'alice', day('2024-05-14'), day('2024-05-15'), 'www'), {
     labels: ['www.news.example'],
-    datasets: [{ label: 'Requests', data: [3] }, { label: 'NXdomain', data: [0] }, { label: 'Blocks', data: [0] }]
+    datasets: [
+      { label: 'Requests', data: [3] },
+      { label: 'NXdomain', data: [0] },
+      { label: 'Blocks', data: [0] }
+    ]
   })
 
   t.assert.deepStrictEqual(detail(db, 'alice', day('2024-05-14'), day('2024-05-15')), {
@@ -58,7 +72,11 @@ test('imports the queries and answers every report with exact numbers', async (t
       {
         labels: ['old.example'],
         cats: [[]],
-        datasets: [{ label: 'Requests', data: [1] }, { label: 'NXdomain', data: [0] }, { label: 'Blocks', data: [0] }]
+        datasets: [
+          { label: 'Requests', data: [1] },
+          { label: 'NXdomain', data: [0] },
+          { label: 'Blocks', data: [0] }
+        ]
       },
       {
         labels: ['www.news.example', 'ads.example', 'moved.example', 'nx.example'],
@@ -82,9 +100,14 @@ test('imports the queries and answers every report with exact numbers', async (t
   })
 
   // Two anonymous addresses are summed under the reserved name.
-  t.assert.deepStrictEqual(activityByDay(db, ANONYMOUS_USER, day('2024-05-15'), day('2024-05-15')).datasets,
-    [{ label: 'Requests', data: [2] }, { label: 'Blocks', data: [1] }])
-  t.assert.deepStrictEqual(rawLastHour(db, time, ANONYMOUS_USER, NOW).data.map((r) => r[2]), ['192.0.2.7', '192.0.2.8'])
+  t.assert.deepStrictEqual(activityByDay(db, ANONYMOUS_USER, day('2024-05-15'), day('2024-05-15')).datasets, [
+    { label: 'Requests', data: [2] },
+    { label: 'Blocks', data: [1] }
+  ])
+  t.assert.deepStrictEqual(
+    rawLastHour(db, time, ANONYMOUS_USER, NOW).data.map((r) => r[2]),
+    ['192.0.2.7', '192.0.2.8']
+  )
   t.assert.deepStrictEqual(activityByDay(db, 'bob', day('2024-05-15'), day('2024-05-15')).datasets[0]!.data, [1])
 })
 
@@ -103,15 +126,24 @@ test('cuts the domain report at the 100 most requested domains', async (t: TestC
   expected.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
   const top = expected.slice(0, 100)
   const chart = topDomains(db, 'carol', day('2024-05-15'), day('2024-05-15'), 'all')
-  t.assert.deepStrictEqual(chart.labels, top.map(([d]) => d))
-  t.assert.deepStrictEqual(chart.datasets[0]!.data, top.map(([, n]) => n))
+  t.assert.deepStrictEqual(
+    chart.labels,
+    top.map(([d]) => d)
+  )
+  t.assert.deepStrictEqual(
+    chart.datasets[0]!.data,
+    top.map(([, n]) => n)
+  )
   t.assert.strictEqual(detail(db, 'carol', day('2024-05-15'), day('2024-05-15')).reports[0]!.labels.length, 100)
 })
 
 test('imports each file once: a rerun, a leftover finished file and a concurrent importer add nothing', async (t: TestContext) => {
   const env = statsTestEnv(t)
   const records: QueryLogRecord[] = []
-  for (let i = 0; i < 500; i++) records.push(rec(at('2024-05-15', '08:00') + i, `10.0.0.${i % 4}`, i % 2 === 0 ? 'alice' : null, `n${i % 7}.example`))
+  for (let i = 0; i < 500; i++)
+    records.push(
+      rec(at('2024-05-15', '08:00') + i, `10.0.0.${i % 4}`, i % 2 === 0 ? 'alice' : null, `n${i % 7}.example`)
+    )
   await writeFiles(env, records, 5)
   const dir = env.config.stats.dir
   const kept = join(env.root, 'kept.csv')
@@ -124,7 +156,12 @@ test('imports each file once: a rerun, a leftover finished file and a concurrent
   ])
   t.assert.strictEqual(a.rows + b.rows, 500)
   copyFileSync(kept, join(dir, first)) // as if deleting it had failed after the import
-  t.assert.deepStrictEqual(await importClosedFiles(db, dir, 'UTC', { now: () => NOW }), { files: 0, rows: 0, skipped: 0, pruned: 0 })
+  t.assert.deepStrictEqual(await importClosedFiles(db, dir, 'UTC', { now: () => NOW }), {
+    files: 0,
+    rows: 0,
+    skipped: 0,
+    pruned: 0
+  })
   t.assert.deepStrictEqual(readdirSync(dir), [])
   const d = day('2024-05-15')
   t.assert.deepStrictEqual(activityByDay(db, 'alice', d, d).datasets[0]!.data, [250])
@@ -168,7 +205,10 @@ test('does not aggregate rows older than the retention window', async (t: TestCo
 test('labels hours and days in stats.timezone', async (t: TestContext) => {
   const env = statsTestEnv(t)
   // 2024-05-14 19:00 UTC is 2024-05-15 00:30 in India (UTC+05:30).
-  await writeFiles(env, [rec(at('2024-05-14', '19:00'), '10.0.0.1', 'alice', 'a.example'), rec(at('2024-05-14', '18:00'), '10.0.0.1', 'alice', 'b.example')])
+  await writeFiles(env, [
+    rec(at('2024-05-14', '19:00'), '10.0.0.1', 'alice', 'a.example'),
+    rec(at('2024-05-14', '18:00'), '10.0.0.1', 'alice', 'b.example')
+  ])
   const db = openDb(t, env)
   await importClosedFiles(db, env.config.stats.dir, 'Asia/Kolkata', { now: () => NOW })
   const time = new ReportTime('Asia/Kolkata')
@@ -179,7 +219,7 @@ test('labels hours and days in stats.timezone', async (t: TestContext) => {
   t.assert.strictEqual(hours.labels.length, 24)
 })
 
-test('imports a crashed writer\'s file and skips its half-written last line', async (t: TestContext) => {
+test("imports a crashed writer's file and skips its half-written last line", async (t: TestContext) => {
   const env = statsTestEnv(t)
   const dir = env.config.stats.dir
   await writeFiles(env, SCENARIO.slice(0, 3))

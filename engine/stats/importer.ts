@@ -2,7 +2,7 @@
  * The importer: loads every closed CSV file of `stats.dir` into the statistics environment exactly
  * once, then prunes what retention no longer keeps.
  *
- * Exactly once: a file is imported in chunks (`kChunkRows` rows). Each chunk's effects (aggregate
+ * Exactly once: a file is imported in chunks (`CHUNK_ROWS` rows). Each chunk's effects (aggregate
  * increments, raw rows) and the file's progress record (`files[name] = {offset, rows, done}`) are
  * written in one LMDB transaction, which first checks that the recorded offset is the one this
  * chunk starts at. A crash or SIGKILL before the commit leaves neither the rows nor the progress; a
@@ -24,11 +24,11 @@ import { openStatsDb, type DomainValue, type ImportProgress, type Pair, type Raw
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
 
-const kChunkRows = 20_000
-const kReadBytes = 4 * 1024 * 1024
+const CHUNK_ROWS = 20_000
+const READ_BYTES = 4 * 1024 * 1024
 /** Progress records of finished files are kept as long as aggregates (then the file is long gone). */
-const kFilesRetentionMs = 100 * 86_400_000
-const kPruneBatch = 10_000
+const FILES_RETENTION_MS = 100 * 86_400_000
+const PRUNE_BATCH = 10_000
 
 export interface ImportOptions {
   /** Clock (ms) for retention; default `Date.now`. */
@@ -63,7 +63,7 @@ interface Ctx {
   rowsSoFar: number
 }
 
-function pauseHookFromEnv (): ImportOptions['onChunk'] {
+function pauseHookFromEnv(): ImportOptions['onChunk'] {
   const spec = process.env.FILTERD_STATS_IMPORT_PAUSE
   if (spec === undefined || spec === '') return undefined
   const [phase, n] = spec.split(':')
@@ -77,12 +77,17 @@ function pauseHookFromEnv (): ImportOptions['onChunk'] {
 }
 
 /** Imports every closed file in `dir` (oldest name first), then prunes. */
-export async function importClosedFiles (db: StatsDb, dir: string, timeZone: string, options: ImportOptions = {}): Promise<ImportResult> {
+export async function importClosedFiles(
+  db: StatsDb,
+  dir: string,
+  timeZone: string,
+  options: ImportOptions = {}
+): Promise<ImportResult> {
   const ctx: Ctx = {
     db,
     time: new ReportTime(timeZone),
     now: options.now ?? Date.now,
-    chunkRows: options.chunkRows ?? (Number(process.env.FILTERD_STATS_IMPORT_CHUNK_ROWS) || kChunkRows),
+    chunkRows: options.chunkRows ?? (Number(process.env.FILTERD_STATS_IMPORT_CHUNK_ROWS) || CHUNK_ROWS),
     onChunk: options.onChunk ?? pauseHookFromEnv(),
     rowsSoFar: 0
   }
@@ -108,7 +113,7 @@ export async function importClosedFiles (db: StatsDb, dir: string, timeZone: str
 }
 
 /** Imports one closed file from where its progress record says; `undefined` when it was already done. */
-async function importFile (ctx: Ctx, dir: string, name: string): Promise<{ rows: number, skipped: number } | undefined> {
+async function importFile(ctx: Ctx, dir: string, name: string): Promise<{ rows: number; skipped: number } | undefined> {
   const path = join(dir, name)
   const first = ctx.db.files.get(name)
   if (first?.done === true) {
@@ -121,7 +126,7 @@ async function importFile (ctx: Ctx, dir: string, name: string): Promise<{ rows:
   const fh = await open(path, 'r')
   try {
     const size = (await fh.stat()).size
-    let buf = Buffer.allocUnsafe(Math.min(kReadBytes, Math.max(size, 1)))
+    let buf = Buffer.allocUnsafe(Math.min(READ_BYTES, Math.max(size, 1)))
     for (;;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, offset)
       const atEof = offset + bytesRead >= size
@@ -165,17 +170,25 @@ async function importFile (ctx: Ctx, dir: string, name: string): Promise<{ rows:
  * local import: nothing happens unless the ledger's offset for `name` is `from`. Hosts sharing Redis
  * apply every host's chunks this way (engine/replica/stats.ts), under the name `<host>/<file>`.
  */
-export async function applyRecords (db: StatsDb, timeZone: string, name: string, from: number, to: number, done: boolean,
-  records: string[][], now: () => number = Date.now): Promise<boolean> {
-  const ctx: Ctx = { db, time: new ReportTime(timeZone), now, chunkRows: kChunkRows, onChunk: undefined, rowsSoFar: 0 }
+export async function applyRecords(
+  db: StatsDb,
+  timeZone: string,
+  name: string,
+  from: number,
+  to: number,
+  done: boolean,
+  records: string[][],
+  now: () => number = Date.now
+): Promise<boolean> {
+  const ctx: Ctx = { db, time: new ReportTime(timeZone), now, chunkRows: CHUNK_ROWS, onChunk: undefined, rowsSoFar: 0 }
   return (await applyChunk(ctx, name, from, to, done, records, 0)).kind === 'applied'
 }
 
 type ChunkOutcome =
-  | { kind: 'applied', rows: number, skipped: number, progress: ImportProgress }
-  | { kind: 'moved', progress: ImportProgress }
+  | { kind: 'applied'; rows: number; skipped: number; progress: ImportProgress }
+  | { kind: 'moved'; progress: ImportProgress }
 
-function add (map: Map<string, number[]>, key: string, width: number, i: number): number[] {
+function add(map: Map<string, number[]>, key: string, width: number, i: number): number[] {
   let v = map.get(key)
   if (v === undefined) {
     v = new Array<number>(width).fill(0)
@@ -198,11 +211,19 @@ interface ChunkSums {
   skipped: number
 }
 
-function sumChunk (ctx: Ctx, now: number, records: string[][], alreadySkipped: number): ChunkSums {
+function sumChunk(ctx: Ctx, now: number, records: string[][], alreadySkipped: number): ChunkSums {
   const { time } = ctx
   const keepDay = time.aggregateRetentionStart(now)
   const keepRaw = now - RAW_RETENTION_MS
-  const sums: ChunkSums = { hours: new Map(), days: new Map(), domains: new Map(), domainCats: new Map(), raws: [], rows: 0, skipped: alreadySkipped }
+  const sums: ChunkSums = {
+    hours: new Map(),
+    days: new Map(),
+    domains: new Map(),
+    domainCats: new Map(),
+    raws: [],
+    rows: 0,
+    skipped: alreadySkipped
+  }
   const { hours, days, domains, domainCats, raws } = sums
   for (const fields of records) {
     const row = decodeRow(fields)
@@ -224,20 +245,43 @@ function sumChunk (ctx: Ctx, now: number, records: string[][], alreadySkipped: n
         add(hours, hk, 2, 0)
         add(days, dk, 2, 0)
         const dv = add(domains, nk, 3, 0)
-        if (isBlock) { hours.get(hk)![1]! += 1; days.get(dk)![1]! += 1; dv[2]! += 1 }
+        if (isBlock) {
+          hours.get(hk)![1]! += 1
+          days.get(dk)![1]! += 1
+          dv[2]! += 1
+        }
         if (row.nxdomain) dv[1]! += 1
         domainCats.set(nk, row.cats)
       }
     }
     if (row.created >= keepRaw) {
-      raws.push([user, [row.created, row.nxdomain ? 1 : 0, row.address, row.host, row.blockedHost, row.reason, row.cats, row.blockedCats]])
+      raws.push([
+        user,
+        [
+          row.created,
+          row.nxdomain ? 1 : 0,
+          row.address,
+          row.host,
+          row.blockedHost,
+          row.reason,
+          row.cats,
+          row.blockedCats
+        ]
+      ])
     }
   }
   return sums
 }
 
-async function applyChunk (ctx: Ctx, name: string, from: number, to: number, done: boolean, records: string[][],
-  alreadySkipped: number): Promise<ChunkOutcome> {
+async function applyChunk(
+  ctx: Ctx,
+  name: string,
+  from: number,
+  to: number,
+  done: boolean,
+  records: string[][],
+  alreadySkipped: number
+): Promise<ChunkOutcome> {
   const { db } = ctx
   const now = ctx.now()
   const { hours, days, domains, domainCats, raws, rows, skipped } = sumChunk(ctx, now, records, alreadySkipped)
@@ -251,13 +295,13 @@ async function applyChunk (ctx: Ctx, name: string, from: number, to: number, don
       const [user, hour] = k.split(SEP) as [string, string]
       const key: [string, number] = [user, Number(hour)]
       const old = db.hour.get(key)
-      void db.hour.put(key, old === undefined ? v as Pair : [old[0] + v[0]!, old[1] + v[1]!])
+      void db.hour.put(key, old === undefined ? (v as Pair) : [old[0] + v[0]!, old[1] + v[1]!])
     }
     for (const [k, v] of days) {
       const [user, day] = k.split(SEP) as [string, string]
       const key: [string, number] = [user, Number(day)]
       const old = db.day.get(key)
-      void db.day.put(key, old === undefined ? v as Pair : [old[0] + v[0]!, old[1] + v[1]!])
+      void db.day.put(key, old === undefined ? (v as Pair) : [old[0] + v[0]!, old[1] + v[1]!])
     }
     for (const [k, v] of domains) {
       const a = k.indexOf(SEP)
@@ -265,9 +309,10 @@ async function applyChunk (ctx: Ctx, name: string, from: number, to: number, don
       const key: [string, number, string] = [k.slice(0, a), Number(k.slice(a + 1, b)), k.slice(b + 1)]
       const cats = domainCats.get(k) ?? []
       const old = db.domain.get(key)
-      const value: DomainValue = old === undefined
-        ? [v[0]!, v[1]!, v[2]!, cats]
-        : [old[0] + v[0]!, old[1] + v[1]!, old[2] + v[2]!, cats.length > 0 ? cats : old[3]]
+      const value: DomainValue =
+        old === undefined
+          ? [v[0]!, v[1]!, v[2]!, cats]
+          : [old[0] + v[0]!, old[1] + v[1]!, old[2] + v[2]!, cats.length > 0 ? cats : old[3]]
       void db.domain.put(key, value)
     }
     let seq = db.meta.get('seq') ?? 0
@@ -294,9 +339,9 @@ type AnyKey = Array<string | number>
  * Collects keys below `cutoff` in their second element, user by user: one range scan per user
  * instead of a scan of the whole database.
  */
-function oldKeys (db: StatsDb['hour'] | StatsDb['domain'] | StatsDb['raw'], cutoff: number): AnyKey[] {
+function oldKeys(db: StatsDb['hour'] | StatsDb['domain'] | StatsDb['raw'], cutoff: number): AnyKey[] {
   const out: AnyKey[] = []
-  const anyDb = db as unknown as { getKeys (o: { start?: AnyKey, end?: AnyKey, limit?: number }): Iterable<AnyKey> }
+  const anyDb = db as unknown as { getKeys(o: { start?: AnyKey; end?: AnyKey; limit?: number }): Iterable<AnyKey> }
   let start: AnyKey | undefined
   for (;;) {
     let user: string | undefined
@@ -309,10 +354,10 @@ function oldKeys (db: StatsDb['hour'] | StatsDb['domain'] | StatsDb['raw'], cuto
 }
 
 /** Removes raw rows older than a day, aggregates older than three months, and old progress records. */
-export async function pruneStats (db: StatsDb, timeZone: string, now: number): Promise<number> {
+export async function pruneStats(db: StatsDb, timeZone: string, now: number): Promise<number> {
   const time = new ReportTime(timeZone)
   const keepDay = time.aggregateRetentionStart(now)
-  const work: Array<[{ remove (k: never): unknown }, AnyKey[]]> = [
+  const work: Array<[{ remove(k: never): unknown }, AnyKey[]]> = [
     [db.raw, oldKeys(db.raw, now - RAW_RETENTION_MS)],
     // A day of slack on hours: an hour is reported by its local date, which may be a day off UTC's.
     [db.hour, oldKeys(db.hour, (keepDay - 1) * 24)],
@@ -321,14 +366,16 @@ export async function pruneStats (db: StatsDb, timeZone: string, now: number): P
   ]
   const oldFiles: string[] = []
   for (const { key, value } of db.files.getRange()) {
-    if (value.done && value.updated < now - kFilesRetentionMs) oldFiles.push(key)
+    if (value.done && value.updated < now - FILES_RETENTION_MS) oldFiles.push(key)
   }
   work.push([db.files, oldFiles as never])
   let n = 0
   for (const [target, keys] of work) {
-    for (let i = 0; i < keys.length; i += kPruneBatch) {
-      const batch = keys.slice(i, i + kPruneBatch)
-      await db.root.transaction(() => { for (const k of batch) target.remove(k as never) })
+    for (let i = 0; i < keys.length; i += PRUNE_BATCH) {
+      const batch = keys.slice(i, i + PRUNE_BATCH)
+      await db.root.transaction(() => {
+        for (const k of batch) target.remove(k as never)
+      })
       n += batch.length
     }
   }
@@ -338,14 +385,14 @@ export async function pruneStats (db: StatsDb, timeZone: string, now: number): P
 export interface StatsImporter {
   readonly statsDb: StatsDb
   /** Imports now (after any import already running); the timer keeps its schedule. */
-  importNow (): Promise<ImportResult>
+  importNow(): Promise<ImportResult>
   /** Stops the timer, waits for a running import, and closes the environment if it opened it. */
-  close (): Promise<void>
+  close(): Promise<void>
   /** The timer's last import (when, and what it did or why it failed), for /health and `filterd status`. */
   readonly last: LastImport | undefined
 }
 
-export type LastImport = { at: string, files: number, rows: number } | { at: string, error: string }
+export type LastImport = { at: string; files: number; rows: number } | { at: string; error: string }
 
 export interface StatsImporterOptions extends ImportOptions {
   /** An environment the api role already opened for the report routes; otherwise `stats.db` is opened. */
@@ -366,7 +413,11 @@ export interface StatsImporterOptions extends ImportOptions {
  * // on shutdown: await importer.close(); await statsDb.close()
  * ```
  */
-export function startStatsImporter (config: Readonly<Config>, logger: Logger, options: StatsImporterOptions = {}): StatsImporter {
+export function startStatsImporter(
+  config: Readonly<Config>,
+  logger: Logger,
+  options: StatsImporterOptions = {}
+): StatsImporter {
   const owned = options.statsDb === undefined
   const statsDb = options.statsDb ?? openStatsDb(config.stats.db)
   const importOptions: ImportOptions = { ...options, logger }
@@ -380,13 +431,16 @@ export function startStatsImporter (config: Readonly<Config>, logger: Logger, op
   }
   const tick = (): void => {
     if (closed) return
-    importNow().then((r) => {
-      last = { at: new Date().toISOString(), files: r.files, rows: r.rows }
-      if (r.files > 0 || r.pruned > 0) logger.info(r, 'statistics imported')
-    }, (err: unknown) => {
-      last = { at: new Date().toISOString(), error: (err as Error).message }
-      logger.error({ err }, 'statistics import failed')
-    })
+    importNow().then(
+      (r) => {
+        last = { at: new Date().toISOString(), files: r.files, rows: r.rows }
+        if (r.files > 0 || r.pruned > 0) logger.info(r, 'statistics imported')
+      },
+      (err: unknown) => {
+        last = { at: new Date().toISOString(), error: (err as Error).message }
+        logger.error({ err }, 'statistics import failed')
+      }
+    )
   }
   const intervalMs = options.intervalMs ?? config.stats['import-interval'] * 1000
   let timer: NodeJS.Timeout | undefined
@@ -398,8 +452,10 @@ export function startStatsImporter (config: Readonly<Config>, logger: Logger, op
   return {
     statsDb,
     importNow,
-    get last () { return last },
-    async close () {
+    get last() {
+      return last
+    },
+    async close() {
       if (closed) return
       closed = true
       if (timer !== undefined) clearInterval(timer)

@@ -4,10 +4,34 @@
  * report to the vendor. docs/statistics.md describes the files, the exactly-once import, retention,
  * time zones and the reserved anonymous user.
  */
-export { createCsvQueryLog, createQueryLogSink, type CsvQueryLog, type CsvQueryLogOptions, type CsvFileIo } from './writer.js'
-export { importClosedFiles, startStatsImporter, type ImportOptions, type ImportResult, type LastImport, type StatsImporter, type StatsImporterOptions } from './importer.js'
+export {
+  createCsvQueryLog,
+  createQueryLogSink,
+  type CsvQueryLog,
+  type CsvQueryLogOptions,
+  type CsvFileIo
+} from './writer.js'
+export {
+  importClosedFiles,
+  startStatsImporter,
+  type ImportOptions,
+  type ImportResult,
+  type LastImport,
+  type StatsImporter,
+  type StatsImporterOptions
+} from './importer.js'
 export { openStatsDb, type StatsDb } from './db.js'
-export { activityByDay, activityByHour, detail, rawLastHour, topDomains, type Chart, type Detail, type DomainFilter, type RawReport } from './reports.js'
+export {
+  activityByDay,
+  activityByHour,
+  detail,
+  rawLastHour,
+  topDomains,
+  type Chart,
+  type Detail,
+  type DomainFilter,
+  type RawReport
+} from './reports.js'
 export { startUsageReporter, type UsageClaim, type UsageReporter, type UsageReporterOptions } from './usage-report.js'
 export { ANONYMOUS_USER, BLOCK_REASONS, closeCurrentParts, partsOpenedBy, recoverStaleParts } from './files.js'
 export { CSV_HEADER, formatRow, parseRecords, decodeRow, type StatsRow } from './csv.js'

@@ -11,32 +11,36 @@ import type { ReportTime } from './time.js'
 export interface Overview {
   hours: Chart
   days: Chart
-  totals: { requests: number, blocks: number }
-  anonymous: { requests: number, blocks: number }
-  users: { requests: number, blocks: number }
+  totals: { requests: number; blocks: number }
+  anonymous: { requests: number; blocks: number }
+  users: { requests: number; blocks: number }
   /** Most blocked names of the range: name, blocks, requests, categories. */
-  topBlocked: Array<{ domain: string, blocks: number, requests: number, cats: number[] }>
+  topBlocked: Array<{ domain: string; blocks: number; requests: number; cats: number[] }>
   /** Blocks per category of the blocked names (a name in two categories counts for both). */
-  topCategories: Array<{ category: number, blocks: number }>
+  topCategories: Array<{ category: number; blocks: number }>
 }
 
-function sum (chart: Chart): { requests: number, blocks: number } {
-  const total = (label: string): number => (chart.datasets.find((d) => d.label === label)?.data ?? []).reduce((a, b) => a + b, 0)
+function sum(chart: Chart): { requests: number; blocks: number } {
+  const total = (label: string): number =>
+    (chart.datasets.find((d) => d.label === label)?.data ?? []).reduce((a, b) => a + b, 0)
   return { requests: total('Requests'), blocks: total('Blocks') }
 }
 
-export function overview (db: StatsDb, time: ReportTime, from: number, to: number, top = 20): Overview {
+export function overview(db: StatsDb, time: ReportTime, from: number, to: number, top = 20): Overview {
   const days = activityByDay(db, ALL_USERS, from, to)
   const anonDays = activityByDay(db, ANONYMOUS_USER, from, to)
   const totals = sum(days)
   const anonymous = sum(anonDays)
-  const blockedNames = new Map<string, { domain: string, blocks: number, requests: number, cats: number[] }>()
+  const blockedNames = new Map<string, { domain: string; blocks: number; requests: number; cats: number[] }>()
   for (const { key, value } of db.domain.getRange({ start: [ALL_USERS, from], end: [ALL_USERS, to + 1] })) {
     if (value[2] === 0) continue
     const host = key[2]
     const d = blockedNames.get(host)
     if (d === undefined) blockedNames.set(host, { domain: host, blocks: value[2], requests: value[0], cats: value[3] })
-    else { d.blocks += value[2]; d.requests += value[0] }
+    else {
+      d.blocks += value[2]
+      d.requests += value[0]
+    }
   }
   const byCat = new Map<number, number>()
   for (const d of blockedNames.values()) for (const c of d.cats) byCat.set(c, (byCat.get(c) ?? 0) + d.blocks)
@@ -46,7 +50,12 @@ export function overview (db: StatsDb, time: ReportTime, from: number, to: numbe
     totals,
     anonymous,
     users: { requests: totals.requests - anonymous.requests, blocks: totals.blocks - anonymous.blocks },
-    topBlocked: [...blockedNames.values()].sort((a, b) => b.blocks - a.blocks || (a.domain < b.domain ? -1 : 1)).slice(0, top),
-    topCategories: [...byCat].map(([category, blocks]) => ({ category, blocks })).sort((a, b) => b.blocks - a.blocks || a.category - b.category).slice(0, top)
+    topBlocked: [...blockedNames.values()]
+      .sort((a, b) => b.blocks - a.blocks || (a.domain < b.domain ? -1 : 1))
+      .slice(0, top),
+    topCategories: [...byCat]
+      .map(([category, blocks]) => ({ category, blocks }))
+      .sort((a, b) => b.blocks - a.blocks || a.category - b.category)
+      .slice(0, top)
   }
 }

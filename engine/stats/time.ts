@@ -15,7 +15,7 @@ import { EngineError } from '../errors.js'
 const DAY_MS = 86_400_000
 export const HOUR_MS = 3_600_000
 const QUARTER_MS = 900_000
-const kCacheMax = 50_000
+const CACHE_MAX = 50_000
 
 export class ReportTime {
   readonly timeZone: string
@@ -23,69 +23,84 @@ export class ReportTime {
   readonly #fmt: Intl.DateTimeFormat | null
   #offsets = new Map<number, number>()
 
-  constructor (timeZone = 'UTC') {
+  constructor(timeZone = 'UTC') {
     this.timeZone = timeZone
     this.#isUtc = timeZone === 'UTC' || timeZone === 'Etc/UTC'
     try {
       this.#fmt = this.#isUtc
         ? null
         : new Intl.DateTimeFormat('en-US', {
-          timeZone,
-          hourCycle: 'h23',
-          year: 'numeric',
-          month: 'numeric',
-          day: 'numeric',
-          hour: 'numeric',
-          minute: 'numeric'
-        })
+            timeZone,
+            hourCycle: 'h23',
+            year: 'numeric',
+            month: 'numeric',
+            day: 'numeric',
+            hour: 'numeric',
+            minute: 'numeric'
+          })
     } catch (err) {
       throw new EngineError('ENGINE_CONFIG_INVALID', `stats.timezone: unknown time zone "${timeZone}"`, { cause: err })
     }
   }
 
   /** Local time minus UTC at `ms`, in ms. */
-  offsetAt (ms: number): number {
+  offsetAt(ms: number): number {
     if (this.#fmt === null) return 0
     const q = Math.floor(ms / QUARTER_MS)
     let off = this.#offsets.get(q)
     if (off === undefined) {
       const at = q * QUARTER_MS
-      let y = 0; let mo = 0; let d = 0; let h = 0; let mi = 0
+      let y = 0
+      let mo = 0
+      let d = 0
+      let h = 0
+      let mi = 0
       for (const p of this.#fmt.formatToParts(at)) {
         switch (p.type) {
-          case 'year': y = Number(p.value); break
-          case 'month': mo = Number(p.value); break
-          case 'day': d = Number(p.value); break
-          case 'hour': h = Number(p.value); break
-          case 'minute': mi = Number(p.value); break
-          default: break
+          case 'year':
+            y = Number(p.value)
+            break
+          case 'month':
+            mo = Number(p.value)
+            break
+          case 'day':
+            d = Number(p.value)
+            break
+          case 'hour':
+            h = Number(p.value)
+            break
+          case 'minute':
+            mi = Number(p.value)
+            break
+          default:
+            break
         }
       }
       off = Date.UTC(y, mo - 1, d, h, mi) - at
-      if (this.#offsets.size >= kCacheMax) this.#offsets = new Map()
+      if (this.#offsets.size >= CACHE_MAX) this.#offsets = new Map()
       this.#offsets.set(q, off)
     }
     return off
   }
 
   /** The local calendar date at `ms`, as a day number. */
-  dayOf (ms: number): number {
+  dayOf(ms: number): number {
     return Math.floor((ms + this.offsetAt(ms)) / DAY_MS)
   }
 
   /** `YYYY-MM-DD HH:MM:SS`, local. */
-  formatTime (ms: number): string {
+  formatTime(ms: number): string {
     const iso = new Date(ms + this.offsetAt(ms)).toISOString()
     return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
   }
 
   /** The label of a UTC hour: its local start time, `YYYY-MM-DD HH:MM:SS`. */
-  hourLabel (utcHour: number): string {
+  hourLabel(utcHour: number): string {
     return this.formatTime(utcHour * HOUR_MS)
   }
 
   /** The UTC hours whose local start falls on the days `from`..`to` (inclusive). */
-  hoursOfDays (from: number, to: number): number[] {
+  hoursOfDays(from: number, to: number): number[] {
     // Real offsets lie within ±14 h: scan a little wider and keep the hours that start on those dates.
     const first = Math.floor((from * DAY_MS - 15 * HOUR_MS) / HOUR_MS)
     const last = Math.ceil(((to + 1) * DAY_MS + 15 * HOUR_MS) / HOUR_MS)
@@ -101,24 +116,26 @@ export class ReportTime {
    * The first day kept by aggregate retention: the local date three calendar months before the
    * local date at `now` (2024-05-31 → 2024-03-02, JavaScript's month overflow).
    */
-  aggregateRetentionStart (now: number): number {
+  aggregateRetentionStart(now: number): number {
     const today = new Date(this.dayOf(now) * DAY_MS)
     return Math.floor(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 3, today.getUTCDate()) / DAY_MS)
   }
 }
 
 /** `YYYY-MM-DD` of a day number. */
-export function formatDay (day: number): string {
+export function formatDay(day: number): string {
   return new Date(day * DAY_MS).toISOString().slice(0, 10)
 }
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/
 
 /** The day number of a `YYYY-MM-DD` date, or `undefined` when it is malformed or not a real date. */
-export function parseDay (text: string): number | undefined {
+export function parseDay(text: string): number | undefined {
   const m = DATE_RE.exec(text)
   if (m === null) return undefined
-  const y = Number(m[1]); const mo = Number(m[2]); const d = Number(m[3])
+  const y = Number(m[1])
+  const mo = Number(m[2])
+  const d = Number(m[3])
   const ms = Date.UTC(y, mo - 1, d)
   const back = new Date(ms)
   if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d) return undefined

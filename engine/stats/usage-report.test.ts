@@ -12,13 +12,15 @@ import { testSettings } from '../testing/replica.js'
 import { redisClient, startRedis } from '../testing/redis.js'
 import { startUsageReporter, usageClaimMs, vendorKeyDigest, type UsageReporter } from './usage-report.js'
 
-function keyFiles (root: string): { pub: string, priv: string, digest: string } {
+function keyFiles(root: string): { pub: string; priv: string; digest: string } {
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   const pub = join(root, 'vendor.pub')
   const priv = join(root, 'vendor.key')
   writeFileSync(pub, publicKey.export({ type: 'spki', format: 'pem' }))
   writeFileSync(priv, privateKey.export({ type: 'pkcs8', format: 'pem' }))
-  const digest = createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex')
+  const digest = createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex')
   return { pub, priv, digest }
 }
 
@@ -32,24 +34,35 @@ test('derives the key as the SHA-256 of the DER SubjectPublicKeyInfo, from a pub
 })
 
 test('posts the key and the number of user IP entries as a form and takes ok as success', async (t: TestContext) => {
-  const received: Array<{ type: string | undefined, body: string }> = []
+  const received: Array<{ type: string | undefined; body: string }> = []
   let answer = 'ok'
   const server = createServer((req, res) => {
     let body = ''
-    req.setEncoding('utf8').on('data', (c: string) => { body += c }).on('end', () => {
-      received.push({ type: req.headers['content-type'], body })
-      res.end(answer)
-    })
+    req
+      .setEncoding('utf8')
+      .on('data', (c: string) => {
+        body += c
+      })
+      .on('end', () => {
+        received.push({ type: req.headers['content-type'], body })
+        res.end(answer)
+      })
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
-  t.after(() => { server.close() })
+  t.after(() => {
+    server.close()
+  })
   const port = (server.address() as { port: number }).port
   const probe = statsTestEnv(t)
   const k = keyFiles(probe.root)
   const env = statsTestEnv(t, { 'vendor-url': `http://127.0.0.1:${port}/stat`, 'vendor-key': k.pub })
-  const reporter = startUsageReporter(env.config, { addressCount: () => 42 }, silentLogger(), { firstDelayMs: 3_600_000 })
-  t.after(() => { reporter.close() })
+  const reporter = startUsageReporter(env.config, { addressCount: () => 42 }, silentLogger(), {
+    firstDelayMs: 3_600_000
+  })
+  t.after(() => {
+    reporter.close()
+  })
   t.assert.strictEqual(await reporter.reportNow(), true)
   t.assert.deepStrictEqual(received, [{ type: 'application/x-www-form-urlencoded', body: `key=${k.digest}&count=42` }])
   answer = 'error'
@@ -60,7 +73,11 @@ test('retries a failed report with a doubling delay, then returns to the interva
   t.mock.timers.enable({ apis: ['setTimeout'] })
   const probe = statsTestEnv(t)
   const k = keyFiles(probe.root)
-  const env = statsTestEnv(t, { 'vendor-url': 'https://vendor.example/stat', 'vendor-key': k.pub, 'vendor-interval': 3600 })
+  const env = statsTestEnv(t, {
+    'vendor-url': 'https://vendor.example/stat',
+    'vendor-key': k.pub,
+    'vendor-interval': 3600
+  })
   const answers = [new Error('down'), 'busy', 'ok', 'ok']
   const calls: number[] = []
   let clock = 0
@@ -70,8 +87,14 @@ test('retries a failed report with a doubling delay, then returns to the interva
     if (a instanceof Error) throw a
     return new Response(a)
   }) as unknown as typeof fetch
-  const reporter = startUsageReporter(env.config, { addressCount: () => 1 }, silentLogger(), { fetch: fakeFetch, firstDelayMs: 10, retryMs: 100 })
-  t.after(() => { reporter.close() })
+  const reporter = startUsageReporter(env.config, { addressCount: () => 1 }, silentLogger(), {
+    fetch: fakeFetch,
+    firstDelayMs: 10,
+    retryMs: 100
+  })
+  t.after(() => {
+    reporter.close()
+  })
   // The report reads the key file (real I/O), so wait, boundedly, for each call to happen and settle.
   const settle = async (n: number): Promise<void> => {
     const deadline = Date.now() + 10_000 // real time: only setTimeout is mocked
@@ -103,24 +126,47 @@ test('hosts sharing a Redis send one usage report per interval between them; a f
   const received: string[] = []
   const server = createServer((req, res) => {
     let body = ''
-    req.setEncoding('utf8').on('data', (c: string) => { body += c }).on('end', () => { received.push(body); res.end(answer) })
+    req
+      .setEncoding('utf8')
+      .on('data', (c: string) => {
+        body += c
+      })
+      .on('end', () => {
+        received.push(body)
+        res.end(answer)
+      })
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
-  t.after(() => { server.close() })
+  t.after(() => {
+    server.close()
+  })
   const port = (server.address() as { port: number }).port
   const redis = await startRedis()
-  t.after(async () => { await redis.stop() })
+  t.after(async () => {
+    await redis.stop()
+  })
   const probe = statsTestEnv(t)
   const k = keyFiles(probe.root)
-  const env = statsTestEnv(t, { 'vendor-url': `http://127.0.0.1:${port}/stat`, 'vendor-key': k.pub, 'vendor-interval': 3600 })
+  const env = statsTestEnv(t, {
+    'vendor-url': `http://127.0.0.1:${port}/stat`,
+    'vendor-key': k.pub,
+    'vendor-interval': 3600
+  })
   const key = `t${process.pid}:usage-report`
   const reporters = ['hostA', 'hostB'].map((holder) => {
     // As the api role connects: no offline queue, so a command fails at once while Redis is away.
     const client = connectSharedStore(testSettings(redis.host, redis.port))
-    t.after(() => { client.disconnect() })
-    const reporter = startUsageReporter(env.config, { addressCount: () => 7 }, silentLogger(), { firstDelayMs: 3_600_000, claim: redisPeriodClaim(client, key, holder) })
-    t.after(() => { reporter.close() })
+    t.after(() => {
+      client.disconnect()
+    })
+    const reporter = startUsageReporter(env.config, { addressCount: () => 7 }, silentLogger(), {
+      firstDelayMs: 3_600_000,
+      claim: redisPeriodClaim(client, key, holder)
+    })
+    t.after(() => {
+      reporter.close()
+    })
     return reporter
   })
   const [a, b] = reporters as [UsageReporter, UsageReporter]
@@ -159,7 +205,9 @@ test('hosts sharing a Redis send one usage report per interval between them; a f
 
 test('a claim taken with SET NX PX lapses by itself; only its holder gives it back', async (t: TestContext) => {
   const redis = await startRedis()
-  t.after(async () => { await redis.stop() })
+  t.after(async () => {
+    await redis.stop()
+  })
   const c1 = redisClient(t, redis)
   const c2 = redisClient(t, redis)
   const key = `t${process.pid}:claim`
@@ -168,7 +216,7 @@ test('a claim taken with SET NX PX lapses by itself; only its holder gives it ba
   t.assert.strictEqual(await a.take(300), true)
   t.assert.strictEqual(await b.take(300), false)
   await b.release()
-  t.assert.strictEqual(await b.take(300), false, 'B cannot give back A\'s claim')
+  t.assert.strictEqual(await b.take(300), false, "B cannot give back A's claim")
   await new Promise((resolve) => setTimeout(resolve, 600))
   t.assert.strictEqual(await b.take(60_000), true, 'lapsed: another host takes it')
   await a.release()

@@ -29,8 +29,8 @@ import type { Store } from '../store/index.js'
 
 export interface UsageReporter {
   /** Sends one report now; resolves true on `ok`. Never rejects. */
-  reportNow (): Promise<boolean>
-  close (): void
+  reportNow(): Promise<boolean>
+  close(): void
 }
 
 export interface UsageReporterOptions {
@@ -47,20 +47,22 @@ export interface UsageReporterOptions {
 
 /** engine/replica/claim.ts's PeriodClaim, as the reporter uses it. */
 export interface UsageClaim {
-  take (ms: number): Promise<boolean>
-  release (): Promise<void>
+  take(ms: number): Promise<boolean>
+  release(): Promise<void>
 }
 
 /** How long a sender holds the claim: the interval less a tenth (at most 5 s). */
-export function usageClaimMs (intervalMs: number): number {
+export function usageClaimMs(intervalMs: number): number {
   return intervalMs - Math.min(5000, intervalMs / 10)
 }
 
 /** The `key` field: hex SHA-256 of the DER SubjectPublicKeyInfo of the key (or certificate) in `pem`. */
-export function vendorKeyDigest (pem: string | Buffer): string {
+export function vendorKeyDigest(pem: string | Buffer): string {
   const text = pem.toString()
   const key = text.includes('BEGIN CERTIFICATE') ? new X509Certificate(text).publicKey : createPublicKey(text)
-  return createHash('sha256').update(key.export({ type: 'spki', format: 'der' })).digest('hex')
+  return createHash('sha256')
+    .update(key.export({ type: 'spki', format: 'der' }))
+    .digest('hex')
 }
 
 /**
@@ -72,10 +74,14 @@ export function vendorKeyDigest (pem: string | Buffer): string {
  * // on shutdown: usage.close()
  * ```
  */
-export function startUsageReporter (config: Readonly<Config>, store: Pick<Store, 'addressCount'>, logger: Logger,
-  options: UsageReporterOptions = {}): UsageReporter {
+export function startUsageReporter(
+  config: Readonly<Config>,
+  store: Pick<Store, 'addressCount'>,
+  logger: Logger,
+  options: UsageReporterOptions = {}
+): UsageReporter {
   const url = config.stats['vendor-url']
-  if (url === undefined || url === '') return { reportNow: async () => false, close () {} }
+  if (url === undefined || url === '') return { reportNow: async () => false, close() {} }
   const keyFile = config.stats['vendor-key']
   const doFetch = options.fetch ?? fetch
   const intervalMs = config.stats['vendor-interval'] * 1000
@@ -119,19 +125,24 @@ export function startUsageReporter (config: Readonly<Config>, store: Pick<Store,
   }
 
   const reportNow = (): Promise<boolean> => {
-    running ??= once().finally(() => { running = undefined })
+    running ??= once().finally(() => {
+      running = undefined
+    })
     return running
   }
 
   const schedule = (ms: number): void => {
     if (closed) return
     timer = setTimeout(() => {
-      reportNow().then((ok) => {
-        if (ok) retry = firstRetry
-        const next = ok ? intervalMs : retry
-        if (!ok) retry = Math.min(retry * 2, intervalMs)
-        schedule(next)
-      }, () => {})
+      reportNow().then(
+        (ok) => {
+          if (ok) retry = firstRetry
+          const next = ok ? intervalMs : retry
+          if (!ok) retry = Math.min(retry * 2, intervalMs)
+          schedule(next)
+        },
+        () => {}
+      )
     }, ms)
     timer.unref()
   }
@@ -139,7 +150,7 @@ export function startUsageReporter (config: Readonly<Config>, store: Pick<Store,
 
   return {
     reportNow,
-    close () {
+    close() {
       closed = true
       if (timer !== undefined) clearTimeout(timer)
     }

@@ -7,7 +7,7 @@ import { statsTestEnv, rec, blocked } from './testing/fixtures.js'
 import { createCsvQueryLog, type CsvFileIo } from './writer.js'
 import type { QueryLogSink } from '../querylog/index.js'
 
-function rowsOf (path: string): ReturnType<typeof decodeRow>[] {
+function rowsOf(path: string): ReturnType<typeof decodeRow>[] {
   const out: string[][] = []
   parseRecords(readFileSync(path).toString('latin1'), 0, Infinity, out)
   return out.slice(1).map((f) => decodeRow(f))
@@ -30,8 +30,28 @@ test('writes one CSV row per record and closes the file under a queries-*.csv na
   t.assert.deepStrictEqual(readdirSync(env.config.stats.dir), [path.split('/').pop()])
   const rows = rowsOf(path)
   t.assert.deepStrictEqual(rows, [
-    { created: T0, nxdomain: false, address: '10.0.0.1', host: 'a.example', blockedHost: '', reason: 'none', cats: [], blockedCats: [], user: 'alice' },
-    { created: T0 + 1, nxdomain: false, address: '10.0.0.2', host: 'bad,name.example', blockedHost: 'bad,name.example', reason: 'category', cats: [7, 9], blockedCats: [7, 9], user: '' }
+    {
+      created: T0,
+      nxdomain: false,
+      address: '10.0.0.1',
+      host: 'a.example',
+      blockedHost: '',
+      reason: 'none',
+      cats: [],
+      blockedCats: [],
+      user: 'alice'
+    },
+    {
+      created: T0 + 1,
+      nxdomain: false,
+      address: '10.0.0.2',
+      host: 'bad,name.example',
+      blockedHost: 'bad,name.example',
+      reason: 'category',
+      cats: [7, 9],
+      blockedCats: [7, 9],
+      user: ''
+    }
   ])
   t.assert.strictEqual(await log.rotateNow(), undefined, 'nothing to close: no empty file')
   t.assert.strictEqual(log.writtenRows, 2)
@@ -51,9 +71,14 @@ test('rotates the file every stats.rotate seconds', async (t: TestContext) => {
   t.mock.timers.tick(1)
   // The timer's rotation is queued before this call, so this one finds no file open.
   t.assert.strictEqual(await log.rotateNow(), undefined)
-  const closed = readdirSync(env.config.stats.dir).filter((n) => n.endsWith('.csv')).sort()
+  const closed = readdirSync(env.config.stats.dir)
+    .filter((n) => n.endsWith('.csv'))
+    .sort()
   t.assert.strictEqual(closed.length, 2)
-  t.assert.deepStrictEqual(rowsOf(join(env.config.stats.dir, closed[1]!)).map((r) => r?.host), ['b.example'])
+  t.assert.deepStrictEqual(
+    rowsOf(join(env.config.stats.dir, closed[1]!)).map((r) => r?.host),
+    ['b.example']
+  )
 })
 
 test('rotates early when the file reaches stats.max-file-size', async (t: TestContext) => {
@@ -61,12 +86,15 @@ test('rotates early when the file reaches stats.max-file-size', async (t: TestCo
   const log = createCsvQueryLog(env.config, silentLogger(), { flushIntervalMs: 0, controlPollMs: 0 })
   t.after(() => log.close())
   for (let batch = 0; batch < 10; batch++) {
-    for (let i = 0; i < 20; i++) log.write(rec(T0 + batch * 20 + i, '192.0.2.1', 'alice', `host-${batch}-${i}.example.com`))
+    for (let i = 0; i < 20; i++)
+      log.write(rec(T0 + batch * 20 + i, '192.0.2.1', 'alice', `host-${batch}-${i}.example.com`))
     await log.flush()
   }
   await log.rotateNow()
   const dir = env.config.stats.dir
-  const closed = readdirSync(dir).filter((n) => n.endsWith('.csv')).sort()
+  const closed = readdirSync(dir)
+    .filter((n) => n.endsWith('.csv'))
+    .sort()
   t.assert.ok(closed.length >= 3, `${closed.length} files`)
   let total = 0
   for (const [i, n] of closed.entries()) {
@@ -81,10 +109,20 @@ test('drops and counts rows instead of queueing them when the disk stalls', asyn
   const env = statsTestEnv(t)
   let writes = 0
   const stalled: CsvFileIo = {
-    open: async () => ({ write: async () => { if (writes++ > 0) await new Promise(() => {}) }, close: async () => {} }),
+    open: async () => ({
+      write: async () => {
+        if (writes++ > 0) await new Promise(() => {})
+      },
+      close: async () => {}
+    }),
     rename: async () => {}
   }
-  const log = createCsvQueryLog(env.config, silentLogger(), { flushIntervalMs: 0, controlPollMs: 0, io: stalled, maxPendingBytes: 2000 })
+  const log = createCsvQueryLog(env.config, silentLogger(), {
+    flushIntervalMs: 0,
+    controlPollMs: 0,
+    io: stalled,
+    maxPendingBytes: 2000
+  })
   const line = rec(T0, '10.0.0.1', 'alice', 'a.example')
   for (let i = 0; i < 10; i++) log.write(line)
   void log.flush() // takes the 10 rows in flight, and never finishes
@@ -172,8 +210,14 @@ test('rows fill 64 KiB chunks in order, a row larger than a chunk gets one of it
   }
   const path = await log.rotateNow()
   const rows = rowsOf(path!)
-  t.assert.deepStrictEqual(rows.map((r) => r?.host), hosts)
-  t.assert.deepStrictEqual(rows.map((r) => r?.created), hosts.map((_, i) => T0 + i))
+  t.assert.deepStrictEqual(
+    rows.map((r) => r?.host),
+    hosts
+  )
+  t.assert.deepStrictEqual(
+    rows.map((r) => r?.created),
+    hosts.map((_, i) => T0 + i)
+  )
   t.assert.strictEqual(rows[1]!.user, 'böb')
   t.assert.strictEqual(log.writtenRows, 2000)
 })

@@ -5,7 +5,7 @@
  * Trade-offs:
  * - `write()` encodes the row's bytes straight into a 64 KiB chunk (no string per row, so nothing
  *   per query is left for the garbage collector); no promise, no syscall. A flush runs on the next
- *   tick once `kFlushBytes` are pending, and once a second otherwise.
+ *   tick once `FLUSH_BYTES` are pending, and once a second otherwise.
  * - Memory is capped: rows waiting for the disk (pending plus the write in flight) may hold
  *   `maxPendingBytes` (8 MiB, about 80,000 rows). Past that, rows are dropped and counted in
  *   `droppedRows` instead of queued without bound: a full or stalled disk costs statistics, never
@@ -26,26 +26,26 @@ import { CONTROL_FILE, closedName, partName, recoverStaleParts } from './files.j
 /** The sink the DNS server is given (structurally an engine/querylog `QueryLogSink`). */
 export interface CsvQueryLog {
   readonly enabled: boolean
-  write (rec: QueryLogRecord): void
+  write(rec: QueryLogRecord): void
   /**
    * Writes every row accepted so far, closes the current file and renames it to its closed name.
    * Resolves with the closed file's path, or `undefined` when there was no row to close.
    */
-  rotateNow (): Promise<string | undefined>
+  rotateNow(): Promise<string | undefined>
   /** Writes every row accepted so far to the current file (no rotation). */
-  flush (): Promise<void>
+  flush(): Promise<void>
   /** Rows dropped since start: the pending cap was reached or the disk refused a write. */
   readonly droppedRows: number
   /** Rows handed to the disk since start. */
   readonly writtenRows: number
   /** Flushes, closes the current file (renamed like a rotation) and stops the timers. */
-  close (): Promise<void>
+  close(): Promise<void>
 }
 
 /** The file operations the writer uses; tests inject a stalled or failing disk. */
 export interface CsvFileIo {
-  open (path: string): Promise<{ write (data: Buffer): Promise<unknown>, close (): Promise<void> }>
-  rename (from: string, to: string): Promise<void>
+  open(path: string): Promise<{ write(data: Buffer): Promise<unknown>; close(): Promise<void> }>
+  rename(from: string, to: string): Promise<void>
 }
 
 export interface CsvQueryLogOptions {
@@ -62,14 +62,14 @@ export interface CsvQueryLogOptions {
   controlPollMs?: number
 }
 
-const kFlushBytes = 64 * 1024
+const FLUSH_BYTES = 64 * 1024
 /** A chunk rows are encoded into; a row larger than this gets a chunk of its own size. */
-const kChunkBytes = 64 * 1024
-const kMaxPendingBytes = 8 * 1024 * 1024
-const kErrorLogIntervalMs = 60_000
+const CHUNK_BYTES = 64 * 1024
+const MAX_PENDING_BYTES = 8 * 1024 * 1024
+const ERROR_LOG_INTERVAL_MS = 60_000
 
 const defaultIo: CsvFileIo = {
-  async open (path) {
+  async open(path) {
     const fh: FileHandle = await open(path, 'a')
     return {
       write: (data: Buffer) => fh.write(data),
@@ -81,7 +81,7 @@ const defaultIo: CsvFileIo = {
 
 const disabledLog: CsvQueryLog = Object.freeze({
   enabled: false,
-  write (_rec: QueryLogRecord): void {},
+  write(_rec: QueryLogRecord): void {},
   rotateNow: async (): Promise<string | undefined> => undefined,
   flush: async (): Promise<void> => {},
   droppedRows: 0,
@@ -99,7 +99,11 @@ const disabledLog: CsvQueryLog = Object.freeze({
  * process.on('SIGUSR1', () => { void queryLog.rotateNow() })
  * ```
  */
-export function createCsvQueryLog (config: Readonly<Config>, logger: Logger, options: CsvQueryLogOptions = {}): CsvQueryLog {
+export function createCsvQueryLog(
+  config: Readonly<Config>,
+  logger: Logger,
+  options: CsvQueryLogOptions = {}
+): CsvQueryLog {
   if (!config.stats.enabled) return disabledLog
   return new CsvWriter(config, logger, options)
 }
@@ -108,7 +112,7 @@ export function createCsvQueryLog (config: Readonly<Config>, logger: Logger, opt
  * The same writer as a `QueryLogSinkFactory` (engine/querylog): the DNS role's `querylogModule`
  * can name this module, and each cluster child creates its own writer (its own files).
  */
-export function createQueryLogSink (ctx: { readonly config: Readonly<Config>, readonly logger: Logger }): CsvQueryLog {
+export function createQueryLogSink(ctx: { readonly config: Readonly<Config>; readonly logger: Logger }): CsvQueryLog {
   return createCsvQueryLog(ctx.config, ctx.logger)
 }
 
@@ -125,7 +129,7 @@ class CsvWriter implements CsvQueryLog {
   readonly #logger: Logger
   /** Full chunks waiting for the disk, then `#chunk` up to `#chunkUsed`. */
   #chunks: Buffer[] = []
-  #chunk: Buffer = Buffer.allocUnsafeSlow(kChunkBytes)
+  #chunk: Buffer = Buffer.allocUnsafeSlow(CHUNK_BYTES)
   #chunkUsed = 0
   /** Bytes in `#chunks` and `#chunk`. */
   #chunkBytes = 0
@@ -142,10 +146,10 @@ class CsvWriter implements CsvQueryLog {
   #lastErrorLog = -Infinity
   readonly #timers: NodeJS.Timeout[] = []
 
-  constructor (config: Readonly<Config>, logger: Logger, options: CsvQueryLogOptions) {
+  constructor(config: Readonly<Config>, logger: Logger, options: CsvQueryLogOptions) {
     this.#dir = config.stats.dir
     this.#maxFileSize = config.stats['max-file-size']
-    this.#maxPending = options.maxPendingBytes ?? kMaxPendingBytes
+    this.#maxPending = options.maxPendingBytes ?? MAX_PENDING_BYTES
     this.#now = options.now ?? Date.now
     this.#io = options.io ?? defaultIo
     this.#pid = options.pid ?? process.pid
@@ -154,24 +158,44 @@ class CsvWriter implements CsvQueryLog {
     // Files a previous process with our pid left behind are closed before we open ours.
     this.#lock = recoverStaleParts(this.#dir, this.#pid).catch(() => [])
     const flushMs = options.flushIntervalMs ?? 1000
-    if (flushMs > 0) this.#every(flushMs, () => { this.#scheduleFlush() })
-    this.#every(config.stats.rotate * 1000, () => { this.rotateNow().catch(() => {}) })
+    if (flushMs > 0)
+      this.#every(flushMs, () => {
+        this.#scheduleFlush()
+      })
+    this.#every(config.stats.rotate * 1000, () => {
+      this.rotateNow().catch(() => {})
+    })
     const pollMs = options.controlPollMs ?? 1000
-    if (pollMs > 0) this.#every(pollMs, () => { this.#checkRequest().catch(() => {}) })
+    if (pollMs > 0)
+      this.#every(pollMs, () => {
+        this.#checkRequest().catch(() => {})
+      })
   }
 
-  #every (ms: number, fn: () => void): void {
+  #every(ms: number, fn: () => void): void {
     const t = setInterval(fn, ms)
     t.unref()
     this.#timers.push(t)
   }
 
-  write (rec: QueryLogRecord): void {
+  write(rec: QueryLogRecord): void {
     if (this.#closed) return
     const bound = rowBound(rec.address, rec.name, rec.blockedName, rec.reason, rec.cats, rec.blockedCats, rec.user)
     if (this.#chunk.length - this.#chunkUsed < bound) this.#nextChunk(bound)
     const start = this.#chunkUsed
-    const end = encodeRow(this.#chunk, start, rec.time, rec.nxdomain, rec.address, rec.name, rec.blockedName, rec.reason, rec.cats, rec.blockedCats, rec.user)
+    const end = encodeRow(
+      this.#chunk,
+      start,
+      rec.time,
+      rec.nxdomain,
+      rec.address,
+      rec.name,
+      rec.blockedName,
+      rec.reason,
+      rec.cats,
+      rec.blockedCats,
+      rec.user
+    )
     const size = end - start
     // Over the cap the row is not kept: its bytes stay past `#chunkUsed`, to be overwritten.
     if (this.#chunkBytes + this.#inFlightBytes + size > this.#maxPending) {
@@ -183,41 +207,41 @@ class CsvWriter implements CsvQueryLog {
     this.#rowsPending++
     // The first row after a rotation opens the next file at once: `filterd stats-import` finds the
     // rows to wait for by their open `.part` file, so rows must not sit in memory without one.
-    if (this.#chunkBytes >= kFlushBytes || this.#file === null) this.#scheduleFlush()
+    if (this.#chunkBytes >= FLUSH_BYTES || this.#file === null) this.#scheduleFlush()
   }
 
   // The current chunk is full: it joins the queue and a new one (at least `bound` bytes) takes its place.
-  #nextChunk (bound: number): void {
+  #nextChunk(bound: number): void {
     if (this.#chunkUsed > 0) this.#chunks.push(this.#chunk.subarray(0, this.#chunkUsed))
-    this.#chunk = Buffer.allocUnsafeSlow(Math.max(kChunkBytes, bound))
+    this.#chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bound))
     this.#chunkUsed = 0
   }
 
-  rotateNow (): Promise<string | undefined> {
+  rotateNow(): Promise<string | undefined> {
     return this.#run(async () => {
       await this.#flush()
       return await this.#closeFile()
     })
   }
 
-  flush (): Promise<void> {
+  flush(): Promise<void> {
     return this.#run(() => this.#flush())
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.#closed) return
     for (const t of this.#timers) clearInterval(t)
     await this.rotateNow()
     this.#closed = true
   }
 
-  #run<T> (fn: () => Promise<T>): Promise<T> {
+  #run<T>(fn: () => Promise<T>): Promise<T> {
     const p = this.#lock.then(fn)
     this.#lock = p.catch(() => {})
     return p
   }
 
-  #scheduleFlush (): void {
+  #scheduleFlush(): void {
     if (this.#flushQueued || this.#chunkBytes === 0) return
     this.#flushQueued = true
     this.#run(async () => {
@@ -226,7 +250,7 @@ class CsvWriter implements CsvQueryLog {
     }).catch(() => {})
   }
 
-  async #checkRequest (): Promise<void> {
+  async #checkRequest(): Promise<void> {
     if (this.#file === null && this.#chunkBytes === 0) return
     let requested: number
     try {
@@ -239,7 +263,7 @@ class CsvWriter implements CsvQueryLog {
   }
 
   // Runs under the lock.
-  async #flush (): Promise<void> {
+  async #flush(): Promise<void> {
     if (this.#chunkBytes === 0) return
     this.#nextChunk(0)
     const chunks = this.#chunks
@@ -250,14 +274,14 @@ class CsvWriter implements CsvQueryLog {
     this.#chunkBytes = 0
     try {
       if (this.#file === null) await this.#openFile()
-      const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)   // chunks holds at least the last one
+      const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) // chunks holds at least the last one
       await this.#file!.write(buf)
       this.#fileBytes += buf.length
       this.writtenRows += rows
     } catch (err) {
       this.droppedRows += rows
       const now = this.#now()
-      if (now - this.#lastErrorLog >= kErrorLogIntervalMs) {
+      if (now - this.#lastErrorLog >= ERROR_LOG_INTERVAL_MS) {
         this.#lastErrorLog = now
         this.#logger.error({ err, dropped: this.droppedRows }, 'statistics rows dropped: cannot write the CSV file')
       }
@@ -267,7 +291,7 @@ class CsvWriter implements CsvQueryLog {
     if (this.#fileBytes >= this.#maxFileSize) await this.#closeFile()
   }
 
-  async #openFile (): Promise<void> {
+  async #openFile(): Promise<void> {
     let openedAt = this.#now()
     if (openedAt <= this.#openedAt) openedAt = this.#openedAt + 1 // names stay unique within a process
     const path = join(this.#dir, partName(this.#pid, openedAt))
@@ -286,7 +310,7 @@ class CsvWriter implements CsvQueryLog {
   }
 
   // Runs under the lock.
-  async #closeFile (): Promise<string | undefined> {
+  async #closeFile(): Promise<string | undefined> {
     const file = this.#file
     if (file === null) return undefined
     this.#file = null

@@ -37,7 +37,7 @@ export class GenerationWatcher {
   #timer: NodeJS.Timeout | null = null
 
   /** `onChange` runs (synchronously, inside check or poll) each time the generation has moved. */
-  constructor (store: Store, onChange: (generation: number) => void, options: GenerationWatcherOptions = {}) {
+  constructor(store: Store, onChange: (generation: number) => void, options: GenerationWatcherOptions = {}) {
     this.#store = store
     this.#onChange = onChange
     this.#renewSnapshot = options.renewSnapshot === true
@@ -46,12 +46,12 @@ export class GenerationWatcher {
   }
 
   /** The generation last read. */
-  get generation (): number {
+  get generation(): number {
     return this.#generation
   }
 
   /** Reads the generation now; runs `onChange` and returns true when it moved. */
-  check (): boolean {
+  check(): boolean {
     this.#checkedAt = Date.now()
     if (this.#renewSnapshot) this.#store.root.resetReadTxn()
     const g = this.#store.generation()
@@ -62,7 +62,7 @@ export class GenerationWatcher {
   }
 
   /** `check()` when the last read is GENERATION_CHECK_MS old; else one clock read and nothing. */
-  poll (): boolean {
+  poll(): boolean {
     // Date.now, not performance.now: a V8 builtin rather than a call into node. A clock set back
     // makes the difference negative, which counts as due.
     const since = Date.now() - this.#checkedAt
@@ -71,15 +71,17 @@ export class GenerationWatcher {
   }
 
   /** Checks every GENERATION_CHECK_MS on a timer that does not keep the process alive, until `stop()`. */
-  start (): this {
+  start(): this {
     if (this.#timer === null) {
-      this.#timer = setInterval(() => { this.check() }, GENERATION_CHECK_MS)
+      this.#timer = setInterval(() => {
+        this.check()
+      }, GENERATION_CHECK_MS)
       this.#timer.unref()
     }
     return this
   }
 
-  stop (): void {
+  stop(): void {
     if (this.#timer !== null) clearInterval(this.#timer)
     this.#timer = null
   }

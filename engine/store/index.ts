@@ -23,17 +23,44 @@ import { EngineError } from '../errors.js'
 import { cidrContains, ipBytes, parseCidr, type Cidr } from '../net/ip.js'
 import { generationOf, LmdbReplica, META_POSITION, META_STATE, type ReplicaStore } from './replica.js'
 import {
-  API_CLIENT_PREFIX, CIDR_PREFIX, DB_NAMES, listKey,
-  type ClientRecord, type DbName, type ListKind, type ListScope, type PolicyDb, type RemoteCommit, type ReplicaPosition,
-  type ServerDefaults, type StoreOp, type StoreOptions, type StoreWriter, type UserDefaults, type UserRecord
+  API_CLIENT_PREFIX,
+  CIDR_PREFIX,
+  DB_NAMES,
+  listKey,
+  type ClientRecord,
+  type DbName,
+  type ListKind,
+  type ListScope,
+  type PolicyDb,
+  type RemoteCommit,
+  type ReplicaPosition,
+  type ServerDefaults,
+  type StoreOp,
+  type StoreOptions,
+  type StoreWriter,
+  type UserDefaults,
+  type UserRecord
 } from './types.js'
 import { writeLocal, writeRemote, type WriteTarget } from './writer.js'
 
 export { GenerationWatcher, GENERATION_CHECK_MS, type GenerationWatcherOptions } from './generation.js'
 export {
-  API_CLIENT_PREFIX, POLICY_DBS,
-  type ClientRecord, type ListKind, type ListScope, type OnOff, type PolicyDb, type RemoteCommit, type RemoteWrite, type ReplicaPosition,
-  type ServerDefaults, type StoreOp, type StoreOptions, type StoreWriter, type UserDefaults, type UserRecord
+  API_CLIENT_PREFIX,
+  POLICY_DBS,
+  type ClientRecord,
+  type ListKind,
+  type ListScope,
+  type OnOff,
+  type PolicyDb,
+  type RemoteCommit,
+  type RemoteWrite,
+  type ReplicaPosition,
+  type ServerDefaults,
+  type StoreOp,
+  type StoreOptions,
+  type StoreWriter,
+  type UserDefaults,
+  type UserRecord
 } from './types.js'
 export type { ReplicaStore } from './replica.js'
 
@@ -47,7 +74,7 @@ export class Store implements ReplicaStore {
   private readonly initialRedirect: string
   private readonly initialFilter: readonly number[]
   private cidrGeneration = -1
-  private cidrs: Array<{ cidr: Cidr, user: string }> = []
+  private cidrs: Array<{ cidr: Cidr; user: string }> = []
   private snapshot: Transaction | undefined = undefined
   private snapshotAt = 0
   private snapshotSweep: NodeJS.Timeout | undefined = undefined
@@ -55,7 +82,7 @@ export class Store implements ReplicaStore {
   private readonly replica: LmdbReplica
   private readonly target: WriteTarget
 
-  private constructor (path: string, root: RootDatabase, options: StoreOptions) {
+  private constructor(path: string, root: RootDatabase, options: StoreOptions) {
     this.path = path
     this.root = root
     this.initialRedirect = options.safesearchredirect ?? ''
@@ -68,17 +95,19 @@ export class Store implements ReplicaStore {
   }
 
   /** Opens (creating when writable) the environment at `path`. */
-  static open (path: string, options: StoreOptions = {}): Store {
+  static open(path: string, options: StoreOptions = {}): Store {
     try {
       if (options.readOnly !== true) mkdirSync(path, { recursive: true })
       const root = open({ path, maxDbs: 64, readOnly: options.readOnly === true })
       return new Store(path, root, options)
     } catch (err) {
-      throw new EngineError('ENGINE_STORE_OPEN', `cannot open the store at ${path}: ${(err as Error).message}`, { cause: err })
+      throw new EngineError('ENGINE_STORE_OPEN', `cannot open the store at ${path}: ${(err as Error).message}`, {
+        cause: err
+      })
     }
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     clearInterval(this.snapshotSweep)
     this.snapshotSweep = undefined
     this.releaseSnapshot()
@@ -93,7 +122,7 @@ export class Store implements ReplicaStore {
    * place: the snapshot does not see writes made after it began. The age bound keeps a long-held
    * reader from pinning old pages (writers could not reuse them, and the file would grow).
    */
-  readSnapshot (): Transaction {
+  readSnapshot(): Transaction {
     const now = Date.now()
     const age = now - this.snapshotAt
     if (this.snapshot === undefined || age > SNAPSHOT_MAX_AGE_MS || age < 0) {
@@ -109,62 +138,63 @@ export class Store implements ReplicaStore {
   }
 
   /** Whether a snapshot is held now (for tests and metrics). */
-  get holdsSnapshot (): boolean {
+  get holdsSnapshot(): boolean {
     return this.snapshot !== undefined
   }
 
   /** Lets the snapshot go; the next `readSnapshot()` starts a current one (after a new table appears, say). */
-  releaseSnapshot (): void {
+  releaseSnapshot(): void {
     const t = this.snapshot
     this.snapshot = undefined
     t?.done()
   }
 
   /** The policy generation: bumped by every write; readers drop cached policy when it moves. */
-  generation (): number {
+  generation(): number {
     return generationOf(this.dbs.meta)
   }
 
-  getMeta (key: string): unknown {
+  getMeta(key: string): unknown {
     return this.dbs.meta.get(key)
   }
 
-  getUser (id: string): UserRecord | undefined {
+  getUser(id: string): UserRecord | undefined {
     return this.dbs.users.get(id) as UserRecord | undefined
   }
 
-  hasUser (id: string): boolean {
+  hasUser(id: string): boolean {
     return this.dbs.users.doesExist(id)
   }
 
   /** Users in key order (stable), `start` inclusive, `stop` exclusive. */
-  listUsers (start = 0, stop = start + 100): UserRecord[] {
+  listUsers(start = 0, stop = start + 100): UserRecord[] {
     const out: UserRecord[] = []
     if (stop <= start) return out
-    for (const { value } of this.dbs.users.getRange({ offset: start, limit: stop - start })) out.push(value as UserRecord)
+    for (const { value } of this.dbs.users.getRange({ offset: start, limit: stop - start }))
+      out.push(value as UserRecord)
     return out
   }
 
   /** Every user id in key order. */
-  * userIds (): Iterable<string> {
+  *userIds(): Iterable<string> {
     for (const key of this.dbs.users.getKeys()) yield key as string
   }
 
-  * users (): Iterable<UserRecord> {
+  *users(): Iterable<UserRecord> {
     for (const { value } of this.dbs.users.getRange()) yield value as UserRecord
   }
 
-  userCount (): number {
+  userCount(): number {
     return this.dbs.users.getCount()
   }
 
   /** Number of address and prefix entries mapped to users. */
-  addressCount (): number {
+  addressCount(): number {
     return this.dbs.ips.getCount()
   }
 
   /** The user an exact canonical address or prefix entry is mapped to. */
-  ownerOf (address: string): string | undefined {
+  ownerOf(address: string): string | undefined {
     const key = address.includes('/') ? CIDR_PREFIX + address : address
     return this.dbs.ips.get(key) as string | undefined
   }
@@ -173,7 +203,7 @@ export class Store implements ReplicaStore {
    * The user owning `address` (canonical text): an exact mapping first, then the longest
    * matching delegated prefix. Prefixes are few; they are reloaded when the generation moves.
    */
-  userForAddress (address: string, bytes?: Uint8Array): string | undefined {
+  userForAddress(address: string, bytes?: Uint8Array): string | undefined {
     const exact = this.dbs.ips.get(address) as string | undefined
     if (exact !== undefined) return exact
     const g = this.generation()
@@ -185,8 +215,8 @@ export class Store implements ReplicaStore {
     return undefined
   }
 
-  private loadCidrs (generation: number): void {
-    const list: Array<{ cidr: Cidr, user: string }> = []
+  private loadCidrs(generation: number): void {
+    const list: Array<{ cidr: Cidr; user: string }> = []
     for (const { key, value } of this.dbs.ips.getRange({ start: CIDR_PREFIX, end: 'cidr;' })) {
       const cidr = parseCidr((key as string).slice(CIDR_PREFIX.length))
       if (cidr !== undefined) list.push({ cidr, user: value as string })
@@ -200,7 +230,7 @@ export class Store implements ReplicaStore {
    * Users whose id starts with `prefix`, in key order, at most `limit` (the API's `/search/abc*`).
    * A range read from the first key >= prefix: no scan of the users before it.
    */
-  usersWithPrefix (prefix: string, limit: number): UserRecord[] {
+  usersWithPrefix(prefix: string, limit: number): UserRecord[] {
     const out: UserRecord[] = []
     if (limit <= 0) return out
     for (const { key, value } of this.dbs.users.getRange({ start: prefix })) {
@@ -216,8 +246,8 @@ export class Store implements ReplicaStore {
    * `/search/10.1.*`), with their owners, in key order, at most `limit`. Delegated prefixes are
    * returned with their `/n`.
    */
-  addressesWithPrefix (prefix: string, limit: number): Array<{ address: string, user: string }> {
-    const out: Array<{ address: string, user: string }> = []
+  addressesWithPrefix(prefix: string, limit: number): Array<{ address: string; user: string }> {
+    const out: Array<{ address: string; user: string }> = []
     if (limit <= 0) return out
     for (const start of [prefix, CIDR_PREFIX + prefix]) {
       for (const { key, value } of this.dbs.ips.getRange({ start })) {
@@ -232,51 +262,59 @@ export class Store implements ReplicaStore {
     return out
   }
 
-  getList (scope: ListScope, kind: ListKind): string[] {
+  getList(scope: ListScope, kind: ListKind): string[] {
     return (this.dbs.lists.get(listKey(scope, kind)) as string[] | undefined) ?? []
   }
 
-  getServerDefaults (): ServerDefaults {
+  getServerDefaults(): ServerDefaults {
     const v = this.dbs.settings.get('config') as ServerDefaults | undefined
-    return v ?? { filter: [...this.initialFilter], safesearch: false, safeyoutube: false, safesearchredirect: this.initialRedirect }
+    return (
+      v ?? {
+        filter: [...this.initialFilter],
+        safesearch: false,
+        safeyoutube: false,
+        safesearchredirect: this.initialRedirect
+      }
+    )
   }
 
-  getUserDefaults (): UserDefaults {
+  getUserDefaults(): UserDefaults {
     const v = this.dbs.settings.get('userconfig') as UserDefaults | undefined
     return v ?? { filter: [], safesearch: false, safeyoutube: false }
   }
 
   /** A categorization API client (never a management API one: those ids hold no `:`). */
-  getClient (id: string): ClientRecord | undefined {
+  getClient(id: string): ClientRecord | undefined {
     if (id.includes(':')) return undefined
     return this.dbs.clients.get(id) as ClientRecord | undefined
   }
 
   /** The categorization API's clients, in id order. */
-  * clients (): Iterable<ClientRecord> {
+  *clients(): Iterable<ClientRecord> {
     for (const { key, value } of this.dbs.clients.getRange()) {
       if (!(key as string).startsWith(API_CLIENT_PREFIX)) yield value as ClientRecord
     }
   }
 
   /** A management API client by its bare id. */
-  getApiClient (id: string): ClientRecord | undefined {
+  getApiClient(id: string): ClientRecord | undefined {
     return this.dbs.clients.get(API_CLIENT_PREFIX + id) as ClientRecord | undefined
   }
 
   /** The management API's clients, in id order. */
-  * apiClients (): Iterable<ClientRecord> {
+  *apiClients(): Iterable<ClientRecord> {
     // `api;` is the key right after every `api:…` one.
-    for (const { value } of this.dbs.clients.getRange({ start: API_CLIENT_PREFIX, end: 'api;' })) yield value as ClientRecord
+    for (const { value } of this.dbs.clients.getRange({ start: API_CLIENT_PREFIX, end: 'api;' }))
+      yield value as ClientRecord
   }
 
   /** The `usage` database: per-client daily counters, keyed by the catapi role. */
-  get usage (): Database {
+  get usage(): Database {
     return this.dbs.usage
   }
 
   /** A user as `/userconfig/` says a new user starts. */
-  newUser (id: string): UserRecord {
+  newUser(id: string): UserRecord {
     const d = this.getUserDefaults()
     return {
       name: id,
@@ -294,8 +332,10 @@ export class Store implements ReplicaStore {
    * With a remote commit installed, policy changes go there instead (engine/store/writer.ts); without
    * one, a store that follows a shared store refuses them (ENGINE_STORE_FOLLOWS_REDIS).
    */
-  async write<T> (fn: (w: StoreWriter) => T): Promise<T> {
-    return this.remote !== undefined ? await writeRemote(this.target, fn, this.remote) : await writeLocal(this.target, fn)
+  async write<T>(fn: (w: StoreWriter) => T): Promise<T> {
+    return this.remote !== undefined
+      ? await writeRemote(this.target, fn, this.remote)
+      : await writeLocal(this.target, fn)
   }
 
   /**
@@ -304,23 +344,25 @@ export class Store implements ReplicaStore {
    * records the key-level changes it made, and hands them to `commit`. Writes touching only `meta`
    * (the category database's active version, which is per host) still commit locally.
    */
-  useRemoteCommit (commit: RemoteCommit | undefined): void {
+  useRemoteCommit(commit: RemoteCommit | undefined): void {
     this.remote = commit
   }
 
   // The replica's side (ReplicaStore, engine/store/replica.ts): reads here, applies in LmdbReplica.
 
-  replicaState (): string | undefined {
+  replicaState(): string | undefined {
     return this.dbs.meta.get(META_STATE) as string | undefined
   }
 
-  replicaPosition (): ReplicaPosition | undefined {
+  replicaPosition(): ReplicaPosition | undefined {
     return this.dbs.meta.get(META_POSITION) as ReplicaPosition | undefined
   }
 
-  foreignGeneration (): boolean { return this.replica.foreignGeneration() }
+  foreignGeneration(): boolean {
+    return this.replica.foreignGeneration()
+  }
 
-  policyKeys (db: PolicyDb, after: string | undefined, limit: number): string[] {
+  policyKeys(db: PolicyDb, after: string | undefined, limit: number): string[] {
     const out: string[] = []
     for (const key of this.dbs[db].getKeys(after === undefined ? { limit } : { start: after, limit: limit + 1 })) {
       if (key === after) continue
@@ -330,28 +372,44 @@ export class Store implements ReplicaStore {
     return out
   }
 
-  policyEntries (db: PolicyDb, after: string | undefined, limit: number): Array<{ key: string, value: unknown }> {
+  policyEntries(db: PolicyDb, after: string | undefined, limit: number): Array<{ key: string; value: unknown }> {
     return this.replica.policyEntries(db, after, limit)
   }
 
-  * entries (db: PolicyDb): Iterable<{ key: string, value: unknown }> {
+  *entries(db: PolicyDb): Iterable<{ key: string; value: unknown }> {
     for (const { key, value } of this.dbs[db].getRange()) yield { key: key as string, value }
   }
 
-  async markFollower (redis: string): Promise<void> { await this.replica.markFollower(redis) }
-  async applyRecords (ops: readonly StoreOp[], position: ReplicaPosition): Promise<void> { await this.replica.applyRecords(ops, position) }
-  async startBootstrap (): Promise<void> { await this.replica.startBootstrap() }
-  async copySnapshot (copies: readonly StoreOp[], changes: readonly StoreOp[]): Promise<number> { return await this.replica.copySnapshot(copies, changes) }
-  async applyBootstrap (ops: readonly StoreOp[]): Promise<void> { await this.replica.applyBootstrap(ops) }
-  async completeReplica (position: ReplicaPosition): Promise<void> { await this.replica.completeReplica(position) }
-  async stopFollowing (state: 'redis-behind'): Promise<void> { await this.replica.stopFollowing(state) }
+  async markFollower(redis: string): Promise<void> {
+    await this.replica.markFollower(redis)
+  }
+  async applyRecords(ops: readonly StoreOp[], position: ReplicaPosition): Promise<void> {
+    await this.replica.applyRecords(ops, position)
+  }
+  async startBootstrap(): Promise<void> {
+    await this.replica.startBootstrap()
+  }
+  async copySnapshot(copies: readonly StoreOp[], changes: readonly StoreOp[]): Promise<number> {
+    return await this.replica.copySnapshot(copies, changes)
+  }
+  async applyBootstrap(ops: readonly StoreOp[]): Promise<void> {
+    await this.replica.applyBootstrap(ops)
+  }
+  async completeReplica(position: ReplicaPosition): Promise<void> {
+    await this.replica.completeReplica(position)
+  }
+  async stopFollowing(state: 'redis-behind'): Promise<void> {
+    await this.replica.stopFollowing(state)
+  }
 
   /** Forgets the shared store this store followed, if any (`filterd redis-seed --detach`); whether it did. */
-  async detachReplica (): Promise<boolean> { return await this.replica.detach() }
+  async detachReplica(): Promise<boolean> {
+    return await this.replica.detach()
+  }
 }
 
 /** The config's initial `/config/` values, as store options (plain data: worker threads get it too). */
-export function configuredStoreOptions (config: Readonly<Config>): StoreOptions {
+export function configuredStoreOptions(config: Readonly<Config>): StoreOptions {
   return {
     safesearchredirect: config.common.safesearchredirect,
     ...(config.demo?.['default-filter'] !== undefined ? { defaultFilter: [...config.demo['default-filter']] } : {})
@@ -363,7 +421,7 @@ export function configuredStoreOptions (config: Readonly<Config>): StoreOptions 
  * this way, so an anonymous address gets the same defaults from the DNS server, the block page
  * and the API before `/config/` is first written.
  */
-export function openConfiguredStore (config: Readonly<Config>, options: { readOnly?: boolean } = {}): Store {
+export function openConfiguredStore(config: Readonly<Config>, options: { readOnly?: boolean } = {}): Store {
   return Store.open(config.common.db, { ...configuredStoreOptions(config), ...options })
 }
 
@@ -374,7 +432,7 @@ export function openConfiguredStore (config: Readonly<Config>, options: { readOn
  * no category database (every name forwarded), and readers see what a writer commits later.
  * Returns whether it created one.
  */
-export async function createStoreIfMissing (config: Readonly<Config>): Promise<boolean> {
+export async function createStoreIfMissing(config: Readonly<Config>): Promise<boolean> {
   if (existsSync(join(config.common.db, 'data.mdb'))) return false
   await openConfiguredStore(config).close()
   return true

@@ -37,44 +37,46 @@ export interface FollowerMark {
 
 /** The narrow view of the store that keeps it a replica (engine/replica); `Store` implements it. */
 export interface ReplicaStore {
-  generation (): number
+  generation(): number
   /** The follower's last applied position, or undefined before the first bootstrap (and during one). */
-  replicaPosition (): ReplicaPosition | undefined
+  replicaPosition(): ReplicaPosition | undefined
   /** `replica.state` as the follower last recorded it. */
-  replicaState (): string | undefined
+  replicaState(): string | undefined
   /** Whether a writer bumped the generation without going through the stream (see the file comment). */
-  foreignGeneration (): boolean
+  foreignGeneration(): boolean
   /** Up to `limit` keys of a policy database after `after` (all from the start without it), in order. */
-  policyKeys (db: PolicyDb, after: string | undefined, limit: number): string[]
+  policyKeys(db: PolicyDb, after: string | undefined, limit: number): string[]
   /** The same with their values (the audit compares them with Redis). */
-  policyEntries (db: PolicyDb, after: string | undefined, limit: number): Array<{ key: string, value: unknown }>
+  policyEntries(db: PolicyDb, after: string | undefined, limit: number): Array<{ key: string; value: unknown }>
   /** Every key and value of one policy database (a seed of the shared store from this replica). */
-  entries (db: PolicyDb): Iterable<{ key: string, value: unknown }>
+  entries(db: PolicyDb): Iterable<{ key: string; value: unknown }>
   /** Marks the store as following `redis` (kept if marked already). Durable. */
-  markFollower (redis: string): Promise<void>
+  markFollower(redis: string): Promise<void>
   /** Applies stream records and records their position, in one transaction (not waiting for the fsync). */
-  applyRecords (ops: readonly StoreOp[], position: ReplicaPosition): Promise<void>
+  applyRecords(ops: readonly StoreOp[], position: ReplicaPosition): Promise<void>
   /** Forgets the position and says `bootstrapping` (a kill from here restarts the bootstrap). Durable. */
-  startBootstrap (): Promise<void>
+  startBootstrap(): Promise<void>
   /**
    * A bootstrap's copy batch: `copies` (keys unchanged since the snapshot) written only where the
    * replica holds another value, then `changes` written over. Resolves to the copies skipped.
    */
-  copySnapshot (copies: readonly StoreOp[], changes: readonly StoreOp[]): Promise<number>
+  copySnapshot(copies: readonly StoreOp[], changes: readonly StoreOp[]): Promise<number>
   /** A bootstrap's sweep or replay batch (no position yet). */
-  applyBootstrap (ops: readonly StoreOp[]): Promise<void>
+  applyBootstrap(ops: readonly StoreOp[]): Promise<void>
   /** The replica holds Redis's state whole at `position`: `following` from there. Durable. */
-  completeReplica (position: ReplicaPosition): Promise<void>
+  completeReplica(position: ReplicaPosition): Promise<void>
   /** Redis lost records this replica applied: stop following (kept across restarts). Durable. */
-  stopFollowing (state: 'redis-behind'): Promise<void>
+  stopFollowing(state: 'redis-behind'): Promise<void>
 }
 
 /** Whether the store follows a shared store: marked, or holding a follower's position or state (older stores). */
-export function followsSharedStore (meta: Database): boolean {
-  return meta.get(META_FOLLOWS) !== undefined || meta.get(META_POSITION) !== undefined || meta.get(META_STATE) !== undefined
+export function followsSharedStore(meta: Database): boolean {
+  return (
+    meta.get(META_FOLLOWS) !== undefined || meta.get(META_POSITION) !== undefined || meta.get(META_STATE) !== undefined
+  )
 }
 
-export function generationOf (meta: Database): number {
+export function generationOf(meta: Database): number {
   const g: unknown = meta.get('generation')
   return typeof g === 'number' ? g : 0
 }
@@ -84,7 +86,7 @@ export function generationOf (meta: Database): number {
  * 'keep' for a legitimate write of a replica, which moves `replica.generation` along only where it
  * was in step (a foreign bump stays visible); 'reset' once the replica holds Redis's state whole.
  */
-export function bumpGeneration (meta: Database, audit: 'none' | 'keep' | 'reset'): void {
+export function bumpGeneration(meta: Database, audit: 'none' | 'keep' | 'reset'): void {
   const g = generationOf(meta)
   meta.putSync('generation', g + 1)
   if (audit === 'none') return
@@ -93,25 +95,34 @@ export function bumpGeneration (meta: Database, audit: 'none' | 'keep' | 'reset'
 }
 
 /** The error of a policy write that does not go through Redis to a store that follows it. */
-export function followsRedisError (path: string, mark: FollowerMark | undefined): EngineError {
-  const where = mark === undefined ? 'a shared Redis store' : `the shared Redis store at ${mark.redis} (since ${mark.since})`
-  return new EngineError('ENGINE_STORE_FOLLOWS_REDIS', `the store at ${path} is a replica of ${where}: policy writes must go through Redis, ` +
-    'and this process has no common.redis-ip (or common.redis-sentinels) in its config. Set common.redis-ip in the config and restart ' +
-    'it (docs/operations-redis.md), or turn Redis off for this host with `filterd redis-seed --detach`; nothing was written')
+export function followsRedisError(path: string, mark: FollowerMark | undefined): EngineError {
+  const where =
+    mark === undefined ? 'a shared Redis store' : `the shared Redis store at ${mark.redis} (since ${mark.since})`
+  return new EngineError(
+    'ENGINE_STORE_FOLLOWS_REDIS',
+    `the store at ${path} is a replica of ${where}: policy writes must go through Redis, ` +
+      'and this process has no common.redis-ip (or common.redis-sentinels) in its config. Set common.redis-ip in the config and restart ' +
+      'it (docs/operations-redis.md), or turn Redis off for this host with `filterd redis-seed --detach`; nothing was written'
+  )
 }
 
 /** The LMDB side of `ReplicaStore`: each apply one transaction (a child one, so a throw midway rolls it back). */
 export class LmdbReplica {
-  constructor (private readonly root: RootDatabase, private readonly dbs: Record<DbName, Database>) {}
+  constructor(
+    private readonly root: RootDatabase,
+    private readonly dbs: Record<DbName, Database>
+  ) {}
 
-  foreignGeneration (): boolean {
+  foreignGeneration(): boolean {
     const held: unknown = this.dbs.meta.get(META_GENERATION)
     return held !== undefined && held !== generationOf(this.dbs.meta)
   }
 
-  policyEntries (db: PolicyDb, after: string | undefined, limit: number): Array<{ key: string, value: unknown }> {
-    const out: Array<{ key: string, value: unknown }> = []
-    for (const { key, value } of this.dbs[db].getRange(after === undefined ? { limit } : { start: after, limit: limit + 1 })) {
+  policyEntries(db: PolicyDb, after: string | undefined, limit: number): Array<{ key: string; value: unknown }> {
+    const out: Array<{ key: string; value: unknown }> = []
+    for (const { key, value } of this.dbs[db].getRange(
+      after === undefined ? { limit } : { start: after, limit: limit + 1 }
+    )) {
       if (key === after) continue
       out.push({ key: key as string, value })
       if (out.length >= limit) break
@@ -119,7 +130,7 @@ export class LmdbReplica {
     return out
   }
 
-  async markFollower (redis: string): Promise<void> {
+  async markFollower(redis: string): Promise<void> {
     if (this.dbs.meta.get(META_FOLLOWS) !== undefined) return
     const mark: FollowerMark = { redis, since: new Date().toISOString() }
     await this.apply(true, (meta) => {
@@ -128,7 +139,7 @@ export class LmdbReplica {
     })
   }
 
-  async applyRecords (ops: readonly StoreOp[], position: ReplicaPosition): Promise<void> {
+  async applyRecords(ops: readonly StoreOp[], position: ReplicaPosition): Promise<void> {
     // Not waiting for the fsync: the records and their position commit together, so a crash loses
     // at most the last few applied batches with their position, and they are read again from Redis.
     await this.apply(false, (meta) => {
@@ -138,7 +149,7 @@ export class LmdbReplica {
     })
   }
 
-  async startBootstrap (): Promise<void> {
+  async startBootstrap(): Promise<void> {
     await this.apply(true, (meta) => {
       meta.removeSync(META_POSITION)
       bumpGeneration(meta, 'keep')
@@ -146,7 +157,7 @@ export class LmdbReplica {
     })
   }
 
-  async copySnapshot (copies: readonly StoreOp[], changes: readonly StoreOp[]): Promise<number> {
+  async copySnapshot(copies: readonly StoreOp[], changes: readonly StoreOp[]): Promise<number> {
     let skipped = 0
     await this.apply(false, (meta) => {
       // HSCAN may return a key twice, and a replica bootstrapped in place holds most keys already.
@@ -161,11 +172,14 @@ export class LmdbReplica {
     return skipped
   }
 
-  async applyBootstrap (ops: readonly StoreOp[]): Promise<void> {
-    await this.apply(false, (meta) => { this.put(ops); bumpGeneration(meta, 'keep') })
+  async applyBootstrap(ops: readonly StoreOp[]): Promise<void> {
+    await this.apply(false, (meta) => {
+      this.put(ops)
+      bumpGeneration(meta, 'keep')
+    })
   }
 
-  async completeReplica (position: ReplicaPosition): Promise<void> {
+  async completeReplica(position: ReplicaPosition): Promise<void> {
     await this.apply(true, (meta) => {
       bumpGeneration(meta, 'reset')
       meta.putSync(META_POSITION, position)
@@ -173,12 +187,15 @@ export class LmdbReplica {
     })
   }
 
-  async stopFollowing (state: 'redis-behind'): Promise<void> {
-    await this.apply(true, (meta) => { bumpGeneration(meta, 'keep'); meta.putSync(META_STATE, state) })
+  async stopFollowing(state: 'redis-behind'): Promise<void> {
+    await this.apply(true, (meta) => {
+      bumpGeneration(meta, 'keep')
+      meta.putSync(META_STATE, state)
+    })
   }
 
   /** Forgets every trace of a shared store: the store is this host's own again (`filterd redis-seed --detach`). */
-  async detach (): Promise<boolean> {
+  async detach(): Promise<boolean> {
     const { meta } = this.dbs
     if (!followsSharedStore(meta) && meta.get(META_GENERATION) === undefined) return false
     await this.apply(true, () => {
@@ -188,7 +205,7 @@ export class LmdbReplica {
     return true
   }
 
-  private put (ops: readonly StoreOp[]): void {
+  private put(ops: readonly StoreOp[]): void {
     for (const [db, key, value] of ops) {
       const d = this.dbs[db]
       if (value === undefined || value === null) d.removeSync(key)
@@ -196,8 +213,10 @@ export class LmdbReplica {
     }
   }
 
-  private async apply (durable: boolean, fn: (meta: Database) => void): Promise<void> {
-    await this.root.childTransaction(() => { fn(this.dbs.meta) })
+  private async apply(durable: boolean, fn: (meta: Database) => void): Promise<void> {
+    await this.root.childTransaction(() => {
+      fn(this.dbs.meta)
+    })
     if (durable) await this.root.flushed
   }
 }

@@ -18,10 +18,13 @@ test('a write that throws changes nothing', async (t: TestContext) => {
   const { store } = tempStore(t)
   await store.write((w) => w.putUser(store.newUser('bob')))
   const g = store.generation()
-  await t.assert.rejects(store.write((w) => {
-    w.putUser({ ...store.newUser('bob'), status: 'disabled' })
-    throw new Error('half way')
-  }), /half way/)
+  await t.assert.rejects(
+    store.write((w) => {
+      w.putUser({ ...store.newUser('bob'), status: 'disabled' })
+      throw new Error('half way')
+    }),
+    /half way/
+  )
   t.assert.strictEqual(store.getUser('bob')?.status, 'enabled')
   t.assert.strictEqual(store.generation(), g)
 })
@@ -54,21 +57,36 @@ test('an address inside a delegated prefix finds the user of the longest prefix'
   t.assert.strictEqual(store.userForAddress('2001:db8:2::5'), 'wide')
   t.assert.strictEqual(store.userForAddress('192.0.2.77'), 'narrow')
   t.assert.strictEqual(store.userForAddress('198.51.100.1'), undefined)
-  await store.write((w) => { w.deleteUser('narrow') })
+  await store.write((w) => {
+    w.deleteUser('narrow')
+  })
   t.assert.strictEqual(store.userForAddress('2001:db8:1::5'), 'wide')
 })
 
 test('users are listed in a stable key order with start and stop', async (t: TestContext) => {
   const { store } = tempStore(t)
-  await store.write((w) => { for (const id of ['c', 'a', 'b', 'd']) w.putUser(store.newUser(id)) })
-  t.assert.deepStrictEqual(store.listUsers(0, 2).map((u) => u.name), ['a', 'b'])
-  t.assert.deepStrictEqual(store.listUsers(2, 100).map((u) => u.name), ['c', 'd'])
+  await store.write((w) => {
+    for (const id of ['c', 'a', 'b', 'd']) w.putUser(store.newUser(id))
+  })
+  t.assert.deepStrictEqual(
+    store.listUsers(0, 2).map((u) => u.name),
+    ['a', 'b']
+  )
+  t.assert.deepStrictEqual(
+    store.listUsers(2, 100).map((u) => u.name),
+    ['c', 'd']
+  )
 })
 
 test('a write in one process is read by another process without restart', async (t: TestContext) => {
   const { store, path } = tempStore(t)
   // The child opens the same environment, polls for the user and prints its filter.
-  const child = spawn(process.execPath, ['--input-type=module', '-e', `
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `
     import { Store } from ${JSON.stringify(new URL('./index.js', import.meta.url).href)}
     const s = Store.open(${JSON.stringify(path)})
     console.log('ready')
@@ -76,13 +94,18 @@ test('a write in one process is read by another process without restart', async 
       const u = s.getUser('carol')
       if (u) { console.log(JSON.stringify(u.filter) + ' ' + s.generation()); clearInterval(timer); s.close() }
     }, 5)
-  `], { stdio: ['ignore', 'pipe', 'inherit'] })
+  `
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] }
+  )
   let out = ''
   child.stdout.setEncoding('utf8')
-  child.stdout.on('data', (d: string) => { out += d })
+  child.stdout.on('data', (d: string) => {
+    out += d
+  })
   while (!out.includes('ready')) await once(child.stdout, 'data')
   await store.write((w) => w.putUser({ ...store.newUser('carol'), filter: [7, 9] }))
-  const [code] = await once(child, 'exit') as [number]
+  const [code] = (await once(child, 'exit')) as [number]
   t.assert.strictEqual(code, 0)
   t.assert.match(out, new RegExp(`\\[7,9\\] ${store.generation()}`))
 })
@@ -92,19 +115,23 @@ test('a read snapshot is renewed after SNAPSHOT_MAX_AGE_MS and let go when nobod
   const { store } = tempStore(t)
   const meta = store.root.openDB<unknown, string>({ name: 'meta' })
   store.readSnapshot()
-  await store.write((w) => { w.putMeta('probe', 1) })
-  t.assert.strictEqual(meta.get('probe', { transaction: store.readSnapshot() }), undefined)  // still the old snapshot
+  await store.write((w) => {
+    w.putMeta('probe', 1)
+  })
+  t.assert.strictEqual(meta.get('probe', { transaction: store.readSnapshot() }), undefined) // still the old snapshot
   t.mock.timers.tick(SNAPSHOT_MAX_AGE_MS + 1)
-  t.assert.strictEqual(meta.get('probe', { transaction: store.readSnapshot() }), 1)          // a current one
+  t.assert.strictEqual(meta.get('probe', { transaction: store.readSnapshot() }), 1) // a current one
   t.assert.strictEqual(store.holdsSnapshot, true)
-  t.mock.timers.tick(3 * SNAPSHOT_MAX_AGE_MS)                                                // idle: the sweep lets it go
+  t.mock.timers.tick(3 * SNAPSHOT_MAX_AGE_MS) // idle: the sweep lets it go
   t.assert.strictEqual(store.holdsSnapshot, false)
 })
 
 test('the generation watcher reports a write once, when it reads: polled after the interval, or on its timer', async (t: TestContext) => {
   const { store } = tempStore(t)
   const seen: number[] = []
-  const watcher = new GenerationWatcher(store, (g) => { seen.push(g) })
+  const watcher = new GenerationWatcher(store, (g) => {
+    seen.push(g)
+  })
   t.assert.strictEqual(watcher.check(), false)
   await store.write((w) => w.putUser(store.newUser('carol')))
   t.assert.deepStrictEqual(seen, [], 'nothing is reported before a read')
@@ -114,10 +141,13 @@ test('the generation watcher reports a write once, when it reads: polled after t
   t.assert.strictEqual(watcher.check(), false, 'a move is reported once')
 
   watcher.start()
-  t.after(() => { watcher.stop() })
+  t.after(() => {
+    watcher.stop()
+  })
   await store.write((w) => w.putUser(store.newUser('dave')))
   const deadline = Date.now() + 5000
-  while (seen.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, GENERATION_CHECK_MS))
+  while (seen.length < 2 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, GENERATION_CHECK_MS))
   t.assert.deepStrictEqual(seen, [store.generation() - 1, store.generation()])
   t.assert.strictEqual(watcher.generation, store.generation())
 })
@@ -128,17 +158,29 @@ test('a store that follows a shared store refuses policy writes without Redis, t
   t.assert.strictEqual(store.foreignGeneration(), false)
   await store.markFollower('127.0.0.1:6379')
   const g = store.generation()
-  await t.assert.rejects(store.write((w) => { w.putMeta('note', 1); w.putUser(store.newUser('dave')) }),
-    { code: 'ENGINE_STORE_FOLLOWS_REDIS', message: /replica of the shared Redis store at 127\.0\.0\.1:6379 .*common\.redis-ip/ })
+  await t.assert.rejects(
+    store.write((w) => {
+      w.putMeta('note', 1)
+      w.putUser(store.newUser('dave'))
+    }),
+    {
+      code: 'ENGINE_STORE_FOLLOWS_REDIS',
+      message: /replica of the shared Redis store at 127\.0\.0\.1:6379 .*common\.redis-ip/
+    }
+  )
   t.assert.strictEqual(store.getUser('dave'), undefined)
   t.assert.strictEqual(store.getMeta('note'), undefined, 'the whole write rolled back')
   t.assert.strictEqual(store.generation(), g)
   // The category database's activation (build-db) is per host: it still commits, and is no foreign write.
-  await store.write((w) => { w.putMeta('catdb.active', 2) })
+  await store.write((w) => {
+    w.putMeta('catdb.active', 2)
+  })
   t.assert.strictEqual(store.getMeta('catdb.active'), 2)
   t.assert.strictEqual(store.foreignGeneration(), false)
   // A writer that bumps the generation behind the replica's back shows, until a bootstrap completes.
-  await store.root.transaction(() => { void store.root.openDB({ name: 'meta' }).put('generation', store.generation() + 1) })
+  await store.root.transaction(() => {
+    void store.root.openDB({ name: 'meta' }).put('generation', store.generation() + 1)
+  })
   t.assert.strictEqual(store.foreignGeneration(), true)
   await store.applyRecords([['users', 'bob', store.newUser('bob')]], { epoch: 'e', id: '1-0', seq: 1 })
   t.assert.strictEqual(store.foreignGeneration(), true, 'an apply does not hide it')

@@ -52,11 +52,11 @@ export interface StoreOptions {
 }
 
 export const DB_NAMES = ['users', 'ips', 'lists', 'settings', 'clients', 'usage', 'meta'] as const
-export type DbName = typeof DB_NAMES[number]
+export type DbName = (typeof DB_NAMES)[number]
 
 /** The databases that hold policy: what Redis replicates between hosts (engine/replica). */
 export const POLICY_DBS = ['users', 'ips', 'lists', 'settings', 'clients'] as const
-export type PolicyDb = typeof POLICY_DBS[number]
+export type PolicyDb = (typeof POLICY_DBS)[number]
 
 /** Key prefix of delegated prefixes in `ips` (an exact address is its own key). */
 export const CIDR_PREFIX = 'cidr:'
@@ -71,33 +71,33 @@ export const CIDR_PREFIX = 'cidr:'
  */
 export const API_CLIENT_PREFIX = 'api:'
 
-export function listKey (scope: ListScope, kind: ListKind): string {
+export function listKey(scope: ListScope, kind: ListKind): string {
   return scope === null ? `global:${kind}` : `user:${scope}:${kind}`
 }
 
 /** Write operations, valid only inside the callback of `Store.write`. */
 export interface StoreWriter {
   readonly store: Store
-  putUser (user: UserRecord): void
+  putUser(user: UserRecord): void
   /** Deletes the user, its address mappings and its lists. */
-  deleteUser (id: string): boolean
+  deleteUser(id: string): boolean
   /**
    * Maps each address to `userId`, taking it from any other user first (the billing system is the
    * source of truth). Returns the addresses moved and from whom. Addresses must be canonical.
    */
-  claimAddresses (userId: string, addresses: readonly string[]): Array<{ address: string, from: string }>
+  claimAddresses(userId: string, addresses: readonly string[]): Array<{ address: string; from: string }>
   /** Unmaps addresses (only those that belong to `userId`). */
-  releaseAddresses (userId: string, addresses: readonly string[]): void
-  putList (scope: ListScope, kind: ListKind, entries: readonly string[]): void
-  putServerDefaults (value: ServerDefaults): void
-  putUserDefaults (value: UserDefaults): void
-  putClient (client: ClientRecord): void
-  deleteClient (id: string): boolean
+  releaseAddresses(userId: string, addresses: readonly string[]): void
+  putList(scope: ListScope, kind: ListKind, entries: readonly string[]): void
+  putServerDefaults(value: ServerDefaults): void
+  putUserDefaults(value: UserDefaults): void
+  putClient(client: ClientRecord): void
+  deleteClient(id: string): boolean
   /** A management API client (`filterd api-client`); `client.id` is the bare id. */
-  putApiClient (client: ClientRecord): void
-  deleteApiClient (id: string): boolean
+  putApiClient(client: ClientRecord): void
+  deleteApiClient(id: string): boolean
   /** A value in `meta` other than the generation (e.g. the active category database version). */
-  putMeta (key: string, value: unknown): void
+  putMeta(key: string, value: unknown): void
 }
 
 /** One physical change to a policy database: `value` undefined deletes the key. */

@@ -12,36 +12,53 @@
 import type { Database, RootDatabase } from 'lmdb'
 import { bumpGeneration, followsRedisError, followsSharedStore, META_FOLLOWS, type FollowerMark } from './replica.js'
 import {
-  API_CLIENT_PREFIX, CIDR_PREFIX, listKey,
-  type DbName, type PolicyDb, type RemoteCommit, type RemoteWrite, type ReplicaPosition, type StoreOp, type StoreWriter, type UserRecord
+  API_CLIENT_PREFIX,
+  CIDR_PREFIX,
+  listKey,
+  type DbName,
+  type PolicyDb,
+  type RemoteCommit,
+  type RemoteWrite,
+  type ReplicaPosition,
+  type StoreOp,
+  type StoreWriter,
+  type UserRecord
 } from './types.js'
 import type { Store } from './index.js'
 
 /** What a writer reads and changes: one LMDB table each, every change optionally recorded. */
 interface WriterTables {
-  get (db: PolicyDb, key: string): unknown
-  put (db: PolicyDb, key: string, value: unknown): void
-  remove (db: PolicyDb, key: string): boolean
+  get(db: PolicyDb, key: string): unknown
+  put(db: PolicyDb, key: string, value: unknown): void
+  remove(db: PolicyDb, key: string): boolean
 }
 
 /** The tables of `dbs`; each put and remove pushed onto `recording` when given. */
-function lmdbTables (dbs: Record<DbName, Database>, recording?: StoreOp[]): WriterTables {
+function lmdbTables(dbs: Record<DbName, Database>, recording?: StoreOp[]): WriterTables {
   return {
     get: (db, key): unknown => dbs[db].get(key),
-    put: (db, key, value) => { recording?.push([db, key, value]); dbs[db].putSync(key, value) },
-    remove: (db, key) => { recording?.push([db, key]); return dbs[db].removeSync(key) }
+    put: (db, key, value) => {
+      recording?.push([db, key, value])
+      dbs[db].putSync(key, value)
+    },
+    remove: (db, key) => {
+      recording?.push([db, key])
+      return dbs[db].removeSync(key)
+    }
   }
 }
 
-const addressKey = (a: string): string => a.includes('/') ? CIDR_PREFIX + a : a
+const addressKey = (a: string): string => (a.includes('/') ? CIDR_PREFIX + a : a)
 
 /** The writer a `Store.write` callback gets. */
-function createWriter (store: Store, t: WriterTables, meta: Database): StoreWriter {
+function createWriter(store: Store, t: WriterTables, meta: Database): StoreWriter {
   const owner = (a: string): string | undefined => t.get('ips', addressKey(a)) as string | undefined
   return {
     store,
-    putUser (user) { t.put('users', user.name, user) },
-    deleteUser (id) {
+    putUser(user) {
+      t.put('users', user.name, user)
+    },
+    deleteUser(id) {
       const user = t.get('users', id) as UserRecord | undefined
       if (user === undefined) return false
       for (const a of user.ip) if (owner(a) === id) t.remove('ips', addressKey(a))
@@ -50,8 +67,8 @@ function createWriter (store: Store, t: WriterTables, meta: Database): StoreWrit
       t.remove('users', id)
       return true
     },
-    claimAddresses (userId, addresses) {
-      const moved: Array<{ address: string, from: string }> = []
+    claimAddresses(userId, addresses) {
+      const moved: Array<{ address: string; from: string }> = []
       for (const a of addresses) {
         const from = owner(a)
         if (from !== undefined && from !== userId) {
@@ -63,23 +80,33 @@ function createWriter (store: Store, t: WriterTables, meta: Database): StoreWrit
       }
       return moved
     },
-    releaseAddresses (userId, addresses) {
+    releaseAddresses(userId, addresses) {
       for (const a of addresses) if (owner(a) === userId) t.remove('ips', addressKey(a))
     },
-    putList (scope, kind, entries) {
+    putList(scope, kind, entries) {
       if (entries.length === 0) t.remove('lists', listKey(scope, kind))
       else t.put('lists', listKey(scope, kind), [...entries])
     },
-    putServerDefaults (value) { t.put('settings', 'config', value) },
-    putUserDefaults (value) { t.put('settings', 'userconfig', value) },
-    putClient (client) {
+    putServerDefaults(value) {
+      t.put('settings', 'config', value)
+    },
+    putUserDefaults(value) {
+      t.put('settings', 'userconfig', value)
+    },
+    putClient(client) {
       if (client.id.includes(':')) throw new Error('a categorization API client id holds no ":"')
       t.put('clients', client.id, client)
     },
-    deleteClient (id) { return !id.includes(':') && t.remove('clients', id) },
-    putApiClient (client) { t.put('clients', API_CLIENT_PREFIX + client.id, client) },
-    deleteApiClient (id) { return t.remove('clients', API_CLIENT_PREFIX + id) },
-    putMeta (key, value) {
+    deleteClient(id) {
+      return !id.includes(':') && t.remove('clients', id)
+    },
+    putApiClient(client) {
+      t.put('clients', API_CLIENT_PREFIX + client.id, client)
+    },
+    deleteApiClient(id) {
+      return t.remove('clients', API_CLIENT_PREFIX + id)
+    },
+    putMeta(key, value) {
       if (key === 'generation') throw new Error('the generation is bumped by write() itself')
       meta.putSync(key, value)
     }
@@ -99,14 +126,15 @@ export interface WriteTarget {
  * A child transaction, so that a throw from `fn` rolls back what it already wrote (a plain async
  * transaction commits the puts made before the throw). Refused for policy on a store that follows Redis.
  */
-export async function writeLocal<T> (target: WriteTarget, fn: (w: StoreWriter) => T): Promise<T> {
+export async function writeLocal<T>(target: WriteTarget, fn: (w: StoreWriter) => T): Promise<T> {
   const { dbs } = target
   const result = await target.root.childTransaction(() => {
     // Read inside the write transaction: a follower that marks the store first is seen here.
     const follows = followsSharedStore(dbs.meta)
     const recorded: StoreOp[] = []
     const r = fn(createWriter(target.store, lmdbTables(dbs, follows ? recorded : undefined), dbs.meta))
-    if (recorded.length > 0) throw followsRedisError(target.path, dbs.meta.get(META_FOLLOWS) as FollowerMark | undefined)
+    if (recorded.length > 0)
+      throw followsRedisError(target.path, dbs.meta.get(META_FOLLOWS) as FollowerMark | undefined)
     bumpGeneration(dbs.meta, follows ? 'keep' : 'none')
     return r
   })
@@ -125,7 +153,7 @@ const ROLLBACK = new Error('rollback')
  * the replica as it is when it starts: two that change the same key are ordered by the shared
  * store's conflict check (engine/replica/commit.ts), as two hosts' writes are.
  */
-export async function writeRemote<T> (target: WriteTarget, fn: (w: StoreWriter) => T, commit: RemoteCommit): Promise<T> {
+export async function writeRemote<T>(target: WriteTarget, fn: (w: StoreWriter) => T, commit: RemoteCommit): Promise<T> {
   const { dbs } = target
   let result: T | undefined
   const attempt = (): RemoteWrite => {

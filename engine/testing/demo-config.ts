@@ -15,14 +15,14 @@ import { ROLE_NAMES } from '../config/roles.js'
 const DEMO_PORTS = [...ROLE_NAMES, 'upstream', 'anon', 'dnsMetrics'] as const
 
 /** Free ports for the demo's listeners, plus any `extra` keys. */
-export async function demoPorts (extra: readonly string[] = []): Promise<Record<string, number>> {
+export async function demoPorts(extra: readonly string[] = []): Promise<Record<string, number>> {
   const ports: Record<string, number> = {}
   for (const k of [...DEMO_PORTS, ...extra]) ports[k] = await releasedPort()
   return ports
 }
 
 /** conf/demo.yaml's text with its data under `dir` and its listeners on `ports` (see demoPorts). */
-export function demoConfig (dir: string, ports: Record<string, number>): string {
+export function demoConfig(dir: string, ports: Record<string, number>): string {
   return readFileSync(join(CONF, 'demo.yaml'), 'utf8')
     .replaceAll('${CONFIG_DIR}/../var', dir)
     .replaceAll('${CONFIG_DIR}', CONF)

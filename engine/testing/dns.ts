@@ -33,16 +33,22 @@ export interface World {
 }
 
 /** A temp store with categories, a stub upstream (UDP+TCP) and a temp dir. */
-export async function world (t: TestContext, opts: { cats?: Record<string, number[]>, stub?: StubResolverOptions } = {}): Promise<World> {
+export async function world(
+  t: TestContext,
+  opts: { cats?: Record<string, number[]>; stub?: StubResolverOptions } = {}
+): Promise<World> {
   const dir = tempDir(t)
   const store = Store.open(join(dir, 'db'))
-  t.after(async () => { await store.close() })
+  t.after(async () => {
+    await store.close()
+  })
   if (opts.cats !== undefined) await buildCats(store, opts.cats)
   const stub = await startStubResolver({ tcp: true, ...opts.stub })
-  t.after(async () => { await stub.close() })
+  t.after(async () => {
+    await stub.close()
+  })
   return { dir, store, stub }
 }
-
 
 export interface ConfigOptions {
   listen?: string[]
@@ -56,12 +62,12 @@ export interface ConfigOptions {
 let testIo: 'auto' | 'native' | 'dgram' | undefined
 
 /** The UDP I/O path (`proxy.io`) every config made by this module asks for (default: the config's default). */
-export function setTestIo (io: 'auto' | 'native' | 'dgram' | undefined): void {
+export function setTestIo(io: 'auto' | 'native' | 'dgram' | undefined): void {
   testIo = io
 }
 
 /** The config file's content: only the keys a test sets (defaults are the loader's job). */
-function configDoc (w: { dir: string, stub?: StubResolver }, o: ConfigOptions): Record<string, unknown> {
+function configDoc(w: { dir: string; stub?: StubResolver }, o: ConfigOptions): Record<string, unknown> {
   const forward = o.forward ?? [`127.0.0.1:${w.stub?.port ?? 53}`]
   const proxy: Record<string, unknown> = {
     listen: o.listen ?? ['127.0.0.1:0'],
@@ -82,20 +88,20 @@ function configDoc (w: { dir: string, stub?: StubResolver }, o: ConfigOptions): 
   return doc
 }
 
-export function makeConfig (w: { dir: string, stub?: StubResolver }, o: ConfigOptions = {}): Readonly<Config> {
+export function makeConfig(w: { dir: string; stub?: StubResolver }, o: ConfigOptions = {}): Readonly<Config> {
   return parseConfig(JSON.stringify(configDoc(w, o)), join(w.dir, 'filterd.yaml'))
 }
 
-export function writeConfigFile (w: { dir: string, stub?: StubResolver }, o: ConfigOptions = {}): string {
+export function writeConfigFile(w: { dir: string; stub?: StubResolver }, o: ConfigOptions = {}): string {
   const file = join(w.dir, 'filterd.yaml')
-  makeConfig(w, o)   // refuses a bad config here, where the test is
+  makeConfig(w, o) // refuses a bad config here, where the test is
   // JSON is YAML; written as the test set it, so the file's own keys are what an operator would write.
   writeFileSync(file, JSON.stringify(configDoc(w, o)))
   return file
 }
 
 /** Sends one UDP datagram and waits for one answer (rejects after `ms`). */
-export async function udpAsk (port: number, msg: Buffer, host = '127.0.0.1', ms = 3000, from?: string): Promise<Buffer> {
+export async function udpAsk(port: number, msg: Buffer, host = '127.0.0.1', ms = 3000, from?: string): Promise<Buffer> {
   const sock = createSocket(host.includes(':') ? 'udp6' : 'udp4')
   try {
     if (from !== undefined) {
@@ -106,7 +112,7 @@ export async function udpAsk (port: number, msg: Buffer, host = '127.0.0.1', ms 
     const ac = new AbortController()
     const timer = setTimeout(() => ac.abort(), ms)
     try {
-      const [answer] = await once(sock, 'message', { signal: ac.signal }) as [Buffer]
+      const [answer] = (await once(sock, 'message', { signal: ac.signal })) as [Buffer]
       return answer
     } finally {
       clearTimeout(timer)
@@ -117,7 +123,7 @@ export async function udpAsk (port: number, msg: Buffer, host = '127.0.0.1', ms 
 }
 
 /** True when nothing comes back within `ms`. */
-export async function udpSilent (port: number, msg: Buffer, ms = 300): Promise<boolean> {
+export async function udpSilent(port: number, msg: Buffer, ms = 300): Promise<boolean> {
   try {
     await udpAsk(port, msg, '127.0.0.1', ms)
     return false
@@ -127,12 +133,22 @@ export async function udpSilent (port: number, msg: Buffer, ms = 300): Promise<b
 }
 
 /** Asks `name` over UDP (from the source address `from`, default 127.0.0.1) and decodes the answer. */
-export async function ask (port: number, name: string, type: dnsPacket.RecordType = 'A', opts: QueryOptions & { from?: string, host?: string } = {}): Promise<dnsPacket.DecodedPacket> {
+export async function ask(
+  port: number,
+  name: string,
+  type: dnsPacket.RecordType = 'A',
+  opts: QueryOptions & { from?: string; host?: string } = {}
+): Promise<dnsPacket.DecodedPacket> {
   return dnsPacket.decode(await udpAsk(port, query(name, type, opts), opts.host ?? '127.0.0.1', 3000, opts.from))
 }
 
 /** A TCP connection (from `localAddress` when given) that collects framed answers. */
-export async function tcpClient (t: TestContext, port: number, host = '127.0.0.1', localAddress?: string): Promise<{
+export async function tcpClient(
+  t: TestContext,
+  port: number,
+  host = '127.0.0.1',
+  localAddress?: string
+): Promise<{
   send: (b: Buffer) => void
   next: () => Promise<Buffer>
   closed: Promise<void>
@@ -168,48 +184,58 @@ export async function tcpClient (t: TestContext, port: number, host = '127.0.0.1
   }
 }
 
-export function framed (msg: Buffer): Buffer {
+export function framed(msg: Buffer): Buffer {
   const h = Buffer.alloc(2)
   h.writeUInt16BE(msg.length)
   return Buffer.concat([h, msg])
 }
 
 /** Runs dig; resolves undefined when dig is not installed. */
-export async function dig (args: string[]): Promise<string | undefined> {
+export async function dig(args: string[]): Promise<string | undefined> {
   return await new Promise((resolve, reject) => {
     execFile('dig', args, { timeout: 10000 }, (err, stdout) => {
-      if (err !== null && (err as NodeJS.ErrnoException).code === 'ENOENT') { resolve(undefined); return }
-      if (err !== null) { const failure: Error = err; reject(failure); return }
+      if (err !== null && (err as NodeJS.ErrnoException).code === 'ENOENT') {
+        resolve(undefined)
+        return
+      }
+      if (err !== null) {
+        const failure: Error = err
+        reject(failure)
+        return
+      }
       resolve(stdout)
     })
   })
 }
 
 /** Skip message for dig-based cases; throws in CI so a missing dig is never silently skipped there. */
-export function digMissing (t: TestContext): void {
-  if (process.env.CI !== undefined && process.env.CI !== '') throw new Error('dig is required in CI (apt-get install bind9-dnsutils)')
+export function digMissing(t: TestContext): void {
+  if (process.env.CI !== undefined && process.env.CI !== '')
+    throw new Error('dig is required in CI (apt-get install bind9-dnsutils)')
   t.skip('dig is not installed (apt-get install bind9-dnsutils); skipping the dig case')
 }
 
-export function firstA (p: dnsPacket.DecodedPacket): string | undefined {
+export function firstA(p: dnsPacket.DecodedPacket): string | undefined {
   const a = p.answers?.find((x) => x.type === 'A' || x.type === 'AAAA')
   return a === undefined ? undefined : (a as { data: string }).data
 }
 
-export function rcode (p: dnsPacket.DecodedPacket): string | undefined {
+export function rcode(p: dnsPacket.DecodedPacket): string | undefined {
   return (p as { rcode?: string }).rcode
 }
 
 /** EDE INFO-CODE of an answer's OPT, or -1. */
-export function edeOf (msg: Buffer): number {
+export function edeOf(msg: Buffer): number {
   const p = dnsPacket.decode(msg)
   for (const a of p.additionals ?? []) {
     if (a.type !== 'OPT') continue
-    for (const o of (a as { options?: Array<{ code: number, data?: Buffer }> }).options ?? []) {
+    for (const o of (a as { options?: Array<{ code: number; data?: Buffer }> }).options ?? []) {
       if (o.code === 15 && o.data !== undefined) return o.data.readUInt16BE(0)
     }
   }
   return -1
 }
 
-export const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+export const sleep = async (ms: number): Promise<void> => {
+  await new Promise((resolve) => setTimeout(resolve, ms))
+}

@@ -23,22 +23,27 @@ export interface RawHttpRequest {
   readonly body?: string
 }
 
-export function httpRequest (o: RawHttpRequest): Promise<RawHttpResponse> {
+export function httpRequest(o: RawHttpRequest): Promise<RawHttpResponse> {
   return new Promise((resolve, reject) => {
-    const req = request({
-      host: '127.0.0.1',
-      port: o.port,
-      method: o.method ?? 'GET',
-      path: o.path ?? '/',
-      headers: o.headers ?? {},
-      agent: false,
-      ...(o.localAddress === undefined ? {} : { localAddress: o.localAddress })
-    }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }) })
-      res.on('error', reject)
-    })
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: o.port,
+        method: o.method ?? 'GET',
+        path: o.path ?? '/',
+        headers: o.headers ?? {},
+        agent: false,
+        ...(o.localAddress === undefined ? {} : { localAddress: o.localAddress })
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') })
+        })
+        res.on('error', reject)
+      }
+    )
     req.on('error', reject)
     req.end(o.body)
   })
@@ -48,13 +53,15 @@ export function httpRequest (o: RawHttpRequest): Promise<RawHttpResponse> {
  * Writes `bytes` on a fresh connection and answers everything the server sends until it closes the
  * connection: for requests the server must answer and then close (HTTP/1.0, a bad Host).
  */
-export function rawExchange (port: number, bytes: string): Promise<string> {
+export function rawExchange(port: number, bytes: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1')
     const chunks: Buffer[] = []
     socket.on('data', (c: Buffer) => chunks.push(c))
     socket.on('error', reject)
-    socket.on('close', () => { resolve(Buffer.concat(chunks).toString('latin1')) })
+    socket.on('close', () => {
+      resolve(Buffer.concat(chunks).toString('latin1'))
+    })
     socket.write(bytes)
   })
 }
@@ -63,6 +70,6 @@ export function rawExchange (port: number, bytes: string): Promise<string> {
  * A request object with only a peer address and headers (names in lower case), for the functions that judge
  * who is asking (the API's and the front door's client address) without a server.
  */
-export function fakeRequest (remoteAddress: string, headers: Record<string, string> = {}): HttpRequest {
+export function fakeRequest(remoteAddress: string, headers: Record<string, string> = {}): HttpRequest {
   return { remoteAddress, header: (n: string) => headers[n.toLowerCase()] } as unknown as HttpRequest
 }

@@ -13,15 +13,17 @@ const handedOut = new Set<number>()
  * port picked there and released can be taken by any other process of the suite before the daemon
  * binds it (it happened in CI: a UDP bind failed on a port the TCP check had found free).
  */
-function ephemeralLow (): number {
+function ephemeralLow(): number {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0])
     return Number.isInteger(low) && low > 0 ? low : 32768
-  } catch { return 32768 }
+  } catch {
+    return 32768
+  }
 }
 
 /** Whether TCP and UDP both bind `port` on 127.0.0.1 right now (a DNS daemon needs both). */
-async function bindsBoth (port: number): Promise<boolean> {
+async function bindsBoth(port: number): Promise<boolean> {
   const server = createServer()
   const tcp = await new Promise<boolean>((resolve) => {
     server.once('error', () => resolve(false))
@@ -33,13 +35,15 @@ async function bindsBoth (port: number): Promise<boolean> {
     udp.once('error', () => resolve(false))
     udp.bind(port, '127.0.0.1', () => resolve(true))
   })
-  try { udp.close() } catch {}   // a socket that failed to bind may be closed already
+  try {
+    udp.close()
+  } catch {} // a socket that failed to bind may be closed already
   await new Promise((resolve) => server.close(resolve))
   return ok
 }
 
 /** A port by the kernel's choice (when no range below the ephemeral one is left to pick from). */
-async function kernelPort (): Promise<number> {
+async function kernelPort(): Promise<number> {
   const server = createServer()
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -54,7 +58,7 @@ async function kernelPort (): Promise<number> {
  * process lands; another test process picking the same one in the same instant is the only race
  * left (about one in ten thousand per pair of picks).
  */
-export async function releasedPort (): Promise<number> {
+export async function releasedPort(): Promise<number> {
   const high = ephemeralLow() - 1
   const low = Math.max(10_000, high - 12_000)
   if (high - low < 1000) return await kernelPort()

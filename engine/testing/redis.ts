@@ -17,25 +17,30 @@ export interface TestRedis {
   readonly port: number
   readonly dir: string
   /** Stops the server (SIGKILL: nothing flushed beyond what appendfsync already wrote). */
-  kill (): Promise<void>
+  kill(): Promise<void>
   /** Starts it again on the same port; `empty` removes its data first. */
-  start (options?: { empty?: boolean }): Promise<void>
+  start(options?: { empty?: boolean }): Promise<void>
   /** Stops it (SIGTERM: data written) and, unless `keepData`, removes its folder. */
-  stop (options?: { keepData?: boolean }): Promise<void>
+  stop(options?: { keepData?: boolean }): Promise<void>
 }
 
-export function redisServerAvailable (): boolean {
+export function redisServerAvailable(): boolean {
   return spawnSync('redis-server', ['--version']).status === 0
 }
 
-async function reachable (host: string, port: number): Promise<boolean> {
+async function reachable(host: string, port: number): Promise<boolean> {
   return await new Promise((resolve) => {
-    const s = createConnection({ host, port }, () => { s.end(); resolve(true) })
-    s.on('error', () => { resolve(false) })
+    const s = createConnection({ host, port }, () => {
+      s.end()
+      resolve(true)
+    })
+    s.on('error', () => {
+      resolve(false)
+    })
   })
 }
 
-export async function startRedis (options: { host?: string, bind?: string } = {}): Promise<TestRedis> {
+export async function startRedis(options: { host?: string; bind?: string } = {}): Promise<TestRedis> {
   const host = options.host ?? '127.0.0.1'
   const port = await releasedPort()
   const { dir, cleanup } = makeTempDir('filterd-redis-')
@@ -45,10 +50,28 @@ export async function startRedis (options: { host?: string, bind?: string } = {}
       rmSync(dir, { recursive: true, force: true })
       mkdirSync(dir, { recursive: true })
     }
-    proc = spawn('redis-server', [
-      '--port', String(port), '--bind', options.bind ?? host, '--dir', dir, '--save', '',
-      '--appendonly', 'yes', '--appendfsync', 'everysec', '--protected-mode', 'no', '--loglevel', 'warning'
-    ], { stdio: 'ignore' })
+    proc = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        options.bind ?? host,
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'everysec',
+        '--protected-mode',
+        'no',
+        '--loglevel',
+        'warning'
+      ],
+      { stdio: 'ignore' }
+    )
     const deadline = Date.now() + 10_000
     while (!(await reachable(host, port))) {
       if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`)
@@ -70,7 +93,7 @@ export async function startRedis (options: { host?: string, bind?: string } = {}
     dir,
     kill,
     start,
-    async stop (opts = {}) {
+    async stop(opts = {}) {
       const p = proc
       proc = undefined
       if (p !== undefined && p.exitCode === null) {
@@ -86,9 +109,11 @@ export async function startRedis (options: { host?: string, bind?: string } = {}
  * A plain client of `redis` for a test, disconnected after it; errors while the server is away
  * (a test that stops it, or its own end stopping it first) are the test's to see, not printed.
  */
-export function redisClient (t: Cleanup, redis: { host: string, port: number }): Redis {
+export function redisClient(t: Cleanup, redis: { host: string; port: number }): Redis {
   const r = new Redis({ host: redis.host, port: redis.port })
   r.on('error', () => {})
-  t.after(() => { r.disconnect() })
+  t.after(() => {
+    r.disconnect()
+  })
   return r
 }

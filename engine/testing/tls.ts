@@ -8,7 +8,7 @@ import { join } from 'node:path'
 
 export const OPENSSL_MISSING = 'openssl is not installed (needed to make a test certificate)'
 
-export function hasOpenssl (): boolean {
+export function hasOpenssl(): boolean {
   try {
     execFileSync('openssl', ['version'], { stdio: 'ignore' })
     return true
@@ -18,9 +18,27 @@ export function hasOpenssl (): boolean {
 }
 
 /** Writes `cert.pem` and `key.pem` for `commonName` into `dir`, valid for one day. */
-export function writeTestCertificate (dir: string, commonName: string): { cert: string, key: string } {
+export function writeTestCertificate(dir: string, commonName: string): { cert: string; key: string } {
   const cert = join(dir, 'cert.pem')
   const key = join(dir, 'key.pem')
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', `/CN=${commonName}`], { stdio: 'ignore' })
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${commonName}`
+    ],
+    { stdio: 'ignore' }
+  )
   return { cert, key }
 }

@@ -4,7 +4,7 @@
  */
 import { uwsLoadError } from '../http/index.js'
 
-export function needsUws (impl: string = 'uws'): { skip: string | false } {
+export function needsUws(impl: string = 'uws'): { skip: string | false } {
   if (impl !== 'uws') return { skip: false }
   const why = uwsLoadError()
   return { skip: why === undefined ? false : `needs uWebSockets.js, which does not load here: ${why}` }

@@ -7,7 +7,12 @@
  * Polls `check` every `everyMs` until it returns true; throws "timed out waiting for <what>" after
  * `limitMs` (a hung test, not a timing assertion).
  */
-export async function until (what: string, check: () => boolean | Promise<boolean>, limitMs = 30_000, everyMs = 10): Promise<void> {
+export async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  limitMs = 30_000,
+  everyMs = 10
+): Promise<void> {
   const deadline = Date.now() + limitMs
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
@@ -20,7 +25,7 @@ export async function until (what: string, check: () => boolean | Promise<boolea
  * POST, PUT or PATCH says `Content-Type: application/json` even without a body (the management API
  * refuses a write that does not).
  */
-export async function fetchJson (url: string, method = 'GET', body?: unknown): Promise<{ status: number, body: any }> {
+export async function fetchJson(url: string, method = 'GET', body?: unknown): Promise<{ status: number; body: any }> {
   const json = body !== undefined || method === 'POST' || method === 'PUT' || method === 'PATCH'
   const res = await fetch(url, {
     method,

@@ -17,13 +17,15 @@ import { constants } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-interface AddonHandle { readonly __udpHandle: never }
+interface AddonHandle {
+  readonly __udpHandle: never
+}
 interface UdpAddon {
-  open (o: OpenArgs): { handle: AddonHandle, port: number, receiveBufferSize: number }
-  send (h: AddonHandle, count: number): number
-  sendOne (h: AddonHandle, buf: Uint8Array, length: number, addr: Uint8Array | null, port: number): number
-  takeSendError (h: AddonHandle): number
-  close (h: AddonHandle): void
+  open(o: OpenArgs): { handle: AddonHandle; port: number; receiveBufferSize: number }
+  send(h: AddonHandle, count: number): number
+  sendOne(h: AddonHandle, buf: Uint8Array, length: number, addr: Uint8Array | null, port: number): number
+  takeSendError(h: AddonHandle): number
+  close(h: AddonHandle): void
 }
 interface OpenArgs {
   family: 4 | 6
@@ -52,17 +54,20 @@ export const UDP_ADDON_PATH = join(UDP_ADDON_DIR, 'build', 'Release', 'filterd_u
 let loaded: UdpAddon | Error | null = null
 
 /** The addon, or the reason it cannot be used (not built, no compiler, wrong platform). */
-export function loadUdpAddon (): UdpAddon | Error {
+export function loadUdpAddon(): UdpAddon | Error {
   if (loaded !== null) return loaded
   const path = process.env.FILTERD_UDP_ADDON ?? UDP_ADDON_PATH
   try {
     if (process.platform !== 'linux') throw new Error(`recvmmsg/sendmmsg need Linux (this is ${process.platform})`)
     const addon = createRequire(import.meta.url)(path) as Partial<UdpAddon>
-    if (typeof addon.open !== 'function' || typeof addon.send !== 'function') throw new Error(`${path} is not the filterd UDP addon`)
+    if (typeof addon.open !== 'function' || typeof addon.send !== 'function')
+      throw new Error(`${path} is not the filterd UDP addon`)
     loaded = addon as UdpAddon
   } catch (err) {
     const e = err as Error
-    loaded = new Error(`the native UDP addon did not load (${e.message.split('\n')[0] ?? ''}); build it with \`npm run build\` (needs a C compiler and make)`)
+    loaded = new Error(
+      `the native UDP addon did not load (${e.message.split('\n')[0] ?? ''}); build it with \`npm run build\` (needs a C compiler and make)`
+    )
   }
   return loaded
 }
@@ -77,7 +82,7 @@ export interface BatchUdpSocketOptions {
   /** SO_RCVBUF in bytes (Linux grants twice the value, capped by net.core.rmem_max); 0 or absent: the kernel default. */
   receiveBuffer?: number
   /** Connect to this peer (an upstream resolver): only its datagrams arrive, sends need no address. */
-  connect?: { host: string, port: number }
+  connect?: { host: string; port: number }
   /** Datagrams per recvmmsg/sendmmsg. */
   batch: number
   /** Bytes per slot: a larger datagram arrives with length -1 (truncated, to be dropped). */
@@ -118,7 +123,7 @@ export class BatchUdpSocket {
   /** In the dirty list (a flush is scheduled). */
   queued = false
 
-  constructor (addon: UdpAddon, o: BatchUdpSocketOptions) {
+  constructor(addon: UdpAddon, o: BatchUdpSocketOptions) {
     this.addon = addon
     this.family = o.family
     this.batch = o.batch
@@ -162,7 +167,7 @@ export class BatchUdpSocket {
   }
 
   /** The next free send slot's byte offset in txBuf, flushing first when every slot is taken. */
-  nextSlot (): number {
+  nextSlot(): number {
     if (this.txCount >= this.batch) this.flush()
     return this.txCount * this.slot
   }
@@ -174,7 +179,7 @@ export class BatchUdpSocket {
    * answers. Outside a batch callback (a timer's SERVFAIL, a TCP client's query) they leave in a
    * microtask: queueMicrotask allocates, so the packet path does without it.
    */
-  commit (len: number, port: number): void {
+  commit(len: number, port: number): void {
     const i = this.txCount++
     this.txInfo[2 * i] = len
     this.txInfo[2 * i + 1] = port
@@ -189,7 +194,7 @@ export class BatchUdpSocket {
   }
 
   /** Sends the filled slots in one sendmmsg. */
-  flush (): void {
+  flush(): void {
     const n = this.txCount
     if (n === 0) return
     this.txCount = 0
@@ -203,13 +208,13 @@ export class BatchUdpSocket {
 
   // A send can consume the socket's pending error (an ICMP refusal) before a receive sees it: hand
   // it to the batch callback as a receive error would be.
-  private reportSendError (): void {
+  private reportSendError(): void {
     const e = this.addon.takeSendError(this.handle)
     if (e !== 0) this.onBatch(-e)
   }
 
   /** Sends one datagram at once (one larger than a slot); `addr` is ignored on a connected socket. */
-  sendOne (buf: Buffer, len: number, addr: Uint8Array | null, port: number): void {
+  sendOne(buf: Buffer, len: number, addr: Uint8Array | null, port: number): void {
     if (this.closed) return
     if (this.addon.sendOne(this.handle, buf, len, addr, port) !== 1) {
       this.sendDrops++
@@ -217,7 +222,7 @@ export class BatchUdpSocket {
     }
   }
 
-  close (): void {
+  close(): void {
     if (this.closed) return
     this.closed = true
     this.addon.close(this.handle)
@@ -229,12 +234,12 @@ let flushScheduled = false
 /** Above 0 while a batch callback runs: its end flushes the dirty sockets. */
 let batchDepth = 0
 
-function flushDirty (): void {
+function flushDirty(): void {
   flushScheduled = false
   // By index: a flush's send error runs a callback that may queue more (a socket flushed already
   // is queued again and comes later in the list).
   for (let i = 0; i < dirty.length; i++) {
-    const s = dirty[i]!   // i < length
+    const s = dirty[i]! // i < length
     s.queued = false
     s.flush()
   }
@@ -245,7 +250,7 @@ function flushDirty (): void {
  * Opens a batched socket; throws the addon's error with `code` (e.g. EADDRINUSE), and for a failed bind
  * `address` and `port` as node's own bind errors carry them, so a caller can name the address it could not bind.
  */
-export function openBatchUdpSocket (o: BatchUdpSocketOptions): BatchUdpSocket {
+export function openBatchUdpSocket(o: BatchUdpSocketOptions): BatchUdpSocket {
   const addon = loadUdpAddon()
   if (addon instanceof Error) throw addon
   try {

@@ -4,20 +4,33 @@ import { test, type TestContext } from 'node:test'
 import { createSocket, type Socket } from 'node:dgram'
 import { once } from 'node:events'
 import { until } from '../testing/wait.js'
-import { ECONNREFUSED, loadUdpAddon, openBatchUdpSocket, type BatchUdpSocket, type BatchUdpSocketOptions } from './index.js'
+import {
+  ECONNREFUSED,
+  loadUdpAddon,
+  openBatchUdpSocket,
+  type BatchUdpSocket,
+  type BatchUdpSocketOptions
+} from './index.js'
 
 const addon = loadUdpAddon()
 
-function skipWithoutAddon (t: TestContext): boolean {
+function skipWithoutAddon(t: TestContext): boolean {
   if (!(addon instanceof Error)) return false
   if (process.env.CI !== undefined && process.env.CI !== '') throw addon
   t.skip(addon.message)
   return true
 }
 
-interface Got { len: number, port: number, bytes: Buffer }
+interface Got {
+  len: number
+  port: number
+  bytes: Buffer
+}
 
-function open (t: TestContext, o: Partial<BatchUdpSocketOptions> & { got?: Got[], errors?: number[] } = {}): BatchUdpSocket {
+function open(
+  t: TestContext,
+  o: Partial<BatchUdpSocketOptions> & { got?: Got[]; errors?: number[] } = {}
+): BatchUdpSocket {
   const got = o.got ?? []
   const errors = o.errors ?? []
   let s: BatchUdpSocket | null = null
@@ -28,11 +41,18 @@ function open (t: TestContext, o: Partial<BatchUdpSocketOptions> & { got?: Got[]
     batch: 8,
     slot: 1024,
     ...o,
-    onBatch (n) {
-      if (n < 0) { errors.push(-n); return }
+    onBatch(n) {
+      if (n < 0) {
+        errors.push(-n)
+        return
+      }
       for (let i = 0; i < n; i++) {
         const len = s!.rxInfo[2 * i]!
-        got.push({ len, port: s!.rxInfo[2 * i + 1]!, bytes: len < 0 ? Buffer.alloc(0) : Buffer.from(s!.rxBuf.subarray(i * s!.slot, i * s!.slot + len)) })
+        got.push({
+          len,
+          port: s!.rxInfo[2 * i + 1]!,
+          bytes: len < 0 ? Buffer.alloc(0) : Buffer.from(s!.rxBuf.subarray(i * s!.slot, i * s!.slot + len))
+        })
       }
     }
   })
@@ -40,7 +60,7 @@ function open (t: TestContext, o: Partial<BatchUdpSocketOptions> & { got?: Got[]
   return s
 }
 
-async function client (t: TestContext): Promise<Socket> {
+async function client(t: TestContext): Promise<Socket> {
   const c = createSocket('udp4')
   c.bind(0, '127.0.0.1')
   await once(c, 'listening')
@@ -57,7 +77,10 @@ test('receives datagrams in batches with their peer, and answers them with one s
   c.on('message', (m) => answers.push(m))
   for (let i = 0; i < 20; i++) c.send(Buffer.from(`q${i}`), s.port, '127.0.0.1')
   await until('20 datagrams', () => got.length === 20, 3000)
-  t.assert.deepStrictEqual(got.map((g) => g.bytes.toString()), Array.from({ length: 20 }, (_, i) => `q${i}`))
+  t.assert.deepStrictEqual(
+    got.map((g) => g.bytes.toString()),
+    Array.from({ length: 20 }, (_, i) => `q${i}`)
+  )
   t.assert.ok(got.every((g) => g.port === c.address().port))
   // Answer all 20 through the send slots (a flush every 8: the batch size) to the client's address.
   for (let i = 0; i < 20; i++) {
@@ -81,11 +104,14 @@ test('a zero-length datagram arrives with length 0, one larger than the slot wit
   c.send(Buffer.alloc(60000, 1), s.port, '127.0.0.1')
   c.send(Buffer.from('after'), s.port, '127.0.0.1')
   await until('4 datagrams', () => got.length === 4, 3000)
-  t.assert.deepStrictEqual(got.map((g) => g.len), [0, -1, -1, 5])
+  t.assert.deepStrictEqual(
+    got.map((g) => g.len),
+    [0, -1, -1, 5]
+  )
   t.assert.strictEqual(got[3]!.bytes.toString(), 'after')
 })
 
-test('a connected socket reports the peer\'s ICMP port unreachable as -ECONNREFUSED and keeps working', async (t: TestContext) => {
+test("a connected socket reports the peer's ICMP port unreachable as -ECONNREFUSED and keeps working", async (t: TestContext) => {
   if (skipWithoutAddon(t)) return
   // A port nothing listens on: bind one, note it, close it.
   const gone = createSocket('udp4')
@@ -101,7 +127,10 @@ test('a connected socket reports the peer\'s ICMP port unreachable as -ECONNREFU
     // Each error wakes the poll again (libuv stops a poll on POLLERR; the addon restarts it).
     await until(`ICMP error ${round + 1}`, () => errors.length > round, 3000)
   }
-  t.assert.ok(errors.every((e) => e === ECONNREFUSED), `errors: ${errors.join(',')}`)
+  t.assert.ok(
+    errors.every((e) => e === ECONNREFUSED),
+    `errors: ${errors.join(',')}`
+  )
   // Big datagrams take the one-off path and hit the same refusal without throwing.
   s.sendOne(Buffer.alloc(3000), 3000, null, 0)
 })
@@ -112,7 +141,10 @@ test('SO_REUSEPORT lets several sockets share a port; without it the second bind
   const b = open(t, { reusePort: true, port: a.port })
   t.assert.strictEqual(b.port, a.port)
   const plain = open(t)
-  t.assert.throws(() => open(t, { port: plain.port }), (err: Error & { code?: string }) => err.code === 'EADDRINUSE')
+  t.assert.throws(
+    () => open(t, { port: plain.port }),
+    (err: Error & { code?: string }) => err.code === 'EADDRINUSE'
+  )
 })
 
 test('sendOne sends a datagram larger than a slot', async (t: TestContext) => {

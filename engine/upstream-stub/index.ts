@@ -17,7 +17,7 @@ export interface StubResolverOptions {
   /** IPv6 answered for every AAAA query (default 2001:db8::10). */
   aaaa?: string
   /** Fixed answers by lower-case name. */
-  records?: Record<string, { a?: string[], aaaa?: string[] }>
+  records?: Record<string, { a?: string[]; aaaa?: string[] }>
   /** Names (and their subdomains) answered NXDOMAIN; `.invalid` always is. */
   nxdomain?: string[]
   /** Answer with TC set (over UDP) for these names. */
@@ -27,7 +27,7 @@ export interface StubResolverOptions {
    * size says: a resolver that ignores it; 0: an empty answer with TC set, as a well-behaved one
    * does) and `tcp` bytes over TCP (at most 65,535).
    */
-  large?: Record<string, { udp: number, tcp: number }>
+  large?: Record<string, { udp: number; tcp: number }>
   ttl?: number
   /** Also listen on TCP (same port). */
   tcp?: boolean
@@ -44,14 +44,19 @@ export interface StubResolver {
   readonly ednsSizes: number[]
   /** While true, queries are read and counted but never answered (a dead upstream). */
   silent: boolean
-  close (): Promise<void>
+  close(): Promise<void>
 }
 
-type Question = { name: string, type: string, class?: string }
+type Question = { name: string; type: string; class?: string }
 
-function answer (query: dnsPacket.Packet, o: StubResolverOptions, overUdp: boolean): Buffer {
+function answer(query: dnsPacket.Packet, o: StubResolverOptions, overUdp: boolean): Buffer {
   const q = query.questions?.[0] as Question | undefined
-  const base = { id: query.id ?? 0, type: 'response' as const, flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE, questions: query.questions ?? [] }
+  const base = {
+    id: query.id ?? 0,
+    type: 'response' as const,
+    flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE,
+    questions: query.questions ?? []
+  }
   if (q === undefined) return dnsPacket.encode({ ...base, flags: base.flags | 1 })
   const name = q.name.toLowerCase()
   const under = (list: string[] | undefined): boolean => (list ?? []).some((n) => name === n || name.endsWith('.' + n))
@@ -70,13 +75,16 @@ function answer (query: dnsPacket.Packet, o: StubResolverOptions, overUdp: boole
   const ttl = o.ttl ?? 300
   const fixed = o.records?.[name]
   const answers: dnsPacket.Answer[] = []
-  if (q.type === 'A') for (const data of fixed?.a ?? [o.a ?? '198.51.100.10']) answers.push({ type: 'A', name: q.name, ttl, data })
-  if (q.type === 'AAAA') for (const data of fixed?.aaaa ?? [o.aaaa ?? '2001:db8::10']) answers.push({ type: 'AAAA', name: q.name, ttl, data })
+  if (q.type === 'A')
+    for (const data of fixed?.a ?? [o.a ?? '198.51.100.10']) answers.push({ type: 'A', name: q.name, ttl, data })
+  if (q.type === 'AAAA')
+    for (const data of fixed?.aaaa ?? [o.aaaa ?? '2001:db8::10'])
+      answers.push({ type: 'AAAA', name: q.name, ttl, data })
   return dnsPacket.encode({ ...base, answers })
 }
 
 // TXT records of 1,000 bytes of text each (four strings), as many as fit in about `size` bytes.
-function txtFilling (name: string, size: number): dnsPacket.Answer[] {
+function txtFilling(name: string, size: number): dnsPacket.Answer[] {
   const one: dnsPacket.Answer = { type: 'TXT', name, ttl: 60, data: [0, 1, 2, 3].map((i) => Buffer.alloc(250, 97 + i)) }
   const perRecord = dnsPacket.encode({ type: 'response', answers: [one] }).length - 12
   const answers: dnsPacket.Answer[] = []
@@ -85,7 +93,7 @@ function txtFilling (name: string, size: number): dnsPacket.Answer[] {
   return answers
 }
 
-export async function startStubResolver (options: StubResolverOptions = {}): Promise<StubResolver> {
+export async function startStubResolver(options: StubResolverOptions = {}): Promise<StubResolver> {
   const host = options.host ?? '127.0.0.1'
   // UDP and TCP share one port. With a kernel-chosen UDP port, the same TCP port can be taken (by
   // any TCP socket of the host, client ones included): then both are closed and another port tried.
@@ -99,7 +107,7 @@ export async function startStubResolver (options: StubResolverOptions = {}): Pro
   }
 }
 
-async function bindStub (host: string, options: StubResolverOptions): Promise<StubResolver> {
+async function bindStub(host: string, options: StubResolverOptions): Promise<StubResolver> {
   const udp: Socket = createSocket(host.includes(':') ? 'udp6' : 'udp4')
   const seen: string[] = []
   const seenTcp: string[] = []
@@ -107,7 +115,11 @@ async function bindStub (host: string, options: StubResolverOptions): Promise<St
   const state = { silent: false }
   const handle = (msg: Buffer, overUdp: boolean): Buffer | undefined => {
     let query: dnsPacket.Packet
-    try { query = dnsPacket.decode(msg) } catch { return undefined }
+    try {
+      query = dnsPacket.decode(msg)
+    } catch {
+      return undefined
+    }
     const q = query.questions?.[0] as Question | undefined
     const asked = q === undefined ? '?' : `${q.name.toLowerCase()}/${q.type}`
     seen.push(asked)
@@ -162,9 +174,13 @@ async function bindStub (host: string, options: StubResolverOptions): Promise<St
     seen,
     seenTcp,
     ednsSizes,
-    get silent () { return state.silent },
-    set silent (v: boolean) { state.silent = v },
-    async close () {
+    get silent() {
+      return state.silent
+    },
+    set silent(v: boolean) {
+      state.silent = v
+    },
+    async close() {
       udp.close()
       for (const s of sockets) s.destroy()
       if (tcp !== undefined) await new Promise<void>((resolve) => tcp.close(() => resolve()))

@@ -12,7 +12,7 @@ export interface CategoryVerdict {
 }
 
 /** The verdict for a name's categories: bad when any of them is bad. */
-export function verdictOf (categories: readonly number[], taxonomy: Taxonomy): CategoryVerdict {
+export function verdictOf(categories: readonly number[], taxonomy: Taxonomy): CategoryVerdict {
   return {
     category: [...categories],
     bad: categories.some((c) => taxonomy.isBad(c)),
@@ -21,7 +21,7 @@ export function verdictOf (categories: readonly number[], taxonomy: Taxonomy): C
 }
 
 /** The spec's answer for a name that does not exist in DNS: category [0], not bad. */
-export function nonExistingVerdict (taxonomy: Taxonomy): CategoryVerdict {
+export function nonExistingVerdict(taxonomy: Taxonomy): CategoryVerdict {
   return { category: [0], bad: false, category_name: [taxonomy.name(0) ?? 'Non-Existing Domain'] }
 }
 
@@ -30,6 +30,6 @@ export function nonExistingVerdict (taxonomy: Taxonomy): CategoryVerdict {
  * spec requires for Russian names; it parses back to the same strings. Characters outside the
  * BMP come out as their UTF-16 surrogate pair, which is what JSON defines.
  */
-export function toAsciiJson (value: unknown): string {
+export function toAsciiJson(value: unknown): string {
   return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }

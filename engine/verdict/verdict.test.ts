@@ -15,7 +15,11 @@ test('a verdict is bad when any of its categories is bad, with names in the taxo
 })
 
 test('a non-existing domain is category 0, not bad, named Non-Existing Domain in English', (t: TestContext) => {
-  t.assert.deepStrictEqual(nonExistingVerdict(loadTaxonomy(conf, 'en')), { category: [0], bad: false, category_name: ['Non-Existing Domain'] })
+  t.assert.deepStrictEqual(nonExistingVerdict(loadTaxonomy(conf, 'en')), {
+    category: [0],
+    bad: false,
+    category_name: ['Non-Existing Domain']
+  })
 })
 
 test('Russian names are written as \\u escapes and parse back to the same strings', (t: TestContext) => {

@@ -19,9 +19,20 @@ test('matches a listed name and all of its subdomains but not look-alikes', (t: 
 
 test('covers antivirus, OS update and certificate revocation hosts', (t: TestContext) => {
   const wl = createBuiltinWhitelist()
-  for (const name of ['dnl-01.geo.kaspersky.com', 'um10.eset.com', 'update.drweb.com', 'definitionupdates.microsoft.com',
-    'swcdn.apple.com', 'mesu.apple.com', 'swscan.apple.com', 'deb.debian.org', 'security.ubuntu.com',
-    'archive.ubuntu.com', 'r3.o.lencr.org', 'ocsp.digicert.com']) {
+  for (const name of [
+    'dnl-01.geo.kaspersky.com',
+    'um10.eset.com',
+    'update.drweb.com',
+    'definitionupdates.microsoft.com',
+    'swcdn.apple.com',
+    'mesu.apple.com',
+    'swscan.apple.com',
+    'deb.debian.org',
+    'security.ubuntu.com',
+    'archive.ubuntu.com',
+    'r3.o.lencr.org',
+    'ocsp.digicert.com'
+  ]) {
     t.assert.strictEqual(wl.has(name), true, name)
   }
 })
@@ -50,6 +61,14 @@ test('lists only normalised names, each once', (t: TestContext) => {
 test('docs/builtin-whitelist.md lists exactly the compiled names', (t: TestContext) => {
   const documented = new Set([...readFileSync(DOC, 'utf8').matchAll(/^- `([^`]+)`/gm)].map((m) => m[1]!))
   const compiled = new Set(BUILTIN_WHITELIST.flatMap((g) => g.names))
-  t.assert.deepStrictEqual([...compiled].filter((n) => !documented.has(n)), [], 'compiled but not documented')
-  t.assert.deepStrictEqual([...documented].filter((n) => !compiled.has(n)), [], 'documented but not compiled')
+  t.assert.deepStrictEqual(
+    [...compiled].filter((n) => !documented.has(n)),
+    [],
+    'compiled but not documented'
+  )
+  t.assert.deepStrictEqual(
+    [...documented].filter((n) => !compiled.has(n)),
+    [],
+    'documented but not compiled'
+  )
 })

@@ -1,18 +1,36 @@
 import { test, type TestContext } from 'node:test'
 import dnsPacket from 'dns-packet'
 import {
-  EDE_BLOCKED, EDE_FILTERED, EDE_NO_REACHABLE_AUTHORITY, RCODE_BADVERS, RCODE_FORMERR, RCODE_NOTIMP,
-  RCODE_REFUSED, RCODE_SERVFAIL, kAnswerBufferSize
+  EDE_BLOCKED,
+  EDE_FILTERED,
+  EDE_NO_REACHABLE_AUTHORITY,
+  RCODE_BADVERS,
+  RCODE_FORMERR,
+  RCODE_NOTIMP,
+  RCODE_REFUSED,
+  RCODE_SERVFAIL,
+  ANSWER_BUFFER_SIZE
 } from './constants.js'
 import {
-  compileBlockAnswer, compileEdeText, decodeAddresses, writeBlockAnswer, writeCnameAnswer, writeErrorAnswer
+  compileBlockAnswer,
+  compileEdeText,
+  decodeAddresses,
+  writeBlockAnswer,
+  writeCnameAnswer,
+  writeErrorAnswer
 } from './answer.js'
 import { QUERY_OK, QueryScratch, readQuery } from './query.js'
 import { atOffset, decode, optOf, outAtOffset, query, rawOpt, rawQuery, type Decoded } from './testing/build.js'
 
-const block = compileBlockAnswer({ ipv4: '192.0.2.80', ipv6: '2001:db8::80', ttl: 42, edeInfoCode: EDE_BLOCKED, edeExtraText: 'Blocked by policy' })
+const block = compileBlockAnswer({
+  ipv4: '192.0.2.80',
+  ipv6: '2001:db8::80',
+  ttl: 42,
+  edeInfoCode: EDE_BLOCKED,
+  edeExtraText: 'Blocked by policy'
+})
 
-function read (msg: Buffer): QueryScratch {
+function read(msg: Buffer): QueryScratch {
   const q = new QueryScratch()
   const verdict = readQuery(msg, q)
   if (verdict !== QUERY_OK) throw new Error(`verdict ${verdict}`)
@@ -20,9 +38,15 @@ function read (msg: Buffer): QueryScratch {
 }
 
 /** Writes with `write` into a plain buffer and into one at a non-zero offset, from a query at a non-zero offset too; returns both decodings. */
-function writeBoth (msg: Buffer, write: (m: Buffer, q: QueryScratch, out: Buffer) => number): Array<{ bytes: Buffer, p: Decoded }> {
+function writeBoth(
+  msg: Buffer,
+  write: (m: Buffer, q: QueryScratch, out: Buffer) => number
+): Array<{ bytes: Buffer; p: Decoded }> {
   const results = []
-  for (const [m, out] of [[msg, Buffer.alloc(1232)], [atOffset(msg), outAtOffset()]] as const) {
+  for (const [m, out] of [
+    [msg, Buffer.alloc(1232)],
+    [atOffset(msg), outAtOffset()]
+  ] as const) {
     const len = write(m, read(m), out)
     const bytes = Buffer.from(out.subarray(0, len))
     results.push({ bytes, p: decode(bytes) })
@@ -31,7 +55,7 @@ function writeBoth (msg: Buffer, write: (m: Buffer, q: QueryScratch, out: Buffer
 }
 
 /** The EDE option of a decoded packet as { code, text }, or undefined. */
-function edeOf (p: dnsPacket.DecodedPacket): { code: number, text: string } | undefined {
+function edeOf(p: dnsPacket.DecodedPacket): { code: number; text: string } | undefined {
   const opt = optOf(p)
   const o = opt?.options.find((x) => (x.code as number) === 15)
   if (o?.data === undefined) return undefined
@@ -39,7 +63,10 @@ function edeOf (p: dnsPacket.DecodedPacket): { code: number, text: string } | un
 }
 
 test('answers a blocked A query with the block-page IPv4 address', (t: TestContext) => {
-  const msg = query('Ads.Example.COM', 'A', { id: 0x4242, flags: dnsPacket.RECURSION_DESIRED | dnsPacket.CHECKING_DISABLED })
+  const msg = query('Ads.Example.COM', 'A', {
+    id: 0x4242,
+    flags: dnsPacket.RECURSION_DESIRED | dnsPacket.CHECKING_DISABLED
+  })
   for (const { bytes, p } of writeBoth(msg, (m, q, out) => writeBlockAnswer(m, q, out, block))) {
     t.assert.strictEqual(p.id, 0x4242)
     t.assert.strictEqual(p.type, 'response')
@@ -51,9 +78,20 @@ test('answers a blocked A query with the block-page IPv4 address', (t: TestConte
     t.assert.strictEqual(p.flag_aa, false)
     t.assert.strictEqual(p.flag_tc, false)
     t.assert.strictEqual(p.flag_ad, false)
-    t.assert.deepStrictEqual(p.questions, [{ name: 'Ads.Example.COM', type: 'A', class: 'IN' }], 'question case is preserved')
+    t.assert.deepStrictEqual(
+      p.questions,
+      [{ name: 'Ads.Example.COM', type: 'A', class: 'IN' }],
+      'question case is preserved'
+    )
     t.assert.strictEqual(p.answers!.length, 1)
-    t.assert.deepStrictEqual(p.answers![0], { name: 'Ads.Example.COM', type: 'A', ttl: 42, class: 'IN', flush: false, data: '192.0.2.80' })
+    t.assert.deepStrictEqual(p.answers![0], {
+      name: 'Ads.Example.COM',
+      type: 'A',
+      ttl: 42,
+      class: 'IN',
+      flush: false,
+      data: '192.0.2.80'
+    })
     t.assert.strictEqual(p.authorities!.length, 0)
     t.assert.strictEqual(p.additionals!.length, 0, 'no OPT when the query had none')
     t.assert.strictEqual(bytes.readUInt16BE(msg.length), 0xc00c, 'owner is a pointer to the question')
@@ -62,9 +100,13 @@ test('answers a blocked A query with the block-page IPv4 address', (t: TestConte
 })
 
 test('answers a blocked AAAA query with the block-page IPv6 address', (t: TestContext) => {
-  for (const { p } of writeBoth(query('ads.example', 'AAAA', { flags: 0 }), (m, q, out) => writeBlockAnswer(m, q, out, block))) {
+  for (const { p } of writeBoth(query('ads.example', 'AAAA', { flags: 0 }), (m, q, out) =>
+    writeBlockAnswer(m, q, out, block)
+  )) {
     t.assert.strictEqual(p.flag_rd, false)
-    t.assert.deepStrictEqual(p.answers, [{ name: 'ads.example', type: 'AAAA', ttl: 42, class: 'IN', flush: false, data: '2001:db8::80' }])
+    t.assert.deepStrictEqual(p.answers, [
+      { name: 'ads.example', type: 'AAAA', ttl: 42, class: 'IN', flush: false, data: '2001:db8::80' }
+    ])
   }
 })
 
@@ -89,8 +131,18 @@ test('answers NODATA to HTTPS, SVCB, MX and to an address family with no block-p
 })
 
 test('appends an OPT with an Extended DNS Error when the blocked query had EDNS', (t: TestContext) => {
-  const msg = query('ads.example', 'A', { edns: { udpPayloadSize: 4096, dnssecOk: true, options: [{ code: 8, family: 1, sourcePrefixLength: 24, ip: '10.1.2.0' }] } })
-  const filtered = compileBlockAnswer({ ipv4: '192.0.2.80', edeInfoCode: EDE_FILTERED, edeExtraText: 'filtered: ads ✓' })
+  const msg = query('ads.example', 'A', {
+    edns: {
+      udpPayloadSize: 4096,
+      dnssecOk: true,
+      options: [{ code: 8, family: 1, sourcePrefixLength: 24, ip: '10.1.2.0' }]
+    }
+  })
+  const filtered = compileBlockAnswer({
+    ipv4: '192.0.2.80',
+    edeInfoCode: EDE_FILTERED,
+    edeExtraText: 'filtered: ads ✓'
+  })
   for (const { bytes, p } of writeBoth(msg, (m, q, out) => writeBlockAnswer(m, q, out, filtered))) {
     t.assert.strictEqual(p.answers!.length, 1)
     const opt = optOf(p)!
@@ -108,7 +160,9 @@ test('appends an OPT with an Extended DNS Error when the blocked query had EDNS'
     t.assert.strictEqual(bytes.length <= 512, true)
   }
   const noText = compileBlockAnswer({ ipv4: '192.0.2.80' })
-  for (const { p } of writeBoth(query('ads.example', 'A', { edns: {} }), (m, q, out) => writeBlockAnswer(m, q, out, noText))) {
+  for (const { p } of writeBoth(query('ads.example', 'A', { edns: {} }), (m, q, out) =>
+    writeBlockAnswer(m, q, out, noText)
+  )) {
     t.assert.deepStrictEqual(edeOf(p), { code: EDE_BLOCKED, text: '' })
     t.assert.strictEqual(optOf(p)!.flag_do, false)
   }
@@ -121,7 +175,7 @@ test('clips a long EDE text on a character boundary and keeps the answer under 5
   const name = Array.from({ length: 4 }, (_, k) => String(k).repeat(k === 3 ? 61 : 63)).join('.')
   const msg = query(name, 'AAAA', { edns: {} })
   const q = read(msg)
-  const out = Buffer.alloc(kAnswerBufferSize)
+  const out = Buffer.alloc(ANSWER_BUFFER_SIZE)
   const len = writeBlockAnswer(msg, q, out, long)
   t.assert.strictEqual(len <= 512, true, `length ${len}`)
   t.assert.strictEqual(decode(out.subarray(0, len)).answers!.length, 1)
@@ -130,7 +184,10 @@ test('clips a long EDE text on a character boundary and keeps the answer under 5
 test('rejects block-page addresses that are not IP addresses', (t: TestContext) => {
   t.assert.throws(() => compileBlockAnswer({ ipv4: '192.0.2' }), TypeError)
   t.assert.throws(() => compileBlockAnswer({ ipv6: '2001:db8:::1' }), TypeError)
-  t.assert.deepStrictEqual([...compileBlockAnswer({ ipv6: '::ffff:192.0.2.1' }).ipv6!], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1])
+  t.assert.deepStrictEqual(
+    [...compileBlockAnswer({ ipv6: '::ffff:192.0.2.1' }).ipv6!],
+    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1]
+  )
 })
 
 test('answers FORMERR without a question when the question could not be parsed', (t: TestContext) => {
@@ -151,7 +208,7 @@ test('answers FORMERR with the question echoed when only the rest was malformed'
   const msg = Buffer.concat([query('example.com', 'A', { id: 7 }), Buffer.from([1, 2, 3])])
   const q = new QueryScratch()
   t.assert.strictEqual(readQuery(msg, q), RCODE_FORMERR)
-  const out = Buffer.alloc(kAnswerBufferSize)
+  const out = Buffer.alloc(ANSWER_BUFFER_SIZE)
   const p = decode(out.subarray(0, writeErrorAnswer(msg, q, RCODE_FORMERR, out)))
   t.assert.deepStrictEqual(p.questions, [{ name: 'example.com', type: 'A', class: 'IN' }])
   t.assert.strictEqual(p.rcode, 'FORMERR')
@@ -159,10 +216,10 @@ test('answers FORMERR with the question echoed when only the rest was malformed'
 
 test('answers NOTIMP with the opcode copied', (t: TestContext) => {
   const msg = query('example.com', 'SOA')
-  msg[2] = (msg[2]! & 0x87) | (4 << 3)   // NOTIFY
+  msg[2] = (msg[2]! & 0x87) | (4 << 3) // NOTIFY
   const q = new QueryScratch()
   t.assert.strictEqual(readQuery(msg, q), RCODE_NOTIMP)
-  const out = Buffer.alloc(kAnswerBufferSize)
+  const out = Buffer.alloc(ANSWER_BUFFER_SIZE)
   const p = decode(out.subarray(0, writeErrorAnswer(msg, q, RCODE_NOTIMP, out)))
   t.assert.strictEqual(p.opcode, 'NOTIFY')
   t.assert.strictEqual(p.rcode, 'NOTIMP')
@@ -172,7 +229,8 @@ test('answers NOTIMP with the opcode copied', (t: TestContext) => {
 test('answers SERVFAIL to an upstream timeout with EDE 22 when the query had EDNS', (t: TestContext) => {
   const text = compileEdeText('upstream timeout')
   for (const { p } of writeBoth(query('slow.example', 'A', { edns: { dnssecOk: true } }), (m, q, out) =>
-    writeErrorAnswer(m, q, RCODE_SERVFAIL, out, EDE_NO_REACHABLE_AUTHORITY, text))) {
+    writeErrorAnswer(m, q, RCODE_SERVFAIL, out, EDE_NO_REACHABLE_AUTHORITY, text)
+  )) {
     t.assert.strictEqual(p.rcode, 'SERVFAIL')
     t.assert.strictEqual(p.flag_ra, true)
     t.assert.deepStrictEqual(p.questions, [{ name: 'slow.example', type: 'A', class: 'IN' }])
@@ -180,7 +238,9 @@ test('answers SERVFAIL to an upstream timeout with EDE 22 when the query had EDN
     t.assert.deepStrictEqual(edeOf(p), { code: 22, text: 'upstream timeout' })
     t.assert.strictEqual(optOf(p)!.flag_do, true)
   }
-  for (const { p } of writeBoth(query('slow.example', 'A'), (m, q, out) => writeErrorAnswer(m, q, RCODE_REFUSED, out, EDE_NO_REACHABLE_AUTHORITY))) {
+  for (const { p } of writeBoth(query('slow.example', 'A'), (m, q, out) =>
+    writeErrorAnswer(m, q, RCODE_REFUSED, out, EDE_NO_REACHABLE_AUTHORITY)
+  )) {
     t.assert.strictEqual(p.rcode, 'REFUSED')
     t.assert.strictEqual(p.additionals!.length, 0, 'no OPT without EDNS in the query')
   }
@@ -190,7 +250,7 @@ test('answers BADVERS through the OPT extended RCODE', (t: TestContext) => {
   const msg = rawQuery(['a', 'com'], 1, { tail: rawOpt([], { version: 2 }) })
   const q = new QueryScratch()
   t.assert.strictEqual(readQuery(msg, q), RCODE_BADVERS)
-  const out = Buffer.alloc(kAnswerBufferSize)
+  const out = Buffer.alloc(ANSWER_BUFFER_SIZE)
   const p = decode(out.subarray(0, writeErrorAnswer(msg, q, RCODE_BADVERS, out)))
   t.assert.strictEqual(p.rcode, 'NOERROR', 'lower 4 bits are 0')
   t.assert.strictEqual(optOf(p)!.extendedRcode, 1)
@@ -199,7 +259,7 @@ test('answers BADVERS through the OPT extended RCODE', (t: TestContext) => {
 
 test('answers an error without a scratch from the header alone', (t: TestContext) => {
   const msg = query('example.com', 'A', { id: 99 })
-  const out = Buffer.alloc(kAnswerBufferSize)
+  const out = Buffer.alloc(ANSWER_BUFFER_SIZE)
   const p = decode(out.subarray(0, writeErrorAnswer(msg, null, RCODE_SERVFAIL, out)))
   t.assert.strictEqual(p.id, 99)
   t.assert.strictEqual(p.rcode, 'SERVFAIL')
@@ -212,7 +272,9 @@ test('answers safe video with a CNAME to the restricted host and its addresses',
     { type: 'AAAA' as const, data: '2001:4860:4802:32::78', ttl: 200 },
     { type: 'A' as const, data: '216.239.38.121', ttl: 100 }
   ]
-  for (const { p } of writeBoth(query('WWW.YouTube.com', 'A', { id: 5 }), (m, q, out) => writeCnameAnswer(m, q, 'restrict.youtube.com', addrs, out))) {
+  for (const { p } of writeBoth(query('WWW.YouTube.com', 'A', { id: 5 }), (m, q, out) =>
+    writeCnameAnswer(m, q, 'restrict.youtube.com', addrs, out)
+  )) {
     t.assert.strictEqual(p.id, 5)
     t.assert.strictEqual(p.rcode, 'NOERROR')
     t.assert.deepStrictEqual(p.answers, [
@@ -222,15 +284,25 @@ test('answers safe video with a CNAME to the restricted host and its addresses',
     ])
     t.assert.strictEqual(p.additionals!.length, 0)
   }
-  for (const { p } of writeBoth(query('m.youtube.com', 'AAAA', { edns: {} }), (m, q, out) => writeCnameAnswer(m, q, 'restrict.youtube.com.', addrs, out, { cnameTtl: 60 }))) {
-    t.assert.deepStrictEqual(p.answers!.map((a) => [a.type, a.name, (a as dnsPacket.StringAnswer).data, (a as dnsPacket.StringAnswer).ttl]), [
-      ['CNAME', 'm.youtube.com', 'restrict.youtube.com', 60],
-      ['AAAA', 'restrict.youtube.com', '2001:4860:4802:32::78', 200]
-    ])
+  for (const { p } of writeBoth(query('m.youtube.com', 'AAAA', { edns: {} }), (m, q, out) =>
+    writeCnameAnswer(m, q, 'restrict.youtube.com.', addrs, out, { cnameTtl: 60 })
+  )) {
+    t.assert.deepStrictEqual(
+      p.answers!.map((a) => [a.type, a.name, (a as dnsPacket.StringAnswer).data, (a as dnsPacket.StringAnswer).ttl]),
+      [
+        ['CNAME', 'm.youtube.com', 'restrict.youtube.com', 60],
+        ['AAAA', 'restrict.youtube.com', '2001:4860:4802:32::78', 200]
+      ]
+    )
     t.assert.strictEqual(optOf(p)!.options.length, 0)
   }
-  for (const { p } of writeBoth(rawQuery(['www', 'youtube', 'com'], 65), (m, q, out) => writeCnameAnswer(m, q, 'restrict.youtube.com', addrs, out))) {
-    t.assert.deepStrictEqual(p.answers!.map((a) => a.type), ['CNAME'])
+  for (const { p } of writeBoth(rawQuery(['www', 'youtube', 'com'], 65), (m, q, out) =>
+    writeCnameAnswer(m, q, 'restrict.youtube.com', addrs, out)
+  )) {
+    t.assert.deepStrictEqual(
+      p.answers!.map((a) => a.type),
+      ['CNAME']
+    )
   }
 })
 
@@ -264,7 +336,10 @@ test('extracts the RCODE and the A/AAAA records of an upstream response', (t: Te
   })
   t.assert.deepStrictEqual(decodeAddresses(response), {
     rcode: 0,
-    records: [{ type: 'A', data: '192.0.2.9', ttl: 20 }, { type: 'AAAA', data: '2001:db8::9', ttl: 30 }]
+    records: [
+      { type: 'A', data: '192.0.2.9', ttl: 20 },
+      { type: 'AAAA', data: '2001:db8::9', ttl: 30 }
+    ]
   })
   const nx = dnsPacket.encode({ type: 'response', id: 1, flags: 3, questions: [{ name: 'nope.example', type: 'A' }] })
   t.assert.deepStrictEqual(decodeAddresses(nx), { rcode: 3, records: [] })

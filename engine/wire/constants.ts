@@ -41,12 +41,12 @@ export const QTYPE_ANY = 255
 export const QCLASS_IN = 1
 
 // EDNS(0) option codes (IANA "DNS EDNS0 Option Codes").
-export const EDNS_OPTION_ECS = 8          // RFC 7871
-export const EDNS_OPTION_COOKIE = 10      // RFC 7873
-export const EDNS_OPTION_KEEPALIVE = 11   // RFC 7828
-export const EDNS_OPTION_PADDING = 12     // RFC 7830
-export const EDNS_OPTION_KEY_TAG = 14     // RFC 8145
-export const EDNS_OPTION_EDE = 15         // RFC 8914
+export const EDNS_OPTION_ECS = 8 // RFC 7871
+export const EDNS_OPTION_COOKIE = 10 // RFC 7873
+export const EDNS_OPTION_KEEPALIVE = 11 // RFC 7828
+export const EDNS_OPTION_PADDING = 12 // RFC 7830
+export const EDNS_OPTION_KEY_TAG = 14 // RFC 8145
+export const EDNS_OPTION_EDE = 15 // RFC 8914
 
 /** The DO bit in the OPT RR's TTL flags (RFC 3225). */
 export const EDNS_FLAG_DO = 0x8000
@@ -67,13 +67,13 @@ export const EDE_NO_REACHABLE_AUTHORITY = 22
 export const EDE_NETWORK_ERROR = 23
 
 /** UDP payload size we advertise in our OPT RRs (DNS Flag Day 2020 value). */
-export const kEdnsUdpPayloadSize = 1232
+export const EDNS_UDP_PAYLOAD_SIZE = 1232
 /** A response must fit 512 bytes over UDP unless the query's OPT allows more (RFC 1035 §4.2.1, RFC 6891 §6.2.3). */
-export const kClassicUdpSize = 512
+export const CLASSIC_UDP_SIZE = 512
 /** EXTRA-TEXT of an EDE option is clipped to this many bytes so block/error answers stay under 512 bytes. */
-export const kMaxEdeExtraText = 128
+export const MAX_EDE_EXTRA_TEXT = 128
 /**
  * A Buffer of this size always fits a block answer or an error answer
  * (12 header + 259 question + 28 AAAA RR + 11 OPT + 6 EDE + 128 text = 444).
  */
-export const kAnswerBufferSize = 512
+export const ANSWER_BUFFER_SIZE = 512

@@ -4,11 +4,11 @@ import { isResponse, isTruncated, questionMatches, rcodeOf, readId, setId } from
 import { QUERY_OK, QueryScratch, readQuery } from './query.js'
 import { atOffset, query, rawQuery } from './testing/build.js'
 
-function response (name: string, type: dnsPacket.RecordType, flags = 0): Buffer {
+function response(name: string, type: dnsPacket.RecordType, flags = 0): Buffer {
   return dnsPacket.encode({ type: 'response', id: 9, flags, questions: [{ name, type, class: 'IN' }] })
 }
 
-function scratchOf (msg: Buffer): QueryScratch {
+function scratchOf(msg: Buffer): QueryScratch {
   const q = new QueryScratch()
   if (readQuery(msg, q) !== QUERY_OK) throw new Error('bad query')
   return q
@@ -42,7 +42,8 @@ test('does not match a response whose question differs in class, count or framin
   t.assert.strictEqual(questionMatches(ch, q), false)
   const good = response('a.example', 'A')
   t.assert.strictEqual(questionMatches(good, q), true)
-  for (let len = 0; len < good.length; len++) t.assert.strictEqual(questionMatches(good.subarray(0, len), q), false, `cut at ${len}`)
+  for (let len = 0; len < good.length; len++)
+    t.assert.strictEqual(questionMatches(good.subarray(0, len), q), false, `cut at ${len}`)
   const none = Buffer.from(good)
   none[5] = 0
   t.assert.strictEqual(questionMatches(none, q), false)

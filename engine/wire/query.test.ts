@@ -1,26 +1,38 @@
 import { test, type TestContext } from 'node:test'
 import dnsPacket from 'dns-packet'
 import {
-  EDNS_OPTION_COOKIE, EDNS_OPTION_ECS, EDNS_OPTION_KEEPALIVE, FLAG_CD, FLAG_RD, QTYPE_A, QTYPE_AAAA, QTYPE_HTTPS,
-  RCODE_BADVERS, RCODE_FORMERR, RCODE_NOTIMP
+  EDNS_OPTION_COOKIE,
+  EDNS_OPTION_ECS,
+  EDNS_OPTION_KEEPALIVE,
+  FLAG_CD,
+  FLAG_RD,
+  QTYPE_A,
+  QTYPE_AAAA,
+  QTYPE_HTTPS,
+  RCODE_BADVERS,
+  RCODE_FORMERR,
+  RCODE_NOTIMP
 } from './constants.js'
 import { QUERY_DROP, QUERY_OK, QueryScratch, ecsAddressOf, keyOf, nameOf, readQuery } from './query.js'
 import { atOffset, query, rawOpt, rawQuery } from './testing/build.js'
 
 /** Runs `check` on `msg` as is and again through a Buffer at a non-zero byteOffset. */
-function both (msg: Buffer, check: (m: Buffer) => void): void {
+function both(msg: Buffer, check: (m: Buffer) => void): void {
   check(msg)
   check(atOffset(msg))
 }
 
-function keys (q: QueryScratch): string[] {
+function keys(q: QueryScratch): string[] {
   const out: string[] = []
   for (let k = 0; k < q.labelCount; k++) out.push(keyOf(q, k))
   return out
 }
 
 test('reads id, flags, type, class and question end of a typical query', (t: TestContext) => {
-  const msg = query('www.example.com', 'AAAA', { id: 0xabcd, flags: dnsPacket.RECURSION_DESIRED | dnsPacket.CHECKING_DISABLED })
+  const msg = query('www.example.com', 'AAAA', {
+    id: 0xabcd,
+    flags: dnsPacket.RECURSION_DESIRED | dnsPacket.CHECKING_DISABLED
+  })
   both(msg, (m) => {
     const q = new QueryScratch()
     t.assert.strictEqual(readQuery(m, q), QUERY_OK)
@@ -81,7 +93,12 @@ test('escapes backslashes and bytes outside [a-z0-9-_*] as in RFC 1035 presentat
 
 test('keeps working when one scratch is reused across different queries', (t: TestContext) => {
   const q = new QueryScratch()
-  readQuery(query('a.b.c.d.example.org', 'A', { edns: { options: [{ code: 8, family: 1, sourcePrefixLength: 24, ip: '192.0.2.0' }] } }), q)
+  readQuery(
+    query('a.b.c.d.example.org', 'A', {
+      edns: { options: [{ code: 8, family: 1, sourcePrefixLength: 24, ip: '192.0.2.0' }] }
+    }),
+    q
+  )
   t.assert.strictEqual(keyOf(q, 1), 'b.c.d.example.org')
   t.assert.strictEqual(q.hasClientSubnet, true)
   t.assert.strictEqual(readQuery(query('x.io', 'A'), q), QUERY_OK)
@@ -134,7 +151,13 @@ test('answers NOTIMP to opcodes other than QUERY', (t: TestContext) => {
 test('answers FORMERR to section counts other than one question and no answers or authorities', (t: TestContext) => {
   const q = new QueryScratch()
   const base = query('example.com', 'A')
-  for (const [offset, value] of [[5, 0], [5, 2], [7, 1], [9, 1], [4, 1]] as const) {
+  for (const [offset, value] of [
+    [5, 0],
+    [5, 2],
+    [7, 1],
+    [9, 1],
+    [4, 1]
+  ] as const) {
     const msg = Buffer.from(base)
     msg[offset] = value
     t.assert.strictEqual(readQuery(msg, q), RCODE_FORMERR, `byte ${offset} = ${value}`)
@@ -143,11 +166,14 @@ test('answers FORMERR to section counts other than one question and no answers o
 
 test('answers FORMERR to a compression pointer in the question (RFC 1035 §4.1.4)', (t: TestContext) => {
   const q = new QueryScratch()
-  const msg = Buffer.concat([rawQuery(['www']).subarray(0, 12), Buffer.from([3, 0x77, 0x77, 0x77, 0xc0, 0x0c, 0, 1, 0, 1])])
+  const msg = Buffer.concat([
+    rawQuery(['www']).subarray(0, 12),
+    Buffer.from([3, 0x77, 0x77, 0x77, 0xc0, 0x0c, 0, 1, 0, 1])
+  ])
   t.assert.strictEqual(readQuery(msg, q), RCODE_FORMERR)
   t.assert.strictEqual(q.questionEnd, 0)
   const extended = rawQuery(['www'])
-  extended[12] = 0x41   // extended label type 01
+  extended[12] = 0x41 // extended label type 01
   t.assert.strictEqual(readQuery(extended, q), RCODE_FORMERR)
 })
 
@@ -184,7 +210,9 @@ test('reads EDNS payload size, DO bit and version', (t: TestContext) => {
 
 test('reads an IPv4 Client Subnet option', (t: TestContext) => {
   const q = new QueryScratch()
-  const msg = query('example.com', 'A', { edns: { options: [{ code: 8, family: 1, sourcePrefixLength: 24, ip: '198.51.100.0' }] } })
+  const msg = query('example.com', 'A', {
+    edns: { options: [{ code: 8, family: 1, sourcePrefixLength: 24, ip: '198.51.100.0' }] }
+  })
   both(msg, (m) => {
     t.assert.strictEqual(readQuery(m, q), QUERY_OK)
     t.assert.strictEqual(q.hasClientSubnet, true)
@@ -204,7 +232,9 @@ test('reads IPv6 Client Subnet options, including /0 and odd prefix lengths', (t
     { prefix: 128, ip: '2001:db8::1', want: '2001:db8::1' }
   ]
   for (const c of cases) {
-    const m = query('example.com', 'AAAA', { edns: { options: [{ code: 8, family: 2, sourcePrefixLength: c.prefix, ip: c.ip }] } })
+    const m = query('example.com', 'AAAA', {
+      edns: { options: [{ code: 8, family: 2, sourcePrefixLength: c.prefix, ip: c.ip }] }
+    })
     t.assert.strictEqual(readQuery(m, q), QUERY_OK, `/${c.prefix}`)
     t.assert.strictEqual(q.ecsFamily, 2)
     t.assert.strictEqual(q.ecsSourcePrefix, c.prefix)
@@ -214,7 +244,11 @@ test('reads IPv6 Client Subnet options, including /0 and odd prefix lengths', (t
 
 test('accepts cookies, keepalive and unknown options', (t: TestContext) => {
   const q = new QueryScratch()
-  const opt = rawOpt([[EDNS_OPTION_COOKIE, Buffer.alloc(8, 7)], [EDNS_OPTION_KEEPALIVE, Buffer.alloc(0)], [65001, Buffer.from('hi')]])
+  const opt = rawOpt([
+    [EDNS_OPTION_COOKIE, Buffer.alloc(8, 7)],
+    [EDNS_OPTION_KEEPALIVE, Buffer.alloc(0)],
+    [65001, Buffer.from('hi')]
+  ])
   const m = rawQuery(['example', 'com'], QTYPE_HTTPS, { tail: opt })
   t.assert.strictEqual(readQuery(m, q), QUERY_OK)
   t.assert.strictEqual(q.qtype, QTYPE_HTTPS)
@@ -224,18 +258,36 @@ test('accepts cookies, keepalive and unknown options', (t: TestContext) => {
 
 test('answers FORMERR to every malformed OPT', (t: TestContext) => {
   const q = new QueryScratch()
-  const ecs = (family: number, source: number, addr: number[], scope = 0): [number, Buffer] =>
-    [EDNS_OPTION_ECS, Buffer.from([family >> 8, family & 0xff, source, scope, ...addr])]
+  const ecs = (family: number, source: number, addr: number[], scope = 0): [number, Buffer] => [
+    EDNS_OPTION_ECS,
+    Buffer.from([family >> 8, family & 0xff, source, scope, ...addr])
+  ]
   const good = rawOpt([ecs(1, 24, [192, 0, 2])])
   t.assert.strictEqual(readQuery(rawQuery(['a', 'com'], QTYPE_A, { tail: good }), q), QUERY_OK)
   const bad: Record<string, Buffer> = {
     'owner not root': Buffer.concat([Buffer.from([1, 0x61]), good.subarray(1)]),
-    'not type OPT': (() => { const b = Buffer.from(good); b[2] = 1; return b })(),
-    'RDLENGTH past the end': (() => { const b = Buffer.from(good); b[10] = b[10]! + 1; return b })(),
-    'RDLENGTH short of the end': (() => { const b = Buffer.from(good); b[10] = b[10]! - 1; return b })(),
+    'not type OPT': (() => {
+      const b = Buffer.from(good)
+      b[2] = 1
+      return b
+    })(),
+    'RDLENGTH past the end': (() => {
+      const b = Buffer.from(good)
+      b[10] = b[10]! + 1
+      return b
+    })(),
+    'RDLENGTH short of the end': (() => {
+      const b = Buffer.from(good)
+      b[10] = b[10]! - 1
+      return b
+    })(),
     'shorter than an OPT header': good.subarray(0, 10),
     'option header cut': Buffer.concat([rawOpt([]).subarray(0, 9), Buffer.from([0, 2, 0, 8])]),
-    'option length past RDATA': (() => { const b = rawOpt([[65001, Buffer.alloc(4)]]); b[14] = 9; return b })(),
+    'option length past RDATA': (() => {
+      const b = rawOpt([[65001, Buffer.alloc(4)]])
+      b[14] = 9
+      return b
+    })(),
     'ECS unknown family': rawOpt([ecs(3, 0, [])]),
     'ECS IPv4 prefix over 32': rawOpt([ecs(1, 33, [1, 2, 3, 4, 0])]),
     'ECS IPv6 prefix over 128': rawOpt([ecs(2, 129, Array(17).fill(0))]),
@@ -274,7 +326,12 @@ test('answers BADVERS to an EDNS version other than 0 (RFC 6891 §6.1.3)', (t: T
 
 test('agrees with dns-packet on the question of valid queries', (t: TestContext) => {
   const q = new QueryScratch()
-  for (const [name, type] of [['a.io', 'A'], ['Mixed.Case.Example', 'TXT'], ['_sip._tcp.example.com', 'SRV'], ['x.y', 'UNKNOWN_64']] as const) {
+  for (const [name, type] of [
+    ['a.io', 'A'],
+    ['Mixed.Case.Example', 'TXT'],
+    ['_sip._tcp.example.com', 'SRV'],
+    ['x.y', 'UNKNOWN_64']
+  ] as const) {
     const m = query(name, type as dnsPacket.RecordType, { edns: { udpPayloadSize: 1232 } })
     t.assert.strictEqual(readQuery(m, q), QUERY_OK)
     const d = dnsPacket.decode(m)

@@ -18,9 +18,22 @@
  * cannot decode.
  */
 import {
-  EDNS_FLAG_DO, EDNS_OPTION_COOKIE, EDNS_OPTION_ECS, EDNS_OPTION_KEEPALIVE, EDNS_OPTION_KEY_TAG,
-  ECS_FAMILY_IPV4, ECS_FAMILY_IPV6, FLAG_QR, HEADER_SIZE, OPCODE_MASK, OPCODE_QUERY, OPCODE_SHIFT,
-  QTYPE_OPT, RCODE_BADVERS, RCODE_FORMERR, RCODE_NOTIMP
+  EDNS_FLAG_DO,
+  EDNS_OPTION_COOKIE,
+  EDNS_OPTION_ECS,
+  EDNS_OPTION_KEEPALIVE,
+  EDNS_OPTION_KEY_TAG,
+  ECS_FAMILY_IPV4,
+  ECS_FAMILY_IPV6,
+  FLAG_QR,
+  HEADER_SIZE,
+  OPCODE_MASK,
+  OPCODE_QUERY,
+  OPCODE_SHIFT,
+  QTYPE_OPT,
+  RCODE_BADVERS,
+  RCODE_FORMERR,
+  RCODE_NOTIMP
 } from './constants.js'
 import { formatIPv4, formatIPv6 } from './ip.js'
 
@@ -34,9 +47,9 @@ export const QUERY_DROP = -1
  */
 export type QueryVerdict = number
 
-const MAX_NAME_WIRE = 255   // RFC 1035 §2.3.4, counting length octets and the root label
+const MAX_NAME_WIRE = 255 // RFC 1035 §2.3.4, counting length octets and the root label
 const MAX_LABEL = 63
-const MAX_LABELS = 127      // 127 one-byte labels + root = 255 octets
+const MAX_LABELS = 127 // 127 one-byte labels + root = 255 octets
 
 // ASCII case fold A-Z only (RFC 4343 §3: DNS compares case-insensitively in ASCII only).
 const LOWER = new Uint8Array(256)
@@ -122,13 +135,16 @@ export class QueryScratch {
  * one piece: it runs for every query on the DNS hot path; the header and QNAME loops keep their
  * bounds checks and counters in locals, which a split would pass through calls or scratch fields.
  */
-export function readQuery (msg: Buffer, out: QueryScratch): QueryVerdict {
+export function readQuery(msg: Buffer, out: QueryScratch): QueryVerdict {
   out.questionEnd = 0
   out.nameLength = 0
   out.labelCount = 0
   out.needsEscape = false
   out.keyReady = false
-  if (++out.stamp > 0xffffffff) { out.stamp = 1; out.suffixStamps.fill(0) }
+  if (++out.stamp > 0xffffffff) {
+    out.stamp = 1
+    out.suffixStamps.fill(0)
+  }
   out.hasEdns = false
   out.udpPayloadSize = 0
   out.ednsVersion = 0
@@ -163,8 +179,8 @@ export function readQuery (msg: Buffer, out: QueryScratch): QueryVerdict {
   const bytes = out.nameBytes
   const starts = out.labelStarts
   let i = HEADER_SIZE
-  let n = 0          // bytes written to nameBytes
-  let wire = 1       // wire length so far, counting the root label
+  let n = 0 // bytes written to nameBytes
+  let wire = 1 // wire length so far, counting the root label
   let labels = 0
   let escape = false
   for (;;) {
@@ -180,17 +196,17 @@ export function readQuery (msg: Buffer, out: QueryScratch): QueryVerdict {
     wire += len + 1
     if (wire > MAX_NAME_WIRE) return RCODE_FORMERR
     const labelEnd = i + 1 + len
-    if (labelEnd >= end) return RCODE_FORMERR   // the next length octet must exist too
+    if (labelEnd >= end) return RCODE_FORMERR // the next length octet must exist too
     if (labels !== 0) bytes[n++] = 0x2e
     starts[labels++] = n
     for (let j = i + 1; j < labelEnd; j++) {
-      const c = LOWER[msg[j]!]!   // j < labelEnd < end; LOWER has 256 entries
+      const c = LOWER[msg[j]!]! // j < labelEnd < end; LOWER has 256 entries
       if (KEY_SAFE[c] === 0) escape = true
       bytes[n++] = c
     }
     i = labelEnd
   }
-  i++   // the root label
+  i++ // the root label
   if (i + 4 > end) return RCODE_FORMERR
   // i + 4 <= end was checked just above.
   out.qtype = (msg[i]! << 8) | msg[i + 1]!
@@ -201,7 +217,7 @@ export function readQuery (msg: Buffer, out: QueryScratch): QueryVerdict {
   out.needsEscape = escape
   out.questionEnd = i
 
-  if (arcount === 0) return i === end ? QUERY_OK : RCODE_FORMERR   // trailing garbage
+  if (arcount === 0) return i === end ? QUERY_OK : RCODE_FORMERR // trailing garbage
   // At most one OPT (RFC 6891 §6.1.1). Other additional records (TSIG,
   // SIG(0)) are signatures addressed to us that we could neither verify nor
   // forward meaningfully: FORMERR as well.
@@ -209,15 +225,15 @@ export function readQuery (msg: Buffer, out: QueryScratch): QueryVerdict {
   return readOpt(msg, i, out)
 }
 
-function readOpt (msg: Buffer, off: number, out: QueryScratch): QueryVerdict {
+function readOpt(msg: Buffer, off: number, out: QueryScratch): QueryVerdict {
   const end = msg.length
   if (off + 11 > end) return RCODE_FORMERR
   // off + 11 <= end was checked just above.
-  if (msg[off]! !== 0) return RCODE_FORMERR   // OPT owner MUST be root (RFC 6891 §6.1.2)
+  if (msg[off]! !== 0) return RCODE_FORMERR // OPT owner MUST be root (RFC 6891 §6.1.2)
   if (((msg[off + 1]! << 8) | msg[off + 2]!) !== QTYPE_OPT) return RCODE_FORMERR
   const rdlen = (msg[off + 9]! << 8) | msg[off + 10]!
   const rdEnd = off + 11 + rdlen
-  if (rdEnd !== end) return RCODE_FORMERR     // overrun, or trailing garbage
+  if (rdEnd !== end) return RCODE_FORMERR // overrun, or trailing garbage
   out.udpPayloadSize = (msg[off + 3]! << 8) | msg[off + 4]!
   out.ednsVersion = msg[off + 6]!
   const ednsFlags = (msg[off + 7]! << 8) | msg[off + 8]!
@@ -231,23 +247,41 @@ function readOpt (msg: Buffer, off: number, out: QueryScratch): QueryVerdict {
 
   let p = off + 11
   while (p < rdEnd) {
-    if (p + 4 > rdEnd) { out.hasEdns = false; return RCODE_FORMERR }
+    if (p + 4 > rdEnd) {
+      out.hasEdns = false
+      return RCODE_FORMERR
+    }
     // p + 4 <= rdEnd == end was checked just above.
     const code = (msg[p]! << 8) | msg[p + 1]!
     const olen = (msg[p + 2]! << 8) | msg[p + 3]!
     const data = p + 4
-    if (data + olen > rdEnd) { out.hasEdns = false; return RCODE_FORMERR }
+    if (data + olen > rdEnd) {
+      out.hasEdns = false
+      return RCODE_FORMERR
+    }
     let ok = true
     switch (code) {
-      case EDNS_OPTION_ECS: ok = readClientSubnet(msg, data, olen, out); break
+      case EDNS_OPTION_ECS:
+        ok = readClientSubnet(msg, data, olen, out)
+        break
       // RFC 7873 §5.2.2: a client cookie alone (8) or with a server cookie (16..40).
-      case EDNS_OPTION_COOKIE: ok = olen === 8 || (olen >= 16 && olen <= 40); break
+      case EDNS_OPTION_COOKIE:
+        ok = olen === 8 || (olen >= 16 && olen <= 40)
+        break
       // RFC 7828 §3.1: TIMEOUT is a single 16-bit field (omitted in queries).
-      case EDNS_OPTION_KEEPALIVE: ok = olen === 0 || olen === 2; break
+      case EDNS_OPTION_KEEPALIVE:
+        ok = olen === 0 || olen === 2
+        break
       // RFC 8145 §4.1: a list of 16-bit key tags.
-      case EDNS_OPTION_KEY_TAG: ok = olen !== 0 && (olen & 1) === 0; break
+      case EDNS_OPTION_KEY_TAG:
+        ok = olen !== 0 && (olen & 1) === 0
+        break
     }
-    if (!ok) { out.hasEdns = false; out.hasClientSubnet = false; return RCODE_FORMERR }
+    if (!ok) {
+      out.hasEdns = false
+      out.hasClientSubnet = false
+      return RCODE_FORMERR
+    }
     p = data + olen
   }
   return QUERY_OK
@@ -257,7 +291,7 @@ function readOpt (msg: Buffer, off: number, out: QueryScratch): QueryVerdict {
 // truncated to ceil(source / 8) octets with the bits past the prefix zero;
 // a server SHOULD answer FORMERR to anything else. A second ECS option in one
 // query is ambiguous: FORMERR as well.
-function readClientSubnet (msg: Buffer, data: number, olen: number, out: QueryScratch): boolean {
+function readClientSubnet(msg: Buffer, data: number, olen: number, out: QueryScratch): boolean {
   if (out.hasClientSubnet || olen < 4) return false
   // data + olen <= msg.length was checked by the caller, and olen >= 4 here.
   const family = (msg[data]! << 8) | msg[data + 1]!
@@ -273,7 +307,7 @@ function readClientSubnet (msg: Buffer, data: number, olen: number, out: QuerySc
   }
   // Byte loops: for at most 16 bytes they beat Buffer#fill/copy's call overhead.
   const addr = out.ecsAddress
-  for (let k = 0; k < 16; k++) addr[k] = k < addrLen ? msg[data + 4 + k]! : 0   // data + 4 + addrLen <= data + olen
+  for (let k = 0; k < 16; k++) addr[k] = k < addrLen ? msg[data + 4 + k]! : 0 // data + 4 + addrLen <= data + olen
   out.hasClientSubnet = true
   out.ecsFamily = family
   out.ecsSourcePrefix = source
@@ -293,11 +327,11 @@ function readClientSubnet (msg: Buffer, data: number, olen: number, out: QuerySc
  * The first call per query builds the whole key once (latin1, no escaping in
  * the common case); later calls are substrings at label boundaries.
  */
-export function keyOf (q: QueryScratch, fromLabel: number): string {
+export function keyOf(q: QueryScratch, fromLabel: number): string {
   if (!q.keyReady) buildKey(q)
   if (fromLabel >= q.labelCount) return ''
   if (fromLabel <= 0) return q.key
-  if (q.suffixStamps[fromLabel] === q.stamp) return q.suffixes[fromLabel]!   // stamped, so written
+  if (q.suffixStamps[fromLabel] === q.stamp) return q.suffixes[fromLabel]! // stamped, so written
   // fromLabel < labelCount, so the start offset was written by buildKey/readQuery.
   const key = q.key.substring(q.needsEscape ? q.keyStarts[fromLabel]! : q.labelStarts[fromLabel]!)
   q.suffixes[fromLabel] = key
@@ -306,11 +340,11 @@ export function keyOf (q: QueryScratch, fromLabel: number): string {
 }
 
 /** The query name for logs: the whole key, or '.' for the root. Allocates. */
-export function nameOf (q: QueryScratch): string {
+export function nameOf(q: QueryScratch): string {
   return q.labelCount === 0 ? '.' : keyOf(q, 0)
 }
 
-function buildKey (q: QueryScratch): void {
+function buildKey(q: QueryScratch): void {
   q.keyReady = true
   if (!q.needsEscape) {
     q.key = q.nameBytes.toString('latin1', 0, q.nameLength)
@@ -328,7 +362,7 @@ function buildKey (q: QueryScratch): void {
     if (k !== 0) s += '.'
     q.keyStarts[k] = s.length
     for (let j = start; j < stop; j++) {
-      const c = bytes[j]!   // j < nameLength <= nameBytes.length
+      const c = bytes[j]! // j < nameLength <= nameBytes.length
       if (KEY_SAFE[c] === 1) s += String.fromCharCode(c)
       else if (c === 0x2e || c === 0x5c) s += '\\' + String.fromCharCode(c)
       else s += '\\' + (c < 10 ? '00' : c < 100 ? '0' : '') + c
@@ -338,7 +372,7 @@ function buildKey (q: QueryScratch): void {
 }
 
 /** The ECS address as a string ('192.0.2.0', '2001:db8::'), '' when there is none. Allocates. */
-export function ecsAddressOf (q: QueryScratch): string {
+export function ecsAddressOf(q: QueryScratch): string {
   if (!q.hasClientSubnet) return ''
   return q.ecsFamily === ECS_FAMILY_IPV4 ? formatIPv4(q.ecsAddress, 0) : formatIPv6(q.ecsAddress, 0)
 }

@@ -2,7 +2,7 @@ import { test, type TestContext } from 'node:test'
 import { FrameReader, frame } from './tcp-frame.js'
 import { query } from './testing/build.js'
 
-function drain (r: FrameReader): Buffer[] {
+function drain(r: FrameReader): Buffer[] {
   const out: Buffer[] = []
   for (let m = r.read(); m !== null; m = r.read()) out.push(m)
   return out
@@ -31,7 +31,10 @@ test('yields messages split at every byte boundary', (t: TestContext) => {
   }
   const r = new FrameReader()
   const got: Buffer[] = []
-  for (const b of stream) { r.push(Buffer.from([b])); got.push(...drain(r)) }
+  for (const b of stream) {
+    r.push(Buffer.from([b]))
+    got.push(...drain(r))
+  }
   t.assert.deepStrictEqual(got, msgs, 'one byte at a time')
 })
 

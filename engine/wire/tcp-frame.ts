@@ -18,26 +18,26 @@ export class FrameReader {
   /** The announced length of the oversized frame (0 until then). */
   oversizedLength = 0
   #chunks: Buffer[] = []
-  #head = 0          // bytes of #chunks[0] already consumed
-  #buffered = 0      // unconsumed bytes over all chunks
+  #head = 0 // bytes of #chunks[0] already consumed
+  #buffered = 0 // unconsumed bytes over all chunks
 
-  constructor (maxFrameSize = 65535) {
+  constructor(maxFrameSize = 65535) {
     this.maxFrameSize = maxFrameSize
   }
 
   /** Unconsumed bytes held (for a per-connection memory cap). */
-  get bufferedBytes (): number {
+  get bufferedBytes(): number {
     return this.#buffered
   }
 
-  push (chunk: Buffer): void {
+  push(chunk: Buffer): void {
     if (chunk.length === 0 || this.isOversized) return
     this.#chunks.push(chunk)
     this.#buffered += chunk.length
   }
 
   /** The next complete message (without its length prefix), or null if none is complete yet. */
-  read (): Buffer | null {
+  read(): Buffer | null {
     if (this.isOversized || this.#buffered < 2) return null
     const len = (this.#byteAt(0) << 8) | this.#byteAt(1)
     if (len > this.maxFrameSize) {
@@ -59,7 +59,7 @@ export class FrameReader {
     const msg = Buffer.allocUnsafe(len)
     let n = 0
     while (n < len) {
-      const c = this.#chunks[0]!   // #buffered >= len - n > 0, so a chunk remains
+      const c = this.#chunks[0]! // #buffered >= len - n > 0, so a chunk remains
       const take = Math.min(len - n, c.length - this.#head)
       c.copy(msg, n, this.#head, this.#head + take)
       n += take
@@ -68,21 +68,24 @@ export class FrameReader {
     return msg
   }
 
-  #byteAt (k: number): number {
+  #byteAt(k: number): number {
     let off = this.#head + k
     for (const c of this.#chunks) {
-      if (off < c.length) return c[off]!   // off < c.length
+      if (off < c.length) return c[off]! // off < c.length
       off -= c.length
     }
     return 0
   }
 
-  #skip (n: number): void {
+  #skip(n: number): void {
     this.#buffered -= n
     while (n > 0) {
-      const c = this.#chunks[0]!   // the caller skips at most #buffered bytes
+      const c = this.#chunks[0]! // the caller skips at most #buffered bytes
       const left = c.length - this.#head
-      if (n < left) { this.#head += n; return }
+      if (n < left) {
+        this.#head += n
+        return
+      }
       n -= left
       this.#chunks.shift()
       this.#head = 0
@@ -91,7 +94,7 @@ export class FrameReader {
 }
 
 /** `msg[0, length)` with a 2-byte length prefix, in a new Buffer. */
-export function frame (msg: Buffer, length = msg.length): Buffer {
+export function frame(msg: Buffer, length = msg.length): Buffer {
   if (length > 0xffff) throw new RangeError(`DNS message too long for TCP framing: ${length}`)
   const out = Buffer.allocUnsafe(2 + length)
   out[0] = length >>> 8

@@ -4,7 +4,7 @@
 import { test, type TestContext } from 'node:test'
 import fc from 'fast-check'
 import dnsPacket from 'dns-packet'
-import { EDE_NO_REACHABLE_AUTHORITY, RCODE_SERVFAIL, kAnswerBufferSize } from './constants.js'
+import { EDE_NO_REACHABLE_AUTHORITY, RCODE_SERVFAIL, ANSWER_BUFFER_SIZE } from './constants.js'
 import { compileBlockAnswer, writeBlockAnswer, writeCnameAnswer, writeErrorAnswer } from './answer.js'
 import { questionMatches } from './forward.js'
 import { QUERY_DROP, QUERY_OK, QueryScratch, keyOf, nameOf, readQuery } from './query.js'
@@ -22,11 +22,14 @@ const budget = (share: number): fc.Parameters<unknown> => ({
 })
 
 const block = compileBlockAnswer({ ipv4: '192.0.2.1', ipv6: '2001:db8::1', edeExtraText: 'blocked' })
-const addrs = [{ type: 'A' as const, data: '192.0.2.7', ttl: 60 }, { type: 'AAAA' as const, data: '2001:db8::7', ttl: 60 }]
+const addrs = [
+  { type: 'A' as const, data: '192.0.2.7', ttl: 60 },
+  { type: 'AAAA' as const, data: '2001:db8::7', ttl: 60 }
+]
 const q = new QueryScratch()
-const out = Buffer.alloc(kAnswerBufferSize)
+const out = Buffer.alloc(ANSWER_BUFFER_SIZE)
 
-function decodes (bytes: Buffer): boolean {
+function decodes(bytes: Buffer): boolean {
   try {
     dnsPacket.decode(bytes)
     return true
@@ -36,7 +39,7 @@ function decodes (bytes: Buffer): boolean {
 }
 
 /** The whole contract, checked for one input. Throws (fails the property) on any violation. */
-function check (msg: Buffer): void {
+function check(msg: Buffer): void {
   const verdict = readQuery(msg, q)
   if (verdict === QUERY_DROP) return
   if (verdict !== QUERY_OK) {
@@ -68,51 +71,88 @@ function check (msg: Buffer): void {
 }
 
 // An all-ones address cut to `prefix` bits: dns-packet sends the address as given, and RFC 7871 §6 wants the rest zero.
-function masked (size: number, prefix: number): Buffer {
+function masked(size: number, prefix: number): Buffer {
   const b = Buffer.alloc(size)
   for (let bit = 0; bit < prefix; bit++) b[bit >> 3] = b[bit >> 3]! | (0x80 >> (bit & 7))
   return b
 }
 
 const label = fc.stringMatching(/^[a-zA-Z0-9_-]{1,20}$/)
-const validQuery = fc.record({
-  labels: fc.array(label, { minLength: 0, maxLength: 6 }),
-  type: fc.constantFrom<dnsPacket.RecordType>('A', 'AAAA', 'TXT', 'MX', 'NS', 'CNAME', 'UNKNOWN_65' as dnsPacket.RecordType, 'UNKNOWN_64' as dnsPacket.RecordType),
-  id: fc.integer({ min: 0, max: 0xffff }),
-  edns: fc.option(fc.record({
-    udpPayloadSize: fc.integer({ min: 0, max: 0xffff }),
-    dnssecOk: fc.boolean(),
-    ecs: fc.option(fc.oneof(
-      fc.integer({ min: 0, max: 32 }).map((p) => ({ code: 8 as const, family: 1, sourcePrefixLength: p, ip: formatIPv4(masked(4, p), 0) })),
-      fc.integer({ min: 0, max: 128 }).map((p) => ({ code: 8 as const, family: 2, sourcePrefixLength: p, ip: formatIPv6(masked(16, p), 0) }))
-    ))
-  }))
-}).map(({ labels, type, id, edns }) => query(labels.length === 0 ? '.' : labels.join('.'), type, {
-  id,
-  ...(edns === null
-    ? {}
-    : { edns: { udpPayloadSize: edns.udpPayloadSize, dnssecOk: edns.dnssecOk, options: edns.ecs === null ? [] : [edns.ecs] } })
-}))
+const validQuery = fc
+  .record({
+    labels: fc.array(label, { minLength: 0, maxLength: 6 }),
+    type: fc.constantFrom<dnsPacket.RecordType>(
+      'A',
+      'AAAA',
+      'TXT',
+      'MX',
+      'NS',
+      'CNAME',
+      'UNKNOWN_65' as dnsPacket.RecordType,
+      'UNKNOWN_64' as dnsPacket.RecordType
+    ),
+    id: fc.integer({ min: 0, max: 0xffff }),
+    edns: fc.option(
+      fc.record({
+        udpPayloadSize: fc.integer({ min: 0, max: 0xffff }),
+        dnssecOk: fc.boolean(),
+        ecs: fc.option(
+          fc.oneof(
+            fc
+              .integer({ min: 0, max: 32 })
+              .map((p) => ({ code: 8 as const, family: 1, sourcePrefixLength: p, ip: formatIPv4(masked(4, p), 0) })),
+            fc
+              .integer({ min: 0, max: 128 })
+              .map((p) => ({ code: 8 as const, family: 2, sourcePrefixLength: p, ip: formatIPv6(masked(16, p), 0) }))
+          )
+        )
+      })
+    )
+  })
+  .map(({ labels, type, id, edns }) =>
+    query(labels.length === 0 ? '.' : labels.join('.'), type, {
+      id,
+      ...(edns === null
+        ? {}
+        : {
+            edns: {
+              udpPayloadSize: edns.udpPayloadSize,
+              dnssecOk: edns.dnssecOk,
+              options: edns.ecs === null ? [] : [edns.ecs]
+            }
+          })
+    })
+  )
 
 // A valid query with a few bytes overwritten, cut, or extended.
-const mutatedQuery = fc.tuple(
-  validQuery,
-  fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }),
-  fc.option(fc.nat()),
-  fc.uint8Array({ maxLength: 8 })
-).map(([msg, edits, cut, extra]) => {
-  const b = Buffer.from(msg)
-  for (const [pos, value] of edits) b[pos % b.length] = value
-  const cutAt = cut === null ? b.length : cut % (b.length + 1)
-  return Buffer.concat([b.subarray(0, cutAt), extra.length > 2 ? Buffer.from(extra) : Buffer.alloc(0)])
-})
+const mutatedQuery = fc
+  .tuple(
+    validQuery,
+    fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }),
+    fc.option(fc.nat()),
+    fc.uint8Array({ maxLength: 8 })
+  )
+  .map(([msg, edits, cut, extra]) => {
+    const b = Buffer.from(msg)
+    for (const [pos, value] of edits) b[pos % b.length] = value
+    const cutAt = cut === null ? b.length : cut % (b.length + 1)
+    return Buffer.concat([b.subarray(0, cutAt), extra.length > 2 ? Buffer.from(extra) : Buffer.alloc(0)])
+  })
 
 // A plausible query header followed by random bytes: reaches the name and OPT parsers far more often than pure noise.
-const headerThenNoise = fc.tuple(fc.integer({ min: 0, max: 1 }), fc.uint8Array({ maxLength: 300 })).map(([ar, body]) =>
-  Buffer.concat([Buffer.from([0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, ar]), Buffer.from(body)]))
+const headerThenNoise = fc
+  .tuple(fc.integer({ min: 0, max: 1 }), fc.uint8Array({ maxLength: 300 }))
+  .map(([ar, body]) =>
+    Buffer.concat([Buffer.from([0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, ar]), Buffer.from(body)])
+  )
 
 test('readQuery never throws and never accepts what dns-packet cannot decode (random bytes)', () => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 600 }), (bytes) => { check(Buffer.from(bytes)) }), budget(0.2))
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 600 }), (bytes) => {
+      check(Buffer.from(bytes))
+    }),
+    budget(0.2)
+  )
 })
 
 test('readQuery and every writer hold their contract on mutated queries', () => {
@@ -124,30 +164,37 @@ test('readQuery and every writer hold their contract on a query header followed 
 })
 
 test('readQuery accepts every well-formed query dns-packet encodes and keys agree with the name', (t: TestContext) => {
-  fc.assert(fc.property(validQuery, (msg) => {
-    const verdict = readQuery(msg, q)
-    t.assert.strictEqual(verdict, QUERY_OK)
-    const name = dnsPacket.decode(msg).questions![0]!.name.toLowerCase()
-    t.assert.strictEqual(keyOf(q, 0), name === '.' ? '' : name)
-    check(msg)
-  }), budget(0.15))
+  fc.assert(
+    fc.property(validQuery, (msg) => {
+      const verdict = readQuery(msg, q)
+      t.assert.strictEqual(verdict, QUERY_OK)
+      const name = dnsPacket.decode(msg).questions![0]!.name.toLowerCase()
+      t.assert.strictEqual(keyOf(q, 0), name === '.' ? '' : name)
+      check(msg)
+    }),
+    budget(0.15)
+  )
 })
 
 test('FrameReader yields the same messages however the stream is chunked', () => {
-  fc.assert(fc.property(
-    fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 6 }),
-    fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 10 }),
-    (msgs, sizes) => {
-      const stream = Buffer.concat(msgs.map((m) => frame(Buffer.from(m))))
-      const r = new FrameReader()
-      const got: Buffer[] = []
-      for (let off = 0, k = 0; off < stream.length; k++) {
-        const n = sizes[k % sizes.length]!
-        r.push(stream.subarray(off, off + n))
-        off += n
-        for (let m = r.read(); m !== null; m = r.read()) got.push(Buffer.from(m))
+  fc.assert(
+    fc.property(
+      fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 6 }),
+      fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 10 }),
+      (msgs, sizes) => {
+        const stream = Buffer.concat(msgs.map((m) => frame(Buffer.from(m))))
+        const r = new FrameReader()
+        const got: Buffer[] = []
+        for (let off = 0, k = 0; off < stream.length; k++) {
+          const n = sizes[k % sizes.length]!
+          r.push(stream.subarray(off, off + n))
+          off += n
+          for (let m = r.read(); m !== null; m = r.read()) got.push(Buffer.from(m))
+        }
+        if (got.length !== msgs.length || got.some((m, i) => !m.equals(Buffer.from(msgs[i]!))))
+          throw new Error('frames differ')
       }
-      if (got.length !== msgs.length || got.some((m, i) => !m.equals(Buffer.from(msgs[i]!)))) throw new Error('frames differ')
-    }
-  ), budget(0.1))
+    ),
+    budget(0.1)
+  )
 })

@@ -22,12 +22,15 @@ export interface Setup {
   dir: string
   dataDir: string
   /** Writes the data file the collector publishes from. */
-  writeData (lines: string): void
-  collectorConfig (port?: number): string
-  localConfig (collectorUrl: string, opts?: { reportInterval?: number, updateInterval?: number, language?: 'ru' | 'en', httpServer?: 'uws' | 'node' }): string
+  writeData(lines: string): void
+  collectorConfig(port?: number): string
+  localConfig(
+    collectorUrl: string,
+    opts?: { reportInterval?: number; updateInterval?: number; language?: 'ru' | 'en'; httpServer?: 'uws' | 'node' }
+  ): string
 }
 
-export function setup (t: TestContext, keys = ['test-key']): Setup {
+export function setup(t: TestContext, keys = ['test-key']): Setup {
   const dir = tempDir(t)
   const dataDir = join(dir, 'data')
   mkdirSync(dataDir)
@@ -35,20 +38,30 @@ export function setup (t: TestContext, keys = ['test-key']): Setup {
   return {
     dir,
     dataDir,
-    writeData (lines) { writeFileSync(join(dataDir, 'vendor.txt'), lines) },
-    collectorConfig (port = 0) {
+    writeData(lines) {
+      writeFileSync(join(dataDir, 'vendor.txt'), lines)
+    },
+    collectorConfig(port = 0) {
       const file = join(dir, `collector-${port}.yaml`)
-      writeFileSync(file, common + `collector:\n  listen: 127.0.0.1:${port}\n  db: ${join(dir, 'collector-db')}\n` +
-        `  snapshots: ${join(dir, 'snapshots')}\n  keys: [${keys.join(', ')}]\n  log: "-"\n  pid: ${join(dir, 'collector.pid')}\n  log-level: debug\n`)
+      writeFileSync(
+        file,
+        common +
+          `collector:\n  listen: 127.0.0.1:${port}\n  db: ${join(dir, 'collector-db')}\n` +
+          `  snapshots: ${join(dir, 'snapshots')}\n  keys: [${keys.join(', ')}]\n  log: "-"\n  pid: ${join(dir, 'collector.pid')}\n  log-level: debug\n`
+      )
       return file
     },
-    localConfig (collectorUrl, opts = {}) {
+    localConfig(collectorUrl, opts = {}) {
       const file = join(dir, 'local.yaml')
-      writeFileSync(file, common + `local:\n  listen: 127.0.0.1:0\n  key: test-key\n  collector-url: ${collectorUrl}\n` +
-        `  report-interval: ${opts.reportInterval ?? 3600}\n  update-interval: ${opts.updateInterval ?? 3600}\n` +
-        `  db: ${join(dir, 'local-db')}\n  pid: ${join(dir, 'local.pid')}\n  log-level: debug\n` +
-        (opts.language === undefined ? '' : `  language: ${opts.language}\n`) +
-        (opts.httpServer === undefined ? '' : `common:\n  http-server: ${opts.httpServer}\n`))
+      writeFileSync(
+        file,
+        common +
+          `local:\n  listen: 127.0.0.1:0\n  key: test-key\n  collector-url: ${collectorUrl}\n` +
+          `  report-interval: ${opts.reportInterval ?? 3600}\n  update-interval: ${opts.updateInterval ?? 3600}\n` +
+          `  db: ${join(dir, 'local-db')}\n  pid: ${join(dir, 'local.pid')}\n  log-level: debug\n` +
+          (opts.language === undefined ? '' : `  language: ${opts.language}\n`) +
+          (opts.httpServer === undefined ? '' : `common:\n  http-server: ${opts.httpServer}\n`)
+      )
       return file
     }
   }
@@ -61,10 +74,12 @@ export interface RawResponse {
 }
 
 /** One HTTP/1.1 request on a fresh socket; the response is read by its Content-Length. */
-export async function rawRequest (port: number, method: string, path: string, extraHeaders = ''): Promise<RawResponse> {
+export async function rawRequest(port: number, method: string, path: string, extraHeaders = ''): Promise<RawResponse> {
   const socket = connect(port, '127.0.0.1')
   await once(socket, 'connect')
-  socket.write(`${method} ${path} HTTP/1.1\r\nHost: local\r\n${extraHeaders}${method === 'GET' || method === 'HEAD' ? '' : 'Content-Length: 0\r\n'}\r\n`)
+  socket.write(
+    `${method} ${path} HTTP/1.1\r\nHost: local\r\n${extraHeaders}${method === 'GET' || method === 'HEAD' ? '' : 'Content-Length: 0\r\n'}\r\n`
+  )
   let data = Buffer.alloc(0)
   try {
     for await (const chunk of socket) {
@@ -79,7 +94,11 @@ export async function rawRequest (port: number, method: string, path: string, ex
       }
       const length = method === 'HEAD' ? 0 : Number(headers['content-length'] ?? 0)
       if (data.length - end - 4 < length) continue
-      return { status: Number(head[0]!.split(' ')[1]), headers, body: data.subarray(end + 4, end + 4 + length).toString('utf8') }
+      return {
+        status: Number(head[0]!.split(' ')[1]),
+        headers,
+        body: data.subarray(end + 4, end + 4 + length).toString('utf8')
+      }
     }
     throw new Error('connection closed before a full response')
   } finally {
@@ -90,29 +109,33 @@ export async function rawRequest (port: number, method: string, path: string, ex
 export type FakeMode = 'ok' | 'error' | 'hang'
 
 /** A stand-in statistics server: records reports, answers 200, 500 or never, as told. */
-export async function fakeCollector (t: TestContext): Promise<{
+export async function fakeCollector(t: TestContext): Promise<{
   url: string
   mode: FakeMode
   reports: Array<Record<string, unknown>>
   /** Holds the next report's answer until `release()` (the report is recorded when it arrives). */
-  hold (): { arrived: Promise<void>, release: () => void }
-  close (): Promise<void>
+  hold(): { arrived: Promise<void>; release: () => void }
+  close(): Promise<void>
 }> {
   const pending = new Set<ServerResponse>()
-  let held: { arrived: () => void, gate: Promise<void> } | undefined
+  let held: { arrived: () => void; gate: Promise<void> } | undefined
   const fake = {
     url: '',
     mode: 'ok' as FakeMode,
     reports: [] as Array<Record<string, unknown>>,
-    hold () {
+    hold() {
       let release!: () => void
       let arrived!: () => void
-      const gate = new Promise<void>((resolve) => { release = resolve })
-      const arrivedP = new Promise<void>((resolve) => { arrived = resolve })
+      const gate = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const arrivedP = new Promise<void>((resolve) => {
+        arrived = resolve
+      })
       held = { arrived, gate }
       return { arrived: arrivedP, release }
     },
-    async close () {
+    async close() {
       for (const r of pending) r.destroy()
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
@@ -122,9 +145,13 @@ export async function fakeCollector (t: TestContext): Promise<{
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      if (req.url === '/report') fake.reports.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>)
+      if (req.url === '/report')
+        fake.reports.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>)
       const answer = (): void => {
-        if (fake.mode === 'hang') { pending.add(res); return }
+        if (fake.mode === 'hang') {
+          pending.add(res)
+          return
+        }
         res.writeHead(fake.mode === 'ok' && req.url === '/report' ? 200 : fake.mode === 'ok' ? 404 : 500).end()
       }
       if (req.url === '/report' && held !== undefined) {
@@ -149,24 +176,46 @@ export async function fakeCollector (t: TestContext): Promise<{
  * (https://vendor.example/filterd/ → the collector's `/`): `<prefix>x` is forwarded as `/x`, anything
  * outside the prefix answers 404. `paths` records every path asked for, as received.
  */
-export async function prefixProxy (t: TestContext, target: string, prefix: string): Promise<{ url: string, paths: string[] }> {
+export async function prefixProxy(
+  t: TestContext,
+  target: string,
+  prefix: string
+): Promise<{ url: string; paths: string[] }> {
   const to = new URL(target)
   const paths: string[] = []
   const server = createServer((req, res) => {
     const path = req.url ?? '/'
     paths.push(path)
-    if (!path.startsWith(prefix)) { res.writeHead(404).end(); return }
-    const upstream = httpRequest({
-      host: to.hostname, port: to.port, method: req.method, path: '/' + path.slice(prefix.length), headers: { ...req.headers, host: to.host }
-    }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers)
-      up.pipe(res)
+    if (!path.startsWith(prefix)) {
+      res.writeHead(404).end()
+      return
+    }
+    const upstream = httpRequest(
+      {
+        host: to.hostname,
+        port: to.port,
+        method: req.method,
+        path: '/' + path.slice(prefix.length),
+        headers: { ...req.headers, host: to.host }
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers)
+        up.pipe(res)
+      }
+    )
+    upstream.on('error', () => {
+      res.writeHead(502).end()
     })
-    upstream.on('error', () => { res.writeHead(502).end() })
     req.pipe(upstream)
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
-  t.after(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve) }))
+  t.after(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections()
+        server.close(resolve)
+      })
+  )
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}${prefix}`, paths }
 }

@@ -15,24 +15,29 @@ export interface Topology {
   /** 'netns' or 'loopback'. */
   readonly kind: 'netns' | 'loopback'
   /** Address the host's daemons listen on (reachable from the test's namespace). */
-  hostAddress (i: number): string
+  hostAddress(i: number): string
   /** Address the test sends a host's DNS queries from (the host sees this client address). */
-  clientAddress (i: number): string
+  clientAddress(i: number): string
   /** Address a host reaches Redis at. */
-  redisAddressFor (i: number): string
+  redisAddressFor(i: number): string
   /** Addresses Redis must bind. */
   readonly redisBind: string[]
   /** Command prefix that runs a process inside host `i`. */
-  prefix (i: number): string[]
-  cleanup (): void
+  prefix(i: number): string[]
+  cleanup(): void
 }
 
-function tryRun (cmd: string, args: string[]): boolean {
-  try { execFileSync(cmd, args, { stdio: 'ignore' }); return true } catch { return false }
+function tryRun(cmd: string, args: string[]): boolean {
+  try {
+    execFileSync(cmd, args, { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Namespaces when this process may create them, loopback addresses otherwise. */
-export function createTopology (hosts: number): Topology {
+export function createTopology(hosts: number): Topology {
   const tag = `${process.pid % 100000}`
   const net = 100 + (process.pid % 100)
   const made: string[] = []
@@ -45,7 +50,8 @@ export function createTopology (hosts: number): Topology {
       const inner = `fdi${tag}${i}`
       if (!tryRun('ip', ['netns', 'add', ns])) return false
       made.push(ns)
-      const ok = tryRun('ip', ['link', 'add', outer, 'type', 'veth', 'peer', 'name', inner]) &&
+      const ok =
+        tryRun('ip', ['link', 'add', outer, 'type', 'veth', 'peer', 'name', inner]) &&
         tryRun('ip', ['link', 'set', inner, 'netns', ns]) &&
         tryRun('ip', ['addr', 'add', `10.${net}.${i}.1/24`, 'dev', outer]) &&
         tryRun('ip', ['link', 'set', outer, 'up']) &&
@@ -87,7 +93,7 @@ export interface HostProcess {
   readonly role: string
   readonly proc: ChildProcess
   readonly output: string[]
-  stop (): Promise<void>
+  stop(): Promise<void>
 }
 
 export interface Host {
@@ -100,25 +106,52 @@ export interface Host {
   readonly dnsPort: number
   readonly procs: HostProcess[]
   /** Starts a role; `configFile` instead of the host's config (an api role started without Redis, say). */
-  start (role: 'sync' | 'api' | 'dns', configFile?: string): Promise<HostProcess>
-  stop (): Promise<void>
+  start(role: 'sync' | 'api' | 'dns', configFile?: string): Promise<HostProcess>
+  stop(): Promise<void>
 }
 
 /** Writes host `i`'s config and returns a handle that starts its roles. */
-export async function defineHost (topo: Topology, i: number, root: string, redisPort: number, extra: Record<string, Record<string, unknown>> = {}): Promise<Host> {
+export async function defineHost(
+  topo: Topology,
+  i: number,
+  root: string,
+  redisPort: number,
+  extra: Record<string, Record<string, unknown>> = {}
+): Promise<Host> {
   const dir = join(root, `host${i}`)
   mkdirSync(dir, { recursive: true })
   const address = topo.hostAddress(i)
   const [apiPort, syncPort, dnsPort] = [await releasedPort(), await releasedPort(), await releasedPort()]
   const doc = {
     dnscache: { forward: ['127.0.0.1:9'], ...extra.dnscache },
-    proxy: { listen: [`${address}:${dnsPort}`], 'blockpage-ip': ['192.0.2.80'], log: '-', pid: join(dir, 'dns.pid'), 'upstream-timeout': 300, ...extra.proxy },
-    common: { db: join(dir, 'db'), 'log-level': 'info', 'redis-ip': topo.redisAddressFor(i), 'redis-port': redisPort, 'host-id': `host${i}`, 'http-server': 'node', ...extra.common },
+    proxy: {
+      listen: [`${address}:${dnsPort}`],
+      'blockpage-ip': ['192.0.2.80'],
+      log: '-',
+      pid: join(dir, 'dns.pid'),
+      'upstream-timeout': 300,
+      ...extra.proxy
+    },
+    common: {
+      db: join(dir, 'db'),
+      'log-level': 'info',
+      'redis-ip': topo.redisAddressFor(i),
+      'redis-port': redisPort,
+      'host-id': `host${i}`,
+      'http-server': 'node',
+      ...extra.common
+    },
     datafiles: { path: dir, cats: CONF },
     stats: { dir: join(dir, 'stats'), db: join(dir, 'statsdb'), rotate: 1, 'import-interval': 1, ...extra.stats },
     // The test calls each host's API from outside that host (another namespace) without credentials: the
     // address alone decides, as api.require-credentials: false makes it. The credential check is tested in api/.
-    api: { listen: `${address}:${apiPort}`, log: '-', pid: join(dir, 'api.pid'), 'require-credentials': false, ...extra.api },
+    api: {
+      listen: `${address}:${apiPort}`,
+      log: '-',
+      pid: join(dir, 'api.pid'),
+      'require-credentials': false,
+      ...extra.api
+    },
     sync: { listen: `${address}:${syncPort}`, log: '-', pid: join(dir, 'sync.pid'), ...extra.sync }
   }
   const config = join(dir, 'filterd.json')
@@ -132,7 +165,10 @@ export async function defineHost (topo: Topology, i: number, root: string, redis
     const take = (d: string): void => {
       buffered += d
       let nl
-      while ((nl = buffered.indexOf('\n')) >= 0) { output.push(buffered.slice(0, nl)); buffered = buffered.slice(nl + 1) }
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        output.push(buffered.slice(0, nl))
+        buffered = buffered.slice(nl + 1)
+      }
     }
     proc.stdout!.setEncoding('utf8').on('data', take)
     proc.stderr!.setEncoding('utf8').on('data', take)
@@ -148,7 +184,9 @@ export async function defineHost (topo: Topology, i: number, root: string, redis
     procs.push(p)
     await Promise.race([
       once(proc, 'message'),
-      once(proc, 'exit').then(([code]) => { throw new Error(`host${i} ${role} exited with ${String(code)} before ready:\n${output.join('\n')}`) })
+      once(proc, 'exit').then(([code]) => {
+        throw new Error(`host${i} ${role} exited with ${String(code)} before ready:\n${output.join('\n')}`)
+      })
     ])
     return p
   }
@@ -162,6 +200,12 @@ export async function defineHost (topo: Topology, i: number, root: string, redis
     dnsPort,
     procs,
     start,
-    async stop () { await Promise.all(procs.map(async (p) => { await p.stop() })) }
+    async stop() {
+      await Promise.all(
+        procs.map(async (p) => {
+          await p.stop()
+        })
+      )
+    }
   }
 }

@@ -2,7 +2,16 @@
 import { test, type TestContext } from 'node:test'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { appendFileSync, chownSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  appendFileSync,
+  chownSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from 'node:fs'
 import { join } from 'node:path'
 import { loadConfigFile } from '../../engine/config/index.js'
 import { silentLogger } from '../../engine/log/index.js'
@@ -14,21 +23,36 @@ import { fetchJson as getJson, until } from '../../engine/testing/wait.js'
 import { tempDir } from '../../engine/testing/temp.js'
 import { writeTaxonomy } from '../../api/testing/fixtures.js'
 
-
 /** A config whose store, statistics and pid file live in `root/<name>/`. */
-function hostConfig (root: string, name: string): string {
+function hostConfig(root: string, name: string): string {
   const file = join(root, `${name}.yaml`)
   const at = join(root, name)
-  writeFileSync(file, [
-    'datafiles:', `  cats: ${join(root, 'cats')}`, '  language: en',
-    'common:', `  db: ${join(at, 'db')}`, '  log-level: error',
-    'stats:', `  dir: ${join(at, 'stats')}`, `  db: ${join(at, 'statsdb')}`, '  import-interval: 86400',
-    'api:', '  listen: 127.0.0.1:0', '  log: "-"', `  pid: ${join(at, 'api.pid')}`
-  ].join('\n') + '\n')
+  writeFileSync(
+    file,
+    [
+      'datafiles:',
+      `  cats: ${join(root, 'cats')}`,
+      '  language: en',
+      'common:',
+      `  db: ${join(at, 'db')}`,
+      '  log-level: error',
+      'stats:',
+      `  dir: ${join(at, 'stats')}`,
+      `  db: ${join(at, 'statsdb')}`,
+      '  import-interval: 86400',
+      'api:',
+      '  listen: 127.0.0.1:0',
+      '  log: "-"',
+      `  pid: ${join(at, 'api.pid')}`
+    ].join('\n') + '\n'
+  )
   return file
 }
 
-interface Ack { user: string, ip: string }
+interface Ack {
+  user: string
+  ip: string
+}
 
 test('a backup taken during a write storm holds every write acknowledged before it began, and restores into a store the api role serves', async (t: TestContext) => {
   const root = tempDir(t, 'filterd-backup-')
@@ -48,12 +72,17 @@ test('a backup taken during a write storm holds every write acknowledged before 
   const api = await startRole(t, 'api', fileA)
   const day = formatDay(new ReportTime('UTC').dayOf(now))
   const domains = async (base: string): Promise<string[]> =>
-    ((await getJson(`${base}/users/${encodeURIComponent(ANONYMOUS_USER)}/stat/domains/all?from=${day}&to=${day}`)).body as { labels: string[] }).labels
+    (
+      (await getJson(`${base}/users/${encodeURIComponent(ANONYMOUS_USER)}/stat/domains/all?from=${day}&to=${day}`))
+        .body as { labels: string[] }
+    ).labels
   await until('the condition', async () => (await domains(api.url)).includes('imported-at-start.example'), 15_000)
   await closed('closed-later.example')
   // Like a DNS process: it checks for the rotation request once a second.
   const writer = createCsvQueryLog(configA, silentLogger(), { flushIntervalMs: 0 })
-  t.after(async () => { await writer.close() })
+  t.after(async () => {
+    await writer.close()
+  })
   writer.write(rec(now, '192.0.2.7', null, 'still-open.example'))
   await until('the condition', () => readdirSync(configA.stats.dir).some((n) => n.endsWith('.part')), 10_000)
 
@@ -65,9 +94,15 @@ test('a backup taken during a write storm holds every write acknowledged before 
     for (let n = 0; !stop; n++) {
       const ack = { user: `w${w}-${n}`, ip: `10.9.${w}.${n & 255}` }
       try {
-        const res = await fetch(`${api.url}/users/${ack.user}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ filter: [40], ip: [ack.ip] }), signal: AbortSignal.timeout(10_000) })
+        const res = await fetch(`${api.url}/users/${ack.user}`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ filter: [40], ip: [ack.ip] }),
+          signal: AbortSignal.timeout(10_000)
+        })
         await res.arrayBuffer()
-        if (res.status === 200 || res.status === 201) acknowledged.push(ack); else failures++
+        if (res.status === 200 || res.status === 201) acknowledged.push(ack)
+        else failures++
       } catch {
         failures++
       }
@@ -85,7 +120,10 @@ test('a backup taken during a write storm holds every write acknowledged before 
   t.assert.strictEqual(failures, 0)
   t.diagnostic(`${beforeBackup.length} writes acknowledged before the backup, ${duringBackup} during it`)
   t.assert.ok(duringBackup > 0, 'the api role kept acknowledging writes while the backup ran')
-  const manifest = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8')) as { files: Array<{ path: string }>, store: { users: number } }
+  const manifest = JSON.parse(readFileSync(join(backupDir, 'manifest.json'), 'utf8')) as {
+    files: Array<{ path: string }>
+    store: { users: number }
+  }
   t.assert.ok(manifest.files.some((f) => f.path === 'statsdb/data.mdb'))
   t.assert.ok(manifest.store.users >= beforeBackup.length)
 
@@ -93,8 +131,14 @@ test('a backup taken during a write storm holds every write acknowledged before 
   const busy = await runCli(['restore', '--force', '--config', fileA, backupDir])
   t.assert.strictEqual(busy.code, 1)
   t.assert.match(busy.stderr, new RegExp(`api \\(pid ${api.proc.pid ?? 0}, `))
-  t.assert.deepStrictEqual(readdirSync(root).filter((n) => n.includes('restore')), [])
-  t.assert.deepStrictEqual(readdirSync(join(root, 'a')).filter((n) => n.includes('restor')), [])
+  t.assert.deepStrictEqual(
+    readdirSync(root).filter((n) => n.includes('restore')),
+    []
+  )
+  t.assert.deepStrictEqual(
+    readdirSync(join(root, 'a')).filter((n) => n.includes('restor')),
+    []
+  )
   await api.stop()
 
   // Restore into a fresh host layout.
@@ -105,7 +149,11 @@ test('a backup taken during a write storm holds every write acknowledged before 
   const store = Store.open(configB.common.db, { readOnly: true })
   const lost = beforeBackup.filter((a) => store.getUser(a.user)?.ip[0] !== a.ip || store.ownerOf(a.ip) !== a.user)
   await store.close()
-  t.assert.deepStrictEqual(lost, [], `${lost.length} writes acknowledged before the backup are missing from the restored store`)
+  t.assert.deepStrictEqual(
+    lost,
+    [],
+    `${lost.length} writes acknowledged before the backup are missing from the restored store`
+  )
 
   // The restored host serves it, and its statistics hold the three files' queries.
   const apiB = await startRole(t, 'api', fileB)
@@ -114,9 +162,17 @@ test('a backup taken during a write storm holds every write acknowledged before 
   t.assert.strictEqual(user.status, 200)
   t.assert.deepStrictEqual((user.body as { ip: string[] }).ip, [first.ip])
   await until('the condition', async () => (await domains(apiB.url)).length === 3, 15_000)
-  t.assert.deepStrictEqual((await domains(apiB.url)).sort(), ['closed-later.example', 'imported-at-start.example', 'still-open.example'])
+  t.assert.deepStrictEqual((await domains(apiB.url)).sort(), [
+    'closed-later.example',
+    'imported-at-start.example',
+    'still-open.example'
+  ])
   // The restored store takes writes.
-  const put = await fetch(`${apiB.url}/users/after-restore`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ filter: [40] }) })
+  const put = await fetch(`${apiB.url}/users/after-restore`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ filter: [40] })
+  })
   t.assert.ok(put.status === 200 || put.status === 201, `PUT after restore: ${put.status}`)
 })
 
@@ -130,7 +186,10 @@ test('restore refuses a backup that is incomplete, damaged or added to, and a no
   await s.close()
 
   const help = await Promise.all([runCli(['backup', '--help']), runCli(['restore', '--help'])])
-  for (const h of help) { t.assert.strictEqual(h.code, 0); t.assert.match(h.stdout, /^usage: filterd (backup|restore) --config FILE/) }
+  for (const h of help) {
+    t.assert.strictEqual(h.code, 0)
+    t.assert.match(h.stdout, /^usage: filterd (backup|restore) --config FILE/)
+  }
   t.assert.strictEqual((await runCli(['backup', '--config', fileA])).code, 2)
 
   // Roles stopped and no lock file: a backup run as root leaves the lock file it made to the
@@ -200,10 +259,18 @@ test('restore refuses a backup that is incomplete, damaged or added to, and a no
   await now.close()
 
   // A process with the store open (say, a role started by hand, with no pid file): refused.
-  const holder = spawn(process.execPath, ['--input-type=module', '-e',
-    `import { open } from 'lmdb'; const e = open({ path: ${JSON.stringify(configB.common.db)}, readOnly: true }); e.get('x'); console.log('open'); setInterval(() => {}, 1000)`],
-  { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] })
-  t.after(() => { holder.kill('SIGKILL') })
+  const holder = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { open } from 'lmdb'; const e = open({ path: ${JSON.stringify(configB.common.db)}, readOnly: true }); e.get('x'); console.log('open'); setInterval(() => {}, 1000)`
+    ],
+    { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] }
+  )
+  t.after(() => {
+    holder.kill('SIGKILL')
+  })
   await once(holder.stdout, 'data')
   const held = await runCli(['restore', '--force', '--config', fileB, dir])
   t.assert.strictEqual(held.code, 1)

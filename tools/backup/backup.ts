@@ -17,7 +17,17 @@
  * the two copies is in the database copy, and a file copied before it was (partly) imported is
  * resumed from the database copy's ledger after a restore, so no row is counted twice or lost.
  */
-import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from 'node:fs'
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { open } from 'lmdb'
@@ -26,7 +36,17 @@ import { closeCurrentParts, partsOpenedBy, recoverStaleParts } from '../../engin
 import { Store } from '../../engine/store/index.js'
 import { commandArgs } from '../cli/command-args.js'
 import { filterdVersion } from '../cli/version.js'
-import { describeFiles, FORMAT, FORMAT_VERSION, fsyncPath, fsyncTree, listFiles, MANIFEST, PARTS, type Manifest } from './manifest.js'
+import {
+  describeFiles,
+  FORMAT,
+  FORMAT_VERSION,
+  fsyncPath,
+  fsyncTree,
+  listFiles,
+  MANIFEST,
+  PARTS,
+  type Manifest
+} from './manifest.js'
 
 export const BACKUP_USAGE = `usage: filterd backup --config FILE [--wait-ms N] DIR
 
@@ -38,12 +58,12 @@ Restore with: filterd restore --config FILE DIR (docs/backup.md).`
 /** Closed statistics files: `queries-….csv` (engine/stats/files.ts). */
 const CLOSED_CSV = /^queries-.*\.csv$/
 
-function isEmptyOrAbsent (dir: string): boolean {
+function isEmptyOrAbsent(dir: string): boolean {
   return !existsSync(dir) || readdirSync(dir).length === 0
 }
 
 /** An LMDB environment copied with compaction into `target` (a folder that will hold data.mdb). */
-async function copyEnvironment (source: string, target: string): Promise<void> {
+async function copyEnvironment(source: string, target: string): Promise<void> {
   mkdirSync(target, { recursive: true })
   const lock = join(source, 'lock.mdb')
   const hadLock = existsSync(lock)
@@ -62,14 +82,14 @@ async function copyEnvironment (source: string, target: string): Promise<void> {
 }
 
 /** Asks the DNS writers to close their current files and waits until they have (up to waitMs). */
-async function closeCurrentFiles (dir: string, waitMs: number): Promise<string[]> {
+async function closeCurrentFiles(dir: string, waitMs: number): Promise<string[]> {
   await recoverStaleParts(dir)
   if (waitMs === 0) return await partsOpenedBy(dir, Date.now())
   return await closeCurrentParts(dir, waitMs)
 }
 
 /** Copies the closed CSV files; one the importer deleted meanwhile is in the database copy taken next. */
-function copyClosedFiles (source: string, target: string): number {
+function copyClosedFiles(source: string, target: string): number {
   mkdirSync(target, { recursive: true })
   let copied = 0
   for (const name of readdirSync(source)) {
@@ -84,13 +104,22 @@ function copyClosedFiles (source: string, target: string): number {
   return copied
 }
 
-export interface BackupResult { manifest: Manifest, statsFiles: number, stillOpen: string[] }
+export interface BackupResult {
+  manifest: Manifest
+  statsFiles: number
+  stillOpen: string[]
+}
 
 /** Makes the backup of `config`'s host into `dir` (see the module comment). */
-export async function backup (config: Readonly<Config>, dir: string, options: { waitMs?: number } = {}): Promise<BackupResult> {
+export async function backup(
+  config: Readonly<Config>,
+  dir: string,
+  options: { waitMs?: number } = {}
+): Promise<BackupResult> {
   const started = new Date()
   const storePath = config.common.db
-  if (!existsSync(join(storePath, 'data.mdb'))) throw new Error(`no store at ${storePath} (common.db): nothing to back up`)
+  if (!existsSync(join(storePath, 'data.mdb')))
+    throw new Error(`no store at ${storePath} (common.db): nothing to back up`)
   if (!isEmptyOrAbsent(dir)) throw new Error(`${dir} is not empty: back up into a new or empty folder`)
   mkdirSync(dir, { recursive: true })
 
@@ -139,7 +168,7 @@ export async function backup (config: Readonly<Config>, dir: string, options: { 
   return { manifest, statsFiles, stillOpen }
 }
 
-export async function run (argv: string[]): Promise<number> {
+export async function run(argv: string[]): Promise<number> {
   const args = commandArgs('backup', BACKUP_USAGE + '\n', argv, { 'wait-ms': { type: 'string' } }, { positionals: 1 })
   if (typeof args === 'number') return args
   const { values, config, positionals } = args
@@ -152,11 +181,15 @@ export async function run (argv: string[]): Promise<number> {
   try {
     const r = await backup(loadConfigFile(config), dir, { waitMs })
     if (r.stillOpen.length > 0) {
-      process.stderr.write(`filterd backup: statistics files still open after ${waitMs} ms, their rows are not in the backup: ${r.stillOpen.join(', ')}\n`)
+      process.stderr.write(
+        `filterd backup: statistics files still open after ${waitMs} ms, their rows are not in the backup: ${r.stillOpen.join(', ')}\n`
+      )
     }
     const m = r.manifest
-    process.stdout.write(`backup of ${m.sources.store} written to ${dir}: store generation ${m.store.generation}, ${m.store.users} users, ` +
-      `statistics database ${m.sources.statsDb === null ? 'absent' : 'copied'}, ${r.statsFiles} statistics files; manifest ${join(dir, MANIFEST)}\n`)
+    process.stdout.write(
+      `backup of ${m.sources.store} written to ${dir}: store generation ${m.store.generation}, ${m.store.users} users, ` +
+        `statistics database ${m.sources.statsDb === null ? 'absent' : 'copied'}, ${r.statsFiles} statistics files; manifest ${join(dir, MANIFEST)}\n`
+    )
     return 0
   } catch (err) {
     process.stderr.write(`filterd backup: ${(err as Error).message}\n`)

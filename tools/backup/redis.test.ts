@@ -16,31 +16,56 @@ import { backup } from './backup.js'
 import { restore } from './restore.js'
 
 let redis: TestRedis
-before(async () => { redis = await startRedis() })
-after(async () => { await redis.stop() })
+before(async () => {
+  redis = await startRedis()
+})
+after(async () => {
+  await redis.stop()
+})
 
 /** A host's config: its store, statistics and pid files in `root`, Redis shared. */
-function hostConfig (root: string, name: string): ReturnType<typeof parseConfig> {
+function hostConfig(root: string, name: string): ReturnType<typeof parseConfig> {
   const at = join(root, name)
-  return parseConfig([
-    'common:', `  db: ${join(at, 'db')}`, `  redis-ip: ${redis.host}`, `  redis-port: ${redis.port}`,
-    'stats:', `  dir: ${join(at, 'stats')}`, `  db: ${join(at, 'statsdb')}`,
-    ...['api', 'sync'].flatMap((s) => [`${s}:`, `  pid: ${join(at, `${s}.pid`)}`])
-  ].join('\n') + '\n', join(root, `${name}.yaml`))
+  return parseConfig(
+    [
+      'common:',
+      `  db: ${join(at, 'db')}`,
+      `  redis-ip: ${redis.host}`,
+      `  redis-port: ${redis.port}`,
+      'stats:',
+      `  dir: ${join(at, 'stats')}`,
+      `  db: ${join(at, 'statsdb')}`,
+      ...['api', 'sync'].flatMap((s) => [`${s}:`, `  pid: ${join(at, `${s}.pid`)}`])
+    ].join('\n') + '\n',
+    join(root, `${name}.yaml`)
+  )
 }
 
-async function addUsers (store: Store, names: string[]): Promise<void> {
-  for (const name of names) await store.write((w) => { w.putUser(w.store.newUser(name)) })
+async function addUsers(store: Store, names: string[]): Promise<void> {
+  for (const name of names)
+    await store.write((w) => {
+      w.putUser(w.store.newUser(name))
+    })
 }
 
-async function restoredHost (t: TestContext, settings: SharedStoreSettings, root: string, dir: string, name: string): Promise<{ store: Store, status: { readonly bootstraps: number } }> {
+async function restoredHost(
+  t: TestContext,
+  settings: SharedStoreSettings,
+  root: string,
+  dir: string,
+  name: string
+): Promise<{ store: Store; status: { readonly bootstraps: number } }> {
   const config = hostConfig(root, name)
   const r = await restore(config, dir)
   t.assert.strictEqual(r.manifest.redis, true)
   const store = Store.open(config.common.db)
-  t.after(async () => { await store.close() })
+  t.after(async () => {
+    await store.close()
+  })
   const linked = await linkStore(store, settings, silentLogger())
-  t.after(async () => { await linked.close() })
+  t.after(async () => {
+    await linked.close()
+  })
   // The follower's live status: it may decide to bootstrap after linkStore has returned.
   return { store, status: linked.follower.status }
 }
@@ -50,9 +75,13 @@ test('a restored replica catches up from Redis: from its position while the stre
   const settings = { ...testSettings(redis.host, redis.port), streamLength: 5 }
   const configA = hostConfig(root, 'a')
   const a = Store.open(configA.common.db)
-  t.after(async () => { await a.close() })
+  t.after(async () => {
+    await a.close()
+  })
   const la = await linkStore(a, settings, silentLogger())
-  t.after(async () => { await la.close() })
+  t.after(async () => {
+    await la.close()
+  })
   await addUsers(a, ['u1', 'u2', 'u3'])
   await until('A applying', () => a.replicaPosition()?.seq === 3)
 
@@ -66,14 +95,17 @@ test('a restored replica catches up from Redis: from its position while the stre
   await until('A applying', () => a.replicaPosition()?.seq === 5)
   const b = await restoredHost(t, settings, root, dir, 'b')
   await until('B current', () => b.store.replicaPosition()?.seq === 5)
-  t.assert.strictEqual(b.status.bootstraps, 0, 'resumed from the backup\'s position')
+  t.assert.strictEqual(b.status.bootstraps, 0, "resumed from the backup's position")
   t.assert.deepStrictEqual([...b.store.users()].map((u) => u.name).sort(), ['after1', 'after2', 'u1', 'u2', 'u3'])
 
   // Hundreds of writes later the stream no longer holds the backup's position: a bootstrap.
   const r = connectSharedStore(settings, { commandTimeout: 3000 })
-  t.after(() => { r.disconnect() })
+  t.after(() => {
+    r.disconnect()
+  })
   const epoch = a.replicaPosition()!.epoch
-  for (let i = 0; i < 200; i++) await commitToSharedStore(r, settings, epoch, [['users', `bulk${i}`, a.newUser(`bulk${i}`)]])
+  for (let i = 0; i < 200; i++)
+    await commitToSharedStore(r, settings, epoch, [['users', `bulk${i}`, a.newUser(`bulk${i}`)]])
   await until('A applying', () => a.replicaPosition()?.seq === 205)
   const c = await restoredHost(t, settings, root, dir, 'c')
   await until('C current', () => c.store.replicaPosition()?.seq === 205)

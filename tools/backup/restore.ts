@@ -16,7 +16,19 @@
  * the restored files are given to the owner of the target's parent folder (the `filterd` user of
  * /var/lib/filterd under systemd's StateDirectory), so the daemons can open them.
  */
-import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs'
+import {
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync
+} from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { dirname, join, resolve } from 'node:path'
 import { loadConfigFile, type Config } from '../../engine/config/index.js'
@@ -38,7 +50,7 @@ or changed, and target folders that are not empty unless --force, which moves th
 export class RestoreRefused extends Error {}
 
 /** Reads the reader table of the environment at `path` in a child process; undefined when it cannot. */
-function readerTablePids (path: string): number[] | undefined {
+function readerTablePids(path: string): number[] | undefined {
   // Without a lock file no process has it open, and opening it would create one (as root: one the
   // daemons could not open).
   if (!existsSync(join(path, 'lock.mdb'))) return []
@@ -48,7 +60,10 @@ function readerTablePids (path: string): number[] | undefined {
 const env = open({ path: process.argv[1], readOnly: true, maxDbs: 64 })
 env.readerCheck()
 process.stdout.write(env.readerList())`
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, path], { encoding: 'utf8', timeout: 10_000 })
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, path], {
+    encoding: 'utf8',
+    timeout: 10_000
+  })
   if (r.status !== 0) return undefined
   const pids: number[] = []
   for (const line of r.stdout.split('\n').slice(1)) {
@@ -65,7 +80,7 @@ process.stdout.write(env.readerList())`
  * CAP_NET_BIND_SERVICE, seen from the filterd user) is covered by the reader table; when that
  * cannot be read either (a damaged store), every such filterd process counts, to be safe.
  */
-export function lmdbOpeners (path: string): number[] {
+export function lmdbOpeners(path: string): number[] {
   const data = join(path, 'data.mdb')
   if (!existsSync(data)) return []
   const pids = new Set<number>()
@@ -78,10 +93,12 @@ export function lmdbOpeners (path: string): number[] {
       try {
         if (readFileSync(`/proc/${p}/maps`, 'utf8').includes(mapped)) pids.add(pid)
       } catch (err) {
-        if ((err as { code?: string }).code !== 'EACCES') continue   // gone meanwhile
+        if ((err as { code?: string }).code !== 'EACCES') continue // gone meanwhile
         try {
           if (/(^|\/)filterd(\.js)?\0/.test(readFileSync(`/proc/${p}/cmdline`, 'latin1'))) unreadable.push(pid)
-        } catch { /* gone meanwhile */ }
+        } catch {
+          /* gone meanwhile */
+        }
       }
     }
   }
@@ -90,9 +107,13 @@ export function lmdbOpeners (path: string): number[] {
   return [...pids].sort((x, y) => x - y)
 }
 
-interface Target { part: string, path: string, label: string }
+interface Target {
+  part: string
+  path: string
+  label: string
+}
 
-function targetsOf (config: Readonly<Config>): Target[] {
+function targetsOf(config: Readonly<Config>): Target[] {
   return [
     { part: PARTS.store, path: config.common.db, label: 'common.db' },
     { part: PARTS.statsDb, path: config.stats.db, label: 'stats.db' },
@@ -100,37 +121,45 @@ function targetsOf (config: Readonly<Config>): Target[] {
   ]
 }
 
-function isEmptyOrAbsent (dir: string): boolean {
+function isEmptyOrAbsent(dir: string): boolean {
   return !existsSync(dir) || readdirSync(dir).length === 0
 }
 
 /** Everything that must be true before anything is changed; throws RestoreRefused. */
-function preflight (config: Readonly<Config>, targets: readonly Target[], force: boolean): void {
+function preflight(config: Readonly<Config>, targets: readonly Target[], force: boolean): void {
   const running: string[] = []
   for (const role of ROLE_NAMES) {
     const path = sectionOf(config, role).pid
     const pid = livePid(path, role)
     if (pid !== undefined) running.push(`${role} (pid ${pid}, pid file ${path})`)
   }
-  if (running.length > 0) throw new RestoreRefused(`roles of this config are running: ${running.join(', ')}; stop them first (systemctl stop 'filterd@*', or kill PID)`)
+  if (running.length > 0)
+    throw new RestoreRefused(
+      `roles of this config are running: ${running.join(', ')}; stop them first (systemctl stop 'filterd@*', or kill PID)`
+    )
   for (const t of targets.filter((x) => x.part !== PARTS.statsFiles)) {
     const pids = lmdbOpeners(t.path)
-    if (pids.length > 0) throw new RestoreRefused(`${t.path} (${t.label}) is open by pid ${pids.join(', ')}; stop every process using it first`)
+    if (pids.length > 0)
+      throw new RestoreRefused(
+        `${t.path} (${t.label}) is open by pid ${pids.join(', ')}; stop every process using it first`
+      )
   }
   if (!force) {
     const busy = targets.filter((t) => !isEmptyOrAbsent(t.path))
     if (busy.length > 0) {
-      throw new RestoreRefused(`not empty: ${busy.map((t) => `${t.path} (${t.label})`).join(', ')}; restore into empty folders, or pass --force to move them aside first`)
+      throw new RestoreRefused(
+        `not empty: ${busy.map((t) => `${t.path} (${t.label})`).join(', ')}; restore into empty folders, or pass --force to move them aside first`
+      )
     }
   }
 }
 
-function stamp (): string {
+function stamp(): string {
   return new Date().toISOString().replace(/[-:.]/g, '')
 }
 
 /** Gives the tree to the owner of `parent` when we are root and it is someone else. */
-function chownLikeParent (tree: string, parent: string): void {
+function chownLikeParent(tree: string, parent: string): void {
   if (process.getuid?.() !== 0) return
   const { uid, gid } = statSync(parent)
   if (uid === 0 && gid === 0) return
@@ -139,12 +168,14 @@ function chownLikeParent (tree: string, parent: string): void {
 }
 
 /** Opens the staged store and checks it is the manifest's. */
-async function checkStore (path: string, manifest: Manifest): Promise<void> {
+async function checkStore(path: string, manifest: Manifest): Promise<void> {
   const store = Store.open(path, { readOnly: true })
   try {
     const got = { generation: store.generation(), users: store.userCount() }
     if (got.generation !== manifest.store.generation || got.users !== manifest.store.users) {
-      throw new BackupInvalid(`the restored store holds generation ${got.generation} and ${got.users} users; the manifest says ${manifest.store.generation} and ${manifest.store.users}`)
+      throw new BackupInvalid(
+        `the restored store holds generation ${got.generation} and ${got.users} users; the manifest says ${manifest.store.generation} and ${manifest.store.users}`
+      )
     }
   } finally {
     await store.close()
@@ -152,15 +183,22 @@ async function checkStore (path: string, manifest: Manifest): Promise<void> {
   rmSync(join(path, 'lock.mdb'), { force: true })
 }
 
-export interface RestoreResult { manifest: Manifest, movedAside: string[] }
+export interface RestoreResult {
+  manifest: Manifest
+  movedAside: string[]
+}
 
-export async function restore (config: Readonly<Config>, dir: string, options: { force?: boolean } = {}): Promise<RestoreResult> {
+export async function restore(
+  config: Readonly<Config>,
+  dir: string,
+  options: { force?: boolean } = {}
+): Promise<RestoreResult> {
   const manifest = await verifyBackup(dir)
   const targets = targetsOf(config)
   preflight(config, targets, options.force === true)
   const when = stamp()
   const movedAside: string[] = []
-  const staged: Array<{ target: Target, staging: string }> = []
+  const staged: Array<{ target: Target; staging: string }> = []
   try {
     for (const t of targets) {
       const parent = dirname(t.path)
@@ -171,10 +209,11 @@ export async function restore (config: Readonly<Config>, dir: string, options: {
       mkdirSync(staging)
       staged.push({ target: t, staging })
       const source = join(dir, t.part)
-      if (existsSync(source)) for (const f of listFiles(source)) {
-        mkdirSync(dirname(join(staging, f)), { recursive: true })
-        copyFileSync(join(source, f), join(staging, f))
-      }
+      if (existsSync(source))
+        for (const f of listFiles(source)) {
+          mkdirSync(dirname(join(staging, f)), { recursive: true })
+          copyFileSync(join(source, f), join(staging, f))
+        }
       if (t.part === PARTS.store) await checkStore(staging, manifest)
       chownLikeParent(staging, parent)
       fsyncTree(staging)
@@ -200,33 +239,49 @@ export async function restore (config: Readonly<Config>, dir: string, options: {
   return { manifest, movedAside }
 }
 
-export async function run (argv: string[]): Promise<number> {
-  const args = commandArgs('restore', RESTORE_USAGE + '\n', argv, { force: { type: 'boolean' }, check: { type: 'boolean' } }, { positionals: 1, configOptional: true })
+export async function run(argv: string[]): Promise<number> {
+  const args = commandArgs(
+    'restore',
+    RESTORE_USAGE + '\n',
+    argv,
+    { force: { type: 'boolean' }, check: { type: 'boolean' } },
+    { positionals: 1, configOptional: true }
+  )
   if (typeof args === 'number') return args
   const { values, config: configFile, positionals } = args
   if (values.check === true) {
     const dir = resolve(positionals[0]!)
     try {
       const m = await verifyBackup(dir)
-      process.stdout.write(`${dir}: a complete backup of ${m.sources.store} on ${m.host}, ${m.finished} (filterd ${m.filterd}): ${m.files.length} files match the manifest; store generation ${m.store.generation}, ${m.store.users} users\n`)
+      process.stdout.write(
+        `${dir}: a complete backup of ${m.sources.store} on ${m.host}, ${m.finished} (filterd ${m.filterd}): ${m.files.length} files match the manifest; store generation ${m.store.generation}, ${m.store.users} users\n`
+      )
       return 0
     } catch (err) {
       process.stderr.write(`filterd restore: ${(err as Error).message}\n`)
       return 1
     }
   }
-  if (configFile === undefined) { process.stderr.write(RESTORE_USAGE + '\n'); return 2 }
+  if (configFile === undefined) {
+    process.stderr.write(RESTORE_USAGE + '\n')
+    return 2
+  }
   const dir = resolve(positionals[0]!)
   try {
     const config = loadConfigFile(configFile)
     const r = await restore(config, dir, { force: values.force === true })
     const m = r.manifest
-    process.stdout.write(`restored the backup of ${m.finished} (filterd ${m.filterd}, host ${m.host}) into ${config.common.db}, ${config.stats.db} and ${config.stats.dir}: ` +
-      `store generation ${m.store.generation}, ${m.store.users} users\n`)
-    for (const a of r.movedAside) process.stdout.write(`the previous contents are in ${a} (delete it once the restored host is checked)\n`)
+    process.stdout.write(
+      `restored the backup of ${m.finished} (filterd ${m.filterd}, host ${m.host}) into ${config.common.db}, ${config.stats.db} and ${config.stats.dir}: ` +
+        `store generation ${m.store.generation}, ${m.store.users} users\n`
+    )
+    for (const a of r.movedAside)
+      process.stdout.write(`the previous contents are in ${a} (delete it once the restored host is checked)\n`)
     if (m.redis) {
-      process.stdout.write('this backup is a Redis replica: start the sync role first; it catches up from Redis, or bootstraps from it. ' +
-        'If Redis lost its data, run filterd redis-seed on the host with the most current replica (docs/operations-redis.md)\n')
+      process.stdout.write(
+        'this backup is a Redis replica: start the sync role first; it catches up from Redis, or bootstraps from it. ' +
+          'If Redis lost its data, run filterd redis-seed on the host with the most current replica (docs/operations-redis.md)\n'
+      )
     }
     return 0
   } catch (err) {

@@ -11,7 +11,7 @@ import { REPO, runCli } from '../../engine/testing/daemon.js'
 import { COMMANDS, ROLE_NAMES } from './roles.js'
 
 /** Runs a command module's own `run(argv)` (bypassing filterd.ts's dispatch). */
-function direct (name: string, argv: string[]): { code: number | null, stdout: string, stderr: string } {
+function direct(name: string, argv: string[]): { code: number | null; stdout: string; stderr: string } {
   const url = pathToFileURL(join(REPO, 'dist/tools/cli', COMMANDS[name]!.module)).href
   const script = `const m = await import(${JSON.stringify(url)}); process.exitCode = await (m.run ?? m.runImport)(${JSON.stringify(argv)})`
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 })
@@ -19,7 +19,17 @@ function direct (name: string, argv: string[]): { code: number | null, stdout: s
 }
 
 /** The offline commands this file checks module by module (each parses with node:util parseArgs). */
-const OFFLINE = ['build-db', 'import', 'stats-import', 'client', 'api-client', 'redis-seed', 'collector-usage', 'backup', 'restore']
+const OFFLINE = [
+  'build-db',
+  'import',
+  'stats-import',
+  'client',
+  'api-client',
+  'redis-seed',
+  'collector-usage',
+  'backup',
+  'restore'
+]
 
 test('every role, `all`, `check-config` and every command answers --help with exit 0', async (t: TestContext) => {
   const names = [...ROLE_NAMES, 'all', 'check-config', ...Object.keys(COMMANDS)]
@@ -38,7 +48,12 @@ test('each offline command module answers --help itself and refuses an unknown o
     const help = direct(name, ['--help'])
     t.assert.strictEqual(help.code, 0, `${name} --help: ${help.stderr}`)
     t.assert.match(help.stdout, /usage/i, name)
-    const args = name === 'client' || name === 'api-client' ? ['list', '--bogus-option'] : name === 'import' ? ['hosts', '--bogus-option'] : ['--bogus-option']
+    const args =
+      name === 'client' || name === 'api-client'
+        ? ['list', '--bogus-option']
+        : name === 'import'
+          ? ['hosts', '--bogus-option']
+          : ['--bogus-option']
     const bad = await runCli([name, ...args])
     t.assert.strictEqual(bad.code, 2, `${name} --bogus-option: ${bad.stderr}`)
     t.assert.match(bad.stderr, /--bogus-option/, name)

@@ -9,8 +9,11 @@ import { join } from 'node:path'
 import { CONF, FILTERD } from '../../engine/testing/daemon.js'
 import { tempDir } from '../../engine/testing/temp.js'
 
-function checkConfig (file: string, ...more: string[]): { code: number | null, stdout: string, stderr: string } {
-  const r = spawnSync(process.execPath, [FILTERD, 'check-config', '--config', file, ...more], { encoding: 'utf8', timeout: 60_000 })
+function checkConfig(file: string, ...more: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [FILTERD, 'check-config', '--config', file, ...more], {
+    encoding: 'utf8',
+    timeout: 60_000
+  })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
@@ -19,17 +22,20 @@ test('check-config refuses a config naming missing files and folders, one line p
   mkdirSync(join(dir, 'data'))
   writeFileSync(join(dir, 'data', 'custom.txt'), '')
   const file = join(dir, 'filterd.yaml')
-  writeFileSync(file, [
-    'datafiles:',
-    `  path: ${join(dir, 'data')}`,
-    '  file: [custom.txt, missing.txt]',
-    `  cats: ${CONF}`,
-    'blockpage:',
-    `  templates: ${join(dir, 'no-templates')}`,
-    `  tls-cert: ${join(dir, 'cert.pem')}`,
-    `  tls-key: ${join(dir, 'data')}`,
-    ''
-  ].join('\n'))
+  writeFileSync(
+    file,
+    [
+      'datafiles:',
+      `  path: ${join(dir, 'data')}`,
+      '  file: [custom.txt, missing.txt]',
+      `  cats: ${CONF}`,
+      'blockpage:',
+      `  templates: ${join(dir, 'no-templates')}`,
+      `  tls-cert: ${join(dir, 'cert.pem')}`,
+      `  tls-key: ${join(dir, 'data')}`,
+      ''
+    ].join('\n')
+  )
   const r = checkConfig(file)
   t.assert.strictEqual(r.code, 1)
   t.assert.strictEqual(r.stdout, '')
@@ -43,10 +49,20 @@ test('check-config refuses a config naming missing files and folders, one line p
   mkdirSync(join(dir, 'no-templates'))
   writeFileSync(join(dir, 'data', 'missing.txt'), '')
   writeFileSync(join(dir, 'cert.pem'), '')
-  writeFileSync(file, [
-    'datafiles:', `  path: ${join(dir, 'data')}`, '  file: [custom.txt, missing.txt]', `  cats: ${CONF}`,
-    'blockpage:', `  templates: ${join(dir, 'no-templates')}`, `  tls-cert: ${join(dir, 'cert.pem')}`, `  tls-key: ${join(dir, 'cert.pem')}`, ''
-  ].join('\n'))
+  writeFileSync(
+    file,
+    [
+      'datafiles:',
+      `  path: ${join(dir, 'data')}`,
+      '  file: [custom.txt, missing.txt]',
+      `  cats: ${CONF}`,
+      'blockpage:',
+      `  templates: ${join(dir, 'no-templates')}`,
+      `  tls-cert: ${join(dir, 'cert.pem')}`,
+      `  tls-key: ${join(dir, 'cert.pem')}`,
+      ''
+    ].join('\n')
+  )
   const ok = checkConfig(file, '--json')
   t.assert.strictEqual(ok.code, 0, ok.stderr)
   t.assert.strictEqual(JSON.parse(ok.stdout).blockpage['tls-key'], join(dir, 'cert.pem'))
@@ -63,7 +79,9 @@ test('check-config checks every taxonomy file build-db and the roles read: the m
   mkdirSync(cats)
   copyFileSync(join(CONF, 'catgroups.json'), join(cats, 'catgroups.json'))
   const file = join(dir, 'filterd.yaml')
-  const write = (lines: string[]): void => { writeFileSync(file, ['datafiles:', `  path: ${dir}`, `  cats: ${cats}`, ...lines, ''].join('\n')) }
+  const write = (lines: string[]): void => {
+    writeFileSync(file, ['datafiles:', `  path: ${dir}`, `  cats: ${cats}`, ...lines, ''].join('\n'))
+  }
   write(['  language: ru', 'catapi:', '  language: en'])
   const r = checkConfig(file)
   t.assert.strictEqual(r.code, 1)
@@ -91,14 +109,26 @@ test('check-config refuses a log or pid folder the user cannot create, naming th
   const dir = tempDir(t, 'filterd-check-config-')
   writeFileSync(join(dir, 'a-file'), '')
   const file = join(dir, 'filterd.yaml')
-  writeFileSync(file, [
-    'proxy:', `  log: ${join(dir, 'a-file', 'logs', 'proxy.log')}`, `  pid: ${join(dir, 'run', 'dns.pid')}`,
-    ...['blockpage', 'api', 'catapi', 'local', 'collector', 'sync'].flatMap((s) => [`${s}:`, `  pid: ${join(dir, 'run', `${s}.pid`)}`, ...(s === 'local' ? ['  listen: 127.0.0.1:18084'] : ['  log: "-"'])]),
-    ''
-  ].join('\n'))
+  writeFileSync(
+    file,
+    [
+      'proxy:',
+      `  log: ${join(dir, 'a-file', 'logs', 'proxy.log')}`,
+      `  pid: ${join(dir, 'run', 'dns.pid')}`,
+      ...['blockpage', 'api', 'catapi', 'local', 'collector', 'sync'].flatMap((s) => [
+        `${s}:`,
+        `  pid: ${join(dir, 'run', `${s}.pid`)}`,
+        ...(s === 'local' ? ['  listen: 127.0.0.1:18084'] : ['  log: "-"'])
+      ]),
+      ''
+    ].join('\n')
+  )
   const r = checkConfig(file)
   t.assert.strictEqual(r.code, 1)
-  t.assert.match(r.stderr, new RegExp(`proxy\\.log: .*a-file/logs: cannot be created \\(.*a-file is not a folder\\) by (user|uid) `))
+  t.assert.match(
+    r.stderr,
+    new RegExp(`proxy\\.log: .*a-file/logs: cannot be created \\(.*a-file is not a folder\\) by (user|uid) `)
+  )
   t.assert.doesNotMatch(r.stderr, /\.pid:/, 'run/ does not exist yet, and its parent is writable: the role creates it')
   if (process.getuid?.() === 0) {
     // As another user (the roles' user, as the unit runs it), a folder owned by root is not writable.
@@ -106,7 +136,12 @@ test('check-config refuses a log or pid folder the user cannot create, naming th
     mkdirSync(runDir, { mode: 0o755 })
     chmodSync(dir, 0o755)
     writeFileSync(file, readFileSync(file, 'utf8').replace(join(dir, 'a-file', 'logs', 'proxy.log'), '"-"'))
-    const other = spawnSync(process.execPath, [FILTERD, 'check-config', '--config', file], { encoding: 'utf8', timeout: 60_000, uid: 65534, gid: 65534 })
+    const other = spawnSync(process.execPath, [FILTERD, 'check-config', '--config', file], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      uid: 65534,
+      gid: 65534
+    })
     if (other.error === undefined && !/EACCES|Cannot find module/.test(other.stderr)) {
       t.assert.strictEqual(other.status, 1, other.stderr)
       t.assert.match(other.stderr, /proxy\.pid: .*\/run: is not writable by (user|uid) /)

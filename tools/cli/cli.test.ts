@@ -15,18 +15,49 @@ const tempDir = (t: TestContext): string => makeDir(t, 'filterd-cli-')
 
 const conf = fileURLToPath(new URL('../../../conf/', import.meta.url))
 
-
 test('--help lists every role and command', async (t: TestContext) => {
   const { code, stdout } = await runCli(['--help'])
   t.assert.strictEqual(code, 0)
-  for (const word of ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'all', 'build-db', 'import', 'stats-import', 'client']) {
+  for (const word of [
+    'dns',
+    'blockpage',
+    'api',
+    'catapi',
+    'local',
+    'collector',
+    'all',
+    'build-db',
+    'import',
+    'stats-import',
+    'client'
+  ]) {
     t.assert.match(stdout, new RegExp(`\\b${word}\\b`))
   }
 })
 
 test('every role and command answers --help with its usage and exit 0, and --version names the version', async (t: TestContext) => {
-  const names = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'all', 'check-config', 'build-db', 'import', 'stats-import', 'client', 'collector-usage', 'backup', 'restore']
-  const runs = await Promise.all([...names.map(n => runCli([n, '--help'])), runCli(['client', 'add', '--help']), runCli(['collector', 'usage', '--help'])])
+  const names = [
+    'dns',
+    'blockpage',
+    'api',
+    'catapi',
+    'local',
+    'collector',
+    'all',
+    'check-config',
+    'build-db',
+    'import',
+    'stats-import',
+    'client',
+    'collector-usage',
+    'backup',
+    'restore'
+  ]
+  const runs = await Promise.all([
+    ...names.map((n) => runCli([n, '--help'])),
+    runCli(['client', 'add', '--help']),
+    runCli(['collector', 'usage', '--help'])
+  ])
   for (const [i, r] of runs.entries()) {
     t.assert.strictEqual(r.code, 0, `${names[i] ?? 'client add / collector usage'} --help: ${r.stderr}`)
     t.assert.match(r.stdout, /usage/i)
@@ -47,7 +78,7 @@ test('an unknown role is refused with usage and exit code 2', async (t: TestCont
   t.assert.match(stderr, /unknown role or command "resolver"/)
 })
 
-test('a bad config stops a role\'s start with one fatal JSON log line on stderr naming the key', async (t: TestContext) => {
+test("a bad config stops a role's start with one fatal JSON log line on stderr naming the key", async (t: TestContext) => {
   const dir = tempDir(t)
   writeFileSync(join(dir, 'bad.yaml'), 'proxy:\n  blockpage-ip: [192.0.2.1, 192.0.2.2]\n')
   const { code, stdout, stderr } = await runCli(['dns', '--config', join(dir, 'bad.yaml')])
@@ -64,7 +95,7 @@ test('commands other than roles keep plain-text errors', async (t: TestContext) 
   t.assert.throws(() => JSON.parse(stderr.split('\n')[0]!))
 })
 
-function dataConfig (dir: string, files: Record<string, string>): string {
+function dataConfig(dir: string, files: Record<string, string>): string {
   mkdirSync(join(dir, 'data'))
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, 'data', name), text)
   const yaml = `datafiles:\n  path: ${join(dir, 'data')}\n  file: [${Object.keys(files).join(', ')}]\n  cats: ${conf}\n  language: en\ncommon:\n  db: ${join(dir, 'db')}\n`
@@ -86,7 +117,10 @@ test('build-db compiles the layers and prints counts per layer and per category 
   t.assert.match(stdout, /layer 2 vendor\.txt: 5 entries \(1 URL\), 0 deletions, 0 errors/)
   t.assert.match(stdout, /version 1 active: 3 domains, 1 URLs/)
   const perCategory = stdout.split('\n').find((l) => l.startsWith('entries per category'))
-  t.assert.strictEqual(perCategory, 'entries per category (built database): 30 Gambling: 1; 52 Games: 1; 81 News and media: 1; 85 Government: 1')
+  t.assert.strictEqual(
+    perCategory,
+    'entries per category (built database): 30 Gambling: 1; 52 Games: 1; 81 News and media: 1; 85 Government: 1'
+  )
   const store = Store.open(join(dir, 'db'))
   t.after(() => store.close())
   const db = new CategoryDb(store)
@@ -114,12 +148,23 @@ test('a role that cannot bind says so in one line naming the address', async (t:
   const holder = createServer()
   holder.listen(0, '127.0.0.1')
   await once(holder, 'listening')
-  t.after(() => { holder.close() })
+  t.after(() => {
+    holder.close()
+  })
   const port = (holder.address() as { port: number }).port
-  writeFileSync(join(dir, 'f.yaml'), [
-    'datafiles:', `  cats: ${join(dir, 'cats')}`, 'common:', `  db: ${join(dir, 'db')}`,
-    'api:', `  listen: 127.0.0.1:${port}`, `  pid: ${join(dir, 'api.pid')}`, '  log: "-"'
-  ].join('\n'))
+  writeFileSync(
+    join(dir, 'f.yaml'),
+    [
+      'datafiles:',
+      `  cats: ${join(dir, 'cats')}`,
+      'common:',
+      `  db: ${join(dir, 'db')}`,
+      'api:',
+      `  listen: 127.0.0.1:${port}`,
+      `  pid: ${join(dir, 'api.pid')}`,
+      '  log: "-"'
+    ].join('\n')
+  )
   const { code, stderr } = await runCli(['api', '--config', join(dir, 'f.yaml')])
   t.assert.strictEqual(code, 1)
   const line = startFailureLine(stderr)
@@ -131,12 +176,20 @@ test('a second filterd all with a role still running reports ENGINE_ALREADY_RUNN
   const dir = tempDir(t)
   // A process whose command line reads `filterd dns` stands in for the first filterd all's DNS server.
   const first = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'filterd', 'dns'], { stdio: 'ignore' })
-  t.after(() => { first.kill('SIGKILL') })
+  t.after(() => {
+    first.kill('SIGKILL')
+  })
   await once(first, 'spawn')
   writeFileSync(join(dir, 'dns.pid'), `${first.pid}\n`)
-  writeFileSync(join(dir, 'f.yaml'), ['proxy:', `  pid: ${join(dir, 'dns.pid')}`, 'demo:', '  upstream: 127.0.0.1:1'].join('\n'))
+  writeFileSync(
+    join(dir, 'f.yaml'),
+    ['proxy:', `  pid: ${join(dir, 'dns.pid')}`, 'demo:', '  upstream: 127.0.0.1:1'].join('\n')
+  )
   const { code, stdout, stderr } = await runCli(['all', '--config', join(dir, 'f.yaml')])
   t.assert.strictEqual(code, 1)
   t.assert.strictEqual(stdout, '')
-  t.assert.match(stderr, new RegExp(`^filterd: filterd all: ENGINE_ALREADY_RUNNING: dns is already running with pid ${first.pid} .*\n$`))
+  t.assert.match(
+    stderr,
+    new RegExp(`^filterd: filterd all: ENGINE_ALREADY_RUNNING: dns is already running with pid ${first.pid} .*\n$`)
+  )
 })

@@ -8,9 +8,11 @@
  */
 import { parseArgs } from 'node:util'
 
-type OptionSpec = Record<string, { type: 'string' | 'boolean', short?: string, multiple?: boolean }>
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>
 const common = { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } as const
-type Parsed<O extends OptionSpec> = ReturnType<typeof parseArgs<{ args: string[], strict: true, allowPositionals: true, options: O & typeof common }>>
+type Parsed<O extends OptionSpec> = ReturnType<
+  typeof parseArgs<{ args: string[]; strict: true; allowPositionals: true; options: O & typeof common }>
+>
 
 /** How a command's arguments go beyond its options. */
 export interface CommandShape {
@@ -27,9 +29,27 @@ export interface CommandArgs<O extends OptionSpec, C extends string | undefined>
 }
 
 /** The parsed options with the config file's path, or the exit code the command returns at once. */
-export function commandArgs<O extends OptionSpec> (name: string, usage: string, argv: string[], options: O, shape?: CommandShape & { configOptional?: false }): CommandArgs<O, string> | number
-export function commandArgs<O extends OptionSpec> (name: string, usage: string, argv: string[], options: O, shape: CommandShape & { configOptional: true }): CommandArgs<O, string | undefined> | number
-export function commandArgs<O extends OptionSpec> (name: string, usage: string, argv: string[], options: O, shape: CommandShape = {}): CommandArgs<O, string | undefined> | number {
+export function commandArgs<O extends OptionSpec>(
+  name: string,
+  usage: string,
+  argv: string[],
+  options: O,
+  shape?: CommandShape & { configOptional?: false }
+): CommandArgs<O, string> | number
+export function commandArgs<O extends OptionSpec>(
+  name: string,
+  usage: string,
+  argv: string[],
+  options: O,
+  shape: CommandShape & { configOptional: true }
+): CommandArgs<O, string | undefined> | number
+export function commandArgs<O extends OptionSpec>(
+  name: string,
+  usage: string,
+  argv: string[],
+  options: O,
+  shape: CommandShape = {}
+): CommandArgs<O, string | undefined> | number {
   const wanted = shape.positionals ?? 0
   let parsed: Parsed<O>
   try {
@@ -39,8 +59,11 @@ export function commandArgs<O extends OptionSpec> (name: string, usage: string, 
     process.stderr.write(`filterd ${name}: ${(err as Error).message}\n${usage}`)
     return 2
   }
-  const values = parsed.values as Parsed<O>['values'] & { config?: string, help?: boolean }
-  if (values.help === true) { process.stdout.write(usage); return 0 }
+  const values = parsed.values as Parsed<O>['values'] & { config?: string; help?: boolean }
+  if (values.help === true) {
+    process.stdout.write(usage)
+    return 0
+  }
   const positionals = parsed.positionals
   if ((values.config === undefined && shape.configOptional !== true) || positionals.length !== wanted) {
     process.stderr.write(usage)

@@ -11,19 +11,33 @@ test('an api role that cannot open its statistics store writes the fatal error t
   writeFileSync(join(dir, 'not-a-folder'), '')
   const log = join(dir, 'logs', 'api.log')
   const file = join(dir, 'filterd.yaml')
-  writeFileSync(file, [
-    'api:', '  listen: 127.0.0.1:0', `  log: ${log}`, `  pid: ${join(dir, 'api.pid')}`,
-    'common:', `  db: ${join(dir, 'db')}`,
-    'datafiles:', `  cats: ${CONF}`, '  language: en',
-    // A store folder that cannot be made: its parent is a file (as root, permissions would not stop it).
-    'stats:', `  db: ${join(dir, 'not-a-folder', 'statsdb')}`, `  dir: ${join(dir, 'stats')}`,
-    ''
-  ].join('\n'))
+  writeFileSync(
+    file,
+    [
+      'api:',
+      '  listen: 127.0.0.1:0',
+      `  log: ${log}`,
+      `  pid: ${join(dir, 'api.pid')}`,
+      'common:',
+      `  db: ${join(dir, 'db')}`,
+      'datafiles:',
+      `  cats: ${CONF}`,
+      '  language: en',
+      // A store folder that cannot be made: its parent is a file (as root, permissions would not stop it).
+      'stats:',
+      `  db: ${join(dir, 'not-a-folder', 'statsdb')}`,
+      `  dir: ${join(dir, 'stats')}`,
+      ''
+    ].join('\n')
+  )
   const r = await runCli(['api', '--config', file])
   t.assert.strictEqual(r.code, 1)
   const stderrLine = startFailureLine(r.stderr)
   t.assert.strictEqual(stderrLine.level, 60)
-  const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { level: number, msg: string, role: string })
+  const lines = readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { level: number; msg: string; role: string })
   const fatal = lines.filter((l) => l.level === 60)
   t.assert.strictEqual(fatal.length, 1, readFileSync(log, 'utf8'))
   t.assert.strictEqual(fatal[0]!.msg, stderrLine.msg)

@@ -14,7 +14,7 @@ import { Store } from '../../engine/store/index.js'
 import { makeStore } from '../../blockpage/testing/fixture.js'
 import { setup } from '../../local/testing/harness.js'
 
-async function scrape (url: string): Promise<string[]> {
+async function scrape(url: string): Promise<string[]> {
   const res = await fetch(url)
   if (res.status !== 200) throw new Error(`${url}: ${res.status}`)
   return (await res.text()).split('\n')
@@ -26,9 +26,16 @@ test('the blockpage daemon counts and times its requests on /metrics', async (t:
   for (let i = 0; i < 3; i++) await (await fetch(`${bp.url}/any/path`, { headers: { host: 'casino.example' } })).text()
   const lines = await scrape(`${bp.url}/metrics`)
   // fetch cannot set Host, so what status the page gets is not the point here: that it is counted under it is.
-  t.assert.ok(lines.some((l) => /^filterd_blockpage_http_requests_total\{route="\/\*",method="GET",status="\d{3}"\} 3$/.test(l)), lines.join('\n'))
+  t.assert.ok(
+    lines.some((l) => /^filterd_blockpage_http_requests_total\{route="\/\*",method="GET",status="\d{3}"\} 3$/.test(l)),
+    lines.join('\n')
+  )
   t.assert.ok(lines.includes('filterd_blockpage_http_request_duration_seconds_count{route="/*",method="GET"} 3'))
-  t.assert.ok(lines.some((l) => l.startsWith('filterd_blockpage_http_request_duration_seconds_bucket{le="0.005",route="/*",method="GET"}')))
+  t.assert.ok(
+    lines.some((l) =>
+      l.startsWith('filterd_blockpage_http_request_duration_seconds_bucket{le="0.005",route="/*",method="GET"}')
+    )
+  )
   t.assert.ok(lines.some((l) => l.startsWith('filterd_blockpage_process_resident_memory_bytes')))
 })
 
@@ -39,19 +46,36 @@ test('the catapi daemon counts and times its requests on /metrics, by route and 
   await store.close()
   const [reg, anon] = [await releasedPort(), await releasedPort()]
   const file = join(dir, 'filterd.yaml')
-  writeFileSync(file, [
-    'common:', `  db: ${join(dir, 'db')}`, '  log-level: silent',
-    'datafiles:', `  cats: ${CONF}`,
-    'catapi:', `  listen: 127.0.0.1:${reg}`, `  anon-listen: 127.0.0.1:${anon}`, '  log: "-"', `  pid: ${join(dir, 'catapi.pid')}`,
-    'dnscache:', '  forward: [127.0.0.1:9]',
-    ''
-  ].join('\n'))
+  writeFileSync(
+    file,
+    [
+      'common:',
+      `  db: ${join(dir, 'db')}`,
+      '  log-level: silent',
+      'datafiles:',
+      `  cats: ${CONF}`,
+      'catapi:',
+      `  listen: 127.0.0.1:${reg}`,
+      `  anon-listen: 127.0.0.1:${anon}`,
+      '  log: "-"',
+      `  pid: ${join(dir, 'catapi.pid')}`,
+      'dnscache:',
+      '  forward: [127.0.0.1:9]',
+      ''
+    ].join('\n')
+  )
   const api = await startRole(t, 'catapi', file)
   await (await fetch(`http://127.0.0.1:${anon}/catgroups`)).text()
-  await (await fetch(`http://127.0.0.1:${reg}/catgroups`)).text()   // no credentials: 401
+  await (await fetch(`http://127.0.0.1:${reg}/catgroups`)).text() // no credentials: 401
   const lines = await scrape(`http://127.0.0.1:${reg}/metrics`)
-  t.assert.ok(lines.includes('filterd_catapi_http_requests_total{route="/catgroups",method="GET",status="200"} 1'), lines.join('\n'))
-  t.assert.ok(lines.includes('filterd_catapi_http_requests_total{route="/catgroups",method="GET",status="401"} 1'), lines.join('\n'))
+  t.assert.ok(
+    lines.includes('filterd_catapi_http_requests_total{route="/catgroups",method="GET",status="200"} 1'),
+    lines.join('\n')
+  )
+  t.assert.ok(
+    lines.includes('filterd_catapi_http_requests_total{route="/catgroups",method="GET",status="401"} 1'),
+    lines.join('\n')
+  )
   t.assert.ok(lines.includes('filterd_catapi_http_request_duration_seconds_count{route="/catgroups",method="GET"} 2'))
   t.assert.ok(api.port > 0)
 })
@@ -70,10 +94,29 @@ test('the collector and local daemons count and time their requests on /metrics,
   t.assert.ok(l.includes('filterd_local_http_requests_total{route="/*",method="GET",status="404"} 1'), l.join('\n'))
   t.assert.ok(l.includes('filterd_local_http_requests_total{route="/stat/",method="GET",status="200"} 1'), l.join('\n'))
   t.assert.ok(l.some((x) => x.startsWith('filterd_local_process_resident_memory_bytes')))
-  t.assert.strictEqual((await fetch(`${collector.url}/db/manifest`)).status, 403)   // no key
+  t.assert.strictEqual((await fetch(`${collector.url}/db/manifest`)).status, 403) // no key
   const c = await scrape(`${collector.url}/metrics`)
-  t.assert.ok(c.some((x) => /^filterd_collector_http_requests_total\{route="\/report",method="POST",status="200"\} [1-9]/.test(x)), c.join('\n'))
-  t.assert.ok(c.some((x) => /^filterd_collector_http_requests_total\{route="\/db\/manifest",method="GET",status="200"\} [1-9]/.test(x)), c.join('\n'))
-  t.assert.ok(c.includes('filterd_collector_http_requests_total{route="/db/manifest",method="GET",status="403"} 1'), c.join('\n'))
-  t.assert.ok(c.some((x) => x.startsWith('filterd_collector_http_request_duration_seconds_bucket{le="0.005",route="/db/manifest",method="GET"}')))
+  t.assert.ok(
+    c.some((x) =>
+      /^filterd_collector_http_requests_total\{route="\/report",method="POST",status="200"\} [1-9]/.test(x)
+    ),
+    c.join('\n')
+  )
+  t.assert.ok(
+    c.some((x) =>
+      /^filterd_collector_http_requests_total\{route="\/db\/manifest",method="GET",status="200"\} [1-9]/.test(x)
+    ),
+    c.join('\n')
+  )
+  t.assert.ok(
+    c.includes('filterd_collector_http_requests_total{route="/db/manifest",method="GET",status="403"} 1'),
+    c.join('\n')
+  )
+  t.assert.ok(
+    c.some((x) =>
+      x.startsWith(
+        'filterd_collector_http_request_duration_seconds_bucket{le="0.005",route="/db/manifest",method="GET"}'
+      )
+    )
+  )
 })

@@ -14,9 +14,12 @@ import { tempDir } from '../../engine/testing/temp.js'
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
-function lines (file: string): Array<{ time?: unknown, msg?: string }> {
+function lines(file: string): Array<{ time?: unknown; msg?: string }> {
   if (!existsSync(file)) return []
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { time?: unknown, msg?: string })
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { time?: unknown; msg?: string })
 }
 
 test('a daemon logs ISO 8601 times and reopens its log file on SIGHUP', async (t: TestContext) => {
@@ -32,10 +35,13 @@ test('a daemon logs ISO 8601 times and reopens its log file on SIGHUP', async (t
   await until('the condition', () => existsSync(log))
   t.assert.strictEqual(child.exitCode, null, 'SIGHUP does not stop the daemon')
   child.kill('SIGTERM')
-  const [code] = await once(child, 'exit') as [number | null]
+  const [code] = (await once(child, 'exit')) as [number | null]
   t.assert.strictEqual(code, 0, role.stderr)
   const fresh = lines(log)
-  t.assert.ok(fresh.some((l) => l.msg === 'blockpage stopped'), JSON.stringify(fresh))
+  t.assert.ok(
+    fresh.some((l) => l.msg === 'blockpage stopped'),
+    JSON.stringify(fresh)
+  )
   for (const l of fresh) t.assert.match(String(l.time), ISO)
   const rotated = lines(log + '.1')
   t.assert.ok(rotated.some((l) => l.msg === 'blockpage started'))
@@ -54,9 +60,14 @@ logger.error('dns front process failed to start')
 process.exit(1)`
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
-  const [code] = await once(child, 'exit') as [number | null]
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString()
+  })
+  const [code] = (await once(child, 'exit')) as [number | null]
   t.assert.strictEqual(code, 1)
   t.assert.strictEqual(stderr, '')
-  t.assert.deepStrictEqual(lines(log).map((l) => l.msg), ['dns front process failed to start'])
+  t.assert.deepStrictEqual(
+    lines(log).map((l) => l.msg),
+    ['dns front process failed to start']
+  )
 })

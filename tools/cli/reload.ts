@@ -10,11 +10,12 @@ import { commandArgs } from './command-args.js'
 import { ROLE_NAMES, sectionOf } from './roles.js'
 import { livePid } from './run-role.js'
 
-const USAGE = 'usage: filterd reload --config FILE [--role ROLE]\n\n' +
+const USAGE =
+  'usage: filterd reload --config FILE [--role ROLE]\n\n' +
   'Validates FILE, then signals (SIGHUP) every running role whose pid file it names, or only ROLE:\n' +
   'each reads the config again, applies what it can live and logs which keys need its restart.\n'
 
-export async function run (argv: string[]): Promise<number> {
+export async function run(argv: string[]): Promise<number> {
   const args = commandArgs('reload', USAGE, argv, { role: { type: 'string' } })
   if (typeof args === 'number') return args
   const only = args.values.role
@@ -40,7 +41,9 @@ export async function run (argv: string[]): Promise<number> {
     process.stdout.write(`${role}: pid ${pid} signalled (SIGHUP); its log says what it applied\n`)
   }
   if (signalled === 0) {
-    process.stderr.write(`filterd reload: no role of ${config.source} is running${only === undefined ? '' : ` (--role ${only})`}\n`)
+    process.stderr.write(
+      `filterd reload: no role of ${config.source} is running${only === undefined ? '' : ` (--role ${only})`}\n`
+    )
     return 1
   }
   return 0

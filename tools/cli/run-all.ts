@@ -6,8 +6,8 @@
  *
  * A role that dies after its start is, by default (`--on-crash restart`), started again after a
  * backoff (200 ms, doubling up to 5 s), as systemd restarts the units of a production host: a
- * killed DNS role costs a fraction of a second, not every role. More than `kMaxRestarts` restarts
- * of one role within `kRestartWindowMs` means it cannot run: then the whole tree stops, so a
+ * killed DNS role costs a fraction of a second, not every role. More than `MAX_RESTARTS` restarts
+ * of one role within `RESTART_WINDOW_MS` means it cannot run: then the whole tree stops, so a
  * half-running system never looks healthy. `--on-crash stop` stops the whole tree at the first death.
  */
 import { fork, type ChildProcess } from 'node:child_process'
@@ -20,57 +20,68 @@ import { livePid } from './run-role.js'
 
 const entry = fileURLToPath(new URL('../filterd.js', import.meta.url))
 
-interface Child { role: RoleName, proc: ChildProcess, endpoints: readonly string[] }
+interface Child {
+  role: RoleName
+  proc: ChildProcess
+  endpoints: readonly string[]
+}
 
 /** What `filterd all` does when a role dies after its start (`--on-crash`). */
 export type OnCrash = 'restart' | 'stop'
 export const ON_CRASH: readonly OnCrash[] = ['restart', 'stop']
 
-/** Restarts of one role allowed within kRestartWindowMs before the whole tree stops. */
-const kMaxRestarts = 5
-const kRestartWindowMs = 60_000
-const kFirstBackoffMs = 200
-const kMaxBackoffMs = 5000
+/** Restarts of one role allowed within RESTART_WINDOW_MS before the whole tree stops. */
+const MAX_RESTARTS = 5
+const RESTART_WINDOW_MS = 60_000
+const FIRST_BACKOFF_MS = 200
+const MAX_BACKOFF_MS = 5000
 
-const out = (line: string): void => { process.stdout.write(line + '\n') }
+const out = (line: string): void => {
+  process.stdout.write(line + '\n')
+}
 
 /**
  * Before binding anything (the demo's stub upstream would fail with a bare EADDRINUSE): a role whose
  * pid file names a live process means this config already runs.
  */
-function refuseIfRunning (config: Readonly<Config>): void {
+function refuseIfRunning(config: Readonly<Config>): void {
   for (const role of ROLE_NAMES) {
     const path = sectionOf(config, role).pid
     const pid = livePid(path, role)
     if (pid !== undefined) {
-      throw new EngineError('ENGINE_ALREADY_RUNNING', `filterd all: ENGINE_ALREADY_RUNNING: ${role} is already running with pid ${pid} (pid file ${path}); stop it first (kill ${pid}), or stop the other filterd all`)
+      throw new EngineError(
+        'ENGINE_ALREADY_RUNNING',
+        `filterd all: ENGINE_ALREADY_RUNNING: ${role} is already running with pid ${pid} (pid file ${path}); stop it first (kill ${pid}), or stop the other filterd all`
+      )
     }
   }
 }
 
 /** The demo's stub upstream, when the config asks for one. */
-async function startDemoUpstream (config: Readonly<Config>): Promise<StubResolver | undefined> {
+async function startDemoUpstream(config: Readonly<Config>): Promise<StubResolver | undefined> {
   if (config.demo?.upstream === undefined) return undefined
   const hp = parseHostPort(config.demo.upstream)
   const stub = await startStubResolver({ host: hp.host, port: hp.port, tcp: true })
   out(`demo: no resolver is assumed reachable offline, so a built-in stub upstream answers on ${formatHostPort(hp)}`)
-  out('      (every A query gets 198.51.100.10, AAAA 2001:db8::10, *.invalid NXDOMAIN); set dnscache.forward to your resolver instead')
+  out(
+    '      (every A query gets 198.51.100.10, AAAA 2001:db8::10, *.invalid NXDOMAIN); set dnscache.forward to your resolver instead'
+  )
   return stub
 }
 
 /**
  * The restart budget of `filterd all`: the delay before a role's next start (doubling from
- * kFirstBackoffMs), or undefined once it used kMaxRestarts within kRestartWindowMs.
+ * FIRST_BACKOFF_MS), or undefined once it used MAX_RESTARTS within RESTART_WINDOW_MS.
  */
-function restartBudget (): (role: RoleName) => number | undefined {
+function restartBudget(): (role: RoleName) => number | undefined {
   const restarts = new Map<RoleName, number[]>()
   return (role) => {
     const now = Date.now()
-    const recent = (restarts.get(role) ?? []).filter((t) => now - t < kRestartWindowMs)
-    if (recent.length >= kMaxRestarts) return undefined
+    const recent = (restarts.get(role) ?? []).filter((t) => now - t < RESTART_WINDOW_MS)
+    if (recent.length >= MAX_RESTARTS) return undefined
     recent.push(now)
     restarts.set(role, recent)
-    return Math.min(kMaxBackoffMs, kFirstBackoffMs * 2 ** (recent.length - 1))
+    return Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (recent.length - 1))
   }
 }
 
@@ -78,14 +89,19 @@ function restartBudget (): (role: RoleName) => number | undefined {
  * Starts the roles, the collector first: the local service's first billing contact happens at its
  * start, and it answers 503 until a contact succeeds, so it must find the collector already listening.
  */
-async function startInOrder (roles: readonly RoleName[], start: (role: RoleName) => Promise<void>): Promise<void> {
+async function startInOrder(roles: readonly RoleName[], start: (role: RoleName) => Promise<void>): Promise<void> {
   const first: RoleName[] = roles.filter((r) => r === 'collector')
   await Promise.all(first.map(start))
   await Promise.all(roles.filter((r) => !first.includes(r)).map(start))
 }
 
 /** What `filterd all` prints once every role is ready. */
-function printRunning (config: Readonly<Config>, configPath: string, children: readonly Child[], roles: readonly RoleName[]): void {
+function printRunning(
+  config: Readonly<Config>,
+  configPath: string,
+  children: readonly Child[],
+  roles: readonly RoleName[]
+): void {
   out('')
   out(`filterd is running (config ${configPath}). Listening:`)
   for (const c of children) for (const e of c.endpoints) out(`  ${c.role.padEnd(10)} ${e}`)
@@ -96,13 +112,20 @@ function printRunning (config: Readonly<Config>, configPath: string, children: r
   out('Stop with Ctrl-C.')
 }
 
-export async function runAll (config: Readonly<Config>, configPath: string, onCrash: OnCrash = 'restart'): Promise<number> {
+export async function runAll(
+  config: Readonly<Config>,
+  configPath: string,
+  onCrash: OnCrash = 'restart'
+): Promise<number> {
   refuseIfRunning(config)
   const stub = await startDemoUpstream(config)
   if (config.demo?.['build-db'] === true) {
     const buildDb = await loadCommand('build-db')
     const code = await buildDb(['--config', configPath, '--if-empty', '--quiet'])
-    if (code !== 0) { await stub?.close(); return code }
+    if (code !== 0) {
+      await stub?.close()
+      return code
+    }
   }
   // The replica follower runs only where a shared Redis store is configured.
   const roles: RoleName[] = ROLE_NAMES.filter((r) => r !== 'sync' || sharesRedis(config))
@@ -110,7 +133,9 @@ export async function runAll (config: Readonly<Config>, configPath: string, onCr
   let stopping = false
   let exitCode = 0
   let resolveDone: (code: number) => void = () => {}
-  const done = new Promise<number>((resolve) => { resolveDone = resolve })
+  const done = new Promise<number>((resolve) => {
+    resolveDone = resolve
+  })
 
   const stopAll = (code: number): void => {
     if (stopping) return
@@ -128,7 +153,8 @@ export async function runAll (config: Readonly<Config>, configPath: string, onCr
   const restart = (child: Child, why: string): void => {
     const delay = onCrash === 'restart' && started ? mayRestart(child.role) : undefined
     if (delay === undefined) {
-      const reason = onCrash === 'restart' && started ? `, its ${kMaxRestarts}th restart within ${kRestartWindowMs / 1000} s` : ''
+      const reason =
+        onCrash === 'restart' && started ? `, its ${MAX_RESTARTS}th restart within ${RESTART_WINDOW_MS / 1000} s` : ''
       out(`filterd all: the ${child.role} role exited (${why}${reason}); stopping the others`)
       stopAll(1)
       return
@@ -137,7 +163,7 @@ export async function runAll (config: Readonly<Config>, configPath: string, onCr
     setTimeout(() => {
       if (stopping) return
       children.splice(children.indexOf(child), 1)
-      startRole(child.role).catch(() => {})   // its exit during the start comes back here
+      startRole(child.role).catch(() => {}) // its exit during the start comes back here
     }, delay)
   }
 
@@ -151,8 +177,11 @@ export async function runAll (config: Readonly<Config>, configPath: string, onCr
     })
     await new Promise<void>((resolve, reject) => {
       proc.on('message', (m: unknown) => {
-        const msg = m as { type?: string, endpoints?: string[] }
-        if (msg.type === 'ready') { child.endpoints = msg.endpoints ?? []; resolve() }
+        const msg = m as { type?: string; endpoints?: string[] }
+        if (msg.type === 'ready') {
+          child.endpoints = msg.endpoints ?? []
+          resolve()
+        }
       })
       proc.on('exit', () => reject(new Error(`${role} exited during start`)))
     })
@@ -161,7 +190,9 @@ export async function runAll (config: Readonly<Config>, configPath: string, onCr
   process.on('SIGINT', () => stopAll(0))
   process.on('SIGTERM', () => stopAll(0))
   // `kill -HUP` of this process (systemctl reload, logrotate): every role reloads its config and reopens its log.
-  process.on('SIGHUP', () => { for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGHUP') })
+  process.on('SIGHUP', () => {
+    for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGHUP')
+  })
   try {
     await ready
   } catch {
@@ -180,7 +211,7 @@ export async function runAll (config: Readonly<Config>, configPath: string, onCr
  * delete the user `demo` again, so the store (`common.db`, kept across runs) is back where the story
  * began and the same lines work on the next start too.
  */
-export function tryLines (config: Readonly<Config>, roles: readonly RoleName[]): string[] {
+export function tryLines(config: Readonly<Config>, roles: readonly RoleName[]): string[] {
   const lines: string[] = []
   const url = (addr: string): string => {
     const hp = parseHostPort(addr)
@@ -195,15 +226,23 @@ export function tryLines (config: Readonly<Config>, roles: readonly RoleName[]):
     lines.push(`${dig}   # the block page's address: the demo's defaults block gambling (category 30)`)
     lines.push(`dig @${host} -p ${hp.port} +short example.org A   # forwarded`)
   }
-  if (roles.includes('blockpage')) lines.push(`curl -H 'Host: casino.example' -H 'Accept: text/html' ${url(config.blockpage.listen)}/   # the block page`)
-  if (roles.includes('catapi')) lines.push(`curl ${url(config.catapi['anon-listen'])}/domain/casino.example   # its categories`)
+  if (roles.includes('blockpage'))
+    lines.push(
+      `curl -H 'Host: casino.example' -H 'Accept: text/html' ${url(config.blockpage.listen)}/   # the block page`
+    )
+  if (roles.includes('catapi'))
+    lines.push(`curl ${url(config.catapi['anon-listen'])}/domain/casino.example   # its categories`)
   if (roles.includes('local')) lines.push(`curl ${url(config.local.listen)}/casino.example`)
   if (roles.includes('api')) {
     const api = url(config.api.listen)
     lines.push(`curl ${api}/categorygroups/`)
-    lines.push(`curl -X PUT -H 'Content-Type: application/json' -d '{"ip":["127.0.0.1"],"filter":[30]}' ${api}/users/demo   # this machine is now the user demo, filtering gambling`)
+    lines.push(
+      `curl -X PUT -H 'Content-Type: application/json' -d '{"ip":["127.0.0.1"],"filter":[30]}' ${api}/users/demo   # this machine is now the user demo, filtering gambling`
+    )
     if (dig !== undefined) lines.push(`${dig}   # still blocked, now by demo's own filter`)
-    lines.push(`curl -X PUT -H 'Content-Type: application/json' -d '[]' ${api}/users/demo/filter/   # demo filters nothing`)
+    lines.push(
+      `curl -X PUT -H 'Content-Type: application/json' -d '[]' ${api}/users/demo/filter/   # demo filters nothing`
+    )
     if (dig !== undefined) lines.push(`${dig}   # the real address: no longer blocked`)
     lines.push(`curl -X DELETE ${api}/users/demo   # put the demo back: this machine is anonymous again`)
     if (dig !== undefined) lines.push(`${dig}   # blocked again by the demo's defaults`)

@@ -5,16 +5,24 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { formatHostPort, loadConfigFile, mergeLive, planReload, type Config, type LogLevel, type RoleName } from '../../engine/config/index.js'
+import {
+  formatHostPort,
+  loadConfigFile,
+  mergeLive,
+  planReload,
+  type Config,
+  type LogLevel,
+  type RoleName
+} from '../../engine/config/index.js'
 import { EngineError, isEngineError } from '../../engine/errors.js'
 import { auditLogger, createLogger, type Logger } from '../../engine/log/index.js'
 import type { RunningRole } from '../../engine/role.js'
 import { loadRole, sectionOf } from './roles.js'
 
 /** How long a role may take to close before the process exits anyway. */
-const kCloseTimeoutMs = 5000
+const CLOSE_TIMEOUT_MS = 5000
 
-function isAlive (pid: number): boolean {
+function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true
@@ -30,7 +38,7 @@ function isAlive (pid: number): boolean {
  * (`node …/filterd.js dns --config …`, or `…/bin/filterd dns …` when installed); without /proc,
  * or when it cannot be read, the process is taken to be ours, the safe side.
  */
-function isFilterdRole (pid: number, role: RoleName): boolean {
+function isFilterdRole(pid: number, role: RoleName): boolean {
   let cmdline: string
   try {
     cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1')
@@ -48,17 +56,20 @@ function isFilterdRole (pid: number, role: RoleName): boolean {
  * A stale file, left by a crash or SIGKILL, or naming a pid now reused by another program, is
  * simply overwritten.
  */
-function claimPidFile (role: RoleName, path: string): void {
+function claimPidFile(role: RoleName, path: string): void {
   const old = livePid(path, role)
   if (old !== undefined) {
-    throw new EngineError('ENGINE_ALREADY_RUNNING', `${role} is already running with pid ${old} (pid file ${path}); not starting a second one`)
+    throw new EngineError(
+      'ENGINE_ALREADY_RUNNING',
+      `${role} is already running with pid ${old} (pid file ${path}); not starting a second one`
+    )
   }
   mkdirSync(dirname(path), { recursive: true })
   writeFileSync(path, `${process.pid}\n`)
 }
 
 /** The pid a role's pid file names when that process is alive (the role runs), else undefined. */
-export function livePid (path: string, role: RoleName): number | undefined {
+export function livePid(path: string, role: RoleName): number | undefined {
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -66,12 +77,15 @@ export function livePid (path: string, role: RoleName): number | undefined {
     return undefined
   }
   const pid = Number(text.trim())
-  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid) && isFilterdRole(pid, role) ? pid : undefined
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid) && isFilterdRole(pid, role)
+    ? pid
+    : undefined
 }
 
 const BIND_CODES: Readonly<Record<string, string>> = {
   EADDRINUSE: 'address already in use (another process listens there: `ss -ltnup` shows which)',
-  EACCES: 'permission denied: ports below 1024 need root or CAP_NET_BIND_SERVICE (systemd: AmbientCapabilities=CAP_NET_BIND_SERVICE; or setcap cap_net_bind_service=+ep on the node binary)',
+  EACCES:
+    'permission denied: ports below 1024 need root or CAP_NET_BIND_SERVICE (systemd: AmbientCapabilities=CAP_NET_BIND_SERVICE; or setcap cap_net_bind_service=+ep on the node binary)',
   EADDRNOTAVAIL: 'no interface of this host has that address'
 }
 
@@ -79,15 +93,16 @@ const BIND_CODES: Readonly<Record<string, string>> = {
  * A start that failed to bind, as one ENGINE_LISTEN line naming the address and what to do, whatever
  * layer raised it (node's errno error, possibly wrapped as the cause of a role's own error).
  */
-function listenFailure (role: RoleName, err: unknown): EngineError | undefined {
+function listenFailure(role: RoleName, err: unknown): EngineError | undefined {
   let e: unknown = err
   for (let depth = 0; depth < 5 && e instanceof Error; depth++) {
-    const sys = e as Error & { code?: unknown, address?: unknown, port?: unknown }
+    const sys = e as Error & { code?: unknown; address?: unknown; port?: unknown }
     const reason = typeof sys.code === 'string' ? BIND_CODES[sys.code] : undefined
     if (reason !== undefined) {
-      const where = typeof sys.address === 'string' && typeof sys.port === 'number'
-        ? formatHostPort({ host: sys.address, port: sys.port })
-        : 'its address'
+      const where =
+        typeof sys.address === 'string' && typeof sys.port === 'number'
+          ? formatHostPort({ host: sys.address, port: sys.port })
+          : 'its address'
       return new EngineError('ENGINE_LISTEN', `${role}: cannot listen on ${where}: ${reason}`, { cause: err })
     }
     e = e.cause
@@ -95,7 +110,7 @@ function listenFailure (role: RoleName, err: unknown): EngineError | undefined {
   return undefined
 }
 
-export async function runRole (role: RoleName, config: Readonly<Config>): Promise<void> {
+export async function runRole(role: RoleName, config: Readonly<Config>): Promise<void> {
   const section = sectionOf(config, role)
   const level = (section['log-level'] ?? config.common['log-level']) as LogLevel
   const logger = createLogger({ destination: section.log ?? '-', level, role })
@@ -103,7 +118,9 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
   // From the moment the pid file names this process, SIGHUP (`filterd reload`, logrotate) must not kill
   // it: one arriving during the start is remembered and handled once the role runs.
   let hupDuringStart = false
-  const onEarlyHup = (): void => { hupDuringStart = true }
+  const onEarlyHup = (): void => {
+    hupDuringStart = true
+  }
   process.on('SIGHUP', onEarlyHup)
   claimPidFile(role, section.pid)
   let running: RunningRole
@@ -126,21 +143,24 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
     closing = true
     logger.info({ signal }, `${role} stopping`)
     const timer = setTimeout(() => {
-      logger.warn(`${role} did not close within ${kCloseTimeoutMs} ms; exiting`)
+      logger.warn(`${role} did not close within ${CLOSE_TIMEOUT_MS} ms; exiting`)
       rmSync(section.pid, { force: true })
       process.exit(1)
-    }, kCloseTimeoutMs)
+    }, CLOSE_TIMEOUT_MS)
     timer.unref()
-    running.close().then(() => {
-      rmSync(section.pid, { force: true })
-      logger.info(`${role} stopped`)
-      logger.flush()
-      process.exit(0)
-    }, (err: unknown) => {
-      logger.error({ err }, `${role} failed to close`)
-      rmSync(section.pid, { force: true })
-      process.exit(1)
-    })
+    running.close().then(
+      () => {
+        rmSync(section.pid, { force: true })
+        logger.info(`${role} stopped`)
+        logger.flush()
+        process.exit(0)
+      },
+      (err: unknown) => {
+        logger.error({ err }, `${role} failed to close`)
+        rmSync(section.pid, { force: true })
+        process.exit(1)
+      }
+    )
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
@@ -150,8 +170,12 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
   let reloading = Promise.resolve()
   const onHup = (): void => {
     reloading = reloading
-      .then(async () => { current = await reloadRole(role, current, running, logger) })
-      .catch((err: unknown) => { logger.error({ err }, `${role}: config reload failed`) })
+      .then(async () => {
+        current = await reloadRole(role, current, running, logger)
+      })
+      .catch((err: unknown) => {
+        logger.error({ err }, `${role}: config reload failed`)
+      })
   }
   process.on('SIGHUP', onHup)
   process.off('SIGHUP', onEarlyHup)
@@ -170,7 +194,12 @@ export async function runRole (role: RoleName, config: Readonly<Config>): Promis
  * restart (kept at its old value). A config that does not load is refused, naming the key, and the
  * running one stays. Resolves with the config the role now runs with.
  */
-export async function reloadRole (role: RoleName, current: Readonly<Config>, running: RunningRole, roleLogger: Logger): Promise<Readonly<Config>> {
+export async function reloadRole(
+  role: RoleName,
+  current: Readonly<Config>,
+  running: RunningRole,
+  roleLogger: Logger
+): Promise<Readonly<Config>> {
   // A record of a config change, written whatever the role's log-level (like an audit line), so a
   // reload that sets `warn` still says so. Made again once a new level is set: a pino child whose
   // level equals its parent's follows the parent's later changes.
@@ -180,8 +209,15 @@ export async function reloadRole (role: RoleName, current: Readonly<Config>, run
     next = loadConfigFile(current.source)
   } catch (err) {
     const code = isEngineError(err) ? err.code : undefined
-    const why = (err as Error).message.split('\n').map((l) => l.trim()).filter((l) => l !== '').join('; ')
-    logger.error({ code, config: current.source }, `${role}: config reload refused, still running on the previous config: ${why}`)
+    const why = (err as Error).message
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '')
+      .join('; ')
+    logger.error(
+      { code, config: current.source },
+      `${role}: config reload refused, still running on the previous config: ${why}`
+    )
     return current
   }
   const plan = planReload(role, current, next)
@@ -198,12 +234,16 @@ export async function reloadRole (role: RoleName, current: Readonly<Config>, run
     }
     await running.reload?.(merged, plan.live)
   } catch (err) {
-    logger.error({ err, keys: plan.live }, `${role}: config reload failed while applying ${plan.live.join(', ')}; restart the ${role} role to apply the new config`)
+    logger.error(
+      { err, keys: plan.live },
+      `${role}: config reload failed while applying ${plan.live.join(', ')}; restart the ${role} role to apply the new config`
+    )
     return current
   }
   const parts: string[] = []
   if (plan.live.length > 0) parts.push(`applied ${plan.live.join(', ')}`)
-  if (plan.restart.length > 0) parts.push(`needs a restart of the ${role} role, still running on the old value: ${plan.restart.join(', ')}`)
+  if (plan.restart.length > 0)
+    parts.push(`needs a restart of the ${role} role, still running on the old value: ${plan.restart.join(', ')}`)
   const line = { config: current.source, applied: plan.live, restartNeeded: plan.restart }
   if (plan.restart.length > 0) logger.warn(line, `${role}: config reloaded: ${parts.join('; ')}`)
   else logger.info(line, `${role}: config reloaded: ${parts.join('; ')}`)

@@ -9,13 +9,21 @@
  * runs and every running one is healthy, 1 otherwise, 2 on usage.
  */
 import { statSync } from 'node:fs'
-import { formatHostPort, loadConfigFile, parseHostPort, sharesRedis, type Config, type RoleName } from '../../engine/config/index.js'
+import {
+  formatHostPort,
+  loadConfigFile,
+  parseHostPort,
+  sharesRedis,
+  type Config,
+  type RoleName
+} from '../../engine/config/index.js'
 import type { HealthReport } from '../../engine/health/index.js'
 import { commandArgs } from './command-args.js'
 import { ROLE_NAMES, sectionOf } from './roles.js'
 import { livePid } from './run-role.js'
 
-const USAGE = 'usage: filterd status --config FILE [--json]\n\n' +
+const USAGE =
+  'usage: filterd status --config FILE [--json]\n\n' +
   'Each role of FILE: pid, up since, listeners, health, store generation; the replica state and the last\n' +
   'statistics import. Exit 0 when every running role is healthy.\n'
 
@@ -33,7 +41,7 @@ export interface RoleStatus {
 }
 
 /** Where a role answers GET /health, or undefined (the collector; the dns role without proxy.metrics-listen). */
-export function healthUrl (config: Readonly<Config>, role: RoleName): string | undefined {
+export function healthUrl(config: Readonly<Config>, role: RoleName): string | undefined {
   const listen: Record<RoleName, string | undefined> = {
     dns: config.proxy['metrics-listen'],
     api: config.api.listen,
@@ -50,11 +58,12 @@ export function healthUrl (config: Readonly<Config>, role: RoleName): string | u
   return `http://${formatHostPort({ host, port: hp.port })}/health`
 }
 
-async function fetchHealth (url: string): Promise<HealthReport | string> {
+async function fetchHealth(url: string): Promise<HealthReport | string> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(3000), headers: { accept: 'application/json' } })
-    const body = await res.json() as HealthReport
-    if (typeof body !== 'object' || body === null || typeof body.ok !== 'boolean') return `${url} answered ${res.status} without a health report`
+    const body = (await res.json()) as HealthReport
+    if (typeof body !== 'object' || body === null || typeof body.ok !== 'boolean')
+      return `${url} answered ${res.status} without a health report`
     return body
   } catch (err) {
     return `${url}: ${(err as Error).message}`
@@ -62,38 +71,55 @@ async function fetchHealth (url: string): Promise<HealthReport | string> {
 }
 
 /** Reads the pid files and asks every running role for its health. */
-export async function collectStatus (config: Readonly<Config>): Promise<RoleStatus[]> {
+export async function collectStatus(config: Readonly<Config>): Promise<RoleStatus[]> {
   const roles = ROLE_NAMES.filter((r) => r !== 'sync' || sharesRedis(config))
-  return await Promise.all(roles.map(async (role): Promise<RoleStatus> => {
-    const pidFile = sectionOf(config, role).pid
-    const pid = livePid(pidFile, role)
-    if (pid === undefined) {
-      let exists = true
-      try { statSync(pidFile) } catch { exists = false }
-      return { role, state: exists ? 'crashed' : 'stopped', healthy: !exists }
-    }
-    // The pid file is written once the role has its config and log, just before it starts.
-    const since = statSync(pidFile).mtime.toISOString()
-    const url = healthUrl(config, role)
-    if (url === undefined) {
-      return { role, state: 'running', pid, since, healthy: true, healthError: role === 'dns' ? 'no /health: set proxy.metrics-listen' : 'no /health' }
-    }
-    const h = await fetchHealth(url)
-    if (typeof h === 'string') return { role, state: 'running', pid, since, healthUrl: url, healthError: h, healthy: false }
-    return { role, state: 'running', pid, since: h.since ?? since, healthUrl: url, health: h, healthy: h.ok }
-  }))
+  return await Promise.all(
+    roles.map(async (role): Promise<RoleStatus> => {
+      const pidFile = sectionOf(config, role).pid
+      const pid = livePid(pidFile, role)
+      if (pid === undefined) {
+        let exists = true
+        try {
+          statSync(pidFile)
+        } catch {
+          exists = false
+        }
+        return { role, state: exists ? 'crashed' : 'stopped', healthy: !exists }
+      }
+      // The pid file is written once the role has its config and log, just before it starts.
+      const since = statSync(pidFile).mtime.toISOString()
+      const url = healthUrl(config, role)
+      if (url === undefined) {
+        return {
+          role,
+          state: 'running',
+          pid,
+          since,
+          healthy: true,
+          healthError: role === 'dns' ? 'no /health: set proxy.metrics-listen' : 'no /health'
+        }
+      }
+      const h = await fetchHealth(url)
+      if (typeof h === 'string')
+        return { role, state: 'running', pid, since, healthUrl: url, healthError: h, healthy: false }
+      return { role, state: 'running', pid, since: h.since ?? since, healthUrl: url, health: h, healthy: h.ok }
+    })
+  )
 }
 
 /** The human report: one block per role, then the replica and the statistics import. */
-export function formatStatus (config: Readonly<Config>, rows: readonly RoleStatus[]): string {
+export function formatStatus(config: Readonly<Config>, rows: readonly RoleStatus[]): string {
   const lines: string[] = []
   for (const r of rows) {
     if (r.state !== 'running') {
-      lines.push(`${r.role.padEnd(10)} ${r.state === 'crashed' ? `CRASHED: its pid file ${sectionOf(config, r.role).pid} names no live process` : 'stopped (no pid file)'}`)
+      lines.push(
+        `${r.role.padEnd(10)} ${r.state === 'crashed' ? `CRASHED: its pid file ${sectionOf(config, r.role).pid} names no live process` : 'stopped (no pid file)'}`
+      )
       continue
     }
     const h = r.health
-    const health = h !== undefined ? (h.ok ? h.state : `${h.state.toUpperCase()}`) : (r.healthUrl !== undefined ? 'UNREACHABLE' : '-')
+    const health =
+      h !== undefined ? (h.ok ? h.state : `${h.state.toUpperCase()}`) : r.healthUrl !== undefined ? 'UNREACHABLE' : '-'
     const gen = h?.generation !== undefined ? `  generation ${h.generation}` : ''
     lines.push(`${r.role.padEnd(10)} pid ${r.pid}  up since ${r.since}  health ${health}${gen}`)
     for (const l of h?.listeners ?? []) lines.push(`${' '.repeat(11)}${l}`)
@@ -102,19 +128,30 @@ export function formatStatus (config: Readonly<Config>, rows: readonly RoleStatu
   }
   const sync = rows.find((r) => r.role === 'sync')
   lines.push('')
-  lines.push(`replica: ${!sharesRedis(config) ? 'none (one host: common.redis-ip is not set)' : sync?.health !== undefined ? `${sync.health.state} (${String(sync.health.redis)})` : 'unknown (the sync role does not answer)'}`)
+  lines.push(
+    `replica: ${!sharesRedis(config) ? 'none (one host: common.redis-ip is not set)' : sync?.health !== undefined ? `${sync.health.state} (${String(sync.health.redis)})` : 'unknown (the sync role does not answer)'}`
+  )
   const api = rows.find((r) => r.role === 'api')?.health
-  const last = api?.statsImport as { at?: string, files?: number, rows?: number, error?: string } | null | undefined
-  lines.push(`last statistics import: ${sharesRedis(config) ? 'through Redis (the sync role ships, every api role applies)'
-    : last === undefined ? 'unknown (the api role does not answer)'
-    : last === null ? 'none yet'
-    : last.error !== undefined ? `${last.at ?? '?'} FAILED: ${last.error}` : `${last.at ?? '?'} (${last.files ?? 0} files, ${last.rows ?? 0} rows)`}`)
+  const last = api?.statsImport as { at?: string; files?: number; rows?: number; error?: string } | null | undefined
+  lines.push(
+    `last statistics import: ${
+      sharesRedis(config)
+        ? 'through Redis (the sync role ships, every api role applies)'
+        : last === undefined
+          ? 'unknown (the api role does not answer)'
+          : last === null
+            ? 'none yet'
+            : last.error !== undefined
+              ? `${last.at ?? '?'} FAILED: ${last.error}`
+              : `${last.at ?? '?'} (${last.files ?? 0} files, ${last.rows ?? 0} rows)`
+    }`
+  )
   const healthy = rows.every((r) => r.healthy) && rows.some((r) => r.state === 'running')
   lines.push(healthy ? 'all running roles are healthy' : 'NOT HEALTHY: see above')
   return lines.join('\n') + '\n'
 }
 
-export async function run (argv: string[]): Promise<number> {
+export async function run(argv: string[]): Promise<number> {
   const args = commandArgs('status', USAGE, argv, { json: { type: 'boolean' } })
   if (typeof args === 'number') return args
   let config

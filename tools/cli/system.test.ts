@@ -23,14 +23,22 @@ import { tempDir } from '../../engine/testing/temp.js'
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const cli = join(root, 'dist/tools/filterd.js')
 
-
 const execFileP = promisify(execFile)
 
-async function queryA (port: number, name: string): Promise<string[]> {
+async function queryA(port: number, name: string): Promise<string[]> {
   const sock = createSocket('udp4')
   try {
-    sock.send(dnsPacket.encode({ type: 'query', id: 4242, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'A', name }] }), port, '127.0.0.1')
-    const [msg] = await once(sock, 'message') as [Buffer]
+    sock.send(
+      dnsPacket.encode({
+        type: 'query',
+        id: 4242,
+        flags: dnsPacket.RECURSION_DESIRED,
+        questions: [{ type: 'A', name }]
+      }),
+      port,
+      '127.0.0.1'
+    )
+    const [msg] = (await once(sock, 'message')) as [Buffer]
     const answer = dnsPacket.decode(msg)
     return (answer.answers ?? []).filter((a) => a.type === 'A').map((a) => String((a as { data: unknown }).data))
   } finally {
@@ -38,7 +46,7 @@ async function queryA (port: number, name: string): Promise<string[]> {
   }
 }
 
-async function eventually<T> (fn: () => Promise<T>, ok: (v: T) => boolean, ms = 3000, everyMs = 25): Promise<T> {
+async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 3000, everyMs = 25): Promise<T> {
   const until = Date.now() + ms
   for (;;) {
     const v = await fn()
@@ -57,22 +65,32 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
   const child = spawn(process.execPath, [cli, 'all', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   child.stdout.setEncoding('utf8')
-  child.stdout.on('data', (d: string) => { out += d })
+  child.stdout.on('data', (d: string) => {
+    out += d
+  })
   child.stderr.resume()
-  t.after(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  t.after(() => {
+    if (child.exitCode === null) child.kill('SIGKILL')
+  })
   while (!out.includes('Stop with Ctrl-C.')) {
     if (child.exitCode !== null) throw new Error(`filterd all exited early:\n${out}`)
     await once(child.stdout, 'data')
   }
   t.assert.match(out, /built-in stub upstream/)
-  for (const role of ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector']) t.assert.match(out, new RegExp(`^  ${role} `, 'm'))
+  for (const role of ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector'])
+    t.assert.match(out, new RegExp(`^  ${role} `, 'm'))
   t.assert.match(out, /dig @127\.0\.0\.1 -p \d+ \+short casino\.example A/)
 
   // 0. The "Try it" lines, run as printed, in order, tell the story their comments say: blocked by the
   // defaults, forwarded, the page, then blocked by the user demo's filter, then no longer blocked, then
   // blocked again once the demo user is deleted. They run twice with nothing in between: the store
   // (common.db) outlives the process, so the next `npm start` meets whatever the first round left.
-  const tryIt = out.slice(out.indexOf('Try it:')).split('\n').slice(1).map(l => l.trim()).filter(l => /^(dig|curl) /.test(l))
+  const tryIt = out
+    .slice(out.indexOf('Try it:'))
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim())
+    .filter((l) => /^(dig|curl) /.test(l))
   t.assert.ok(tryIt.length >= 10, out)
   let digs = 0
   for (const round of [1, 2]) {
@@ -84,30 +102,59 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
       }
       const want = /no longer blocked/.test(line) ? '198.51.100.10' : '127.0.0.1'
       // A person types the next line long after the API's answer; the daemon takes up to a few ms.
-      const got = await eventually(async () => (await execFileP('sh', ['-c', command])).stdout.trim(), (a) => a === want, 3000, 50)
+      const got = await eventually(
+        async () => (await execFileP('sh', ['-c', command])).stdout.trim(),
+        (a) => a === want,
+        3000,
+        50
+      )
       t.assert.strictEqual(got, want, `round ${round}: ${line}`)
       digs++
     }
   }
   t.assert.strictEqual(digs, 8, 'four casino.example lookups a round')
-  t.assert.strictEqual((await fetch(`http://127.0.0.1:${ports.api}/users/demo`)).status, 404, 'the Try it lines leave no user demo behind')
+  t.assert.strictEqual(
+    (await fetch(`http://127.0.0.1:${ports.api}/users/demo`)).status,
+    404,
+    'the Try it lines leave no user demo behind'
+  )
 
   // 1. The demo's defaults block gambling for anonymous addresses; other names are forwarded.
-  t.assert.deepStrictEqual(await eventually(() => queryA(ports.dns!, 'casino.example'), (a) => a[0] === '127.0.0.1', 3000, 20), ['127.0.0.1'])
+  t.assert.deepStrictEqual(
+    await eventually(
+      () => queryA(ports.dns!, 'casino.example'),
+      (a) => a[0] === '127.0.0.1',
+      3000,
+      20
+    ),
+    ['127.0.0.1']
+  )
   t.assert.deepStrictEqual(await queryA(ports.dns!, 'example.org'), ['198.51.100.10'])
 
   // 2. The billing system makes 127.0.0.1 a user who blocks social networks: enforced without restart,
   // within 100 ms of the API acknowledging the write (issue 5), and for that user's address only.
   const api = `http://127.0.0.1:${ports.api}`
   t.assert.deepStrictEqual(await queryA(ports.dns!, 'vk.com'), ['198.51.100.10'])
-  const put = await fetch(`${api}/users/alice/ip/`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '["127.0.0.1"]' })
+  const put = await fetch(`${api}/users/alice/ip/`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: '["127.0.0.1"]'
+  })
   t.assert.ok(put.ok)
-  const filter = await fetch(`${api}/users/alice/filter/`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '[40]' })
+  const filter = await fetch(`${api}/users/alice/filter/`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: '[40]'
+  })
   t.assert.ok(filter.ok)
   // The first query leaves 100 ms after the acknowledgement and must already see the new policy: this
   // checks the daemon's delay, not how fast a query round trip is on a loaded machine.
   await new Promise((resolve) => setTimeout(resolve, 100))
-  t.assert.deepStrictEqual(await queryA(ports.dns!, 'vk.com'), ['127.0.0.1'], 'blocked for alice 100 ms after the API acknowledged the write')
+  t.assert.deepStrictEqual(
+    await queryA(ports.dns!, 'vk.com'),
+    ['127.0.0.1'],
+    'blocked for alice 100 ms after the API acknowledged the write'
+  )
   t.assert.deepStrictEqual(await queryA(ports.dns!, 'casino.example'), ['198.51.100.10'])
   // 127.0.0.2 belongs to no user: the same name is still forwarded there, and the demo defaults still apply.
   t.assert.strictEqual(firstA(await ask(ports.dns!, 'vk.com', 'A', { from: '127.0.0.2' })), '198.51.100.10')
@@ -116,26 +163,52 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
   // 2b. Delegated prefixes set through the API: a /24 that blocks social networks, and a /29 inside it, for
   // another user, that blocks gambling. The DNS daemon follows the longest prefix holding the source
   // address; each user's answers differ from the other's and from the anonymous defaults (1, 2, 30).
-  for (const [user, body] of [['lan', { ip: ['127.0.0.0/24'], filter: [40] }], ['office', { ip: ['127.0.0.8/29'], filter: [30] }]] as const) {
-    const res = await fetch(`${api}/users/${user}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  for (const [user, body] of [
+    ['lan', { ip: ['127.0.0.0/24'], filter: [40] }],
+    ['office', { ip: ['127.0.0.8/29'], filter: [30] }]
+  ] as const) {
+    const res = await fetch(`${api}/users/${user}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body)
+    })
     t.assert.ok(res.ok, `PUT /users/${user}: ${res.status}`)
   }
-  const from = async (address: string, name: string): Promise<string | undefined> => firstA(await ask(ports.dns!, name, 'A', { from: address }))
-  t.assert.strictEqual(await eventually(() => from('127.0.0.3', 'vk.com'), (a) => a === '127.0.0.1', 1000, 5), '127.0.0.1', '127.0.0.3 follows the /24 (lan)')
+  const from = async (address: string, name: string): Promise<string | undefined> =>
+    firstA(await ask(ports.dns!, name, 'A', { from: address }))
+  t.assert.strictEqual(
+    await eventually(
+      () => from('127.0.0.3', 'vk.com'),
+      (a) => a === '127.0.0.1',
+      1000,
+      5
+    ),
+    '127.0.0.1',
+    '127.0.0.3 follows the /24 (lan)'
+  )
   t.assert.strictEqual(await from('127.0.0.3', 'casino.example'), '198.51.100.10', '127.0.0.3 follows the /24 (lan)')
   t.assert.strictEqual(await from('127.0.0.9', 'casino.example'), '127.0.0.1', '127.0.0.9 follows the /29 (office)')
-  t.assert.strictEqual(await from('127.0.0.9', 'vk.com'), '198.51.100.10', '127.0.0.9 follows the /29 (office), not the /24')
+  t.assert.strictEqual(
+    await from('127.0.0.9', 'vk.com'),
+    '198.51.100.10',
+    '127.0.0.9 follows the /29 (office), not the /24'
+  )
   t.assert.strictEqual(await from('127.0.0.9', 'adult.example'), '198.51.100.10', '127.0.0.9 is a user, not anonymous')
 
   // 3. The block page explains it, with the category name.
   // (fetch would replace the Host header with the URL's; a browser sends the blocked name.)
   const page = await new Promise<string>((resolve, reject) => {
-    get({ host: '127.0.0.1', port: ports.blockpage, path: '/', headers: { host: 'vk.com', accept: 'text/html' } }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (d: string) => { body += d })
-      res.on('end', () => resolve(body))
-    }).on('error', reject)
+    get(
+      { host: '127.0.0.1', port: ports.blockpage, path: '/', headers: { host: 'vk.com', accept: 'text/html' } },
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (d: string) => {
+          body += d
+        })
+        res.on('end', () => resolve(body))
+      }
+    ).on('error', reject)
   })
   t.assert.match(page, /Social networks/)
   t.assert.match(page, /vk\.com/)
@@ -143,7 +216,11 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
   // 4. The categorization API and the local service answer from the same database.
   const cat = await fetch(`http://127.0.0.1:${ports.anon}/domain/www.vk.com`)
   t.assert.deepStrictEqual(await cat.json(), { category: [40], bad: false, category_name: ['Social networks'] })
-  const local = await eventually(() => fetch(`http://127.0.0.1:${ports.local}/vk.com`), (r) => r.status === 200, 10_000)
+  const local = await eventually(
+    () => fetch(`http://127.0.0.1:${ports.local}/vk.com`),
+    (r) => r.status === 200,
+    10_000
+  )
   t.assert.strictEqual(local.status, 200)
 
   // 5. The query log reaches the reports once imported.
@@ -151,14 +228,18 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
   const imported = await run(process.execPath, [cli, 'stats-import', '--config', config])
   t.assert.match(imported.stdout, /imported [1-9]\d* rows/)
   const day = new Date().toISOString().slice(0, 10)
-  const report = await (await fetch(`${api}/users/alice/stat/domains/all?from=${day}&to=${day}`)).json() as { labels: string[], datasets: Array<{ label: string, data: number[] }> }
+  const report = (await (await fetch(`${api}/users/alice/stat/domains/all?from=${day}&to=${day}`)).json()) as {
+    labels: string[]
+    datasets: Array<{ label: string; data: number[] }>
+  }
   const i = report.labels.indexOf('vk.com')
   t.assert.ok(i >= 0, JSON.stringify(report))
   t.assert.strictEqual(report.datasets.find((d) => d.label === 'Blocks')?.data[i], 1)
 
   // 6. A clean stop: every daemon exits and removes its pid file.
   child.kill('SIGTERM')
-  const [code] = await once(child, 'exit') as [number]
+  const [code] = (await once(child, 'exit')) as [number]
   t.assert.strictEqual(code, 0)
-  for (const role of ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector']) t.assert.ok(!existsSync(join(dir, 'run', `${role}.pid`)), `${role}.pid left behind`)
+  for (const role of ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector'])
+    t.assert.ok(!existsSync(join(dir, 'run', `${role}.pid`)), `${role}.pid left behind`)
 })

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 
 const PACKAGE_JSON = fileURLToPath(new URL('../../../package.json', import.meta.url))
 
-export function filterdVersion (): string {
+export function filterdVersion(): string {
   const v = (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version?: unknown }).version
   return typeof v === 'string' ? v : 'unknown'
 }

@@ -28,7 +28,7 @@ export class EntryCollector {
   readonly counts: ImportCounts = { read: 0, skipped: 0, invalid: 0 }
 
   /** Adds `cats` to `key` (a normalised domain or URL entry key). */
-  add (key: string, cats: readonly number[]): void {
+  add(key: string, cats: readonly number[]): void {
     const have = this.#entries.get(key)
     if (have === undefined) {
       this.#entries.set(key, [...cats])
@@ -37,19 +37,19 @@ export class EntryCollector {
     for (const c of cats) if (!have.includes(c)) have.push(c)
   }
 
-  get size (): number {
+  get size(): number {
     return this.#entries.size
   }
 
   /** Entries sorted by key (UTF-16 code unit order), categories ascending. */
-  sorted (): Array<[string, number[]]> {
+  sorted(): Array<[string, number[]]> {
     const keys = [...this.#entries.keys()].sort()
     return keys.map((k) => [k, [...this.#entries.get(k)!].sort((a, b) => a - b)])
   }
 }
 
 /** Lines of a text file, streamed; a leading BOM is dropped. */
-export async function * readLines (file: string): AsyncGenerator<string, void, undefined> {
+export async function* readLines(file: string): AsyncGenerator<string, void, undefined> {
   // Open first so a missing file rejects here (readline does not reliably pass on stream errors).
   const handle = await open(file, 'r')
   const input = handle.createReadStream({ encoding: 'utf8' })
@@ -71,7 +71,11 @@ export async function * readLines (file: string): AsyncGenerator<string, void, u
  * Writes the collected entries as a data file: `# header` lines, then `key<TAB>cat,cat` sorted by
  * key. `out` is a path or an open stream (left open). Returns the number of entries written.
  */
-export async function writeDataFile (out: string | Writable, entries: EntryCollector, header: readonly string[]): Promise<number> {
+export async function writeDataFile(
+  out: string | Writable,
+  entries: EntryCollector,
+  header: readonly string[]
+): Promise<number> {
   const stream = typeof out === 'string' ? createWriteStream(out, { encoding: 'utf8' }) : out
   let n = 0
   let chunk = header.map((h) => `# ${h}\n`).join('')

@@ -15,7 +15,7 @@ export type ListFormat = 'domains' | 'hosts' | 'adblock'
 export const LIST_FORMATS: readonly ListFormat[] = Object.freeze(['domains', 'hosts', 'adblock'])
 
 /** Strips a `#` comment that starts the line or follows whitespace. */
-function stripComment (line: string): string {
+function stripComment(line: string): string {
   for (let i = line.indexOf('#'); i !== -1; i = line.indexOf('#', i + 1)) {
     if (i === 0 || line[i - 1] === ' ' || line[i - 1] === '\t') return line.slice(0, i)
   }
@@ -23,7 +23,7 @@ function stripComment (line: string): string {
 }
 
 /** Adds one domain-list name; `allowUrls` also takes `host/path` entries (UT1 `urls` files). */
-export function addName (raw: string, cats: readonly number[], into: EntryCollector, allowUrls = false): void {
+export function addName(raw: string, cats: readonly number[], into: EntryCollector, allowUrls = false): void {
   into.counts.read++
   let name = raw
   if (name.startsWith('*.')) name = name.slice(2)
@@ -37,7 +37,12 @@ export function addName (raw: string, cats: readonly number[], into: EntryCollec
 }
 
 /** Plain domain list (also UT1 `domains` files). With `allowUrls`, `host/path` lines are URL entries. */
-export async function importDomainList (file: string, cats: readonly number[], into: EntryCollector, allowUrls = false): Promise<void> {
+export async function importDomainList(
+  file: string,
+  cats: readonly number[],
+  into: EntryCollector,
+  allowUrls = false
+): Promise<void> {
   for await (const line of readLines(file)) {
     const text = stripComment(line).trim()
     if (text.length === 0) continue
@@ -52,15 +57,28 @@ export async function importDomainList (file: string, cats: readonly number[], i
 
 /** Names that hosts files map to loopback for the machine itself, not to block anything. */
 const HOSTS_LOCAL_NAMES: ReadonlySet<string> = new Set([
-  'localhost', 'localhost.localdomain', 'local', 'broadcasthost', 'localhost4', 'localhost4.localdomain4',
-  'localhost6', 'localhost6.localdomain6', 'ip6-localhost', 'ip6-loopback', 'ip6-localnet', 'ip6-mcastprefix',
-  'ip6-allnodes', 'ip6-allrouters', 'ip6-allhosts', '0.0.0.0'
+  'localhost',
+  'localhost.localdomain',
+  'local',
+  'broadcasthost',
+  'localhost4',
+  'localhost4.localdomain4',
+  'localhost6',
+  'localhost6.localdomain6',
+  'ip6-localhost',
+  'ip6-loopback',
+  'ip6-localnet',
+  'ip6-mcastprefix',
+  'ip6-allnodes',
+  'ip6-allrouters',
+  'ip6-allhosts',
+  '0.0.0.0'
 ])
 
 const HOSTS_ADDRESS = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]*)$/
 
 /** hosts file: `address name [name…]`; every name after the address is an entry. */
-export async function importHosts (file: string, cats: readonly number[], into: EntryCollector): Promise<void> {
+export async function importHosts(file: string, cats: readonly number[], into: EntryCollector): Promise<void> {
   for await (const line of readLines(file)) {
     const text = stripComment(line).trim()
     if (text.length === 0) continue
@@ -85,11 +103,12 @@ export async function importHosts (file: string, cats: readonly number[], into: 
 const ADBLOCK_DOMAIN_RULE = /^\|\|([^/^$*|@#]+)\^\|?$/
 
 /** AdBlock-style list: `||name^` rules are imported, all other rules are counted as skipped. */
-export async function importAdblock (file: string, cats: readonly number[], into: EntryCollector): Promise<void> {
+export async function importAdblock(file: string, cats: readonly number[], into: EntryCollector): Promise<void> {
   for await (const line of readLines(file)) {
     const text = line.trim()
     // `!` comments, `[Adblock Plus 2.0]` headers, and `#` comments some DNS lists use.
-    if (text.length === 0 || text.startsWith('!') || text.startsWith('[') || text.startsWith('# ') || text === '#') continue
+    if (text.length === 0 || text.startsWith('!') || text.startsWith('[') || text.startsWith('# ') || text === '#')
+      continue
     const m = ADBLOCK_DOMAIN_RULE.exec(text)
     if (m === null) {
       into.counts.read++
@@ -101,10 +120,18 @@ export async function importAdblock (file: string, cats: readonly number[], into
 }
 
 /** Dispatches to the reader of `format`. */
-export async function importList (format: ListFormat, file: string, cats: readonly number[], into: EntryCollector): Promise<void> {
+export async function importList(
+  format: ListFormat,
+  file: string,
+  cats: readonly number[],
+  into: EntryCollector
+): Promise<void> {
   switch (format) {
-    case 'domains': return await importDomainList(file, cats, into)
-    case 'hosts': return await importHosts(file, cats, into)
-    case 'adblock': return await importAdblock(file, cats, into)
+    case 'domains':
+      return await importDomainList(file, cats, into)
+    case 'hosts':
+      return await importHosts(file, cats, into)
+    case 'adblock':
+      return await importAdblock(file, cats, into)
   }
 }

@@ -51,7 +51,7 @@ class UsageError extends Error {}
  * Entry point for `filterd import`; `argv` are the arguments after `import`.
  * Resolves to the exit code: 0 done, 1 failed, 2 bad arguments (usage printed).
  */
-export async function runImport (argv: readonly string[], io: ImportIo = process): Promise<number> {
+export async function runImport(argv: readonly string[], io: ImportIo = process): Promise<number> {
   let parsed
   try {
     parsed = parseArgs({
@@ -91,17 +91,22 @@ export async function runImport (argv: readonly string[], io: ImportIo = process
       const mapping = loadUt1Mapping(mappingFile, isKnown)
       const reports = await importUt1(sources[0]!, mapping, into)
       for (const r of reports) {
-        const what = r.note ?? `-> ${r.cats.join(',')}: ${r.entries} entries, ${r.invalid} invalid, ${r.skipped} skipped`
+        const what =
+          r.note ?? `-> ${r.cats.join(',')}: ${r.entries} entries, ${r.invalid} invalid, ${r.skipped} skipped`
         io.stderr.write(`  ${r.source}: ${what}\n`)
       }
-      header.push(`Imported by filterd import ${format} from ${basename(sources[0]!)} with mapping ${basename(mappingFile)}.`,
+      header.push(
+        `Imported by filterd import ${format} from ${basename(sources[0]!)} with mapping ${basename(mappingFile)}.`,
         'Source: UT1 blacklists, Université Toulouse 1 Capitole (Fabrice Prigent), CC BY-SA 4.0.',
-        'This file is a modified version of that data and is distributed under CC BY-SA 4.0.')
+        'This file is a modified version of that data and is distributed under CC BY-SA 4.0.'
+      )
     } else if ((LIST_FORMATS as readonly string[]).includes(format)) {
       if (values.category === undefined) throw new UsageError(`${format} needs --category`)
       const cats = parseCategoryList(values.category, isKnown)
       for (const source of sources) await importList(format as ListFormat, source, cats, into)
-      header.push(`Imported by filterd import ${format} from ${sources.map((s) => basename(s)).join(', ')} as category ${cats.join(',')}.`)
+      header.push(
+        `Imported by filterd import ${format} from ${sources.map((s) => basename(s)).join(', ')} as category ${cats.join(',')}.`
+      )
     } else {
       throw new UsageError(`unknown format ${JSON.stringify(format)}`)
     }
@@ -120,16 +125,17 @@ export async function runImport (argv: readonly string[], io: ImportIo = process
 }
 
 /** The taxonomy for checking numbers: the given dir (must load), or conf/ if it exists. */
-function loadCats (dir: string | undefined): Taxonomy | undefined {
+function loadCats(dir: string | undefined): Taxonomy | undefined {
   if (dir !== undefined) return loadTaxonomy(dir, 'en')
   return existsSync(CONF_DIR) ? loadTaxonomy(CONF_DIR, 'en') : undefined
 }
 
-function parseCategoryList (text: string, isKnown?: (n: number) => boolean): number[] {
+function parseCategoryList(text: string, isKnown?: (n: number) => boolean): number[] {
   const cats: number[] = []
   for (const part of text.split(',')) {
     const n = Number(part)
-    if (!/^\d{1,5}$/.test(part) || n === 0 || n > 65535) throw new UsageError(`invalid category ${JSON.stringify(part)}`)
+    if (!/^\d{1,5}$/.test(part) || n === 0 || n > 65535)
+      throw new UsageError(`invalid category ${JSON.stringify(part)}`)
     if (isKnown !== undefined && !isKnown(n)) throw new UsageError(`unknown category ${n}`)
     if (!cats.includes(n)) cats.push(n)
   }

@@ -32,7 +32,7 @@ export interface Ut1CategoryReport {
 }
 
 /** Loads and validates a mapping file; `isKnownCategory` (the taxonomy's `has`) checks numbers. */
-export function loadUt1Mapping (file: string, isKnownCategory?: (n: number) => boolean): Ut1Mapping {
+export function loadUt1Mapping(file: string, isKnownCategory?: (n: number) => boolean): Ut1Mapping {
   let raw: unknown
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'))
@@ -42,8 +42,8 @@ export function loadUt1Mapping (file: string, isKnownCategory?: (n: number) => b
   return parseUt1Mapping(raw, file, isKnownCategory)
 }
 
-export function parseUt1Mapping (raw: unknown, file: string, isKnownCategory?: (n: number) => boolean): Ut1Mapping {
-  const obj = raw as { categories?: unknown, aliases?: unknown }
+export function parseUt1Mapping(raw: unknown, file: string, isKnownCategory?: (n: number) => boolean): Ut1Mapping {
+  const obj = raw as { categories?: unknown; aliases?: unknown }
   if (typeof obj !== 'object' || obj === null || typeof obj.categories !== 'object' || obj.categories === null) {
     throw new Error(`${file}: must be an object with "categories"`)
   }
@@ -53,22 +53,24 @@ export function parseUt1Mapping (raw: unknown, file: string, isKnownCategory?: (
       throw new Error(`${file}: /categories/${name} must be an array of category numbers (1..65535)`)
     }
     for (const c of cats as number[]) {
-      if (isKnownCategory !== undefined && !isKnownCategory(c)) throw new Error(`${file}: /categories/${name} names unknown category ${c}`)
+      if (isKnownCategory !== undefined && !isKnownCategory(c))
+        throw new Error(`${file}: /categories/${name} names unknown category ${c}`)
     }
-    categories.set(name, Object.freeze([...cats as number[]]))
+    categories.set(name, Object.freeze([...(cats as number[])]))
   }
   const aliases = new Map<string, string>()
   if (obj.aliases !== undefined) {
     if (typeof obj.aliases !== 'object' || obj.aliases === null) throw new Error(`${file}: "aliases" must be an object`)
     for (const [alias, target] of Object.entries(obj.aliases)) {
-      if (typeof target !== 'string' || !categories.has(target)) throw new Error(`${file}: /aliases/${alias} must name a category of "categories"`)
+      if (typeof target !== 'string' || !categories.has(target))
+        throw new Error(`${file}: /aliases/${alias} must name a category of "categories"`)
       aliases.set(alias, target)
     }
   }
   return { categories, aliases }
 }
 
-async function countLines (file: string): Promise<number> {
+async function countLines(file: string): Promise<number> {
   let n = 0
   for await (const line of readLines(file)) if (line.trim().length > 0) n++
   return n
@@ -79,7 +81,7 @@ async function countLines (file: string): Promise<number> {
  * exists is skipped (it is a copy of the same list); otherwise it is read as its target.
  * Returns one report per source directory, sorted by name.
  */
-export async function importUt1 (dir: string, mapping: Ut1Mapping, into: EntryCollector): Promise<Ut1CategoryReport[]> {
+export async function importUt1(dir: string, mapping: Ut1Mapping, into: EntryCollector): Promise<Ut1CategoryReport[]> {
   const dirents = await readdir(dir, { withFileTypes: true })
   const dirs = new Set(dirents.filter((d) => d.isDirectory() || d.isSymbolicLink()).map((d) => d.name))
   const reports: Ut1CategoryReport[] = []

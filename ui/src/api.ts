@@ -3,12 +3,17 @@ import type { components } from './api-types.js'
 import { lang, type Lang } from './i18n.js'
 
 export class ApiError extends Error {
-  constructor (readonly status: number, readonly code: string, message: string, readonly field?: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string
+  ) {
     super(message)
   }
 }
 
-export async function api<T> (method: string, path: string, body?: unknown): Promise<T> {
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const init: RequestInit = { method, headers: {} }
   if (body !== undefined) {
     init.body = JSON.stringify(body)
@@ -18,7 +23,7 @@ export async function api<T> (method: string, path: string, body?: unknown): Pro
   const text = await res.text()
   const parsed: unknown = text === '' ? undefined : JSON.parse(text)
   if (!res.ok) {
-    const e = (parsed as { error?: { code?: string, message?: string, field?: string } } | undefined)?.error
+    const e = (parsed as { error?: { code?: string; message?: string; field?: string } } | undefined)?.error
     throw new ApiError(res.status, e?.code ?? 'HTTP', e?.message ?? res.statusText, e?.field)
   }
   return parsed as T
@@ -44,18 +49,18 @@ export type Groups = Schemas['CategoryGroups']
 const names = new Map<Lang, Promise<Record<string, string>>>()
 const groups = new Map<Lang, Promise<Groups>>()
 /** Category names from the taxonomy, in the console's language (the server falls back to its own when it has no file for it). */
-export function categoryNames (): Promise<Record<string, string>> {
+export function categoryNames(): Promise<Record<string, string>> {
   let p = names.get(lang)
-  if (p === undefined) names.set(lang, p = get<Record<string, string>>(`/categories/?lang=${lang}`))
+  if (p === undefined) names.set(lang, (p = get<Record<string, string>>(`/categories/?lang=${lang}`)))
   return p
 }
-export function categoryGroups (): Promise<Groups> {
+export function categoryGroups(): Promise<Groups> {
   let p = groups.get(lang)
-  if (p === undefined) groups.set(lang, p = get<Groups>(`/categorygroups/?lang=${lang}`))
+  if (p === undefined) groups.set(lang, (p = get<Groups>(`/categorygroups/?lang=${lang}`)))
   return p
 }
 
 /** Encodes a path segment; `*` kept readable (the search masks). */
-export function seg (s: string): string {
+export function seg(s: string): string {
   return encodeURIComponent(s).replace(/%2A/g, '*')
 }

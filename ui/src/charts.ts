@@ -1,19 +1,48 @@
 /** Chart.js, tree-shaken to the parts the console draws, in the block page's colours. */
 import {
-  Chart, BarController, BarElement, LineController, LineElement, PointElement, CategoryScale, LinearScale,
-  Legend, Tooltip, Filler, DoughnutController, ArcElement
+  Chart,
+  BarController,
+  BarElement,
+  LineController,
+  LineElement,
+  PointElement,
+  CategoryScale,
+  LinearScale,
+  Legend,
+  Tooltip,
+  Filler,
+  DoughnutController,
+  ArcElement
 } from 'chart.js'
 import type { Chart as ChartData } from './api.js'
 import { h } from './dom.js'
 
-Chart.register(BarController, BarElement, LineController, LineElement, PointElement, CategoryScale, LinearScale, Legend, Tooltip, Filler, DoughnutController, ArcElement)
+Chart.register(
+  BarController,
+  BarElement,
+  LineController,
+  LineElement,
+  PointElement,
+  CategoryScale,
+  LinearScale,
+  Legend,
+  Tooltip,
+  Filler,
+  DoughnutController,
+  ArcElement
+)
 Chart.defaults.font.family = 'system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Noto Sans",sans-serif'
 Chart.defaults.animation = false
 
 const COLORS: Record<string, string> = { Requests: '#2563eb', Blocks: '#dc2626', NXdomain: '#9ca3af' }
 
 /** Draws `data` into a new canvas; dataset labels are translated with `label`. */
-export function chart (kind: 'bar' | 'line', data: ChartData, label: (l: string) => string, opts: { horizontal?: boolean, height?: number } = {}): HTMLElement {
+export function chart(
+  kind: 'bar' | 'line',
+  data: ChartData,
+  label: (l: string) => string,
+  opts: { horizontal?: boolean; height?: number } = {}
+): HTMLElement {
   const canvas = h('canvas')
   const box = h('div', { class: 'chart', style: `height:${opts.height ?? 260}px` }, canvas)
   new Chart(canvas, {
@@ -46,7 +75,7 @@ export function chart (kind: 'bar' | 'line', data: ChartData, label: (l: string)
   return box
 }
 
-export function doughnut (labels: string[], values: number[]): HTMLElement {
+export function doughnut(labels: string[], values: number[]): HTMLElement {
   const canvas = h('canvas')
   const box = h('div', { class: 'chart', style: 'height:220px' }, canvas)
   new Chart(canvas, {

@@ -14,20 +14,31 @@ import { checkBox, liveLog } from './widgets.js'
 const app = document.getElementById('app')!
 let cleanup: (() => void) | undefined
 
-function nav (): void {
+function nav(): void {
   const here = location.hash.split('?')[0] ?? ''
-  const link = (href: string, text: string): HTMLElement => h('a', { href, class: here.startsWith(href) ? 'active' : '' }, text)
-  clear(document.getElementById('nav')!, link('#/overview', t.overview), link('#/users', t.users), link('#/live', t.live), link('#/settings', t.settings))
+  const link = (href: string, text: string): HTMLElement =>
+    h('a', { href, class: here.startsWith(href) ? 'active' : '' }, text)
+  clear(
+    document.getElementById('nav')!,
+    link('#/overview', t.overview),
+    link('#/users', t.users),
+    link('#/live', t.live),
+    link('#/settings', t.settings)
+  )
   const button = (l: Lang, text: string): HTMLElement => {
     const b = h('button', { type: 'button', class: l === lang ? 'active' : '', 'data-lang': l }, text)
-    b.addEventListener('click', () => { setLang(l); route() })
+    b.addEventListener('click', () => {
+      setLang(l)
+      route()
+    })
     return b
   }
   clear(document.getElementById('lang')!, button('en', 'EN'), button('ru', 'RU'))
-  for (const el of document.querySelectorAll<HTMLElement>('[data-t]')) el.textContent = (t as unknown as Record<string, string>)[el.dataset.t!] ?? ''
+  for (const el of document.querySelectorAll<HTMLElement>('[data-t]'))
+    el.textContent = (t as unknown as Record<string, string>)[el.dataset.t!] ?? ''
 }
 
-function route (): void {
+function route(): void {
   cleanup?.()
   cleanup = undefined
   document.documentElement.lang = lang

@@ -38,7 +38,7 @@ export interface DecodedDnstap {
 type Field = number | Buffer
 
 /** The fields of one protobuf message by number (varint, fixed32, fixed64 as numbers; LEN as bytes). */
-export function protobufFields (buf: Buffer): Map<number, Field[]> {
+export function protobufFields(buf: Buffer): Map<number, Field[]> {
   const out = new Map<number, Field[]>()
   let off = 0
   const varint = (): number => {
@@ -58,7 +58,13 @@ export function protobufFields (buf: Buffer): Map<number, Field[]> {
     const wire = key % 8
     let value: Field
     if (wire === 0) value = varint()
-    else if (wire === 5) { value = buf.readUInt32LE(off); off += 4 } else if (wire === 1) { value = Number(buf.readBigUInt64LE(off)); off += 8 } else if (wire === 2) {
+    else if (wire === 5) {
+      value = buf.readUInt32LE(off)
+      off += 4
+    } else if (wire === 1) {
+      value = Number(buf.readBigUInt64LE(off))
+      off += 8
+    } else if (wire === 2) {
       const len = varint()
       if (off + len > buf.length) throw new Error(`protobuf: field ${field} overruns the message`)
       value = buf.subarray(off, off + len)
@@ -71,14 +77,14 @@ export function protobufFields (buf: Buffer): Map<number, Field[]> {
   return out
 }
 
-function one<T extends Field> (f: Map<number, Field[]>, n: number, kind: 'number' | 'bytes'): T | undefined {
+function one<T extends Field>(f: Map<number, Field[]>, n: number, kind: 'number' | 'bytes'): T | undefined {
   const v = f.get(n)?.[0]
   if (v === undefined) return undefined
   if ((kind === 'number') !== (typeof v === 'number')) throw new Error(`protobuf: field ${n} has the wrong wire type`)
   return v as T
 }
 
-export function decodeDnstap (frame: Buffer): DecodedDnstap {
+export function decodeDnstap(frame: Buffer): DecodedDnstap {
   const f = protobufFields(frame)
   const m = one<Buffer>(f, 14, 'bytes')
   return {
@@ -89,7 +95,7 @@ export function decodeDnstap (frame: Buffer): DecodedDnstap {
   }
 }
 
-function decodeMessage (buf: Buffer): DecodedMessage {
+function decodeMessage(buf: Buffer): DecodedMessage {
   const f = protobufFields(buf)
   const p = one<Buffer>(f, 15, 'bytes')
   let policy: DecodedPolicy | undefined
@@ -120,7 +126,7 @@ function decodeMessage (buf: Buffer): DecodedMessage {
 }
 
 /** The data frames of a Frame Streams file (as fstrm_capture writes it) and its content type. */
-export function readFstrmFile (buf: Buffer): { contentType: string, frames: Buffer[] } {
+export function readFstrmFile(buf: Buffer): { contentType: string; frames: Buffer[] } {
   let off = 0
   let contentType = ''
   const frames: Buffer[] = []
@@ -137,13 +143,13 @@ export function readFstrmFile (buf: Buffer): { contentType: string, frames: Buff
     off += 4 + clen
     const type = control.readUInt32BE(0)
     if (type === 2 && control.length >= 12) contentType = control.toString('latin1', 12, 12 + control.readUInt32BE(8))
-    if (type === 3) break   // STOP
+    if (type === 3) break // STOP
   }
   return { contentType, frames }
 }
 
 /** A wire-format name as text without the trailing dot. */
-export function wireName (buf: Buffer): string {
+export function wireName(buf: Buffer): string {
   const labels: string[] = []
   let off = 0
   while (off < buf.length && buf[off] !== 0) {

@@ -19,21 +19,54 @@ export interface StatsTestEnv {
 }
 
 /** A temp dir (removed after the test) and a config pointing stats.dir/stats.db into it. */
-export function statsTestEnv (t: TestContext, stats: Record<string, string | number | boolean> = {}): StatsTestEnv {
+export function statsTestEnv(t: TestContext, stats: Record<string, string | number | boolean> = {}): StatsTestEnv {
   const root = tempDir(t, 'filterd-stats-')
-  const entries: Record<string, string | number | boolean> = { dir: join(root, 'csv'), db: join(root, 'statsdb'), ...stats }
-  const yaml = 'stats:\n' + Object.entries(entries).map(([k, v]) => `  ${k}: ${JSON.stringify(v)}\n`).join('')
+  const entries: Record<string, string | number | boolean> = {
+    dir: join(root, 'csv'),
+    db: join(root, 'statsdb'),
+    ...stats
+  }
+  const yaml =
+    'stats:\n' +
+    Object.entries(entries)
+      .map(([k, v]) => `  ${k}: ${JSON.stringify(v)}\n`)
+      .join('')
   const configFile = join(root, 'test.yaml')
   writeFileSync(configFile, yaml)
   return { root, config: parseConfig(yaml, configFile), configFile, yaml }
 }
 
-export function rec (time: number, address: string, user: string | null, name: string, extra: Partial<QueryLogRecord> = {}): QueryLogRecord {
-  return { time, address, user, name, qtype: 1, blockedName: '', reason: 'none', cats: [], blockedCats: [], nxdomain: false, rcode: 0, ...extra }
+export function rec(
+  time: number,
+  address: string,
+  user: string | null,
+  name: string,
+  extra: Partial<QueryLogRecord> = {}
+): QueryLogRecord {
+  return {
+    time,
+    address,
+    user,
+    name,
+    qtype: 1,
+    blockedName: '',
+    reason: 'none',
+    cats: [],
+    blockedCats: [],
+    nxdomain: false,
+    rcode: 0,
+    ...extra
+  }
 }
 
 /** A category block of `name` by `cats`. */
-export function blocked (time: number, address: string, user: string | null, name: string, cats: number[]): QueryLogRecord {
+export function blocked(
+  time: number,
+  address: string,
+  user: string | null,
+  name: string,
+  cats: number[]
+): QueryLogRecord {
   return rec(time, address, user, name, { blockedName: name, reason: 'category', cats, blockedCats: cats })
 }
 
@@ -51,12 +84,15 @@ export const SCENARIO: QueryLogRecord[] = [
   rec(at('2024-05-15', '11:00'), '10.0.1.1', 'bob', 'www.bob.example'),
   rec(at('2024-05-15', '12:10'), '10.0.0.1', 'alice', 'nx.example', { nxdomain: true }),
   rec(at('2024-05-15', '12:15'), '192.0.2.7', null, 'x.example'),
-  rec(at('2024-05-15', '12:16'), '192.0.2.8', null, 'x.example', { reason: 'global-blacklist', blockedName: 'x.example' }),
+  rec(at('2024-05-15', '12:16'), '192.0.2.8', null, 'x.example', {
+    reason: 'global-blacklist',
+    blockedName: 'x.example'
+  }),
   rec(at('2024-05-15', '12:20'), '10.0.0.1', 'alice', 'www.news.example', { cats: [5] })
 ]
 
 /** Writes `records` through the CSV writer into closed files (`files` of them). */
-export async function writeFiles (env: StatsTestEnv, records: readonly QueryLogRecord[], files = 1): Promise<void> {
+export async function writeFiles(env: StatsTestEnv, records: readonly QueryLogRecord[], files = 1): Promise<void> {
   const log = createCsvQueryLog(env.config, silentLogger(), { flushIntervalMs: 0, controlPollMs: 0 })
   const per = Math.ceil(records.length / files)
   for (let i = 0; i < records.length; i++) {

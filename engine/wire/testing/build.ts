@@ -5,11 +5,11 @@ export interface QueryOptions {
   id?: number
   flags?: number
   /** OPT RR to add; omitted = no EDNS. */
-  edns?: { udpPayloadSize?: number, dnssecOk?: boolean, options?: dnsPacket.PacketOpt[] }
+  edns?: { udpPayloadSize?: number; dnssecOk?: boolean; options?: dnsPacket.PacketOpt[] }
 }
 
 /** A query encoded by dns-packet. */
-export function query (name: string, type: dnsPacket.RecordType, opts: QueryOptions = {}): Buffer {
+export function query(name: string, type: dnsPacket.RecordType, opts: QueryOptions = {}): Buffer {
   const packet: dnsPacket.Packet = {
     type: 'query',
     id: opts.id ?? 0x1234,
@@ -17,22 +17,28 @@ export function query (name: string, type: dnsPacket.RecordType, opts: QueryOpti
     questions: [{ type, name, class: 'IN' }]
   }
   if (opts.edns !== undefined) {
-    packet.additionals = [{
-      type: 'OPT',
-      name: '.',
-      udpPayloadSize: opts.edns.udpPayloadSize ?? 4096,
-      extendedRcode: 0,
-      ednsVersion: 0,
-      flags: opts.edns.dnssecOk === true ? dnsPacket.DNSSEC_OK : 0,
-      flag_do: opts.edns.dnssecOk === true,
-      options: opts.edns.options ?? []
-    }]
+    packet.additionals = [
+      {
+        type: 'OPT',
+        name: '.',
+        udpPayloadSize: opts.edns.udpPayloadSize ?? 4096,
+        extendedRcode: 0,
+        ednsVersion: 0,
+        flags: opts.edns.dnssecOk === true ? dnsPacket.DNSSEC_OK : 0,
+        flag_do: opts.edns.dnssecOk === true,
+        options: opts.edns.options ?? []
+      }
+    ]
   }
   return dnsPacket.encode(packet)
 }
 
 /** A query whose name is given as raw labels (so a label may hold '.', or any byte). */
-export function rawQuery (labels: Array<string | Buffer>, qtype = 1, opts: { id?: number, flags?: number, qclass?: number, tail?: Buffer } = {}): Buffer {
+export function rawQuery(
+  labels: Array<string | Buffer>,
+  qtype = 1,
+  opts: { id?: number; flags?: number; qclass?: number; tail?: Buffer } = {}
+): Buffer {
   const parts: Buffer[] = []
   const header = Buffer.alloc(12)
   header.writeUInt16BE(opts.id ?? 0xbeef, 0)
@@ -53,13 +59,15 @@ export function rawQuery (labels: Array<string | Buffer>, qtype = 1, opts: { id?
 }
 
 /** A raw OPT RR with the given options ([code, data] pairs). */
-export function rawOpt (options: Array<[number, Buffer]>, { udp = 1232, version = 0, flags = 0 } = {}): Buffer {
-  const body = Buffer.concat(options.map(([code, data]) => {
-    const h = Buffer.alloc(4)
-    h.writeUInt16BE(code, 0)
-    h.writeUInt16BE(data.length, 2)
-    return Buffer.concat([h, data])
-  }))
+export function rawOpt(options: Array<[number, Buffer]>, { udp = 1232, version = 0, flags = 0 } = {}): Buffer {
+  const body = Buffer.concat(
+    options.map(([code, data]) => {
+      const h = Buffer.alloc(4)
+      h.writeUInt16BE(code, 0)
+      h.writeUInt16BE(data.length, 2)
+      return Buffer.concat([h, data])
+    })
+  )
   const rr = Buffer.alloc(11)
   rr.writeUInt16BE(41, 1)
   rr.writeUInt16BE(udp, 3)
@@ -70,25 +78,25 @@ export function rawOpt (options: Array<[number, Buffer]>, { udp = 1232, version 
 }
 
 /** The same bytes seen through a Buffer that starts at a non-zero offset of a larger allocation. */
-export function atOffset (msg: Buffer, offset = 37): Buffer {
+export function atOffset(msg: Buffer, offset = 37): Buffer {
   const big = Buffer.alloc(offset + msg.length + 19, 0xaa)
   msg.copy(big, offset)
   return big.subarray(offset, offset + msg.length)
 }
 
 /** A fresh output buffer viewed at a non-zero offset, pre-filled with junk so stale bytes show. */
-export function outAtOffset (size = 1232, offset = 11): Buffer {
+export function outAtOffset(size = 1232, offset = 11): Buffer {
   return Buffer.alloc(offset + size, 0xee).subarray(offset)
 }
 
 /** dns-packet's decoded OPT record, or undefined. */
-export function optOf (p: dnsPacket.DecodedPacket): dnsPacket.OptAnswer | undefined {
+export function optOf(p: dnsPacket.DecodedPacket): dnsPacket.OptAnswer | undefined {
   return (p.additionals ?? []).find((a): a is dnsPacket.OptAnswer => a.type === 'OPT')
 }
 
 /** dns-packet's decode result with the header fields its typings leave out. */
-export type Decoded = dnsPacket.DecodedPacket & { opcode: string, rcode: string }
+export type Decoded = dnsPacket.DecodedPacket & { opcode: string; rcode: string }
 
-export function decode (bytes: Buffer): Decoded {
+export function decode(bytes: Buffer): Decoded {
   return dnsPacket.decode(bytes) as Decoded
 }
