@@ -1142,7 +1142,8 @@ export function runApiSuite(impl: HttpImpl, how?: ApiSuiteVariant): void {
         domain: 'a.example',
         host: 'a.example',
         query: 'every',
-        filter: 'all'
+        filter: 'all',
+        client_id: 'every-phone'
       }
       const today = new Date().toISOString().slice(0, 10)
       const bodies: Record<string, unknown> = {
@@ -1151,11 +1152,13 @@ export function runApiSuite(impl: HttpImpl, how?: ApiSuiteVariant): void {
         UserDefaultsUpdate: { safesearch: false },
         AddressList: ['10.0.0.1'],
         CategoryList: [1],
-        DomainList: ['a.example']
+        DomainList: ['a.example'],
+        ClientIdList: ['every-phone']
       }
       for (const r of ROUTES) {
         await call(s.base, 'PUT', '/users/every', {
           ip: ['10.0.0.1'],
+          client_ids: ['every-phone'],
           filter: [1],
           blacklist: ['a.example'],
           whitelist: ['a.example']

@@ -29,6 +29,8 @@ export interface ApiContext {
   readonly liveLog: LiveLog
   /** The DNS server's verdict code, for the check routes (routes/check.ts). */
   readonly policy: Policy
+  /** `proxy.unknown-client-id`: what the DNS server does with a client ID no user holds (routes/check.ts). */
+  readonly unknownClientId: 'refuse' | 'anonymous'
   readonly logger: Logger
   /** What the statistics reports read. */
   readonly stats: StatsContext
@@ -175,7 +177,14 @@ export function canonicalDomainParam(text: string, kind: ListKind): string {
 }
 
 export function viewOf(store: Store, user: UserRecord): UserView {
-  return { ...user, whitelist: store.getList(user.name, 'white'), blacklist: store.getList(user.name, 'black') }
+  // `client_ids` is left out when empty: a user without client IDs keeps the spec's User object as it was.
+  const { client_ids: ids, ...rest } = user
+  return {
+    ...rest,
+    ...(ids !== undefined && ids.length > 0 ? { client_ids: ids } : {}),
+    whitelist: store.getList(user.name, 'white'),
+    blacklist: store.getList(user.name, 'black')
+  }
 }
 
 /** The user or 404 `API_USER_NOT_FOUND`. Inside a write, this reads the transaction's own state. */

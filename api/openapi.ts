@@ -12,6 +12,7 @@ const ERROR_TEXT: Readonly<Record<number, string>> = {
   400: 'malformed request: bad JSON, bad user_id, bad path or query parameter',
   404: 'unknown user, entry or resource',
   401: 'no credentials (and not let in by api.loopback-without-credentials or api.require-credentials: false), or wrong ones; WWW-Authenticate names both schemes',
+  409: 'a client ID in the body belongs to another user (API_CLIENT_ID_TAKEN, naming the element)',
   413: 'body larger than api.body-limit',
   429: 'too many failed authentications from this address in a minute; Retry-After says when to try again',
   503: 'too many live log streams open',
@@ -23,6 +24,10 @@ const TAGS = [
   { name: 'users', description: 'users, their state switches, listing and search' },
   { name: 'defaults', description: 'server defaults (/config/) and new-user defaults (/userconfig/)' },
   { name: 'addresses', description: "a user's IP addresses and prefixes" },
+  {
+    name: 'client-ids',
+    description: "a user's client IDs: the subscriber's name in the DoH path or the DoT server name"
+  },
   { name: 'categories', description: 'the taxonomy and the site lookup' },
   { name: 'filter', description: "a user's blocked categories" },
   { name: 'lists', description: 'user and global blacklists and whitelists' },
@@ -43,7 +48,7 @@ const AUTH_ERRORS = [
 ] as const
 
 function operationId(r: RouteDef): string {
-  const words = r.path.split(/[/{}_]+/).filter((w) => w !== '')
+  const words = r.path.split(/[/{}_-]+/).filter((w) => w !== '')
   return r.method.toLowerCase() + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')
 }
 

@@ -46,6 +46,10 @@ export const PATH_PARAMS: Readonly<Record<string, { description: string; schema:
     description: 'an address, or a prefix with its "/" percent-encoded (10.0.0.0%2F24)',
     schema: { type: 'string' }
   },
+  client_id: {
+    description: 'a client ID (one DNS label; matched without regard to case)',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9-]{1,63}$' }
+  },
   category: { description: 'category number', schema: { type: 'integer', minimum: 0 } },
   domain: {
     description: 'domain name (IDN or punycode); "-" for the allow-only entry of a blacklist',

@@ -27,6 +27,13 @@ const addressList = {
   description:
     'IPv4 or IPv6 addresses, or prefixes in CIDR form (10.1.0.0/16, 2001:db8::/48); no white space, zone index or /0'
 } as const
+const clientIdList = {
+  type: 'array',
+  // No length bounds here: a bad ID is API_INVALID_CLIENT_ID naming it, not a malformed body.
+  items: { type: 'string' },
+  description:
+    'client IDs: each one DNS label of 1 to 63 letters, digits and "-", not starting or ending with "-"; stored lower case, unique across users'
+} as const
 const domainList = {
   type: 'array',
   // No length bounds here: an empty or over-long name is an invalid domain (API_INVALID_DOMAIN
@@ -48,6 +55,7 @@ export const bodySchemas = {
       status: { type: 'string', enum: ['enabled', 'disabled'] },
       filter: categoryNumbers,
       ip: addressList,
+      client_ids: clientIdList,
       whitelist: domainList,
       blacklist: {
         ...domainList,
@@ -71,6 +79,7 @@ export const bodySchemas = {
     properties: defaultsUpdateProperties
   },
   AddressList: addressList,
+  ClientIdList: clientIdList,
   CategoryList: categoryNumbers,
   DomainList: domainList
 } as const
@@ -94,6 +103,11 @@ const userProperties = {
   status: { type: 'string', enum: ['enabled', 'disabled'] },
   filter: { type: 'array', items: { type: 'integer' } },
   ip: { type: 'array', items: { type: 'string' } },
+  client_ids: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'client IDs (DoH path, DoT server name), lower case; left out when the user has none'
+  },
   whitelist: { type: 'array', items: { type: 'string' } },
   blacklist: { type: 'array', items: { type: 'string' } }
 } as const
@@ -110,6 +124,7 @@ export const answerSchemas = {
   Users: { type: 'array', items: { $ref: '#/components/schemas/User' } },
   UserIds: { type: 'array', items: { type: 'string' } },
   Addresses: { type: 'array', items: { type: 'string' }, description: 'canonical addresses and prefixes' },
+  ClientIds: { type: 'array', items: { type: 'string' }, description: 'client IDs, lower case' },
   AddressesWithMoves: {
     type: 'object',
     required: ['ip', 'moved'],
@@ -293,10 +308,14 @@ export const answerSchemas = {
         type: ['string', 'null'],
         description: 'the user the policy came from; null: anonymous (the server defaults of /config/)'
       },
+      clientId: {
+        type: 'string',
+        description: 'the client ID judged (?client-id=, lower case); left out when none was given'
+      },
       action: {
-        enum: ['forward', 'block', 'safesearch', 'safevideo'],
+        enum: ['forward', 'block', 'safesearch', 'safevideo', 'refuse'],
         description:
-          "forward: the operator's resolver answers; block: the block page address; safesearch/safevideo: the safe host"
+          "forward: the operator's resolver answers; block: the block page address; safesearch/safevideo: the safe host; refuse: REFUSED, the client ID is no user's (proxy.unknown-client-id: refuse)"
       },
       step: {
         enum: [
@@ -311,6 +330,7 @@ export const answerSchemas = {
           'safesearch',
           'safevideo',
           'category',
+          'unknown-client-id',
           'none'
         ],
         description: 'the step that decided, in policy order; none: no step matched, the query is forwarded'

@@ -111,6 +111,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     taxonomyIn: taxonomies(options.taxonomy, options.taxonomyDir, logger),
     categories: options.categories,
     policy,
+    unknownClientId: options.config.proxy['unknown-client-id'],
     logger,
     stats: { db: stats.db, time: new ReportTime(stats.timezone), now: stats.now ?? Date.now }
   }

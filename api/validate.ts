@@ -16,6 +16,7 @@ export interface UserUpdate {
   status?: 'enabled' | 'disabled'
   filter?: number[]
   ip?: string[]
+  client_ids?: string[]
   whitelist?: string[]
   blacklist?: string[]
 }
@@ -39,6 +40,7 @@ export interface BodyTypes {
   ServerDefaultsUpdate: ServerDefaultsUpdate
   UserDefaultsUpdate: UserDefaultsUpdate
   AddressList: string[]
+  ClientIdList: string[]
   CategoryList: number[]
   DomainList: string[]
 }

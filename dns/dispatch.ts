@@ -25,7 +25,14 @@ import {
   setId,
   writeErrorAnswer
 } from '../engine/wire/index.js'
-import { JUDGE_ANSWER, JUDGE_FORWARD, JUDGE_SAFEVIDEO, buildRecord, type Judge } from '../engine/judge/index.js'
+import {
+  JUDGE_ANSWER,
+  JUDGE_FORWARD,
+  JUDGE_LOCAL,
+  JUDGE_SAFEVIDEO,
+  buildRecord,
+  type Judge
+} from '../engine/judge/index.js'
 import type { Peer } from './peer.js'
 import { SafeVideo, EDE_TIMEOUT } from './safe-video.js'
 import { PendingQuery, type Forwarder, type QueryOrigin } from './upstream.js'
@@ -158,7 +165,7 @@ export class Dispatcher {
     }
     try {
       const j = this.judge
-      const kind = j.judge(msg, peer.address, this.scratchOut)
+      const kind = j.judge(msg, peer.address, this.scratchOut, peer.clientId)
       const rec = kind !== 0 && this.records ? buildRecord(j, Date.now()) : null
       this.act({
         kind,
@@ -234,6 +241,8 @@ export class Dispatcher {
     const view = Buffer.from(bytes)
     const spans = new Uint32Array(2 * items.length)
     const sources: string[] = new Array<string>(items.length)
+    // Client IDs beside the sources, only when a query of the batch has one (plain DNS never does).
+    let clientIds: Array<string | null> | null = null
     let off = 0
     for (let i = 0; i < items.length; i++) {
       const it = items[i]! // i < length
@@ -242,10 +251,12 @@ export class Dispatcher {
       spans[2 * i] = off
       spans[2 * i + 1] = it.msg.length
       sources[i] = it.peer.address
+      if (it.peer.clientId !== null)
+        (clientIds ??= new Array<string | null>(items.length).fill(null))[i] = it.peer.clientId
       off += it.msg.length
     }
     this.metrics.setPoolQueueDepth(this.pool.queueSize)
-    this.pool.run({ bytes, spans, sources }).then(
+    this.pool.run({ bytes, spans, sources, clientIds }).then(
       (out) => this.onBatch(items, out),
       (err: unknown) => this.onBatch(items, null, err)
     )
@@ -266,7 +277,7 @@ export class Dispatcher {
       const kind = out.kinds[i]!
       let answer = this.scratchOut
       let len = 0
-      if (kind === JUDGE_ANSWER) {
+      if (kind === JUDGE_ANSWER || kind === JUDGE_LOCAL) {
         len = out.spans[2 * i + 1]!
         answer = answers.subarray(out.spans[2 * i], out.spans[2 * i]! + len)
       }
@@ -311,6 +322,14 @@ export class Dispatcher {
           rcode !== 0 ? 'malformed' : record?.reason === 'safesearch' ? 'safesearch' : 'block',
           rcode
         )
+        this.reply(d.answer, d.answerLength, peer, true)
+        if (record !== null) this.logged(record, d.msg, -1, d.answer, d.answerLength, peer)
+        return
+      }
+      case JUDGE_LOCAL: {
+        // Answered before policy: the canary, DDR, an unknown client ID refused. Not a block.
+        const rcode = d.answerLength >= 4 ? d.answer[3]! & 0x0f : RCODE_SERVFAIL
+        this.metrics.countQuery('other', rcode)
         this.reply(d.answer, d.answerLength, peer, true)
         if (record !== null) this.logged(record, d.msg, -1, d.answer, d.answerLength, peer)
         return

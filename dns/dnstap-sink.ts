@@ -60,6 +60,7 @@ export class DnstapTap {
     e.response = answer
     e.responseLength = answerLength
     fillPolicy(e, rec, answer, answerLength)
+    e.extra = rec.clientId === null || rec.clientId === undefined ? '' : 'client-id=' + rec.clientId
     try {
       this.encoder.write(e)
     } catch (err) {

@@ -13,8 +13,15 @@ import { DnsMetrics } from '../engine/metrics/index.js'
 import { JudgePool } from '../engine/pool/index.js'
 import { noopQueryLogSink, type QueryLogSink } from '../engine/querylog/index.js'
 import { configuredStoreOptions, createStoreIfMissing, openConfiguredStore, type Store } from '../engine/store/index.js'
-import { Judge, compileBlockAnswers } from '../engine/judge/index.js'
+import {
+  Judge,
+  compileBlockAnswers,
+  ddrEndpointsFromConfig,
+  localAnswersFor,
+  type DdrEndpoints
+} from '../engine/judge/index.js'
 import { Dispatcher } from './dispatch.js'
+import type { Peer } from './peer.js'
 import { TcpFront, MAX_TCP_QUERY_FRAME } from './tcp-front.js'
 import { RateLimiter } from './rate-limit.js'
 import { UdpFront } from './udp-front.js'
@@ -35,6 +42,11 @@ export interface DnsServerOptions {
   tcpMaxFrame?: number
   /** Operational counters (engine/metrics); by default a private set nobody publishes. */
   metrics?: DnsMetrics
+  /**
+   * The encrypted endpoints DDR answers name (engine/judge/local-answers.ts); by default those of the
+   * config (`ddrEndpointsFromConfig`: none until the DoT/DoH listeners are configured).
+   */
+  ddr?: DdrEndpoints | null
 }
 
 /** One bound `proxy.listen` address. With port 0, UDP and TCP get the same free port. */
@@ -58,6 +70,11 @@ export interface DnsServer {
   reload(config: Readonly<Config>, keys: readonly string[]): Promise<void>
   /** The policy generation of the store this process reads (undefined with `dispatch: pool`, whose workers read it). */
   generation(): number | undefined
+  /**
+   * Hands one query to the dispatcher as a front does: for fronts built outside this module and for tests
+   * that bring their own Peer (a client ID, a channel of their own).
+   */
+  submit(msg: Buffer, peer: Peer): void
   close(): Promise<void>
 }
 
@@ -129,6 +146,7 @@ class FrontProcessServer implements DnsServer {
     const tap = (this.tap = createDnstapTap(this.config, this.logger))
     if (tap !== null) this.metrics.dnstap = () => tap.counts
     let judge: Judge | null = null
+    const ddr = o.ddr === undefined ? ddrEndpointsFromConfig(proxy) : o.ddr
     // A fresh host: the DNS role may start before the api role ever wrote the store.
     if (o.store === undefined && (await createStoreIfMissing(this.config))) {
       this.logger.info(
@@ -144,7 +162,9 @@ class FrontProcessServer implements DnsServer {
         policy: this.policy,
         answers: compileBlockAnswers(proxy),
         clientSubnet: proxy['client-subnet'],
-        wantCats: this.sink.enabled
+        wantCats: this.sink.enabled,
+        local: localAnswersFor(proxy, ddr),
+        unknownClientId: proxy['unknown-client-id']
       })
       this.policy.watcher.start()
     } else {
@@ -155,6 +175,7 @@ class FrontProcessServer implements DnsServer {
           storeOptions: configuredStoreOptions(this.config),
           proxy: { ...proxy },
           vendorNames: [...this.config.common['vendor-names']],
+          ddr,
           wantStats: this.sink.enabled || tap !== null
         }
       })
@@ -256,6 +277,10 @@ class FrontProcessServer implements DnsServer {
 
   generation(): number | undefined {
     return this.store?.generation()
+  }
+
+  submit(msg: Buffer, peer: Peer): void {
+    this.dispatcher!.submit(msg, peer) // set by start(), which startDnsServer awaits before handing the server out
   }
 
   async close(): Promise<void> {

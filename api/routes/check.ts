@@ -5,7 +5,8 @@
  * the reusable `Verdict` into JSON.
  *
  * `GET /check/{domain}?ip=ADDR` judges by address (exact, then longest prefix, else anonymous), as a DNS
- * query from ADDR is judged. `GET /users/{user_id}/check/{domain}` judges with the user's own settings,
+ * query from ADDR is judged; `?client-id=ID` (with or without `ip`) by the user holding the client ID, as a
+ * DoH or DoT query naming it is judged (an unknown ID: refused, or anonymous, as `proxy.unknown-client-id` says). `GET /users/{user_id}/check/{domain}` judges with the user's own settings,
  * whatever its addresses (a user without one can be checked before it is connected).
  */
 import { HostKeys, Verdict, type Snapshot } from '../../engine/policy/index.js'
@@ -15,13 +16,16 @@ import type { HttpRequest } from '../../engine/http/index.js'
 import { userIdOf, type ApiContext } from '../context.js'
 import { apiError } from '../errors.js'
 import type { RouteDef } from '../route-table.js'
+import { isClientId } from './client-ids.js'
 
 export interface CheckAnswer {
   domain: string
   address: string | null
+  /** Present when the request named a client ID. */
+  clientId?: string
   user: string | null
-  action: Verdict['action']
-  step: Verdict['reason']
+  action: Verdict['action'] | 'refuse'
+  step: Verdict['reason'] | 'unknown-client-id'
   matched: string | null
   categories: readonly number[]
   blockedCategories: readonly number[]
@@ -53,6 +57,49 @@ export function explain(ctx: ApiContext, snap: Snapshot, domain: string, address
   }
 }
 
+/** The verdict for a query naming `clientId`: its user's, or for an unknown ID refused or anonymous. */
+function explainClientId(ctx: ApiContext, clientId: string, domain: string, address: string | null): CheckAnswer {
+  const snap = ctx.policy.snapshotForClientId(clientId)
+  if (snap !== undefined || ctx.unknownClientId === 'anonymous') {
+    return { ...explain(ctx, snap ?? ctx.policy.anonymousSnapshot(), domain, address), clientId }
+  }
+  const site = ctx.categories.categorize(domain)
+  return {
+    domain,
+    address,
+    clientId,
+    user: null,
+    action: 'refuse',
+    step: 'unknown-client-id',
+    matched: null,
+    categories: site?.categories ?? [],
+    blockedCategories: [],
+    site: site === undefined ? null : { domain: site.domain, categories: site.categories },
+    target: null
+  }
+}
+
+/** `?ip=`: the address (null when absent and a client ID is given); 400 when neither is usable. */
+function addressParam(req: HttpRequest, hasClientId: boolean): string | null {
+  const text = req.searchParams.get('ip')
+  if (text === null || text === '') {
+    if (hasClientId) return null
+    throw apiError('API_BAD_QUERY', 'ip or client-id is required', 'ip')
+  }
+  const address = normalizeIp(text)
+  if (address === undefined) throw apiError('API_BAD_QUERY', `${JSON.stringify(text)} is not an IP address`, 'ip')
+  return address
+}
+
+/** `?client-id=`: lower case, or null when absent; 400 when it is not a client ID. */
+function clientIdParam(req: HttpRequest): string | null {
+  const text = req.searchParams.get('client-id')
+  if (text === null) return null
+  const id = text.toLowerCase()
+  if (!isClientId(id)) throw apiError('API_BAD_QUERY', `${JSON.stringify(text)} is not a client ID`, 'client-id')
+  return id
+}
+
 const DESCRIPTION =
   'Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), ' +
   'user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). ' +
@@ -69,7 +116,13 @@ export const checkRoutes: RouteDef[] = [
       {
         name: 'ip',
         description:
-          'the client address (required): its user by exact address or longest prefix, else the server defaults',
+          'the client address (required without client-id): its user by exact address or longest prefix, else the server defaults',
+        schema: { type: 'string' }
+      },
+      {
+        name: 'client-id',
+        description:
+          'a client ID (DoH path, DoT server name): its user decides, whatever ip says; an ID no user holds is refused (action refuse, step unknown-client-id) or anonymous, as proxy.unknown-client-id says',
         schema: { type: 'string' }
       }
     ],
@@ -77,12 +130,11 @@ export const checkRoutes: RouteDef[] = [
     errors: [400],
     handle(ctx, req, res) {
       const domain = domainOf(req)
-      const text = req.searchParams.get('ip')
-      if (text === null || text === '') throw apiError('API_BAD_QUERY', 'ip is required', 'ip')
-      const address = normalizeIp(text)
-      if (address === undefined) throw apiError('API_BAD_QUERY', `${JSON.stringify(text)} is not an IP address`, 'ip')
+      const clientId = clientIdParam(req)
+      const address = addressParam(req, clientId !== null)
       ctx.policy.watcher.check()
-      res.json(explain(ctx, ctx.policy.snapshotFor(address), domain, address))
+      if (clientId !== null) res.json(explainClientId(ctx, clientId, domain, address))
+      else res.json(explain(ctx, ctx.policy.snapshotFor(address!), domain, address)) // null only with a client ID
     }
   },
   {

@@ -3,6 +3,7 @@ import type { RouteDef } from '../route-table.js'
 import { addressRoutes } from './addresses.js'
 import { categoryRoutes } from './categories.js'
 import { checkRoutes } from './check.js'
+import { clientIdRoutes } from './client-ids.js'
 import { defaultsRoutes } from './defaults.js'
 import { documentRoutes } from './document.js'
 import { filterRoutes } from './filter.js'
@@ -16,6 +17,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...userRoutes,
   ...defaultsRoutes,
   ...addressRoutes,
+  ...clientIdRoutes,
   ...categoryRoutes,
   ...filterRoutes,
   ...listRoutes,

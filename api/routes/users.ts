@@ -21,6 +21,7 @@ import {
   type UserView
 } from '../context.js'
 import { apiError } from '../errors.js'
+import { canonicalClientIds, setClientIds } from './client-ids.js'
 import type { RouteDef } from '../route-table.js'
 
 /** GET /users answers the first 100 by default; a range may span at most this many users. */
@@ -181,7 +182,7 @@ export const userRoutes: RouteDef[] = [
     tag: 'users',
     summary: 'create or update a user',
     description:
-      'Fields given replace the stored ones; fields left out keep their value (a new user starts from /userconfig/). Addresses held by another user are moved here and listed in `moved`.',
+      'Fields given replace the stored ones; fields left out keep their value (a new user starts from /userconfig/). Addresses held by another user are moved here and listed in `moved`; a client ID held by another user is refused (409).',
     body: 'UserUpdate',
     ok: [
       {
@@ -190,7 +191,7 @@ export const userRoutes: RouteDef[] = [
         schema: 'UserWithMoves'
       }
     ],
-    errors: [400, 413, 422],
+    errors: [400, 409, 413, 422],
     async handle(ctx, req, res) {
       const id = userIdOf(req)
       const body = await bodyOf(req, 'UserUpdate')
@@ -198,6 +199,7 @@ export const userRoutes: RouteDef[] = [
         throw apiError('API_NAME_MISMATCH', 'name must equal the user_id of the path', 'name')
       const filter = body.filter === undefined ? undefined : checkedCategories(ctx, body.filter, 'filter')
       const ip = body.ip === undefined ? undefined : canonicalAddresses(body.ip, 'ip')
+      const ids = body.client_ids === undefined ? undefined : canonicalClientIds(body.client_ids, 'client_ids')
       const white = body.whitelist === undefined ? undefined : canonicalDomains(body.whitelist, 'white', 'whitelist')
       const black = body.blacklist === undefined ? undefined : canonicalDomains(body.blacklist, 'black', 'blacklist')
       const result = await ctx.store.write((w) => {
@@ -212,6 +214,7 @@ export const userRoutes: RouteDef[] = [
         let moved: Move[] = []
         if (ip !== undefined) ({ user, moved } = setAddresses(w, user, ip))
         else w.putUser(user)
+        if (ids !== undefined) user = setClientIds(w, user, ids, 'client_ids')
         if (white !== undefined) w.putList(id, 'white', white)
         if (black !== undefined) w.putList(id, 'black', black)
         return { user, moved }

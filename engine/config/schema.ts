@@ -201,6 +201,18 @@ export const configSchema = {
           description: 'what a query over rate-limit gets: REFUSED, or no answer at all',
           'x-live': ['dns']
         },
+        'unknown-client-id': {
+          enum: ['refuse', 'anonymous'],
+          default: 'refuse',
+          description:
+            'a query naming a client ID (DoH path, DoT server name) that no user holds: refuse answers REFUSED with EDE 18 Prohibited; anonymous judges it by the server defaults of /config/ (docs/dns.md, "Subscriber identity")'
+        },
+        'doh-canary': {
+          type: 'boolean',
+          default: true,
+          description:
+            'answer use-application-dns.net with NXDOMAIN, never forwarded, so browsers (Firefox) keep to this resolver instead of switching to their own DNS over HTTPS (docs/dns.md, "The canary")'
+        },
         'any-over-udp': {
           enum: ['truncate', 'forward'],
           default: 'truncate',

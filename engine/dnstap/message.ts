@@ -3,7 +3,7 @@
  * chunk (./writer.ts): no object per message, no intermediate buffer. Field numbers are those of
  * dnstap.proto (github.com/dnstap/dnstap.pb):
  *
- *   Dnstap  { identity 1, version 2, message 14, type 15 = MESSAGE }
+ *   Dnstap  { identity 1, version 2, extra 3, message 14, type 15 = MESSAGE }
  *   Message { type 1 = CLIENT_RESPONSE, socket_family 2, socket_protocol 3, query_address 4,
  *             query_port 6, query_time_sec 8, query_time_nsec 9, query_message 10,
  *             response_time_sec 12, response_time_nsec 13, response_message 14, policy 15 }
@@ -11,7 +11,8 @@
  *
  * One CLIENT_RESPONSE per query carries both the client's query and our answer, as dnsdist's
  * DnstapLogResponseAction does: the pair is one frame, decoded whole by dnstap-ldns -y and
- * dnstap-read -y, and a consumer never has to join a query to its answer.
+ * dnstap-read -y, and a consumer never has to join a query to its answer. `extra` carries
+ * `client-id=<id>` when the query came with a client ID (DoH path, DoT server name).
  */
 import { parseIpBytes } from '../net/ip.js'
 import type { FrameStreamWriter } from './writer.js'
@@ -60,6 +61,8 @@ export class DnstapEvent {
   policyAction = 0
   /** Policy.value: the matched name (text, no trailing dot; written in wire format); '' for none. */
   policyValue = ''
+  /** Dnstap.extra (UTF-8 text); '' leaves the field out. */
+  extra = ''
 }
 
 export interface DnstapIdentity {
@@ -187,13 +190,18 @@ export class DnstapEncoder {
       5 +
       lenFieldSize(e.responseLength) +
       (policyLen > 0 ? lenFieldSize(policyLen) : 0)
-    const size = this.head.length + 1 + varintSize(msgLen) + msgLen + 2
+    const extraLen = e.extra === '' ? 0 : Buffer.byteLength(e.extra)
+    const size = this.head.length + (extraLen > 0 ? lenFieldSize(extraLen) : 0) + 1 + varintSize(msgLen) + msgLen + 2
     const w = this.writer
     let off = w.beginFrame(size)
     if (off < 0) return false
     const b = w.chunk
     const end = off + size
     off += copyInto(b, off, this.head, this.head.length)
+    if (extraLen > 0) {
+      off = writeLenHeader(b, off, 3, extraLen)
+      off += b.write(e.extra, off, 'utf8')
+    }
     off = writeLenHeader(b, off, 14, msgLen)
     off = writeVarintField(b, off, 1, MESSAGE_CLIENT_RESPONSE)
     off = writeVarintField(b, off, 2, addrLen === 16 ? FAMILY_INET6 : FAMILY_INET)

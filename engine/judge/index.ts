@@ -5,8 +5,11 @@ export {
   JUDGE_ANSWER,
   JUDGE_FORWARD,
   JUDGE_SAFEVIDEO,
+  JUDGE_LOCAL,
   type JudgeKind,
   type BlockAnswers,
   type JudgeOptions
 } from './judge.js'
 export { buildRecord } from './record.js'
+export { LocalAnswers, type DdrEndpoints, type LocalAnswerOptions, type LocalReason } from './local-answers.js'
+export { ddrEndpointsFromConfig, localAnswersFor } from './local-config.js'

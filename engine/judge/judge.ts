@@ -7,10 +7,13 @@
  */
 import { isIP } from 'node:net'
 import type { Config } from '../config/types.js'
-import { Verdict, type Policy, type Reason, type SuffixKeys } from '../policy/index.js'
+import { Verdict, type Policy, type Reason, type Snapshot, type SuffixKeys } from '../policy/index.js'
 import {
   EDE_BLOCKED,
   EDE_FILTERED,
+  EDE_PROHIBITED,
+  RCODE_REFUSED,
+  compileEdeText,
   QUERY_DROP,
   QUERY_OK,
   QueryScratch,
@@ -22,6 +25,7 @@ import {
   writeErrorAnswer,
   type BlockAnswerOptions
 } from '../wire/index.js'
+import type { LocalAnswers, LocalReason } from './local-answers.js'
 
 /** Send nothing. */
 export const JUDGE_DROP = 0
@@ -31,7 +35,15 @@ export const JUDGE_ANSWER = 1
 export const JUDGE_FORWARD = 2
 /** Safe video: answer a CNAME to `verdict.target` plus the target's addresses from upstream. */
 export const JUDGE_SAFEVIDEO = 3
-export type JudgeKind = 0 | 1 | 2 | 3
+/**
+ * An answer was written that no policy decided (`answerLength` bytes, `localReason` says why): the canary,
+ * DDR, or REFUSED for an unknown client ID. Counted apart from blocks.
+ */
+export const JUDGE_LOCAL = 4
+export type JudgeKind = 0 | 1 | 2 | 3 | 4
+
+/** The EDE text of the REFUSED answer to an unknown client ID. */
+const UNKNOWN_CLIENT_ID_TEXT = compileEdeText('unknown client ID')
 
 /** The query's labels as the policy's suffix keys, without copying (borrowed from the scratch). */
 export class QueryKeys implements SuffixKeys {
@@ -83,6 +95,10 @@ export interface JudgeOptions {
   clientSubnet: boolean
   /** Fill the name's categories even when a list decided (statistics on). */
   wantCats: boolean
+  /** Names answered before policy (canary, DDR); null: none. */
+  local?: LocalAnswers | null
+  /** A client ID no user holds: REFUSED with EDE 18 (`refuse`, the default) or the server defaults. */
+  unknownClientId?: 'refuse' | 'anonymous'
 }
 
 /** Stable-shape, one per front loop or worker: every field is valid until the next `judge`. */
@@ -97,10 +113,16 @@ export class Judge {
   rcode = 0
   /** The query was refused before policy (FORMERR, NOTIMP, BADVERS). */
   isRejected = false
+  /** The client ID the query came with (lower case), else null. */
+  clientId: string | null = null
+  /** Why a JUDGE_LOCAL answer was written ('' otherwise). */
+  localReason: LocalReason | 'unknown-client-id' | '' = ''
   wantCats: boolean
   private readonly policy: Policy
   private readonly answers: BlockAnswers
   private readonly clientSubnet: boolean
+  private readonly local: LocalAnswers | null
+  private readonly refuseUnknownId: boolean
 
   constructor(options: JudgeOptions) {
     this.keys = new QueryKeys(this.scratch)
@@ -108,15 +130,23 @@ export class Judge {
     this.answers = options.answers
     this.clientSubnet = options.clientSubnet
     this.wantCats = options.wantCats
+    this.local = options.local ?? null
+    this.refuseUnknownId = options.unknownClientId !== 'anonymous'
   }
 
-  /** Decides `msg` from `source`; `out` needs ANSWER_BUFFER_SIZE bytes. */
-  judge(msg: Buffer, source: string, out: Buffer): JudgeKind {
+  /**
+   * Decides `msg` from `source` (the peer's address: the source, or a trusted proxy's forwarded address),
+   * or from `clientId` when the transport gave one (DoH path, DoT server name), which then decides the user
+   * whatever the address; `out` needs ANSWER_BUFFER_SIZE bytes.
+   */
+  judge(msg: Buffer, source: string, out: Buffer, clientId: string | null = null): JudgeKind {
     const q = this.scratch
     this.answerLength = 0
     this.rcode = 0
     this.isRejected = false
     this.clientAddress = source
+    this.clientId = clientId === null ? null : clientId.toLowerCase()
+    this.localReason = ''
     const v = readQuery(msg, q)
     if (v === QUERY_DROP) return JUDGE_DROP
     if (v !== QUERY_OK) {
@@ -125,8 +155,23 @@ export class Judge {
       this.answerLength = writeErrorAnswer(msg, q, v, out)
       return JUDGE_ANSWER
     }
-    if (this.clientSubnet && q.hasClientSubnet) this.clientAddress = ecsAddressOf(q)
-    const verdict = this.policy.evaluate(this.clientAddress, this.keys, this.verdict, this.wantCats)
+    if (this.local !== null) {
+      const len = this.local.answer(msg, q, out)
+      if (len > 0) return this.localAnswer(this.local.reason, len, out)
+    }
+    let snap: Snapshot
+    if (this.clientId !== null) {
+      const known = this.policy.snapshotForClientId(this.clientId)
+      if (known === undefined && this.refuseUnknownId) {
+        const len = writeErrorAnswer(msg, q, RCODE_REFUSED, out, EDE_PROHIBITED, UNKNOWN_CLIENT_ID_TEXT)
+        return this.localAnswer('unknown-client-id', len, out)
+      }
+      snap = known ?? this.policy.anonymousSnapshot()
+    } else {
+      if (this.clientSubnet && q.hasClientSubnet) this.clientAddress = ecsAddressOf(q)
+      snap = this.policy.snapshotFor(this.clientAddress)
+    }
+    const verdict = this.policy.evaluateSnapshot(snap, this.keys, this.verdict, this.wantCats)
     switch (verdict.action) {
       case 'forward':
         return JUDGE_FORWARD
@@ -137,5 +182,12 @@ export class Judge {
         this.answerLength = writeBlockAnswer(msg, q, out, this.answers.forReason(verdict.reason))
         return JUDGE_ANSWER
     }
+  }
+
+  private localAnswer(reason: LocalReason | 'unknown-client-id', len: number, out: Buffer): JudgeKind {
+    this.localReason = reason
+    this.answerLength = len
+    this.rcode = len >= 4 ? out[3]! & 0x0f : 0
+    return JUDGE_LOCAL
   }
 }

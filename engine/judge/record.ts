@@ -1,6 +1,6 @@
 // Statistics records from a judged query (built only when the sink is enabled).
 import type { QueryLogRecord } from '../querylog/index.js'
-import { nameOf } from '../wire/index.js'
+import { RCODE_NXDOMAIN, nameOf } from '../wire/index.js'
 import type { Judge } from './judge.js'
 
 /** The record of the query `judge` just decided; rcode/nxdomain are final for our own answers. */
@@ -19,7 +19,25 @@ export function buildRecord(judge: Judge, time: number): QueryLogRecord {
       cats: [],
       blockedCats: [],
       nxdomain: false,
-      rcode: judge.rcode
+      rcode: judge.rcode,
+      clientId: judge.clientId
+    }
+  }
+  if (judge.localReason !== '') {
+    // The canary, DDR, an unknown client ID: answered before any policy, so no user and no verdict.
+    return {
+      time,
+      address: judge.clientAddress,
+      user: null,
+      name,
+      qtype: q.qtype,
+      blockedName: '',
+      reason: judge.localReason,
+      cats: [],
+      blockedCats: [],
+      nxdomain: judge.rcode === RCODE_NXDOMAIN,
+      rcode: judge.rcode,
+      clientId: judge.clientId
     }
   }
   const v = judge.verdict
@@ -35,6 +53,7 @@ export function buildRecord(judge: Judge, time: number): QueryLogRecord {
     cats: v.cats,
     blockedCats: v.blockedCats,
     nxdomain: false,
-    rcode: 0
+    rcode: 0,
+    clientId: judge.clientId
   }
 }

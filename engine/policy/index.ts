@@ -21,7 +21,13 @@
  */
 import { CategoryDb } from '../catdb/index.js'
 import type { SuffixKeys } from '../names/suffix-keys.js'
-import { GenerationWatcher, type GenerationWatcherOptions, type Store, type UserRecord } from '../store/index.js'
+import {
+  CLIENT_ID_PREFIX,
+  GenerationWatcher,
+  type GenerationWatcherOptions,
+  type Store,
+  type UserRecord
+} from '../store/index.js'
 import { createBuiltinWhitelist, type BuiltinWhitelist } from '../whitelist/index.js'
 import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 
@@ -191,6 +197,24 @@ export class Policy {
   }
 
   /**
+   * The policy of the user holding `clientId` (lower case: a DoH path's or DoT server name's client ID),
+   * whatever address it queries from; `undefined` for an ID no user holds. Cached with the addresses
+   * (an `id:` key is never an address's text).
+   */
+  snapshotForClientId(clientId: string): Snapshot | undefined {
+    const key = CLIENT_ID_PREFIX + clientId
+    const cached = this.cache.get(key)
+    if (cached !== undefined) return cached
+    const userId = this.store.userForClientId(clientId)
+    const user = userId === undefined ? undefined : this.store.getUser(userId)
+    if (user === undefined) return undefined
+    const snap = this.userSnapshot(user)
+    if (this.cache.size >= this.maxCached) this.cache.clear()
+    this.cache.set(key, snap)
+    return snap
+  }
+
+  /**
    * The policy of the user named `userId`, whatever address it queries from (the operator console's
    * "check a domain" for a user, engine-side so it cannot differ from the DNS server's); `undefined`
    * for an unknown user. Not cached: it is for explaining, not for the packet path.
@@ -217,7 +241,8 @@ export class Policy {
     }
   }
 
-  private anonymousSnapshot(): Snapshot {
+  /** The server defaults of `/config/`: what an address no user owns gets. */
+  anonymousSnapshot(): Snapshot {
     if (this.anonymous !== null) return this.anonymous
     const d = this.store.getServerDefaults()
     this.anonymous = {

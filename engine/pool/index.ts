@@ -13,6 +13,7 @@ import type { Config } from '../config/types.js'
 import { Piscina, transferableSymbol, valueSymbol } from 'piscina'
 import type { QueryLogRecord } from '../querylog/index.js'
 import type { StoreOptions } from '../store/index.js'
+import type { DdrEndpoints } from '../judge/index.js'
 
 /** What each pool worker needs to build its own Policy (plain data: it crosses threads). */
 export interface PoolWorkerData {
@@ -23,6 +24,8 @@ export interface PoolWorkerData {
   /** The proxy section (blockpage-ip, ttl, client-subnet, safesearch-hosts), cloned to the worker. */
   proxy: Config['proxy']
   vendorNames: readonly string[]
+  /** The endpoints DDR answers name, or null (engine/judge/local-answers.ts). */
+  ddr: DdrEndpoints | null
   /** Build statistics fields (the front's sink is enabled). */
   wantStats: boolean
 }
@@ -34,6 +37,8 @@ export interface BatchInput {
   spans: Uint32Array
   /** Source address per packet. */
   sources: string[]
+  /** Client ID per packet (DoH path, DoT server name), or null when no packet of the batch has one. */
+  clientIds: Array<string | null> | null
 }
 
 /** Per packet: the judge kind and, for answers, where its bytes are in `bytes`. */

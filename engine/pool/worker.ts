@@ -2,7 +2,14 @@
 import { workerData } from 'piscina'
 import { createPolicy } from '../policy/index.js'
 import { Store } from '../store/index.js'
-import { JUDGE_ANSWER, JUDGE_SAFEVIDEO, Judge, compileBlockAnswers } from '../judge/index.js'
+import {
+  JUDGE_ANSWER,
+  JUDGE_LOCAL,
+  JUDGE_SAFEVIDEO,
+  Judge,
+  compileBlockAnswers,
+  localAnswersFor
+} from '../judge/index.js'
 import { buildRecord } from '../judge/index.js'
 import { ANSWER_BUFFER_SIZE } from '../wire/index.js'
 import type { QueryLogRecord } from '../querylog/index.js'
@@ -21,7 +28,9 @@ const judge = new Judge({
   policy,
   answers: compileBlockAnswers(proxy),
   clientSubnet: proxy['client-subnet'],
-  wantCats: data.wantStats
+  wantCats: data.wantStats,
+  local: localAnswersFor(proxy, data.ddr),
+  unknownClientId: proxy['unknown-client-id']
 })
 const scratchOut = Buffer.allocUnsafe(ANSWER_BUFFER_SIZE)
 
@@ -41,9 +50,9 @@ export default function judgeBatch(input: BatchInput): Moved<BatchOutput> {
       const off = input.spans[2 * i]! // spans holds 2 entries per packet
       const len = input.spans[2 * i + 1]!
       const msg = src.subarray(off, off + len)
-      const kind = judge.judge(msg, input.sources[i]!, scratchOut)
+      const kind = judge.judge(msg, input.sources[i]!, scratchOut, input.clientIds?.[i] ?? null)
       kinds[i] = kind
-      if (kind === JUDGE_ANSWER) {
+      if (kind === JUDGE_ANSWER || kind === JUDGE_LOCAL) {
         scratchOut.copy(out, used, 0, judge.answerLength)
         spans[2 * i] = used
         spans[2 * i + 1] = judge.answerLength

@@ -26,7 +26,8 @@ export interface QueryLogRecord {
   blockedName: string
   /**
    * Why: a policy reason (engine/policy `Reason`: 'none', 'global-blacklist', 'category',
-   * 'safesearch', 'safevideo' …) or, for a query we refused before policy, 'malformed'.
+   * 'safesearch', 'safevideo' …) or, for a query answered before policy, 'malformed', 'canary', 'ddr'
+   * or 'unknown-client-id' (refused: no user holds its client ID).
    */
   reason: string
   /** Categories of the name (its site record), [] when unknown. */
@@ -37,6 +38,11 @@ export interface QueryLogRecord {
   nxdomain: boolean
   /** RCODE of the answer the client received (0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN …). */
   rcode: number
+  /**
+   * The client ID the query came with (DoH path, DoT server name), lower case; null or absent when none.
+   * Set for an unknown ID too (then `user` is null).
+   */
+  clientId?: string | null
 }
 
 /** Where records go. `write` must not throw and should not block (buffer, flush later). */

@@ -12,6 +12,10 @@
  *   cats         categories of the name, space-separated integers ('' when none)
  *   blockedcats  categories that caused a category block, space-separated
  *   user         the user owning the address when the query was made, '' for anonymous
+ *   client_id    the client ID the query came with (DoH path, DoT server name), '' when none
+ *
+ * Columns are only ever added at the end: a reader takes the columns it knows by position and reads a
+ * missing trailing one as '' (files written before `client_id` existed import as they did).
  *
  * The parser works on a latin1 view of the bytes so that string offsets are byte offsets (the
  * importer records its progress in bytes); text fields are re-decoded as UTF-8 when they hold
@@ -27,7 +31,8 @@ export const CSV_FIELDS = [
   'reasom',
   'cats',
   'blockedcats',
-  'user'
+  'user',
+  'client_id'
 ] as const
 export const CSV_HEADER = CSV_FIELDS.join(',') + '\r\n'
 
@@ -43,6 +48,8 @@ export interface StatsRow {
   blockedCats: number[]
   /** '' for an anonymous address. */
   user: string
+  /** '' when the query came with no client ID. */
+  clientId: string
 }
 
 const NEEDS_QUOTES = /[",\r\n]/
@@ -63,9 +70,16 @@ export function rowBound(
   reason: string,
   cats: readonly number[],
   blockedCats: readonly number[],
-  user: string | null
+  user: string | null,
+  clientId: string | null = null
 ): number {
-  const text = address.length + host.length + blockedHost.length + reason.length + (user === null ? 0 : user.length)
+  const text =
+    address.length +
+    host.length +
+    blockedHost.length +
+    reason.length +
+    (user === null ? 0 : user.length) +
+    (clientId === null ? 0 : clientId.length)
   return 6 * text + 22 * (cats.length + blockedCats.length) + 64
 }
 
@@ -86,7 +100,8 @@ export function encodeRow(
   reason: string,
   cats: readonly number[],
   blockedCats: readonly number[],
-  user: string | null
+  user: string | null,
+  clientId: string | null = null
 ): number {
   off = writeCreated(buf, off, created)
   buf[off++] = 0x2c
@@ -99,6 +114,8 @@ export function encodeRow(
   off = writeCats(buf, comma(buf, off), blockedCats)
   off = comma(buf, off)
   if (user !== null) off = writeField(buf, off, user)
+  off = comma(buf, off)
+  if (clientId !== null) off = writeField(buf, off, clientId)
   buf[off++] = 0x0d
   buf[off++] = 0x0a
   return off
@@ -114,10 +131,24 @@ export function formatRow(
   reason: string,
   cats: readonly number[],
   blockedCats: readonly number[],
-  user: string | null
+  user: string | null,
+  clientId: string | null = null
 ): string {
-  const buf = Buffer.allocUnsafe(rowBound(address, host, blockedHost, reason, cats, blockedCats, user))
-  const end = encodeRow(buf, 0, created, nxdomain, address, host, blockedHost, reason, cats, blockedCats, user)
+  const buf = Buffer.allocUnsafe(rowBound(address, host, blockedHost, reason, cats, blockedCats, user, clientId))
+  const end = encodeRow(
+    buf,
+    0,
+    created,
+    nxdomain,
+    address,
+    host,
+    blockedHost,
+    reason,
+    cats,
+    blockedCats,
+    user,
+    clientId
+  )
   return buf.toString('utf8', 0, end)
 }
 
@@ -296,6 +327,7 @@ export function decodeRow(fields: readonly string[]): StatsRow | undefined {
     reason: utf8(fields[5]!),
     cats: parseCats(fields[6]),
     blockedCats: parseCats(fields[7]),
-    user: utf8(fields[8] ?? '')
+    user: utf8(fields[8] ?? ''),
+    clientId: utf8(fields[9] ?? '')
   }
 }

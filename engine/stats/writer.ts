@@ -180,7 +180,17 @@ class CsvWriter implements CsvQueryLog {
 
   write(rec: QueryLogRecord): void {
     if (this.#closed) return
-    const bound = rowBound(rec.address, rec.name, rec.blockedName, rec.reason, rec.cats, rec.blockedCats, rec.user)
+    const clientId = rec.clientId ?? null
+    const bound = rowBound(
+      rec.address,
+      rec.name,
+      rec.blockedName,
+      rec.reason,
+      rec.cats,
+      rec.blockedCats,
+      rec.user,
+      clientId
+    )
     if (this.#chunk.length - this.#chunkUsed < bound) this.#nextChunk(bound)
     const start = this.#chunkUsed
     const end = encodeRow(
@@ -194,7 +204,8 @@ class CsvWriter implements CsvQueryLog {
       rec.reason,
       rec.cats,
       rec.blockedCats,
-      rec.user
+      rec.user,
+      clientId
     )
     const size = end - start
     // Over the cap the row is not kept: its bytes stay past `#chunkUsed`, to be overwritten.

@@ -25,6 +25,7 @@ import { generationOf, LmdbReplica, META_POSITION, META_STATE, type ReplicaStore
 import {
   API_CLIENT_PREFIX,
   CIDR_PREFIX,
+  CLIENT_ID_PREFIX,
   DB_NAMES,
   listKey,
   type ClientRecord,
@@ -46,6 +47,7 @@ import { writeLocal, writeRemote, type WriteTarget } from './writer.js'
 export { GenerationWatcher, GENERATION_CHECK_MS, type GenerationWatcherOptions } from './generation.js'
 export {
   API_CLIENT_PREFIX,
+  CLIENT_ID_PREFIX,
   POLICY_DBS,
   type ClientRecord,
   type ListKind,
@@ -188,9 +190,15 @@ export class Store implements ReplicaStore {
     return this.dbs.users.getCount()
   }
 
-  /** Number of address and prefix entries mapped to users. */
+  /** Number of address and prefix entries mapped to users (client IDs share the table: not counted). */
   addressCount(): number {
-    return this.dbs.ips.getCount()
+    // `id;` is the key right after every `id:…` one.
+    return this.dbs.ips.getCount() - this.dbs.ips.getCount({ start: CLIENT_ID_PREFIX, end: 'id;' })
+  }
+
+  /** The user a client ID (canonical: lower case) is mapped to. */
+  userForClientId(clientId: string): string | undefined {
+    return this.dbs.ips.get(CLIENT_ID_PREFIX + clientId) as string | undefined
   }
 
   /** The user an exact canonical address or prefix entry is mapped to. */

@@ -15,6 +15,11 @@ export interface UserRecord {
   filter: number[]
   /** Canonical addresses and prefixes (see engine/net/ip.ts). */
   ip: string[]
+  /**
+   * Client IDs (DoH path, DoT server name; docs/dns.md "Subscriber identity"), lower case, each one
+   * DNS label. Absent in records written before client IDs existed: read it as `[]`.
+   */
+  client_ids?: string[]
 }
 
 export interface ServerDefaults {
@@ -62,6 +67,13 @@ export type PolicyDb = (typeof POLICY_DBS)[number]
 export const CIDR_PREFIX = 'cidr:'
 
 /**
+ * Key prefix of client IDs in `ips` (client ID → user), beside the addresses they stand in for: an
+ * address's canonical text never holds an `i`, so the two never meet, and the mapping travels to
+ * other hosts (Redis) and into backups with the rest of `ips`.
+ */
+export const CLIENT_ID_PREFIX = 'id:'
+
+/**
  * Key prefix of the management API's clients in the `clients` table. They share the table (and so
  * its Redis replication and backups) with the categorization API's clients, whose ids cannot hold
  * a `:` (the end of the id in HTTP Basic): a categorization client can never be looked up, listed
@@ -88,6 +100,12 @@ export interface StoreWriter {
   claimAddresses(userId: string, addresses: readonly string[]): Array<{ address: string; from: string }>
   /** Unmaps addresses (only those that belong to `userId`). */
   releaseAddresses(userId: string, addresses: readonly string[]): void
+  /**
+   * Makes `ids` (canonical: lower case) exactly the client IDs mapped to `userId`: IDs it no longer
+   * lists are unmapped, new ones mapped. An ID another user holds is not taken: those are returned
+   * with their owner and nothing is changed (the caller refuses the request).
+   */
+  setClientIds(userId: string, ids: readonly string[]): Array<{ clientId: string; owner: string }>
   putList(scope: ListScope, kind: ListKind, entries: readonly string[]): void
   putServerDefaults(value: ServerDefaults): void
   putUserDefaults(value: UserDefaults): void

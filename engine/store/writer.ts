@@ -14,6 +14,7 @@ import { bumpGeneration, followsRedisError, followsSharedStore, META_FOLLOWS, ty
 import {
   API_CLIENT_PREFIX,
   CIDR_PREFIX,
+  CLIENT_ID_PREFIX,
   listKey,
   type DbName,
   type PolicyDb,
@@ -62,6 +63,8 @@ function createWriter(store: Store, t: WriterTables, meta: Database): StoreWrite
       const user = t.get('users', id) as UserRecord | undefined
       if (user === undefined) return false
       for (const a of user.ip) if (owner(a) === id) t.remove('ips', addressKey(a))
+      for (const c of user.client_ids ?? [])
+        if (owner(CLIENT_ID_PREFIX + c) === id) t.remove('ips', CLIENT_ID_PREFIX + c)
       t.remove('lists', listKey(id, 'black'))
       t.remove('lists', listKey(id, 'white'))
       t.remove('users', id)
@@ -82,6 +85,20 @@ function createWriter(store: Store, t: WriterTables, meta: Database): StoreWrite
     },
     releaseAddresses(userId, addresses) {
       for (const a of addresses) if (owner(a) === userId) t.remove('ips', addressKey(a))
+    },
+    setClientIds(userId, ids) {
+      const taken: Array<{ clientId: string; owner: string }> = []
+      for (const c of ids) {
+        const held = owner(CLIENT_ID_PREFIX + c)
+        if (held !== undefined && held !== userId) taken.push({ clientId: c, owner: held })
+      }
+      if (taken.length > 0) return taken
+      const keep = new Set(ids)
+      const user = t.get('users', userId) as UserRecord | undefined
+      for (const c of user?.client_ids ?? [])
+        if (!keep.has(c) && owner(CLIENT_ID_PREFIX + c) === userId) t.remove('ips', CLIENT_ID_PREFIX + c)
+      for (const c of ids) t.put('ips', CLIENT_ID_PREFIX + c, userId)
+      return taken
     },
     putList(scope, kind, entries) {
       if (entries.length === 0) t.remove('lists', listKey(scope, kind))

@@ -39,6 +39,7 @@ export async function addUser(
     const u = { ...store.newUser(user.name), ...user }
     w.putUser(u)
     w.claimAddresses(u.name, u.ip)
+    if (u.client_ids !== undefined) w.setClientIds(u.name, u.client_ids)
     if (lists.white !== undefined) w.putList(u.name, 'white', lists.white)
     if (lists.black !== undefined) w.putList(u.name, 'black', lists.black)
   })

@@ -66,7 +66,7 @@ export interface paths {
         get: operations["getUsersUserId"];
         /**
          * create or update a user
-         * @description Fields given replace the stored ones; fields left out keep their value (a new user starts from /userconfig/). Addresses held by another user are moved here and listed in `moved`.
+         * @description Fields given replace the stored ones; fields left out keep their value (a new user starts from /userconfig/). Addresses held by another user are moved here and listed in `moved`; a client ID held by another user is refused (409).
          */
         put: operations["putUsersUserId"];
         post?: never;
@@ -229,6 +229,43 @@ export interface paths {
         post?: never;
         /** remove one address */
         delete: operations["deleteUsersUserIdIpIp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{user_id}/client-ids/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the user's client IDs (DoH path, DoT server name) */
+        get: operations["getUsersUserIdClientIds"];
+        /** replace the client IDs (creates the user when it does not exist) */
+        put: operations["putUsersUserIdClientIds"];
+        /** add client IDs (creates the user when it does not exist) */
+        post: operations["postUsersUserIdClientIds"];
+        /** remove every client ID of the user (its settings are kept) */
+        delete: operations["deleteUsersUserIdClientIds"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{user_id}/client-ids/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** remove one client ID */
+        delete: operations["deleteUsersUserIdClientIdsClientId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -709,6 +746,8 @@ export interface components {
             filter?: number[];
             /** @description IPv4 or IPv6 addresses, or prefixes in CIDR form (10.1.0.0/16, 2001:db8::/48); no white space, zone index or /0 */
             ip?: string[];
+            /** @description client IDs: each one DNS label of 1 to 63 letters, digits and "-", not starting or ending with "-"; stored lower case, unique across users */
+            client_ids?: string[];
             /** @description domain names; IDNs are accepted and stored as punycode */
             whitelist?: string[];
             /** @description domain names; the entry "-" blocks everything the whitelist does not pass */
@@ -730,6 +769,8 @@ export interface components {
         };
         /** @description IPv4 or IPv6 addresses, or prefixes in CIDR form (10.1.0.0/16, 2001:db8::/48); no white space, zone index or /0 */
         AddressList: string[];
+        /** @description client IDs: each one DNS label of 1 to 63 letters, digits and "-", not starting or ending with "-"; stored lower case, unique across users */
+        ClientIdList: string[];
         /** @description category numbers (see GET /categories/) */
         CategoryList: number[];
         /** @description domain names; IDNs are accepted and stored as punycode */
@@ -744,6 +785,8 @@ export interface components {
             status: "enabled" | "disabled";
             filter: number[];
             ip: string[];
+            /** @description client IDs (DoH path, DoT server name), lower case; left out when the user has none */
+            client_ids?: string[];
             whitelist: string[];
             blacklist: string[];
         };
@@ -757,6 +800,8 @@ export interface components {
             status: "enabled" | "disabled";
             filter: number[];
             ip: string[];
+            /** @description client IDs (DoH path, DoT server name), lower case; left out when the user has none */
+            client_ids?: string[];
             whitelist: string[];
             blacklist: string[];
             /** @description addresses taken from another user by this request (the billing system is the source of truth) */
@@ -770,6 +815,8 @@ export interface components {
         UserIds: string[];
         /** @description canonical addresses and prefixes */
         Addresses: string[];
+        /** @description client IDs, lower case */
+        ClientIds: string[];
         AddressesWithMoves: {
             ip: string[];
             /** @description addresses taken from another user by this request (the billing system is the source of truth) */
@@ -869,16 +916,18 @@ export interface components {
             address: string | null;
             /** @description the user the policy came from; null: anonymous (the server defaults of /config/) */
             user: string | null;
+            /** @description the client ID judged (?client-id=, lower case); left out when none was given */
+            clientId?: string;
             /**
-             * @description forward: the operator's resolver answers; block: the block page address; safesearch/safevideo: the safe host
+             * @description forward: the operator's resolver answers; block: the block page address; safesearch/safevideo: the safe host; refuse: REFUSED, the client ID is no user's (proxy.unknown-client-id: refuse)
              * @enum {unknown}
              */
-            action: "forward" | "block" | "safesearch" | "safevideo";
+            action: "forward" | "block" | "safesearch" | "safevideo" | "refuse";
             /**
              * @description the step that decided, in policy order; none: no step matched, the query is forwarded
              * @enum {unknown}
              */
-            step: "builtin-whitelist" | "global-whitelist" | "global-blacklist" | "global-allow-only" | "user-disabled" | "user-whitelist" | "user-blacklist" | "user-allow-only" | "safesearch" | "safevideo" | "category" | "none";
+            step: "builtin-whitelist" | "global-whitelist" | "global-blacklist" | "global-allow-only" | "user-disabled" | "user-whitelist" | "user-blacklist" | "user-allow-only" | "safesearch" | "safevideo" | "category" | "unknown-client-id" | "none";
             /** @description the list entry ("-" for allow-only), search or video host, or category database key that decided */
             matched: string | null;
             /** @description categories of the name in the category database */
@@ -1135,6 +1184,15 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            /** @description a client ID in the body belongs to another user (API_CLIENT_ID_TAKEN, naming the element) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description body larger than api.body-limit */
             413: {
                 headers: {
@@ -1909,6 +1967,317 @@ export interface operations {
                 user_id: string;
                 /** @description an address, or a prefix with its "/" percent-encoded (10.0.0.0%2F24) */
                 ip: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description malformed request: bad JSON, bad user_id, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description unknown user, entry or resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["AuthThrottled"];
+            /** @description internal fault (logged once); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsersUserIdClientIds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description user identifier */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the user's client IDs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientIds"];
+                };
+            };
+            /** @description malformed request: bad JSON, bad user_id, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description unknown user, entry or resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["AuthThrottled"];
+            /** @description internal fault (logged once); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putUsersUserIdClientIds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description user identifier */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClientIdList"];
+            };
+        };
+        responses: {
+            /** @description the user's client IDs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientIds"];
+                };
+            };
+            /** @description malformed request: bad JSON, bad user_id, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description a client ID in the body belongs to another user (API_CLIENT_ID_TAKEN, naming the element) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body larger than api.body-limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body of the wrong shape (missing or unknown fields, wrong types) or holding invalid values (address, category, domain, "-" in a whitelist) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["AuthThrottled"];
+            /** @description internal fault (logged once); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postUsersUserIdClientIds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description user identifier */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClientIdList"];
+            };
+        };
+        responses: {
+            /** @description the user's client IDs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientIds"];
+                };
+            };
+            /** @description the user was created; its client IDs */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientIds"];
+                };
+            };
+            /** @description malformed request: bad JSON, bad user_id, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description a client ID in the body belongs to another user (API_CLIENT_ID_TAKEN, naming the element) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body larger than api.body-limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body of the wrong shape (missing or unknown fields, wrong types) or holding invalid values (address, category, domain, "-" in a whitelist) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["AuthThrottled"];
+            /** @description internal fault (logged once); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteUsersUserIdClientIds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description user identifier */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description malformed request: bad JSON, bad user_id, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description unknown user, entry or resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["AuthThrottled"];
+            /** @description internal fault (logged once); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteUsersUserIdClientIdsClientId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description user identifier */
+                user_id: string;
+                /** @description a client ID (one DNS label; matched without regard to case) */
+                client_id: string;
             };
             cookie?: never;
         };
@@ -3767,8 +4136,10 @@ export interface operations {
     getCheckDomain: {
         parameters: {
             query?: {
-                /** @description the client address (required): its user by exact address or longest prefix, else the server defaults */
+                /** @description the client address (required without client-id): its user by exact address or longest prefix, else the server defaults */
                 ip?: string;
+                /** @description a client ID (DoH path, DoT server name): its user decides, whatever ip says; an ID no user holds is refused (action refuse, step unknown-client-id) or anonymous, as proxy.unknown-client-id says */
+                "client-id"?: string;
             };
             header?: never;
             path: {
