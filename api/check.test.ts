@@ -154,3 +154,39 @@ test('check refuses a bad domain, address or user with the API error body', asyn
   }
   t.assert.strictEqual((await call(api.base, 'GET', '/check/porn.example/?ip=::1')).status, 200)
 })
+
+test('check by client ID: its user whatever ip says; an unknown ID refused, or anonymous as proxy.unknown-client-id says', async (t: TestContext) => {
+  const api = await serve(t)
+  await call(api.base, 'PUT', '/users/kid', { client_ids: ['Kid-Phone'], filter: [41] })
+  await call(api.base, 'PUT', '/users/other', { ip: ['10.0.0.5'] })
+  await call(api.base, 'PUT', '/config/', { filter: [41] })
+  const byId = await check(api, '/check/dating.example?client-id=KID-PHONE&ip=10.0.0.5')
+  t.assert.deepStrictEqual(
+    [byId.clientId, byId.address, ...pick(byId)],
+    ['kid-phone', '10.0.0.5', 'kid', 'block', 'category', 'dating.example']
+  )
+  const idOnly = await check(api, '/check/open.example?client-id=kid-phone')
+  t.assert.deepStrictEqual([idOnly.address, ...pick(idOnly)], [null, 'kid', 'forward', 'none', null])
+  const unknown = await check(api, '/check/dating.example?client-id=stranger&ip=10.0.0.5')
+  t.assert.deepStrictEqual(
+    [unknown.clientId, ...pick(unknown), unknown.categories],
+    ['stranger', null, 'refuse', 'unknown-client-id', null, [41]]
+  )
+  const noId = await check(api, '/check/dating.example?ip=10.0.0.5')
+  t.assert.strictEqual('clientId' in noId, false, 'without ?client-id= the answer is as it was')
+  for (const [query, field] of [
+    ['?client-id=bad.id', 'client-id'],
+    ['?client-id=', 'client-id'],
+    ['', 'ip']
+  ] as const) {
+    const r = await call(api.base, 'GET', `/check/dating.example${query}`)
+    t.assert.deepStrictEqual([r.status, errorOf(r).code, errorOf(r).field], [400, 'API_BAD_QUERY', field], query)
+  }
+
+  const anon = await startApi({ configYaml: 'proxy:\n  unknown-client-id: anonymous' })
+  t.after(() => anon.close())
+  await buildCats(anon.store, { 'dating.example': [41] })
+  await call(anon.base, 'PUT', '/config/', { filter: [41] })
+  const a = await check(anon, '/check/dating.example?client-id=stranger')
+  t.assert.deepStrictEqual([a.clientId, ...pick(a)], ['stranger', null, 'block', 'category', 'dating.example'])
+})

@@ -8,6 +8,11 @@
 import { describe, test, type TestContext } from 'node:test'
 import { memoryQueryLogSink } from '../engine/querylog/index.js'
 import { until } from '../engine/testing/wait.js'
+import { FrameStreamWriter } from '../engine/dnstap/index.js'
+import { decodeDnstap } from '../engine/dnstap/testing/decode.js'
+import { silentLogger } from '../engine/log/index.js'
+import type { QueryLogRecord } from '../engine/querylog/index.js'
+import { DnstapTap } from './dnstap-sink.js'
 import { addUser, BLOCK_V4, edeOf, firstA, query, rcode, server, world, type World } from './testing/harness.js'
 import dnsPacket from 'dns-packet'
 import { Peer, type PeerChannel } from './peer.js'
@@ -115,5 +120,42 @@ test('an API write that gives a user a client ID takes effect for the next query
   await until(
     "bob's policy through his new ID",
     async () => firstA(await ch.ask(s, 'adult.example', '10.9.9.9', 'tv')) === '203.0.113.9'
+  )
+})
+
+test("dnstap: a query's client ID is the Dnstap extra field (client-id=ID); none without one", (t: TestContext) => {
+  // A writer never started holds its frames in its chunk: read them back from there.
+  const writer = new FrameStreamWriter({
+    target: { kind: 'unix', path: '/nonexistent/dnstap.sock' },
+    queueBytes: 1 << 20
+  })
+  const tap = new DnstapTap(writer, 'test', silentLogger())
+  const ch = new TestChannel()
+  const rec = (clientId: string | null): QueryLogRecord => ({
+    time: 1000,
+    address: '10.9.9.9',
+    user: 'alice',
+    name: 'a.example',
+    qtype: 1,
+    blockedName: '',
+    reason: 'none',
+    cats: [],
+    blockedCats: [],
+    nxdomain: false,
+    rcode: 0,
+    clientId
+  })
+  const q = query('a.example', 'A')
+  tap.write(rec('kid'), q, -1, q, q.length, new Peer(ch, '10.9.9.9', 1, -1, 'kid'))
+  tap.write(rec(null), q, -1, q, q.length, new Peer(ch, '10.9.9.9', 1))
+  const frames: Buffer[] = []
+  for (let off = 0; off < writer.used; off += 4 + writer.chunk.readUInt32BE(off))
+    frames.push(writer.chunk.subarray(off + 4, off + 4 + writer.chunk.readUInt32BE(off)))
+  t.assert.deepStrictEqual(
+    frames.map((f) => [decodeDnstap(f).extra, decodeDnstap(f).identity, decodeDnstap(f).message?.queryPort]),
+    [
+      ['client-id=kid', 'test', 1],
+      [undefined, 'test', 1]
+    ]
   )
 })

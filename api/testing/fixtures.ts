@@ -76,6 +76,8 @@ export interface StartOptions {
   impl?: 'auto' | HttpImpl
   /** Extra lines of the `api:` section. */
   apiYaml?: string
+  /** Extra top-level lines of the config (other sections). */
+  configYaml?: string
   language?: 'en' | 'ru'
   /** The statistics reports' database; default: an empty one in the temp dir. */
   stats?: { db: StatsDb; timezone: string; now?: () => number }
@@ -101,7 +103,8 @@ export async function startApi(options: StartOptions = {}): Promise<StartedApi> 
       `  db: ${join(dir, 'db')}`,
       'api:',
       '  listen: 127.0.0.1:0',
-      ...(options.apiYaml === undefined ? [] : options.apiYaml.split('\n').map((l) => '  ' + l))
+      ...(options.apiYaml === undefined ? [] : options.apiYaml.split('\n').map((l) => '  ' + l)),
+      ...(options.configYaml === undefined ? [] : [options.configYaml])
     ].join('\n')
   )
   const store = openConfiguredStore(config)

@@ -38,7 +38,8 @@ test('quotes names with commas, quotes and line breaks and parses them back unch
     reason: 'category',
     cats: [1, 2],
     blockedCats: [2],
-    user: ''
+    user: '',
+    clientId: ''
   })
   t.assert.strictEqual(rows[3]!.user, 'u3')
   t.assert.strictEqual(decodeRow(out[0]!), undefined, 'the header is not a row')
@@ -74,5 +75,24 @@ test('rows of the same millisecond and of the next one each carry their own time
   t.assert.deepStrictEqual(
     rows.map((r) => r.split(',')[0]),
     times.map(String)
+  )
+})
+
+test('the client_id column closes each row; rows written before it existed read as without one', (t: TestContext) => {
+  t.assert.match(CSV_HEADER, /,user,client_id\r\n$/)
+  const withId = formatRow(7, false, '10.0.0.1', 'a.example', '', 'none', [], [], 'alice', 'kid-phone')
+  const without = formatRow(8, false, '10.0.0.1', 'a.example', '', 'none', [], [], null)
+  t.assert.ok(withId.endsWith(',alice,kid-phone\r\n'), withId)
+  t.assert.ok(without.endsWith(',,\r\n'), without)
+  const before = '9,0,10.0.0.1,a.example,,none,,,bob\r\n' // the nine columns of older files
+  const out: string[][] = []
+  parseRecords(withId + without + before, 0, Infinity, out)
+  t.assert.deepStrictEqual(
+    out.map((f) => [decodeRow(f)!.user, decodeRow(f)!.clientId]),
+    [
+      ['alice', 'kid-phone'],
+      ['', ''],
+      ['bob', '']
+    ]
   )
 })

@@ -20,7 +20,7 @@ test('writes one CSV row per record and closes the file under a queries-*.csv na
   const log = createCsvQueryLog(env.config, silentLogger(), { flushIntervalMs: 0, controlPollMs: 0, now: () => T0 })
   t.after(() => log.close())
   t.assert.strictEqual(log.enabled, true)
-  log.write(rec(T0, '10.0.0.1', 'alice', 'a.example'))
+  log.write({ ...rec(T0, '10.0.0.1', 'alice', 'a.example'), clientId: 'kid-phone' })
   log.write(blocked(T0 + 1, '10.0.0.2', null, 'bad,name.example', [7, 9]))
   await log.flush()
   t.assert.match(readdirSync(env.config.stats.dir).join(), /^current-\d+-\d+\.csv\.part$/)
@@ -39,7 +39,8 @@ test('writes one CSV row per record and closes the file under a queries-*.csv na
       reason: 'none',
       cats: [],
       blockedCats: [],
-      user: 'alice'
+      user: 'alice',
+      clientId: 'kid-phone'
     },
     {
       created: T0 + 1,
@@ -50,7 +51,8 @@ test('writes one CSV row per record and closes the file under a queries-*.csv na
       reason: 'category',
       cats: [7, 9],
       blockedCats: [7, 9],
-      user: ''
+      user: '',
+      clientId: ''
     }
   ])
   t.assert.strictEqual(await log.rotateNow(), undefined, 'nothing to close: no empty file')

@@ -31,6 +31,8 @@ export interface DecodedMessage {
 export interface DecodedDnstap {
   identity?: string
   version?: string
+  /** Dnstap.extra as text. */
+  extra?: string
   type: number
   message?: DecodedMessage
 }
@@ -90,6 +92,7 @@ export function decodeDnstap(frame: Buffer): DecodedDnstap {
   return {
     identity: one<Buffer>(f, 1, 'bytes')?.toString(),
     version: one<Buffer>(f, 2, 'bytes')?.toString(),
+    extra: one<Buffer>(f, 3, 'bytes')?.toString(),
     type: one<number>(f, 15, 'number') ?? 0,
     message: m === undefined ? undefined : decodeMessage(m)
   }
