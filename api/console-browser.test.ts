@@ -147,6 +147,12 @@ test(
     t.assert.match(verdictText, /Gambling/)
     await shot('user-live-check-en.png')
 
+    // Client IDs (encrypted DNS) are set on the user page like the addresses, and stored lower case.
+    await page.fill('form.settings textarea[name=client_ids]', 'Kid-Phone\nkid-tablet')
+    await page.click('form.settings button[type=submit]')
+    await page.locator('form.settings .muted', { hasText: 'Saved' }).waitFor()
+    t.assert.deepStrictEqual((await getJson(`${d.api}/users/kid/client-ids/`)).body, ['kid-phone', 'kid-tablet'])
+
     // Import the statistics now (the api role's timer does it every 5 minutes), then read the charts' numbers.
     await promisify(execFile)(process.execPath, [FILTERD, 'stats-import', '--config', d.apiFile])
     const day = today()

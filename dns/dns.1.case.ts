@@ -125,7 +125,8 @@ export function dnsSuite1(): void {
         cats: [CATEGORY.GAMBLING],
         blockedCats: [CATEGORY.GAMBLING],
         nxdomain: false,
-        rcode: 0
+        rcode: 0,
+        clientId: null
       }
     )
     t.assert.ok(Math.abs(a!.time - Date.now()) < 10_000)

@@ -33,6 +33,11 @@ function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLEleme
       ['off', t.off]
     ])
     const ips = h('textarea', { name: 'ip', rows: 3, placeholder: t.addressesHint }, user.ip.join('\n'))
+    const ids = h(
+      'textarea',
+      { name: 'client_ids', rows: 2, placeholder: t.clientIdsHint },
+      (user.client_ids ?? []).join('\n')
+    )
     const white = h('textarea', { name: 'whitelist', rows: 4, placeholder: t.listHint }, user.whitelist.join('\n'))
     const black = h(
       'textarea',
@@ -58,6 +63,7 @@ function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLEleme
         h('label', {}, t.safevideo, safevideo)
       ),
       h('label', {}, t.addresses, ips),
+      h('label', {}, t.clientIds, ids),
       h(
         'div',
         { class: 'row2' },
@@ -74,6 +80,7 @@ function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLEleme
         safesearch: safesearch.value,
         safeyoutube: safevideo.value,
         ip: lines(ips.value),
+        client_ids: lines(ids.value),
         whitelist: lines(white.value),
         blacklist: [...(allowOnly.checked ? ['-'] : []), ...lines(black.value)],
         filter: picker.selected()
