@@ -11,5 +11,5 @@ export {
   type JudgeOptions
 } from './judge.js'
 export { buildRecord } from './record.js'
-export { LocalAnswers, type DdrEndpoints, type LocalAnswerOptions, type LocalReason } from './local-answers.js'
+export { type DdrEndpoints, type LocalAnswerOptions, type LocalReason } from './local-answers.js'
 export { ddrEndpointsFromConfig, localAnswersFor } from './local-config.js'
