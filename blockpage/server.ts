@@ -22,7 +22,7 @@ import { domainToUnicode } from 'node:url'
 import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
 import { formatHostPort, parseHostPort, type Config, type Language } from '../engine/config/index.js'
 import { EngineError } from '../engine/errors.js'
-import { createHttpMetrics, isLoopback } from '../engine/metrics/http.js'
+import { createHttpMetrics, isLoopback, type HttpMetrics } from '../engine/metrics/http.js'
 import { healthReport, storeGeneration, type HealthProblem, type HealthReport } from '../engine/health/index.js'
 import {
   createHttpServer,
@@ -112,41 +112,97 @@ function sendText(res: HttpResponse, status: number, body: string): void {
   res.send(body)
 }
 
+/** What a page shows of one request; the language's names and texts are added by sendPage. */
+interface PageFacts {
+  Domain: string
+  DisplayDomain: string
+  Cats: readonly number[]
+  Reason: PageReason
+  RetryUrl: string
+}
+
+type ShowPage = (
+  req: HttpRequest,
+  res: HttpResponse,
+  name: PageName,
+  host: string,
+  hostHeader: string,
+  reason: PageReason,
+  cats: readonly number[]
+) => void
+
+function pageFacts(
+  scheme: 'http' | 'https',
+  req: HttpRequest,
+  host: string,
+  hostHeader: string,
+  reason: PageReason,
+  cats: readonly number[]
+): PageFacts {
+  return {
+    Domain: host,
+    DisplayDomain: domainToUnicode(host) || host,
+    Cats: cats,
+    Reason: reason,
+    RetryUrl: retryUrl(scheme, hostHeader, req)
+  }
+}
+
+/** Renders page `name` in the client's language (or the configured one) and sends it, 200. */
+function sendPage(deps: BlockPageDeps, req: HttpRequest, res: HttpResponse, name: PageName, f: PageFacts): void {
+  const lang = deps.acceptLanguage ? pickLanguage(req.header('accept-language'), deps.language) : deps.language
+  const tax = deps.taxonomies[lang]
+  const html = deps.templates.render(name, lang, {
+    ...f,
+    Cats: f.Cats.map((c) => tax.name(c) ?? String(c)),
+    ProductName: deps.productName,
+    Lang: lang,
+    ReasonText: reasonText(lang, f.Reason)
+  })
+  res.status(200)
+  for (const [k, v] of PAGE_HEADERS) res.header(k, v)
+  res.send(html)
+}
+
+/**
+ * A safe-search block: 302 to the safe version of the search (`target`) when the configured redirect
+ * allows it; false when the caller shows the safe search page instead.
+ */
+function redirectToSafeSearch(deps: BlockPageDeps, req: HttpRequest, res: HttpResponse, target: string): boolean {
+  const redirect = deps.store.getServerDefaults().safesearchredirect
+  const answer = safeSearchRedirect(redirect, target, req.query, deps.safeHosts)
+  if (answer.kind === 'redirect') {
+    // no-referrer: the search terms of the original URL must not leak to the target a second time.
+    res.header('Location', answer.location).header('Referrer-Policy', 'no-referrer')
+    sendText(res, 302, 'Found\n')
+    return true
+  }
+  if (answer.why !== 'no-target')
+    deps.logger.warn(
+      { target: redirect, why: answer.why },
+      'safesearchredirect cannot be used; showing the safe search page'
+    )
+  return false
+}
+
+/** The page's "try again" link: the request's own URL. */
+function retryUrl(scheme: 'http' | 'https', hostHeader: string, req: HttpRequest): string {
+  return `${scheme}://${hostHeader}${req.path}${req.query === '' ? '' : `?${req.query}`}`
+}
+
 /**
  * The request handler of one listener. `scheme` is how that listener is reached (`http` or `https`),
  * for the retry link.
  */
 export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'https'): Handler {
-  const { policy, store, safeHosts, templates, taxonomies, productName, frontDoor, logger } = deps
+  const { policy, frontDoor, logger } = deps
   const apiHost = hostOf(deps.apiHost)
   // Reused across requests: evaluate() resets every field and nothing awaits between it and the answer.
   const verdict = new Verdict()
   const debug = logger.isLevelEnabled('debug')
 
-  const page = (
-    req: HttpRequest,
-    res: HttpResponse,
-    name: PageName,
-    host: string,
-    hostHeader: string,
-    reason: PageReason,
-    cats: readonly number[]
-  ): void => {
-    const lang = deps.acceptLanguage ? pickLanguage(req.header('accept-language'), deps.language) : deps.language
-    const tax = taxonomies[lang]
-    const html = templates.render(name, lang, {
-      Domain: host,
-      DisplayDomain: domainToUnicode(host) || host,
-      Cats: cats.map((c) => tax.name(c) ?? String(c)),
-      ProductName: productName,
-      Lang: lang,
-      Reason: reason,
-      ReasonText: reasonText(lang, reason),
-      RetryUrl: `${scheme}://${hostHeader}${req.path}${req.query === '' ? '' : `?${req.query}`}`
-    })
-    res.status(200)
-    for (const [k, v] of PAGE_HEADERS) res.header(k, v)
-    res.send(html)
+  const page: ShowPage = (req, res, name, host, hostHeader, reason, cats) => {
+    sendPage(deps, req, res, name, pageFacts(scheme, req, host, hostHeader, reason, cats))
   }
 
   return async (req, res) => {
@@ -190,24 +246,8 @@ export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'ht
           sendText(res, 403, 'Blocked\n')
           return
         }
-        const answer = safeSearchRedirect(
-          store.getServerDefaults().safesearchredirect,
-          verdict.target,
-          req.query,
-          safeHosts
-        )
-        if (answer.kind === 'redirect') {
-          // no-referrer: the search terms of the original URL must not leak to the target a second time.
-          res.header('Location', answer.location).header('Referrer-Policy', 'no-referrer')
-          sendText(res, 302, 'Found\n')
-          return
-        }
-        if (answer.why !== 'no-target')
-          logger.warn(
-            { target: store.getServerDefaults().safesearchredirect, why: answer.why },
-            'safesearchredirect cannot be used; showing the safe search page'
-          )
-        page(req, res, 'blocked', host, hostHeader, 'safesearch', [])
+        if (!redirectToSafeSearch(deps, req, res, verdict.target))
+          page(req, res, 'blocked', host, hostHeader, 'safesearch', [])
         return
       }
       default:
@@ -305,6 +345,42 @@ export function createBlockPageDeps(options: BlockPageOptions & { store: Store }
  * console.log(bp.endpoints) // ['blockpage http 0.0.0.0:80']
  * await bp.close()
  */
+/** The block page role's /health: its listeners and the store it reads. */
+function blockPageHealth(store: Store, endpoints: string[]): HealthReport {
+  const problems: HealthProblem[] = []
+  const generation = storeGeneration(() => store.generation(), problems)
+  return healthReport({
+    role: 'blockpage',
+    listeners: endpoints,
+    problems,
+    ...(generation === undefined ? {} : { generation })
+  })
+}
+
+function blockPageTls(config: Readonly<Config>): { cert: string; key: string } {
+  return { cert: config.blockpage['tls-cert'] ?? '', key: config.blockpage['tls-key'] ?? '' }
+}
+
+/** Mounts the pages (every path), /metrics and /health on one listener's server. */
+function routeBlockPage(
+  server: HttpServer,
+  metrics: HttpMetrics,
+  handler: Handler,
+  health: () => HealthReport,
+  frontDoor: FrontDoorLike | undefined
+): void {
+  const page = metrics.wrap('/*', handler)
+  server.route('*', '/*', page)
+  // Loopback callers get the metrics; a subscriber asking a blocked site for /metrics, the page.
+  metrics.mount(server, page)
+  // Likewise /health; for the API's host name it is the API's own /health, through the front door.
+  server.route('GET', '/health', async (req, res) => {
+    if (!isLoopback(req.remoteAddress) || frontDoor?.isApiHost(req.header('host')) === true) return await page(req, res)
+    const r = health()
+    res.json(r, r.ok ? 200 : 503)
+  })
+}
+
 export async function startBlockPage(options: BlockPageOptions): Promise<RunningBlockPage> {
   const { config } = options
   const logger = options.logger ?? silentLogger()
@@ -323,43 +399,20 @@ export async function startBlockPage(options: BlockPageOptions): Promise<Running
       logger.error({ err, host: req.header('host'), path: req.path }, 'block page request failed')
     }
     const endpoints: string[] = []
-    const health = (): HealthReport => {
-      const problems: HealthProblem[] = []
-      const generation = storeGeneration(() => store.generation(), problems)
-      return healthReport({
-        role: 'blockpage',
-        listeners: endpoints,
-        problems,
-        ...(generation === undefined ? {} : { generation })
-      })
-    }
+    const health = (): HealthReport => blockPageHealth(store, endpoints)
     const metrics = createHttpMetrics('blockpage')
     const listenOn = async (
       address: string,
       scheme: 'http' | 'https'
     ): Promise<{ port: number; server: HttpServer }> => {
-      const tls =
-        scheme === 'https'
-          ? { cert: config.blockpage['tls-cert'] ?? '', key: config.blockpage['tls-key'] ?? '' }
-          : undefined
       const server = createHttpServer({
         impl: options.impl ?? 'auto',
         bodyLimit,
         onError,
-        ...(tls === undefined ? {} : { tls }),
+        ...(scheme === 'https' ? { tls: blockPageTls(config) } : {}),
         logger
       })
-      const page = metrics.wrap('/*', createBlockPageHandler(deps, scheme))
-      server.route('*', '/*', page)
-      // Loopback callers get the metrics; a subscriber asking a blocked site for /metrics, the page.
-      metrics.mount(server, page)
-      // Likewise /health; for the API's host name it is the API's own /health, through the front door.
-      server.route('GET', '/health', async (req, res) => {
-        if (!isLoopback(req.remoteAddress) || options.frontDoor?.isApiHost(req.header('host')) === true)
-          return await page(req, res)
-        const r = health()
-        res.json(r, r.ok ? 200 : 503)
-      })
+      routeBlockPage(server, metrics, createBlockPageHandler(deps, scheme), health, options.frontDoor)
       servers.push(server)
       const hp = parseHostPort(address)
       try {

@@ -140,6 +140,47 @@ async function withMetricsListener(ctx: RoleContext, role: RunningRole): Promise
   }
 }
 
+/** A front process's endpoints once it says it is ready; rejects with its start error (errno, address, port). */
+function untilFrontReady(w: Worker): Promise<string[]> {
+  return new Promise<string[]>((resolve, reject) => {
+    const onMessage = (m: {
+      type?: string
+      endpoints?: string[]
+      message?: string
+      code?: string
+      address?: string
+      port?: number
+    }): void => {
+      if (m.type === 'dns-ready') {
+        w.off('message', onMessage)
+        resolve(m.endpoints ?? [])
+      }
+      if (m.type === 'dns-failed') {
+        w.off('message', onMessage)
+        // The child's errno, address and port, so the start failure names them (tools/cli/run-role.ts).
+        const { code, address, port } = m
+        reject(Object.assign(new Error(m.message), code === undefined ? {} : { code, address, port }))
+      }
+    }
+    w.on('message', onMessage)
+    w.once('exit', (code) => reject(new Error(`dns front process exited with code ${String(code)} while starting`)))
+  })
+}
+
+/** Sends a reload to one front process, which applies the live keys itself (cluster-worker.ts) and answers. */
+function reloadFront(w: Worker, config: Readonly<Config>, keys: readonly string[]): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onMessage = (m: { type?: string; error?: string }): void => {
+      if (m.type !== 'dns-reloaded') return
+      w.off('message', onMessage)
+      if (m.error === undefined) resolve()
+      else reject(new Error(m.error))
+    }
+    w.on('message', onMessage)
+    w.send({ type: 'dns-reload', config, keys })
+  })
+}
+
 async function startCluster(ctx: RoleContext, processes: number): Promise<RunningRole> {
   cluster.setupPrimary({
     exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)),
@@ -164,30 +205,7 @@ async function startCluster(ctx: RoleContext, processes: number): Promise<Runnin
           fork(index).catch((err: unknown) => ctx.logger.error({ err }, 'dns: cannot restart a front process'))
       }, 1000).unref()
     })
-    await new Promise<void>((resolve, reject) => {
-      const onMessage = (m: {
-        type?: string
-        endpoints?: string[]
-        message?: string
-        code?: string
-        address?: string
-        port?: number
-      }): void => {
-        if (m.type === 'dns-ready') {
-          endpoints = m.endpoints ?? []
-          w.off('message', onMessage)
-          resolve()
-        }
-        if (m.type === 'dns-failed') {
-          w.off('message', onMessage)
-          // The child's errno, address and port, so the start failure names them (tools/cli/run-role.ts).
-          const { code, address, port } = m
-          reject(Object.assign(new Error(m.message), code === undefined ? {} : { code, address, port }))
-        }
-      }
-      w.on('message', onMessage)
-      w.once('exit', (code) => reject(new Error(`dns front process exited with code ${String(code)} while starting`)))
-    })
+    endpoints = await untilFrontReady(w)
     return w
   }
   try {
@@ -208,20 +226,7 @@ async function startCluster(ctx: RoleContext, processes: number): Promise<Runnin
     async reload(config, keys) {
       current = config
       // Each front process applies them itself (cluster-worker.ts) and answers; a failure is the reload's.
-      await Promise.all(
-        [...workers].map(async (w) => {
-          await new Promise<void>((resolve, reject) => {
-            const onMessage = (m: { type?: string; error?: string }): void => {
-              if (m.type !== 'dns-reloaded') return
-              w.off('message', onMessage)
-              if (m.error === undefined) resolve()
-              else reject(new Error(m.error))
-            }
-            w.on('message', onMessage)
-            w.send({ type: 'dns-reload', config, keys })
-          })
-        })
-      )
+      await Promise.all([...workers].map((w) => reloadFront(w, config, keys)))
     },
     health() {
       const problems: HealthProblem[] =

@@ -9,7 +9,7 @@ import { formatHostPort, parseHostPort } from '../engine/config/address.js'
 import { EngineError } from '../engine/errors.js'
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { createPolicy, type Policy, type SafeHosts } from '../engine/policy/index.js'
-import { DnsMetrics } from '../engine/metrics/index.js'
+import { DnsMetrics, type UdpDrops } from '../engine/metrics/index.js'
 import { JudgePool } from '../engine/pool/index.js'
 import { noopQueryLogSink, type QueryLogSink } from '../engine/querylog/index.js'
 import { configuredStoreOptions, createStoreIfMissing, openConfiguredStore, type Store } from '../engine/store/index.js'
@@ -132,54 +132,10 @@ class FrontProcessServer implements DnsServer {
     const proxy = this.config.proxy
     this.io = chooseUdpIo(proxy.io, this.logger)
     this.metrics.io = this.io
-    this.metrics.udpDrops = () => {
-      let oversized = 0
-      let sendDrops = 0
-      for (const u of this.udp) {
-        if (u instanceof NativeUdpFront) {
-          oversized += u.oversized
-          sendDrops += u.sendDrops
-        }
-      }
-      return { oversized, sendDrops }
-    }
+    this.metrics.udpDrops = () => this.udpDropCounts()
     const tap = (this.tap = createDnstapTap(this.config, this.logger))
     if (tap !== null) this.metrics.dnstap = () => tap.counts
-    let judge: Judge | null = null
-    const ddr = o.ddr === undefined ? ddrEndpointsFromConfig(proxy) : o.ddr
-    // A fresh host: the DNS role may start before the api role ever wrote the store.
-    if (o.store === undefined && (await createStoreIfMissing(this.config))) {
-      this.logger.info(
-        { db: this.config.common.db },
-        'created an empty store (no policy yet: every name is forwarded until the api role writes one)'
-      )
-    }
-    if (this.dispatch === 'inline') {
-      this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
-      this.ownsStore = o.store === undefined
-      this.policy = createPolicy(this.config, this.store, o.safeHosts === undefined ? {} : { safeHosts: o.safeHosts })
-      judge = new Judge({
-        policy: this.policy,
-        answers: compileBlockAnswers(proxy),
-        clientSubnet: proxy['client-subnet'],
-        wantCats: this.sink.enabled,
-        local: localAnswersFor(proxy, ddr),
-        unknownClientId: proxy['unknown-client-id']
-      })
-      this.policy.watcher.start()
-    } else {
-      this.pool = new JudgePool({
-        workers: proxy.workers,
-        data: {
-          dbPath: o.store?.path ?? this.config.common.db,
-          storeOptions: configuredStoreOptions(this.config),
-          proxy: { ...proxy },
-          vendorNames: [...this.config.common['vendor-names']],
-          ddr,
-          wantStats: this.sink.enabled || tap !== null
-        }
-      })
-    }
+    const judge = await this.startJudging(o, tap !== null)
     this.limiter =
       proxy['rate-limit'] > 0
         ? new RateLimiter(proxy['rate-limit'], proxy['rate-limit-prefix-v4'], proxy['rate-limit-prefix-v6'])
@@ -220,6 +176,62 @@ class FrontProcessServer implements DnsServer {
     const tcp = this.tcp
     this.metrics.tcpSlots = () => tcp.slotCounts
     for (const text of proxy.listen) await this.listen(text)
+  }
+
+  /** The native fronts' drop counters, summed (the dgram front has none). */
+  private udpDropCounts(): UdpDrops {
+    let oversized = 0
+    let sendDrops = 0
+    for (const u of this.udp) {
+      if (u instanceof NativeUdpFront) {
+        oversized += u.oversized
+        sendDrops += u.sendDrops
+      }
+    }
+    return { oversized, sendDrops }
+  }
+
+  /**
+   * Opens what decides queries: with `inline` dispatch the store, the policy and this thread's Judge
+   * (returned); with `pool` the worker pool, which opens its own (null returned).
+   */
+  private async startJudging(o: DnsServerOptions, tapOn: boolean): Promise<Judge | null> {
+    const proxy = this.config.proxy
+    const ddr = o.ddr === undefined ? ddrEndpointsFromConfig(proxy) : o.ddr
+    // A fresh host: the DNS role may start before the api role ever wrote the store.
+    if (o.store === undefined && (await createStoreIfMissing(this.config))) {
+      this.logger.info(
+        { db: this.config.common.db },
+        'created an empty store (no policy yet: every name is forwarded until the api role writes one)'
+      )
+    }
+    if (this.dispatch !== 'inline') {
+      this.pool = new JudgePool({
+        workers: proxy.workers,
+        data: {
+          dbPath: o.store?.path ?? this.config.common.db,
+          storeOptions: configuredStoreOptions(this.config),
+          proxy: { ...proxy },
+          vendorNames: [...this.config.common['vendor-names']],
+          ddr,
+          wantStats: this.sink.enabled || tapOn
+        }
+      })
+      return null
+    }
+    this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
+    this.ownsStore = o.store === undefined
+    this.policy = createPolicy(this.config, this.store, o.safeHosts === undefined ? {} : { safeHosts: o.safeHosts })
+    const judge = new Judge({
+      policy: this.policy,
+      answers: compileBlockAnswers(proxy),
+      clientSubnet: proxy['client-subnet'],
+      wantCats: this.sink.enabled,
+      local: localAnswersFor(proxy, ddr),
+      unknownClientId: proxy['unknown-client-id']
+    })
+    this.policy.watcher.start()
+    return judge
   }
 
   // UDP and TCP on the same port; with port 0 the port the kernel gave UDP may be taken for TCP.

@@ -23,6 +23,27 @@ import { createLocalServer } from './lookup.js'
 import { Reporter } from './reporter.js'
 import { Updater } from './updater.js'
 
+/** The role's /health: billing (the last contact with the statistics server) and the database. */
+function localHealth(endpoints: string[], reporter: Reporter, catdb: CategoryDb, collectorUrl: string): HealthReport {
+  const problems: HealthProblem[] = []
+  if (!reporter.isBillingOk)
+    problems.push({
+      what: 'billing',
+      why: `no successful contact with the statistics server ${collectorUrl}: lookups answer 503`
+    })
+  if (catdb.activeVersion === 0)
+    problems.push({
+      what: 'database',
+      why: 'no category database yet: every name answers 404 until an update is applied'
+    })
+  return healthReport({
+    role: 'local',
+    listeners: endpoints,
+    problems,
+    extra: { databaseVersion: catdb.activeVersion }
+  })
+}
+
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
   const section = config.local
@@ -50,25 +71,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     extra: () => ({ version: updater.applied()?.version ?? null })
   })
   const endpoints: string[] = []
-  const health = (): HealthReport => {
-    const problems: HealthProblem[] = []
-    if (!reporter.isBillingOk)
-      problems.push({
-        what: 'billing',
-        why: `no successful contact with the statistics server ${section['collector-url']}: lookups answer 503`
-      })
-    if (catdb.activeVersion === 0)
-      problems.push({
-        what: 'database',
-        why: 'no category database yet: every name answers 404 until an update is applied'
-      })
-    return healthReport({
-      role: 'local',
-      listeners: endpoints,
-      problems,
-      extra: { databaseVersion: catdb.activeVersion }
-    })
-  }
+  const health = (): HealthReport => localHealth(endpoints, reporter, catdb, section['collector-url'])
   const server = createLocalServer(config, logger, {
     catdb,
     taxonomy,

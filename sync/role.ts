@@ -71,32 +71,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     }
   })
   const endpoints: string[] = []
-  // The shared /health shape (engine/health), with the replica's state as its state.
-  const health = (): HealthReport => {
-    const split = diverged(status.divergence)
-    const report = split ? divergenceReport(status.divergence) : undefined
-    const problems: HealthProblem[] = []
-    if (status.state !== 'following')
-      problems.push({ what: 'replica', why: REPLICA_STATES[status.state] ?? status.state })
-    if (report !== undefined) problems.push({ what: 'divergence', why: report.reason })
-    return healthReport({
-      role: 'sync',
-      listeners: endpoints,
-      state: status.state,
-      problems,
-      generation: store.generation(),
-      extra: {
-        ...(report !== undefined ? { diverged: report } : {}),
-        redis: settings.where,
-        epoch: status.epoch ?? null,
-        appliedSeq: status.appliedSeq,
-        redisSeq: status.redisSeq,
-        lagRecords: status.lagRecords,
-        lagMs: status.lagMs,
-        secondsSinceCurrent: status.currentAt === 0 ? null : (Date.now() - status.currentAt) / 1000
-      }
-    })
-  }
+  const health = (): HealthReport => syncHealth(status, store, settings.where, endpoints)
   http.route('GET', '/health', (_req, res) => {
     // 200 while the replica is current or catching up behind a working Redis (a load balancer keeps the
     // host); 503 when it diverged from Redis or Redis is away.
@@ -134,6 +109,33 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
       await store.close()
     }
   }
+}
+
+/** The shared /health shape (engine/health), with the replica's state as its state. */
+function syncHealth(status: FollowerStatus, store: Store, redis: string, endpoints: string[]): HealthReport {
+  const split = diverged(status.divergence)
+  const report = split ? divergenceReport(status.divergence) : undefined
+  const problems: HealthProblem[] = []
+  if (status.state !== 'following')
+    problems.push({ what: 'replica', why: REPLICA_STATES[status.state] ?? status.state })
+  if (report !== undefined) problems.push({ what: 'divergence', why: report.reason })
+  return healthReport({
+    role: 'sync',
+    listeners: endpoints,
+    state: status.state,
+    problems,
+    generation: store.generation(),
+    extra: {
+      ...(report !== undefined ? { diverged: report } : {}),
+      redis,
+      epoch: status.epoch ?? null,
+      appliedSeq: status.appliedSeq,
+      redisSeq: status.redisSeq,
+      lagRecords: status.lagRecords,
+      lagMs: status.lagMs,
+      secondsSinceCurrent: status.currentAt === 0 ? null : (Date.now() - status.currentAt) / 1000
+    }
+  })
 }
 
 /** /health's account of a replica that diverged: why, in the operator's words, and what was found. */
@@ -209,51 +211,50 @@ function replicaMetrics(status: FollowerStatus, store: Store): { contentType: st
       this.set({ reason: 'generation' }, status.divergence.foreignGeneration ? 1 : 0)
     }
   })
-  const applied = new Counter({
-    name: 'filterd_replica_applied_records_total',
-    help: 'change records applied since start',
-    registers: [registry]
-  })
-  const boots = new Counter({
-    name: 'filterd_replica_bootstraps_total',
-    help: 'bootstraps from a Redis snapshot since start',
-    registers: [registry]
-  })
-  const appliedOps = new Counter({
-    name: 'filterd_replica_applied_ops_total',
-    help: 'key changes written to the replica since start (bootstrap copies and applied records)',
-    registers: [registry]
-  })
-  const skippedOps = new Counter({
-    name: 'filterd_replica_skipped_ops_total',
-    help: 'key changes a bootstrap skipped because the replica already held that version or a newer one',
-    registers: [registry]
-  })
-  const audits = new Counter({
-    name: 'filterd_replica_audit_passes_total',
-    help: 'full audit passes comparing this replica with Redis since start',
-    registers: [registry]
-  })
-  let seen = { applied: 0, boots: 0, appliedOps: 0, skippedOps: 0, audits: 0 }
-  const syncCounters = (): void => {
-    applied.inc(status.appliedRecords - seen.applied)
-    boots.inc(status.bootstraps - seen.boots)
-    appliedOps.inc(status.appliedOps - seen.appliedOps)
-    skippedOps.inc(status.skippedOps - seen.skippedOps)
-    audits.inc(status.auditPasses - seen.audits)
-    seen = {
-      applied: status.appliedRecords,
-      boots: status.bootstraps,
-      appliedOps: status.appliedOps,
-      skippedOps: status.skippedOps,
-      audits: status.auditPasses
-    }
-  }
+  const syncCounters = replicaCounters(registry, status)
   return {
     contentType: registry.contentType,
     render: async () => {
       syncCounters()
       return await registry.metrics()
     }
+  }
+}
+
+/**
+ * The follower's since-start counts as Prometheus counters; the function returned brings them up to
+ * date (each scrape adds what was counted since the last one).
+ */
+function replicaCounters(registry: Registry, status: FollowerStatus): () => void {
+  // The follower counts since start; each scrape adds what it counted since the last one.
+  const syncs: Array<() => void> = []
+  const counter = (name: string, help: string, read: () => number): void => {
+    const c = new Counter({ name, help, registers: [registry] })
+    let seen = 0
+    syncs.push(() => {
+      const v = read()
+      c.inc(v - seen)
+      seen = v
+    })
+  }
+  counter('filterd_replica_applied_records_total', 'change records applied since start', () => status.appliedRecords)
+  counter('filterd_replica_bootstraps_total', 'bootstraps from a Redis snapshot since start', () => status.bootstraps)
+  counter(
+    'filterd_replica_applied_ops_total',
+    'key changes written to the replica since start (bootstrap copies and applied records)',
+    () => status.appliedOps
+  )
+  counter(
+    'filterd_replica_skipped_ops_total',
+    'key changes a bootstrap skipped because the replica already held that version or a newer one',
+    () => status.skippedOps
+  )
+  counter(
+    'filterd_replica_audit_passes_total',
+    'full audit passes comparing this replica with Redis since start',
+    () => status.auditPasses
+  )
+  return () => {
+    for (const sync of syncs) sync()
   }
 }

@@ -130,6 +130,47 @@ function parseIPv4(s: string, out: Buffer): boolean {
   return true
 }
 
+/** Writes `address` into `out` (4 or 16 bytes); its length, 0 when it is not an IP address. */
+function readAddress(address: string, out: Buffer): number {
+  if (parseIPv4(address, out)) return 4
+  // IPv6 (rarer, and the allocation-free path is IPv4's): the project's one IP parser.
+  const b = parseIpBytes(address)
+  if (b === undefined) return 0
+  out.set(b)
+  return b.length
+}
+
+/** The size of `e`'s Policy message body; 0 when no rule decided (no Policy message). */
+function policySize(e: DnstapEvent): number {
+  const ruleLen = e.policyRule.length
+  if (ruleLen === 0) return 0
+  const valueLen = wireNameSize(e.policyValue)
+  return (
+    lenFieldSize(POLICY_TYPE.length) +
+    lenFieldSize(ruleLen) +
+    (e.policyAction > 0 ? 2 : 0) +
+    2 +
+    (valueLen > 0 ? lenFieldSize(valueLen) : 0)
+  )
+}
+
+/** Writes the Policy message body of `e` (policySize bytes) at `off`; the offset after it. */
+function writePolicy(b: Buffer, off: number, e: DnstapEvent): number {
+  const rule = e.policyRule
+  off = writeLenHeader(b, off, 1, POLICY_TYPE.length)
+  off += copyInto(b, off, POLICY_TYPE, POLICY_TYPE.length)
+  off = writeLenHeader(b, off, 2, rule.length)
+  for (let i = 0; i < rule.length; i++) b[off++] = rule.charCodeAt(i)
+  if (e.policyAction > 0) off = writeVarintField(b, off, 3, e.policyAction)
+  off = writeVarintField(b, off, 4, MATCH_QNAME)
+  const valueLen = wireNameSize(e.policyValue)
+  if (valueLen > 0) {
+    off = writeLenHeader(b, off, 5, valueLen)
+    off = writeWireName(b, off, e.policyValue)
+  }
+  return off
+}
+
 export class DnstapEncoder {
   private readonly writer: FrameStreamWriter
   /** identity and version fields, encoded once. */
@@ -155,28 +196,10 @@ export class DnstapEncoder {
   /** Encodes `e` as one frame; false when the writer dropped it (queue full). */
   write(e: DnstapEvent): boolean {
     const addr = this.addr
-    let addrLen = 4
-    if (!parseIPv4(e.address, addr)) {
-      // IPv6 (rarer, and the allocation-free path is IPv4's): the project's one IP parser.
-      const b = parseIpBytes(e.address)
-      if (b === undefined) addrLen = 0
-      else {
-        addrLen = b.length
-        addr.set(b)
-      }
-    }
+    const addrLen = readAddress(e.address, addr)
     const qsec = Math.floor(e.queryTimeMs / 1000)
     const rsec = Math.floor(e.responseTimeMs / 1000)
-    const ruleLen = e.policyRule.length
-    const valueLen = wireNameSize(e.policyValue)
-    const policyLen =
-      ruleLen === 0
-        ? 0
-        : lenFieldSize(POLICY_TYPE.length) +
-          lenFieldSize(ruleLen) +
-          (e.policyAction > 0 ? 2 : 0) +
-          2 +
-          (valueLen > 0 ? lenFieldSize(valueLen) : 0)
+    const policyLen = policySize(e)
     const msgLen =
       2 +
       2 +
@@ -221,20 +244,7 @@ export class DnstapEncoder {
     off = writeFixed32Field(b, off, 13, (e.responseTimeMs - rsec * 1000) * 1_000_000)
     off = writeLenHeader(b, off, 14, e.responseLength)
     off += copyInto(b, off, e.response, e.responseLength)
-    if (policyLen > 0) {
-      off = writeLenHeader(b, off, 15, policyLen)
-      off = writeLenHeader(b, off, 1, POLICY_TYPE.length)
-      off += copyInto(b, off, POLICY_TYPE, POLICY_TYPE.length)
-      off = writeLenHeader(b, off, 2, ruleLen)
-      const rule = e.policyRule
-      for (let i = 0; i < ruleLen; i++) b[off++] = rule.charCodeAt(i)
-      if (e.policyAction > 0) off = writeVarintField(b, off, 3, e.policyAction)
-      off = writeVarintField(b, off, 4, MATCH_QNAME)
-      if (valueLen > 0) {
-        off = writeLenHeader(b, off, 5, valueLen)
-        off = writeWireName(b, off, e.policyValue)
-      }
-    }
+    if (policyLen > 0) off = writePolicy(b, writeLenHeader(b, off, 15, policyLen), e)
     b[off++] = 15 << 3 // Dnstap.type = MESSAGE
     b[off++] = 1
     if (off !== end) throw new Error(`dnstap: encoded ${off - end + size} bytes, sized ${size}`)

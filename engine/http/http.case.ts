@@ -20,8 +20,8 @@ import {
 import { tempDir } from '../testing/temp.js'
 
 // A safety net so a server that never answers fails the test instead of hanging the run; no assertion
-// depends on it.
-const SAFETY = { timeout: 10_000 }
+// depends on it. It covers the whole suite (about 35 tests), so it allows for a loaded machine.
+const SAFETY = { timeout: 60_000 }
 
 interface Started {
   server: HttpServer

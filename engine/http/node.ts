@@ -71,6 +71,25 @@ class NodeTransport implements Transport {
   }
 }
 
+/**
+ * A request target's path, query and, for the absolute form (RFC 9112 §3.2.2, as proxies send it),
+ * its authority, which then is the Host: the request routes by its path.
+ */
+function splitTarget(target: string): { path: string; query: string; authority: string | undefined } {
+  let url = target
+  let authority: string | undefined
+  if (url.charCodeAt(0) !== 47 /* / */) {
+    const m = ABSOLUTE_FORM.exec(url)
+    if (m !== null) {
+      authority = m[1]!
+      url = url.slice(m[0].length)
+      if (url === '' || url.charCodeAt(0) === 63 /* ? */) url = '/' + url
+    }
+  }
+  const q = url.indexOf('?')
+  return { path: q === -1 ? url : url.slice(0, q), query: q === -1 ? '' : url.slice(q + 1), authority }
+}
+
 export class NodeServer {
   readonly impl = 'node' as const
   readonly #server: Server
@@ -108,20 +127,7 @@ export class NodeServer {
       nreq.resume()
       return
     }
-    let url = nreq.url ?? '/'
-    // Absolute form (RFC 9112 §3.2.2), as proxies send it: route by its path, and its authority is the Host.
-    let authority: string | undefined
-    if (url.charCodeAt(0) !== 47 /* / */) {
-      const m = ABSOLUTE_FORM.exec(url)
-      if (m !== null) {
-        authority = m[1]!
-        url = url.slice(m[0].length)
-        if (url === '' || url.charCodeAt(0) === 63 /* ? */) url = '/' + url
-      }
-    }
-    const q = url.indexOf('?')
-    const path = q === -1 ? url : url.slice(0, q)
-    const query = q === -1 ? '' : url.slice(q + 1)
+    const { path, query, authority } = splitTarget(nreq.url ?? '/')
     // From the raw list, by the one rule both implementations share (node's own `headers` joins
     // cookies with '; ' and keeps set-cookie as an array).
     const headers: Record<string, string> = {}
@@ -145,7 +151,14 @@ export class NodeServer {
     const collector = new BodyCollector(limit, () => {
       answerTooLarge(res, limit)
     })
-    const req = new Request(method, path, from, collector)
+    this.#readBody(nreq, nres, res, new Request(method, path, from, collector))
+  }
+
+  /** Reads a request's body into its collector (eagerly, as uWS must), then dispatches it. */
+  #readBody(nreq: IncomingMessage, nres: ServerResponse, res: Response, req: Request): void {
+    const cfg = this.#cfg
+    const limit = cfg.bodyLimit
+    const collector = req.bodyCollector
     nres.on('close', () => {
       if (!nres.writableFinished) {
         res.aborted = true
@@ -153,7 +166,7 @@ export class NodeServer {
       }
     })
 
-    const declared = headers['content-length']
+    const declared = req.header('content-length')
     if (declared !== undefined && Number(declared) > limit) {
       answerTooLarge(res, limit)
       return

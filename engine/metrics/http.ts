@@ -28,6 +28,60 @@ export function isLoopback(address: string): boolean {
   return address.startsWith('127.') || address === '::1' || address.startsWith('::ffff:127.')
 }
 
+/** Called once per request when its answer starts: `started` is process.hrtime.bigint() at arrival. */
+type ObserveRequest = (route: string, method: string, status: number, started: bigint) => void
+
+/** `handler`, reporting each request's route, method, status and duration to `observe` once. */
+function instrumented(route: string, handler: Handler, observe: ObserveRequest): Handler {
+  return (req: HttpRequest, res: HttpResponse) => {
+    const started = process.hrtime.bigint()
+    const method = METHODS.has(req.method) ? req.method : 'other'
+    let status = 200
+    let done = false
+    const finish = (): void => {
+      if (done) return
+      done = true
+      observe(route, method, status, started)
+    }
+    const r = res as { -readonly [K in keyof HttpResponse]: HttpResponse[K] }
+    const origStatus = res.status.bind(res)
+    const origSend = res.send.bind(res)
+    const origJson = res.json.bind(res)
+    const origStream = res.stream.bind(res)
+    r.status = (code: number) => {
+      status = code
+      origStatus(code)
+      return res
+    }
+    r.send = (body?: string | Buffer) => {
+      finish()
+      origSend(body)
+    }
+    r.json = (value: unknown, code?: number) => {
+      if (code !== undefined) status = code
+      finish()
+      origJson(value, code)
+    }
+    r.stream = (first: string) => {
+      finish()
+      return origStream(first)
+    }
+    // A handler that throws is answered by the adapter's error path, which does not go through
+    // the methods above: count it under the status that error gets (HttpError's, or 500).
+    const failed = (err: unknown): never => {
+      status = err instanceof HttpError ? err.status : 500
+      finish()
+      throw err
+    }
+    try {
+      const result = handler(req, res)
+      return result instanceof Promise ? result.catch(failed) : result
+    } catch (err) {
+      return failed(err)
+    }
+  }
+}
+
 export function createHttpMetrics(role: string): HttpMetrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: `filterd_${role}_` })
@@ -44,57 +98,11 @@ export function createHttpMetrics(role: string): HttpMetrics {
     buckets: [...HTTP_LATENCY_BUCKETS_S],
     registers: [registry]
   })
-
-  const wrap =
-    (route: string, handler: Handler): Handler =>
-    (req: HttpRequest, res: HttpResponse) => {
-      const started = process.hrtime.bigint()
-      const method = METHODS.has(req.method) ? req.method : 'other'
-      let status = 200
-      let done = false
-      const finish = (): void => {
-        if (done) return
-        done = true
-        requests.inc({ route, method, status: String(status) })
-        duration.observe({ route, method }, Number(process.hrtime.bigint() - started) / 1e9)
-      }
-      const r = res as { -readonly [K in keyof HttpResponse]: HttpResponse[K] }
-      const origStatus = res.status.bind(res)
-      const origSend = res.send.bind(res)
-      const origJson = res.json.bind(res)
-      const origStream = res.stream.bind(res)
-      r.status = (code: number) => {
-        status = code
-        origStatus(code)
-        return res
-      }
-      r.send = (body?: string | Buffer) => {
-        finish()
-        origSend(body)
-      }
-      r.json = (value: unknown, code?: number) => {
-        if (code !== undefined) status = code
-        finish()
-        origJson(value, code)
-      }
-      r.stream = (first: string) => {
-        finish()
-        return origStream(first)
-      }
-      // A handler that throws is answered by the adapter's error path, which does not go through
-      // the methods above: count it under the status that error gets (HttpError's, or 500).
-      const failed = (err: unknown): never => {
-        status = err instanceof HttpError ? err.status : 500
-        finish()
-        throw err
-      }
-      try {
-        const result = handler(req, res)
-        return result instanceof Promise ? result.catch(failed) : result
-      } catch (err) {
-        return failed(err)
-      }
-    }
+  const observe: ObserveRequest = (route, method, status, started) => {
+    requests.inc({ route, method, status: String(status) })
+    duration.observe({ route, method }, Number(process.hrtime.bigint() - started) / 1e9)
+  }
+  const wrap = (route: string, handler: Handler): Handler => instrumented(route, handler, observe)
 
   return {
     registry,

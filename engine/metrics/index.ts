@@ -487,6 +487,92 @@ function resolverMetrics(registry: Registry): { reset: () => void; add: (proc: s
   }
 }
 
+/** The metrics filled from the DNS processes' snapshots, registered on `registry`. */
+function snapshotMetrics(registry: Registry) {
+  const P = ['process'] as const
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter({ name, help, labelNames, registers: [registry] })
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Gauge({ name, help, labelNames, registers: [registry] })
+  return {
+    queries: counter('filterd_dns_queries_total', 'DNS queries received', P),
+    answers: counter('filterd_dns_answers_total', 'DNS queries by verdict action and answer RCODE', [
+      'process',
+      'verdict',
+      'rcode'
+    ]),
+    timeouts: counter(
+      'filterd_dns_upstream_timeouts_total',
+      'upstream tries that got no answer in their share of the budget (each failed over or, at the end of the budget, SERVFAIL)',
+      P
+    ),
+    queue: gauge('filterd_dns_pool_queue_depth', 'tasks waiting in the worker pool', P),
+    written: counter('filterd_stats_rows_written_total', 'statistics rows written to CSV', P),
+    dropped: counter('filterd_stats_rows_dropped_total', 'statistics rows dropped (disk full or slow)', P),
+    io: gauge('filterd_dns_udp_io', 'UDP I/O path of the DNS process (proxy.io): 1 for the one in use', [
+      'process',
+      'path'
+    ]),
+    oversized: counter(
+      'filterd_dns_udp_oversized_total',
+      'UDP datagrams larger than a receive slot, dropped unread (native I/O)',
+      P
+    ),
+    sendDrops: counter(
+      'filterd_dns_udp_send_drops_total',
+      'UDP answers the kernel did not take, send queue full (native I/O)',
+      P
+    ),
+    tapFrames: counter('filterd_dns_dnstap_frames_total', 'dnstap frames handed to the collector (proxy.dnstap)', P),
+    tapDropped: counter(
+      'filterd_dns_dnstap_dropped_total',
+      'dnstap frames dropped, queue full: the collector was slow or away (proxy.dnstap)',
+      P
+    ),
+    truncated: counter(
+      'filterd_dns_udp_truncated_total',
+      "upstream answers larger than the client's UDP size, sent truncated with TC",
+      P
+    ),
+    tcpRefused: counter(
+      'filterd_dns_tcp_refused_total',
+      'TCP client connections closed on accept: per-source (the address or /64 holds its cap) or full (no idle connection to close)',
+      ['process', 'reason']
+    ),
+    tcpEvicted: counter(
+      'filterd_dns_tcp_evicted_total',
+      'TCP client connections closed to make room for a new one: idle, or slow (an unfinished message)',
+      ['process', 'reason']
+    ),
+    age: gauge('filterd_metrics_snapshot_age_seconds', 'age of the DNS process snapshot', P)
+  }
+}
+
+type SnapshotMetrics = ReturnType<typeof snapshotMetrics>
+
+/** Adds one DNS process's snapshot `s` (process `proc`, read at `t`) to the metrics. */
+function addSnapshot(m: SnapshotMetrics, proc: string, s: MetricsSnapshot, t: number): void {
+  const l = { process: proc }
+  m.queries.inc(l, s.queries)
+  for (const [verdict, rcode, n] of s.answers) m.answers.inc({ process: proc, verdict, rcode }, n)
+  m.timeouts.inc(l, s.upstreamTimeouts)
+  m.queue.set(l, s.poolQueueDepth)
+  if (typeof s.io === 'string' && s.io !== '') m.io.set({ process: proc, path: s.io }, 1)
+  m.oversized.inc(l, s.udpOversized ?? 0)
+  m.sendDrops.inc(l, s.udpSendDrops ?? 0)
+  m.tapFrames.inc(l, s.dnstapFrames ?? 0)
+  m.tapDropped.inc(l, s.dnstapDropped ?? 0)
+  m.truncated.inc(l, s.udpTruncated ?? 0)
+  const slots = s.tcpSlots ?? NO_TCP_SLOTS
+  m.tcpRefused.inc({ process: proc, reason: 'per-source' }, slots.refusedPerSource)
+  m.tcpRefused.inc({ process: proc, reason: 'full' }, slots.refusedFull)
+  m.tcpEvicted.inc({ process: proc, reason: 'idle' }, slots.evictedIdle)
+  m.tcpEvicted.inc({ process: proc, reason: 'slow' }, slots.evictedSlow)
+  m.written.inc(l, s.statsRowsWritten)
+  m.dropped.inc(l, s.statsRowsDropped)
+  m.age.set(l, Math.max(0, (t - s.updated) / 1000))
+}
+
 /** Mounts `GET /metrics` (Prometheus text format 0.0.4) on `server`; returns its registry. */
 export function registerMetricsRoute(server: HttpServer, ctx: MetricsRouteContext): Registry {
   const registry = new Registry()
@@ -494,97 +580,7 @@ export function registerMetricsRoute(server: HttpServer, ctx: MetricsRouteContex
   const now = ctx.now ?? Date.now
   if (ctx.defaultMetrics !== false)
     collectDefaultMetrics({ register: registry, prefix: ctx.defaultPrefix ?? 'filterd_api_' })
-  const p = ['process'] as const
-  const queries = new Counter({
-    name: 'filterd_dns_queries_total',
-    help: 'DNS queries received',
-    labelNames: p,
-    registers: [registry]
-  })
-  const answers = new Counter({
-    name: 'filterd_dns_answers_total',
-    help: 'DNS queries by verdict action and answer RCODE',
-    labelNames: ['process', 'verdict', 'rcode'] as const,
-    registers: [registry]
-  })
-  const timeouts = new Counter({
-    name: 'filterd_dns_upstream_timeouts_total',
-    help: 'upstream tries that got no answer in their share of the budget (each failed over or, at the end of the budget, SERVFAIL)',
-    labelNames: p,
-    registers: [registry]
-  })
-  const queue = new Gauge({
-    name: 'filterd_dns_pool_queue_depth',
-    help: 'tasks waiting in the worker pool',
-    labelNames: p,
-    registers: [registry]
-  })
-  const written = new Counter({
-    name: 'filterd_stats_rows_written_total',
-    help: 'statistics rows written to CSV',
-    labelNames: p,
-    registers: [registry]
-  })
-  const dropped = new Counter({
-    name: 'filterd_stats_rows_dropped_total',
-    help: 'statistics rows dropped (disk full or slow)',
-    labelNames: p,
-    registers: [registry]
-  })
-  const io = new Gauge({
-    name: 'filterd_dns_udp_io',
-    help: 'UDP I/O path of the DNS process (proxy.io): 1 for the one in use',
-    labelNames: ['process', 'path'] as const,
-    registers: [registry]
-  })
-  const oversized = new Counter({
-    name: 'filterd_dns_udp_oversized_total',
-    help: 'UDP datagrams larger than a receive slot, dropped unread (native I/O)',
-    labelNames: p,
-    registers: [registry]
-  })
-  const sendDrops = new Counter({
-    name: 'filterd_dns_udp_send_drops_total',
-    help: 'UDP answers the kernel did not take, send queue full (native I/O)',
-    labelNames: p,
-    registers: [registry]
-  })
-  const tapFrames = new Counter({
-    name: 'filterd_dns_dnstap_frames_total',
-    help: 'dnstap frames handed to the collector (proxy.dnstap)',
-    labelNames: p,
-    registers: [registry]
-  })
-  const tapDropped = new Counter({
-    name: 'filterd_dns_dnstap_dropped_total',
-    help: 'dnstap frames dropped, queue full: the collector was slow or away (proxy.dnstap)',
-    labelNames: p,
-    registers: [registry]
-  })
-  const truncated = new Counter({
-    name: 'filterd_dns_udp_truncated_total',
-    help: "upstream answers larger than the client's UDP size, sent truncated with TC",
-    labelNames: p,
-    registers: [registry]
-  })
-  const tcpRefused = new Counter({
-    name: 'filterd_dns_tcp_refused_total',
-    help: 'TCP client connections closed on accept: per-source (the address or /64 holds its cap) or full (no idle connection to close)',
-    labelNames: ['process', 'reason'] as const,
-    registers: [registry]
-  })
-  const tcpEvicted = new Counter({
-    name: 'filterd_dns_tcp_evicted_total',
-    help: 'TCP client connections closed to make room for a new one: idle, or slow (an unfinished message)',
-    labelNames: ['process', 'reason'] as const,
-    registers: [registry]
-  })
-  const age = new Gauge({
-    name: 'filterd_metrics_snapshot_age_seconds',
-    help: 'age of the DNS process snapshot',
-    labelNames: p,
-    registers: [registry]
-  })
+  const metrics = snapshotMetrics(registry)
   const store = ctx.store
   if (store !== undefined) {
     void new Gauge({
@@ -605,47 +601,12 @@ export function registerMetricsRoute(server: HttpServer, ctx: MetricsRouteContex
   const render = async (): Promise<string> => {
     const t = now()
     const snaps = await readSnapshots(dir, t)
-    for (const m of [
-      queries,
-      answers,
-      timeouts,
-      queue,
-      io,
-      oversized,
-      sendDrops,
-      tapFrames,
-      tapDropped,
-      truncated,
-      tcpRefused,
-      tcpEvicted,
-      written,
-      dropped,
-      age
-    ])
-      m.reset()
+    for (const m of Object.values(metrics)) m.reset()
     perResolver.reset()
     const hist: HistValue[] = []
     for (const [proc, s] of snaps) {
-      const l = { process: proc }
-      queries.inc(l, s.queries)
-      for (const [verdict, rcode, n] of s.answers) answers.inc({ process: proc, verdict, rcode }, n)
-      timeouts.inc(l, s.upstreamTimeouts)
-      queue.set(l, s.poolQueueDepth)
-      if (typeof s.io === 'string' && s.io !== '') io.set({ process: proc, path: s.io }, 1)
-      oversized.inc(l, s.udpOversized ?? 0)
-      sendDrops.inc(l, s.udpSendDrops ?? 0)
-      tapFrames.inc(l, s.dnstapFrames ?? 0)
-      tapDropped.inc(l, s.dnstapDropped ?? 0)
-      truncated.inc(l, s.udpTruncated ?? 0)
-      const slots = s.tcpSlots ?? NO_TCP_SLOTS
-      tcpRefused.inc({ process: proc, reason: 'per-source' }, slots.refusedPerSource)
-      tcpRefused.inc({ process: proc, reason: 'full' }, slots.refusedFull)
-      tcpEvicted.inc({ process: proc, reason: 'idle' }, slots.evictedIdle)
-      tcpEvicted.inc({ process: proc, reason: 'slow' }, slots.evictedSlow)
-      written.inc(l, s.statsRowsWritten)
-      dropped.inc(l, s.statsRowsDropped)
-      age.set(l, Math.max(0, (t - s.updated) / 1000))
-      pushHistogram(hist, histName, l, s.upstream.buckets, s.upstream)
+      addSnapshot(metrics, proc, s, t)
+      pushHistogram(hist, histName, { process: proc }, s.upstream.buckets, s.upstream)
       for (const r of s.resolvers ?? []) perResolver.add(proc, r)
     }
     latency.values = hist

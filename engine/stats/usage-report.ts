@@ -65,6 +65,23 @@ export function vendorKeyDigest(pem: string | Buffer): string {
     .digest('hex')
 }
 
+/** POSTs one usage report (a form) to the vendor; throws unless it answers 2xx with the body `ok`. */
+async function postUsage(
+  doFetch: typeof fetch,
+  url: string,
+  form: Record<string, string>,
+  timeoutMs: number
+): Promise<void> {
+  const res = await doFetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form).toString(),
+    signal: AbortSignal.timeout(timeoutMs)
+  })
+  const body = (await res.text()).trim()
+  if (!res.ok || body !== 'ok') throw new Error(`vendor answered ${res.status}: ${body.slice(0, 200)}`)
+}
+
 /**
  * Starts the usage reporter; a no-op when `stats.vendor-url` is not set.
  *
@@ -107,14 +124,7 @@ export function startUsageReporter(
         claimed = true
       }
       const count = store.addressCount()
-      const res = await doFetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ key, count: String(count) }).toString(),
-        signal: AbortSignal.timeout(timeoutMs)
-      })
-      const body = (await res.text()).trim()
-      if (!res.ok || body !== 'ok') throw new Error(`vendor answered ${res.status}: ${body.slice(0, 200)}`)
+      await postUsage(doFetch, url, { key, count: String(count) }, timeoutMs)
       logger.info({ count }, 'usage report sent')
       return true
     } catch (err) {

@@ -112,6 +112,27 @@ function printRunning(
   out('Stop with Ctrl-C.')
 }
 
+/** Resolves when `child`'s process says it is ready (its endpoints noted); rejects when it exits first. */
+function untilReady(child: Child): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    child.proc.on('message', (m: unknown) => {
+      const msg = m as { type?: string; endpoints?: string[] }
+      if (msg.type === 'ready') {
+        child.endpoints = msg.endpoints ?? []
+        resolve()
+      }
+    })
+    child.proc.on('exit', () => reject(new Error(`${child.role} exited during start`)))
+  })
+}
+
+/** The demo's category database, built when `demo.build-db` asks and it is empty; build-db's exit code. */
+async function buildDemoDb(config: Readonly<Config>, configPath: string): Promise<number> {
+  if (config.demo?.['build-db'] !== true) return 0
+  const buildDb = await loadCommand('build-db')
+  return await buildDb(['--config', configPath, '--if-empty', '--quiet'])
+}
+
 export async function runAll(
   config: Readonly<Config>,
   configPath: string,
@@ -119,13 +140,10 @@ export async function runAll(
 ): Promise<number> {
   refuseIfRunning(config)
   const stub = await startDemoUpstream(config)
-  if (config.demo?.['build-db'] === true) {
-    const buildDb = await loadCommand('build-db')
-    const code = await buildDb(['--config', configPath, '--if-empty', '--quiet'])
-    if (code !== 0) {
-      await stub?.close()
-      return code
-    }
+  const built = await buildDemoDb(config, configPath)
+  if (built !== 0) {
+    await stub?.close()
+    return built
   }
   // The replica follower runs only where a shared Redis store is configured.
   const roles: RoleName[] = ROLE_NAMES.filter((r) => r !== 'sync' || sharesRedis(config))
@@ -175,16 +193,7 @@ export async function runAll(
       if (!stopping) restart(child, signal ?? `code ${code}`)
       if (stopping && children.every((c) => c.proc.exitCode !== null || c.proc.signalCode !== null)) finish()
     })
-    await new Promise<void>((resolve, reject) => {
-      proc.on('message', (m: unknown) => {
-        const msg = m as { type?: string; endpoints?: string[] }
-        if (msg.type === 'ready') {
-          child.endpoints = msg.endpoints ?? []
-          resolve()
-        }
-      })
-      proc.on('exit', () => reject(new Error(`${role} exited during start`)))
-    })
+    await untilReady(child)
   }
   const ready = startInOrder(roles, startRole)
   process.on('SIGINT', () => stopAll(0))

@@ -138,6 +138,49 @@ interface LiveRow {
 
 const MAX_ROWS = 300
 
+/** One query of the live log as a table row. */
+function liveRow(r: LiveRow, names: Record<string, string>): HTMLTableRowElement {
+  const reason =
+    r.reason === 'none'
+      ? ''
+      : (t.steps[r.reason] ?? r.reason) +
+        (r.blockedHost !== '' && r.blockedHost !== r.host ? ` (${r.blockedHost})` : '')
+  return h(
+    'tr',
+    { class: r.blocked ? 'blocked' : '', 'data-host': r.host, 'data-reason': r.reason },
+    h('td', { class: 'nowrap' }, new Date(r.time).toLocaleTimeString()),
+    h('td', { class: 'mono' }, r.address),
+    h(
+      'td',
+      {},
+      r.user === null
+        ? h('span', { class: 'muted' }, t.anon)
+        : h('a', { href: `#/users/${encodeURIComponent(r.user)}` }, r.user)
+    ),
+    h('td', { class: 'mono wrap' }, r.host, r.nxdomain ? h('span', { class: 'tag' }, 'NX') : null),
+    h('td', {}, r.blocked ? h('span', { class: 'tag bad' }, t.action.block) : null, ' ', reason),
+    h('td', {}, catChips(r.cats, names, r.blockedCats))
+  )
+}
+
+/** The live log's column heads. */
+function liveHead(): HTMLElement {
+  return h(
+    'thead',
+    {},
+    h(
+      'tr',
+      {},
+      h('th', {}, t.time),
+      h('th', {}, t.address),
+      h('th', {}, t.user),
+      h('th', {}, t.domain),
+      h('th', {}, t.reason),
+      h('th', {}, t.categories)
+    )
+  )
+}
+
 /** The live query log (GET /live/queries, Server-Sent Events), newest first, at most MAX_ROWS rows on screen. */
 export function liveLog(fixed: { user?: string } = {}): { el: HTMLElement; stop: () => void } {
   const user = h('input', { type: 'text', name: 'live-user', placeholder: t.user, value: fixed.user ?? '' })
@@ -147,25 +190,7 @@ export function liveLog(fixed: { user?: string } = {}): { el: HTMLElement; stop:
   const state = h('span', { class: 'muted live-state' }, t.connecting)
   const notice = h('div', { class: 'notice', hidden: true })
   const body = h('tbody')
-  const table = h(
-    'table',
-    { class: 'live' },
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        h('th', {}, t.time),
-        h('th', {}, t.address),
-        h('th', {}, t.user),
-        h('th', {}, t.domain),
-        h('th', {}, t.reason),
-        h('th', {}, t.categories)
-      )
-    ),
-    body
-  )
+  const table = h('table', { class: 'live' }, liveHead(), body)
   let source: EventSource | undefined
   let names: Record<string, string> = {}
   const connect = (): void => {
@@ -197,27 +222,7 @@ export function liveLog(fixed: { user?: string } = {}): { el: HTMLElement; stop:
     })
   }
   const add = (r: LiveRow): void => {
-    const reason =
-      r.reason === 'none'
-        ? ''
-        : (t.steps[r.reason] ?? r.reason) +
-          (r.blockedHost !== '' && r.blockedHost !== r.host ? ` (${r.blockedHost})` : '')
-    const tr = h(
-      'tr',
-      { class: r.blocked ? 'blocked' : '', 'data-host': r.host, 'data-reason': r.reason },
-      h('td', { class: 'nowrap' }, new Date(r.time).toLocaleTimeString()),
-      h('td', { class: 'mono' }, r.address),
-      h(
-        'td',
-        {},
-        r.user === null
-          ? h('span', { class: 'muted' }, t.anon)
-          : h('a', { href: `#/users/${encodeURIComponent(r.user)}` }, r.user)
-      ),
-      h('td', { class: 'mono wrap' }, r.host, r.nxdomain ? h('span', { class: 'tag' }, 'NX') : null),
-      h('td', {}, r.blocked ? h('span', { class: 'tag bad' }, t.action.block) : null, ' ', reason),
-      h('td', {}, catChips(r.cats, names, r.blockedCats))
-    )
+    const tr = liveRow(r, names)
     body.prepend(tr)
     while (body.rows.length > MAX_ROWS) body.deleteRow(body.rows.length - 1)
   }
