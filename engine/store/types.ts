@@ -71,6 +71,9 @@ export const CIDR_PREFIX = 'cidr:'
  */
 export const API_CLIENT_PREFIX = 'api:'
 
+/** Key prefix of the list subscriptions in `lists` (engine/lists/keys.ts): never a user's or a global list. */
+export const SUBSCRIPTION_PREFIX = 'sub:'
+
 export function listKey(scope: ListScope, kind: ListKind): string {
   return scope === null ? `global:${kind}` : `user:${scope}:${kind}`
 }
@@ -89,6 +92,8 @@ export interface StoreWriter {
   /** Unmaps addresses (only those that belong to `userId`). */
   releaseAddresses(userId: string, addresses: readonly string[]): void
   putList(scope: ListScope, kind: ListKind, entries: readonly string[]): void
+  /** Writes (or, `value` undefined, deletes) one key of the list subscriptions (`sub:…` in `lists`). */
+  putSubscriptionValue(key: string, value: unknown): void
   putServerDefaults(value: ServerDefaults): void
   putUserDefaults(value: UserDefaults): void
   putClient(client: ClientRecord): void
