@@ -7,6 +7,8 @@
  * is checked by the handlers, which answer 422 with a code of their own (errors.ts) naming the element.
  */
 
+import { subscriptionAnswerSchemas, subscriptionBodySchemas } from './subscription-schemas.js'
+
 const onOff = { type: 'string', enum: ['on', 'off'] } as const
 const categoryNumbers = {
   type: 'array',
@@ -72,7 +74,8 @@ export const bodySchemas = {
   },
   AddressList: addressList,
   CategoryList: categoryNumbers,
-  DomainList: domainList
+  DomainList: domainList,
+  ...subscriptionBodySchemas
 } as const
 
 export type BodySchemaName = keyof typeof bodySchemas
@@ -357,7 +360,8 @@ export const answerSchemas = {
         }
       }
     }
-  }
+  },
+  ...subscriptionAnswerSchemas
 } as const
 
 export type AnswerSchemaName = keyof typeof answerSchemas

@@ -66,6 +66,17 @@ export type RefreshOutcome =
 
 const TICK_MS = 5000
 
+/** The `lists` section's defaults (engine/config/schema.ts), for a server built without a config. */
+export const DEFAULT_LIST_SETTINGS: RefresherSettings = {
+  interval: 86400,
+  jitter: 0.1,
+  retry: 900,
+  timeout: 120,
+  'max-bytes': 67108864,
+  'max-entries': 2000000,
+  'max-invalid': 0.5
+}
+
 export class ListRefresher {
   private timer: NodeJS.Timeout | undefined
   private running: Promise<void> | undefined
@@ -91,14 +102,20 @@ export class ListRefresher {
     return this.options.configSources.some((s) => s.id === id)
   }
 
+  /** Runs a pass every tick, the first one tick from now. The timer alone keeps no process alive. */
   start(): void {
+    const every = this.options.tickMs ?? TICK_MS
     const tick = (): void => {
-      this.running = this.tick().finally(() => {
-        this.running = undefined
-        if (!this.closed) this.timer = setTimeout(tick, this.options.tickMs ?? TICK_MS)
-      })
+      this.running = this.tick()
+        .catch((err: unknown) => {
+          this.options.logger.warn({ err: (err as Error).message }, 'list refresher pass failed')
+        })
+        .finally(() => {
+          this.running = undefined
+          if (!this.closed) this.timer = setTimeout(tick, every).unref()
+        })
     }
-    tick()
+    this.timer = setTimeout(tick, every).unref()
   }
 
   async close(): Promise<void> {
