@@ -141,7 +141,8 @@ export const subscriptionRoutes: RouteDef[] = [
     path: '/subscriptions/{source_id}/refresh',
     tag,
     summary: 'refresh a list now, whole (without ETag or If-Modified-Since)',
-    description: 'Answers when the refresh is done; with Redis, "skipped" when another host is refreshing it.',
+    description:
+      'Answers when the refresh is done. With Redis it fetches on the host asked (the timed refreshes take turns); the result reaches every host.',
     ok: [{ status: 200, description: 'what the refresh did', schema: 'RefreshOutcome' }],
     errors: [400, 404],
     async handle(ctx, req, res) {

@@ -27,13 +27,24 @@ export interface Difference {
   readonly moved: number
 }
 
-/** Inside a write: puts and removes the entries of `changes` and records them in `sub:rev`. */
+/**
+ * Inside a write: puts and removes the entries of `changes` and records in `sub:rev` what changed,
+ * each entry's `from` read here, in the write, rather than trusted from when the difference was
+ * computed: a write computed again (Redis ordered another host's first) or a second host applying
+ * the same copy then records only what it really changed, so the policy's counts stay exact.
+ */
 export function writeChanges(w: StoreWriter, id: string, changes: readonly EntryChange[]): void {
   const prefix = entryPrefix(id)
-  for (const [name, , to] of changes) w.putSubscriptionValue(prefix + name, to ?? undefined)
+  const real: EntryChange[] = []
+  for (const [name, , to] of changes) {
+    const from = (w.store.getSubscriptionValue(prefix + name) as EntryTarget | undefined) ?? null
+    if (from === to) continue
+    w.putSubscriptionValue(prefix + name, to ?? undefined)
+    real.push([name, from, to])
+  }
+  if (real.length === 0) return
   const prev = w.store.getSubscriptionValue(REV_KEY) as RevRecord | undefined
-  const rev: RevRecord = { rev: (prev?.rev ?? 0) + 1, changes: [...changes] }
-  w.putSubscriptionValue(REV_KEY, rev)
+  w.putSubscriptionValue(REV_KEY, { rev: (prev?.rev ?? 0) + 1, changes: real } satisfies RevRecord)
 }
 
 /** What turns the source's stored entries into `next`, each entry with `target`. */

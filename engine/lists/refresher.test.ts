@@ -9,10 +9,10 @@ import { HostKeys, Policy, Verdict, loadSafeHosts } from '../policy/index.js'
 import { Store } from '../store/index.js'
 import { addUser, buildCats, tempStore } from '../testing/store.js'
 import { createBuiltinWhitelist } from '../whitelist/index.js'
-import { currentEntries, REV_KEY, sourceState, type ListSource, type RevRecord } from './keys.js'
+import { currentEntries, REV_KEY, sourceState, type EntryChange, type ListSource, type RevRecord } from './keys.js'
 import { ListRefresher, type RefresherSettings } from './refresher.js'
 import { startListServer } from './testing/list-server.js'
-import { removeSource } from './apply.js'
+import { removeSource, writeChanges } from './apply.js'
 
 const SETTINGS: RefresherSettings = {
   interval: 3600,
@@ -212,4 +212,22 @@ test('a source no longer defined has its entries removed by the tick', async (t:
   await refresher(store).tick()
   t.assert.strictEqual(judge(policy, 'gone.example').action, 'forward')
   t.assert.strictEqual(currentEntries(store, 'ads').size, 0)
+})
+
+test('a difference applied twice (a second host, a write computed again) records only what it changed', async (t: TestContext) => {
+  const { store } = tempStore(t, 'filterd-lists-')
+  const policy = policyOf(store)
+  const changes: EntryChange[] = [
+    ['x.example', null, 'black'],
+    ['y.example', null, 'black']
+  ]
+  await store.write((w) => writeChanges(w, 'ads', changes))
+  t.assert.strictEqual(judge(policy, 'x.example').action, 'block')
+  const rev = (store.getSubscriptionValue(REV_KEY) as RevRecord).rev
+  // The same changes again: nothing is written, the revision stays, the policy's counts too.
+  await store.write((w) => writeChanges(w, 'ads', changes))
+  t.assert.strictEqual((store.getSubscriptionValue(REV_KEY) as RevRecord).rev, rev)
+  await store.write((w) => writeChanges(w, 'ads', [['x.example', 'black', null]]))
+  t.assert.strictEqual(judge(policy, 'x.example').action, 'forward')
+  t.assert.strictEqual(judge(policy, 'y.example').action, 'block')
 })

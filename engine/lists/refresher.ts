@@ -151,7 +151,9 @@ export class ListRefresher {
   }
 
   private async claimAndRun(source: ListSource, force: boolean): Promise<RefreshOutcome> {
-    const claim = this.options.claim?.(source.id)
+    // An operator's "refresh now" fetches on the host asked; two hosts applying a copy at once is
+    // safe (each write records only what it changed), the claim only saves the timers a double fetch.
+    const claim = force ? undefined : this.options.claim?.(source.id)
     if (claim !== undefined) {
       // Held for the download and its writes; left to lapse, so a host whose replica has not yet
       // applied the new state does not fetch again right after.

@@ -544,7 +544,7 @@ export interface paths {
         put?: never;
         /**
          * refresh a list now, whole (without ETag or If-Modified-Since)
-         * @description Answers when the refresh is done; with Redis, "skipped" when another host is refreshing it.
+         * @description Answers when the refresh is done. With Redis it fetches on the host asked (the timed refreshes take turns); the result reaches every host.
          */
         post: operations["postSubscriptionsSourceIdRefresh"];
         delete?: never;
