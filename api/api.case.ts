@@ -1143,7 +1143,8 @@ export function runApiSuite(impl: HttpImpl, how?: ApiSuiteVariant): void {
         host: 'a.example',
         query: 'every',
         filter: 'all',
-        client_id: 'every-phone'
+        client_id: 'every-phone',
+        source_id: 'every'
       }
       const today = new Date().toISOString().slice(0, 10)
       const bodies: Record<string, unknown> = {
@@ -1153,7 +1154,8 @@ export function runApiSuite(impl: HttpImpl, how?: ApiSuiteVariant): void {
         AddressList: ['10.0.0.1'],
         CategoryList: [1],
         DomainList: ['a.example'],
-        ClientIdList: ['every-phone']
+        ClientIdList: ['every-phone'],
+        SubscriptionUpdate: { url: 'http://127.0.0.1:9/list', format: 'domains', target: 'blacklist' }
       }
       for (const r of ROUTES) {
         await call(s.base, 'PUT', '/users/every', {
@@ -1165,6 +1167,7 @@ export function runApiSuite(impl: HttpImpl, how?: ApiSuiteVariant): void {
         })
         await call(s.base, 'PUT', '/blacklist/', ['a.example'])
         await call(s.base, 'PUT', '/whitelist/', ['a.example'])
+        await call(s.base, 'PUT', '/subscriptions/every', bodies.SubscriptionUpdate)
         // Query parameters a route needs: the reports' date range, the check route's client address.
         const names = new Set(r.query?.map((q) => q.name) ?? [])
         const range = names.has('from') ? `?from=${today}&to=${today}` : names.has('ip') ? '?ip=10.0.0.1' : ''

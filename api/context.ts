@@ -16,6 +16,7 @@ import { parseCidr } from '../engine/net/ip.js'
 import { ALLOW_ONLY } from '../engine/policy/index.js'
 import { apiError } from './errors.js'
 import type { LiveLog } from './live-log.js'
+import type { ListRefresher } from '../engine/lists/refresher.js'
 import { checkBody, checkUniqueKeys, type BodyTypes } from './validate.js'
 import type { BodySchemaName } from './schemas.js'
 
@@ -34,6 +35,8 @@ export interface ApiContext {
   readonly logger: Logger
   /** What the statistics reports read. */
   readonly stats: StatsContext
+  /** The list subscriptions' refresher (engine/lists; started by the role when lists.refresh is on). */
+  readonly lists: ListRefresher
   /** docs/openapi.yaml's text, generated from the route table (api/openapi.ts) once, on first request. */
   openApiText(): string
 }

@@ -28,6 +28,8 @@ import {
 import { roleHttpImpl } from '../engine/http/index.js'
 import { createApiServer } from './server.js'
 import { linkSharedStore } from './shared-store.js'
+import { createListRefresher } from './lists.js'
+import { registerListMetrics } from '../engine/lists/metrics.js'
 
 function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.')
@@ -44,6 +46,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const shared = await linkSharedStore(config, store, logger)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   const statsDb = openStatsDb(config.stats.db)
+  const lists = createListRefresher(config, store, logger, shared, taxonomy)
   const server = createApiServer({
     store,
     taxonomy,
@@ -52,7 +55,8 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     config,
     logger,
     impl: roleHttpImpl(config.common['http-server'], 'public'),
-    stats: { db: statsDb, timezone: config.stats.timezone }
+    stats: { db: statsDb, timezone: config.stats.timezone },
+    lists
   })
   const endpoints: string[] = []
   let importer: { readonly last?: LastImport | undefined } = {}
@@ -72,7 +76,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     })
   }
   registerHealthRoute(server.http, health)
-  registerMetricsRoute(server.http, { config, store })
+  registerListMetrics(registerMetricsRoute(server.http, { config, store }), store, () => lists.sources())
   let port: number
   try {
     ;({ port } = await server.listen(listen.host, listen.port))
@@ -103,6 +107,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     async close() {
       await server.close()
       usage.close()
+      await lists.close()
       await running.close()
       await shared?.close()
       await statsDb.close()

@@ -56,6 +56,7 @@ export const PATH_PARAMS: Readonly<Record<string, { description: string; schema:
     schema: { type: 'string' }
   },
   host: { description: 'host name to look up', schema: { type: 'string' } },
+  source_id: { description: 'list subscription id', schema: { type: 'string', pattern: '^[a-z0-9_-]{1,32}$' } },
   filter: { description: 'all, or www (names that start with "www.")', schema: { enum: ['all', 'www'] } },
   query: {
     description: 'user name or IP address; a trailing "*" matches a name prefix or an address prefix',

@@ -7,6 +7,8 @@
  * is checked by the handlers, which answer 422 with a code of their own (errors.ts) naming the element.
  */
 
+import { subscriptionAnswerSchemas, subscriptionBodySchemas } from './subscription-schemas.js'
+
 const onOff = { type: 'string', enum: ['on', 'off'] } as const
 const categoryNumbers = {
   type: 'array',
@@ -81,7 +83,8 @@ export const bodySchemas = {
   AddressList: addressList,
   ClientIdList: clientIdList,
   CategoryList: categoryNumbers,
-  DomainList: domainList
+  DomainList: domainList,
+  ...subscriptionBodySchemas
 } as const
 
 export type BodySchemaName = keyof typeof bodySchemas
@@ -377,7 +380,8 @@ export const answerSchemas = {
         }
       }
     }
-  }
+  },
+  ...subscriptionAnswerSchemas
 } as const
 
 export type AnswerSchemaName = keyof typeof answerSchemas

@@ -23,6 +23,7 @@ import { registerUi } from './ui-static.js'
 import { pattern } from './route-table.js'
 import { ROUTES } from './routes/index.js'
 import { answeringStoreRefusals } from './shared-store.js'
+import { DEFAULT_LIST_SETTINGS, ListRefresher } from '../engine/lists/refresher.js'
 
 export interface ApiServerOptions {
   readonly store: Store
@@ -39,6 +40,8 @@ export interface ApiServerOptions {
   readonly stats: { readonly db: StatsDb; readonly timezone: string; readonly now?: () => number }
   /** The live query log: the folder it follows (default `stats.dir`) and its limits. */
   readonly liveLog?: LiveLogOptions & { readonly dir?: string }
+  /** The list subscriptions' refresher; default: one over the store with the default settings, not started. */
+  readonly lists?: ListRefresher
   /** The console's built files (default dist/ui). */
   readonly uiDir?: string
   /** HTTP implementation (default `'auto'`: uWS when it loads). */
@@ -113,7 +116,10 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     policy,
     unknownClientId: options.config.proxy['unknown-client-id'],
     logger,
-    stats: { db: stats.db, time: new ReportTime(stats.timezone), now: stats.now ?? Date.now }
+    stats: { db: stats.db, time: new ReportTime(stats.timezone), now: stats.now ?? Date.now },
+    lists:
+      options.lists ??
+      new ListRefresher({ store: options.store, settings: DEFAULT_LIST_SETTINGS, configSources: [], logger })
   }
   const raw = createHttpServer({
     impl: options.impl ?? 'auto',

@@ -14,6 +14,7 @@ import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
 import type { StatsDb, UsageClaim } from '../engine/stats/index.js'
 import type { StatsApplier } from '../engine/replica/stats.js'
+import type { RefreshClaim } from '../engine/lists/refresher.js'
 import { hostname } from 'node:os'
 import { apiError } from './errors.js'
 
@@ -26,6 +27,8 @@ export interface SharedStoreLink {
   startStats(statsDb: StatsDb): StatsApplier
   /** The claim the hosts take so one of them sends each interval's vendor usage report. */
   readonly usageClaim: UsageClaim
+  /** The claim the hosts take so one of them refreshes a subscribed list (engine/lists/refresher.ts). */
+  listClaim(id: string): RefreshClaim
   close(): Promise<void>
 }
 
@@ -66,6 +69,12 @@ export async function linkSharedStore(
   return {
     where: settings.where,
     usageClaim: redisPeriodClaim(redis, settings.keys.usageReport, `${host}:${process.pid}`),
+    listClaim: (id) =>
+      redisPeriodClaim(
+        redis,
+        `${config.common['redis-prefix'] ?? 'filterd:'}lists:claim:${id}`,
+        `${host}:${process.pid}`
+      ),
     startStats(statsDb) {
       return startStatsApplier(
         connectSharedStore(settings, { commandTimeout: 6000 }),

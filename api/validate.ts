@@ -8,6 +8,7 @@ import { HttpError } from '../engine/http/index.js'
 import { findDuplicateKey } from '../engine/http/json-keys.js'
 import { bodySchemas, type BodySchemaName } from './schemas.js'
 import type { OnOff } from '../engine/store/index.js'
+import type { SubscriptionUpdate } from './subscription-schemas.js'
 
 export interface UserUpdate {
   name?: string
@@ -43,6 +44,7 @@ export interface BodyTypes {
   ClientIdList: string[]
   CategoryList: number[]
   DomainList: string[]
+  SubscriptionUpdate: SubscriptionUpdate
 }
 
 // `allErrors: false`: the first problem is enough for a 422 and stops ajv early on a huge bad array.

@@ -11,6 +11,7 @@ import { listRoutes } from './lists.js'
 import { liveLogRoutes } from './live-log.js'
 import { overviewRoutes } from './overview.js'
 import { statsRoutes } from './stats.js'
+import { subscriptionRoutes } from './subscriptions.js'
 import { userRoutes } from './users.js'
 
 export const ROUTES: readonly RouteDef[] = [
@@ -21,6 +22,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...categoryRoutes,
   ...filterRoutes,
   ...listRoutes,
+  ...subscriptionRoutes,
   ...statsRoutes,
   ...overviewRoutes,
   ...checkRoutes,

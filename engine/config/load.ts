@@ -19,6 +19,7 @@ import { ROLE_SECTIONS } from './roles.js'
 import { configSchema } from './schema.js'
 import { sharesRedis } from './shared-store.js'
 import type { Config, ConfigFile, HostPort } from './types.js'
+import { configSourceProblems } from '../lists/config.js'
 
 /** Keys the spec lets repeat: a scalar there is a one-element list. */
 const LIST_KEYS: ReadonlyArray<[string, string]> = [
@@ -217,6 +218,7 @@ function checkRules(config: Config, problems: string[], written: ReadonlySet<str
   if (config.common['redis-port'] !== undefined && !sharesRedis(config)) {
     problems.push('common.redis-port: needs common.redis-ip')
   }
+  problems.push(...configSourceProblems(config.lists.sources))
   if (!isValidTimeZone(config.stats.timezone))
     problems.push(`stats.timezone: unknown time zone "${config.stats.timezone}"`)
 }

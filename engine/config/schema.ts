@@ -655,6 +655,106 @@ export const configSchema = {
         },
         'log-level': { ...logLevel, 'x-live': ['sync'] }
       }
+    },
+    lists: {
+      type: 'object',
+      'x-roles': ['api'],
+      additionalProperties: false,
+      default: {},
+      description:
+        'remote list subscriptions (docs/lists.md): refreshed by the api role; with Redis one api host fetches each and the shared store carries the result',
+      properties: {
+        refresh: {
+          type: 'boolean',
+          default: true,
+          description:
+            "this host's api role refreshes the subscribed lists (with Redis, any number of hosts may: they take turns per source)"
+        },
+        interval: {
+          type: 'integer',
+          minimum: 60,
+          maximum: 2592000,
+          default: 86400,
+          description: 'seconds between refreshes of a source that sets no interval of its own'
+        },
+        jitter: {
+          type: 'number',
+          minimum: 0,
+          maximum: 1,
+          default: 0.1,
+          description:
+            'a refresh comes up to this share of the interval late, at random, so sources and hosts spread out'
+        },
+        retry: {
+          type: 'integer',
+          minimum: 10,
+          maximum: 86400,
+          default: 900,
+          description: 'seconds before a failed refresh is tried again (the last good copy stays meanwhile)'
+        },
+        timeout: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 3600,
+          default: 120,
+          description: 'seconds a download may take in all, headers and body'
+        },
+        'max-bytes': {
+          type: 'integer',
+          minimum: 1024,
+          default: 67108864,
+          description: 'bytes a list may have; a larger one is refused whole'
+        },
+        'max-entries': {
+          type: 'integer',
+          minimum: 1,
+          default: 2000000,
+          description: 'entries a list may have; a longer one is refused whole'
+        },
+        'max-invalid': {
+          type: 'number',
+          minimum: 0,
+          maximum: 1,
+          default: 0.5,
+          description:
+            "share of a copy's lines that may be unreadable; above it the copy is refused (an error page served with 200)"
+        },
+        sources: {
+          type: 'array',
+          default: [],
+          description:
+            'lists defined here (the API adds more, stored in the policy store); the same on every host. A source removed from here has its entries removed',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['id', 'url', 'format', 'target'],
+            properties: {
+              id: {
+                type: 'string',
+                pattern: '^[a-z0-9_-]{1,32}$',
+                description: "the source's name: 1 to 32 of a-z 0-9 _ -"
+              },
+              url: { type: 'string', pattern: '^https?://', description: 'http:// or https:// URL of the list' },
+              format: {
+                enum: ['hosts', 'domains', 'adblock', 'rpz'],
+                description: "the list's format (docs/lists.md)"
+              },
+              target: {
+                enum: ['blacklist', 'whitelist', 'category'],
+                description: 'the global blacklist, the global whitelist, or the category named by category'
+              },
+              category: {
+                type: 'integer',
+                minimum: 0,
+                maximum: 65535,
+                description: 'the category, with target: category'
+              },
+              interval: { type: 'integer', minimum: 60, maximum: 2592000, description: 'seconds between refreshes' },
+              enabled: { type: 'boolean', default: true }
+            }
+          }
+        }
+      }
     }
   }
 } as const

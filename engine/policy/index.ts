@@ -30,6 +30,7 @@ import {
 } from '../store/index.js'
 import { createBuiltinWhitelist, type BuiltinWhitelist } from '../whitelist/index.js'
 import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
+import { SubscriptionIndex } from '../lists/policy-index.js'
 
 export { loadSafeHosts, parseSafeHosts, type SafeHosts } from './safe-hosts.js'
 
@@ -156,6 +157,8 @@ export class Policy {
   private global: GlobalLists = { whitelist: new Set(), blacklist: new Set(), allowOnly: false }
   private anonymous: Snapshot | null = null
   private readonly cache = new Map<string, Snapshot>()
+  /** The subscribed lists (engine/lists), kept current by difference on each generation change. */
+  private readonly subscriptions = new SubscriptionIndex()
 
   constructor(options: PolicyOptions) {
     this.store = options.store
@@ -180,6 +183,7 @@ export class Policy {
     const white = listSet(this.store.getList(null, 'white'))
     const black = listSet(this.store.getList(null, 'black'))
     this.global = { whitelist: white.set, blacklist: black.set, allowOnly: black.allowOnly }
+    this.subscriptions.refresh(this.store)
     // A rebuilt category database bumps the generation too.
     this.categories.refresh()
   }
@@ -303,9 +307,10 @@ export class Policy {
       if (this.builtin.matchKey(k)) return this.decide(out, 'forward', 'builtin-whitelist', k)
     }
     const g = this.global
-    let hit = firstIn(g.whitelist, keys)
+    // Subscriptions mapped to the global lists come after the operator's own entries of each list.
+    let hit = firstIn(g.whitelist, keys) || this.subscriptions.firstWhite(keys)
     if (hit !== '') return this.decide(out, 'forward', 'global-whitelist', hit)
-    hit = firstIn(g.blacklist, keys)
+    hit = firstIn(g.blacklist, keys) || this.subscriptions.firstBlack(keys)
     if (hit !== '') return this.decide(out, 'block', 'global-blacklist', hit)
     if (g.allowOnly) return this.decide(out, 'block', 'global-allow-only', ALLOW_ONLY)
     if (!snap.enabled) return this.decide(out, 'forward', 'user-disabled', '')
@@ -343,7 +348,11 @@ export class Policy {
 
   /** The name's categories (the category database's suffix walk), and those in `filter`. */
   private fillCats(keys: SuffixKeys, out: Verdict, filter: ReadonlySet<number> | null): void {
-    const hit = this.categories.findRaw(keys)
+    let hit: { readonly key: string; readonly cats: readonly number[] } | undefined = this.categories.findRaw(keys)
+    // Categories subscriptions give the name join the database's (engine/lists): a new array, never the shared one.
+    const listed = this.subscriptions.categoriesOf(keys)
+    if (listed !== undefined)
+      hit = { key: hit?.key ?? listed.key, cats: [...new Set([...(hit?.cats ?? []), ...listed.cats])] }
     if (hit === undefined) return
     // Shared with every lookup of this name (frozen): a verdict reads its categories, never writes them.
     const cats = hit.cats

@@ -49,6 +49,7 @@ export {
   API_CLIENT_PREFIX,
   CLIENT_ID_PREFIX,
   POLICY_DBS,
+  SUBSCRIPTION_PREFIX,
   type ClientRecord,
   type ListKind,
   type ListScope,
@@ -272,6 +273,19 @@ export class Store implements ReplicaStore {
 
   getList(scope: ListScope, kind: ListKind): string[] {
     return (this.dbs.lists.get(listKey(scope, kind)) as string[] | undefined) ?? []
+  }
+
+  /** A value of the list subscriptions' keys (`sub:` in `lists`, engine/lists/keys.ts). */
+  getSubscriptionValue(key: string): unknown {
+    return this.dbs.lists.get(key)
+  }
+
+  /** The list subscriptions' keys that start with `prefix` (`sub:…`), in key order. */
+  *subscriptionRange(prefix: string): Iterable<{ key: string; value: unknown }> {
+    for (const { key, value } of this.dbs.lists.getRange({ start: prefix })) {
+      if (!(key as string).startsWith(prefix)) break
+      yield { key: key as string, value }
+    }
   }
 
   getServerDefaults(): ServerDefaults {

@@ -83,6 +83,9 @@ export const CLIENT_ID_PREFIX = 'id:'
  */
 export const API_CLIENT_PREFIX = 'api:'
 
+/** Key prefix of the list subscriptions in `lists` (engine/lists/keys.ts): never a user's or a global list. */
+export const SUBSCRIPTION_PREFIX = 'sub:'
+
 export function listKey(scope: ListScope, kind: ListKind): string {
   return scope === null ? `global:${kind}` : `user:${scope}:${kind}`
 }
@@ -107,6 +110,8 @@ export interface StoreWriter {
    */
   setClientIds(userId: string, ids: readonly string[]): Array<{ clientId: string; owner: string }>
   putList(scope: ListScope, kind: ListKind, entries: readonly string[]): void
+  /** Writes (or, `value` undefined, deletes) one key of the list subscriptions (`sub:…` in `lists`). */
+  putSubscriptionValue(key: string, value: unknown): void
   putServerDefaults(value: ServerDefaults): void
   putUserDefaults(value: UserDefaults): void
   putClient(client: ClientRecord): void

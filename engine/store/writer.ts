@@ -16,6 +16,7 @@ import {
   CIDR_PREFIX,
   CLIENT_ID_PREFIX,
   listKey,
+  SUBSCRIPTION_PREFIX,
   type DbName,
   type PolicyDb,
   type RemoteCommit,
@@ -103,6 +104,11 @@ function createWriter(store: Store, t: WriterTables, meta: Database): StoreWrite
     putList(scope, kind, entries) {
       if (entries.length === 0) t.remove('lists', listKey(scope, kind))
       else t.put('lists', listKey(scope, kind), [...entries])
+    },
+    putSubscriptionValue(key, value) {
+      if (!key.startsWith(SUBSCRIPTION_PREFIX)) throw new Error('a list subscription key starts with sub:')
+      if (value === undefined) t.remove('lists', key)
+      else t.put('lists', key, value)
     },
     putServerDefaults(value) {
       t.put('settings', 'config', value)

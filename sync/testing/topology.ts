@@ -152,7 +152,8 @@ export async function defineHost(
       'require-credentials': false,
       ...extra.api
     },
-    sync: { listen: `${address}:${syncPort}`, log: '-', pid: join(dir, 'sync.pid'), ...extra.sync }
+    sync: { listen: `${address}:${syncPort}`, log: '-', pid: join(dir, 'sync.pid'), ...extra.sync },
+    ...(extra.lists === undefined ? {} : { lists: extra.lists })
   }
   const config = join(dir, 'filterd.json')
   writeFileSync(config, JSON.stringify(doc))

@@ -531,6 +531,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/subscriptions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the list subscriptions, with the state of their last refresh */
+        get: operations["getSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{source_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** one list subscription */
+        get: operations["getSubscriptionsSourceId"];
+        /**
+         * add or replace a list subscription (refreshed within seconds by the api role)
+         * @description A changed target moves the entries at the next refresh; a changed URL or format downloads the list whole. A source of the config file cannot be changed here (409).
+         */
+        put: operations["putSubscriptionsSourceId"];
+        post?: never;
+        /** remove a list subscription and its entries */
+        delete: operations["deleteSubscriptionsSourceId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{source_id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refresh a list now, whole (without ETag or If-Modified-Since)
+         * @description Answers when the refresh is done. With Redis it fetches on the host asked (the timed refreshes take turns); the result reaches every host.
+         */
+        post: operations["postSubscriptionsSourceIdRefresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users/{user_id}/stat/activity/hour": {
         parameters: {
             query?: never;
@@ -775,6 +834,27 @@ export interface components {
         CategoryList: number[];
         /** @description domain names; IDNs are accepted and stored as punycode */
         DomainList: string[];
+        /** @description a list subscription; the whole of it (PUT replaces) */
+        SubscriptionUpdate: {
+            /** @description http:// or https:// URL of the list */
+            url: string;
+            /**
+             * @description hosts file, one domain a line, AdBlock ||name^ rules, or RPZ QNAME lines (name CNAME .)
+             * @enum {unknown}
+             */
+            format: "hosts" | "domains" | "adblock" | "rpz";
+            /**
+             * @description the global blacklist, the global whitelist, or the category named by category
+             * @enum {unknown}
+             */
+            target: "blacklist" | "whitelist" | "category";
+            /** @description the category, with target category */
+            category?: number;
+            /** @description seconds between refreshes (default lists.interval) */
+            interval?: number;
+            /** @description refreshed while true (default true); its entries stay enforced either way */
+            enabled?: boolean;
+        };
         User: {
             name: string;
             /** @enum {string} */
@@ -949,6 +1029,70 @@ export interface components {
                 /** @description the request part at fault: a path or query parameter, or a body element such as filter[2] */
                 field?: string;
             };
+        };
+        Subscription: {
+            id: string;
+            /** @description http:// or https:// URL of the list */
+            url: string;
+            /**
+             * @description hosts file, one domain a line, AdBlock ||name^ rules, or RPZ QNAME lines (name CNAME .)
+             * @enum {unknown}
+             */
+            format: "hosts" | "domains" | "adblock" | "rpz";
+            /**
+             * @description the global blacklist, the global whitelist, or the category named by category
+             * @enum {unknown}
+             */
+            target: "blacklist" | "whitelist" | "category";
+            /** @description the category, with target category */
+            category?: number;
+            /** @description seconds between refreshes (default lists.interval) */
+            interval?: number;
+            /** @description refreshed while true (default true); its entries stay enforced either way */
+            enabled: boolean;
+            /**
+             * @description config sources are changed in the config file only
+             * @enum {unknown}
+             */
+            origin: "config" | "api";
+            /** @description the last refresh (null before the first); times in ms since the epoch, 0 for never */
+            state: {
+                /** @description entries of the last good copy, enforced now */
+                entries?: number;
+                lastAttempt?: number;
+                /** @description the copy was last confirmed (200 applied, or 304) */
+                lastSuccess?: number;
+                /** @description the entries last changed */
+                lastChange?: number;
+                nextDue?: number;
+                etag?: string;
+                lastModified?: string;
+                bytes?: number;
+                /** @description lines of the last good copy that could not be read */
+                invalid?: number;
+                /** @description well-formed lines that are not entries (exceptions, other actions) */
+                skipped?: number;
+                /** @description failed refreshes since the source was added */
+                errors?: number;
+                consecutiveErrors?: number;
+                lastError?: string;
+                /** @description the host that made the last attempt */
+                host?: string;
+            } | null;
+        };
+        Subscriptions: components["schemas"]["Subscription"][];
+        RefreshOutcome: {
+            /** @enum {unknown} */
+            status: "changed" | "unchanged" | "failed" | "skipped";
+            entries?: number;
+            added?: number;
+            removed?: number;
+            /** @description entries whose target changed */
+            moved?: number;
+            /** @description why it failed (the last good copy stays) */
+            error?: string;
+            /** @description why it was skipped (another host holds the refresh) */
+            why?: string;
         };
     };
     responses: {
@@ -3774,6 +3918,283 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description malformed request: bad JSON, bad user_id, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description unknown user, entry or resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["AuthThrottled"];
+            /** @description internal fault (logged once); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description config sources first, then those added through the API */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscriptions"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["AuthThrottled"];
+            /** @description internal fault (logged once); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSubscriptionsSourceId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description list subscription id */
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the subscription */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description malformed request: bad JSON, bad user_id, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description unknown user, entry or resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["AuthThrottled"];
+            /** @description internal fault (logged once); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putSubscriptionsSourceId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description list subscription id */
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionUpdate"];
+            };
+        };
+        responses: {
+            /** @description replaced */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description added */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description malformed request: bad JSON, bad user_id, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body larger than api.body-limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body of the wrong shape (missing or unknown fields, wrong types) or holding invalid values (address, category, domain, "-" in a whitelist) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["AuthThrottled"];
+            /** @description internal fault (logged once); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteSubscriptionsSourceId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description list subscription id */
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description malformed request: bad JSON, bad user_id, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description unknown user, entry or resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description error */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["AuthThrottled"];
+            /** @description internal fault (logged once); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postSubscriptionsSourceIdRefresh: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description list subscription id */
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description what the refresh did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefreshOutcome"];
+                };
             };
             /** @description malformed request: bad JSON, bad user_id, bad path or query parameter */
             400: {

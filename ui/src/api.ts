@@ -44,6 +44,7 @@ export type Raw = Schemas['RawReport']
 export type ServerDefaults = Schemas['ServerDefaults']
 export type UserDefaults = Schemas['UserDefaults']
 export type Groups = Schemas['CategoryGroups']
+export type Subscription = Schemas['Subscription']
 
 // Per console language: switching languages fetches the names once more, in the new language.
 const names = new Map<Lang, Promise<Record<string, string>>>()

@@ -102,6 +102,24 @@ const en = {
     category: 'a blocked category',
     none: 'no rule: the query is forwarded'
   } as Record<string, string>,
+  subs: {
+    nav: 'Lists',
+    title: 'List subscriptions',
+    note: 'Lists at a URL, refreshed by the api role; a failed refresh keeps the last good copy (docs/lists.md).',
+    id: 'Id',
+    source: 'Source',
+    target: 'Target',
+    entries: 'Entries',
+    lastSuccess: 'Last success',
+    age: 'Age',
+    errors: 'Errors',
+    lastError: 'Last error',
+    never: 'never',
+    refresh: 'Refresh',
+    add: 'Add or replace',
+    fromConfig: 'config',
+    none: 'No subscriptions yet.'
+  },
   anon: 'anonymous'
 }
 
@@ -204,6 +222,24 @@ const ru: typeof en = {
     safevideo: 'безопасное видео',
     category: 'блокируемая категория',
     none: 'ни одно правило: запрос передаётся дальше'
+  },
+  subs: {
+    nav: 'Подписки',
+    title: 'Подписки на списки',
+    note: 'Списки по URL, обновляемые ролью api; при сбое остаётся последняя удачная копия (docs/lists.md).',
+    id: 'Имя',
+    source: 'Источник',
+    target: 'Назначение',
+    entries: 'Записей',
+    lastSuccess: 'Последний успех',
+    age: 'Возраст',
+    errors: 'Ошибок',
+    lastError: 'Последняя ошибка',
+    never: 'никогда',
+    refresh: 'Обновить',
+    add: 'Добавить или заменить',
+    fromConfig: 'конфиг',
+    none: 'Подписок пока нет.'
   },
   anon: 'аноним'
 }

@@ -7,6 +7,7 @@ import { h, clear } from './dom.js'
 import { lang, setLang, t, type Lang } from './i18n.js'
 import { overviewPage } from './pages/overview.js'
 import { settingsPage } from './pages/settings.js'
+import { listsPage } from './pages/lists.js'
 import { userPage } from './pages/user.js'
 import { usersPage } from './pages/users.js'
 import { checkBox, liveLog } from './widgets.js'
@@ -23,7 +24,8 @@ function nav(): void {
     link('#/overview', t.overview),
     link('#/users', t.users),
     link('#/live', t.live),
-    link('#/settings', t.settings)
+    link('#/settings', t.settings),
+    link('#/lists', t.subs.nav)
   )
   const button = (l: Lang, text: string): HTMLElement => {
     const b = h('button', { type: 'button', class: l === lang ? 'active' : '', 'data-lang': l }, text)
@@ -56,6 +58,8 @@ function route(): void {
     cleanup = live.stop
   } else if (parts[0] === 'settings') {
     settingsPage(app)
+  } else if (parts[0] === 'lists') {
+    listsPage(app)
   } else {
     overviewPage(app)
   }

@@ -1,0 +1,106 @@
+/**
+ * The subscribed lists as the policy reads them (engine/policy): in memory, by name, built once from
+ * the store and then kept current from `sub:rev` (engine/lists/keys.ts). A generation change reads one
+ * key; when the entries' revision moved by one, only the names that write changed are updated; a
+ * bigger jump (a process that slept through several refreshes) reads every entry again.
+ *
+ * A name may be listed by several sources: each map counts how many list it with that target, so a
+ * source that drops a name does not unlist it while another still has it.
+ */
+import type { SuffixKeys } from '../names/suffix-keys.js'
+import type { Store } from '../store/index.js'
+import { ENTRY_PREFIX, entryName, REV_KEY, type EntryTarget, type RevRecord } from './keys.js'
+
+function bump(map: Map<string, number>, name: string, by: number): void {
+  const n = (map.get(name) ?? 0) + by
+  if (n > 0) map.set(name, n)
+  else map.delete(name)
+}
+
+export class SubscriptionIndex {
+  private rev = -1
+  private readonly white = new Map<string, number>()
+  private readonly black = new Map<string, number>()
+  /** name → its categories, one element per source that lists it (so repeats are possible). */
+  private readonly cats = new Map<string, number[]>()
+
+  /** Entries held, over every target. */
+  get size(): number {
+    return this.white.size + this.black.size + this.cats.size
+  }
+
+  /** Follows the store: call when its generation moved. */
+  refresh(store: Store): void {
+    const record = store.getSubscriptionValue(REV_KEY) as RevRecord | undefined
+    const rev = record?.rev ?? 0
+    if (rev === this.rev) return
+    if (record !== undefined && this.rev >= 0 && rev === this.rev + 1) {
+      for (const [name, from, to] of record.changes) {
+        if (from !== null) this.count(name, from, -1)
+        if (to !== null) this.count(name, to, 1)
+      }
+      this.rev = rev
+    } else {
+      this.rev = this.rebuild(store, rev)
+    }
+  }
+
+  /** Reads every entry; again while a write lands meanwhile (the revision read before and after differ). */
+  private rebuild(store: Store, rev: number): number {
+    let before = rev
+    for (;;) {
+      this.white.clear()
+      this.black.clear()
+      this.cats.clear()
+      for (const { key, value } of store.subscriptionRange(ENTRY_PREFIX))
+        this.count(entryName(key), value as EntryTarget, 1)
+      const after = (store.getSubscriptionValue(REV_KEY) as RevRecord | undefined)?.rev ?? 0
+      if (after === before) return after
+      before = after
+    }
+  }
+
+  private count(name: string, target: EntryTarget, by: number): void {
+    if (target === 'white') bump(this.white, name, by)
+    else if (target === 'black') bump(this.black, name, by)
+    else {
+      const list = this.cats.get(name) ?? []
+      if (by > 0) list.push(target)
+      else if (list.includes(target)) list.splice(list.indexOf(target), 1)
+      if (list.length > 0) this.cats.set(name, list)
+      else this.cats.delete(name)
+    }
+  }
+
+  /** The first suffix of `keys` a whitelist subscription lists, or ''. */
+  firstWhite(keys: SuffixKeys): string {
+    return this.white.size === 0 ? '' : firstIn(this.white, keys)
+  }
+
+  /** The first suffix of `keys` a blacklist subscription lists, or ''. */
+  firstBlack(keys: SuffixKeys): string {
+    return this.black.size === 0 ? '' : firstIn(this.black, keys)
+  }
+
+  /** The categories subscriptions give `keys` (every suffix's), with the suffix that gave the first; undefined when none. */
+  categoriesOf(keys: SuffixKeys): { key: string; cats: number[] } | undefined {
+    if (this.cats.size === 0) return undefined
+    let found: { key: string; cats: number[] } | undefined
+    for (let i = 0; i < keys.labelCount; i++) {
+      const k = keys.suffix(i)
+      const list = this.cats.get(k)
+      if (list === undefined) continue
+      if (found === undefined) found = { key: k, cats: [...list] }
+      else found.cats.push(...list)
+    }
+    return found
+  }
+}
+
+function firstIn(map: ReadonlyMap<string, number>, keys: SuffixKeys): string {
+  for (let i = 0; i < keys.labelCount; i++) {
+    const k = keys.suffix(i)
+    if (map.has(k)) return k
+  }
+  return ''
+}
