@@ -155,6 +155,7 @@ class FrontProcessServer implements DnsServer {
           storeOptions: configuredStoreOptions(this.config),
           proxy: { ...proxy },
           vendorNames: [...this.config.common['vendor-names']],
+          timezone: this.config.stats.timezone,
           wantStats: this.sink.enabled || tap !== null
         }
       })

@@ -23,6 +23,8 @@ export interface PoolWorkerData {
   /** The proxy section (blockpage-ip, ttl, client-subnet, safesearch-hosts), cloned to the worker. */
   proxy: Config['proxy']
   vendorNames: readonly string[]
+  /** `stats.timezone`: the zone of a scheduled rule that names none. */
+  timezone?: string
   /** Build statistics fields (the front's sink is enabled). */
   wantStats: boolean
 }
@@ -44,6 +46,8 @@ export interface BatchOutput {
   bytes: ArrayBuffer
   /** Safe-video target per packet ('' otherwise). */
   targets: string[]
+  /** A forwarded answer's TTL cap per packet (a scheduled rule's boundary), -1 for none. */
+  ttlCaps?: number[]
   /** Statistics fields per packet (time, nxdomain and rcode of forwards filled by the front), or null. */
   records: Array<QueryLogRecord | null> | null
   /** The task's input bytes, moved back (the front forwards queries from them without a copy). */
