@@ -8,6 +8,7 @@ import { HttpError } from '../engine/http/index.js'
 import { findDuplicateKey } from '../engine/http/json-keys.js'
 import { bodySchemas, type BodySchemaName } from './schemas.js'
 import type { OnOff } from '../engine/store/index.js'
+import type { ScheduledRule } from '../engine/schedule/index.js'
 
 export interface UserUpdate {
   name?: string
@@ -18,6 +19,7 @@ export interface UserUpdate {
   ip?: string[]
   whitelist?: string[]
   blacklist?: string[]
+  schedules?: ScheduledRule[]
 }
 
 export interface ServerDefaultsUpdate {
@@ -25,12 +27,14 @@ export interface ServerDefaultsUpdate {
   safesearch?: boolean
   safeyoutube?: boolean
   safesearchredirect?: string
+  schedules?: ScheduledRule[]
 }
 
 export interface UserDefaultsUpdate {
   filter?: number[]
   safesearch?: boolean
   safeyoutube?: boolean
+  schedules?: ScheduledRule[]
 }
 
 /** What each schema guarantees once it has accepted a value. */

@@ -37,6 +37,7 @@ import { normalizeDomain } from '../engine/names/index.js'
 import { normalizeIp } from '../engine/net/ip.js'
 import { createPolicy, HostKeys, loadSafeHosts, Verdict, type Policy, type SafeHosts } from '../engine/policy/index.js'
 import { openConfiguredStore, type Store } from '../engine/store/index.js'
+import { formatWall, zoneOf } from '../engine/schedule/index.js'
 import { LANGUAGES, pickLanguage } from './language.js'
 import { reasonText, type PageReason } from './messages.js'
 import { safeSearchRedirect } from './safesearch.js'
@@ -64,6 +65,15 @@ export interface BlockPageDeps {
   readonly apiHost: string
   readonly frontDoor: FrontDoorLike | undefined
   readonly logger: Logger
+}
+
+/**
+ * `HH:MM` in the rule's time zone when a scheduled rule blocked (issue 27): the next boundary of a rule
+ * touching the name, when the decision may change ("blocked until 07:00"); '' otherwise.
+ */
+function blockedUntil(verdict: Verdict, reason: PageReason): string {
+  if (!reason.startsWith('schedule-') || verdict.changesAt === 0) return ''
+  return formatWall(zoneOf(verdict.zone), verdict.changesAt)
 }
 
 const PAGE_HEADERS: ReadonlyArray<[string, string]> = [
@@ -142,6 +152,7 @@ export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'ht
       Lang: lang,
       Reason: reason,
       ReasonText: reasonText(lang, reason),
+      BlockedUntil: blockedUntil(verdict, reason),
       RetryUrl: `${scheme}://${hostHeader}${req.path}${req.query === '' ? '' : `?${req.query}`}`
     })
     res.status(200)
@@ -179,8 +190,8 @@ export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'ht
           sendText(res, 403, 'Blocked\n')
           return
         }
-        if (verdict.reason === 'category') {
-          page(req, res, 'blocked_by_category', host, hostHeader, 'category', verdict.blockedCats)
+        if (verdict.reason === 'category' || verdict.reason === 'schedule-category') {
+          page(req, res, 'blocked_by_category', host, hostHeader, verdict.reason, verdict.blockedCats)
         } else {
           page(req, res, 'blocked', host, hostHeader, verdict.reason as PageReason, [])
         }

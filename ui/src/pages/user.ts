@@ -2,6 +2,7 @@ import { api, categoryGroups, categoryNames, get, seg, type Chart, type Detail, 
 import { chart } from '../charts.js'
 import { clear, errorBox, h, lines } from '../dom.js'
 import { t } from '../i18n.js'
+import { scheduleEditor } from '../schedules.js'
 import { catChips, categoryPicker, checkBox, dateRange, liveLog, numberCell } from '../widgets.js'
 
 function label(l: string): string {
@@ -45,6 +46,7 @@ function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLEleme
       banner.hidden = !allowOnly.checked
     })
     const picker = categoryPicker(groups, user.filter)
+    const schedules = scheduleEditor(user.schedules ?? [])
     const out = h('span', { class: 'muted' })
     const form = h(
       'form',
@@ -65,6 +67,7 @@ function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLEleme
         h('label', {}, t.blacklist, black, h('span', { class: 'check' }, allowOnly, ' ', t.allowOnly))
       ),
       h('div', {}, h('div', { class: 'label' }, t.filter), picker.el),
+      schedules.el,
       h('div', { class: 'inline' }, h('button', { type: 'submit', class: 'primary' }, t.save), out)
     )
     form.addEventListener('submit', (e) => {
@@ -76,7 +79,8 @@ function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLEleme
         ip: lines(ips.value),
         whitelist: lines(white.value),
         blacklist: [...(allowOnly.checked ? ['-'] : []), ...lines(black.value)],
-        filter: picker.selected()
+        filter: picker.selected(),
+        schedules: schedules.value()
       }
       api<User>('PUT', `/users/${seg(user.name)}`, body).then(
         (u) => {
