@@ -84,11 +84,26 @@ export class ScheduledPart {
   readonly rules: readonly CompiledRule[]
   private epoch = -1
   private view: Snapshot
+  /** Whether any rule has list entries or allow-only mode (then every name may be touched). */
+  private readonly hasLists: boolean
+  /** Every rule's categories: a name with none of them, and no list rule, needs no annotation. */
+  private readonly anyFilter: ReadonlySet<number>
 
   constructor(base: Snapshot, rules: readonly CompiledRule[]) {
     this.base = base
     this.rules = rules
     this.view = base
+    this.hasLists = rules.some((r) => r.allowOnly || r.whitelist.size > 0 || r.blacklist.size > 0)
+    const cats = new Set<number>()
+    for (const r of rules) for (const c of r.filter) cats.add(c)
+    this.anyFilter = cats
+  }
+
+  /** Whether no rule can touch a name of categories `cats` (the common case: one Set lookup per category). */
+  private untouched(cats: readonly number[]): boolean {
+    if (this.hasLists) return false
+    for (let i = 0; i < cats.length; i++) if (this.anyFilter.has(cats[i]!)) return false
+    return true
   }
 
   /** The effective snapshot at the board's epoch (call after `board.now()`). */
@@ -121,7 +136,7 @@ export class ScheduledPart {
 
   /** Names the rule that decided, if one did, and sets when the decision may change next (see the module). */
   annotate(keys: SuffixKeys, out: Verdict, now: number): void {
-    if (BEFORE_RULES.has(out.reason)) return
+    if (this.untouched(out.cats) || BEFORE_RULES.has(out.reason)) return
     const decider = this.decider(out)
     if (decider !== undefined) {
       out.reason = SCHEDULE_REASONS[out.reason] ?? out.reason
