@@ -620,10 +620,10 @@ export function runApiSuite(impl: HttpImpl, how?: ApiSuiteVariant): void {
           'PUT',
           '/config/',
           '{}',
-          /at least one field is required \(filter, safesearch, safeyoutube, safesearchredirect\)/
+          /at least one field is required \(filter, safesearch, safeyoutube, schedules, safesearchredirect\)/
         ],
         ['PUT', '/userconfig/', '7', /body must be object/],
-        ['PUT', '/userconfig/', '{}', /at least one field is required \(filter, safesearch, safeyoutube\)/],
+        ['PUT', '/userconfig/', '{}', /at least one field is required \(filter, safesearch, safeyoutube, schedules\)/],
         ['PUT', '/users/w/ip/', '{"ip":[]}', /body must be array/],
         ['PUT', '/users/w/filter/', 'null', /body must be array/],
         ['PUT', '/users/w/blacklist/', 'true', /body must be array/]

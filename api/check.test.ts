@@ -94,7 +94,9 @@ test('check by address: each policy step with the entry that decided', async (t:
     categories: [41],
     blockedCategories: [41],
     site: { domain: 'dating.example', categories: [41] },
-    target: null
+    target: null,
+    schedule: null,
+    changesAt: null
   })
   // Anonymous: the server defaults of /config/.
   const anon = await at('porn.example', '192.0.2.7')

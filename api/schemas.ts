@@ -6,6 +6,7 @@
  * Shape is checked here; meaning (is this an IP address, does category 42 exist, is `-` allowed in this list)
  * is checked by the handlers, which answer 422 with a code of their own (errors.ts) naming the element.
  */
+import { scheduledRulesSchema } from './schedule-schema.js'
 
 import { subscriptionAnswerSchemas, subscriptionBodySchemas } from './subscription-schemas.js'
 
@@ -19,7 +20,8 @@ const categoryNumbers = {
 const defaultsUpdateProperties = {
   filter: categoryNumbers,
   safesearch: { type: 'boolean' },
-  safeyoutube: { type: 'boolean' }
+  safeyoutube: { type: 'boolean' },
+  schedules: scheduledRulesSchema
 } as const
 const addressList = {
   type: 'array',
@@ -62,7 +64,8 @@ export const bodySchemas = {
       blacklist: {
         ...domainList,
         description: 'domain names; the entry "-" blocks everything the whitelist does not pass'
-      }
+      },
+      schedules: scheduledRulesSchema
     }
   },
   ServerDefaultsUpdate: {
@@ -112,7 +115,8 @@ const userProperties = {
     description: 'client IDs (DoH path, DoT server name), lower case; left out when the user has none'
   },
   whitelist: { type: 'array', items: { type: 'string' } },
-  blacklist: { type: 'array', items: { type: 'string' } }
+  blacklist: { type: 'array', items: { type: 'string' } },
+  schedules: scheduledRulesSchema
 } as const
 const userRequired = ['name', 'safesearch', 'safeyoutube', 'status', 'filter', 'ip', 'whitelist', 'blacklist'] as const
 
@@ -142,7 +146,8 @@ export const answerSchemas = {
       filter: { type: 'array', items: { type: 'integer' } },
       safesearch: { type: 'boolean' },
       safeyoutube: { type: 'boolean' },
-      safesearchredirect: { type: 'string' }
+      safesearchredirect: { type: 'string' },
+      schedules: scheduledRulesSchema
     }
   },
   UserDefaults: {
@@ -151,7 +156,8 @@ export const answerSchemas = {
     properties: {
       filter: { type: 'array', items: { type: 'integer' } },
       safesearch: { type: 'boolean' },
-      safeyoutube: { type: 'boolean' }
+      safeyoutube: { type: 'boolean' },
+      schedules: scheduledRulesSchema
     }
   },
   CategoryGroups: {
@@ -299,7 +305,9 @@ export const answerSchemas = {
       'categories',
       'blockedCategories',
       'site',
-      'target'
+      'target',
+      'schedule',
+      'changesAt'
     ],
     properties: {
       domain: { type: 'string', description: 'the name judged, as the category database keys it' },
@@ -334,9 +342,15 @@ export const answerSchemas = {
           'safevideo',
           'category',
           'unknown-client-id',
+          'schedule-whitelist',
+          'schedule-blacklist',
+          'schedule-allow-only',
+          'schedule-category',
           'none'
         ],
-        description: 'the step that decided, in policy order; none: no step matched, the query is forwarded'
+        description:
+          'the step that decided, in policy order; none: no step matched, the query is forwarded; schedule-*: the user step ' +
+          'of that name, decided by a scheduled rule inside one of its windows'
       },
       matched: {
         type: ['string', 'null'],
@@ -360,6 +374,37 @@ export const answerSchemas = {
       target: {
         type: ['string', 'null'],
         description: 'safevideo: the safe host answered; safesearch: the search engine'
+      },
+      schedule: {
+        type: ['object', 'null'],
+        description: 'the scheduled rule that decided (schedule-* steps), with its open window; null otherwise',
+        required: ['name', 'timezone', 'window'],
+        properties: {
+          name: { type: 'string' },
+          timezone: { type: 'string' },
+          window: {
+            type: 'object',
+            required: ['index', 'days', 'from', 'to'],
+            properties: {
+              index: { type: 'integer', description: "its place in the rule's windows" },
+              days: { type: 'array', items: { type: 'string' } },
+              from: { type: 'string' },
+              to: { type: 'string' }
+            }
+          }
+        }
+      },
+      changesAt: {
+        type: ['object', 'null'],
+        description:
+          "when a scheduled rule touching this name next opens or closes, so the decision may change (answers' TTLs end " +
+          'there); null when no scheduled rule touches the name',
+        required: ['utc', 'local', 'timezone'],
+        properties: {
+          utc: { type: 'string', description: 'ISO 8601, UTC' },
+          local: { type: 'string', description: "YYYY-MM-DD HH:MM:SS in the rule's time zone" },
+          timezone: { type: 'string' }
+        }
       }
     }
   },

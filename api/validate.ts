@@ -9,6 +9,7 @@ import { findDuplicateKey } from '../engine/http/json-keys.js'
 import { bodySchemas, type BodySchemaName } from './schemas.js'
 import type { OnOff } from '../engine/store/index.js'
 import type { SubscriptionUpdate } from './subscription-schemas.js'
+import type { ScheduledRule } from '../engine/schedule/index.js'
 
 export interface UserUpdate {
   name?: string
@@ -20,6 +21,7 @@ export interface UserUpdate {
   client_ids?: string[]
   whitelist?: string[]
   blacklist?: string[]
+  schedules?: ScheduledRule[]
 }
 
 export interface ServerDefaultsUpdate {
@@ -27,12 +29,14 @@ export interface ServerDefaultsUpdate {
   safesearch?: boolean
   safeyoutube?: boolean
   safesearchredirect?: string
+  schedules?: ScheduledRule[]
 }
 
 export interface UserDefaultsUpdate {
   filter?: number[]
   safesearch?: boolean
   safeyoutube?: boolean
+  schedules?: ScheduledRule[]
 }
 
 /** What each schema guarantees once it has accepted a value. */

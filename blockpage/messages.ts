@@ -12,6 +12,9 @@ export type PageReason =
   | 'global-allow-only'
   | 'user-blacklist'
   | 'user-allow-only'
+  | 'schedule-category'
+  | 'schedule-blacklist'
+  | 'schedule-allow-only'
   | 'safesearch'
   | 'unblocked'
 
@@ -22,6 +25,9 @@ const TEXT: Readonly<Record<Language, Readonly<Record<PageReason, string>>>> = {
     'global-allow-only': 'Оператор связи разрешил доступ только к сайтам из списка разрешённых.',
     'user-blacklist': 'Сайт внесён в чёрный список вашей учётной записи.',
     'user-allow-only': 'Для вашей учётной записи открыты только сайты из списка разрешённых.',
+    'schedule-category': 'В это время сайты этих категорий закрыты по расписанию вашей учётной записи.',
+    'schedule-blacklist': 'В это время сайт закрыт по расписанию вашей учётной записи.',
+    'schedule-allow-only': 'В это время по расписанию вашей учётной записи открыты только сайты из списка разрешённых.',
     safesearch: 'Для вашей учётной записи включён безопасный поиск.',
     unblocked: 'Сайт больше не заблокирован.'
   },
@@ -31,6 +37,9 @@ const TEXT: Readonly<Record<Language, Readonly<Record<PageReason, string>>>> = {
     'global-allow-only': 'Your provider allows only the sites on its allowed list.',
     'user-blacklist': 'The site is on the block list of your account.',
     'user-allow-only': 'Your account allows only the sites on its allowed list.',
+    'schedule-category': "At this time, your account's schedule restricts sites of these categories.",
+    'schedule-blacklist': "At this time, your account's schedule blocks the site.",
+    'schedule-allow-only': "At this time, your account's schedule allows only the sites on its allowed list.",
     safesearch: 'Safe search is on for your account.',
     unblocked: 'The site is no longer blocked.'
   }

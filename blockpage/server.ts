@@ -37,6 +37,7 @@ import { normalizeDomain } from '../engine/names/index.js'
 import { normalizeIp } from '../engine/net/ip.js'
 import { createPolicy, HostKeys, loadSafeHosts, Verdict, type Policy, type SafeHosts } from '../engine/policy/index.js'
 import { openConfiguredStore, type Store } from '../engine/store/index.js'
+import { formatWall, zoneOf } from '../engine/schedule/index.js'
 import { LANGUAGES, pickLanguage } from './language.js'
 import { reasonText, type PageReason } from './messages.js'
 import { safeSearchRedirect } from './safesearch.js'
@@ -64,6 +65,15 @@ export interface BlockPageDeps {
   readonly apiHost: string
   readonly frontDoor: FrontDoorLike | undefined
   readonly logger: Logger
+}
+
+/**
+ * `HH:MM` in the rule's time zone when a scheduled rule blocked (issue 27): the next boundary of a rule
+ * touching the name, when the decision may change ("blocked until 07:00"); '' otherwise.
+ */
+function blockedUntil(verdict: Verdict, reason: PageReason): string {
+  if (!reason.startsWith('schedule-') || verdict.changesAt === 0) return ''
+  return formatWall(zoneOf(verdict.zone), verdict.changesAt)
 }
 
 const PAGE_HEADERS: ReadonlyArray<[string, string]> = [
@@ -114,6 +124,8 @@ function sendText(res: HttpResponse, status: number, body: string): void {
 
 /** What a page shows of one request; the language's names and texts are added by sendPage. */
 interface PageFacts {
+  /** "07:00" when a schedule decided and the decision changes within a day, else '' (./schedule.ts). */
+  BlockedUntil?: string
   Domain: string
   DisplayDomain: string
   Cats: readonly number[]
@@ -202,7 +214,7 @@ export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'ht
   const debug = logger.isLevelEnabled('debug')
 
   const page: ShowPage = (req, res, name, host, hostHeader, reason, cats) => {
-    sendPage(deps, req, res, name, pageFacts(scheme, req, host, hostHeader, reason, cats))
+    sendPage(deps, req, res, name, { ...pageFacts(scheme, req, host, hostHeader, reason, cats), BlockedUntil: blockedUntil(verdict, reason) })
   }
 
   return async (req, res) => {
@@ -235,8 +247,8 @@ export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'ht
           sendText(res, 403, 'Blocked\n')
           return
         }
-        if (verdict.reason === 'category') {
-          page(req, res, 'blocked_by_category', host, hostHeader, 'category', verdict.blockedCats)
+        if (verdict.reason === 'category' || verdict.reason === 'schedule-category') {
+          page(req, res, 'blocked_by_category', host, hostHeader, verdict.reason, verdict.blockedCats)
         } else {
           page(req, res, 'blocked', host, hostHeader, verdict.reason as PageReason, [])
         }

@@ -44,6 +44,8 @@ export interface PageVars {
   Reason: PageReason
   /** One sentence explaining `Reason`, in the page's language. */
   ReasonText: string
+  /** `HH:MM` (the rule's zone) when a scheduled rule blocked and may stop at that time; '' otherwise. */
+  BlockedUntil?: string
   /** The URL the browser asked for (scheme, Host, path and query as sent). */
   RetryUrl: string
 }
@@ -65,6 +67,7 @@ const SAMPLE: PageVars = {
   Lang: 'en',
   Reason: 'category',
   ReasonText: 'sample',
+  BlockedUntil: '07:00',
   RetryUrl: 'http://example.com/'
 }
 

@@ -14,6 +14,7 @@ import type { QueryLogRecord, QueryLogSink } from '../engine/querylog/index.js'
 import {
   EDE_NO_REACHABLE_AUTHORITY,
   QUERY_OK,
+  capTtls,
   QueryScratch,
   RCODE_NXDOMAIN,
   RCODE_REFUSED,
@@ -69,6 +70,8 @@ interface Decision {
   readonly record: QueryLogRecord | null
   /** `msg` stays valid after the call (else the peer's channel copies it when it must). */
   readonly owned: boolean
+  /** Seconds a forwarded answer's TTLs may last (a scheduled rule's next boundary), -1 for no cap. */
+  readonly ttlCap: number
 }
 
 class BatchItem {
@@ -175,7 +178,8 @@ export class Dispatcher {
         target: kind === JUDGE_SAFEVIDEO ? j.verdict.target : '',
         peer,
         record: rec,
-        owned: false
+        owned: false,
+        ttlCap: j.verdict.ttlCap
       })
     } catch (err) {
       this.lastResort(err, msg, peer)
@@ -294,7 +298,8 @@ export class Dispatcher {
           target: out.targets[i] ?? '',
           peer: it.peer,
           record: rec,
-          owned: true
+          owned: true,
+          ttlCap: out.ttlCaps?.[i] ?? -1
         })
       } catch (e) {
         this.lastResort(e, msg, it.peer)
@@ -341,7 +346,8 @@ export class Dispatcher {
           started: performance.now(),
           original: null,
           target: '',
-          onAnswer: this.onUpstream
+          onAnswer: this.onUpstream,
+          ttlCap: d.ttlCap
         }
         const p = new PendingQuery(d.owned ? d.msg : peer.channel.own(d.msg), readId(d.msg), origin)
         this.sizes.prepare(p.query, peer) // the client's UDP limit; the EDNS size upstream capped
@@ -363,7 +369,8 @@ export class Dispatcher {
           started: performance.now(),
           original,
           target: d.target,
-          onAnswer: this.onUpstream
+          onAnswer: this.onUpstream,
+          ttlCap: -1
         }
         this.forwarder.forwardUdp(new PendingQuery(started, readId(d.msg), origin))
         return
@@ -405,6 +412,7 @@ export class Dispatcher {
       this.reply(this.scratchOut, len, peer, true)
     } else {
       rcode = rcodeOf(response)
+      if (origin.ttlCap >= 0) capTtls(response, response.length, origin.ttlCap)
       sentLength = this.relay(p, response, peer)
       if (sentLength === response.length) sent = response
     }

@@ -214,6 +214,7 @@ class FrontProcessServer implements DnsServer {
           proxy: { ...proxy },
           vendorNames: [...this.config.common['vendor-names']],
           ddr,
+          timezone: this.config.stats.timezone,
           wantStats: this.sink.enabled || tapOn
         }
       })

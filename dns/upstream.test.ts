@@ -51,6 +51,7 @@ function forward(f: Forwarder, name: string, id: number): Promise<string> {
       started: performance.now(),
       original: null,
       target: '',
+      ttlCap: -1,
       onAnswer: (_o, p, response) => {
         if (response === null) {
           resolve('SERVFAIL')

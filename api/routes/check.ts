@@ -12,6 +12,7 @@
 import { HostKeys, Verdict, type Snapshot } from '../../engine/policy/index.js'
 import { normalizeDomain } from '../../engine/names/index.js'
 import { normalizeIp } from '../../engine/net/ip.js'
+import { zoneOf, type ScheduleWindow } from '../../engine/schedule/index.js'
 import type { HttpRequest } from '../../engine/http/index.js'
 import { userIdOf, type ApiContext } from '../context.js'
 import { apiError } from '../errors.js'
@@ -31,6 +32,23 @@ export interface CheckAnswer {
   blockedCategories: readonly number[]
   site: { domain: string; categories: number[] } | null
   target: string | null
+  schedule: { name: string; timezone: string; window: ScheduleWindow & { index: number } } | null
+  changesAt: { utc: string; local: string; timezone: string } | null
+}
+
+/** The scheduled rule that decided, with its open window, from the rules of the verdict's user. */
+function scheduleOf(ctx: ApiContext, v: Verdict): CheckAnswer['schedule'] {
+  if (v.schedule === '') return null
+  const rules = v.user === null ? ctx.store.getServerDefaults().schedules : ctx.store.getUser(v.user)?.schedules
+  const rule = rules?.find((r) => r.name === v.schedule)
+  const window = rule?.windows[v.window]
+  if (rule === undefined || window === undefined) return null
+  return { name: rule.name, timezone: rule.timezone ?? ctx.stats.time.timeZone, window: { index: v.window, ...window } }
+}
+
+function changesAtOf(v: Verdict): CheckAnswer['changesAt'] {
+  if (v.changesAt === 0) return null
+  return { utc: new Date(v.changesAt).toISOString(), local: zoneOf(v.zone).formatTime(v.changesAt), timezone: v.zone }
 }
 
 function domainOf(req: HttpRequest): string {
@@ -53,7 +71,9 @@ export function explain(ctx: ApiContext, snap: Snapshot, domain: string, address
     categories: v.cats,
     blockedCategories: v.blockedCats,
     site: site === undefined ? null : { domain: site.domain, categories: site.categories },
-    target: v.target === '' ? null : v.target
+    target: v.target === '' ? null : v.target,
+    schedule: scheduleOf(ctx, v),
+    changesAt: changesAtOf(v)
   }
 }
 
@@ -75,7 +95,9 @@ function explainClientId(ctx: ApiContext, clientId: string, domain: string, addr
     categories: site?.categories ?? [],
     blockedCategories: [],
     site: site === undefined ? null : { domain: site.domain, categories: site.categories },
-    target: null
+    target: null,
+    schedule: null,
+    changesAt: null
   }
 }
 
@@ -103,6 +125,8 @@ function clientIdParam(req: HttpRequest): string | null {
 const DESCRIPTION =
   'Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), ' +
   'user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). ' +
+  'A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only ' +
+  'or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. ' +
   'The same code as the DNS server and the block page (engine/policy), on the current policy generation.'
 
 export const checkRoutes: RouteDef[] = [

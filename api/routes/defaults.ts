@@ -2,6 +2,7 @@
 import { bodyOf, checkedCategories } from '../context.js'
 import { apiError } from '../errors.js'
 import type { RouteDef } from '../route-table.js'
+import { checkedSchedules, withSchedules } from '../schedules.js'
 
 function checkRedirect(text: string): string {
   if (text === '') return text
@@ -41,14 +42,19 @@ export const defaultsRoutes: RouteDef[] = [
       const body = await bodyOf(req, 'ServerDefaultsUpdate')
       const filter = body.filter === undefined ? undefined : checkedCategories(ctx, body.filter, 'filter')
       const redirect = body.safesearchredirect === undefined ? undefined : checkRedirect(body.safesearchredirect)
+      const schedules = body.schedules === undefined ? undefined : checkedSchedules(ctx, body.schedules, 'schedules')
       const next = await ctx.store.write((w) => {
         const cur = w.store.getServerDefaults()
-        const value = {
-          filter: filter ?? cur.filter,
-          safesearch: body.safesearch ?? cur.safesearch,
-          safeyoutube: body.safeyoutube ?? cur.safeyoutube,
-          safesearchredirect: redirect ?? cur.safesearchredirect
-        }
+        const value = withSchedules(
+          {
+            ...cur,
+            filter: filter ?? cur.filter,
+            safesearch: body.safesearch ?? cur.safesearch,
+            safeyoutube: body.safeyoutube ?? cur.safeyoutube,
+            safesearchredirect: redirect ?? cur.safesearchredirect
+          },
+          schedules
+        )
         w.putServerDefaults(value)
         return value
       })
@@ -77,13 +83,18 @@ export const defaultsRoutes: RouteDef[] = [
     async handle(ctx, req, res) {
       const body = await bodyOf(req, 'UserDefaultsUpdate')
       const filter = body.filter === undefined ? undefined : checkedCategories(ctx, body.filter, 'filter')
+      const schedules = body.schedules === undefined ? undefined : checkedSchedules(ctx, body.schedules, 'schedules')
       const next = await ctx.store.write((w) => {
         const cur = w.store.getUserDefaults()
-        const value = {
-          filter: filter ?? cur.filter,
-          safesearch: body.safesearch ?? cur.safesearch,
-          safeyoutube: body.safeyoutube ?? cur.safeyoutube
-        }
+        const value = withSchedules(
+          {
+            ...cur,
+            filter: filter ?? cur.filter,
+            safesearch: body.safesearch ?? cur.safesearch,
+            safeyoutube: body.safeyoutube ?? cur.safeyoutube
+          },
+          schedules
+        )
         w.putUserDefaults(value)
         return value
       })

@@ -22,6 +22,7 @@ import {
 } from '../context.js'
 import { apiError } from '../errors.js'
 import { canonicalClientIds, setClientIds } from './client-ids.js'
+import { checkedSchedules, withSchedules } from '../schedules.js'
 import type { RouteDef } from '../route-table.js'
 
 /** GET /users answers the first 100 by default; a range may span at most this many users. */
@@ -202,15 +203,19 @@ export const userRoutes: RouteDef[] = [
       const ids = body.client_ids === undefined ? undefined : canonicalClientIds(body.client_ids, 'client_ids')
       const white = body.whitelist === undefined ? undefined : canonicalDomains(body.whitelist, 'white', 'whitelist')
       const black = body.blacklist === undefined ? undefined : canonicalDomains(body.blacklist, 'black', 'blacklist')
+      const schedules = body.schedules === undefined ? undefined : checkedSchedules(ctx, body.schedules, 'schedules')
       const result = await ctx.store.write((w) => {
         let { user } = userOrNew(w, id)
-        user = {
-          ...user,
-          safesearch: body.safesearch ?? user.safesearch,
-          safeyoutube: body.safeyoutube ?? user.safeyoutube,
-          status: body.status ?? user.status,
-          filter: filter ?? user.filter
-        }
+        user = withSchedules(
+          {
+            ...user,
+            safesearch: body.safesearch ?? user.safesearch,
+            safeyoutube: body.safeyoutube ?? user.safeyoutube,
+            status: body.status ?? user.status,
+            filter: filter ?? user.filter
+          },
+          schedules
+        )
         let moved: Move[] = []
         if (ip !== undefined) ({ user, moved } = setAddresses(w, user, ip))
         else w.putUser(user)

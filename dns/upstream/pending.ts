@@ -29,6 +29,8 @@ export interface QueryOrigin {
   /** Safe-video target asked for ('' for a relayed query). */
   readonly target: string
   readonly onAnswer: UpstreamAnswerHandler
+  /** Seconds the answer's TTLs may last (a scheduled rule's next boundary, issue 27), -1 for no cap. */
+  readonly ttlCap: number
 }
 
 export class PendingQuery {

@@ -518,8 +518,8 @@ export const configSchema = {
         timezone: {
           type: 'string',
           default: 'UTC',
-          description: 'time zone of report labels',
-          'x-roles': ['api', 'catapi']
+          description: 'time zone of report labels, and of scheduled rules that name none (docs/api.md, Schedules)',
+          'x-roles': ['api', 'catapi', 'dns', 'blockpage']
         },
         'vendor-url': {
           type: 'string',

@@ -17,6 +17,7 @@ import {
   QUERY_DROP,
   QUERY_OK,
   QueryScratch,
+  capTtls,
   compileBlockAnswer,
   ecsAddressOf,
   keyOf,
@@ -82,6 +83,9 @@ export function compileBlockAnswers(proxy: Readonly<Config['proxy']>): BlockAnsw
     'user-blacklist': make(EDE_BLOCKED, 'blocked: user blacklist'),
     'user-allow-only': make(EDE_BLOCKED, 'blocked: not in the user whitelist'),
     category: make(EDE_FILTERED, 'filtered: category'),
+    'schedule-blacklist': make(EDE_FILTERED, 'filtered: scheduled blacklist'),
+    'schedule-allow-only': make(EDE_FILTERED, 'filtered: scheduled allow-only'),
+    'schedule-category': make(EDE_FILTERED, 'filtered: scheduled category'),
     safesearch: make(EDE_FILTERED, 'filtered: safe search')
   }
   const fallback = make(EDE_BLOCKED, 'blocked')
@@ -180,6 +184,8 @@ export class Judge {
       case 'block':
       case 'safesearch':
         this.answerLength = writeBlockAnswer(msg, q, out, this.answers.forReason(verdict.reason))
+        // A scheduled rule's boundary ends the answer's life in caches (issue 27).
+        if (verdict.ttlCap >= 0) capTtls(out, this.answerLength, verdict.ttlCap)
         return JUDGE_ANSWER
     }
   }

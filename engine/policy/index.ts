@@ -29,8 +29,10 @@ import {
   type UserRecord
 } from '../store/index.js'
 import { createBuiltinWhitelist, type BuiltinWhitelist } from '../whitelist/index.js'
+import { ScheduleBoard, systemClock, type Clock } from '../schedule/index.js'
 import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 import { SubscriptionIndex } from '../lists/policy-index.js'
+import { compileRules, ScheduledPart } from './scheduled.js'
 
 export { loadSafeHosts, parseSafeHosts, type SafeHosts } from './safe-hosts.js'
 
@@ -51,6 +53,11 @@ export type Reason =
   | 'safesearch'
   | 'safevideo'
   | 'category'
+  // A scheduled rule (engine/schedule) decided, while one of its windows was open.
+  | 'schedule-whitelist'
+  | 'schedule-blacklist'
+  | 'schedule-allow-only'
+  | 'schedule-category'
 
 const NO_CATS: readonly number[] = Object.freeze([])
 
@@ -68,6 +75,15 @@ export class Verdict {
   blockedCats: readonly number[] = NO_CATS
   /** Safe video target, or the search engine's label for safe search. */
   target = ''
+  /** The scheduled rule that decided ('' when none) and the index of its open window (-1). */
+  schedule = ''
+  window = -1
+  /** When a scheduled rule touching this name next opens or closes (UTC ms), 0 when none does. */
+  changesAt = 0
+  /** Seconds until `changesAt` (the answer's TTL must not exceed it), -1 when unscheduled. */
+  ttlCap = -1
+  /** The time zone of the rule whose boundary is `changesAt`. */
+  zone = ''
 }
 
 /** What one address is subject to. Immutable once built. */
@@ -80,6 +96,8 @@ export interface Snapshot {
   readonly safesearch: boolean
   readonly safevideo: boolean
   readonly filter: ReadonlySet<number>
+  /** The owner's scheduled rules, when it has any (engine/policy/scheduled.ts). */
+  readonly scheduled?: ScheduledPart
 }
 
 interface GlobalLists {
@@ -96,12 +114,17 @@ export interface PolicyOptions {
   /** Entries kept in the per-address cache before it is cleared (bounded memory). */
   maxCachedAddresses?: number
   watcher?: GenerationWatcherOptions
+  /** The clock schedules read (default: this process's, engine/schedule/clock.ts). */
+  clock?: Clock
+  /** The zone of a scheduled rule that names none (`stats.timezone`; default UTC). */
+  timeZone?: string
 }
 
 /** What createPolicy reads of the config (a Config has it; a pool worker passes just these). */
 export interface PolicyConfig {
   readonly proxy: { readonly 'safesearch-hosts'?: string }
   readonly common: { readonly 'vendor-names': readonly string[] }
+  readonly stats?: { readonly timezone?: string }
 }
 
 /**
@@ -112,14 +135,16 @@ export interface PolicyConfig {
 export function createPolicy(
   config: PolicyConfig,
   store: Store,
-  options: { safeHosts?: SafeHosts; categories?: CategoryDb; watcher?: GenerationWatcherOptions } = {}
+  options: { safeHosts?: SafeHosts; categories?: CategoryDb; watcher?: GenerationWatcherOptions; clock?: Clock } = {}
 ): Policy {
   return new Policy({
     store,
     categories: options.categories ?? new CategoryDb(store),
     builtin: createBuiltinWhitelist(config.common['vendor-names']),
     safeHosts: options.safeHosts ?? loadSafeHosts(config.proxy['safesearch-hosts']),
-    ...(options.watcher === undefined ? {} : { watcher: options.watcher })
+    ...(options.watcher === undefined ? {} : { watcher: options.watcher }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(config.stats?.timezone === undefined ? {} : { timeZone: config.stats.timezone })
   })
 }
 
@@ -159,8 +184,13 @@ export class Policy {
   private readonly cache = new Map<string, Snapshot>()
   /** The subscribed lists (engine/lists), kept current by difference on each generation change. */
   private readonly subscriptions = new SubscriptionIndex()
+  /** The schedules of this generation's snapshots and their state now (engine/schedule/board.ts). */
+  readonly schedules: ScheduleBoard
+  private readonly timeZone: string
 
   constructor(options: PolicyOptions) {
+    this.schedules = new ScheduleBoard(options.clock ?? systemClock())
+    this.timeZone = options.timeZone ?? 'UTC'
     this.store = options.store
     this.categories = options.categories
     this.builtin = options.builtin
@@ -180,6 +210,7 @@ export class Policy {
   private reload(): void {
     this.cache.clear()
     this.anonymous = null
+    this.schedules.clear()
     const white = listSet(this.store.getList(null, 'white'))
     const black = listSet(this.store.getList(null, 'black'))
     this.global = { whitelist: white.set, blacklist: black.set, allowOnly: black.allowOnly }
@@ -233,7 +264,7 @@ export class Policy {
   private userSnapshot(user: UserRecord): Snapshot {
     const white = listSet(this.store.getList(user.name, 'white'))
     const black = listSet(this.store.getList(user.name, 'black'))
-    return {
+    return this.withSchedules(user.schedules, {
       user: user.name,
       enabled: user.status === 'enabled',
       whitelist: white.set,
@@ -242,14 +273,20 @@ export class Policy {
       safesearch: user.safesearch === 'on',
       safevideo: user.safeyoutube === 'on',
       filter: new Set(user.filter)
-    }
+    })
+  }
+
+  /** `base`, carrying its owner's scheduled rules when it has any. */
+  private withSchedules(rules: UserRecord['schedules'], base: Snapshot): Snapshot {
+    if (rules === undefined || rules.length === 0) return base
+    return { ...base, scheduled: new ScheduledPart(base, compileRules(rules, this.schedules, this.timeZone)) }
   }
 
   /** The server defaults of `/config/`: what an address no user owns gets. */
   anonymousSnapshot(): Snapshot {
     if (this.anonymous !== null) return this.anonymous
     const d = this.store.getServerDefaults()
-    this.anonymous = {
+    this.anonymous = this.withSchedules(d.schedules, {
       user: null,
       enabled: true,
       whitelist: new Set(),
@@ -258,7 +295,7 @@ export class Policy {
       safesearch: d.safesearch,
       safevideo: d.safeyoutube,
       filter: new Set(d.filter)
-    }
+    })
     return this.anonymous
   }
 
@@ -279,6 +316,21 @@ export class Policy {
     out.blockedCats = NO_CATS
     out.target = ''
     out.user = snap.user
+    out.schedule = ''
+    out.window = -1
+    out.changesAt = 0
+    out.ttlCap = -1
+    out.zone = ''
+    const part = snap.scheduled
+    if (part === undefined) return this.steps(snap, keys, out, wantCats)
+    const now = this.schedules.now()
+    this.steps(part.current(this.schedules), keys, out, wantCats)
+    part.annotate(keys, out, now)
+    return out
+  }
+
+  /** Steps 1 to 9 on a snapshot whose scheduled rules, if any, are already applied. */
+  private steps(snap: Snapshot, keys: SuffixKeys, out: Verdict, wantCats: boolean): Verdict {
     if (this.decideLists(snap, keys, out)) {
       if (wantCats) this.fillCats(keys, out, null)
       return out

@@ -26,6 +26,8 @@ export interface PoolWorkerData {
   vendorNames: readonly string[]
   /** The endpoints DDR answers name, or null (engine/judge/local-answers.ts). */
   ddr: DdrEndpoints | null
+  /** `stats.timezone`: the zone of a scheduled rule that names none. */
+  timezone?: string
   /** Build statistics fields (the front's sink is enabled). */
   wantStats: boolean
 }
@@ -49,6 +51,8 @@ export interface BatchOutput {
   bytes: ArrayBuffer
   /** Safe-video target per packet ('' otherwise). */
   targets: string[]
+  /** A forwarded answer's TTL cap per packet (a scheduled rule's boundary), -1 for none. */
+  ttlCaps?: number[]
   /** Statistics fields per packet (time, nxdomain and rcode of forwards filled by the front), or null. */
   records: Array<QueryLogRecord | null> | null
   /** The task's input bytes, moved back (the front forwards queries from them without a copy). */

@@ -21,9 +21,13 @@ const store = Store.open(data.dbPath, { ...data.storeOptions, readOnly: true })
 // Between tasks the worker sleeps in Atomics.wait, so timers do not fire and lmdb-js may not get
 // the event turn on which it renews its read snapshot: the generation is polled at the start of a
 // task, with the snapshot renewed first so other processes' writes show.
-const policy = createPolicy({ proxy, common: { 'vendor-names': data.vendorNames } }, store, {
-  watcher: { renewSnapshot: true }
-})
+const policy = createPolicy(
+  { proxy, common: { 'vendor-names': data.vendorNames }, stats: { timezone: data.timezone ?? 'UTC' } },
+  store,
+  {
+    watcher: { renewSnapshot: true }
+  }
+)
 const judge = new Judge({
   policy,
   answers: compileBlockAnswers(proxy),
@@ -41,6 +45,7 @@ export default function judgeBatch(input: BatchInput): Moved<BatchOutput> {
   const kinds = new Uint8Array(n)
   const spans = new Uint32Array(2 * n)
   const targets: string[] = new Array<string>(n).fill('')
+  const ttlCaps: number[] = new Array<number>(n).fill(-1)
   const records: Array<QueryLogRecord | null> | null = data.wantStats ? [] : null
   // Answers are at most ANSWER_BUFFER_SIZE each; only block/error answers are written here.
   const out = Buffer.allocUnsafe(n * ANSWER_BUFFER_SIZE)
@@ -59,6 +64,7 @@ export default function judgeBatch(input: BatchInput): Moved<BatchOutput> {
         used += judge.answerLength
       }
       if (kind === JUDGE_SAFEVIDEO) targets[i] = judge.verdict.target
+      ttlCaps[i] = judge.verdict.ttlCap
       if (records !== null) records.push(kind === 0 ? null : buildRecord(judge, 0))
     }
   } catch (err) {
@@ -75,6 +81,6 @@ export default function judgeBatch(input: BatchInput): Moved<BatchOutput> {
     return moved(output, [input.bytes])
   }
   const bytes = out.buffer.slice(out.byteOffset, out.byteOffset + used)
-  const output: BatchOutput = { kinds, spans, bytes, targets, records, input: input.bytes, error: null }
+  const output: BatchOutput = { kinds, spans, bytes, targets, ttlCaps, records, input: input.bytes, error: null }
   return moved(output, [bytes, spans.buffer, input.bytes])
 }

@@ -38,7 +38,10 @@ export const BLOCK_REASONS: ReadonlySet<string> = new Set([
   'global-allow-only',
   'user-blacklist',
   'user-allow-only',
-  'category'
+  'category',
+  'schedule-blacklist',
+  'schedule-allow-only',
+  'schedule-category'
 ])
 
 export const CONTROL_FILE = 'rotate.request'

@@ -344,7 +344,8 @@ export class Store implements ReplicaStore {
       safeyoutube: d.safeyoutube ? 'on' : 'off',
       status: 'enabled',
       filter: [...d.filter],
-      ip: []
+      ip: [],
+      ...(d.schedules !== undefined && d.schedules.length > 0 ? { schedules: structuredClone(d.schedules) } : {})
     }
   }
 

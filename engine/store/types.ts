@@ -2,6 +2,7 @@
  * The store's records and the types its two kinds of writer share: a request's writer (`StoreWriter`,
  * engine/store/writer.ts) and the replica's applier (`ReplicaStore`, engine/store/replica.ts).
  */
+import type { ScheduledRule } from '../schedule/types.js'
 import type { Store } from './index.js'
 
 export type OnOff = 'on' | 'off'
@@ -20,6 +21,8 @@ export interface UserRecord {
    * DNS label. Absent in records written before client IDs existed: read it as `[]`.
    */
   client_ids?: string[]
+  /** Time-based rules (engine/schedule); absent or empty: none. */
+  schedules?: ScheduledRule[]
 }
 
 export interface ServerDefaults {
@@ -27,12 +30,16 @@ export interface ServerDefaults {
   safesearch: boolean
   safeyoutube: boolean
   safesearchredirect: string
+  /** Time-based rules of anonymous addresses (engine/schedule). */
+  schedules?: ScheduledRule[]
 }
 
 export interface UserDefaults {
   filter: number[]
   safesearch: boolean
   safeyoutube: boolean
+  /** Time-based rules a new user starts with (engine/schedule). */
+  schedules?: ScheduledRule[]
 }
 
 export type ListKind = 'black' | 'white'

@@ -23,3 +23,4 @@ export {
 export { readId, setId, rcodeOf, questionMatches } from './forward.js'
 export { FrameReader, frame } from './tcp-frame.js'
 export { formatIPv6, parseIPv4Into, parseIPv6Into } from './ip.js'
+export { capTtls } from './ttl-cap.js'

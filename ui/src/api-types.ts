@@ -719,7 +719,7 @@ export interface paths {
         };
         /**
          * the verdict for a DNS query of domain from address ip, with the policy step and entry that decided
-         * @description Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). The same code as the DNS server and the block page (engine/policy), on the current policy generation.
+         * @description Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. The same code as the DNS server and the block page (engine/policy), on the current policy generation.
          */
         get: operations["getCheckDomain"];
         put?: never;
@@ -739,7 +739,7 @@ export interface paths {
         };
         /**
          * the verdict for domain under the user's settings, with the policy step and entry that decided
-         * @description Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). The same code as the DNS server and the block page (engine/policy), on the current policy generation.
+         * @description Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. The same code as the DNS server and the block page (engine/policy), on the current policy generation.
          */
         get: operations["getUsersUserIdCheckDomain"];
         put?: never;
@@ -811,12 +811,58 @@ export interface components {
             whitelist?: string[];
             /** @description domain names; the entry "-" blocks everything the whitelist does not pass */
             blacklist?: string[];
+            /** @description time-based rules: inside one of its weekly windows a rule adds its categories, list entries and allow-only mode to the always-on settings; outside them it does not apply. Windows of one rule may touch but not overlap. */
+            schedules?: {
+                /** @description unique in the list; /check and the statistics name the rule by it */
+                name: string;
+                /** @description IANA time zone (Europe/Berlin); default: stats.timezone */
+                timezone?: string;
+                windows: {
+                    /** @description the days the window starts on */
+                    days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                    /** @description local start, HH:MM (00:00-23:59) */
+                    from: string;
+                    /** @description local end, HH:MM (up to 24:00); at or before `from`: the next day (across midnight) */
+                    to: string;
+                }[];
+                /** @description categories blocked inside the windows */
+                filter?: number[];
+                /** @description names passed inside the windows */
+                whitelist?: string[];
+                /** @description names blocked inside the windows */
+                blacklist?: string[];
+                /** @description inside the windows, block everything the whitelists do not pass */
+                allowonly?: boolean;
+            }[];
         };
         ServerDefaultsUpdate: {
             /** @description category numbers (see GET /categories/) */
             filter?: number[];
             safesearch?: boolean;
             safeyoutube?: boolean;
+            /** @description time-based rules: inside one of its weekly windows a rule adds its categories, list entries and allow-only mode to the always-on settings; outside them it does not apply. Windows of one rule may touch but not overlap. */
+            schedules?: {
+                /** @description unique in the list; /check and the statistics name the rule by it */
+                name: string;
+                /** @description IANA time zone (Europe/Berlin); default: stats.timezone */
+                timezone?: string;
+                windows: {
+                    /** @description the days the window starts on */
+                    days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                    /** @description local start, HH:MM (00:00-23:59) */
+                    from: string;
+                    /** @description local end, HH:MM (up to 24:00); at or before `from`: the next day (across midnight) */
+                    to: string;
+                }[];
+                /** @description categories blocked inside the windows */
+                filter?: number[];
+                /** @description names passed inside the windows */
+                whitelist?: string[];
+                /** @description names blocked inside the windows */
+                blacklist?: string[];
+                /** @description inside the windows, block everything the whitelists do not pass */
+                allowonly?: boolean;
+            }[];
             /** @description http(s) URL, or "" to clear */
             safesearchredirect?: string;
         };
@@ -825,6 +871,29 @@ export interface components {
             filter?: number[];
             safesearch?: boolean;
             safeyoutube?: boolean;
+            /** @description time-based rules: inside one of its weekly windows a rule adds its categories, list entries and allow-only mode to the always-on settings; outside them it does not apply. Windows of one rule may touch but not overlap. */
+            schedules?: {
+                /** @description unique in the list; /check and the statistics name the rule by it */
+                name: string;
+                /** @description IANA time zone (Europe/Berlin); default: stats.timezone */
+                timezone?: string;
+                windows: {
+                    /** @description the days the window starts on */
+                    days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                    /** @description local start, HH:MM (00:00-23:59) */
+                    from: string;
+                    /** @description local end, HH:MM (up to 24:00); at or before `from`: the next day (across midnight) */
+                    to: string;
+                }[];
+                /** @description categories blocked inside the windows */
+                filter?: number[];
+                /** @description names passed inside the windows */
+                whitelist?: string[];
+                /** @description names blocked inside the windows */
+                blacklist?: string[];
+                /** @description inside the windows, block everything the whitelists do not pass */
+                allowonly?: boolean;
+            }[];
         };
         /** @description IPv4 or IPv6 addresses, or prefixes in CIDR form (10.1.0.0/16, 2001:db8::/48); no white space, zone index or /0 */
         AddressList: string[];
@@ -869,6 +938,29 @@ export interface components {
             client_ids?: string[];
             whitelist: string[];
             blacklist: string[];
+            /** @description time-based rules: inside one of its weekly windows a rule adds its categories, list entries and allow-only mode to the always-on settings; outside them it does not apply. Windows of one rule may touch but not overlap. */
+            schedules?: {
+                /** @description unique in the list; /check and the statistics name the rule by it */
+                name: string;
+                /** @description IANA time zone (Europe/Berlin); default: stats.timezone */
+                timezone?: string;
+                windows: {
+                    /** @description the days the window starts on */
+                    days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                    /** @description local start, HH:MM (00:00-23:59) */
+                    from: string;
+                    /** @description local end, HH:MM (up to 24:00); at or before `from`: the next day (across midnight) */
+                    to: string;
+                }[];
+                /** @description categories blocked inside the windows */
+                filter?: number[];
+                /** @description names passed inside the windows */
+                whitelist?: string[];
+                /** @description names blocked inside the windows */
+                blacklist?: string[];
+                /** @description inside the windows, block everything the whitelists do not pass */
+                allowonly?: boolean;
+            }[];
         };
         UserWithMoves: {
             name: string;
@@ -884,6 +976,29 @@ export interface components {
             client_ids?: string[];
             whitelist: string[];
             blacklist: string[];
+            /** @description time-based rules: inside one of its weekly windows a rule adds its categories, list entries and allow-only mode to the always-on settings; outside them it does not apply. Windows of one rule may touch but not overlap. */
+            schedules?: {
+                /** @description unique in the list; /check and the statistics name the rule by it */
+                name: string;
+                /** @description IANA time zone (Europe/Berlin); default: stats.timezone */
+                timezone?: string;
+                windows: {
+                    /** @description the days the window starts on */
+                    days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                    /** @description local start, HH:MM (00:00-23:59) */
+                    from: string;
+                    /** @description local end, HH:MM (up to 24:00); at or before `from`: the next day (across midnight) */
+                    to: string;
+                }[];
+                /** @description categories blocked inside the windows */
+                filter?: number[];
+                /** @description names passed inside the windows */
+                whitelist?: string[];
+                /** @description names blocked inside the windows */
+                blacklist?: string[];
+                /** @description inside the windows, block everything the whitelists do not pass */
+                allowonly?: boolean;
+            }[];
             /** @description addresses taken from another user by this request (the billing system is the source of truth) */
             moved: {
                 address: string;
@@ -913,11 +1028,57 @@ export interface components {
             safesearch: boolean;
             safeyoutube: boolean;
             safesearchredirect: string;
+            /** @description time-based rules: inside one of its weekly windows a rule adds its categories, list entries and allow-only mode to the always-on settings; outside them it does not apply. Windows of one rule may touch but not overlap. */
+            schedules?: {
+                /** @description unique in the list; /check and the statistics name the rule by it */
+                name: string;
+                /** @description IANA time zone (Europe/Berlin); default: stats.timezone */
+                timezone?: string;
+                windows: {
+                    /** @description the days the window starts on */
+                    days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                    /** @description local start, HH:MM (00:00-23:59) */
+                    from: string;
+                    /** @description local end, HH:MM (up to 24:00); at or before `from`: the next day (across midnight) */
+                    to: string;
+                }[];
+                /** @description categories blocked inside the windows */
+                filter?: number[];
+                /** @description names passed inside the windows */
+                whitelist?: string[];
+                /** @description names blocked inside the windows */
+                blacklist?: string[];
+                /** @description inside the windows, block everything the whitelists do not pass */
+                allowonly?: boolean;
+            }[];
         };
         UserDefaults: {
             filter: number[];
             safesearch: boolean;
             safeyoutube: boolean;
+            /** @description time-based rules: inside one of its weekly windows a rule adds its categories, list entries and allow-only mode to the always-on settings; outside them it does not apply. Windows of one rule may touch but not overlap. */
+            schedules?: {
+                /** @description unique in the list; /check and the statistics name the rule by it */
+                name: string;
+                /** @description IANA time zone (Europe/Berlin); default: stats.timezone */
+                timezone?: string;
+                windows: {
+                    /** @description the days the window starts on */
+                    days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                    /** @description local start, HH:MM (00:00-23:59) */
+                    from: string;
+                    /** @description local end, HH:MM (up to 24:00); at or before `from`: the next day (across midnight) */
+                    to: string;
+                }[];
+                /** @description categories blocked inside the windows */
+                filter?: number[];
+                /** @description names passed inside the windows */
+                whitelist?: string[];
+                /** @description names blocked inside the windows */
+                blacklist?: string[];
+                /** @description inside the windows, block everything the whitelists do not pass */
+                allowonly?: boolean;
+            }[];
         };
         CategoryGroups: {
             group: string;
@@ -1004,10 +1165,10 @@ export interface components {
              */
             action: "forward" | "block" | "safesearch" | "safevideo" | "refuse";
             /**
-             * @description the step that decided, in policy order; none: no step matched, the query is forwarded
+             * @description the step that decided, in policy order; none: no step matched, the query is forwarded; schedule-*: the user step of that name, decided by a scheduled rule inside one of its windows
              * @enum {unknown}
              */
-            step: "builtin-whitelist" | "global-whitelist" | "global-blacklist" | "global-allow-only" | "user-disabled" | "user-whitelist" | "user-blacklist" | "user-allow-only" | "safesearch" | "safevideo" | "category" | "unknown-client-id" | "none";
+            step: "builtin-whitelist" | "global-whitelist" | "global-blacklist" | "global-allow-only" | "user-disabled" | "user-whitelist" | "user-blacklist" | "user-allow-only" | "safesearch" | "safevideo" | "category" | "unknown-client-id" | "schedule-whitelist" | "schedule-blacklist" | "schedule-allow-only" | "schedule-category" | "none";
             /** @description the list entry ("-" for allow-only), search or video host, or category database key that decided */
             matched: string | null;
             /** @description categories of the name in the category database */
@@ -1021,6 +1182,26 @@ export interface components {
             } | null;
             /** @description safevideo: the safe host answered; safesearch: the search engine */
             target: string | null;
+            /** @description the scheduled rule that decided (schedule-* steps), with its open window; null otherwise */
+            schedule: {
+                name: string;
+                timezone: string;
+                window: {
+                    /** @description its place in the rule's windows */
+                    index: number;
+                    days: string[];
+                    from: string;
+                    to: string;
+                };
+            } | null;
+            /** @description when a scheduled rule touching this name next opens or closes, so the decision may change (answers' TTLs end there); null when no scheduled rule touches the name */
+            changesAt: {
+                /** @description ISO 8601, UTC */
+                utc: string;
+                /** @description YYYY-MM-DD HH:MM:SS in the rule's time zone */
+                local: string;
+                timezone: string;
+            } | null;
         };
         Error: {
             error: {
@@ -4077,7 +4258,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description error */
+            /** @description a client ID in the body belongs to another user (API_CLIENT_ID_TAKEN, naming the element) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4154,7 +4335,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description error */
+            /** @description a client ID in the body belongs to another user (API_CLIENT_ID_TAKEN, naming the element) */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -86,6 +86,22 @@ export function explainStep(c: Check, names: Record<string, string>): HTMLElemen
       c.categories.length > 0
         ? [h('dt', {}, t.categories), h('dd', {}, catChips(c.categories, names, c.blockedCategories))]
         : null,
+      c.schedule !== null
+        ? [
+            h('dt', {}, t.scheduleDecided),
+            h(
+              'dd',
+              { class: 'verdict-schedule' },
+              `${c.schedule.name}: ${c.schedule.window.days.join(' ')} ${c.schedule.window.from}-${c.schedule.window.to}`
+            )
+          ]
+        : null,
+      c.changesAt !== null
+        ? [
+            h('dt', {}, t.changesAt),
+            h('dd', { class: 'verdict-changes' }, `${c.changesAt.local} (${c.changesAt.timezone})`)
+          ]
+        : null,
       h('dt', {}, t.user),
       h('dd', {}, c.user ?? t.anon)
     )

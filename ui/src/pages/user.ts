@@ -1,6 +1,7 @@
 import { api, categoryGroups, get, seg, type User } from '../api.js'
 import { clear, errorBox, h, lines } from '../dom.js'
 import { t } from '../i18n.js'
+import { scheduleEditor } from '../schedules.js'
 import { categoryPicker, checkBox, liveLog } from '../widgets.js'
 import { reports } from './user-reports.js'
 
@@ -46,6 +47,7 @@ function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLEleme
       banner.hidden = !allowOnly.checked
     })
     const picker = categoryPicker(groups, user.filter)
+    const schedules = scheduleEditor(user.schedules ?? [])
     const out = h('span', { class: 'muted' })
     const form = h(
       'form',
@@ -67,6 +69,7 @@ function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLEleme
         h('label', {}, t.blacklist, black, h('span', { class: 'check' }, allowOnly, ' ', t.allowOnly))
       ),
       h('div', {}, h('div', { class: 'label' }, t.filter), picker.el),
+      schedules.el,
       h('div', { class: 'inline' }, h('button', { type: 'submit', class: 'primary' }, t.save), out)
     )
     form.addEventListener('submit', (e) => {
@@ -79,7 +82,8 @@ function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLEleme
         client_ids: lines(ids.value),
         whitelist: lines(white.value),
         blacklist: [...(allowOnly.checked ? ['-'] : []), ...lines(black.value)],
-        filter: picker.selected()
+        filter: picker.selected(),
+        schedules: schedules.value()
       }
       api<User>('PUT', `/users/${seg(user.name)}`, body).then(
         (u) => {
