@@ -35,10 +35,13 @@ export class Peer {
    * query is forwarded (./udp-size.ts). A UDP Peer is one query's; a TCP Peer ignores it.
    */
   udpLimit = 512
-  constructor(channel: PeerChannel, address: string, port: number, ip4 = -1) {
+  /** The subscriber's client ID from the DoH path or the DoT server name, else null. */
+  readonly clientId: string | null
+  constructor(channel: PeerChannel, address: string, port: number, ip4 = -1, clientId: string | null = null) {
     this.channel = channel
     this.address = address
     this.port = port
     this.ip4 = ip4
+    this.clientId = clientId
   }
 }
