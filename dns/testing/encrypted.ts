@@ -55,17 +55,23 @@ export async function encryptedServer(
 export async function dotConnect(port: number, o: ConnectionOptions = {}): Promise<DotClient> {
   const sock = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['dot'], ...o })
   sock.on('error', () => {})
+  const client = new DotClient(sock)
   await once(sock, 'secureConnect')
-  return new DotClient(sock)
+  return client
 }
 
 export class DotClient {
   readonly sock: TLSSocket
   readonly answers: dnsPacket.DecodedPacket[] = []
+  /** The last TLS session the server gave (for resumption). */
+  session: Buffer | undefined
   private readonly reader = new FrameReader(65535)
   private waiters: Array<() => void> = []
   constructor(sock: TLSSocket) {
     this.sock = sock
+    sock.on('session', (session: Buffer) => {
+      this.session = session
+    })
     sock.on('data', (chunk: Buffer) => {
       this.reader.push(chunk)
       for (let m = this.reader.read(); m !== null; m = this.reader.read())
