@@ -14,8 +14,6 @@ import type { QueryHandler } from './udp-front.js'
 
 /** The path of RFC 8484's examples, which every client defaults to; `/dns-query/{client-id}` too. */
 export const DOH_PATH = '/dns-query'
-/** Streams one HTTP/2 connection may reset before their answer before it is closed (rapid reset). */
-export const RESET_LIMIT = 200
 const DNS_MESSAGE = 'application/dns-message'
 /** Unpadded base64url (RFC 8484 §4.1). */
 const BASE64URL = /^[A-Za-z0-9_-]+$/
@@ -42,9 +40,6 @@ export interface DohResponse {
 /** One HTTP/2 connection's queries in flight (its reset streams' too) and its resets. */
 export interface DohSession {
   inflight: number
-  resets: number
-  /** Closes the connection for resetting too many streams (counted by the front). */
-  close(): void
 }
 
 export interface DohExchangeOptions {
@@ -193,14 +188,10 @@ export class DohExchange implements PeerChannel {
     this.res.end(text + '\n')
   }
 
-  // The stream (HTTP/2) or connection (HTTP/1.1) closed; before the answer, the client reset it.
+  // The stream (HTTP/2) or connection (HTTP/1.1) closed: nothing more is written (resets are the front's count).
   private onClose(): void {
     this.closed = true
     if (this.bodyTimer !== null) clearTimeout(this.bodyTimer)
-    if (this.responded) return
-    this.o.counters.resets++
-    const s = this.o.session
-    if (s !== null && ++s.resets > RESET_LIMIT) s.close()
   }
 }
 

@@ -21,7 +21,7 @@
  * - HTTP/2: at most `doh-max-streams` streams open at once per connection (the SETTINGS the client
  *   must obey; nghttp2 refuses more), and at most twice that many queries in flight per connection
  *   counting those whose stream the client reset (503 past it). A connection whose client resets
- *   more than RESET_LIMIT (./doh-exchange.ts) streams before their answer gets GOAWAY (ENHANCE_YOUR_CALM) and is closed:
+ *   more than RESET_LIMIT streams before their answer gets GOAWAY (ENHANCE_YOUR_CALM) and is closed:
  *   the rapid reset attack (CVE-2023-44487) costs a few hundred streams, not a loop.
  * - Bodies: a declared or received body over the frame cap is refused at once (413), and the whole
  *   request must arrive within `tcp-message-timeout` (slow bodies: 408).
@@ -34,7 +34,8 @@ import {
   createSecureServer,
   type Http2SecureServer,
   type Http2ServerRequest,
-  type ServerHttp2Session
+  type ServerHttp2Session,
+  type ServerHttp2Stream
 } from 'node:http2'
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
 import type { TLSSocket } from 'node:tls'
@@ -46,6 +47,9 @@ import { guardTlsServer } from './dot-front.js'
 import { DohExchange, type DohRequest, type DohResponse, type DohSession } from './doh-exchange.js'
 import type { QueryHandler } from './udp-front.js'
 import type { TransportCounters } from './transport-counters.js'
+
+/** Streams one HTTP/2 connection may reset before their answer before it is closed (rapid reset). */
+export const RESET_LIMIT = 100
 
 export interface DohFrontOptions {
   /** The certificate of the TLS listeners (null when only plain HTTP listeners are configured). */
@@ -127,8 +131,9 @@ export class DohFront {
       this.track(sock, this.sockets, this.o.counters, sock.alpnProtocol !== 'h2')
     )
     server.on('session', (session: ServerHttp2Session) => {
-      this.sessions.set(session, { inflight: 0, resets: 0, close: () => this.calm(session) })
+      this.sessions.set(session, { inflight: 0 })
       session.on('error', () => {})
+      this.countResets(session)
       // An HTTP/2 session reads its socket itself: its own timer sees its activity.
       session.setTimeout(this.o.idleTimeoutMs, () => session.destroy())
     })
@@ -199,13 +204,29 @@ export class DohFront {
     }).start()
   }
 
+  // Streams the client reset before their answer; past RESET_LIMIT the session is closed.
+  private countResets(session: ServerHttp2Session): void {
+    let resets = 0
+    session.on('stream', (stream: ServerHttp2Stream) => {
+      stream.once('close', () => {
+        if (stream.rstCode === h2.NGHTTP2_NO_ERROR || stream.headersSent) return
+        this.o.counters.resets++
+        if (++resets > RESET_LIMIT) this.calm(session)
+      })
+    })
+  }
+
   // A session that reset too many streams: GOAWAY, then closed.
   private calm(session: ServerHttp2Session): void {
     if (session.destroyed) return
     this.o.counters.resets++
-    this.o.logger.debug({ client: session.socket?.remoteAddress }, 'dns DoH: too many reset streams; closing')
+    const { remoteAddress, remotePort } = session.socket
+    this.o.logger.debug({ client: remoteAddress }, 'dns DoH: too many reset streams; closing')
     session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM)
     session.destroy()
+    // The session lets its socket linger (and its proxy refuses destroy()): close it here.
+    for (const sock of this.sockets)
+      if (sock.remotePort === remotePort && sock.remoteAddress === remoteAddress) sock.destroy()
   }
 
   // A plain connection: from a trusted proxy, a PROXY v2 header may come first (read within the
