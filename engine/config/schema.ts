@@ -646,6 +646,13 @@ export const configSchema = {
           type: 'array',
           items: { type: 'integer', minimum: 0 },
           description: 'categories blocked for anonymous addresses while /config/ has never been set'
+        },
+        'tls-self-signed': {
+          type: 'boolean',
+          default: false,
+          description:
+            'make a self-signed certificate at proxy.tls-cert and proxy.tls-key (for proxy.server-name) at the first start when they do not exist, so DoT and DoH run with no certificate to get',
+          'x-roles': []
         }
       }
     },
