@@ -182,7 +182,7 @@ export class DohFront {
   private onTlsRequest(req: Http2ServerRequest, res: DohResponse): void {
     const session = req.stream?.session as ServerHttp2Session | undefined
     const state = session === undefined ? null : (this.sessions.get(session) ?? null)
-    this.exchange(req as unknown as DohRequest, res, this.o.counters, state, null)
+    this.exchange(req, res, this.o.counters, state, null)
   }
 
   private exchange(
@@ -192,7 +192,7 @@ export class DohFront {
     session: DohSession | null,
     proxied: { address: string; port: number } | null
   ): void {
-    new DohExchange(req as DohRequest, res, {
+    new DohExchange(req, res, {
       counters,
       session,
       proxied,

@@ -203,16 +203,16 @@ class FrontProcessServer implements DnsServer {
     const tcp = this.tcp
     this.metrics.tcpSlots = () => tcp.slotCounts
     for (const text of proxy.listen) await this.listen(text)
-    const encrypted = (this.encrypted = await startEncryptedFronts(
-      this.config,
-      dispatcher.submit,
-      this.logger,
-      this.tcpMaxFrame
-    ))
-    if (encrypted !== null) {
-      this.endpoints.push(...encrypted.endpoints)
-      this.metrics.transports = () => encrypted.counters.map((c) => c.snapshot())
-    }
+    await this.startEncrypted(dispatcher)
+  }
+
+  // DoT and DoH (./encrypted-fronts.ts), into the same dispatcher.
+  private async startEncrypted(dispatcher: Dispatcher): Promise<void> {
+    const encrypted = await startEncryptedFronts(this.config, dispatcher.submit, this.logger, this.tcpMaxFrame)
+    this.encrypted = encrypted
+    if (encrypted === null) return
+    this.endpoints.push(...encrypted.endpoints)
+    this.metrics.transports = () => encrypted.counters.map((c) => c.snapshot())
   }
 
   get transports(): TransportPorts {

@@ -95,6 +95,21 @@ function txtFilling(name: string, size: number): dnsPacket.Answer[] {
   return answers
 }
 
+// Sends an answer now, or `wait` ms later (a slow upstream; dropped if the stub closed meanwhile).
+function reply(udp: Socket, out: Buffer, to: { port: number; address: string }, wait: number): void {
+  if (wait <= 0) {
+    udp.send(out, to.port, to.address)
+    return
+  }
+  setTimeout(() => {
+    try {
+      udp.send(out, to.port, to.address)
+    } catch {
+      // closed meanwhile
+    }
+  }, wait).unref()
+}
+
 // The delay configured for the name of an answer (0: none).
 function delayOf(out: Buffer, delays: Record<string, number> | undefined): number {
   if (delays === undefined) return 0
@@ -140,17 +155,7 @@ async function bindStub(host: string, options: StubResolverOptions): Promise<Stu
   }
   udp.on('message', (msg, rinfo) => {
     const out = handle(msg, true)
-    if (out === undefined) return
-    const wait = delayOf(out, options.delays)
-    if (wait <= 0) udp.send(out, rinfo.port, rinfo.address)
-    else
-      setTimeout(() => {
-        try {
-          udp.send(out, rinfo.port, rinfo.address)
-        } catch {
-          // closed meanwhile
-        }
-      }, wait).unref()
+    if (out !== undefined) reply(udp, out, rinfo, delayOf(out, options.delays))
   })
   udp.bind(options.port ?? 0, host)
   await once(udp, 'listening')
