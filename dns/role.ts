@@ -215,9 +215,11 @@ async function startCluster(ctx: RoleContext, processes: number): Promise<Runnin
     for (const w of workers) w.kill('SIGKILL')
     throw err
   }
-  // logrotate signals the pid in proxy.pid (this primary); the children write the log file too.
+  // logrotate signals the pid in proxy.pid (this primary); the children write the log file too, and
+  // read their TLS certificate again on it (./encrypted-fronts.ts).
   const forwardHup = (): void => {
-    if (ctx.config.proxy.log !== '-') for (const w of workers) w.process.kill('SIGHUP')
+    if (ctx.config.proxy.log !== '-' || ctx.config.proxy['tls-cert'] !== undefined)
+      for (const w of workers) w.process.kill('SIGHUP')
   }
   process.on('SIGHUP', forwardHup)
   const shown = endpoints.map((e) => `${e} (${processes} processes)`)

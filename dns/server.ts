@@ -29,6 +29,7 @@ import { NativeUdpFront } from './native-udp-front.js'
 import { createDnstapTap, type DnstapTap } from './dnstap-sink.js'
 import { Forwarder } from './upstream.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
+import { startEncryptedFronts, type EncryptedFronts, type TransportPorts } from './encrypted-fronts.js'
 
 export interface DnsServerOptions {
   config: Readonly<Config>
@@ -66,6 +67,8 @@ export interface DnsServer {
   readonly dispatch: 'inline' | 'pool'
   /** The UDP I/O path in use (`proxy.io` resolved). */
   readonly io: UdpIo
+  /** The bound ports of the DoT and DoH listeners (./encrypted-fronts.ts). */
+  readonly transports: TransportPorts
   /** Applies a config reload's live keys (`dnscache.forward`, `proxy.rate-limit*`; engine/config/reload.ts). */
   reload(config: Readonly<Config>, keys: readonly string[]): Promise<void>
   /** The policy generation of the store this process reads (undefined with `dispatch: pool`, whose workers read it). */
@@ -112,6 +115,7 @@ class FrontProcessServer implements DnsServer {
   private tcp: TcpFront | null = null
   private limiter: RateLimiter | null = null
   private tap: DnstapTap | null = null
+  private encrypted: EncryptedFronts | null = null
   private readonly udp: Array<UdpFront | NativeUdpFront> = []
   private closed = false
 
@@ -176,6 +180,20 @@ class FrontProcessServer implements DnsServer {
     const tcp = this.tcp
     this.metrics.tcpSlots = () => tcp.slotCounts
     for (const text of proxy.listen) await this.listen(text)
+    await this.startEncrypted(dispatcher)
+  }
+
+  // DoT and DoH (./encrypted-fronts.ts), into the same dispatcher.
+  private async startEncrypted(dispatcher: Dispatcher): Promise<void> {
+    const encrypted = await startEncryptedFronts(this.config, dispatcher.submit, this.logger, this.tcpMaxFrame)
+    this.encrypted = encrypted
+    if (encrypted === null) return
+    this.endpoints.push(...encrypted.endpoints)
+    this.metrics.transports = () => encrypted.counters.map((c) => c.snapshot())
+  }
+
+  get transports(): TransportPorts {
+    return this.encrypted?.ports ?? { dot: [], doh: [], dohHttp: [] }
   }
 
   /** The native fronts' drop counters, summed (the dgram front has none). */
@@ -304,6 +322,7 @@ class FrontProcessServer implements DnsServer {
     this.limiter?.close()
     for (const u of this.udp) u.close()
     await this.tcp?.close()
+    await this.encrypted?.close()
     this.forwarder?.close()
     await this.pool?.close()
     if (this.ownsStore) await this.store?.close()

@@ -28,6 +28,10 @@
  *
  * Each connection is one Peer (and its own PeerChannel); every query read from it goes to the
  * dispatcher with that Peer.
+ *
+ * DNS over TLS (RFC 7858) is this same front over TLS sockets (`secure`, ./dot-front.ts): a DoT front
+ * is a TcpFront of its own (its own table, budget and counters), whose listeners hand it each
+ * connection once its handshake is done, with the client ID its server name carries.
  */
 import { createServer, type Server, type Socket } from 'node:net'
 import { once } from 'node:events'
@@ -37,6 +41,8 @@ import { Peer, type PeerChannel } from './peer.js'
 import type { QueryHandler } from './udp-front.js'
 import { TcpSlots, type SlotHolder } from './tcp-slots.js'
 import type { TcpSlotCounts } from '../engine/metrics/index.js'
+import { createDotServer, type DotListenerOptions } from './dot-front.js'
+import type { TransportCounters } from './transport-counters.js'
 
 /** Largest TCP query frame accepted by default; real queries are < 600 bytes. */
 export const MAX_TCP_QUERY_FRAME = 4096
@@ -59,6 +65,10 @@ export interface TcpFrontOptions {
   maxFrame: number
   logger: Logger
   onQuery: QueryHandler
+  /** DNS over TLS: the listeners are TLS servers (./dot-front.ts). */
+  secure?: Omit<DotListenerOptions, 'counters' | 'logger'>
+  /** Connections and queries of this front, for /metrics (the DoT front's). */
+  counters?: TransportCounters
 }
 
 /** The frames left for this event-loop turn, and the connections waiting for the next one. */
@@ -125,13 +135,14 @@ class TcpConnection implements PeerChannel, SlotHolder {
     maxFrame: number,
     onQuery: QueryHandler,
     budget: TurnBudget,
-    tooLarge: (c: TcpConnection) => void
+    tooLarge: (c: TcpConnection) => void,
+    clientId: string | null
   ) {
     this.budget = budget
     this.tooLarge = tooLarge
     this.sock = sock
     this.reader = new FrameReader(maxFrame)
-    this.peer = new Peer(this, sock.remoteAddress ?? '', sock.remotePort ?? 0)
+    this.peer = new Peer(this, sock.remoteAddress ?? '', sock.remotePort ?? 0, -1, clientId)
     this.onQuery = onQuery
     this.lastActive = Date.now()
   }
@@ -232,6 +243,11 @@ export class TcpFront {
   private readonly servers: Server[] = []
   private readonly slots: TcpSlots<TcpConnection>
   private readonly budget = new TurnBudget()
+  // The dispatcher's handler, counting the queries of a front that has counters.
+  private readonly onQuery: QueryHandler = (msg, peer) => {
+    if (this.counters !== null) this.counters.queries++
+    this.o.onQuery(msg, peer)
+  }
   private readonly tooLarge = (c: TcpConnection): void => {
     this.o.logger.debug(
       { length: c.reader.oversizedLength, client: c.sock.remoteAddress },
@@ -242,6 +258,7 @@ export class TcpFront {
   }
   private readonly sweeper: NodeJS.Timeout
   private closed = false
+  private readonly counters: TransportCounters | null
 
   constructor(o: TcpFrontOptions) {
     this.o = o
@@ -252,11 +269,18 @@ export class TcpFront {
     })
     this.sweeper = setInterval(() => this.sweep(), Math.min(SWEEP_MS, o.messageTimeoutMs >> 1, o.idleTimeoutMs >> 1))
     this.sweeper.unref()
+    this.counters = o.counters ?? null
+    if (this.counters !== null) this.counters.open = () => this.slots.size
   }
 
-  /** Listens on `host:port`; throws the listen error (the server is not kept). */
-  async listen(host: string, port: number, family: 4 | 6): Promise<void> {
-    const tcp = createServer({ noDelay: true }, (sock) => this.onConnection(sock))
+  /** Listens on `host:port` and returns the port bound; throws the listen error (the server is not kept). */
+  async listen(host: string, port: number, family: 4 | 6): Promise<number> {
+    const tcp =
+      this.o.secure === undefined
+        ? createServer({ noDelay: true }, (sock) => this.onConnection(sock, null))
+        : createDotServer({ ...this.o.secure, counters: this.o.counters!, logger: this.o.logger }, (sock, clientId) =>
+            this.onConnection(sock, clientId)
+          )
     try {
       tcp.listen({ host, port, ipv6Only: family === 6 })
       await once(tcp, 'listening')
@@ -266,14 +290,16 @@ export class TcpFront {
     }
     tcp.on('error', (err) => this.o.logger.error({ err }, 'dns tcp server error'))
     this.servers.push(tcp)
+    const bound = tcp.address()
+    return typeof bound === 'object' && bound !== null ? bound.port : port
   }
 
-  private onConnection(sock: Socket): void {
+  private onConnection(sock: Socket, clientId: string | null): void {
     if (this.closed) {
       sock.destroy()
       return
     }
-    const c = new TcpConnection(sock, this.o.maxFrame, this.o.onQuery, this.budget, this.tooLarge)
+    const c = new TcpConnection(sock, this.o.maxFrame, this.onQuery, this.budget, this.tooLarge, clientId)
     sock.on('error', () => {})
     if (!this.slots.admit(c, sock.remoteAddress ?? '')) {
       this.o.logger.debug({ client: sock.remoteAddress }, 'dns tcp connection refused: per-source cap or table full')
@@ -281,6 +307,7 @@ export class TcpFront {
       sock.destroy()
       return
     }
+    if (this.counters !== null) this.counters.connections++
     sock.on('close', () => {
       c.closed = true
       this.slots.release(c)

@@ -14,6 +14,7 @@ import { compileApiNetwork } from '../net/api-network.js'
 import { ipBytes } from '../net/ip.js'
 import { parseDnstapTarget } from '../dnstap/target.js'
 import { parseHostPort } from './address.js'
+import { checkEncryptedDns, encryptedListenerCount } from './encrypted-dns.js'
 import { checkReferencedPaths, checkRoleFolders } from './paths.js'
 import { ROLE_SECTIONS } from './roles.js'
 import { configSchema } from './schema.js'
@@ -129,7 +130,7 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
 
 /** Every listener the config's roles open (DNS addresses and HTTP ones), for check-config's summary. */
 export function listenerCount(config: Readonly<Config>): number {
-  let n = config.proxy.listen.length
+  let n = config.proxy.listen.length + encryptedListenerCount(config.proxy)
   for (const [section, key] of HTTP_LISTENERS)
     if (typeof (config[section] as Record<string, unknown>)[key] === 'string') n++
   return n
@@ -151,6 +152,7 @@ const HTTP_LISTENERS = [
 function checkRules(config: Config, problems: string[], written: ReadonlySet<string>): void {
   config.dnscache.forward.forEach((a, i) => checkAddress(`dnscache.forward[${i}]`, a, problems, 53))
   config.proxy.listen.forEach((a, i) => checkAddress(`proxy.listen[${i}]`, a, problems, 53))
+  checkEncryptedDns(config.proxy, problems)
   if (config.proxy.dnstap !== undefined) {
     const t = parseDnstapTarget(config.proxy.dnstap)
     if ('problem' in t) problems.push(`proxy.dnstap: ${t.problem}`)

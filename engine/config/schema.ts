@@ -267,6 +267,55 @@ export const configSchema = {
           description: 'data file of search-engine and video hosts (defaults to the packaged conf/safesearch.txt)',
           'x-roles': ['dns', 'blockpage']
         },
+        'dot-listen': {
+          type: 'array',
+          items: listenAddress,
+          default: [],
+          description:
+            'DNS over TLS (RFC 7858) listen addresses, host:port (port 853 when left out); needs tls-cert and tls-key; off when empty (docs/dns.md, "Encrypted transports")'
+        },
+        'doh-listen': {
+          type: 'array',
+          items: listenAddress,
+          default: [],
+          description:
+            'DNS over HTTPS (RFC 8484) listen addresses, host:port (port 443 when left out): HTTP/2 and HTTP/1.1 over TLS, on /dns-query and /dns-query/{client-id}; needs tls-cert and tls-key; off when empty'
+        },
+        'doh-http-listen': {
+          type: 'array',
+          items: listenAddress,
+          default: [],
+          description:
+            'DNS over HTTPS served as plain HTTP/1.1 (port 80 when left out), for a TLS-terminating proxy in front; the client address is read from X-Forwarded-For or a PROXY protocol v2 header, believed only from doh-trusted-proxies; off when empty'
+        },
+        'doh-trusted-proxies': {
+          type: 'array',
+          items: { type: 'string', minLength: 2 },
+          default: [],
+          description:
+            'addresses and prefixes of the proxies in front of the DoH listeners whose X-Forwarded-For or PROXY protocol v2 header names the client; from anyone else both are ignored'
+        },
+        'doh-max-streams': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1000,
+          default: 100,
+          description:
+            'HTTP/2 streams (queries) one DoH connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); a client that resets streams faster than they are answered is disconnected (CVE-2023-44487)'
+        },
+        'tls-cert': {
+          ...filePath,
+          description:
+            'PEM certificate chain of the DoT and DoH listeners; read again without a restart when the file changes or on SIGHUP (a pair that does not load keeps the previous one, with a warning)'
+        },
+        'tls-key': { ...filePath, description: 'PEM private key of tls-cert' },
+        'server-name': {
+          type: 'string',
+          pattern: '^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$',
+          maxLength: 253,
+          description:
+            'the TLS server name of the encrypted listeners (dns.example.net); a DoT client that asks for {client-id}.dns.example.net names its client ID'
+        },
         'log-level': { ...logLevel, 'x-live': ['dns'] }
       }
     },
@@ -609,6 +658,13 @@ export const configSchema = {
           type: 'array',
           items: { type: 'integer', minimum: 0 },
           description: 'categories blocked for anonymous addresses while /config/ has never been set'
+        },
+        'tls-self-signed': {
+          type: 'boolean',
+          default: false,
+          description:
+            'make a self-signed certificate at proxy.tls-cert and proxy.tls-key (for proxy.server-name) at the first start when they do not exist, so DoT and DoH run with no certificate to get',
+          'x-roles': []
         }
       }
     },

@@ -128,6 +128,8 @@ export interface MetricsSnapshot {
   udpTruncated?: number
   /** The TCP front's connection accounting (`TcpSlotCounts`); absent in an older process's snapshot. */
   tcpSlots?: TcpSlotCounts
+  /** The encrypted transports' counters (`TransportCounts`), one entry each; absent in an older process's snapshot. */
+  transports?: TransportCounts[]
   statsRowsWritten: number
   statsRowsDropped: number
   /** The forwarder's resolvers as this process sees them; absent in a snapshot of an older process. */
@@ -211,6 +213,18 @@ export interface TcpSlotCounts {
 
 const NO_TCP_SLOTS: TcpSlotCounts = { refusedPerSource: 0, refusedFull: 0, evictedIdle: 0, evictedSlow: 0 }
 
+/** One encrypted DNS transport's counters in one process (dns/transport-counters.ts). */
+export interface TransportCounts {
+  /** `dot`, `doh` (TLS) or `doh-http` (plain HTTP behind a proxy). */
+  readonly transport: string
+  readonly open: number
+  readonly connections: number
+  readonly queries: number
+  readonly handshakeFailures: number
+  readonly resets: number
+  readonly refused: number
+}
+
 /**
  * The DNS process's counters. Every method is a few arithmetic operations on preallocated typed
  * arrays, safe to call per packet.
@@ -230,6 +244,8 @@ export class DnsMetrics {
   dnstap: () => DnstapCounts = () => NO_DNSTAP
   /** Read when a snapshot is taken: the server points it at its TCP front's connection accounting. */
   tcpSlots: () => TcpSlotCounts = () => NO_TCP_SLOTS
+  /** Read when a snapshot is taken: the server points it at its encrypted transports' counters. */
+  transports: () => TransportCounts[] = () => []
   /** Upstream answers larger than the client's UDP size, sent truncated (dns/udp-size.ts). */
   udpTruncated = 0
   /** Read when a snapshot is taken: the server points it at its forwarder's resolvers. */
@@ -294,6 +310,7 @@ export class DnsMetrics {
       dnstapDropped: tap.dropped,
       udpTruncated: this.udpTruncated,
       tcpSlots: { ...this.tcpSlots() },
+      transports: this.transports(),
       statsRowsWritten: statsRows.writtenRows,
       statsRowsDropped: statsRows.droppedRows,
       resolvers: this.resolvers()
@@ -573,6 +590,54 @@ function addSnapshot(m: SnapshotMetrics, proc: string, s: MetricsSnapshot, t: nu
   m.age.set(l, Math.max(0, (t - s.updated) / 1000))
 }
 
+/** The encrypted transports' metrics (DoT, DoH), by process and transport, filled from the snapshots. */
+function transportMetrics(registry: Registry): {
+  reset: () => void
+  add: (proc: string, list: readonly TransportCounts[]) => void
+} {
+  const labelNames = ['process', 'transport'] as const
+  const counter = (name: string, help: string) => new Counter({ name, help, labelNames, registers: [registry] })
+  const open = new Gauge({
+    name: 'filterd_dns_transport_connections',
+    help: 'client connections open now on an encrypted transport',
+    labelNames,
+    registers: [registry]
+  })
+  const connections = counter(
+    'filterd_dns_transport_connections_total',
+    'client connections accepted on an encrypted transport (TLS: handshake done)'
+  )
+  const queries = counter('filterd_dns_transport_queries_total', 'DNS queries received on an encrypted transport')
+  const failures = counter(
+    'filterd_dns_transport_handshake_failures_total',
+    'TLS handshakes that failed or did not finish within tcp-message-timeout'
+  )
+  const resets = counter(
+    'filterd_dns_transport_resets_total',
+    'HTTP/2 streams the client reset before their answer, and sessions closed for resetting too many (rapid reset)'
+  )
+  const refused = counter(
+    'filterd_dns_transport_refused_total',
+    'connections closed on accept: too many connections or handshakes in progress, in all or from one source'
+  )
+  return {
+    reset() {
+      for (const m of [open, connections, queries, failures, resets, refused]) m.reset()
+    },
+    add(proc, list) {
+      for (const t of list) {
+        const l = { process: proc, transport: t.transport }
+        open.set(l, t.open)
+        connections.inc(l, t.connections)
+        queries.inc(l, t.queries)
+        failures.inc(l, t.handshakeFailures)
+        resets.inc(l, t.resets)
+        refused.inc(l, t.refused)
+      }
+    }
+  }
+}
+
 /** Mounts `GET /metrics` (Prometheus text format 0.0.4) on `server`; returns its registry. */
 export function registerMetricsRoute(server: HttpServer, ctx: MetricsRouteContext): Registry {
   const registry = new Registry()
@@ -595,6 +660,7 @@ export function registerMetricsRoute(server: HttpServer, ctx: MetricsRouteContex
   const histName = 'filterd_dns_upstream_latency_ms'
   const latency = rawHistogram(registry, histName, 'upstream round-trip time in milliseconds')
   const perResolver = resolverMetrics(registry)
+  const perTransport = transportMetrics(registry)
 
   // Scrapes run one at a time: each resets the metrics and fills them from the snapshots it read.
   let chain: Promise<unknown> = Promise.resolve()
@@ -603,11 +669,13 @@ export function registerMetricsRoute(server: HttpServer, ctx: MetricsRouteContex
     const snaps = await readSnapshots(dir, t)
     for (const m of Object.values(metrics)) m.reset()
     perResolver.reset()
+    perTransport.reset()
     const hist: HistValue[] = []
     for (const [proc, s] of snaps) {
       addSnapshot(metrics, proc, s, t)
       pushHistogram(hist, histName, { process: proc }, s.upstream.buckets, s.upstream)
       for (const r of s.resolvers ?? []) perResolver.add(proc, r)
+      perTransport.add(proc, s.transports ?? [])
     }
     latency.values = hist
     return await registry.metrics()

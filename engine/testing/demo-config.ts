@@ -10,9 +10,9 @@ import { ROLE_NAMES } from '../config/roles.js'
 
 /**
  * The listeners the demo config names, by the key `demoConfig` gives their free port under: each
- * role's own, plus the upstream stub, catapi's anonymous listener and the DNS role's metrics.
+ * role's own, plus the upstream stub, catapi's anonymous listener, the DNS role's metrics, DoT and DoH.
  */
-const DEMO_PORTS = [...ROLE_NAMES, 'upstream', 'anon', 'dnsMetrics'] as const
+const DEMO_PORTS = [...ROLE_NAMES, 'upstream', 'anon', 'dnsMetrics', 'dot', 'doh'] as const
 
 /** Free ports for the demo's listeners, plus any `extra` keys. */
 export async function demoPorts(extra: readonly string[] = []): Promise<Record<string, number>> {
@@ -36,4 +36,6 @@ export function demoConfig(dir: string, ports: Record<string, number>): string {
     .replaceAll('127.0.0.1:8090', `127.0.0.1:${ports.collector}`)
     .replace('127.0.0.1:8095', `127.0.0.1:${ports.sync}`)
     .replace('127.0.0.1:8086', `127.0.0.1:${ports.dnsMetrics}`)
+    .replace('127.0.0.1:8853', `127.0.0.1:${ports.dot}`)
+    .replace('127.0.0.1:8443', `127.0.0.1:${ports.doh}`)
 }

@@ -31,6 +31,8 @@ export interface StubResolverOptions {
   ttl?: number
   /** Also listen on TCP (same port). */
   tcp?: boolean
+  /** Milliseconds to wait before answering these names over UDP (a slow upstream for them). */
+  delays?: Record<string, number>
 }
 
 export interface StubResolver {
@@ -93,6 +95,28 @@ function txtFilling(name: string, size: number): dnsPacket.Answer[] {
   return answers
 }
 
+// Sends an answer now, or `wait` ms later (a slow upstream; dropped if the stub closed meanwhile).
+function reply(udp: Socket, out: Buffer, to: { port: number; address: string }, wait: number): void {
+  if (wait <= 0) {
+    udp.send(out, to.port, to.address)
+    return
+  }
+  setTimeout(() => {
+    try {
+      udp.send(out, to.port, to.address)
+    } catch {
+      // closed meanwhile
+    }
+  }, wait).unref()
+}
+
+// The delay configured for the name of an answer (0: none).
+function delayOf(out: Buffer, delays: Record<string, number> | undefined): number {
+  if (delays === undefined) return 0
+  const q = dnsPacket.decode(out).questions?.[0] as Question | undefined
+  return q === undefined ? 0 : (delays[q.name.toLowerCase()] ?? 0)
+}
+
 export async function startStubResolver(options: StubResolverOptions = {}): Promise<StubResolver> {
   const host = options.host ?? '127.0.0.1'
   // UDP and TCP share one port. With a kernel-chosen UDP port, the same TCP port can be taken (by
@@ -131,7 +155,7 @@ async function bindStub(host: string, options: StubResolverOptions): Promise<Stu
   }
   udp.on('message', (msg, rinfo) => {
     const out = handle(msg, true)
-    if (out !== undefined) udp.send(out, rinfo.port, rinfo.address)
+    if (out !== undefined) reply(udp, out, rinfo, delayOf(out, options.delays))
   })
   udp.bind(options.port ?? 0, host)
   await once(udp, 'listening')

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url'
 import { formatHostPort, parseHostPort, sharesRedis, type Config, type RoleName } from '../../engine/config/index.js'
 import { startStubResolver, type StubResolver } from '../../engine/upstream-stub/index.js'
 import { EngineError } from '../../engine/errors.js'
+import { ensureSelfSigned } from '../../engine/tls/self-signed.js'
 import { loadCommand, ROLE_NAMES, sectionOf } from './roles.js'
 import { livePid } from './run-role.js'
 
@@ -140,6 +141,7 @@ export async function runAll(
 ): Promise<number> {
   refuseIfRunning(config)
   const stub = await startDemoUpstream(config)
+  demoCertificate(config)
   const built = await buildDemoDb(config, configPath)
   if (built !== 0) {
     await stub?.close()
@@ -213,6 +215,38 @@ export async function runAll(
   return await done
 }
 
+/** `demo.tls-self-signed`: the DoT/DoH certificate, made at the first start. */
+function demoCertificate(config: Readonly<Config>): void {
+  const p = config.proxy
+  if (config.demo?.['tls-self-signed'] !== true || p['tls-cert'] === undefined || p['tls-key'] === undefined) return
+  const name = p['server-name'] ?? 'localhost'
+  if (ensureSelfSigned(p['tls-cert'], p['tls-key'], name))
+    out(`demo: made a self-signed certificate for ${name} and *.${name} at ${p['tls-cert']}`)
+}
+
+/** kdig lines for the DoT and DoH listeners (the certificate is not checked: kdig does not by default). */
+function encryptedTryLines(config: Readonly<Config>): string[] {
+  const lines: string[] = []
+  const at = (text: string, port: number): string => {
+    const hp = parseHostPort(text, port)
+    const host = hp.host === '0.0.0.0' ? '127.0.0.1' : hp.host === '::' ? '::1' : hp.host
+    return `kdig @${host} -p ${hp.port}`
+  }
+  const sni = config.proxy['server-name']
+  const dot = config.proxy['dot-listen'][0]
+  if (dot !== undefined) {
+    lines.push(`${at(dot, 853)} +tls +short casino.example A   # DNS over TLS: blocked`)
+    if (sni !== undefined)
+      lines.push(`${at(dot, 853)} +tls-sni=kid1.${sni} +short example.org A   # DoT with the client ID kid1`)
+  }
+  const doh = config.proxy['doh-listen'][0]
+  if (doh !== undefined) {
+    lines.push(`${at(doh, 443)} +https +short casino.example A   # DNS over HTTPS (POST): blocked`)
+    lines.push(`${at(doh, 443)} +https-get +https=/dns-query/kid1 +short example.org A   # DoH GET, client ID kid1`)
+  }
+  return lines
+}
+
 /**
  * The quick start's "Try it" lines, a story to run in order: the demo's defaults block gambling for
  * every address; the pages and lookups show why; then this machine becomes the user `demo`, which
@@ -234,6 +268,7 @@ export function tryLines(config: Readonly<Config>, roles: readonly RoleName[]): 
     dig = `dig @${host} -p ${hp.port} +short casino.example A`
     lines.push(`${dig}   # the block page's address: the demo's defaults block gambling (category 30)`)
     lines.push(`dig @${host} -p ${hp.port} +short example.org A   # forwarded`)
+    lines.push(...encryptedTryLines(config))
   }
   if (roles.includes('blockpage'))
     lines.push(

@@ -113,6 +113,22 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
     }
   }
   t.assert.strictEqual(digs, 8, 'four casino.example lookups a round')
+
+  // 0b. DoT and DoH on the demo's loopback ports, with the self-signed certificate made at this first
+  // start: the kdig lines printed, run as printed (kdig: Debian's knot-dnsutils, which CI installs).
+  t.assert.match(out, /demo: made a self-signed certificate for dns\.filterd\.local/)
+  const kdigs = out
+    .slice(out.indexOf('Try it:'))
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('kdig '))
+  t.assert.strictEqual(kdigs.length, 4, out)
+  if ((await execFileP('sh', ['-c', 'command -v kdig']).catch(() => undefined)) !== undefined) {
+    for (const line of kdigs) {
+      const got = (await execFileP('sh', ['-c', line.replace(/\s+#.*$/, '')])).stdout.trim()
+      t.assert.strictEqual(got, line.includes('casino.example') ? '127.0.0.1' : '198.51.100.10', line)
+    }
+  }
   t.assert.strictEqual(
     (await fetch(`http://127.0.0.1:${ports.api}/users/demo`)).status,
     404,

@@ -1,0 +1,206 @@
+/*
+ * One DoH request (RFC 8484) from its arrival to its answer: the route and method, the query out
+ * of the GET parameter or the POST body, the client's address and ID, and the answer (or the HTTP
+ * error) back. The exchange is the query's PeerChannel: the dispatcher answers it exactly as it
+ * answers a TCP query (`isStream`: no UDP size limit, forwarded answers relayed whole).
+ * docs/dns.md, "DNS over HTTPS".
+ */
+import { clientAddress, type AddressSet } from '../engine/net/client-address.js'
+import { smallestTtl } from '../engine/wire/ttl.js'
+import { checkedClientId } from './client-id.js'
+import { Peer, type PeerChannel } from './peer.js'
+import type { TransportCounters } from './transport-counters.js'
+import type { QueryHandler } from './udp-front.js'
+
+/** The path of RFC 8484's examples, which every client defaults to; `/dns-query/{client-id}` too. */
+export const DOH_PATH = '/dns-query'
+const DNS_MESSAGE = 'application/dns-message'
+/** Unpadded base64url (RFC 8484 §4.1). */
+const BASE64URL = /^[A-Za-z0-9_-]+$/
+/** A DNS header. */
+const MIN_QUERY = 12
+
+/** What an exchange reads of a request: node:http's IncomingMessage and node:http2's compat request both have it. */
+export interface DohRequest {
+  readonly method?: string
+  readonly url?: string
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>
+  readonly socket: { readonly remoteAddress?: string; readonly remotePort?: number }
+  on(event: 'data', fn: (chunk: Buffer) => void): unknown
+  on(event: 'end', fn: () => void): unknown
+}
+
+/** What an exchange writes: node:http's ServerResponse and node:http2's compat response both have it. */
+export interface DohResponse {
+  writeHead(status: number, headers: Record<string, string | number>): unknown
+  end(body?: Buffer | string): unknown
+  on(event: 'close', fn: () => void): unknown
+}
+
+/** One HTTP/2 connection's queries in flight (its reset streams' too) and its resets. */
+export interface DohSession {
+  inflight: number
+}
+
+export interface DohExchangeOptions {
+  counters: TransportCounters
+  /** The HTTP/2 connection, or null (HTTP/1.1). */
+  session: DohSession | null
+  /** The client a trusted proxy's PROXY v2 header named, or null. */
+  proxied: { address: string; port: number } | null
+  trusted: AddressSet
+  maxFrame: number
+  /** Queries in flight per HTTP/2 connection at most, reset streams' included (503 past it). */
+  maxInflight: number
+  messageTimeoutMs: number
+  onQuery: QueryHandler
+}
+
+const REASONS: Record<number, string> = {
+  400: 'bad request: expected /dns-query?dns=<base64url DNS query> or a POST of application/dns-message',
+  404: 'not found: DNS over HTTPS is served at /dns-query and /dns-query/{client-id}',
+  405: 'method not allowed: GET or POST',
+  408: 'the request body did not arrive in time',
+  413: 'the DNS query is too large',
+  415: 'unsupported media type: POST a body of application/dns-message',
+  503: 'too many queries in flight on this connection'
+}
+
+export class DohExchange implements PeerChannel {
+  readonly isStream = true
+  private readonly req: DohRequest
+  private readonly res: DohResponse
+  private readonly o: DohExchangeOptions
+  /** A response was written (the answer or an error). */
+  private responded = false
+  /** The stream or connection closed. */
+  private closed = false
+  /** The query is with the dispatcher. */
+  private asked = false
+  private clientId: string | null = null
+  private bodyTimer: NodeJS.Timeout | null = null
+
+  constructor(req: DohRequest, res: DohResponse, o: DohExchangeOptions) {
+    this.req = req
+    this.res = res
+    this.o = o
+  }
+
+  start(): void {
+    this.res.on('close', () => this.onClose())
+    const url = this.req.url ?? ''
+    const q = url.indexOf('?')
+    const path = q < 0 ? url : url.slice(0, q)
+    if (path !== DOH_PATH) {
+      if (!path.startsWith(DOH_PATH + '/')) return this.fail(404)
+      this.clientId = checkedClientId(path.slice(DOH_PATH.length + 1))
+      if (this.clientId === null) return this.fail(400, 'bad request: a client ID is letters, digits and hyphens')
+    }
+    if (this.req.method === 'GET') return this.get(q < 0 ? '' : url.slice(q + 1))
+    if (this.req.method === 'POST') return this.post()
+    this.fail(405)
+  }
+
+  private get(search: string): void {
+    const dns = new URLSearchParams(search).get('dns')
+    if (dns === null || !BASE64URL.test(dns)) return this.fail(400)
+    if (Math.floor((dns.length * 3) / 4) > this.o.maxFrame) return this.fail(413)
+    this.ask(Buffer.from(dns, 'base64url'))
+  }
+
+  private post(): void {
+    const type = header(this.req, 'content-type')
+    if (type?.split(';')[0]!.trim().toLowerCase() !== DNS_MESSAGE) return this.fail(415)
+    const declared = Number(header(this.req, 'content-length') ?? '0')
+    if (declared > this.o.maxFrame) return this.fail(413)
+    const chunks: Buffer[] = []
+    let size = 0
+    this.bodyTimer = setTimeout(() => this.fail(408), this.o.messageTimeoutMs)
+    this.req.on('data', (chunk: Buffer) => {
+      if (this.responded) return
+      size += chunk.length
+      if (size > this.o.maxFrame) this.fail(413)
+      else chunks.push(chunk)
+    })
+    this.req.on('end', () => {
+      if (this.bodyTimer !== null) clearTimeout(this.bodyTimer)
+      if (!this.responded) this.ask(Buffer.concat(chunks))
+    })
+  }
+
+  private ask(msg: Buffer): void {
+    if (msg.length < MIN_QUERY) return this.fail(400)
+    const s = this.o.session
+    if (s !== null) {
+      if (s.inflight >= this.o.maxInflight) return this.fail(503)
+      s.inflight++
+    }
+    this.asked = true
+    this.o.counters.queries++
+    const address = this.o.proxied?.address ?? clientAddress(requestView(this.req), { trusted: this.o.trusted })
+    const port = this.o.proxied?.port ?? this.req.socket.remotePort ?? 0
+    this.o.onQuery(msg, new Peer(this, address, port, -1, this.clientId))
+  }
+
+  send(_peer: Peer, buf: Buffer, len: number, _copy: boolean): void {
+    this.done()
+    if (this.closed || this.responded) return
+    this.responded = true
+    const ttl = smallestTtl(buf, len)
+    const body = Buffer.from(buf.subarray(0, len)) // buf may be the dispatcher's scratch
+    this.res.writeHead(200, {
+      'content-type': DNS_MESSAGE,
+      'content-length': len,
+      'cache-control': `max-age=${Math.max(0, ttl)}`
+    })
+    this.res.end(body)
+  }
+
+  // The dispatcher dropped the query (malformed beyond an answer, or over the rate limit with `drop`).
+  skip(_peer: Peer): void {
+    this.done()
+    this.fail(400, 'bad request: no DNS answer to this query')
+  }
+
+  own(msg: Buffer): Buffer {
+    return msg
+  }
+
+  // The query left the dispatcher: its place among the connection's queries in flight is free.
+  private done(): void {
+    if (!this.asked) return
+    this.asked = false
+    if (this.o.session !== null) this.o.session.inflight--
+  }
+
+  private fail(status: number, text = REASONS[status] ?? ''): void {
+    if (this.bodyTimer !== null) clearTimeout(this.bodyTimer)
+    if (this.responded || this.closed) return
+    this.responded = true
+    const headers: Record<string, string | number> = {
+      'content-type': 'text/plain; charset=utf-8',
+      'content-length': Buffer.byteLength(text + '\n')
+    }
+    if (status === 405) headers.allow = 'GET, POST'
+    // A body left unread (413, 408) would be parsed as the next request over HTTP/1.1.
+    if ((status === 413 || status === 408) && this.o.session === null) headers.connection = 'close'
+    this.res.writeHead(status, headers)
+    this.res.end(text + '\n')
+  }
+
+  // The stream (HTTP/2) or connection (HTTP/1.1) closed: nothing more is written (resets are the front's count).
+  private onClose(): void {
+    this.closed = true
+    if (this.bodyTimer !== null) clearTimeout(this.bodyTimer)
+  }
+}
+
+function header(req: DohRequest, name: string): string | undefined {
+  const v = req.headers[name]
+  return Array.isArray(v) ? v.join(',') : v
+}
+
+// The request as engine/net/client-address.ts reads it.
+function requestView(req: DohRequest): { remoteAddress: string; header(name: string): string | undefined } {
+  return { remoteAddress: req.socket.remoteAddress ?? '', header: (name) => header(req, name) }
+}

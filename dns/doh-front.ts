@@ -1,0 +1,273 @@
+/*
+ * DNS over HTTPS (RFC 8484): `proxy.doh-listen` (HTTP/2 with ALPN h2, and HTTP/1.1, over TLS, on
+ * node:http2) and `proxy.doh-http-listen` (plain HTTP/1.1 on node:http, for a TLS-terminating proxy
+ * in front). Every query becomes a Peer for the same dispatcher as port 53's, with the client's
+ * address and the client ID of the path.
+ *
+ * The exchange (./doh-exchange.ts): GET `/dns-query?dns=` (unpadded base64url) or POST
+ * `application/dns-message` to `/dns-query` or `/dns-query/{client-id}`; 200 with the answer
+ * (its ID the query's, since the dispatcher restores the client's ID) and `Cache-Control: max-age`
+ * of the answer's smallest TTL; 400 a malformed request, 404 another path, 405 another method,
+ * 413 a query over the frame cap, 415 a POST of another type.
+ *
+ * The client's address: the socket's peer, unless the peer is one of `doh-trusted-proxies`; from
+ * those, a PROXY protocol v2 header (plain HTTP only: it comes before the HTTP bytes), else
+ * X-Forwarded-For read by the one rule of engine/net/client-address.ts.
+ *
+ * What one client may cost:
+ * - TLS handshakes in progress capped and timed as DoT's (./dot-front.ts guardTlsServer);
+ *   connections capped at `tcp-max-connections` per front; a connection idle for
+ *   `tcp-idle-timeout` is closed.
+ * - HTTP/2: at most `doh-max-streams` streams open at once per connection (the SETTINGS the client
+ *   must obey; nghttp2 refuses more), and at most twice that many queries in flight per connection
+ *   counting those whose stream the client reset (503 past it). A connection whose client resets
+ *   more than RESET_LIMIT streams before their answer gets GOAWAY (ENHANCE_YOUR_CALM) and is closed:
+ *   the rapid reset attack (CVE-2023-44487) costs a few hundred streams, not a loop.
+ * - Bodies: a declared or received body over the frame cap is refused at once (413), and the whole
+ *   request must arrive within `tcp-message-timeout` (slow bodies: 408).
+ */
+import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http'
+import {
+  constants as h2,
+  createSecureServer,
+  type Http2SecureServer,
+  type Http2ServerRequest,
+  type ServerHttp2Session,
+  type ServerHttp2Stream
+} from 'node:http2'
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
+import type { TLSSocket } from 'node:tls'
+import type { Logger } from '../engine/log/index.js'
+import type { AddressSet } from '../engine/net/client-address.js'
+import { PROXY_V2_MAX, readProxyHeader } from '../engine/net/proxy-protocol.js'
+import { TLS_MIN_VERSION, type CertificateSource } from '../engine/tls/certificates.js'
+import { guardTlsServer } from './dot-front.js'
+import { DohExchange, type DohRequest, type DohResponse, type DohSession } from './doh-exchange.js'
+import type { QueryHandler } from './udp-front.js'
+import type { TransportCounters } from './transport-counters.js'
+
+/** Streams one HTTP/2 connection may reset before their answer before it is closed (rapid reset). */
+export const RESET_LIMIT = 100
+
+export interface DohFrontOptions {
+  /** The certificate of the TLS listeners (null when only plain HTTP listeners are configured). */
+  certificates: CertificateSource | null
+  /** `doh-max-streams`. */
+  maxStreams: number
+  maxConnections: number
+  maxPerSource: number
+  idleTimeoutMs: number
+  messageTimeoutMs: number
+  maxFrame: number
+  /** `doh-trusted-proxies`. */
+  trusted: AddressSet
+  logger: Logger
+  onQuery: QueryHandler
+  /** The TLS listeners' counters (`doh`) and the plain ones' (`doh-http`). */
+  counters: TransportCounters
+  httpCounters: TransportCounters
+}
+
+/** The DoH listeners of one front process. */
+export class DohFront {
+  private readonly o: DohFrontOptions
+  private readonly servers: Array<Http2SecureServer | NetServer> = []
+  private readonly sockets = new Set<Socket>()
+  private readonly httpSockets = new Set<Socket>()
+  /** The address a trusted proxy's PROXY v2 header named, per plain-HTTP connection. */
+  private readonly proxied = new WeakMap<Socket, { address: string; port: number }>()
+  private readonly sessions = new WeakMap<ServerHttp2Session, DohSession>()
+  private readonly http: HttpServer
+  private closed = false
+
+  constructor(o: DohFrontOptions) {
+    this.o = o
+    o.counters.open = () => this.sockets.size
+    o.httpCounters.open = () => this.httpSockets.size
+    this.http = createHttpServer((req, res) =>
+      this.exchange(req, res as unknown as DohResponse, o.httpCounters, null, this.proxied.get(req.socket) ?? null)
+    )
+    this.http.headersTimeout = o.messageTimeoutMs
+    this.http.requestTimeout = o.messageTimeoutMs
+    this.http.keepAliveTimeout = o.idleTimeoutMs
+  }
+
+  /** A TLS listener (HTTP/2 and HTTP/1.1) on `host:port`; throws the listen error. */
+  async listenTls(host: string, port: number, family: 4 | 6): Promise<number> {
+    const certificates = this.o.certificates!
+    const ticketKeys = randomBytes(48)
+    const server = createSecureServer(
+      {
+        ...certificates.current.options,
+        minVersion: TLS_MIN_VERSION,
+        allowHTTP1: true,
+        ticketKeys,
+        handshakeTimeout: this.o.messageTimeoutMs,
+        settings: { maxConcurrentStreams: this.o.maxStreams, enablePush: false },
+        maxSessionMemory: 4,
+        peerMaxConcurrentStreams: this.o.maxStreams,
+        // Node's own rapid-reset limit (CVE-2023-44487), where the node version has it.
+        ...{ streamResetBurst: this.o.maxStreams, streamResetRate: 33 }
+      },
+      (req, res) => this.onTlsRequest(req, res as unknown as DohResponse)
+    )
+    server.maxConnections = this.o.maxConnections
+    guardTlsServer(
+      server,
+      {
+        certificates,
+        maxHandshakes: this.o.maxConnections,
+        maxHandshakesPerSource: this.o.maxPerSource,
+        counters: this.o.counters,
+        logger: this.o.logger
+      },
+      ticketKeys,
+      'DoH'
+    )
+    server.on('drop', () => this.o.counters.refused++)
+    server.on('secureConnection', (sock: TLSSocket) =>
+      this.track(sock, this.sockets, this.o.counters, sock.alpnProtocol !== 'h2')
+    )
+    server.on('session', (session: ServerHttp2Session) => {
+      this.sessions.set(session, { inflight: 0 })
+      session.on('error', () => {})
+      this.countResets(session)
+      // An HTTP/2 session reads its socket itself: its own timer sees its activity.
+      session.setTimeout(this.o.idleTimeoutMs, () => session.destroy())
+    })
+    return await this.bind(server, host, port, family)
+  }
+
+  /** A plain HTTP/1.1 listener (behind a TLS-terminating proxy) on `host:port`; throws the listen error. */
+  async listenHttp(host: string, port: number, family: 4 | 6): Promise<number> {
+    const server = createNetServer({ noDelay: true }, (raw) => this.onPlainConnection(raw))
+    server.maxConnections = this.o.maxConnections
+    server.on('drop', () => this.o.httpCounters.refused++)
+    return await this.bind(server, host, port, family)
+  }
+
+  private async bind(
+    server: Http2SecureServer | NetServer,
+    host: string,
+    port: number,
+    family: 4 | 6
+  ): Promise<number> {
+    try {
+      server.listen({ host, port, ipv6Only: family === 6 })
+      await once(server, 'listening')
+    } catch (err) {
+      server.close()
+      throw err
+    }
+    server.on('error', (err) => this.o.logger.error({ err }, 'dns DoH server error'))
+    this.servers.push(server)
+    const a = server.address()
+    return typeof a === 'object' && a !== null ? a.port : port
+  }
+
+  // Counts and follows one connection: its idle timeout, its place in the open set.
+  private track(sock: Socket, set: Set<Socket>, counters: TransportCounters, idleTimer = true): void {
+    if (this.closed) {
+      sock.destroy()
+      return
+    }
+    counters.connections++
+    set.add(sock)
+    sock.once('close', () => set.delete(sock))
+    if (idleTimer) sock.setTimeout(this.o.idleTimeoutMs, () => sock.destroy())
+  }
+
+  private onTlsRequest(req: Http2ServerRequest, res: DohResponse): void {
+    const session = req.stream?.session as ServerHttp2Session | undefined
+    const state = session === undefined ? null : (this.sessions.get(session) ?? null)
+    this.exchange(req, res, this.o.counters, state, null)
+  }
+
+  private exchange(
+    req: DohRequest | IncomingMessage,
+    res: DohResponse,
+    counters: TransportCounters,
+    session: DohSession | null,
+    proxied: { address: string; port: number } | null
+  ): void {
+    new DohExchange(req, res, {
+      counters,
+      session,
+      proxied,
+      trusted: this.o.trusted,
+      maxFrame: this.o.maxFrame,
+      maxInflight: 2 * this.o.maxStreams,
+      messageTimeoutMs: this.o.messageTimeoutMs,
+      onQuery: this.o.onQuery
+    }).start()
+  }
+
+  // Streams the client reset before their answer; past RESET_LIMIT the session is closed.
+  private countResets(session: ServerHttp2Session): void {
+    let resets = 0
+    session.on('stream', (stream: ServerHttp2Stream) => {
+      stream.once('close', () => {
+        if (stream.rstCode === h2.NGHTTP2_NO_ERROR || stream.headersSent) return
+        this.o.counters.resets++
+        if (++resets > RESET_LIMIT) this.calm(session)
+      })
+    })
+  }
+
+  // A session that reset too many streams: GOAWAY, then closed.
+  private calm(session: ServerHttp2Session): void {
+    if (session.destroyed) return
+    this.o.counters.resets++
+    const { remoteAddress, remotePort } = session.socket
+    this.o.logger.debug({ client: remoteAddress }, 'dns DoH: too many reset streams; closing')
+    session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM)
+    session.destroy()
+    // The session lets its socket linger (and its proxy refuses destroy()): close it here.
+    for (const sock of this.sockets)
+      if (sock.remotePort === remotePort && sock.remoteAddress === remoteAddress) sock.destroy()
+  }
+
+  // A plain connection: from a trusted proxy, a PROXY v2 header may come first (read within the
+  // message deadline, at most PROXY_V2_MAX bytes); then it is node:http's.
+  private onPlainConnection(raw: Socket): void {
+    raw.on('error', () => {})
+    this.track(raw, this.httpSockets, this.o.httpCounters)
+    if (!this.o.trusted.has(raw.remoteAddress ?? '')) {
+      this.http.emit('connection', raw)
+      return
+    }
+    let head = Buffer.alloc(0)
+    const deadline = setTimeout(() => raw.destroy(), this.o.messageTimeoutMs)
+    const onData = (chunk: Buffer): void => {
+      head = Buffer.concat([head, chunk])
+      const h = readProxyHeader(head)
+      if (h.kind === 'partial' && head.length <= PROXY_V2_MAX) return
+      raw.off('data', onData)
+      clearTimeout(deadline)
+      if (h.kind === 'invalid' || h.kind === 'partial') {
+        raw.destroy()
+        return
+      }
+      raw.pause()
+      let rest = head
+      if (h.kind === 'header') {
+        if (h.address !== null) this.proxied.set(raw, { address: h.address, port: h.port })
+        rest = head.subarray(h.length)
+      }
+      if (rest.length > 0) raw.unshift(rest)
+      this.http.emit('connection', raw)
+      raw.resume()
+    }
+    raw.on('data', onData)
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    const closing = this.servers.map(async (s) => await new Promise<void>((resolve) => s.close(() => resolve())))
+    for (const s of this.sockets) s.destroy()
+    for (const s of this.httpSockets) s.destroy()
+    await Promise.all(closing)
+  }
+}

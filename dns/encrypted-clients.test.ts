@@ -1,0 +1,88 @@
+// Conformance of the DoT and DoH listeners with real clients nobody here wrote: kdig (+tls,
+// +tls-sni, +https, +https-get; Debian's knot-dnsutils), dig (+tls, +https; bind9-dnsutils) and
+// curl --doh-url, each with a blocked name (the block-page address) and a forwarded one (the
+// upstream's answer), with and without a client ID in the server name or the path.
+import { test, type TestContext } from 'node:test'
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import { BLOCK_V4 } from '../engine/testing/dns.js'
+import { encryptedServer, encryptedWorld, needsTool, run, SERVER_NAME } from './testing/encrypted.js'
+
+const FORWARDED = '203.0.113.7'
+
+async function setup(t: TestContext): Promise<{ dot: number; doh: number }> {
+  const w = await encryptedWorld(t, { records: { 'www.example.org': { a: [FORWARDED] } } })
+  const s = await encryptedServer(t, w)
+  return { dot: s.transports.dot[0]!, doh: s.transports.doh[0]! }
+}
+
+// Asks with `args` for a blocked and a forwarded name, and checks both answers (`+short` output).
+async function checkBoth(t: TestContext, cmd: string, args: string[]): Promise<void> {
+  for (const [name, want] of [
+    ['casino.example', BLOCK_V4],
+    ['www.example.org', FORWARDED]
+  ] as const) {
+    const r = await run(cmd, [...args, name, 'A', '+short'])
+    t.assert.ok(r !== undefined)
+    t.assert.strictEqual(r.out.trim().split('\n').at(-1), want, `${cmd} ${args.join(' ')} ${name}: ${r.out}`)
+  }
+}
+
+test('kdig +tls, with and without a client ID in the server name (+tls-sni)', async (t: TestContext) => {
+  if (!(await needsTool(t, 'kdig', 'knot-dnsutils'))) return
+  const { dot } = await setup(t)
+  await checkBoth(t, 'kdig', ['@127.0.0.1', '-p', String(dot), '+tls'])
+  await checkBoth(t, 'kdig', ['@127.0.0.1', '-p', String(dot), `+tls-sni=kid1.${SERVER_NAME}`])
+  await checkBoth(t, 'kdig', ['@127.0.0.1', '-p', String(dot), `+tls-sni=${SERVER_NAME}`])
+})
+
+test('kdig +https (POST) and +https-get, on /dns-query and /dns-query/{client-id}', async (t: TestContext) => {
+  if (!(await needsTool(t, 'kdig', 'knot-dnsutils'))) return
+  const { doh } = await setup(t)
+  await checkBoth(t, 'kdig', ['@127.0.0.1', '-p', String(doh), '+https'])
+  await checkBoth(t, 'kdig', ['@127.0.0.1', '-p', String(doh), '+https-get'])
+  await checkBoth(t, 'kdig', ['@127.0.0.1', '-p', String(doh), '+https=/dns-query/kid1'])
+  await checkBoth(t, 'kdig', ['@127.0.0.1', '-p', String(doh), '+https-get', '+https=/dns-query/kid1'])
+})
+
+test('dig +tls and dig +https (POST and GET)', async (t: TestContext) => {
+  if (!(await needsTool(t, 'dig', 'bind9-dnsutils'))) return
+  const { dot, doh } = await setup(t)
+  await checkBoth(t, 'dig', ['@127.0.0.1', '-p', String(dot), '+tls'])
+  await checkBoth(t, 'dig', ['@127.0.0.1', '-p', String(doh), '+https'])
+  await checkBoth(t, 'dig', ['@127.0.0.1', '-p', String(doh), '+https-get'])
+  await checkBoth(t, 'dig', ['@127.0.0.1', '-p', String(doh), '+https=/dns-query/kid1'])
+})
+
+test('curl --doh-url resolves a blocked name to the block page and a forwarded one to its address', async (t: TestContext) => {
+  if (!(await needsTool(t, 'curl', 'curl'))) return
+  const w = await encryptedWorld(t, { records: { 'www.example.org': { a: ['127.0.0.1'] } } })
+  const s = await encryptedServer(t, w, {}, { blockpage: ['127.0.0.2'] })
+  // Two web servers on one port: 127.0.0.1 the forwarded site, 127.0.0.2 the block page.
+  const site = createServer((_req, res) => res.end('site'))
+  site.listen(0, '127.0.0.1')
+  await once(site, 'listening')
+  const port = (site.address() as { port: number }).port
+  const page = createServer((_req, res) => res.end('blockpage'))
+  page.listen(port, '127.0.0.2')
+  await once(page, 'listening')
+  t.after(() => {
+    site.close()
+    page.close()
+  })
+  const doh = s.transports.doh[0]!
+  for (const path of ['/dns-query', '/dns-query/kid1']) {
+    const curl = async (name: string): Promise<string | undefined> =>
+      (
+        await run('curl', [
+          '-s',
+          '--doh-insecure',
+          '--doh-url',
+          `https://127.0.0.1:${doh}${path}`,
+          `http://${name}:${port}/`
+        ])
+      )?.out
+    t.assert.strictEqual(await curl('casino.example'), 'blockpage')
+    t.assert.strictEqual(await curl('www.example.org'), 'site')
+  }
+})
