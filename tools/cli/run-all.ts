@@ -128,7 +128,9 @@ export async function runAll(
     }
   }
   // The replica follower runs only where a shared Redis store is configured.
-  const roles: RoleName[] = ROLE_NAMES.filter((r) => r !== 'sync' || sharesRedis(config))
+  const roles: RoleName[] = ROLE_NAMES.filter(
+    (r) => (r !== 'sync' || sharesRedis(config)) && (r !== 'rpz' || config.rpz.enabled)
+  )
   const children: Child[] = []
   let stopping = false
   let exitCode = 0
