@@ -18,8 +18,8 @@ export interface Consumer {
 function startChild(t: TestContext, cmd: string, args: string[], port: number): Consumer {
   const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
-  proc.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d))
-  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (output += d))
+  proc.stdout.setEncoding('utf8').on('data', (d: string) => (output += d))
+  proc.stderr.setEncoding('utf8').on('data', (d: string) => (output += d))
   t.after(async () => {
     if (proc.exitCode !== null || proc.signalCode !== null) return
     const done = once(proc, 'exit')
