@@ -11,6 +11,7 @@ import { promisify } from 'node:util'
 import { parseZoneFile } from './zonefile.js'
 import { FeedZone, matchFeeds } from './feed.js'
 import { transferZone } from './transfer-in.js'
+import { FeedFollower, listenForNotify } from './follower.js'
 import { tsigKey } from './tsig.js'
 import { tempDir } from '../testing/temp.js'
 import { releasedPort } from '../testing/ports.js'
@@ -140,7 +141,7 @@ test('a transfer cut midway rejects and returns nothing', async (t: TestContext)
 
 const KEY = tsigKey('feed-key', 'hmac-sha256', Buffer.alloc(32, 0x33).toString('base64'))
 
-async function startKnot(t: TestContext, dir: string, port: number): Promise<void> {
+async function startKnot(t: TestContext, dir: string, port: number, notifyPort?: number): Promise<void> {
   const conf = `server:
     listen: 127.0.0.1@${port}
     rundir: "${dir}"
@@ -152,7 +153,7 @@ key:
   - id: feed-key
     algorithm: hmac-sha256
     secret: ${KEY.secret.toString('base64')}
-acl:
+${notifyPort === undefined ? '' : `remote:\n  - id: filterd\n    address: 127.0.0.1@${notifyPort}\n`}acl:
   - id: xfr
     key: feed-key
     action: transfer
@@ -167,7 +168,7 @@ zone:
     zonefile-load: difference
     zonefile-sync: -1
     journal-content: changes
-`
+${notifyPort === undefined ? '' : '    notify: filterd\n'}`
   mkdirSync(join(dir, 'db'))
   writeFileSync(join(dir, 'knot.conf'), conf)
   const proc = spawn('knotd', ['-c', join(dir, 'knot.conf')], { stdio: ['ignore', 'ignore', 'pipe'] })
@@ -217,4 +218,57 @@ test('Knot DNS as primary: AXFR with TSIG, a wrong key refused, then an update b
   assert.equal(feed.serial, 11)
   assert.equal(feed.match('later.example')?.action.kind, 'nxdomain')
   assert.equal(feed.match('www.bad.example')?.action.kind, 'nxdomain', 'the rest kept')
+})
+
+test('a follower takes a feed from Knot with TSIG and follows its NOTIFY by IXFR', async (t: TestContext) => {
+  const dir = tempDir(t, 'filterd-knot-')
+  const port = await releasedPort()
+  const notifyPort = await releasedPort()
+  writeFileSync(join(dir, 'feed.rpz.zone'), feedText(20))
+  await startKnot(t, dir, port, notifyPort)
+  const follower = new FeedFollower({ zone: 'feed.rpz', primary: { host: '127.0.0.1', port }, key: KEY })
+  t.after(() => follower.close())
+  await follower.start()
+  assert.equal(follower.status.state, 'ok')
+  assert.equal(follower.feed?.match('bad.example')?.action.kind, 'nxdomain')
+  const notify = await listenForNotify('127.0.0.1', notifyPort, [follower], new Map([['feed.rpz', '127.0.0.1']]))
+  t.after(() => notify.close())
+
+  writeFileSync(join(dir, 'feed.rpz.zone'), feedText(21, 'later.example CNAME .\n'))
+  await run('knotc', ['-s', join(dir, 'knot.sock'), 'zone-reload', 'feed.rpz'])
+  await until(
+    'the NOTIFY and IXFR reach the feed',
+    () => follower.feed?.match('later.example') !== undefined,
+    30_000,
+    20
+  )
+  assert.equal(follower.status.serial, 21)
+})
+
+test('a follower keeps the previous feed enforced when the next load fails, and says why', async (t: TestContext) => {
+  const dir = tempDir(t, 'filterd-feed-')
+  const file = join(dir, 'feed.rpz.zone')
+  writeFileSync(file, feedText(3))
+  const follower = new FeedFollower({ zone: 'feed.rpz', file })
+  t.after(() => follower.close())
+  const seen: Array<string | undefined> = []
+  follower.onUpdate = (_s, err) => seen.push(err?.message)
+  await follower.start()
+  writeFileSync(file, feedText(4, 'broken.example BOGUS x\n'))
+  await follower.refresh()
+  assert.equal(follower.status.state, 'failing')
+  assert.match(follower.status.lastError ?? '', /line \d+/)
+  assert.equal(follower.status.serial, 3)
+  assert.equal(follower.feed?.match('bad.example')?.action.kind, 'nxdomain', 'the previous feed is still enforced')
+  assert.deepEqual(seen.length, 2)
+
+  const knotless = new FeedFollower({
+    zone: 'feed.rpz',
+    primary: { host: '127.0.0.1', port: await releasedPort() },
+    key: KEY
+  })
+  t.after(() => knotless.close())
+  await knotless.start()
+  assert.equal(knotless.status.state, 'failing')
+  assert.equal(knotless.feed, undefined)
 })
