@@ -112,6 +112,11 @@ function printRunning(
   out('Stop with Ctrl-C.')
 }
 
+/** The replica follower runs only where a shared Redis store is configured, the rpz role only when enabled. */
+function runsHere(config: Readonly<Config>, role: RoleName): boolean {
+  return (role !== 'sync' || sharesRedis(config)) && (role !== 'rpz' || config.rpz.enabled)
+}
+
 export async function runAll(
   config: Readonly<Config>,
   configPath: string,
@@ -127,10 +132,7 @@ export async function runAll(
       return code
     }
   }
-  // The replica follower runs only where a shared Redis store is configured.
-  const roles: RoleName[] = ROLE_NAMES.filter(
-    (r) => (r !== 'sync' || sharesRedis(config)) && (r !== 'rpz' || config.rpz.enabled)
-  )
+  const roles: RoleName[] = ROLE_NAMES.filter((r) => runsHere(config, r))
   const children: Child[] = []
   let stopping = false
   let exitCode = 0
