@@ -30,12 +30,6 @@ export function encodeName(name: string): Buffer {
   return out
 }
 
-/** Wire length of `name` uncompressed. */
-export function nameLength(name: string): number {
-  const trimmed = name.endsWith('.') ? name.slice(0, -1) : name
-  return trimmed === '' ? 1 : Buffer.byteLength(trimmed, 'latin1') + 2
-}
-
 /** The name at `offset` in `msg` (lower-cased) and the offset just past it where it is written. */
 export function decodeName(msg: Buffer, offset: number): { name: string; end: number } {
   const labels: string[] = []

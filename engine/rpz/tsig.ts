@@ -19,8 +19,6 @@ const ALGORITHMS: Readonly<Record<string, string>> = {
   'hmac-sha512': 'sha512'
 }
 
-export const TSIG_ALGORITHMS = Object.keys(ALGORITHMS)
-
 /** TSIG error codes (RFC 8945 3). */
 export const TSIG_BADSIG = 16
 export const TSIG_BADKEY = 17

@@ -14,10 +14,7 @@ export type ActionRecord = readonly [type: number, data: string]
 
 /** RPZ's special CNAME targets (draft-ietf-dnsop-dns-rpz 5). */
 export const PASSTHRU = 'rpz-passthru'
-export const DROP = 'rpz-drop'
-export const TCP_ONLY = 'rpz-tcp-only'
 export const NXDOMAIN_TARGET = ''
-export const NODATA_TARGET = '*'
 
 /** The action key of a list of records (`type data` joined by `|`; sorted, so equal actions have equal keys). */
 export function actionKey(records: readonly ActionRecord[]): string {
