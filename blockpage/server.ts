@@ -214,7 +214,10 @@ export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'ht
   const debug = logger.isLevelEnabled('debug')
 
   const page: ShowPage = (req, res, name, host, hostHeader, reason, cats) => {
-    sendPage(deps, req, res, name, { ...pageFacts(scheme, req, host, hostHeader, reason, cats), BlockedUntil: blockedUntil(verdict, reason) })
+    sendPage(deps, req, res, name, {
+      ...pageFacts(scheme, req, host, hostHeader, reason, cats),
+      BlockedUntil: blockedUntil(verdict, reason)
+    })
   }
 
   return async (req, res) => {

@@ -30,7 +30,8 @@ const INTRO: Record<string, string> = {
   local: 'The local categorization service run in the container (`filterd local`).',
   demo: 'Quick start only (`npm start`); leave it out in production.',
   collector: 'The vendor side: usage reports and database updates (`filterd collector`).',
-  sync: 'The replica follower (`filterd sync`), run only with a shared Redis store (docs/operations-redis.md).'
+  sync: 'The replica follower (`filterd sync`), run only with a shared Redis store (docs/operations-redis.md).',
+  rpz: 'RPZ out (`filterd rpz`): the policy as response-policy zones over AXFR/IXFR for BIND, Unbound and PowerDNS Recursor (docs/rpz.md).'
 }
 
 function typeOf(p: Prop): string {

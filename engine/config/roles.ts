@@ -3,7 +3,7 @@
  * The config types, the schema's annotations, the loader, the CLI and the lint layering
  * (eslint.config.js, which transpiles this file, so it must import nothing) all derive from it.
  */
-export const ROLE_NAMES = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync'] as const
+export const ROLE_NAMES = ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector', 'sync', 'rpz'] as const
 
 /** A role `filterd <role>` starts; each has a config section with its log/pid keys. */
 export type RoleName = (typeof ROLE_NAMES)[number]

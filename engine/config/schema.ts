@@ -811,6 +811,98 @@ export const configSchema = {
           }
         }
       }
+    },
+    rpz: {
+      type: 'object',
+      'x-roles': ['rpz'],
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: {
+          type: 'boolean',
+          default: false,
+          description: 'run the rpz role (filterd all and filterd status leave it out while false)'
+        },
+        listen: {
+          ...listenAddress,
+          default: '127.0.0.1:5305',
+          description: 'DNS address (TCP for transfers, UDP for SOA queries) the zones are served on'
+        },
+        'metrics-listen': {
+          ...listenAddress,
+          default: '127.0.0.1:8096',
+          description: 'HTTP address of /health, /metrics and /zones (the zone list and serials)'
+        },
+        suffix: {
+          type: 'string',
+          minLength: 1,
+          default: 'rpz.filterd',
+          description:
+            'zone names end in this: global.SUFFIX (the global black/whitelists), cat-N.SUFFIX (category N), user-NAME.SUFFIX'
+        },
+        categories: {
+          type: 'array',
+          items: { type: 'integer', minimum: 0, maximum: 65535 },
+          default: [],
+          description: 'categories served as zones; empty: every category the category database holds'
+        },
+        users: {
+          type: 'boolean',
+          default: false,
+          description:
+            "also serve one zone per user: its black/whitelists as QNAME triggers and its addresses as CLIENT-IP triggers (for resolvers that scope a zone to clients, e.g. BIND's views)"
+        },
+        'block-cname': {
+          type: 'string',
+          default: '',
+          description:
+            'a blocked name is a CNAME to this host (the block page host); empty: local data, the A/AAAA of proxy.blockpage-ip (NXDOMAIN when that is empty too)'
+        },
+        ttl: { type: 'integer', minimum: 0, maximum: 86400, default: 60, description: "TTL of the zones' records" },
+        refresh: {
+          type: 'integer',
+          minimum: 1,
+          default: 300,
+          description: 'SOA refresh (s): how often secondaries poll besides NOTIFY'
+        },
+        retry: { type: 'integer', minimum: 1, default: 60, description: 'SOA retry (s)' },
+        expire: { type: 'integer', minimum: 1, default: 604800, description: 'SOA expire (s)' },
+        'journal-owners': {
+          type: 'integer',
+          minimum: 0,
+          default: 1000000,
+          description: 'changed names each zone remembers for IXFR; a secondary further behind gets a full AXFR'
+        },
+        notify: {
+          type: 'array',
+          items: listenAddress,
+          default: [],
+          description: 'secondaries (address:port) sent a NOTIFY (RFC 1996) when a zone changes'
+        },
+        'transfer-access': {
+          ...accessRules,
+          default: ['allow 127.0.0.0/8', 'allow ::1/128'],
+          description: 'who may transfer the zones: ordered rules "allow CIDR|all" / "deny CIDR|all", first match wins'
+        },
+        'tsig-keys': {
+          type: 'array',
+          default: [],
+          description: 'TSIG keys (RFC 8945); when any is set, every transfer must be signed with one',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'secret'],
+            properties: {
+              name: { type: 'string', minLength: 1 },
+              algorithm: { type: 'string', default: 'hmac-sha256' },
+              secret: { type: 'string', minLength: 1, description: 'base64' }
+            }
+          }
+        },
+        log: { ...logPath, default: '/var/log/filterd/rpz.log' },
+        pid: { ...pidPath, default: '/run/filterd/rpz.pid' },
+        'log-level': { ...logLevel, 'x-live': ['rpz'] }
+      }
     }
   }
 } as const

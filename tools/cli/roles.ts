@@ -14,7 +14,8 @@ export const ROLE_HELP: Record<RoleName, string> = {
   catapi: 'public categorization API, registered and anonymous listeners (catapi section)',
   local: 'local categorization service, as run in the container (local section)',
   collector: 'vendor side: usage reports and database updates (collector section)',
-  sync: "follows the shared Redis store into this host's LMDB replica (sync section; only with common.redis-ip)"
+  sync: "follows the shared Redis store into this host's LMDB replica (sync section; only with common.redis-ip)",
+  rpz: 'serves the policy as RPZ zones over AXFR/IXFR to other resolvers (rpz section; only with rpz.enabled)'
 }
 
 const ROLE_MODULES: Record<RoleName, string> = {
@@ -24,7 +25,8 @@ const ROLE_MODULES: Record<RoleName, string> = {
   catapi: '../../catapi/role.js',
   local: '../../local/role.js',
   collector: '../../collector/role.js',
-  sync: '../../sync/role.js'
+  sync: '../../sync/role.js',
+  rpz: '../../rpz/role.js'
 }
 
 /** The config section that holds a role's listen/log/pid keys. */

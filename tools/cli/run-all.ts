@@ -134,6 +134,11 @@ async function buildDemoDb(config: Readonly<Config>, configPath: string): Promis
   return await buildDb(['--config', configPath, '--if-empty', '--quiet'])
 }
 
+/** The replica follower runs only where a shared Redis store is configured, the rpz role only when enabled. */
+function runsHere(config: Readonly<Config>, role: RoleName): boolean {
+  return (role !== 'sync' || sharesRedis(config)) && (role !== 'rpz' || config.rpz.enabled)
+}
+
 export async function runAll(
   config: Readonly<Config>,
   configPath: string,
@@ -147,8 +152,7 @@ export async function runAll(
     await stub?.close()
     return built
   }
-  // The replica follower runs only where a shared Redis store is configured.
-  const roles: RoleName[] = ROLE_NAMES.filter((r) => r !== 'sync' || sharesRedis(config))
+  const roles: RoleName[] = ROLE_NAMES.filter((r) => runsHere(config, r))
   const children: Child[] = []
   let stopping = false
   let exitCode = 0

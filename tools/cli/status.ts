@@ -49,6 +49,7 @@ export function healthUrl(config: Readonly<Config>, role: RoleName): string | un
     catapi: config.catapi['anon-listen'],
     local: config.local.listen,
     sync: config.sync.listen,
+    rpz: config.rpz['metrics-listen'],
     collector: undefined
   }
   const address = listen[role]
@@ -72,7 +73,7 @@ async function fetchHealth(url: string): Promise<HealthReport | string> {
 
 /** Reads the pid files and asks every running role for its health. */
 export async function collectStatus(config: Readonly<Config>): Promise<RoleStatus[]> {
-  const roles = ROLE_NAMES.filter((r) => r !== 'sync' || sharesRedis(config))
+  const roles = ROLE_NAMES.filter((r) => (r !== 'sync' || sharesRedis(config)) && (r !== 'rpz' || config.rpz.enabled))
   return await Promise.all(
     roles.map(async (role): Promise<RoleStatus> => {
       const pidFile = sectionOf(config, role).pid

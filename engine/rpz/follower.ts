@@ -1,0 +1,229 @@
+/**
+ * Keeps one RPZ feed current (RPZ in): loaded from a zone file, or transferred from a primary and
+ * then refreshed as its SOA says (refresh after a success, retry after a failure, and past expire
+ * without a success the feed stops being enforced, RFC 1035 3.3.13), at once on a NOTIFY. Each
+ * refresh builds or patches the feed completely before it replaces the enforced one: a malformed
+ * zone, a cut transfer, a bad TSIG or an IXFR with a gap leaves the previous feed enforced, and the
+ * error in `status` (logged by the caller, exported on /metrics).
+ */
+import { readFile } from 'node:fs/promises'
+import { createSocket, type Socket } from 'node:dgram'
+import { once } from 'node:events'
+import { createServer, type Server } from 'node:net'
+import { FrameReader, frame } from '../wire/tcp-frame.js'
+import { FeedZone, type FeedCounts } from './feed.js'
+import { parseZoneFile } from './zonefile.js'
+import { transferZone } from './transfer-in.js'
+import { buildEmptyReply, OPCODE_NOTIFY, parseMessage, RCODE_NOTAUTH } from './message.js'
+import type { TsigKey } from './tsig.js'
+
+export interface FeedSource {
+  zone: string
+  /** A zone file, read at start and on each refresh. */
+  file?: string
+  /** A primary to transfer from. */
+  primary?: { host: string; port: number }
+  key?: TsigKey
+  /** Seconds between refreshes of a zone file (a transferred zone follows its SOA). */
+  fileRefresh?: number
+}
+
+export interface FeedStatus {
+  zone: string
+  state: 'loading' | 'ok' | 'failing' | 'expired'
+  serial: number | null
+  lastSuccess: number | null
+  lastError: string | null
+  errors: number
+  counts: FeedCounts | null
+}
+
+export class FeedFollower {
+  private readonly source: FeedSource
+  private current: FeedZone | undefined
+  private timer: NodeJS.Timeout | null = null
+  private running: Promise<void> | null = null
+  private again = false
+  private closed = false
+  /** After an IXFR that could not be applied: the next transfer is a whole zone. */
+  private needAxfr = false
+  readonly status: FeedStatus
+  /** Called after each attempt (success or failure): the caller logs and swaps its policy. */
+  onUpdate: (status: FeedStatus, error?: Error) => void = () => {}
+
+  constructor(source: FeedSource) {
+    this.source = { ...source, zone: source.zone.toLowerCase().replace(/\.$/, '') }
+    this.status = {
+      zone: this.source.zone,
+      state: 'loading',
+      serial: null,
+      lastSuccess: null,
+      lastError: null,
+      errors: 0,
+      counts: null
+    }
+  }
+
+  get zone(): string {
+    return this.source.zone
+  }
+
+  /** The feed enforced now (undefined before the first success and after expiry). */
+  get feed(): FeedZone | undefined {
+    return this.status.state === 'expired' ? undefined : this.current
+  }
+
+  /** Loads once and schedules the refreshes; resolves after the first attempt. */
+  async start(): Promise<void> {
+    await this.refresh()
+  }
+
+  /** Refreshes now (a NOTIFY); one at a time, a request during one runs once more after it. */
+  async refresh(): Promise<void> {
+    if (this.running !== null) {
+      this.again = true
+      return await this.running
+    }
+    this.running = (async () => {
+      do {
+        this.again = false
+        await this.attempt()
+      } while (this.again && !this.closed)
+    })()
+    try {
+      await this.running
+    } finally {
+      this.running = null
+    }
+  }
+
+  private async attempt(): Promise<void> {
+    let error: Error | undefined
+    try {
+      this.current = await this.next()
+      this.status.state = 'ok'
+      this.status.serial = this.current.serial
+      this.status.counts = { ...this.current.counts }
+      this.status.lastSuccess = Date.now()
+      this.status.lastError = null
+    } catch (err) {
+      error = err as Error
+      this.status.errors++
+      this.status.lastError = error.message
+      const expire = (this.current?.timers.expire ?? Infinity) * 1000
+      const since = this.status.lastSuccess === null ? Infinity : Date.now() - this.status.lastSuccess
+      this.status.state = this.current !== undefined && since > expire ? 'expired' : 'failing'
+    }
+    this.schedule(error === undefined)
+    this.onUpdate(this.status, error)
+  }
+
+  /** The next complete feed: a new one, or the current one patched by IXFR (all or nothing). */
+  private async next(): Promise<FeedZone> {
+    const s = this.source
+    if (s.file !== undefined) return FeedZone.fromRecords(s.zone, parseZoneFile(await readFile(s.file, 'utf8'), s.zone))
+    if (s.primary === undefined) throw new Error(`feed ${s.zone}: neither file nor primary`)
+    const req = {
+      host: s.primary.host,
+      port: s.primary.port,
+      zone: s.zone,
+      ...(s.key === undefined ? {} : { key: s.key })
+    }
+    const have = this.current
+    const result = await transferZone(have === undefined || this.needAxfr ? req : { ...req, serial: have.serial })
+    if (result.kind === 'axfr') {
+      const feed = FeedZone.fromRecords(s.zone, result.records)
+      this.needAxfr = false
+      return feed
+    }
+    if (result.kind === 'current' || have === undefined) return have!
+    try {
+      // In place, but all or nothing: applySteps checks every step before it changes anything.
+      have.applySteps(result.steps)
+    } catch (err) {
+      this.needAxfr = true
+      throw err
+    }
+    return have
+  }
+
+  private schedule(ok: boolean): void {
+    if (this.closed) return
+    if (this.timer !== null) clearTimeout(this.timer)
+    const timers = this.current?.timers
+    const seconds =
+      this.source.file !== undefined
+        ? (this.source.fileRefresh ?? 300)
+        : ok
+          ? (timers?.refresh ?? 300)
+          : (timers?.retry ?? 60)
+    this.timer = setTimeout(() => void this.refresh(), Math.max(1, seconds) * 1000)
+    this.timer.unref()
+  }
+
+  close(): void {
+    this.closed = true
+    if (this.timer !== null) clearTimeout(this.timer)
+  }
+}
+
+/**
+ * Receives NOTIFYs for the feeds (RFC 1996) on one UDP address: answers each one for a zone it
+ * follows and from that zone's primary, and refreshes that feed; anything else gets NOTAUTH.
+ */
+export async function listenForNotify(
+  host: string,
+  port: number,
+  followers: readonly FeedFollower[],
+  primaries: ReadonlyMap<string, string>
+): Promise<{ port: number; close(): void }> {
+  /** The answer to one NOTIFY (undefined: not a NOTIFY, ignore it); refreshes the feed it names. */
+  const handle = (raw: Buffer, address: string): Buffer | undefined => {
+    let m
+    try {
+      m = parseMessage(raw)
+    } catch {
+      return undefined
+    }
+    if (m.header.qr || m.header.opcode !== OPCODE_NOTIFY) return undefined
+    const zone = m.question[0]?.name
+    const follower = followers.find((f) => f.zone === zone)
+    const ok = follower !== undefined && primaries.get(follower.zone) === address.replace(/^::ffff:/, '')
+    if (ok) void follower.refresh()
+    return buildEmptyReply(
+      { id: m.header.id, opcode: OPCODE_NOTIFY, question: m.question },
+      ok ? 0 : RCODE_NOTAUTH,
+      true
+    )
+  }
+  const tcp: Server = createServer((conn) => {
+    const reader = new FrameReader()
+    conn.on('error', () => conn.destroy())
+    conn.setTimeout(10_000, () => conn.destroy())
+    conn.on('data', (chunk) => {
+      reader.push(chunk)
+      for (let raw = reader.read(); raw !== null; raw = reader.read()) {
+        const reply = handle(Buffer.from(raw), conn.remoteAddress ?? '')
+        if (reply !== undefined) conn.write(frame(reply))
+      }
+    })
+  })
+  tcp.listen(port, host)
+  await once(tcp, 'listening')
+  const bound = (tcp.address() as { port: number }).port
+  // Primaries send NOTIFY over UDP, some (Knot) over TCP too: the same port on both.
+  const socket: Socket = createSocket(host.includes(':') ? 'udp6' : 'udp4')
+  socket.on('message', (raw, rinfo) => {
+    const reply = handle(raw, rinfo.address)
+    if (reply !== undefined) socket.send(reply, rinfo.port, rinfo.address)
+  })
+  socket.bind(bound, host)
+  await once(socket, 'listening')
+  return {
+    port: bound,
+    close() {
+      socket.close()
+      tcp.close()
+    }
+  }
+}

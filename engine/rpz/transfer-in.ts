@@ -1,0 +1,162 @@
+/**
+ * A zone transfer from a primary (RPZ in): one IXFR or AXFR over TCP, TSIG-checked message by
+ * message, read to its closing SOA. It resolves only with a complete, verified transfer; a cut
+ * connection, a bad signature, a malformed message or a timeout rejects, and the caller keeps the
+ * feed it has (nothing is applied from a partial transfer).
+ */
+import { connect } from 'node:net'
+import { randomInt } from 'node:crypto'
+import { FrameReader, frame } from '../wire/tcp-frame.js'
+import {
+  buildQuery,
+  CLASS_IN,
+  parseMessage,
+  TYPE_AXFR,
+  TYPE_IXFR,
+  TYPE_SOA,
+  type Message,
+  type ParsedRecord
+} from './message.js'
+import { rdataToText, readSoa } from './rdata.js'
+import { TsigSigner, TsigVerifier, type TsigKey } from './tsig.js'
+import { soaRdata } from './rdata.js'
+import type { TextRecord } from './zonefile.js'
+import type { FeedStep } from './feed.js'
+
+export interface TransferRequest {
+  host: string
+  port: number
+  zone: string
+  /** Our serial: asks IXFR from it; undefined asks AXFR. */
+  serial?: number
+  key?: TsigKey
+  timeoutMs?: number
+}
+
+export type TransferResult =
+  | { kind: 'axfr'; records: TextRecord[] }
+  | { kind: 'ixfr'; serial: number; steps: FeedStep[] }
+  | { kind: 'current'; serial: number }
+
+export class TransferError extends Error {
+  readonly code = 'RPZ_TRANSFER'
+}
+
+function textOf(m: Message, r: ParsedRecord): TextRecord {
+  if (r.type === TYPE_SOA) {
+    const s = readSoa(m.raw, r)
+    return {
+      name: r.name,
+      type: r.type,
+      ttl: r.ttl,
+      data: `${s.mname} ${s.rname} ${s.serial} ${s.refresh} ${s.retry} ${s.expire} ${s.minimum}`
+    }
+  }
+  return { name: r.name, type: r.type, ttl: r.ttl, data: rdataToText(m.raw, r) }
+}
+
+function serialOf(r: TextRecord): number {
+  return Number(r.data.split(' ')[2])
+}
+
+/** Reads the answer records of the whole stream into a transfer result, or says it is not complete yet. */
+function interpret(records: TextRecord[], asked: number | undefined): TransferResult | undefined {
+  const first = records[0]
+  if (first === undefined) return undefined
+  if (first.type !== TYPE_SOA) throw new TransferError('the transfer does not start with the SOA')
+  const serial = serialOf(first)
+  if (records.length === 1) return asked !== undefined && serial === asked ? { kind: 'current', serial } : undefined
+  const last = records[records.length - 1]!
+  const second = records[1]!
+  const incremental = asked !== undefined && second.type === TYPE_SOA && records.length > 2
+  if (!incremental) {
+    if (records.length >= 2 && last.type === TYPE_SOA && serialOf(last) === serial)
+      return { kind: 'axfr', records: records.slice(0, -1) }
+    return undefined
+  }
+  if (last.type !== TYPE_SOA || serialOf(last) !== serial || records.length < 4) return undefined
+  // Between the first and last SOA: (old SOA, deletions, new SOA, additions) steps.
+  const steps: FeedStep[] = []
+  let i = 1
+  const body = records.length - 1
+  while (i < body) {
+    const from = records[i++]!
+    const deleted: TextRecord[] = []
+    while (i < body && records[i]!.type !== TYPE_SOA) deleted.push(records[i++]!)
+    if (i >= body) return undefined
+    const to = records[i++]!
+    const added: TextRecord[] = []
+    while (i < body && records[i]!.type !== TYPE_SOA) added.push(records[i++]!)
+    steps.push({ from: serialOf(from), to: serialOf(to), deleted, added })
+  }
+  if (steps[steps.length - 1]?.to !== serial) return undefined
+  return { kind: 'ixfr', serial, steps }
+}
+
+/** One transfer of `req.zone` from `req.host:req.port`. */
+export async function transferZone(req: TransferRequest): Promise<TransferResult> {
+  const zone = req.zone.toLowerCase().replace(/\.$/, '')
+  const id = randomInt(0, 0x10000)
+  const ixfr = req.serial !== undefined
+  const authority = ixfr
+    ? [
+        {
+          name: zone,
+          type: TYPE_SOA,
+          class: CLASS_IN,
+          ttl: 0,
+          rdata: soaRdata({ mname: '', rname: '', serial: req.serial!, refresh: 0, retry: 0, expire: 0, minimum: 0 })
+        }
+      ]
+    : []
+  let query = buildQuery(id, { name: zone, type: ixfr ? TYPE_IXFR : TYPE_AXFR, class: CLASS_IN }, { authority })
+  let verifier: TsigVerifier | undefined
+  if (req.key !== undefined) {
+    const signer = new TsigSigner(req.key)
+    query = signer.next(query)
+    verifier = new TsigVerifier(new Map([[req.key.name, req.key]]), signer.mac)
+  }
+  return await new Promise<TransferResult>((resolve, reject) => {
+    const socket = connect(req.port, req.host)
+    const reader = new FrameReader()
+    const records: TextRecord[] = []
+    let done = false
+    const fail = (why: string): void => {
+      if (done) return
+      done = true
+      socket.destroy()
+      reject(new TransferError(`transfer of ${zone} from ${req.host}:${req.port}: ${why}`))
+    }
+    socket.setTimeout(req.timeoutMs ?? 30_000, () => fail('timed out'))
+    socket.on('connect', () => socket.write(frame(query)))
+    socket.on('error', (err) => fail(err.message))
+    socket.on('close', () => fail('connection closed before the transfer was complete'))
+    socket.on('data', (chunk) => {
+      reader.push(chunk)
+      try {
+        for (let raw = reader.read(); raw !== null && !done; raw = reader.read()) {
+          const m = parseMessage(Buffer.from(raw))
+          if (m.header.id !== id || !m.header.qr) throw new TransferError('an answer to another query')
+          if (verifier !== undefined) {
+            const check = verifier.check(m, Date.now(), true)
+            if (!check.ok) throw new TransferError(`TSIG: ${check.why}`)
+          }
+          if (m.header.rcode !== 0) throw new TransferError(`the primary answered rcode ${m.header.rcode}`)
+          for (const r of m.answer) records.push(textOf(m, r))
+          // An IXFR answered by one message holding the SOA alone: we are current (or the primary is behind).
+          const upToDate = req.serial !== undefined && records.length === 1 && m.answer.length === 1
+          const result: TransferResult | undefined = upToDate
+            ? { kind: 'current', serial: serialOf(records[0]!) }
+            : interpret(records, req.serial)
+          if (result !== undefined) {
+            done = true
+            socket.destroy()
+            resolve(result)
+          }
+        }
+      } catch (err) {
+        fail((err as Error).message)
+      }
+    })
+  })
+}

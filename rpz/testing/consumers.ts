@@ -1,0 +1,89 @@
+/**
+ * Real RPZ consumers as child processes for the interop tests: BIND 9 (`named`, response-policy
+ * over secondary zones) and Unbound (`rpz:` with `primary:`), both forwarding everything else to a
+ * stub resolver that answers every name with one address.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+
+export interface Consumer {
+  port: number
+  proc: ChildProcess
+  output(): string
+}
+
+function startChild(t: TestContext, cmd: string, args: string[], port: number): Consumer {
+  const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  proc.stdout.setEncoding('utf8').on('data', (d: string) => (output += d))
+  proc.stderr.setEncoding('utf8').on('data', (d: string) => (output += d))
+  t.after(async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return
+    const done = once(proc, 'exit')
+    proc.kill('SIGTERM')
+    await done
+  })
+  return { port, proc, output: () => output }
+}
+
+export interface BindOptions {
+  dir: string
+  port: number
+  primaryPort: number
+  zones: readonly string[]
+  forwarder: number
+  tsig?: { name: string; secret: string }
+}
+
+/** `named -g` as a recursive resolver with the zones as secondaries of filterd, in response-policy order. */
+export function startBind(t: TestContext, o: BindOptions): Consumer {
+  const key = o.tsig === undefined ? '' : ` key "${o.tsig.name}"`
+  const conf =
+    `options {\n  directory "${o.dir}";\n  pid-file "${join(o.dir, 'named.pid')}";\n` +
+    `  listen-on port ${o.port} { 127.0.0.1; };\n  listen-on-v6 { none; };\n` +
+    `  recursion yes;\n  allow-query { any; };\n  allow-recursion { any; };\n  dnssec-validation no;\n` +
+    `  forwarders { 127.0.0.1 port ${o.forwarder}; };\n  forward only;\n  notify no;\n` +
+    `  response-policy { ${o.zones.map((z) => `zone "${z}";`).join(' ')} } qname-wait-recurse no;\n};\n` +
+    (o.tsig === undefined ? '' : `key "${o.tsig.name}" { algorithm hmac-sha256; secret "${o.tsig.secret}"; };\n`) +
+    `controls { };\n` +
+    o.zones
+      .map(
+        (z) =>
+          `zone "${z}" { type secondary; primaries { 127.0.0.1 port ${o.primaryPort}${key}; }; file "${z}.db"; allow-transfer { any; }; };\n`
+      )
+      .join('')
+  const file = join(o.dir, 'named.conf')
+  writeFileSync(file, conf)
+  return startChild(t, 'named', ['-g', '-c', file, '-n', '1'], o.port)
+}
+
+export interface UnboundOptions {
+  dir: string
+  port: number
+  primaryPort: number
+  zones: readonly string[]
+  forwarder: number
+}
+
+/** `unbound -d` with one `rpz:` clause per zone, each transferred from filterd (`primary:`). */
+export function startUnbound(t: TestContext, o: UnboundOptions): Consumer {
+  const conf =
+    `server:\n  interface: 127.0.0.1\n  port: ${o.port}\n  do-ip6: no\n  chroot: ""\n  username: ""\n` +
+    `  directory: "${o.dir}"\n  pidfile: "${join(o.dir, 'unbound.pid')}"\n  use-syslog: no\n  logfile: ""\n` +
+    `  module-config: "respip iterator"\n  access-control: 127.0.0.0/8 allow\n  do-not-query-localhost: no\n` +
+    `  verbosity: 1\n  local-zone: "test." nodefault\n  num-threads: 1\n  outgoing-range: 64\n  so-reuseport: no\n\n` +
+    `remote-control:\n  control-enable: no\n\n` +
+    `forward-zone:\n  name: "."\n  forward-addr: 127.0.0.1@${o.forwarder}\n\n` +
+    o.zones
+      .map(
+        (z) =>
+          `rpz:\n  name: "${z}"\n  primary: 127.0.0.1@${o.primaryPort}\n  zonefile: "${join(o.dir, z + '.zone')}"\n\n`
+      )
+      .join('')
+  const file = join(o.dir, 'unbound.conf')
+  writeFileSync(file, conf)
+  return startChild(t, 'unbound', ['-d', '-c', file], o.port)
+}
