@@ -6,12 +6,15 @@ import { test, type TestContext } from 'node:test'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import { BLOCK_V4 } from '../engine/testing/dns.js'
+import { releasedPort } from '../engine/testing/ports.js'
 import { encryptedServer, encryptedWorld, needsTool, run, SERVER_NAME } from './testing/encrypted.js'
 
 const FORWARDED = '203.0.113.7'
 
 async function setup(t: TestContext): Promise<{ dot: number; doh: number }> {
-  const w = await encryptedWorld(t, { records: { 'www.example.org': { a: [FORWARDED] } } })
+  const w = await encryptedWorld(t, {
+    records: { 'www.example.org': { a: [FORWARDED] }, 'social.example': { a: [FORWARDED] } }
+  })
   const s = await encryptedServer(t, w)
   return { dot: s.transports.dot[0]!, doh: s.transports.doh[0]! }
 }
@@ -43,6 +46,50 @@ test('kdig +https (POST) and +https-get, on /dns-query and /dns-query/{client-id
   await checkBoth(t, 'kdig', ['@127.0.0.1', '-p', String(doh), '+https-get'])
   await checkBoth(t, 'kdig', ['@127.0.0.1', '-p', String(doh), '+https=/dns-query/kid1'])
   await checkBoth(t, 'kdig', ['@127.0.0.1', '-p', String(doh), '+https-get', '+https=/dns-query/kid1'])
+})
+
+// kdig's answer to one query: its status line's RCODE and the `+short`-style addresses of the answer.
+async function ask(args: string[], name: string, type = 'A'): Promise<{ rcode: string; out: string }> {
+  const r = await run('kdig', [...args, name, type])
+  if (r === undefined) throw new Error('kdig did not run')
+  return { rcode: /status: ([A-Z]+)/.exec(r.out)?.[1] ?? '', out: r.out }
+}
+
+test('the client ID decides over the source address, and an unknown ID is refused (kdig DoT and DoH)', async (t: TestContext) => {
+  if (!(await needsTool(t, 'kdig', 'knot-dnsutils'))) return
+  const { dot, doh } = await setup(t)
+  const tls = ['@127.0.0.1', '-p', String(dot), '+tls']
+  const https = ['@127.0.0.1', '-p', String(doh)]
+  // 127.0.0.1 is alice's, who lets social.example through; kid, named by its ID, blocks it.
+  t.assert.match((await ask(tls, 'social.example')).out, new RegExp(FORWARDED.replaceAll('.', '\\.')))
+  for (const args of [
+    [...tls, `+tls-sni=kid1.${SERVER_NAME}`],
+    [...https, '+https=/dns-query/kid1'],
+    [...https, '+https-get', '+https=/dns-query/KID1']
+  ]) {
+    const a = await ask(args, 'social.example')
+    t.assert.strictEqual(a.rcode, 'NOERROR', a.out)
+    t.assert.match(a.out, new RegExp(BLOCK_V4.replaceAll('.', '\\.')), a.out)
+  }
+  // An ID no user holds: REFUSED (proxy.unknown-client-id: refuse, the default), over both transports.
+  for (const args of [
+    [...tls, `+tls-sni=nobody.${SERVER_NAME}`],
+    [...https, '+https=/dns-query/nobody']
+  ]) {
+    t.assert.strictEqual((await ask(args, 'www.example.org')).rcode, 'REFUSED')
+  }
+})
+
+test('DDR: _dns.resolver.arpa SVCB names the DoT and DoH listeners under the server name', async (t: TestContext) => {
+  if (!(await needsTool(t, 'kdig', 'knot-dnsutils'))) return
+  // DDR names the configured ports, so they are fixed here (a listener on port 0 is left out of it).
+  const [dot, doh] = [await releasedPort(), await releasedPort()]
+  const w = await encryptedWorld(t)
+  await encryptedServer(t, w, { 'dot-listen': [`127.0.0.1:${dot}`], 'doh-listen': [`127.0.0.1:${doh}`] })
+  const a = await ask(['@127.0.0.1', '-p', String(dot), '+tls'], '_dns.resolver.arpa', 'SVCB')
+  t.assert.strictEqual(a.rcode, 'NOERROR', a.out)
+  t.assert.match(a.out, new RegExp(`SVCB\\s+1 ${SERVER_NAME.replaceAll('.', '\\.')}\\. alpn=dot port=${dot}`), a.out)
+  t.assert.match(a.out, new RegExp(`SVCB\\s+2 ${SERVER_NAME.replaceAll('.', '\\.')}\\. alpn=h2 port=${doh} `), a.out)
 })
 
 test('dig +tls and dig +https (POST and GET)', async (t: TestContext) => {

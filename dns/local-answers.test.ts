@@ -132,5 +132,5 @@ test("the endpoints come from the encrypted listeners' config keys when they are
     dot: [{ port: 853 }],
     doh: [{ port: 443, path: '/dns-query' }]
   })
-  t.assert.strictEqual(ddrEndpointsFromConfig({ ...configured, 'server-name': undefined } as typeof proxy), null)
+  t.assert.strictEqual(ddrEndpointsFromConfig({ ...configured, 'server-name': undefined }), null)
 })

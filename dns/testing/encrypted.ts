@@ -22,10 +22,19 @@ export interface EncryptedWorld extends World {
   key: string
 }
 
-/** A world where casino.example is blocked for 127.0.0.1 (user alice), with a certificate for SERVER_NAME. */
+/**
+ * A world where casino.example is blocked for 127.0.0.1 (user alice), with a certificate for SERVER_NAME.
+ * The user kid holds the client ID `kid1` and blocks social.example too, which alice does not.
+ */
 export async function encryptedWorld(t: TestContext, stub: StubResolverOptions = {}): Promise<EncryptedWorld> {
-  const w = await world(t, { cats: { 'casino.example': [CATEGORY.GAMBLING] }, stub })
+  const cats = { 'casino.example': [CATEGORY.GAMBLING], 'social.example': [CATEGORY.SOCIAL_NETWORKS] }
+  const w = await world(t, { cats, stub })
   await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
+  await addUser(w.store, {
+    name: 'kid',
+    client_ids: ['kid1'],
+    filter: [CATEGORY.GAMBLING, CATEGORY.SOCIAL_NETWORKS]
+  })
   const { cert, key } = writeTestCertificate(w.dir, SERVER_NAME)
   return { ...w, cert, key }
 }

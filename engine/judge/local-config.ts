@@ -13,7 +13,8 @@ const DOH_PATH = '/dns-query'
 
 /** The distinct ports of `host:port` listen entries. */
 function listenPorts(list: readonly string[], defaultPort: number): number[] {
-  return [...new Set(list.map((entry) => parseHostPort(entry, defaultPort).port))]
+  // Port 0 (the kernel picks one at start, as tests do) names nothing a client could use: left out.
+  return [...new Set(list.map((entry) => parseHostPort(entry, defaultPort).port))].filter((port) => port !== 0)
 }
 
 /**
