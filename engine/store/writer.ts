@@ -52,6 +52,52 @@ function lmdbTables(dbs: Record<DbName, Database>, recording?: StoreOp[]): Write
 
 const addressKey = (a: string): string => (a.includes('/') ? CIDR_PREFIX + a : a)
 
+type Owner = (key: string) => string | undefined
+
+/** Gives `addresses` to `userId`, taking each from the user that held it; the moves. */
+function claimAddresses(
+  t: WriterTables,
+  owner: Owner,
+  userId: string,
+  addresses: readonly string[]
+): Array<{ address: string; from: string }> {
+  const moved: Array<{ address: string; from: string }> = []
+  for (const a of addresses) {
+    const from = owner(a)
+    if (from !== undefined && from !== userId) {
+      moved.push({ address: a, from })
+      const prev = t.get('users', from) as UserRecord | undefined
+      if (prev !== undefined) t.put('users', from, { ...prev, ip: prev.ip.filter((x) => x !== a) })
+    }
+    t.put('ips', addressKey(a), userId)
+  }
+  return moved
+}
+
+/**
+ * Makes `ids` the client IDs of `userId` (those it no longer has are released); an ID another user
+ * holds is never moved: nothing changes and the taken ones are returned.
+ */
+function setClientIds(
+  t: WriterTables,
+  owner: Owner,
+  userId: string,
+  ids: readonly string[]
+): Array<{ clientId: string; owner: string }> {
+  const taken: Array<{ clientId: string; owner: string }> = []
+  for (const c of ids) {
+    const held = owner(CLIENT_ID_PREFIX + c)
+    if (held !== undefined && held !== userId) taken.push({ clientId: c, owner: held })
+  }
+  if (taken.length > 0) return taken
+  const keep = new Set(ids)
+  const user = t.get('users', userId) as UserRecord | undefined
+  for (const c of user?.client_ids ?? [])
+    if (!keep.has(c) && owner(CLIENT_ID_PREFIX + c) === userId) t.remove('ips', CLIENT_ID_PREFIX + c)
+  for (const c of ids) t.put('ips', CLIENT_ID_PREFIX + c, userId)
+  return taken
+}
+
 /** The writer a `Store.write` callback gets. */
 function createWriter(store: Store, t: WriterTables, meta: Database): StoreWriter {
   const owner = (a: string): string | undefined => t.get('ips', addressKey(a)) as string | undefined
@@ -72,34 +118,13 @@ function createWriter(store: Store, t: WriterTables, meta: Database): StoreWrite
       return true
     },
     claimAddresses(userId, addresses) {
-      const moved: Array<{ address: string; from: string }> = []
-      for (const a of addresses) {
-        const from = owner(a)
-        if (from !== undefined && from !== userId) {
-          moved.push({ address: a, from })
-          const prev = t.get('users', from) as UserRecord | undefined
-          if (prev !== undefined) t.put('users', from, { ...prev, ip: prev.ip.filter((x) => x !== a) })
-        }
-        t.put('ips', addressKey(a), userId)
-      }
-      return moved
+      return claimAddresses(t, owner, userId, addresses)
     },
     releaseAddresses(userId, addresses) {
       for (const a of addresses) if (owner(a) === userId) t.remove('ips', addressKey(a))
     },
     setClientIds(userId, ids) {
-      const taken: Array<{ clientId: string; owner: string }> = []
-      for (const c of ids) {
-        const held = owner(CLIENT_ID_PREFIX + c)
-        if (held !== undefined && held !== userId) taken.push({ clientId: c, owner: held })
-      }
-      if (taken.length > 0) return taken
-      const keep = new Set(ids)
-      const user = t.get('users', userId) as UserRecord | undefined
-      for (const c of user?.client_ids ?? [])
-        if (!keep.has(c) && owner(CLIENT_ID_PREFIX + c) === userId) t.remove('ips', CLIENT_ID_PREFIX + c)
-      for (const c of ids) t.put('ips', CLIENT_ID_PREFIX + c, userId)
-      return taken
+      return setClientIds(t, owner, userId, ids)
     },
     putList(scope, kind, entries) {
       if (entries.length === 0) t.remove('lists', listKey(scope, kind))

@@ -15,20 +15,29 @@ function select(name: string, value: string, options: Array<[string, string]>): 
   return s
 }
 
-function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLElement> {
-  return categoryGroups().then((groups) => {
-    const status = select('status', user.status, [
+/** The user's three switches: filtering on or off, safe search, safe video. */
+function switches(user: User): {
+  status: HTMLSelectElement
+  safesearch: HTMLSelectElement
+  safevideo: HTMLSelectElement
+} {
+  const onOff: Array<[string, string]> = [
+    ['on', t.on],
+    ['off', t.off]
+  ]
+  return {
+    status: select('status', user.status, [
       ['enabled', t.enabled],
       ['disabled', t.disabled]
-    ])
-    const safesearch = select('safesearch', user.safesearch, [
-      ['on', t.on],
-      ['off', t.off]
-    ])
-    const safevideo = select('safeyoutube', user.safeyoutube, [
-      ['on', t.on],
-      ['off', t.off]
-    ])
+    ]),
+    safesearch: select('safesearch', user.safesearch, onOff),
+    safevideo: select('safeyoutube', user.safeyoutube, onOff)
+  }
+}
+
+function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLElement> {
+  return categoryGroups().then((groups) => {
+    const { status, safesearch, safevideo } = switches(user)
     const ips = h('textarea', { name: 'ip', rows: 3, placeholder: t.addressesHint }, user.ip.join('\n'))
     const ids = h(
       'textarea',
