@@ -52,7 +52,7 @@ export function renderConfigDoc(): string {
     '<!-- generated from engine/config/schema.ts by `npm run gen:docs`; do not edit by hand -->',
     '',
     'One YAML file configures every role. `filterd check-config --config FILE` validates it and prints one line',
-    '(`config OK: 7 roles, N listeners`); with `--json` it prints the config with every default filled in. Rules',
+    '(`config OK: 8 roles, N listeners`); with `--json` it prints the config with every default filled in. Rules',
     'beyond the types below, each reported with the key it concerns:',
     '',
     '- keys the spec lets repeat (`proxy.listen`, `proxy.blockpage-ip`, `dnscache.forward`, `datafiles.file`) are',

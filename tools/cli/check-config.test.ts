@@ -102,7 +102,7 @@ test('the demo config passes check-config, which says so in one line', (t: TestC
   const r = checkConfig(join(CONF, 'demo.yaml'))
   t.assert.strictEqual(r.code, 0, r.stderr)
   // dns: 2 addresses and its metrics listener; blockpage, api, catapi (2), local, collector, sync.
-  t.assert.strictEqual(r.stdout, `config OK: 7 roles, 12 listeners (${join(CONF, 'demo.yaml')})\n`)
+  t.assert.strictEqual(r.stdout, `config OK: 8 roles, 12 listeners (${join(CONF, 'demo.yaml')})\n`)
 })
 
 test('check-config refuses a log or pid folder the user cannot create, naming the key', (t: TestContext) => {

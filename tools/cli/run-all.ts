@@ -228,9 +228,13 @@ function demoCertificate(config: Readonly<Config>): void {
     out(`demo: made a self-signed certificate for ${name} and *.${name} at ${p['tls-cert']}`)
 }
 
-/** kdig lines for the DoT and DoH listeners (the certificate is not checked: kdig does not by default). */
-function encryptedTryLines(config: Readonly<Config>): string[] {
-  const lines: string[] = []
+/**
+ * kdig lines for the DoT and DoH listeners (the certificate is not checked: kdig does not by default):
+ * `plain` without a client ID; `withId` naming the client ID kid1, which the story gives the user demo.
+ */
+function encryptedTryLines(config: Readonly<Config>): { plain: string[]; withId: string[] } {
+  const plain: string[] = []
+  const withId: string[] = []
   const at = (text: string, port: number): string => {
     const hp = parseHostPort(text, port)
     const host = hp.host === '0.0.0.0' ? '127.0.0.1' : hp.host === '::' ? '::1' : hp.host
@@ -239,16 +243,16 @@ function encryptedTryLines(config: Readonly<Config>): string[] {
   const sni = config.proxy['server-name']
   const dot = config.proxy['dot-listen'][0]
   if (dot !== undefined) {
-    lines.push(`${at(dot, 853)} +tls +short casino.example A   # DNS over TLS: blocked`)
+    plain.push(`${at(dot, 853)} +tls +short casino.example A   # DNS over TLS: blocked`)
     if (sni !== undefined)
-      lines.push(`${at(dot, 853)} +tls-sni=kid1.${sni} +short example.org A   # DoT with the client ID kid1`)
+      withId.push(`${at(dot, 853)} +tls-sni=kid1.${sni} +short example.org A   # DoT naming the client ID kid1 (demo)`)
   }
   const doh = config.proxy['doh-listen'][0]
   if (doh !== undefined) {
-    lines.push(`${at(doh, 443)} +https +short casino.example A   # DNS over HTTPS (POST): blocked`)
-    lines.push(`${at(doh, 443)} +https-get +https=/dns-query/kid1 +short example.org A   # DoH GET, client ID kid1`)
+    plain.push(`${at(doh, 443)} +https +short casino.example A   # DNS over HTTPS (POST): blocked`)
+    withId.push(`${at(doh, 443)} +https-get +https=/dns-query/kid1 +short example.org A   # DoH GET, client ID kid1`)
   }
-  return lines
+  return { plain, withId }
 }
 
 /**
@@ -266,13 +270,14 @@ export function tryLines(config: Readonly<Config>, roles: readonly RoleName[]): 
     return `http://${formatHostPort({ host, port: hp.port })}`
   }
   let dig: string | undefined
+  const encrypted = encryptedTryLines(config)
   if (roles.includes('dns')) {
     const hp = parseHostPort(config.proxy.listen[0]!, 53)
     const host = hp.host === '0.0.0.0' ? '127.0.0.1' : hp.host === '::' ? '::1' : hp.host
     dig = `dig @${host} -p ${hp.port} +short casino.example A`
     lines.push(`${dig}   # the block page's address: the demo's defaults block gambling (category 30)`)
     lines.push(`dig @${host} -p ${hp.port} +short example.org A   # forwarded`)
-    lines.push(...encryptedTryLines(config))
+    lines.push(...encrypted.plain)
   }
   if (roles.includes('blockpage'))
     lines.push(
@@ -285,9 +290,9 @@ export function tryLines(config: Readonly<Config>, roles: readonly RoleName[]): 
     const api = url(config.api.listen)
     lines.push(`curl ${api}/categorygroups/`)
     lines.push(
-      `curl -X PUT -H 'Content-Type: application/json' -d '{"ip":["127.0.0.1"],"filter":[30]}' ${api}/users/demo   # this machine is now the user demo, filtering gambling`
+      `curl -X PUT -H 'Content-Type: application/json' -d '{"ip":["127.0.0.1"],"client_ids":["kid1"],"filter":[30]}' ${api}/users/demo   # this machine is now the user demo, filtering gambling; kid1 is its client ID`
     )
-    if (dig !== undefined) lines.push(`${dig}   # still blocked, now by demo's own filter`)
+    if (dig !== undefined) lines.push(`${dig}   # still blocked, now by demo's own filter`, ...encrypted.withId)
     lines.push(
       `curl -X PUT -H 'Content-Type: application/json' -d '[]' ${api}/users/demo/filter/   # demo filters nothing`
     )

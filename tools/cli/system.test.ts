@@ -124,10 +124,32 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
     .filter((l) => l.startsWith('kdig '))
   t.assert.strictEqual(kdigs.length, 4, out)
   if ((await execFileP('sh', ['-c', 'command -v kdig']).catch(() => undefined)) !== undefined) {
+    const kdig = async (line: string): Promise<string> =>
+      (await execFileP('sh', ['-c', line.replace(/\s+#.*$/, '')])).stdout.trim()
+    // The story above gave kid1 to the user demo and deleted it: the ID is unknown again, so REFUSED
+    // (nothing under +short) until a user holds it.
+    const user = (method: string, body?: unknown): Promise<Response> =>
+      fetch(`http://127.0.0.1:${ports.api}/users/kidtest`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+    for (const line of kdigs.filter((l) => l.includes('kid1'))) t.assert.strictEqual(await kdig(line), '', line)
+    t.assert.ok((await user('PUT', { client_ids: ['kid1'], filter: [] })).ok)
     for (const line of kdigs) {
-      const got = (await execFileP('sh', ['-c', line.replace(/\s+#.*$/, '')])).stdout.trim()
-      t.assert.strictEqual(got, line.includes('casino.example') ? '127.0.0.1' : '198.51.100.10', line)
+      const want = line.includes('casino.example') ? '127.0.0.1' : '198.51.100.10'
+      t.assert.strictEqual(
+        await eventually(
+          () => kdig(line),
+          (a) => a === want,
+          3000,
+          50
+        ),
+        want,
+        line
+      )
     }
+    t.assert.ok((await user('DELETE')).ok)
   }
   t.assert.strictEqual(
     (await fetch(`http://127.0.0.1:${ports.api}/users/demo`)).status,
