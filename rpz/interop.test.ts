@@ -28,9 +28,11 @@ async function metric(w: RpzWorld, pattern: RegExp): Promise<number> {
 
 /** The consumer blocks and passes what filterd's policy does, then follows a write by NOTIFY + IXFR. */
 async function followsFilterd(w: RpzWorld, c: Consumer): Promise<void> {
+  // Each zone is its own transfer: wait until the consumer holds the global zone and a category zone.
   await until(
     'the consumer transfers the zones',
-    async () => (await answerOf(c.port, 'bad.test')) === BLOCK_IP,
+    async () =>
+      (await answerOf(c.port, 'bad.test')) === BLOCK_IP && (await answerOf(c.port, 'casino.test')) === BLOCK_IP,
     60_000,
     200
   ).catch((err: Error) => {
