@@ -36,6 +36,12 @@ interface Daemon {
 }
 
 async function daemon(t: TestContext, proxy: Record<string, unknown>, silent = false): Promise<Daemon> {
+  // node:test runs after-hooks in the order they were registered: this one, registered before the
+  // world's, stops the daemon before its folder is removed (else it may still be writing into it).
+  const started: { stop?: () => Promise<void> } = {}
+  t.after(async () => {
+    await started.stop?.()
+  })
   const w = await encryptedWorld(t)
   w.stub.silent = silent
   const [dot, doh, metricsPort] = [await releasedPort(), await releasedPort(), await releasedPort()]
@@ -51,6 +57,7 @@ async function daemon(t: TestContext, proxy: Record<string, unknown>, silent = f
     }
   })
   const dns = await startRole(t, 'dns', file)
+  started.stop = dns.stop
   const metric = async (line: string): Promise<number> => {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
     const found = text.split('\n').find((l) => l.startsWith(line + ' '))
