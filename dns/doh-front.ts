@@ -218,15 +218,20 @@ export class DohFront {
 
   // A session that reset too many streams: GOAWAY, then closed.
   private calm(session: ServerHttp2Session): void {
-    if (session.destroyed) return
+    if (session.destroyed || session.closed) return
     this.o.counters.resets++
     const { remoteAddress, remotePort } = session.socket
     this.o.logger.debug({ client: remoteAddress }, 'dns DoH: too many reset streams; closing')
     session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM)
-    session.destroy()
-    // The session lets its socket linger (and its proxy refuses destroy()): close it here.
-    for (const sock of this.sockets)
-      if (sock.remotePort === remotePort && sock.remoteAddress === remoteAddress) sock.destroy()
+    // Destroyed on the next turn, not here: this runs inside a stream's 'close', while nghttp2 may still
+    // be delivering the same read's frames, and Node 22 aborts the process (an assertion in
+    // StreamBase::CallJSOnreadMethod) when data reaches a stream destroyed under it.
+    setImmediate(() => {
+      session.destroy()
+      // The session lets its socket linger (and its proxy refuses destroy()): close it here.
+      for (const sock of this.sockets)
+        if (sock.remotePort === remotePort && sock.remoteAddress === remoteAddress) sock.destroy()
+    })
   }
 
   // A plain connection: from a trusted proxy, a PROXY v2 header may come first (read within the
