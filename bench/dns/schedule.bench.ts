@@ -1,8 +1,8 @@
 // Schedules on the DNS path (issue 27): per-query CPU for 100,000 users each with a two-window schedule
 // against 100,000 users without one, in the same run and process (alternating rounds, medians), and the
 // time a boundary switch costs when every scheduled user switches at the same second: the timer's work
-// (the board's states) and the first query of each user after it (its effective view is rebuilt then).
-// Run: npm run build && node dist/bench/dns/schedule.bench.js [USERS=100000] [ROUNDS=7]
+// (the board steps its schedules) and any extra cost of each user's first query after it.
+// Run: npm run build && node dist/bench/dns/schedule.bench.js [USERS=100000] [ROUNDS=7] [DISTINCT=1000]
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir, loadavg } from 'node:os'
 import { join } from 'node:path'
@@ -18,7 +18,7 @@ import { ANSWER_BUFFER_SIZE } from '../../engine/wire/index.js'
 
 const USERS = Number(process.argv[2] ?? 100_000)
 const ROUNDS = Number(process.argv[3] ?? 7)
-const DISTINCT = 1000
+const DISTINCT = Number(process.argv[4] ?? 1000)
 const tmp = mkdtempSync(join(tmpdir(), 'filterd-sched-bench-'))
 const store = Store.open(join(tmp, 'db'))
 
@@ -26,15 +26,22 @@ const store = Store.open(join(tmp, 'db'))
 const address = (scheduled: boolean, i: number): string =>
   `10.${(scheduled ? 128 : 0) + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`
 
-/** Two windows on school days; every rule opens at 16:00 UTC (the switch measured), ends vary (1,000 distinct). */
+const pad = (n: number): string => String(n).padStart(2, '0')
+const morning = (m: number): string => `${pad(5 + Math.floor(m / 60))}:${pad(m % 60)}`
+
+/** Two windows on school days; every rule opens at 16:00 UTC (the switch measured), ends vary (DISTINCT distinct). */
 function rule(i: number): ScheduledRule {
   const k = i % DISTINCT
-  const pad = (n: number): string => String(n).padStart(2, '0')
   return {
     name: 'school days',
     timezone: 'UTC',
     windows: [
-      { days: ['mon', 'tue', 'wed', 'thu', 'fri'], from: '07:00', to: `07:${pad(10 + (k % 50))}` },
+      // Up to 1,200 distinct ends; beyond them the morning window starts at one of 120 minutes from 05:00.
+      {
+        days: ['mon', 'tue', 'wed', 'thu', 'fri'],
+        from: morning(Math.floor(k / 1200) % 120),
+        to: `07:${pad(10 + (k % 50))}`
+      },
       {
         days: ['mon', 'tue', 'wed', 'thu', 'fri'],
         from: '16:00',
@@ -104,13 +111,17 @@ function run(addrs: string[], n: number): number {
   return (c.user + c.system) / n
 }
 
-// Warm every user's snapshot (the DNS server keeps them across queries).
-const w0 = performance.now()
-run(plain, USERS)
-const warmPlain = performance.now() - w0
-const w1 = performance.now()
-for (let i = 0; i < USERS; i++) judge.judge(msgs[i % QUERIES]!, scheduled[i]!, out)
-const warmScheduled = performance.now() - w1
+/** Wall ms for one query from each user of `addrs` in turn (sequential order, unlike `run`). */
+function each(addrs: string[]): number {
+  const t = performance.now()
+  for (let i = 0; i < addrs.length; i++) judge.judge(msgs[i % QUERIES]!, addrs[i]!, out)
+  return performance.now() - t
+}
+
+// Warm every user's snapshot (the DNS server keeps them across queries), both sides in the same order
+// so that their snapshots lie alike in memory (the rounds read them in another order).
+const warmPlain = each(plain)
+const warmScheduled = each(scheduled)
 console.log(
   `${USERS} users each side; first query of each (snapshot built): plain ${warmPlain.toFixed(0)} ms, scheduled ${warmScheduled.toFixed(0)} ms; ${policy.schedules.size} distinct schedules`
 )
@@ -134,29 +145,44 @@ console.log(
 )
 console.log(`rounds: ${results.map(([p, s]) => `${p.toFixed(2)}/${s.toFixed(2)}`).join(' ')}`)
 
-// The boundary: every scheduled user's rule opens at 16:00:00.
-const before = run(scheduled, USERS)
+// The boundary: every scheduled user's rule opens at 16:00:00. Each pass is one query from every
+// scheduled user in the same order, so the pass right after the switch, against the passes before and
+// after it, shows any work a switch leaves to each user's first query.
+const social = dnsPacket.encode({ type: 'query', id: 1, questions: [{ type: 'A', name: 'www.site1.example' }] })
+/** How many of a sample of scheduled users a query for a name of the scheduled category is blocked for. */
+function sampleBlocked(): number {
+  let n = 0
+  for (let i = 0; i < USERS; i += 97) {
+    judge.judge(social, scheduled[i]!, out)
+    if (judge.verdict.reason === 'schedule-category') n++
+  }
+  return n
+}
+// Fields of the board since the switch became a step (optional: this file also runs on the build before).
+const board = policy.schedules as unknown as { switched?: number; pendingLayouts?: number; refillPending?: () => void }
+const blockedBefore = sampleBlocked()
+each(scheduled)
+const passBefore = each(scheduled)
 clock.now = Date.parse('2026-11-26T16:00:00Z')
 const t0 = performance.now()
+const c0 = process.cpuUsage()
 policy.schedules.now()
+const c1 = process.cpuUsage(c0)
 const timer = performance.now() - t0
-const t1 = performance.now()
-for (let i = 0; i < USERS; i++) judge.judge(msgs[i % QUERIES]!, scheduled[i]!, out)
-const firstAfter = performance.now() - t1
-const steady = run(scheduled, USERS)
-let blockedSocial = 0
-for (let i = 0; i < USERS; i += 97) {
-  judge.judge(
-    dnsPacket.encode({ type: 'query', id: 1, questions: [{ type: 'A', name: 'www.site1.example' }] }),
-    scheduled[i]!,
-    out
-  )
-  if (judge.verdict.reason === 'schedule-category') blockedSocial++
-}
+const timerCpu = (c1.user + c1.system) / 1000
+const firstAfter = each(scheduled)
+const passAfter = each(scheduled)
+const blockedAfter = sampleBlocked()
+const pending = board.pendingLayouts ?? 0
+const t2 = performance.now()
+board.refillPending?.()
+const layouts = performance.now() - t2
 console.log(
-  `boundary 16:00 for ${USERS} users (${policy.schedules.size} schedules): timer ${timer.toFixed(1)} ms; first query of every user after it ${firstAfter.toFixed(0)} ms ` +
-    `(${((firstAfter * 1000) / USERS).toFixed(2)} µs each, against ${steady.toFixed(2)} µs steady and ${before.toFixed(2)} µs before): ` +
-    `extra ${(firstAfter - (steady * USERS) / 1000).toFixed(0)} ms spread over those queries; sampled users blocked by the schedule after it: ${blockedSocial}/${Math.ceil(USERS / 97)}`
+  `boundary 16:00 for ${USERS} users (${policy.schedules.size} schedules, ${board.switched ?? '?'} switched): timer ${timerCpu.toFixed(1)} ms CPU (${timer.toFixed(1)} ms wall); ` +
+    `one query from every user: ${passBefore.toFixed(0)} ms before, ${firstAfter.toFixed(0)} ms right after, ${passAfter.toFixed(0)} ms next ` +
+    `(first pass after minus the mean of the others: ${(firstAfter - (passBefore + passAfter) / 2).toFixed(0)} ms); ` +
+    `background layouts queued ${pending}, ${layouts.toFixed(1)} ms; sampled users blocked by the schedule: ` +
+    `${blockedBefore} at 15:59:59, ${blockedAfter}/${Math.ceil(USERS / 97)} at 16:00:00`
 )
 console.log(
   `(node ${process.version}; load average ${loadavg()

@@ -32,7 +32,7 @@ import { createBuiltinWhitelist, type BuiltinWhitelist } from '../whitelist/inde
 import { ScheduleBoard, systemClock, type Clock } from '../schedule/index.js'
 import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 import { SubscriptionIndex } from '../lists/policy-index.js'
-import { compileRules, ScheduledPart } from './scheduled.js'
+import { RuleCompiler, type ScheduledPart } from './scheduled.js'
 
 export { loadSafeHosts, parseSafeHosts, type SafeHosts } from './safe-hosts.js'
 
@@ -96,8 +96,8 @@ export interface Snapshot {
   readonly safesearch: boolean
   readonly safevideo: boolean
   readonly filter: ReadonlySet<number>
-  /** The owner's scheduled rules, when it has any (engine/policy/scheduled.ts). */
-  readonly scheduled?: ScheduledPart
+  /** The owner's scheduled rules, when it has any (engine/policy/scheduled.ts); shared between owners. */
+  readonly scheduled?: ScheduledPart | undefined
 }
 
 interface GlobalLists {
@@ -186,10 +186,12 @@ export class Policy {
   private readonly subscriptions = new SubscriptionIndex()
   /** The schedules of this generation's snapshots and their state now (engine/schedule/board.ts). */
   readonly schedules: ScheduleBoard
+  private readonly rules: RuleCompiler
   private readonly timeZone: string
 
   constructor(options: PolicyOptions) {
     this.schedules = new ScheduleBoard(options.clock ?? systemClock())
+    this.rules = new RuleCompiler(this.schedules)
     this.timeZone = options.timeZone ?? 'UTC'
     this.store = options.store
     this.categories = options.categories
@@ -211,6 +213,7 @@ export class Policy {
     this.cache.clear()
     this.anonymous = null
     this.schedules.clear()
+    this.rules.clear()
     const white = listSet(this.store.getList(null, 'white'))
     const black = listSet(this.store.getList(null, 'black'))
     this.global = { whitelist: white.set, blacklist: black.set, allowOnly: black.allowOnly }
@@ -264,7 +267,8 @@ export class Policy {
   private userSnapshot(user: UserRecord): Snapshot {
     const white = listSet(this.store.getList(user.name, 'white'))
     const black = listSet(this.store.getList(user.name, 'black'))
-    return this.withSchedules(user.schedules, {
+    // Every snapshot has the same fields in the same order (one hidden class on the query path).
+    return {
       user: user.name,
       enabled: user.status === 'enabled',
       whitelist: white.set,
@@ -272,21 +276,16 @@ export class Policy {
       allowOnly: black.allowOnly,
       safesearch: user.safesearch === 'on',
       safevideo: user.safeyoutube === 'on',
-      filter: new Set(user.filter)
-    })
-  }
-
-  /** `base`, carrying its owner's scheduled rules when it has any. */
-  private withSchedules(rules: UserRecord['schedules'], base: Snapshot): Snapshot {
-    if (rules === undefined || rules.length === 0) return base
-    return { ...base, scheduled: new ScheduledPart(base, compileRules(rules, this.schedules, this.timeZone)) }
+      filter: new Set(user.filter),
+      scheduled: this.rules.part(user.schedules, this.timeZone)
+    }
   }
 
   /** The server defaults of `/config/`: what an address no user owns gets. */
   anonymousSnapshot(): Snapshot {
     if (this.anonymous !== null) return this.anonymous
     const d = this.store.getServerDefaults()
-    this.anonymous = this.withSchedules(d.schedules, {
+    this.anonymous = {
       user: null,
       enabled: true,
       whitelist: new Set(),
@@ -294,8 +293,9 @@ export class Policy {
       allowOnly: false,
       safesearch: d.safesearch,
       safevideo: d.safeyoutube,
-      filter: new Set(d.filter)
-    })
+      filter: new Set(d.filter),
+      scheduled: this.rules.part(d.schedules, this.timeZone)
+    }
     return this.anonymous
   }
 
@@ -322,16 +322,23 @@ export class Policy {
     out.ttlCap = -1
     out.zone = ''
     const part = snap.scheduled
-    if (part === undefined) return this.steps(snap, keys, out, wantCats)
+    if (part === undefined) return this.steps(snap, null, keys, out, wantCats)
+    // Switches the schedules whose boundary this instant has reached, if the timer has not yet.
     const now = this.schedules.now()
-    this.steps(part.current(this.schedules), keys, out, wantCats)
+    this.steps(snap, part, keys, out, wantCats)
     part.annotate(keys, out, now)
     return out
   }
 
-  /** Steps 1 to 9 on a snapshot whose scheduled rules, if any, are already applied. */
-  private steps(snap: Snapshot, keys: SuffixKeys, out: Verdict, wantCats: boolean): Verdict {
-    if (this.decideLists(snap, keys, out)) {
+  /** Steps 1 to 9: each of the owner's lists, then the open scheduled rules' (`part`) of the same kind. */
+  private steps(
+    snap: Snapshot,
+    part: ScheduledPart | null,
+    keys: SuffixKeys,
+    out: Verdict,
+    wantCats: boolean
+  ): Verdict {
+    if (this.decideLists(snap, part, keys, out)) {
       if (wantCats) this.fillCats(keys, out, null)
       return out
     }
@@ -344,16 +351,17 @@ export class Policy {
       const target = this.safeHosts.videoTarget(name)
       if (target !== undefined) return this.finish(out, 'safevideo', 'safevideo', name, target, keys, wantCats)
     }
-    this.fillCats(keys, out, snap.filter)
+    this.fillCats(keys, out, snap.filter, part)
     if (out.blockedCats.length > 0) {
       out.action = 'block'
       out.reason = 'category'
+      if (part !== null) part.nameCategoryRule(out, snap.filter)
     }
     return out
   }
 
   /** Steps 1, 2, 4 and 5; true when they decided. */
-  private decideLists(snap: Snapshot, keys: SuffixKeys, out: Verdict): boolean {
+  private decideLists(snap: Snapshot, part: ScheduledPart | null, keys: SuffixKeys, out: Verdict): boolean {
     for (let i = 0; i < keys.labelCount; i++) {
       const k = keys.suffix(i)
       if (this.builtin.matchKey(k)) return this.decide(out, 'forward', 'builtin-whitelist', k)
@@ -368,10 +376,12 @@ export class Policy {
     if (!snap.enabled) return this.decide(out, 'forward', 'user-disabled', '')
     hit = firstIn(snap.whitelist, keys)
     if (hit !== '') return this.decide(out, 'forward', 'user-whitelist', hit)
+    if (part !== null && part.white(keys, out)) return true
     hit = firstIn(snap.blacklist, keys)
     if (hit !== '') return this.decide(out, 'block', 'user-blacklist', hit)
+    if (part !== null && part.black(keys, out)) return true
     if (snap.allowOnly) return this.decide(out, 'block', 'user-allow-only', ALLOW_ONLY)
-    return false
+    return part !== null && part.allowOnly(out)
   }
 
   private decide(out: Verdict, action: Action, reason: Reason, matched: string): true {
@@ -398,8 +408,13 @@ export class Policy {
     return out
   }
 
-  /** The name's categories (the category database's suffix walk), and those in `filter`. */
-  private fillCats(keys: SuffixKeys, out: Verdict, filter: ReadonlySet<number> | null): void {
+  /** The name's categories (the category database's suffix walk), and those in `filter` or an open rule's. */
+  private fillCats(
+    keys: SuffixKeys,
+    out: Verdict,
+    filter: ReadonlySet<number> | null,
+    part: ScheduledPart | null = null
+  ): void {
     let hit: { readonly key: string; readonly cats: readonly number[] } | undefined = this.categories.findRaw(keys)
     // Categories subscriptions give the name join the database's (engine/lists): a new array, never the shared one.
     const listed = this.subscriptions.categoriesOf(keys)
@@ -411,7 +426,7 @@ export class Policy {
     out.cats = cats
     if (filter === null) return
     let blocked: number[] | null = null
-    for (const c of cats) if (filter.has(c)) (blocked ??= []).push(c)
+    for (const c of cats) if (filter.has(c) || (part !== null && part.blocks(c))) (blocked ??= []).push(c)
     if (blocked !== null) {
       out.blockedCats = blocked
       out.matched = hit.key

@@ -127,12 +127,16 @@ test('the anonymous defaults and the new-user default carry schedules', async (t
   t.assert.deepStrictEqual([v.reason, v.schedule], ['schedule-category', 'new users'])
 })
 
-test('users sharing a schedule share one compiled entry; a switch reads nothing from the store', async (t: TestContext) => {
+test('users sharing a schedule share one compiled entry and rule; a switch reads nothing from the store', async (t: TestContext) => {
   const f = await fixture(t, async (s) => {
     for (let i = 1; i <= 20; i++) await addUser(s, { name: `u${i}`, ip: [`10.1.0.${i}`], schedules: [SCHOOL_NIGHTS] })
   })
   for (let i = 1; i <= 20; i++) f.judge(`10.1.0.${i}`, 'casino.example')
   t.assert.strictEqual(f.policy.schedules.size, 1)
+  // The compiled rules are shared too: a switch has nothing per user to redo.
+  const part = f.policy.snapshotFor('10.1.0.1').scheduled
+  t.assert.ok(part !== undefined)
+  t.assert.strictEqual(f.policy.snapshotFor('10.1.0.20').scheduled, part)
   const reads = { n: 0 }
   const getUser = f.store.getUser.bind(f.store)
   f.store.getUser = (id: string) => {

@@ -1,20 +1,20 @@
 /**
  * Scheduled rules in the policy (issue 27). A snapshot whose owner has scheduled rules carries a
- * `ScheduledPart`: the always-on snapshot, its rules compiled against the policy's `ScheduleBoard`, and
- * the effective snapshot (always-on sets plus the open rules' sets) for the board's current epoch. The
- * board switches at boundaries; the effective snapshot is rebuilt on the first query after a switch
- * (small set unions, once per address), so a query does no date arithmetic and pays one clock read.
+ * `ScheduledPart`: its rules, compiled against the policy's `ScheduleBoard`. The part is not a second
+ * copy of the owner's lists: the policy's steps check the always-on sets first and then the sets of the
+ * rules whose schedule is open now, a field the board keeps current (`entry.open`). A boundary therefore
+ * changes nothing per user: the board steps each schedule to its precomputed next state and every
+ * snapshot using it sees the new state on its next query, with no rebuild and no date arithmetic. Rules
+ * and parts with the same content are shared by every user who has them.
  *
- * After the ordinary steps have decided on the effective snapshot, `annotate` says whether a scheduled
- * rule decided (the reason becomes `schedule-…` and the verdict names the rule and its window) and
- * when the decision may change next: the nearest boundary of any rule that touches the name, which
- * caps the answer's TTL (engine/judge, dns/).
+ * After the steps, `annotate` says when the decision may change next: the nearest boundary of any rule
+ * that touches the name, which caps the answer's TTL (engine/judge, dns/).
  */
 import type { SuffixKeys } from '../names/suffix-keys.js'
 import type { ScheduleBoard, ScheduleEntry, ScheduledRule } from '../schedule/index.js'
-import type { Reason, Snapshot, Verdict } from './index.js'
+import type { Reason, Verdict } from './index.js'
 
-/** A rule compiled for the policy: its schedule's entry on the board and its sets. */
+/** A rule compiled for the policy: its schedule's entry on the board and its sets. Shared, immutable. */
 export interface CompiledRule {
   readonly name: string
   readonly entry: ScheduleEntry
@@ -22,14 +22,6 @@ export interface CompiledRule {
   readonly blacklist: ReadonlySet<string>
   readonly allowOnly: boolean
   readonly filter: ReadonlySet<number>
-}
-
-/** The reasons a scheduled rule can decide with, by the ordinary reason its sets produced. */
-const SCHEDULE_REASONS: Partial<Record<Reason, Reason>> = {
-  'user-whitelist': 'schedule-whitelist',
-  'user-blacklist': 'schedule-blacklist',
-  'user-allow-only': 'schedule-allow-only',
-  category: 'schedule-category'
 }
 
 /** Reasons of the steps before the user's lists: no scheduled rule can change those. */
@@ -53,21 +45,53 @@ const BEFORE_CATEGORIES: ReadonlySet<Reason> = new Set([
   'safevideo'
 ])
 
-/** Compiles `rules` against `board`; a rule without a zone takes `defaultZone` (`stats.timezone`). */
-export function compileRules(
-  rules: readonly ScheduledRule[] | undefined,
-  board: ScheduleBoard,
-  defaultZone: string
-): CompiledRule[] {
-  if (rules === undefined) return []
-  return rules.map((r) => ({
-    name: r.name,
-    entry: board.entry(r.timezone ?? defaultZone, r.windows),
-    whitelist: new Set(r.whitelist ?? []),
-    blacklist: new Set(r.blacklist ?? []),
-    allowOnly: r.allowonly === true,
-    filter: new Set(r.filter ?? [])
-  }))
+/**
+ * Compiles rules against a board, sharing equal rules and equal rule lists between users (a policy
+ * generation's worth: drop it with the board's `clear`).
+ */
+export class RuleCompiler {
+  private readonly board: ScheduleBoard
+  private readonly rules = new Map<string, CompiledRule>()
+  private readonly parts = new Map<string, ScheduledPart>()
+
+  constructor(board: ScheduleBoard) {
+    this.board = board
+  }
+
+  /** The part for `rules` (none when empty); a rule without a zone takes `defaultZone` (`stats.timezone`). */
+  part(rules: readonly ScheduledRule[] | undefined, defaultZone: string): ScheduledPart | undefined {
+    if (rules === undefined || rules.length === 0) return undefined
+    const key = `${defaultZone}|${JSON.stringify(rules)}`
+    let part = this.parts.get(key)
+    if (part === undefined) {
+      part = new ScheduledPart(rules.map((r) => this.rule(r, defaultZone)))
+      this.parts.set(key, part)
+    }
+    return part
+  }
+
+  clear(): void {
+    this.rules.clear()
+    this.parts.clear()
+  }
+
+  private rule(r: ScheduledRule, defaultZone: string): CompiledRule {
+    const zone = r.timezone ?? defaultZone
+    const key = `${zone}|${JSON.stringify(r)}`
+    let c = this.rules.get(key)
+    if (c === undefined) {
+      c = {
+        name: r.name,
+        entry: this.board.entry(zone, r.windows),
+        whitelist: new Set(r.whitelist ?? []),
+        blacklist: new Set(r.blacklist ?? []),
+        allowOnly: r.allowonly === true,
+        filter: new Set(r.filter ?? [])
+      }
+      this.rules.set(key, c)
+    }
+    return c
+  }
 }
 
 function firstIn(set: ReadonlySet<string>, keys: SuffixKeys): string {
@@ -79,24 +103,77 @@ function firstIn(set: ReadonlySet<string>, keys: SuffixKeys): string {
   return ''
 }
 
+/** Records that open rule `r` decided. */
+function decided(out: Verdict, r: CompiledRule, action: Verdict['action'], reason: Reason, matched: string): true {
+  out.action = action
+  out.reason = reason
+  out.matched = matched
+  out.schedule = r.name
+  out.window = r.entry.window
+  return true
+}
+
 export class ScheduledPart {
-  readonly base: Snapshot
   readonly rules: readonly CompiledRule[]
-  private epoch = -1
-  private view: Snapshot
   /** Whether any rule has list entries or allow-only mode (then every name may be touched). */
   private readonly hasLists: boolean
   /** Every rule's categories: a name with none of them, and no list rule, needs no annotation. */
   private readonly anyFilter: ReadonlySet<number>
 
-  constructor(base: Snapshot, rules: readonly CompiledRule[]) {
-    this.base = base
+  constructor(rules: readonly CompiledRule[]) {
     this.rules = rules
-    this.view = base
     this.hasLists = rules.some((r) => r.allowOnly || r.whitelist.size > 0 || r.blacklist.size > 0)
     const cats = new Set<number>()
     for (const r of rules) for (const c of r.filter) cats.add(c)
     this.anyFilter = cats
+  }
+
+  /** Step 4 for the open rules: a whitelisted name is forwarded. */
+  white(keys: SuffixKeys, out: Verdict): boolean {
+    if (!this.hasLists) return false
+    for (const r of this.rules) {
+      if (!r.entry.open) continue
+      const hit = firstIn(r.whitelist, keys)
+      if (hit !== '') return decided(out, r, 'forward', 'schedule-whitelist', hit)
+    }
+    return false
+  }
+
+  /** Step 5 for the open rules: a blacklisted name is blocked. */
+  black(keys: SuffixKeys, out: Verdict): boolean {
+    if (!this.hasLists) return false
+    for (const r of this.rules) {
+      if (!r.entry.open) continue
+      const hit = firstIn(r.blacklist, keys)
+      if (hit !== '') return decided(out, r, 'block', 'schedule-blacklist', hit)
+    }
+    return false
+  }
+
+  /** Allow-only mode of an open rule. */
+  allowOnly(out: Verdict): boolean {
+    if (!this.hasLists) return false
+    for (const r of this.rules)
+      if (r.entry.open && r.allowOnly) return decided(out, r, 'block', 'schedule-allow-only', '-')
+    return false
+  }
+
+  /** Whether an open rule blocks category `c`. */
+  blocks(c: number): boolean {
+    if (!this.anyFilter.has(c)) return false
+    for (const r of this.rules) if (r.entry.open && r.filter.has(c)) return true
+    return false
+  }
+
+  /** After a category block: names the open rule that decided, unless an always-on category did. */
+  nameCategoryRule(out: Verdict, always: ReadonlySet<number>): void {
+    const blocked = out.blockedCats
+    for (const c of blocked) if (always.has(c)) return
+    for (const r of this.rules) {
+      if (!r.entry.open) continue
+      for (const c of blocked)
+        if (r.filter.has(c)) return void decided(out, r, 'block', 'schedule-category', out.matched)
+    }
   }
 
   /** Whether no rule can touch a name of categories `cats` (the common case: one Set lookup per category). */
@@ -106,43 +183,9 @@ export class ScheduledPart {
     return true
   }
 
-  /** The effective snapshot at the board's epoch (call after `board.now()`). */
-  current(board: ScheduleBoard): Snapshot {
-    if (this.epoch !== board.epoch) {
-      this.view = this.effective()
-      this.epoch = board.epoch
-    }
-    return this.view
-  }
-
-  private effective(): Snapshot {
-    const open = this.rules.filter((r) => r.entry.open)
-    if (open.length === 0) return this.base
-    const b = this.base
-    const union = <T>(base: ReadonlySet<T>, pick: (r: CompiledRule) => ReadonlySet<T>): ReadonlySet<T> => {
-      if (open.every((r) => pick(r).size === 0)) return base
-      const out = new Set(base)
-      for (const r of open) for (const x of pick(r)) out.add(x)
-      return out
-    }
-    return {
-      ...b,
-      whitelist: union(b.whitelist, (r) => r.whitelist),
-      blacklist: union(b.blacklist, (r) => r.blacklist),
-      allowOnly: b.allowOnly || open.some((r) => r.allowOnly),
-      filter: union(b.filter, (r) => r.filter)
-    }
-  }
-
-  /** Names the rule that decided, if one did, and sets when the decision may change next (see the module). */
+  /** Sets when the decision may change next (see the module). */
   annotate(keys: SuffixKeys, out: Verdict, now: number): void {
     if (this.untouched(out.cats) || BEFORE_RULES.has(out.reason)) return
-    const decider = this.decider(out)
-    if (decider !== undefined) {
-      out.reason = SCHEDULE_REASONS[out.reason] ?? out.reason
-      out.schedule = decider.name
-      out.window = decider.entry.window
-    }
     const categoriesMatter = !BEFORE_CATEGORIES.has(out.reason)
     let changesAt = Number.POSITIVE_INFINITY
     let zone = ''
@@ -156,29 +199,6 @@ export class ScheduledPart {
     out.changesAt = changesAt
     out.zone = zone
     out.ttlCap = Math.max(0, Math.floor((changesAt - now) / 1000))
-  }
-
-  /** The open rule whose set decided, or undefined when the always-on settings did. */
-  private decider(out: Verdict): CompiledRule | undefined {
-    const b = this.base
-    switch (out.reason) {
-      case 'user-whitelist':
-        return b.whitelist.has(out.matched) ? undefined : this.openRule((r) => r.whitelist.has(out.matched))
-      case 'user-blacklist':
-        return b.blacklist.has(out.matched) ? undefined : this.openRule((r) => r.blacklist.has(out.matched))
-      case 'user-allow-only':
-        return b.allowOnly ? undefined : this.openRule((r) => r.allowOnly)
-      case 'category':
-        if (out.blockedCats.some((c) => b.filter.has(c))) return undefined
-        return this.openRule((r) => out.blockedCats.some((c) => r.filter.has(c)))
-      default:
-        return undefined
-    }
-  }
-
-  private openRule(test: (r: CompiledRule) => boolean): CompiledRule | undefined {
-    for (const r of this.rules) if (r.entry.open && test(r)) return r
-    return undefined
   }
 }
 

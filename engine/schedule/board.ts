@@ -1,16 +1,20 @@
 /**
- * The schedules one policy generation uses, each compiled once however many users share it, with its
- * state at the current instant precomputed. A timer set at the nearest boundary switches the states
- * (date arithmetic for the schedules whose boundary passed, nothing else) and bumps `epoch`; a snapshot
- * built for an older epoch recomputes its open rules on its next query (engine/policy/scheduled.ts).
- * A query reads the clock once and compares it with the nearest boundary, so a timer that fires late
- * (a busy event loop) never lets a query see the wrong side of a boundary.
+ * The schedules one policy generation uses, each compiled once however many users share it. An entry
+ * holds its state now and the states after its next boundaries, laid out ahead
+ * (engine/schedule/compile.ts `timeline`). Entries are filed by their next boundary (a map from instant
+ * to entries, and a min-heap of those instants), so a switch touches only the entries whose boundary
+ * it is and moves each to its next precomputed state: a pointer step, no date arithmetic, no per-user
+ * work (a snapshot reads its rules' `open` flags, engine/policy/scheduled.ts). An entry whose laid-out
+ * states run low is laid out again in the background, days before they run out, a slice per
+ * event-loop turn. A query reads the clock once and compares it with the nearest boundary, so a timer
+ * that fires late (a busy event loop) never lets a query see the wrong side of a boundary.
  */
-import { CompiledSchedule } from './compile.js'
+import { CompiledSchedule, type ScheduleAt } from './compile.js'
 import type { Clock } from './clock.js'
+import { MinHeap } from './heap.js'
 import type { ScheduleWindow } from './types.js'
 
-/** One distinct schedule (zone and windows) and its state now. */
+/** One distinct schedule (zone and windows), its state now and the states after its next boundaries. */
 export class ScheduleEntry {
   readonly schedule: CompiledSchedule
   open = false
@@ -18,37 +22,84 @@ export class ScheduleEntry {
   window = -1
   /** The next boundary (UTC ms). */
   next = 0
-  /** When the current state began, and when it was computed (a clock set back recomputes). */
+  /** When the current state began (as far as laid out). */
   since = 0
-  computedAt = 0
+  private states: ScheduleAt[] = []
+  private index = 0
 
   constructor(schedule: CompiledSchedule, now: number) {
     this.schedule = schedule
-    this.update(now)
+    this.layOut(now)
   }
 
-  update(now: number): void {
-    const s = this.schedule.at(now)
+  /** Lays out the states from `now` (the date arithmetic) and takes the first. */
+  layOut(now: number): void {
+    this.states = this.schedule.timeline(now)
+    this.index = 0
+    this.take(this.states[0]!)
+  }
+
+  /** Moves to the state holding `now` (at or past `next`): the next laid-out state, or a new layout if none is left. */
+  step(now: number): void {
+    while (now >= this.next) {
+      if (this.index + 1 >= this.states.length) {
+        this.layOut(now)
+        return
+      }
+      this.index++
+      this.take(this.states[this.index]!)
+    }
+  }
+
+  /** Boundaries laid out beyond `next`. */
+  get ahead(): number {
+    return this.states.length - 1 - this.index
+  }
+
+  /** Lays the states out again from `now`, keeping the current one; false when `now` is no longer in it. */
+  refill(now: number): boolean {
+    if (now < this.since || now >= this.next) return false
+    const states = this.schedule.timeline(now)
+    const first = states[0]
+    if (first?.next !== this.next || first.open !== this.open) return false
+    this.states = states
+    this.index = 0
+    return true
+  }
+
+  private take(s: ScheduleAt): void {
     this.open = s.open
     this.window = s.window
     this.next = s.next
     this.since = s.since
-    this.computedAt = now
   }
 }
 
 // setTimeout's longest delay; a boundary further away re-arms when it fires.
 const MAX_DELAY_MS = 2_147_483_647
+/** An entry with fewer boundaries than this laid out beyond its next is laid out again in the background. */
+const AHEAD_MIN = 2
+/** The background layout's share of one event-loop turn. */
+const REFILL_SLICE_MS = 2
 
 export class ScheduleBoard {
   readonly clock: Clock
-  /** Moves whenever any entry's state is recomputed. */
+  /** Moves at every switch. */
   epoch = 0
-  /** The nearest boundary of every entry, and the earliest instant they were computed at. */
+  /** The nearest boundary of every entry. */
   next = Number.POSITIVE_INFINITY
-  private computedAt = Number.NEGATIVE_INFINITY
+  /** Entries switched by the last `advance` (the benchmark reports it). */
+  switched = 0
+  /** The latest instant a state was laid out or switched at: a clock before it has gone back. */
+  private latest = Number.NEGATIVE_INFINITY
   private readonly entries = new Map<string, ScheduleEntry>()
+  /** Entries by their next boundary, and those boundaries, nearest first. */
+  private readonly due = new Map<number, ScheduleEntry[]>()
+  private readonly boundaries = new MinHeap()
+  /** Entries to lay out again in the background. */
+  private low: ScheduleEntry[] = []
   private timer: NodeJS.Timeout | undefined = undefined
+  private refillTimer: NodeJS.Immediate | undefined = undefined
   private readonly onSwitch: (() => void) | undefined
 
   constructor(clock: Clock, onSwitch?: () => void) {
@@ -64,8 +115,8 @@ export class ScheduleBoard {
       const now = this.clock()
       e = new ScheduleEntry(new CompiledSchedule(timeZone, windows), now)
       this.entries.set(key, e)
-      if (this.entries.size === 1) this.computedAt = now
-      else this.computedAt = Math.min(this.computedAt, now)
+      this.file(e)
+      if (now > this.latest) this.latest = now
       if (e.next < this.next) {
         this.next = e.next
         this.arm(now)
@@ -78,35 +129,37 @@ export class ScheduleBoard {
     return this.entries.size
   }
 
+  /** Entries waiting to be laid out again in the background. */
+  get pendingLayouts(): number {
+    return this.low.length
+  }
+
   /** The clock now, after switching every entry whose boundary it has reached. One clock read. */
   now(): number {
     const now = this.clock()
-    if (now >= this.next || now < this.computedAt) this.advance(now)
+    if (now >= this.next || now < this.latest) this.advance(now)
     return now
   }
 
-  /** Switches the entries whose boundary `now` has reached (all of them when the clock went back). */
+  /** Switches the entries whose boundary `now` has reached (lays all out again when the clock went back). */
   advance(now: number): void {
-    const back = now < this.computedAt
-    let next = Number.POSITIVE_INFINITY
-    let computedAt = now
-    for (const e of this.entries.values()) {
-      if (back || now >= e.next || now < e.computedAt) e.update(now)
-      if (e.next < next) next = e.next
-      if (e.computedAt < computedAt) computedAt = e.computedAt
-    }
-    this.next = next
-    this.computedAt = computedAt
+    if (now < this.latest) this.layOutAll(now)
+    else this.switchDue(now)
+    this.latest = now
+    this.next = this.boundaries.peek()
     this.epoch++
     this.arm(now)
     this.onSwitch?.()
   }
 
-  /** Forgets every schedule (the policy's generation moved) and the timer. */
+  /** Forgets every schedule (the policy's generation moved) and the timers. */
   clear(): void {
     this.entries.clear()
+    this.due.clear()
+    this.boundaries.clear()
+    this.low = []
     this.next = Number.POSITIVE_INFINITY
-    this.computedAt = Number.NEGATIVE_INFINITY
+    this.latest = Number.NEGATIVE_INFINITY
     this.epoch++
     this.stop()
   }
@@ -114,17 +167,84 @@ export class ScheduleBoard {
   stop(): void {
     clearTimeout(this.timer)
     this.timer = undefined
+    if (this.refillTimer !== undefined) clearImmediate(this.refillTimer)
+    this.refillTimer = undefined
+  }
+
+  /** Lays out again, in slices, the entries that ran low (call from a test or benchmark to finish them now). */
+  refillPending(sliceMs = Number.POSITIVE_INFINITY): void {
+    const start = performance.now()
+    const now = this.clock()
+    while (this.low.length > 0 && performance.now() - start < sliceMs) {
+      const e = this.low.pop()!
+      // An entry whose state has ended switches (and is queued again) at its boundary.
+      e.refill(now)
+    }
+  }
+
+  private switchDue(now: number): void {
+    let n = 0
+    while (this.boundaries.peek() <= now) {
+      const at = this.boundaries.pop()
+      const list = this.due.get(at)
+      if (list === undefined) continue
+      this.due.delete(at)
+      for (const e of list) {
+        e.step(now)
+        this.file(e)
+      }
+      n += list.length
+    }
+    this.switched = n
+  }
+
+  private layOutAll(now: number): void {
+    this.due.clear()
+    this.boundaries.clear()
+    this.low = []
+    for (const e of this.entries.values()) {
+      e.layOut(now)
+      this.file(e)
+    }
+    this.switched = this.entries.size
+  }
+
+  /** Files `e` under its next boundary, and queues it for a background layout when it runs low. */
+  private file(e: ScheduleEntry): void {
+    let list = this.due.get(e.next)
+    if (list === undefined) {
+      list = []
+      this.due.set(e.next, list)
+      this.boundaries.push(e.next)
+    }
+    list.push(e)
+    if (e.ahead < AHEAD_MIN) {
+      this.low.push(e)
+      this.refillTimer ??= setImmediate(() => {
+        this.refillLater()
+      }).unref()
+    }
+  }
+
+  private refillLater(): void {
+    this.refillTimer = undefined
+    this.refillPending(REFILL_SLICE_MS)
+    if (this.low.length > 0)
+      this.refillTimer = setImmediate(() => {
+        this.refillLater()
+      }).unref()
   }
 
   private arm(now: number): void {
-    this.stop()
+    clearTimeout(this.timer)
+    this.timer = undefined
     if (this.next === Number.POSITIVE_INFINITY) return
     const delay = Math.min(Math.max(this.next - now, 0), MAX_DELAY_MS)
     this.timer = setTimeout(() => {
       this.timer = undefined
       const t = this.clock()
       // A test clock may not have reached the boundary when real time has: wait again.
-      if (t >= this.next || t < this.computedAt) this.advance(t)
+      if (t >= this.next || t < this.latest) this.advance(t)
       else this.arm(t)
     }, delay).unref()
   }

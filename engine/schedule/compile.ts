@@ -1,8 +1,9 @@
 /**
- * A schedule compiled into boundaries: `ScheduleState.at(now)` says whether a window is open at `now`,
- * which one, and the next instant the answer changes. Date arithmetic happens only here, when a
- * boundary is reached (engine/schedule/clock-switch.ts), never per query: between boundaries the
- * policy reads the precomputed `open` flag.
+ * A schedule compiled into boundaries: `at(now)` says whether a window is open at `now`, which one, and
+ * the next instant the answer changes; `timeline(now)` lays out the states after each of the next
+ * boundaries too. Date arithmetic happens only here, when a schedule is first used and, in the
+ * background, when its precomputed states run low (engine/schedule/board.ts), never per query and
+ * never at a boundary: the board steps to the next precomputed state.
  */
 import type { ReportTime } from '../stats/time.js'
 import { DAYS, type ScheduleWindow } from './types.js'
@@ -45,6 +46,8 @@ interface Interval {
  * and every window recurs within a week, so the next start always lies in the range. */
 const DAYS_BEFORE = 2
 const DAYS_AFTER = 9
+/** Days laid out ahead for a timeline: two whole weeks, so even a weekly window has a boundary after its next close. */
+const TIMELINE_DAYS_AFTER = 16
 
 /** A compiled schedule's state at one instant. */
 export interface ScheduleAt {
@@ -70,27 +73,36 @@ export class CompiledSchedule {
 
   /** The state at `now`: one pass over the windows of the days around it (tens of Intl reads at most, cached). */
   at(now: number): ScheduleAt {
-    const { list, merged } = this.intervalsAround(now)
-    for (const iv of merged) {
-      if (iv.start <= now && now < iv.end) {
-        // The window named is the one holding `now`, not the first of a run of adjacent ones.
-        const own = list.find((w) => w.start <= now && now < w.end) ?? iv
-        return { open: true, window: own.window, next: iv.end, since: iv.start }
-      }
-      if (iv.start > now) {
-        const prev = merged[merged.indexOf(iv) - 1]
-        return { open: false, window: -1, next: iv.start, since: prev?.end ?? now }
-      }
-    }
-    // Unreachable for a valid schedule (a window recurs every week); stay closed and look again in a day.
-    return { open: false, window: -1, next: now + DAY_MS, since: now }
+    const { list, merged } = this.intervalsAround(now, DAYS_AFTER)
+    return stateIn(list, merged, now) ?? { open: false, window: -1, next: now + DAY_MS, since: now }
   }
 
-  /** The windows' UTC intervals from two days before `now` to nine after, sorted, adjacent ones merged. */
-  private intervalsAround(now: number): { list: Interval[]; merged: Interval[] } {
+  /**
+   * The state at `now` followed by the state after each of the next boundaries, as far as one layout of
+   * the windows (two weeks ahead) determines them: at least two boundaries for any valid schedule. The
+   * board steps through it at boundaries, so a switch does no date arithmetic (engine/schedule/board.ts).
+   */
+  timeline(now: number): ScheduleAt[] {
+    const { list, merged } = this.intervalsAround(now, TIMELINE_DAYS_AFTER)
+    const first = stateIn(list, merged, now) ?? { open: false, window: -1, next: now + DAY_MS, since: now }
+    const states = [first]
+    // The last interval's end could still merge with a window of a day not laid out: stop before it starts.
+    const lastStart = merged[merged.length - 1]?.start ?? Number.NEGATIVE_INFINITY
+    let s = first
+    while (s.next < lastStart) {
+      const n = stateIn(list, merged, s.next)
+      if (n === undefined) break
+      states.push(n)
+      s = n
+    }
+    return states
+  }
+
+  /** The windows' UTC intervals from two days before `now` to `daysAfter` after, sorted, adjacent ones merged. */
+  private intervalsAround(now: number, daysAfter: number): { list: Interval[]; merged: Interval[] } {
     const today = localDay(this.zone, now)
     const list: Interval[] = []
-    for (let k = -DAYS_BEFORE; k <= DAYS_AFTER; k++) {
+    for (let k = -DAYS_BEFORE; k <= daysAfter; k++) {
       const day = today.day + k
       const weekday = (((today.weekday + k) % 7) + 7) % 7
       this.windows.forEach((w, index) => {
@@ -111,4 +123,18 @@ export class CompiledSchedule {
     }
     return { list, merged }
   }
+}
+
+/** The state at `now` among laid-out intervals, undefined when `now` is past the last one. */
+function stateIn(list: readonly Interval[], merged: readonly Interval[], now: number): ScheduleAt | undefined {
+  for (let i = 0; i < merged.length; i++) {
+    const iv = merged[i]!
+    if (iv.start <= now && now < iv.end) {
+      // The window named is the one holding `now`, not the first of a run of adjacent ones.
+      const own = list.find((w) => w.start <= now && now < w.end) ?? iv
+      return { open: true, window: own.window, next: iv.end, since: iv.start }
+    }
+    if (iv.start > now) return { open: false, window: -1, next: iv.start, since: merged[i - 1]?.end ?? now }
+  }
+  return undefined
 }

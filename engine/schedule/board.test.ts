@@ -1,0 +1,126 @@
+// The board's switch (issue 27, "no cost per query"): a boundary steps each schedule to its precomputed
+// next state, touches only the schedules whose boundary it is, and the states it steps through are the
+// ones `at()` computes from scratch, across daylight-saving changes and background re-layouts.
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { setImmediate as turn } from 'node:timers/promises'
+import { ScheduleBoard, type ScheduleEntry } from './board.js'
+import { MinHeap } from './heap.js'
+import type { ScheduleWindow } from './types.js'
+
+const at = (iso: string): number => Date.parse(iso)
+const WEEKDAYS: ScheduleWindow['days'] = ['mon', 'tue', 'wed', 'thu', 'fri']
+const SCHEDULES: Array<[string, ScheduleWindow[]]> = [
+  ['UTC', [{ days: ['sun', 'mon', 'tue', 'wed', 'thu'], from: '22:00', to: '07:00' }]],
+  [
+    'Europe/Berlin',
+    [
+      { days: ['sun'], from: '02:30', to: '04:00' },
+      { days: WEEKDAYS, from: '16:00', to: '18:00' }
+    ]
+  ],
+  ['America/New_York', [{ days: ['sun'], from: '01:30', to: '03:00' }]],
+  ['Asia/Kolkata', [{ days: ['sat'], from: '23:30', to: '24:00' }]]
+]
+
+/** Counts the date arithmetic (`timeline` layouts) each entry does. */
+function countLayouts(entries: ScheduleEntry[]): { n: number } {
+  const count = { n: 0 }
+  for (const e of entries) {
+    const s = e.schedule
+    const timeline = s.timeline.bind(s)
+    s.timeline = (now: number) => {
+      count.n++
+      return timeline(now)
+    }
+  }
+  return count
+}
+
+test('the min-heap pops its values in order', () => {
+  const h = new MinHeap()
+  const values = [5, 3, 9, 1, 1, 7, 2, 8, 6, 4, 0]
+  for (const v of values) h.push(v)
+  const out: number[] = []
+  while (h.size > 0) out.push(h.pop())
+  assert.deepEqual(
+    out,
+    [...values].sort((a, b) => a - b)
+  )
+  assert.equal(h.peek(), Number.POSITIVE_INFINITY)
+})
+
+test('a boundary steps only the schedules it belongs to, to their precomputed state, with no date arithmetic', () => {
+  let now = at('2026-11-26T15:59:59Z') // a Thursday
+  const board = new ScheduleBoard(() => now)
+  const afternoon = board.entry('UTC', [{ days: WEEKDAYS, from: '16:00', to: '17:00' }])
+  const evening = board.entry('UTC', [{ days: WEEKDAYS, from: '20:00', to: '21:00' }])
+  const layouts = countLayouts([afternoon, evening])
+  const eveningNext = evening.next
+  now = at('2026-11-26T16:00:00Z')
+  board.now()
+  assert.equal(afternoon.open, true)
+  assert.equal(afternoon.next, at('2026-11-26T17:00:00Z'))
+  assert.equal(board.switched, 1, 'only the schedule whose boundary it is')
+  assert.equal(evening.next, eveningNext)
+  assert.equal(layouts.n, 0, 'the switch laid nothing out')
+  now = at('2026-11-26T20:00:00Z') // passes 17:00 too
+  board.now()
+  assert.deepEqual([afternoon.open, evening.open, board.switched], [false, true, 2])
+  assert.equal(board.next, at('2026-11-26T21:00:00Z'))
+  assert.equal(layouts.n, 0)
+  board.clear()
+})
+
+for (const background of [true, false]) {
+  test(`two months of boundaries step through the states at() computes (background layouts ${background ? 'on' : 'off'})`, async () => {
+    let now = at('2026-03-01T00:00:00Z')
+    const board = new ScheduleBoard(() => now)
+    const entries = SCHEDULES.map(([zone, windows]) => board.entry(zone, windows))
+    const layouts = countLayouts(entries)
+    let switches = 0
+    // Through the spring changes of New York (03-08) and Berlin (03-29), to the end of April.
+    while (board.next < at('2026-05-01T00:00:00Z')) {
+      if (background) await turn()
+      now = board.next
+      board.now()
+      switches++
+      for (const e of entries) {
+        const fresh = e.schedule.at(now)
+        assert.deepEqual(
+          [e.open, e.window, e.next],
+          [fresh.open, fresh.window, fresh.next],
+          `${e.schedule.timeZone} at ${new Date(now).toISOString()}`
+        )
+      }
+    }
+    assert.ok(switches > 60, `${switches} switches`)
+    // Each entry was laid out again about every week or two: in the background when allowed, else at a switch.
+    assert.ok(layouts.n > 0 && layouts.n < switches, `${layouts.n} layouts for ${switches} switches`)
+    board.clear()
+  })
+}
+
+test('a background layout runs between event-loop turns, not in the switch', async () => {
+  let now = at('2026-11-26T15:59:59Z')
+  const board = new ScheduleBoard(() => now)
+  // A weekly window: two weeks laid out hold four boundaries, so the third switch leaves it low.
+  const weekly = board.entry('UTC', [{ days: ['thu'], from: '16:00', to: '17:00' }])
+  const layouts = countLayouts([weekly])
+  for (const t of ['2026-11-26T16:00:00Z', '2026-11-26T17:00:00Z', '2026-12-03T16:00:00Z']) {
+    await turn()
+    now = at(t)
+    board.now()
+  }
+  assert.equal(layouts.n, 0, 'no layout inside the switches')
+  assert.equal(board.pendingLayouts, 1)
+  await turn()
+  await turn()
+  assert.equal(board.pendingLayouts, 0)
+  assert.equal(layouts.n, 1)
+  assert.deepEqual([weekly.open, weekly.next], [true, at('2026-12-03T17:00:00Z')])
+  now = at('2026-12-03T17:00:00Z')
+  board.now()
+  assert.deepEqual([weekly.open, weekly.next, layouts.n], [false, at('2026-12-10T16:00:00Z'), 1])
+  board.clear()
+})
