@@ -24,7 +24,10 @@ export class ScheduleEntry {
   next = 0
   /** When the current state began (as far as laid out). */
   since = 0
-  private states: ScheduleAt[] = []
+  // The laid-out states as two flat arrays (a switch reads two numbers, and 100,000 schedules' states
+  // are 200,000 arrays rather than millions of objects): each state's open window (-1 closed) and end.
+  private windows: Int16Array = new Int16Array(0)
+  private ends: Float64Array = new Float64Array(0)
   private index = 0
 
   constructor(schedule: CompiledSchedule, now: number) {
@@ -34,26 +37,34 @@ export class ScheduleEntry {
 
   /** Lays out the states from `now` (the date arithmetic) and takes the first. */
   layOut(now: number): void {
-    this.states = this.schedule.timeline(now)
-    this.index = 0
-    this.take(this.states[0]!)
+    const states = this.schedule.timeline(now)
+    this.keep(states)
+    const first = states[0]!
+    this.open = first.open
+    this.window = first.window
+    this.next = first.next
+    this.since = first.since
   }
 
   /** Moves to the state holding `now` (at or past `next`): the next laid-out state, or a new layout if none is left. */
   step(now: number): void {
     while (now >= this.next) {
-      if (this.index + 1 >= this.states.length) {
+      const i = this.index + 1
+      if (i >= this.ends.length) {
         this.layOut(now)
         return
       }
-      this.index++
-      this.take(this.states[this.index]!)
+      this.index = i
+      this.since = this.next
+      this.window = this.windows[i]!
+      this.open = this.window >= 0
+      this.next = this.ends[i]!
     }
   }
 
   /** Boundaries laid out beyond `next`. */
   get ahead(): number {
-    return this.states.length - 1 - this.index
+    return this.ends.length - 1 - this.index
   }
 
   /** Lays the states out again from `now`, keeping the current one; false when `now` is no longer in it. */
@@ -62,16 +73,14 @@ export class ScheduleEntry {
     const states = this.schedule.timeline(now)
     const first = states[0]
     if (first?.next !== this.next || first.open !== this.open) return false
-    this.states = states
-    this.index = 0
+    this.keep(states)
     return true
   }
 
-  private take(s: ScheduleAt): void {
-    this.open = s.open
-    this.window = s.window
-    this.next = s.next
-    this.since = s.since
+  private keep(states: readonly ScheduleAt[]): void {
+    this.windows = Int16Array.from(states, (s) => (s.open ? s.window : -1))
+    this.ends = Float64Array.from(states, (s) => s.next)
+    this.index = 0
   }
 }
 
