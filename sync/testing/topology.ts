@@ -105,8 +105,11 @@ export interface Host {
   readonly syncUrl: string
   readonly dnsPort: number
   readonly procs: HostProcess[]
-  /** Starts a role; `configFile` instead of the host's config (an api role started without Redis, say). */
-  start(role: 'sync' | 'api' | 'dns', configFile?: string): Promise<HostProcess>
+  /**
+   * Starts a role; `configFile` instead of the host's config (an api role started without Redis, say);
+   * `env` adds to the environment (a host's own test clock, say).
+   */
+  start(role: 'sync' | 'api' | 'dns', configFile?: string, env?: NodeJS.ProcessEnv): Promise<HostProcess>
   stop(): Promise<void>
 }
 
@@ -158,9 +161,13 @@ export async function defineHost(
   const config = join(dir, 'filterd.json')
   writeFileSync(config, JSON.stringify(doc))
   const procs: HostProcess[] = []
-  const start = async (role: 'sync' | 'api' | 'dns', configFile = config): Promise<HostProcess> => {
+  const start = async (
+    role: 'sync' | 'api' | 'dns',
+    configFile = config,
+    env: NodeJS.ProcessEnv = {}
+  ): Promise<HostProcess> => {
     const [cmd, ...args] = [...topo.prefix(i), process.execPath, FILTERD, role, '--config', configFile]
-    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, ...env } })
     const output: string[] = []
     let buffered = ''
     const take = (d: string): void => {
