@@ -100,3 +100,67 @@ test(
     t.assert.strictEqual(await schedulesOf(api), undefined)
   }
 )
+
+test(
+  'the settings page edits the schedules of the anonymous defaults and of the new-user default',
+  { skip, timeout: 120_000 },
+  async (t: TestContext) => {
+    const api = await apiDaemon(t)
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking']
+    })
+    t.after(() => browser.close())
+    const page: Page = await browser.newPage({
+      locale: 'en-US',
+      timezoneId: 'UTC',
+      viewport: { width: 1360, height: 1400 }
+    })
+    const defaultsOf = async (path: string): Promise<unknown> =>
+      ((await fetchJson(`${api}${path}`)).body as { schedules?: unknown }).schedules
+    await page.goto(`${api}/ui/#/settings`)
+    for (const [id, path, rule] of [
+      ['defaults-config', '/config/', 'anonymous nights'],
+      ['defaults-userconfig', '/userconfig/', 'new user nights']
+    ] as const) {
+      const form = page.locator(`#${id} form`)
+      await form.locator('button.schedule-add').click()
+      const card = form.locator('fieldset.schedule').first()
+      await card.locator('input[name=schedule-name]').fill(rule)
+      await card.locator('textarea[name=schedule-windows]').fill('mon 22:00-07:00\nmon 23:00-23:30')
+      await card.locator('input[name=schedule-filter]').fill('40')
+      await form.locator('button[type=submit].primary').click()
+      // Overlapping windows are refused, the field named; nothing is stored.
+      await form.locator('.error', { hasText: 'schedules[0].windows[1]' }).waitFor()
+      t.assert.strictEqual(await defaultsOf(path), undefined, path)
+      await card.locator('textarea[name=schedule-windows]').fill('sun mon tue wed thu 21:00-07:00')
+      await form.locator('button[type=submit].primary').click()
+      await form.locator('.muted', { hasText: 'Saved' }).waitFor()
+      t.assert.deepStrictEqual(
+        await defaultsOf(path),
+        [
+          {
+            name: rule,
+            windows: [{ days: ['sun', 'mon', 'tue', 'wed', 'thu'], from: '21:00', to: '07:00' }],
+            filter: [40]
+          }
+        ],
+        path
+      )
+    }
+    await page.reload()
+    await page.locator('#defaults-userconfig fieldset.schedule input[name=schedule-name]').waitFor()
+    t.assert.strictEqual(
+      await page.locator('#defaults-config fieldset.schedule input[name=schedule-name]').inputValue(),
+      'anonymous nights'
+    )
+    await page.screenshot({ path: join(SHOTS, 'settings-schedules.png'), fullPage: true })
+    // Removing the rule and saving removes it from the store.
+    await page.locator('#defaults-config fieldset.schedule button.schedule-remove').click()
+    await page.locator('#defaults-config form button[type=submit].primary').click()
+    await page.locator('#defaults-config form .muted', { hasText: 'Saved' }).waitFor()
+    t.assert.strictEqual(await defaultsOf('/config/'), undefined)
+    t.assert.strictEqual((await defaultsOf('/userconfig/')) !== undefined, true)
+  }
+)

@@ -1,10 +1,12 @@
 import { api, categoryGroups, get, type ServerDefaults, type UserDefaults } from '../api.js'
 import { clear, errorBox, h, lines } from '../dom.js'
 import { t } from '../i18n.js'
+import { scheduleEditor } from '../schedules.js'
 import { categoryPicker } from '../widgets.js'
 
 function defaultsForm(title: string, path: string, withRedirect: boolean): HTMLElement {
-  const card = h('section', { class: 'card' }, h('h2', {}, title))
+  // `defaults-config` / `defaults-userconfig`: the two forms share field names, a test tells them apart by it.
+  const card = h('section', { class: 'card', id: `defaults-${path.replace(/\//g, '')}` }, h('h2', {}, title))
   Promise.all([get<ServerDefaults | UserDefaults>(path), categoryGroups()]).then(
     ([d, groups]) => {
       const ss = h('input', { type: 'checkbox', name: 'safesearch', checked: d.safesearch })
@@ -15,6 +17,8 @@ function defaultsForm(title: string, path: string, withRedirect: boolean): HTMLE
         value: (d as ServerDefaults).safesearchredirect ?? ''
       })
       const picker = categoryPicker(groups, d.filter)
+      // Scheduled rules of the anonymous defaults (/config/) or of the new-user default (/userconfig/).
+      const schedules = scheduleEditor(d.schedules ?? [])
       const out = h('span', { class: 'muted' })
       const form = h(
         'form',
@@ -27,6 +31,7 @@ function defaultsForm(title: string, path: string, withRedirect: boolean): HTMLE
         ),
         withRedirect ? h('label', {}, t.redirect, redirect) : null,
         h('div', {}, h('div', { class: 'label' }, t.filter), picker.el),
+        schedules.el,
         h('div', { class: 'inline' }, h('button', { type: 'submit', class: 'primary' }, t.save), out)
       )
       form.addEventListener('submit', (e) => {
@@ -34,7 +39,8 @@ function defaultsForm(title: string, path: string, withRedirect: boolean): HTMLE
         const body: Record<string, unknown> = {
           safesearch: ss.checked,
           safeyoutube: sv.checked,
-          filter: picker.selected()
+          filter: picker.selected(),
+          schedules: schedules.value()
         }
         if (withRedirect) body.safesearchredirect = redirect.value.trim()
         api('PUT', path, body).then(
