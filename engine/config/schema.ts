@@ -477,15 +477,17 @@ export const configSchema = {
         db: {
           ...filePath,
           default: '/var/lib/filterd/statsdb',
-          description: 'LMDB directory of the statistics',
+          description:
+            'directory of the statistics store (DuckDB file stats.duckdb; an old LMDB data.mdb is moved in by filterd stats-migrate)',
           'x-roles': ['api']
         },
         rotate: {
           type: 'integer',
           minimum: 1,
           maximum: 86400,
-          default: 300,
-          description: 'seconds between CSV file rotations',
+          default: 3,
+          description:
+            'seconds between CSV file rotations (a query reaches the reports within rotate + import-interval seconds)',
           'x-roles': ['dns']
         },
         'max-file-size': {
@@ -499,9 +501,24 @@ export const configSchema = {
           type: 'integer',
           minimum: 1,
           maximum: 86400,
-          default: 300,
+          default: 2,
           description: 'seconds between imports by the api role',
           'x-roles': ['api', 'sync']
+        },
+        'duckdb-memory': {
+          type: 'string',
+          pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$',
+          default: '512MB',
+          description: 'memory limit of the statistics store (DuckDB memory_limit), e.g. 512MB, 4GB',
+          'x-roles': ['api']
+        },
+        'duckdb-threads': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 256,
+          default: 2,
+          description: 'worker threads of the statistics store (DuckDB threads)',
+          'x-roles': ['api']
         },
         timezone: {
           type: 'string',

@@ -3,7 +3,7 @@
  * own CSV files (engine/stats/writer.ts); with Redis configured, the sync role of that host (which
  * every host sharing Redis runs, a DNS-only host included) ships the closed files to a Redis Stream
  * instead of importing them locally, and every host's api role (the role that serves reports)
- * applies the stream to its own statistics environment, so each host's reports hold every host's
+ * applies the stream to its own statistics store, so each host's reports hold every host's
  * queries (a user's queries on hosts B and C are summed, whatever host serves the report). Only the
  * sync role ships: a host running sync and api ships from one place.
  *
@@ -14,8 +14,8 @@
  *              and a second shipper of the same host finds the offset moved. A file is deleted once its
  *              progress says done.
  *   applying   each chunk goes through the importer's own ledger (engine/stats applyRecords): it is
- *              applied in the LMDB transaction that moves the ledger's offset for `<host>/<file>`, only
- *              when that offset is the chunk's start; a chunk read twice is applied once.
+ *              applied in the statistics store's transaction (DuckDB) that moves the ledger's offset for
+ *              `<host>/<file>`, only when that offset is the chunk's start; a chunk read twice is applied once.
  * The stream keeps `STATS_STREAM_LENGTH` chunks; a host whose api role was down longer than that, or
  * that joins late, misses the chunks trimmed before it read them (its reports lack them; the other
  * hosts' do not).
@@ -26,7 +26,7 @@ import type { Redis, Result } from 'ioredis'
 import { pack, unpack } from 'msgpackr'
 import type { Logger } from '../log/index.js'
 import { parseRecords } from '../stats/csv.js'
-import type { StatsDb } from '../stats/db.js'
+import { metaGet, metaPut, type StatsDb } from '../stats/db.js'
 import { CLOSED_RE, recoverStaleParts } from '../stats/files.js'
 import { applyRecords, pruneStats } from '../stats/importer.js'
 import { whenReady } from './redis.js'
@@ -131,7 +131,7 @@ export async function applyStatsStream(
   blockMs: number
 ): Promise<number> {
   await whenReady(redis, 1000)
-  const from = `${db.meta.get(POS_MS) ?? 0}-${db.meta.get(POS_SEQ) ?? 0}`
+  const from = await db.read(async (c) => `${await metaGet(c, POS_MS)}-${await metaGet(c, POS_SEQ)}`)
   const reply = await redis.xreadBuffer('COUNT', 100, 'BLOCK', blockMs, 'STREAMS', keys.stream, from)
   if (reply === null || reply.length === 0) return 0
   let applied = 0
@@ -154,9 +154,9 @@ export async function applyStatsStream(
   }
   // The position only saves re-reading: the ledger already refuses a chunk applied before.
   const [ms, seq] = last.split('-').map(Number) as [number, number]
-  await db.root.transaction(() => {
-    db.meta.putSync(POS_MS, ms)
-    db.meta.putSync(POS_SEQ, seq)
+  await db.write(async (c) => {
+    await metaPut(c, POS_MS, ms)
+    await metaPut(c, POS_SEQ, seq)
   })
   return applied
 }
