@@ -526,6 +526,12 @@ export const configSchema = {
           description: 'time zone of report labels',
           'x-roles': ['api', 'catapi']
         },
+        'parquet-dir': {
+          ...filePath,
+          description:
+            'directory of the raw query log as Parquet files, one per UTC hour (queries-YYYY-MM-DDTHH.parquet), written by the importer once the hour is over (off when absent)',
+          'x-roles': ['api']
+        },
         'vendor-url': {
           type: 'string',
           description:

@@ -29,10 +29,14 @@ const COLUMNS =
   "{'created': 'BIGINT', 'nxdomain': 'VARCHAR', 'address': 'VARCHAR', 'host': 'VARCHAR', " +
   "'blockedhost': 'VARCHAR', 'reasom': 'VARCHAR', 'cats': 'VARCHAR', 'blockedcats': 'VARCHAR', 'user': 'VARCHAR'}"
 
+// Columns are read by position. A row with more fields than these (a newer writer may append a
+// trailing column, e.g. a client id) is read with the extras ignored (`strict_mode = false`): with
+// strict parsing `ignore_errors` would drop such rows without a word. A row with fewer is padded with
+// NULLs (`null_padding`) and counted as skipped when it has no `created`.
 function readCsvSql(file: string): string {
   return (
     `read_csv(${sqlString(file)}, columns = ${COLUMNS}, header = true, auto_detect = false, delim = ',', ` +
-    "quote = '\"', escape = '\"', null_padding = true, ignore_errors = true)"
+    "quote = '\"', escape = '\"', null_padding = true, ignore_errors = true, strict_mode = false)"
   )
 }
 

@@ -379,3 +379,22 @@ test('a file an older importer left half-imported (ledger offset > 0) is continu
     [1, 6]
   )
 })
+
+test('a file with an extra trailing column (a newer writer): every row is imported, the extra field ignored', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const dir = env.config.stats.dir
+  await writeFiles(env, SCENARIO)
+  const [name] = readdirSync(dir)
+  const { readFileSync } = await import('node:fs')
+  const lines = readFileSync(join(dir, name!), 'utf8').split('\r\n')
+  // Every record ends with the user field (no field here holds a line break), so a field appended to each line is a tenth column.
+  const widened = lines.map((l, i) => (l === '' ? l : i === 0 ? `${l},client_id` : `${l},client-${i}`)).join('\r\n')
+  writeFileSync(join(dir, name!), widened)
+  const db = openDb(t, env)
+  const r = await importClosedFiles(db, dir, 'UTC', { now: () => NOW })
+  t.assert.deepStrictEqual(r, { files: 1, rows: SCENARIO.length, skipped: 0, pruned: 0 })
+  t.assert.deepStrictEqual((await activityByDay(db, 'alice', day('2024-05-15'), day('2024-05-15'))).datasets, [
+    { label: 'Requests', data: [6] },
+    { label: 'Blocks', data: [1] }
+  ])
+})

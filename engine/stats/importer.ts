@@ -38,6 +38,7 @@ import {
   type StatsDb
 } from './db.js'
 import { importCsvFile } from './import-sql.js'
+import { exportParquetHours } from './parquet.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
 
@@ -59,6 +60,8 @@ export interface ImportOptions {
    * the process forever (so a test can SIGKILL it there); unset, it does nothing.
    */
   onChunk?: (phase: 'in-txn' | 'after-commit', rowsSoFar: number) => void
+  /** `stats.parquet-dir`: write the raw hours that are over as Parquet files there (engine/stats/parquet.ts). */
+  parquetDir?: string | undefined
 }
 
 export interface ImportResult {
@@ -126,6 +129,8 @@ export async function importClosedFiles(
     result.skipped += r.skipped
     options.logger?.debug({ file: name, rows: r.rows, skipped: r.skipped }, 'statistics file imported')
   }
+  // Before pruning: an hour is written long before retention drops it (a day).
+  if (options.parquetDir !== undefined) await exportParquetHours(db, options.parquetDir, ctx.now(), options.logger)
   result.pruned = await pruneStats(db, timeZone, ctx.now())
   return result
 }
@@ -614,7 +619,7 @@ export function startStatsImporter(
 ): StatsImporter {
   const owned = options.statsDb === undefined
   const statsDb = options.statsDb ?? openStatsDb(config.stats.db, statsDbOptions(config))
-  const importOptions: ImportOptions = { ...options, logger }
+  const importOptions: ImportOptions = { parquetDir: config.stats['parquet-dir'], ...options, logger }
   let chain: Promise<unknown> = Promise.resolve()
   let closed = false
   let last: LastImport | undefined
