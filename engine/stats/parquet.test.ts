@@ -42,7 +42,10 @@ async function readParquet(
   const meta = await parquetMetadataAsync(buffer)
   const types: Record<string, string> = {}
   for (const el of meta.schema.slice(1)) {
-    const logical = el.logical_type?.type ?? el.converted_type ?? ''
+    const logical =
+      el.logical_type?.type === 'TIMESTAMP'
+        ? `TIMESTAMP(${el.logical_type.isAdjustedToUTC ? 'UTC' : 'local'})`
+        : (el.logical_type?.type ?? el.converted_type ?? '')
     types[el.name] = `${el.type ?? ''}${logical === '' ? '' : `/${logical}`}`
   }
   const rows = (await parquetReadObjects({ file: buffer })) as Array<Record<string, unknown>>
@@ -63,7 +66,7 @@ test('the importer writes each raw hour that is over as a Parquet file another r
   ])
   const { types, rows } = await readParquet(join(out, 'queries-2024-05-15T10.parquet'))
   t.assert.deepStrictEqual(types, {
-    created: 'INT64/TIMESTAMP',
+    created: 'INT64/TIMESTAMP(UTC)',
     user: 'BYTE_ARRAY/UTF8',
     nxdomain: 'BOOLEAN',
     address: 'BYTE_ARRAY/UTF8',

@@ -31,12 +31,13 @@ function parquetName(hour: number): string {
 }
 
 /**
- * The columns, in this order and with these types: `created` TIMESTAMP (UTC, milliseconds), `user`
+ * The columns, in this order and with these types: `created` TIMESTAMP adjusted to UTC (microseconds;
+ * an instant, whatever the session's time zone), `user`
  * (the user id at the time of the query, `*anonymous*` for addresses of no user), `nxdomain` BOOLEAN,
  * then the strings of the CSV row (`cats` and `blockedcats` space-separated category numbers).
  */
 const SELECT =
-  'SELECT epoch_ms(created) AS created, "user", nxdomain, address, host, blockedhost, reason, cats, blockedcats'
+  'SELECT make_timestamptz(created * 1000) AS created, "user", nxdomain, address, host, blockedhost, reason, cats, blockedcats'
 
 function sqlPath(path: string): string {
   return `'${path.replaceAll("'", "''")}'`
