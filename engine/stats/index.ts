@@ -23,7 +23,7 @@ export {
   type StatsImporterOptions
 } from './importer.js'
 export { openStatsDb, type StatsDb, type StatsDbOptions } from './db.js'
-export { copyStatsDb, snapshotStatsDb, startSnapshotResponder, SNAPSHOT_REQUEST } from './snapshot.js'
+export { snapshotStatsDb, startSnapshotResponder } from './snapshot.js'
 export { migrateLegacyStats, warnIfUnmigrated, type MigrateResult } from './migrate.js'
 export {
   activityByDay,

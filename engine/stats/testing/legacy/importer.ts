@@ -17,11 +17,10 @@
 import { writeSync } from 'node:fs'
 import { open, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Config } from '../../../config/types.js'
 import type { Logger } from '../../../log/index.js'
 import { decodeRow, parseRecords } from '../../csv.js'
 import type { ImportProgress } from '../../db.js'
-import { openLegacyStatsDb, type DomainValue, type Pair, type RawValue, type LegacyStatsDb } from '../../lmdb-legacy.js'
+import { type DomainValue, type Pair, type RawValue, type LegacyStatsDb } from '../../lmdb-legacy.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from '../../files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from '../../time.js'
 
@@ -164,25 +163,6 @@ async function importFile(ctx: Ctx, dir: string, name: string): Promise<{ rows: 
   }
   await rm(path, { force: true })
   return { rows, skipped }
-}
-
-/**
- * Applies parsed CSV records of `name` (bytes `from`..`to`) exactly once through the same ledger as a
- * local import: nothing happens unless the ledger's offset for `name` is `from`. Hosts sharing Redis
- * apply every host's chunks this way (engine/replica/stats.ts), under the name `<host>/<file>`.
- */
-export async function applyRecords(
-  db: LegacyStatsDb,
-  timeZone: string,
-  name: string,
-  from: number,
-  to: number,
-  done: boolean,
-  records: string[][],
-  now: () => number = Date.now
-): Promise<boolean> {
-  const ctx: Ctx = { db, time: new ReportTime(timeZone), now, chunkRows: CHUNK_ROWS, onChunk: undefined, rowsSoFar: 0 }
-  return (await applyChunk(ctx, name, from, to, done, records, 0)).kind === 'applied'
 }
 
 type ChunkOutcome =
@@ -361,77 +341,4 @@ export async function pruneStats(db: LegacyStatsDb, timeZone: string, now: numbe
     }
   }
   return n
-}
-
-export interface StatsImporter {
-  readonly statsDb: LegacyStatsDb
-  /** Imports now (after any import already running); the timer keeps its schedule. */
-  importNow(): Promise<ImportResult>
-  /** Stops the timer, waits for a running import, and closes the environment if it opened it. */
-  close(): Promise<void>
-}
-
-export interface StatsImporterOptions extends ImportOptions {
-  /** An environment the api role already opened for the report routes; otherwise `stats.db` is opened. */
-  statsDb?: LegacyStatsDb
-  /** Default `stats.import-interval` seconds; 0 = no timer. */
-  intervalMs?: number
-}
-
-/**
- * Starts the api role's import timer (`stats.import-interval`, 5 minutes by default; the first
- * import runs at once). Imports never overlap; failures are logged and retried on the next tick.
- *
- * @example
- * ```ts
- * const statsDb = openLegacyStatsDb(config.stats.db)
- * const api = createApiServer({ ..., stats: { db: statsDb, timezone: config.stats.timezone } })
- * const importer = startStatsImporter(config, logger, { statsDb })
- * // on shutdown: await importer.close(); await statsDb.close()
- * ```
- */
-export function startStatsImporter(
-  config: Readonly<Config>,
-  logger: Logger,
-  options: StatsImporterOptions = {}
-): StatsImporter {
-  const owned = options.statsDb === undefined
-  const statsDb = options.statsDb ?? openLegacyStatsDb(config.stats.db)
-  const importOptions: ImportOptions = { ...options, logger }
-  let chain: Promise<unknown> = Promise.resolve()
-  let closed = false
-  const importNow = (): Promise<ImportResult> => {
-    const p = chain.then(() => importClosedFiles(statsDb, config.stats.dir, config.stats.timezone, importOptions))
-    chain = p.catch(() => {})
-    return p
-  }
-  const tick = (): void => {
-    if (closed) return
-    importNow().then(
-      (r) => {
-        if (r.files > 0 || r.pruned > 0) logger.info(r, 'statistics imported')
-      },
-      (err: unknown) => {
-        logger.error({ err }, 'statistics import failed')
-      }
-    )
-  }
-  const intervalMs = options.intervalMs ?? config.stats['import-interval'] * 1000
-  let timer: NodeJS.Timeout | undefined
-  if (intervalMs > 0) {
-    timer = setInterval(tick, intervalMs)
-    timer.unref()
-    setImmediate(tick)
-  }
-  return {
-    statsDb,
-    importNow,
-    async close() {
-      if (closed) return
-      closed = true
-      if (timer !== undefined) clearInterval(timer)
-      await chain
-      if (owned) await statsDb.close()
-    }
-  }
 }
