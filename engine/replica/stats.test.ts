@@ -9,6 +9,7 @@ import { copyFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test, type TestContext } from 'node:test'
 import type { Redis } from 'ioredis'
+import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet'
 import { unpack } from 'msgpackr'
 import { silentLogger } from '../log/index.js'
 import type { QueryLogRecord } from '../querylog/index.js'
@@ -245,12 +246,19 @@ test(
     t.assert.strictEqual(await drain(await connect(), keys, db), records(300, 1))
     t.assert.strictEqual(await rawCount(db), 300, 'raw rows of the last day are kept')
     // Two days later (the clock the applier prunes by), the raw rows are past their day of retention.
+    const parquetDir = join(env.root, 'parquet')
     const applier = startStatsApplier(await connect(), keys, db, 'UTC', {
       pruneEveryMs: 50,
-      now: () => Date.now() + 2 * 86_400_000
+      now: () => Date.now() + 2 * 86_400_000,
+      parquetDir
     })
     t.after(() => applier.close())
     await until('the raw rows pruned', async () => (await rawCount(db)) === 0)
     t.assert.deepStrictEqual(await counted(db), [200, 100], 'the aggregates stay (three months)')
+    // Before retention dropped them, the raw rows went out as Parquet, every row once.
+    let exported = 0
+    for (const name of readdirSync(parquetDir))
+      exported += (await parquetReadObjects({ file: await asyncBufferFromFile(join(parquetDir, name)) })).length
+    t.assert.strictEqual(exported, 300)
   }
 )

@@ -29,6 +29,7 @@ import { parseRecords } from '../stats/csv.js'
 import { metaGet, metaPut, type StatsDb } from '../stats/db.js'
 import { CLOSED_RE, recoverStaleParts } from '../stats/files.js'
 import { applyRecords, pruneStats } from '../stats/importer.js'
+import { exportParquetHours } from '../stats/parquet.js'
 import { whenReady } from './redis.js'
 
 const CHUNK_ROWS = 5000
@@ -221,15 +222,16 @@ export interface StatsApplier {
 
 /**
  * The api role's half (the role that serves reports): applies every host's chunks, continuously, and
- * every `pruneEveryMs` (the first time at once) removes what retention no longer keeps, as the
- * local importer does after each import on a single host.
+ * every `pruneEveryMs` (the first time at once) writes the raw hours that are over as Parquet files
+ * (`parquetDir`) and removes what retention no longer keeps, as the local importer does after each
+ * import on a single host.
  */
 export function startStatsApplier(
   applier: Redis,
   keys: StatsKeys,
   db: StatsDb,
   timeZone: string,
-  options: { pruneEveryMs?: number; now?: () => number; logger?: Logger } = {}
+  options: { pruneEveryMs?: number; now?: () => number; logger?: Logger; parquetDir?: string | undefined } = {}
 ): StatsApplier {
   const pruneEveryMs = options.pruneEveryMs ?? 300_000
   const now = options.now ?? Date.now
@@ -240,6 +242,9 @@ export function startStatsApplier(
       try {
         if (now() - prunedAt >= pruneEveryMs) {
           prunedAt = now()
+          // Every host's rows of an hour that is over, as Parquet (stats.parquet-dir), before retention drops them.
+          if (options.parquetDir !== undefined)
+            await exportParquetHours(db, options.parquetDir, prunedAt, options.logger)
           const n = await pruneStats(db, timeZone, prunedAt)
           if (n > 0) options.logger?.info({ pruned: n }, 'statistics pruned')
         }
