@@ -253,7 +253,8 @@ test(
       parquetDir
     })
     t.after(() => applier.close())
-    await until('the raw rows pruned', async () => (await rawCount(db)) === 0)
+    // The count lists the partitions, then reads them: one the applier drops in between fails that poll, not the test.
+    await until('the raw rows pruned', async () => (await rawCount(db).catch(() => -1)) === 0)
     t.assert.deepStrictEqual(await counted(db), [200, 100], 'the aggregates stay (three months)')
     // Before retention dropped them, the raw rows went out as Parquet, every row once.
     let exported = 0
