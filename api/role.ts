@@ -20,8 +20,11 @@ import {
 } from '../engine/health/index.js'
 import {
   openStatsDb,
+  startSnapshotResponder,
   startStatsImporter,
   startUsageReporter,
+  statsDbOptions,
+  warnIfUnmigrated,
   type LastImport,
   type StatsImporter
 } from '../engine/stats/index.js'
@@ -35,6 +38,27 @@ function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.')
 }
 
+/** The role's /health: the store's generation and, without Redis, how the last statistics import went. */
+function apiHealth(
+  store: ReturnType<typeof openConfiguredStore>,
+  endpoints: string[],
+  last: LastImport | undefined,
+  redis: string | undefined
+): HealthReport {
+  const problems: HealthProblem[] = []
+  const generation = storeGeneration(() => store.generation(), problems)
+  // Without Redis this role imports the statistics files; with it, the sync role's /health says how Redis is.
+  if (last !== undefined && 'error' in last)
+    problems.push({ what: 'stats-import', why: `the last statistics import failed: ${last.error}` })
+  return healthReport({
+    role: 'api',
+    listeners: endpoints,
+    problems,
+    ...(generation === undefined ? {} : { generation }),
+    extra: { statsImport: last ?? null, ...(redis === undefined ? {} : { redis }) }
+  })
+}
+
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
   const listen = parseHostPort(config.api.listen)
@@ -45,7 +69,16 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   // Several hosts: policy writes go to the shared Redis store (common.redis-ip), reads stay local.
   const shared = await linkSharedStore(config, store, logger)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
-  const statsDb = openStatsDb(config.stats.db)
+  // The api role is the statistics store's one writer (DuckDB: one process opens the file read-write).
+  const statsDb = openStatsDb(config.stats.db, statsDbOptions(config))
+  try {
+    await statsDb.ready
+  } catch (err) {
+    await shared?.close()
+    await store.close()
+    throw err
+  }
+  warnIfUnmigrated(config.stats.db, logger)
   const lists = createListRefresher(config, store, logger, shared, taxonomy)
   const server = createApiServer({
     store,
@@ -59,22 +92,8 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     lists
   })
   const endpoints: string[] = []
-  let importer: { readonly last?: LastImport | undefined } = {}
-  const health = (): HealthReport => {
-    const problems: HealthProblem[] = []
-    const generation = storeGeneration(() => store.generation(), problems)
-    // Without Redis this role imports the statistics files; with it, the sync role's /health says how Redis is.
-    const last = importer.last
-    if (last !== undefined && 'error' in last)
-      problems.push({ what: 'stats-import', why: `the last statistics import failed: ${last.error}` })
-    return healthReport({
-      role: 'api',
-      listeners: endpoints,
-      problems,
-      ...(generation === undefined ? {} : { generation }),
-      extra: { statsImport: last ?? null, ...(shared === undefined ? {} : { redis: shared.where }) }
-    })
-  }
+  let importer: StatsImporter | undefined
+  const health = (): HealthReport => apiHealth(store, endpoints, importer?.last, shared?.where)
   registerHealthRoute(server.http, health)
   registerListMetrics(registerMetricsRoute(server.http, { config, store }), store, () => lists.sources())
   let port: number
@@ -86,12 +105,14 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     await store.close()
     throw err
   }
-  // The 5-minute import of the DNS role's closed CSV files, and the usage report to the vendor.
+  // The import every few seconds of the DNS role's closed CSV files, and the usage report to the vendor.
   // With Redis, every host's files reach every host's reports through the shared store instead.
   const running = shared !== undefined ? shared.startStats(statsDb) : startStatsImporter(config, logger, { statsDb })
   if (shared === undefined) importer = running as StatsImporter
   // With Redis, the hosts take turns: one report per interval for all of them.
   const usage = startUsageReporter(config, store, logger, shared !== undefined ? { claim: shared.usageClaim } : {})
+  // `filterd backup` asks the one writer for a consistent copy of the statistics store.
+  const snapshots = startSnapshotResponder(statsDb, logger)
   endpoints.push(
     `api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`
   )
@@ -108,6 +129,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
       await server.close()
       usage.close()
       await lists.close()
+      await snapshots.close()
       await running.close()
       await shared?.close()
       await statsDb.close()

@@ -81,7 +81,7 @@ export async function linkSharedStore(
         statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
         statsDb,
         config.stats.timezone,
-        { pruneEveryMs: config.stats['import-interval'] * 1000, logger }
+        { pruneEveryMs: config.stats['import-interval'] * 1000, logger, parquetDir: config.stats['parquet-dir'] }
       )
     },
     async close() {

@@ -538,15 +538,17 @@ export const configSchema = {
         db: {
           ...filePath,
           default: '/var/lib/filterd/statsdb',
-          description: 'LMDB directory of the statistics',
+          description:
+            'directory of the statistics store (DuckDB file stats.duckdb; an old LMDB data.mdb is moved in by filterd stats-migrate)',
           'x-roles': ['api']
         },
         rotate: {
           type: 'integer',
           minimum: 1,
           maximum: 86400,
-          default: 300,
-          description: 'seconds between CSV file rotations',
+          default: 3,
+          description:
+            'seconds between CSV file rotations (a query reaches the reports within rotate + import-interval seconds)',
           'x-roles': ['dns']
         },
         'max-file-size': {
@@ -560,15 +562,36 @@ export const configSchema = {
           type: 'integer',
           minimum: 1,
           maximum: 86400,
-          default: 300,
+          default: 2,
           description: 'seconds between imports by the api role',
           'x-roles': ['api', 'sync']
+        },
+        'duckdb-memory': {
+          type: 'string',
+          pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$',
+          default: '512MB',
+          description: 'memory limit of the statistics store (DuckDB memory_limit), e.g. 512MB, 4GB',
+          'x-roles': ['api']
+        },
+        'duckdb-threads': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 256,
+          default: 2,
+          description: 'worker threads of the statistics store (DuckDB threads)',
+          'x-roles': ['api']
         },
         timezone: {
           type: 'string',
           default: 'UTC',
           description: 'time zone of report labels, and of scheduled rules that name none (docs/api.md, Schedules)',
           'x-roles': ['api', 'catapi', 'dns', 'blockpage']
+        },
+        'parquet-dir': {
+          ...filePath,
+          description:
+            'directory of the raw query log as Parquet files, one per UTC hour (queries-YYYY-MM-DDTHH.parquet), written by the importer once the hour is over (off when absent)',
+          'x-roles': ['api']
         },
         'vendor-url': {
           type: 'string',

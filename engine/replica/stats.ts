@@ -3,7 +3,7 @@
  * own CSV files (engine/stats/writer.ts); with Redis configured, the sync role of that host (which
  * every host sharing Redis runs, a DNS-only host included) ships the closed files to a Redis Stream
  * instead of importing them locally, and every host's api role (the role that serves reports)
- * applies the stream to its own statistics environment, so each host's reports hold every host's
+ * applies the stream to its own statistics store, so each host's reports hold every host's
  * queries (a user's queries on hosts B and C are summed, whatever host serves the report). Only the
  * sync role ships: a host running sync and api ships from one place.
  *
@@ -14,8 +14,8 @@
  *              and a second shipper of the same host finds the offset moved. A file is deleted once its
  *              progress says done.
  *   applying   each chunk goes through the importer's own ledger (engine/stats applyRecords): it is
- *              applied in the LMDB transaction that moves the ledger's offset for `<host>/<file>`, only
- *              when that offset is the chunk's start; a chunk read twice is applied once.
+ *              applied in the statistics store's transaction (DuckDB) that moves the ledger's offset for
+ *              `<host>/<file>`, only when that offset is the chunk's start; a chunk read twice is applied once.
  * The stream keeps `STATS_STREAM_LENGTH` chunks; a host whose api role was down longer than that, or
  * that joins late, misses the chunks trimmed before it read them (its reports lack them; the other
  * hosts' do not).
@@ -26,9 +26,10 @@ import type { Redis, Result } from 'ioredis'
 import { pack, unpack } from 'msgpackr'
 import type { Logger } from '../log/index.js'
 import { parseRecords } from '../stats/csv.js'
-import type { StatsDb } from '../stats/db.js'
+import { metaGet, metaPut, type StatsDb } from '../stats/db.js'
 import { CLOSED_RE, recoverStaleParts } from '../stats/files.js'
 import { applyRecords, pruneStats } from '../stats/importer.js'
+import { exportParquetHours } from '../stats/parquet.js'
 import { whenReady } from './redis.js'
 
 const CHUNK_ROWS = 5000
@@ -131,7 +132,7 @@ export async function applyStatsStream(
   blockMs: number
 ): Promise<number> {
   await whenReady(redis, 1000)
-  const from = `${db.meta.get(POS_MS) ?? 0}-${db.meta.get(POS_SEQ) ?? 0}`
+  const from = await db.read(async (c) => `${await metaGet(c, POS_MS)}-${await metaGet(c, POS_SEQ)}`)
   const reply = await redis.xreadBuffer('COUNT', 100, 'BLOCK', blockMs, 'STREAMS', keys.stream, from)
   if (reply === null || reply.length === 0) return 0
   let applied = 0
@@ -154,9 +155,9 @@ export async function applyStatsStream(
   }
   // The position only saves re-reading: the ledger already refuses a chunk applied before.
   const [ms, seq] = last.split('-').map(Number) as [number, number]
-  await db.root.transaction(() => {
-    db.meta.putSync(POS_MS, ms)
-    db.meta.putSync(POS_SEQ, seq)
+  await db.write(async (c) => {
+    await metaPut(c, POS_MS, ms)
+    await metaPut(c, POS_SEQ, seq)
   })
   return applied
 }
@@ -221,15 +222,16 @@ export interface StatsApplier {
 
 /**
  * The api role's half (the role that serves reports): applies every host's chunks, continuously, and
- * every `pruneEveryMs` (the first time at once) removes what retention no longer keeps, as the
- * local importer does after each import on a single host.
+ * every `pruneEveryMs` (the first time at once) writes the raw hours that are over as Parquet files
+ * (`parquetDir`) and removes what retention no longer keeps, as the local importer does after each
+ * import on a single host.
  */
 export function startStatsApplier(
   applier: Redis,
   keys: StatsKeys,
   db: StatsDb,
   timeZone: string,
-  options: { pruneEveryMs?: number; now?: () => number; logger?: Logger } = {}
+  options: { pruneEveryMs?: number; now?: () => number; logger?: Logger; parquetDir?: string | undefined } = {}
 ): StatsApplier {
   const pruneEveryMs = options.pruneEveryMs ?? 300_000
   const now = options.now ?? Date.now
@@ -240,6 +242,9 @@ export function startStatsApplier(
       try {
         if (now() - prunedAt >= pruneEveryMs) {
           prunedAt = now()
+          // Every host's rows of an hour that is over, as Parquet (stats.parquet-dir), before retention drops them.
+          if (options.parquetDir !== undefined)
+            await exportParquetHours(db, options.parquetDir, prunedAt, options.logger)
           const n = await pruneStats(db, timeZone, prunedAt)
           if (n > 0) options.logger?.info({ pruned: n }, 'statistics pruned')
         }
