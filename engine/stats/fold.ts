@@ -19,6 +19,7 @@
  * fold takes in: at most one fold per FOLD_EVERY_MS per store, so late stragglers never make an
  * import rewrite a month each time. The first prune after a start folds whatever is due.
  */
+import { writeSync } from 'node:fs'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { hoursTable, metaPut, namesTable, partitions, type StatsDb } from './db.js'
 import { HOUR_MS, ReportTime } from './time.js'
@@ -78,7 +79,7 @@ export type FoldHook = (month: number) => void
 function pauseHookFromEnv(): FoldHook | undefined {
   if (process.env.FILTERD_STATS_FOLD_PAUSE !== '1') return undefined
   return (month) => {
-    process.stdout.write(`PAUSED fold ${month}\n`)
+    writeSync(1, `PAUSED fold ${month}\n`)
     const cell = new Int32Array(new SharedArrayBuffer(4))
     for (;;) Atomics.wait(cell, 0, 0)
   }
