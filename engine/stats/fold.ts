@@ -26,7 +26,7 @@ import { HOUR_MS, ReportTime } from './time.js'
 
 const DAY_MS = 86_400_000
 /** A day is folded once it has been over this long. */
-export const FOLD_GRACE_MS = HOUR_MS
+const FOLD_GRACE_MS = HOUR_MS
 /** At most one fold per store this often (stragglers of folded days wait for the next). */
 export const FOLD_EVERY_MS = HOUR_MS
 /** The meta key of the first day retention keeps: month tables hold older days until dropped whole. */
@@ -36,7 +36,7 @@ export const monthHoursTable = (month: number): string => `mhours_${month}`
 export const monthNamesTable = (month: number): string => `mnames_${month}`
 
 /** The day number of the first day of `day`'s calendar month. */
-export function monthOf(day: number): number {
+function monthOf(day: number): number {
   const d = new Date(day * DAY_MS)
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / DAY_MS
 }
@@ -63,7 +63,7 @@ export async function monthPartitions(c: DuckDBConnection): Promise<{ hours: num
 }
 
 /** What a fold did (for the log and the bench). */
-export interface FoldResult {
+interface FoldResult {
   /** Months rewritten. */
   months: number
   /** Day tables (of either kind) folded into them. */
