@@ -4,12 +4,14 @@
  * three months of aggregates for USERS users and RAW_ROWS raw rows (synthetic, written by SQL), the
  * overview over 7 days, and bytes per raw row on disk.
  *
- *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000]
+ *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only]
+ *
+ * The reports are timed twice in the same run: on the 92 day tables of the fill, then after the first
+ * prune folded the finished days into month tables (engine/stats/fold.ts), with the same answers.
  */
 import { cpSync, mkdtempSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Bench } from 'tinybench'
 import { parseConfig } from '../../engine/config/index.js'
 import { silentLogger } from '../../engine/log/index.js'
 import {
@@ -27,6 +29,8 @@ import {
 } from '../../engine/stats/index.js'
 import { hoursTable, hoursTableSql, namesTable, namesTableSql, rawTable, rawTableSql } from '../../engine/stats/db.js'
 import { ALL_USERS } from '../../engine/stats/files.js'
+import { pruneStats } from '../../engine/stats/importer.js'
+import { monthPartitions } from '../../engine/stats/fold.js'
 import { openLegacyStatsDb } from '../../engine/stats/lmdb-legacy.js'
 import { importClosedFiles as legacyImport } from '../../engine/stats/testing/legacy/importer.js'
 
@@ -35,6 +39,8 @@ const DOMAINS_PER_DAY = Number(process.argv[3] ?? 20)
 const IMPORT_ROWS = Number(process.argv[4] ?? 200_000)
 const RAW_ROWS = Number(process.argv[5] ?? 2_000_000)
 const HOUR_MS = 3_600_000
+/** Timed calls per report and layout (`--runs=N`). */
+const RUNS = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) ?? 30)
 /** `--import-only`: stop after the import comparison (the aggregate fill takes minutes). */
 const IMPORT_ONLY = process.argv.includes('--import-only')
 
@@ -44,27 +50,23 @@ async function sql(db: StatsDb, text: string): Promise<void> {
   })
 }
 
-/**
- * Builds the alternative layout from the day tables: `hours_by_user` and `names_by_user`, one table
- * each with a `day` column, sorted by (user, day) so that one user's three months sit in one or two
- * row groups. Returns the milliseconds the rewrite took (what a compaction of that layout costs).
- */
-async function clusterByUser(db: StatsDb, first: number, last: number): Promise<number> {
-  const t = performance.now()
-  const union = (make: (d: number) => string): string =>
-    Array.from(
-      { length: last - first + 1 },
-      (_, i) => `SELECT ${first + i}::INTEGER AS day, * FROM ${make(first + i)}`
-    ).join(' UNION ALL ')
-  await db.write(async (c) => {
-    // A sort of the whole history: more memory than the reports need, and no insertion order to keep.
-    await c.run("SET memory_limit = '4GB'; SET preserve_insertion_order = false")
-    await c.run(`CREATE OR REPLACE TABLE hours_by_user AS ${union(hoursTable)} ORDER BY "user", day`)
-    await c.run(`CREATE OR REPLACE TABLE names_by_user AS ${union(namesTable)} ORDER BY "user", day`)
-    await c.run("SET memory_limit = '1GB'; CHECKPOINT")
-  })
-  return performance.now() - t
+/** `runs` timed calls of `fn` after one warm-up: median and p99 (ms). */
+async function timed(runs: number, fn: () => Promise<unknown>): Promise<{ median: number; p99: number }> {
+  await fn()
+  const ms: number[] = []
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now()
+    await fn()
+    ms.push(performance.now() - t)
+  }
+  ms.sort((x, y) => x - y)
+  return { median: ms[Math.floor(ms.length / 2)]!, p99: ms[Math.min(ms.length - 1, Math.ceil(ms.length * 0.99) - 1)]! }
 }
+
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')
 
 const root = mkdtempSync(join(tmpdir(), 'filterd-stats-bench-'))
 try {
@@ -115,6 +117,7 @@ try {
   console.log(
     `import, LMDB (before): ${rl.rows} rows in ${legacyMs.toFixed(0)} ms = ${Math.round((rl.rows / legacyMs) * 1000)} rows/s`
   )
+  console.log(`load average ${load()}`)
   console.log(
     `import, DuckDB (now):  ${r.rows} rows in ${importMs.toFixed(0)} ms = ${Math.round((r.rows / importMs) * 1000)} rows/s`
   )
@@ -174,69 +177,54 @@ try {
 
   const from = today - days + 2
   const user = `user${Math.floor(USERS / 2)}`
-  const clusterMs = await clusterByUser(db, today - days + 1, today)
+  const reports: Array<[string, () => Promise<unknown>]> = [
+    ['activity/hour, 3 months', () => activityByHour(db, time, user, from, today)],
+    ['activity/day, 3 months', () => activityByDay(db, user, from, today)],
+    ['domains/all top 100, 3 months', () => topDomains(db, user, from, today, 'all')],
+    ['domains/www top 100, 3 months', () => topDomains(db, user, from, today, 'www')],
+    ['domains/all top 100, 1 day', () => topDomains(db, user, today, today, 'all')],
+    ['detail, 7 days', () => detail(db, user, today - 6, today)],
+    ['detail, 3 months', () => detail(db, user, from, today)],
+    ['raw, last hour', () => rawLastHour(db, time, user, now)],
+    ['overview, 7 days (all users)', () => overview(db, time, today - 6, today)]
+  ]
+  const measure = async (layout: string): Promise<Map<string, { median: number; p99: number }>> => {
+    const out = new Map<string, { median: number; p99: number }>()
+    for (const [name, fn] of reports) {
+      const r = await timed(RUNS, fn)
+      out.set(name, r)
+      console.log(`${layout}: ${name}: median ${r.median.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (load ${load()})`)
+    }
+    return out
+  }
+  // The same answers from both layouts, and each layout's latency, in the same run.
+  const answers = async (): Promise<string> =>
+    JSON.stringify(await Promise.all(reports.slice(0, 7).map(([, fn]) => fn())))
+  const dayAnswers = await answers()
+  const dayTables = await measure('92 day tables')
+  // The month tier: what the first prune after a start does when every finished day is still a day table.
+  const tf = performance.now()
+  await pruneStats(db, 'UTC', now)
+  const foldMs = performance.now() - tf
+  const folded = await db.read((c) => monthPartitions(c))
+  if (folded.hours.length === 0) throw new Error('nothing was folded')
+  await sql(db, 'CHECKPOINT')
+  const foldedBytes = statSync(db.file).size
   console.log(
-    `one table per kind clustered by user (the alternative layout): rewritten in ${(clusterMs / 1000).toFixed(1)} s`
+    `fold of the finished days into ${folded.hours.length} month tables per kind: ${(foldMs / 1000).toFixed(1)} s (load ${load()}); ` +
+      `database ${(allBytes / 1e6).toFixed(0)} MB before, ${(foldedBytes / 1e6).toFixed(0)} MB after (CHECKPOINT)`
   )
-  const bench = new Bench({ time: 2000 })
-  bench.add('activity/hour, 3 months', async () => {
-    await activityByHour(db, time, user, from, today)
-  })
-  bench.add('activity/day, 3 months', async () => {
-    await activityByDay(db, user, from, today)
-  })
-  bench.add('domains/all top 100, 3 months', async () => {
-    await topDomains(db, user, from, today, 'all')
-  })
-  bench.add('domains/all top 100, 1 day', async () => {
-    await topDomains(db, user, today, today, 'all')
-  })
-  bench.add('detail, 7 days', async () => {
-    await detail(db, user, today - 6, today)
-  })
-  bench.add('raw, last hour', async () => {
-    await rawLastHour(db, time, user, now)
-  })
-  bench.add('domains top 100, last day, from raw rows (query-time aggregation)', async () => {
-    await db.read(async (c) => {
-      const tables = Array.from({ length: 24 }, (_, i) => rawTable(firstHour + i))
-      await c.runAndReadAll(
-        `SELECT host, count(*) n FROM (${tables.map((t) => `SELECT host FROM ${t} WHERE "user" = $1`).join(' UNION ALL ')}) GROUP BY host ORDER BY n DESC, host LIMIT 100`,
-        [user]
-      )
-    })
-  })
-  // The alternative layout, same data: one table per kind with a day column, sorted by (user, day).
-  bench.add('ALT one table by user: activity/day, 3 months', async () => {
-    await db.read(async (c) => {
-      await c.runAndReadAll(
-        'SELECT day, sum(requests)::DOUBLE, sum(blocks)::DOUBLE FROM hours_by_user WHERE "user" = $1 AND day BETWEEN $2 AND $3 GROUP BY day',
-        [user, from, today]
-      )
-    })
-  })
-  bench.add('ALT one table by user: activity/hour, 3 months', async () => {
-    await db.read(async (c) => {
-      await c.runAndReadAll(
-        'SELECT hour, sum(requests)::DOUBLE, sum(blocks)::DOUBLE FROM hours_by_user WHERE "user" = $1 AND day BETWEEN $2 AND $3 GROUP BY hour',
-        [user, from, today]
-      )
-    })
-  })
-  bench.add('ALT one table by user: domains/all top 100, 3 months', async () => {
-    await db.read(async (c) => {
-      await c.runAndReadAll(
-        'SELECT host, sum(requests)::DOUBLE AS total, sum(nxdomain)::DOUBLE, sum(blocks)::DOUBLE, arg_min(cats, day) FROM names_by_user ' +
-          'WHERE "user" = $1 AND day BETWEEN $2 AND $3 GROUP BY host ORDER BY total DESC, host LIMIT 100',
-        [user, from, today]
-      )
-    })
-  })
-  bench.add('overview, 7 days', async () => {
-    await overview(db, time, today - 6, today)
-  })
-  await bench.run()
-  console.table(bench.table())
+  if ((await answers()) !== dayAnswers) throw new Error('the reports differ after the fold')
+  const monthTables = await measure('month tier')
+  console.log('\n| Report, one user | 92 day tables median / p99 | month tier median / p99 | ratio of medians |')
+  console.log('|---|---:|---:|---:|')
+  for (const [name] of reports) {
+    const a = dayTables.get(name)!
+    const b = monthTables.get(name)!
+    console.log(
+      `| ${name} | ${a.median.toFixed(1)} / ${a.p99.toFixed(1)} ms | ${b.median.toFixed(1)} / ${b.p99.toFixed(1)} ms | ${(a.median / b.median).toFixed(1)}x |`
+    )
+  }
   await db.close()
 } finally {
   rmSync(root, { recursive: true, force: true })

@@ -37,6 +37,7 @@ import {
   type ImportProgress,
   type StatsDb
 } from './db.js'
+import { foldDays, pruneMonths } from './fold.js'
 import { importCsvFile } from './import-sql.js'
 import { exportParquetHours } from './parquet.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
@@ -131,7 +132,7 @@ export async function importClosedFiles(
   }
   // Before pruning: an hour is written long before retention drops it (a day).
   if (options.parquetDir !== undefined) await exportParquetHours(db, options.parquetDir, ctx.now(), options.logger)
-  result.pruned = await pruneStats(db, timeZone, ctx.now())
+  result.pruned = await pruneStats(db, timeZone, ctx.now(), options.logger)
   return result
 }
 
@@ -535,10 +536,11 @@ const lastTodayCompaction = new WeakMap<StatsDb, number>()
 
 /**
  * Drops the partitions retention no longer keeps: raw hours wholly older than a day, days older than
- * three months; forgets old ledger records; compacts the days written since their last compaction.
- * Returns the partitions dropped.
+ * three months, month tables whose last day is (engine/stats/fold.ts); forgets old ledger records;
+ * folds the finished days into their month tables; compacts the days written since their last
+ * compaction. Returns the partitions dropped by retention (not the day tables folded).
  */
-export async function pruneStats(db: StatsDb, timeZone: string, now: number): Promise<number> {
+export async function pruneStats(db: StatsDb, timeZone: string, now: number, logger?: Logger): Promise<number> {
   const time = new ReportTime(timeZone)
   const keepDay = time.aggregateRetentionStart(now)
   const today = time.dayOf(now)
@@ -548,9 +550,11 @@ export async function pruneStats(db: StatsDb, timeZone: string, now: number): Pr
     for (const h of parts.raw) if ((h + 1) * HOUR_MS <= now - RAW_RETENTION_MS) drops.push(rawTable(h))
     for (const d of parts.hours) if (d < keepDay) drops.push(hoursTable(d))
     for (const d of parts.names) if (d < keepDay) drops.push(namesTable(d))
+    let dropped = 0
     await c.run('BEGIN TRANSACTION')
     try {
       for (const t of drops) await c.run(`DROP TABLE ${t}`)
+      dropped = drops.length + (await pruneMonths(c, keepDay))
       await c.run("DELETE FROM meta WHERE key LIKE 'dirty.%' AND CAST(substr(key, 7) AS INTEGER) < $1", [keepDay])
       await c.run('DELETE FROM files WHERE done AND updated < $1', [BigInt(now - FILES_RETENTION_MS)])
       await c.run('COMMIT')
@@ -558,8 +562,10 @@ export async function pruneStats(db: StatsDb, timeZone: string, now: number): Pr
       await c.run('ROLLBACK').catch(() => {})
       throw err
     }
+    const folded = await foldDays(db, c, timeZone, now)
+    if (folded.months > 0) logger?.info(folded, 'statistics: finished days folded into their month tables')
     await compactDirty(db, c, today, now)
-    return drops.length
+    return dropped
   })
 }
 

@@ -2,13 +2,14 @@
  * The statistics reports of the spec (Statistics endpoints), as plain functions over the statistics
  * store (engine/stats/db.ts). Every report is for one user id (or ANONYMOUS_USER) and local days
  * `from`..`to` (inclusive day numbers, engine/stats/time.ts); validating the request is the caller's
- * job (the management API's). Each report is one SQL query over the day partitions of the range,
- * summing the partial aggregates the importer appended (user and dates are bound parameters; table
+ * job (the management API's). Each report is one SQL query over the month tables and day tables of
+ * the range (engine/stats/fold.ts), summing the partial aggregates the importer appended (user and dates are bound parameters; table
  * names are made from numbers only).
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { hoursTable, namesTable, partitions, rawTable, type StatsDb } from './db.js'
 import { HOUR_MS, formatDay, type ReportTime } from './time.js'
+import { RETENTION_KEY, monthEnd, monthHoursTable, monthNamesTable, monthPartitions } from './fold.js'
 
 export interface Dataset {
   label: 'Requests' | 'Blocks' | 'NXdomain'
@@ -64,25 +65,42 @@ export function catsOf(text: unknown): number[] {
   return text.split(' ').map(Number)
 }
 
-/** `SELECT <cols> FROM t1 WHERE <where> UNION ALL ...` over the tables, each row tagged with its partition number as `d`. */
-function unionSql(tables: ReadonlyArray<[number, string]>, cols: string, where: string): string {
-  return tables.map(([d, t]) => `SELECT ${d} AS d, ${cols} FROM ${t} WHERE ${where}`).join(' UNION ALL ')
+/**
+ * A table a report reads: a day table (`day` its day number) or a month table (`day` undefined: its
+ * rows carry their day, of which the report keeps `from`..`to` and what retention still keeps).
+ */
+type Source = { table: string; day: number | undefined; from: number; to: number }
+
+/** `SELECT <d>, <cols> FROM t1 WHERE <where> UNION ALL ...` over the sources, each row tagged with its day (raw: hour) as `d`. */
+function unionSql(sources: readonly Source[], cols: string, where: string): string {
+  return sources
+    .map((s) =>
+      s.day !== undefined
+        ? `SELECT ${s.day} AS d, ${cols} FROM ${s.table} WHERE ${where}`
+        : `SELECT day AS d, ${cols} FROM ${s.table} WHERE ${where} AND day BETWEEN ${s.from} AND ${s.to} ` +
+          `AND day >= (SELECT coalesce(max(value), 0) FROM meta WHERE key = '${RETENTION_KEY}')`
+    )
+    .join(' UNION ALL ')
 }
 
 async function rows(c: DuckDBConnection, sql: string, params: Array<string | number | bigint>): Promise<unknown[][]> {
   return (await c.runAndReadAll(sql, params)).getRows()
 }
 
-/** The day partitions of `kind` within `from`..`to`. */
-async function dayTables(
-  c: DuckDBConnection,
-  kind: 'hours' | 'names',
-  from: number,
-  to: number
-): Promise<Array<[number, string]>> {
+/**
+ * The tables holding `kind`'s days `from`..`to`: the month tables that overlap the range (engine/stats/fold.ts)
+ * and the day tables not folded yet (a day may be in both: a late partial after its fold).
+ */
+async function dayTables(c: DuckDBConnection, kind: 'hours' | 'names', from: number, to: number): Promise<Source[]> {
   const parts = await partitions(c)
+  const months = await monthPartitions(c)
   const make = kind === 'hours' ? hoursTable : namesTable
-  return parts[kind].filter((d) => d >= from && d <= to).map((d) => [d, make(d)])
+  const makeMonth = kind === 'hours' ? monthHoursTable : monthNamesTable
+  const out: Source[] = months[kind]
+    .filter((m) => m <= to && monthEnd(m) >= from)
+    .map((m) => ({ table: makeMonth(m), day: undefined, from, to }))
+  for (const d of parts[kind]) if (d >= from && d <= to) out.push({ table: make(d), day: d, from, to })
+  return out
 }
 
 /** Requests and Blocks per hour; every hour of the range is labelled, hours without queries are 0. */
@@ -187,7 +205,7 @@ function domainChart(list: readonly DomainSum[]): DetailReport {
  * The per-day, per-name sums of `user` over the range as SQL (columns d, host, r, n, b, c): the
  * partials of a day summed, the name's categories the last non-empty ones seen that day.
  */
-function perDaySql(tables: ReadonlyArray<[number, string]>, where: string): string {
+function perDaySql(tables: readonly Source[], where: string): string {
   return (
     `SELECT d, host, sum(requests) AS r, sum(nxdomain) AS n, sum(blocks) AS b, ` +
     `coalesce(arg_max(cats, seq) FILTER (WHERE cats <> ''), '') AS c FROM (${unionSql(tables, 'host, requests, nxdomain, blocks, cats, seq', where)}) GROUP BY d, host`
@@ -267,9 +285,9 @@ export async function rawLastHour(db: StatsDb, time: ReportTime, user: string, n
   const found = await db.read(async (c) => {
     const first = Math.floor((now - HOUR_MS) / HOUR_MS)
     const last = Math.floor(now / HOUR_MS)
-    const tables: Array<[number, string]> = (await partitions(c)).raw
+    const tables: Source[] = (await partitions(c)).raw
       .filter((h) => h >= first && h <= last)
-      .map((h) => [h, rawTable(h)])
+      .map((h) => ({ table: rawTable(h), day: h, from: h, to: h }))
     if (tables.length === 0) return []
     const cols = 'seq, created, nxdomain, address, host, blockedhost, reason, cats, blockedcats'
     const sql =
