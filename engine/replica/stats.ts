@@ -72,6 +72,7 @@ function defineShipScript(redis: Redis): void {
 
 /** Ships every closed CSV file of `dir` to the stats stream; returns the records shipped. */
 export async function shipClosedFiles(redis: Redis, keys: StatsKeys, host: string, dir: string): Promise<number> {
+  defineShipScript(redis)
   await whenReady(redis, 1000)
   await recoverStaleParts(dir)
   let names: string[]
