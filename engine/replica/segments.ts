@@ -28,7 +28,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Redis, Result } from 'ioredis'
-import type { HttpServer } from '../http/index.js'
+import { errorBody, type HttpServer } from '../http/index.js'
 import type { Logger } from '../log/index.js'
 import { CLOSED_RE, recoverStaleParts } from '../stats/files.js'
 import { removeStaleSegmentTemps, type SegmentFacts, type SegmentWriter } from '../stats/segment.js'
@@ -202,11 +202,15 @@ async function trimSegments(redis: Redis, keys: SegmentKeys, o: ProducerOptions)
 
 /**
  * GET /stats/segments/:host/:file on the sync listener: a segment of this host, to the bearer of its
- * token (from the metadata in Redis). 404 once retention removed it.
+ * token (from the metadata in Redis). 404 `HTTP_NOT_FOUND` once retention removed it, and to a wrong
+ * or missing token.
  */
 export function serveSegments(http: HttpServer, segDir: string, secret: Buffer): void {
   http.route('GET', '/stats/segments/:host/:file', async (req, res) => {
     const { host, file } = req.params as { host?: string; file?: string }
+    const notFound = (): void => {
+      res.status(404).header('Content-Type', 'application/json').send(errorBody('HTTP_NOT_FOUND', 'no such segment'))
+    }
     if (
       host === undefined ||
       file === undefined ||
@@ -215,23 +219,20 @@ export function serveSegments(http: HttpServer, segDir: string, secret: Buffer):
       host === '..' ||
       !SEGMENT_RE.test(file)
     ) {
-      res.json({ error: 'STATS_SEGMENT_NOT_FOUND', message: 'no such segment' }, 404)
+      notFound()
       return
     }
     const expected = Buffer.from(segmentToken(secret, `${host}/${csvOfSegment(file)}`))
     const given = Buffer.from((req.header('authorization') ?? '').replace(/^Bearer /, ''))
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      res.json(
-        { error: 'STATS_SEGMENT_FORBIDDEN', message: 'a segment is served to the bearer of its token only' },
-        403
-      )
+      notFound() // a wrong token learns nothing, not even that the segment exists
       return
     }
     let body: Buffer
     try {
       body = await readFile(join(segDir, host, file))
     } catch {
-      res.json({ error: 'STATS_SEGMENT_NOT_FOUND', message: 'no such segment (past its retention?)' }, 404)
+      notFound()
       return
     }
     res.header('Content-Type', 'application/vnd.apache.parquet').send(body)
