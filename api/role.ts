@@ -43,10 +43,11 @@ function isLoopback(host: string): boolean {
 function apiHealth(
   store: ReturnType<typeof openConfiguredStore>,
   endpoints: string[],
-  last: LastImport | undefined,
-  redis: string | undefined,
-  gaps: Readonly<Record<string, number>> = {}
+  stats: { importer?: { readonly last: LastImport | undefined }; segments?: SegmentApplier },
+  redis: string | undefined
 ): HealthReport {
+  const last = stats.importer?.last
+  const gaps = stats.segments?.gaps ?? {}
   const problems: HealthProblem[] = []
   const generation = storeGeneration(() => store.generation(), problems)
   // Without Redis this role imports the statistics files; with it, the sync role's /health says how Redis is.
@@ -103,9 +104,8 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     lists
   })
   const endpoints: string[] = []
-  let importer: StatsImporter | undefined
-  let segments: SegmentApplier | undefined
-  const health = (): HealthReport => apiHealth(store, endpoints, importer?.last, shared?.where, segments?.gaps)
+  const stats: { importer?: StatsImporter; segments?: SegmentApplier } = {}
+  const health = (): HealthReport => apiHealth(store, endpoints, stats, shared?.where)
   registerHealthRoute(server.http, health)
   const registry = registerMetricsRoute(server.http, { config, store })
   registerListMetrics(registry, store, () => lists.sources())
@@ -120,10 +120,9 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   }
   // The import every few seconds of the DNS role's closed CSV files, and the usage report to the vendor.
   // With Redis, every host's files reach every host's reports through the shared store instead.
-  if (shared !== undefined) segments = shared.startStats(statsDb)
-  if (segments !== undefined) registerSegmentMetrics(registry, segments)
-  const running = segments ?? startStatsImporter(config, logger, { statsDb })
-  if (shared === undefined) importer = running as StatsImporter
+  const running = shared?.startStats(statsDb) ?? startStatsImporter(config, logger, { statsDb })
+  if ('gaps' in running) registerSegmentMetrics(registry, (stats.segments = running))
+  else stats.importer = running
   // With Redis, the hosts take turns: one report per interval for all of them.
   const usage = startUsageReporter(config, store, logger, shared !== undefined ? { claim: shared.usageClaim } : {})
   // `filterd backup` asks the one writer for a consistent copy of the statistics store.

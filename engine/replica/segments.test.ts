@@ -244,8 +244,11 @@ test(
     const [name] = await r.zrange(f.keys.index('h1'), 0, 0)
     const meta = JSON.parse((await r.hget(f.keys.meta, name!))!) as { token: string }
     const url = `${h1.url}/stats/segments/h1/${name!.slice(3).replace(/\.csv$/, '.parquet')}`
-    t.assert.strictEqual((await fetch(url)).status, 403)
-    t.assert.strictEqual((await fetch(url, { headers: { authorization: 'Bearer 00' } })).status, 403)
+    t.assert.strictEqual((await fetch(url)).status, 404)
+    t.assert.strictEqual((await fetch(url, { headers: { authorization: 'Bearer 00' } })).status, 404)
+    const wrong = await fetch(url, { headers: { authorization: `Bearer ${'0'.repeat(64)}` } })
+    t.assert.strictEqual(wrong.status, 404)
+    t.assert.strictEqual(((await wrong.json()) as { error: { code: string } }).error.code, 'HTTP_NOT_FOUND')
     const ok = await fetch(url, { headers: { authorization: `Bearer ${meta.token}` } })
     t.assert.strictEqual(ok.status, 200)
     t.assert.strictEqual((await ok.arrayBuffer()).byteLength > 0, true)
