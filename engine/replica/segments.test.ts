@@ -27,7 +27,7 @@ import {
   type ProducerOptions,
   type SegmentKeys
 } from './segments.js'
-import { statsKeys } from './stats.js'
+import { shipClosedFiles, statsKeys } from './stats.js'
 
 const skip = redisServerAvailable() ? false : 'redis-server is not installed'
 let redis: TestRedis
@@ -259,5 +259,33 @@ test(
       headers: { authorization: `Bearer ${meta.token}` }
     })
     t.assert.ok(traversal.status === 404 || traversal.status === 400)
+  }
+)
+
+test(
+  'upgrade: chunks left in the old stream are applied, a file the old shipper finished is not made a segment',
+  { skip },
+  async (t: TestContext) => {
+    const f = await fleet(t)
+    const h1 = await f.host('h1')
+    const r = await f.connect()
+    // The old version shipped one file through the stream whole...
+    await writeFiles(h1.env, queries(600), 1)
+    t.assert.strictEqual(await shipClosedFiles(r, statsKeys(f.prefix), 'h1', h1.statsDir), 601)
+    // ...and finished shipping another but stopped before deleting it (progress -1 in Redis).
+    await writeFiles(h1.env, queries(300, 'bob'), 1)
+    const [left] = readdirSync(h1.statsDir)
+    await r.hset(statsKeys(f.prefix).progress, `h1/${left!}`, -1)
+    // The new version: that file is deleted, not made a segment; a new file becomes one.
+    await produceSegments(r, f.keys, h1)
+    t.assert.deepStrictEqual(readdirSync(h1.statsDir), [])
+    t.assert.strictEqual(await r.hlen(f.keys.meta), 0)
+    await writeFiles(h1.env, queries(90, 'carl'), 1)
+    t.assert.strictEqual(await produceSegments(r, f.keys, h1), 90)
+    const ctx = await f.reports('a')
+    await applySegmentsOnce(ctx)
+    t.assert.deepStrictEqual(await counted(ctx.db), [400, 230], 'the stream drained and the segment applied')
+    t.assert.deepStrictEqual(await counted(ctx.db, 'carl'), [60, 230])
+    t.assert.deepStrictEqual(await counted(ctx.db, 'bob'), [0, 230], 'the finished file was not applied again')
   }
 )
