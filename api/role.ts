@@ -33,6 +33,7 @@ import { createApiServer } from './server.js'
 import { linkSharedStore } from './shared-store.js'
 import { createListRefresher } from './lists.js'
 import { registerListMetrics } from '../engine/lists/metrics.js'
+import { registerSegmentMetrics, type SegmentApplier } from '../engine/replica/segment-metrics.js'
 
 function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.')
@@ -42,20 +43,31 @@ function isLoopback(host: string): boolean {
 function apiHealth(
   store: ReturnType<typeof openConfiguredStore>,
   endpoints: string[],
-  last: LastImport | undefined,
+  stats: { importer?: { readonly last: LastImport | undefined }; segments?: SegmentApplier },
   redis: string | undefined
 ): HealthReport {
+  const last = stats.importer?.last
+  const gaps = stats.segments?.gaps ?? {}
   const problems: HealthProblem[] = []
   const generation = storeGeneration(() => store.generation(), problems)
   // Without Redis this role imports the statistics files; with it, the sync role's /health says how Redis is.
   if (last !== undefined && 'error' in last)
     problems.push({ what: 'stats-import', why: `the last statistics import failed: ${last.error}` })
+  // With Redis: segments another host's retention removed before this host applied them.
+  for (const [host, n] of Object.entries(gaps))
+    problems.push({
+      what: 'stats-gap',
+      why: `${n} statistics segment(s) of host ${host} expired before this host applied them: its reports lack their rows (docs/operations-redis.md, A statistics gap)`
+    })
   return healthReport({
     role: 'api',
     listeners: endpoints,
     problems,
     ...(generation === undefined ? {} : { generation }),
-    extra: { statsImport: last ?? null, ...(redis === undefined ? {} : { redis }) }
+    extra: {
+      statsImport: last ?? null,
+      ...(redis === undefined ? {} : { redis, statsGaps: gaps })
+    }
   })
 }
 
@@ -92,10 +104,11 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     lists
   })
   const endpoints: string[] = []
-  let importer: StatsImporter | undefined
-  const health = (): HealthReport => apiHealth(store, endpoints, importer?.last, shared?.where)
+  const stats: { importer?: StatsImporter; segments?: SegmentApplier } = {}
+  const health = (): HealthReport => apiHealth(store, endpoints, stats, shared?.where)
   registerHealthRoute(server.http, health)
-  registerListMetrics(registerMetricsRoute(server.http, { config, store }), store, () => lists.sources())
+  const registry = registerMetricsRoute(server.http, { config, store })
+  registerListMetrics(registry, store, () => lists.sources())
   let port: number
   try {
     ;({ port } = await server.listen(listen.host, listen.port))
@@ -107,8 +120,9 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   }
   // The import every few seconds of the DNS role's closed CSV files, and the usage report to the vendor.
   // With Redis, every host's files reach every host's reports through the shared store instead.
-  const running = shared !== undefined ? shared.startStats(statsDb) : startStatsImporter(config, logger, { statsDb })
-  if (shared === undefined) importer = running as StatsImporter
+  const running = shared?.startStats(statsDb) ?? startStatsImporter(config, logger, { statsDb })
+  if ('gaps' in running) registerSegmentMetrics(registry, (stats.segments = running))
+  else stats.importer = running
   // With Redis, the hosts take turns: one report per interval for all of them.
   const usage = startUsageReporter(config, store, logger, shared !== undefined ? { claim: shared.usageClaim } : {})
   // `filterd backup` asks the one writer for a consistent copy of the statistics store.

@@ -9,24 +9,14 @@ import { copyFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, test, type TestContext } from 'node:test'
 import type { Redis } from 'ioredis'
-import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet'
 import { unpack } from 'msgpackr'
-import { silentLogger } from '../log/index.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 import { ANONYMOUS_USER, activityByDay, openStatsDb, parseDay, type StatsDb } from '../stats/index.js'
-import { metaOf, rawCount, rec, statsTestEnv, writeFiles, type StatsTestEnv } from '../stats/testing/fixtures.js'
+import { metaOf, rec, statsTestEnv, writeFiles, type StatsTestEnv } from '../stats/testing/fixtures.js'
 import { redisServerAvailable, startRedis, type TestRedis } from '../testing/redis.js'
 import { connectSharedStore, whenReady } from './redis.js'
-import {
-  applyStatsStream,
-  shipClosedFiles,
-  startStatsApplier,
-  startStatsShipper,
-  statsKeys,
-  type StatsKeys
-} from './stats.js'
+import { applyStatsStream, shipClosedFiles, statsKeys, type StatsKeys } from './stats.js'
 import { testSettings } from '../testing/replica.js'
-import { until } from '../testing/wait.js'
 
 const skip = redisServerAvailable() ? false : 'redis-server is not installed'
 let redis: TestRedis
@@ -209,57 +199,5 @@ test(
     const [p, q] = await Promise.all([drain(c1, keys, other), drain(c2, keys, other)])
     t.assert.strictEqual(p + q, records(3000, 3))
     t.assert.deepStrictEqual(await counted(other), [2000, 1000])
-  }
-)
-
-test(
-  "the sync role's shipper and the api role's applier: a host's files reach another host's reports",
-  { skip },
-  async (t: TestContext) => {
-    const env = statsTestEnv(t)
-    const { keys, connect } = setup(t)
-    const dir = env.config.stats.dir
-    await writeFiles(env, queries(900), 3)
-    // Host 1 only ships (a DNS-only host: sync and dns); host 2's api role applies.
-    const db = openDb(t, env, 'host2-reports')
-    const applier = startStatsApplier(await connect(), keys, db, 'UTC')
-    t.after(() => applier.close())
-    const shipper = startStatsShipper(await connect(), keys, 'host1', dir, 100, silentLogger())
-    t.after(() => shipper.close())
-    await until("host 2 reporting host 1's queries", async () => (await counted(db)).reduce((x, y) => x + y, 0) === 900)
-    t.assert.deepStrictEqual(readdirSync(dir), [])
-    t.assert.strictEqual(await shipper.shipNow(), 0)
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    t.assert.deepStrictEqual(await counted(db), [600, 300])
-  }
-)
-
-test(
-  "the applier prunes what retention no longer keeps, as the single host's importer does",
-  { skip },
-  async (t: TestContext) => {
-    const env = statsTestEnv(t)
-    const { keys, connect } = setup(t)
-    await writeFiles(env, queries(300), 1)
-    await shipClosedFiles(await connect(), keys, 'h5', env.config.stats.dir)
-    const db = openDb(t, env, 'reports')
-    t.assert.strictEqual(await drain(await connect(), keys, db), records(300, 1))
-    t.assert.strictEqual(await rawCount(db), 300, 'raw rows of the last day are kept')
-    // Two days later (the clock the applier prunes by), the raw rows are past their day of retention.
-    const parquetDir = join(env.root, 'parquet')
-    const applier = startStatsApplier(await connect(), keys, db, 'UTC', {
-      pruneEveryMs: 50,
-      now: () => Date.now() + 2 * 86_400_000,
-      parquetDir
-    })
-    t.after(() => applier.close())
-    // The count lists the partitions, then reads them: one the applier drops in between fails that poll, not the test.
-    await until('the raw rows pruned', async () => (await rawCount(db).catch(() => -1)) === 0)
-    t.assert.deepStrictEqual(await counted(db), [200, 100], 'the aggregates stay (three months)')
-    // Before retention dropped them, the raw rows went out as Parquet, every row once.
-    let exported = 0
-    for (const name of readdirSync(parquetDir))
-      exported += (await parquetReadObjects({ file: await asyncBufferFromFile(join(parquetDir, name)) })).length
-    t.assert.strictEqual(exported, 300)
   }
 )

@@ -33,7 +33,7 @@ const COLUMNS =
 // trailing column, e.g. a client id) is read with the extras ignored (`strict_mode = false`): with
 // strict parsing `ignore_errors` would drop such rows without a word. A row with fewer is padded with
 // NULLs (`null_padding`) and counted as skipped when it has no `created`.
-function readCsvSql(file: string): string {
+export function readCsvSql(file: string): string {
   return (
     `read_csv(${sqlString(file)}, columns = ${COLUMNS}, header = true, auto_detect = false, delim = ',', ` +
     "quote = '\"', escape = '\"', null_padding = true, ignore_errors = true, strict_mode = false)"
@@ -68,13 +68,26 @@ export async function importCsvFile(
   file: string,
   w: SqlImportWindow
 ): Promise<SqlImportOutcome & { seq: number }> {
+  return await importRows(c, time, readCsvSql(file), w)
+}
+
+/**
+ * `importCsvFile` from any table expression with the CSV's columns (COLUMNS, by name): a segment
+ * from another host (`read_parquet(...)`, engine/stats/segment.ts) takes the same path as a CSV file.
+ */
+export async function importRows(
+  c: DuckDBConnection,
+  time: ReportTime,
+  source: string,
+  w: SqlImportWindow
+): Promise<SqlImportOutcome & { seq: number }> {
   // One pass over the file: the rows as the partitions store them (user '' is the anonymous user,
   // empty fields ''). The temporary table keeps the file's order, so its rowid numbers the rows.
   await c.run(
     `CREATE OR REPLACE TEMP TABLE ${CHUNK} AS SELECT created, coalesce(nullif("user", ''), ${sqlString(ANONYMOUS_USER)}) AS "user", ` +
       "coalesce(nxdomain = '1', false) AS nx, coalesce(address, '') AS address, coalesce(host, '') AS host, " +
       "coalesce(blockedhost, '') AS blockedhost, coalesce(reasom, '') AS reason, coalesce(cats, '') AS cats, " +
-      `coalesce(blockedcats, '') AS blockedcats, created // ${HOUR_MS} AS hour FROM ${readCsvSql(file)}`
+      `coalesce(blockedcats, '') AS blockedcats, created // ${HOUR_MS} AS hour FROM ${source}`
   )
   try {
     const [total, valid] = (

@@ -198,7 +198,7 @@ async function importFile(ctx: Ctx, dir: string, name: string): Promise<{ rows: 
 }
 
 /** The byte offset after the file's last line break (0 when it has none): where its complete records end. */
-async function completeEnd(path: string, size: number): Promise<number> {
+export async function completeEnd(path: string, size: number): Promise<number> {
   const fh = await open(path, 'r')
   try {
     const buf = Buffer.allocUnsafe(64 * 1024)
