@@ -20,8 +20,11 @@ import {
 } from '../engine/health/index.js'
 import {
   openStatsDb,
+  startSnapshotResponder,
   startStatsImporter,
   startUsageReporter,
+  statsDbOptions,
+  warnIfUnmigrated,
   type LastImport,
   type StatsImporter
 } from '../engine/stats/index.js'
@@ -30,9 +33,42 @@ import { createApiServer } from './server.js'
 import { linkSharedStore } from './shared-store.js'
 import { createListRefresher } from './lists.js'
 import { registerListMetrics } from '../engine/lists/metrics.js'
+import { registerSegmentMetrics, type SegmentApplier } from '../engine/replica/segment-metrics.js'
 
 function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.')
+}
+
+/** The role's /health: the store's generation and, without Redis, how the last statistics import went. */
+function apiHealth(
+  store: ReturnType<typeof openConfiguredStore>,
+  endpoints: string[],
+  stats: { importer?: { readonly last: LastImport | undefined }; segments?: SegmentApplier },
+  redis: string | undefined
+): HealthReport {
+  const last = stats.importer?.last
+  const gaps = stats.segments?.gaps ?? {}
+  const problems: HealthProblem[] = []
+  const generation = storeGeneration(() => store.generation(), problems)
+  // Without Redis this role imports the statistics files; with it, the sync role's /health says how Redis is.
+  if (last !== undefined && 'error' in last)
+    problems.push({ what: 'stats-import', why: `the last statistics import failed: ${last.error}` })
+  // With Redis: segments another host's retention removed before this host applied them.
+  for (const [host, n] of Object.entries(gaps))
+    problems.push({
+      what: 'stats-gap',
+      why: `${n} statistics segment(s) of host ${host} expired before this host applied them: its reports lack their rows (docs/operations-redis.md, A statistics gap)`
+    })
+  return healthReport({
+    role: 'api',
+    listeners: endpoints,
+    problems,
+    ...(generation === undefined ? {} : { generation }),
+    extra: {
+      statsImport: last ?? null,
+      ...(redis === undefined ? {} : { redis, statsGaps: gaps })
+    }
+  })
 }
 
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
@@ -45,7 +81,16 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   // Several hosts: policy writes go to the shared Redis store (common.redis-ip), reads stay local.
   const shared = await linkSharedStore(config, store, logger)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
-  const statsDb = openStatsDb(config.stats.db)
+  // The api role is the statistics store's one writer (DuckDB: one process opens the file read-write).
+  const statsDb = openStatsDb(config.stats.db, statsDbOptions(config))
+  try {
+    await statsDb.ready
+  } catch (err) {
+    await shared?.close()
+    await store.close()
+    throw err
+  }
+  warnIfUnmigrated(config.stats.db, logger)
   const lists = createListRefresher(config, store, logger, shared, taxonomy)
   const server = createApiServer({
     store,
@@ -59,24 +104,11 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     lists
   })
   const endpoints: string[] = []
-  let importer: { readonly last?: LastImport | undefined } = {}
-  const health = (): HealthReport => {
-    const problems: HealthProblem[] = []
-    const generation = storeGeneration(() => store.generation(), problems)
-    // Without Redis this role imports the statistics files; with it, the sync role's /health says how Redis is.
-    const last = importer.last
-    if (last !== undefined && 'error' in last)
-      problems.push({ what: 'stats-import', why: `the last statistics import failed: ${last.error}` })
-    return healthReport({
-      role: 'api',
-      listeners: endpoints,
-      problems,
-      ...(generation === undefined ? {} : { generation }),
-      extra: { statsImport: last ?? null, ...(shared === undefined ? {} : { redis: shared.where }) }
-    })
-  }
+  const stats: { importer?: StatsImporter; segments?: SegmentApplier } = {}
+  const health = (): HealthReport => apiHealth(store, endpoints, stats, shared?.where)
   registerHealthRoute(server.http, health)
-  registerListMetrics(registerMetricsRoute(server.http, { config, store }), store, () => lists.sources())
+  const registry = registerMetricsRoute(server.http, { config, store })
+  registerListMetrics(registry, store, () => lists.sources())
   let port: number
   try {
     ;({ port } = await server.listen(listen.host, listen.port))
@@ -86,12 +118,15 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     await store.close()
     throw err
   }
-  // The 5-minute import of the DNS role's closed CSV files, and the usage report to the vendor.
+  // The import every few seconds of the DNS role's closed CSV files, and the usage report to the vendor.
   // With Redis, every host's files reach every host's reports through the shared store instead.
-  const running = shared !== undefined ? shared.startStats(statsDb) : startStatsImporter(config, logger, { statsDb })
-  if (shared === undefined) importer = running as StatsImporter
+  const running = shared?.startStats(statsDb) ?? startStatsImporter(config, logger, { statsDb })
+  if ('gaps' in running) registerSegmentMetrics(registry, (stats.segments = running))
+  else stats.importer = running
   // With Redis, the hosts take turns: one report per interval for all of them.
   const usage = startUsageReporter(config, store, logger, shared !== undefined ? { claim: shared.usageClaim } : {})
+  // `filterd backup` asks the one writer for a consistent copy of the statistics store.
+  const snapshots = startSnapshotResponder(statsDb, logger)
   endpoints.push(
     `api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`
   )
@@ -108,6 +143,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
       await server.close()
       usage.close()
       await lists.close()
+      await snapshots.close()
       await running.close()
       await shared?.close()
       await statsDb.close()

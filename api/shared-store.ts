@@ -13,18 +13,20 @@ import type { Handler } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
 import type { StatsDb, UsageClaim } from '../engine/stats/index.js'
-import type { StatsApplier } from '../engine/replica/stats.js'
+import type { SegmentApplier } from '../engine/replica/segment-fetch.js'
 import type { RefreshClaim } from '../engine/lists/refresher.js'
 import { hostname } from 'node:os'
+import { join } from 'node:path'
 import { apiError } from './errors.js'
 
 export interface SharedStoreLink {
   readonly where: string
   /**
-   * Applies every host's shipped statistics to this host's reports (engine/replica/stats.ts). The
-   * shipping of this host's files is the sync role's (sync/role.ts), so it happens once per host.
+   * Fetches and applies every host's statistics segments to this host's reports
+   * (engine/replica/segment-fetch.ts). Producing this host's segments is the sync role's
+   * (sync/role.ts), so it happens once per host.
    */
-  startStats(statsDb: StatsDb): StatsApplier
+  startStats(statsDb: StatsDb): SegmentApplier
   /** The claim the hosts take so one of them sends each interval's vendor usage report. */
   readonly usageClaim: UsageClaim
   /** The claim the hosts take so one of them refreshes a subscribed list (engine/lists/refresher.ts). */
@@ -42,7 +44,9 @@ export async function linkSharedStore(
   /* eslint-disable no-restricted-syntax -- the one lazy load in product code: the Redis client only where Redis is configured */
   const { sharedStoreSettings, connectSharedStore } = await import('../engine/replica/redis.js')
   const { createRemoteCommit } = await import('../engine/replica/commit.js')
-  const { startStatsApplier, statsKeys } = await import('../engine/replica/stats.js')
+  const { statsKeys } = await import('../engine/replica/stats.js')
+  const { segmentKeys } = await import('../engine/replica/segments.js')
+  const { startSegmentApplier } = await import('../engine/replica/segment-fetch.js')
   const { redisPeriodClaim } = await import('../engine/replica/claim.js')
   /* eslint-enable no-restricted-syntax */
   const settings = sharedStoreSettings(config)!
@@ -76,12 +80,23 @@ export async function linkSharedStore(
         `${host}:${process.pid}`
       ),
     startStats(statsDb) {
-      return startStatsApplier(
-        connectSharedStore(settings, { commandTimeout: 6000 }),
-        statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
-        statsDb,
-        config.stats.timezone,
-        { pruneEveryMs: config.stats['import-interval'] * 1000, logger }
+      const prefix = config.common['redis-prefix'] ?? 'filterd:'
+      return startSegmentApplier(
+        {
+          redis: connectSharedStore(settings, { commandTimeout: 6000 }),
+          keys: segmentKeys(prefix),
+          streamKeys: statsKeys(prefix),
+          db: statsDb,
+          timeZone: config.stats.timezone,
+          self: host,
+          incoming: join(config.stats.db, 'incoming'),
+          logger
+        },
+        {
+          intervalMs: config.stats['import-interval'] * 1000,
+          pruneEveryMs: config.stats['import-interval'] * 1000,
+          parquetDir: config.stats['parquet-dir']
+        }
       )
     },
     async close() {

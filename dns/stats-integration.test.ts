@@ -30,12 +30,12 @@ test('counts queries answered by the real DNS server in the reports', async (t: 
   t.assert.strictEqual((await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => now })).rows, 3)
   const time = new ReportTime('UTC')
   const d = time.dayOf(now)
-  t.assert.deepStrictEqual(activityByDay(db, 'alice', d, d).datasets, [
+  t.assert.deepStrictEqual((await activityByDay(db, 'alice', d, d)).datasets, [
     { label: 'Requests', data: [3] },
     { label: 'Blocks', data: [1] }
   ])
-  t.assert.deepStrictEqual(topDomains(db, 'alice', d, d, 'all').labels, ['news.example', 'x.ads.example'])
-  const raw = rawLastHour(db, time, 'alice', now + 1)
+  t.assert.deepStrictEqual((await topDomains(db, 'alice', d, d, 'all')).labels, ['news.example', 'x.ads.example'])
+  const raw = await rawLastHour(db, time, 'alice', now + 1)
   t.assert.deepStrictEqual(
     raw.data.map((r) => [r[2], r[3], r[4], r[5]]),
     [
@@ -85,13 +85,14 @@ test("sums a user's addresses, keeps anonymous addresses apart, and counts a mov
   t.assert.strictEqual((await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => now })).rows, 10)
   const time = new ReportTime('UTC')
   const d = time.dayOf(now)
-  const domains = (user: string, filter: 'all' | 'www'): unknown => topDomains(db, user, d, d, filter)
+  const domains = async (user: string, filter: 'all' | 'www'): Promise<unknown> =>
+    await topDomains(db, user, d, d, filter)
 
-  t.assert.deepStrictEqual(activityByDay(db, 'alice', d, d).datasets, [
+  t.assert.deepStrictEqual((await activityByDay(db, 'alice', d, d)).datasets, [
     { label: 'Requests', data: [4] },
     { label: 'Blocks', data: [1] }
   ])
-  t.assert.deepStrictEqual(domains('alice', 'all'), {
+  t.assert.deepStrictEqual(await domains('alice', 'all'), {
     labels: ['www.news.example', 'moved.example', 'x.ads.example'],
     datasets: [
       { label: 'Requests', data: [2, 1, 1] },
@@ -99,7 +100,7 @@ test("sums a user's addresses, keeps anonymous addresses apart, and counts a mov
       { label: 'Blocks', data: [0, 0, 1] }
     ]
   })
-  t.assert.deepStrictEqual(domains('alice', 'www'), {
+  t.assert.deepStrictEqual(await domains('alice', 'www'), {
     labels: ['www.news.example'],
     datasets: [
       { label: 'Requests', data: [2] },
@@ -107,11 +108,11 @@ test("sums a user's addresses, keeps anonymous addresses apart, and counts a mov
       { label: 'Blocks', data: [0] }
     ]
   })
-  t.assert.deepStrictEqual(activityByDay(db, 'bob', d, d).datasets, [
+  t.assert.deepStrictEqual((await activityByDay(db, 'bob', d, d)).datasets, [
     { label: 'Requests', data: [2] },
     { label: 'Blocks', data: [0] }
   ])
-  t.assert.deepStrictEqual(domains('bob', 'all'), {
+  t.assert.deepStrictEqual(await domains('bob', 'all'), {
     labels: ['moved.example', 'www.bob.example'],
     datasets: [
       { label: 'Requests', data: [1, 1] },
@@ -119,11 +120,11 @@ test("sums a user's addresses, keeps anonymous addresses apart, and counts a mov
       { label: 'Blocks', data: [0, 0] }
     ]
   })
-  t.assert.deepStrictEqual(activityByDay(db, ANONYMOUS_USER, d, d).datasets, [
+  t.assert.deepStrictEqual((await activityByDay(db, ANONYMOUS_USER, d, d)).datasets, [
     { label: 'Requests', data: [4] },
     { label: 'Blocks', data: [1] }
   ])
-  t.assert.deepStrictEqual(domains(ANONYMOUS_USER, 'all'), {
+  t.assert.deepStrictEqual(await domains(ANONYMOUS_USER, 'all'), {
     labels: ['anon.example', 'evil.example', 'nx.invalid'],
     datasets: [
       { label: 'Requests', data: [2, 1, 1] },
@@ -131,7 +132,7 @@ test("sums a user's addresses, keeps anonymous addresses apart, and counts a mov
       { label: 'Blocks', data: [0, 1, 0] }
     ]
   })
-  t.assert.deepStrictEqual(domains(ANONYMOUS_USER, 'www'), {
+  t.assert.deepStrictEqual(await domains(ANONYMOUS_USER, 'www'), {
     labels: [],
     datasets: [
       { label: 'Requests', data: [] },
@@ -139,20 +140,24 @@ test("sums a user's addresses, keeps anonymous addresses apart, and counts a mov
       { label: 'Blocks', data: [] }
     ]
   })
-  const rows = (user: string): string[][] => rawLastHour(db, time, user, now + 1).data.map((r) => [r[2], r[3]])
-  t.assert.deepStrictEqual(rows('alice'), [
+  const rows = async (user: string): Promise<string[][]> =>
+    (await rawLastHour(db, time, user, now + 1)).data.map((r) => [r[2], r[3]])
+  t.assert.deepStrictEqual(await rows('alice'), [
     ['127.0.0.1', 'www.news.example'],
     ['127.0.0.2', 'www.news.example'],
     ['127.0.0.2', 'x.ads.example'],
     ['127.0.0.3', 'moved.example']
   ])
-  t.assert.deepStrictEqual(rows('bob'), [
+  t.assert.deepStrictEqual(await rows('bob'), [
     ['127.0.0.4', 'www.bob.example'],
     ['127.0.0.3', 'moved.example']
   ])
 
   // The same reports over HTTP from the real api role, on the store and statistics the test wrote.
-  // Its import timer finds nothing left: the files above are imported and gone.
+  // Its import timer finds nothing left: the files above are imported and gone. The statistics
+  // store has one writer process: the test closes it before the api role opens it.
+  const [aliceWww, anonAll] = [await domains('alice', 'www'), await domains(ANONYMOUS_USER, 'all')]
+  await db.close()
   const file = join(w.dir, 'api.yaml')
   writeFileSync(
     file,
@@ -176,7 +181,7 @@ test("sums a user's addresses, keeps anonymous addresses apart, and counts a mov
   const day = formatDay(d)
   t.assert.deepStrictEqual(await getJson(`${api.url}/users/alice/stat/domains/www?from=${day}&to=${day}`), {
     status: 200,
-    body: domains('alice', 'www')
+    body: aliceWww
   })
   t.assert.deepStrictEqual(await getJson(`${api.url}/users/bob/stat/activity/day?from=${day}&to=${day}`), {
     status: 200,
@@ -190,6 +195,6 @@ test("sums a user's addresses, keeps anonymous addresses apart, and counts a mov
   })
   t.assert.deepStrictEqual(
     await getJson(`${api.url}/users/${encodeURIComponent(ANONYMOUS_USER)}/stat/domains/all?from=${day}&to=${day}`),
-    { status: 200, body: domains(ANONYMOUS_USER, 'all') }
+    { status: 200, body: anonAll }
   )
 })

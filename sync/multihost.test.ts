@@ -181,7 +181,7 @@ test(
     const shipped = (h: Host, role: string): boolean =>
       h.procs
         .filter((p) => p.role === role)
-        .some((p) => p.output.some((l) => l.includes('statistics shipped to the shared store')))
+        .some((p) => p.output.some((l) => l.includes('statistics segment registered in the shared store')))
     t.assert.ok(shipped(b, 'sync') && shipped(c, 'sync'), 'B and C shipped their statistics from their sync roles')
     t.assert.ok(!shipped(a, 'api') && !shipped(b, 'api'), 'no api role ships: a host ships from one place')
 

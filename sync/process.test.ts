@@ -29,6 +29,7 @@ const loopback: Topology = {
   kind: 'loopback',
   hostAddress: () => '127.0.0.1',
   clientAddress: () => '127.0.0.1',
+  peerAddress: () => '127.0.0.1',
   redisAddressFor: () => '127.0.0.1',
   redisBind: ['127.0.0.1'],
   prefix: () => [],

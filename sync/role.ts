@@ -13,12 +13,17 @@
  *                 _bootstraps_total, _seconds_since_current, _diverged{reason}, _divergent_keys,
  *                 _audit_passes_total
  *
- * It also ships this host's closed statistics files (`stats.dir`, written by the dns role) to the
- * shared stats stream every `stats.import-interval` (engine/replica/stats.ts): every host sharing
- * Redis runs this role, a DNS-only host included, so every host's queries reach the reports, which
- * the api roles apply from the stream. Only this role ships, so a host ships from one place.
+ * It also turns this host's closed statistics files (`stats.dir`, written by the dns role) into
+ * segments every `stats.import-interval`, registers them in Redis (metadata only) and serves them
+ *
+ *   GET /stats/segments/<host>/<file>.parquet   to the bearer of the segment's token (from Redis)
+ *
+ * (engine/replica/segments.ts): every host sharing Redis runs this role, a DNS-only host included,
+ * so every host's queries reach the reports, which the api roles fetch and apply. Only this role
+ * produces segments, so a host produces from one place.
  */
 import { hostname } from 'node:os'
+import { join } from 'node:path'
 import { Counter, Gauge, Registry } from 'prom-client'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { createHttpServer, listenOrUndo, roleHttpImpl } from '../engine/http/index.js'
@@ -30,7 +35,9 @@ import {
   type FollowerStatus
 } from '../engine/replica/follower.js'
 import { connectSharedStore, sharedStoreSettings } from '../engine/replica/redis.js'
-import { startStatsShipper, statsKeys } from '../engine/replica/stats.js'
+import { segmentKeys, segmentSecret, serveSegments, startSegmentProducer } from '../engine/replica/segments.js'
+import { statsKeys } from '../engine/replica/stats.js'
+import { openSegmentWriter } from '../engine/stats/segment.js'
 import type { RoleContext, RunningRole } from '../engine/role.js'
 import { openConfiguredStore, type Store } from '../engine/store/index.js'
 import { healthReport, type HealthProblem, type HealthReport } from '../engine/health/index.js'
@@ -84,27 +91,36 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     res.header('Content-Type', metrics.contentType).send(await metrics.render())
   })
   const listen = parseHostPort(config.sync.listen)
+  // This host's statistics as segments that the other hosts fetch from this listener (engine/replica/segments.ts).
+  const segDir = config.stats['segments-dir'] ?? join(config.stats.dir, 'segments')
+  const secret = await segmentSecret(segDir)
+  serveSegments(http, segDir, secret)
   const port = await listenOrUndo(http, listen.host, listen.port, async () => {
     await store.close()
   })
   follower.start()
-  const shipper = startStatsShipper(
-    connectSharedStore(settings, { commandTimeout: 6000 }),
-    statsKeys(config.common['redis-prefix'] ?? 'filterd:'),
-    config.common['host-id'] ?? hostname(),
-    config.stats.dir,
-    config.stats['import-interval'] * 1000,
+  const prefix = config.common['redis-prefix'] ?? 'filterd:'
+  const producer = startSegmentProducer(connectSharedStore(settings, { commandTimeout: 6000 }), segmentKeys(prefix), {
+    host: config.common['host-id'] ?? hostname(),
+    statsDir: config.stats.dir,
+    segDir,
+    url: config.sync['segments-url'] ?? `http://${formatHostPort({ host: listen.host, port })}`,
+    secret,
+    retentionMs: config.stats['segments-retention'] * 1000,
+    writer: openSegmentWriter({ memoryLimit: config.stats['duckdb-memory'], threads: 1, logger }),
+    streamKeys: statsKeys(prefix),
+    intervalMs: config.stats['import-interval'] * 1000,
     logger
-  )
+  })
   endpoints.push(
-    `sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics) following ${settings.where}, shipping ${config.stats.dir}`
+    `sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics, /stats/segments) following ${settings.where}, segments of ${config.stats.dir} in ${segDir}`
   )
   return {
     endpoints,
     health,
     async close() {
       await http.close()
-      await shipper.close()
+      await producer.close()
       await follower.close()
       await store.close()
     }

@@ -79,14 +79,14 @@ test(
     for (const h of hosts) setClock(h, BEFORE)
     for (const h of hosts) {
       const env = { [TEST_CLOCK_ENV]: clocks[h.index - 1]! }
-      await h.start('sync', undefined, env)
+      await h.start('sync', undefined, { env })
       await until(
         `host${h.index} following`,
         async () => (await json(`${h.syncUrl}/health`)).body?.state === 'following'
       )
     }
-    await a.start('api', undefined, { [TEST_CLOCK_ENV]: clocks[0]! })
-    for (const h of hosts) await h.start('dns', undefined, { [TEST_CLOCK_ENV]: clocks[h.index - 1]! })
+    await a.start('api', undefined, { env: { [TEST_CLOCK_ENV]: clocks[0]! } })
+    for (const h of hosts) await h.start('dns', undefined, { env: { [TEST_CLOCK_ENV]: clocks[h.index - 1]! } })
 
     const ask = async (h: Host, name: string): Promise<{ ttl: number; data: string }> =>
       await dig(h.address, h.dnsPort, topo.clientAddress(h.index), name)

@@ -12,13 +12,13 @@ export const overviewRoutes: RouteDef[] = [
       'the whole server over the days from..to: requests and blocks per hour and day, top blocked names and categories, anonymous against users',
     description:
       'Totals count every query of every address. topCategories counts the blocks of the top blocked names by their categories ' +
-      '(a name in two categories counts for both). Imported every 5 minutes, like the per-user reports.',
+      '(a name in two categories counts for both). Imported every few seconds (stats.rotate + stats.import-interval), like the per-user reports.',
     query: RANGE,
     ok: [{ status: 200, description: 'the overview', schema: 'Overview' }],
     errors: [400],
-    handle(ctx, req, res) {
+    async handle(ctx, req, res) {
       const [from, to] = rangeOf(ctx.stats, req)
-      res.json(overview(ctx.stats.db, ctx.stats.time, from, to))
+      res.json(await overview(ctx.stats.db, ctx.stats.time, from, to))
     }
   }
 ]

@@ -1,6 +1,6 @@
 /**
  * The statistics reports (filtering-server.md, Statistics): chart-style objects built from the aggregates the
- * importer keeps (engine/stats). Dates are local dates in `stats.timezone` (UTC by default). The reserved name
+ * importer keeps in the statistics store (engine/stats, DuckDB). Dates are local dates in `stats.timezone` (UTC by default). The reserved name
  * of addresses with no user (`*anonymous*`, engine/stats ANONYMOUS_USER) is accepted as a user id here: it
  * can never be a real one, so its reports cannot be confused with a user's.
  *
@@ -83,7 +83,7 @@ function rangeReport<P = undefined>(
   summary: string,
   ok: Outcome,
   description: string,
-  report: (stats: StatsContext, user: string, from: number, to: number, param: P) => unknown,
+  report: (stats: StatsContext, user: string, from: number, to: number, param: P) => Promise<unknown>,
   param?: (req: HttpRequest) => P
 ): RouteDef {
   return {
@@ -95,11 +95,11 @@ function rangeReport<P = undefined>(
     query: RANGE,
     ok: [ok],
     errors: [400, 404],
-    handle(ctx, req, res) {
+    async handle(ctx, req, res) {
       const user = reportUser(ctx, req)
       const p = param?.(req) as P
       const [from, to] = rangeOf(ctx.stats, req)
-      res.json(report(ctx.stats, user, from, to, p))
+      res.json(await report(ctx.stats, user, from, to, p))
     }
   }
 }
@@ -142,9 +142,9 @@ export const statsRoutes: RouteDef[] = [
     description: USER_NOTE,
     ok: [{ status: 200, description: 'field names and rows', schema: 'RawReport' }],
     errors: [400, 404],
-    handle(ctx, req, res) {
+    async handle(ctx, req, res) {
       const user = reportUser(ctx, req)
-      res.json(rawLastHour(ctx.stats.db, ctx.stats.time, user, ctx.stats.now()))
+      res.json(await rawLastHour(ctx.stats.db, ctx.stats.time, user, ctx.stats.now()))
     }
   }
 ]

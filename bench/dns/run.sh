@@ -32,35 +32,8 @@ ONLY=${ONLY:-.}
 node dist/bench/dns/setup.js "$DIR" $KNOT >&2
 
 # Knot: authoritative for "." with "* A 192.0.2.53" (the upstream stand-in of perf-study).
-mkdir -p "$DIR/knot/run" "$DIR/knot/db"
-cat > "$DIR/knot/root.zone" <<ZONE
-\$ORIGIN .
-\$TTL 300
-@   IN SOA ns.invalid. hostmaster.invalid. 1 3600 600 86400 300
-@   IN NS  ns.invalid.
-*   IN A   192.0.2.53
-ZONE
-cat > "$DIR/knot/knot.conf" <<CONF
-server:
-    rundir: "$DIR/knot/run"
-    listen: 127.0.0.1@$KNOT
-    udp-workers: 1
-    tcp-workers: 1
-    background-workers: 1
-database:
-    storage: "$DIR/knot/db"
-template:
-  - id: default
-    storage: "$DIR/knot"
-    semantic-checks: off
-zone:
-  - domain: .
-    file: "root.zone"
-log:
-  - target: stderr
-    any: warning
-CONF
-knotd -c "$DIR/knot/knot.conf" & PIDS+=($!)
+. bench/dns/knot.sh
+start_knot "$DIR" $KNOT
 
 cat > "$DIR/dnsdist.lua" <<LUA
 setSecurityPollSuffix("")

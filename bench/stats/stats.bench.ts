@@ -1,13 +1,17 @@
 /**
- * Statistics: rows imported per second (CSV file → LMDB aggregates and raw rows), and report latency
- * with three months of aggregates for USERS users (synthetic aggregates written directly).
+ * Statistics: rows imported per second (CSV files → the statistics store), today's DuckDB importer
+ * against the LMDB importer it replaced, in the same run on the same files; then report latency with
+ * three months of aggregates for USERS users and RAW_ROWS raw rows (synthetic, written by SQL), the
+ * overview over 7 days, and bytes per raw row on disk.
  *
- *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000]
+ *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only]
+ *
+ * The reports are timed twice in the same run: on the 92 day tables of the fill, then after the first
+ * prune folded the finished days into month tables (engine/stats/fold.ts), with the same answers.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Bench } from 'tinybench'
 import { parseConfig } from '../../engine/config/index.js'
 import { silentLogger } from '../../engine/log/index.js'
 import {
@@ -17,15 +21,52 @@ import {
   detail,
   importClosedFiles,
   openStatsDb,
+  overview,
   rawLastHour,
   topDomains,
-  ReportTime
+  ReportTime,
+  type StatsDb
 } from '../../engine/stats/index.js'
+import { hoursTable, hoursTableSql, namesTable, namesTableSql, rawTable, rawTableSql } from '../../engine/stats/db.js'
+import { ALL_USERS } from '../../engine/stats/files.js'
+import { pruneStats } from '../../engine/stats/importer.js'
+import { monthPartitions } from '../../engine/stats/fold.js'
+import { openLegacyStatsDb } from '../../engine/stats/lmdb-legacy.js'
+import { importClosedFiles as legacyImport } from '../../engine/stats/testing/legacy/importer.js'
 
 const USERS = Number(process.argv[2] ?? 10_000)
 const DOMAINS_PER_DAY = Number(process.argv[3] ?? 20)
 const IMPORT_ROWS = Number(process.argv[4] ?? 200_000)
-const DAY_MS = 86_400_000
+const RAW_ROWS = Number(process.argv[5] ?? 2_000_000)
+const HOUR_MS = 3_600_000
+/** Timed calls per report and layout (`--runs=N`). */
+const RUNS = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) ?? 30)
+/** `--import-only`: stop after the import comparison (the aggregate fill takes minutes). */
+const IMPORT_ONLY = process.argv.includes('--import-only')
+
+async function sql(db: StatsDb, text: string): Promise<void> {
+  await db.write(async (c) => {
+    await c.run(text)
+  })
+}
+
+/** `runs` timed calls of `fn` after one warm-up: median and p99 (ms). */
+async function timed(runs: number, fn: () => Promise<unknown>): Promise<{ median: number; p99: number }> {
+  await fn()
+  const ms: number[] = []
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now()
+    await fn()
+    ms.push(performance.now() - t)
+  }
+  ms.sort((x, y) => x - y)
+  return { median: ms[Math.floor(ms.length / 2)]!, p99: ms[Math.min(ms.length - 1, Math.ceil(ms.length * 0.99) - 1)]! }
+}
+
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')
 
 const root = mkdtempSync(join(tmpdir(), 'filterd-stats-bench-'))
 try {
@@ -43,7 +84,6 @@ try {
     controlPollMs: 0,
     maxPendingBytes: 1 << 30
   })
-  const t0 = performance.now()
   for (let i = 0; i < IMPORT_ROWS; i++) {
     const u = i % USERS
     const blocked = i % 10 === 0
@@ -63,71 +103,129 @@ try {
     if ((i & 0xffff) === 0) await log.flush()
   }
   await log.close()
-  const writeMs = performance.now() - t0
-  const db = openStatsDb(config.stats.db)
+  cpSync(config.stats.dir, join(root, 'csv-legacy'), { recursive: true })
+  const legacy = openLegacyStatsDb(join(root, 'legacy'))
+  const tl = performance.now()
+  const rl = await legacyImport(legacy, join(root, 'csv-legacy'), 'UTC')
+  const legacyMs = performance.now() - tl
+  await legacy.close()
+  const db = openStatsDb(config.stats.db, { threads: 2, memoryLimit: '1GB' })
+  await db.ready // opening is asynchronous: not part of the import (the LMDB environment opens before its timer too)
   const t1 = performance.now()
   const r = await importClosedFiles(db, config.stats.dir, 'UTC')
   const importMs = performance.now() - t1
   console.log(
-    `csv write: ${IMPORT_ROWS} rows in ${writeMs.toFixed(0)} ms = ${Math.round((IMPORT_ROWS / writeMs) * 1000)} rows/s (format + async flush)`
+    `import, LMDB (before): ${rl.rows} rows in ${legacyMs.toFixed(0)} ms = ${Math.round((rl.rows / legacyMs) * 1000)} rows/s`
   )
+  console.log(`load average ${load()}`)
   console.log(
-    `import:    ${r.rows} rows in ${importMs.toFixed(0)} ms = ${Math.round((r.rows / importMs) * 1000)} rows/s`
+    `import, DuckDB (now):  ${r.rows} rows in ${importMs.toFixed(0)} ms = ${Math.round((r.rows / importMs) * 1000)} rows/s`
   )
+  if (IMPORT_ONLY) {
+    await db.close()
+    rmSync(root, { recursive: true, force: true })
+    process.exit(0)
+  }
 
-  // 2. Three months of aggregates for USERS users: every hour, every day, DOMAINS_PER_DAY names a day.
+  // 2. Three months of aggregates for USERS users (compacted: one row per key, sorted by user), and RAW_ROWS raw rows over the last day.
   const days = 92
   const t2 = performance.now()
-  for (let u = 0; u < USERS; u++) {
-    const user = `user${u}`
-    await db.root.transaction(() => {
-      for (let d = today - days + 1; d <= today; d++) {
-        void db.day.put([user, d], [2400, 240])
-        for (let h = 0; h < 24; h++) void db.hour.put([user, d * 24 + h], [100, 10])
-        for (let k = 0; k < DOMAINS_PER_DAY; k++)
-          void db.domain.put([user, d, `site${(k * 7 + d) % 500}.example.com`], [100 - k, k % 3, k % 5, [k % 90]])
-      }
-    })
+  for (let d = today - days + 1; d <= today; d++) {
+    await sql(db, hoursTableSql(hoursTable(d)) + '; DELETE FROM ' + hoursTable(d))
+    await sql(
+      db,
+      `INSERT INTO ${hoursTable(d)} SELECT 'user' || u, ${d * 24} + h, 100, 10 FROM range(${USERS}) a(u), range(24) b(h) ORDER BY 1, 2`
+    )
+    await sql(db, namesTableSql(namesTable(d)) + '; DELETE FROM ' + namesTable(d))
+    await sql(
+      db,
+      `INSERT INTO ${namesTable(d)} SELECT 'user' || u, 'site' || ((k * 7 + ${d}) % 500) || '.example.com', 100 - k, k % 3, k % 5, (k % 90)::VARCHAR, 0 ` +
+        `FROM range(${USERS}) a(u), range(${DOMAINS_PER_DAY}) b(k) ORDER BY 1, 2`
+    )
+  }
+  // The console's totals (ALL_USERS) as the importer keeps them: one row per hour and per name a day.
+  for (let d = today - days + 1; d <= today; d++) {
+    await sql(
+      db,
+      `INSERT INTO ${hoursTable(d)} SELECT '${ALL_USERS}', ${d * 24} + h, 100 * ${USERS}, 10 * ${USERS} FROM range(24) b(h)`
+    )
+    await sql(
+      db,
+      `INSERT INTO ${namesTable(d)} SELECT '${ALL_USERS}', 'site' || k || '.example.com', 1000, 3, 50, (k % 90)::VARCHAR, 0 FROM range(500) b(k)`
+    )
   }
   const fillMs = performance.now() - t2
+  await sql(db, 'CHECKPOINT')
+  const aggBytes = statSync(db.file).size
+  const perHour = Math.ceil(RAW_ROWS / 24)
+  const firstHour = Math.floor(now / HOUR_MS) - 23
+  for (let h = firstHour; h < firstHour + 24; h++) {
+    await sql(db, rawTableSql(rawTable(h)))
+    await sql(
+      db,
+      `INSERT INTO ${rawTable(h)} SELECT i, ${h * HOUR_MS} + i * ${HOUR_MS} // ${perHour}, 'user' || (hash(i + ${h * perHour}) % ${USERS}), i % 33 = 0, ` +
+        `'10.' || (i % 250) || '.' || (i % 7) || '.1', 'host' || (i % 5000) || '.example' || (i % 7) || '.com', CASE WHEN i % 10 = 0 THEN 'example' || (i % 7) || '.com' ELSE '' END, ` +
+        `CASE WHEN i % 10 = 0 THEN 'category' ELSE 'none' END, (i % 90)::VARCHAR, CASE WHEN i % 10 = 0 THEN (i % 90)::VARCHAR ELSE '' END FROM range(${perHour}) t(i)`
+    )
+  }
+  await sql(db, 'CHECKPOINT')
+  const allBytes = statSync(db.file).size
   console.log(
-    `aggregates: ${USERS} users × ${days} days (${USERS * days * (25 + DOMAINS_PER_DAY)} records) written in ${(fillMs / 1000).toFixed(1)} s`
+    `aggregates: ${USERS} users × ${days} days (${USERS * days * (24 + DOMAINS_PER_DAY)} rows) written in ${(fillMs / 1000).toFixed(1)} s, ` +
+      `${(aggBytes / 1e6).toFixed(0)} MB on disk; raw: ${perHour * 24} rows, ${((allBytes - aggBytes) / 1e6).toFixed(0)} MB = ${((allBytes - aggBytes) / (perHour * 24)).toFixed(1)} bytes per row`
   )
 
   const from = today - days + 2
   const user = `user${Math.floor(USERS / 2)}`
-  const bench = new Bench({ time: 1000 })
-  bench.add('activity/hour, 3 months', () => {
-    activityByHour(db, time, user, from, today)
-  })
-  bench.add('activity/day, 3 months', () => {
-    activityByDay(db, user, from, today)
-  })
-  bench.add('domains/all top 100, 3 months', () => {
-    topDomains(db, user, from, today, 'all')
-  })
-  bench.add('domains/all top 100, 1 day', () => {
-    topDomains(db, user, today, today, 'all')
-  })
-  bench.add('detail, 7 days', () => {
-    detail(db, user, today - 6, today)
-  })
-  bench.add('detail, 3 months', () => {
-    detail(db, user, from, today)
-  })
-  bench.add('raw, last hour (imported user)', () => {
-    rawLastHour(db, time, 'user7', now)
-  })
-  bench.add('baseline: JSON.stringify of a 2,200-label chart', () => {
-    JSON.stringify({
-      labels: Array.from({ length: 2200 }, (_, i) => `2024-01-01 ${i}`),
-      datasets: [{ label: 'Requests', data: new Array(2200).fill(1) }]
-    })
-  })
-  await bench.run()
-  console.table(bench.table())
+  const reports: Array<[string, () => Promise<unknown>]> = [
+    ['activity/hour, 3 months', () => activityByHour(db, time, user, from, today)],
+    ['activity/day, 3 months', () => activityByDay(db, user, from, today)],
+    ['domains/all top 100, 3 months', () => topDomains(db, user, from, today, 'all')],
+    ['domains/www top 100, 3 months', () => topDomains(db, user, from, today, 'www')],
+    ['domains/all top 100, 1 day', () => topDomains(db, user, today, today, 'all')],
+    ['detail, 7 days', () => detail(db, user, today - 6, today)],
+    ['detail, 3 months', () => detail(db, user, from, today)],
+    ['raw, last hour', () => rawLastHour(db, time, user, now)],
+    ['overview, 7 days (all users)', () => overview(db, time, today - 6, today)]
+  ]
+  const measure = async (layout: string): Promise<Map<string, { median: number; p99: number }>> => {
+    const out = new Map<string, { median: number; p99: number }>()
+    for (const [name, fn] of reports) {
+      const r = await timed(RUNS, fn)
+      out.set(name, r)
+      console.log(`${layout}: ${name}: median ${r.median.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms (load ${load()})`)
+    }
+    return out
+  }
+  // The same answers from both layouts, and each layout's latency, in the same run.
+  const answers = async (): Promise<string> =>
+    JSON.stringify(await Promise.all(reports.slice(0, 7).map(([, fn]) => fn())))
+  const dayAnswers = await answers()
+  const dayTables = await measure('92 day tables')
+  // The month tier: what the first prune after a start does when every finished day is still a day table.
+  const tf = performance.now()
+  await pruneStats(db, 'UTC', now)
+  const foldMs = performance.now() - tf
+  const folded = await db.read((c) => monthPartitions(c))
+  if (folded.hours.length === 0) throw new Error('nothing was folded')
+  await sql(db, 'CHECKPOINT')
+  const foldedBytes = statSync(db.file).size
+  console.log(
+    `fold of the finished days into ${folded.hours.length} month tables per kind: ${(foldMs / 1000).toFixed(1)} s (load ${load()}); ` +
+      `database ${(allBytes / 1e6).toFixed(0)} MB before, ${(foldedBytes / 1e6).toFixed(0)} MB after (CHECKPOINT)`
+  )
+  if ((await answers()) !== dayAnswers) throw new Error('the reports differ after the fold')
+  const monthTables = await measure('month tier')
+  console.log('\n| Report, one user | 92 day tables median / p99 | month tier median / p99 | ratio of medians |')
+  console.log('|---|---:|---:|---:|')
+  for (const [name] of reports) {
+    const a = dayTables.get(name)!
+    const b = monthTables.get(name)!
+    console.log(
+      `| ${name} | ${a.median.toFixed(1)} / ${a.p99.toFixed(1)} ms | ${b.median.toFixed(1)} / ${b.p99.toFixed(1)} ms | ${(a.median / b.median).toFixed(1)}x |`
+    )
+  }
   await db.close()
-  void DAY_MS
 } finally {
   rmSync(root, { recursive: true, force: true })
 }

@@ -538,15 +538,17 @@ export const configSchema = {
         db: {
           ...filePath,
           default: '/var/lib/filterd/statsdb',
-          description: 'LMDB directory of the statistics',
+          description:
+            'directory of the statistics store (DuckDB file stats.duckdb; an old LMDB data.mdb is moved in by filterd stats-migrate)',
           'x-roles': ['api']
         },
         rotate: {
           type: 'integer',
           minimum: 1,
           maximum: 86400,
-          default: 300,
-          description: 'seconds between CSV file rotations',
+          default: 3,
+          description:
+            'seconds between CSV file rotations (a query reaches the reports within rotate + import-interval seconds)',
           'x-roles': ['dns']
         },
         'max-file-size': {
@@ -560,15 +562,51 @@ export const configSchema = {
           type: 'integer',
           minimum: 1,
           maximum: 86400,
-          default: 300,
+          default: 2,
           description: 'seconds between imports by the api role',
           'x-roles': ['api', 'sync']
+        },
+        'duckdb-memory': {
+          type: 'string',
+          pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$',
+          default: '512MB',
+          description: 'memory limit of the statistics store (DuckDB memory_limit), e.g. 512MB, 4GB',
+          'x-roles': ['api', 'sync']
+        },
+        'duckdb-threads': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 256,
+          default: 2,
+          description: 'worker threads of the statistics store (DuckDB threads)',
+          'x-roles': ['api']
         },
         timezone: {
           type: 'string',
           default: 'UTC',
           description: 'time zone of report labels, and of scheduled rules that name none (docs/api.md, Schedules)',
           'x-roles': ['api', 'catapi', 'dns', 'blockpage']
+        },
+        'parquet-dir': {
+          ...filePath,
+          description:
+            'directory of the raw query log as Parquet files, one per UTC hour (queries-YYYY-MM-DDTHH.parquet), written by the importer once the hour is over (off when absent)',
+          'x-roles': ['api']
+        },
+        'segments-dir': {
+          ...filePath,
+          description:
+            "directory of this host's statistics segments (Parquet) that the other hosts sharing Redis fetch (docs/operations-redis.md); default: segments under stats.dir",
+          'x-roles': ['sync']
+        },
+        'segments-retention': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 8640000,
+          default: 86400,
+          description:
+            'seconds a host keeps its statistics segments and their metadata in Redis; an api host away longer misses them and reports a gap on /health (docs/operations-redis.md, A statistics gap)',
+          'x-roles': ['sync']
         },
         'vendor-url': {
           type: 'string',
@@ -698,6 +736,12 @@ export const configSchema = {
           default: '127.0.0.1:8095',
           description:
             'health (/health) and metrics (/metrics) of the replica follower (runs only when common.redis-ip is set)'
+        },
+        'segments-url': {
+          type: 'string',
+          pattern: '^https?://[^/]+/?$',
+          description:
+            "base URL at which the other hosts reach this host's sync listener to fetch its statistics segments, e.g. http://10.0.0.2:8095; default: http:// and sync.listen (which must then be reachable from them, not loopback)"
         },
         log: { ...logPath, default: '/var/log/filterd/sync.log' },
         pid: { ...pidPath, default: '/run/filterd/sync.pid' },

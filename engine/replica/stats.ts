@@ -1,9 +1,15 @@
 /**
+ * The OLD path of statistics between hosts, kept only to drain it during an upgrade: since issue #24
+ * hosts exchange segments and Redis holds metadata only (engine/replica/segments.ts). What stays: the
+ * sync role finishes, chunk by chunk as before, a file an older version had started shipping
+ * (`shipFile`), and the api role applies the chunks still in the stream (`applyStatsStream`); no new
+ * file takes this path. The old design, for those chunks:
+ *
  * Statistics of several hosts, exactly once (issue #16, point 4). Each host's DNS servers write their
  * own CSV files (engine/stats/writer.ts); with Redis configured, the sync role of that host (which
  * every host sharing Redis runs, a DNS-only host included) ships the closed files to a Redis Stream
  * instead of importing them locally, and every host's api role (the role that serves reports)
- * applies the stream to its own statistics environment, so each host's reports hold every host's
+ * applies the stream to its own statistics store, so each host's reports hold every host's
  * queries (a user's queries on hosts B and C are summed, whatever host serves the report). Only the
  * sync role ships: a host running sync and api ships from one place.
  *
@@ -14,8 +20,8 @@
  *              and a second shipper of the same host finds the offset moved. A file is deleted once its
  *              progress says done.
  *   applying   each chunk goes through the importer's own ledger (engine/stats applyRecords): it is
- *              applied in the LMDB transaction that moves the ledger's offset for `<host>/<file>`, only
- *              when that offset is the chunk's start; a chunk read twice is applied once.
+ *              applied in the statistics store's transaction (DuckDB) that moves the ledger's offset for
+ *              `<host>/<file>`, only when that offset is the chunk's start; a chunk read twice is applied once.
  * The stream keeps `STATS_STREAM_LENGTH` chunks; a host whose api role was down longer than that, or
  * that joins late, misses the chunks trimmed before it read them (its reports lack them; the other
  * hosts' do not).
@@ -24,11 +30,10 @@ import { open, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Redis, Result } from 'ioredis'
 import { pack, unpack } from 'msgpackr'
-import type { Logger } from '../log/index.js'
 import { parseRecords } from '../stats/csv.js'
-import type { StatsDb } from '../stats/db.js'
+import { metaGet, metaPut, type StatsDb } from '../stats/db.js'
 import { CLOSED_RE, recoverStaleParts } from '../stats/files.js'
-import { applyRecords, pruneStats } from '../stats/importer.js'
+import { applyRecords } from '../stats/importer.js'
 import { whenReady } from './redis.js'
 
 const CHUNK_ROWS = 5000
@@ -59,11 +64,15 @@ declare module 'ioredis' {
   }
 }
 
-/** Ships every closed CSV file of `dir` to the stats stream; returns the records shipped. */
-export async function shipClosedFiles(redis: Redis, keys: StatsKeys, host: string, dir: string): Promise<number> {
+function defineShipScript(redis: Redis): void {
   if (typeof (redis as unknown as { filterdShipStats?: unknown }).filterdShipStats !== 'function') {
     redis.defineCommand('filterdShipStats', { numberOfKeys: 2, lua: SHIP_LUA })
   }
+}
+
+/** Ships every closed CSV file of `dir` to the stats stream; returns the records shipped. */
+export async function shipClosedFiles(redis: Redis, keys: StatsKeys, host: string, dir: string): Promise<number> {
+  defineShipScript(redis)
   await whenReady(redis, 1000)
   await recoverStaleParts(dir)
   let names: string[]
@@ -74,48 +83,64 @@ export async function shipClosedFiles(redis: Redis, keys: StatsKeys, host: strin
     throw err
   }
   let shipped = 0
-  for (const file of names) {
-    const name = `${host}/${file}`
-    const path = join(dir, file)
-    let offset = Number((await redis.hget(keys.progress, name)) ?? 0)
-    if (offset >= 0) {
-      const fh = await open(path, 'r')
-      try {
-        const size = (await fh.stat()).size
-        let buf = Buffer.allocUnsafe(Math.min(READ_BYTES, Math.max(size, 1)))
-        while (offset >= 0) {
-          const { bytesRead } = await fh.read(buf, 0, buf.length, offset)
-          const atEof = offset + bytesRead >= size
-          const records: string[][] = []
-          const end = parseRecords(buf.toString('latin1', 0, bytesRead), 0, CHUNK_ROWS, records)
-          if (records.length === 0 && !atEof) {
-            buf = Buffer.allocUnsafe(buf.length * 2)
-            continue
-          }
-          let to = offset + end
-          if (records.length === 0 && to < size) to = size // a crashed writer's half line
-          const done = to >= size
-          const r = await redis.filterdShipStats(
-            keys.progress,
-            keys.stream,
-            name,
-            offset,
-            to,
-            done ? 1 : 0,
-            pack(records),
-            STATS_STREAM_LENGTH
-          )
-          if (r === -2) {
-            shipped += records.length
-            offset = done ? -1 : to
-          } else offset = r
+  for (const file of names) shipped += await shipFile(redis, keys, host, dir, file)
+  return shipped
+}
+
+/**
+ * Ships the rest of one closed file from the offset its progress in Redis records, then deletes it.
+ * Since segments (engine/replica/segments.ts) only a file an older version had started shipping
+ * goes this way, during an upgrade.
+ */
+export async function shipFile(
+  redis: Redis,
+  keys: StatsKeys,
+  host: string,
+  dir: string,
+  file: string
+): Promise<number> {
+  defineShipScript(redis)
+  const name = `${host}/${file}`
+  const path = join(dir, file)
+  let shipped = 0
+  let offset = Number((await redis.hget(keys.progress, name)) ?? 0)
+  if (offset >= 0) {
+    const fh = await open(path, 'r')
+    try {
+      const size = (await fh.stat()).size
+      let buf = Buffer.allocUnsafe(Math.min(READ_BYTES, Math.max(size, 1)))
+      while (offset >= 0) {
+        const { bytesRead } = await fh.read(buf, 0, buf.length, offset)
+        const atEof = offset + bytesRead >= size
+        const records: string[][] = []
+        const end = parseRecords(buf.toString('latin1', 0, bytesRead), 0, CHUNK_ROWS, records)
+        if (records.length === 0 && !atEof) {
+          buf = Buffer.allocUnsafe(buf.length * 2)
+          continue
         }
-      } finally {
-        await fh.close()
+        let to = offset + end
+        if (records.length === 0 && to < size) to = size // a crashed writer's half line
+        const done = to >= size
+        const r = await redis.filterdShipStats(
+          keys.progress,
+          keys.stream,
+          name,
+          offset,
+          to,
+          done ? 1 : 0,
+          pack(records),
+          STATS_STREAM_LENGTH
+        )
+        if (r === -2) {
+          shipped += records.length
+          offset = done ? -1 : to
+        } else offset = r
       }
+    } finally {
+      await fh.close()
     }
-    await rm(path, { force: true })
   }
+  await rm(path, { force: true })
   return shipped
 }
 
@@ -131,7 +156,7 @@ export async function applyStatsStream(
   blockMs: number
 ): Promise<number> {
   await whenReady(redis, 1000)
-  const from = `${db.meta.get(POS_MS) ?? 0}-${db.meta.get(POS_SEQ) ?? 0}`
+  const from = await db.read(async (c) => `${await metaGet(c, POS_MS)}-${await metaGet(c, POS_SEQ)}`)
   const reply = await redis.xreadBuffer('COUNT', 100, 'BLOCK', blockMs, 'STREAMS', keys.stream, from)
   if (reply === null || reply.length === 0) return 0
   let applied = 0
@@ -154,108 +179,9 @@ export async function applyStatsStream(
   }
   // The position only saves re-reading: the ledger already refuses a chunk applied before.
   const [ms, seq] = last.split('-').map(Number) as [number, number]
-  await db.root.transaction(() => {
-    db.meta.putSync(POS_MS, ms)
-    db.meta.putSync(POS_SEQ, seq)
+  await db.write(async (c) => {
+    await metaPut(c, POS_MS, ms)
+    await metaPut(c, POS_SEQ, seq)
   })
   return applied
-}
-
-export interface StatsShipper {
-  /** Ships this host's closed files now, after any shipping already running (tests; the timer does it every `stats.import-interval`). */
-  shipNow(): Promise<number>
-  close(): Promise<void>
-}
-
-/**
- * The sync role's half (every host sharing Redis runs it, whatever else it runs): ships this host's
- * closed files on a timer (the first run at once). Runs never overlap within the process; a second
- * shipper of the same files (another process) is harmless, the ship script refusing a moved offset.
- */
-export function startStatsShipper(
-  redis: Redis,
-  keys: StatsKeys,
-  host: string,
-  dir: string,
-  intervalMs: number,
-  logger: Logger
-): StatsShipper {
-  let closed = false
-  let chain: Promise<unknown> = Promise.resolve()
-  const shipNow = (): Promise<number> => {
-    const p = chain.then(() => shipClosedFiles(redis, keys, host, dir))
-    chain = p.catch(() => {})
-    return p
-  }
-  const tick = (): void => {
-    if (closed) return
-    shipNow().then(
-      (n) => {
-        if (n > 0) logger.info({ rows: n }, 'statistics shipped to the shared store')
-      },
-      (err: unknown) => {
-        logger.warn(
-          { err: (err as Error).message },
-          'statistics not shipped (shared store unavailable); retried at the next interval'
-        )
-      }
-    )
-  }
-  const timer = intervalMs > 0 ? setInterval(tick, intervalMs) : undefined
-  timer?.unref()
-  if (intervalMs > 0) setImmediate(tick)
-  return {
-    shipNow,
-    async close() {
-      closed = true
-      clearInterval(timer)
-      await chain
-      redis.disconnect()
-    }
-  }
-}
-
-export interface StatsApplier {
-  close(): Promise<void>
-}
-
-/**
- * The api role's half (the role that serves reports): applies every host's chunks, continuously, and
- * every `pruneEveryMs` (the first time at once) removes what retention no longer keeps, as the
- * local importer does after each import on a single host.
- */
-export function startStatsApplier(
-  applier: Redis,
-  keys: StatsKeys,
-  db: StatsDb,
-  timeZone: string,
-  options: { pruneEveryMs?: number; now?: () => number; logger?: Logger } = {}
-): StatsApplier {
-  const pruneEveryMs = options.pruneEveryMs ?? 300_000
-  const now = options.now ?? Date.now
-  let closed = false
-  let prunedAt = -Infinity
-  const loop = (async () => {
-    while (!closed) {
-      try {
-        if (now() - prunedAt >= pruneEveryMs) {
-          prunedAt = now()
-          const n = await pruneStats(db, timeZone, prunedAt)
-          if (n > 0) options.logger?.info({ pruned: n }, 'statistics pruned')
-        }
-        await applyStatsStream(applier, keys, db, timeZone, Math.min(1000, pruneEveryMs))
-      } catch {
-        // Redis away: the next read retries; the shipped chunks wait in the stream.
-        if (closed) break
-        await new Promise((resolve) => setTimeout(resolve, 1000))
-      }
-    }
-  })()
-  return {
-    async close() {
-      closed = true
-      applier.disconnect()
-      await loop
-    }
-  }
 }

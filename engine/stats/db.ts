@@ -1,38 +1,38 @@
 /**
- * The statistics environment (`stats.db`), apart from the policy store so that an import never holds
- * the policy writer (docs/contract.md, The store). Named databases and their keys:
+ * The statistics store: a DuckDB database (`<stats.db>/stats.duckdb`), a column store, apart from the
+ * policy store so that an import never holds the policy writer (docs/contract.md, The store). docs/statistics.md describes it.
  *
- *   hour    [user, utcHour]         → [requests, blocks]
- *   day     [user, day]             → [requests, blocks]
- *   domain  [user, day, host]       → [requests, nxdomain, blocks, cats] (cats: the host's categories, last seen that day)
- *   raw     [user, createdMs, seq]  → [created, nxdomain, address, host, blockedhost, reasom, cats, blockedcats]
- *   files   file name               → ImportProgress (the exactly-once ledger)
- *   meta    'seq'                   → last raw-row sequence number
+ * Tables, each a partition that retention drops whole (no row is ever deleted one by one):
  *
- * `user` is the user id at the time of the query, or ANONYMOUS_USER. `day` is a local day number
- * (engine/stats/time.ts). Every key starts with the user, so one user's report is one range scan,
- * and pruning skips from user to user. Categories live in the per-day domain records so that they
- * are pruned with them.
+ *   raw_<utcHour>   one row per query of that UTC hour: seq, created (ms), user, nxdomain, address,
+ *                   host, blockedhost, reason, cats, blockedcats (cats as the CSV spells them,
+ *                   space-separated). Dropped once the whole hour is older than a day.
+ *   hours_<day>     partial counts per user and UTC hour of the rows whose local date is `day`:
+ *                   user, hour, requests, blocks. A day's total is the sum of its partition.
+ *   names_<day>     partial counts per user and name of that local day: user, host, requests,
+ *                   nxdomain, blocks, cats (of the name, last seen), seq (orders the partials).
+ *                   Both day partitions are dropped after three months, or folded before that.
+ *   mhours_<month>, mnames_<month>
+ *                   the folded days of a month, sorted by (user, day) (engine/stats/fold.ts).
+ *   files           the exactly-once ledger: per imported file name, offset, rows, skipped, done, updated.
+ *   meta            counters (the raw-row sequence, the Redis stream position).
+ *
+ * Every import appends: the raw rows of a chunk, and one partial row per (user, hour) and per
+ * (user, name) the chunk touched, summed in memory first. Reports sum the partials. Compaction
+ * (engine/stats/importer.ts) rewrites a day's partitions as one row per key, sorted by user, so that
+ * a user's report reads a few row groups (DuckDB's min/max zone maps skip the rest).
+ *
+ * One writer: DuckDB lets one process open the file read-write; the api role is that process (it
+ * imports and serves the reports). Within it, writes are serialised (`write`), reads run on their
+ * own connections beside them (MVCC: a report sees the last committed import).
  */
-import { open, type Database, type RootDatabase } from 'lmdb'
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { EngineError } from '../errors.js'
 
-export type Pair = [requests: number, blocks: number]
-export type DomainValue = [requests: number, nxdomain: number, blocks: number, cats: number[]]
-export type RawValue = [
-  created: number,
-  nxdomain: 0 | 1,
-  address: string,
-  host: string,
-  blockedHost: string,
-  reason: string,
-  cats: number[],
-  blockedCats: number[]
-]
-
 export interface ImportProgress {
-  /** Bytes of the file whose rows are in the aggregates. */
+  /** Bytes of the file whose rows are in the store. */
   offset: number
   /** Rows imported so far. */
   rows: number
@@ -43,39 +43,172 @@ export interface ImportProgress {
   updated: number
 }
 
+export interface StatsDbOptions {
+  /** DuckDB's `memory_limit`, e.g. `512MB` (stats.duckdb-memory). */
+  memoryLimit?: string
+  /** DuckDB's worker threads (stats.duckdb-threads). */
+  threads?: number
+}
+
 export interface StatsDb {
+  /** The directory (`stats.db`). */
   readonly path: string
-  readonly root: RootDatabase
-  readonly hour: Database<Pair, [string, number]>
-  readonly day: Database<Pair, [string, number]>
-  readonly domain: Database<DomainValue, [string, number, string]>
-  readonly raw: Database<RawValue, [string, number, number]>
-  readonly files: Database<ImportProgress, string>
-  readonly meta: Database<number, string>
+  /** The database file in it. */
+  readonly file: string
+  /** Resolves once the database is open and its schema made; rejects with ENGINE_STORE_OPEN. */
+  readonly ready: Promise<void>
+  /** Runs `fn` on a connection of its own (reports); the connection is closed after. */
+  read<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
+  /** Runs `fn` on the writer connection, after every write already queued (one writer at a time). */
+  write<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
 
-/** Opens (creating when needed) the statistics environment at `path`. */
-export function openStatsDb(path: string): StatsDb {
-  try {
-    mkdirSync(path, { recursive: true })
-    const root = open({ path, maxDbs: 16 })
-    return {
-      path,
-      root,
-      hour: root.openDB<Pair, [string, number]>({ name: 'hour' }),
-      day: root.openDB<Pair, [string, number]>({ name: 'day' }),
-      domain: root.openDB<DomainValue, [string, number, string]>({ name: 'domain' }),
-      raw: root.openDB<RawValue, [string, number, number]>({ name: 'raw' }),
-      files: root.openDB<ImportProgress, string>({ name: 'files' }),
-      meta: root.openDB<number, string>({ name: 'meta' }),
-      close: () => root.close()
+export const DB_FILE = 'stats.duckdb'
+
+const SCHEMA = [
+  'CREATE TABLE IF NOT EXISTS files (name VARCHAR PRIMARY KEY, "offset" BIGINT, rows BIGINT, skipped BIGINT, done BOOLEAN, updated BIGINT)',
+  'CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value BIGINT)'
+]
+
+export const rawTable = (utcHour: number): string => `raw_${utcHour}`
+export const hoursTable = (day: number): string => `hours_${day}`
+export const namesTable = (day: number): string => `names_${day}`
+
+export function rawTableSql(name: string): string {
+  return (
+    `CREATE TABLE IF NOT EXISTS ${name} (seq BIGINT, created BIGINT, "user" VARCHAR, nxdomain BOOLEAN, address VARCHAR, ` +
+    'host VARCHAR, blockedhost VARCHAR, reason VARCHAR, cats VARCHAR, blockedcats VARCHAR)'
+  )
+}
+export function hoursTableSql(name: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${name} ("user" VARCHAR, hour INTEGER, requests BIGINT, blocks BIGINT)`
+}
+export function namesTableSql(name: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${name} ("user" VARCHAR, host VARCHAR, requests BIGINT, nxdomain BIGINT, blocks BIGINT, cats VARCHAR, seq BIGINT)`
+}
+
+export type PartitionKind = 'raw' | 'hours' | 'names'
+
+/** The partitions of each kind that exist, by number (UTC hour for raw, local day otherwise), ascending. */
+export async function partitions(c: DuckDBConnection): Promise<Record<PartitionKind, number[]>> {
+  const r = await c.runAndReadAll(
+    "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name = current_database()"
+  )
+  const out: Record<PartitionKind, number[]> = { raw: [], hours: [], names: [] }
+  for (const [name] of r.getRows()) {
+    const m = /^(raw|hours|names)_(\d+)$/.exec(String(name))
+    if (m !== null) out[m[1] as PartitionKind].push(Number(m[2]))
+  }
+  for (const list of Object.values(out)) list.sort((a, b) => a - b)
+  return out
+}
+
+/** A meta counter (0 when unset). */
+export async function metaGet(c: DuckDBConnection, key: string): Promise<number> {
+  const r = await c.runAndReadAll('SELECT value FROM meta WHERE key = $1', [key])
+  const row = r.getRows()[0]
+  return row === undefined ? 0 : Number(row[0])
+}
+
+export async function metaPut(c: DuckDBConnection, key: string, value: number): Promise<void> {
+  await c.run('INSERT OR REPLACE INTO meta VALUES ($1, $2)', [key, BigInt(value)])
+}
+
+/** The ledger's record of `name`, if any. */
+export async function progressOf(c: DuckDBConnection, name: string): Promise<ImportProgress | undefined> {
+  const r = await c.runAndReadAll('SELECT "offset", rows, skipped, done, updated FROM files WHERE name = $1', [name])
+  const row = r.getRows()[0]
+  if (row === undefined) return undefined
+  return {
+    offset: Number(row[0]),
+    rows: Number(row[1]),
+    skipped: Number(row[2]),
+    done: row[3] === true,
+    updated: Number(row[4])
+  }
+}
+
+export async function putProgress(c: DuckDBConnection, name: string, p: ImportProgress): Promise<void> {
+  await c.run('INSERT OR REPLACE INTO files VALUES ($1, $2, $3, $4, $5, $6)', [
+    name,
+    BigInt(p.offset),
+    BigInt(p.rows),
+    BigInt(p.skipped),
+    p.done,
+    BigInt(p.updated)
+  ])
+}
+
+async function openInstance(file: string, options: StatsDbOptions): Promise<DuckDBInstance> {
+  const settings: Record<string, string> = {}
+  if (options.memoryLimit !== undefined) settings.memory_limit = options.memoryLimit
+  if (options.threads !== undefined) settings.threads = String(options.threads)
+  return await DuckDBInstance.create(file, settings)
+}
+
+/**
+ * Opens (creating when needed) the statistics store in the directory `path`. Opening is asynchronous:
+ * every call waits for it, and `ready` reports a failure (another process holding the file, a bad
+ * setting) as ENGINE_STORE_OPEN.
+ */
+export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb {
+  const file = join(path, DB_FILE)
+  let instance: DuckDBInstance | undefined
+  let writer: DuckDBConnection | undefined
+  const ready = (async () => {
+    try {
+      mkdirSync(path, { recursive: true })
+      instance = await openInstance(file, options)
+      writer = await instance.connect()
+      for (const sql of SCHEMA) await writer.run(sql)
+    } catch (err) {
+      throw new EngineError(
+        'ENGINE_STORE_OPEN',
+        `cannot open the statistics store at ${file}: ${(err as Error).message}`,
+        { cause: err }
+      )
     }
-  } catch (err) {
-    throw new EngineError(
-      'ENGINE_STORE_OPEN',
-      `cannot open the statistics store at ${path}: ${(err as Error).message}`,
-      { cause: err }
-    )
+  })()
+  ready.catch(() => {}) // reported to whoever waits on it
+  let chain: Promise<unknown> = ready
+  let closed = false
+  return {
+    path,
+    file,
+    ready,
+    async read(fn) {
+      await ready
+      if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
+      const c = await instance!.connect()
+      try {
+        return await fn(c)
+      } finally {
+        c.closeSync()
+      }
+    },
+    write(fn) {
+      const p = chain.then(() => {
+        if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
+        return fn(writer!)
+      })
+      chain = p.catch(() => {})
+      return p
+    },
+    async close() {
+      if (closed) return
+      await chain.catch(() => {})
+      closed = true
+      if (writer !== undefined) {
+        // A checkpoint folds the write-ahead log into the file, so the next open replays nothing.
+        try {
+          await writer.run('CHECKPOINT')
+        } catch {
+          /* another connection's transaction: the WAL stays, replayed at open */
+        }
+        writer.closeSync()
+      }
+      instance?.closeSync()
+    }
   }
 }

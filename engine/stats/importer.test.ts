@@ -3,13 +3,29 @@ import { copyFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openStatsDb, type StatsDb } from './db.js'
 import { ANONYMOUS_USER } from './files.js'
-import { NOW, SCENARIO, at, rec, statsTestEnv, writeFiles, type StatsTestEnv } from './testing/fixtures.js'
-import { importClosedFiles, pruneStats } from './importer.js'
+import {
+  NOW,
+  SCENARIO,
+  at,
+  partitionsOf,
+  rawCount,
+  rec,
+  statsTestEnv,
+  writeFiles,
+  type StatsTestEnv
+} from './testing/fixtures.js'
+import { applyRecords, importClosedFiles, pruneStats } from './importer.js'
+import { parseRecords } from './csv.js'
 import { activityByDay, activityByHour, detail, rawLastHour, topDomains } from './reports.js'
 import { ReportTime, parseDay } from './time.js'
+import { monthPartitions } from './fold.js'
 import type { QueryLogRecord } from '../querylog/index.js'
+import { Writable } from 'node:stream'
+import { pino } from 'pino'
 
 const day = (s: string): number => parseDay(s)!
+
+const monthsOf = (db: StatsDb): Promise<{ hours: number[]; names: number[] }> => db.read((c) => monthPartitions(c))
 
 function openDb(t: TestContext, env: StatsTestEnv): StatsDb {
   const db = openStatsDb(env.config.stats.db)
@@ -26,7 +42,7 @@ test('imports the queries and answers every report with exact numbers', async (t
   t.assert.deepStrictEqual(readdirSync(env.config.stats.dir), [], 'imported files are removed')
   const time = new ReportTime('UTC')
 
-  const hour = activityByHour(db, time, 'alice', day('2024-05-15'), day('2024-05-15'))
+  const hour = await activityByHour(db, time, 'alice', day('2024-05-15'), day('2024-05-15'))
   t.assert.strictEqual(hour.labels.length, 24)
   t.assert.strictEqual(hour.labels[0], '2024-05-15 00:00:00')
   t.assert.strictEqual(hour.labels[23], '2024-05-15 23:00:00')
@@ -41,7 +57,7 @@ test('imports the queries and answers every report with exact numbers', async (t
     { label: 'Blocks', data: blocks }
   ])
 
-  t.assert.deepStrictEqual(activityByDay(db, 'alice', day('2024-05-13'), day('2024-05-15')), {
+  t.assert.deepStrictEqual(await activityByDay(db, 'alice', day('2024-05-13'), day('2024-05-15')), {
     labels: ['2024-05-13', '2024-05-14', '2024-05-15'],
     datasets: [
       { label: 'Requests', data: [0, 1, 6] },
@@ -49,7 +65,7 @@ test('imports the queries and answers every report with exact numbers', async (t
     ]
   })
 
-  t.assert.deepStrictEqual(topDomains(db, 'alice', day('2024-05-14'), day('2024-05-15'), 'all'), {
+  t.assert.deepStrictEqual(await topDomains(db, 'alice', day('2024-05-14'), day('2024-05-15'), 'all'), {
     labels: ['www.news.example', 'ads.example', 'moved.example', 'nx.example', 'old.example'],
     datasets: [
       { label: 'Requests', data: [3, 1, 1, 1, 1] },
@@ -57,7 +73,7 @@ test('imports the queries and answers every report with exact numbers', async (t
       { label: 'Blocks', data: [0, 1, 0, 0, 0] }
     ]
   })
-  t.assert.deepStrictEqual(topDomains(db, 'alice', day('2024-05-14'), day('2024-05-15'), 'www'), {
+  t.assert.deepStrictEqual(await topDomains(db, 'alice', day('2024-05-14'), day('2024-05-15'), 'www'), {
     labels: ['www.news.example'],
     datasets: [
       { label: 'Requests', data: [3] },
@@ -66,7 +82,7 @@ test('imports the queries and answers every report with exact numbers', async (t
     ]
   })
 
-  t.assert.deepStrictEqual(detail(db, 'alice', day('2024-05-14'), day('2024-05-15')), {
+  t.assert.deepStrictEqual(await detail(db, 'alice', day('2024-05-14'), day('2024-05-15')), {
     timestamps: ['2024-05-14', '2024-05-15'],
     reports: [
       {
@@ -90,7 +106,7 @@ test('imports the queries and answers every report with exact numbers', async (t
     ]
   })
 
-  t.assert.deepStrictEqual(rawLastHour(db, time, 'alice', NOW), {
+  t.assert.deepStrictEqual(await rawLastHour(db, time, 'alice', NOW), {
     fields: ['created', 'nxdomain', 'address', 'host', 'blockedhost', 'reasom', 'cats', 'blockedcats'],
     data: [
       ['2024-05-15 11:30:00', 0, '10.0.0.9', 'moved.example', '', 'none', [], []],
@@ -100,15 +116,18 @@ test('imports the queries and answers every report with exact numbers', async (t
   })
 
   // Two anonymous addresses are summed under the reserved name.
-  t.assert.deepStrictEqual(activityByDay(db, ANONYMOUS_USER, day('2024-05-15'), day('2024-05-15')).datasets, [
+  t.assert.deepStrictEqual((await activityByDay(db, ANONYMOUS_USER, day('2024-05-15'), day('2024-05-15'))).datasets, [
     { label: 'Requests', data: [2] },
     { label: 'Blocks', data: [1] }
   ])
   t.assert.deepStrictEqual(
-    rawLastHour(db, time, ANONYMOUS_USER, NOW).data.map((r) => r[2]),
+    (await rawLastHour(db, time, ANONYMOUS_USER, NOW)).data.map((r) => r[2]),
     ['192.0.2.7', '192.0.2.8']
   )
-  t.assert.deepStrictEqual(activityByDay(db, 'bob', day('2024-05-15'), day('2024-05-15')).datasets[0]!.data, [1])
+  t.assert.deepStrictEqual(
+    (await activityByDay(db, 'bob', day('2024-05-15'), day('2024-05-15'))).datasets[0]!.data,
+    [1]
+  )
 })
 
 test('cuts the domain report at the 100 most requested domains', async (t: TestContext) => {
@@ -125,7 +144,7 @@ test('cuts the domain report at the 100 most requested domains', async (t: TestC
   await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
   expected.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
   const top = expected.slice(0, 100)
-  const chart = topDomains(db, 'carol', day('2024-05-15'), day('2024-05-15'), 'all')
+  const chart = await topDomains(db, 'carol', day('2024-05-15'), day('2024-05-15'), 'all')
   t.assert.deepStrictEqual(
     chart.labels,
     top.map(([d]) => d)
@@ -134,7 +153,7 @@ test('cuts the domain report at the 100 most requested domains', async (t: TestC
     chart.datasets[0]!.data,
     top.map(([, n]) => n)
   )
-  t.assert.strictEqual(detail(db, 'carol', day('2024-05-15'), day('2024-05-15')).reports[0]!.labels.length, 100)
+  t.assert.strictEqual((await detail(db, 'carol', day('2024-05-15'), day('2024-05-15'))).reports[0]!.labels.length, 100)
 })
 
 test('imports each file once: a rerun, a leftover finished file and a concurrent importer add nothing', async (t: TestContext) => {
@@ -164,33 +183,95 @@ test('imports each file once: a rerun, a leftover finished file and a concurrent
   })
   t.assert.deepStrictEqual(readdirSync(dir), [])
   const d = day('2024-05-15')
-  t.assert.deepStrictEqual(activityByDay(db, 'alice', d, d).datasets[0]!.data, [250])
-  t.assert.deepStrictEqual(activityByDay(db, ANONYMOUS_USER, d, d).datasets[0]!.data, [250])
+  t.assert.deepStrictEqual((await activityByDay(db, 'alice', d, d)).datasets[0]!.data, [250])
+  t.assert.deepStrictEqual((await activityByDay(db, ANONYMOUS_USER, d, d)).datasets[0]!.data, [250])
 })
 
-test('prunes raw rows after a day and aggregates after three months', async (t: TestContext) => {
+test('drops raw partitions after a day, folds finished days into month tables, drops a month after three months', async (t: TestContext) => {
   const env = statsTestEnv(t)
   await writeFiles(env, SCENARIO)
   const db = openDb(t, env)
   await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
   const time = new ReportTime('UTC')
-  const counts = (): number[] => [db.raw.getCount(), db.hour.getCount(), db.day.getCount(), db.domain.getCount()]
-  const before = counts()
-  // Every row also counts in the whole server's totals (ALL_USERS): 4 hours, 2 days, 7 day-and-name records.
-  t.assert.deepStrictEqual(before, [10, 10, 6, 14])
+  const [d14, d15, may] = [day('2024-05-14'), day('2024-05-15'), day('2024-05-01')]
+  const hourOf = (d: string, hm: string): number => at(d, hm) / 3_600_000
+  // Raw rows by UTC hour (23:00 on the 14th, 10:00, 11:00, 12:00 on the 15th); aggregates by local day.
+  t.assert.deepStrictEqual(await partitionsOf(db), {
+    raw: [
+      hourOf('2024-05-14', '23:00'),
+      hourOf('2024-05-15', '10:00'),
+      hourOf('2024-05-15', '11:00'),
+      hourOf('2024-05-15', '12:00')
+    ],
+    hours: [d15],
+    names: [d15]
+  })
+  // The 14th has been over for more than an hour (FOLD_GRACE_MS): the import folded it into May's month tables.
+  t.assert.deepStrictEqual(await monthsOf(db), { hours: [may], names: [may] })
+  t.assert.strictEqual(await rawCount(db), 10)
   t.assert.strictEqual(await pruneStats(db, 'UTC', NOW + 3_600_000), 0)
-  // 24 hours later the rows of the first 1.5 hours (23:00 and the three of 10:05-10:20) are gone.
-  t.assert.strictEqual(await pruneStats(db, 'UTC', at('2024-05-16', '10:30')), 4)
-  t.assert.strictEqual(rawLastHour(db, time, 'alice', at('2024-05-15', '12:30')).data.length, 3)
-  t.assert.deepStrictEqual(counts(), [6, 10, 6, 14])
-  // 2024-08-15 keeps days from 2024-05-15: the 2024-05-14 day and domain records go (and all raw
-  // rows); hours keep a day of slack for time zones, so the 23:00 hour stays until the next prune.
-  const pruned = await pruneStats(db, 'UTC', at('2024-08-15', '00:30'))
-  t.assert.deepStrictEqual(counts(), [0, 10, 4, 12])
-  t.assert.strictEqual(pruned, 6 + 2 + 2)
-  t.assert.deepStrictEqual(activityByDay(db, 'alice', day('2024-05-14'), day('2024-05-15')).datasets[0]!.data, [0, 6])
-  await pruneStats(db, 'UTC', at('2024-08-17', '00:30'))
-  t.assert.deepStrictEqual(counts(), [0, 0, 0, 0])
+  // At 2024-05-16 11:00 the hours up to 10:00-11:00 of the 15th are wholly older than a day: dropped, whole.
+  t.assert.strictEqual(await pruneStats(db, 'UTC', at('2024-05-16', '11:00')), 2)
+  t.assert.strictEqual(await rawCount(db), 6)
+  t.assert.strictEqual((await rawLastHour(db, time, 'alice', at('2024-05-15', '12:30'))).data.length, 3)
+  t.assert.deepStrictEqual((await activityByDay(db, 'alice', d14, d15)).datasets[0]!.data, [1, 6], 'aggregates stay')
+  t.assert.deepStrictEqual(await partitionsOf(db), {
+    raw: [hourOf('2024-05-15', '11:00'), hourOf('2024-05-15', '12:00')],
+    hours: [],
+    names: []
+  })
+  // 2024-08-15 keeps days from 2024-05-15: every raw hour goes; May's month tables stay (their last
+  // day is kept) and the reports no longer count the 14th's rows in them.
+  t.assert.strictEqual(await pruneStats(db, 'UTC', at('2024-08-15', '00:30')), 2)
+  t.assert.deepStrictEqual(await partitionsOf(db), { raw: [], hours: [], names: [] })
+  t.assert.deepStrictEqual(await monthsOf(db), { hours: [may], names: [may] })
+  t.assert.deepStrictEqual((await activityByDay(db, 'alice', d14, d15)).datasets[0]!.data, [0, 6])
+  t.assert.deepStrictEqual(
+    (await activityByHour(db, time, 'alice', d14, d15)).datasets[0]!.data.reduce((a, b) => a + b),
+    6
+  )
+  t.assert.deepStrictEqual((await topDomains(db, 'alice', d14, d15, 'all')).datasets[0]!.data, [3, 1, 1, 1])
+  t.assert.strictEqual((await detail(db, 'alice', d14, d15)).reports[0]!.labels.length, 0)
+  // Once May's last day is older than three months (2024-09-01 keeps days from 2024-06-01), May's tables go, whole.
+  t.assert.strictEqual(await pruneStats(db, 'UTC', at('2024-08-31', '00:30')), 0)
+  t.assert.strictEqual(await pruneStats(db, 'UTC', at('2024-09-01', '00:30')), 2)
+  t.assert.deepStrictEqual(await monthsOf(db), { hours: [], names: [] })
+  t.assert.deepStrictEqual(await partitionsOf(db), { raw: [], hours: [], names: [] })
+})
+
+test('compaction keeps every report as it was: partials of many imports summed into one row per key', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const db = openDb(t, env)
+  // The scenario imported in ten imports of one row each: ten partial rows per day partition.
+  for (const r of SCENARIO) {
+    await writeFiles(env, [r])
+    await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
+  }
+  const d = day('2024-05-15')
+  const reports = async (): Promise<unknown[]> => [
+    await activityByDay(db, 'alice', d - 1, d),
+    await activityByHour(db, new ReportTime('UTC'), 'alice', d, d),
+    await topDomains(db, 'alice', d - 1, d, 'all'),
+    await detail(db, 'alice', d - 1, d)
+  ]
+  const rowsOf = async (table: string): Promise<number> =>
+    await db.read(async (c) =>
+      Number((await c.runAndReadAll(`SELECT count(*)::DOUBLE FROM ${table}`)).getRows()[0]![0])
+    )
+  // The first import compacted the day it wrote (today, never compacted before); the nine later ones appended partials.
+  const partialsBefore = await rowsOf(`names_${d}`)
+  const before = await reports()
+  // Later the same day, today's partitions are compacted again (at most every 10 minutes).
+  await pruneStats(db, 'UTC', NOW + 11 * 60_000)
+  t.assert.ok((await rowsOf(`names_${d}`)) < partialsBefore, 'fewer rows after compaction')
+  t.assert.deepStrictEqual(await reports(), before)
+  t.assert.deepStrictEqual((before[2] as { labels: string[] }).labels, [
+    'www.news.example',
+    'ads.example',
+    'moved.example',
+    'nx.example',
+    'old.example'
+  ])
 })
 
 test('does not aggregate rows older than the retention window', async (t: TestContext) => {
@@ -199,7 +280,10 @@ test('does not aggregate rows older than the retention window', async (t: TestCo
   const db = openDb(t, env)
   const r = await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
   t.assert.strictEqual(r.rows, SCENARIO.length + 1)
-  t.assert.strictEqual(db.day.getCount(), 6)
+  // Only May's days were aggregated: the 14th is in May's month table (folded), the 15th in its day table.
+  t.assert.deepStrictEqual((await partitionsOf(db)).hours, [day('2024-05-15')])
+  t.assert.deepStrictEqual(await monthsOf(db), { hours: [day('2024-05-01')], names: [day('2024-05-01')] })
+  t.assert.strictEqual(await rawCount(db), SCENARIO.length)
 })
 
 test('labels hours and days in stats.timezone', async (t: TestContext) => {
@@ -212,8 +296,11 @@ test('labels hours and days in stats.timezone', async (t: TestContext) => {
   const db = openDb(t, env)
   await importClosedFiles(db, env.config.stats.dir, 'Asia/Kolkata', { now: () => NOW })
   const time = new ReportTime('Asia/Kolkata')
-  t.assert.deepStrictEqual(activityByDay(db, 'alice', day('2024-05-14'), day('2024-05-15')).datasets[0]!.data, [1, 1])
-  const hours = activityByHour(db, time, 'alice', day('2024-05-15'), day('2024-05-15'))
+  t.assert.deepStrictEqual(
+    (await activityByDay(db, 'alice', day('2024-05-14'), day('2024-05-15'))).datasets[0]!.data,
+    [1, 1]
+  )
+  const hours = await activityByHour(db, time, 'alice', day('2024-05-15'), day('2024-05-15'))
   t.assert.strictEqual(hours.labels[0], '2024-05-15 00:30:00')
   t.assert.strictEqual(hours.datasets[0]!.data[0], 1)
   t.assert.strictEqual(hours.labels.length, 24)
@@ -233,4 +320,103 @@ test("imports a crashed writer's file and skips its half-written last line", asy
   const r = await importClosedFiles(db, dir, 'UTC', { now: () => NOW })
   t.assert.deepStrictEqual(r, { files: 1, rows: 3, skipped: 1, pruned: 0 })
   t.assert.deepStrictEqual(readdirSync(dir), [])
+})
+
+test('a truncated file: every complete row is imported, the cut row is skipped with a clear log line', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const dir = env.config.stats.dir
+  await writeFiles(env, SCENARIO)
+  const [name] = readdirSync(dir)
+  const { readFileSync } = await import('node:fs')
+  const text = readFileSync(join(dir, name!))
+  // The last row loses its end (a full disk, a copy cut short): its first fields are still there.
+  writeFileSync(join(dir, name!), text.subarray(0, text.length - 12))
+  const lines: Array<Record<string, unknown>> = []
+  const logger = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        for (const l of chunk.toString('utf8').split('\n'))
+          if (l !== '') lines.push(JSON.parse(l) as Record<string, unknown>)
+        cb()
+      }
+    })
+  )
+  const db = openDb(t, env)
+  const r = await importClosedFiles(db, dir, 'UTC', { now: () => NOW, logger })
+  t.assert.deepStrictEqual(r, { files: 1, rows: SCENARIO.length - 1, skipped: 1, pruned: 0 })
+  const warn = lines.find((l) => l.level === 40)
+  t.assert.ok(warn !== undefined, JSON.stringify(lines))
+  t.assert.strictEqual(warn.file, name)
+  t.assert.match(String(warn.msg), /truncated line.*skipped, every complete row is imported/)
+  // The rows before the cut are all there; the cut one (alice's last www.news.example) is not.
+  t.assert.deepStrictEqual(
+    (await activityByDay(db, 'alice', day('2024-05-15'), day('2024-05-15'))).datasets[0]!.data,
+    [5]
+  )
+  t.assert.strictEqual(await rawCount(db), SCENARIO.length - 1)
+})
+
+test('DuckDB reads the CSV as the writer quotes it: commas, quotes, line breaks and UTF-8 in a field; a bad record is counted as skipped', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const dir = env.config.stats.dir
+  const odd = ['a,b.example', 'quo"te.example', 'line\r\nbreak.example', 'bücher.example']
+  await writeFiles(
+    env,
+    odd.map((name, i) => rec(at('2024-05-15', '10:00') + i, '10.0.0.1', 'alice', name, { nxdomain: i === 3 }))
+  )
+  const [name] = readdirSync(dir)
+  const { appendFileSync } = await import('node:fs')
+  appendFileSync(join(dir, name!), ',0,10.0.0.1,no-time.example,,none,,,alice\r\n')
+  const db = openDb(t, env)
+  const r = await importClosedFiles(db, dir, 'UTC', { now: () => NOW })
+  t.assert.deepStrictEqual(r, { files: 1, rows: 4, skipped: 1, pruned: 0 })
+  const d = day('2024-05-15')
+  t.assert.deepStrictEqual([...(await topDomains(db, 'alice', d, d, 'all')).labels].sort(), [...odd].sort())
+  const raw = await rawLastHour(db, new ReportTime('UTC'), 'alice', at('2024-05-15', '10:30'))
+  t.assert.deepStrictEqual(
+    raw.data.map((row) => row[3]),
+    odd,
+    'raw rows in file order'
+  )
+})
+
+test('a file an older importer left half-imported (ledger offset > 0) is continued from its offset, each row once', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const dir = env.config.stats.dir
+  await writeFiles(env, SCENARIO)
+  const [name] = readdirSync(dir)
+  const { readFileSync } = await import('node:fs')
+  const text = readFileSync(join(dir, name!), 'latin1')
+  // The header and the first four records, as one chunk of the chunked importer of before.
+  const records: string[][] = []
+  const end = parseRecords(text, 0, 5, records)
+  const db = openDb(t, env)
+  t.assert.ok(await applyRecords(db, 'UTC', name!, 0, end, false, records, () => NOW))
+  const r = await importClosedFiles(db, dir, 'UTC', { now: () => NOW })
+  t.assert.deepStrictEqual(r, { files: 1, rows: SCENARIO.length - 4, skipped: 0, pruned: 0 })
+  t.assert.strictEqual(await rawCount(db), SCENARIO.length)
+  t.assert.deepStrictEqual(
+    (await activityByDay(db, 'alice', day('2024-05-14'), day('2024-05-15'))).datasets[0]!.data,
+    [1, 6]
+  )
+})
+
+test('a file with an extra trailing column (a newer writer): every row is imported, the extra field ignored', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const dir = env.config.stats.dir
+  await writeFiles(env, SCENARIO)
+  const [name] = readdirSync(dir)
+  const { readFileSync } = await import('node:fs')
+  const lines = readFileSync(join(dir, name!), 'utf8').split('\r\n')
+  // Every record ends with the user field (no field here holds a line break), so a field appended to each line is a tenth column.
+  const widened = lines.map((l, i) => (l === '' ? l : i === 0 ? `${l},client_id` : `${l},client-${i}`)).join('\r\n')
+  writeFileSync(join(dir, name!), widened)
+  const db = openDb(t, env)
+  const r = await importClosedFiles(db, dir, 'UTC', { now: () => NOW })
+  t.assert.deepStrictEqual(r, { files: 1, rows: SCENARIO.length, skipped: 0, pruned: 0 })
+  t.assert.deepStrictEqual((await activityByDay(db, 'alice', day('2024-05-15'), day('2024-05-15'))).datasets, [
+    { label: 'Requests', data: [6] },
+    { label: 'Blocks', data: [1] }
+  ])
 })

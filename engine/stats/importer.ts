@@ -1,26 +1,45 @@
 /**
- * The importer: loads every closed CSV file of `stats.dir` into the statistics environment exactly
- * once, then prunes what retention no longer keeps.
+ * The importer: loads every closed CSV file of `stats.dir` into the statistics store (engine/stats/db.ts)
+ * exactly once, then drops the partitions retention no longer keeps and compacts the days it wrote.
  *
- * Exactly once: a file is imported in chunks (`CHUNK_ROWS` rows). Each chunk's effects (aggregate
- * increments, raw rows) and the file's progress record (`files[name] = {offset, rows, done}`) are
- * written in one LMDB transaction, which first checks that the recorded offset is the one this
+ * Exactly once: a file is imported in chunks (`CHUNK_ROWS` rows). Each chunk's effects (raw rows,
+ * partial aggregates) and the file's progress record (`files[name] = {offset, rows, done}`) are
+ * written in one DuckDB transaction, which first checks that the recorded offset is the one this
  * chunk starts at. A crash or SIGKILL before the commit leaves neither the rows nor the progress; a
  * crash after it leaves both, and the next run continues from the recorded offset. Two importers
- * running at once (the api role's timer and `filterd stats-import`) cannot both apply a chunk: the
- * second one's check fails inside its own write transaction and it moves on from the other's offset.
+ * running at once in the writer process cannot both apply a chunk: writes are serialised and the
+ * second one's check fails inside its own transaction, so it moves on from the other's offset.
  * A file is deleted once its progress says `done`; a leftover done file is deleted on the next run.
  *
  * Chunks keep each write transaction short (the api role serves reports from the same process) and
  * bound the memory an import holds, whatever `stats.max-file-size` is.
  */
 import { writeSync } from 'node:fs'
-import { open, readdir, rm } from 'node:fs/promises'
+import { copyFile, open, readdir, rm, stat, truncate } from 'node:fs/promises'
 import { join } from 'node:path'
+import type { DuckDBConnection } from '@duckdb/node-api'
 import type { Config } from '../config/types.js'
 import type { Logger } from '../log/index.js'
-import { decodeRow, parseRecords } from './csv.js'
-import { openStatsDb, type DomainValue, type ImportProgress, type Pair, type RawValue, type StatsDb } from './db.js'
+import { decodeRow, parseRecords, type StatsRow } from './csv.js'
+import {
+  hoursTable,
+  hoursTableSql,
+  metaGet,
+  metaPut,
+  namesTable,
+  namesTableSql,
+  openStatsDb,
+  partitions,
+  progressOf,
+  putProgress,
+  rawTable,
+  rawTableSql,
+  type ImportProgress,
+  type StatsDb
+} from './db.js'
+import { foldDays, pruneMonths } from './fold.js'
+import { importCsvFile } from './import-sql.js'
+import { exportParquetHours } from './parquet.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
 
@@ -28,7 +47,6 @@ const CHUNK_ROWS = 20_000
 const READ_BYTES = 4 * 1024 * 1024
 /** Progress records of finished files are kept as long as aggregates (then the file is long gone). */
 const FILES_RETENTION_MS = 100 * 86_400_000
-const PRUNE_BATCH = 10_000
 
 export interface ImportOptions {
   /** Clock (ms) for retention; default `Date.now`. */
@@ -43,6 +61,8 @@ export interface ImportOptions {
    * the process forever (so a test can SIGKILL it there); unset, it does nothing.
    */
   onChunk?: (phase: 'in-txn' | 'after-commit', rowsSoFar: number) => void
+  /** `stats.parquet-dir`: write the raw hours that are over as Parquet files there (engine/stats/parquet.ts). */
+  parquetDir?: string | undefined
 }
 
 export interface ImportResult {
@@ -50,7 +70,7 @@ export interface ImportResult {
   files: number
   rows: number
   skipped: number
-  /** Keys removed by retention. */
+  /** Partitions dropped by retention. */
   pruned: number
 }
 
@@ -60,6 +80,7 @@ interface Ctx {
   readonly now: () => number
   readonly chunkRows: number
   readonly onChunk: ((phase: 'in-txn' | 'after-commit', rowsSoFar: number) => void) | undefined
+  readonly logger: Logger | undefined
   rowsSoFar: number
 }
 
@@ -89,6 +110,7 @@ export async function importClosedFiles(
     now: options.now ?? Date.now,
     chunkRows: options.chunkRows ?? (Number(process.env.FILTERD_STATS_IMPORT_CHUNK_ROWS) || CHUNK_ROWS),
     onChunk: options.onChunk ?? pauseHookFromEnv(),
+    logger: options.logger,
     rowsSoFar: 0
   }
   await recoverStaleParts(dir)
@@ -108,18 +130,22 @@ export async function importClosedFiles(
     result.skipped += r.skipped
     options.logger?.debug({ file: name, rows: r.rows, skipped: r.skipped }, 'statistics file imported')
   }
-  result.pruned = await pruneStats(db, timeZone, ctx.now())
+  // Before pruning: an hour is written long before retention drops it (a day).
+  if (options.parquetDir !== undefined) await exportParquetHours(db, options.parquetDir, ctx.now(), options.logger)
+  result.pruned = await pruneStats(db, timeZone, ctx.now(), options.logger)
   return result
 }
 
 /** Imports one closed file from where its progress record says; `undefined` when it was already done. */
 async function importFile(ctx: Ctx, dir: string, name: string): Promise<{ rows: number; skipped: number } | undefined> {
   const path = join(dir, name)
-  const first = ctx.db.files.get(name)
+  const first = await ctx.db.read((c) => progressOf(c, name))
   if (first?.done === true) {
     await rm(path, { force: true })
     return undefined
   }
+  if ((first?.offset ?? 0) === 0) return await importWholeFile(ctx, dir, name)
+  // A file an older importer left half-imported (chunks from an offset): the JS path continues it.
   let rows = 0
   let skipped = 0
   let offset = first?.offset ?? 0
@@ -145,6 +171,12 @@ async function importFile(ctx: Ctx, dir: string, name: string): Promise<{ rows: 
         chunkSkipped++
       }
       const done = newOffset >= size
+      if (chunkSkipped > 0) {
+        ctx.logger?.warn(
+          { file: name, offset, bytes: newOffset - offset },
+          'statistics file ends in a truncated line (a writer stopped mid-row): that partial row is skipped, every complete row is imported'
+        )
+      }
       const applied = await applyChunk(ctx, name, offset, newOffset, done, records, chunkSkipped)
       if (applied.kind === 'moved') {
         // Another importer got there first; continue from its progress.
@@ -165,6 +197,102 @@ async function importFile(ctx: Ctx, dir: string, name: string): Promise<{ rows: 
   return { rows, skipped }
 }
 
+/** The byte offset after the file's last line break (0 when it has none): where its complete records end. */
+export async function completeEnd(path: string, size: number): Promise<number> {
+  const fh = await open(path, 'r')
+  try {
+    const buf = Buffer.allocUnsafe(64 * 1024)
+    for (let end = size; end > 0;) {
+      const start = Math.max(0, end - buf.length)
+      const { bytesRead } = await fh.read(buf, 0, end - start, start)
+      const i = buf.subarray(0, bytesRead).lastIndexOf(0x0a)
+      if (i >= 0) return start + i + 1
+      end = start
+    }
+    return 0
+  } finally {
+    await fh.close()
+  }
+}
+
+/**
+ * Imports a whole file in one transaction with its ledger row, DuckDB reading the CSV itself
+ * (engine/stats/import-sql.ts). A file cut mid-record (a crashed writer, a full disk) is read from a
+ * copy of its complete records; the cut record is skipped with a warning naming the file.
+ */
+async function importWholeFile(
+  ctx: Ctx,
+  dir: string,
+  name: string
+): Promise<{ rows: number; skipped: number } | undefined> {
+  const path = join(dir, name)
+  const size = (await stat(path)).size
+  const end = await completeEnd(path, size)
+  let source = path
+  let cut = 0
+  if (end < size) {
+    cut = 1
+    ctx.logger?.warn(
+      { file: name, offset: end, bytes: size - end },
+      'statistics file ends in a truncated line (a writer stopped mid-row): that partial row is skipped, every complete row is imported'
+    )
+    source = join(dir, `.${name}.complete`)
+    await copyFile(path, source)
+    await truncate(source, end)
+  }
+  try {
+    const outcome = await ctx.db.write(async (c): Promise<ChunkOutcome> => {
+      await c.run('BEGIN TRANSACTION')
+      try {
+        const cur = await progressOf(c, name)
+        if ((cur?.offset ?? 0) !== 0 || cur?.done === true) {
+          await c.run('ROLLBACK')
+          return { kind: 'moved', progress: cur ?? { offset: 0, rows: 0, skipped: 0, done: false, updated: 0 } }
+        }
+        const time = ctx.now()
+        const chunk = (await metaGet(c, 'chunk')) + 1
+        const r =
+          end === 0
+            ? { rows: 0, skipped: 0, seq: await metaGet(c, 'seq') }
+            : await importCsvFile(c, ctx.time, source, {
+                keepDay: ctx.time.aggregateRetentionStart(time),
+                keepRaw: time - RAW_RETENTION_MS,
+                seq: await metaGet(c, 'seq'),
+                chunk
+              })
+        await metaPut(c, 'seq', r.seq)
+        await metaPut(c, 'chunk', chunk)
+        const progress: ImportProgress = {
+          offset: size,
+          rows: r.rows,
+          skipped: r.skipped + cut,
+          done: true,
+          updated: time
+        }
+        await putProgress(c, name, progress)
+        ctx.rowsSoFar += r.rows
+        ctx.onChunk?.('in-txn', ctx.rowsSoFar)
+        await c.run('COMMIT')
+        return { kind: 'applied', rows: r.rows, skipped: r.skipped + cut, progress }
+      } catch (err) {
+        await c.run('ROLLBACK').catch(() => {})
+        throw err
+      }
+    })
+    if (outcome.kind === 'moved') {
+      // Another importer took it in first (or is continuing it from an offset): nothing to count here.
+      if (!outcome.progress.done) return undefined
+      await rm(path, { force: true })
+      return undefined
+    }
+    ctx.onChunk?.('after-commit', ctx.rowsSoFar)
+    await rm(path, { force: true })
+    return { rows: outcome.rows, skipped: outcome.skipped }
+  } finally {
+    if (source !== path) await rm(source, { force: true })
+  }
+}
+
 /**
  * Applies parsed CSV records of `name` (bytes `from`..`to`) exactly once through the same ledger as a
  * local import: nothing happens unless the ledger's offset for `name` is `from`. Hosts sharing Redis
@@ -180,7 +308,15 @@ export async function applyRecords(
   records: string[][],
   now: () => number = Date.now
 ): Promise<boolean> {
-  const ctx: Ctx = { db, time: new ReportTime(timeZone), now, chunkRows: CHUNK_ROWS, onChunk: undefined, rowsSoFar: 0 }
+  const ctx: Ctx = {
+    db,
+    time: new ReportTime(timeZone),
+    now,
+    chunkRows: CHUNK_ROWS,
+    onChunk: undefined,
+    logger: undefined,
+    rowsSoFar: 0
+  }
   return (await applyChunk(ctx, name, from, to, done, records, 0)).kind === 'applied'
 }
 
@@ -188,43 +324,32 @@ type ChunkOutcome =
   | { kind: 'applied'; rows: number; skipped: number; progress: ImportProgress }
   | { kind: 'moved'; progress: ImportProgress }
 
-function add(map: Map<string, number[]>, key: string, width: number, i: number): number[] {
-  let v = map.get(key)
-  if (v === undefined) {
-    v = new Array<number>(width).fill(0)
-    map.set(key, v)
-  }
-  v[i]! += 1
-  return v
-}
-
 const SEP = '\u0000'
 
-/** A chunk summed in memory: the transaction then touches each aggregate key once. */
+/** A chunk summed in memory, per partition, so that the transaction only appends. */
 interface ChunkSums {
-  readonly hours: Map<string, number[]>
-  readonly days: Map<string, number[]>
-  readonly domains: Map<string, number[]>
-  readonly domainCats: Map<string, number[]>
-  readonly raws: Array<[string, RawValue]>
+  /** Per local day: `user SEP utcHour` → [requests, blocks]. */
+  readonly hours: Map<number, Map<string, [number, number]>>
+  /** Per local day: `user SEP host` → [requests, nxdomain, blocks, cats of the last row]. */
+  readonly names: Map<number, Map<string, [number, number, number, string]>>
+  /** Per UTC hour: the raw rows to keep. */
+  readonly raws: Map<number, StatsRow[]>
   rows: number
   skipped: number
 }
 
-function sumChunk(ctx: Ctx, now: number, records: string[][], alreadySkipped: number): ChunkSums {
+function inPartition<V>(map: Map<number, Map<string, V>>, part: number): Map<string, V> {
+  let m = map.get(part)
+  if (m === undefined) map.set(part, (m = new Map<string, V>()))
+  return m
+}
+
+function sumChunk(ctx: Ctx, records: string[][], alreadySkipped: number): ChunkSums {
   const { time } = ctx
+  const now = ctx.now()
   const keepDay = time.aggregateRetentionStart(now)
   const keepRaw = now - RAW_RETENTION_MS
-  const sums: ChunkSums = {
-    hours: new Map(),
-    days: new Map(),
-    domains: new Map(),
-    domainCats: new Map(),
-    raws: [],
-    rows: 0,
-    skipped: alreadySkipped
-  }
-  const { hours, days, domains, domainCats, raws } = sums
+  const sums: ChunkSums = { hours: new Map(), names: new Map(), raws: new Map(), rows: 0, skipped: alreadySkipped }
   for (const fields of records) {
     const row = decodeRow(fields)
     if (row === undefined) {
@@ -233,44 +358,99 @@ function sumChunk(ctx: Ctx, now: number, records: string[][], alreadySkipped: nu
     }
     sums.rows++
     const user = row.user === '' ? ANONYMOUS_USER : row.user
+    row.user = user
     const day = time.dayOf(row.created)
+    const hour = Math.floor(row.created / HOUR_MS)
     if (day >= keepDay) {
-      const isBlock = BLOCK_REASONS.has(row.reason)
-      const hour = Math.floor(row.created / HOUR_MS)
+      const block = BLOCK_REASONS.has(row.reason) ? 1 : 0
+      const nx = row.nxdomain ? 1 : 0
+      const cats = row.cats.join(' ')
+      const hours = inPartition(sums.hours, day)
+      const names = inPartition(sums.names, day)
       // Each row counts for its user and for the whole server (ALL_USERS, the console's overview).
       for (const u of [user, ALL_USERS]) {
         const hk = u + SEP + hour
-        const dk = u + SEP + day
-        const nk = dk + SEP + row.host
-        add(hours, hk, 2, 0)
-        add(days, dk, 2, 0)
-        const dv = add(domains, nk, 3, 0)
-        if (isBlock) {
-          hours.get(hk)![1]! += 1
-          days.get(dk)![1]! += 1
-          dv[2]! += 1
+        const h = hours.get(hk)
+        if (h === undefined) hours.set(hk, [1, block])
+        else {
+          h[0]++
+          h[1] += block
         }
-        if (row.nxdomain) dv[1]! += 1
-        domainCats.set(nk, row.cats)
+        const nk = u + SEP + row.host
+        const n = names.get(nk)
+        if (n === undefined) names.set(nk, [1, nx, block, cats])
+        else {
+          n[0]++
+          n[1] += nx
+          n[2] += block
+          n[3] = cats
+        }
       }
     }
     if (row.created >= keepRaw) {
-      raws.push([
-        user,
-        [
-          row.created,
-          row.nxdomain ? 1 : 0,
-          row.address,
-          row.host,
-          row.blockedHost,
-          row.reason,
-          row.cats,
-          row.blockedCats
-        ]
-      ])
+      let list = sums.raws.get(hour)
+      if (list === undefined) sums.raws.set(hour, (list = []))
+      list.push(row)
     }
   }
   return sums
+}
+
+async function appendRaw(c: DuckDBConnection, hour: number, rows: readonly StatsRow[], seq: number): Promise<number> {
+  const table = rawTable(hour)
+  await c.run(rawTableSql(table))
+  const a = await c.createAppender(table)
+  for (const r of rows) {
+    a.appendBigInt(BigInt(++seq))
+    a.appendBigInt(BigInt(r.created))
+    a.appendVarchar(r.user)
+    a.appendBoolean(r.nxdomain)
+    a.appendVarchar(r.address)
+    a.appendVarchar(r.host)
+    a.appendVarchar(r.blockedHost)
+    a.appendVarchar(r.reason)
+    a.appendVarchar(r.cats.join(' '))
+    a.appendVarchar(r.blockedCats.join(' '))
+    a.endRow()
+  }
+  a.closeSync()
+  return seq
+}
+
+async function appendSums(c: DuckDBConnection, sums: ChunkSums, chunk: number): Promise<void> {
+  for (const [day, hours] of sums.hours) {
+    const table = hoursTable(day)
+    await c.run(hoursTableSql(table))
+    const a = await c.createAppender(table)
+    for (const [k, v] of hours) {
+      const i = k.indexOf(SEP)
+      a.appendVarchar(k.slice(0, i))
+      a.appendInteger(Number(k.slice(i + 1)))
+      a.appendBigInt(BigInt(v[0]))
+      a.appendBigInt(BigInt(v[1]))
+      a.endRow()
+    }
+    a.closeSync()
+    await metaPut(c, `dirty.${day}`, 1)
+  }
+  for (const [day, names] of sums.names) {
+    const table = namesTable(day)
+    await c.run(namesTableSql(table))
+    const a = await c.createAppender(table)
+    const seq = BigInt(chunk)
+    for (const [k, v] of names) {
+      const i = k.indexOf(SEP)
+      a.appendVarchar(k.slice(0, i))
+      a.appendVarchar(k.slice(i + 1))
+      a.appendBigInt(BigInt(v[0]))
+      a.appendBigInt(BigInt(v[1]))
+      a.appendBigInt(BigInt(v[2]))
+      a.appendVarchar(v[3])
+      a.appendBigInt(seq)
+      a.endRow()
+    }
+    a.closeSync()
+  }
 }
 
 async function applyChunk(
@@ -282,111 +462,136 @@ async function applyChunk(
   records: string[][],
   alreadySkipped: number
 ): Promise<ChunkOutcome> {
-  const { db } = ctx
+  // Sum the chunk in memory first: the transaction then appends one partial row per key.
+  const sums = sumChunk(ctx, records, alreadySkipped)
   const now = ctx.now()
-  const { hours, days, domains, domainCats, raws, rows, skipped } = sumChunk(ctx, now, records, alreadySkipped)
-  const outcome = await db.root.transaction((): ChunkOutcome => {
-    // Inside a transaction a put applies at once; its promise reports the commit, as the transaction's does.
-    const cur = db.files.get(name)
-    if ((cur?.offset ?? 0) !== from || cur?.done === true) {
-      return { kind: 'moved', progress: cur ?? { offset: 0, rows: 0, skipped: 0, done: false, updated: 0 } }
+  return await ctx.db.write(async (c): Promise<ChunkOutcome> => {
+    await c.run('BEGIN TRANSACTION')
+    try {
+      const cur = await progressOf(c, name)
+      if ((cur?.offset ?? 0) !== from || cur?.done === true) {
+        await c.run('ROLLBACK')
+        return { kind: 'moved', progress: cur ?? { offset: 0, rows: 0, skipped: 0, done: false, updated: 0 } }
+      }
+      let seq = await metaGet(c, 'seq')
+      for (const [hour, rows] of sums.raws) seq = await appendRaw(c, hour, rows, seq)
+      const chunk = (await metaGet(c, 'chunk')) + 1
+      await appendSums(c, sums, chunk)
+      await metaPut(c, 'seq', seq)
+      await metaPut(c, 'chunk', chunk)
+      const progress: ImportProgress = {
+        offset: to,
+        rows: (cur?.rows ?? 0) + sums.rows,
+        skipped: (cur?.skipped ?? 0) + sums.skipped,
+        done,
+        updated: now
+      }
+      await putProgress(c, name, progress)
+      ctx.rowsSoFar += sums.rows
+      ctx.onChunk?.('in-txn', ctx.rowsSoFar)
+      await c.run('COMMIT')
+      return { kind: 'applied', rows: sums.rows, skipped: sums.skipped, progress }
+    } catch (err) {
+      await c.run('ROLLBACK').catch(() => {})
+      throw err
     }
-    for (const [k, v] of hours) {
-      const [user, hour] = k.split(SEP) as [string, string]
-      const key: [string, number] = [user, Number(hour)]
-      const old = db.hour.get(key)
-      void db.hour.put(key, old === undefined ? (v as Pair) : [old[0] + v[0]!, old[1] + v[1]!])
-    }
-    for (const [k, v] of days) {
-      const [user, day] = k.split(SEP) as [string, string]
-      const key: [string, number] = [user, Number(day)]
-      const old = db.day.get(key)
-      void db.day.put(key, old === undefined ? (v as Pair) : [old[0] + v[0]!, old[1] + v[1]!])
-    }
-    for (const [k, v] of domains) {
-      const a = k.indexOf(SEP)
-      const b = k.indexOf(SEP, a + 1)
-      const key: [string, number, string] = [k.slice(0, a), Number(k.slice(a + 1, b)), k.slice(b + 1)]
-      const cats = domainCats.get(k) ?? []
-      const old = db.domain.get(key)
-      const value: DomainValue =
-        old === undefined
-          ? [v[0]!, v[1]!, v[2]!, cats]
-          : [old[0] + v[0]!, old[1] + v[1]!, old[2] + v[2]!, cats.length > 0 ? cats : old[3]]
-      void db.domain.put(key, value)
-    }
-    let seq = db.meta.get('seq') ?? 0
-    for (const [user, value] of raws) void db.raw.put([user, value[0], ++seq], value)
-    void db.meta.put('seq', seq)
-    const progress: ImportProgress = {
-      offset: to,
-      rows: (cur?.rows ?? 0) + rows,
-      skipped: (cur?.skipped ?? 0) + skipped,
-      done,
-      updated: now
-    }
-    void db.files.put(name, progress)
-    ctx.rowsSoFar += rows
-    ctx.onChunk?.('in-txn', ctx.rowsSoFar)
-    return { kind: 'applied', rows, skipped, progress }
   })
-  return outcome
 }
 
-type AnyKey = Array<string | number>
+/** Rewrites a day's partitions as one row per key, sorted by user (see engine/stats/db.ts). */
+async function compactDay(c: DuckDBConnection, day: number): Promise<void> {
+  const h = hoursTable(day)
+  const n = namesTable(day)
+  await c.run('BEGIN TRANSACTION')
+  try {
+    const parts = await partitions(c)
+    if (parts.hours.includes(day)) {
+      await c.run(
+        `CREATE TABLE ${h}__c AS SELECT "user", hour, sum(requests)::BIGINT AS requests, sum(blocks)::BIGINT AS blocks ` +
+          `FROM ${h} GROUP BY "user", hour ORDER BY "user", hour`
+      )
+      await c.run(`DROP TABLE ${h}`)
+      await c.run(`ALTER TABLE ${h}__c RENAME TO ${h}`)
+    }
+    if (parts.names.includes(day)) {
+      await c.run(
+        `CREATE TABLE ${n}__c AS SELECT "user", host, sum(requests)::BIGINT AS requests, sum(nxdomain)::BIGINT AS nxdomain, ` +
+          `sum(blocks)::BIGINT AS blocks, coalesce(arg_max(cats, seq) FILTER (WHERE cats <> ''), '') AS cats, max(seq) AS seq ` +
+          `FROM ${n} GROUP BY "user", host ORDER BY "user", host`
+      )
+      await c.run(`DROP TABLE ${n}`)
+      await c.run(`ALTER TABLE ${n}__c RENAME TO ${n}`)
+    }
+    await c.run('DELETE FROM meta WHERE key = $1', [`dirty.${day}`])
+    await c.run('COMMIT')
+  } catch (err) {
+    await c.run('ROLLBACK').catch(() => {})
+    throw err
+  }
+}
+
+/** Today's partitions are compacted at most this often (earlier days once, after their last write). */
+const COMPACT_TODAY_MS = 10 * 60_000
+const lastTodayCompaction = new WeakMap<StatsDb, number>()
 
 /**
- * Collects keys below `cutoff` in their second element, user by user: one range scan per user
- * instead of a scan of the whole database.
+ * Drops the partitions retention no longer keeps: raw hours wholly older than a day, days older than
+ * three months, month tables whose last day is (engine/stats/fold.ts); forgets old ledger records;
+ * folds the finished days into their month tables; compacts the days written since their last
+ * compaction. Returns the partitions dropped by retention (not the day tables folded).
  */
-function oldKeys(db: StatsDb['hour'] | StatsDb['domain'] | StatsDb['raw'], cutoff: number): AnyKey[] {
-  const out: AnyKey[] = []
-  const anyDb = db as unknown as { getKeys(o: { start?: AnyKey; end?: AnyKey; limit?: number }): Iterable<AnyKey> }
-  let start: AnyKey | undefined
-  for (;;) {
-    let user: string | undefined
-    for (const k of anyDb.getKeys(start === undefined ? { limit: 1 } : { start, limit: 1 })) user = k[0] as string
-    if (user === undefined) break
-    for (const k of anyDb.getKeys({ start: [user], end: [user, cutoff] })) out.push(k)
-    start = [user, Number.MAX_SAFE_INTEGER]
-  }
-  return out
-}
-
-/** Removes raw rows older than a day, aggregates older than three months, and old progress records. */
-export async function pruneStats(db: StatsDb, timeZone: string, now: number): Promise<number> {
+export async function pruneStats(db: StatsDb, timeZone: string, now: number, logger?: Logger): Promise<number> {
   const time = new ReportTime(timeZone)
   const keepDay = time.aggregateRetentionStart(now)
-  const work: Array<[{ remove(k: never): unknown }, AnyKey[]]> = [
-    [db.raw, oldKeys(db.raw, now - RAW_RETENTION_MS)],
-    // A day of slack on hours: an hour is reported by its local date, which may be a day off UTC's.
-    [db.hour, oldKeys(db.hour, (keepDay - 1) * 24)],
-    [db.day, oldKeys(db.day, keepDay)],
-    [db.domain, oldKeys(db.domain, keepDay)]
-  ]
-  const oldFiles: string[] = []
-  for (const { key, value } of db.files.getRange()) {
-    if (value.done && value.updated < now - FILES_RETENTION_MS) oldFiles.push(key)
-  }
-  work.push([db.files, oldFiles as never])
-  let n = 0
-  for (const [target, keys] of work) {
-    for (let i = 0; i < keys.length; i += PRUNE_BATCH) {
-      const batch = keys.slice(i, i + PRUNE_BATCH)
-      await db.root.transaction(() => {
-        for (const k of batch) target.remove(k as never)
-      })
-      n += batch.length
+  const today = time.dayOf(now)
+  return await db.write(async (c) => {
+    const parts = await partitions(c)
+    const drops: string[] = []
+    for (const h of parts.raw) if ((h + 1) * HOUR_MS <= now - RAW_RETENTION_MS) drops.push(rawTable(h))
+    for (const d of parts.hours) if (d < keepDay) drops.push(hoursTable(d))
+    for (const d of parts.names) if (d < keepDay) drops.push(namesTable(d))
+    let dropped = 0
+    await c.run('BEGIN TRANSACTION')
+    try {
+      for (const t of drops) await c.run(`DROP TABLE ${t}`)
+      dropped = drops.length + (await pruneMonths(c, keepDay))
+      await c.run("DELETE FROM meta WHERE key LIKE 'dirty.%' AND CAST(substr(key, 7) AS INTEGER) < $1", [keepDay])
+      await c.run('DELETE FROM files WHERE done AND updated < $1', [BigInt(now - FILES_RETENTION_MS)])
+      await c.run('COMMIT')
+    } catch (err) {
+      await c.run('ROLLBACK').catch(() => {})
+      throw err
     }
+    const folded = await foldDays(db, c, timeZone, now)
+    if (folded.months > 0) logger?.info(folded, 'statistics: finished days folded into their month tables')
+    await compactDirty(db, c, today, now)
+    return dropped
+  })
+}
+
+async function compactDirty(db: StatsDb, c: DuckDBConnection, today: number, now: number): Promise<void> {
+  const dirty = (await c.runAndReadAll("SELECT CAST(substr(key, 7) AS INTEGER) FROM meta WHERE key LIKE 'dirty.%'"))
+    .getRows()
+    .map((r) => Number(r[0]))
+  for (const day of dirty) {
+    if (day === today) {
+      if (now - (lastTodayCompaction.get(db) ?? 0) < COMPACT_TODAY_MS) continue
+      lastTodayCompaction.set(db, now)
+    }
+    await compactDay(c, day)
   }
-  return n
+}
+
+/** Compacts every day written since its last compaction, today included (no retention: `filterd stats-migrate`). */
+export async function compactStats(db: StatsDb): Promise<void> {
+  await db.write((c) => compactDirty(db, c, Number.NaN, Date.now()))
 }
 
 export interface StatsImporter {
   readonly statsDb: StatsDb
   /** Imports now (after any import already running); the timer keeps its schedule. */
   importNow(): Promise<ImportResult>
-  /** Stops the timer, waits for a running import, and closes the environment if it opened it. */
+  /** Stops the timer, waits for a running import, and closes the store if it opened it. */
   close(): Promise<void>
   /** The timer's last import (when, and what it did or why it failed), for /health and `filterd status`. */
   readonly last: LastImport | undefined
@@ -395,19 +600,19 @@ export interface StatsImporter {
 export type LastImport = { at: string; files: number; rows: number } | { at: string; error: string }
 
 export interface StatsImporterOptions extends ImportOptions {
-  /** An environment the api role already opened for the report routes; otherwise `stats.db` is opened. */
+  /** A store the api role already opened for the report routes; otherwise `stats.db` is opened. */
   statsDb?: StatsDb
   /** Default `stats.import-interval` seconds; 0 = no timer. */
   intervalMs?: number
 }
 
 /**
- * Starts the api role's import timer (`stats.import-interval`, 5 minutes by default; the first
- * import runs at once). Imports never overlap; failures are logged and retried on the next tick.
+ * Starts the api role's import timer (`stats.import-interval`, 2 seconds by default, so a query
+ * reaches the reports within seconds; the first import runs at once). Imports never overlap; failures are logged and retried on the next tick.
  *
  * @example
  * ```ts
- * const statsDb = openStatsDb(config.stats.db)
+ * const statsDb = openStatsDb(config.stats.db, statsDbOptions(config))
  * const api = createApiServer({ ..., stats: { db: statsDb, timezone: config.stats.timezone } })
  * const importer = startStatsImporter(config, logger, { statsDb })
  * // on shutdown: await importer.close(); await statsDb.close()
@@ -419,8 +624,8 @@ export function startStatsImporter(
   options: StatsImporterOptions = {}
 ): StatsImporter {
   const owned = options.statsDb === undefined
-  const statsDb = options.statsDb ?? openStatsDb(config.stats.db)
-  const importOptions: ImportOptions = { ...options, logger }
+  const statsDb = options.statsDb ?? openStatsDb(config.stats.db, statsDbOptions(config))
+  const importOptions: ImportOptions = { parquetDir: config.stats['parquet-dir'], ...options, logger }
   let chain: Promise<unknown> = Promise.resolve()
   let closed = false
   let last: LastImport | undefined
@@ -463,4 +668,9 @@ export function startStatsImporter(
       if (owned) await statsDb.close()
     }
   }
+}
+
+/** DuckDB's bounds from the config (stats.duckdb-memory, stats.duckdb-threads). */
+export function statsDbOptions(config: Readonly<Config>): { memoryLimit: string; threads: number } {
+  return { memoryLimit: config.stats['duckdb-memory'], threads: config.stats['duckdb-threads'] }
 }

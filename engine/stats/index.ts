@@ -1,5 +1,5 @@
 /**
- * Statistics (docs/contract.md, Statistics): the DNS role's CSV writer, the importer the api role runs every
+ * Statistics (docs/contract.md, Statistics): the DNS role's CSV writer, the statistics store (DuckDB), the importer the api role runs every
  * `stats.import-interval` seconds (and `filterd stats-import`), the report routes, and the usage
  * report to the vendor. docs/statistics.md describes the files, the exactly-once import, retention,
  * time zones and the reserved anonymous user.
@@ -12,15 +12,19 @@ export {
   type CsvFileIo
 } from './writer.js'
 export {
+  compactStats,
   importClosedFiles,
   startStatsImporter,
+  statsDbOptions,
   type ImportOptions,
   type ImportResult,
   type LastImport,
   type StatsImporter,
   type StatsImporterOptions
 } from './importer.js'
-export { openStatsDb, type StatsDb } from './db.js'
+export { openStatsDb, type StatsDb, type StatsDbOptions } from './db.js'
+export { snapshotStatsDb, startSnapshotResponder } from './snapshot.js'
+export { migrateLegacyStats, warnIfUnmigrated, type MigrateResult } from './migrate.js'
 export {
   activityByDay,
   activityByHour,

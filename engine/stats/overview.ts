@@ -5,7 +5,7 @@
  */
 import type { StatsDb } from './db.js'
 import { ALL_USERS, ANONYMOUS_USER } from './files.js'
-import { activityByDay, activityByHour, type Chart } from './reports.js'
+import { activityByDay, activityByHour, blockedNames, type Chart } from './reports.js'
 import type { ReportTime } from './time.js'
 
 export interface Overview {
@@ -26,33 +26,25 @@ function sum(chart: Chart): { requests: number; blocks: number } {
   return { requests: total('Requests'), blocks: total('Blocks') }
 }
 
-export function overview(db: StatsDb, time: ReportTime, from: number, to: number, top = 20): Overview {
-  const days = activityByDay(db, ALL_USERS, from, to)
-  const anonDays = activityByDay(db, ANONYMOUS_USER, from, to)
+export async function overview(db: StatsDb, time: ReportTime, from: number, to: number, top = 20): Promise<Overview> {
+  const [days, anonDays, hours, blocked] = await Promise.all([
+    activityByDay(db, ALL_USERS, from, to),
+    activityByDay(db, ANONYMOUS_USER, from, to),
+    activityByHour(db, time, ALL_USERS, from, to),
+    blockedNames(db, ALL_USERS, from, to)
+  ])
   const totals = sum(days)
   const anonymous = sum(anonDays)
-  const blockedNames = new Map<string, { domain: string; blocks: number; requests: number; cats: number[] }>()
-  for (const { key, value } of db.domain.getRange({ start: [ALL_USERS, from], end: [ALL_USERS, to + 1] })) {
-    if (value[2] === 0) continue
-    const host = key[2]
-    const d = blockedNames.get(host)
-    if (d === undefined) blockedNames.set(host, { domain: host, blocks: value[2], requests: value[0], cats: value[3] })
-    else {
-      d.blocks += value[2]
-      d.requests += value[0]
-    }
-  }
+  const names = blocked.map((d) => ({ domain: d.host, blocks: d.b, requests: d.r, cats: d.cats }))
   const byCat = new Map<number, number>()
-  for (const d of blockedNames.values()) for (const c of d.cats) byCat.set(c, (byCat.get(c) ?? 0) + d.blocks)
+  for (const d of names) for (const c of d.cats) byCat.set(c, (byCat.get(c) ?? 0) + d.blocks)
   return {
-    hours: activityByHour(db, time, ALL_USERS, from, to),
+    hours,
     days,
     totals,
     anonymous,
     users: { requests: totals.requests - anonymous.requests, blocks: totals.blocks - anonymous.blocks },
-    topBlocked: [...blockedNames.values()]
-      .sort((a, b) => b.blocks - a.blocks || (a.domain < b.domain ? -1 : 1))
-      .slice(0, top),
+    topBlocked: names.sort((a, b) => b.blocks - a.blocks || (a.domain < b.domain ? -1 : 1)).slice(0, top),
     topCategories: [...byCat]
       .map(([category, blocks]) => ({ category, blocks }))
       .sort((a, b) => b.blocks - a.blocks || a.category - b.category)

@@ -1,10 +1,15 @@
 /**
  * The statistics reports of the spec (Statistics endpoints), as plain functions over the statistics
- * environment. Every report is for one user id (or ANONYMOUS_USER) and local days `from`..`to`
- * (inclusive day numbers, engine/stats/time.ts); validating the request is the caller's job (the management API's).
+ * store (engine/stats/db.ts). Every report is for one user id (or ANONYMOUS_USER) and local days
+ * `from`..`to` (inclusive day numbers, engine/stats/time.ts); validating the request is the caller's
+ * job (the management API's). Each report is one SQL query over the month tables and day tables of
+ * the range (engine/stats/fold.ts), summing the partial aggregates the importer appended (user and dates are bound parameters; table
+ * names are made from numbers only).
  */
-import type { StatsDb } from './db.js'
+import type { DuckDBConnection } from '@duckdb/node-api'
+import { hoursTable, namesTable, partitions, rawTable, type StatsDb } from './db.js'
 import { HOUR_MS, formatDay, type ReportTime } from './time.js'
+import { RETENTION_KEY, monthEnd, monthHoursTable, monthNamesTable, monthPartitions } from './fold.js'
 
 export interface Dataset {
   label: 'Requests' | 'Blocks' | 'NXdomain'
@@ -54,18 +59,72 @@ export const TOP_DOMAINS = 100
 /** Rows of the raw report at most (the newest of the last hour). */
 export const MAX_RAW_ROWS = 10_000
 
+/** `a b c` (the stored spelling of categories) as numbers. */
+export function catsOf(text: unknown): number[] {
+  if (typeof text !== 'string' || text === '') return []
+  return text.split(' ').map(Number)
+}
+
+/**
+ * A table a report reads: a day table (`day` its day number) or a month table (`day` undefined: its
+ * rows carry their day, of which the report keeps `from`..`to` and what retention still keeps).
+ */
+type Source = { table: string; day: number | undefined; from: number; to: number }
+
+/** `SELECT <d>, <cols> FROM t1 WHERE <where> UNION ALL ...` over the sources, each row tagged with its day (raw: hour) as `d`. */
+function unionSql(sources: readonly Source[], cols: string, where: string): string {
+  return sources
+    .map((s) =>
+      s.day !== undefined
+        ? `SELECT ${s.day} AS d, ${cols} FROM ${s.table} WHERE ${where}`
+        : `SELECT day AS d, ${cols} FROM ${s.table} WHERE ${where} AND day BETWEEN ${s.from} AND ${s.to} ` +
+          `AND day >= (SELECT coalesce(max(value), 0) FROM meta WHERE key = '${RETENTION_KEY}')`
+    )
+    .join(' UNION ALL ')
+}
+
+async function rows(c: DuckDBConnection, sql: string, params: Array<string | number | bigint>): Promise<unknown[][]> {
+  return (await c.runAndReadAll(sql, params)).getRows()
+}
+
+/**
+ * The tables holding `kind`'s days `from`..`to`: the month tables that overlap the range (engine/stats/fold.ts)
+ * and the day tables not folded yet (a day may be in both: a late partial after its fold).
+ */
+async function dayTables(c: DuckDBConnection, kind: 'hours' | 'names', from: number, to: number): Promise<Source[]> {
+  const parts = await partitions(c)
+  const months = await monthPartitions(c)
+  const make = kind === 'hours' ? hoursTable : namesTable
+  const makeMonth = kind === 'hours' ? monthHoursTable : monthNamesTable
+  const out: Source[] = months[kind]
+    .filter((m) => m <= to && monthEnd(m) >= from)
+    .map((m) => ({ table: makeMonth(m), day: undefined, from, to }))
+  for (const d of parts[kind]) if (d >= from && d <= to) out.push({ table: make(d), day: d, from, to })
+  return out
+}
+
 /** Requests and Blocks per hour; every hour of the range is labelled, hours without queries are 0. */
-export function activityByHour(db: StatsDb, time: ReportTime, user: string, from: number, to: number): Chart {
+export async function activityByHour(
+  db: StatsDb,
+  time: ReportTime,
+  user: string,
+  from: number,
+  to: number
+): Promise<Chart> {
   const hours = time.hoursOfDays(from, to)
   const labels: string[] = []
   const requests: number[] = []
   const blocks: number[] = []
   if (hours.length === 0) return chart(labels, requests, blocks)
-  const first = hours[0]!
   const values = new Map<number, [number, number]>()
-  for (const { key, value } of db.hour.getRange({ start: [user, first], end: [user, hours[hours.length - 1]! + 1] })) {
-    values.set(key[1], value)
-  }
+  await db.read(async (c) => {
+    // An hour that straddles local midnight has rows in two day partitions: read one day either side.
+    const tables = await dayTables(c, 'hours', from - 1, to + 1)
+    if (tables.length === 0) return
+    const sql = `SELECT hour, sum(requests)::DOUBLE, sum(blocks)::DOUBLE FROM (${unionSql(tables, 'hour, requests, blocks', '"user" = $1 AND hour BETWEEN $2 AND $3')}) GROUP BY hour`
+    for (const [h, r, b] of await rows(c, sql, [user, hours[0]!, hours[hours.length - 1]!]))
+      values.set(Number(h), [Number(r), Number(b)])
+  })
   for (const h of hours) {
     const v = values.get(h)
     labels.push(time.hourLabel(h))
@@ -76,12 +135,17 @@ export function activityByHour(db: StatsDb, time: ReportTime, user: string, from
 }
 
 /** Requests and Blocks per day; every day of the range is labelled. */
-export function activityByDay(db: StatsDb, user: string, from: number, to: number): Chart {
+export async function activityByDay(db: StatsDb, user: string, from: number, to: number): Promise<Chart> {
   const labels: string[] = []
   const requests: number[] = []
   const blocks: number[] = []
   const values = new Map<number, [number, number]>()
-  for (const { key, value } of db.day.getRange({ start: [user, from], end: [user, to + 1] })) values.set(key[1], value)
+  await db.read(async (c) => {
+    const tables = await dayTables(c, 'hours', from, to)
+    if (tables.length === 0) return
+    const sql = `SELECT d, sum(requests)::DOUBLE, sum(blocks)::DOUBLE FROM (${unionSql(tables, 'requests, blocks', '"user" = $1')}) GROUP BY d`
+    for (const [d, r, b] of await rows(c, sql, [user])) values.set(Number(d), [Number(r), Number(b)])
+  })
   for (let d = from; d <= to; d++) {
     const v = values.get(d)
     labels.push(formatDay(d))
@@ -104,7 +168,8 @@ function chart(labels: string[], requests: number[], blocks: number[]): Chart {
 /** `www` keeps the names that start with the label `www.`. */
 export type DomainFilter = 'all' | 'www'
 
-interface DomainSum {
+export interface DomainSum {
+  day: number
   host: string
   r: number
   n: number
@@ -112,12 +177,7 @@ interface DomainSum {
   cats: number[]
 }
 
-// Most requested first; ties by name so the cut at 100 is stable.
-function byRequests(a: DomainSum, b: DomainSum): number {
-  return b.r - a.r || (a.host < b.host ? -1 : a.host > b.host ? 1 : 0)
-}
-
-function domainChart(list: DomainSum[]): DetailReport {
+function domainChart(list: readonly DomainSum[]): DetailReport {
   const labels: string[] = []
   const cats: number[][] = []
   const r: number[] = []
@@ -141,28 +201,48 @@ function domainChart(list: DomainSum[]): DetailReport {
   }
 }
 
+/**
+ * The per-day, per-name sums of `user` over the range as SQL (columns d, host, r, n, b, c): the
+ * partials of a day summed, the name's categories the last non-empty ones seen that day.
+ */
+function perDaySql(tables: readonly Source[], where: string): string {
+  return (
+    `SELECT d, host, sum(requests) AS r, sum(nxdomain) AS n, sum(blocks) AS b, ` +
+    `coalesce(arg_max(cats, seq) FILTER (WHERE cats <> ''), '') AS c FROM (${unionSql(tables, 'host, requests, nxdomain, blocks, cats, seq', where)}) GROUP BY d, host`
+  )
+}
+
+function domainSum(row: readonly unknown[]): DomainSum {
+  return {
+    day: Number(row[0]),
+    host: String(row[1]),
+    r: Number(row[2]),
+    n: Number(row[3]),
+    b: Number(row[4]),
+    cats: catsOf(row[5])
+  }
+}
+
 /** The top 100 domains of the range by Requests, with NXdomain and Blocks. */
-export function topDomains(
+export async function topDomains(
   db: StatsDb,
   user: string,
   from: number,
   to: number,
   filter: DomainFilter,
   limit = TOP_DOMAINS
-): Chart {
-  const sums = new Map<string, DomainSum>()
-  for (const { key, value } of db.domain.getRange({ start: [user, from], end: [user, to + 1] })) {
-    const host = key[2]
-    if (filter === 'www' && !host.startsWith('www.')) continue
-    const s = sums.get(host)
-    if (s === undefined) sums.set(host, { host, r: value[0], n: value[1], b: value[2], cats: value[3] })
-    else {
-      s.r += value[0]
-      s.n += value[1]
-      s.b += value[2]
-    }
-  }
-  const { labels, datasets } = domainChart([...sums.values()].sort(byRequests).slice(0, limit))
+): Promise<Chart> {
+  const list = await db.read(async (c) => {
+    const tables = await dayTables(c, 'names', from, to)
+    if (tables.length === 0) return []
+    const where = '"user" = $1' + (filter === 'www' ? " AND starts_with(host, 'www.')" : '')
+    // Most requested first; ties by name so the cut is stable. A name's categories: those of its first day in the range.
+    const sql =
+      `SELECT 0, host, sum(r)::DOUBLE AS total, sum(n)::DOUBLE, sum(b)::DOUBLE, arg_min(c, d) FROM (${perDaySql(tables, where)}) ` +
+      'GROUP BY host ORDER BY total DESC, host LIMIT $2'
+    return (await rows(c, sql, [user, limit])).map(domainSum)
+  })
+  const { labels, datasets } = domainChart(list)
   return { labels, datasets }
 }
 
@@ -170,34 +250,74 @@ export function topDomains(
  * Per day of the range (`timestamps`, `YYYY-MM-DD`), that day's top 100 domains with their
  * categories (`cats`, aligned with `labels`) and Requests, NXdomain, Blocks.
  */
-export function detail(db: StatsDb, user: string, from: number, to: number, limit = TOP_DOMAINS): Detail {
+export async function detail(
+  db: StatsDb,
+  user: string,
+  from: number,
+  to: number,
+  limit = TOP_DOMAINS
+): Promise<Detail> {
   const perDay = new Map<number, DomainSum[]>()
-  for (const { key, value } of db.domain.getRange({ start: [user, from], end: [user, to + 1] })) {
-    let list = perDay.get(key[1])
-    if (list === undefined) perDay.set(key[1], (list = []))
-    list.push({ host: key[2], r: value[0], n: value[1], b: value[2], cats: value[3] })
-  }
+  await db.read(async (c) => {
+    const tables = await dayTables(c, 'names', from, to)
+    if (tables.length === 0) return
+    const sql =
+      `SELECT d, host, r::DOUBLE AS r, n::DOUBLE, b::DOUBLE, c FROM (${perDaySql(tables, '"user" = $1')}) ` +
+      'QUALIFY row_number() OVER (PARTITION BY d ORDER BY r DESC, host) <= $2 ORDER BY d, r DESC, host'
+    for (const row of await rows(c, sql, [user, limit])) {
+      const s = domainSum(row)
+      let list = perDay.get(s.day)
+      if (list === undefined) perDay.set(s.day, (list = []))
+      list.push(s)
+    }
+  })
   const timestamps: string[] = []
   const reports: DetailReport[] = []
   for (let d = from; d <= to; d++) {
     timestamps.push(formatDay(d))
-    reports.push(domainChart((perDay.get(d) ?? []).sort(byRequests).slice(0, limit)))
+    reports.push(domainChart(perDay.get(d) ?? []))
   }
   return { timestamps, reports }
 }
 
 /** The user's queries of the last hour before `now`, oldest first (at most the newest MAX_RAW_ROWS). */
-export function rawLastHour(db: StatsDb, time: ReportTime, user: string, now: number): RawReport {
-  const data: RawRow[] = []
-  for (const { value: v } of db.raw.getRange({
-    start: [user, Number.MAX_SAFE_INTEGER],
-    end: [user, now - HOUR_MS],
-    reverse: true,
-    limit: MAX_RAW_ROWS
-  })) {
-    if (v[0] > now) continue
-    data.push([time.formatTime(v[0]), v[1], v[2], v[3], v[4], v[5], v[6], v[7]])
-  }
+export async function rawLastHour(db: StatsDb, time: ReportTime, user: string, now: number): Promise<RawReport> {
+  const found = await db.read(async (c) => {
+    const first = Math.floor((now - HOUR_MS) / HOUR_MS)
+    const last = Math.floor(now / HOUR_MS)
+    const tables: Source[] = (await partitions(c)).raw
+      .filter((h) => h >= first && h <= last)
+      .map((h) => ({ table: rawTable(h), day: h, from: h, to: h }))
+    if (tables.length === 0) return []
+    const cols = 'seq, created, nxdomain, address, host, blockedhost, reason, cats, blockedcats'
+    const sql =
+      `SELECT created::DOUBLE, nxdomain, address, host, blockedhost, reason, cats, blockedcats FROM ` +
+      `(${unionSql(tables, cols, '"user" = $1 AND created BETWEEN $2 AND $3')}) ORDER BY created DESC, seq DESC LIMIT $4`
+    return await rows(c, sql, [user, now - HOUR_MS, now, MAX_RAW_ROWS])
+  })
+  const data: RawRow[] = found.map((v) => [
+    time.formatTime(Number(v[0])),
+    v[1] === true ? 1 : 0,
+    String(v[2]),
+    String(v[3]),
+    String(v[4]),
+    String(v[5]),
+    catsOf(v[6]),
+    catsOf(v[7])
+  ])
   data.reverse()
   return { fields: RAW_FIELDS, data }
+}
+
+/**
+ * The whole server's blocked names of the range (for the overview): per name, the blocks and
+ * requests of the days it was blocked on, and its categories on the first of them.
+ */
+export async function blockedNames(db: StatsDb, user: string, from: number, to: number): Promise<DomainSum[]> {
+  return await db.read(async (c) => {
+    const tables = await dayTables(c, 'names', from, to)
+    if (tables.length === 0) return []
+    const sql = `SELECT 0, host, sum(r)::DOUBLE, 0, sum(b)::DOUBLE, arg_min(c, d) FROM (${perDaySql(tables, '"user" = $1')}) WHERE b > 0 GROUP BY host`
+    return (await rows(c, sql, [user])).map(domainSum)
+  })
 }

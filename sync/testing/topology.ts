@@ -22,6 +22,11 @@ export interface Topology {
   redisAddressFor(i: number): string
   /** Addresses Redis must bind. */
   readonly redisBind: string[]
+  /**
+   * Address the other hosts reach host `i` at (statistics segments fetched between hosts): in
+   * namespaces a second veth per host on a bridge of their own, so hosts talk with no forwarding.
+   */
+  peerAddress(i: number): string
   /** Command prefix that runs a process inside host `i`. */
   prefix(i: number): string[]
   cleanup(): void
@@ -34,6 +39,26 @@ function tryRun(cmd: string, args: string[]): boolean {
   } catch {
     return false
   }
+}
+
+/** A bridge in the root namespace and one more veth per host on it: 10.<net>.200.<i>/24 between hosts. */
+function linkPeers(tag: string, net: number, hosts: number): boolean {
+  const bridge = `fdb${tag}`
+  if (!tryRun('ip', ['link', 'add', bridge, 'type', 'bridge']) || !tryRun('ip', ['link', 'set', bridge, 'up']))
+    return false
+  for (let i = 1; i <= hosts; i++) {
+    const ns = `fdh${tag}-${i}`
+    const [outer, inner] = [`fdp${tag}${i}`, `fdq${tag}${i}`]
+    const ok =
+      tryRun('ip', ['link', 'add', outer, 'type', 'veth', 'peer', 'name', inner]) &&
+      tryRun('ip', ['link', 'set', outer, 'master', bridge]) &&
+      tryRun('ip', ['link', 'set', outer, 'up']) &&
+      tryRun('ip', ['link', 'set', inner, 'netns', ns]) &&
+      tryRun('ip', ['netns', 'exec', ns, 'ip', 'addr', 'add', `10.${net}.200.${i}/24`, 'dev', inner]) &&
+      tryRun('ip', ['netns', 'exec', ns, 'ip', 'link', 'set', inner, 'up'])
+    if (!ok) return false
+  }
+  return true
 }
 
 /** Namespaces when this process may create them, loopback addresses otherwise. */
@@ -60,11 +85,12 @@ export function createTopology(hosts: number): Topology {
         tryRun('ip', ['netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up'])
       if (!ok) return false
     }
-    return true
+    return linkPeers(tag, net, hosts)
   })()
   const removeNs = (): void => {
-    for (const ns of made) tryRun('ip', ['netns', 'del', ns]) // deletes the veth pair with it
+    for (const ns of made) tryRun('ip', ['netns', 'del', ns]) // deletes the veth pairs with it
     made.length = 0
+    tryRun('ip', ['link', 'del', `fdb${tag}`])
   }
   if (netns) {
     return {
@@ -73,6 +99,7 @@ export function createTopology(hosts: number): Topology {
       clientAddress: (i) => `10.${net}.${i}.1`,
       redisAddressFor: (i) => `10.${net}.${i}.1`,
       redisBind: ['127.0.0.1', ...Array.from({ length: hosts }, (_, k) => `10.${net}.${k + 1}.1`)],
+      peerAddress: (i) => `10.${net}.200.${i}`,
       prefix: (i) => ['ip', 'netns', 'exec', `fdh${tag}-${i}`],
       cleanup: removeNs
     }
@@ -84,6 +111,7 @@ export function createTopology(hosts: number): Topology {
     clientAddress: (i) => `127.${net}.${i}.1`,
     redisAddressFor: () => '127.0.0.1',
     redisBind: ['127.0.0.1'],
+    peerAddress: (i) => `127.${net}.${i}.2`,
     prefix: () => [],
     cleanup: () => {}
   }
@@ -105,11 +133,13 @@ export interface Host {
   readonly syncUrl: string
   readonly dnsPort: number
   readonly procs: HostProcess[]
-  /**
-   * Starts a role; `configFile` instead of the host's config (an api role started without Redis, say);
-   * `env` adds to the environment (a host's own test clock, say).
-   */
-  start(role: 'sync' | 'api' | 'dns', configFile?: string, env?: NodeJS.ProcessEnv): Promise<HostProcess>
+  /** Starts a role; `configFile` instead of the host's config (an api role started without Redis, say). */
+  start(
+    role: 'sync' | 'api' | 'dns',
+    configFile?: string,
+    /** Extra environment (test hooks); with `waitReady` false, returns once spawned. */
+    options?: { env?: Record<string, string>; waitReady?: boolean }
+  ): Promise<HostProcess>
   stop(): Promise<void>
 }
 
@@ -155,7 +185,14 @@ export async function defineHost(
       'require-credentials': false,
       ...extra.api
     },
-    sync: { listen: `${address}:${syncPort}`, log: '-', pid: join(dir, 'sync.pid'), ...extra.sync },
+    // The sync listener also serves this host's statistics segments to the other hosts (peerAddress).
+    sync: {
+      listen: `${topo.kind === 'netns' ? '0.0.0.0' : address}:${syncPort}`,
+      'segments-url': `http://${topo.peerAddress(i)}:${syncPort}`,
+      log: '-',
+      pid: join(dir, 'sync.pid'),
+      ...extra.sync
+    },
     ...(extra.lists === undefined ? {} : { lists: extra.lists })
   }
   const config = join(dir, 'filterd.json')
@@ -164,10 +201,10 @@ export async function defineHost(
   const start = async (
     role: 'sync' | 'api' | 'dns',
     configFile = config,
-    env: NodeJS.ProcessEnv = {}
+    options: { env?: Record<string, string>; waitReady?: boolean } = {}
   ): Promise<HostProcess> => {
     const [cmd, ...args] = [...topo.prefix(i), process.execPath, FILTERD, role, '--config', configFile]
-    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, ...env } })
+    const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, ...options.env } })
     const output: string[] = []
     let buffered = ''
     const take = (d: string): void => {
@@ -190,6 +227,7 @@ export async function defineHost(
     }
     const p: HostProcess = { role, proc, output, stop }
     procs.push(p)
+    if (options.waitReady === false) return p
     await Promise.race([
       once(proc, 'message'),
       once(proc, 'exit').then(([code]) => {

@@ -124,7 +124,12 @@ test('a backup taken during a write storm holds every write acknowledged before 
     files: Array<{ path: string }>
     store: { users: number }
   }
-  t.assert.ok(manifest.files.some((f) => f.path === 'statsdb/data.mdb'))
+  t.assert.ok(manifest.files.some((f) => f.path === 'statsdb/stats.duckdb'))
+  // The api role made that copy in its own folder; the backup took it away, leaving nothing behind.
+  t.assert.deepStrictEqual(
+    readdirSync(configA.stats.db).filter((n) => n.startsWith('snapshot')),
+    []
+  )
   t.assert.ok(manifest.store.users >= beforeBackup.length)
 
   // While the api role runs on the store, restore refuses, even with --force, and changes nothing.
@@ -277,6 +282,30 @@ test('restore refuses a backup that is incomplete, damaged or added to, and a no
   t.assert.match(held.stderr, new RegExp(`${configB.common.db} \\(common\\.db\\) is open by pid ${holder.pid ?? 0};`))
   holder.kill('SIGKILL')
   await once(holder, 'exit')
+
+  // The same for the statistics store: DuckDB keeps its file open (a stats-migrate, say).
+  const statsHolder = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { mkdirSync } from 'node:fs'; import { DuckDBInstance } from '@duckdb/node-api'; mkdirSync(${JSON.stringify(configB.stats.db)}, { recursive: true }); ` +
+        `await DuckDBInstance.create(${JSON.stringify(join(configB.stats.db, 'stats.duckdb'))}); console.log('open'); setInterval(() => {}, 1000)`
+    ],
+    { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] }
+  )
+  t.after(() => {
+    statsHolder.kill('SIGKILL')
+  })
+  await once(statsHolder.stdout, 'data')
+  const statsHeld = await runCli(['restore', '--force', '--config', fileB, dir])
+  t.assert.strictEqual(statsHeld.code, 1)
+  t.assert.match(
+    statsHeld.stderr,
+    new RegExp(`${configB.stats.db} \\(stats\\.db\\) is open by pid ${statsHolder.pid ?? 0};`)
+  )
+  statsHolder.kill('SIGKILL')
+  await once(statsHolder, 'exit')
 
   // A damaged store (its meta pages gone), the case docs/errors.md sends here: restored over, kept aside.
   const damaged = join(configB.common.db, 'data.mdb')

@@ -4,7 +4,9 @@
  *
  *   DIR/store/data.mdb     the policy store (common.db), an LMDB copy with compaction
  *   DIR/stats/*.csv        the closed statistics files the importer has not finished yet (stats.dir)
- *   DIR/statsdb/data.mdb   the statistics database (stats.db), an LMDB copy with compaction
+ *   DIR/statsdb/stats.duckdb  the statistics store (stats.db), a DuckDB copy made by its writer
+ *                          (engine/stats/snapshot.ts); an LMDB stats.db not yet migrated is copied as
+ *                          statsdb/data.mdb
  *   DIR/manifest.json      versions, sources, and every file's size and SHA-256: written last
  *
  * LMDB's copy reads one read transaction: it holds every transaction committed before it began, and
@@ -32,7 +34,7 @@ import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { open } from 'lmdb'
 import { loadConfigFile, sharesRedis, type Config } from '../../engine/config/index.js'
-import { closeCurrentParts, partsOpenedBy, recoverStaleParts } from '../../engine/stats/index.js'
+import { closeCurrentParts, partsOpenedBy, recoverStaleParts, snapshotStatsDb } from '../../engine/stats/index.js'
 import { Store } from '../../engine/store/index.js'
 import { commandArgs } from '../cli/command-args.js'
 import { filterdVersion } from '../cli/version.js'
@@ -114,7 +116,7 @@ export interface BackupResult {
 export async function backup(
   config: Readonly<Config>,
   dir: string,
-  options: { waitMs?: number } = {}
+  options: { waitMs?: number; snapshotWaitMs?: number } = {}
 ): Promise<BackupResult> {
   const started = new Date()
   const storePath = config.common.db
@@ -130,8 +132,13 @@ export async function backup(
     stillOpen = await closeCurrentFiles(statsDir, options.waitMs ?? 3000)
     statsFiles = copyClosedFiles(statsDir, join(dir, PARTS.statsFiles))
   }
-  const statsDb = existsSync(join(config.stats.db, 'data.mdb')) ? config.stats.db : null
-  if (statsDb !== null) await copyEnvironment(statsDb, join(dir, PARTS.statsDb))
+  const statsDb = existsSync(config.stats.db) ? config.stats.db : null
+  if (statsDb !== null) {
+    // The DuckDB store: copied by the api role when it holds it (the one writer), else by us.
+    await snapshotStatsDb(statsDb, join(dir, PARTS.statsDb), options.snapshotWaitMs ?? 30_000)
+    // A legacy LMDB stats.db that `filterd stats-migrate` has not moved in yet.
+    if (existsSync(join(statsDb, 'data.mdb'))) await copyEnvironment(statsDb, join(dir, PARTS.statsDb))
+  }
   await copyEnvironment(storePath, join(dir, PARTS.store))
 
   // What the copy holds, read from the copy itself.

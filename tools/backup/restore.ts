@@ -23,6 +23,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   realpathSync,
   renameSync,
   rmdirSync,
@@ -107,6 +108,32 @@ export function lmdbOpeners(path: string): number[] {
   return [...pids].sort((x, y) => x - y)
 }
 
+/**
+ * Pids (other than ours) with the DuckDB statistics store in `path` open: DuckDB holds its file
+ * open (no mapping), so /proc/PID/fd tells (Linux; elsewhere none are found).
+ */
+export function duckdbOpeners(path: string): number[] {
+  const file = join(path, 'stats.duckdb')
+  if (!existsSync(file) || !existsSync('/proc/self/fd')) return []
+  const real = realpathSync(file)
+  const pids: number[] = []
+  for (const p of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    const pid = Number(p)
+    if (pid === process.pid) continue
+    try {
+      for (const fd of readdirSync(`/proc/${p}/fd`)) {
+        if (readlinkSync(`/proc/${p}/fd/${fd}`) === real) {
+          pids.push(pid)
+          break
+        }
+      }
+    } catch {
+      /* gone meanwhile, or not ours to read */
+    }
+  }
+  return pids
+}
+
 interface Target {
   part: string
   path: string
@@ -138,7 +165,7 @@ function preflight(config: Readonly<Config>, targets: readonly Target[], force: 
       `roles of this config are running: ${running.join(', ')}; stop them first (systemctl stop 'filterd@*', or kill PID)`
     )
   for (const t of targets.filter((x) => x.part !== PARTS.statsFiles)) {
-    const pids = lmdbOpeners(t.path)
+    const pids = [...new Set([...lmdbOpeners(t.path), ...duckdbOpeners(t.path)])].sort((x, y) => x - y)
     if (pids.length > 0)
       throw new RestoreRefused(
         `${t.path} (${t.label}) is open by pid ${pids.join(', ')}; stop every process using it first`

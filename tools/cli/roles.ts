@@ -64,6 +64,10 @@ export const COMMANDS: Record<string, { module: string; help: string; ownHelp?: 
     module: '../../tools/stats-import.js',
     help: 'import every closed statistics file now (--config FILE)'
   },
+  'stats-migrate': {
+    module: '../../tools/stats-migrate.js',
+    help: 'move an old LMDB statistics environment (stats.db/data.mdb) into the statistics store, api role stopped (--config FILE)'
+  },
   client: {
     module: '../../tools/client.js',
     help: 'manage categorization API clients: add|list|remove|rotate|usage (--config FILE)'

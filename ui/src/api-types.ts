@@ -699,7 +699,7 @@ export interface paths {
         };
         /**
          * the whole server over the days from..to: requests and blocks per hour and day, top blocked names and categories, anonymous against users
-         * @description Totals count every query of every address. topCategories counts the blocks of the top blocked names by their categories (a name in two categories counts for both). Imported every 5 minutes, like the per-user reports.
+         * @description Totals count every query of every address. topCategories counts the blocks of the top blocked names by their categories (a name in two categories counts for both). Imported every few seconds (stats.rotate + stats.import-interval), like the per-user reports.
          */
         get: operations["getStatsOverview"];
         put?: never;

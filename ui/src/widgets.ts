@@ -3,7 +3,15 @@ import { categoryNames, get, seg, type Check, type Groups } from './api.js'
 import { clear, day, errorBox, h } from './dom.js'
 import { fmt, t } from './i18n.js'
 
-export function dateRange(onShow: (from: string, to: string) => void, days = 7): HTMLElement {
+/** How often a report whose range ends today asks again (the statistics are imported every few seconds). */
+export const REFRESH_MS = 5000
+
+/**
+ * The from/to form of a report. The report shows at once and, while its range ends today and the
+ * page is visible, again every REFRESH_MS, so new queries appear by themselves; it stops once the
+ * form has left the page.
+ */
+export function dateRange(onShow: (from: string, to: string) => void, days = 7, refreshMs = REFRESH_MS): HTMLElement {
   const from = h('input', { type: 'date', name: 'from', value: day(days - 1) })
   const to = h('input', { type: 'date', name: 'to', value: day(0) })
   const form = h(
@@ -20,6 +28,13 @@ export function dateRange(onShow: (from: string, to: string) => void, days = 7):
   queueMicrotask(() => {
     onShow(from.value, to.value)
   })
+  const timer = setInterval(() => {
+    if (!form.isConnected) {
+      clearInterval(timer)
+      return
+    }
+    if (document.visibilityState === 'visible' && to.value >= day(0)) onShow(from.value, to.value)
+  }, refreshMs)
   return form
 }
 

@@ -10,6 +10,7 @@ import { silentLogger } from '../../log/index.js'
 import { tempDir } from '../../testing/temp.js'
 import type { QueryLogRecord } from '../../querylog/index.js'
 import { createCsvQueryLog } from '../writer.js'
+import { metaGet, partitions, rawTable, type PartitionKind, type StatsDb } from '../db.js'
 
 export interface StatsTestEnv {
   readonly root: string
@@ -100,4 +101,33 @@ export async function writeFiles(env: StatsTestEnv, records: readonly QueryLogRe
     if ((i + 1) % per === 0) await log.rotateNow()
   }
   await log.close()
+}
+
+/** Raw rows in the statistics store (every raw partition). */
+export async function rawCount(db: StatsDb): Promise<number> {
+  return await db.read(async (c) => {
+    const hours = (await partitions(c)).raw
+    if (hours.length === 0) return 0
+    const r = await c.runAndReadAll(
+      `SELECT count(*)::DOUBLE FROM (${hours.map((h) => `SELECT 1 FROM ${rawTable(h)}`).join(' UNION ALL ')})`
+    )
+    return Number(r.getRows()[0]![0])
+  })
+}
+
+/** The partitions in the store, by kind. */
+export async function partitionsOf(db: StatsDb): Promise<Record<PartitionKind, number[]>> {
+  return await db.read((c) => partitions(c))
+}
+
+/** The ledger: rows imported per file name. */
+export async function ledgerRows(db: StatsDb): Promise<number> {
+  return await db.read(async (c) =>
+    Number((await c.runAndReadAll('SELECT coalesce(sum(rows), 0)::DOUBLE FROM files')).getRows()[0]![0])
+  )
+}
+
+/** A meta counter of the store. */
+export async function metaOf(db: StatsDb, key: string): Promise<number> {
+  return await db.read((c) => metaGet(c, key))
 }

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# DNS latency while the statistics import runs at full rate beside it (issue 24's goal: p99 at 20k q/s
+# at most 2 ms). One filterd DNS server (native UDP, inline, 1 process; the 1M-name table and 10,000
+# users of bench/dns/setup.ts) forwarding to Knot, and the api role importing its statistics folder.
+# Alternating phases of SECONDS each, ROUNDS times:
+#   quiet:  the api process is stopped (SIGSTOP): nothing imports; dnsperf sends 20k q/s;
+#   import: the api process runs and a feeder keeps two pre-written files of ROWS rows waiting in the
+#           statistics folder (the importer never idles); dnsperf sends 20k q/s.
+# The table gives p50/p99/p99.9 per phase (medians over the rounds) and the import rate reached.
+# Usage: bench/stats/dns-beside-import.sh [SECONDS=20] [ROUNDS=2] [ROWS=200000]   (after `npm run build`)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SECS=${1:-20}
+ROUNDS=${2:-2}
+ROWS=${3:-200000}
+for tool in dnsperf knotd; do
+  command -v "$tool" >/dev/null || { echo "installing dnsperf knot"; apt-get install -y dnsperf knot >/dev/null; break; }
+done
+DIR=$(mktemp -d /tmp/filterd-dns-import.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$DIR"
+}
+trap cleanup EXIT
+KNOT=5390 DNS=5396 API=5489
+node dist/bench/dns/setup.js "$DIR" $KNOT >&2
+. bench/dns/knot.sh
+start_knot "$DIR" $KNOT
+# The api role reads the same config as the DNS server, plus its listener.
+node -e '
+const [file, out, port] = process.argv.slice(1)
+const c = JSON.parse(require("fs").readFileSync(file, "utf8"))
+// The taxonomy shipped with the demo: the bench folder has only the category table.
+c.datafiles = { ...c.datafiles, cats: require("path").resolve("conf") }
+c.api = { listen: `127.0.0.1:${port}`, log: file + ".api.log", pid: file + ".api.pid" }
+require("fs").writeFileSync(out, JSON.stringify(c, null, 1))
+' "$DIR/native-inline-p1.yaml" "$DIR/api.yaml" $API
+node dist/tools/filterd.js dns --config "$DIR/native-inline-p1.yaml" >/dev/null 2>&1 & PIDS+=($!)
+node dist/tools/filterd.js api --config "$DIR/api.yaml" >/dev/null 2>"$DIR/api.err" & PIDS+=($!)
+API_PID=$!
+for _ in $(seq 1 120); do dig +tries=1 +time=1 @127.0.0.1 -p $DNS probe.example A >/dev/null 2>&1 && break; sleep 0.5; done
+for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$API/health" >/dev/null && break; sleep 0.5; done
+kill -0 $API_PID 2>/dev/null || { echo "the api role did not start:" >&2; cat "$DIR/api.err" >&2; exit 1; }
+STATS=$DIR/stats
+
+# Enough pre-written files for every import phase at up to 1M rows/s.
+FILES=$(( (SECS * 1000000 / ROWS + 2) * ROUNDS ))
+mkdir -p "$DIR/pregen"
+node dist/bench/stats/csv-fill.js "$DIR/pregen" "$FILES" "$ROWS" >&2
+QUEUE=($(ls "$DIR/pregen"/queries-*.csv))
+NEXT=0
+
+# Rows of the pre-written files the importer has taken (moved in and since deleted).
+MOVED=()
+taken() { local n=0 f; for f in "${MOVED[@]}"; do [ -e "$STATS/$(basename "$f")" ] || n=$((n + 1)); done; echo $((n * ROWS)); }
+feed() { # keeps two pre-written files waiting until killed
+  local waiting
+  while :; do
+    waiting=$(ls "$STATS" | grep -c -F -f <(printf '%s\n' "${QUEUE[@]##*/}") || true)
+    if [ "$waiting" -lt 2 ] && [ "$NEXT" -lt "${#QUEUE[@]}" ]; then
+      mv "${QUEUE[$NEXT]}" "$STATS/"; echo "${QUEUE[$NEXT]}"; NEXT=$((NEXT + 1))
+    else sleep 0.1; fi
+  done
+}
+load() { dnsperf -s 127.0.0.1 -p $DNS -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l "$SECS" -Q 20000 -v 2>/dev/null | node dist/bench/dns/stats.js; }
+
+RESULTS=()
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+dnsperf -s 127.0.0.1 -p $DNS -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l 2 >/dev/null 2>&1 || true   # warm-up
+for r in $(seq 1 "$ROUNDS"); do
+  kill -STOP $API_PID
+  RESULTS+=("quiet|$(load)|0")
+  kill -CONT $API_PID
+  before=$(taken)
+  feed > "$DIR/fed-$r.txt" & FEEDER=$!
+  t0=$(date +%s%N)
+  q=$(load)
+  kill $FEEDER; wait $FEEDER 2>/dev/null || true
+  t1=$(date +%s%N)
+  while read -r f; do MOVED+=("$f"); done < "$DIR/fed-$r.txt"
+  NEXT=${#MOVED[@]}
+  # Rows taken during the phase (a file still waiting at its end is not counted).
+  RESULTS+=("import|$q|$(( ($(taken) - before) * 1000000000 / (t1 - t0) ))")
+  # Let the importer finish what is waiting before the next quiet phase.
+  for _ in $(seq 1 600); do [ "$(ls "$STATS" | grep -c '^queries-')" -le 1 ] && break; sleep 0.5; done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "node $(node -v); dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null); $(nproc) cores; files of $ROWS rows; ${SECS} s phases"
+printf '%s\n' "${RESULTS[@]}" | node -e '
+const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [phase, q, rate] = l.split("|"); return { phase, q: JSON.parse(q), rate: Number(rate) } })
+const med = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
+console.log("| phase | rounds | p50 ms | p99 ms | p99.9 ms | lost | answered q/s | import rows/s (each round) |")
+console.log("|---|---:|---:|---:|---:|---:|---:|---|")
+for (const phase of ["quiet", "import"]) {
+  const rs = rows.filter((r) => r.phase === phase)
+  console.log(`| ${phase} | ${rs.length} | ${med(rs.map((r) => r.q.p50))} | ${med(rs.map((r) => r.q.p99))} | ${med(rs.map((r) => r.q.p999))} | ${med(rs.map((r) => r.q.lost))} | ${med(rs.map((r) => r.q.qps))} | ${rs.map((r) => r.rate).join(" / ")} |`)
+}
+'

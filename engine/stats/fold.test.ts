@@ -1,0 +1,136 @@
+import { test, type TestContext } from 'node:test'
+import { openStatsDb, type StatsDb } from './db.js'
+import { ALL_USERS, ANONYMOUS_USER } from './files.js'
+import { FOLD_EVERY_MS, foldDays, monthPartitions } from './fold.js'
+import { importClosedFiles, pruneStats } from './importer.js'
+import { overview } from './overview.js'
+import { activityByDay, activityByHour, detail, topDomains } from './reports.js'
+import { at, blocked, partitionsOf, rec, statsTestEnv, writeFiles, type StatsTestEnv } from './testing/fixtures.js'
+import { ReportTime, parseDay } from './time.js'
+import type { QueryLogRecord } from '../querylog/index.js'
+
+const day = (s: string): number => parseDay(s)!
+const time = new ReportTime('UTC')
+/** Before every query of these tests: nothing is over for an hour yet, so nothing folds. */
+const EARLY = at('2024-04-28', '00:10')
+const NOW = at('2024-05-15', '12:30')
+const [FROM, TO] = [day('2024-04-27'), day('2024-05-15')]
+
+/** Queries on days of April and May (names and users varied), each day in several files (several partials). */
+function queriesOf(d: string, n: number, salt = 0): QueryLogRecord[] {
+  const out: QueryLogRecord[] = []
+  for (let i = 0; i < n; i++) {
+    const t = at(d, '00:00') + ((i * 7919 + salt * 13) % 86_400) * 1000
+    const user = i % 5 === 0 ? null : i % 2 === 0 ? 'alice' : 'bob'
+    const name = `${i % 3 === 0 ? 'www.' : ''}n${(i + salt) % 7}.example`
+    out.push(
+      i % 6 === 0
+        ? blocked(t, `10.0.0.${i % 4}`, user, name, [(i % 3) + 1])
+        : rec(t, `10.0.0.${i % 4}`, user, name, { cats: [i % 4], nxdomain: i % 11 === 0 })
+    )
+  }
+  return out
+}
+
+const DAYS = ['2024-04-28', '2024-04-30', '2024-05-01', '2024-05-02', '2024-05-15']
+
+/** Every report of every kind of user over the range, and the overview. */
+async function reports(db: StatsDb): Promise<unknown[]> {
+  const out: unknown[] = []
+  for (const u of ['alice', 'bob', ANONYMOUS_USER, ALL_USERS]) {
+    out.push(await activityByDay(db, u, FROM, TO))
+    out.push(await activityByHour(db, time, u, FROM, TO))
+    out.push(await topDomains(db, u, FROM, TO, 'all'))
+    out.push(await topDomains(db, u, day('2024-04-30'), day('2024-05-01'), 'www'))
+    out.push(await detail(db, u, FROM, TO))
+  }
+  out.push(await overview(db, time, FROM, TO))
+  return out
+}
+
+async function importAt(env: StatsTestEnv, db: StatsDb, records: QueryLogRecord[], now: number): Promise<void> {
+  await writeFiles(env, records, 3)
+  await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => now })
+}
+
+/** Two stores given the same queries: `ref` never folds (every import is "early"), `db` is the one under test. */
+function twoStores(t: TestContext): { env: StatsTestEnv; db: StatsDb; refEnv: StatsTestEnv; ref: StatsDb } {
+  const env = statsTestEnv(t)
+  const refEnv = statsTestEnv(t)
+  const db = openStatsDb(env.config.stats.db)
+  const ref = openStatsDb(refEnv.config.stats.db)
+  t.after(() => Promise.all([db.close(), ref.close()]))
+  return { env, db, refEnv, ref }
+}
+
+const months = (db: StatsDb): Promise<{ hours: number[]; names: number[] }> => db.read((c) => monthPartitions(c))
+
+test('a fold changes no report: month tables and day tables read together give what the day tables gave', async (t: TestContext) => {
+  const { env, db, refEnv, ref } = twoStores(t)
+  for (const [i, d] of DAYS.entries()) {
+    await importAt(env, db, queriesOf(d, 60, i), EARLY)
+    await importAt(refEnv, ref, queriesOf(d, 60, i), EARLY)
+  }
+  const before = await reports(db)
+  t.assert.deepStrictEqual(before, await reports(ref))
+  t.assert.deepStrictEqual((await partitionsOf(db)).names, DAYS.map(day))
+  // At NOW every day but the 15th has been over for more than an hour: April's two and May's two fold.
+  await pruneStats(db, 'UTC', NOW)
+  t.assert.deepStrictEqual(await months(db), {
+    hours: [day('2024-04-01'), day('2024-05-01')],
+    names: [day('2024-04-01'), day('2024-05-01')]
+  })
+  t.assert.deepStrictEqual((await partitionsOf(db)).hours, [day('2024-05-15')])
+  t.assert.deepStrictEqual((await partitionsOf(db)).names, [day('2024-05-15')])
+  // The range spans two month tables and a day table.
+  t.assert.deepStrictEqual(await reports(db), before)
+  t.assert.ok((before[0] as { datasets: Array<{ data: number[] }> }).datasets[0]!.data.some((v) => v > 0))
+
+  // A late file for a folded day (2024-05-02) lands in a day table beside May's month table: read together.
+  const late = queriesOf('2024-05-02', 30, 9)
+  await importAt(env, db, late, NOW + 60_000)
+  await importAt(refEnv, ref, late, EARLY)
+  t.assert.deepStrictEqual((await partitionsOf(db)).names, [day('2024-05-02'), day('2024-05-15')])
+  t.assert.deepStrictEqual(await reports(db), await reports(ref))
+  // Within FOLD_EVERY_MS of the last fold it waits; after, it is folded into May (the month rewritten).
+  await pruneStats(db, 'UTC', NOW + 120_000)
+  t.assert.deepStrictEqual((await partitionsOf(db)).names, [day('2024-05-02'), day('2024-05-15')])
+  await pruneStats(db, 'UTC', NOW + FOLD_EVERY_MS + 120_000)
+  t.assert.deepStrictEqual((await partitionsOf(db)).names, [day('2024-05-15')])
+  t.assert.deepStrictEqual(await reports(db), await reports(ref))
+})
+
+test('a fold that fails before its commit loses and doubles nothing; repeated, it folds once', async (t: TestContext) => {
+  const { env, db, refEnv, ref } = twoStores(t)
+  for (const [i, d] of DAYS.entries()) {
+    await importAt(env, db, queriesOf(d, 40, i), EARLY)
+    await importAt(refEnv, ref, queriesOf(d, 40, i), EARLY)
+  }
+  const expected = await reports(ref)
+  const parts = await partitionsOf(db)
+  // Fails inside the transaction of each month in turn, after the month table was made and the day tables dropped.
+  for (const failAt of [day('2024-04-01'), day('2024-05-01')]) {
+    const fold = db.write((c) =>
+      foldDays(db, c, 'UTC', NOW, {
+        hook: (m) => {
+          if (m === failAt) throw new Error('interrupted')
+        }
+      })
+    )
+    await t.assert.rejects(fold, /interrupted/)
+    t.assert.deepStrictEqual(await reports(db), expected)
+  }
+  // The first attempt failed on April: nothing folded. The second folded April and failed on May.
+  t.assert.deepStrictEqual(await months(db), { hours: [day('2024-04-01')], names: [day('2024-04-01')] })
+  t.assert.deepStrictEqual((await partitionsOf(db)).hours, parts.hours.slice(2))
+  // Repeated: May folds (April has nothing left to fold), and repeating once more changes nothing.
+  for (let i = 0; i < 2; i++) {
+    await db.write((c) => foldDays(db, c, 'UTC', NOW + i * 2 * FOLD_EVERY_MS))
+    t.assert.deepStrictEqual(await months(db), {
+      hours: [day('2024-04-01'), day('2024-05-01')],
+      names: [day('2024-04-01'), day('2024-05-01')]
+    })
+    t.assert.deepStrictEqual((await partitionsOf(db)).hours, [day('2024-05-15')])
+    t.assert.deepStrictEqual(await reports(db), expected)
+  }
+})

@@ -1,0 +1,191 @@
+/**
+ * Segments: a closed CSV file of one host as a compressed columnar file (Parquet, zstd), the unit the
+ * hosts of a fleet exchange instead of query rows through Redis (engine/replica/segments.ts,
+ * docs/operations-redis.md "Statistics across hosts").
+ *
+ * A segment holds the CSV's columns as DuckDB's CSV reader types them (import-sql.ts, COLUMNS), so
+ * applying it is the CSV import itself with `read_parquet` as the source (`importRows`): the same
+ * partitions, partials and ledger, in one transaction.
+ *
+ * Writing: DuckDB `COPY ... TO` a dot-named temporary file in the segment's folder, fsync, rename; a
+ * crash leaves only the temporary file, removed by `removeStaleSegmentTemps`. The producer is the
+ * sync role, which does not hold the statistics store (the api role is its one writer), so it writes
+ * with an in-memory DuckDB of its own.
+ */
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { copyFile, mkdir, open, readdir, rename, rm, stat, truncate } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
+import type { Logger } from '../log/index.js'
+import { metaGet, metaPut, progressOf, putProgress, type StatsDb } from './db.js'
+import { importRows, readCsvSql, sqlString } from './import-sql.js'
+import { completeEnd } from './importer.js'
+import { RAW_RETENTION_MS, ReportTime } from './time.js'
+
+/** What the metadata says of a segment, and what a fetcher checks. */
+export interface SegmentFacts {
+  /** Rows (records with a `created`) in it. */
+  rows: number
+  bytes: number
+  /** Hex SHA-256 of the file. */
+  sha256: string
+}
+
+const TEMP_RE = /^\..*\.tmp$/
+
+/** SHA-256 of a file, streamed. */
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+  return hash.digest('hex')
+}
+
+async function syncFile(path: string): Promise<void> {
+  const fh = await open(path, 'r')
+  try {
+    await fh.sync()
+  } finally {
+    await fh.close()
+  }
+}
+
+export interface SegmentWriter {
+  /**
+   * Writes the closed CSV file `csv` as the segment `out`; `undefined` when it holds no row (nothing
+   * written). A last line cut mid-record (a crashed writer) is left out, with a warning.
+   */
+  write(csv: string, out: string): Promise<SegmentFacts | undefined>
+  /** The facts of a segment already written (a producer that stopped before registering it). */
+  describe(path: string): Promise<SegmentFacts>
+  close(): Promise<void>
+}
+
+/** A segment writer over an in-memory DuckDB (`memoryLimit`, `threads` as stats.duckdb-*). */
+export function openSegmentWriter(
+  options: { memoryLimit?: string; threads?: number; logger?: Logger } = {}
+): SegmentWriter {
+  let conn: Promise<{ instance: DuckDBInstance; c: DuckDBConnection }> | undefined
+  const connect = async (): Promise<DuckDBConnection> => {
+    conn ??= (async () => {
+      const settings: Record<string, string> = {}
+      if (options.memoryLimit !== undefined) settings.memory_limit = options.memoryLimit
+      if (options.threads !== undefined) settings.threads = String(options.threads)
+      const instance = await DuckDBInstance.create(':memory:', settings)
+      return { instance, c: await instance.connect() }
+    })()
+    return (await conn).c
+  }
+  const countRows = async (c: DuckDBConnection, path: string): Promise<number> =>
+    Number(
+      (await c.runAndReadAll(`SELECT count(created)::DOUBLE FROM read_parquet(${sqlString(path)})`)).getRows()[0]![0]
+    )
+  return {
+    async write(csv, out) {
+      const c = await connect()
+      const size = (await stat(csv)).size
+      const end = await completeEnd(csv, size)
+      if (end === 0) return undefined
+      let source = csv
+      const dir = dirname(out)
+      await mkdir(dir, { recursive: true })
+      const temp = join(dir, `.${basename(out)}.${process.pid}.tmp`)
+      try {
+        if (end < size) {
+          options.logger?.warn(
+            { file: csv, offset: end, bytes: size - end },
+            'statistics file ends in a truncated line (a writer stopped mid-row): that partial row is left out of its segment'
+          )
+          source = `${temp}.csv`
+          await copyFile(csv, source)
+          await truncate(source, end)
+        }
+        await c.run(
+          `COPY (SELECT * FROM ${readCsvSql(source)}) TO ${sqlString(temp)} (FORMAT parquet, COMPRESSION zstd)`
+        )
+        const rows = await countRows(c, temp)
+        if (rows === 0) return undefined
+        await syncFile(temp)
+        await rename(temp, out)
+        return { rows, bytes: (await stat(out)).size, sha256: await sha256File(out) }
+      } finally {
+        await rm(temp, { force: true })
+        if (source !== csv) await rm(source, { force: true })
+      }
+    },
+    async describe(path) {
+      const c = await connect()
+      return { rows: await countRows(c, path), bytes: (await stat(path)).size, sha256: await sha256File(path) }
+    },
+    async close() {
+      if (conn === undefined) return
+      const { instance, c } = await conn
+      c.closeSync()
+      instance.closeSync()
+    }
+  }
+}
+
+/** Removes temporary files a crashed writer or fetcher left in `dir` (not recursive); returns their names. */
+export async function removeStaleSegmentTemps(dir: string, logger?: Logger): Promise<string[]> {
+  let names: string[]
+  try {
+    names = (await readdir(dir)).filter((n) => TEMP_RE.test(n))
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return []
+    throw err
+  }
+  for (const n of names) {
+    logger?.warn(
+      { file: join(dir, n) },
+      'removing a half-written segment (a transfer or write stopped midway); it is fetched or written again'
+    )
+    await rm(join(dir, n), { force: true })
+  }
+  return names
+}
+
+export type SegmentOutcome = { kind: 'applied'; rows: number } | { kind: 'duplicate' }
+
+/**
+ * Applies the segment `path` under the ledger name `name` (`<host-id>/<file>`) exactly once: its rows
+ * and aggregates, the ledger row and whatever `alsoInTxn` writes (the fetcher's progress mark) in one
+ * transaction. A segment whose name the ledger already holds as done adds nothing (`duplicate`); its
+ * `alsoInTxn` still runs, so the progress mark moves past it.
+ */
+export async function applySegment(
+  db: StatsDb,
+  timeZone: string,
+  name: string,
+  path: string,
+  options: { now?: number; alsoInTxn?: (c: DuckDBConnection) => Promise<void> } = {}
+): Promise<SegmentOutcome> {
+  const time = new ReportTime(timeZone)
+  const now = options.now ?? Date.now()
+  const bytes = (await stat(path)).size
+  return await db.write(async (c): Promise<SegmentOutcome> => {
+    await c.run('BEGIN TRANSACTION')
+    try {
+      let outcome: SegmentOutcome = { kind: 'duplicate' }
+      if ((await progressOf(c, name))?.done !== true) {
+        const chunk = (await metaGet(c, 'chunk')) + 1
+        const r = await importRows(c, time, `read_parquet(${sqlString(path)})`, {
+          keepDay: time.aggregateRetentionStart(now),
+          keepRaw: now - RAW_RETENTION_MS,
+          seq: await metaGet(c, 'seq'),
+          chunk
+        })
+        await metaPut(c, 'seq', r.seq)
+        await metaPut(c, 'chunk', chunk)
+        await putProgress(c, name, { offset: bytes, rows: r.rows, skipped: r.skipped, done: true, updated: now })
+        outcome = { kind: 'applied', rows: r.rows }
+      }
+      await options.alsoInTxn?.(c)
+      await c.run('COMMIT')
+      return outcome
+    } catch (err) {
+      await c.run('ROLLBACK').catch(() => {})
+      throw err
+    }
+  })
+}
