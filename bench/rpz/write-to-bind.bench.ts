@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     const api = await startRole(ctx, 'api', file)
     await startRole(ctx, 'rpz', file)
     mkdirSync(join(dir, 'bind'))
-    startBind(ctx, {
+    const bind = startBind(ctx, {
       dir: join(dir, 'bind'),
       port: bindPort,
       primaryPort: dnsPort,
@@ -96,7 +96,10 @@ async function main(): Promise<void> {
       const name = `write-${i}.example`
       const t = performance.now()
       await post(name)
-      await until(`BIND blocks ${name}`, () => blocked(bindPort, name), 60_000, 10)
+      await until(`BIND blocks ${name}`, () => blocked(bindPort, name), 60_000, 10).catch(async (err: Error) => {
+        const zones = await (await fetch(`http://127.0.0.1:${httpPort}/zones`)).text()
+        throw new Error(`${err.message}; rpz zones ${zones}; BIND said: ${bind.output().slice(-3000)}`)
+      })
       ms.push(performance.now() - t)
     }
     const sorted = [...ms].sort((a, b) => a - b)

@@ -46,7 +46,8 @@ export function startBind(t: TestContext, o: BindOptions): Consumer {
     `  listen-on port ${o.port} { 127.0.0.1; };\n  listen-on-v6 { none; };\n` +
     `  recursion yes;\n  allow-query { any; };\n  allow-recursion { any; };\n  dnssec-validation no;\n` +
     `  forwarders { 127.0.0.1 port ${o.forwarder}; };\n  forward only;\n  notify no;\n` +
-    `  response-policy { ${o.zones.map((z) => `zone "${z}";`).join(' ')} } qname-wait-recurse no;\n};\n` +
+    // min-update-interval 0: BIND otherwise defers applying a new zone version up to 60 s after the last.
+    `  response-policy { ${o.zones.map((z) => `zone "${z}" min-update-interval 0;`).join(' ')} } qname-wait-recurse no;\n};\n` +
     (o.tsig === undefined ? '' : `key "${o.tsig.name}" { algorithm hmac-sha256; secret "${o.tsig.secret}"; };\n`) +
     `controls { };\n` +
     o.zones
