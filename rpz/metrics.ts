@@ -79,6 +79,12 @@ export function rpzMetrics(zones: PolicyZoneSet, notifier: Notifier): RpzMetrics
       dropped.inc()
     }
   }
+  listenerGauges(registry, metrics)
+  return metrics
+}
+
+/** The TCP listener's gauges, read from `metrics.listener` once the role listens. */
+function listenerGauges(registry: Registry, metrics: RpzMetrics): void {
   new Gauge({
     name: 'filterd_rpz_tcp_connections',
     help: 'open TCP connections to the rpz listener',
@@ -95,5 +101,4 @@ export function rpzMetrics(zones: PolicyZoneSet, notifier: Notifier): RpzMetrics
       this.set(metrics.listener?.().queuedBytes ?? 0)
     }
   })
-  return metrics
 }

@@ -44,7 +44,7 @@ function recordCount(text: string): number {
 
 async function axfr(port: number): Promise<{ seconds: number; bytes: number; text: string }> {
   const t = performance.now()
-  const { stdout } = await run('kdig', ['@127.0.0.1', '-p', String(port), ZONE, 'AXFR', '+nocomments'], {
+  const { stdout } = await run('kdig', ['@127.0.0.1', '-p', String(port), ZONE, 'AXFR', '+nocomments', '+timeout=60'], {
     maxBuffer: 1024 * 1024 * 1024
   })
   return { seconds: (performance.now() - t) / 1000, bytes: Buffer.byteLength(stdout), text: stdout }
