@@ -17,6 +17,7 @@ import { ALLOW_ONLY } from '../engine/policy/index.js'
 import { apiError } from './errors.js'
 import type { LiveLog } from './live-log.js'
 import type { ListRefresher } from '../engine/lists/refresher.js'
+import type { RpzZonesView } from './routes/rpz.js'
 import { checkBody, checkUniqueKeys, type BodyTypes } from './validate.js'
 import type { BodySchemaName } from './schemas.js'
 
@@ -37,6 +38,8 @@ export interface ApiContext {
   readonly stats: StatsContext
   /** The list subscriptions' refresher (engine/lists; started by the role when lists.refresh is on). */
   readonly lists: ListRefresher
+  /** The rpz role's zone list (routes/rpz.ts). */
+  readonly rpzZones: () => Promise<RpzZonesView>
   /** docs/openapi.yaml's text, generated from the route table (api/openapi.ts) once, on first request. */
   openApiText(): string
 }

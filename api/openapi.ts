@@ -31,6 +31,7 @@ const TAGS = [
   { name: 'categories', description: 'the taxonomy and the site lookup' },
   { name: 'filter', description: "a user's blocked categories" },
   { name: 'lists', description: 'user and global blacklists and whitelists' },
+  { name: 'rpz', description: 'the RPZ zones served to other resolvers (docs/rpz.md)' },
   { name: 'statistics', description: 'reports from the query log, imported every 5 minutes (docs/statistics.md)' },
   {
     name: 'check',

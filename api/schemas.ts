@@ -9,6 +9,7 @@
 import { scheduledRulesSchema } from './schedule-schema.js'
 
 import { subscriptionAnswerSchemas, subscriptionBodySchemas } from './subscription-schemas.js'
+import { rpzAnswerSchemas } from './rpz-schemas.js'
 
 const onOff = { type: 'string', enum: ['on', 'off'] } as const
 const categoryNumbers = {
@@ -426,7 +427,8 @@ export const answerSchemas = {
       }
     }
   },
-  ...subscriptionAnswerSchemas
+  ...subscriptionAnswerSchemas,
+  ...rpzAnswerSchemas
 } as const
 
 export type AnswerSchemaName = keyof typeof answerSchemas

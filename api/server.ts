@@ -23,6 +23,7 @@ import { registerUi } from './ui-static.js'
 import { pattern } from './route-table.js'
 import { ROUTES } from './routes/index.js'
 import { answeringStoreRefusals } from './shared-store.js'
+import { rpzZonesReader } from './routes/rpz.js'
 import { DEFAULT_LIST_SETTINGS, ListRefresher } from '../engine/lists/refresher.js'
 
 export interface ApiServerOptions {
@@ -32,7 +33,8 @@ export interface ApiServerOptions {
   readonly taxonomyDir?: string
   readonly categories: CategoryDb
   /** Read: `api['body-limit']`; `common['vendor-names']` and `proxy['safesearch-hosts']` for the policy. */
-  readonly config: Readonly<Pick<Config, 'api' | 'common' | 'proxy' | 'stats'>>
+  /** `rpz` (for GET /rpz/zones) may be left out: the role then reads as off. */
+  readonly config: Readonly<Pick<Config, 'api' | 'common' | 'proxy' | 'stats'> & { rpz?: Config['rpz'] }>
   /** The verdict code of the check routes; default: one built from the config, as the DNS server builds it. */
   readonly policy?: Policy
   readonly logger: Logger
@@ -115,6 +117,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     categories: options.categories,
     policy,
     unknownClientId: options.config.proxy['unknown-client-id'],
+    rpzZones: rpzZonesReader(options.config.rpz),
     logger,
     stats: { db: stats.db, time: new ReportTime(stats.timezone), now: stats.now ?? Date.now },
     lists:

@@ -2,12 +2,17 @@
 import { Counter, Gauge, Registry } from 'prom-client'
 import type { PolicyZoneSet } from './zone-set.js'
 import type { Notifier } from './notify.js'
+import type { ListenerStats } from './listener.js'
 
 export type RequestKind = 'axfr' | 'ixfr' | 'current' | 'soa' | 'refused' | 'tsig-failed' | 'formerr'
 
 export interface RpzMetrics {
   registry: Registry
   count(kind: RequestKind): void
+  /** A connection closed on accept: rpz.tcp-max-connections were open. */
+  dropped(): void
+  /** Where the TCP listener's connection gauges read from, once it listens. */
+  listener?: () => ListenerStats
   requests: Record<RequestKind, number>
 }
 
@@ -58,12 +63,42 @@ export function rpzMetrics(zones: PolicyZoneSet, notifier: Notifier): RpzMetrics
       this.set({ outcome: 'unanswered' }, notifier.unanswered)
     }
   })
-  return {
+  const dropped = new Counter({
+    name: 'filterd_rpz_tcp_dropped_total',
+    help: 'TCP connections closed on accept because rpz.tcp-max-connections were open',
+    registers: [registry]
+  })
+  const metrics: RpzMetrics = {
     registry,
     requests,
     count(kind) {
       requests[kind]++
       counter.inc({ kind })
+    },
+    dropped() {
+      dropped.inc()
     }
   }
+  listenerGauges(registry, metrics)
+  return metrics
+}
+
+/** The TCP listener's gauges, read from `metrics.listener` once the role listens. */
+function listenerGauges(registry: Registry, metrics: RpzMetrics): void {
+  new Gauge({
+    name: 'filterd_rpz_tcp_connections',
+    help: 'open TCP connections to the rpz listener',
+    registers: [registry],
+    collect() {
+      this.set(metrics.listener?.().connections ?? 0)
+    }
+  })
+  new Gauge({
+    name: 'filterd_rpz_tcp_queued_bytes',
+    help: 'answer bytes written to the TCP connections and not yet taken by the kernel (bounded by back-pressure)',
+    registers: [registry],
+    collect() {
+      this.set(metrics.listener?.().queuedBytes ?? 0)
+    }
+  })
 }

@@ -88,8 +88,15 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
         metrics.count(kind)
       }
     },
+    {
+      maxConnections: config.rpz['tcp-max-connections'],
+      idleMs: config.rpz['tcp-idle-timeout'],
+      messageMs: config.rpz['tcp-message-timeout'],
+      onDropped: () => metrics.dropped()
+    },
     (err) => logger.error({ err: err.message }, 'rpz request failed')
   )
+  metrics.listener = () => dns.stats()
   const endpoints = [`rpz dns tcp+udp ${formatHostPort({ host: listen.host, port: dns.port })}`]
   const health = (): HealthReport =>
     healthReport({ role: 'rpz', listeners: endpoints, generation: store.generation(), extra: { zones: zones.list() } })

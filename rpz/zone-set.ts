@@ -3,11 +3,17 @@
  * global and user zones (small) and, only when a new category database was built, the category
  * zones (one scan of the table). Each zone keeps its journal, so a secondary one change behind gets
  * only that change.
+ *
+ * Subscribed lists (engine/lists) are in the zones too, since the DNS role enforces them: a
+ * black/whitelist subscription's names in the global zone beside the operator's lists, a category
+ * subscription's names in that category's zone (kept current from `sub:rev` by the same index the
+ * policy uses).
  */
 import type { Store } from '../engine/store/index.js'
 import { RpzZone, type ZoneOptions } from '../engine/rpz/zone.js'
 import { categoryEntries, listEntries, policySerial, userEntries, userLabel } from '../engine/rpz/policy-zones.js'
 import { META_ACTIVE } from '../engine/catdb/index.js'
+import { SubscriptionIndex } from '../engine/lists/policy-index.js'
 
 export interface ZoneSetSettings {
   suffix: string
@@ -34,6 +40,9 @@ export class PolicyZoneSet {
   private readonly zones = new Map<string, { zone: RpzZone; kind: ZoneSummary['kind'] }>()
   private categoryVersion = -1
   private categoryZones = new Map<number, Map<string, string>>()
+  private readonly subscriptions = new SubscriptionIndex()
+  /** The category zones with the subscriptions' names, and the table version and revision they were made at. */
+  private merged = { at: '', zones: new Map<number, Map<string, string>>() }
 
   constructor(store: Store, settings: ZoneSetSettings) {
     this.store = store
@@ -60,11 +69,14 @@ export class PolicyZoneSet {
     const serial = policySerial(this.store)
     const wanted = new Map<string, { entries: Map<string, string>; kind: ZoneSummary['kind'] }>()
     const s = this.settings
-    const global = listEntries(this.store.getList(null, 'white'), this.store.getList(null, 'black'), s.block, s.passed)
+    this.subscriptions.refresh(this.store)
+    const white = [...this.store.getList(null, 'white'), ...this.subscriptions.names('white')]
+    const black = [...this.store.getList(null, 'black'), ...this.subscriptions.names('black')]
+    const global = listEntries(white, black, s.block, s.passed)
     wanted.set(`global.${s.suffix}`, { entries: global, kind: 'global' })
     if (s.users) this.userZones(wanted)
     this.refreshCategories()
-    for (const [c, entries] of [...this.categoryZones].sort((a, b) => a[0] - b[0]))
+    for (const [c, entries] of [...this.mergedCategories()].sort((a, b) => a[0] - b[0]))
       wanted.set(`cat-${c}.${s.suffix}`, { entries, kind: 'category' })
 
     const changed: string[] = []
@@ -99,5 +111,25 @@ export class PolicyZoneSet {
     const scan = categoryEntries(this.store, new Set(this.settings.categories), this.settings.block)
     this.categoryVersion = scan.version
     this.categoryZones = scan.zones
+  }
+
+  /** The category zones with the category subscriptions' names added; made again only when either moved. */
+  private mergedCategories(): Map<number, Map<string, string>> {
+    const at = `${this.categoryVersion}:${this.subscriptions.revision}`
+    if (this.merged.at === at) return this.merged.zones
+    const wanted = new Set(this.settings.categories)
+    const zones = new Map(this.categoryZones)
+    for (const [c, names] of this.subscriptions.categoryNames()) {
+      if (wanted.size > 0 && !wanted.has(c)) continue
+      // A copy: the scanned zone stays as the table has it, for the next merge.
+      const zone = new Map(this.categoryZones.get(c))
+      for (const name of names) {
+        zone.set(name, this.settings.block)
+        zone.set(`*.${name}`, this.settings.block)
+      }
+      zones.set(c, zone)
+    }
+    this.merged = { at, zones }
+    return zones
   }
 }

@@ -10,6 +10,7 @@ import { filterRoutes } from './filter.js'
 import { listRoutes } from './lists.js'
 import { liveLogRoutes } from './live-log.js'
 import { overviewRoutes } from './overview.js'
+import { rpzRoutes } from './rpz.js'
 import { statsRoutes } from './stats.js'
 import { subscriptionRoutes } from './subscriptions.js'
 import { userRoutes } from './users.js'
@@ -23,6 +24,7 @@ export const ROUTES: readonly RouteDef[] = [
   ...filterRoutes,
   ...listRoutes,
   ...subscriptionRoutes,
+  ...rpzRoutes,
   ...statsRoutes,
   ...overviewRoutes,
   ...checkRoutes,

@@ -928,6 +928,30 @@ export const configSchema = {
           default: ['allow 127.0.0.0/8', 'allow ::1/128'],
           description: 'who may transfer the zones: ordered rules "allow CIDR|all" / "deny CIDR|all", first match wins'
         },
+        'tcp-max-connections': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 100000,
+          default: 256,
+          description:
+            'concurrent TCP connections to rpz.listen; one past it is closed on accept and counted (filterd_rpz_tcp_dropped_total): a secondary retries at its SOA retry'
+        },
+        'tcp-idle-timeout': {
+          type: 'integer',
+          minimum: 100,
+          maximum: 600000,
+          default: 30000,
+          description:
+            'milliseconds a transfer connection may go without a byte read or written (also a client that stopped reading its AXFR) before it is closed'
+        },
+        'tcp-message-timeout': {
+          type: 'integer',
+          minimum: 100,
+          maximum: 600000,
+          default: 5000,
+          description:
+            'milliseconds a client has to send the whole of a request once its first byte came (a slow client cannot hold a connection by trickling)'
+        },
         'tsig-keys': {
           type: 'array',
           default: [],

@@ -10,6 +10,7 @@
  * with modifiers, an RPZ passthru or an RPZ record other than `CNAME .`) is `skipped`, not invalid.
  */
 import { isIPv4, normalizeDomain } from '../names/index.js'
+import { readHostsLine } from './hosts-line.js'
 
 export const LIST_FORMATS = ['hosts', 'domains', 'adblock', 'rpz'] as const
 export type ListFormat = (typeof LIST_FORMATS)[number]
@@ -21,22 +22,6 @@ export interface ParsedList {
   readonly invalid: number
   readonly skipped: number
 }
-
-/** Names a hosts file maps that are the machine itself, not something to block. */
-const HOSTS_SELF = new Set([
-  'localhost',
-  'localhost.localdomain',
-  'local',
-  'broadcasthost',
-  'ip6-localhost',
-  'ip6-loopback',
-  'ip6-localnet',
-  'ip6-mcastprefix',
-  'ip6-allnodes',
-  'ip6-allrouters',
-  'ip6-allhosts',
-  '0.0.0.0'
-])
 
 /** A line's key, or what it was instead (numbers: never a key). */
 const INVALID = 0
@@ -68,15 +53,12 @@ function domainsLine(raw: string): LineResult {
 }
 
 function hostsLine(raw: string, out: Set<string>): LineResult {
-  const line = withoutComment(raw, '#')
-  if (line === '') return NONE
-  const fields = line.split(/\s+/)
-  // address name [name ...]: the address is what the file answers, not ours to check beyond its shape.
-  if (fields.length < 2 || !/^[0-9a-fA-F:.]+$/.test(fields[0]!)) return INVALID
+  const line = readHostsLine(raw)
+  if (line.kind === 'empty') return NONE
+  if (line.kind === 'invalid') return INVALID
   let any: LineResult = SKIPPED
-  for (const f of fields.slice(1)) {
-    if (HOSTS_SELF.has(f.toLowerCase())) continue
-    const key = keyOf(f)
+  for (const name of line.names) {
+    const key = keyOf(name)
     if (key === undefined) return INVALID
     out.add(key)
     any = key

@@ -72,6 +72,29 @@ export class SubscriptionIndex {
     }
   }
 
+  /** The entries' revision (`sub:rev`) the index is at; -1 before the first refresh. */
+  get revision(): number {
+    return this.rev
+  }
+
+  /** The names whitelist (`white`) or blacklist (`black`) subscriptions list (the RPZ global zone). */
+  names(target: 'white' | 'black'): IterableIterator<string> {
+    return (target === 'white' ? this.white : this.black).keys()
+  }
+
+  /** Each category's names from category subscriptions (the RPZ category zones). */
+  categoryNames(): Map<number, string[]> {
+    const out = new Map<number, string[]>()
+    for (const [name, cats] of this.cats) {
+      for (const c of new Set(cats)) {
+        const list = out.get(c)
+        if (list === undefined) out.set(c, [name])
+        else list.push(name)
+      }
+    }
+    return out
+  }
+
   /** The first suffix of `keys` a whitelist subscription lists, or ''. */
   firstWhite(keys: SuffixKeys): string {
     return this.white.size === 0 ? '' : firstIn(this.white, keys)

@@ -46,7 +46,8 @@ export function startBind(t: TestContext, o: BindOptions): Consumer {
     `  listen-on port ${o.port} { 127.0.0.1; };\n  listen-on-v6 { none; };\n` +
     `  recursion yes;\n  allow-query { any; };\n  allow-recursion { any; };\n  dnssec-validation no;\n` +
     `  forwarders { 127.0.0.1 port ${o.forwarder}; };\n  forward only;\n  notify no;\n` +
-    `  response-policy { ${o.zones.map((z) => `zone "${z}";`).join(' ')} } qname-wait-recurse no;\n};\n` +
+    // min-update-interval 0: BIND otherwise defers applying a new zone version up to 60 s after the last.
+    `  response-policy { ${o.zones.map((z) => `zone "${z}" min-update-interval 0;`).join(' ')} } qname-wait-recurse no;\n};\n` +
     (o.tsig === undefined ? '' : `key "${o.tsig.name}" { algorithm hmac-sha256; secret "${o.tsig.secret}"; };\n`) +
     `controls { };\n` +
     o.zones
@@ -86,4 +87,44 @@ export function startUnbound(t: TestContext, o: UnboundOptions): Consumer {
   const file = join(o.dir, 'unbound.conf')
   writeFileSync(file, conf)
   return startChild(t, 'unbound', ['-d', '-c', file], o.port)
+}
+
+export interface PdnsOptions {
+  dir: string
+  port: number
+  primaryPort: number
+  zones: readonly string[]
+  forwarder: number
+  tsig?: { name: string; secret: string }
+}
+
+/**
+ * `pdns_recursor` (PowerDNS Recursor 4.8) with one `rpzPrimary` per zone, in order, forwarding
+ * everything else to the stub. `refresh=1` polls the SOA every second: the Recursor takes NOTIFY
+ * only for its own forward and auth zones, not for RPZ.
+ */
+export function startPdnsRecursor(t: TestContext, o: PdnsOptions): Consumer {
+  const tsig =
+    o.tsig === undefined ? '' : `, tsigname="${o.tsig.name}", tsigalgo="hmac-sha256", tsigsecret="${o.tsig.secret}"`
+  const lua = o.zones.map((z) => `rpzPrimary("127.0.0.1:${o.primaryPort}", "${z}", {refresh=1${tsig}})\n`).join('')
+  writeFileSync(join(o.dir, 'rpz.lua'), lua)
+  const conf = [
+    `local-address=127.0.0.1`,
+    `local-port=${o.port}`,
+    `socket-dir=${o.dir}`,
+    `lua-config-file=${join(o.dir, 'rpz.lua')}`,
+    `forward-zones-recurse=.=127.0.0.1:${o.forwarder}`,
+    `dont-query=`,
+    `allow-from=127.0.0.0/8`,
+    `daemon=no`,
+    `write-pid=no`,
+    `disable-syslog=yes`,
+    `loglevel=6`,
+    `threads=1`,
+    `dnssec=off`,
+    `security-poll-suffix=`,
+    `max-cache-ttl=1`
+  ].join('\n')
+  writeFileSync(join(o.dir, 'recursor.conf'), conf + '\n')
+  return startChild(t, 'pdns_recursor', [`--config-dir=${o.dir}`], o.port)
 }

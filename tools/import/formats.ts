@@ -9,6 +9,7 @@
  *   every other rule (paths, wildcards, options, exceptions `@@`, cosmetic `##`) is skipped.
  */
 import { normalizeDomain, normalizeUrlEntry } from '../../engine/names/index.js'
+import { readHostsLine } from '../../engine/lists/hosts-line.js'
 import { readLines, type EntryCollector } from './collect.js'
 
 export type ListFormat = 'domains' | 'hosts' | 'adblock'
@@ -55,48 +56,19 @@ export async function importDomainList(
   }
 }
 
-/** Names that hosts files map to loopback for the machine itself, not to block anything. */
-const HOSTS_LOCAL_NAMES: ReadonlySet<string> = new Set([
-  'localhost',
-  'localhost.localdomain',
-  'local',
-  'broadcasthost',
-  'localhost4',
-  'localhost4.localdomain4',
-  'localhost6',
-  'localhost6.localdomain6',
-  'ip6-localhost',
-  'ip6-loopback',
-  'ip6-localnet',
-  'ip6-mcastprefix',
-  'ip6-allnodes',
-  'ip6-allrouters',
-  'ip6-allhosts',
-  '0.0.0.0'
-])
-
-const HOSTS_ADDRESS = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]*)$/
-
-/** hosts file: `address name [name…]`; every name after the address is an entry. */
+/** hosts file (engine/lists/hosts-line.ts): every name after the address is an entry. */
 export async function importHosts(file: string, cats: readonly number[], into: EntryCollector): Promise<void> {
-  for await (const line of readLines(file)) {
-    const text = stripComment(line).trim()
-    if (text.length === 0) continue
-    const fields = text.split(/\s+/)
-    if (fields.length < 2 || !HOSTS_ADDRESS.test(fields[0]!)) {
+  for await (const raw of readLines(file)) {
+    const line = readHostsLine(raw)
+    if (line.kind === 'empty') continue
+    if (line.kind === 'invalid') {
       into.counts.read++
       into.counts.invalid++
       continue
     }
-    for (let i = 1; i < fields.length; i++) {
-      const name = fields[i]!
-      if (HOSTS_LOCAL_NAMES.has(name.toLowerCase())) {
-        into.counts.read++
-        into.counts.skipped++
-        continue
-      }
-      addName(name, cats, into)
-    }
+    into.counts.read += line.self
+    into.counts.skipped += line.self
+    for (const name of line.names) addName(name, cats, into)
   }
 }
 

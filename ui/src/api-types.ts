@@ -590,6 +590,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rpz/zones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * the RPZ zones the rpz role serves, with their serials, in the order a consumer lists them
+         * @description Asked of the rpz role on rpz.metrics-listen. enabled false: the role is off (rpz.enabled); error: it is on but did not answer.
+         */
+        get: operations["getRpzZones"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users/{user_id}/stat/activity/hour": {
         parameters: {
             query?: never;
@@ -1274,6 +1294,23 @@ export interface components {
             error?: string;
             /** @description why it was skipped (another host holds the refresh) */
             why?: string;
+        };
+        RpzZones: {
+            /** @description rpz.enabled */
+            enabled: boolean;
+            /** @description rpz.listen, where consumers transfer the zones from */
+            listen: string;
+            zones: {
+                name: string;
+                /** @description the SOA serial: the policy generation */
+                serial: number;
+                /** @description owner names in the zone */
+                triggers: number;
+                /** @enum {unknown} */
+                kind: "global" | "user" | "category";
+            }[];
+            /** @description why the list is empty while the role is enabled */
+            error?: string;
         };
     };
     responses: {
@@ -4396,6 +4433,37 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["AuthThrottled"];
+            /** @description internal fault (logged once); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRpzZones: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the zones */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RpzZones"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["AuthThrottled"];
             /** @description internal fault (logged once); the body says nothing more */
             500: {

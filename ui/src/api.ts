@@ -45,6 +45,7 @@ export type ServerDefaults = Schemas['ServerDefaults']
 export type UserDefaults = Schemas['UserDefaults']
 export type Groups = Schemas['CategoryGroups']
 export type Subscription = Schemas['Subscription']
+export type RpzZones = Schemas['RpzZones']
 
 // Per console language: switching languages fetches the names once more, in the new language.
 const names = new Map<Lang, Promise<Record<string, string>>>()

@@ -121,9 +121,12 @@ const en = {
     nav: 'Lists',
     title: 'List subscriptions',
     note: 'Lists at a URL, refreshed by the api role; a failed refresh keeps the last good copy (docs/lists.md).',
-    id: 'Id',
+    id: 'ID',
     source: 'Source',
+    url: 'URL',
+    format: 'Format',
     target: 'Target',
+    category: 'Category',
     entries: 'Entries',
     lastSuccess: 'Last success',
     age: 'Age',
@@ -134,6 +137,16 @@ const en = {
     add: 'Add or replace',
     fromConfig: 'config',
     none: 'No subscriptions yet.'
+  },
+  rpz: {
+    title: 'RPZ zones',
+    note: 'The policy as Response Policy Zones, transferred by the resolvers of the network (docs/rpz.md); list them in this order.',
+    zone: 'Zone',
+    kind: 'Kind',
+    serial: 'Serial',
+    triggers: 'Triggers',
+    from: 'Transferred from',
+    off: 'The rpz role is off (rpz.enabled: false).'
   },
   anon: 'anonymous'
 }
@@ -259,7 +272,10 @@ const ru: typeof en = {
     note: 'Списки по URL, обновляемые ролью api; при сбое остаётся последняя удачная копия (docs/lists.md).',
     id: 'Имя',
     source: 'Источник',
+    url: 'URL',
+    format: 'Формат',
     target: 'Назначение',
+    category: 'Категория',
     entries: 'Записей',
     lastSuccess: 'Последний успех',
     age: 'Возраст',
@@ -270,6 +286,16 @@ const ru: typeof en = {
     add: 'Добавить или заменить',
     fromConfig: 'конфиг',
     none: 'Подписок пока нет.'
+  },
+  rpz: {
+    title: 'Зоны RPZ',
+    note: 'Политика в виде зон RPZ, которые забирают резолверы сети (docs/rpz.md); подключайте их в этом порядке.',
+    zone: 'Зона',
+    kind: 'Вид',
+    serial: 'Серийный номер',
+    triggers: 'Триггеров',
+    from: 'Передаются с',
+    off: 'Роль rpz выключена (rpz.enabled: false).'
   },
   anon: 'аноним'
 }

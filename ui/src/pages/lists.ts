@@ -1,11 +1,13 @@
 /**
  * Remote list subscriptions (docs/lists.md): every source with its refresh state (entries, last
  * success, age, errors), a refresh button per source, removal of those added through the API, and a
- * form that adds or replaces one.
+ * form that adds or replaces one. Below them, the RPZ zones the policy (subscriptions included) is
+ * served as to other resolvers.
  */
 import { api, categoryNames, get, seg, type Subscription } from '../api.js'
 import { clear, errorBox, h } from '../dom.js'
 import { fmt, t } from '../i18n.js'
+import { rpzZonesCard } from './rpz-zones.js'
 
 function ago(ms: number): string {
   const s = Math.max(0, Math.round((Date.now() - ms) / 1000))
@@ -108,10 +110,10 @@ function addForm(onDone: () => void): HTMLElement {
     'form',
     { class: 'inline' },
     h('label', {}, t.subs.id, id),
-    h('label', {}, 'URL', url),
-    h('label', {}, 'format', format),
+    h('label', {}, t.subs.url, url),
+    h('label', {}, t.subs.format, format),
     h('label', {}, t.subs.target, target),
-    h('label', {}, 'category', category),
+    h('label', {}, t.subs.category, category),
     h('button', { type: 'submit', class: 'primary' }, t.subs.add),
     out
   )
@@ -141,7 +143,8 @@ export function listsPage(app: HTMLElement): void {
       h('p', { class: 'muted' }, t.subs.note),
       list,
       addForm(() => table(list))
-    )
+    ),
+    rpzZonesCard()
   )
   table(list)
 }
