@@ -73,7 +73,9 @@ const rows: Array<[string, (r: Round) => number, boolean]> = [
   ['TLS 1.3 handshakes/s, resumed', (r) => r.resume.perSecond, true],
   ['share resumed when offered', (r) => r.resume.resumed, true]
 ]
-console.log(`medians of ${of('filterd').length} rounds (${secs} s runs); load average (1 min) at each run: ${rounds.map((r) => r.load).join(' ')}`)
+console.log(
+  `medians of ${of('filterd').length} rounds (${secs} s runs); load average (1 min) at each run: ${rounds.map((r) => r.load).join(' ')}`
+)
 console.log('| figure | dnsdist 1.7 | filterd | filterd / dnsdist | filterd, each round | dnsdist, each round |')
 console.log('|---|---:|---:|---:|---|---|')
 for (const [name, get] of rows) {
@@ -81,12 +83,16 @@ for (const [name, get] of rows) {
   const f = pick('filterd', get)
   const ratio = d === 0 ? '' : `${(f / d).toFixed(2)}x`
   const fmt = (x: number): string => (Number.isInteger(x) ? String(x) : x.toFixed(2))
-  console.log(`| ${name} | ${fmt(d)} | ${fmt(f)} | ${ratio} | ${each('filterd', (r) => +fmt(get(r)))} | ${each('dnsdist', (r) => +fmt(get(r)))} |`)
+  console.log(
+    `| ${name} | ${fmt(d)} | ${fmt(f)} | ${ratio} | ${each('filterd', (r) => +fmt(get(r)))} | ${each('dnsdist', (r) => +fmt(get(r)))} |`
+  )
 }
 
 console.log()
 console.log(`${idle} idle DoT connections (handshake and one query each, then silent)`)
-console.log('| server | opened (failed) | open time s | RSS before → with, MB | KiB per connection | still open at the end |')
+console.log(
+  '| server | opened (failed) | open time s | RSS before → with, MB | KiB per connection | still open at the end |'
+)
 console.log('|---|---:|---:|---:|---:|---:|')
 for (const i of idles) {
   const perConn = (i.rssWith - i.rssBefore) / Math.max(1, i.opened.open)
