@@ -2,14 +2,14 @@
 // each connection finishes its handshake and one query (so the server has taken it into its table),
 // then sends nothing. Prints one JSON line once all are open ({ open, failed, ms }), then another
 // when stdin closes or on SIGTERM ({ stillOpen }: how many the server kept), and exits.
-// Usage: node dist/bench/dns/dot-idle.js PORT N [CONCURRENCY=200]
+// Usage: node dist/bench/dns/dot-idle.js PORT N [CONCURRENCY=50]
 import { connect, type TLSSocket } from 'node:tls'
 import dnsPacket from 'dns-packet'
 import { frame } from '../../engine/wire/index.js'
 
 const port = Number(process.argv[2])
 const total = Number(process.argv[3] ?? 10_000)
-const concurrency = Number(process.argv[4] ?? 200)
+const concurrency = Number(process.argv[4] ?? 50)
 const QUERY = frame(
   dnsPacket.encode({
     type: 'query',
@@ -31,10 +31,12 @@ async function openOne(): Promise<void> {
       resolve()
     }
     sock.once('error', fail)
+    sock.once('close', fail) // closed by the server before its answer (a handshake past its timeout)
     sock.setTimeout(30_000, fail)
     sock.once('secureConnect', () => sock.write(QUERY))
     sock.once('data', () => {
       sock.off('error', fail)
+      sock.off('close', fail)
       sock.setTimeout(0)
       sock.on('error', () => {})
       socks.push(sock)

@@ -14,6 +14,7 @@
 # connection, and filterd's UDP throughput (dnsperf on its plain port) without / with them,
 # alternating: without, with, without, with, without.
 # Usage: bench/dns/encrypted.sh [SECONDS=8] [ROUNDS=3] [RATE=5000] [IDLE=10000]   (from the repository root, after `npm run build`)
+# ROUNDS=0 runs the idle-connection part only.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${1:-8}
@@ -181,10 +182,10 @@ udp_max() { dnsperf -s 127.0.0.1 -p $F_DNS -d "$DIR/queries.txt" -c 16 -q 100 -t
 hold() { # port: starts the holder, waits until its connections are open; sets HOLDER and OPENED
   rm -f "$DIR/idle.out" "$DIR/idle.fifo"
   mkfifo "$DIR/idle.fifo"
-  node dist/bench/dns/dot-idle.js "$1" "$IDLE" 200 <"$DIR/idle.fifo" >"$DIR/idle.out" 2>&1 &
+  node dist/bench/dns/dot-idle.js "$1" "$IDLE" 50 <"$DIR/idle.fifo" >"$DIR/idle.out" 2>&1 &
   HOLDER=$!
   exec 7>"$DIR/idle.fifo"
-  for _ in $(seq 1 600); do [ -s "$DIR/idle.out" ] && break; sleep 0.5; done
+  for _ in $(seq 1 1200); do [ -s "$DIR/idle.out" ] && break; sleep 0.5; done
   OPENED=$(head -1 "$DIR/idle.out")
   [ -n "$OPENED" ] || OPENED='{"open":0,"failed":-1,"ms":0}'
 }
