@@ -38,7 +38,8 @@ const rounds: Round[] = []
 const idles: Idle[] = []
 const udp: Udp[] = []
 for await (const line of createInterface({ input: process.stdin })) {
-  const body = line.slice(2)
+  const body = line.slice(2).trim()
+  if (body === '') continue // a part not run (ROUNDS=0)
   if (line.startsWith('R ')) rounds.push(JSON.parse(body) as Round)
   else if (line.startsWith('I ')) idles.push(JSON.parse(body) as Idle)
   else if (line.startsWith('U ')) udp.push(JSON.parse(body) as Udp)

@@ -216,11 +216,15 @@ for round in 1 2; do
   if [ $round = 1 ]; then idle_rss filterd $FILTERD_PID $F_DOT; else hold $F_DOT; fi
   q=$(udp_max)
   release
-  [ $round = 1 ] && IDLE_LINES[-1]+=",\"end\":$ENDED}"
+  if [ $round = 1 ]; then
+    IDLE_LINES[-1]+=",\"end\":$ENDED}"
+    echo "idle filterd: ${IDLE_LINES[-1]}" >&2
+  fi
   UDP+=("{\"with\":true,\"qps\":$q,\"opened\":$OPENED,\"end\":$ENDED}")
   echo "udp round $round: ${UDP[-2]} ${UDP[-1]}" >&2
 done
 UDP+=("{\"with\":false,\"qps\":$(udp_max)}")
+echo "udp last: ${UDP[-1]}" >&2
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 echo
