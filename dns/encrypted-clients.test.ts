@@ -1,7 +1,8 @@
 // Conformance of the DoT and DoH listeners with real clients nobody here wrote: kdig (+tls,
 // +tls-sni, +https, +https-get; Debian's knot-dnsutils), dig (+tls, +https; bind9-dnsutils) and
 // curl --doh-url, each with a blocked name (the block-page address) and a forwarded one (the
-// upstream's answer), with and without a client ID in the server name or the path.
+// upstream's answer), with and without a client ID in the server name or the path, and each with
+// a client ID that decides over the source address and an unknown ID that is refused.
 import { test, type TestContext } from 'node:test'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
@@ -101,9 +102,51 @@ test('dig +tls and dig +https (POST and GET)', async (t: TestContext) => {
   await checkBoth(t, 'dig', ['@127.0.0.1', '-p', String(doh), '+https=/dns-query/kid1'])
 })
 
-test('curl --doh-url resolves a blocked name to the block page and a forwarded one to its address', async (t: TestContext) => {
+// dig's answer to one query: its status line's RCODE and the whole output.
+async function dig(args: string[], name: string): Promise<{ rcode: string; out: string }> {
+  const r = await run('dig', [...args, name, 'A'])
+  if (r === undefined) throw new Error('dig did not run')
+  return { rcode: /status: ([A-Z]+)/.exec(r.out)?.[1] ?? '', out: r.out }
+}
+
+// dig 9.18 sends no server name (SNI) over DoT, not even with +tls-hostname (tried: the query was
+// judged by its source address), so it names a client ID in the DoH path only.
+test('dig: a client ID in the DoH path decides over the source address; an unknown ID is refused', async (t: TestContext) => {
+  if (!(await needsTool(t, 'dig', 'bind9-dnsutils'))) return
+  const w = await encryptedWorld(t, { records: { 'social.example': { a: [FORWARDED] } } })
+  const s = await encryptedServer(t, w)
+  const [dot, doh] = [s.transports.dot[0]!, s.transports.doh[0]!]
+  // +https-get=PATH, not +https=PATH +https-get: a later +https-get puts the default path back.
+  const https = (path: string, method = 'https'): string[] => ['@127.0.0.1', '-p', String(doh), `+${method}=${path}`]
+  const forwarded = new RegExp(`\\sA\\s+${FORWARDED.replaceAll('.', '\\.')}`)
+  const blocked = new RegExp(`\\sA\\s+${BLOCK_V4.replaceAll('.', '\\.')}`)
+  // 127.0.0.1 is alice's, who lets social.example through; kid, named by its ID, blocks it.
+  for (const args of [
+    ['@127.0.0.1', '-p', String(dot), '+tls'],
+    https('/dns-query'),
+    https('/dns-query', 'https-get')
+  ]) {
+    const a = await dig(args, 'social.example')
+    t.assert.strictEqual(a.rcode, 'NOERROR', a.out)
+    t.assert.match(a.out, forwarded, a.out)
+  }
+  for (const args of [https('/dns-query/kid1'), https('/dns-query/kid1', 'https-get')]) {
+    const a = await dig(args, 'social.example')
+    t.assert.strictEqual(a.rcode, 'NOERROR', a.out)
+    t.assert.match(a.out, blocked, a.out)
+  }
+  // An ID no user holds: REFUSED (proxy.unknown-client-id: refuse, the default).
+  for (const args of [https('/dns-query/nobody'), https('/dns-query/nobody', 'https-get')]) {
+    const a = await dig(args, 'www.example.org')
+    t.assert.strictEqual(a.rcode, 'REFUSED', a.out)
+  }
+})
+
+test('curl --doh-url: blocked and forwarded names, a client ID in the path, an unknown ID', async (t: TestContext) => {
   if (!(await needsTool(t, 'curl', 'curl'))) return
-  const w = await encryptedWorld(t, { records: { 'www.example.org': { a: ['127.0.0.1'] } } })
+  const w = await encryptedWorld(t, {
+    records: { 'www.example.org': { a: ['127.0.0.1'] }, 'social.example': { a: ['127.0.0.1'] } }
+  })
   const s = await encryptedServer(t, w, {}, { blockpage: ['127.0.0.2'] })
   // Two web servers on one port: 127.0.0.1 the forwarded site, 127.0.0.2 the block page.
   const site = createServer((_req, res) => res.end('site'))
@@ -118,18 +161,23 @@ test('curl --doh-url resolves a blocked name to the block page and a forwarded o
     page.close()
   })
   const doh = s.transports.doh[0]!
+  const curl = async (path: string, name: string): Promise<{ code: number; out: string } | undefined> =>
+    await run('curl', [
+      '-s',
+      '--doh-insecure',
+      '--doh-url',
+      `https://127.0.0.1:${doh}${path}`,
+      `http://${name}:${port}/`
+    ])
   for (const path of ['/dns-query', '/dns-query/kid1']) {
-    const curl = async (name: string): Promise<string | undefined> =>
-      (
-        await run('curl', [
-          '-s',
-          '--doh-insecure',
-          '--doh-url',
-          `https://127.0.0.1:${doh}${path}`,
-          `http://${name}:${port}/`
-        ])
-      )?.out
-    t.assert.strictEqual(await curl('casino.example'), 'blockpage')
-    t.assert.strictEqual(await curl('www.example.org'), 'site')
+    t.assert.strictEqual((await curl(path, 'casino.example'))?.out, 'blockpage')
+    t.assert.strictEqual((await curl(path, 'www.example.org'))?.out, 'site')
   }
+  // 127.0.0.1 is alice's, who lets social.example through; kid, named by its ID, blocks it.
+  t.assert.strictEqual((await curl('/dns-query', 'social.example'))?.out, 'site')
+  t.assert.strictEqual((await curl('/dns-query/kid1', 'social.example'))?.out, 'blockpage')
+  // An ID no user holds is refused: curl cannot resolve the name (exit 6, CURLE_COULDNT_RESOLVE_HOST).
+  const unknown = await curl('/dns-query/nobody', 'www.example.org')
+  t.assert.strictEqual(unknown?.code, 6, unknown?.out)
+  t.assert.strictEqual(unknown.out, '')
 })

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# Encrypted DNS benchmark (issue 25): filterd's DoT and DoH listeners against dnsdist 1.7's
+# (addTLSLocal, addDOHLocal), the same 1M-name block rule and data set as bench/dns/run.sh
+# (bench/dns/setup.ts) and the same upstream (Knot DNS, wildcard root zone), on loopback, everything
+# sharing the 2 cores. Every load run is time-bounded. Per round, dnsdist then filterd (the order
+# swaps every round), each:
+#   DoT max:   dnsperf -m dot, 16 connections, 200 queries in flight, the 100k-name query file;
+#   DoT @RATE: the same at a fixed RATE q/s, p50/p99/p99.9 from dnsperf's per-query lines;
+#   DoH max:   h2load sending RFC 8484 POSTs (one forwarded query), 16 connections x 10 streams;
+#   DoH @RATE: h2load --rps (RATE in all), p50/p99/p99.9 from its per-request log;
+#   handshakes/s, TLS 1.3, full and resumed (bench/dns/tls-handshakes.ts, 8 client loops);
+# the server's CPU ticks are sampled around the max runs (µs of server CPU per query).
+# Then IDLE (10,000) idle DoT connections (bench/dns/dot-idle.ts): the RSS each server takes per
+# connection, and filterd's UDP throughput (dnsperf on its plain port) without / with them,
+# alternating: without, with, without, with, without.
+# Usage: bench/dns/encrypted.sh [SECONDS=8] [ROUNDS=3] [RATE=5000] [IDLE=10000]   (from the repository root, after `npm run build`)
+# ROUNDS=0 runs the idle-connection part only.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SECS=${1:-8}
+ROUNDS=${2:-3}
+RATE=${3:-5000}
+IDLE=${4:-10000}
+for tool in dnsperf knotd dnsdist h2load openssl kdig; do
+  command -v "$tool" >/dev/null || {
+    apt-get install -y dnsperf knot dnsdist nghttp2-client openssl knot-dnsutils >/dev/null
+    break
+  }
+done
+ulimit -n "$(ulimit -Hn)" # the idle connections (each end is its own process, each needs IDLE descriptors)
+DIR=$(mktemp -d /tmp/filterd-encbench.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$DIR"
+}
+trap cleanup EXIT
+KNOT=5490 D_DOT=5491 D_DOH=5492 F_DNS=5493 F_DOT=5494 F_DOH=5495
+node dist/bench/dns/setup.js "$DIR" $KNOT >&2
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=dns.bench \
+  -addext subjectAltName=DNS:dns.bench,DNS:*.dns.bench -keyout "$DIR/key.pem" -out "$DIR/cert.pem" 2>/dev/null
+
+mkdir -p "$DIR/knot/run" "$DIR/knot/db"
+printf '$ORIGIN .\n$TTL 300\n@ IN SOA ns.invalid. hostmaster.invalid. 1 3600 600 86400 300\n@ IN NS ns.invalid.\n* IN A 192.0.2.53\n' >"$DIR/knot/root.zone"
+cat >"$DIR/knot/knot.conf" <<CONF
+server:
+    rundir: "$DIR/knot/run"
+    listen: 127.0.0.1@$KNOT
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+database:
+    storage: "$DIR/knot/db"
+template:
+  - id: default
+    storage: "$DIR/knot"
+    semantic-checks: off
+zone:
+  - domain: .
+    file: "root.zone"
+log:
+  - target: stderr
+    any: warning
+CONF
+knotd -c "$DIR/knot/knot.conf" &
+PIDS+=($!)
+
+# dnsdist: DoT and DoH only (with addTLSLocal/addDOHLocal and no setLocal it takes no plain port);
+# idle connections may stay 600 s, as filterd's (tcp-idle-timeout below).
+cat >"$DIR/dnsdist.lua" <<LUA
+setSecurityPollSuffix("")
+addTLSLocal("127.0.0.1:$D_DOT", "$DIR/cert.pem", "$DIR/key.pem")
+addDOHLocal("127.0.0.1:$D_DOH", "$DIR/cert.pem", "$DIR/key.pem", "/dns-query")
+setTCPRecvTimeout(600)
+newServer({address="127.0.0.1:$KNOT", name="knot", checkInterval=5})
+local smn = newSuffixMatchNode()
+for line in io.lines("$DIR/blocklist.txt") do if line ~= "" then smn:add(line) end end
+addAction(SuffixMatchNodeRule(smn, true), SpoofAction("192.0.2.1"))
+LUA
+dnsdist --supervised --disable-syslog -C "$DIR/dnsdist.lua" >"$DIR/dnsdist.log" 2>&1 &
+PIDS+=($!)
+DNSDIST_PID=$!
+
+# filterd: run.sh's "native inline, 1 process" server with a DoT and a DoH listener added, and a
+# connection table large enough for the idle connections (all from 127.0.0.1).
+node -e '
+const fs = require("fs"); const [dir, dns, dot, doh, idle] = process.argv.slice(1)
+const c = JSON.parse(fs.readFileSync(dir + "/native-inline-p1.yaml", "utf8"))
+Object.assign(c.proxy, { listen: ["127.0.0.1:" + dns], "dot-listen": ["127.0.0.1:" + dot], "doh-listen": ["127.0.0.1:" + doh],
+  "tls-cert": dir + "/cert.pem", "tls-key": dir + "/key.pem", "server-name": "dns.bench",
+  "tcp-max-connections": 3 * Number(idle), "tcp-max-per-source": 3 * Number(idle), "tcp-idle-timeout": 600000,
+  pid: dir + "/enc.pid", log: dir + "/enc.log" })
+fs.writeFileSync(dir + "/enc.yaml", JSON.stringify(c))' "$DIR" $F_DNS $F_DOT $F_DOH "$IDLE"
+node ${FILTERD_NODE_OPTIONS:-} dist/tools/filterd.js dns --config "$DIR/enc.yaml" >"$DIR/filterd.out" 2>&1 &
+PIDS+=($!)
+FILTERD_PID=$!
+
+# One forwarded query (A www.bench-forwarded.example) as an RFC 8484 body.
+node --input-type=module -e "
+import dnsPacket from 'dns-packet'; import { writeFileSync } from 'node:fs'
+writeFileSync('$DIR/q.bin', dnsPacket.encode({ type: 'query', id: 0, flags: dnsPacket.RECURSION_DESIRED,
+  questions: [{ type: 'A', name: 'www.bench-forwarded.example' }] }))"
+
+ready() {
+  for _ in $(seq 1 360); do # dnsdist takes a while to load 1M names on a busy machine
+    kdig +tls +retry=0 +time=1 @127.0.0.1 -p "$1" probe.example A >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  echo "port $1 never answered; dnsdist's log:" >&2
+  cat "$DIR/dnsdist.log" >&2
+  return 1
+}
+ready $D_DOT
+ready $F_DOT
+BLOCKED=$(head -1 "$DIR/blocklist.txt")
+sanity() { kdig "$@" +short "$BLOCKED" A | tail -1; }
+echo "sanity ($BLOCKED): DoT dnsdist $(sanity @127.0.0.1 -p $D_DOT +tls) filterd $(sanity @127.0.0.1 -p $F_DOT +tls);" \
+  "DoH dnsdist $(sanity @127.0.0.1 -p $D_DOH +https) filterd $(sanity @127.0.0.1 -p $F_DOH +https);" \
+  "forwarded over DoH: dnsdist $(kdig +short +https @127.0.0.1 -p $D_DOH www.bench-forwarded.example A | tail -1)" \
+  "filterd $(kdig +short +https @127.0.0.1 -p $F_DOH www.bench-forwarded.example A | tail -1)" >&2
+
+# CPU ticks (utime+stime, 1/100 s) of a process and its children; its resident set in kB.
+ticks() {
+  local total=0 p
+  for p in $1 $(pgrep -P "$1" 2>/dev/null); do
+    [ -r "/proc/$p/stat" ] && total=$((total + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+  done
+  echo $total
+}
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+# The filterd daemon is a child of the node started above when it forks a front; take the biggest.
+server_pid() {
+  if [ "$1" = dnsdist ]; then echo $DNSDIST_PID; else echo $FILTERD_PID; fi
+}
+
+dot_max() { dnsperf -m dot -s 127.0.0.1 -p "$1" -d "$DIR/queries.txt" -c 16 -q 200 -t 2 -l "$SECS" -v 2>/dev/null | node dist/bench/dns/stats.js; }
+dot_rate() { dnsperf -m dot -s 127.0.0.1 -p "$1" -d "$DIR/queries.txt" -c 16 -q 200 -t 2 -l "$SECS" -Q "$RATE" -v 2>/dev/null | node dist/bench/dns/stats.js; }
+h2() { h2load -c 16 -m 10 -d "$DIR/q.bin" -H 'content-type: application/dns-message' "$@"; }
+# h2load's summary: requests per second and how many failed.
+doh_max() {
+  h2 -D "$SECS" --warm-up-time=1 "https://127.0.0.1:$1/dns-query" 2>/dev/null |
+    awk '/^finished in/ {gsub(",", ""); rps=$4} /^requests:/ {ok=$8; bad=$10} END {printf "{\"rps\":%d,\"ok\":%d,\"failed\":%d}", rps, ok, bad}'
+}
+doh_rate() {
+  rm -f "$DIR/h2.log"
+  h2 -D "$SECS" --rps=$((RATE / 16)) --log-file="$DIR/h2.log" "https://127.0.0.1:$1/dns-query" >/dev/null 2>&1 || true
+  node dist/bench/dns/latency-log.js <"$DIR/h2.log"
+}
+handshakes() { node dist/bench/dns/tls-handshakes.js "$1" 4 "$2" 8; }
+
+# One round for one server: every figure as a JSON object on one line.
+measure() { # who dot-port doh-port
+  local pid t0 t1 t2 t3 dm dr hm hr
+  pid=$(server_pid "$1")
+  dnsperf -m dot -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 200 -t 2 -l 2 >/dev/null 2>&1 || true # warm-up
+  t0=$(ticks "$pid")
+  dm=$(dot_max "$2")
+  t1=$(ticks "$pid")
+  dr=$(dot_rate "$2")
+  t2=$(ticks "$pid")
+  hm=$(doh_max "$3")
+  t3=$(ticks "$pid")
+  hr=$(doh_rate "$3")
+  echo "{\"who\":\"$1\",\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\",\"dotMax\":$dm,\"dotCpu\":$((t1 - t0)),\"dotRate\":$dr,\"dohMax\":$hm,\"dohCpu\":$((t3 - t2)),\"dohRate\":$hr,\"full\":$(handshakes "$2" full),\"resume\":$(handshakes "$2" resume)}"
+}
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+RESULTS=()
+for round in $(seq 1 "$ROUNDS"); do
+  order=(dnsdist filterd)
+  [ $((round % 2)) = 0 ] && order=(filterd dnsdist)
+  for who in "${order[@]}"; do
+    if [ "$who" = dnsdist ]; then line=$(measure dnsdist $D_DOT $D_DOH); else line=$(measure filterd $F_DOT $F_DOH); fi
+    echo "round $round: $line" >&2
+    RESULTS+=("$line")
+  done
+done
+
+# Idle DoT connections: RSS per connection (both servers), then filterd's UDP throughput without
+# and with them, alternating (without, with, without, ...).
+udp_max() { dnsperf -s 127.0.0.1 -p $F_DNS -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l "$SECS" 2>/dev/null | awk -F: '/Queries per second/ {printf "%d", $2}'; }
+hold() { # port: starts the holder, waits until its connections are open; sets HOLDER and OPENED
+  rm -f "$DIR/idle.out" "$DIR/idle.fifo"
+  mkfifo "$DIR/idle.fifo"
+  node dist/bench/dns/dot-idle.js "$1" "$IDLE" 50 <"$DIR/idle.fifo" >"$DIR/idle.out" 2>&1 &
+  HOLDER=$!
+  exec 7>"$DIR/idle.fifo"
+  for _ in $(seq 1 1200); do [ -s "$DIR/idle.out" ] && break; sleep 0.5; done
+  OPENED=$(head -1 "$DIR/idle.out")
+  [ -n "$OPENED" ] || OPENED='{"open":0,"failed":-1,"ms":0}'
+}
+release() { # closes the holder's stdin; sets ENDED to what it saw at the end (not in a subshell: fd 7 is ours)
+  exec 7>&-
+  wait "$HOLDER" 2>/dev/null || true
+  ENDED=$(sed -n 2p "$DIR/idle.out")
+  [ -n "$ENDED" ] || ENDED='{"stillOpen":-1}'
+}
+IDLE_LINES=()
+UDP=()
+idle_rss() { # who pid port: RSS before and with the connections (the holder is left running)
+  sleep 2
+  local r0 r1
+  r0=$(rss "$2")
+  hold "$3"
+  sleep 3
+  r1=$(rss "$2")
+  IDLE_LINES+=("{\"who\":\"$1\",\"rssBefore\":$r0,\"rssWith\":$r1,\"opened\":$OPENED")
+}
+idle_rss dnsdist $DNSDIST_PID $D_DOT
+release
+IDLE_LINES[-1]+=",\"end\":$ENDED}"
+echo "idle dnsdist: ${IDLE_LINES[-1]}" >&2
+# filterd: UDP without, with (the connections of the RSS figure), without, with, without.
+for round in 1 2; do
+  UDP+=("{\"with\":false,\"qps\":$(udp_max)}")
+  if [ $round = 1 ]; then idle_rss filterd $FILTERD_PID $F_DOT; else hold $F_DOT; fi
+  q=$(udp_max)
+  release
+  if [ $round = 1 ]; then
+    IDLE_LINES[-1]+=",\"end\":$ENDED}"
+    echo "idle filterd: ${IDLE_LINES[-1]}" >&2
+  fi
+  UDP+=("{\"with\":true,\"qps\":$q,\"opened\":$OPENED,\"end\":$ENDED}")
+  echo "udp round $round: ${UDP[-2]} ${UDP[-1]}" >&2
+done
+UDP+=("{\"with\":false,\"qps\":$(udp_max)}")
+echo "udp last: ${UDP[-1]}" >&2
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+echo
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs) x $(nproc); node $(node -v); dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null); h2load $(dpkg-query -W -f='${Version}' nghttp2-client 2>/dev/null); dnsdist $(dnsdist --version 2>/dev/null | head -1 | awk '{print $2}'); knot $(dpkg-query -W -f='${Version}' knot 2>/dev/null)"
+{
+  printf 'R %s\n' "${RESULTS[@]}"
+  printf 'I %s\n' "${IDLE_LINES[@]}"
+  printf 'U %s\n' "${UDP[@]}"
+} | node dist/bench/dns/encrypted-report.js "$RATE" "$IDLE" "$SECS"
