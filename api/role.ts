@@ -5,6 +5,8 @@
  * loopback present an API client's credentials (auth.ts). A non-loopback listen address without
  * `api.require-credentials` is allowed but warned about.
  */
+import { startConfiguredFeeds } from '../engine/rpz/feed-set.js'
+import { createPolicy } from '../engine/policy/index.js'
 import { parseHostPort, formatHostPort } from '../engine/config/index.js'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
@@ -47,7 +49,10 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   const statsDb = openStatsDb(config.stats.db)
   const lists = createListRefresher(config, store, logger, shared, taxonomy)
+  // The RPZ feeds, so /check explains a name a feed blocks as the DNS server decides it (one policy).
+  const feeds = await startConfiguredFeeds(config, logger)
   const server = createApiServer({
+    policy: createPolicy(config, store, { categories, feeds }),
     store,
     taxonomy,
     taxonomyDir: config.datafiles.cats,
@@ -105,6 +110,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     endpoints,
     health,
     async close() {
+      feeds?.close()
       await server.close()
       usage.close()
       await lists.close()

@@ -79,6 +79,8 @@ export class FeedZone {
   private wildcard = new Map<string, FeedAction>()
   private clientIps: Array<{ cidr: Cidr; action: FeedAction }> = []
   counts: FeedCounts = { qname: 0, clientIp: 0, nsdname: 0, nsip: 0, responseIp: 0 }
+  /** Records held (the SOA not counted). */
+  recordCount = 0
 
   private constructor(origin: string, serial: number) {
     this.origin = origin
@@ -158,7 +160,9 @@ export class FeedZone {
     const wildcard = new Map<string, FeedAction>()
     const clientIps: Array<{ cidr: Cidr; action: FeedAction }> = []
     const counts: FeedCounts = { qname: 0, clientIp: 0, nsdname: 0, nsip: 0, responseIp: 0 }
+    let recordCount = 0
     for (const [owner, list] of this.records) {
+      recordCount += list.length
       if (owner === '@') continue
       const triggers = list.filter((v) => !v.startsWith(`${TYPE_NS} `))
       if (triggers.length === 0) continue
@@ -183,6 +187,7 @@ export class FeedZone {
     this.wildcard = wildcard
     this.clientIps = clientIps
     this.counts = counts
+    this.recordCount = recordCount
   }
 
   /** The feed's action for `name` asked by `client` (CLIENT-IP first, then QNAME), or undefined. */
