@@ -183,6 +183,11 @@ class FrontProcessServer implements DnsServer {
     this.metrics.tcpSlots = () => tcp.slotCounts
     for (const text of proxy.listen) await this.listen(text)
     await this.startEncrypted(dispatcher)
+    const notify = this.config['rpz-feeds']['notify-listen']
+    if (notify !== undefined && this.feeds?.notifyPort != null) {
+      const hp = parseHostPort(notify)
+      this.endpoints.push(`dns rpz notify udp+tcp ${formatHostPort({ host: hp.host, port: this.feeds.notifyPort })}`)
+    }
   }
 
   // DoT and DoH (./encrypted-fronts.ts), into the same dispatcher.
@@ -243,14 +248,7 @@ class FrontProcessServer implements DnsServer {
     this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
     this.ownsStore = o.store === undefined
     const feeds = (this.feeds = await startConfiguredFeeds(this.config, this.logger))
-    if (feeds !== null) {
-      this.metrics.rpzFeeds = () => feeds.reports()
-      const notify = this.config['rpz-feeds']['notify-listen']
-      if (notify !== undefined && feeds.notifyPort !== null) {
-        const hp = parseHostPort(notify)
-        this.endpoints.push(`dns rpz notify udp+tcp ${formatHostPort({ host: hp.host, port: feeds.notifyPort })}`)
-      }
-    }
+    if (feeds !== null) this.metrics.rpzFeeds = () => feeds.reports()
     this.policy = createPolicy(this.config, this.store, {
       ...(o.safeHosts === undefined ? {} : { safeHosts: o.safeHosts }),
       feeds

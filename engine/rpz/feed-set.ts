@@ -73,8 +73,17 @@ export class RpzFeeds implements RpzLayer {
 
   private logged(status: FeedStatus, err?: Error): void {
     const fields = { zone: status.zone, serial: status.serial, records: status.records, state: status.state }
-    if (err === undefined) this.log('info', fields, `rpz feed ${status.zone}: serial ${status.serial} enforced`)
-    else
+    const c = status.counts
+    if (err === undefined) {
+      this.log('info', fields, `rpz feed ${status.zone}: serial ${status.serial} enforced`)
+      const unsupported = c === null ? 0 : c.nsdname + c.nsip + c.responseIp
+      if (unsupported > 0)
+        this.log(
+          'warn',
+          { ...fields, nsdname: c!.nsdname, nsip: c!.nsip, responseIp: c!.responseIp }, // unsupported > 0: counts set
+          `rpz feed ${status.zone}: ${unsupported} triggers not enforced (NSDNAME ${c!.nsdname}, NSIP ${c!.nsip}, response IP ${c!.responseIp}): a forwarder cannot evaluate them`
+        )
+    } else
       this.log(
         'warn',
         { ...fields, err: err.message, errors: status.errors },
