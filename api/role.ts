@@ -6,7 +6,6 @@
  * `api.require-credentials` is allowed but warned about.
  */
 import { startConfiguredFeeds } from '../engine/rpz/feed-set.js'
-import { createPolicy } from '../engine/policy/index.js'
 import { parseHostPort, formatHostPort } from '../engine/config/index.js'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
@@ -37,6 +36,15 @@ function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.')
 }
 
+/** A non-loopback listener without credentials is allowed, but said loudly. */
+function warnIfOpen(config: RoleContext['config'], host: string, logger: RoleContext['logger']): void {
+  if (isLoopback(host) || config.api['require-credentials']) return
+  logger.warn(
+    { listen: config.api.listen },
+    'api.require-credentials is off and api.listen is not loopback: anyone who reaches this port may change any user; listen on loopback and let the front door apply api.access'
+  )
+}
+
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
   const listen = parseHostPort(config.api.listen)
@@ -49,10 +57,8 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   const statsDb = openStatsDb(config.stats.db)
   const lists = createListRefresher(config, store, logger, shared, taxonomy)
-  // The RPZ feeds, so /check explains a name a feed blocks as the DNS server decides it (one policy).
-  const feeds = await startConfiguredFeeds(config, logger)
   const server = createApiServer({
-    policy: createPolicy(config, store, { categories, feeds }),
+    feeds: await startConfiguredFeeds(config, logger),
     store,
     taxonomy,
     taxonomyDir: config.datafiles.cats,
@@ -100,17 +106,11 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   endpoints.push(
     `api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`
   )
-  if (!isLoopback(listen.host) && !config.api['require-credentials']) {
-    logger.warn(
-      { listen: config.api.listen },
-      'api.require-credentials is off and api.listen is not loopback: anyone who reaches this port may change any user; listen on loopback and let the front door apply api.access'
-    )
-  }
+  warnIfOpen(config, listen.host, logger)
   return {
     endpoints,
     health,
     async close() {
-      feeds?.close()
       await server.close()
       usage.close()
       await lists.close()
