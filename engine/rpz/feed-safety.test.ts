@@ -13,6 +13,8 @@ import { parseMessage, TYPE_IXFR } from './message.js'
 import { RpzZone, cnameAction, type ZoneDiff } from './zone.js'
 import { FeedFollower } from './follower.js'
 import { RpzFeeds } from './feed-set.js'
+import { FeedZone } from './feed.js'
+import { parseZoneFile } from './zonefile.js'
 import { tempDir } from '../testing/temp.js'
 
 type Mode = 'axfr' | 'cut' | 'gap'
@@ -136,4 +138,31 @@ test('a transfer or a zone file over rpz-feeds.max-records or max-bytes is refus
   await tiny.start()
   assert.match(tiny.status.lastError ?? '', /larger than 2048 bytes \(rpz-feeds.max-bytes\)/)
   assert.equal(tiny.feed, undefined)
+})
+
+test('an IXFR updates only the changed triggers, to the same feed a whole load of the new zone gives', () => {
+  const head = '$ORIGIN f.rpz.\n@ 60 SOA ns. admin. 1 60 60 600 60\n@ NS localhost.\n'
+  const body = 'a.example CNAME .\n*.b.example CNAME *.\nc.example A 192.0.2.1\nns.x.rpz-nsdname CNAME .\n'
+  const feed = FeedZone.fromRecords('f.rpz', parseZoneFile(head + body, 'f.rpz'))
+  const rec = (name: string, type: number, data: string) => ({ name: `${name}.f.rpz`, type, ttl: 60, data })
+  feed.applySteps([
+    {
+      from: 1,
+      to: 2,
+      deleted: [rec('a.example', 5, ''), rec('ns.x.rpz-nsdname', 5, ''), rec('c.example', 1, '192.0.2.1')],
+      added: [rec('*', 5, 'rpz-passthru'), rec('c.example', 5, 'rpz-drop'), rec('32.1.0.0.10.rpz-nsip', 5, '')]
+    }
+  ])
+  const whole = FeedZone.fromRecords(
+    'f.rpz',
+    parseZoneFile(
+      head.replace(' 1 60', ' 2 60') +
+        '*.b.example CNAME *.\nc.example CNAME rpz-drop.\n* CNAME rpz-passthru.\n32.1.0.0.10.rpz-nsip CNAME .\n',
+      'f.rpz'
+    )
+  )
+  assert.deepEqual(feed.counts, whole.counts)
+  assert.equal(feed.recordCount, whole.recordCount)
+  for (const name of ['a.example', 'x.b.example', 'c.example', 'other.example'])
+    assert.deepEqual(feed.match(name), whole.match(name), name)
 })
