@@ -5,6 +5,7 @@
  * loopback present an API client's credentials (auth.ts). A non-loopback listen address without
  * `api.require-credentials` is allowed but warned about.
  */
+import { startConfiguredFeeds } from '../engine/rpz/feed-set.js'
 import { parseHostPort, formatHostPort } from '../engine/config/index.js'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
@@ -71,6 +72,15 @@ function apiHealth(
   })
 }
 
+/** A non-loopback listener without credentials is allowed, but said loudly. */
+function warnIfOpen(config: RoleContext['config'], host: string, logger: RoleContext['logger']): void {
+  if (isLoopback(host) || config.api['require-credentials']) return
+  logger.warn(
+    { listen: config.api.listen },
+    'api.require-credentials is off and api.listen is not loopback: anyone who reaches this port may change any user; listen on loopback and let the front door apply api.access'
+  )
+}
+
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
   const listen = parseHostPort(config.api.listen)
@@ -93,6 +103,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   warnIfUnmigrated(config.stats.db, logger)
   const lists = createListRefresher(config, store, logger, shared, taxonomy)
   const server = createApiServer({
+    feeds: await startConfiguredFeeds(config, logger),
     store,
     taxonomy,
     taxonomyDir: config.datafiles.cats,
@@ -130,12 +141,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   endpoints.push(
     `api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`
   )
-  if (!isLoopback(listen.host) && !config.api['require-credentials']) {
-    logger.warn(
-      { listen: config.api.listen },
-      'api.require-credentials is off and api.listen is not loopback: anyone who reaches this port may change any user; listen on loopback and let the front door apply api.access'
-    )
-  }
+  warnIfOpen(config, listen.host, logger)
   return {
     endpoints,
     health,

@@ -335,6 +335,7 @@ export const answerSchemas = {
           'global-whitelist',
           'global-blacklist',
           'global-allow-only',
+          'rpz',
           'user-disabled',
           'user-whitelist',
           'user-blacklist',

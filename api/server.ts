@@ -13,6 +13,7 @@ import type { Logger } from '../engine/log/index.js'
 import { loadTaxonomy, type Taxonomy, type TaxonomyLanguage } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
 import { createPolicy, type Policy } from '../engine/policy/index.js'
+import type { RpzFeeds } from '../engine/rpz/feed-set.js'
 import type { Store } from '../engine/store/index.js'
 import { ReportTime, type StatsDb } from '../engine/stats/index.js'
 import { createApiGuard } from './auth.js'
@@ -37,6 +38,8 @@ export interface ApiServerOptions {
   readonly config: Readonly<Pick<Config, 'api' | 'common' | 'proxy' | 'stats'> & { rpz?: Config['rpz'] }>
   /** The verdict code of the check routes; default: one built from the config, as the DNS server builds it. */
   readonly policy?: Policy
+  /** The RPZ feeds the policy asks (started by the role, closed with the server), so /check explains as the DNS server decides. */
+  readonly feeds?: RpzFeeds | null
   readonly logger: Logger
   /** The statistics reports' database and time zone. */
   readonly stats: { readonly db: StatsDb; readonly timezone: string; readonly now?: () => number }
@@ -105,7 +108,8 @@ function toggledSlash(p: string): string {
 export function createApiServer(options: ApiServerOptions): ApiServer {
   const { logger } = options
   const { stats } = options
-  const policy = options.policy ?? createPolicy(options.config, options.store, { categories: options.categories })
+  const { feeds = null, categories } = options
+  const policy = options.policy ?? createPolicy(options.config, options.store, { categories, feeds })
   const liveLog = new LiveLog(options.liveLog?.dir ?? options.config.stats.dir, options.liveLog)
   let openApi: string | undefined
   const ctx: ApiContext = {
@@ -175,6 +179,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     listen: (host, port) => http.listen(host, port),
     liveLog,
     async close() {
+      feeds?.close()
       guard.close()
       await liveLog.close()
       await http.close()

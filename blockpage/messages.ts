@@ -16,6 +16,7 @@ export type PageReason =
   | 'schedule-blacklist'
   | 'schedule-allow-only'
   | 'safesearch'
+  | 'rpz'
   | 'unblocked'
 
 const TEXT: Readonly<Record<Language, Readonly<Record<PageReason, string>>>> = {
@@ -29,6 +30,7 @@ const TEXT: Readonly<Record<Language, Readonly<Record<PageReason, string>>>> = {
     'schedule-blacklist': 'В это время сайт закрыт по расписанию вашей учётной записи.',
     'schedule-allow-only': 'В это время по расписанию вашей учётной записи открыты только сайты из списка разрешённых.',
     safesearch: 'Для вашей учётной записи включён безопасный поиск.',
+    rpz: 'Сайт заблокирован по списку блокировки, который применяет оператор связи.',
     unblocked: 'Сайт больше не заблокирован.'
   },
   en: {
@@ -41,6 +43,7 @@ const TEXT: Readonly<Record<Language, Readonly<Record<PageReason, string>>>> = {
     'schedule-blacklist': "At this time, your account's schedule blocks the site.",
     'schedule-allow-only': "At this time, your account's schedule allows only the sites on its allowed list.",
     safesearch: 'Safe search is on for your account.',
+    rpz: 'The site is on a block list your provider enforces.',
     unblocked: 'The site is no longer blocked.'
   }
 }

@@ -35,6 +35,7 @@ import {
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
 import { normalizeIp } from '../engine/net/ip.js'
+import { startConfiguredFeeds, type RpzLayer } from '../engine/rpz/feed-set.js'
 import { createPolicy, HostKeys, loadSafeHosts, Verdict, type Policy, type SafeHosts } from '../engine/policy/index.js'
 import { openConfiguredStore, type Store } from '../engine/store/index.js'
 import { formatWall, zoneOf } from '../engine/schedule/index.js'
@@ -252,6 +253,9 @@ export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'ht
         }
         if (verdict.reason === 'category' || verdict.reason === 'schedule-category') {
           page(req, res, 'blocked_by_category', host, hostHeader, verdict.reason, verdict.blockedCats)
+        } else if (verdict.reason === 'rpz' && verdict.blockedCats.length > 0) {
+          // An RPZ feed mapped to a category (rpz-feeds.feeds[].category): the category explains it.
+          page(req, res, 'blocked_by_category', host, hostHeader, 'rpz', verdict.blockedCats)
         } else {
           page(req, res, 'blocked', host, hostHeader, verdict.reason as PageReason, [])
         }
@@ -279,6 +283,8 @@ export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'ht
 
 export interface BlockPageOptions {
   config: Readonly<Config>
+  /** The RPZ feeds the policy asks; started from `rpz-feeds` when absent. */
+  feeds?: RpzLayer | null
   /** The store to read; opened from `common.db` (and closed on close()) when absent. */
   store?: Store
   /** Requests for `api.host` go here; without one they get 404 (never a block page). */
@@ -333,7 +339,7 @@ export function createBlockPageDeps(options: BlockPageOptions & { store: Store }
   const bp = config.blockpage
   const language = bp.language ?? config.datafiles.language
   const safeHosts = options.safeHosts ?? loadSafeHosts(config.proxy['safesearch-hosts'])
-  const policy = createPolicy(config, store, { safeHosts })
+  const policy = createPolicy(config, store, { safeHosts, feeds: options.feeds ?? null })
   const templates = loadTemplates(bp.templates, language)
   if (templates.missingDir)
     logger.warn({ templates: bp.templates }, 'blockpage.templates does not exist; serving the shipped templates')
@@ -402,13 +408,16 @@ export async function startBlockPage(options: BlockPageOptions): Promise<Running
   const ownStore = options.store === undefined
   const store = options.store ?? openConfiguredStore(config)
   const servers: HttpServer[] = []
+  // The RPZ feeds, so a name a feed blocks is explained as the DNS server blocked it (one policy).
+  const feeds = options.feeds === undefined ? await startConfiguredFeeds(config, logger) : null
   const closeAll = async (): Promise<void> => {
+    feeds?.close()
     for (const s of servers) await s.close()
     options.frontDoor?.close?.()
     if (ownStore) await store.close()
   }
   try {
-    const deps = createBlockPageDeps({ ...options, store, logger })
+    const deps = createBlockPageDeps({ ...options, store, logger, ...(feeds === null ? {} : { feeds }) })
     const bodyLimit = config.api['body-limit']
     const onError = (err: unknown, req: HttpRequest): void => {
       logger.error({ err, host: req.header('host'), path: req.path }, 'block page request failed')

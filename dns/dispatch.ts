@@ -72,6 +72,8 @@ interface Decision {
   readonly owned: boolean
   /** Seconds a forwarded answer's TTLs may last (a scheduled rule's next boundary), -1 for no cap. */
   readonly ttlCap: number
+  /** A JUDGE_ANSWER with an error RCODE is a refused query (not an RPZ feed's NXDOMAIN). */
+  readonly rejected: boolean
 }
 
 class BatchItem {
@@ -168,7 +170,7 @@ export class Dispatcher {
     }
     try {
       const j = this.judge
-      const kind = j.judge(msg, peer.address, this.scratchOut, peer.clientId)
+      const kind = j.judge(msg, peer.address, this.scratchOut, peer.clientId, peer.channel.isStream)
       const rec = kind !== 0 && this.records ? buildRecord(j, Date.now()) : null
       this.act({
         kind,
@@ -179,7 +181,8 @@ export class Dispatcher {
         peer,
         record: rec,
         owned: false,
-        ttlCap: j.verdict.ttlCap
+        ttlCap: j.verdict.ttlCap,
+        rejected: j.isRejected
       })
     } catch (err) {
       this.lastResort(err, msg, peer)
@@ -299,7 +302,9 @@ export class Dispatcher {
           peer: it.peer,
           record: rec,
           owned: true,
-          ttlCap: out.ttlCaps?.[i] ?? -1
+          ttlCap: out.ttlCaps?.[i] ?? -1,
+          // The pool's workers have no RPZ feeds: an error RCODE is a refused query.
+          rejected: true
         })
       } catch (e) {
         this.lastResort(e, msg, it.peer)
@@ -324,7 +329,7 @@ export class Dispatcher {
         // A local answer: an error answer to a bad query, or a block (safe search answers the same way).
         const rcode = d.answerLength >= 4 ? d.answer[3]! & 0x0f : RCODE_SERVFAIL
         this.metrics.countQuery(
-          rcode !== 0 ? 'malformed' : record?.reason === 'safesearch' ? 'safesearch' : 'block',
+          rcode !== 0 && d.rejected ? 'malformed' : record?.reason === 'safesearch' ? 'safesearch' : 'block',
           rcode
         )
         this.reply(d.answer, d.answerLength, peer, true)

@@ -9,6 +9,7 @@ import { formatHostPort, parseHostPort } from '../engine/config/address.js'
 import { EngineError } from '../engine/errors.js'
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { createPolicy, type Policy, type SafeHosts } from '../engine/policy/index.js'
+import { startConfiguredFeeds, type RpzFeeds } from '../engine/rpz/feed-set.js'
 import { DnsMetrics, type UdpDrops } from '../engine/metrics/index.js'
 import { JudgePool } from '../engine/pool/index.js'
 import { noopQueryLogSink, type QueryLogSink } from '../engine/querylog/index.js'
@@ -110,6 +111,7 @@ class FrontProcessServer implements DnsServer {
   private ownsStore = false
   private pool: JudgePool | null = null
   private policy: Policy | null = null
+  private feeds: RpzFeeds | null = null
   private forwarder: Forwarder | null = null
   private dispatcher: Dispatcher | null = null
   private tcp: TcpFront | null = null
@@ -181,6 +183,11 @@ class FrontProcessServer implements DnsServer {
     this.metrics.tcpSlots = () => tcp.slotCounts
     for (const text of proxy.listen) await this.listen(text)
     await this.startEncrypted(dispatcher)
+    const notify = this.config['rpz-feeds']['notify-listen']
+    if (notify !== undefined && this.feeds?.notifyPort != null) {
+      const hp = parseHostPort(notify)
+      this.endpoints.push(`dns rpz notify udp+tcp ${formatHostPort({ host: hp.host, port: this.feeds.notifyPort })}`)
+    }
   }
 
   // DoT and DoH (./encrypted-fronts.ts), into the same dispatcher.
@@ -240,7 +247,12 @@ class FrontProcessServer implements DnsServer {
     }
     this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
     this.ownsStore = o.store === undefined
-    this.policy = createPolicy(this.config, this.store, o.safeHosts === undefined ? {} : { safeHosts: o.safeHosts })
+    const feeds = (this.feeds = await startConfiguredFeeds(this.config, this.logger))
+    if (feeds !== null) this.metrics.rpzFeeds = () => feeds.reports()
+    this.policy = createPolicy(this.config, this.store, {
+      ...(o.safeHosts === undefined ? {} : { safeHosts: o.safeHosts }),
+      feeds
+    })
     const judge = new Judge({
       policy: this.policy,
       answers: compileBlockAnswers(proxy),
@@ -318,6 +330,7 @@ class FrontProcessServer implements DnsServer {
     if (this.closed) return
     this.closed = true
     this.policy?.watcher.stop()
+    this.feeds?.close()
     this.dispatcher?.close()
     this.limiter?.close()
     for (const u of this.udp) u.close()

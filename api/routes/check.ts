@@ -59,7 +59,7 @@ function domainOf(req: HttpRequest): string {
 
 /** Runs the policy and shapes its verdict; `address` null when judged by user. */
 export function explain(ctx: ApiContext, snap: Snapshot, domain: string, address: string | null): CheckAnswer {
-  const v = ctx.policy.evaluateSnapshot(snap, new HostKeys(domain), new Verdict(), true)
+  const v = ctx.policy.evaluateSnapshot(snap, new HostKeys(domain), new Verdict(), true, address ?? '')
   const site = ctx.categories.categorize(domain)
   return {
     domain,
@@ -124,7 +124,7 @@ function clientIdParam(req: HttpRequest): string | null {
 
 const DESCRIPTION =
   'Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), ' +
-  'user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). ' +
+  'rpz (an RPZ feed of rpz-feeds; matched is its trigger), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). ' +
   'A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only ' +
   'or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. ' +
   'The same code as the DNS server and the block page (engine/policy), on the current policy generation.'

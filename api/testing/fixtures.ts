@@ -2,6 +2,7 @@
  * Test and benchmark helpers for the management API (not a test file itself): a small taxonomy written to a
  * temp dir, a config built through the real loader, an in-process API server on port 0, and a JSON client.
  */
+import { startConfiguredFeeds } from '../../engine/rpz/feed-set.js'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
@@ -115,6 +116,8 @@ export async function startApi(options: StartOptions = {}): Promise<StartedApi> 
   const ownStats = options.stats === undefined ? openStatsDb(join(dir, 'statsdb')) : undefined
   const stats = options.stats ?? { db: ownStats!, timezone: 'UTC' } // ownStats is set when options.stats is not
   const api = createApiServer({
+    // As the role does: the feeds of `rpz-feeds` (none unless configYaml sets some).
+    feeds: await startConfiguredFeeds(config, logger),
     store: served,
     taxonomy,
     taxonomyDir: config.datafiles.cats,

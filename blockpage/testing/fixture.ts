@@ -48,6 +48,8 @@ export interface FixtureOptions {
   templates?: string
   /** `/config/` safesearchredirect. */
   redirect?: string
+  /** Extra top-level YAML lines (other sections, e.g. `rpz-feeds`). */
+  sections?: string[]
 }
 
 export interface Fixture {
@@ -116,6 +118,7 @@ export async function makeStore(
     '  log-level: silent',
     'proxy:',
     `  safesearch-hosts: ${join(CONF_DIR, 'safesearch.txt')}`,
+    ...(options.sections ?? []),
     ''
   ].join('\n')
   writeFileSync(configFile, yaml)

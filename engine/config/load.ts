@@ -21,6 +21,7 @@ import { configSchema } from './schema.js'
 import { sharesRedis } from './shared-store.js'
 import type { Config, ConfigFile, HostPort } from './types.js'
 import { configSourceProblems } from '../lists/config.js'
+import { feedConfigProblems } from '../rpz/feed-config.js'
 
 /** Keys the spec lets repeat: a scalar there is a one-element list. */
 const LIST_KEYS: ReadonlyArray<[string, string]> = [
@@ -121,6 +122,9 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
     const s = config[section] as Json
     if (typeof s[key] === 'string') s[key] = resolve(configDir, s[key])
   }
+  // A feed's zone file, like the other paths, is relative to the config file.
+  for (const feed of (config['rpz-feeds'] as Json).feeds as Json[])
+    if (typeof feed.file === 'string') feed.file = resolve(configDir, feed.file)
   for (const section of ROLE_SECTIONS) {
     const s = config[section] as Json
     for (const key of ['log', 'pid']) if (typeof s[key] === 'string' && isAbsolute(s[key])) s[key] = resolve(s[key])
@@ -221,6 +225,7 @@ function checkRules(config: Config, problems: string[], written: ReadonlySet<str
     problems.push('common.redis-port: needs common.redis-ip')
   }
   problems.push(...configSourceProblems(config.lists.sources))
+  problems.push(...feedConfigProblems(config))
   if (!isValidTimeZone(config.stats.timezone))
     problems.push(`stats.timezone: unknown time zone "${config.stats.timezone}"`)
 }

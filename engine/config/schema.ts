@@ -856,6 +856,85 @@ export const configSchema = {
         }
       }
     },
+    'rpz-feeds': {
+      type: 'object',
+      'x-roles': ['dns', 'blockpage', 'api'],
+      additionalProperties: false,
+      default: {},
+      properties: {
+        feeds: {
+          type: 'array',
+          default: [],
+          description:
+            'RPZ feeds taken in (docs/rpz.md "RPZ in"), in precedence order: the first zone that matches a query decides',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['zone'],
+            properties: {
+              zone: { type: 'string', minLength: 1, description: "the policy zone's name (its SOA owner)" },
+              file: { ...filePath, description: 'a zone file (master format) holding the zone; or primary' },
+              primary: {
+                ...listenAddress,
+                description: 'address:port of a primary the zone is transferred from (AXFR, then IXFR); or file'
+              },
+              'tsig-key': {
+                type: 'object',
+                additionalProperties: false,
+                required: ['name', 'secret'],
+                description: 'TSIG key (RFC 8945) every transfer from the primary is signed and checked with',
+                properties: {
+                  name: { type: 'string', minLength: 1 },
+                  algorithm: { type: 'string', default: 'hmac-sha256' },
+                  secret: { type: 'string', minLength: 1, description: 'base64' }
+                }
+              },
+              action: {
+                enum: ['zone', 'block', 'nxdomain', 'nodata', 'drop', 'passthru'],
+                default: 'zone',
+                description:
+                  "zone: each trigger's own action; block: every rewriting trigger gets filterd's block answer (the block page explains it); nxdomain, nodata, drop: that answer instead; passthru: nothing enforced, hits only logged"
+              },
+              category: {
+                type: 'integer',
+                minimum: 0,
+                maximum: 65535,
+                description: "the category the feed's blocks are reported as (statistics, the block page's explanation)"
+              }
+            }
+          }
+        },
+        'notify-listen': {
+          ...listenAddress,
+          description:
+            "address (UDP and TCP) the feeds' primaries send NOTIFY to (RFC 1996); unset: the feeds refresh at their SOA's refresh only"
+        },
+        'max-records': {
+          type: 'integer',
+          minimum: 1,
+          default: 5000000,
+          description: 'records one feed may hold; a larger zone or transfer is refused whole (the previous copy stays)'
+        },
+        'max-bytes': {
+          type: 'integer',
+          minimum: 1024,
+          default: 1073741824,
+          description: 'bytes one transfer or zone file may have; a larger one is refused whole'
+        },
+        'file-refresh': {
+          type: 'integer',
+          minimum: 1,
+          default: 300,
+          description: 'seconds between re-reads of a zone-file feed'
+        },
+        'transfer-timeout': {
+          type: 'integer',
+          minimum: 1,
+          default: 30,
+          description: 'seconds a transfer may stay silent before it is abandoned (the previous copy stays)'
+        }
+      }
+    },
     rpz: {
       type: 'object',
       'x-roles': ['rpz'],

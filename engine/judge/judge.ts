@@ -8,10 +8,13 @@
 import { isIP } from 'node:net'
 import type { Config } from '../config/types.js'
 import { Verdict, type Policy, type Reason, type Snapshot, type SuffixKeys } from '../policy/index.js'
+import type { FeedAction } from '../rpz/feed.js'
+import type { RpzHit } from '../rpz/feed-set.js'
 import {
   EDE_BLOCKED,
   EDE_FILTERED,
   EDE_PROHIBITED,
+  RCODE_NXDOMAIN,
   RCODE_REFUSED,
   compileEdeText,
   QUERY_DROP,
@@ -63,7 +66,14 @@ export class QueryKeys implements SuffixKeys {
 /** Block answers compiled once per reason, so each carries its own EDE (RFC 8914). */
 export interface BlockAnswers {
   forReason(reason: Reason): BlockAnswerOptions
+  /** TTL of block answers (an RPZ feed's local data is answered with it too). */
+  readonly ttl: number
 }
+
+/** The EDE text of the answers an RPZ feed rewrote. */
+const RPZ_TEXT = compileEdeText('blocked: rpz feed')
+const TC_BIT = 0x02
+const TYPE_CNAME = 5
 
 /** Compiles the block answers from the proxy section: blockpage-ip (one per family), ttl. */
 export function compileBlockAnswers(proxy: Readonly<Config['proxy']>): BlockAnswers {
@@ -86,10 +96,11 @@ export function compileBlockAnswers(proxy: Readonly<Config['proxy']>): BlockAnsw
     'schedule-blacklist': make(EDE_FILTERED, 'filtered: scheduled blacklist'),
     'schedule-allow-only': make(EDE_FILTERED, 'filtered: scheduled allow-only'),
     'schedule-category': make(EDE_FILTERED, 'filtered: scheduled category'),
-    safesearch: make(EDE_FILTERED, 'filtered: safe search')
+    safesearch: make(EDE_FILTERED, 'filtered: safe search'),
+    rpz: make(EDE_BLOCKED, 'blocked: rpz feed')
   }
   const fallback = make(EDE_BLOCKED, 'blocked')
-  return { forReason: (reason) => table[reason] ?? fallback }
+  return { forReason: (reason) => table[reason] ?? fallback, ttl: proxy.ttl }
 }
 
 export interface JudgeOptions {
@@ -127,6 +138,8 @@ export class Judge {
   private readonly clientSubnet: boolean
   private readonly local: LocalAnswers | null
   private readonly refuseUnknownId: boolean
+  /** An RPZ feed's local A/AAAA data as block answers, compiled on first use (a feed's reload makes new actions). */
+  private readonly localData = new WeakMap<FeedAction, BlockAnswerOptions>()
 
   constructor(options: JudgeOptions) {
     this.keys = new QueryKeys(this.scratch)
@@ -141,9 +154,10 @@ export class Judge {
   /**
    * Decides `msg` from `source` (the peer's address: the source, or a trusted proxy's forwarded address),
    * or from `clientId` when the transport gave one (DoH path, DoT server name), which then decides the user
-   * whatever the address; `out` needs ANSWER_BUFFER_SIZE bytes.
+   * whatever the address; `out` needs ANSWER_BUFFER_SIZE bytes. `overStream`: the query came over TCP
+   * (or TLS, HTTPS), where an RPZ feed's `rpz-tcp-only.` answers normally.
    */
-  judge(msg: Buffer, source: string, out: Buffer, clientId: string | null = null): JudgeKind {
+  judge(msg: Buffer, source: string, out: Buffer, clientId: string | null = null, overStream = false): JudgeKind {
     const q = this.scratch
     this.answerLength = 0
     this.rcode = 0
@@ -175,7 +189,8 @@ export class Judge {
       if (this.clientSubnet && q.hasClientSubnet) this.clientAddress = ecsAddressOf(q)
       snap = this.policy.snapshotFor(this.clientAddress)
     }
-    const verdict = this.policy.evaluateSnapshot(snap, this.keys, this.verdict, this.wantCats)
+    const verdict = this.policy.evaluateSnapshot(snap, this.keys, this.verdict, this.wantCats, this.clientAddress)
+    if (verdict.reason === 'rpz') return this.rpzAnswer(msg, out, verdict.rpz!, overStream) // reason rpz sets rpz
     switch (verdict.action) {
       case 'forward':
         return JUDGE_FORWARD
@@ -188,6 +203,68 @@ export class Judge {
         if (verdict.ttlCap >= 0) capTtls(out, this.answerLength, verdict.ttlCap)
         return JUDGE_ANSWER
     }
+  }
+
+  /** The answer an RPZ feed's action asks for (draft-ietf-dnsop-dns-rpz 3). */
+  private rpzAnswer(msg: Buffer, out: Buffer, hit: RpzHit, overStream: boolean): JudgeKind {
+    const q = this.scratch
+    const a = hit.action
+    switch (a.kind) {
+      case 'drop':
+        return JUDGE_DROP
+      case 'tcp-only':
+        // Over TCP the query is answered as if no feed matched; over UDP, an empty answer with TC.
+        if (overStream) {
+          this.verdict.action = 'forward'
+          return JUDGE_FORWARD
+        }
+        this.answerLength = writeErrorAnswer(msg, q, 0, out)
+        out[2] = out[2]! | TC_BIT
+        return JUDGE_ANSWER
+      case 'nxdomain':
+        this.rcode = RCODE_NXDOMAIN
+        this.answerLength = writeErrorAnswer(msg, q, RCODE_NXDOMAIN, out, EDE_BLOCKED, RPZ_TEXT)
+        return JUDGE_ANSWER
+      case 'nodata':
+        this.answerLength = writeErrorAnswer(msg, q, 0, out, EDE_BLOCKED, RPZ_TEXT)
+        return JUDGE_ANSWER
+      case 'block':
+        this.answerLength = writeBlockAnswer(msg, q, out, this.answers.forReason('rpz'))
+        return JUDGE_ANSWER
+      case 'local':
+        return this.localDataAnswer(msg, out, a)
+      default:
+        // passthru never reaches here (the policy went on to the user's steps).
+        return JUDGE_FORWARD
+    }
+  }
+
+  /**
+   * Local data: a CNAME is answered as safe video is (the CNAME, and the target's addresses asked
+   * upstream; `*.target` puts the query name in front), A/AAAA records as a block answer with them.
+   */
+  private localDataAnswer(msg: Buffer, out: Buffer, a: Extract<FeedAction, { kind: 'local' }>): JudgeKind {
+    const cname = a.records.find((r) => r[0] === TYPE_CNAME)
+    if (cname !== undefined) {
+      const target = cname[1]
+      this.verdict.target = target.startsWith('*.') ? `${this.keys.suffix(0)}${target.slice(1)}` : target
+      return JUDGE_SAFEVIDEO
+    }
+    let answer = this.localData.get(a)
+    if (answer === undefined) {
+      const ipv4 = a.records.find((r) => r[0] === 1)?.[1]
+      const ipv6 = a.records.find((r) => r[0] === 28)?.[1]
+      answer = compileBlockAnswer({
+        ipv4,
+        ipv6,
+        ttl: this.answers.ttl,
+        edeInfoCode: EDE_BLOCKED,
+        edeExtraText: 'blocked: rpz feed'
+      })
+      this.localData.set(a, answer)
+    }
+    this.answerLength = writeBlockAnswer(msg, this.scratch, out, answer)
+    return JUDGE_ANSWER
   }
 
   private localAnswer(reason: LocalReason | 'unknown-client-id', len: number, out: Buffer): JudgeKind {

@@ -35,6 +35,7 @@
  *   filterd_stats_rows_written_total{process}, filterd_stats_rows_dropped_total{process}
  *   filterd_metrics_snapshot_age_seconds{process}
  *   filterd_store_generation                                 the policy generation the api sees
+ *   filterd_rpz_feed_*{process,zone}                         the RPZ feeds taken in (serial, records, last success, errors, unsupported triggers)
  *   filterd_api_* (prom-client's default process metrics of the api process)
  */
 import { mkdirSync } from 'node:fs'
@@ -134,6 +135,21 @@ export interface MetricsSnapshot {
   statsRowsDropped: number
   /** The forwarder's resolvers as this process sees them; absent in a snapshot of an older process. */
   resolvers?: ResolverSnapshot[]
+  /** The RPZ feeds this process enforces (`rpz-feeds`); absent without feeds or in an older process's snapshot. */
+  rpzFeeds?: RpzFeedSnapshot[]
+}
+
+/** One RPZ feed as a DNS process holds it (engine/rpz/feed-set.ts `FeedReport`). */
+export interface RpzFeedSnapshot {
+  zone: string
+  state: string
+  serial: number | null
+  records: number | null
+  lastSuccess: number | null
+  errors: number
+  /** NSDNAME, NSIP and response-IP triggers held but not enforced. */
+  unsupported: number
+  counts: { qname: number; clientIp: number; nsdname: number; nsip: number; responseIp: number } | null
 }
 
 /** Error kinds counted per resolver: the answers that fail over, and a refused or reset connection. */
@@ -250,6 +266,8 @@ export class DnsMetrics {
   udpTruncated = 0
   /** Read when a snapshot is taken: the server points it at its forwarder's resolvers. */
   resolvers: () => ResolverSnapshot[] = () => []
+  /** Read when a snapshot is taken: the server points it at its RPZ feeds. */
+  rpzFeeds: () => RpzFeedSnapshot[] = () => []
 
   /** Counts one query and its answer: `verdictAction` is the policy Action or 'malformed'/'drop'. */
   countQuery(verdictAction: string, rcode: number): void {
@@ -313,7 +331,8 @@ export class DnsMetrics {
       transports: this.transports(),
       statsRowsWritten: statsRows.writtenRows,
       statsRowsDropped: statsRows.droppedRows,
-      resolvers: this.resolvers()
+      resolvers: this.resolvers(),
+      rpzFeeds: this.rpzFeeds()
     }
   }
 }
@@ -638,6 +657,61 @@ function transportMetrics(registry: Registry): {
   }
 }
 
+const FEED_STATES = ['loading', 'ok', 'failing', 'expired'] as const
+const TRIGGER_KINDS = [
+  ['qname', 'qname'],
+  ['clientIp', 'client-ip'],
+  ['nsdname', 'nsdname'],
+  ['nsip', 'nsip'],
+  ['responseIp', 'response-ip']
+] as const
+
+/** The RPZ feeds' metrics (`rpz-feeds`), by process and zone, filled from the snapshots. */
+function feedMetrics(registry: Registry): { reset: () => void; add: (proc: string, f: RpzFeedSnapshot) => void } {
+  const labelNames = ['process', 'zone'] as const
+  const gauge = <L extends string>(name: string, help: string, names: readonly L[]) =>
+    new Gauge({ name, help, labelNames: names, registers: [registry] })
+  const serial = gauge(
+    'filterd_rpz_feed_serial',
+    'SOA serial of the feed enforced now (absent before its first load)',
+    labelNames
+  )
+  const records = gauge('filterd_rpz_feed_records', 'records of the feed enforced now', labelNames)
+  const last = gauge(
+    'filterd_rpz_feed_last_success_seconds',
+    'unix time of the last good load or transfer; 0 = never',
+    labelNames
+  )
+  const errors = gauge('filterd_rpz_feed_errors', 'failed loads or transfers since the process started', labelNames)
+  const unsupported = gauge(
+    'filterd_rpz_feed_unsupported_triggers',
+    'NSDNAME, NSIP and response-IP triggers of the feed, held but not enforced (a forwarder cannot evaluate them)',
+    labelNames
+  )
+  const triggers = gauge('filterd_rpz_feed_triggers', 'triggers of the feed by kind', ['process', 'zone', 'kind'])
+  const state = gauge('filterd_rpz_feed_state', '1 for the state the feed is in: loading, ok, failing, expired', [
+    'process',
+    'zone',
+    'state'
+  ])
+  const all = [serial, records, last, errors, unsupported, triggers, state]
+  return {
+    reset() {
+      for (const m of all) m.reset()
+    },
+    add(proc, f) {
+      const l = { process: proc, zone: f.zone }
+      if (f.serial !== null) serial.set(l, f.serial)
+      records.set(l, f.records ?? 0)
+      last.set(l, f.lastSuccess === null ? 0 : Math.floor(f.lastSuccess / 1000))
+      errors.set(l, f.errors)
+      unsupported.set(l, f.unsupported)
+      for (const [key, kind] of TRIGGER_KINDS) triggers.set({ ...l, kind }, f.counts?.[key] ?? 0)
+      for (const s of FEED_STATES) state.set({ ...l, state: s }, f.state === s ? 1 : 0)
+    }
+  }
+}
+
 /** Mounts `GET /metrics` (Prometheus text format 0.0.4) on `server`; returns its registry. */
 export function registerMetricsRoute(server: HttpServer, ctx: MetricsRouteContext): Registry {
   const registry = new Registry()
@@ -661,6 +735,7 @@ export function registerMetricsRoute(server: HttpServer, ctx: MetricsRouteContex
   const latency = rawHistogram(registry, histName, 'upstream round-trip time in milliseconds')
   const perResolver = resolverMetrics(registry)
   const perTransport = transportMetrics(registry)
+  const perFeed = feedMetrics(registry)
 
   // Scrapes run one at a time: each resets the metrics and fills them from the snapshots it read.
   let chain: Promise<unknown> = Promise.resolve()
@@ -670,12 +745,14 @@ export function registerMetricsRoute(server: HttpServer, ctx: MetricsRouteContex
     for (const m of Object.values(metrics)) m.reset()
     perResolver.reset()
     perTransport.reset()
+    perFeed.reset()
     const hist: HistValue[] = []
     for (const [proc, s] of snaps) {
       addSnapshot(metrics, proc, s, t)
       pushHistogram(hist, histName, { process: proc }, s.upstream.buckets, s.upstream)
       for (const r of s.resolvers ?? []) perResolver.add(proc, r)
       perTransport.add(proc, s.transports ?? [])
+      for (const f of s.rpzFeeds ?? []) perFeed.add(proc, f)
     }
     latency.values = hist
     return await registry.metrics()

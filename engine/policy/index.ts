@@ -7,8 +7,10 @@
  *   2. global whitelist → pass;                 `-` in it → block what the whitelist does not pass
  *      global blacklist → block;             6. safe search on + search engine → safe search
  *      `-` in it → block everything else    7. safe video on + video host → safe video
- *   3. the user owning the address (or the  8. a category of the name in the filter → block
- *      server defaults for an anonymous one) 9. otherwise → forward
+ *   2b. RPZ feeds (`rpz-feeds`), the first  8. a category of the name in the filter → block
+ *      zone that matches → its action       9. otherwise → forward
+ *      (passthru: on to step 3)
+ *   3. the user owning the address (or the server defaults for an anonymous one)
  *   4. user disabled → pass
  *
  * List entries match the name and all its subdomains. The name arrives as suffix keys
@@ -33,6 +35,7 @@ import { ScheduleBoard, systemClock, type Clock } from '../schedule/index.js'
 import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 import { SubscriptionIndex } from '../lists/policy-index.js'
 import { RuleCompiler, type ScheduledPart } from './scheduled.js'
+import type { RpzHit, RpzLayer } from '../rpz/feed-set.js'
 
 export { loadSafeHosts, parseSafeHosts, type SafeHosts } from './safe-hosts.js'
 
@@ -53,6 +56,8 @@ export type Reason =
   | 'safesearch'
   | 'safevideo'
   | 'category'
+  // An RPZ feed (rpz-feeds) decided: `Verdict.rpz` says which zone, trigger and action.
+  | 'rpz'
   // A scheduled rule (engine/schedule) decided, while one of its windows was open.
   | 'schedule-whitelist'
   | 'schedule-blacklist'
@@ -84,6 +89,8 @@ export class Verdict {
   ttlCap = -1
   /** The time zone of the rule whose boundary is `changesAt`. */
   zone = ''
+  /** The RPZ feed that matched (its action may be passthru: then later steps decided), else null. */
+  rpz: RpzHit | null = null
 }
 
 /** What one address is subject to. Immutable once built. */
@@ -118,6 +125,8 @@ export interface PolicyOptions {
   clock?: Clock
   /** The zone of a scheduled rule that names none (`stats.timezone`; default UTC). */
   timeZone?: string
+  /** The RPZ feeds (engine/rpz/feed-set.ts), asked after the global lists; none by default. */
+  feeds?: RpzLayer | null
 }
 
 /** What createPolicy reads of the config (a Config has it; a pool worker passes just these). */
@@ -135,7 +144,13 @@ export interface PolicyConfig {
 export function createPolicy(
   config: PolicyConfig,
   store: Store,
-  options: { safeHosts?: SafeHosts; categories?: CategoryDb; watcher?: GenerationWatcherOptions; clock?: Clock } = {}
+  options: {
+    safeHosts?: SafeHosts
+    categories?: CategoryDb
+    watcher?: GenerationWatcherOptions
+    clock?: Clock
+    feeds?: RpzLayer | null
+  } = {}
 ): Policy {
   return new Policy({
     store,
@@ -144,6 +159,7 @@ export function createPolicy(
     safeHosts: options.safeHosts ?? loadSafeHosts(config.proxy['safesearch-hosts']),
     ...(options.watcher === undefined ? {} : { watcher: options.watcher }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.feeds === undefined ? {} : { feeds: options.feeds }),
     ...(config.stats?.timezone === undefined ? {} : { timeZone: config.stats.timezone })
   })
 }
@@ -188,8 +204,10 @@ export class Policy {
   readonly schedules: ScheduleBoard
   private readonly rules: RuleCompiler
   private readonly timeZone: string
+  private readonly feeds: RpzLayer | null
 
   constructor(options: PolicyOptions) {
+    this.feeds = options.feeds ?? null
     this.schedules = new ScheduleBoard(options.clock ?? systemClock())
     this.rules = new RuleCompiler(this.schedules)
     this.timeZone = options.timeZone ?? 'UTC'
@@ -304,11 +322,14 @@ export class Policy {
    * an earlier step decided (the statistics record wants the name's categories).
    */
   evaluate(address: string, keys: SuffixKeys, out: Verdict, wantCats = false): Verdict {
-    return this.evaluateSnapshot(this.snapshotFor(address), keys, out, wantCats)
+    return this.evaluateSnapshot(this.snapshotFor(address), keys, out, wantCats, address)
   }
 
-  /** Judges `keys` under a given snapshot (`snapshotFor`, `snapshotForUser`): the steps of `evaluate`. */
-  evaluateSnapshot(snap: Snapshot, keys: SuffixKeys, out: Verdict, wantCats = false): Verdict {
+  /**
+   * Judges `keys` under a given snapshot (`snapshotFor`, `snapshotForUser`): the steps of `evaluate`.
+   * `client` is the address the RPZ feeds' CLIENT-IP triggers see ('' when there is none to judge by).
+   */
+  evaluateSnapshot(snap: Snapshot, keys: SuffixKeys, out: Verdict, wantCats = false, client = ''): Verdict {
     out.action = 'forward'
     out.reason = 'none'
     out.matched = ''
@@ -321,11 +342,12 @@ export class Policy {
     out.changesAt = 0
     out.ttlCap = -1
     out.zone = ''
+    out.rpz = null
     const part = snap.scheduled
-    if (part === undefined) return this.steps(snap, null, keys, out, wantCats)
+    if (part === undefined) return this.steps(snap, null, keys, out, wantCats, client)
     // Switches the schedules whose boundary this instant has reached, if the timer has not yet.
     const now = this.schedules.now()
-    this.steps(snap, part, keys, out, wantCats)
+    this.steps(snap, part, keys, out, wantCats, client)
     part.annotate(keys, out, now)
     return out
   }
@@ -336,9 +358,10 @@ export class Policy {
     part: ScheduledPart | null,
     keys: SuffixKeys,
     out: Verdict,
-    wantCats: boolean
+    wantCats: boolean,
+    client: string
   ): Verdict {
-    if (this.decideLists(snap, part, keys, out)) {
+    if (this.decideLists(snap, part, keys, out, client)) {
       if (wantCats) this.fillCats(keys, out, null)
       return out
     }
@@ -360,8 +383,14 @@ export class Policy {
     return out
   }
 
-  /** Steps 1, 2, 4 and 5; true when they decided. */
-  private decideLists(snap: Snapshot, part: ScheduledPart | null, keys: SuffixKeys, out: Verdict): boolean {
+  /** Steps 1, 2, 2b, 4 and 5; true when they decided. */
+  private decideLists(
+    snap: Snapshot,
+    part: ScheduledPart | null,
+    keys: SuffixKeys,
+    out: Verdict,
+    client: string
+  ): boolean {
     for (let i = 0; i < keys.labelCount; i++) {
       const k = keys.suffix(i)
       if (this.builtin.matchKey(k)) return this.decide(out, 'forward', 'builtin-whitelist', k)
@@ -373,6 +402,7 @@ export class Policy {
     hit = firstIn(g.blacklist, keys) || this.subscriptions.firstBlack(keys)
     if (hit !== '') return this.decide(out, 'block', 'global-blacklist', hit)
     if (g.allowOnly) return this.decide(out, 'block', 'global-allow-only', ALLOW_ONLY)
+    if (this.feeds !== null && this.decideFeeds(keys, out, client)) return true
     if (!snap.enabled) return this.decide(out, 'forward', 'user-disabled', '')
     hit = firstIn(snap.whitelist, keys)
     if (hit !== '') return this.decide(out, 'forward', 'user-whitelist', hit)
@@ -382,6 +412,20 @@ export class Policy {
     if (part !== null && part.black(keys, out)) return true
     if (snap.allowOnly) return this.decide(out, 'block', 'user-allow-only', ALLOW_ONLY)
     return part !== null && part.allowOnly(out)
+  }
+
+  /**
+   * Step 2b: the RPZ feeds, after the operator's global lists (which correct a feed's false positive)
+   * and before everything of the user (a regulator's feed holds for every subscriber). A passthru
+   * ends the feeds' say but not the policy's: the user's steps still decide.
+   */
+  private decideFeeds(keys: SuffixKeys, out: Verdict, client: string): boolean {
+    const hit = this.feeds!.match(keys.suffix(0), client) // feeds checked non-null by the caller
+    if (hit === undefined) return false
+    out.rpz = hit
+    if (hit.action.kind === 'passthru') return false
+    if (hit.category !== null) out.blockedCats = [hit.category]
+    return this.decide(out, 'block', 'rpz', hit.trigger)
   }
 
   private decide(out: Verdict, action: Action, reason: Reason, matched: string): true {

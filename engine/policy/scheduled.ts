@@ -30,6 +30,7 @@ const BEFORE_RULES: ReadonlySet<Reason> = new Set([
   'global-whitelist',
   'global-blacklist',
   'global-allow-only',
+  'rpz',
   'user-disabled'
 ])
 

@@ -79,6 +79,8 @@ export class FeedZone {
   private wildcard = new Map<string, FeedAction>()
   private clientIps: Array<{ cidr: Cidr; action: FeedAction }> = []
   counts: FeedCounts = { qname: 0, clientIp: 0, nsdname: 0, nsip: 0, responseIp: 0 }
+  /** Records held (the SOA not counted). */
+  recordCount = 0
 
   private constructor(origin: string, serial: number) {
     this.origin = origin
@@ -144,12 +146,50 @@ export class FeedZone {
       }
       serial = step.to
     }
+    const previous = new Map<string, string[] | undefined>()
+    const after = new Map<string, string[] | undefined>()
     for (const [owner, list] of staged) {
+      previous.set(owner, this.records.get(owner))
       if (list === undefined || list.length === 0) this.records.delete(owner)
       else this.records.set(owner, list)
+      after.set(owner, this.records.get(owner))
     }
     this.serial = serial
-    this.compile()
+    this.recompile(previous, after)
+  }
+
+  /**
+   * The triggers of the changed owners only (an IXFR of one record costs one record, not a pass over
+   * the feed); a changed CLIENT-IP trigger rebuilds all (its list is kept sorted by prefix).
+   */
+  private recompile(
+    previous: ReadonlyMap<string, readonly string[] | undefined>,
+    after: ReadonlyMap<string, readonly string[] | undefined>
+  ): void {
+    for (const owner of after.keys()) if (owner.endsWith('.rpz-client-ip')) return this.compile()
+    for (const [owner, list] of previous) this.account(owner, list, -1)
+    for (const [owner, list] of after) this.account(owner, list, 1)
+  }
+
+  /** Adds (1) or takes out (-1) one owner's records and trigger, as compile() counts them. */
+  private account(owner: string, list: readonly string[] | undefined, sign: 1 | -1): void {
+    if (list === undefined) return
+    this.recordCount += sign * list.length
+    if (owner === '@') return
+    const triggers = list.filter((v) => !v.startsWith(`${TYPE_NS} `))
+    if (triggers.length === 0) return
+    const c = this.counts
+    if (owner.endsWith('.rpz-nsdname')) c.nsdname += sign
+    else if (owner.endsWith('.rpz-nsip')) c.nsip += sign
+    else if (owner.endsWith('.rpz-ip')) c.responseIp += sign
+    else {
+      c.qname += sign
+      const wild = owner === '*' || owner.startsWith('*.')
+      const map = wild ? this.wildcard : this.exact
+      const key = owner === '*' ? '' : wild ? owner.slice(2) : owner
+      if (sign < 0) map.delete(key)
+      else map.set(key, actionOf(triggers))
+    }
   }
 
   /** The triggers of the records (apex records and the SOA are not triggers). */
@@ -158,7 +198,9 @@ export class FeedZone {
     const wildcard = new Map<string, FeedAction>()
     const clientIps: Array<{ cidr: Cidr; action: FeedAction }> = []
     const counts: FeedCounts = { qname: 0, clientIp: 0, nsdname: 0, nsip: 0, responseIp: 0 }
+    let recordCount = 0
     for (const [owner, list] of this.records) {
+      recordCount += list.length
       if (owner === '@') continue
       const triggers = list.filter((v) => !v.startsWith(`${TYPE_NS} `))
       if (triggers.length === 0) continue
@@ -183,6 +225,7 @@ export class FeedZone {
     this.wildcard = wildcard
     this.clientIps = clientIps
     this.counts = counts
+    this.recordCount = recordCount
   }
 
   /** The feed's action for `name` asked by `client` (CLIENT-IP first, then QNAME), or undefined. */

@@ -6,7 +6,7 @@
  * zone, a cut transfer, a bad TSIG or an IXFR with a gap leaves the previous feed enforced, and the
  * error in `status` (logged by the caller, exported on /metrics).
  */
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { createSocket, type Socket } from 'node:dgram'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
@@ -26,6 +26,10 @@ export interface FeedSource {
   key?: TsigKey
   /** Seconds between refreshes of a zone file (a transferred zone follows its SOA). */
   fileRefresh?: number
+  /** Records and bytes a zone may have (a larger one is refused whole); a transfer's idle timeout. */
+  maxRecords?: number
+  maxBytes?: number
+  timeoutMs?: number
 }
 
 export interface FeedStatus {
@@ -36,6 +40,8 @@ export interface FeedStatus {
   lastError: string | null
   errors: number
   counts: FeedCounts | null
+  /** Records of the feed enforced now (the SOA not counted). */
+  records: number | null
 }
 
 export class FeedFollower {
@@ -60,7 +66,8 @@ export class FeedFollower {
       lastSuccess: null,
       lastError: null,
       errors: 0,
-      counts: null
+      counts: null,
+      records: null
     }
   }
 
@@ -104,6 +111,7 @@ export class FeedFollower {
       this.status.state = 'ok'
       this.status.serial = this.current.serial
       this.status.counts = { ...this.current.counts }
+      this.status.records = this.current.recordCount
       this.status.lastSuccess = Date.now()
       this.status.lastError = null
     } catch (err) {
@@ -121,13 +129,16 @@ export class FeedFollower {
   /** The next complete feed: a new one, or the current one patched by IXFR (all or nothing). */
   private async next(): Promise<FeedZone> {
     const s = this.source
-    if (s.file !== undefined) return FeedZone.fromRecords(s.zone, parseZoneFile(await readFile(s.file, 'utf8'), s.zone))
+    if (s.file !== undefined) return await this.fromFile(s.file)
     if (s.primary === undefined) throw new Error(`feed ${s.zone}: neither file nor primary`)
     const req = {
       host: s.primary.host,
       port: s.primary.port,
       zone: s.zone,
-      ...(s.key === undefined ? {} : { key: s.key })
+      ...(s.key === undefined ? {} : { key: s.key }),
+      ...(s.maxRecords === undefined ? {} : { maxRecords: s.maxRecords }),
+      ...(s.maxBytes === undefined ? {} : { maxBytes: s.maxBytes }),
+      ...(s.timeoutMs === undefined ? {} : { timeoutMs: s.timeoutMs })
     }
     const have = this.current
     const result = await transferZone(have === undefined || this.needAxfr ? req : { ...req, serial: have.serial })
@@ -138,6 +149,10 @@ export class FeedFollower {
     }
     if (result.kind === 'current' || have === undefined) return have!
     try {
+      let growth = 0
+      for (const step of result.steps) growth += step.added.length - step.deleted.length
+      if (have.recordCount + growth > (s.maxRecords ?? Infinity))
+        throw new Error(`IXFR to serial ${result.serial}: more than ${s.maxRecords} records (rpz-feeds.max-records)`)
       // In place, but all or nothing: applySteps checks every step before it changes anything.
       have.applySteps(result.steps)
     } catch (err) {
@@ -145,6 +160,18 @@ export class FeedFollower {
       throw err
     }
     return have
+  }
+
+  /** A zone file read whole and checked against the limits before it becomes a feed. */
+  private async fromFile(file: string): Promise<FeedZone> {
+    const s = this.source
+    const size = (await stat(file)).size
+    if (size > (s.maxBytes ?? Infinity))
+      throw new Error(`${file}: ${size} bytes, more than ${s.maxBytes} (rpz-feeds.max-bytes)`)
+    const records = parseZoneFile(await readFile(file, 'utf8'), s.zone)
+    if (records.length > (s.maxRecords ?? Infinity) + 1)
+      throw new Error(`${file}: more than ${s.maxRecords} records (rpz-feeds.max-records)`)
+    return FeedZone.fromRecords(s.zone, records)
   }
 
   private schedule(ok: boolean): void {

@@ -30,7 +30,11 @@ export interface TransferRequest {
   /** Our serial: asks IXFR from it; undefined asks AXFR. */
   serial?: number
   key?: TsigKey
+  /** Idle time before the transfer is abandoned (default 30 s). */
   timeoutMs?: number
+  /** Records (besides the SOAs) and bytes the transfer may carry; past either it is abandoned. */
+  maxRecords?: number
+  maxBytes?: number
 }
 
 export type TransferResult =
@@ -121,6 +125,9 @@ export async function transferZone(req: TransferRequest): Promise<TransferResult
     const reader = new FrameReader()
     const records: TextRecord[] = []
     let done = false
+    let bytes = 0
+    const maxBytes = req.maxBytes ?? Infinity
+    const maxRecords = (req.maxRecords ?? Infinity) + 2
     const fail = (why: string): void => {
       if (done) return
       done = true
@@ -131,7 +138,9 @@ export async function transferZone(req: TransferRequest): Promise<TransferResult
     socket.on('connect', () => socket.write(frame(query)))
     socket.on('error', (err) => fail(err.message))
     socket.on('close', () => fail('connection closed before the transfer was complete'))
-    socket.on('data', (chunk) => {
+    socket.on('data', (chunk: Buffer) => {
+      bytes += chunk.length
+      if (bytes > maxBytes) return fail(`larger than ${maxBytes} bytes (rpz-feeds.max-bytes)`)
       reader.push(chunk)
       try {
         for (let raw = reader.read(); raw !== null && !done; raw = reader.read()) {
@@ -143,6 +152,8 @@ export async function transferZone(req: TransferRequest): Promise<TransferResult
           }
           if (m.header.rcode !== 0) throw new TransferError(`the primary answered rcode ${m.header.rcode}`)
           for (const r of m.answer) records.push(textOf(m, r))
+          if (records.length > maxRecords)
+            throw new TransferError(`more than ${maxRecords - 2} records (rpz-feeds.max-records)`)
           // An IXFR answered by one message holding the SOA alone: we are current (or the primary is behind).
           const upToDate = req.serial !== undefined && records.length === 1 && m.answer.length === 1
           const result: TransferResult | undefined = upToDate

@@ -57,6 +57,8 @@ export interface ConfigOptions {
   proxy?: Record<string, unknown>
   /** Merged over the default `datafiles` section (path and cats: the world's dir). */
   datafiles?: Record<string, unknown>
+  /** Further sections as they are (e.g. `rpz-feeds`). */
+  sections?: Record<string, unknown>
 }
 
 let testIo: 'auto' | 'native' | 'dgram' | undefined
@@ -83,7 +85,8 @@ function configDoc(w: { dir: string; stub?: StubResolver }, o: ConfigOptions): R
     proxy,
     common: { db: join(w.dir, 'db'), 'log-level': 'silent' },
     datafiles: { path: w.dir, cats: w.dir, ...o.datafiles },
-    stats: { dir: join(w.dir, 'stats'), db: join(w.dir, 'statsdb') }
+    stats: { dir: join(w.dir, 'stats'), db: join(w.dir, 'statsdb') },
+    ...o.sections
   }
   return doc
 }

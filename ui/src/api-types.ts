@@ -739,7 +739,7 @@ export interface paths {
         };
         /**
          * the verdict for a DNS query of domain from address ip, with the policy step and entry that decided
-         * @description Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. The same code as the DNS server and the block page (engine/policy), on the current policy generation.
+         * @description Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), rpz (an RPZ feed of rpz-feeds; matched is its trigger), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. The same code as the DNS server and the block page (engine/policy), on the current policy generation.
          */
         get: operations["getCheckDomain"];
         put?: never;
@@ -759,7 +759,7 @@ export interface paths {
         };
         /**
          * the verdict for domain under the user's settings, with the policy step and entry that decided
-         * @description Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. The same code as the DNS server and the block page (engine/policy), on the current policy generation.
+         * @description Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), rpz (an RPZ feed of rpz-feeds; matched is its trigger), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. The same code as the DNS server and the block page (engine/policy), on the current policy generation.
          */
         get: operations["getUsersUserIdCheckDomain"];
         put?: never;
@@ -1188,7 +1188,7 @@ export interface components {
              * @description the step that decided, in policy order; none: no step matched, the query is forwarded; schedule-*: the user step of that name, decided by a scheduled rule inside one of its windows
              * @enum {unknown}
              */
-            step: "builtin-whitelist" | "global-whitelist" | "global-blacklist" | "global-allow-only" | "user-disabled" | "user-whitelist" | "user-blacklist" | "user-allow-only" | "safesearch" | "safevideo" | "category" | "unknown-client-id" | "schedule-whitelist" | "schedule-blacklist" | "schedule-allow-only" | "schedule-category" | "none";
+            step: "builtin-whitelist" | "global-whitelist" | "global-blacklist" | "global-allow-only" | "rpz" | "user-disabled" | "user-whitelist" | "user-blacklist" | "user-allow-only" | "safesearch" | "safevideo" | "category" | "unknown-client-id" | "schedule-whitelist" | "schedule-blacklist" | "schedule-allow-only" | "schedule-category" | "none";
             /** @description the list entry ("-" for allow-only), search or video host, or category database key that decided */
             matched: string | null;
             /** @description categories of the name in the category database */
