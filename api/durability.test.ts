@@ -58,6 +58,10 @@ test(`kill -9 of the api role at random moments of a write storm, ${CYCLES} time
       'common:',
       `  db: ${join(dir, 'db')}`,
       '  log-level: error',
+      // Its own statistics store: the default path is the host's, and DuckDB lets one process open it.
+      'stats:',
+      `  dir: ${join(dir, 'stats')}`,
+      `  db: ${join(dir, 'statsdb')}`,
       'api:',
       '  listen: 127.0.0.1:0',
       '  log: "-"',

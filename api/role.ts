@@ -34,7 +34,7 @@ import { createApiServer } from './server.js'
 import { linkSharedStore } from './shared-store.js'
 import { createListRefresher } from './lists.js'
 import { registerListMetrics } from '../engine/lists/metrics.js'
-import { registerSegmentMetrics, type SegmentApplier } from '../engine/replica/segment-metrics.js'
+import { registerSegmentMetrics, type SegmentApplier } from '../engine/stats/segment-metrics.js'
 
 function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.')

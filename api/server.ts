@@ -98,21 +98,11 @@ function toggledSlash(p: string): string {
   return p.endsWith('/') ? p.slice(0, -1) : p + '/'
 }
 
-/**
- * Builds the API server; call `listen` to serve.
- *
- * @example
- * const api = createApiServer({ store, taxonomy, categories, config, logger })
- * const { port } = await api.listen('127.0.0.1', 0)
- */
-export function createApiServer(options: ApiServerOptions): ApiServer {
-  const { logger } = options
-  const { stats } = options
-  const { feeds = null, categories } = options
-  const policy = options.policy ?? createPolicy(options.config, options.store, { categories, feeds })
-  const liveLog = new LiveLog(options.liveLog?.dir ?? options.config.stats.dir, options.liveLog)
+/** What every route handler is given: the store, the policy, the statistics and the live log. */
+function apiContext(options: ApiServerOptions, policy: Policy, liveLog: LiveLog): ApiContext {
+  const { logger, stats } = options
   let openApi: string | undefined
-  const ctx: ApiContext = {
+  return {
     liveLog,
     openApiText: () => (openApi ??= renderOpenApi()),
     store: options.store,
@@ -128,6 +118,21 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       options.lists ??
       new ListRefresher({ store: options.store, settings: DEFAULT_LIST_SETTINGS, configSources: [], logger })
   }
+}
+
+/**
+ * Builds the API server; call `listen` to serve.
+ *
+ * @example
+ * const api = createApiServer({ store, taxonomy, categories, config, logger })
+ * const { port } = await api.listen('127.0.0.1', 0)
+ */
+export function createApiServer(options: ApiServerOptions): ApiServer {
+  const { logger } = options
+  const { feeds = null, categories } = options
+  const policy = options.policy ?? createPolicy(options.config, options.store, { categories, feeds })
+  const liveLog = new LiveLog(options.liveLog?.dir ?? options.config.stats.dir, options.liveLog)
+  const ctx = apiContext(options, policy, liveLog)
   const raw = createHttpServer({
     impl: options.impl ?? 'auto',
     bodyLimit: options.config.api['body-limit'],

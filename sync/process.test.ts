@@ -181,7 +181,7 @@ test(
     t.assert.match(
       out,
       new RegExp(
-        `^  sync +sync http 127\\.0\\.0\\.1:${ports.sync} \\(/health, /metrics\\) following 127\\.0\\.0\\.1:${redis.port}`,
+        `^  sync +sync http 127\\.0\\.0\\.1:${ports.sync} \\(/health, /metrics, /stats/segments\\) following 127\\.0\\.0\\.1:${redis.port}`,
         'm'
       )
     )

@@ -11,7 +11,7 @@ import { writeSync } from 'node:fs'
 import { mkdir, open, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Redis } from 'ioredis'
-import type { SegmentApplier, SegmentCounters } from './segment-metrics.js'
+import type { SegmentApplier, SegmentCounters } from '../stats/segment-metrics.js'
 import type { Logger } from '../log/index.js'
 import { metaGet, metaPut, type StatsDb } from '../stats/db.js'
 import { pruneStats } from '../stats/importer.js'
@@ -21,7 +21,7 @@ import { whenReady } from './redis.js'
 import { segmentFile, type SegmentKeys, type SegmentMeta } from './segments.js'
 import { applyStatsStream, type StatsKeys } from './stats.js'
 
-export type { SegmentApplier, SegmentCounters } from './segment-metrics.js'
+export type { SegmentApplier, SegmentCounters } from '../stats/segment-metrics.js'
 
 const BATCH = 100
 const FETCH_TIMEOUT_MS = 60_000
