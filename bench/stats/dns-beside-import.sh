@@ -7,12 +7,16 @@
 #   import: the api process runs and a feeder keeps two pre-written files of ROWS rows waiting in the
 #           statistics folder (the importer never idles); dnsperf sends 20k q/s.
 # The table gives p50/p99/p99.9 per phase (medians over the rounds) and the import rate reached.
-# Usage: bench/stats/dns-beside-import.sh [SECONDS=20] [ROUNDS=2] [ROWS=200000]   (after `npm run build`)
+# Usage: bench/stats/dns-beside-import.sh [SECONDS=20] [ROUNDS=2] [ROWS=200000] [MAX_RATE=400000]   (after `npm run build`)
+# Environment: THREADS sets stats.duckdb-threads of the api role (default: the config's default); NICE
+# starts the api role under `nice -n NICE` (the import as background work).
+# MAX_RATE: the import rate (rows/s) the pre-written files are sized for; past it the feeder runs dry.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${1:-20}
 ROUNDS=${2:-2}
 ROWS=${3:-200000}
+MAX_RATE=${4:-400000}
 for tool in dnsperf knotd; do
   command -v "$tool" >/dev/null || { echo "installing dnsperf knot"; apt-get install -y dnsperf knot >/dev/null; break; }
 done
@@ -34,19 +38,20 @@ const [file, out, port] = process.argv.slice(1)
 const c = JSON.parse(require("fs").readFileSync(file, "utf8"))
 // The taxonomy shipped with the demo: the bench folder has only the category table.
 c.datafiles = { ...c.datafiles, cats: require("path").resolve("conf") }
+if (process.env.THREADS) c.stats["duckdb-threads"] = Number(process.env.THREADS)
 c.api = { listen: `127.0.0.1:${port}`, log: file + ".api.log", pid: file + ".api.pid" }
 require("fs").writeFileSync(out, JSON.stringify(c, null, 1))
 ' "$DIR/native-inline-p1.yaml" "$DIR/api.yaml" $API
 node dist/tools/filterd.js dns --config "$DIR/native-inline-p1.yaml" >/dev/null 2>&1 & PIDS+=($!)
-node dist/tools/filterd.js api --config "$DIR/api.yaml" >/dev/null 2>"$DIR/api.err" & PIDS+=($!)
+nice -n "${NICE:-0}" node dist/tools/filterd.js api --config "$DIR/api.yaml" >/dev/null 2>"$DIR/api.err" & PIDS+=($!)
 API_PID=$!
 for _ in $(seq 1 120); do dig +tries=1 +time=1 @127.0.0.1 -p $DNS probe.example A >/dev/null 2>&1 && break; sleep 0.5; done
 for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$API/health" >/dev/null && break; sleep 0.5; done
 kill -0 $API_PID 2>/dev/null || { echo "the api role did not start:" >&2; cat "$DIR/api.err" >&2; exit 1; }
 STATS=$DIR/stats
 
-# Enough pre-written files for every import phase at up to 1M rows/s.
-FILES=$(( (SECS * 1000000 / ROWS + 2) * ROUNDS ))
+# Enough pre-written files for every import phase at up to MAX_RATE rows/s.
+FILES=$(( (SECS * MAX_RATE / ROWS + 2) * ROUNDS ))
 mkdir -p "$DIR/pregen"
 node dist/bench/stats/csv-fill.js "$DIR/pregen" "$FILES" "$ROWS" >&2
 QUEUE=($(ls "$DIR/pregen"/queries-*.csv))
@@ -87,6 +92,7 @@ for r in $(seq 1 "$ROUNDS"); do
   for _ in $(seq 1 600); do [ "$(ls "$STATS" | grep -c '^queries-')" -le 1 ] && break; sleep 0.5; done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "api role: nice ${NICE:-0}, duckdb-threads ${THREADS:-default}"
 echo "node $(node -v); dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null); $(nproc) cores; files of $ROWS rows; ${SECS} s phases"
 printf '%s\n' "${RESULTS[@]}" | node -e '
 const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [phase, q, rate] = l.split("|"); return { phase, q: JSON.parse(q), rate: Number(rate) } })
