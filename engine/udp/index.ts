@@ -116,6 +116,8 @@ export class BatchUdpSocket {
   txCount = 0
   /** Datagrams the kernel did not take (send queue full). */
   sendDrops = 0
+  /** sendmmsg calls made by flush (how well sends are batched). */
+  sendBatches = 0
   private readonly addon: UdpAddon
   private readonly handle: AddonHandle
   private readonly onBatch: (count: number) => void
@@ -176,8 +178,10 @@ export class BatchUdpSocket {
    * Marks the slot `nextSlot()` gave as filled: `len` bytes to `port` (address already in txAddr).
    * The filled slots leave together when the batch callback that filled them returns (any
    * socket's: an upstream answer fills the front's slots), so one sendmmsg carries a whole batch's
-   * answers. Outside a batch callback (a timer's SERVFAIL, a TCP client's query) they leave in a
-   * microtask: queueMicrotask allocates, so the packet path does without it.
+   * answers. Outside a batch callback (a timer's SERVFAIL, a TCP, DoT or DoH client's query) they
+   * leave once per event-loop turn, after its I/O (setImmediate): HTTP/2 delivers each stream's query
+   * in its own callback, and a microtask per callback made one system call per query. setImmediate
+   * allocates, so the packet path does without it.
    */
   commit(len: number, port: number): void {
     const i = this.txCount++
@@ -188,7 +192,7 @@ export class BatchUdpSocket {
       dirty.push(this)
       if (!flushScheduled) {
         flushScheduled = true
-        if (batchDepth === 0) queueMicrotask(flushDirty)
+        if (batchDepth === 0) setImmediate(flushDirty)
       }
     }
   }
@@ -199,6 +203,7 @@ export class BatchUdpSocket {
     if (n === 0) return
     this.txCount = 0
     if (this.closed) return
+    this.sendBatches++
     const sent = this.addon.send(this.handle, n)
     if (sent < n) {
       this.sendDrops += n - sent
@@ -224,6 +229,7 @@ export class BatchUdpSocket {
 
   close(): void {
     if (this.closed) return
+    this.flush() // what this turn queued still leaves
     this.closed = true
     this.addon.close(this.handle)
   }

@@ -94,6 +94,36 @@ test('receives datagrams in batches with their peer, and answers them with one s
   t.assert.strictEqual(s.sendDrops, 0)
 })
 
+test('sends queued outside a batch callback leave once per event-loop turn, and close sends what is queued', async (t: TestContext) => {
+  if (skipWithoutAddon(t)) return
+  const s = open(t)
+  const c = await client(t)
+  const answers: string[] = []
+  c.on('message', (m) => answers.push(String(m)))
+  const queue = (text: string): void => {
+    const n = s.txBuf.write(text, s.nextSlot())
+    s.txAddr.set([127, 0, 0, 1], 16 * s.txCount)
+    s.commit(n, c.address().port)
+  }
+  // Three callbacks of one turn (as HTTP/2 hands each stream's query to its own): one system call.
+  await new Promise<void>((resolve) =>
+    setTimeout(() => {
+      queue('a')
+      process.nextTick(() => queue('b'))
+      queueMicrotask(() => {
+        queue('c')
+        resolve()
+      })
+    }, 0)
+  )
+  await until('3 answers', () => answers.length === 3, 3000)
+  t.assert.strictEqual(s.sendBatches, 1)
+  queue('d')
+  s.close()
+  await until('the answer queued before close', () => answers.length === 4, 3000)
+  t.assert.deepStrictEqual(answers.sort(), ['a', 'b', 'c', 'd'])
+})
+
 test('a zero-length datagram arrives with length 0, one larger than the slot with length -1, and reading goes on', async (t: TestContext) => {
   if (skipWithoutAddon(t)) return
   const got: Got[] = []
