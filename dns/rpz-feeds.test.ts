@@ -109,7 +109,23 @@ test('a feed from Knot by TSIG: every action enforced by the DNS daemon, an upda
     30_000,
     100
   )
-  t.assert.deepEqual((await digged(p, ['www.bad.example', 'A'])).status, 'NXDOMAIN', 'the rest of the feed kept')
+  // The rest of the feed is kept. Asked in a loop: in one CI run (of many) this name was answered
+  // NOERROR once right after the update; a loss that lasts still fails here, with the feed's metrics.
+  let rest = ''
+  await until(
+    'the rest of the feed kept (www.bad.example under *.bad.example still NXDOMAIN)',
+    async () => (rest = (await digged(p, ['www.bad.example', 'A'])).status) === 'NXDOMAIN',
+    10_000,
+    200
+  ).catch(async (err: unknown) => {
+    t.diagnostic(
+      `www.bad.example: ${rest}; ${(await metricsText(metricsPort))
+        .split('\n')
+        .filter((l) => l.includes('rpz_feed'))
+        .join(' | ')}`
+    )
+    throw err
+  })
 
   let text = ''
   await until(
