@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { TestContext } from 'node:test'
 import type { RoleName } from '../config/index.js'
+import { beforeRemoval } from './temp.js'
 
 export const REPO = fileURLToPath(new URL('../../../', import.meta.url))
 export const FILTERD = join(REPO, 'dist/tools/filterd.js')
@@ -86,6 +87,7 @@ export async function startRole(
     await done
   }
   t.after(stop)
+  beforeRemoval(t, stop)
   const ready = await Promise.race([
     once(proc, 'message') as Promise<[{ endpoints: string[] }]>,
     once(proc, 'exit').then(([code]) => {

@@ -20,9 +20,26 @@ export function makeTempDir(prefix = 'filterd-'): { dir: string; cleanup: () => 
   }
 }
 
-/** A fresh folder under the OS temp dir, removed after the test. */
+/** Per test: what must end before its folders go (daemons writing into them), see `beforeRemoval`. */
+const BEFORE_REMOVAL = new WeakMap<Cleanup, Array<() => Promise<void>>>()
+
+/**
+ * Runs `fn` before any folder `tempDir(t)` made is removed. node:test runs after-hooks in the order
+ * they were registered, so a daemon started after its world's folder was made would otherwise be
+ * stopped after the folder's removal, while it still writes into it (ENOTEMPTY).
+ */
+export function beforeRemoval(t: Cleanup, fn: () => Promise<void>): void {
+  const list = BEFORE_REMOVAL.get(t)
+  if (list === undefined) BEFORE_REMOVAL.set(t, [fn])
+  else list.push(fn)
+}
+
+/** A fresh folder under the OS temp dir, removed after the test (and after `beforeRemoval`'s work). */
 export function tempDir(t: Cleanup, prefix = 'filterd-'): string {
   const { dir, cleanup } = makeTempDir(prefix)
-  t.after(cleanup)
+  t.after(async () => {
+    for (const fn of BEFORE_REMOVAL.get(t) ?? []) await fn()
+    cleanup()
+  })
   return dir
 }
