@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { parseConfig } from '../../engine/config/index.js'
 import { silentLogger } from '../../engine/log/index.js'
 import { createCsvQueryLog } from '../../engine/stats/index.js'
+import { syntheticRow } from './rows.js'
 
 const [dir, filesArg, rowsArg, usersArg] = process.argv.slice(2)
 if (dir === undefined || filesArg === undefined || rowsArg === undefined) {
@@ -33,21 +34,7 @@ const start = Date.now() - 3_000_000
 for (let f = 0; f < FILES; f++) {
   for (let r = 0; r < ROWS; r++) {
     const i = f * ROWS + r
-    const u = i % USERS
-    const blocked = i % 10 === 0
-    log.write({
-      time: start + (i % 2_900_000),
-      qtype: 1,
-      rcode: i % 33 === 0 ? 3 : 0,
-      address: `10.${(u >> 8) & 255}.${u & 255}.${i % 3}`,
-      user: u % 20 === 0 ? null : `user${u}`,
-      name: `host${i % 5000}.example${i % 7}.com`,
-      blockedName: blocked ? `example${i % 7}.com` : '',
-      reason: blocked ? 'category' : 'none',
-      cats: [i % 90],
-      blockedCats: blocked ? [i % 90] : [],
-      nxdomain: i % 33 === 0
-    })
+    log.write(syntheticRow(i, USERS, start + (i % 2_900_000)))
     if ((r & 0xffff) === 0) await log.flush()
   }
   await log.rotateNow()

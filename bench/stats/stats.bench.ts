@@ -33,6 +33,7 @@ import { pruneStats } from '../../engine/stats/importer.js'
 import { monthPartitions } from '../../engine/stats/fold.js'
 import { openLegacyStatsDb } from '../../engine/stats/lmdb-legacy.js'
 import { importClosedFiles as legacyImport } from '../../engine/stats/testing/legacy/importer.js'
+import { syntheticRow } from './rows.js'
 
 const USERS = Number(process.argv[2] ?? 10_000)
 const DOMAINS_PER_DAY = Number(process.argv[3] ?? 20)
@@ -85,21 +86,7 @@ try {
     maxPendingBytes: 1 << 30
   })
   for (let i = 0; i < IMPORT_ROWS; i++) {
-    const u = i % USERS
-    const blocked = i % 10 === 0
-    log.write({
-      time: now - 3_000_000 + i,
-      qtype: 1,
-      rcode: i % 33 === 0 ? 3 : 0,
-      address: `10.${(u >> 8) & 255}.${u & 255}.${i % 3}`,
-      user: u % 20 === 0 ? null : `user${u}`,
-      name: `host${i % 5000}.example${i % 7}.com`,
-      blockedName: blocked ? `example${i % 7}.com` : '',
-      reason: blocked ? 'category' : 'none',
-      cats: [i % 90],
-      blockedCats: blocked ? [i % 90] : [],
-      nxdomain: i % 33 === 0
-    })
+    log.write(syntheticRow(i, USERS, now - 3_000_000 + i))
     if ((i & 0xffff) === 0) await log.flush()
   }
   await log.close()
