@@ -26,9 +26,14 @@ interface Outcome {
 }
 
 /** Runs `filterd stats-import` in a child; with `pause`, kills it with SIGKILL once it says it paused there. */
-function importInChild(configFile: string, pause?: string): Promise<Outcome> {
+function importInChild(configFile: string, pause?: string, batchBytes = '1'): Promise<Outcome> {
   return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, FILTERD_STATS_IMPORT_CHUNK_ROWS: '50' }
+    // One file per transaction unless `batchBytes` says otherwise (the kill points count files).
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      FILTERD_STATS_IMPORT_CHUNK_ROWS: '50',
+      FILTERD_STATS_IMPORT_BATCH_BYTES: batchBytes
+    }
     if (pause !== undefined) env.FILTERD_STATS_IMPORT_PAUSE = pause
     else delete env.FILTERD_STATS_IMPORT_PAUSE
     const child = spawn(process.execPath, [FILTERD, 'stats-import', '--config', configFile, '--no-wait'], {
@@ -83,6 +88,35 @@ test('a kill at any point of an import neither loses nor double-counts a row', a
   t.assert.strictEqual(sum((await topDomains(db, 'alice', from, to, 'all')).datasets[0]!.data), 400)
   t.assert.strictEqual(await rawCount(db), 600)
   t.assert.strictEqual(await ledgerRows(db), 600)
+})
+
+test('several files in one transaction: a kill before its commit imports none of them, the next import all of them once', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  await writeFiles(env, queries(), 3)
+  const killed = await importInChild(env.configFile, 'in-txn:1', String(1 << 20))
+  t.assert.strictEqual(killed.signal, 'SIGKILL', killed.stdout)
+  // Paused once, with the three files' rows in the one transaction.
+  t.assert.match(killed.stdout, /PAUSED in-txn 600\n/)
+  t.assert.strictEqual(readdirSync(env.config.stats.dir).filter((n) => n.endsWith('.csv')).length, 3)
+  const db = openStatsDb(env.config.stats.db)
+  t.assert.strictEqual(await rawCount(db), 0)
+  t.assert.strictEqual(await ledgerRows(db), 0)
+  await db.close()
+  const last = await importInChild(env.configFile, undefined, String(1 << 20))
+  t.assert.strictEqual(last.code, 0, last.stdout)
+  t.assert.deepStrictEqual(readdirSync(env.config.stats.dir), [])
+  const again = openStatsDb(env.config.stats.db)
+  t.after(() => again.close())
+  const time = new ReportTime('UTC')
+  const [from, to] = [time.dayOf(BASE), time.dayOf(BASE + 600_000)]
+  t.assert.strictEqual(sum((await activityByDay(again, 'alice', from, to)).datasets[0]!.data), 400)
+  t.assert.strictEqual(await rawCount(again), 600)
+  t.assert.strictEqual(await ledgerRows(again), 600)
+  // One ledger row per file, each with its own rows.
+  const perFile = await again.read(async (c) =>
+    (await c.runAndReadAll('SELECT rows::DOUBLE FROM files ORDER BY name')).getRows().map((r) => Number(r[0]))
+  )
+  t.assert.deepStrictEqual(perFile, [200, 200, 200])
 })
 
 test('asks running writers to close their files first, so the last minutes are imported', async (t: TestContext) => {

@@ -16,7 +16,7 @@ import type { Logger } from '../log/index.js'
 import { metaGet, metaPut, type StatsDb } from '../stats/db.js'
 import { pruneStats } from '../stats/importer.js'
 import { exportParquetHours } from '../stats/parquet.js'
-import { applySegment, removeStaleSegmentTemps } from '../stats/segment.js'
+import { applySegments, removeStaleSegmentTemps } from '../stats/segment.js'
 import { whenReady } from './redis.js'
 import { segmentFile, type SegmentKeys, type SegmentMeta } from './segments.js'
 import { applyStatsStream, type StatsKeys } from './stats.js'
@@ -24,6 +24,8 @@ import { applyStatsStream, type StatsKeys } from './stats.js'
 export type { SegmentApplier, SegmentCounters } from '../stats/segment-metrics.js'
 
 const BATCH = 100
+/** Segments applied in one transaction, up to this many rows (a bigger segment alone). */
+const APPLY_ROWS = 500_000
 const FETCH_TIMEOUT_MS = 60_000
 
 export interface ApplierContext {
@@ -109,26 +111,77 @@ async function applyHost(ctx: ApplierContext, host: string, last: number): Promi
       mark = next - 1
       continue
     }
+    const listed: Array<{ name: string; meta: SegmentMeta }> = []
     for (let i = 0; i < names.length; i++) {
       const raw = metas[i]
-      if (raw == null) return mark // trimmed meanwhile: the next run sees the gap
-      const m = JSON.parse(raw) as SegmentMeta
-      const path = await fetchSegment(ctx, names[i]!, m)
-      try {
-        const r = await applySegment(ctx.db, ctx.timeZone, names[i]!, path, {
-          alsoInTxn: (c) => metaPut(c, markKey(host), m.seq)
-        })
-        if (r.kind === 'applied') {
-          ctx.counters.applied++
-          ctx.counters.rows += r.rows
-        } else ctx.counters.duplicates++
-      } finally {
-        await rm(path, { force: true })
-      }
-      mark = m.seq
+      if (raw == null) break // trimmed meanwhile: the next run sees the gap
+      listed.push({ name: names[i]!, meta: JSON.parse(raw) as SegmentMeta })
     }
+    if (listed.length === 0) return mark
+    for (let i = 0; i < listed.length;) {
+      // Segments up to APPLY_ROWS rows go in one transaction (at least one).
+      let j = i + 1
+      for (let rows = listed[i]!.meta.rows; j < listed.length && rows + listed[j]!.meta.rows <= APPLY_ROWS; j++)
+        rows += listed[j]!.meta.rows
+      mark = await fetchAndApply(ctx, host, listed.slice(i, j))
+      i = j
+    }
+    if (listed.length < names.length) return mark
   }
   return mark
+}
+
+/**
+ * Fetches `batch` (consecutive segments of `host`) and applies it in one transaction with the host's
+ * mark; returns the new mark. A fetch that fails stops there: the segments before it are applied,
+ * then the error is thrown (the next run starts at the failed one). An apply that fails is retried one
+ * segment at a time, so the segments before a bad one still count.
+ */
+async function fetchAndApply(
+  ctx: ApplierContext,
+  host: string,
+  batch: ReadonlyArray<{ name: string; meta: SegmentMeta }>
+): Promise<number> {
+  const fetched: Array<{ name: string; path: string; seq: number }> = []
+  let failure: unknown
+  try {
+    for (const { name, meta } of batch) {
+      try {
+        fetched.push({ name, path: await fetchSegment(ctx, name, meta), seq: meta.seq })
+      } catch (err) {
+        failure = err
+        break
+      }
+    }
+    if (fetched.length > 0) {
+      try {
+        await applyFetched(ctx, host, fetched)
+      } catch (err) {
+        if (fetched.length === 1) throw err
+        for (const f of fetched) await applyFetched(ctx, host, [f])
+      }
+    }
+  } finally {
+    for (const f of fetched) await rm(f.path, { force: true })
+  }
+  if (failure !== undefined) throw failure
+  return fetched[fetched.length - 1]!.seq
+}
+
+async function applyFetched(
+  ctx: ApplierContext,
+  host: string,
+  fetched: ReadonlyArray<{ name: string; path: string; seq: number }>
+): Promise<void> {
+  const outcomes = await applySegments(ctx.db, ctx.timeZone, fetched, {
+    alsoInTxn: (c) => metaPut(c, markKey(host), fetched[fetched.length - 1]!.seq)
+  })
+  for (const r of outcomes) {
+    if (r.kind === 'applied') {
+      ctx.counters.applied++
+      ctx.counters.rows += r.rows
+    } else ctx.counters.duplicates++
+  }
 }
 
 /** One pass over every host; returns the marks (host → last seq applied). */

@@ -115,6 +115,19 @@ export async function metaPut(c: DuckDBConnection, key: string, value: number): 
   await c.run('INSERT OR REPLACE INTO meta VALUES ($1, $2)', [key, BigInt(value)])
 }
 
+/** Several meta counters in one statement. */
+export async function metaPutMany(
+  c: DuckDBConnection,
+  entries: ReadonlyArray<readonly [string, number]>
+): Promise<void> {
+  if (entries.length === 0) return
+  const values = entries.map((_, i) => `($${2 * i + 1}, $${2 * i + 2})`).join(', ')
+  await c.run(
+    `INSERT OR REPLACE INTO meta VALUES ${values}`,
+    entries.flatMap(([k, v]) => [k, BigInt(v)])
+  )
+}
+
 /** The ledger's record of `name`, if any. */
 export async function progressOf(c: DuckDBConnection, name: string): Promise<ImportProgress | undefined> {
   const r = await c.runAndReadAll('SELECT "offset", rows, skipped, done, updated FROM files WHERE name = $1', [name])
@@ -130,14 +143,50 @@ export async function progressOf(c: DuckDBConnection, name: string): Promise<Imp
 }
 
 export async function putProgress(c: DuckDBConnection, name: string, p: ImportProgress): Promise<void> {
-  await c.run('INSERT OR REPLACE INTO files VALUES ($1, $2, $3, $4, $5, $6)', [
-    name,
-    BigInt(p.offset),
-    BigInt(p.rows),
-    BigInt(p.skipped),
-    p.done,
-    BigInt(p.updated)
-  ])
+  await putProgressMany(c, [[name, p]])
+}
+
+/** Several ledger records in one statement (a batch of files imported in one transaction). */
+export async function putProgressMany(
+  c: DuckDBConnection,
+  records: ReadonlyArray<readonly [string, ImportProgress]>
+): Promise<void> {
+  if (records.length === 0) return
+  const values = records.map((_, i) => `(${[1, 2, 3, 4, 5, 6].map((k) => `$${6 * i + k}`).join(', ')})`).join(', ')
+  await c.run(
+    `INSERT OR REPLACE INTO files VALUES ${values}`,
+    records.flatMap(([name, p]) => [
+      name,
+      BigInt(p.offset),
+      BigInt(p.rows),
+      BigInt(p.skipped),
+      p.done,
+      BigInt(p.updated)
+    ])
+  )
+}
+
+/** The ledger's records of `names` that exist. */
+export async function progressOfMany(
+  c: DuckDBConnection,
+  names: readonly string[]
+): Promise<Map<string, ImportProgress>> {
+  const out = new Map<string, ImportProgress>()
+  if (names.length === 0) return out
+  const r = await c.runAndReadAll(
+    `SELECT name, "offset", rows, skipped, done, updated FROM files WHERE name IN (${names.map((_, i) => `$${i + 1}`).join(', ')})`,
+    [...names]
+  )
+  for (const row of r.getRows()) {
+    out.set(String(row[0]), {
+      offset: Number(row[1]),
+      rows: Number(row[2]),
+      skipped: Number(row[3]),
+      done: row[4] === true,
+      updated: Number(row[5])
+    })
+  }
+  return out
 }
 
 async function openInstance(file: string, options: StatsDbOptions): Promise<DuckDBInstance> {

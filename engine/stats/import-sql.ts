@@ -1,15 +1,17 @@
 /**
- * The import of one whole CSV file done by DuckDB itself: `read_csv` (explicit columns and types, no
- * sniffing) into a temporary table, then one `INSERT ... SELECT` per raw hour partition and one
- * `INSERT ... SELECT ... GROUP BY` per day partition of aggregates, all in the caller's transaction
- * (the one that also writes the file's ledger row). No row passes through JavaScript: appending value
- * by value from JS took ~2,300 rows/s, DuckDB's CSV reader does hundreds of thousands.
+ * The import of whole CSV files done by DuckDB itself: one `read_csv` of a list of files (explicit
+ * columns and types, no sniffing) into a temporary table, then one `INSERT ... SELECT` per raw hour
+ * partition and one `INSERT ... SELECT ... GROUP BY` per day partition of aggregates, all in the
+ * caller's transaction (the one that also writes each file's ledger row). No row passes through
+ * JavaScript: appending value by value from JS took ~2,300 rows/s, DuckDB's CSV reader does hundreds
+ * of thousands. Several files in one statement share the fixed cost of an import (some ten
+ * statements, the transaction, the commit), which is most of it for the few-second files of a busy host.
  *
  * Local days (stats.timezone) come from a small table of UTC offsets per quarter-hour, filled in JS
  * by ReportTime for the quarter-hours the file covers, so the days match the JS importer's exactly.
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
-import { hoursTable, hoursTableSql, metaPut, namesTable, namesTableSql, rawTable, rawTableSql } from './db.js'
+import { hoursTable, hoursTableSql, metaPutMany, namesTable, namesTableSql, rawTable, rawTableSql } from './db.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS } from './files.js'
 import { HOUR_MS, type ReportTime } from './time.js'
 
@@ -32,12 +34,19 @@ const COLUMNS =
 // Columns are read by position. A row with more fields than these (a newer writer may append a
 // trailing column, e.g. a client id) is read with the extras ignored (`strict_mode = false`): with
 // strict parsing `ignore_errors` would drop such rows without a word. A row with fewer is padded with
-// NULLs (`null_padding`) and counted as skipped when it has no `created`.
-export function readCsvSql(file: string): string {
+// NULLs (`null_padding`) and counted as skipped when it has no `created`. With `filename`, each row
+// also carries the path it came from (a column `filename`), which the import counts rows by.
+export function readCsvSql(files: string | readonly string[], filename = false): string {
+  const list = typeof files === 'string' ? sqlString(files) : `[${files.map(sqlString).join(', ')}]`
   return (
-    `read_csv(${sqlString(file)}, columns = ${COLUMNS}, header = true, auto_detect = false, delim = ',', ` +
-    "quote = '\"', escape = '\"', null_padding = true, ignore_errors = true, strict_mode = false)"
+    `read_csv(${list}, columns = ${COLUMNS}, header = true, auto_detect = false, delim = ',', ` +
+    `quote = '"', escape = '"', null_padding = true, ignore_errors = true, strict_mode = false, filename = ${filename})`
   )
+}
+
+/** Segments (engine/stats/segment.ts) as an import source: their rows, in list order, with `filename`. */
+export function readParquetSql(files: readonly string[]): string {
+  return `read_parquet([${files.map(sqlString).join(', ')}], filename = true)`
 }
 
 export interface SqlImportOutcome {
@@ -52,119 +61,153 @@ export interface SqlImportWindow {
   keepDay: number
   /** Raw rows older than this (ms) are not kept. */
   keepRaw: number
-  /** The raw-row sequence before this file; its rows take the next numbers, in file order. */
+  /** The raw-row sequence before these files; their rows take the next numbers, in list and file order. */
   seq: number
   /** The import's chunk number (orders the names partials). */
   chunk: number
 }
 
-/**
- * Loads `file` (complete records only: the caller hands over a file that ends in a line break) into
- * the raw and aggregate partitions, inside the caller's transaction. Returns the rows and the new seq.
- */
-export async function importCsvFile(
-  c: DuckDBConnection,
-  time: ReportTime,
-  file: string,
-  w: SqlImportWindow
-): Promise<SqlImportOutcome & { seq: number }> {
-  return await importRows(c, time, readCsvSql(file), w)
+export interface SqlBatchOutcome {
+  /** Per source path (as given to `readCsvSql`/`readParquetSql`): its rows and skipped records. */
+  files: Map<string, SqlImportOutcome>
+  /** The raw-row sequence after these files. */
+  seq: number
 }
 
 /**
- * `importCsvFile` from any table expression with the CSV's columns (COLUMNS, by name): a segment
- * from another host (`read_parquet(...)`, engine/stats/segment.ts) takes the same path as a CSV file.
+ * Loads `files` (complete records only: the caller hands over files that end in a line break) into
+ * the raw and aggregate partitions, inside the caller's transaction. Returns each file's rows and the new seq.
+ */
+export async function importCsvFiles(
+  c: DuckDBConnection,
+  time: ReportTime,
+  files: readonly string[],
+  w: SqlImportWindow
+): Promise<SqlBatchOutcome> {
+  return await importRows(c, time, readCsvSql(files, true), w)
+}
+
+/**
+ * `importCsvFiles` from any table expression with the CSV's columns (COLUMNS, by name) and `filename`:
+ * segments from other hosts (`readParquetSql`, engine/stats/segment.ts) take the same path as CSV files.
  */
 export async function importRows(
   c: DuckDBConnection,
   time: ReportTime,
   source: string,
   w: SqlImportWindow
-): Promise<SqlImportOutcome & { seq: number }> {
-  // One pass over the file: the rows as the partitions store them (user '' is the anonymous user,
-  // empty fields ''). The temporary table keeps the file's order, so its rowid numbers the rows.
+): Promise<SqlBatchOutcome> {
+  // One pass over the files: the rows as the partitions store them (user '' is the anonymous user,
+  // empty fields ''). The temporary table keeps the list's and each file's order, so its rowid numbers the rows.
   await c.run(
     `CREATE OR REPLACE TEMP TABLE ${CHUNK} AS SELECT created, coalesce(nullif("user", ''), ${sqlString(ANONYMOUS_USER)}) AS "user", ` +
       "coalesce(nxdomain = '1', false) AS nx, coalesce(address, '') AS address, coalesce(host, '') AS host, " +
       "coalesce(blockedhost, '') AS blockedhost, coalesce(reasom, '') AS reason, coalesce(cats, '') AS cats, " +
-      `coalesce(blockedcats, '') AS blockedcats, created // ${HOUR_MS} AS hour FROM ${source}`
+      `coalesce(blockedcats, '') AS blockedcats, created // ${HOUR_MS} AS hour, filename FROM ${source}`
   )
   try {
-    const [total, valid] = (
-      await c.runAndReadAll(`SELECT count(*)::DOUBLE, count(created)::DOUBLE FROM ${CHUNK}`)
-    ).getRows()[0]!
-    const rows = Number(valid)
-    const skipped = Number(total) - rows
-    if (rows === 0) return { rows, skipped, seq: w.seq }
-    await insertRaw(c, w)
-    await insertAggregates(c, w, await daySource(c, time))
-    return { rows, skipped, seq: w.seq + Number(total) }
+    const files = await countsByFile(c)
+    let total = 0
+    for (const f of files.values()) total += f.rows + f.skipped
+    const quarters = await quartersOf(c)
+    if (quarters.length === 0) return { files, seq: w.seq }
+    await insertRaw(c, w, quarters)
+    await insertAggregates(c, w, await daySource(c, time, quarters), daysOf(time, quarters))
+    return { files, seq: w.seq + total }
   } finally {
-    await c.run(`DROP TABLE IF EXISTS ${TZ}`)
-    await c.run(`DROP TABLE IF EXISTS ${CHUNK}`)
+    await c.run(`DROP TABLE IF EXISTS ${TZ}; DROP TABLE IF EXISTS ${CHUNK}`)
   }
+}
+
+async function countsByFile(c: DuckDBConnection): Promise<Map<string, SqlImportOutcome>> {
+  const rows = (
+    await c.runAndReadAll(`SELECT filename, count(*)::DOUBLE, count(created)::DOUBLE FROM ${CHUNK} GROUP BY filename`)
+  ).getRows()
+  return new Map(
+    rows.map(([f, total, valid]) => [String(f), { rows: Number(valid), skipped: Number(total) - Number(valid) }])
+  )
+}
+
+/** A quarter-hour the rows fall in (its number since the epoch) and its newest row. */
+interface Quarter {
+  q: number
+  newest: number
+}
+
+/** The quarter-hours of the rows: they give the raw hours, the local days and the UTC offsets, in one scan. */
+async function quartersOf(c: DuckDBConnection): Promise<Quarter[]> {
+  const rows = (
+    await c.runAndReadAll(
+      `SELECT created // ${QUARTER_MS}, max(created)::DOUBLE FROM ${CHUNK} WHERE created IS NOT NULL GROUP BY 1 ORDER BY 1`
+    )
+  ).getRows()
+  return rows.map(([q, newest]) => ({ q: Number(q), newest: Number(newest) }))
+}
+
+const isUtc = (time: ReportTime): boolean => time.timeZone === 'UTC' || time.timeZone === 'Etc/UTC'
+
+/** The local days of the rows, from their quarter-hours (ReportTime's offsets, as the reports'). */
+function daysOf(time: ReportTime, quarters: readonly Quarter[]): number[] {
+  const days = new Set<number>()
+  for (const { q } of quarters)
+    days.add(Math.floor((q * QUARTER_MS + (isUtc(time) ? 0 : time.offsetAt(q * QUARTER_MS))) / DAY_MS))
+  return [...days].sort((a, b) => a - b)
 }
 
 /**
  * The rows with their local day. UTC needs no table; another zone joins the offsets of the
- * quarter-hours the file covers (ReportTime's, so the days match the reports').
+ * quarter-hours the files cover (ReportTime's, so the days match the reports').
  */
-async function daySource(c: DuckDBConnection, time: ReportTime): Promise<string> {
-  if (time.timeZone === 'UTC' || time.timeZone === 'Etc/UTC') {
+async function daySource(c: DuckDBConnection, time: ReportTime, quarters: readonly Quarter[]): Promise<string> {
+  if (isUtc(time)) {
     return `(SELECT rowid AS n, *, created // ${DAY_MS} AS day FROM ${CHUNK} WHERE created IS NOT NULL)`
   }
-  await fillOffsets(c, time)
+  await c.run(`CREATE OR REPLACE TEMP TABLE ${TZ} (q BIGINT, off BIGINT)`)
+  // Files span minutes: a handful of quarter-hours, inserted as literals (all integers).
+  const values = quarters.map(({ q }) => `(${q}, ${time.offsetAt(q * QUARTER_MS)})`)
+  for (let i = 0; i < values.length; i += 1000)
+    await c.run(`INSERT INTO ${TZ} VALUES ${values.slice(i, i + 1000).join(', ')}`)
   return `(SELECT c.rowid AS n, c.*, (c.created + t.off) // ${DAY_MS} AS day FROM ${CHUNK} c JOIN ${TZ} t ON t.q = c.created // ${QUARTER_MS})`
 }
 
-/** The UTC offset of every quarter-hour the file's rows fall in (ReportTime's, so days match the reports'). */
-async function fillOffsets(c: DuckDBConnection, time: ReportTime): Promise<void> {
-  const quarters = (
-    await c.runAndReadAll(`SELECT DISTINCT created // ${QUARTER_MS} FROM ${CHUNK} WHERE created IS NOT NULL`)
-  ).getRows()
-  await c.run(`CREATE OR REPLACE TEMP TABLE ${TZ} (q BIGINT, off BIGINT)`)
-  // A file spans minutes: a handful of quarter-hours, inserted as literals (all integers).
-  const values = quarters.map(([q]) => `(${Number(q)}, ${time.offsetAt(Number(q) * QUARTER_MS)})`)
-  for (let i = 0; i < values.length; i += 1000)
-    await c.run(`INSERT INTO ${TZ} VALUES ${values.slice(i, i + 1000).join(', ')}`)
-}
-
-async function distinct(c: DuckDBConnection, column: string, from: string, where: string): Promise<number[]> {
-  return (await c.runAndReadAll(`SELECT DISTINCT ${column} FROM ${from} WHERE ${where} ORDER BY 1`))
-    .getRows()
-    .map((r) => Number(r[0]))
-}
-
-async function insertRaw(c: DuckDBConnection, w: SqlImportWindow): Promise<void> {
+async function insertRaw(c: DuckDBConnection, w: SqlImportWindow, quarters: readonly Quarter[]): Promise<void> {
   const kept = `created >= ${w.keepRaw}`
-  for (const hour of await distinct(c, 'hour', CHUNK, kept)) {
+  const hours = [...new Set(quarters.filter((q) => q.newest >= w.keepRaw).map((q) => Math.floor(q.q / 4)))]
+  const whole = hours.length === 1 && quarters.every((q) => Math.floor(q.q / 4) === hours[0])
+  for (const hour of hours) {
     const table = rawTable(hour)
-    await c.run(rawTableSql(table))
+    // One hour, every row kept (a file of a few seconds): no filter to evaluate.
+    const where =
+      whole && quarters[0]!.q * QUARTER_MS >= w.keepRaw ? 'created IS NOT NULL' : `hour = ${hour} AND ${kept}`
     await c.run(
-      `INSERT INTO ${table} SELECT ${w.seq + 1} + rowid, created, "user", nx, address, host, blockedhost, reason, cats, blockedcats ` +
-        `FROM ${CHUNK} WHERE hour = ${hour} AND ${kept}`
+      `${rawTableSql(table)}; INSERT INTO ${table} SELECT ${w.seq + 1} + rowid, created, "user", nx, address, host, blockedhost, reason, cats, blockedcats ` +
+        `FROM ${CHUNK} WHERE ${where}`
     )
   }
 }
 
-async function insertAggregates(c: DuckDBConnection, w: SqlImportWindow, rows: string): Promise<void> {
+async function insertAggregates(c: DuckDBConnection, w: SqlImportWindow, rows: string, days: number[]): Promise<void> {
   const blocks = `sum(CASE WHEN reason IN (${[...BLOCK_REASONS].map(sqlString).join(', ')}) THEN 1 ELSE 0 END)::BIGINT`
   // Each row counts for its user and for the whole server (ALL_USERS, the console's overview): one
   // scan with two grouping sets, the second one's user being ALL_USERS.
   const u = `CASE WHEN grouping("user") = 1 THEN ${sqlString(ALL_USERS)} ELSE "user" END`
-  for (const day of await distinct(c, 'day', rows, `day >= ${w.keepDay}`)) {
+  const kept = days.filter((d) => d >= w.keepDay)
+  for (const day of kept) {
     const h = hoursTable(day)
     const n = namesTable(day)
-    await c.run(hoursTableSql(h))
-    await c.run(namesTableSql(n))
-    const ofDay = `FROM ${rows} WHERE day = ${day}`
+    const ofDay = days.length === 1 ? `FROM ${rows}` : `FROM ${rows} WHERE day = ${day}`
     await c.run(
-      `INSERT INTO ${h} SELECT ${u}, hour, count(*)::BIGINT, ${blocks} ${ofDay} GROUP BY GROUPING SETS (("user", hour), (hour))`
+      `${hoursTableSql(h)}; ${namesTableSql(n)}; ` +
+        `INSERT INTO ${h} SELECT ${u}, hour, count(*)::BIGINT, ${blocks} ${ofDay} GROUP BY GROUPING SETS (("user", hour), (hour))`
     )
     await c.run(
       `INSERT INTO ${n} SELECT ${u}, host, count(*)::BIGINT, sum(nx::INTEGER)::BIGINT, ${blocks}, arg_max(cats, n), ${w.chunk} ` +
         `${ofDay} GROUP BY GROUPING SETS (("user", host), (host))`
     )
-    await metaPut(c, `dirty.${day}`, 1)
   }
+  if (kept.length > 0)
+    await metaPutMany(
+      c,
+      kept.map((d) => [`dirty.${d}`, 1])
+    )
 }

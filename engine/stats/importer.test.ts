@@ -258,7 +258,7 @@ test('compaction keeps every report as it was: partials of many imports summed i
     await db.read(async (c) =>
       Number((await c.runAndReadAll(`SELECT count(*)::DOUBLE FROM ${table}`)).getRows()[0]![0])
     )
-  // The first import compacted the day it wrote (today, never compacted before); the nine later ones appended partials.
+  // Ten imports appended partials (today is first compacted 10 minutes after the first prune).
   const partialsBefore = await rowsOf(`names_${d}`)
   const before = await reports()
   // Later the same day, today's partitions are compacted again (at most every 10 minutes).

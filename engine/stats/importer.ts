@@ -29,21 +29,34 @@ import {
   namesTable,
   namesTableSql,
   openStatsDb,
+  metaPutMany,
   partitions,
   progressOf,
+  progressOfMany,
   putProgress,
+  putProgressMany,
   rawTable,
   rawTableSql,
   type ImportProgress,
   type StatsDb
 } from './db.js'
 import { foldDays, pruneMonths } from './fold.js'
-import { importCsvFile } from './import-sql.js'
+import { importCsvFiles } from './import-sql.js'
 import { exportParquetHours } from './parquet.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
 
 const CHUNK_ROWS = 20_000
+/**
+ * Closed files imported in one transaction, up to this many bytes of CSV (at least one file). A
+ * bigger transaction makes DuckDB write its data straight into the database at the commit (a
+ * checkpoint) instead of into the write-ahead log, and a checkpoint that meets a full disk
+ * invalidates the open database until a restart (measured; engine/stats/full-disk.test.ts meets a
+ * full disk with three 20,000-row files of 1.4 MB: 40,000 rows in one transaction stayed on the
+ * write-ahead-log path, 60,000 did not). 2 MiB of CSV is about 30,000 rows: the batch takes in the
+ * small files of a quiet host together; a busy host's 3-second file (60,000 rows at 20,000 q/s) is a batch alone.
+ */
+const BATCH_BYTES = 2 * 1024 * 1024
 const READ_BYTES = 4 * 1024 * 1024
 /** Progress records of finished files are kept as long as aggregates (then the file is long gone). */
 const FILES_RETENTION_MS = 100 * 86_400_000
@@ -61,6 +74,11 @@ export interface ImportOptions {
    * the process forever (so a test can SIGKILL it there); unset, it does nothing.
    */
   onChunk?: (phase: 'in-txn' | 'after-commit', rowsSoFar: number) => void
+  /**
+   * Closed files read in one transaction, up to this many bytes (a larger file alone); default
+   * `FILTERD_STATS_IMPORT_BATCH_BYTES` or 2 MiB.
+   */
+  batchBytes?: number
   /** `stats.parquet-dir`: write the raw hours that are over as Parquet files there (engine/stats/parquet.ts). */
   parquetDir?: string | undefined
 }
@@ -122,33 +140,64 @@ export async function importClosedFiles(
     else throw err
   }
   const result: ImportResult = { files: 0, rows: 0, skipped: 0, pruned: 0 }
-  for (const name of names) {
-    const r = await importFile(ctx, dir, name)
-    if (r === undefined) continue
+  const count = (name: string, r: { rows: number; skipped: number } | undefined): void => {
+    if (r === undefined) return
     result.files++
     result.rows += r.rows
     result.skipped += r.skipped
     options.logger?.debug({ file: name, rows: r.rows, skipped: r.skipped }, 'statistics file imported')
   }
+  const ledger = await db.read((c) => progressOfMany(c, names))
+  const batchBytes = options.batchBytes ?? (Number(process.env.FILTERD_STATS_IMPORT_BATCH_BYTES) || BATCH_BYTES)
+  let batch: Array<{ name: string; size: number }> = []
+  let bytes = 0
+  const flush = async (): Promise<void> => {
+    for (const [name, r] of await importBatch(ctx, dir, batch)) count(name, r)
+    batch = []
+    bytes = 0
+  }
+  for (const name of names) {
+    const p = ledger.get(name)
+    if (p?.done === true) await rm(join(dir, name), { force: true })
+    else if ((p?.offset ?? 0) > 0) {
+      // A file an older importer left half-imported (chunks from an offset): the JS path continues it.
+      await flush()
+      count(name, await continueFile(ctx, dir, name, p!.offset))
+    } else {
+      const size = await sizeOf(join(dir, name))
+      if (size === undefined) continue // another importer finished and removed it
+      if (batch.length > 0 && bytes + size > batchBytes) await flush()
+      batch.push({ name, size })
+      bytes += size
+    }
+  }
+  if (batch.length > 0) await flush()
   // Before pruning: an hour is written long before retention drops it (a day).
   if (options.parquetDir !== undefined) await exportParquetHours(db, options.parquetDir, ctx.now(), options.logger)
   result.pruned = await pruneStats(db, timeZone, ctx.now(), options.logger)
   return result
 }
 
-/** Imports one closed file from where its progress record says; `undefined` when it was already done. */
-async function importFile(ctx: Ctx, dir: string, name: string): Promise<{ rows: number; skipped: number } | undefined> {
-  const path = join(dir, name)
-  const first = await ctx.db.read((c) => progressOf(c, name))
-  if (first?.done === true) {
-    await rm(path, { force: true })
-    return undefined
+async function sizeOf(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).size
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return undefined
+    throw err
   }
-  if ((first?.offset ?? 0) === 0) return await importWholeFile(ctx, dir, name)
-  // A file an older importer left half-imported (chunks from an offset): the JS path continues it.
+}
+
+/** Continues a file from `from`, the offset its progress record holds, in chunks of parsed records. */
+async function continueFile(
+  ctx: Ctx,
+  dir: string,
+  name: string,
+  from: number
+): Promise<{ rows: number; skipped: number } | undefined> {
+  const path = join(dir, name)
   let rows = 0
   let skipped = 0
-  let offset = first?.offset ?? 0
+  let offset = from
   const fh = await open(path, 'r')
   try {
     const size = (await fh.stat()).size
@@ -215,81 +264,105 @@ export async function completeEnd(path: string, size: number): Promise<number> {
   }
 }
 
+/** A closed file of a batch: where its complete records end, and what DuckDB reads (a cut copy when it ends mid-record). */
+interface BatchFile {
+  name: string
+  path: string
+  size: number
+  /** The byte offset after its last line break. */
+  end: number
+  source: string
+  /** 1 when its last record is cut (skipped). */
+  cut: number
+}
+
 /**
- * Imports a whole file in one transaction with its ledger row, DuckDB reading the CSV itself
- * (engine/stats/import-sql.ts). A file cut mid-record (a crashed writer, a full disk) is read from a
- * copy of its complete records; the cut record is skipped with a warning naming the file.
+ * A file cut mid-record (a crashed writer, a full disk) is read from a copy of its complete records;
+ * the cut record is skipped with a warning naming the file.
  */
-async function importWholeFile(
+async function prepareFile(ctx: Ctx, dir: string, name: string, size: number): Promise<BatchFile> {
+  const path = join(dir, name)
+  const end = await completeEnd(path, size)
+  if (end === size) return { name, path, size, end, source: path, cut: 0 }
+  ctx.logger?.warn(
+    { file: name, offset: end, bytes: size - end },
+    'statistics file ends in a truncated line (a writer stopped mid-row): that partial row is skipped, every complete row is imported'
+  )
+  const source = join(dir, `.${name}.complete`)
+  await copyFile(path, source)
+  await truncate(source, end)
+  return { name, path, size, end, source, cut: 1 }
+}
+
+type BatchOutcome = Map<string, { rows: number; skipped: number } | undefined>
+
+/**
+ * Imports whole files in one transaction with their ledger rows, DuckDB reading the CSV itself
+ * (engine/stats/import-sql.ts): one `read_csv` of the list, so a batch of small files pays the fixed
+ * cost of an import once. Files another importer took in meanwhile are left out (`undefined`).
+ */
+async function importBatch(
   ctx: Ctx,
   dir: string,
-  name: string
-): Promise<{ rows: number; skipped: number } | undefined> {
-  const path = join(dir, name)
-  const size = (await stat(path)).size
-  const end = await completeEnd(path, size)
-  let source = path
-  let cut = 0
-  if (end < size) {
-    cut = 1
-    ctx.logger?.warn(
-      { file: name, offset: end, bytes: size - end },
-      'statistics file ends in a truncated line (a writer stopped mid-row): that partial row is skipped, every complete row is imported'
-    )
-    source = join(dir, `.${name}.complete`)
-    await copyFile(path, source)
-    await truncate(source, end)
-  }
+  list: ReadonlyArray<{ name: string; size: number }>
+): Promise<BatchOutcome> {
+  const files: BatchFile[] = []
   try {
-    const outcome = await ctx.db.write(async (c): Promise<ChunkOutcome> => {
-      await c.run('BEGIN TRANSACTION')
-      try {
-        const cur = await progressOf(c, name)
-        if ((cur?.offset ?? 0) !== 0 || cur?.done === true) {
-          await c.run('ROLLBACK')
-          return { kind: 'moved', progress: cur ?? { offset: 0, rows: 0, skipped: 0, done: false, updated: 0 } }
-        }
-        const time = ctx.now()
-        const chunk = (await metaGet(c, 'chunk')) + 1
-        const r =
-          end === 0
-            ? { rows: 0, skipped: 0, seq: await metaGet(c, 'seq') }
-            : await importCsvFile(c, ctx.time, source, {
-                keepDay: ctx.time.aggregateRetentionStart(time),
-                keepRaw: time - RAW_RETENTION_MS,
-                seq: await metaGet(c, 'seq'),
-                chunk
-              })
-        await metaPut(c, 'seq', r.seq)
-        await metaPut(c, 'chunk', chunk)
-        const progress: ImportProgress = {
-          offset: size,
-          rows: r.rows,
-          skipped: r.skipped + cut,
-          done: true,
-          updated: time
-        }
-        await putProgress(c, name, progress)
-        ctx.rowsSoFar += r.rows
-        ctx.onChunk?.('in-txn', ctx.rowsSoFar)
-        await c.run('COMMIT')
-        return { kind: 'applied', rows: r.rows, skipped: r.skipped + cut, progress }
-      } catch (err) {
-        await c.run('ROLLBACK').catch(() => {})
-        throw err
-      }
-    })
-    if (outcome.kind === 'moved') {
-      // Another importer took it in first (or is continuing it from an offset): nothing to count here.
-      if (!outcome.progress.done) return undefined
-      await rm(path, { force: true })
-      return undefined
-    }
+    for (const f of list) files.push(await prepareFile(ctx, dir, f.name, f.size))
+    const out = await ctx.db.write((c) => applyBatch(ctx, c, files))
     ctx.onChunk?.('after-commit', ctx.rowsSoFar)
-    await rm(path, { force: true })
-    return { rows: outcome.rows, skipped: outcome.skipped }
+    for (const f of files) if (out.has(f.name)) await rm(f.path, { force: true }) // applied, or done by another
+    return out
   } finally {
-    if (source !== path) await rm(source, { force: true })
+    for (const f of files) if (f.source !== f.path) await rm(f.source, { force: true })
+  }
+}
+
+/** The batch's transaction: its ledger check, rows, aggregates, counters and ledger rows; commits. */
+async function applyBatch(ctx: Ctx, c: DuckDBConnection, files: readonly BatchFile[]): Promise<BatchOutcome> {
+  const out: BatchOutcome = new Map()
+  await c.run('BEGIN TRANSACTION')
+  try {
+    const ledger = await progressOfMany(
+      c,
+      files.map((f) => f.name)
+    )
+    // Taken in by another importer first (or being continued from an offset): not counted here, and
+    // removed only when done.
+    for (const [name, p] of ledger) if (p.offset !== 0 || p.done) out.set(name, undefined)
+    const todo = files.filter((f) => !out.has(f.name))
+    for (const [name, p] of ledger) if (!p.done) out.delete(name)
+    const time = ctx.now()
+    const chunk = (await metaGet(c, 'chunk')) + 1
+    let seq = await metaGet(c, 'seq')
+    const read = todo.filter((f) => f.end > 0)
+    const r =
+      read.length === 0
+        ? undefined
+        : await importCsvFiles(
+            c,
+            ctx.time,
+            read.map((f) => f.source),
+            { keepDay: ctx.time.aggregateRetentionStart(time), keepRaw: time - RAW_RETENTION_MS, seq, chunk }
+          )
+    seq = r?.seq ?? seq
+    await metaPutMany(c, [
+      ['seq', seq],
+      ['chunk', chunk]
+    ])
+    const records: Array<[string, ImportProgress]> = todo.map((f) => {
+      const n = r?.files.get(f.source) ?? { rows: 0, skipped: 0 }
+      out.set(f.name, { rows: n.rows, skipped: n.skipped + f.cut })
+      ctx.rowsSoFar += n.rows
+      return [f.name, { offset: f.size, rows: n.rows, skipped: n.skipped + f.cut, done: true, updated: time }]
+    })
+    await putProgressMany(c, records)
+    ctx.onChunk?.('in-txn', ctx.rowsSoFar)
+    await c.run('COMMIT')
+    return out
+  } catch (err) {
+    await c.run('ROLLBACK').catch(() => {})
+    throw err
   }
 }
 
@@ -530,7 +603,7 @@ async function compactDay(c: DuckDBConnection, day: number): Promise<void> {
   }
 }
 
-/** Today's partitions are compacted at most this often (earlier days once, after their last write). */
+/** Today's partitions are compacted at most this often, the first time this long after the first prune (earlier days once, after their last write). */
 const COMPACT_TODAY_MS = 10 * 60_000
 const lastTodayCompaction = new WeakMap<StatsDb, number>()
 
@@ -575,7 +648,11 @@ async function compactDirty(db: StatsDb, c: DuckDBConnection, today: number, now
     .map((r) => Number(r[0]))
   for (const day of dirty) {
     if (day === today) {
-      if (now - (lastTodayCompaction.get(db) ?? 0) < COMPACT_TODAY_MS) continue
+      // The first time counts from the store's first prune: an import run right after a start does
+      // not also rewrite all of today (it reads a few more partials until then).
+      const last = lastTodayCompaction.get(db)
+      if (last === undefined) lastTodayCompaction.set(db, now)
+      if (last === undefined || now - last < COMPACT_TODAY_MS) continue
       lastTodayCompaction.set(db, now)
     }
     await compactDay(c, day)

@@ -5,7 +5,7 @@
  *
  * A segment holds the CSV's columns as DuckDB's CSV reader types them (import-sql.ts, COLUMNS), so
  * applying it is the CSV import itself with `read_parquet` as the source (`importRows`): the same
- * partitions, partials and ledger, in one transaction.
+ * partitions, partials and ledger, in one transaction (several segments of a host in one, `applySegments`).
  *
  * Writing: DuckDB `COPY ... TO` a dot-named temporary file in the segment's folder, fsync, rename; a
  * crash leaves only the temporary file, removed by `removeStaleSegmentTemps`. The producer is the
@@ -18,8 +18,8 @@ import { copyFile, mkdir, open, readdir, rename, rm, stat, truncate } from 'node
 import { basename, dirname, join } from 'node:path'
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from '../log/index.js'
-import { metaGet, metaPut, progressOf, putProgress, type StatsDb } from './db.js'
-import { importRows, readCsvSql, sqlString } from './import-sql.js'
+import { metaGet, metaPutMany, progressOfMany, putProgressMany, type StatsDb } from './db.js'
+import { importRows, readCsvSql, readParquetSql, sqlString, type SqlBatchOutcome } from './import-sql.js'
 import { completeEnd } from './importer.js'
 import { RAW_RETENTION_MS, ReportTime } from './time.js'
 
@@ -160,29 +160,63 @@ export async function applySegment(
   path: string,
   options: { now?: number; alsoInTxn?: (c: DuckDBConnection) => Promise<void> } = {}
 ): Promise<SegmentOutcome> {
+  return (await applySegments(db, timeZone, [{ name, path }], options))[0]!
+}
+
+/**
+ * `applySegment` for several segments in one transaction: one `read_parquet` of the list (in list
+ * order, so raw rows are numbered as if applied one by one), one ledger row each. A batch shares the
+ * fixed cost of an apply (the transaction, some ten statements, the commit).
+ */
+export async function applySegments(
+  db: StatsDb,
+  timeZone: string,
+  segments: ReadonlyArray<{ name: string; path: string }>,
+  options: { now?: number; alsoInTxn?: (c: DuckDBConnection) => Promise<void> } = {}
+): Promise<SegmentOutcome[]> {
   const time = new ReportTime(timeZone)
   const now = options.now ?? Date.now()
-  const bytes = (await stat(path)).size
-  return await db.write(async (c): Promise<SegmentOutcome> => {
+  const bytes = await Promise.all(segments.map(async (s) => (await stat(s.path)).size))
+  return await db.write(async (c): Promise<SegmentOutcome[]> => {
     await c.run('BEGIN TRANSACTION')
     try {
-      let outcome: SegmentOutcome = { kind: 'duplicate' }
-      if ((await progressOf(c, name))?.done !== true) {
+      const ledger = await progressOfMany(
+        c,
+        segments.map((s) => s.name)
+      )
+      // A name listed twice is applied once (the first).
+      const todo = segments.filter(
+        (s, i) => ledger.get(s.name)?.done !== true && segments.findIndex((o) => o.name === s.name) === i
+      )
+      let r: SqlBatchOutcome | undefined
+      if (todo.length > 0) {
         const chunk = (await metaGet(c, 'chunk')) + 1
-        const r = await importRows(c, time, `read_parquet(${sqlString(path)})`, {
+        r = await importRows(c, time, readParquetSql(todo.map((s) => s.path)), {
           keepDay: time.aggregateRetentionStart(now),
           keepRaw: now - RAW_RETENTION_MS,
           seq: await metaGet(c, 'seq'),
           chunk
         })
-        await metaPut(c, 'seq', r.seq)
-        await metaPut(c, 'chunk', chunk)
-        await putProgress(c, name, { offset: bytes, rows: r.rows, skipped: r.skipped, done: true, updated: now })
-        outcome = { kind: 'applied', rows: r.rows }
+        await metaPutMany(c, [
+          ['seq', r.seq],
+          ['chunk', chunk]
+        ])
+        await putProgressMany(
+          c,
+          todo.map((s) => {
+            const n = r!.files.get(s.path) ?? { rows: 0, skipped: 0 }
+            return [
+              s.name,
+              { offset: bytes[segments.indexOf(s)]!, rows: n.rows, skipped: n.skipped, done: true, updated: now }
+            ]
+          })
+        )
       }
       await options.alsoInTxn?.(c)
       await c.run('COMMIT')
-      return outcome
+      return segments.map((s): SegmentOutcome =>
+        todo.includes(s) ? { kind: 'applied', rows: r!.files.get(s.path)?.rows ?? 0 } : { kind: 'duplicate' }
+      )
     } catch (err) {
       await c.run('ROLLBACK').catch(() => {})
       throw err
