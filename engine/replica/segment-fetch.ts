@@ -143,13 +143,13 @@ async function fetchAndApply(
   batch: ReadonlyArray<{ name: string; meta: SegmentMeta }>
 ): Promise<number> {
   const fetched: Array<{ name: string; path: string; seq: number }> = []
-  let failure: unknown
+  let failure: Error | undefined
   try {
     for (const { name, meta } of batch) {
       try {
         fetched.push({ name, path: await fetchSegment(ctx, name, meta), seq: meta.seq })
       } catch (err) {
-        failure = err
+        failure = err as Error
         break
       }
     }

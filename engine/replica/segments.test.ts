@@ -3,7 +3,7 @@
  * a real HTTP listener, in one process: two hosts' files counted once on two report stores; Redis holds
  * metadata only (no row); a segment fetched twice counted once; a corrupt transfer and a half-written
  * temporary file refused and fetched again; a report store away past the retention reports the gap;
- * the serving route's token check. The multi-host test with faults across processes is
+ * the serving route's token check; several segments applied in one transaction, a duplicate among them. The multi-host test with faults across processes is
  * sync/segments-netns.test.ts.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
@@ -13,7 +13,8 @@ import type { Redis } from 'ioredis'
 import { createHttpServer } from '../http/index.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 import { ANONYMOUS_USER, activityByDay, openStatsDb, parseDay, type StatsDb } from '../stats/index.js'
-import { openSegmentWriter, applySegment } from '../stats/segment.js'
+import { openSegmentWriter, applySegment, applySegments } from '../stats/segment.js'
+import { partitions, rawTable } from '../stats/db.js'
 import { ledgerRows, rec, statsTestEnv, writeFiles, type StatsTestEnv } from '../stats/testing/fixtures.js'
 import { redisServerAvailable, startRedis, type TestRedis } from '../testing/redis.js'
 import { testSettings } from '../testing/replica.js'
@@ -289,3 +290,37 @@ test(
     t.assert.deepStrictEqual(await counted(ctx.db, 'bob'), [0, 230], 'the finished file was not applied again')
   }
 )
+
+test('several segments in one transaction: the one already applied counts once, the others once each, in order', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  await writeFiles(env, queries(900), 3)
+  const writer = openSegmentWriter()
+  t.after(() => writer.close())
+  const names = readdirSync(env.config.stats.dir).sort()
+  const segs = []
+  for (const n of names) {
+    const path = join(env.root, n.replace(/\.csv$/, '.parquet'))
+    t.assert.strictEqual((await writer.write(join(env.config.stats.dir, n), path))?.rows, 300)
+    segs.push({ name: `h1/${n}`, path })
+  }
+  const db = openStatsDb(join(env.root, 'reports'))
+  t.after(() => db.close())
+  t.assert.deepStrictEqual(await applySegment(db, 'UTC', segs[1]!.name, segs[1]!.path), { kind: 'applied', rows: 300 })
+  t.assert.deepStrictEqual(await applySegments(db, 'UTC', segs), [
+    { kind: 'applied', rows: 300 },
+    { kind: 'duplicate' },
+    { kind: 'applied', rows: 300 }
+  ])
+  t.assert.deepStrictEqual(await counted(db), [600, 300])
+  t.assert.strictEqual(await ledgerRows(db), 900)
+  // Every raw row once, numbered 1..900 with no gap or repeat.
+  const seqs = await db.read(async (c) => {
+    const union = (await partitions(c)).raw.map((h) => `SELECT seq FROM ${rawTable(h)}`).join(' UNION ALL ')
+    return (
+      await c.runAndReadAll(`SELECT count(*)::DOUBLE, count(DISTINCT seq)::DOUBLE, max(seq)::DOUBLE FROM (${union})`)
+    )
+      .getRows()[0]!
+      .map(Number)
+  })
+  t.assert.deepStrictEqual(seqs, [900, 900, 900])
+})

@@ -106,12 +106,12 @@ export async function importRows(
       `coalesce(blockedcats, '') AS blockedcats, created // ${HOUR_MS} AS hour, filename FROM ${source}`
   )
   try {
-    const files = await countsByFile(c)
+    const { files, base } = await countsByFile(c)
     let total = 0
     for (const f of files.values()) total += f.rows + f.skipped
     const quarters = await quartersOf(c)
     if (quarters.length === 0) return { files, seq: w.seq }
-    await insertRaw(c, w, quarters)
+    await insertRaw(c, w, quarters, base)
     await insertAggregates(c, w, await daySource(c, time, quarters), daysOf(time, quarters))
     return { files, seq: w.seq + total }
   } finally {
@@ -119,13 +119,24 @@ export async function importRows(
   }
 }
 
-async function countsByFile(c: DuckDBConnection): Promise<Map<string, SqlImportOutcome>> {
+/**
+ * Rows and skipped records per file, and the stage's first rowid: a table made inside a transaction
+ * numbers its rows from DuckDB's transaction-local base (2^55 here), not 0, so seq subtracts it.
+ */
+async function countsByFile(c: DuckDBConnection): Promise<{ files: Map<string, SqlImportOutcome>; base: bigint }> {
   const rows = (
-    await c.runAndReadAll(`SELECT filename, count(*)::DOUBLE, count(created)::DOUBLE FROM ${CHUNK} GROUP BY filename`)
+    await c.runAndReadAll(
+      `SELECT filename, count(*)::DOUBLE, count(created)::DOUBLE, min(rowid) FROM ${CHUNK} GROUP BY filename`
+    )
   ).getRows()
-  return new Map(
-    rows.map(([f, total, valid]) => [String(f), { rows: Number(valid), skipped: Number(total) - Number(valid) }])
-  )
+  let base: bigint | undefined
+  for (const r of rows) if (base === undefined || (r[3] as bigint) < base) base = r[3] as bigint
+  return {
+    files: new Map(
+      rows.map(([f, total, valid]) => [String(f), { rows: Number(valid), skipped: Number(total) - Number(valid) }])
+    ),
+    base: base ?? 0n
+  }
 }
 
 /** A quarter-hour the rows fall in (its number since the epoch) and its newest row. */
@@ -170,7 +181,12 @@ async function daySource(c: DuckDBConnection, time: ReportTime, quarters: readon
   return `(SELECT c.rowid AS n, c.*, (c.created + t.off) // ${DAY_MS} AS day FROM ${CHUNK} c JOIN ${TZ} t ON t.q = c.created // ${QUARTER_MS})`
 }
 
-async function insertRaw(c: DuckDBConnection, w: SqlImportWindow, quarters: readonly Quarter[]): Promise<void> {
+async function insertRaw(
+  c: DuckDBConnection,
+  w: SqlImportWindow,
+  quarters: readonly Quarter[],
+  base: bigint
+): Promise<void> {
   const kept = `created >= ${w.keepRaw}`
   const hours = [...new Set(quarters.filter((q) => q.newest >= w.keepRaw).map((q) => Math.floor(q.q / 4)))]
   const whole = hours.length === 1 && quarters.every((q) => Math.floor(q.q / 4) === hours[0])
@@ -180,7 +196,7 @@ async function insertRaw(c: DuckDBConnection, w: SqlImportWindow, quarters: read
     const where =
       whole && quarters[0]!.q * QUARTER_MS >= w.keepRaw ? 'created IS NOT NULL' : `hour = ${hour} AND ${kept}`
     await c.run(
-      `${rawTableSql(table)}; INSERT INTO ${table} SELECT ${w.seq + 1} + rowid, created, "user", nx, address, host, blockedhost, reason, cats, blockedcats ` +
+      `${rawTableSql(table)}; INSERT INTO ${table} SELECT ${BigInt(w.seq + 1) - base} + rowid, created, "user", nx, address, host, blockedhost, reason, cats, blockedcats ` +
         `FROM ${CHUNK} WHERE ${where}`
     )
   }
