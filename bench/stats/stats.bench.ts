@@ -4,7 +4,7 @@
  * three months of aggregates for USERS users and RAW_ROWS raw rows (synthetic, written by SQL), the
  * overview over 7 days, and bytes per raw row on disk.
  *
- *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only]
+ *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1]
  *
  * The reports are timed twice in the same run: on the 92 day tables of the fill, then after the first
  * prune folded the finished days into month tables (engine/stats/fold.ts), with the same answers.
@@ -42,6 +42,8 @@ const RAW_ROWS = Number(process.argv[5] ?? 2_000_000)
 const HOUR_MS = 3_600_000
 /** Timed calls per report and layout (`--runs=N`). */
 const RUNS = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) ?? 30)
+/** `--files=N`: the import rows written as N closed files (a writer's rotations), taken in by one import run. */
+const FILES = Number(process.argv.find((a) => a.startsWith('--files='))?.slice(8) ?? 1)
 /** `--import-only`: stop after the import comparison (the aggregate fill takes minutes). */
 const IMPORT_ONLY = process.argv.includes('--import-only')
 
@@ -88,6 +90,7 @@ try {
   for (let i = 0; i < IMPORT_ROWS; i++) {
     log.write(syntheticRow(i, USERS, now - 3_000_000 + i))
     if ((i & 0xffff) === 0) await log.flush()
+    if (FILES > 1 && (i + 1) % Math.ceil(IMPORT_ROWS / FILES) === 0) await log.rotateNow()
   }
   await log.close()
   cpSync(config.stats.dir, join(root, 'csv-legacy'), { recursive: true })
