@@ -3,7 +3,8 @@
  * a real HTTP listener, in one process: two hosts' files counted once on two report stores; Redis holds
  * metadata only (no row); a segment fetched twice counted once; a corrupt transfer and a half-written
  * temporary file refused and fetched again; a report store away past the retention reports the gap;
- * the serving route's token check; several segments applied in one transaction, a duplicate among them. The multi-host test with faults across processes is
+ * the serving route's token check; several segments applied in one transaction, a duplicate among
+ * them; a batch with a segment that cannot be applied, applied one by one. The multi-host test with faults across processes is
  * sync/segments-netns.test.ts.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
@@ -13,7 +14,7 @@ import type { Redis } from 'ioredis'
 import { createHttpServer } from '../http/index.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 import { ANONYMOUS_USER, activityByDay, openStatsDb, parseDay, type StatsDb } from '../stats/index.js'
-import { openSegmentWriter, applySegment, applySegments } from '../stats/segment.js'
+import { openSegmentWriter, applySegment, applySegments, sha256File } from '../stats/segment.js'
 import { partitions, rawTable } from '../stats/db.js'
 import { ledgerRows, rec, statsTestEnv, writeFiles, type StatsTestEnv } from '../stats/testing/fixtures.js'
 import { redisServerAvailable, startRedis, type TestRedis } from '../testing/redis.js'
@@ -324,3 +325,35 @@ test('several segments in one transaction: the one already applied counts once, 
   })
   t.assert.deepStrictEqual(seqs, [900, 900, 900])
 })
+
+test(
+  'a segment that passes its checks but cannot be applied: the batch is applied one by one, the segments before it count',
+  { skip },
+  async (t: TestContext) => {
+    const f = await fleet(t)
+    const h1 = await f.host('h1')
+    await writeFiles(h1.env, queries(900), 3)
+    const r = await f.connect()
+    await produceSegments(r, f.keys, h1)
+    const ctx = await f.reports('a')
+    const second = (await r.zrange(f.keys.index('h1'), 0, -1))[1]!
+    // The second segment replaced by bytes that are no Parquet, with metadata that matches them: the
+    // transfer is accepted, the apply fails.
+    const path = join(h1.segDir, 'h1', second.slice(3).replace(/\.csv$/, '.parquet'))
+    const saved = join(h1.env.root, 'saved.parquet')
+    copyFileSync(path, saved)
+    writeFileSync(path, 'not a parquet file')
+    const meta = JSON.parse((await r.hget(f.keys.meta, second))!) as Record<string, unknown>
+    const bad = { ...meta, bytes: 18, sha256: await sha256File(path) }
+    await r.hset(f.keys.meta, second, JSON.stringify(bad))
+    t.assert.deepStrictEqual(await applySegmentsOnce(ctx), { h1: 1 })
+    t.assert.strictEqual(ctx.counters.failed, 1)
+    t.assert.deepStrictEqual(await counted(ctx.db), [200, 100], 'the first segment only, once')
+    // Repaired: the next pass applies the second and third, once.
+    copyFileSync(saved, path)
+    await r.hset(f.keys.meta, second, JSON.stringify(meta))
+    t.assert.deepStrictEqual(await applySegmentsOnce(ctx), { h1: 3 })
+    t.assert.deepStrictEqual(await counted(ctx.db), [600, 300])
+    t.assert.strictEqual(await ledgerRows(ctx.db), 900)
+  }
+)
