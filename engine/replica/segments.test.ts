@@ -4,8 +4,8 @@
  * metadata only (no row); a segment fetched twice counted once; a corrupt transfer and a half-written
  * temporary file refused and fetched again; a report store away past the retention reports the gap;
  * the serving route's token check; several segments applied in one transaction, a duplicate among
- * them; a batch with a segment that cannot be applied, applied one by one. The multi-host test with faults across processes is
- * sync/segments-netns.test.ts.
+ * them; a batch with a segment that cannot be applied, applied one by one. The multi-host test with
+ * faults across processes is sync/segments-netns.test.ts.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
