@@ -82,10 +82,6 @@ export class BodyDeadlines {
     this.waiting.delete(x)
   }
 
-  get size(): number {
-    return this.waiting.size
-  }
-
   private sweep(): void {
     const now = performance.now()
     for (const [x, deadline] of this.waiting) {

@@ -209,6 +209,7 @@ release() { # closes the holder's stdin; sets ENDED to what it saw at the end (n
   wait "$HOLDER" 2>/dev/null || true
   ENDED=$(sed -n 2p "$DIR/idle.out")
   [ -n "$ENDED" ] || ENDED='{"stillOpen":-1}'
+  sleep "${SETTLE:-5}" # the server closing 10,000 connections (and collecting them) is not the next run's load
 }
 IDLE_LINES=()
 UDP=()
