@@ -174,7 +174,8 @@ export class DohExchange implements PeerChannel {
 
   private post(): void {
     const type = header(this.req, 'content-type')
-    if (type?.split(';')[0]!.trim().toLowerCase() !== DNS_MESSAGE) return this.fail(415)
+    // Every client sends exactly the RFC's type: checked first, without the split and case folding.
+    if (type !== DNS_MESSAGE && type?.split(';')[0]!.trim().toLowerCase() !== DNS_MESSAGE) return this.fail(415)
     const declared = Number(header(this.req, 'content-length') ?? '0')
     if (declared > this.o.maxFrame) return this.fail(413)
     this.o.deadlines.add(this)
