@@ -5,6 +5,7 @@
  * answers a TCP query (`isStream`: no UDP size limit, forwarded answers relayed whole).
  * docs/dns.md, "DNS over HTTPS".
  */
+import { performance } from 'node:perf_hooks'
 import { clientAddress, type AddressSet } from '../engine/net/client-address.js'
 import { smallestTtl } from '../engine/wire/ttl.js'
 import { checkedClientId } from './client-id.js'
@@ -40,21 +41,70 @@ export interface DohResponse {
 /** One HTTP/2 connection's queries in flight (its reset streams' too) and its resets. */
 export interface DohSession {
   inflight: number
+  /** The client's address when its connection is not from a trusted proxy (read once per connection), else null. */
+  readonly direct: string | null
 }
 
+/** What every exchange of one listener kind shares (made once per front, not per request). */
 export interface DohExchangeOptions {
   counters: TransportCounters
-  /** The HTTP/2 connection, or null (HTTP/1.1). */
-  session: DohSession | null
-  /** The client a trusted proxy's PROXY v2 header named, or null. */
-  proxied: { address: string; port: number } | null
   trusted: AddressSet
   maxFrame: number
   /** Queries in flight per HTTP/2 connection at most, reset streams' included (503 past it). */
   maxInflight: number
-  messageTimeoutMs: number
   onQuery: QueryHandler
+  /** The requests whose body is still arriving, each failed (408) past `tcp-message-timeout`. */
+  deadlines: BodyDeadlines
 }
+
+/**
+ * The deadline of every request body still arriving, with one timer for all of them rather than
+ * one per request (a timer set and cleared per query was a visible share of DoH's CPU). The
+ * timeout is the same for all, so insertion order is deadline order: a sweep fails the expired
+ * ones at the front of the set and stops at the first that is not. A request may be failed up to
+ * one sweep period (a quarter of the timeout) late.
+ */
+export class BodyDeadlines {
+  private readonly timeoutMs: number
+  private readonly waiting = new Map<DohExchange, number>()
+  private timer: NodeJS.Timeout | null = null
+
+  constructor(timeoutMs: number) {
+    this.timeoutMs = timeoutMs
+  }
+
+  add(x: DohExchange): void {
+    this.waiting.set(x, performance.now() + this.timeoutMs)
+    this.timer ??= setInterval(() => this.sweep(), Math.max(10, this.timeoutMs / 4)).unref()
+  }
+
+  delete(x: DohExchange): void {
+    this.waiting.delete(x)
+  }
+
+  private sweep(): void {
+    const now = performance.now()
+    for (const [x, deadline] of this.waiting) {
+      if (deadline > now) break
+      this.waiting.delete(x)
+      x.timedOut()
+    }
+    if (this.waiting.size === 0 && this.timer !== null) {
+      clearInterval(this.timer)
+      this.timer = null
+    }
+  }
+
+  close(): void {
+    if (this.timer !== null) clearInterval(this.timer)
+    this.timer = null
+    this.waiting.clear()
+  }
+}
+
+/** `max-age=N` for the TTLs most answers have, made once. */
+const MAX_AGE: string[] = Array.from({ length: 3601 }, (_, ttl) => `max-age=${ttl}`)
+const maxAge = (ttl: number): string => MAX_AGE[ttl] ?? `max-age=${Math.max(0, ttl)}`
 
 const REASONS: Record<number, string> = {
   400: 'bad request: expected /dns-query?dns=<base64url DNS query> or a POST of application/dns-message',
@@ -71,6 +121,10 @@ export class DohExchange implements PeerChannel {
   private readonly req: DohRequest
   private readonly res: DohResponse
   private readonly o: DohExchangeOptions
+  /** The HTTP/2 connection, or null (HTTP/1.1). */
+  private readonly session: DohSession | null
+  /** The client a trusted proxy's PROXY v2 header named, or null. */
+  private readonly proxied: { address: string; port: number } | null
   /** A response was written (the answer or an error). */
   private responded = false
   /** The stream or connection closed. */
@@ -78,16 +132,26 @@ export class DohExchange implements PeerChannel {
   /** The query is with the dispatcher. */
   private asked = false
   private clientId: string | null = null
-  private bodyTimer: NodeJS.Timeout | null = null
+  /** The POST body so far: its first chunk, or all of them when it came in several. */
+  private body: Buffer | Buffer[] | null = null
+  private bodySize = 0
 
-  constructor(req: DohRequest, res: DohResponse, o: DohExchangeOptions) {
+  constructor(
+    req: DohRequest,
+    res: DohResponse,
+    o: DohExchangeOptions,
+    session: DohSession | null,
+    proxied: { address: string; port: number } | null
+  ) {
     this.req = req
     this.res = res
     this.o = o
+    this.session = session
+    this.proxied = proxied
   }
 
   start(): void {
-    this.res.on('close', () => this.onClose())
+    this.res.on('close', this.onClose)
     const url = this.req.url ?? ''
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
@@ -110,35 +174,51 @@ export class DohExchange implements PeerChannel {
 
   private post(): void {
     const type = header(this.req, 'content-type')
-    if (type?.split(';')[0]!.trim().toLowerCase() !== DNS_MESSAGE) return this.fail(415)
+    // Every client sends exactly the RFC's type: checked first, without the split and case folding.
+    if (type !== DNS_MESSAGE && type?.split(';')[0]!.trim().toLowerCase() !== DNS_MESSAGE) return this.fail(415)
     const declared = Number(header(this.req, 'content-length') ?? '0')
     if (declared > this.o.maxFrame) return this.fail(413)
-    const chunks: Buffer[] = []
-    let size = 0
-    this.bodyTimer = setTimeout(() => this.fail(408), this.o.messageTimeoutMs)
-    this.req.on('data', (chunk: Buffer) => {
-      if (this.responded) return
-      size += chunk.length
-      if (size > this.o.maxFrame) this.fail(413)
-      else chunks.push(chunk)
-    })
-    this.req.on('end', () => {
-      if (this.bodyTimer !== null) clearTimeout(this.bodyTimer)
-      if (!this.responded) this.ask(Buffer.concat(chunks))
-    })
+    this.o.deadlines.add(this)
+    this.req.on('data', this.onData)
+    this.req.on('end', this.onEnd)
+  }
+
+  // Arrow fields, not closures made per request in post(): one function object per exchange either way,
+  // but no extra context object.
+  private readonly onData = (chunk: Buffer): void => {
+    if (this.responded) return
+    this.bodySize += chunk.length
+    if (this.bodySize > this.o.maxFrame) this.fail(413)
+    else if (this.body === null) this.body = chunk
+    else if (Array.isArray(this.body)) this.body.push(chunk)
+    else this.body = [this.body, chunk]
+  }
+
+  private readonly onEnd = (): void => {
+    this.o.deadlines.delete(this)
+    if (this.responded) return
+    const b = this.body
+    this.body = null
+    this.ask(b === null ? Buffer.alloc(0) : Array.isArray(b) ? Buffer.concat(b) : b)
+  }
+
+  /** The body did not arrive within `tcp-message-timeout` (BodyDeadlines). */
+  timedOut(): void {
+    this.fail(408)
   }
 
   private ask(msg: Buffer): void {
     if (msg.length < MIN_QUERY) return this.fail(400)
-    const s = this.o.session
+    const s = this.session
     if (s !== null) {
       if (s.inflight >= this.o.maxInflight) return this.fail(503)
       s.inflight++
     }
     this.asked = true
     this.o.counters.queries++
-    const address = this.o.proxied?.address ?? clientAddress(requestView(this.req), { trusted: this.o.trusted })
-    const port = this.o.proxied?.port ?? this.req.socket.remotePort ?? 0
+    const address =
+      this.proxied?.address ?? s?.direct ?? clientAddress(requestView(this.req), { trusted: this.o.trusted })
+    const port = this.proxied?.port ?? this.req.socket.remotePort ?? 0
     this.o.onQuery(msg, new Peer(this, address, port, -1, this.clientId))
   }
 
@@ -147,12 +227,10 @@ export class DohExchange implements PeerChannel {
     if (this.closed || this.responded) return
     this.responded = true
     const ttl = smallestTtl(buf, len)
-    const body = Buffer.from(buf.subarray(0, len)) // buf may be the dispatcher's scratch
-    this.res.writeHead(200, {
-      'content-type': DNS_MESSAGE,
-      'content-length': len,
-      'cache-control': `max-age=${Math.max(0, ttl)}`
-    })
+    // Always a copy: buf is the dispatcher's scratch or, forwarded, the upstream socket's receive area
+    // (native I/O), both reused before HTTP/2 writes the body (it keeps a reference, not a copy).
+    const body = Buffer.from(buf.subarray(0, len))
+    this.res.writeHead(200, { 'content-type': DNS_MESSAGE, 'content-length': len, 'cache-control': maxAge(ttl) })
     this.res.end(body)
   }
 
@@ -170,11 +248,11 @@ export class DohExchange implements PeerChannel {
   private done(): void {
     if (!this.asked) return
     this.asked = false
-    if (this.o.session !== null) this.o.session.inflight--
+    if (this.session !== null) this.session.inflight--
   }
 
   private fail(status: number, text = REASONS[status] ?? ''): void {
-    if (this.bodyTimer !== null) clearTimeout(this.bodyTimer)
+    this.o.deadlines.delete(this)
     if (this.responded || this.closed) return
     this.responded = true
     const headers: Record<string, string | number> = {
@@ -183,15 +261,15 @@ export class DohExchange implements PeerChannel {
     }
     if (status === 405) headers.allow = 'GET, POST'
     // A body left unread (413, 408) would be parsed as the next request over HTTP/1.1.
-    if ((status === 413 || status === 408) && this.o.session === null) headers.connection = 'close'
+    if ((status === 413 || status === 408) && this.session === null) headers.connection = 'close'
     this.res.writeHead(status, headers)
     this.res.end(text + '\n')
   }
 
   // The stream (HTTP/2) or connection (HTTP/1.1) closed: nothing more is written (resets are the front's count).
-  private onClose(): void {
+  private readonly onClose = (): void => {
     this.closed = true
-    if (this.bodyTimer !== null) clearTimeout(this.bodyTimer)
+    this.o.deadlines.delete(this)
   }
 }
 

@@ -44,8 +44,15 @@ import type { AddressSet } from '../engine/net/client-address.js'
 import { PROXY_V2_MAX, readProxyHeader } from '../engine/net/proxy-protocol.js'
 import { TLS_MIN_VERSION, type CertificateSource } from '../engine/tls/certificates.js'
 import { guardTlsServer } from './dot-front.js'
-import { DohExchange, type DohRequest, type DohResponse, type DohSession } from './doh-exchange.js'
-import { StreamExchange, type StreamPeer } from './doh-stream.js'
+import {
+  BodyDeadlines,
+  DohExchange,
+  type DohExchangeOptions,
+  type DohRequest,
+  type DohResponse,
+  type DohSession
+} from './doh-exchange.js'
+import { StreamExchange, type StreamOwner } from './doh-stream.js'
 import type { QueryHandler } from './udp-front.js'
 import type { TransportCounters } from './transport-counters.js'
 
@@ -71,6 +78,14 @@ export interface DohFrontOptions {
   httpCounters: TransportCounters
 }
 
+/** One HTTP/2 connection, as its streams see it. */
+interface SessionState extends DohSession, StreamOwner {
+  /** Streams its client reset before their answer. */
+  resets: number
+  /** GOAWAY sent (too many resets): once per connection. */
+  calmed: boolean
+}
+
 /** The DoH listeners of one front process. */
 export class DohFront {
   private readonly o: DohFrontOptions
@@ -79,16 +94,30 @@ export class DohFront {
   private readonly httpSockets = new Set<Socket>()
   /** The address a trusted proxy's PROXY v2 header named, per plain-HTTP connection. */
   private readonly proxied = new WeakMap<Socket, { address: string; port: number }>()
-  private readonly sessions = new WeakMap<ServerHttp2Session, DohSession & { peer: StreamPeer }>()
+  private readonly sessions = new WeakMap<ServerHttp2Session, SessionState>()
   private readonly http: HttpServer
+  private readonly deadlines: BodyDeadlines
+  /** What every exchange of the TLS listeners, and of the plain ones, shares. */
+  private readonly tlsExchange: DohExchangeOptions
+  private readonly httpExchange: DohExchangeOptions
   private closed = false
 
   constructor(o: DohFrontOptions) {
     this.o = o
+    this.deadlines = new BodyDeadlines(o.messageTimeoutMs)
+    const shared = {
+      trusted: o.trusted,
+      maxFrame: o.maxFrame,
+      maxInflight: 2 * o.maxStreams,
+      onQuery: o.onQuery,
+      deadlines: this.deadlines
+    }
+    this.tlsExchange = { ...shared, counters: o.counters }
+    this.httpExchange = { ...shared, counters: o.httpCounters }
     o.counters.open = () => this.sockets.size
     o.httpCounters.open = () => this.httpSockets.size
     this.http = createHttpServer((req, res) =>
-      this.exchange(req, res as unknown as DohResponse, o.httpCounters, null, this.proxied.get(req.socket) ?? null)
+      this.exchange(req, res as unknown as DohResponse, this.httpExchange, null, this.proxied.get(req.socket) ?? null)
     )
     this.http.headersTimeout = o.messageTimeoutMs
     this.http.requestTimeout = o.messageTimeoutMs
@@ -113,7 +142,7 @@ export class DohFront {
         ...{ streamResetBurst: this.o.maxStreams, streamResetRate: 33 }
       },
       // HTTP/1.1 only: HTTP/2 streams are served by the core API below (see serveStreams).
-      (req, res) => this.exchange(req, res as unknown as DohResponse, this.o.counters, null, null)
+      (req, res) => this.exchange(req, res as unknown as DohResponse, this.tlsExchange, null, null)
     )
     this.serveStreams(server)
     server.maxConnections = this.o.maxConnections
@@ -135,12 +164,17 @@ export class DohFront {
     )
     server.on('session', (session: ServerHttp2Session) => {
       const sock = session.socket
-      this.sessions.set(session, {
+      const remoteAddress = sock.remoteAddress ?? ''
+      const state: SessionState = {
         inflight: 0,
-        peer: { remoteAddress: sock.remoteAddress, remotePort: sock.remotePort }
-      })
+        direct: this.o.trusted.has(remoteAddress) ? null : remoteAddress,
+        peer: { remoteAddress, remotePort: sock.remotePort },
+        resets: 0,
+        calmed: false,
+        onReset: () => this.onReset(session, state)
+      }
+      this.sessions.set(session, state)
       session.on('error', () => {})
-      this.countResets(session)
       // An HTTP/2 session reads its socket itself: its own timer sees its activity.
       session.setTimeout(this.o.idleTimeoutMs, () => session.destroy())
     })
@@ -193,51 +227,38 @@ export class DohFront {
   private serveStreams(server: Http2SecureServer): void {
     for (const listener of server.listeners('stream')) server.off('stream', listener as (...a: unknown[]) => void)
     server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
-      stream.on('error', () => {})
-      const state = this.sessions.get(stream.session as ServerHttp2Session) ?? null
-      if (state === null) {
+      const state = this.sessions.get(stream.session as ServerHttp2Session)
+      if (state === undefined) {
+        stream.on('error', () => {})
         stream.close(h2.NGHTTP2_REFUSED_STREAM)
         return
       }
-      const exchange = new StreamExchange(stream, headers, state.peer)
-      this.exchange(exchange, exchange, this.o.counters, state, null)
+      const exchange = new StreamExchange(stream, headers, state)
+      this.exchange(exchange, exchange, this.tlsExchange, state, null)
     })
   }
 
   private exchange(
     req: DohRequest | IncomingMessage,
     res: DohResponse,
-    counters: TransportCounters,
+    shared: DohExchangeOptions,
     session: DohSession | null,
     proxied: { address: string; port: number } | null
   ): void {
-    new DohExchange(req, res, {
-      counters,
-      session,
-      proxied,
-      trusted: this.o.trusted,
-      maxFrame: this.o.maxFrame,
-      maxInflight: 2 * this.o.maxStreams,
-      messageTimeoutMs: this.o.messageTimeoutMs,
-      onQuery: this.o.onQuery
-    }).start()
+    new DohExchange(req, res, shared, session, proxied).start()
   }
 
-  // Streams the client reset before their answer; past RESET_LIMIT the session is closed.
-  private countResets(session: ServerHttp2Session): void {
-    let resets = 0
-    session.on('stream', (stream: ServerHttp2Stream) => {
-      stream.once('close', () => {
-        if (stream.rstCode === h2.NGHTTP2_NO_ERROR || stream.headersSent) return
-        this.o.counters.resets++
-        if (++resets > RESET_LIMIT) this.calm(session)
-      })
-    })
+  // A stream the client reset before its answer; past RESET_LIMIT the session is closed.
+  private onReset(session: ServerHttp2Session, state: SessionState): void {
+    this.o.counters.resets++
+    if (++state.resets > RESET_LIMIT) this.calm(session, state)
   }
 
-  // A session that reset too many streams: GOAWAY, then closed.
-  private calm(session: ServerHttp2Session): void {
-    if (session.destroyed || session.closed) return
+  // A session that reset too many streams: GOAWAY, then closed. Once: the resets past the limit that
+  // arrive in the same read (before the session is destroyed on the next turn) each come here.
+  private calm(session: ServerHttp2Session, state: SessionState): void {
+    if (state.calmed || session.destroyed || session.closed) return
+    state.calmed = true
     this.o.counters.resets++
     const { remoteAddress, remotePort } = session.socket
     this.o.logger.debug({ client: remoteAddress }, 'dns DoH: too many reset streams; closing')
@@ -289,6 +310,7 @@ export class DohFront {
 
   async close(): Promise<void> {
     this.closed = true
+    this.deadlines.close()
     const closing = this.servers.map(async (s) => await new Promise<void>((resolve) => s.close(() => resolve())))
     for (const s of this.sockets) s.destroy()
     for (const s of this.httpSockets) s.destroy()

@@ -101,6 +101,8 @@ export function guardTlsServer(server: TlsServer, o: TlsGuardOptions, ticketKeys
     }
     const id = `${raw.remoteAddress ?? ''}|${raw.remotePort ?? 0}`
     const done = (): void => {
+      // Off the socket once its place is given back: an idle connection keeps no handshake closure.
+      raw.off('close', done)
       if (inProgress.get(id) !== done) return
       inProgress.delete(id)
       handshakes.give(key)

@@ -79,7 +79,18 @@ console.log(
 )
 console.log('| figure | dnsdist 1.7 | filterd | filterd / dnsdist | filterd, each round | dnsdist, each round |')
 console.log('|---|---:|---:|---:|---|---|')
+// A figure of a part not run (PARTS) is absent from every round: its row is left out.
+const measured = (get: (r: Round) => number): boolean =>
+  rounds.length > 0 &&
+  rounds.every((r) => {
+    try {
+      return Number.isFinite(get(r))
+    } catch {
+      return false
+    }
+  })
 for (const [name, get] of rows) {
+  if (!measured(get)) continue
   const d = pick('dnsdist', get)
   const f = pick('filterd', get)
   const ratio = d === 0 ? '' : `${(f / d).toFixed(2)}x`
@@ -89,6 +100,7 @@ for (const [name, get] of rows) {
   )
 }
 
+if (idles.length === 0) process.exit(0)
 console.log()
 console.log(`${idle} idle DoT connections (handshake and one query each, then silent)`)
 console.log(

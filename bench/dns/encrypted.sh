@@ -15,12 +15,19 @@
 # alternating: without, with, without, with, without.
 # Usage: bench/dns/encrypted.sh [SECONDS=8] [ROUNDS=3] [RATE=5000] [IDLE=10000]   (from the repository root, after `npm run build`)
 # ROUNDS=0 runs the idle-connection part only.
+# Environment: PARTS (default "dot doh handshakes idle") picks the parts run, e.g. PARTS=doh;
+# THREADS (default 1): filterd's `proxy.processes` and as many dnsdist DoH/DoT binds of the same
+# address (reusePort: dnsdist serves each addDOHLocal/addTLSLocal on one thread), so both servers
+# get the same number of cores for their encrypted listeners.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${1:-8}
 ROUNDS=${2:-3}
 RATE=${3:-5000}
 IDLE=${4:-10000}
+PARTS=${PARTS:-dot doh handshakes idle}
+THREADS=${THREADS:-1}
+has() { [[ " $PARTS " == *" $1 "* ]]; }
 for tool in dnsperf knotd dnsdist h2load openssl kdig; do
   command -v "$tool" >/dev/null || {
     apt-get install -y dnsperf knot dnsdist nghttp2-client openssl knot-dnsutils >/dev/null
@@ -70,8 +77,10 @@ PIDS+=($!)
 # idle connections may stay 600 s, as filterd's (tcp-idle-timeout below).
 cat >"$DIR/dnsdist.lua" <<LUA
 setSecurityPollSuffix("")
-addTLSLocal("127.0.0.1:$D_DOT", "$DIR/cert.pem", "$DIR/key.pem")
-addDOHLocal("127.0.0.1:$D_DOH", "$DIR/cert.pem", "$DIR/key.pem", "/dns-query")
+for _ = 1, $THREADS do
+  addTLSLocal("127.0.0.1:$D_DOT", "$DIR/cert.pem", "$DIR/key.pem", { reusePort = true })
+  addDOHLocal("127.0.0.1:$D_DOH", "$DIR/cert.pem", "$DIR/key.pem", "/dns-query", { reusePort = true })
+end
 setTCPRecvTimeout(600)
 newServer({address="127.0.0.1:$KNOT", name="knot", checkInterval=5})
 local smn = newSuffixMatchNode()
@@ -85,13 +94,13 @@ DNSDIST_PID=$!
 # filterd: run.sh's "native inline, 1 process" server with a DoT and a DoH listener added, and a
 # connection table large enough for the idle connections (all from 127.0.0.1).
 node -e '
-const fs = require("fs"); const [dir, dns, dot, doh, idle] = process.argv.slice(1)
+const fs = require("fs"); const [dir, dns, dot, doh, idle, threads] = process.argv.slice(1)
 const c = JSON.parse(fs.readFileSync(dir + "/native-inline-p1.yaml", "utf8"))
 Object.assign(c.proxy, { listen: ["127.0.0.1:" + dns], "dot-listen": ["127.0.0.1:" + dot], "doh-listen": ["127.0.0.1:" + doh],
   "tls-cert": dir + "/cert.pem", "tls-key": dir + "/key.pem", "server-name": "dns.bench",
   "tcp-max-connections": 3 * Number(idle), "tcp-max-per-source": 3 * Number(idle), "tcp-idle-timeout": 600000,
-  pid: dir + "/enc.pid", log: dir + "/enc.log" })
-fs.writeFileSync(dir + "/enc.yaml", JSON.stringify(c))' "$DIR" $F_DNS $F_DOT $F_DOH "$IDLE"
+  pid: dir + "/enc.pid", log: dir + "/enc.log", processes: Number(threads) })
+fs.writeFileSync(dir + "/enc.yaml", JSON.stringify(c))' "$DIR" $F_DNS $F_DOT $F_DOH "$IDLE" "$THREADS"
 node ${FILTERD_NODE_OPTIONS:-} dist/tools/filterd.js dns --config "$DIR/enc.yaml" >"$DIR/filterd.out" 2>&1 &
 PIDS+=($!)
 FILTERD_PID=$!
@@ -151,18 +160,24 @@ handshakes() { node dist/bench/dns/tls-handshakes.js "$1" 4 "$2" 8; }
 
 # One round for one server: every figure as a JSON object on one line.
 measure() { # who dot-port doh-port
-  local pid t0 t1 t2 t3 dm dr hm hr
+  local pid t0 t1 t2 t3 line
   pid=$(server_pid "$1")
-  dnsperf -m dot -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 200 -t 2 -l 2 >/dev/null 2>&1 || true # warm-up
-  t0=$(ticks "$pid")
-  dm=$(dot_max "$2")
-  t1=$(ticks "$pid")
-  dr=$(dot_rate "$2")
-  t2=$(ticks "$pid")
-  hm=$(doh_max "$3")
-  t3=$(ticks "$pid")
-  hr=$(doh_rate "$3")
-  echo "{\"who\":\"$1\",\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\",\"dotMax\":$dm,\"dotCpu\":$((t1 - t0)),\"dotRate\":$dr,\"dohMax\":$hm,\"dohCpu\":$((t3 - t2)),\"dohRate\":$hr,\"full\":$(handshakes "$2" full),\"resume\":$(handshakes "$2" resume)}"
+  line="{\"who\":\"$1\",\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\""
+  if has dot; then
+    dnsperf -m dot -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 200 -t 2 -l 2 >/dev/null 2>&1 || true # warm-up
+    t0=$(ticks "$pid")
+    line+=",\"dotMax\":$(dot_max "$2")"
+    t1=$(ticks "$pid")
+    line+=",\"dotCpu\":$((t1 - t0)),\"dotRate\":$(dot_rate "$2")"
+  fi
+  if has doh; then
+    t2=$(ticks "$pid")
+    line+=",\"dohMax\":$(doh_max "$3")"
+    t3=$(ticks "$pid")
+    line+=",\"dohCpu\":$((t3 - t2)),\"dohRate\":$(doh_rate "$3")"
+  fi
+  has handshakes && line+=",\"full\":$(handshakes "$2" full),\"resume\":$(handshakes "$2" resume)"
+  echo "$line}"
 }
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 RESULTS=()
@@ -194,6 +209,7 @@ release() { # closes the holder's stdin; sets ENDED to what it saw at the end (n
   wait "$HOLDER" 2>/dev/null || true
   ENDED=$(sed -n 2p "$DIR/idle.out")
   [ -n "$ENDED" ] || ENDED='{"stillOpen":-1}'
+  sleep "${SETTLE:-5}" # the server closing 10,000 connections (and collecting them) is not the next run's load
 }
 IDLE_LINES=()
 UDP=()
@@ -206,25 +222,27 @@ idle_rss() { # who pid port: RSS before and with the connections (the holder is 
   r1=$(rss "$2")
   IDLE_LINES+=("{\"who\":\"$1\",\"rssBefore\":$r0,\"rssWith\":$r1,\"opened\":$OPENED")
 }
-idle_rss dnsdist $DNSDIST_PID $D_DOT
-release
-IDLE_LINES[-1]+=",\"end\":$ENDED}"
-echo "idle dnsdist: ${IDLE_LINES[-1]}" >&2
-# filterd: UDP without, with (the connections of the RSS figure), without, with, without.
-for round in 1 2; do
-  UDP+=("{\"with\":false,\"qps\":$(udp_max)}")
-  if [ $round = 1 ]; then idle_rss filterd $FILTERD_PID $F_DOT; else hold $F_DOT; fi
-  q=$(udp_max)
+if has idle; then
+  idle_rss dnsdist $DNSDIST_PID $D_DOT
   release
-  if [ $round = 1 ]; then
-    IDLE_LINES[-1]+=",\"end\":$ENDED}"
-    echo "idle filterd: ${IDLE_LINES[-1]}" >&2
-  fi
-  UDP+=("{\"with\":true,\"qps\":$q,\"opened\":$OPENED,\"end\":$ENDED}")
-  echo "udp round $round: ${UDP[-2]} ${UDP[-1]}" >&2
-done
-UDP+=("{\"with\":false,\"qps\":$(udp_max)}")
-echo "udp last: ${UDP[-1]}" >&2
+  IDLE_LINES[-1]+=",\"end\":$ENDED}"
+  echo "idle dnsdist: ${IDLE_LINES[-1]}" >&2
+  # filterd: UDP without, with (the connections of the RSS figure), without, with, without.
+  for round in 1 2; do
+    UDP+=("{\"with\":false,\"qps\":$(udp_max)}")
+    if [ $round = 1 ]; then idle_rss filterd $FILTERD_PID $F_DOT; else hold $F_DOT; fi
+    q=$(udp_max)
+    release
+    if [ $round = 1 ]; then
+      IDLE_LINES[-1]+=",\"end\":$ENDED}"
+      echo "idle filterd: ${IDLE_LINES[-1]}" >&2
+    fi
+    UDP+=("{\"with\":true,\"qps\":$q,\"opened\":$OPENED,\"end\":$ENDED}")
+    echo "udp round $round: ${UDP[-2]} ${UDP[-1]}" >&2
+  done
+  UDP+=("{\"with\":false,\"qps\":$(udp_max)}")
+  echo "udp last: ${UDP[-1]}" >&2
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 echo
