@@ -11,7 +11,8 @@ import { FILTERD, startFailureLine, startRole } from '../engine/testing/daemon.j
 import { until } from '../engine/testing/wait.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { DnsMetrics, readSnapshots } from '../engine/metrics/index.js'
-import { loadUdpAddon } from '../engine/udp/index.js'
+import { loadUdpAddon, openBatchUdpSocket } from '../engine/udp/index.js'
+import { NativeUdpFront, type BatchSink } from './native-udp-front.js'
 import {
   BLOCK_V4,
   addUser,
@@ -176,3 +177,35 @@ for (const io of ['native', 'dgram'] as const) {
     else t.assert.strictEqual(udpOversized, 0)
   })
 }
+
+test('native front: a free port (0) is its own, not shared by SO_REUSEPORT; a configured port is shared by the front processes', async (t: TestContext) => {
+  if (nativeMissing(t)) return
+  const sink: BatchSink = { submit: () => undefined, endBatch: () => undefined }
+  const free = NativeUdpFront.bind('127.0.0.1', 0, 4, sink)
+  t.after(() => free.close())
+  // With SO_REUSEPORT on both, this bind would succeed, and the kernel would split datagrams
+  // between two servers: the kernel can also give a free port already held that way.
+  let shared: string
+  try {
+    const other = openBatchUdpSocket({
+      family: 4,
+      host: '127.0.0.1',
+      port: free.port,
+      reusePort: true,
+      batch: 1,
+      slot: 512,
+      onBatch: () => undefined
+    })
+    other.close()
+    shared = 'bound beside the front'
+  } catch (err) {
+    shared = (err as Error & { code?: string }).code ?? String(err)
+  }
+  t.assert.strictEqual(shared, 'EADDRINUSE')
+  const port = await releasedPort()
+  const a = NativeUdpFront.bind('127.0.0.1', port, 4, sink)
+  t.after(() => a.close())
+  const b = NativeUdpFront.bind('127.0.0.1', port, 4, sink)
+  t.after(() => b.close())
+  t.assert.strictEqual(b.port, a.port)
+})
