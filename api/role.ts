@@ -92,7 +92,12 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const shared = await linkSharedStore(config, store, logger)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   // The api role is the statistics store's one writer (DuckDB: one process opens the file read-write).
-  const statsDb = openStatsDb(config.stats.db, statsDbOptions(config))
+  // Statistics work is background work beside a DNS server (stats.import-priority, engine/stats/priority.ts).
+  const statsDb = openStatsDb(config.stats.db, {
+    ...statsDbOptions(config),
+    priority: config.stats['import-priority'],
+    onPriorityError: (err) => logger.warn({ err }, 'statistics: a thread kept its CPU priority')
+  })
   try {
     await statsDb.ready
   } catch (err) {

@@ -30,6 +30,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { EngineError } from '../errors.js'
+import { threadPrioritizer, type StatsPriority } from './priority.js'
 
 export interface ImportProgress {
   /** Bytes of the file whose rows are in the store. */
@@ -48,6 +49,13 @@ export interface StatsDbOptions {
   memoryLimit?: string
   /** DuckDB's worker threads (stats.duckdb-threads). */
   threads?: number
+  /**
+   * The CPU priority of the process's threads but the main one (stats.import-priority,
+   * engine/stats/priority.ts); the api role sets it, default `normal`.
+   */
+  priority?: StatsPriority
+  /** Told when a thread's priority could not be changed (once per thread). */
+  onPriorityError?: (err: Error) => void
 }
 
 export interface StatsDb {
@@ -156,12 +164,15 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
   const file = join(path, DB_FILE)
   let instance: DuckDBInstance | undefined
   let writer: DuckDBConnection | undefined
+  // Before each use of the store: threads started since the last call are moved too.
+  const prioritize = threadPrioritizer(options.priority ?? 'normal', options.onPriorityError)
   const ready = (async () => {
     try {
       mkdirSync(path, { recursive: true })
       instance = await openInstance(file, options)
       writer = await instance.connect()
       for (const sql of SCHEMA) await writer.run(sql)
+      prioritize()
     } catch (err) {
       throw new EngineError(
         'ENGINE_STORE_OPEN',
@@ -180,6 +191,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
     async read(fn) {
       await ready
       if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
+      prioritize()
       const c = await instance!.connect()
       try {
         return await fn(c)
@@ -190,6 +202,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
     write(fn) {
       const p = chain.then(() => {
         if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
+        prioritize()
         return fn(writer!)
       })
       chain = p.catch(() => {})
