@@ -30,7 +30,7 @@ import {
 import { hoursTable, hoursTableSql, namesTable, namesTableSql, rawTable, rawTableSql } from '../../engine/stats/db.js'
 import { ALL_USERS } from '../../engine/stats/files.js'
 import { pruneStats } from '../../engine/stats/importer.js'
-import { monthPartitions } from '../../engine/stats/fold.js'
+import { weekPartitions } from '../../engine/stats/fold.js'
 import { openLegacyStatsDb } from '../../engine/stats/lmdb-legacy.js'
 import { importClosedFiles as legacyImport } from '../../engine/stats/testing/legacy/importer.js'
 import { syntheticRow } from './rows.js'
@@ -193,7 +193,7 @@ try {
   const tf = performance.now()
   await pruneStats(db, 'UTC', now)
   const foldMs = performance.now() - tf
-  const folded = await db.read((c) => monthPartitions(c))
+  const folded = await db.read((c) => weekPartitions(c))
   if (folded.hours.length === 0) throw new Error('nothing was folded')
   await sql(db, 'CHECKPOINT')
   const foldedBytes = statSync(db.file).size

@@ -9,7 +9,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { hoursTable, namesTable, partitions, rawTable, type StatsDb } from './db.js'
 import { HOUR_MS, formatDay, type ReportTime } from './time.js'
-import { RETENTION_KEY, monthEnd, monthHoursTable, monthNamesTable, monthPartitions } from './fold.js'
+import { RETENTION_KEY, foldedTables } from './fold.js'
 
 export interface Dataset {
   label: 'Requests' | 'Blocks' | 'NXdomain'
@@ -88,17 +88,16 @@ async function rows(c: DuckDBConnection, sql: string, params: Array<string | num
 }
 
 /**
- * The tables holding `kind`'s days `from`..`to`: the month tables that overlap the range (engine/stats/fold.ts)
- * and the day tables not folded yet (a day may be in both: a late partial after its fold).
+ * The tables holding `kind`'s days `from`..`to`: the folded (week, or older month) tables that overlap
+ * the range (engine/stats/fold.ts) and the day tables not folded yet (a day may be in both: a late
+ * partial after its fold).
  */
 async function dayTables(c: DuckDBConnection, kind: 'hours' | 'names', from: number, to: number): Promise<Source[]> {
   const parts = await partitions(c)
-  const months = await monthPartitions(c)
   const make = kind === 'hours' ? hoursTable : namesTable
-  const makeMonth = kind === 'hours' ? monthHoursTable : monthNamesTable
-  const out: Source[] = months[kind]
-    .filter((m) => m <= to && monthEnd(m) >= from)
-    .map((m) => ({ table: makeMonth(m), day: undefined, from, to }))
+  const out: Source[] = (await foldedTables(c))
+    .filter((t) => t.kind === kind && t.first <= to && t.last >= from)
+    .map((t) => ({ table: t.table, day: undefined, from, to }))
   for (const d of parts[kind]) if (d >= from && d <= to) out.push({ table: make(d), day: d, from, to })
   return out
 }
