@@ -240,7 +240,8 @@ try {
     const r = await measure('week tables')
     console.log('\n| Report, one user (overview: all users) | median / p99 |')
     console.log('|---|---:|')
-    for (const [name] of reports) console.log(`| ${name} | ${r.get(name)!.median.toFixed(1)} / ${r.get(name)!.p99.toFixed(1)} ms |`)
+    for (const [name] of reports)
+      console.log(`| ${name} | ${r.get(name)!.median.toFixed(1)} / ${r.get(name)!.p99.toFixed(1)} ms |`)
   } else {
     // The same answers from both layouts, and each layout's latency, in the same run.
     const answers = async (): Promise<string> =>

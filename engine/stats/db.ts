@@ -98,18 +98,24 @@ export function namesTableSql(name: string): string {
 
 export type PartitionKind = 'raw' | 'hours' | 'names'
 
-/** The partitions of each kind that exist, by number (UTC hour for raw, local day otherwise), ascending. */
-export async function partitions(c: DuckDBConnection): Promise<Record<PartitionKind, number[]>> {
-  const r = await c.runAndReadAll(
-    "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name = current_database()"
-  )
+/** The names of the store's tables (one catalog query). */
+export const TABLES_SQL =
+  "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name = current_database()"
+
+/** The partitions among the table names `names`, by kind and number, ascending. */
+export function partitionsAmong(names: Iterable<string>): Record<PartitionKind, number[]> {
   const out: Record<PartitionKind, number[]> = { raw: [], hours: [], names: [] }
-  for (const [name] of r.getRows()) {
-    const m = /^(raw|hours|names)_(\d+)$/.exec(String(name))
+  for (const name of names) {
+    const m = /^(raw|hours|names)_(\d+)$/.exec(name)
     if (m !== null) out[m[1] as PartitionKind].push(Number(m[2]))
   }
   for (const list of Object.values(out)) list.sort((a, b) => a - b)
   return out
+}
+
+/** The partitions of each kind that exist, by number (UTC hour for raw, local day otherwise), ascending. */
+export async function partitions(c: DuckDBConnection): Promise<Record<PartitionKind, number[]>> {
+  return partitionsAmong((await c.runAndReadAll(TABLES_SQL)).getRows().map((r) => String(r[0])))
 }
 
 /** A meta counter (0 when unset). */

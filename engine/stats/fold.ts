@@ -28,7 +28,7 @@
  */
 import { writeSync } from 'node:fs'
 import type { DuckDBConnection } from '@duckdb/node-api'
-import { hoursTable, metaPut, namesTable, partitions, type StatsDb } from './db.js'
+import { TABLES_SQL, hoursTable, metaPut, namesTable, partitions, type StatsDb } from './db.js'
 import { HOUR_MS, ReportTime } from './time.js'
 
 const DAY_MS = 86_400_000
@@ -67,24 +67,21 @@ function monthEnd(month: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / DAY_MS - 1
 }
 
-/** The folded tables that exist (week tables, and month tables of the version before), by first day. */
-export async function foldedTables(c: DuckDBConnection): Promise<FoldedTable[]> {
-  const r = await c.runAndReadAll(
-    "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name = current_database()"
-  )
+/** The folded tables among the table names `names` (week tables, and month tables of the version before), by first day. */
+export function foldedAmong(names: Iterable<string>): FoldedTable[] {
   const out: FoldedTable[] = []
-  for (const [name] of r.getRows()) {
-    const m = /^([wm])(hours|names)_(\d+)$/.exec(String(name))
+  for (const name of names) {
+    const m = /^([wm])(hours|names)_(\d+)$/.exec(name)
     if (m === null) continue
     const first = Number(m[3])
-    out.push({
-      table: String(name),
-      kind: m[2] as 'hours' | 'names',
-      first,
-      last: m[1] === 'w' ? first + 6 : monthEnd(first)
-    })
+    out.push({ table: name, kind: m[2] as 'hours' | 'names', first, last: m[1] === 'w' ? first + 6 : monthEnd(first) })
   }
   return out.sort((a, b) => a.first - b.first)
+}
+
+/** The folded tables that exist. */
+export async function foldedTables(c: DuckDBConnection): Promise<FoldedTable[]> {
+  return foldedAmong((await c.runAndReadAll(TABLES_SQL)).getRows().map((r) => String(r[0])))
 }
 
 /** The week tables that exist, by week (first day number), ascending. */
