@@ -12,8 +12,9 @@
  *   names_<day>     partial counts per user and name of that local day: user, host, requests,
  *                   nxdomain, blocks, cats (of the name, last seen), seq (orders the partials).
  *                   Both day partitions are dropped after three months, or folded before that.
- *   mhours_<month>, mnames_<month>
- *                   the folded days of a month, sorted by (user, day) (engine/stats/fold.ts).
+ *   whours_<week>, wnames_<week>
+ *                   the folded days of a week, sorted by (user, day) (engine/stats/fold.ts); stores
+ *                   of the version before also have mhours_<month>, mnames_<month>, read alike.
  *   files           the exactly-once ledger: per imported file name, offset, rows, skipped, done, updated.
  *   meta            counters (the raw-row sequence, the Redis stream position).
  *

@@ -170,3 +170,39 @@ test('imports go on while a fold of many days is pending: one day per step, an i
   t.assert.deepStrictEqual((await partitionsOf(db)).hours, [day('2024-05-15')])
   t.assert.deepStrictEqual(await reports(db), await reports(ref))
 })
+
+test('month tables of the version before are read beside week tables and dropped by retention', async (t: TestContext) => {
+  const { env, db, refEnv, ref } = twoStores(t)
+  for (const [i, d] of DAYS.entries()) {
+    await importAt(env, db, queriesOf(d, 40, i), EARLY)
+    await importAt(refEnv, ref, queriesOf(d, 40, i), EARLY)
+  }
+  // April's day as the version before folded it: into April's month tables, with a day column.
+  const april = day('2024-04-01')
+  const d28 = day('2024-04-28')
+  await db.write(async (c) => {
+    await c.run(
+      `CREATE TABLE mhours_${april} AS SELECT "user", ${d28}::INTEGER AS day, hour, requests, blocks FROM hours_${d28}`
+    )
+    await c.run(
+      `CREATE TABLE mnames_${april} AS SELECT "user", ${d28}::INTEGER AS day, host, requests, nxdomain, blocks, cats, seq FROM names_${d28}`
+    )
+    await c.run(`DROP TABLE hours_${d28}`)
+    await c.run(`DROP TABLE names_${d28}`)
+  })
+  t.assert.deepStrictEqual(await reports(db), await reports(ref))
+  // The other finished days fold into weeks; the month tables stay and are still read.
+  await pruneStats(db, 'UTC', NOW)
+  t.assert.deepStrictEqual(await weeks(db), { hours: [W2], names: [W2] })
+  t.assert.deepStrictEqual(await reports(db), await reports(ref))
+  // Once April's last day is out of retention (2024-07-31 keeps days from 2024-04-31, i.e. May 1st), they go.
+  await pruneStats(db, 'UTC', at('2024-07-31', '12:00'))
+  const left = await db.read(async (c) =>
+    (
+      await c.runAndReadAll(
+        "SELECT count(*)::INTEGER FROM duckdb_tables() WHERE table_name LIKE 'mhours%' OR table_name LIKE 'mnames%'"
+      )
+    ).getRows()
+  )
+  t.assert.strictEqual(left[0]![0], 0)
+})
