@@ -87,7 +87,11 @@ function statsStoreOptions(config: RoleContext['config'], logger: RoleContext['l
   return {
     ...statsDbOptions(config),
     priority: config.stats['import-priority'],
-    onPriorityError: (err) => logger.warn({ err }, 'statistics: a thread kept its CPU priority')
+    onPriorityError: (err) =>
+      logger.warn(
+        { err },
+        'statistics: cannot set the CPU priority of the statistics threads as stats.import-priority says'
+      )
   }
 }
 

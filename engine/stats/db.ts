@@ -55,7 +55,7 @@ export interface StatsDbOptions {
    * engine/stats/priority.ts); the api role sets it, default `normal`.
    */
   priority?: StatsPriority
-  /** Told when a thread's priority could not be changed (once per thread). */
+  /** Told the first time a thread's priority could not be changed. */
   onPriorityError?: (err: Error) => void
 }
 

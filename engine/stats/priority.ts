@@ -14,8 +14,8 @@
  *
  * Threads appear lazily (libuv starts its pool at the first query; DuckDB its workers at open), and a
  * new thread inherits the priority of the thread that made it only under Linux's rules, so the list of
- * threads (/proc/self/task) is read again before each write of the store and new ones are moved too.
- * Off Linux this does nothing.
+ * threads (/proc/self/task) is read again before each use of the store and new ones are moved too.
+ * Off Linux this does nothing; without chrt, `idle` falls back to nice 19 (the first failure is told).
  */
 import { execFile } from 'node:child_process'
 import { readdirSync } from 'node:fs'
@@ -38,9 +38,11 @@ function moveThread(tid: number, priority: StatsPriority, onError: (err: Error) 
     }
     return
   }
-  // SCHED_IDLE has no Node binding; chrt (util-linux) makes the one system call.
+  // SCHED_IDLE has no Node binding; chrt (util-linux) makes the one system call. Without it: nice 19.
   execFile('chrt', ['--idle', '--pid', '0', String(tid)], (err) => {
-    if (err !== null) onError(err)
+    if (err === null) return
+    onError(err)
+    moveThread(tid, 'background', () => {})
   })
 }
 
@@ -52,6 +54,12 @@ export function threadPrioritizer(priority: StatsPriority, onError: (err: Error)
   if (priority === 'normal' || process.platform !== 'linux') return () => {}
   const moved = new Set<number>([process.pid]) // the main thread's id is the process id
   let failed = false
+  let told = false
+  const tell = (err: Error): void => {
+    // Once: a missing chrt or a refused change would fail the same way for every thread.
+    if (!told) onError(err)
+    told = true
+  }
   return () => {
     if (failed) return
     let tids: string[]
@@ -59,14 +67,14 @@ export function threadPrioritizer(priority: StatsPriority, onError: (err: Error)
       tids = readdirSync('/proc/self/task')
     } catch (err) {
       failed = true
-      onError(err as Error)
+      tell(err as Error)
       return
     }
     for (const t of tids) {
       const tid = Number(t)
       if (moved.has(tid)) continue
       moved.add(tid)
-      moveThread(tid, priority, onError)
+      moveThread(tid, priority, tell)
     }
   }
 }
