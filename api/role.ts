@@ -27,6 +27,7 @@ import {
   statsDbOptions,
   warnIfUnmigrated,
   type LastImport,
+  type StatsDbOptions,
   type StatsImporter
 } from '../engine/stats/index.js'
 import { roleHttpImpl } from '../engine/http/index.js'
@@ -81,6 +82,19 @@ function warnIfOpen(config: RoleContext['config'], host: string, logger: RoleCon
   )
 }
 
+/** The statistics store's bounds, and its work as background work beside a DNS server (stats.import-priority, engine/stats/priority.ts). */
+function statsStoreOptions(config: RoleContext['config'], logger: RoleContext['logger']): StatsDbOptions {
+  return {
+    ...statsDbOptions(config),
+    priority: config.stats['import-priority'],
+    onPriorityError: (err) =>
+      logger.warn(
+        { err },
+        'statistics: cannot set the CPU priority of the statistics threads as stats.import-priority says'
+      )
+  }
+}
+
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
   const listen = parseHostPort(config.api.listen)
@@ -92,7 +106,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const shared = await linkSharedStore(config, store, logger)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   // The api role is the statistics store's one writer (DuckDB: one process opens the file read-write).
-  const statsDb = openStatsDb(config.stats.db, statsDbOptions(config))
+  const statsDb = openStatsDb(config.stats.db, statsStoreOptions(config, logger))
   try {
     await statsDb.ready
   } catch (err) {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { ReportTime, activityByDay, activityByHour, detail, openStatsDb, topDomains } from '../engine/stats/index.js'
 import type { StatsDb } from '../engine/stats/db.js'
 import { ALL_USERS } from '../engine/stats/files.js'
-import { monthPartitions } from '../engine/stats/fold.js'
+import { weekPartitions } from '../engine/stats/fold.js'
 import { importClosedFiles } from '../engine/stats/importer.js'
 import { partitionsOf, rec, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
 import type { QueryLogRecord } from '../engine/querylog/index.js'
@@ -18,7 +18,8 @@ function importInChild(
   pause: boolean
 ): Promise<{ code: number | null; signal: string | null; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env }
+    // Every day due in one step (a step goes on while it lasts under FOLD_STEP_MS), however loaded the machine.
+    const env: NodeJS.ProcessEnv = { ...process.env, FILTERD_STATS_FOLD_STEP_MS: '600000' }
     delete env.FILTERD_STATS_IMPORT_PAUSE
     if (pause) env.FILTERD_STATS_FOLD_PAUSE = '1'
     else delete env.FILTERD_STATS_FOLD_PAUSE
@@ -36,7 +37,7 @@ function importInChild(
   })
 }
 
-test('a kill inside the fold of finished days into month tables loses and doubles nothing', async (t: TestContext) => {
+test('a kill inside the fold of finished days into week tables loses and doubles nothing', async (t: TestContext) => {
   const time = new ReportTime('UTC')
   // Queries on the three days before yesterday (real clock: the child imports with it), all over long since.
   const first = time.dayOf(Date.now()) - 4
@@ -77,7 +78,7 @@ test('a kill inside the fold of finished days into month tables loses and double
   }
   // Killed before the fold's commit: the import's own transaction stands, the fold left no trace.
   await after(async (db) => {
-    t.assert.deepStrictEqual(await db.read((c) => monthPartitions(c)), { hours: [], names: [] })
+    t.assert.deepStrictEqual(await db.read((c) => weekPartitions(c)), { hours: [], names: [] })
     t.assert.deepStrictEqual((await partitionsOf(db)).hours, [first, first + 1, first + 2])
     t.assert.deepStrictEqual(await reports(db), expected)
   })
@@ -85,7 +86,7 @@ test('a kill inside the fold of finished days into month tables loses and double
   const again = await importInChild(env.configFile, false)
   t.assert.strictEqual(again.code, 0, again.stdout)
   await after(async (db) => {
-    t.assert.ok((await db.read((c) => monthPartitions(c))).hours.length > 0)
+    t.assert.ok((await db.read((c) => weekPartitions(c))).hours.length > 0)
     t.assert.deepStrictEqual((await partitionsOf(db)).hours, [])
     t.assert.deepStrictEqual(await reports(db), expected)
   })

@@ -9,7 +9,9 @@
 # The table gives p50/p99/p99.9 per phase (medians over the rounds) and the import rate reached.
 # Usage: bench/stats/dns-beside-import.sh [SECONDS=20] [ROUNDS=2] [ROWS=200000] [MAX_RATE=400000]   (after `npm run build`)
 # Environment: THREADS sets stats.duckdb-threads of the api role (default: the config's default); NICE
-# starts the api role under `nice -n NICE` (the import as background work).
+# starts the api role under `nice -n NICE` (the import as background work); PRIORITY sets
+# stats.import-priority (idle, background, normal; default: the config's default, idle); DNS_NICE starts
+# the DNS server under `nice -n DNS_NICE` (a negative value raises it above everything else).
 # MAX_RATE: the import rate (rows/s) the pre-written files are sized for; past it the feeder runs dry.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,10 +41,11 @@ const c = JSON.parse(require("fs").readFileSync(file, "utf8"))
 // The taxonomy shipped with the demo: the bench folder has only the category table.
 c.datafiles = { ...c.datafiles, cats: require("path").resolve("conf") }
 if (process.env.THREADS) c.stats["duckdb-threads"] = Number(process.env.THREADS)
+if (process.env.PRIORITY) c.stats["import-priority"] = process.env.PRIORITY
 c.api = { listen: `127.0.0.1:${port}`, log: file + ".api.log", pid: file + ".api.pid" }
 require("fs").writeFileSync(out, JSON.stringify(c, null, 1))
 ' "$DIR/native-inline-p1.yaml" "$DIR/api.yaml" $API
-node dist/tools/filterd.js dns --config "$DIR/native-inline-p1.yaml" >/dev/null 2>&1 & PIDS+=($!)
+nice -n "${DNS_NICE:-0}" node dist/tools/filterd.js dns --config "$DIR/native-inline-p1.yaml" >/dev/null 2>&1 & PIDS+=($!)
 nice -n "${NICE:-0}" node dist/tools/filterd.js api --config "$DIR/api.yaml" >/dev/null 2>"$DIR/api.err" & PIDS+=($!)
 API_PID=$!
 for _ in $(seq 1 120); do dig +tries=1 +time=1 @127.0.0.1 -p $DNS probe.example A >/dev/null 2>&1 && break; sleep 0.5; done
@@ -92,7 +95,7 @@ for r in $(seq 1 "$ROUNDS"); do
   for _ in $(seq 1 600); do [ "$(ls "$STATS" | grep -c '^queries-')" -le 1 ] && break; sleep 0.5; done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-echo "api role: nice ${NICE:-0}, duckdb-threads ${THREADS:-default}"
+echo "api role: nice ${NICE:-0}, duckdb-threads ${THREADS:-default}, import-priority ${PRIORITY:-default}; dns role: nice ${DNS_NICE:-0}"
 echo "node $(node -v); dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null); $(nproc) cores; files of $ROWS rows; ${SECS} s phases"
 printf '%s\n' "${RESULTS[@]}" | node -e '
 const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [phase, q, rate] = l.split("|"); return { phase, q: JSON.parse(q), rate: Number(rate) } })

@@ -4,10 +4,11 @@
  * three months of aggregates for USERS users and RAW_ROWS raw rows (synthetic, written by SQL), the
  * overview over 7 days, and bytes per raw row on disk.
  *
- *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1]
+ *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1] [--fill=weeks|days] [--keep]
  *
- * The reports are timed twice in the same run: on the 92 day tables of the fill, then after the first
- * prune folded the finished days into month tables (engine/stats/fold.ts), with the same answers.
+ * `--fill=weeks` (default) writes the aggregates as the folds leave them (engine/stats/fold.ts) and times
+ * the reports once; `--fill=days` writes 92 day tables and times the reports twice in the same run, on
+ * the day tables and after folding them into week tables, with the same answers. `--keep` leaves the database.
  */
 import { cpSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -29,8 +30,7 @@ import {
 } from '../../engine/stats/index.js'
 import { hoursTable, hoursTableSql, namesTable, namesTableSql, rawTable, rawTableSql } from '../../engine/stats/db.js'
 import { ALL_USERS } from '../../engine/stats/files.js'
-import { pruneStats } from '../../engine/stats/importer.js'
-import { monthPartitions } from '../../engine/stats/fold.js'
+import { foldDays, weekHoursTable, weekNamesTable, weekOf, weekPartitions } from '../../engine/stats/fold.js'
 import { openLegacyStatsDb } from '../../engine/stats/lmdb-legacy.js'
 import { importClosedFiles as legacyImport } from '../../engine/stats/testing/legacy/importer.js'
 import { syntheticRow } from './rows.js'
@@ -46,6 +46,16 @@ const RUNS = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) 
 const FILES = Number(process.argv.find((a) => a.startsWith('--files='))?.slice(8) ?? 1)
 /** `--import-only`: stop after the import comparison (the aggregate fill takes minutes). */
 const IMPORT_ONLY = process.argv.includes('--import-only')
+/**
+ * `--fill=weeks` (default): the aggregates are written as the folds leave them (week tables, by SQL
+ * alone: minutes for 100,000 users); `--fill=days`: as 92 day tables, timed before and after the fold.
+ */
+const FILL = process.argv.find((a) => a.startsWith('--fill='))?.slice(7) ?? 'weeks'
+/** `--keep`: leave the database for EXPLAIN ANALYZE (its path is printed). */
+const KEEP = process.argv.includes('--keep')
+/** User ids sort as numbers (zero-padded): `user000042`. */
+const userSql = (u: string): string => `'user' || lpad((${u})::VARCHAR, 6, '0')`
+const userId = (u: number): string => `user${String(u).padStart(6, '0')}`
 
 async function sql(db: StatsDb, text: string): Promise<void> {
   await db.write(async (c) => {
@@ -70,6 +80,66 @@ const load = (): string =>
   loadavg()
     .map((x) => x.toFixed(1))
     .join(' ')
+
+/** Day tables `from`..`to` (compacted: one row per key, sorted by user), with the console's totals (ALL_USERS). */
+async function fillDayTables(db: StatsDb, from: number, to: number): Promise<void> {
+  for (let d = from; d <= to; d++) {
+    await sql(db, hoursTableSql(hoursTable(d)) + '; DELETE FROM ' + hoursTable(d))
+    await sql(
+      db,
+      `INSERT INTO ${hoursTable(d)} SELECT ${userSql('u')}, ${d * 24} + h, 100, 10 FROM range(${USERS}) a(u), range(24) b(h) ORDER BY 1, 2`
+    )
+    await sql(db, namesTableSql(namesTable(d)) + '; DELETE FROM ' + namesTable(d))
+    await sql(
+      db,
+      `INSERT INTO ${namesTable(d)} SELECT ${userSql('u')}, 'site' || ((k * 7 + ${d}) % 500) || '.example.com', 100 - k, k % 3, k % 5, (k % 90)::VARCHAR, 0 ` +
+        `FROM range(${USERS}) a(u), range(${DOMAINS_PER_DAY}) b(k) ORDER BY 1, 2`
+    )
+    // The console's totals as the importer keeps them: one row per hour and per name a day.
+    await sql(
+      db,
+      `INSERT INTO ${hoursTable(d)} SELECT '${ALL_USERS}', ${d * 24} + h, 100 * ${USERS}, 10 * ${USERS} FROM range(24) b(h)`
+    )
+    await sql(
+      db,
+      `INSERT INTO ${namesTable(d)} SELECT '${ALL_USERS}', 'site' || k || '.example.com', 1000, 3, 50, (k % 90)::VARCHAR, 0 FROM range(500) b(k)`
+    )
+  }
+}
+
+/**
+ * Week tables holding the days `from`..`to`, as the folds write them (sorted by user, day), generated
+ * in that order from one `range` (DuckDB keeps insertion order: no sort), so a fill of 100,000 users
+ * takes minutes. The same rows as fillDayTables would give.
+ */
+async function fillWeekTables(db: StatsDb, from: number, to: number): Promise<void> {
+  for (let w = weekOf(from); w <= to; w += 7) {
+    const d0 = Math.max(w, from)
+    const n = Math.min(w + 6, to) - d0 + 1
+    const day = `(${d0} + (i // 24) % ${n})`
+    await sql(
+      db,
+      `CREATE TABLE ${weekHoursTable(w)} AS SELECT ${userSql(`i // ${n * 24}`)} AS "user", ${day}::INTEGER AS day, ` +
+        `(${day} * 24 + i % 24)::INTEGER AS hour, 100::BIGINT AS requests, 10::BIGINT AS blocks FROM range(${USERS * n * 24}) t(i)`
+    )
+    const nday = `(${d0} + (i // ${DOMAINS_PER_DAY}) % ${n})`
+    const k = `(i % ${DOMAINS_PER_DAY})`
+    await sql(
+      db,
+      `CREATE TABLE ${weekNamesTable(w)} AS SELECT ${userSql(`i // ${n * DOMAINS_PER_DAY}`)} AS "user", ${nday}::INTEGER AS day, ` +
+        `'site' || ((${k} * 7 + ${nday}) % 500) || '.example.com' AS host, (100 - ${k})::BIGINT AS requests, (${k} % 3)::BIGINT AS nxdomain, ` +
+        `(${k} % 5)::BIGINT AS blocks, (${k} % 90)::VARCHAR AS cats, 0::BIGINT AS seq FROM range(${USERS * n * DOMAINS_PER_DAY}) t(i)`
+    )
+    await sql(
+      db,
+      `INSERT INTO ${weekHoursTable(w)} SELECT '${ALL_USERS}', d, d * 24 + h, 100 * ${USERS}, 10 * ${USERS} FROM range(${d0}, ${d0 + n}) a(d), range(24) b(h)`
+    )
+    await sql(
+      db,
+      `INSERT INTO ${weekNamesTable(w)} SELECT '${ALL_USERS}', d, 'site' || k || '.example.com', 1000, 3, 50, (k % 90)::VARCHAR, 0 FROM range(${d0}, ${d0 + n}) a(d), range(500) b(k)`
+    )
+  }
+}
 
 const root = mkdtempSync(join(tmpdir(), 'filterd-stats-bench-'))
 try {
@@ -121,32 +191,14 @@ try {
     process.exit(0)
   }
 
-  // 2. Three months of aggregates for USERS users (compacted: one row per key, sorted by user), and RAW_ROWS raw rows over the last day.
+  // 2. Three months of aggregates for USERS users, and RAW_ROWS raw rows over the last day.
   const days = 92
   const t2 = performance.now()
-  for (let d = today - days + 1; d <= today; d++) {
-    await sql(db, hoursTableSql(hoursTable(d)) + '; DELETE FROM ' + hoursTable(d))
-    await sql(
-      db,
-      `INSERT INTO ${hoursTable(d)} SELECT 'user' || u, ${d * 24} + h, 100, 10 FROM range(${USERS}) a(u), range(24) b(h) ORDER BY 1, 2`
-    )
-    await sql(db, namesTableSql(namesTable(d)) + '; DELETE FROM ' + namesTable(d))
-    await sql(
-      db,
-      `INSERT INTO ${namesTable(d)} SELECT 'user' || u, 'site' || ((k * 7 + ${d}) % 500) || '.example.com', 100 - k, k % 3, k % 5, (k % 90)::VARCHAR, 0 ` +
-        `FROM range(${USERS}) a(u), range(${DOMAINS_PER_DAY}) b(k) ORDER BY 1, 2`
-    )
-  }
-  // The console's totals (ALL_USERS) as the importer keeps them: one row per hour and per name a day.
-  for (let d = today - days + 1; d <= today; d++) {
-    await sql(
-      db,
-      `INSERT INTO ${hoursTable(d)} SELECT '${ALL_USERS}', ${d * 24} + h, 100 * ${USERS}, 10 * ${USERS} FROM range(24) b(h)`
-    )
-    await sql(
-      db,
-      `INSERT INTO ${namesTable(d)} SELECT '${ALL_USERS}', 'site' || k || '.example.com', 1000, 3, 50, (k % 90)::VARCHAR, 0 FROM range(500) b(k)`
-    )
+  if (FILL === 'days') await fillDayTables(db, today - days + 1, today)
+  else {
+    // The layout the importer's folds make: every day before today in week tables sorted by (user, day), today a day table.
+    await fillWeekTables(db, today - days + 1, today - 1)
+    await fillDayTables(db, today, today)
   }
   const fillMs = performance.now() - t2
   await sql(db, 'CHECKPOINT')
@@ -157,7 +209,7 @@ try {
     await sql(db, rawTableSql(rawTable(h)))
     await sql(
       db,
-      `INSERT INTO ${rawTable(h)} SELECT i, ${h * HOUR_MS} + i * ${HOUR_MS} // ${perHour}, 'user' || (hash(i + ${h * perHour}) % ${USERS}), i % 33 = 0, ` +
+      `INSERT INTO ${rawTable(h)} SELECT i, ${h * HOUR_MS} + i * ${HOUR_MS} // ${perHour}, ${userSql(`hash(i + ${h * perHour}) % ${USERS}`)}, i % 33 = 0, ` +
         `'10.' || (i % 250) || '.' || (i % 7) || '.1', 'host' || (i % 5000) || '.example' || (i % 7) || '.com', CASE WHEN i % 10 = 0 THEN 'example' || (i % 7) || '.com' ELSE '' END, ` +
         `CASE WHEN i % 10 = 0 THEN 'category' ELSE 'none' END, (i % 90)::VARCHAR, CASE WHEN i % 10 = 0 THEN (i % 90)::VARCHAR ELSE '' END FROM range(${perHour}) t(i)`
     )
@@ -170,7 +222,7 @@ try {
   )
 
   const from = today - days + 2
-  const user = `user${Math.floor(USERS / 2)}`
+  const user = userId(Math.floor(USERS / 2))
   const reports: Array<[string, () => Promise<unknown>]> = [
     ['activity/hour, 3 months', () => activityByHour(db, time, user, from, today)],
     ['activity/day, 3 months', () => activityByDay(db, user, from, today)],
@@ -191,35 +243,44 @@ try {
     }
     return out
   }
-  // The same answers from both layouts, and each layout's latency, in the same run.
-  const answers = async (): Promise<string> =>
-    JSON.stringify(await Promise.all(reports.slice(0, 7).map(([, fn]) => fn())))
-  const dayAnswers = await answers()
-  const dayTables = await measure('92 day tables')
-  // The month tier: what the first prune after a start does when every finished day is still a day table.
-  const tf = performance.now()
-  await pruneStats(db, 'UTC', now)
-  const foldMs = performance.now() - tf
-  const folded = await db.read((c) => monthPartitions(c))
-  if (folded.hours.length === 0) throw new Error('nothing was folded')
-  await sql(db, 'CHECKPOINT')
-  const foldedBytes = statSync(db.file).size
-  console.log(
-    `fold of the finished days into ${folded.hours.length} month tables per kind: ${(foldMs / 1000).toFixed(1)} s (load ${load()}); ` +
-      `database ${(allBytes / 1e6).toFixed(0)} MB before, ${(foldedBytes / 1e6).toFixed(0)} MB after (CHECKPOINT)`
-  )
-  if ((await answers()) !== dayAnswers) throw new Error('the reports differ after the fold')
-  const monthTables = await measure('month tier')
-  console.log('\n| Report, one user | 92 day tables median / p99 | month tier median / p99 | ratio of medians |')
-  console.log('|---|---:|---:|---:|')
-  for (const [name] of reports) {
-    const a = dayTables.get(name)!
-    const b = monthTables.get(name)!
+  if (FILL === 'weeks') {
+    const r = await measure('week tables')
+    console.log('\n| Report, one user (overview: all users) | median / p99 |')
+    console.log('|---|---:|')
+    for (const [name] of reports)
+      console.log(`| ${name} | ${r.get(name)!.median.toFixed(1)} / ${r.get(name)!.p99.toFixed(1)} ms |`)
+  } else {
+    // The same answers from both layouts, and each layout's latency, in the same run.
+    const answers = async (): Promise<string> =>
+      JSON.stringify(await Promise.all(reports.slice(0, 7).map(([, fn]) => fn())))
+    const dayAnswers = await answers()
+    const dayTables = await measure('92 day tables')
+    // The folded tier: what the prunes after an upgrade do, step by step, when every finished day is still a day table.
+    const tf = performance.now()
+    await db.write((c) => foldDays(db, c, 'UTC', now, { force: true }))
+    const foldMs = performance.now() - tf
+    const folded = await db.read((c) => weekPartitions(c))
+    if (folded.hours.length === 0) throw new Error('nothing was folded')
+    await sql(db, 'CHECKPOINT')
+    const foldedBytes = statSync(db.file).size
     console.log(
-      `| ${name} | ${a.median.toFixed(1)} / ${a.p99.toFixed(1)} ms | ${b.median.toFixed(1)} / ${b.p99.toFixed(1)} ms | ${(a.median / b.median).toFixed(1)}x |`
+      `fold of the finished days into ${folded.hours.length} week tables per kind: ${(foldMs / 1000).toFixed(1)} s (load ${load()}); ` +
+        `database ${(allBytes / 1e6).toFixed(0)} MB before, ${(foldedBytes / 1e6).toFixed(0)} MB after (CHECKPOINT)`
     )
+    if ((await answers()) !== dayAnswers) throw new Error('the reports differ after the fold')
+    const weekTables = await measure('week tables')
+    console.log('\n| Report, one user | 92 day tables median / p99 | week tables median / p99 | ratio of medians |')
+    console.log('|---|---:|---:|---:|')
+    for (const [name] of reports) {
+      const a = dayTables.get(name)!
+      const b = weekTables.get(name)!
+      console.log(
+        `| ${name} | ${a.median.toFixed(1)} / ${a.p99.toFixed(1)} ms | ${b.median.toFixed(1)} / ${b.p99.toFixed(1)} ms | ${(a.median / b.median).toFixed(1)}x |`
+      )
+    }
   }
   await db.close()
 } finally {
-  rmSync(root, { recursive: true, force: true })
+  if (KEEP) console.log(`database kept: ${join(root, 'db')}`)
+  else rmSync(root, { recursive: true, force: true })
 }

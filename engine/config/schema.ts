@@ -581,6 +581,14 @@ export const configSchema = {
           description: 'worker threads of the statistics store (DuckDB threads)',
           'x-roles': ['api']
         },
+        'import-priority': {
+          type: 'string',
+          enum: ['idle', 'background', 'normal'],
+          default: 'idle',
+          description:
+            "CPU priority of the api role's statistics work (import, folds, reports): idle = Linux SCHED_IDLE, background = nice 19, normal = unchanged; the HTTP thread keeps its priority (docs/statistics.md)",
+          'x-roles': ['api']
+        },
         timezone: {
           type: 'string',
           default: 'UTC',

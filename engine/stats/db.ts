@@ -12,8 +12,9 @@
  *   names_<day>     partial counts per user and name of that local day: user, host, requests,
  *                   nxdomain, blocks, cats (of the name, last seen), seq (orders the partials).
  *                   Both day partitions are dropped after three months, or folded before that.
- *   mhours_<month>, mnames_<month>
- *                   the folded days of a month, sorted by (user, day) (engine/stats/fold.ts).
+ *   whours_<week>, wnames_<week>
+ *                   the folded days of a week, sorted by (user, day) (engine/stats/fold.ts); stores
+ *                   of the version before also have mhours_<month>, mnames_<month>, read alike.
  *   files           the exactly-once ledger: per imported file name, offset, rows, skipped, done, updated.
  *   meta            counters (the raw-row sequence, the Redis stream position).
  *
@@ -30,6 +31,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { EngineError } from '../errors.js'
+import { threadPrioritizer, type StatsPriority } from './priority.js'
 
 export interface ImportProgress {
   /** Bytes of the file whose rows are in the store. */
@@ -48,6 +50,13 @@ export interface StatsDbOptions {
   memoryLimit?: string
   /** DuckDB's worker threads (stats.duckdb-threads). */
   threads?: number
+  /**
+   * The CPU priority of the process's threads but the main one (stats.import-priority,
+   * engine/stats/priority.ts); the api role sets it, default `normal`.
+   */
+  priority?: StatsPriority
+  /** Told the first time a thread's priority could not be changed. */
+  onPriorityError?: (err: Error) => void
 }
 
 export interface StatsDb {
@@ -90,18 +99,24 @@ export function namesTableSql(name: string): string {
 
 export type PartitionKind = 'raw' | 'hours' | 'names'
 
-/** The partitions of each kind that exist, by number (UTC hour for raw, local day otherwise), ascending. */
-export async function partitions(c: DuckDBConnection): Promise<Record<PartitionKind, number[]>> {
-  const r = await c.runAndReadAll(
-    "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name = current_database()"
-  )
+/** The names of the store's tables (one catalog query). */
+export const TABLES_SQL =
+  "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name = current_database()"
+
+/** The partitions among the table names `names`, by kind and number, ascending. */
+export function partitionsAmong(names: Iterable<string>): Record<PartitionKind, number[]> {
   const out: Record<PartitionKind, number[]> = { raw: [], hours: [], names: [] }
-  for (const [name] of r.getRows()) {
-    const m = /^(raw|hours|names)_(\d+)$/.exec(String(name))
+  for (const name of names) {
+    const m = /^(raw|hours|names)_(\d+)$/.exec(name)
     if (m !== null) out[m[1] as PartitionKind].push(Number(m[2]))
   }
   for (const list of Object.values(out)) list.sort((a, b) => a - b)
   return out
+}
+
+/** The partitions of each kind that exist, by number (UTC hour for raw, local day otherwise), ascending. */
+export async function partitions(c: DuckDBConnection): Promise<Record<PartitionKind, number[]>> {
+  return partitionsAmong((await c.runAndReadAll(TABLES_SQL)).getRows().map((r) => String(r[0])))
 }
 
 /** A meta counter (0 when unset). */
@@ -205,12 +220,15 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
   const file = join(path, DB_FILE)
   let instance: DuckDBInstance | undefined
   let writer: DuckDBConnection | undefined
+  // Before each use of the store: threads started since the last call are moved too.
+  const prioritize = threadPrioritizer(options.priority ?? 'normal', options.onPriorityError)
   const ready = (async () => {
     try {
       mkdirSync(path, { recursive: true })
       instance = await openInstance(file, options)
       writer = await instance.connect()
       for (const sql of SCHEMA) await writer.run(sql)
+      prioritize()
     } catch (err) {
       throw new EngineError(
         'ENGINE_STORE_OPEN',
@@ -229,6 +247,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
     async read(fn) {
       await ready
       if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
+      prioritize()
       const c = await instance!.connect()
       try {
         return await fn(c)
@@ -239,6 +258,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
     write(fn) {
       const p = chain.then(() => {
         if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
+        prioritize()
         return fn(writer!)
       })
       chain = p.catch(() => {})

@@ -1,7 +1,7 @@
 import { test, type TestContext } from 'node:test'
 import { openStatsDb, type StatsDb } from './db.js'
 import { ALL_USERS, ANONYMOUS_USER } from './files.js'
-import { FOLD_EVERY_MS, foldDays, monthPartitions } from './fold.js'
+import { FOLD_EVERY_MS, foldDays, weekPartitions } from './fold.js'
 import { importClosedFiles, pruneStats } from './importer.js'
 import { overview } from './overview.js'
 import { activityByDay, activityByHour, detail, topDomains } from './reports.js'
@@ -10,6 +10,9 @@ import { ReportTime, parseDay } from './time.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 
 const day = (s: string): number => parseDay(s)!
+// Every day due folds in one prune here (a step continues while it lasts under this), however loaded the machine;
+// the last test sets one day per step.
+process.env.FILTERD_STATS_FOLD_STEP_MS = '600000'
 const time = new ReportTime('UTC')
 /** Before every query of these tests: nothing is over for an hour yet, so nothing folds. */
 const EARLY = at('2024-04-28', '00:10')
@@ -63,9 +66,11 @@ function twoStores(t: TestContext): { env: StatsTestEnv; db: StatsDb; refEnv: St
   return { env, db, refEnv, ref }
 }
 
-const months = (db: StatsDb): Promise<{ hours: number[]; names: number[] }> => db.read((c) => monthPartitions(c))
+const weeks = (db: StatsDb): Promise<{ hours: number[]; names: number[] }> => db.read((c) => weekPartitions(c))
+/** The Mondays of the weeks of DAYS that fold. */
+const [W1, W2] = [day('2024-04-22'), day('2024-04-29')]
 
-test('a fold changes no report: month tables and day tables read together give what the day tables gave', async (t: TestContext) => {
+test('a fold changes no report: week tables and day tables read together give what the day tables gave', async (t: TestContext) => {
   const { env, db, refEnv, ref } = twoStores(t)
   for (const [i, d] of DAYS.entries()) {
     await importAt(env, db, queriesOf(d, 60, i), EARLY)
@@ -74,25 +79,22 @@ test('a fold changes no report: month tables and day tables read together give w
   const before = await reports(db)
   t.assert.deepStrictEqual(before, await reports(ref))
   t.assert.deepStrictEqual((await partitionsOf(db)).names, DAYS.map(day))
-  // At NOW every day but the 15th has been over for more than an hour: April's two and May's two fold.
+  // At NOW every day but the 15th has been over for more than an hour: the 28th into its week, the 30th to the 2nd into the next.
   await pruneStats(db, 'UTC', NOW)
-  t.assert.deepStrictEqual(await months(db), {
-    hours: [day('2024-04-01'), day('2024-05-01')],
-    names: [day('2024-04-01'), day('2024-05-01')]
-  })
+  t.assert.deepStrictEqual(await weeks(db), { hours: [W1, W2], names: [W1, W2] })
   t.assert.deepStrictEqual((await partitionsOf(db)).hours, [day('2024-05-15')])
   t.assert.deepStrictEqual((await partitionsOf(db)).names, [day('2024-05-15')])
-  // The range spans two month tables and a day table.
+  // The range spans two week tables and a day table.
   t.assert.deepStrictEqual(await reports(db), before)
   t.assert.ok((before[0] as { datasets: Array<{ data: number[] }> }).datasets[0]!.data.some((v) => v > 0))
 
-  // A late file for a folded day (2024-05-02) lands in a day table beside May's month table: read together.
+  // A late file for a folded day (2024-05-02) lands in a day table beside its week table: read together.
   const late = queriesOf('2024-05-02', 30, 9)
   await importAt(env, db, late, NOW + 60_000)
   await importAt(refEnv, ref, late, EARLY)
   t.assert.deepStrictEqual((await partitionsOf(db)).names, [day('2024-05-02'), day('2024-05-15')])
   t.assert.deepStrictEqual(await reports(db), await reports(ref))
-  // Within FOLD_EVERY_MS of the last fold it waits; after, it is folded into May (the month rewritten).
+  // Within FOLD_EVERY_MS of the last fold it waits; after, it is folded into its week (the week rewritten).
   await pruneStats(db, 'UTC', NOW + 120_000)
   t.assert.deepStrictEqual((await partitionsOf(db)).names, [day('2024-05-02'), day('2024-05-15')])
   await pruneStats(db, 'UTC', NOW + FOLD_EVERY_MS + 120_000)
@@ -108,29 +110,99 @@ test('a fold that fails before its commit loses and doubles nothing; repeated, i
   }
   const expected = await reports(ref)
   const parts = await partitionsOf(db)
-  // Fails inside the transaction of each month in turn, after the month table was made and the day tables dropped.
-  for (const failAt of [day('2024-04-01'), day('2024-05-01')]) {
+  // Fails inside the transaction of a day, after the week table was made and the day tables dropped.
+  for (const failAt of [day('2024-04-28'), day('2024-04-30')]) {
     const fold = db.write((c) =>
       foldDays(db, c, 'UTC', NOW, {
-        hook: (m) => {
-          if (m === failAt) throw new Error('interrupted')
+        hook: (d) => {
+          if (d === failAt) throw new Error('interrupted')
         }
       })
     )
     await t.assert.rejects(fold, /interrupted/)
     t.assert.deepStrictEqual(await reports(db), expected)
   }
-  // The first attempt failed on April: nothing folded. The second folded April and failed on May.
-  t.assert.deepStrictEqual(await months(db), { hours: [day('2024-04-01')], names: [day('2024-04-01')] })
-  t.assert.deepStrictEqual((await partitionsOf(db)).hours, parts.hours.slice(2))
-  // Repeated: May folds (April has nothing left to fold), and repeating once more changes nothing.
+  // The first attempt failed on the 28th: nothing folded. The second (the failed round goes on) folded the 28th and failed on the 30th.
+  t.assert.deepStrictEqual(await weeks(db), { hours: [W1], names: [W1] })
+  t.assert.deepStrictEqual((await partitionsOf(db)).hours, parts.hours.slice(1))
+  // Repeated: the rest folds, and repeating once more changes nothing.
   for (let i = 0; i < 2; i++) {
     await db.write((c) => foldDays(db, c, 'UTC', NOW + i * 2 * FOLD_EVERY_MS))
-    t.assert.deepStrictEqual(await months(db), {
-      hours: [day('2024-04-01'), day('2024-05-01')],
-      names: [day('2024-04-01'), day('2024-05-01')]
-    })
+    t.assert.deepStrictEqual(await weeks(db), { hours: [W1, W2], names: [W1, W2] })
     t.assert.deepStrictEqual((await partitionsOf(db)).hours, [day('2024-05-15')])
     t.assert.deepStrictEqual(await reports(db), expected)
   }
+})
+
+test('imports go on while a fold of many days is pending: one day per step, an import between steps', async (t: TestContext) => {
+  const { env, db, refEnv, ref } = twoStores(t)
+  // 40 days of queries (April 1st to May 10th), all over at NOW, none folded yet.
+  const first = day('2024-04-01')
+  const days = Array.from({ length: 40 }, (_, i) => new Date((first + i) * 86_400_000).toISOString().slice(0, 10))
+  const before = at('2024-03-31', '12:00') // nothing is over yet
+  await importAt(
+    env,
+    db,
+    days.flatMap((d, i) => queriesOf(d, 8, i)),
+    before
+  )
+  await importAt(
+    refEnv,
+    ref,
+    days.flatMap((d, i) => queriesOf(d, 8, i)),
+    before
+  )
+  t.assert.strictEqual((await partitionsOf(db)).hours.length, 40)
+  process.env.FILTERD_STATS_FOLD_STEP_MS = '0' // exactly one day per step, as a large store folds
+  t.after(() => {
+    process.env.FILTERD_STATS_FOLD_STEP_MS = '600000'
+  })
+  const today = queriesOf('2024-05-15', 40, 99)
+  await importAt(refEnv, ref, today, EARLY)
+  // Each import of today's queries completes, with its rows in the reports, and the prune after it folds one day.
+  for (let step = 1; step <= 40; step++) {
+    await writeFiles(env, today.slice(step - 1, step))
+    await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW + step * 2000 })
+    t.assert.strictEqual((await partitionsOf(db)).hours.length, 40 - step + 1, `after import ${step}`)
+    const all = await activityByDay(db, ALL_USERS, day('2024-05-15'), day('2024-05-15'))
+    t.assert.strictEqual(all.datasets[0]!.data[0], step, `today's rows after import ${step}`)
+  }
+  t.assert.deepStrictEqual((await partitionsOf(db)).hours, [day('2024-05-15')])
+  t.assert.deepStrictEqual(await reports(db), await reports(ref))
+})
+
+test('month tables of the version before are read beside week tables and dropped by retention', async (t: TestContext) => {
+  const { env, db, refEnv, ref } = twoStores(t)
+  for (const [i, d] of DAYS.entries()) {
+    await importAt(env, db, queriesOf(d, 40, i), EARLY)
+    await importAt(refEnv, ref, queriesOf(d, 40, i), EARLY)
+  }
+  // April's day as the version before folded it: into April's month tables, with a day column.
+  const april = day('2024-04-01')
+  const d28 = day('2024-04-28')
+  await db.write(async (c) => {
+    await c.run(
+      `CREATE TABLE mhours_${april} AS SELECT "user", ${d28}::INTEGER AS day, hour, requests, blocks FROM hours_${d28}`
+    )
+    await c.run(
+      `CREATE TABLE mnames_${april} AS SELECT "user", ${d28}::INTEGER AS day, host, requests, nxdomain, blocks, cats, seq FROM names_${d28}`
+    )
+    await c.run(`DROP TABLE hours_${d28}`)
+    await c.run(`DROP TABLE names_${d28}`)
+  })
+  t.assert.deepStrictEqual(await reports(db), await reports(ref))
+  // The other finished days fold into weeks; the month tables stay and are still read.
+  await pruneStats(db, 'UTC', NOW)
+  t.assert.deepStrictEqual(await weeks(db), { hours: [W2], names: [W2] })
+  t.assert.deepStrictEqual(await reports(db), await reports(ref))
+  // Once April's last day is out of retention (2024-07-31 keeps days from 2024-04-31, i.e. May 1st), they go.
+  await pruneStats(db, 'UTC', at('2024-07-31', '12:00'))
+  const left = await db.read(async (c) =>
+    (
+      await c.runAndReadAll(
+        "SELECT count(*)::INTEGER FROM duckdb_tables() WHERE table_name LIKE 'mhours%' OR table_name LIKE 'mnames%'"
+      )
+    ).getRows()
+  )
+  t.assert.strictEqual(left[0]![0], 0)
 })

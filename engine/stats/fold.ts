@@ -1,95 +1,152 @@
 /**
- * The month tier of the aggregates: finished days folded into one table per local month and kind,
- * sorted by (user, day), so that a report of three months for one user reads a few row groups of at
- * most four month tables instead of one row group in each of ~92 day tables (docs/statistics.md,
- * docs/performance.md "the month tier").
+ * The folded tier of the aggregates: finished days folded into one table per local week and kind,
+ * sorted by (user, day), so that a report of three months for one user reads a few row groups of
+ * about 14 week tables instead of one row group in each of ~92 day tables (docs/statistics.md,
+ * docs/performance.md "the folded tier").
  *
- *   mhours_<month>  the `hours_<day>` rows of the month's folded days, with a `day` column
- *   mnames_<month>  the `names_<day>` rows likewise (`<month>` is the day number of its first day)
+ *   whours_<week>  the `hours_<day>` rows of the week's folded days, with a `day` column
+ *   wnames_<week>  the `names_<day>` rows likewise (`<week>` is the day number of its Monday)
  *
- * A fold rewrites one month: the new table is made from the old month table and the day tables to
- * fold (each day's partials summed per key), sorted by (user, day); then the old month table and
- * the day tables are dropped and the new one takes the old one's name, all in one DuckDB
- * transaction. A crash or kill before the commit leaves the day tables and the old month table as
- * they were (nothing lost); after it, the rows are in the month table only (nothing counted twice).
+ * Stores of the version before folded whole months (`mhours_<month>`, `mnames_<month>`, `<month>` the
+ * day number of its first day): reports still read those, and retention drops them; new folds go to weeks.
+ *
+ * **A fold is a sequence of bounded steps.** A step folds one day: the day's week table is made again
+ * from the old week table and the day's partials (summed per key), sorted by (user, day); then the old
+ * week table and the day tables are dropped and the new one takes the old one's name, all in one
+ * DuckDB transaction. A step so rewrites at most seven days of rows, whatever the backlog (the first
+ * prune after an upgrade finds three months of day tables); imports run between steps, because the
+ * writer connection is free again after each (a step continues with the next day only while it has
+ * lasted under FOLD_STEP_MS). A crash or kill before a step's commit leaves the day tables and the old
+ * week table as they were (nothing lost); after it, the rows are in the week table only (nothing
+ * counted twice).
  *
  * A day is folded once it has been over for FOLD_GRACE_MS (files of its last minutes arrive late,
  * above all from the other hosts of a fleet). A partial that arrives for a folded day later still
- * lands in a day table of its own, which reports add to the month table's rows, and which a later
- * fold takes in: at most one fold per FOLD_EVERY_MS per store, so late stragglers never make an
- * import rewrite a month each time. The first prune after a start folds whatever is due.
+ * lands in a day table of its own, which reports add to the week table's rows, and which a later
+ * fold takes in: a round of steps (until nothing is due) starts at most once per FOLD_EVERY_MS per
+ * store, so late stragglers never make every import rewrite a week.
  */
 import { writeSync } from 'node:fs'
 import type { DuckDBConnection } from '@duckdb/node-api'
-import { hoursTable, metaPut, namesTable, partitions, type StatsDb } from './db.js'
+import { TABLES_SQL, hoursTable, metaPut, namesTable, partitions, type StatsDb } from './db.js'
 import { HOUR_MS, ReportTime } from './time.js'
 
 const DAY_MS = 86_400_000
 /** A day is folded once it has been over this long. */
 const FOLD_GRACE_MS = HOUR_MS
-/** At most one fold per store this often (stragglers of folded days wait for the next). */
+/** At most one round of fold steps starts per store this often (stragglers of folded days wait for the next). */
 export const FOLD_EVERY_MS = HOUR_MS
-/** The meta key of the first day retention keeps: month tables hold older days until dropped whole. */
+/**
+ * A step folds further days while it has lasted less than this (ms; `FILTERD_STATS_FOLD_STEP_MS`
+ * overrides, 0 = exactly one day per step): small stores fold a backlog at once, large ones a day per import.
+ */
+const FOLD_STEP_MS = 1000
+/** The meta key of the first day retention keeps: folded tables hold older days until dropped whole. */
 export const RETENTION_KEY = 'retention.day'
 
-export const monthHoursTable = (month: number): string => `mhours_${month}`
-export const monthNamesTable = (month: number): string => `mnames_${month}`
+/** A folded table: its tier (`w` week, `m` month of the version before), kind and first day. */
+export interface FoldedTable {
+  table: string
+  kind: 'hours' | 'names'
+  /** First and last day it may hold. */
+  first: number
+  last: number
+}
 
-/** The day number of the first day of `day`'s calendar month. */
-function monthOf(day: number): number {
-  const d = new Date(day * DAY_MS)
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / DAY_MS
+export const weekHoursTable = (week: number): string => `whours_${week}`
+export const weekNamesTable = (week: number): string => `wnames_${week}`
+
+/** The day number of the Monday of `day`'s week (day 4, 1970-01-05, was a Monday). */
+export function weekOf(day: number): number {
+  return day - ((((day - 4) % 7) + 7) % 7)
 }
 
 /** The day number of the last day of the month that starts on `month`. */
-export function monthEnd(month: number): number {
+function monthEnd(month: number): number {
   const d = new Date(month * DAY_MS)
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / DAY_MS - 1
 }
 
-/** The month tables that exist, by month (first day number), ascending. */
-export async function monthPartitions(c: DuckDBConnection): Promise<{ hours: number[]; names: number[] }> {
-  const r = await c.runAndReadAll(
-    "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name = current_database()"
-  )
-  const out = { hours: [] as number[], names: [] as number[] }
-  for (const [name] of r.getRows()) {
-    const m = /^m(hours|names)_(\d+)$/.exec(String(name))
-    if (m !== null) out[m[1] as 'hours' | 'names'].push(Number(m[2]))
+/** The folded tables among the table names `names` (week tables, and month tables of the version before), by first day. */
+export function foldedAmong(names: Iterable<string>): FoldedTable[] {
+  const out: FoldedTable[] = []
+  for (const name of names) {
+    const m = /^([wm])(hours|names)_(\d+)$/.exec(name)
+    if (m === null) continue
+    const first = Number(m[3])
+    out.push({ table: name, kind: m[2] as 'hours' | 'names', first, last: m[1] === 'w' ? first + 6 : monthEnd(first) })
   }
-  out.hours.sort((a, b) => a - b)
-  out.names.sort((a, b) => a - b)
+  return out.sort((a, b) => a.first - b.first)
+}
+
+/** The folded tables that exist. */
+export async function foldedTables(c: DuckDBConnection): Promise<FoldedTable[]> {
+  return foldedAmong((await c.runAndReadAll(TABLES_SQL)).getRows().map((r) => String(r[0])))
+}
+
+/** The week tables that exist, by week (first day number), ascending. */
+export async function weekPartitions(c: DuckDBConnection): Promise<{ hours: number[]; names: number[] }> {
+  const out = { hours: [] as number[], names: [] as number[] }
+  for (const t of await foldedTables(c)) if (t.table.startsWith('w')) out[t.kind].push(t.first)
   return out
 }
 
 /** What a fold did (for the log and the bench). */
 interface FoldResult {
-  /** Months rewritten. */
-  months: number
-  /** Day tables (of either kind) folded into them. */
+  /** Days folded. */
   days: number
+  /** Days still due (the next prune's steps take them). */
+  pending: number
 }
 
 /**
- * Test hook: called inside each month's fold transaction, before its commit. Defaults to the one
- * `FILTERD_STATS_FOLD_PAUSE=1` describes: it blocks the process forever (a test SIGKILLs it there).
+ * Test hook: called inside each day's fold transaction, before its commit, with the day. Defaults to
+ * the one `FILTERD_STATS_FOLD_PAUSE=1` describes: it blocks the process forever (a test SIGKILLs it there).
  */
-export type FoldHook = (month: number) => void
+export type FoldHook = (day: number) => void
 
 function pauseHookFromEnv(): FoldHook | undefined {
   if (process.env.FILTERD_STATS_FOLD_PAUSE !== '1') return undefined
-  return (month) => {
-    writeSync(1, `PAUSED fold ${month}\n`)
+  return (day) => {
+    writeSync(1, `PAUSED fold ${day}\n`)
     const cell = new Int32Array(new SharedArrayBuffer(4))
     for (;;) Atomics.wait(cell, 0, 0)
   }
 }
 
-const lastFold = new WeakMap<StatsDb, number>()
+/** Per store: whether a round of steps is under way, and when the last round started. */
+const rounds = new WeakMap<StatsDb, { open: boolean; startedAt: number }>()
+
+/** The days due (over for FOLD_GRACE_MS, still kept by retention), oldest first, with the kinds each has. */
+async function dueDays(
+  c: DuckDBConnection,
+  timeZone: string,
+  now: number
+): Promise<Map<number, Set<'hours' | 'names'>>> {
+  const time = new ReportTime(timeZone)
+  const before = time.dayOf(now - FOLD_GRACE_MS) // days before this one are over since the grace
+  const keepDay = time.aggregateRetentionStart(now)
+  const parts = await partitions(c)
+  const due = new Map<number, Set<'hours' | 'names'>>()
+  for (const kind of ['hours', 'names'] as const)
+    for (const d of parts[kind]) {
+      if (d >= before || d < keepDay) continue
+      let kinds = due.get(d)
+      if (kinds === undefined) due.set(d, (kinds = new Set()))
+      kinds.add(kind)
+    }
+  return new Map([...due].sort((a, b) => a[0] - b[0]))
+}
+
+function stepBudgetMs(): number {
+  const env = process.env.FILTERD_STATS_FOLD_STEP_MS
+  return env !== undefined && env !== '' && Number.isFinite(Number(env)) ? Number(env) : FOLD_STEP_MS
+}
 
 /**
- * Folds the days due (over for FOLD_GRACE_MS, still kept by retention) into their month tables, on
- * the writer connection `c` of `db`; at most once per FOLD_EVERY_MS per store unless `force`.
+ * One step of folding the days due into their week tables, on the writer connection `c` of `db`: the
+ * oldest day due, then the next ones while the step has lasted under FOLD_STEP_MS. A round of steps
+ * (until nothing is due) starts at most once per FOLD_EVERY_MS per store; `force` folds every day due now.
  */
 export async function foldDays(
   db: StatsDb,
@@ -98,110 +155,93 @@ export async function foldDays(
   now: number,
   options: { force?: boolean; hook?: FoldHook } = {}
 ): Promise<FoldResult> {
-  const result: FoldResult = { months: 0, days: 0 }
-  if (options.force !== true && now - (lastFold.get(db) ?? -Infinity) < FOLD_EVERY_MS) return result
-  const time = new ReportTime(timeZone)
-  const before = time.dayOf(now - FOLD_GRACE_MS) // days before this one are over since the grace
-  const keepDay = time.aggregateRetentionStart(now)
-  const parts = await partitions(c)
-  const due = new Map<number, { hours: number[]; names: number[] }>()
-  for (const kind of ['hours', 'names'] as const) {
-    for (const d of parts[kind]) {
-      if (d >= before || d < keepDay) continue
-      const m = monthOf(d)
-      let e = due.get(m)
-      if (e === undefined) due.set(m, (e = { hours: [], names: [] }))
-      e[kind].push(d)
-    }
+  const round = rounds.get(db) ?? { open: false, startedAt: -Infinity }
+  if (options.force !== true && !round.open && now - round.startedAt < FOLD_EVERY_MS) return { days: 0, pending: 0 }
+  const due = await dueDays(c, timeZone, now)
+  if (due.size === 0) {
+    rounds.set(db, { open: false, startedAt: round.startedAt })
+    return { days: 0, pending: 0 }
   }
-  if (due.size === 0) return result
-  const months = await monthPartitions(c)
+  // A round starts now (a failed step leaves it open: tried again at the next prune).
+  rounds.set(db, { open: true, startedAt: round.open ? round.startedAt : now })
+  const existing = new Set((await foldedTables(c)).map((t) => t.table))
   const hook = options.hook ?? pauseHookFromEnv()
-  for (const [month, days] of [...due].sort((a, b) => a[0] - b[0])) {
-    await foldMonth(c, month, days, months, hook)
-    result.months++
-    result.days += days.hours.length + days.names.length
+  const started = performance.now()
+  const budget = options.force === true ? Infinity : stepBudgetMs()
+  let days = 0
+  for (const [day, kinds] of due) {
+    if (days > 0 && performance.now() - started >= budget) break
+    await foldDay(c, day, kinds, existing, hook)
+    days++
   }
-  lastFold.set(db, now) // after the folds: one that failed is tried again at the next prune
-  return result
+  const pending = due.size - days
+  rounds.set(db, { open: pending > 0, startedAt: rounds.get(db)!.startedAt })
+  return { days, pending }
 }
 
-async function foldMonth(
+const NAMES_COLS = '"user", day, host, requests, nxdomain, blocks, cats, seq'
+
+/** Folds one day's tables into its week's, in one transaction (see the top of this file). */
+async function foldDay(
   c: DuckDBConnection,
-  month: number,
-  days: { hours: number[]; names: number[] },
-  existing: { hours: number[]; names: number[] },
+  day: number,
+  kinds: ReadonlySet<'hours' | 'names'>,
+  existing: Set<string>,
   hook: FoldHook | undefined
 ): Promise<void> {
+  const week = weekOf(day)
   await c.run('BEGIN TRANSACTION')
   try {
-    if (days.hours.length > 0) {
-      const mt = monthHoursTable(month)
-      const old = existing.hours.includes(month)
-        ? `SELECT "user", day, hour, requests, blocks FROM ${mt} UNION ALL `
-        : ''
-      const fresh = days.hours
-        .map(
-          (d) =>
-            `SELECT "user", ${d}::INTEGER AS day, hour, sum(requests)::BIGINT AS requests, sum(blocks)::BIGINT AS blocks FROM ${hoursTable(d)} GROUP BY "user", hour`
-        )
-        .join(' UNION ALL ')
-      await swapIn(c, mt, `${old}${fresh}`, '"user", day, hour', days.hours.map(hoursTable))
+    if (kinds.has('hours')) {
+      const wt = weekHoursTable(week)
+      const old = existing.has(wt) ? `SELECT "user", day, hour, requests, blocks FROM ${wt} UNION ALL ` : ''
+      const fresh = `SELECT "user", ${day}::INTEGER AS day, hour, sum(requests)::BIGINT AS requests, sum(blocks)::BIGINT AS blocks FROM ${hoursTable(day)} GROUP BY "user", hour`
+      await swapIn(c, wt, `${old}${fresh}`, '"user", day, hour', hoursTable(day))
     }
-    if (days.names.length > 0) {
-      const mt = monthNamesTable(month)
-      const cols = '"user", day, host, requests, nxdomain, blocks, cats, seq'
-      const old = existing.names.includes(month) ? `SELECT ${cols} FROM ${mt} UNION ALL ` : ''
+    if (kinds.has('names')) {
+      const wt = weekNamesTable(week)
+      const old = existing.has(wt) ? `SELECT ${NAMES_COLS} FROM ${wt} UNION ALL ` : ''
       // One row per (user, name) and day, as a day's compaction makes it (engine/stats/importer.ts).
-      const fresh = days.names
-        .map(
-          (d) =>
-            `SELECT "user", ${d}::INTEGER AS day, host, sum(requests)::BIGINT AS requests, sum(nxdomain)::BIGINT AS nxdomain, ` +
-            `sum(blocks)::BIGINT AS blocks, coalesce(arg_max(cats, seq) FILTER (WHERE cats <> ''), '') AS cats, max(seq) AS seq FROM ${namesTable(d)} GROUP BY "user", host`
-        )
-        .join(' UNION ALL ')
-      await swapIn(c, mt, `${old}${fresh}`, '"user", day, host', days.names.map(namesTable))
+      const fresh =
+        `SELECT "user", ${day}::INTEGER AS day, host, sum(requests)::BIGINT AS requests, sum(nxdomain)::BIGINT AS nxdomain, ` +
+        `sum(blocks)::BIGINT AS blocks, coalesce(arg_max(cats, seq) FILTER (WHERE cats <> ''), '') AS cats, max(seq) AS seq FROM ${namesTable(day)} GROUP BY "user", host`
+      await swapIn(c, wt, `${old}${fresh}`, '"user", day, host', namesTable(day))
     }
-    for (const d of new Set([...days.hours, ...days.names]))
-      await c.run('DELETE FROM meta WHERE key = $1', [`dirty.${d}`])
-    hook?.(month)
+    await c.run('DELETE FROM meta WHERE key = $1', [`dirty.${day}`])
+    hook?.(day)
     await c.run('COMMIT')
   } catch (err) {
     await c.run('ROLLBACK').catch(() => {})
     throw err
   }
+  if (kinds.has('hours')) existing.add(weekHoursTable(week))
+  if (kinds.has('names')) existing.add(weekNamesTable(week))
 }
 
-/** Inside the caller's transaction: `table` becomes `select` sorted by `order`; the folded day tables go. */
+/** Inside the caller's transaction: `table` becomes `select` sorted by `order`; the folded day table goes. */
 async function swapIn(
   c: DuckDBConnection,
   table: string,
   select: string,
   order: string,
-  folded: readonly string[]
+  folded: string
 ): Promise<void> {
-  // The old month table's rows are already one per key: only the new days' partials are summed.
+  // The old week table's rows are already one per key: only the new day's partials are summed.
   await c.run(`CREATE TABLE ${table}__f AS SELECT * FROM (${select}) ORDER BY ${order}`)
   await c.run(`DROP TABLE IF EXISTS ${table}`)
   await c.run(`ALTER TABLE ${table}__f RENAME TO ${table}`)
-  for (const t of folded) await c.run(`DROP TABLE ${t}`)
+  await c.run(`DROP TABLE ${folded}`)
 }
 
 /**
- * Inside the caller's transaction: drops the month tables whose last day retention no longer keeps,
- * and records the first day kept, which reports apply to the month tables' rows. Returns the tables dropped.
+ * Inside the caller's transaction: drops the folded tables whose last day retention no longer keeps,
+ * and records the first day kept, which reports apply to the folded tables' rows. Returns the tables dropped.
  */
 export async function pruneMonths(c: DuckDBConnection, keepDay: number): Promise<number> {
-  const months = await monthPartitions(c)
   let dropped = 0
-  for (const m of months.hours)
-    if (monthEnd(m) < keepDay) {
-      await c.run(`DROP TABLE ${monthHoursTable(m)}`)
-      dropped++
-    }
-  for (const m of months.names)
-    if (monthEnd(m) < keepDay) {
-      await c.run(`DROP TABLE ${monthNamesTable(m)}`)
+  for (const t of await foldedTables(c))
+    if (t.last < keepDay) {
+      await c.run(`DROP TABLE ${t.table}`)
       dropped++
     }
   await metaPut(c, RETENTION_KEY, keepDay)

@@ -18,14 +18,14 @@ import { applyRecords, importClosedFiles, pruneStats } from './importer.js'
 import { parseRecords } from './csv.js'
 import { activityByDay, activityByHour, detail, rawLastHour, topDomains } from './reports.js'
 import { ReportTime, parseDay } from './time.js'
-import { monthPartitions } from './fold.js'
+import { weekOf, weekPartitions } from './fold.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 
 const day = (s: string): number => parseDay(s)!
 
-const monthsOf = (db: StatsDb): Promise<{ hours: number[]; names: number[] }> => db.read((c) => monthPartitions(c))
+const weeksOf = (db: StatsDb): Promise<{ hours: number[]; names: number[] }> => db.read((c) => weekPartitions(c))
 
 function openDb(t: TestContext, env: StatsTestEnv): StatsDb {
   const db = openStatsDb(env.config.stats.db)
@@ -187,13 +187,14 @@ test('imports each file once: a rerun, a leftover finished file and a concurrent
   t.assert.deepStrictEqual((await activityByDay(db, ANONYMOUS_USER, d, d)).datasets[0]!.data, [250])
 })
 
-test('drops raw partitions after a day, folds finished days into month tables, drops a month after three months', async (t: TestContext) => {
+test('drops raw partitions after a day, folds finished days into week tables, drops a week after three months', async (t: TestContext) => {
   const env = statsTestEnv(t)
   await writeFiles(env, SCENARIO)
   const db = openDb(t, env)
   await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
   const time = new ReportTime('UTC')
-  const [d14, d15, may] = [day('2024-05-14'), day('2024-05-15'), day('2024-05-01')]
+  const [d14, d15] = [day('2024-05-14'), day('2024-05-15')]
+  const week = weekOf(d14) // Monday 2024-05-13
   const hourOf = (d: string, hm: string): number => at(d, hm) / 3_600_000
   // Raw rows by UTC hour (23:00 on the 14th, 10:00, 11:00, 12:00 on the 15th); aggregates by local day.
   t.assert.deepStrictEqual(await partitionsOf(db), {
@@ -206,8 +207,8 @@ test('drops raw partitions after a day, folds finished days into month tables, d
     hours: [d15],
     names: [d15]
   })
-  // The 14th has been over for more than an hour (FOLD_GRACE_MS): the import folded it into May's month tables.
-  t.assert.deepStrictEqual(await monthsOf(db), { hours: [may], names: [may] })
+  // The 14th has been over for more than an hour (FOLD_GRACE_MS): the import folded it into its week's tables.
+  t.assert.deepStrictEqual(await weeksOf(db), { hours: [week], names: [week] })
   t.assert.strictEqual(await rawCount(db), 10)
   t.assert.strictEqual(await pruneStats(db, 'UTC', NOW + 3_600_000), 0)
   // At 2024-05-16 11:00 the hours up to 10:00-11:00 of the 15th are wholly older than a day: dropped, whole.
@@ -220,11 +221,11 @@ test('drops raw partitions after a day, folds finished days into month tables, d
     hours: [],
     names: []
   })
-  // 2024-08-15 keeps days from 2024-05-15: every raw hour goes; May's month tables stay (their last
-  // day is kept) and the reports no longer count the 14th's rows in them.
+  // 2024-08-15 keeps days from 2024-05-15: every raw hour goes; the week's tables stay (their last
+  // day, the 19th, is kept) and the reports no longer count the 14th's rows in them.
   t.assert.strictEqual(await pruneStats(db, 'UTC', at('2024-08-15', '00:30')), 2)
   t.assert.deepStrictEqual(await partitionsOf(db), { raw: [], hours: [], names: [] })
-  t.assert.deepStrictEqual(await monthsOf(db), { hours: [may], names: [may] })
+  t.assert.deepStrictEqual(await weeksOf(db), { hours: [week], names: [week] })
   t.assert.deepStrictEqual((await activityByDay(db, 'alice', d14, d15)).datasets[0]!.data, [0, 6])
   t.assert.deepStrictEqual(
     (await activityByHour(db, time, 'alice', d14, d15)).datasets[0]!.data.reduce((a, b) => a + b),
@@ -232,10 +233,10 @@ test('drops raw partitions after a day, folds finished days into month tables, d
   )
   t.assert.deepStrictEqual((await topDomains(db, 'alice', d14, d15, 'all')).datasets[0]!.data, [3, 1, 1, 1])
   t.assert.strictEqual((await detail(db, 'alice', d14, d15)).reports[0]!.labels.length, 0)
-  // Once May's last day is older than three months (2024-09-01 keeps days from 2024-06-01), May's tables go, whole.
-  t.assert.strictEqual(await pruneStats(db, 'UTC', at('2024-08-31', '00:30')), 0)
-  t.assert.strictEqual(await pruneStats(db, 'UTC', at('2024-09-01', '00:30')), 2)
-  t.assert.deepStrictEqual(await monthsOf(db), { hours: [], names: [] })
+  // Once the week's last day is older than three months (2024-08-20 keeps days from 2024-05-20), its tables go, whole.
+  t.assert.strictEqual(await pruneStats(db, 'UTC', at('2024-08-19', '00:30')), 0)
+  t.assert.strictEqual(await pruneStats(db, 'UTC', at('2024-08-20', '00:30')), 2)
+  t.assert.deepStrictEqual(await weeksOf(db), { hours: [], names: [] })
   t.assert.deepStrictEqual(await partitionsOf(db), { raw: [], hours: [], names: [] })
 })
 
@@ -280,9 +281,9 @@ test('does not aggregate rows older than the retention window', async (t: TestCo
   const db = openDb(t, env)
   const r = await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
   t.assert.strictEqual(r.rows, SCENARIO.length + 1)
-  // Only May's days were aggregated: the 14th is in May's month table (folded), the 15th in its day table.
+  // Only May's days were aggregated: the 14th is in its week's table (folded), the 15th in its day table.
   t.assert.deepStrictEqual((await partitionsOf(db)).hours, [day('2024-05-15')])
-  t.assert.deepStrictEqual(await monthsOf(db), { hours: [day('2024-05-01')], names: [day('2024-05-01')] })
+  t.assert.deepStrictEqual(await weeksOf(db), { hours: [day('2024-05-13')], names: [day('2024-05-13')] })
   t.assert.strictEqual(await rawCount(db), SCENARIO.length)
 })
 

@@ -636,7 +636,7 @@ export async function pruneStats(db: StatsDb, timeZone: string, now: number, log
       throw err
     }
     const folded = await foldDays(db, c, timeZone, now)
-    if (folded.months > 0) logger?.info(folded, 'statistics: finished days folded into their month tables')
+    if (folded.days > 0) logger?.info(folded, 'statistics: finished days folded into their week tables')
     await compactDirty(db, c, today, now)
     return dropped
   })

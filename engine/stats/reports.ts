@@ -7,9 +7,9 @@
  * names are made from numbers only).
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
-import { hoursTable, namesTable, partitions, rawTable, type StatsDb } from './db.js'
+import { TABLES_SQL, hoursTable, namesTable, partitionsAmong, rawTable, type StatsDb } from './db.js'
 import { HOUR_MS, formatDay, type ReportTime } from './time.js'
-import { RETENTION_KEY, monthEnd, monthHoursTable, monthNamesTable, monthPartitions } from './fold.js'
+import { RETENTION_KEY, foldedAmong } from './fold.js'
 
 export interface Dataset {
   label: 'Requests' | 'Blocks' | 'NXdomain'
@@ -66,21 +66,31 @@ export function catsOf(text: unknown): number[] {
 }
 
 /**
- * A table a report reads: a day table (`day` its day number) or a month table (`day` undefined: its
- * rows carry their day, of which the report keeps `from`..`to` and what retention still keeps).
+ * A table a report reads: a day table (`day` its day number) or a folded table (`day` undefined: its
+ * rows carry their day, of which the report keeps `from`..`to` and from `keep`, the first day retention
+ * still keeps: a folded table is dropped only once its last day is out).
  */
-type Source = { table: string; day: number | undefined; from: number; to: number }
+type Source = { table: string; day: number | undefined; from: number; to: number; keep: number }
 
 /** `SELECT <d>, <cols> FROM t1 WHERE <where> UNION ALL ...` over the sources, each row tagged with its day (raw: hour) as `d`. */
 function unionSql(sources: readonly Source[], cols: string, where: string): string {
+  // Numbers only go into the text (table names, days); the user is a bound parameter.
   return sources
     .map((s) =>
       s.day !== undefined
         ? `SELECT ${s.day} AS d, ${cols} FROM ${s.table} WHERE ${where}`
-        : `SELECT day AS d, ${cols} FROM ${s.table} WHERE ${where} AND day BETWEEN ${s.from} AND ${s.to} ` +
-          `AND day >= (SELECT coalesce(max(value), 0) FROM meta WHERE key = '${RETENTION_KEY}')`
+        : `SELECT day AS d, ${cols} FROM ${s.table} WHERE ${where} AND day BETWEEN ${Math.max(s.from, s.keep)} AND ${s.to}`
     )
     .join(' UNION ALL ')
+}
+
+/** The store's tables and the first day retention keeps, in one catalog query (a report's first step). */
+async function catalog(c: DuckDBConnection): Promise<{ names: string[]; keep: number }> {
+  const r = await c.runAndReadAll(
+    `SELECT t.table_name, (SELECT value FROM meta WHERE key = '${RETENTION_KEY}') FROM (${TABLES_SQL}) t`
+  )
+  const rows = r.getRows()
+  return { names: rows.map((x) => String(x[0])), keep: Number(rows[0]?.[1] ?? 0) }
 }
 
 async function rows(c: DuckDBConnection, sql: string, params: Array<string | number | bigint>): Promise<unknown[][]> {
@@ -88,18 +98,18 @@ async function rows(c: DuckDBConnection, sql: string, params: Array<string | num
 }
 
 /**
- * The tables holding `kind`'s days `from`..`to`: the month tables that overlap the range (engine/stats/fold.ts)
- * and the day tables not folded yet (a day may be in both: a late partial after its fold).
+ * The tables holding `kind`'s days `from`..`to`: the folded (week, or older month) tables that overlap
+ * the range (engine/stats/fold.ts) and the day tables not folded yet (a day may be in both: a late
+ * partial after its fold).
  */
 async function dayTables(c: DuckDBConnection, kind: 'hours' | 'names', from: number, to: number): Promise<Source[]> {
-  const parts = await partitions(c)
-  const months = await monthPartitions(c)
+  const { names, keep } = await catalog(c)
   const make = kind === 'hours' ? hoursTable : namesTable
-  const makeMonth = kind === 'hours' ? monthHoursTable : monthNamesTable
-  const out: Source[] = months[kind]
-    .filter((m) => m <= to && monthEnd(m) >= from)
-    .map((m) => ({ table: makeMonth(m), day: undefined, from, to }))
-  for (const d of parts[kind]) if (d >= from && d <= to) out.push({ table: make(d), day: d, from, to })
+  const out: Source[] = foldedAmong(names)
+    .filter((t) => t.kind === kind && t.first <= to && t.last >= from)
+    .map((t) => ({ table: t.table, day: undefined, from, to, keep }))
+  for (const d of partitionsAmong(names)[kind])
+    if (d >= from && d <= to) out.push({ table: make(d), day: d, from, to, keep })
   return out
 }
 
@@ -285,9 +295,9 @@ export async function rawLastHour(db: StatsDb, time: ReportTime, user: string, n
   const found = await db.read(async (c) => {
     const first = Math.floor((now - HOUR_MS) / HOUR_MS)
     const last = Math.floor(now / HOUR_MS)
-    const tables: Source[] = (await partitions(c)).raw
-      .filter((h) => h >= first && h <= last)
-      .map((h) => ({ table: rawTable(h), day: h, from: h, to: h }))
+    const tables: Source[] = partitionsAmong((await catalog(c)).names)
+      .raw.filter((h) => h >= first && h <= last)
+      .map((h) => ({ table: rawTable(h), day: h, from: h, to: h, keep: 0 }))
     if (tables.length === 0) return []
     const cols = 'seq, created, nxdomain, address, host, blockedhost, reason, cats, blockedcats'
     const sql =

@@ -1,0 +1,88 @@
+/**
+ * The statistics store's CPU priority (`stats.import-priority`): on a host that also answers DNS, the
+ * import, compaction and folds are background work that must never delay an answer.
+ *
+ * DuckDB works on threads of its own and on libuv's pool (the Node client runs every query there); the
+ * process's main thread runs the JavaScript (the api role's HTTP routes). Linux schedules each thread on
+ * its own, and `setpriority`/`sched_setscheduler` given a thread id change only that thread. So every
+ * thread of the process but the main one is moved to the background:
+ *
+ *   idle        SCHED_IDLE (`chrt --idle`): runs only when no other thread of the machine wants the CPU,
+ *               and any other task that wakes up takes the CPU from it at once.
+ *   background  nice 19 (`os.setPriority`): a weight of 15 against a normal task's 1,024.
+ *   normal      unchanged.
+ *
+ * Threads appear lazily (libuv starts its pool at the first query; DuckDB its workers at open), and a
+ * new thread inherits the priority of the thread that made it only under Linux's rules, so the list of
+ * threads (/proc/self/task) is read again before each use of the store and new ones are moved too.
+ * Off Linux this does nothing; without chrt, `idle` falls back to nice 19 (the first failure is told).
+ */
+import { execFile } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { setPriority } from 'node:os'
+
+export type StatsPriority = 'idle' | 'background' | 'normal'
+
+export const STATS_PRIORITIES: readonly StatsPriority[] = ['idle', 'background', 'normal']
+
+/** nice of a background thread. */
+const BACKGROUND_NICE = 19
+
+/** Moves one thread; failures (a thread that ended meanwhile, no chrt) are left to `onError`. */
+function moveThread(tid: number, priority: StatsPriority, onError: (err: Error) => void): void {
+  if (priority === 'background') {
+    try {
+      setPriority(tid, BACKGROUND_NICE)
+    } catch (err) {
+      onError(err as Error)
+    }
+    return
+  }
+  // SCHED_IDLE has no Node binding; chrt (util-linux) makes the one system call. Without it: nice 19.
+  execFile('chrt', ['--idle', '--pid', '0', String(tid)], (err) => {
+    if (err === null) return
+    onError(err)
+    moveThread(tid, 'background', () => {})
+  })
+}
+
+/**
+ * Returns a function that moves every thread of this process but the main one, not yet moved, to
+ * `priority`; cheap enough to call before every write (one small directory read).
+ */
+export function threadPrioritizer(priority: StatsPriority, onError: (err: Error) => void = () => {}): () => void {
+  if (priority === 'normal' || process.platform !== 'linux') return () => {}
+  const moved = new Set<number>([process.pid]) // the main thread's id is the process id
+  let failed = false
+  let told = false
+  const tell = (err: Error): void => {
+    // Once: a missing chrt or a refused change would fail the same way for every thread.
+    if (!told) onError(err)
+    told = true
+  }
+  return () => {
+    if (failed) return
+    let tids: string[]
+    try {
+      tids = readdirSync('/proc/self/task')
+    } catch (err) {
+      failed = true
+      tell(err as Error)
+      return
+    }
+    for (const t of tids) {
+      const tid = Number(t)
+      if (moved.has(tid)) continue
+      moved.add(tid)
+      moveThread(tid, priority, tell)
+    }
+  }
+}
+
+/** The scheduling of thread `tid` of this process, as /proc shows it: policy number (5 = SCHED_IDLE) and nice. */
+export function threadScheduling(tid: number, read: (path: string) => string): { policy: number; nice: number } {
+  // /proc/<pid>/task/<tid>/stat: fields after the command's closing parenthesis; nice is field 19, policy 41.
+  const stat = read(`/proc/self/task/${tid}/stat`)
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { nice: Number(rest[16]), policy: Number(rest[38]) }
+}
