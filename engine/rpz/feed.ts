@@ -244,7 +244,11 @@ export class FeedZone {
       serial = step.to
     }
     for (const [owner, list] of staged)
-      if (owner.endsWith('.rpz-client-ip') && list.length > 0 && clientIpCidr(owner.slice(0, -CLIENT_IP_SUFFIX.length)) === undefined)
+      if (
+        owner.endsWith('.rpz-client-ip') &&
+        list.length > 0 &&
+        clientIpCidr(owner.slice(0, -CLIENT_IP_SUFFIX.length)) === undefined
+      )
         throw new FeedError(`bad CLIENT-IP trigger ${owner}`)
     let clientIp = false
     for (const [owner, list] of staged) {

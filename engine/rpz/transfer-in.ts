@@ -138,7 +138,10 @@ class TransferReader {
     if (first === undefined) return undefined
     const serial = serialOf(first)
     // An IXFR answered by one message holding the SOA alone: we are current (or the primary is behind).
-    if (this.count === 1) return this.asked !== undefined && (singleSoaMessage || serial === this.asked) ? { kind: 'current', serial } : undefined
+    if (this.count === 1)
+      return this.asked !== undefined && (singleSoaMessage || serial === this.asked)
+        ? { kind: 'current', serial }
+        : undefined
     if (this.mode === 'ixfr') return interpretIxfr(this.ixfr)
     const last = this.last!
     return last.type === TYPE_SOA && serialOf(last) === serial ? { kind: 'axfr', records: [] } : undefined
