@@ -151,15 +151,18 @@ export class TriggerTable {
     for (let at = 0; at < old.length; at += 3) if (old[at + 2] !== 0) this.place(old[at]!, old[at + 1]!, old[at + 2]!)
   }
 
-  /** Gives back the arena's unused room (after a build: the arena grew by doubling). */
+  /**
+   * Gives back the arena's unused room (after a build: the arena grew by doubling), keeping 1/64 spare
+   * so the IXFRs that follow add names without copying the whole arena.
+   */
   trim(): void {
-    this.compact()
+    this.compact(Math.ceil((this.top - this.garbage) / 64) + 65536)
   }
 
   /** Copies the live keys into a new arena (the slots keep their places, only their starts move). */
-  private compact(): void {
+  private compact(spare = 65536): void {
     const old = this.arena
-    const arena = new Uint8Array(Math.max(1024, this.top - this.garbage))
+    const arena = new Uint8Array(this.top - this.garbage + spare)
     let top = 0
     const slots = this.slots
     for (let at = 0; at < slots.length; at += 3) {
