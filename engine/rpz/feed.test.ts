@@ -135,6 +135,33 @@ test('IXFR steps that move an owner between the packed and the record forms keep
   assert.equal(feed.serial, 12)
 })
 
+test('single records other than the special CNAMEs are packed by value, shared, and read back for an IXFR', () => {
+  const garden = Array.from({ length: 50 }, (_, i) => `g${i}.example CNAME garden.example.\n`).join('')
+  const feed = FeedZone.fromRecords(
+    'feed.rpz',
+    parseZoneFile(
+      feedText(7, garden + 'addr.example A 192.0.2.9\n*.wild.example CNAME *.garden.example.\n'),
+      'feed.rpz'
+    )
+  )
+  assert.deepEqual(feed.match('g3.example')?.action, { kind: 'local', records: [[5, 'garden.example']] })
+  assert.equal(feed.match('g3.example')?.action, feed.match('g49.example')?.action, 'one action object for the value')
+  assert.deepEqual(feed.match('addr.example')?.action, { kind: 'local', records: [[1, '192.0.2.9']] })
+  assert.deepEqual(feed.match('a.wild.example')?.action, { kind: 'local', records: [[5, '*.garden.example']] })
+  assert.equal(feed.recordCount, 14 + 52)
+  const rec = (name: string, type: number, data: string) => ({ name: `${name}.feed.rpz`, type, ttl: 300, data })
+  assert.throws(
+    () => feed.applySteps([{ from: 7, to: 8, deleted: [rec('g3.example', 5, 'other.example')], added: [] }]),
+    /does not hold/
+  )
+  feed.applySteps([
+    { from: 7, to: 8, deleted: [rec('g3.example', 5, 'garden.example')], added: [rec('g3.example', 1, '192.0.2.9')] }
+  ])
+  assert.deepEqual(feed.match('g3.example')?.action, { kind: 'local', records: [[1, '192.0.2.9']] })
+  assert.deepEqual(feed.match('g4.example')?.action, { kind: 'local', records: [[5, 'garden.example']] })
+  assert.equal(feed.match('www.bad.example')?.action.kind, 'nxdomain')
+})
+
 test('a transfer cut midway rejects and returns nothing', async (t: TestContext) => {
   const zone = new RpzZone(
     { origin: 'cut.rpz', soa: { mname: 'a', rname: 'b', refresh: 1, retry: 1, expire: 1, minimum: 1 }, ttl: 1 },

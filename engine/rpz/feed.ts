@@ -78,8 +78,12 @@ const SPECIAL_ACTIONS: readonly FeedAction[] = Object.freeze([
   Object.freeze({ kind: 'drop' as const }),
   Object.freeze({ kind: 'tcp-only' as const })
 ])
-/** The code of an owner whose records are not one special CNAME: its action is in `others`. */
+/** The code of an owner whose records are not one record of a known value: its action is in `others`. */
 const OTHER = SPECIAL_TARGETS.length
+/** Codes from here on are single records other than the special CNAMEs (a walled garden's CNAME, an A), by value. */
+const FIRST_VALUE = OTHER + 1
+/** The largest code a packed slot holds (trigger-table.ts). */
+const MAX_CODE = (1 << 20) - 2
 const NO_RECORDS: readonly string[] = Object.freeze([])
 
 /** The action code of one record text (`type data`) when it is a special CNAME, else -1. */
@@ -97,10 +101,11 @@ function qnameKey(owner: string): { key: string; wild: boolean } | undefined {
 }
 
 /**
- * One feed's records and the triggers they compile to, in compact form: an owner whose records are
- * one special CNAME (nearly every record of a large feed) is only its packed trigger and an action
- * code (trigger-table.ts); the other owners (the apex, local data, CLIENT-IP and the unenforced kinds)
- * keep their records as text in `others`. Either way each owner's records can be read back, which is
+ * One feed's records and the triggers they compile to, in compact form: a QNAME owner with one record
+ * (nearly every owner of a large feed: a special CNAME, or one walled-garden CNAME or address shared by
+ * many names) is only its packed trigger and a code (trigger-table.ts; a value other than the special
+ * CNAMEs is kept once, by code); the other owners (the apex, several records at one name, CLIENT-IP and
+ * the unenforced kinds) keep their records as text in `others`. Either way each owner's records can be read back, which is
  * what an IXFR needs to check and apply a deletion.
  */
 export class FeedZone {
@@ -109,10 +114,14 @@ export class FeedZone {
   /** SOA timers of the feed (refresh, retry, expire) in seconds. */
   timers: { refresh: number; retry: number; expire: number }
   private readonly table = new TriggerTable()
-  /** Owners not packed as one special CNAME: their records (`type data`). */
+  /** Owners not packed as one record: their records (`type data`). */
   private readonly others = new Map<string, readonly string[]>()
   /** The action of each QNAME owner in `others` that has triggers (one object per owner, kept while it lasts). */
   private readonly otherActions = new Map<string, FeedAction>()
+  /** Single-record values shared by many owners (`5 garden.example`), their action, by code - FIRST_VALUE. */
+  private readonly values: string[] = []
+  private readonly valueActions: FeedAction[] = []
+  private readonly valueCodes = new Map<string, number>()
   private clientIps: Array<{ cidr: Cidr; action: FeedAction }> = []
   counts: FeedCounts = { qname: 0, clientIp: 0, nsdname: 0, nsip: 0, responseIp: 0 }
   /** Records held (the SOA not counted). */
@@ -149,16 +158,33 @@ export class FeedZone {
     const q = qnameKey(owner)
     if (q === undefined) return NO_RECORDS
     const code = this.table.get(q.key, 0, q.wild)
-    return code < 0 || code === OTHER ? NO_RECORDS : [`${TYPE_CNAME} ${SPECIAL_TARGETS[code]}`]
+    if (code < 0 || code === OTHER) return NO_RECORDS
+    return [code < OTHER ? `${TYPE_CNAME} ${SPECIAL_TARGETS[code]}` : this.values[code - FIRST_VALUE]!]
+  }
+
+  /** The packed code of one record's value (a trigger alone at its owner), or -1 when it must stay as text. */
+  private codeOf(value: string): number {
+    const special = specialCode(value)
+    if (special >= 0) return special
+    if (value.startsWith(`${TYPE_NS} `)) return -1
+    let code = this.valueCodes.get(value)
+    if (code === undefined) {
+      if (FIRST_VALUE + this.values.length > MAX_CODE) return -1
+      code = FIRST_VALUE + this.values.length
+      this.values.push(value)
+      this.valueActions.push(actionOf([value]))
+      this.valueCodes.set(value, code)
+    }
+    return code
   }
 
   /**
-   * Adds one record while the zone is built (FeedBuilder): a new owner's special CNAME goes straight
+   * Adds one record while the zone is built (FeedBuilder): a new QNAME owner's first record goes straight
    * into the table; anything else goes through `setOwner`.
    */
   addRecord(owner: string, value: string): void {
     const q = qnameKey(owner)
-    const code = specialCode(value)
+    const code = q === undefined ? -1 : this.codeOf(value)
     if (q !== undefined && code >= 0 && this.placeable(q.key) && !this.others.has(owner)) {
       const had = this.table.get(q.key, 0, q.wild)
       if (had === code) return // the same record again
@@ -190,7 +216,7 @@ export class FeedZone {
     this.otherActions.delete(owner)
     if (q !== undefined) this.table.delete(q.key, q.wild)
     if (list.length === 0) return
-    const code = list.length === 1 ? specialCode(list[0]!) : -1
+    const code = list.length === 1 && q !== undefined ? this.codeOf(list[0]!) : -1
     if (q !== undefined && code >= 0 && this.placeable(q.key)) {
       this.table.set(q.key, q.wild, code)
       return
@@ -290,7 +316,8 @@ export class FeedZone {
 
   /** The action a packed code stands for (`owner` names the entry when the code is OTHER). */
   private actionFor(code: number, owner: string): FeedAction | undefined {
-    return code === OTHER ? this.otherActions.get(owner) : SPECIAL_ACTIONS[code]
+    if (code === OTHER) return this.otherActions.get(owner)
+    return code < OTHER ? SPECIAL_ACTIONS[code] : this.valueActions[code - FIRST_VALUE]
   }
 
   /** The feed's action for `name` asked by `client` (CLIENT-IP first, then QNAME), or undefined. */
