@@ -1,12 +1,13 @@
 /**
- * An RPZ feed taken in (RPZ in): the zone's records, kept by owner so an IXFR applies in place, and
- * the triggers they compile to. QNAME triggers (exact and `*.` wildcard) and CLIENT-IP triggers are
+ * An RPZ feed taken in (RPZ in): the triggers of the zone's records, kept compact (a packed table of
+ * owner names and action codes, trigger-table.ts) and patched in place by IXFR. QNAME triggers (exact and `*.` wildcard) and CLIENT-IP triggers are
  * enforced; NSDNAME, NSIP and response-IP triggers cannot be by a forwarder that never sees the
  * name servers or the answer, so they are counted and reported, never silently dropped.
  */
 import { parseCidr, cidrContains, ipBytes, type Cidr } from '../net/ip.js'
 import { TYPE_CNAME, TYPE_NS, TYPE_SOA } from './message.js'
 import type { TextRecord } from './zonefile.js'
+import { isLatin1, MAX_KEY, NO_CODE, TriggerTable } from './trigger-table.js'
 
 export type FeedAction =
   | { kind: 'nxdomain' | 'nodata' | 'passthru' | 'drop' | 'tcp-only' }
@@ -20,9 +21,6 @@ export interface FeedCounts {
   nsip: number
   responseIp: number
 }
-
-/** Records by owner (relative to the origin), each `type data`. */
-export type FeedRecords = Map<string, string[]>
 
 /** One IXFR step: the records it deletes and adds, from serial `from` to `to`. */
 export interface FeedStep {
@@ -58,6 +56,8 @@ function actionOf(records: readonly string[]): FeedAction {
   return { kind: 'local', records: parsed }
 }
 
+const CLIENT_IP_SUFFIX = '.rpz-client-ip'
+
 /** A CLIENT-IP owner (`32.4.3.2.1`, `128.zz.1.db8.2001`) as a prefix. */
 function clientIpCidr(owner: string): Cidr | undefined {
   const labels = owner.split('.')
@@ -69,67 +69,190 @@ function clientIpCidr(owner: string): Cidr | undefined {
   return parseCidr(`${text}/${bits}`)
 }
 
+/** The CNAME targets of RPZ's special actions, by action code (a packed trigger's value). */
+const SPECIAL_TARGETS = ['', '*', 'rpz-passthru', 'rpz-drop', 'rpz-tcp-only'] as const
+const SPECIAL_ACTIONS: readonly FeedAction[] = Object.freeze([
+  Object.freeze({ kind: 'nxdomain' as const }),
+  Object.freeze({ kind: 'nodata' as const }),
+  Object.freeze({ kind: 'passthru' as const }),
+  Object.freeze({ kind: 'drop' as const }),
+  Object.freeze({ kind: 'tcp-only' as const })
+])
+/** The code of an owner whose records are not one record of a known value: its action is in `others`. */
+const OTHER = SPECIAL_TARGETS.length
+/** Codes from here on are single records other than the special CNAMEs (a walled garden's CNAME, an A), by value. */
+const FIRST_VALUE = OTHER + 1
+/** The largest code a packed slot holds (trigger-table.ts). */
+const MAX_CODE = (1 << 20) - 2
+const NO_RECORDS: readonly string[] = Object.freeze([])
+
+/** The action code of one record text (`type data`) when it is a special CNAME, else -1. */
+function specialCode(value: string): number {
+  if (!value.startsWith(`${TYPE_CNAME} `)) return -1
+  return SPECIAL_TARGETS.indexOf(value.slice(2) as (typeof SPECIAL_TARGETS)[number])
+}
+
+/** Where an owner's QNAME trigger sits in the table: its key and whether it is a wildcard; undefined when not a QNAME owner. */
+function qnameKey(owner: string): { key: string; wild: boolean } | undefined {
+  if (owner === '@' || /\.rpz-(client-ip|nsdname|nsip|ip)$/.test(owner)) return undefined
+  if (owner === '*') return { key: '', wild: true }
+  if (owner.startsWith('*.')) return { key: owner.slice(2), wild: true }
+  return { key: owner, wild: false }
+}
+
+/**
+ * One feed's records and the triggers they compile to, in compact form: a QNAME owner with one record
+ * (nearly every owner of a large feed: a special CNAME, or one walled-garden CNAME or address shared by
+ * many names) is only its packed trigger and a code (trigger-table.ts; a value other than the special
+ * CNAMEs is kept once, by code); the other owners (the apex, several records at one name, CLIENT-IP and
+ * the unenforced kinds) keep their records as text in `others`. Either way each owner's records can be read back, which is
+ * what an IXFR needs to check and apply a deletion.
+ */
 export class FeedZone {
   readonly origin: string
   serial: number
   /** SOA timers of the feed (refresh, retry, expire) in seconds. */
   timers: { refresh: number; retry: number; expire: number }
-  private records: FeedRecords = new Map()
-  private exact = new Map<string, FeedAction>()
-  private wildcard = new Map<string, FeedAction>()
+  private readonly table = new TriggerTable()
+  /** Owners not packed as one record: their records (`type data`). */
+  private readonly others = new Map<string, readonly string[]>()
+  /** The action of each QNAME owner in `others` that has triggers (one object per owner, kept while it lasts). */
+  private readonly otherActions = new Map<string, FeedAction>()
+  /** Single-record values shared by many owners (`5 garden.example`), their action, by code - FIRST_VALUE. */
+  private readonly values: string[] = []
+  private readonly valueActions: FeedAction[] = []
+  private readonly valueCodes = new Map<string, number>()
   private clientIps: Array<{ cidr: Cidr; action: FeedAction }> = []
   counts: FeedCounts = { qname: 0, clientIp: 0, nsdname: 0, nsip: 0, responseIp: 0 }
   /** Records held (the SOA not counted). */
   recordCount = 0
 
-  private constructor(origin: string, serial: number) {
+  /** An empty feed at `serial`; FeedBuilder fills it. */
+  constructor(origin: string, serial: number) {
     this.origin = origin
     this.serial = serial
     this.timers = { refresh: 3600, retry: 600, expire: 604800 }
   }
 
-  /** A feed from a whole zone (a zone file or an AXFR): its SOA must be at the origin. */
+  /** A feed from a whole zone (a zone file or an AXFR) held as records: its SOA must be at the origin. */
   static fromRecords(origin: string, records: readonly TextRecord[]): FeedZone {
-    const o = origin.toLowerCase().replace(/\.$/, '')
-    const soa = records.find((r) => r.type === TYPE_SOA && r.name === o)
-    if (soa === undefined) throw new FeedError(`no SOA at ${o}`)
-    const zone = new FeedZone(o, 0)
-    zone.setSoa(soa.data)
-    for (const r of records) if (r.type !== TYPE_SOA) zone.add(r)
-    zone.compile()
-    return zone
+    const b = new FeedBuilder(origin)
+    for (const r of records) b.add(r)
+    return b.finish()
   }
 
-  private setSoa(data: string): void {
+  /** Gives back the packed table's spare room (once the zone is built). */
+  trim(): void {
+    this.table.trim()
+  }
+
+  /** Bytes of the packed triggers (the benchmark's accounting). */
+  get packedBytes(): number {
+    return this.table.bytes
+  }
+
+  /** The records of `owner` (relative), as text. */
+  recordsOf(owner: string): readonly string[] {
+    const other = this.others.get(owner)
+    if (other !== undefined) return other
+    const q = qnameKey(owner)
+    if (q === undefined) return NO_RECORDS
+    const code = this.table.get(q.key, 0, q.wild)
+    if (code < 0 || code === OTHER) return NO_RECORDS
+    return [code < OTHER ? `${TYPE_CNAME} ${SPECIAL_TARGETS[code]}` : this.values[code - FIRST_VALUE]!]
+  }
+
+  /** The packed code of one record's value (a trigger alone at its owner), or -1 when it must stay as text. */
+  private codeOf(value: string): number {
+    const special = specialCode(value)
+    if (special >= 0) return special
+    if (value.startsWith(`${TYPE_NS} `)) return -1
+    let code = this.valueCodes.get(value)
+    if (code === undefined) {
+      if (FIRST_VALUE + this.values.length > MAX_CODE) return -1
+      code = FIRST_VALUE + this.values.length
+      this.values.push(value)
+      this.valueActions.push(actionOf([value]))
+      this.valueCodes.set(value, code)
+    }
+    return code
+  }
+
+  /**
+   * Adds one record while the zone is built (FeedBuilder): a new QNAME owner's first record goes straight
+   * into the table; anything else goes through `setOwner`.
+   */
+  addRecord(owner: string, value: string): void {
+    const q = qnameKey(owner)
+    const code = q === undefined ? -1 : this.codeOf(value)
+    if (q !== undefined && code >= 0 && this.placeable(q.key) && !this.others.has(owner)) {
+      const had = this.table.get(q.key, 0, q.wild)
+      if (had === code) return // the same record again
+      if (had === NO_CODE) {
+        this.table.set(q.key, q.wild, code)
+        this.recordCount++
+        this.counts.qname++
+        return
+      }
+    }
+    const list = this.recordsOf(owner)
+    if (!list.includes(value)) this.replaceOwner(owner, [...list, value])
+  }
+
+  /** `owner`'s records replaced by `list` (empty: the owner is gone), counts and triggers kept current. */
+  private replaceOwner(owner: string, list: readonly string[]): void {
+    this.account(owner, this.recordsOf(owner), -1)
+    this.setOwner(owner, list)
+    this.account(owner, list, 1)
+  }
+
+  private placeable(key: string): boolean {
+    return key.length <= MAX_KEY && isLatin1(key)
+  }
+
+  private setOwner(owner: string, list: readonly string[]): void {
+    const q = qnameKey(owner)
+    this.others.delete(owner)
+    this.otherActions.delete(owner)
+    if (q !== undefined) this.table.delete(q.key, q.wild)
+    if (list.length === 0) return
+    const code = list.length === 1 && q !== undefined ? this.codeOf(list[0]!) : -1
+    if (q !== undefined && code >= 0 && this.placeable(q.key)) {
+      this.table.set(q.key, q.wild, code)
+      return
+    }
+    this.others.set(owner, list)
+    const triggers = list.filter((v) => !v.startsWith(`${TYPE_NS} `))
+    // A name no wire query can spell (a character above U+00FF) is kept and counted, never matched.
+    if (q === undefined || triggers.length === 0 || !this.placeable(q.key)) return
+    this.table.set(q.key, q.wild, OTHER)
+    this.otherActions.set(owner, actionOf(triggers))
+  }
+
+  /** The SOA's serial and timers (the first SOA of a zone, or the last step of an IXFR). */
+  setSoa(data: string): void {
     const f = data.split(' ')
     this.serial = Number(f[2])
     this.timers = { refresh: Number(f[3]), retry: Number(f[4]), expire: Number(f[5]) }
   }
 
-  private add(r: TextRecord): void {
-    const owner = relative(r.name, this.origin)
-    if (owner === undefined) throw new FeedError(`${r.name} is outside the zone ${this.origin}`)
-    const value = `${r.type} ${r.data}`
-    const list = this.records.get(owner)
-    if (list === undefined) this.records.set(owner, [value])
-    else if (!list.includes(value)) list.push(value)
-  }
-
   /**
    * Applies IXFR steps, all or nothing: each step must start at the serial the one before ended at
    * (the first at ours), and every deleted record must exist; else FeedError and nothing changed.
+   * The changes are staged by owner first and then applied in one synchronous pass, so no query
+   * sees a step half applied.
    */
   applySteps(steps: readonly FeedStep[]): void {
     let serial = this.serial
-    const staged = new Map<string, string[] | undefined>()
-    const current = (owner: string): string[] => staged.get(owner) ?? this.records.get(owner) ?? []
+    const staged = new Map<string, readonly string[]>()
+    const current = (owner: string): readonly string[] => staged.get(owner) ?? this.recordsOf(owner)
     for (const step of steps) {
       if (step.from !== serial)
         throw new FeedError(`IXFR gap: a step from serial ${step.from}, the feed is at ${serial}`)
       for (const r of step.deleted) {
         const owner = relative(r.name, this.origin)
         const value = `${r.type} ${r.data}`
-        const list = owner === undefined ? [] : current(owner)
+        const list = owner === undefined ? NO_RECORDS : current(owner)
         if (owner === undefined || !list.includes(value))
           throw new FeedError(`IXFR deletes a record the feed does not hold: ${r.name} ${value}`)
         staged.set(
@@ -146,86 +269,55 @@ export class FeedZone {
       }
       serial = step.to
     }
-    const previous = new Map<string, string[] | undefined>()
-    const after = new Map<string, string[] | undefined>()
+    for (const [owner, list] of staged)
+      if (
+        owner.endsWith('.rpz-client-ip') &&
+        list.length > 0 &&
+        clientIpCidr(owner.slice(0, -CLIENT_IP_SUFFIX.length)) === undefined
+      )
+        throw new FeedError(`bad CLIENT-IP trigger ${owner}`)
+    let clientIp = false
     for (const [owner, list] of staged) {
-      previous.set(owner, this.records.get(owner))
-      if (list === undefined || list.length === 0) this.records.delete(owner)
-      else this.records.set(owner, list)
-      after.set(owner, this.records.get(owner))
+      this.replaceOwner(owner, list)
+      if (owner.endsWith('.rpz-client-ip')) clientIp = true
     }
+    if (clientIp) this.compileClientIps()
     this.serial = serial
-    this.recompile(previous, after)
   }
 
-  /**
-   * The triggers of the changed owners only (an IXFR of one record costs one record, not a pass over
-   * the feed); a changed CLIENT-IP trigger rebuilds all (its list is kept sorted by prefix).
-   */
-  private recompile(
-    previous: ReadonlyMap<string, readonly string[] | undefined>,
-    after: ReadonlyMap<string, readonly string[] | undefined>
-  ): void {
-    for (const owner of after.keys()) if (owner.endsWith('.rpz-client-ip')) return this.compile()
-    for (const [owner, list] of previous) this.account(owner, list, -1)
-    for (const [owner, list] of after) this.account(owner, list, 1)
-  }
-
-  /** Adds (1) or takes out (-1) one owner's records and trigger, as compile() counts them. */
-  private account(owner: string, list: readonly string[] | undefined, sign: 1 | -1): void {
-    if (list === undefined) return
+  /** Adds (1) or takes out (-1) one owner's records in the counts. */
+  private account(owner: string, list: readonly string[], sign: 1 | -1): void {
+    if (list.length === 0) return
     this.recordCount += sign * list.length
     if (owner === '@') return
-    const triggers = list.filter((v) => !v.startsWith(`${TYPE_NS} `))
-    if (triggers.length === 0) return
+    if (!list.some((v) => !v.startsWith(`${TYPE_NS} `))) return
     const c = this.counts
     if (owner.endsWith('.rpz-nsdname')) c.nsdname += sign
     else if (owner.endsWith('.rpz-nsip')) c.nsip += sign
     else if (owner.endsWith('.rpz-ip')) c.responseIp += sign
-    else {
-      c.qname += sign
-      const wild = owner === '*' || owner.startsWith('*.')
-      const map = wild ? this.wildcard : this.exact
-      const key = owner === '*' ? '' : wild ? owner.slice(2) : owner
-      if (sign < 0) map.delete(key)
-      else map.set(key, actionOf(triggers))
-    }
+    else if (owner.endsWith('.rpz-client-ip')) c.clientIp += sign
+    else c.qname += sign
   }
 
-  /** The triggers of the records (apex records and the SOA are not triggers). */
-  private compile(): void {
-    const exact = new Map<string, FeedAction>()
-    const wildcard = new Map<string, FeedAction>()
+  /** The CLIENT-IP triggers, longest prefix first (RPZ prefers the most specific); a bad one throws. */
+  compileClientIps(): void {
     const clientIps: Array<{ cidr: Cidr; action: FeedAction }> = []
-    const counts: FeedCounts = { qname: 0, clientIp: 0, nsdname: 0, nsip: 0, responseIp: 0 }
-    let recordCount = 0
-    for (const [owner, list] of this.records) {
-      recordCount += list.length
-      if (owner === '@') continue
+    for (const [owner, list] of this.others) {
+      if (!owner.endsWith('.rpz-client-ip')) continue
       const triggers = list.filter((v) => !v.startsWith(`${TYPE_NS} `))
       if (triggers.length === 0) continue
-      if (owner.endsWith('.rpz-nsdname')) counts.nsdname++
-      else if (owner.endsWith('.rpz-nsip')) counts.nsip++
-      else if (owner.endsWith('.rpz-ip')) counts.responseIp++
-      else if (owner.endsWith('.rpz-client-ip')) {
-        const cidr = clientIpCidr(owner.slice(0, -'.rpz-client-ip'.length))
-        if (cidr === undefined) throw new FeedError(`bad CLIENT-IP trigger ${owner}`)
-        clientIps.push({ cidr, action: actionOf(triggers) })
-        counts.clientIp++
-      } else {
-        counts.qname++
-        if (owner === '*') wildcard.set('', actionOf(triggers))
-        else if (owner.startsWith('*.')) wildcard.set(owner.slice(2), actionOf(triggers))
-        else exact.set(owner, actionOf(triggers))
-      }
+      const cidr = clientIpCidr(owner.slice(0, -CLIENT_IP_SUFFIX.length))
+      if (cidr === undefined) throw new FeedError(`bad CLIENT-IP trigger ${owner}`)
+      clientIps.push({ cidr, action: actionOf(triggers) })
     }
-    // The longest prefix first: RPZ prefers the most specific CLIENT-IP trigger.
     clientIps.sort((a, b) => b.cidr.prefix - a.cidr.prefix)
-    this.exact = exact
-    this.wildcard = wildcard
     this.clientIps = clientIps
-    this.counts = counts
-    this.recordCount = recordCount
+  }
+
+  /** The action a packed code stands for (`owner` names the entry when the code is OTHER). */
+  private actionFor(code: number, owner: string): FeedAction | undefined {
+    if (code === OTHER) return this.otherActions.get(owner)
+    return code < OTHER ? SPECIAL_ACTIONS[code] : this.valueActions[code - FIRST_VALUE]
   }
 
   /** The feed's action for `name` asked by `client` (CLIENT-IP first, then QNAME), or undefined. */
@@ -236,14 +328,63 @@ export class FeedZone {
         for (const c of this.clientIps)
           if (cidrContains(c.cidr, bytes)) return { action: c.action, trigger: `client-ip ${c.cidr.text}` }
     }
-    const hit = this.exact.get(name)
-    if (hit !== undefined) return { action: hit, trigger: name }
-    for (let i = name.indexOf('.'); i >= 0; i = name.indexOf('.', i + 1)) {
-      const w = this.wildcard.get(name.slice(i + 1))
-      if (w !== undefined) return { action: w, trigger: `*.${name.slice(i + 1)}` }
+    const t = this.table
+    if (t.count === 0) return undefined
+    let code = t.get(name, 0, false)
+    if (code >= 0) {
+      const action = this.actionFor(code, name)
+      return action === undefined ? undefined : { action, trigger: name }
     }
-    const all = this.wildcard.get('')
-    return all === undefined ? undefined : { action: all, trigger: '*' }
+    // The most specific wildcard first: `*.b.c` before `*.c` before `*`.
+    for (let i = name.indexOf('.'); i >= 0; i = name.indexOf('.', i + 1)) {
+      code = t.get(name, i + 1, true)
+      if (code < 0) continue
+      const trigger = `*.${name.slice(i + 1)}`
+      const action = this.actionFor(code, trigger)
+      return action === undefined ? undefined : { action, trigger }
+    }
+    code = t.get(name, name.length, true)
+    const action = code < 0 ? undefined : this.actionFor(code, '*')
+    return action === undefined ? undefined : { action, trigger: '*' }
+  }
+}
+
+/**
+ * Builds a feed record by record, as a zone file is read or an AXFR arrives, so the records are
+ * never held as objects: each goes into the feed's compact form at once. The first SOA at the origin
+ * gives the serial and timers; later SOAs (an AXFR's closing one) are ignored.
+ */
+export class FeedBuilder {
+  private readonly zone: FeedZone
+  private soa = false
+  /** Records taken (besides the SOA). */
+  records = 0
+
+  constructor(origin: string) {
+    this.zone = new FeedZone(origin.toLowerCase().replace(/\.$/, ''), 0)
+  }
+
+  add(r: TextRecord): void {
+    const z = this.zone
+    if (r.type === TYPE_SOA) {
+      if (!this.soa && r.name === z.origin) {
+        z.setSoa(r.data)
+        this.soa = true
+      }
+      return
+    }
+    const owner = relative(r.name, z.origin)
+    if (owner === undefined) throw new FeedError(`${r.name} is outside the zone ${z.origin}`)
+    this.records++
+    z.addRecord(owner, `${r.type} ${r.data}`)
+  }
+
+  /** The finished feed; FeedError without an SOA at the origin or with a bad CLIENT-IP trigger. */
+  finish(): FeedZone {
+    if (!this.soa) throw new FeedError(`no SOA at ${this.zone.origin}`)
+    this.zone.compileClientIps()
+    this.zone.trim()
+    return this.zone
   }
 }
 

@@ -6,13 +6,13 @@
  * zone, a cut transfer, a bad TSIG or an IXFR with a gap leaves the previous feed enforced, and the
  * error in `status` (logged by the caller, exported on /metrics).
  */
-import { readFile, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { createSocket, type Socket } from 'node:dgram'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
 import { FrameReader, frame } from '../wire/tcp-frame.js'
-import { FeedZone, type FeedCounts } from './feed.js'
-import { parseZoneFile } from './zonefile.js'
+import { FeedBuilder, type FeedCounts, type FeedZone } from './feed.js'
+import { readZoneFile, type TextRecord } from './zonefile.js'
 import { transferZone } from './transfer-in.js'
 import { buildEmptyReply, OPCODE_NOTIFY, parseMessage, RCODE_NOTAUTH } from './message.js'
 import type { TsigKey } from './tsig.js'
@@ -141,9 +141,15 @@ export class FeedFollower {
       ...(s.timeoutMs === undefined ? {} : { timeoutMs: s.timeoutMs })
     }
     const have = this.current
-    const result = await transferZone(have === undefined || this.needAxfr ? req : { ...req, serial: have.serial })
+    // A whole zone goes into the new feed record by record as it arrives (never held as records);
+    // the feed enforced now stays as it is until the new one is complete.
+    const builder = new FeedBuilder(s.zone)
+    const onRecord = (r: TextRecord): void => builder.add(r)
+    const result = await transferZone(
+      have === undefined || this.needAxfr ? { ...req, onRecord } : { ...req, onRecord, serial: have.serial }
+    )
     if (result.kind === 'axfr') {
-      const feed = FeedZone.fromRecords(s.zone, result.records)
+      const feed = builder.finish()
       this.needAxfr = false
       return feed
     }
@@ -168,10 +174,13 @@ export class FeedFollower {
     const size = (await stat(file)).size
     if (size > (s.maxBytes ?? Infinity))
       throw new Error(`${file}: ${size} bytes, more than ${s.maxBytes} (rpz-feeds.max-bytes)`)
-    const records = parseZoneFile(await readFile(file, 'utf8'), s.zone)
-    if (records.length > (s.maxRecords ?? Infinity) + 1)
-      throw new Error(`${file}: more than ${s.maxRecords} records (rpz-feeds.max-records)`)
-    return FeedZone.fromRecords(s.zone, records)
+    const builder = new FeedBuilder(s.zone)
+    const max = s.maxRecords ?? Infinity
+    await readZoneFile(file, s.zone, (r) => {
+      builder.add(r)
+      if (builder.records > max) throw new Error(`${file}: more than ${s.maxRecords} records (rpz-feeds.max-records)`)
+    })
+    return builder.finish()
   }
 
   private schedule(ok: boolean): void {

@@ -32,6 +32,12 @@ export interface TransferRequest {
   key?: TsigKey
   /** Idle time before the transfer is abandoned (default 30 s). */
   timeoutMs?: number
+  /**
+   * Each record of an AXFR (or an AXFR-style answer to an IXFR) as it arrives, the first SOA first and
+   * the closing SOA left out; the result's `records` is then empty. Without it they are collected
+   * into `records`. A throw abandons the transfer.
+   */
+  onRecord?: (r: TextRecord) => void
   /** Records (besides the SOAs) and bytes the transfer may carry; past either it is abandoned. */
   maxRecords?: number
   maxBytes?: number
@@ -63,21 +69,10 @@ function serialOf(r: TextRecord): number {
   return Number(r.data.split(' ')[2])
 }
 
-/** Reads the answer records of the whole stream into a transfer result, or says it is not complete yet. */
-function interpret(records: TextRecord[], asked: number | undefined): TransferResult | undefined {
-  const first = records[0]
-  if (first === undefined) return undefined
-  if (first.type !== TYPE_SOA) throw new TransferError('the transfer does not start with the SOA')
-  const serial = serialOf(first)
-  if (records.length === 1) return asked !== undefined && serial === asked ? { kind: 'current', serial } : undefined
+/** The IXFR steps between the first and last SOA of `records`, or undefined while the stream is not complete. */
+function interpretIxfr(records: readonly TextRecord[]): TransferResult | undefined {
+  const serial = serialOf(records[0]!)
   const last = records[records.length - 1]!
-  const second = records[1]!
-  const incremental = asked !== undefined && second.type === TYPE_SOA && records.length > 2
-  if (!incremental) {
-    if (records.length >= 2 && last.type === TYPE_SOA && serialOf(last) === serial)
-      return { kind: 'axfr', records: records.slice(0, -1) }
-    return undefined
-  }
   if (last.type !== TYPE_SOA || serialOf(last) !== serial || records.length < 4) return undefined
   // Between the first and last SOA: (old SOA, deletions, new SOA, additions) steps.
   const steps: FeedStep[] = []
@@ -95,6 +90,62 @@ function interpret(records: TextRecord[], asked: number | undefined): TransferRe
   }
   if (steps[steps.length - 1]?.to !== serial) return undefined
   return { kind: 'ixfr', serial, steps }
+}
+
+/**
+ * Reads a transfer's answer records as they arrive, message by message. An AXFR (or an AXFR-style
+ * answer to an IXFR) is handed to `onRecord` record by record and not kept; an IXFR's records are
+ * kept until its closing SOA, then read into steps. `end` says whether the stream is complete.
+ */
+class TransferReader {
+  private first: TextRecord | undefined
+  /** 'axfr' or 'ixfr' once the second record has told; undefined before. */
+  private mode: 'axfr' | 'ixfr' | undefined
+  private readonly ixfr: TextRecord[] = []
+  private last: TextRecord | undefined
+  count = 0
+  private readonly asked: number | undefined
+  private readonly onRecord: (r: TextRecord) => void
+
+  constructor(asked: number | undefined, onRecord: (r: TextRecord) => void) {
+    this.asked = asked
+    this.onRecord = onRecord
+  }
+
+  record(r: TextRecord): void {
+    this.count++
+    this.last = r
+    if (this.first === undefined) {
+      if (r.type !== TYPE_SOA) throw new TransferError('the transfer does not start with the SOA')
+      this.first = r
+      return
+    }
+    if (this.mode === undefined) {
+      // An IXFR answer's second record is the SOA of the serial it starts from (RFC 1995 4); an SOA of
+      // the same serial is the end of an AXFR-style answer of an empty zone.
+      const incremental = this.asked !== undefined && r.type === TYPE_SOA && serialOf(r) !== serialOf(this.first)
+      this.mode = incremental ? 'ixfr' : 'axfr'
+      if (incremental) this.ixfr.push(this.first)
+      else this.onRecord(this.first)
+    }
+    if (this.mode === 'ixfr') this.ixfr.push(r)
+    else if (r.type !== TYPE_SOA) this.onRecord(r)
+  }
+
+  /** At the end of a message: the result when the transfer is complete, else undefined. */
+  end(singleSoaMessage: boolean): TransferResult | undefined {
+    const first = this.first
+    if (first === undefined) return undefined
+    const serial = serialOf(first)
+    // An IXFR answered by one message holding the SOA alone: we are current (or the primary is behind).
+    if (this.count === 1)
+      return this.asked !== undefined && (singleSoaMessage || serial === this.asked)
+        ? { kind: 'current', serial }
+        : undefined
+    if (this.mode === 'ixfr') return interpretIxfr(this.ixfr)
+    const last = this.last!
+    return last.type === TYPE_SOA && serialOf(last) === serial ? { kind: 'axfr', records: [] } : undefined
+  }
 }
 
 /** One transfer of `req.zone` from `req.host:req.port`. */
@@ -123,7 +174,9 @@ export async function transferZone(req: TransferRequest): Promise<TransferResult
   return await new Promise<TransferResult>((resolve, reject) => {
     const socket = connect(req.port, req.host)
     const reader = new FrameReader()
-    const records: TextRecord[] = []
+    const collected: TextRecord[] = []
+    const onRecord = req.onRecord ?? ((r: TextRecord) => void collected.push(r))
+    const stream = new TransferReader(req.serial, onRecord)
     let done = false
     let bytes = 0
     const maxBytes = req.maxBytes ?? Infinity
@@ -151,14 +204,13 @@ export async function transferZone(req: TransferRequest): Promise<TransferResult
             if (!check.ok) throw new TransferError(`TSIG: ${check.why}`)
           }
           if (m.header.rcode !== 0) throw new TransferError(`the primary answered rcode ${m.header.rcode}`)
-          for (const r of m.answer) records.push(textOf(m, r))
-          if (records.length > maxRecords)
-            throw new TransferError(`more than ${maxRecords - 2} records (rpz-feeds.max-records)`)
-          // An IXFR answered by one message holding the SOA alone: we are current (or the primary is behind).
-          const upToDate = req.serial !== undefined && records.length === 1 && m.answer.length === 1
-          const result: TransferResult | undefined = upToDate
-            ? { kind: 'current', serial: serialOf(records[0]!) }
-            : interpret(records, req.serial)
+          for (const r of m.answer) {
+            stream.record(textOf(m, r))
+            if (stream.count > maxRecords)
+              throw new TransferError(`more than ${maxRecords - 2} records (rpz-feeds.max-records)`)
+          }
+          const result = stream.end(req.serial !== undefined && m.answer.length === 1)
+          if (result?.kind === 'axfr') result.records = collected
           if (result !== undefined) {
             done = true
             socket.destroy()

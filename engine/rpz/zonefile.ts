@@ -4,6 +4,7 @@
  * several lines (the SOA). Types other than SOA, NS, CNAME, A, AAAA and TXT are kept as their text.
  * Any line it cannot read throws with its line number: a malformed feed is refused whole.
  */
+import { createReadStream } from 'node:fs'
 import { TYPE_A, TYPE_AAAA, TYPE_CNAME, TYPE_NS, TYPE_SOA, TYPE_TXT } from './message.js'
 
 export interface TextRecord {
@@ -24,6 +25,8 @@ const TYPES: Readonly<Record<string, number>> = {
   AAAA: TYPE_AAAA
 }
 const NAME_TYPES = new Set([TYPE_CNAME, TYPE_NS])
+/** Characters that make a line more than its tokens: comments, quotes, parentheses. */
+const SPECIAL = /[;()"]/
 
 export class ZoneFileError extends Error {
   readonly code = 'RPZ_ZONE_FILE'
@@ -35,58 +38,69 @@ function absolute(name: string, origin: string): string {
   return (origin === '' ? name : `${name}.${origin}`).toLowerCase()
 }
 
-/** Logical lines: comments dropped, parenthesised continuations joined, with the first line's number. */
-function logicalLines(text: string): Array<{ line: number; text: string; indented: boolean }> {
-  const out: Array<{ line: number; text: string; indented: boolean }> = []
-  let open = 0
-  let current: { line: number; text: string; indented: boolean } | undefined
-  text.split(/\r?\n/).forEach((raw, i) => {
-    let s = ''
+/**
+ * Reads a zone file line by line (a file of millions of records is never held whole): `line` takes
+ * each physical line, joins parenthesised continuations, and hands every record to `onRecord`.
+ */
+export class ZoneFileReader {
+  private org: string
+  private ttl = 3600
+  private owner: string | undefined
+  private open = 0
+  private lineNo = 0
+  private pending: { line: number; text: string; indented: boolean } | undefined
+  private readonly onRecord: (r: TextRecord) => void
+
+  constructor(origin: string, onRecord: (r: TextRecord) => void) {
+    this.org = origin.toLowerCase().replace(/\.$/, '')
+    this.onRecord = onRecord
+  }
+
+  /** One physical line (without its line break). */
+  line(raw: string): void {
+    this.lineNo++
+    // Most lines of a large feed have no comment, quote or parenthesis: taken as they are.
+    const plain = !SPECIAL.test(raw)
+    let s = plain ? raw : ''
     let quoted = false
-    for (const ch of raw) {
-      if (ch === '"') quoted = !quoted
-      if (ch === ';' && !quoted) break
-      if (!quoted && ch === '(') open++
-      else if (!quoted && ch === ')') open--
-      else s += ch
+    if (!plain)
+      for (const ch of raw) {
+        if (ch === '"') quoted = !quoted
+        if (ch === ';' && !quoted) break
+        if (!quoted && ch === '(') this.open++
+        else if (!quoted && ch === ')') this.open--
+        else s += ch
+      }
+    if (this.pending === undefined) this.pending = { line: this.lineNo, text: s, indented: /^\s/.test(raw) }
+    else this.pending.text += ' ' + s
+    if (this.open < 0) throw new ZoneFileError(`line ${this.lineNo}: unbalanced )`)
+    if (this.open === 0) {
+      const l = this.pending
+      this.pending = undefined
+      if (l.text.trim() !== '') this.logical(l.line, l.text, l.indented)
     }
-    if (current === undefined) current = { line: i + 1, text: s, indented: /^\s/.test(raw) }
-    else current.text += ' ' + s
-    if (open < 0) throw new ZoneFileError(`line ${i + 1}: unbalanced )`)
-    if (open === 0) {
-      if (current.text.trim() !== '') out.push(current)
-      current = undefined
-    }
-  })
-  if (open !== 0) throw new ZoneFileError('unbalanced ( at the end of the file')
-  return out
-}
+  }
 
-function tokens(s: string): string[] {
-  return s.match(/"[^"]*"|\S+/g) ?? []
-}
+  /** The end of the file: an open parenthesis is an error. */
+  end(): void {
+    if (this.open !== 0) throw new ZoneFileError('unbalanced ( at the end of the file')
+  }
 
-/** Reads `text` with `origin` as the starting `$ORIGIN`. */
-export function parseZoneFile(text: string, origin: string): TextRecord[] {
-  let org = origin.toLowerCase().replace(/\.$/, '')
-  let ttl = 3600
-  let owner: string | undefined
-  const out: TextRecord[] = []
-  for (const { line, text: l, indented } of logicalLines(text)) {
+  private logical(line: number, l: string, indented: boolean): void {
     const t = tokens(l)
     if (t[0] === '$ORIGIN') {
-      org = absolute(t[1] ?? '', org)
-      continue
+      this.org = absolute(t[1] ?? '', this.org)
+      return
     }
     if (t[0] === '$TTL') {
-      ttl = Number(t[1])
-      if (!Number.isInteger(ttl) || ttl < 0) throw new ZoneFileError(`line ${line}: bad $TTL`)
-      continue
+      this.ttl = Number(t[1])
+      if (!Number.isInteger(this.ttl) || this.ttl < 0) throw new ZoneFileError(`line ${line}: bad $TTL`)
+      return
     }
     if (t[0]?.startsWith('$') === true) throw new ZoneFileError(`line ${line}: ${t[0]} not supported`)
-    if (!indented) owner = absolute(t.shift()!, org)
-    if (owner === undefined) throw new ZoneFileError(`line ${line}: no owner name`)
-    let recTtl = ttl
+    if (!indented) this.owner = absolute(t.shift()!, this.org)
+    if (this.owner === undefined) throw new ZoneFileError(`line ${line}: no owner name`)
+    let recTtl = this.ttl
     let typeText: string | undefined
     while (t.length > 0) {
       const tok = t.shift()!
@@ -102,9 +116,38 @@ export function parseZoneFile(text: string, origin: string): TextRecord[] {
     if (type === undefined) throw new ZoneFileError(`line ${line}: unknown or missing type ${typeText ?? ''}`)
     const n = Number(type)
     if (t.length === 0) throw new ZoneFileError(`line ${line}: no data`)
-    out.push({ name: owner, type: n, ttl: recTtl, data: recordData(n, t, org, line) })
+    this.onRecord({ name: this.owner, type: n, ttl: recTtl, data: recordData(n, t, this.org, line) })
   }
+}
+
+function tokens(s: string): string[] {
+  return s.match(/"[^"]*"|\S+/g) ?? []
+}
+
+/** Reads `text` with `origin` as the starting `$ORIGIN`. */
+export function parseZoneFile(text: string, origin: string): TextRecord[] {
+  const out: TextRecord[] = []
+  const reader = new ZoneFileReader(origin, (r) => out.push(r))
+  for (const line of text.split(/\r?\n/)) reader.line(line)
+  reader.end()
   return out
+}
+
+/** Streams the zone file at `path` into `onRecord`, one line at a time; rejects on the first bad line. */
+export async function readZoneFile(path: string, origin: string, onRecord: (r: TextRecord) => void): Promise<void> {
+  const reader = new ZoneFileReader(origin, onRecord)
+  let rest = ''
+  for await (const chunk of createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
+    const text = rest + (chunk as string)
+    let from = 0
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
+      reader.line(text.charCodeAt(nl - 1) === 13 ? text.slice(from, nl - 1) : text.slice(from, nl))
+      from = nl + 1
+    }
+    rest = text.slice(from)
+  }
+  if (rest !== '') reader.line(rest.endsWith('\r') ? rest.slice(0, -1) : rest)
+  reader.end()
 }
 
 function recordData(type: number, t: string[], origin: string, line: number): string {
