@@ -347,6 +347,7 @@ export class Policy {
     if (part === undefined) return this.steps(snap, null, keys, out, wantCats, client)
     // Switches the schedules whose boundary this instant has reached, if the timer has not yet.
     const now = this.schedules.now()
+    part.sync(this.schedules.epoch)
     this.steps(snap, part, keys, out, wantCats, client)
     part.annotate(keys, out, now)
     return out
@@ -470,7 +471,9 @@ export class Policy {
     out.cats = cats
     if (filter === null) return
     let blocked: number[] | null = null
-    for (const c of cats) if (filter.has(c) || (part !== null && part.blocks(c))) (blocked ??= []).push(c)
+    // The open scheduled rules' categories, switched at their boundary (engine/policy/scheduled.ts).
+    const open = part === null ? null : part.openFilter
+    for (const c of cats) if (filter.has(c) || (open !== null && open.has(c))) (blocked ??= []).push(c)
     if (blocked !== null) {
       out.blockedCats = blocked
       out.matched = hit.key
