@@ -190,7 +190,6 @@ export class ScheduledPart {
     return false
   }
 
-
   /** After a category block: names the open rule that decided, unless an always-on category did. */
   nameCategoryRule(out: Verdict, always: ReadonlySet<number>): void {
     const blocked = out.blockedCats
