@@ -6,6 +6,7 @@
 # next user's address, 100 in flight); per round: answered queries per second and the server's CPU
 # time per answered query (/proc utime+stime). Medians over the rounds.
 # Run: npm run build && flock /tmp/bench.lock bash bench/dns/schedule-e2e.sh [ROUNDS=5] [SECONDS=6] [USERS=100000] [DISTINCT=1000]
+# (ONE=1 with USERS=45000: both sides on one server process, a check that the two processes do not differ.)
 set -euo pipefail
 ROUNDS=${1:-5} SECS=${2:-6} USERS=${3:-100000} DISTINCT=${4:-1000}
 DIR=$(mktemp -d /tmp/filterd-sched-e2e.XXXXXX)
@@ -21,6 +22,8 @@ node dist/tools/filterd.js dns --config "$DIR/plain.yaml" >/dev/null 2>&1 & PIDS
 PLAIN_PID=$!
 node dist/tools/filterd.js dns --config "$DIR/scheduled.yaml" >/dev/null 2>&1 & PIDS+=($!)
 SCHED_PID=$!
+# ONE=1: both sides query the first server (same process; keep 2 x USERS under the policy's 100,000 cached addresses).
+if [ "${ONE:-0}" = 1 ]; then SCHED=$PLAIN SCHED_PID=$PLAIN_PID; fi
 wait_port() { for _ in $(seq 1 120); do dig +tries=1 +time=1 @127.0.0.1 -p "$1" probe.example A >/dev/null 2>&1 && return 0; sleep 0.5; done; echo "port $1 never answered" >&2; return 1; }
 for p in $KNOT $PLAIN $SCHED; do wait_port $p; done
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
