@@ -6,7 +6,7 @@
 # next user's address, 100 in flight); per round: answered queries per second and the server's CPU
 # time per answered query (/proc utime+stime). Medians over the rounds.
 # Run: npm run build && flock /tmp/bench.lock bash bench/dns/schedule-e2e.sh [ROUNDS=5] [SECONDS=6] [USERS=100000] [DISTINCT=1000]
-# (ONE=1 with USERS=45000: both sides on one server process, a check that the two processes do not differ.)
+# (ONE=1 with USERS=45000: both sides on one server process; AA=1: the users without schedules on both servers.)
 set -euo pipefail
 ROUNDS=${1:-5} SECS=${2:-6} USERS=${3:-100000} DISTINCT=${4:-1000}
 DIR=$(mktemp -d /tmp/filterd-sched-e2e.XXXXXX)
@@ -24,6 +24,9 @@ node dist/tools/filterd.js dns --config "$DIR/scheduled.yaml" >/dev/null 2>&1 & 
 SCHED_PID=$!
 # ONE=1: both sides query the first server (same process; keep 2 x USERS under the policy's 100,000 cached addresses).
 if [ "${ONE:-0}" = 1 ]; then SCHED=$PLAIN SCHED_PID=$PLAIN_PID; fi
+# AA=1: the users without schedules on both servers, a check of how much the two processes differ by themselves.
+SCHED_FROM=127.129.0.0
+if [ "${AA:-0}" = 1 ]; then SCHED_FROM=127.1.0.0; fi
 wait_port() { for _ in $(seq 1 120); do dig +tries=1 +time=1 @127.0.0.1 -p "$1" probe.example A >/dev/null 2>&1 && return 0; sleep 0.5; done; echo "port $1 never answered" >&2; return 1; }
 for p in $KNOT $PLAIN $SCHED; do wait_port $p; done
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -40,14 +43,14 @@ round() { # port first-address pid -> "qps cpu_us_per_query lost"
 }
 # Warm-up: every user's snapshot built once on each server (one query from each address, and more).
 round $PLAIN 127.1.0.0 $PLAIN_PID >/dev/null
-round $SCHED 127.129.0.0 $SCHED_PID >/dev/null
+round $SCHED $SCHED_FROM $SCHED_PID >/dev/null
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 P=() S=()
 for r in $(seq 1 "$ROUNDS"); do
   if [ $((r % 2)) = 1 ]; then
-    P+=("$(round $PLAIN 127.1.0.0 $PLAIN_PID)"); S+=("$(round $SCHED 127.129.0.0 $SCHED_PID)")
+    P+=("$(round $PLAIN 127.1.0.0 $PLAIN_PID)"); S+=("$(round $SCHED $SCHED_FROM $SCHED_PID)")
   else
-    S+=("$(round $SCHED 127.129.0.0 $SCHED_PID)"); P+=("$(round $PLAIN 127.1.0.0 $PLAIN_PID)")
+    S+=("$(round $SCHED $SCHED_FROM $SCHED_PID)"); P+=("$(round $PLAIN 127.1.0.0 $PLAIN_PID)")
   fi
   echo "round $r: without schedules ${P[-1]} | with ${S[-1]} (q/s, server CPU µs/query, lost)" >&2
 done
