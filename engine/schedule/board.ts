@@ -4,7 +4,8 @@
  * (engine/schedule/compile.ts `timeline`). Entries are filed by their next boundary (a map from instant
  * to entries, and a min-heap of those instants), so a switch touches only the entries whose boundary
  * it is and moves each to its next precomputed state: a pointer step, no date arithmetic, no per-user
- * work (a snapshot reads its rules' `open` flags, engine/policy/scheduled.ts). An entry whose laid-out
+ * work (a snapshot reads its rules' `open` flags, engine/policy/scheduled.ts). Filing the stepped entries
+ * under their next boundary is left to the background (see `switchDue`). An entry whose laid-out
  * states run low is laid out again in the background, days before they run out, a slice per
  * event-loop turn. A query reads the clock once and compares it with the nearest boundary, so a timer
  * that fires late (a busy event loop) never lets a query see the wrong side of a boundary.
