@@ -62,8 +62,9 @@ await store.close()
 // An eighth of the names blocked for everyone (Gambling), an eighth by the schedule while open, the rest forwarded.
 const names = Array.from({ length: 4096 }, (_, i) => `www.site${(i * 7919) % 100_000}.example A`)
 writeFileSync(join(dir, 'queries.txt'), names.join('\n') + '\n')
-// Two servers on the same store, one queried by the users without schedules and one by those with: the
-// policy caches 100,000 addresses' snapshots per process, so one server for both sides would rebuild them.
+// Two servers on the same store, one queried by the users without schedules and one by those with (or,
+// with ONE=1, the first for both): proxy.policy-cache-addresses holds both sides' addresses and the
+// probes', so one process serving both never empties its cache.
 for (const [side, port] of [
   ['plain', listen],
   ['scheduled', listen + 1]
@@ -79,7 +80,8 @@ for (const [side, port] of [
       'log-level': 'warn',
       io: 'native',
       dispatch: 'inline',
-      processes: 1
+      processes: 1,
+      'policy-cache-addresses': 2 * USERS + 1000
     },
     common: { db: join(dir, 'db'), 'log-level': 'warn' },
     datafiles: { path: dir, cats: dir },

@@ -6,7 +6,7 @@
 # next user's address, 100 in flight); per round: answered queries per second and the server's CPU
 # time per answered query (/proc utime+stime). Medians over the rounds.
 # Run: npm run build && flock /tmp/bench.lock bash bench/dns/schedule-e2e.sh [ROUNDS=5] [SECONDS=6] [USERS=100000] [DISTINCT=1000]
-# (ONE=1 with USERS=45000: both sides on one server process; AA=1: the users without schedules on both servers.)
+# (ONE=1: both sides on one server process, its proxy.policy-cache-addresses sized for both; AA=1: the users without schedules on both servers.)
 set -euo pipefail
 ROUNDS=${1:-5} SECS=${2:-6} USERS=${3:-100000} DISTINCT=${4:-1000}
 DIR=$(mktemp -d /tmp/filterd-sched-e2e.XXXXXX)
@@ -22,7 +22,7 @@ node dist/tools/filterd.js dns --config "$DIR/plain.yaml" >/dev/null 2>&1 & PIDS
 PLAIN_PID=$!
 node dist/tools/filterd.js dns --config "$DIR/scheduled.yaml" >/dev/null 2>&1 & PIDS+=($!)
 SCHED_PID=$!
-# ONE=1: both sides query the first server (same process; keep 2 x USERS under the policy's 100,000 cached addresses).
+# ONE=1: both sides query the first server (same process; the setup sizes its policy cache for 2 x USERS).
 if [ "${ONE:-0}" = 1 ]; then SCHED=$PLAIN SCHED_PID=$PLAIN_PID; fi
 # AA=1: the users without schedules on both servers, a check of how much the two processes differ by themselves.
 SCHED_FROM=127.129.0.0

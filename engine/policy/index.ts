@@ -131,7 +131,7 @@ export interface PolicyOptions {
 
 /** What createPolicy reads of the config (a Config has it; a pool worker passes just these). */
 export interface PolicyConfig {
-  readonly proxy: { readonly 'safesearch-hosts'?: string }
+  readonly proxy: { readonly 'safesearch-hosts'?: string; readonly 'policy-cache-addresses'?: number }
   readonly common: { readonly 'vendor-names': readonly string[] }
   readonly stats?: { readonly timezone?: string }
 }
@@ -160,6 +160,9 @@ export function createPolicy(
     ...(options.watcher === undefined ? {} : { watcher: options.watcher }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.feeds === undefined ? {} : { feeds: options.feeds }),
+    ...(config.proxy['policy-cache-addresses'] === undefined
+      ? {}
+      : { maxCachedAddresses: config.proxy['policy-cache-addresses'] }),
     ...(config.stats?.timezone === undefined ? {} : { timeZone: config.stats.timezone })
   })
 }
