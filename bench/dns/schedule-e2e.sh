@@ -23,6 +23,7 @@ PLAIN_PID=$!
 node dist/tools/filterd.js dns --config "$DIR/scheduled.yaml" >/dev/null 2>&1 & PIDS+=($!)
 SCHED_PID=$!
 # ONE=1: both sides query the first server (same process; the setup sizes its policy cache for 2 x USERS).
+IDLE_PID=$SCHED_PID
 if [ "${ONE:-0}" = 1 ]; then SCHED=$PLAIN SCHED_PID=$PLAIN_PID; fi
 # AA=1: the users without schedules on both servers, a check of how much the two processes differ by themselves.
 SCHED_FROM=127.129.0.0
@@ -55,6 +56,10 @@ for r in $(seq 1 "$ROUNDS"); do
   echo "round $r: without schedules ${P[-1]} | with ${S[-1]} (q/s, server CPU µs/query, lost)" >&2
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+# With ONE=1 the second server only answered the start probe: its RSS against the first's is about
+# the cost of the policy snapshots of both sides' addresses.
+rss() { awk '/VmRSS/ { print $2 }' "/proc/$1/status"; }
+echo "server RSS, KiB: queried $(rss $PLAIN_PID), the other $(rss $IDLE_PID)" >&2
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 pq=$(printf '%s\n' "${P[@]}" | cut -d' ' -f1 | median) sq=$(printf '%s\n' "${S[@]}" | cut -d' ' -f1 | median)
 pc=$(printf '%s\n' "${P[@]}" | cut -d' ' -f2 | median) sc=$(printf '%s\n' "${S[@]}" | cut -d' ' -f2 | median)
