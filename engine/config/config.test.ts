@@ -108,6 +108,8 @@ test('the block page must not listen where the API listens', (t: TestContext) =>
 test('unknown keys and wrong types are refused naming the key', (t: TestContext) => {
   rejects(t, 'proxy:\n  listne: [127.0.0.1:53]\n', 'proxy.listne', /unknown key/)
   rejects(t, 'proxy:\n  ttl: lots\n', 'proxy.ttl', /integer/)
+  rejects(t, 'proxy:\n  policy-cache-addresses: 0\n', 'proxy.policy-cache-addresses', />= 1/)
+  rejects(t, 'proxy:\n  policy-cache-addresses: 2.5\n', 'proxy.policy-cache-addresses', /integer/)
   rejects(t, 'datafiles:\n  language: fr\n', 'datafiles.language', /one of "ru", "en"/)
   rejects(t, 'api:\n  access: ["permit 10.0.0.0/8"]\n', 'api.access[0]', /pattern/)
   rejects(t, 'api:\n  access: ["allow 10.0.0.0/33"]\n', 'api.access', /not an address or prefix/)

@@ -135,6 +135,14 @@ export const configSchema = {
           default: 64,
           description: 'packets per pool task at most'
         },
+        'policy-cache-addresses': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 100000000,
+          default: 100000,
+          description:
+            'client addresses whose resolved policy each DNS process (and pool worker) keeps cached; when full the cache is emptied and refilled from the database, so size it to the active subscriber addresses (up to about 3 KiB of memory each, docs/dns.md)'
+        },
         'client-subnet': {
           type: 'boolean',
           default: false,

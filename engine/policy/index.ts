@@ -131,7 +131,7 @@ export interface PolicyOptions {
 
 /** What createPolicy reads of the config (a Config has it; a pool worker passes just these). */
 export interface PolicyConfig {
-  readonly proxy: { readonly 'safesearch-hosts'?: string }
+  readonly proxy: { readonly 'safesearch-hosts'?: string; readonly 'policy-cache-addresses'?: number }
   readonly common: { readonly 'vendor-names': readonly string[] }
   readonly stats?: { readonly timezone?: string }
 }
@@ -160,6 +160,9 @@ export function createPolicy(
     ...(options.watcher === undefined ? {} : { watcher: options.watcher }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.feeds === undefined ? {} : { feeds: options.feeds }),
+    ...(config.proxy['policy-cache-addresses'] === undefined
+      ? {}
+      : { maxCachedAddresses: config.proxy['policy-cache-addresses'] }),
     ...(config.stats?.timezone === undefined ? {} : { timeZone: config.stats.timezone })
   })
 }
@@ -347,6 +350,7 @@ export class Policy {
     if (part === undefined) return this.steps(snap, null, keys, out, wantCats, client)
     // Switches the schedules whose boundary this instant has reached, if the timer has not yet.
     const now = this.schedules.now()
+    part.sync(this.schedules.epoch)
     this.steps(snap, part, keys, out, wantCats, client)
     part.annotate(keys, out, now)
     return out
@@ -470,7 +474,9 @@ export class Policy {
     out.cats = cats
     if (filter === null) return
     let blocked: number[] | null = null
-    for (const c of cats) if (filter.has(c) || (part !== null && part.blocks(c))) (blocked ??= []).push(c)
+    // The open scheduled rules' categories, switched at their boundary (engine/policy/scheduled.ts).
+    const open = part === null ? null : part.openFilter
+    for (const c of cats) if (filter.has(c) || (open !== null && open.has(c))) (blocked ??= []).push(c)
     if (blocked !== null) {
       out.blockedCats = blocked
       out.matched = hit.key

@@ -5,7 +5,8 @@ import { CategoryDb } from '../catdb/index.js'
 import { Store } from '../store/index.js'
 import { createBuiltinWhitelist } from '../whitelist/index.js'
 import { addUser, buildCats, tempStore } from '../testing/store.js'
-import { HostKeys, Policy, Verdict, loadSafeHosts, parseSafeHosts } from './index.js'
+import { parseConfig } from '../config/index.js'
+import { HostKeys, Policy, Verdict, createPolicy, loadSafeHosts, parseSafeHosts } from './index.js'
 
 interface Fixture {
   store: Store
@@ -208,6 +209,36 @@ test('cached snapshots are dropped when the store generation moves', async (t: T
   t.assert.strictEqual(f.policy.watcher.check(), true)
   t.assert.strictEqual(f.judge('10.0.0.10', 'casino.example').action, 'block')
   t.assert.strictEqual(f.policy.watcher.check(), false)
+})
+
+test('proxy.policy-cache-addresses bounds the per-address cache: a full cache is emptied and refilled', async (t: TestContext) => {
+  const { store } = tempStore(t, 'filterd-policy-')
+  await buildCats(store, { 'casino.example': [CATEGORY.GAMBLING] })
+  for (const [name, ip] of [
+    ['a', '10.0.0.21'],
+    ['b', '10.0.0.22'],
+    ['c', '10.0.0.23']
+  ]) {
+    await user(store, { name: name!, ip: [ip!] })
+  }
+  const small = createPolicy(parseConfig('proxy:\n  policy-cache-addresses: 2\n', '/x.yaml'), store)
+  const large = createPolicy(parseConfig('', '/x.yaml'), store)
+  const judge = (p: Policy, address: string): string =>
+    p.evaluate(address, new HostKeys('casino.example'), new Verdict(), false).action
+  for (const p of [small, large]) {
+    t.assert.strictEqual(judge(p, '10.0.0.21'), 'forward')
+    t.assert.strictEqual(judge(p, '10.0.0.22'), 'forward')
+  }
+  // The change is not announced to the policies (no watcher check): a cached snapshot stays as it was.
+  await store.write((w) => w.putUser({ ...store.getUser('a')!, filter: [CATEGORY.GAMBLING] }))
+  for (const p of [small, large]) {
+    t.assert.strictEqual(judge(p, '10.0.0.21'), 'forward', 'still cached')
+    t.assert.strictEqual(judge(p, '10.0.0.23'), 'forward')
+  }
+  // A third address filled the cache of 2, so it was emptied and 10.0.0.21 is read afresh; the
+  // default (100,000) still holds the old snapshot.
+  t.assert.strictEqual(judge(small, '10.0.0.21'), 'block')
+  t.assert.strictEqual(judge(large, '10.0.0.21'), 'forward')
 })
 
 test('parseSafeHosts reads search and video lines and refuses bad ones', (t: TestContext) => {

@@ -147,3 +147,31 @@ test('users sharing a schedule share one compiled entry and rule; a switch reads
   for (let i = 1; i <= 20; i++) t.assert.strictEqual(f.judge(`10.1.0.${i}`, 'casino.example').action, 'block')
   t.assert.strictEqual(reads.n, 0)
 })
+
+test('users with schedules of their own: every one switches at its boundary, also before the background filing', async (t: TestContext) => {
+  const pad = (n: number): string => String(n).padStart(2, '0')
+  // 90 users, each closing at its own minute from 22:01 (the switch at 22:00 steps 90 distinct schedules).
+  const rule = (i: number): ScheduledRule => ({
+    ...SCHOOL_NIGHTS,
+    windows: [{ days: ['thu'], from: '22:00', to: `${22 + Math.floor((i + 1) / 60)}:${pad((i + 1) % 60)}` }]
+  })
+  const f = await fixture(t, async (s) => {
+    for (let i = 0; i < 90; i++) await addUser(s, { name: `kid${i}`, ip: [`10.0.1.${i}`], schedules: [rule(i)] })
+  })
+  const actions = (): string =>
+    Array.from({ length: 90 }, (_, i) => f.judge(`10.0.1.${i}`, 'social.example').action[0]).join('')
+  t.assert.strictEqual(actions(), 'f'.repeat(90))
+  t.assert.strictEqual(f.policy.schedules.size, 90)
+  f.clock.now = THU_2200
+  t.assert.strictEqual(actions(), 'b'.repeat(90), 'every user blocked at 22:00:00')
+  // No event-loop turn since the switch: its schedules are not filed yet, and 22:01 and 22:02 still switch.
+  t.assert.ok(f.policy.schedules.pendingFiles > 0)
+  f.clock.now = at('2026-11-26T22:01:00Z')
+  t.assert.strictEqual(actions(), 'f' + 'b'.repeat(89))
+  f.clock.now = at('2026-11-26T22:02:00Z') - 1
+  t.assert.strictEqual(actions(), 'f' + 'b'.repeat(89), 'not a millisecond early')
+  f.clock.now = at('2026-11-26T22:02:00Z')
+  t.assert.strictEqual(actions(), 'ff' + 'b'.repeat(88))
+  f.clock.now = at('2026-11-26T23:30:00Z')
+  t.assert.strictEqual(actions(), 'f'.repeat(90))
+})

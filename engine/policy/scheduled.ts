@@ -114,12 +114,24 @@ function decided(out: Verdict, r: CompiledRule, action: Verdict['action'], reaso
   return true
 }
 
+const NO_CATEGORIES: ReadonlySet<number> = new Set()
+
 export class ScheduledPart {
   readonly rules: readonly CompiledRule[]
   /** Whether any rule has list entries or allow-only mode (then every name may be touched). */
   private readonly hasLists: boolean
   /** Every rule's categories: a name with none of them, and no list rule, needs no annotation. */
   private readonly anyFilter: ReadonlySet<number>
+  /**
+   * The open state below, as of the board's `epoch` (moved by every switch): a query's `sync` is one
+   * comparison, and the first query after a switch recomputes it from the rules' `open` flags (no date
+   * arithmetic, and no allocation unless two open rules block categories).
+   */
+  private epoch = -1
+  /** Categories the open rules block: the category step reads it like the always-on filter. */
+  openFilter: ReadonlySet<number> = NO_CATEGORIES
+  /** Whether an open rule has list entries or allow-only mode (else the list steps skip the part). */
+  listsOpen = false
 
   constructor(rules: readonly CompiledRule[]) {
     this.rules = rules
@@ -129,9 +141,28 @@ export class ScheduledPart {
     this.anyFilter = cats
   }
 
+  /** Brings the open state to the board's `epoch`. */
+  sync(epoch: number): void {
+    if (epoch !== this.epoch) this.recompute(epoch)
+  }
+
+  private recompute(epoch: number): void {
+    this.epoch = epoch
+    let filter = NO_CATEGORIES
+    let lists = false
+    for (const r of this.rules) {
+      if (!r.entry.open) continue
+      if (r.allowOnly || r.whitelist.size > 0 || r.blacklist.size > 0) lists = true
+      if (r.filter.size === 0) continue
+      filter = filter.size === 0 ? r.filter : new Set([...filter, ...r.filter])
+    }
+    this.openFilter = filter
+    this.listsOpen = lists
+  }
+
   /** Step 4 for the open rules: a whitelisted name is forwarded. */
   white(keys: SuffixKeys, out: Verdict): boolean {
-    if (!this.hasLists) return false
+    if (!this.listsOpen) return false
     for (const r of this.rules) {
       if (!r.entry.open) continue
       const hit = firstIn(r.whitelist, keys)
@@ -142,7 +173,7 @@ export class ScheduledPart {
 
   /** Step 5 for the open rules: a blacklisted name is blocked. */
   black(keys: SuffixKeys, out: Verdict): boolean {
-    if (!this.hasLists) return false
+    if (!this.listsOpen) return false
     for (const r of this.rules) {
       if (!r.entry.open) continue
       const hit = firstIn(r.blacklist, keys)
@@ -153,16 +184,9 @@ export class ScheduledPart {
 
   /** Allow-only mode of an open rule. */
   allowOnly(out: Verdict): boolean {
-    if (!this.hasLists) return false
+    if (!this.listsOpen) return false
     for (const r of this.rules)
       if (r.entry.open && r.allowOnly) return decided(out, r, 'block', 'schedule-allow-only', '-')
-    return false
-  }
-
-  /** Whether an open rule blocks category `c`. */
-  blocks(c: number): boolean {
-    if (!this.anyFilter.has(c)) return false
-    for (const r of this.rules) if (r.entry.open && r.filter.has(c)) return true
     return false
   }
 

@@ -124,3 +124,50 @@ test('a background layout runs between event-loop turns, not in the switch', asy
   assert.deepEqual([weekly.open, weekly.next, layouts.n], [false, at('2026-12-10T16:00:00Z'), 1])
   board.clear()
 })
+
+test('a switch steps its schedules and files them later; a boundary before the filing still switches', () => {
+  let now = at('2026-11-26T15:59:59Z') // a Thursday
+  const board = new ScheduleBoard(() => now)
+  // 120 distinct schedules, all opening at 16:00 and closing one minute apart from 16:01.
+  const entries = Array.from({ length: 120 }, (_, i) =>
+    board.entry('UTC', [
+      { days: WEEKDAYS, from: '16:00', to: `${16 + Math.floor((i + 1) / 60)}:${String((i + 1) % 60).padStart(2, '0')}` }
+    ])
+  )
+  now = at('2026-11-26T16:00:00Z')
+  board.now()
+  assert.equal(board.switched, 120)
+  assert.ok(entries.every((e) => e.open))
+  assert.equal(board.pendingFiles, 120, 'filed in the background, not in the switch')
+  assert.equal(board.next, at('2026-11-26T16:01:00Z'), 'the nearest boundary counts the unfiled schedules')
+  // No event-loop turn: the 16:01 boundary comes before the background filing ran.
+  now = at('2026-11-26T16:01:00Z')
+  board.now()
+  assert.equal(board.pendingFiles, 1, 'the 119 filed first; the one it stepped waits')
+  assert.deepEqual(
+    entries.slice(0, 2).map((e) => e.open),
+    [false, true]
+  )
+  assert.equal(board.next, at('2026-11-26T16:02:00Z'))
+  now = at('2026-11-26T18:00:00Z')
+  board.now()
+  assert.ok(entries.every((e) => !e.open))
+  board.clear()
+})
+
+test('the background files a switch in slices, between event-loop turns', async () => {
+  let now = at('2026-11-26T15:59:59Z')
+  const board = new ScheduleBoard(() => now)
+  for (let i = 0; i < 3000; i++)
+    board.entry('UTC', [
+      { days: WEEKDAYS, from: '16:00', to: `${17 + (Math.floor(i / 60) % 4)}:${String(i % 60).padStart(2, '0')}` }
+    ])
+  now = at('2026-11-26T16:00:00Z')
+  board.now()
+  assert.ok(board.size > 200)
+  assert.equal(board.switched, board.size)
+  assert.equal(board.pendingFiles, board.size)
+  for (let i = 0; i < 1000 && board.pendingFiles > 0; i++) await turn()
+  assert.equal(board.pendingFiles, 0)
+  board.clear()
+})

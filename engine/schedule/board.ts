@@ -4,7 +4,8 @@
  * (engine/schedule/compile.ts `timeline`). Entries are filed by their next boundary (a map from instant
  * to entries, and a min-heap of those instants), so a switch touches only the entries whose boundary
  * it is and moves each to its next precomputed state: a pointer step, no date arithmetic, no per-user
- * work (a snapshot reads its rules' `open` flags, engine/policy/scheduled.ts). An entry whose laid-out
+ * work (a snapshot reads its rules' `open` flags, engine/policy/scheduled.ts). Filing the stepped entries
+ * under their next boundary is left to the background (see `switchDue`). An entry whose laid-out
  * states run low is laid out again in the background, days before they run out, a slice per
  * event-loop turn. A query reads the clock once and compares it with the nearest boundary, so a timer
  * that fires late (a busy event loop) never lets a query see the wrong side of a boundary.
@@ -90,6 +91,8 @@ const MAX_DELAY_MS = 2_147_483_647
 const AHEAD_MIN = 2
 /** The background layout's share of one event-loop turn. */
 const REFILL_SLICE_MS = 2
+/** The background filing's share of one event-loop turn (engine/schedule/board.ts `switchDue`). */
+const FILE_SLICE_MS = 2
 
 export class ScheduleBoard {
   readonly clock: Clock
@@ -109,6 +112,11 @@ export class ScheduleBoard {
   private low: ScheduleEntry[] = []
   private timer: NodeJS.Timeout | undefined = undefined
   private refillTimer: NodeJS.Immediate | undefined = undefined
+  /** Lists of entries the last switch stepped and has not yet filed, the next to file, and their nearest boundary. */
+  private stepped: ScheduleEntry[][] = []
+  private steppedAt = 0
+  private steppedNext = Number.POSITIVE_INFINITY
+  private fileTimer: NodeJS.Immediate | undefined = undefined
   private readonly onSwitch: (() => void) | undefined
 
   constructor(clock: Clock, onSwitch?: () => void) {
@@ -138,6 +146,18 @@ export class ScheduleBoard {
     return this.entries.size
   }
 
+  /** Entries a switch stepped and the background has not yet filed under their next boundary. */
+  get pendingFiles(): number {
+    let n = 0
+    for (const list of this.stepped) n += list.length
+    return n - this.steppedAt
+  }
+
+  /** Files now what the last switch left to the background (tests and benchmarks). */
+  fileNow(): void {
+    this.fileStepped(Number.POSITIVE_INFINITY)
+  }
+
   /** Entries waiting to be laid out again in the background. */
   get pendingLayouts(): number {
     return this.low.length
@@ -155,7 +175,7 @@ export class ScheduleBoard {
     if (now < this.latest) this.layOutAll(now)
     else this.switchDue(now)
     this.latest = now
-    this.next = this.boundaries.peek()
+    this.next = Math.min(this.boundaries.peek(), this.steppedNext)
     this.epoch++
     this.arm(now)
     this.onSwitch?.()
@@ -167,6 +187,9 @@ export class ScheduleBoard {
     this.due.clear()
     this.boundaries.clear()
     this.low = []
+    this.stepped = []
+    this.steppedAt = 0
+    this.steppedNext = Number.POSITIVE_INFINITY
     this.next = Number.POSITIVE_INFINITY
     this.latest = Number.NEGATIVE_INFINITY
     this.epoch++
@@ -178,6 +201,8 @@ export class ScheduleBoard {
     this.timer = undefined
     if (this.refillTimer !== undefined) clearImmediate(this.refillTimer)
     this.refillTimer = undefined
+    if (this.fileTimer !== undefined) clearImmediate(this.fileTimer)
+    this.fileTimer = undefined
   }
 
   /** Lays out again, in slices, the entries that ran low (call from a test or benchmark to finish them now). */
@@ -191,23 +216,63 @@ export class ScheduleBoard {
     }
   }
 
+  /**
+   * Steps the entries of every boundary `now` has reached: per entry a pointer step in its laid-out
+   * states, nothing else. Filing each entry under its next boundary (a map and heap update per entry,
+   * most of a switch's cost when 100,000 schedules are distinct) is left to the background, in slices,
+   * well before that boundary: `next` already counts the stepped entries' boundaries, and a switch files
+   * whatever is left first.
+   */
   private switchDue(now: number): void {
+    this.fileStepped(Number.POSITIVE_INFINITY)
     let n = 0
+    let nearest = Number.POSITIVE_INFINITY
     while (this.boundaries.peek() <= now) {
       const at = this.boundaries.pop()
       const list = this.due.get(at)
       if (list === undefined) continue
       this.due.delete(at)
-      for (const e of list) {
+      for (let i = 0; i < list.length; i++) {
+        const e = list[i]!
         e.step(now)
-        this.file(e)
+        if (e.next < nearest) nearest = e.next
+        if (e.ahead < AHEAD_MIN) this.queueLayout(e)
       }
+      this.stepped.push(list)
       n += list.length
     }
+    this.steppedNext = nearest
     this.switched = n
+    if (this.stepped.length > 0) this.fileTimer ??= setImmediate(this.fileLater).unref()
+  }
+
+  /** Files the entries stepped by the last switch under their next boundary, for up to `sliceMs`. */
+  private fileStepped(sliceMs: number): void {
+    const start = performance.now()
+    let k = 0
+    while (this.stepped.length > 0) {
+      const list = this.stepped[this.stepped.length - 1]!
+      while (this.steppedAt < list.length) {
+        this.place(list[this.steppedAt++]!)
+        // Reading the time costs: once every 1,024 entries.
+        if ((++k & 1023) === 0 && performance.now() - start >= sliceMs) return
+      }
+      this.stepped.pop()
+      this.steppedAt = 0
+    }
+    this.steppedNext = Number.POSITIVE_INFINITY
+  }
+
+  private readonly fileLater = (): void => {
+    this.fileTimer = undefined
+    this.fileStepped(FILE_SLICE_MS)
+    if (this.stepped.length > 0) this.fileTimer = setImmediate(this.fileLater).unref()
   }
 
   private layOutAll(now: number): void {
+    this.stepped = []
+    this.steppedAt = 0
+    this.steppedNext = Number.POSITIVE_INFINITY
     this.due.clear()
     this.boundaries.clear()
     this.low = []
@@ -220,6 +285,11 @@ export class ScheduleBoard {
 
   /** Files `e` under its next boundary, and queues it for a background layout when it runs low. */
   private file(e: ScheduleEntry): void {
+    this.place(e)
+    if (e.ahead < AHEAD_MIN) this.queueLayout(e)
+  }
+
+  private place(e: ScheduleEntry): void {
     let list = this.due.get(e.next)
     if (list === undefined) {
       list = []
@@ -227,12 +297,13 @@ export class ScheduleBoard {
       this.boundaries.push(e.next)
     }
     list.push(e)
-    if (e.ahead < AHEAD_MIN) {
-      this.low.push(e)
-      this.refillTimer ??= setImmediate(() => {
-        this.refillLater()
-      }).unref()
-    }
+  }
+
+  private queueLayout(e: ScheduleEntry): void {
+    this.low.push(e)
+    this.refillTimer ??= setImmediate(() => {
+      this.refillLater()
+    }).unref()
   }
 
   private refillLater(): void {

@@ -1,0 +1,146 @@
+// A UDP DNS load client whose every query comes from another source address (issue 27's end-to-end
+// schedule benchmark: 100,000 users told apart by address). One socket bound to 0.0.0.0; each query's
+// source is set with IP_PKTINFO (any 127.0.0.0/8 address is local on loopback), so replies to every
+// address reach the same socket. Keeps WINDOW queries in flight, like dnsperf -q; a window that stays
+// unanswered for 500 ms counts as lost.
+// Build: gcc -O2 -o multisrc bench/dns/multisrc.c
+// Run:   multisrc PORT FIRST_ADDRESS USERS NAMES_FILE SECONDS WINDOW
+//        prints "sent received seconds"
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#define MAX_NAMES 4096
+#define BATCH 32
+
+static unsigned char packets[MAX_NAMES][300];
+static int lengths[MAX_NAMES];
+
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* An A query for `name` (dotted, no trailing dot) into packets[i]. */
+static void encode(int i, const char *name) {
+  unsigned char *p = packets[i];
+  memset(p, 0, 12);
+  p[2] = 1; /* RD */
+  p[5] = 1; /* QDCOUNT */
+  int n = 12;
+  const char *s = name;
+  while (*s) {
+    const char *dot = strchr(s, '.');
+    int len = dot ? (int)(dot - s) : (int)strlen(s);
+    p[n++] = (unsigned char)len;
+    memcpy(p + n, s, len);
+    n += len;
+    s += len + (dot ? 1 : 0);
+  }
+  p[n++] = 0;
+  p[n++] = 0, p[n++] = 1, p[n++] = 0, p[n++] = 1;
+  lengths[i] = n;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 7) {
+    fprintf(stderr, "usage: multisrc PORT FIRST_ADDRESS USERS NAMES_FILE SECONDS WINDOW\n");
+    return 2;
+  }
+  int port = atoi(argv[1]);
+  uint32_t first = ntohl(inet_addr(argv[2]));
+  long users = atol(argv[3]);
+  double duration = atof(argv[5]);
+  long window = atol(argv[6]);
+  FILE *f = fopen(argv[4], "r");
+  if (!f) return perror("names"), 1;
+  char line[256];
+  int names = 0;
+  while (names < MAX_NAMES && fgets(line, sizeof line, f)) {
+    char *sp = strpbrk(line, " \n");
+    if (sp) *sp = 0;
+    if (line[0]) encode(names++, line);
+  }
+  fclose(f);
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  int big = 1 << 22;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+  struct sockaddr_in any = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+  if (bind(fd, (struct sockaddr *)&any, sizeof any) < 0) return perror("bind"), 1;
+  struct sockaddr_in server = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = inet_addr("127.0.0.1")};
+
+  struct mmsghdr out[BATCH], in[64];
+  struct iovec oiov[BATCH], iiov[64];
+  char control[BATCH][CMSG_SPACE(sizeof(struct in_pktinfo))];
+  static unsigned char rbuf[64][512];
+  memset(out, 0, sizeof out);
+  memset(in, 0, sizeof in);
+  for (int i = 0; i < 64; i++) {
+    iiov[i].iov_base = rbuf[i];
+    iiov[i].iov_len = sizeof rbuf[i];
+    in[i].msg_hdr.msg_iov = &iiov[i];
+    in[i].msg_hdr.msg_iovlen = 1;
+  }
+  long sent = 0, received = 0, outstanding = 0;
+  double start = seconds(), end = start + duration, quiet = start;
+  while (seconds() < end) {
+    int k = 0;
+    while (k < BATCH && outstanding + k < window) {
+      long q = sent + k;
+      int name = (int)(q % names);
+      uint32_t src = first + (uint32_t)((q * 31) % users);
+      packets[name][0] = (unsigned char)(q >> 8), packets[name][1] = (unsigned char)q;
+      oiov[k].iov_base = packets[name];
+      oiov[k].iov_len = lengths[name];
+      struct msghdr *h = &out[k].msg_hdr;
+      h->msg_name = &server;
+      h->msg_namelen = sizeof server;
+      h->msg_iov = &oiov[k];
+      h->msg_iovlen = 1;
+      h->msg_control = control[k];
+      h->msg_controllen = sizeof control[k];
+      struct cmsghdr *c = CMSG_FIRSTHDR(h);
+      c->cmsg_level = IPPROTO_IP;
+      c->cmsg_type = IP_PKTINFO;
+      c->cmsg_len = CMSG_LEN(sizeof(struct in_pktinfo));
+      struct in_pktinfo *pi = (struct in_pktinfo *)CMSG_DATA(c);
+      memset(pi, 0, sizeof *pi);
+      pi->ipi_spec_dst.s_addr = htonl(src);
+      k++;
+    }
+    if (k > 0) {
+      int n = sendmmsg(fd, out, k, 0);
+      if (n > 0) sent += n, outstanding += n;
+    }
+    int r = recvmmsg(fd, in, 64, MSG_DONTWAIT, NULL);
+    if (r > 0) {
+      received += r;
+      outstanding -= r;
+      if (outstanding < 0) outstanding = 0;
+      quiet = seconds();
+    } else if (outstanding >= window) {
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      poll(&p, 1, 10);
+      if (seconds() - quiet > 0.5) outstanding = 0, quiet = seconds(); /* the window was lost */
+    }
+  }
+  double elapsed = seconds() - start;
+  /* Late replies still count (drained for 200 ms). */
+  double drain = seconds() + 0.2;
+  while (seconds() < drain && outstanding > 0) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, 20) <= 0) continue;
+    int r = recvmmsg(fd, in, 64, MSG_DONTWAIT, NULL);
+    if (r > 0) received += r, outstanding -= r;
+  }
+  printf("%ld %ld %.3f\n", sent, received, elapsed);
+  return 0;
+}
