@@ -30,6 +30,7 @@ import {
 } from '../../engine/stats/index.js'
 import { hoursTable, hoursTableSql, namesTable, namesTableSql, rawTable, rawTableSql } from '../../engine/stats/db.js'
 import { ALL_USERS } from '../../engine/stats/files.js'
+import { pruneStats } from '../../engine/stats/importer.js'
 import { foldDays, weekHoursTable, weekNamesTable, weekOf, weekPartitions } from '../../engine/stats/fold.js'
 import { openLegacyStatsDb } from '../../engine/stats/lmdb-legacy.js'
 import { importClosedFiles as legacyImport } from '../../engine/stats/testing/legacy/importer.js'
