@@ -23,8 +23,6 @@ import { setPriority } from 'node:os'
 
 export type StatsPriority = 'idle' | 'background' | 'normal'
 
-export const STATS_PRIORITIES: readonly StatsPriority[] = ['idle', 'background', 'normal']
-
 /** nice of a background thread. */
 const BACKGROUND_NICE = 19
 
