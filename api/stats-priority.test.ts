@@ -69,8 +69,8 @@ async function settled(
   return threadsOf(pid)
 }
 
-test('by default the statistics threads run at SCHED_IDLE and the main thread is unchanged', async (t: TestContext) => {
-  const { pid, url } = await apiWith(t, undefined)
+test('import-priority: idle runs the statistics threads at SCHED_IDLE and leaves the main thread', async (t: TestContext) => {
+  const { pid, url } = await apiWith(t, 'idle')
   const threads = await settled(pid, (s) => s.policy === SCHED_IDLE)
   const main = threads.find((s) => s.tid === pid)!
   t.assert.deepStrictEqual({ policy: main.policy, nice: main.nice }, { policy: SCHED_OTHER, nice: NICE })
@@ -80,8 +80,8 @@ test('by default the statistics threads run at SCHED_IDLE and the main thread is
   t.assert.strictEqual(r.status, 200)
 })
 
-test('import-priority: background sets nice 19 on the statistics threads only', async (t: TestContext) => {
-  const { pid } = await apiWith(t, 'background')
+test('by default (background) the statistics threads run at nice 19 and the main thread is unchanged', async (t: TestContext) => {
+  const { pid } = await apiWith(t, undefined)
   const threads = await settled(pid, (s) => s.nice === 19)
   const main = threads.find((s) => s.tid === pid)!
   t.assert.deepStrictEqual({ policy: main.policy, nice: main.nice }, { policy: SCHED_OTHER, nice: NICE })

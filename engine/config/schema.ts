@@ -592,7 +592,7 @@ export const configSchema = {
         'import-priority': {
           type: 'string',
           enum: ['idle', 'background', 'normal'],
-          default: 'idle',
+          default: 'background',
           description:
             "CPU priority of the api role's statistics work (import, folds, reports): idle = Linux SCHED_IDLE, background = nice 19, normal = unchanged; the HTTP thread keeps its priority (docs/statistics.md)",
           'x-roles': ['api']
