@@ -5,7 +5,8 @@
 
 /**
  * Polls `check` every `everyMs` until it returns true; throws "timed out waiting for <what>" after
- * `limitMs` (a hung test, not a timing assertion).
+ * `limitMs` (a hung test, not a timing assertion). A check that throws counts as not yet (a daemon's
+ * port that refuses for a moment on a loaded machine); its last error is in the timeout's message.
  */
 export async function until(
   what: string,
@@ -14,8 +15,20 @@ export async function until(
   everyMs = 10
 ): Promise<void> {
   const deadline = Date.now() + limitMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+  let last: unknown
+  for (;;) {
+    try {
+      if (await check()) return
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}${last === undefined ? '' : ` (last error: ${(last as { message?: string }).message ?? JSON.stringify(last)})`}`,
+        {
+          cause: last
+        }
+      )
     await new Promise((resolve) => setTimeout(resolve, everyMs))
   }
 }

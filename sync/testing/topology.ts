@@ -6,7 +6,8 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CONF, FILTERD } from '../../engine/testing/daemon.js'
 import { releasedPort } from '../../engine/testing/ports.js'
@@ -61,10 +62,51 @@ function linkPeers(tag: string, net: number, hosts: number): boolean {
   return true
 }
 
+/** Whether process `pid` is running. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * A second octet (100-199) no other test process holds: the suite runs two test files at once, and two
+ * topologies on one subnet would route each other's hosts. Held by an exclusive lock file naming the
+ * holder's pid, taken over from a holder that died; `release` gives it back.
+ */
+function reserveNet(): { net: number; release: () => void } {
+  for (let k = 0; k < 100; k++) {
+    const net = 100 + ((process.pid + k) % 100)
+    const lock = join(tmpdir(), `filterd-test-net-${net}`)
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' })
+    } catch {
+      let holder: number
+      try {
+        holder = Number(readFileSync(lock, 'utf8'))
+      } catch {
+        continue // released meanwhile: the next one
+      }
+      if (holder === process.pid || (holder > 0 && alive(holder))) continue
+      rmSync(lock, { force: true }) // a dead holder's
+      try {
+        writeFileSync(lock, String(process.pid), { flag: 'wx' })
+      } catch {
+        continue // another process took it first
+      }
+    }
+    return { net, release: () => rmSync(lock, { force: true }) }
+  }
+  throw new Error('no free test subnet: 100 topologies are held at once')
+}
+
 /** Namespaces when this process may create them, loopback addresses otherwise. */
 export function createTopology(hosts: number): Topology {
   const tag = `${process.pid % 100000}`
-  const net = 100 + (process.pid % 100)
+  const { net, release } = reserveNet()
   const made: string[] = []
   const netns = ((): boolean => {
     // FILTERD_TEST_NO_NETNS=1 exercises the loopback fallback where namespaces would work.
@@ -101,7 +143,10 @@ export function createTopology(hosts: number): Topology {
       redisBind: ['127.0.0.1', ...Array.from({ length: hosts }, (_, k) => `10.${net}.${k + 1}.1`)],
       peerAddress: (i) => `10.${net}.200.${i}`,
       prefix: (i) => ['ip', 'netns', 'exec', `fdh${tag}-${i}`],
-      cleanup: removeNs
+      cleanup: () => {
+        removeNs()
+        release()
+      }
     }
   }
   removeNs()
@@ -113,7 +158,7 @@ export function createTopology(hosts: number): Topology {
     redisBind: ['127.0.0.1'],
     peerAddress: (i) => `127.${net}.${i}.2`,
     prefix: () => [],
-    cleanup: () => {}
+    cleanup: release
   }
 }
 
