@@ -6,9 +6,9 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CATEGORY } from '../../engine/categories/index.js'
-import { CategoryDbBuilder } from '../../engine/catdb/index.js'
 import type { ScheduledRule } from '../../engine/schedule/index.js'
-import { Store, type UserRecord } from '../../engine/store/index.js'
+import { Store } from '../../engine/store/index.js'
+import { fillScheduleStore } from './schedule-fill.js'
 
 const dir = process.argv[2]!
 const upstreamPort = Number(process.argv[3])
@@ -39,25 +39,7 @@ function rule(i: number): ScheduledRule {
 }
 
 const store = Store.open(join(dir, 'db'))
-const b = await CategoryDbBuilder.begin(store)
-for (let i = 0; i < 100_000; i++) {
-  const cat = i % 8 === 0 ? CATEGORY.GAMBLING : i % 8 === 1 ? CATEGORY.SOCIAL_NETWORKS : CATEGORY.NEWS
-  await b.put(`site${i}.example`, false, [cat])
-}
-await b.commit()
-for (let start = 0; start < USERS; start += 5000) {
-  await store.write((w) => {
-    for (let i = start; i < Math.min(USERS, start + 5000); i++) {
-      for (const scheduled of [false, true]) {
-        const name = `${scheduled ? 's' : 'p'}${i}`
-        const user: UserRecord = { ...store.newUser(name), filter: [CATEGORY.GAMBLING], ip: [address(scheduled, i)] }
-        if (scheduled) user.schedules = [rule(i)]
-        w.putUser(user)
-        w.claimAddresses(name, user.ip)
-      }
-    }
-  })
-}
+await fillScheduleStore(store, USERS, address, rule)
 await store.close()
 // An eighth of the names blocked for everyone (Gambling), an eighth by the schedule while open, the rest forwarded.
 const names = Array.from({ length: 4096 }, (_, i) => `www.site${(i * 7919) % 100_000}.example A`)

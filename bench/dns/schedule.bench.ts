@@ -8,11 +8,12 @@ import { tmpdir, loadavg } from 'node:os'
 import { join } from 'node:path'
 import dnsPacket from 'dns-packet'
 import { CATEGORY } from '../../engine/categories/index.js'
-import { CategoryDb, CategoryDbBuilder } from '../../engine/catdb/index.js'
+import { CategoryDb } from '../../engine/catdb/index.js'
 import { Judge, compileBlockAnswers } from '../../engine/judge/index.js'
 import { Policy, loadSafeHosts } from '../../engine/policy/index.js'
 import type { ScheduledRule } from '../../engine/schedule/index.js'
-import { Store, type UserRecord } from '../../engine/store/index.js'
+import { Store } from '../../engine/store/index.js'
+import { fillScheduleStore } from './schedule-fill.js'
 import { createBuiltinWhitelist } from '../../engine/whitelist/index.js'
 import { ANSWER_BUFFER_SIZE } from '../../engine/wire/index.js'
 
@@ -52,25 +53,7 @@ function rule(i: number): ScheduledRule {
   }
 }
 
-const b = await CategoryDbBuilder.begin(store)
-for (let i = 0; i < 100_000; i++) {
-  const cat = i % 8 === 0 ? CATEGORY.GAMBLING : i % 8 === 1 ? CATEGORY.SOCIAL_NETWORKS : CATEGORY.NEWS
-  await b.put(`site${i}.example`, false, [cat])
-}
-await b.commit()
-for (let start = 0; start < USERS; start += 5000) {
-  await store.write((w) => {
-    for (let i = start; i < Math.min(USERS, start + 5000); i++) {
-      for (const scheduled of [false, true]) {
-        const name = `${scheduled ? 's' : 'p'}${i}`
-        const user: UserRecord = { ...store.newUser(name), filter: [CATEGORY.GAMBLING], ip: [address(scheduled, i)] }
-        if (scheduled) user.schedules = [rule(i)]
-        w.putUser(user)
-        w.claimAddresses(name, user.ip)
-      }
-    }
-  })
-}
+await fillScheduleStore(store, USERS, address, rule)
 
 // Thursday 2026-11-26, 15:59:59 UTC: one second before every scheduled user's 16:00 boundary.
 const clock = { now: Date.parse('2026-11-26T15:59:59Z') }
