@@ -5,7 +5,8 @@
 // and reads every frame the server sends.
 import { test, type TestContext } from 'node:test'
 import { once } from 'node:events'
-import { connect as http2Connect, constants as h2c } from 'node:http2'
+import { connect as http2Connect } from 'node:http2'
+import { rapidReset } from './testing/encrypted.js'
 import { createServer, type Socket } from 'node:net'
 import { connect as tlsConnect } from 'node:tls'
 import { silentLogger } from '../engine/log/index.js'
@@ -104,15 +105,7 @@ test('DoH rapid reset: one GOAWAY per connection, however many resets pass the l
   const msg = query('www.example.org', 'A')
   // Batches of 50 streams, each sent and reset in the same turn: the resets past RESET_LIMIT reach the
   // server together, many in the read that crosses the limit.
-  for (let sent = 0; sent < 20 * RESET_LIMIT && !session.closed && !session.destroyed; sent++) {
-    const req = session.request({ ':method': 'POST', ':path': '/dns-query', 'content-type': 'application/dns-message' })
-    req.on('error', () => {})
-    req.end(msg)
-    const cancel = (): void => req.close(h2c.NGHTTP2_CANCEL)
-    if (req.pending) req.once('ready', cancel)
-    else cancel()
-    if (sent % 50 === 49) await new Promise((r) => setImmediate(r))
-  }
+  await rapidReset(session, msg, 20 * RESET_LIMIT, 50)
   await until('the relay connected', () => relay.closed.length === 1, 10_000, 20)
   // The server closes the connection after its GOAWAY; every frame it sent has been counted by then.
   await relay.closed[0]

