@@ -42,6 +42,7 @@ import {
 } from './db.js'
 import { foldDays, pruneMonths } from './fold.js'
 import { importCsvFiles } from './import-sql.js'
+import { watchClosedFiles, type ClosedFileWatch } from './import-trigger.js'
 import { exportParquetHours } from './parquet.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
@@ -711,22 +712,42 @@ export function startStatsImporter(
     chain = p.catch(() => {})
     return p
   }
+  // One timed import at a time, and at most one more asked for while it runs: ticks and closed-file
+  // wake-ups that arrive during an import fold into the one that follows it.
+  let running = false
+  let again = false
   const tick = (): void => {
     if (closed) return
-    importNow().then(
-      (r) => {
-        last = { at: new Date().toISOString(), files: r.files, rows: r.rows }
-        if (r.files > 0 || r.pruned > 0) logger.info(r, 'statistics imported')
-      },
-      (err: unknown) => {
-        last = { at: new Date().toISOString(), error: (err as Error).message }
-        logger.error({ err }, 'statistics import failed')
-      }
-    )
+    if (watching) watcher ??= watchClosedFiles(config.stats.dir, tick, logger)
+    if (running) {
+      again = true
+      return
+    }
+    running = true
+    importNow()
+      .then(
+        (r) => {
+          last = { at: new Date().toISOString(), files: r.files, rows: r.rows }
+          if (r.files > 0 || r.pruned > 0) logger.info(r, 'statistics imported')
+        },
+        (err: unknown) => {
+          last = { at: new Date().toISOString(), error: (err as Error).message }
+          logger.error({ err }, 'statistics import failed')
+        }
+      )
+      .finally(() => {
+        running = false
+        if (again) {
+          again = false
+          tick()
+        }
+      })
   }
   const intervalMs = options.intervalMs ?? config.stats['import-interval'] * 1000
   let timer: NodeJS.Timeout | undefined
-  if (intervalMs > 0) {
+  let watcher: ClosedFileWatch | undefined
+  const watching = intervalMs > 0
+  if (watching) {
     timer = setInterval(tick, intervalMs)
     timer.unref()
     setImmediate(tick)
@@ -741,6 +762,7 @@ export function startStatsImporter(
       if (closed) return
       closed = true
       if (timer !== undefined) clearInterval(timer)
+      watcher?.close()
       await chain
       if (owned) await statsDb.close()
     }
