@@ -12,6 +12,7 @@ import { mkdir, open, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Redis } from 'ioredis'
 import type { SegmentApplier, SegmentCounters } from '../stats/segment-metrics.js'
+import { startPeriodicJob } from '../stats/periodic.js'
 import type { Logger } from '../log/index.js'
 import { metaGet, metaPut, type StatsDb } from '../stats/db.js'
 import { pruneStats } from '../stats/importer.js'
@@ -230,7 +231,6 @@ export function startSegmentApplier(
   const now = options.now ?? Date.now
   let prunedAt = -Infinity
   let gaps: Record<string, number> = {}
-  let chain: Promise<unknown> = Promise.resolve()
   const pass = async (): Promise<Record<string, number>> => {
     const marks = await applySegmentsOnce(full)
     gaps = await segmentGaps(ctx.db)
@@ -242,34 +242,23 @@ export function startSegmentApplier(
     }
     return marks
   }
-  const applyNow = (): Promise<Record<string, number>> => {
-    const p = chain.then(pass)
-    chain = p.catch(() => {})
-    return p
-  }
-  let closed = false
-  const tick = (): void => {
-    if (closed) return
-    applyNow().catch((err: unknown) => {
+  const job = startPeriodicJob(pass, options.intervalMs, {
+    done() {},
+    failed(err) {
       ctx.logger?.warn(
         { err: (err as Error).message },
         'statistics segments not applied (shared store unavailable); retried at the next interval'
       )
-    })
-  }
-  const timer = setInterval(tick, options.intervalMs)
-  timer.unref()
-  setImmediate(tick)
+    }
+  })
   return {
     counters,
     get gaps() {
       return gaps
     },
-    applyNow,
+    applyNow: job.runNow,
     async close() {
-      closed = true
-      clearInterval(timer)
-      await chain
+      await job.close()
       ctx.redis.disconnect()
     }
   }

@@ -31,6 +31,8 @@ import type { Redis, Result } from 'ioredis'
 import { errorBody, type HttpServer } from '../http/index.js'
 import type { Logger } from '../log/index.js'
 import { CLOSED_RE, recoverStaleParts } from '../stats/files.js'
+import { watchClosedFiles, type ClosedFileWatch } from '../stats/import-trigger.js'
+import { startPeriodicJob } from '../stats/periodic.js'
 import { removeStaleSegmentTemps, type SegmentFacts, type SegmentWriter } from '../stats/segment.js'
 import { whenReady } from './redis.js'
 import { shipFile, type StatsKeys } from './stats.js'
@@ -254,36 +256,31 @@ export function startSegmentProducer(
   keys: SegmentKeys,
   options: ProducerOptions & { intervalMs: number }
 ): SegmentProducer {
-  let closed = false
-  let chain: Promise<unknown> = Promise.resolve()
-  const produceNow = (): Promise<number> => {
-    const p = chain.then(() => produceSegments(redis, keys, options))
-    chain = p.catch(() => {})
-    return p
-  }
-  const tick = (): void => {
-    if (closed) return
-    produceNow().then(
-      (n) => {
+  // A closed file wakes the producer at once (engine/stats/import-trigger.ts), the interval is the backstop.
+  let watcher: ClosedFileWatch | undefined
+  const job = startPeriodicJob(
+    async () => {
+      watcher ??= watchClosedFiles(options.statsDir, () => job.wake(), options.logger)
+      return await produceSegments(redis, keys, options)
+    },
+    options.intervalMs,
+    {
+      done(n) {
         if (n > 0) options.logger?.info({ rows: n }, 'statistics segment registered in the shared store')
       },
-      (err: unknown) => {
+      failed(err) {
         options.logger?.warn(
           { err: (err as Error).message },
           'statistics segment not registered (shared store unavailable?); retried at the next interval'
         )
       }
-    )
-  }
-  const timer = setInterval(tick, options.intervalMs)
-  timer.unref()
-  setImmediate(tick)
+    }
+  )
   return {
-    produceNow,
+    produceNow: job.runNow,
     async close() {
-      closed = true
-      clearInterval(timer)
-      await chain
+      await job.close()
+      watcher?.close()
       await options.writer.close()
       redis.disconnect()
     }

@@ -18,19 +18,23 @@ export interface ClosedFileWatch {
  * exist yet (the DNS role makes it: the caller tries again later); any other failure is logged, and
  * the imports run on their interval alone.
  */
-export function watchClosedFiles(dir: string, onClosed: () => void, logger: Logger): ClosedFileWatch | undefined {
+export function watchClosedFiles(
+  dir: string,
+  onClosed: () => void,
+  logger: Logger | undefined
+): ClosedFileWatch | undefined {
   try {
     const watcher = watch(dir, { persistent: false }, (_event, name) => {
       if (name !== null && CLOSED_RE.test(name)) onClosed()
     })
     watcher.on('error', (err) => {
-      logger.warn({ err, dir }, 'statistics folder watch stopped; imports run on stats.import-interval alone')
+      logger?.warn({ err, dir }, 'statistics folder watch stopped; imports run on stats.import-interval alone')
       watcher.close()
     })
     return watcher
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    logger.warn({ err, dir }, 'cannot watch the statistics folder; imports run on stats.import-interval alone')
+    logger?.warn({ err, dir }, 'cannot watch the statistics folder; imports run on stats.import-interval alone')
     return { close: () => undefined }
   }
 }

@@ -43,6 +43,7 @@ import {
 import { foldDays, pruneMonths } from './fold.js'
 import { importCsvFiles } from './import-sql.js'
 import { watchClosedFiles, type ClosedFileWatch } from './import-trigger.js'
+import { startPeriodicJob } from './periodic.js'
 import { exportParquetHours } from './parquet.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
@@ -704,66 +705,37 @@ export function startStatsImporter(
   const owned = options.statsDb === undefined
   const statsDb = options.statsDb ?? openStatsDb(config.stats.db, statsDbOptions(config))
   const importOptions: ImportOptions = { parquetDir: config.stats['parquet-dir'], ...options, logger }
-  let chain: Promise<unknown> = Promise.resolve()
-  let closed = false
   let last: LastImport | undefined
-  const importNow = (): Promise<ImportResult> => {
-    const p = chain.then(() => importClosedFiles(statsDb, config.stats.dir, config.stats.timezone, importOptions))
-    chain = p.catch(() => {})
-    return p
-  }
-  // One timed import at a time, and at most one more asked for while it runs: ticks and closed-file
-  // wake-ups that arrive during an import fold into the one that follows it.
-  let running = false
-  let again = false
-  const tick = (): void => {
-    if (closed) return
-    if (watching) watcher ??= watchClosedFiles(config.stats.dir, tick, logger)
-    if (running) {
-      again = true
-      return
-    }
-    running = true
-    importNow()
-      .then(
-        (r) => {
-          last = { at: new Date().toISOString(), files: r.files, rows: r.rows }
-          if (r.files > 0 || r.pruned > 0) logger.info(r, 'statistics imported')
-        },
-        (err: unknown) => {
-          last = { at: new Date().toISOString(), error: (err as Error).message }
-          logger.error({ err }, 'statistics import failed')
-        }
-      )
-      .finally(() => {
-        running = false
-        if (again) {
-          again = false
-          tick()
-        }
-      })
-  }
   const intervalMs = options.intervalMs ?? config.stats['import-interval'] * 1000
-  let timer: NodeJS.Timeout | undefined
+  // A closed file wakes the import at once (./import-trigger.ts); the interval is the backstop. The watch
+  // starts with the first run and is tried again on each until the DNS role has made the folder.
   let watcher: ClosedFileWatch | undefined
-  const watching = intervalMs > 0
-  if (watching) {
-    timer = setInterval(tick, intervalMs)
-    timer.unref()
-    setImmediate(tick)
-  }
+  const job = startPeriodicJob(
+    async () => {
+      if (intervalMs > 0) watcher ??= watchClosedFiles(config.stats.dir, () => job.wake(), logger)
+      return await importClosedFiles(statsDb, config.stats.dir, config.stats.timezone, importOptions)
+    },
+    intervalMs,
+    {
+      done(r) {
+        last = { at: new Date().toISOString(), files: r.files, rows: r.rows }
+        if (r.files > 0 || r.pruned > 0) logger.info(r, 'statistics imported')
+      },
+      failed(err) {
+        last = { at: new Date().toISOString(), error: (err as Error).message }
+        logger.error({ err }, 'statistics import failed')
+      }
+    }
+  )
   return {
     statsDb,
-    importNow,
+    importNow: job.runNow,
     get last() {
       return last
     },
     async close() {
-      if (closed) return
-      closed = true
-      if (timer !== undefined) clearInterval(timer)
+      await job.close()
       watcher?.close()
-      await chain
       if (owned) await statsDb.close()
     }
   }
