@@ -6,9 +6,9 @@
  * runs, and gives its result or error.
  */
 export interface PeriodicJob<T> {
-  runNow(): Promise<T>
+  runNow: () => Promise<T>
   /** Asks for a run soon (a closed file appeared); nothing is queued beyond one. */
-  wake(): void
+  wake: () => void
   /** Stops the timer and waits for the run going. */
   close(): Promise<void>
 }
@@ -16,7 +16,7 @@ export interface PeriodicJob<T> {
 export function startPeriodicJob<T>(
   work: () => Promise<T>,
   intervalMs: number,
-  report: { done(result: T): void; failed(err: unknown): void }
+  report: { done: (result: T) => void; failed: (err: unknown) => void }
 ): PeriodicJob<T> {
   let chain: Promise<unknown> = Promise.resolve()
   let closed = false
