@@ -556,7 +556,7 @@ export const configSchema = {
           maximum: 86400,
           default: 3,
           description:
-            'seconds between CSV file rotations (a query reaches the reports within rotate + import-interval seconds)',
+            'seconds between CSV file rotations (a closed file wakes the importer: a query reaches the reports within about rotate seconds plus the import)',
           'x-roles': ['dns']
         },
         'max-file-size': {
@@ -571,7 +571,8 @@ export const configSchema = {
           minimum: 1,
           maximum: 86400,
           default: 2,
-          description: 'seconds between imports by the api role',
+          description:
+            'seconds between imports by the api role when no closed file woke it (the backstop of the stats.dir watch)',
           'x-roles': ['api', 'sync']
         },
         'duckdb-memory': {
