@@ -251,6 +251,19 @@ export function startSegmentApplier(
       )
     }
   })
+  // A segment registered by any host wakes the pass at once; the interval is the backstop (a lost
+  // announcement, a reconnection).
+  // The shared store's connections have no offline queue: subscribe once connected (again after each
+  // reconnection, which SUBSCRIBE allows).
+  const announcements = ctx.redis.duplicate()
+  announcements.on('error', () => {})
+  announcements.on('message', () => job.wake())
+  announcements.on('ready', () => {
+    announcements.subscribe(ctx.keys.registered).catch((err: unknown) => {
+      ctx.logger?.warn({ err: (err as Error).message }, 'segment announcements not followed; applied every interval')
+    })
+  })
+  announcements.connect().catch(() => {})
   return {
     counters,
     get gaps() {
@@ -258,6 +271,7 @@ export function startSegmentApplier(
     },
     applyNow: job.runNow,
     async close() {
+      announcements.disconnect()
       await job.close()
       ctx.redis.disconnect()
     }

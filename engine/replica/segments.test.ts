@@ -19,8 +19,9 @@ import { partitions, rawTable } from '../stats/db.js'
 import { ledgerRows, rec, statsTestEnv, writeFiles, type StatsTestEnv } from '../stats/testing/fixtures.js'
 import { redisServerAvailable, startRedis, type TestRedis } from '../testing/redis.js'
 import { testSettings } from '../testing/replica.js'
+import { until } from '../testing/wait.js'
 import { connectSharedStore, whenReady } from './redis.js'
-import { applySegmentsOnce, segmentGaps, type ApplierContext } from './segment-fetch.js'
+import { applySegmentsOnce, segmentGaps, startSegmentApplier, type ApplierContext } from './segment-fetch.js'
 import {
   produceSegments,
   segmentKeys,
@@ -355,5 +356,23 @@ test(
     t.assert.deepStrictEqual(await applySegmentsOnce(ctx), { h1: 3 })
     t.assert.deepStrictEqual(await counted(ctx.db), [600, 300])
     t.assert.strictEqual(await ledgerRows(ctx.db), 900)
+  }
+)
+
+test(
+  "a registered segment wakes the report host's applier at once, long before its interval",
+  { skip },
+  async (t: TestContext) => {
+    const f = await fleet(t)
+    const h1 = await f.host('h1')
+    const ctx = await f.reports('live')
+    const applier = startSegmentApplier(ctx, { intervalMs: 3_600_000 })
+    t.after(() => applier.close())
+    // The first pass runs at start, with nothing registered; after it only an announcement can wake the applier.
+    await until('the subscription', async () => (await ctx.redis.pubsub('NUMSUB', f.keys.registered))[1] === 1)
+    await writeFiles(h1.env, queries(300), 1)
+    t.assert.strictEqual(await produceSegments(await f.connect(), f.keys, h1), 300)
+    await until('the segment applied', async () => (await counted(ctx.db))[0] === 200, 30_000, 100)
+    t.assert.deepStrictEqual(await counted(ctx.db), [200, 100])
   }
 )

@@ -41,6 +41,8 @@ export interface SegmentKeys {
   readonly meta: string
   readonly hosts: string
   readonly applied: string
+  /** The channel on which a registration is announced (the host's name), so report hosts apply it at once. */
+  readonly registered: string
   index(host: string): string
 }
 
@@ -49,6 +51,7 @@ export function segmentKeys(prefix: string): SegmentKeys {
     meta: `${prefix}stats:segments`,
     hosts: `${prefix}stats:hosts`,
     applied: `${prefix}stats:applied`,
+    registered: `${prefix}stats:segment-registered`,
     index: (host) => `${prefix}stats:segments:${host}`
   }
 }
@@ -64,7 +67,8 @@ export interface SegmentMeta extends SegmentFacts {
   at: number
 }
 
-// KEYS: meta, hosts, index. ARGV: name, host, JSON without seq. Returns the seq, 0 when already registered.
+// KEYS: meta, hosts, index. ARGV: name, host, JSON without seq, channel. Returns the seq, 0 when already
+// registered. The registration is announced on the channel (report hosts wake; their interval is the backstop).
 const REGISTER_LUA = `
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
 local seq = redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
@@ -72,6 +76,7 @@ local m = cjson.decode(ARGV[3])
 m.seq = seq
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(m))
 redis.call('ZADD', KEYS[3], seq, ARGV[1])
+redis.call('PUBLISH', ARGV[4], ARGV[2])
 return seq
 `
 
@@ -167,7 +172,8 @@ export async function produceSegments(redis: Redis, keys: SegmentKeys, o: Produc
         keys.index(o.host),
         name,
         o.host,
-        JSON.stringify(meta)
+        JSON.stringify(meta),
+        keys.registered
       )
       if (seq > 0) rows += facts.rows
     }
