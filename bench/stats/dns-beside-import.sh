@@ -34,23 +34,8 @@ KNOT=5390 DNS=5396 API=5489
 node dist/bench/dns/setup.js "$DIR" $KNOT >&2
 . bench/dns/knot.sh
 start_knot "$DIR" $KNOT
-# The api role reads the same config as the DNS server, plus its listener.
-node -e '
-const [file, out, port] = process.argv.slice(1)
-const c = JSON.parse(require("fs").readFileSync(file, "utf8"))
-// The taxonomy shipped with the demo: the bench folder has only the category table.
-c.datafiles = { ...c.datafiles, cats: require("path").resolve("conf") }
-if (process.env.THREADS) c.stats["duckdb-threads"] = Number(process.env.THREADS)
-if (process.env.PRIORITY) c.stats["import-priority"] = process.env.PRIORITY
-c.api = { listen: `127.0.0.1:${port}`, log: file + ".api.log", pid: file + ".api.pid" }
-require("fs").writeFileSync(out, JSON.stringify(c, null, 1))
-' "$DIR/native-inline-p1.yaml" "$DIR/api.yaml" $API
-nice -n "${DNS_NICE:-0}" node dist/tools/filterd.js dns --config "$DIR/native-inline-p1.yaml" >/dev/null 2>&1 & PIDS+=($!)
-nice -n "${NICE:-0}" node dist/tools/filterd.js api --config "$DIR/api.yaml" >/dev/null 2>"$DIR/api.err" & PIDS+=($!)
-API_PID=$!
-for _ in $(seq 1 120); do dig +tries=1 +time=1 @127.0.0.1 -p $DNS probe.example A >/dev/null 2>&1 && break; sleep 0.5; done
-for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$API/health" >/dev/null && break; sleep 0.5; done
-kill -0 $API_PID 2>/dev/null || { echo "the api role did not start:" >&2; cat "$DIR/api.err" >&2; exit 1; }
+. bench/stats/dns-api.sh
+start_dns_api "$DIR" $DNS $API
 STATS=$DIR/stats
 
 # Enough pre-written files for every import phase at up to MAX_RATE rows/s.

@@ -7,7 +7,7 @@
 # poll of /users/probe/stat/raw that shows it. Two phases: the DNS server otherwise idle, then under
 # RATE q/s from dnsperf (user `bench`, the 100k names), so every import carries RATE x the interval rows.
 # Usage: bench/stats/freshness.sh [PROBES=100] [INTERVAL_MS=500] [RATE=20000]   (after `npm run build`)
-# Environment: PRIORITY sets stats.import-priority (idle, background, normal); KEEP=1 keeps the folder.
+# Environment: PRIORITY, THREADS, NICE, DNS_NICE as in bench/stats/dns-api.sh; KEEP=1 keeps the folder.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PROBES=${1:-100}
@@ -28,18 +28,8 @@ KNOT=5391 DNS=5396 API=5490
 node dist/bench/dns/setup.js "$DIR" $KNOT >&2
 . bench/dns/knot.sh
 start_knot "$DIR" $KNOT
-node -e '
-const [file, out, port] = process.argv.slice(1)
-const c = JSON.parse(require("fs").readFileSync(file, "utf8"))
-c.datafiles = { ...c.datafiles, cats: require("path").resolve("conf") }
-if (process.env.PRIORITY) c.stats["import-priority"] = process.env.PRIORITY
-c.api = { listen: `127.0.0.1:${port}`, log: file + ".api.log", pid: file + ".api.pid" }
-require("fs").writeFileSync(out, JSON.stringify(c, null, 1))
-' "$DIR/native-inline-p1.yaml" "$DIR/api.yaml" $API
-node dist/tools/filterd.js dns --config "$DIR/native-inline-p1.yaml" >/dev/null 2>&1 & PIDS+=($!)
-node dist/tools/filterd.js api --config "$DIR/api.yaml" >/dev/null 2>"$DIR/api.err" & PIDS+=($!)
-for _ in $(seq 1 120); do dig +tries=1 +time=1 @127.0.0.1 -p $DNS probe.example A >/dev/null 2>&1 && break; sleep 0.5; done
-for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$API/health" >/dev/null && break; sleep 0.5; done
+. bench/stats/dns-api.sh
+start_dns_api "$DIR" $DNS $API
 SECS=$(( PROBES * INTERVAL / 1000 + 15 ))
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 idle=$(node dist/bench/stats/freshness-probe.js $DNS "http://127.0.0.1:$API" "$PROBES" "$INTERVAL")
