@@ -70,6 +70,11 @@ export interface StatsDb {
   read<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
   /** Runs `fn` on the writer connection, after every write already queued (one writer at a time). */
   write<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
+  /**
+   * Runs `fn` on a connection of its own, beside the writer, for long work that must not hold the write
+   * queue (the sort of a raw hour, engine/stats/raw-sort.ts); `close` interrupts it and waits for it.
+   */
+  background<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
 
@@ -240,6 +245,9 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
   ready.catch(() => {}) // reported to whoever waits on it
   let chain: Promise<unknown> = ready
   let closed = false
+  let closing = false
+  // Background work: its connection (interrupted at close) and its promise (awaited at close).
+  const running = new Map<Promise<unknown>, DuckDBConnection>()
   return {
     path,
     file,
@@ -255,6 +263,18 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
         c.closeSync()
       }
     },
+    async background(fn) {
+      await ready
+      if (closed || closing) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
+      prioritize()
+      const c = await instance!.connect()
+      const p = fn(c).finally(() => {
+        running.delete(p)
+        c.closeSync()
+      })
+      running.set(p, c)
+      return await p
+    },
     write(fn) {
       const p = chain.then(() => {
         if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
@@ -265,7 +285,10 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
       return p
     },
     async close() {
-      if (closed) return
+      if (closed || closing) return
+      closing = true
+      for (const c of running.values()) c.interrupt()
+      await Promise.allSettled([...running.keys()])
       await chain.catch(() => {})
       closed = true
       if (writer !== undefined) {
