@@ -216,6 +216,28 @@ async function openInstance(file: string, options: StatsDbOptions): Promise<Duck
   return await DuckDBInstance.create(file, settings)
 }
 
+/** Background work (StatsDb.background): each run's connection, interrupted at close, and its promise, awaited then. */
+function backgroundWork(): {
+  run<T>(c: DuckDBConnection, fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
+  interruptAll(): Promise<void>
+} {
+  const running = new Map<Promise<unknown>, DuckDBConnection>()
+  return {
+    run(c, fn) {
+      const p = fn(c).finally(() => {
+        running.delete(p)
+        c.closeSync()
+      })
+      running.set(p, c)
+      return p
+    },
+    async interruptAll() {
+      for (const c of running.values()) c.interrupt()
+      await Promise.allSettled([...running.keys()])
+    }
+  }
+}
+
 /**
  * Opens (creating when needed) the statistics store in the directory `path`. Opening is asynchronous:
  * every call waits for it, and `ready` reports a failure (another process holding the file, a bad
@@ -246,8 +268,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
   let chain: Promise<unknown> = ready
   let closed = false
   let closing = false
-  // Background work: its connection (interrupted at close) and its promise (awaited at close).
-  const running = new Map<Promise<unknown>, DuckDBConnection>()
+  const background = backgroundWork()
   return {
     path,
     file,
@@ -267,13 +288,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
       await ready
       if (closed || closing) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
       prioritize()
-      const c = await instance!.connect()
-      const p = fn(c).finally(() => {
-        running.delete(p)
-        c.closeSync()
-      })
-      running.set(p, c)
-      return await p
+      return await background.run(await instance!.connect(), fn)
     },
     write(fn) {
       const p = chain.then(() => {
@@ -287,8 +302,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
     async close() {
       if (closed || closing) return
       closing = true
-      for (const c of running.values()) c.interrupt()
-      await Promise.allSettled([...running.keys()])
+      await background.interruptAll()
       await chain.catch(() => {})
       closed = true
       if (writer !== undefined) {
