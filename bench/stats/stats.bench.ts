@@ -4,11 +4,20 @@
  * three months of aggregates for USERS users and RAW_ROWS raw rows (synthetic, written by SQL), the
  * overview over 7 days, and bytes per raw row on disk.
  *
- *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1] [--fill=weeks|days] [--keep]
+ *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1] [--fill=weeks|days] [--keep] [--db=DIR [--fill-only]]
  *
  * `--fill=weeks` (default) writes the aggregates as the folds leave them (engine/stats/fold.ts) and times
  * the reports once; `--fill=days` writes 92 day tables and times the reports twice in the same run, on
  * the day tables and after folding them into week tables, with the same answers. `--keep` leaves the database.
+ *
+ * Raw rows: every finished hour as the sort by user leaves it (engine/stats/raw-sort.ts), generated in
+ * that order; the hour still being written sorted but for its last RAW_SORT_EVERY_MS of rows (the most
+ * a re-sort leaves unsorted); and the oldest hour written in arrival order, then sorted by the engine's
+ * sortRawHour, timed, with its bytes per row before and after.
+ *
+ * `--db=DIR` (the full size takes longer to fill than a locked run may last): the store in DIR, kept; a
+ * new one is filled (no import comparison) and, with `--fill-only`, left there; a filled one is only
+ * timed, at the clock of its fill (so "the last hour" is the one filled).
  */
 import { cpSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -28,7 +37,17 @@ import {
   ReportTime,
   type StatsDb
 } from '../../engine/stats/index.js'
-import { hoursTable, hoursTableSql, namesTable, namesTableSql, rawTable, rawTableSql } from '../../engine/stats/db.js'
+import {
+  hoursTable,
+  hoursTableSql,
+  metaGet,
+  metaPut,
+  namesTable,
+  namesTableSql,
+  rawTable,
+  rawTableSql
+} from '../../engine/stats/db.js'
+import { RAW_SORT_EVERY_MS, sortRawHour } from '../../engine/stats/raw-sort.js'
 import { ALL_USERS } from '../../engine/stats/files.js'
 import { pruneStats } from '../../engine/stats/importer.js'
 import { foldDays, weekHoursTable, weekNamesTable, weekOf, weekPartitions } from '../../engine/stats/fold.js'
@@ -54,6 +73,9 @@ const IMPORT_ONLY = process.argv.includes('--import-only')
 const FILL = process.argv.find((a) => a.startsWith('--fill='))?.slice(7) ?? 'weeks'
 /** `--keep`: leave the database for EXPLAIN ANALYZE (its path is printed). */
 const KEEP = process.argv.includes('--keep')
+const DB_DIR = process.argv.find((a) => a.startsWith('--db='))?.slice(5)
+const FILL_ONLY = process.argv.includes('--fill-only')
+const NOW_KEY = 'bench.now'
 /** User ids sort as numbers (zero-padded): `user000042`. */
 const userSql = (u: string): string => `'user' || lpad((${u})::VARCHAR, 6, '0')`
 const userId = (u: number): string => `user${String(u).padStart(6, '0')}`
@@ -142,17 +164,13 @@ async function fillWeekTables(db: StatsDb, from: number, to: number): Promise<vo
   }
 }
 
-const root = mkdtempSync(join(tmpdir(), 'filterd-stats-bench-'))
-try {
+/** The import comparison: the same CSV files through the LMDB importer of before and the DuckDB one. */
+async function importComparison(root: string, now: number): Promise<StatsDb> {
   const config = parseConfig(
     `stats:\n  dir: ${JSON.stringify(join(root, 'csv'))}\n  db: ${JSON.stringify(join(root, 'db'))}\n  max-file-size: 1073741824\n`,
     join(root, 'x.yaml')
   )
-  const now = Date.now()
-  const time = new ReportTime('UTC')
-  const today = time.dayOf(now)
-
-  // 1. Import throughput: realistic rows (users × a few thousand names, 10% blocked, 3% NXDOMAIN).
+  // Realistic rows (users × a few thousand names, 10% blocked, 3% NXDOMAIN).
   const log = createCsvQueryLog(config, silentLogger(), {
     flushIntervalMs: 0,
     controlPollMs: 0,
@@ -186,13 +204,64 @@ try {
   const tc = performance.now()
   await pruneStats(db, 'UTC', Date.now() + 11 * 60_000)
   console.log(`compaction of today's partials (at most every 10 minutes): ${(performance.now() - tc).toFixed(0)} ms`)
-  if (IMPORT_ONLY) {
-    await db.close()
-    rmSync(root, { recursive: true, force: true })
-    process.exit(0)
-  }
+  return db
+}
 
-  // 2. Three months of aggregates for USERS users, and RAW_ROWS raw rows over the last day.
+/** Bytes of the database in use (blocks in use × block size), after a checkpoint. */
+async function usedBytes(db: StatsDb): Promise<number> {
+  await sql(db, 'CHECKPOINT')
+  return await db.read(async (c) => {
+    const [used, size] = (
+      await c.runAndReadAll('SELECT used_blocks, block_size FROM pragma_database_size()')
+    ).getRows()[0]!
+    return Number(used) * Number(size)
+  })
+}
+
+/** One raw hour's rows (`n` of them, numbered from `i0`) as SQL columns; `order` 'user' generates them as the sort leaves them. */
+function rawRowsSql(h: number, n: number, order: 'arrival' | 'user', i0 = 0): string {
+  const user = order === 'user' ? userSql(`(i - ${i0}) * ${USERS} // ${n}`) : userSql(`hash(i + ${h * n}) % ${USERS}`)
+  const created =
+    order === 'user' ? `${h * HOUR_MS} + hash(i + ${h}) % ${HOUR_MS}` : `${h * HOUR_MS} + i * ${HOUR_MS} // ${n}`
+  return (
+    `SELECT ${h}::BIGINT * 1000000000 + i, ${created}, ${user}, i % 33 = 0, ` +
+    `'10.' || (i % 250) || '.' || (i % 7) || '.1', 'host' || (i % 5000) || '.example' || (i % 7) || '.com', CASE WHEN i % 10 = 0 THEN 'example' || (i % 7) || '.com' ELSE '' END, ` +
+    `CASE WHEN i % 10 = 0 THEN 'category' ELSE 'none' END, (i % 90)::VARCHAR, CASE WHEN i % 10 = 0 THEN (i % 90)::VARCHAR ELSE '' END FROM range(${i0}, ${i0 + n}) t(i)`
+  )
+}
+
+/**
+ * RAW_ROWS raw rows over the 24 hours up to `now`'s: see the top of this file. The oldest hour goes in
+ * arrival order and is sorted by the engine (timed, bytes before and after).
+ */
+async function fillRaw(db: StatsDb, now: number): Promise<void> {
+  const perHour = Math.ceil(RAW_ROWS / 24)
+  const current = Math.floor(now / HOUR_MS)
+  const tail = Math.ceil((perHour * RAW_SORT_EVERY_MS) / HOUR_MS)
+  const before = await usedBytes(db)
+  await sql(
+    db,
+    rawTableSql(rawTable(current - 23)) +
+      `; INSERT INTO ${rawTable(current - 23)} ${rawRowsSql(current - 23, perHour, 'arrival')}`
+  )
+  const arrival = await usedBytes(db)
+  const ts = performance.now()
+  await sortRawHour(db, current - 23)
+  const sortMs = performance.now() - ts
+  const sorted = await usedBytes(db)
+  console.log(
+    `one raw hour of ${perHour} rows: ${((arrival - before) / perHour).toFixed(1)} bytes per row in arrival order, ` +
+      `${((sorted - before) / perHour).toFixed(1)} sorted by user; the sort took ${(sortMs / 1000).toFixed(1)} s (load ${load()})`
+  )
+  for (let h = current - 22; h <= current; h++) {
+    const sortedRows = h === current ? perHour - tail : perHour
+    await sql(db, rawTableSql(rawTable(h)) + `; INSERT INTO ${rawTable(h)} ${rawRowsSql(h, sortedRows, 'user')}`)
+    if (h === current) await sql(db, `INSERT INTO ${rawTable(h)} ${rawRowsSql(h, tail, 'arrival', sortedRows)}`)
+  }
+}
+
+/** Three months of aggregates for USERS users (week tables, today a day table, or 92 day tables) and the raw rows. */
+async function fill(db: StatsDb, now: number, today: number): Promise<void> {
   const days = 92
   const t2 = performance.now()
   if (FILL === 'days') await fillDayTables(db, today - days + 1, today)
@@ -202,25 +271,48 @@ try {
     await fillDayTables(db, today, today)
   }
   const fillMs = performance.now() - t2
-  await sql(db, 'CHECKPOINT')
-  const aggBytes = statSync(db.file).size
-  const perHour = Math.ceil(RAW_ROWS / 24)
-  const firstHour = Math.floor(now / HOUR_MS) - 23
-  for (let h = firstHour; h < firstHour + 24; h++) {
-    await sql(db, rawTableSql(rawTable(h)))
-    await sql(
-      db,
-      `INSERT INTO ${rawTable(h)} SELECT i, ${h * HOUR_MS} + i * ${HOUR_MS} // ${perHour}, ${userSql(`hash(i + ${h * perHour}) % ${USERS}`)}, i % 33 = 0, ` +
-        `'10.' || (i % 250) || '.' || (i % 7) || '.1', 'host' || (i % 5000) || '.example' || (i % 7) || '.com', CASE WHEN i % 10 = 0 THEN 'example' || (i % 7) || '.com' ELSE '' END, ` +
-        `CASE WHEN i % 10 = 0 THEN 'category' ELSE 'none' END, (i % 90)::VARCHAR, CASE WHEN i % 10 = 0 THEN (i % 90)::VARCHAR ELSE '' END FROM range(${perHour}) t(i)`
-    )
-  }
-  await sql(db, 'CHECKPOINT')
-  const allBytes = statSync(db.file).size
+  const aggBytes = await usedBytes(db)
+  const t3 = performance.now()
+  await fillRaw(db, now)
+  const allBytes = await usedBytes(db)
+  const rows = Math.ceil(RAW_ROWS / 24) * 24
   console.log(
     `aggregates: ${USERS} users × ${days} days (${USERS * days * (24 + DOMAINS_PER_DAY)} rows) written in ${(fillMs / 1000).toFixed(1)} s, ` +
-      `${(aggBytes / 1e6).toFixed(0)} MB on disk; raw: ${perHour * 24} rows, ${((allBytes - aggBytes) / 1e6).toFixed(0)} MB = ${((allBytes - aggBytes) / (perHour * 24)).toFixed(1)} bytes per row`
+      `${(aggBytes / 1e6).toFixed(0)} MB on disk; raw: ${rows} rows in ${((performance.now() - t3) / 1000).toFixed(1)} s, ${((allBytes - aggBytes) / 1e6).toFixed(0)} MB = ` +
+      `${((allBytes - aggBytes) / rows).toFixed(1)} bytes per row (load ${load()})`
   )
+  await db.write((c) => metaPut(c, NOW_KEY, now))
+}
+
+const root = DB_DIR ?? mkdtempSync(join(tmpdir(), 'filterd-stats-bench-'))
+try {
+  let now = Date.now()
+  let db: StatsDb
+  if (DB_DIR === undefined) db = await importComparison(root, now)
+  else {
+    db = openStatsDb(DB_DIR, { threads: 2, memoryLimit: '1GB' })
+    await db.ready
+  }
+  if (IMPORT_ONLY) {
+    await db.close()
+    rmSync(root, { recursive: true, force: true })
+    process.exit(0)
+  }
+  const filledAt = await db.read((c) => metaGet(c, NOW_KEY))
+  if (filledAt > 0) {
+    now = filledAt
+    console.log(
+      `store ${DB_DIR} filled at ${new Date(now).toISOString()}: ${(statSync(db.file).size / 1e6).toFixed(0)} MB`
+    )
+  }
+  const time = new ReportTime('UTC')
+  const today = time.dayOf(now)
+  const days = 92
+  if (filledAt === 0) await fill(db, now, today)
+  if (FILL_ONLY) {
+    await db.close()
+    process.exit(0)
+  }
 
   const from = today - days + 2
   const user = userId(Math.floor(USERS / 2))
@@ -257,6 +349,7 @@ try {
     const dayAnswers = await answers()
     const dayTables = await measure('92 day tables')
     // The folded tier: what the prunes after an upgrade do, step by step, when every finished day is still a day table.
+    const unfoldedBytes = statSync(db.file).size
     const tf = performance.now()
     await db.write((c) => foldDays(db, c, 'UTC', now, { force: true }))
     const foldMs = performance.now() - tf
@@ -266,7 +359,7 @@ try {
     const foldedBytes = statSync(db.file).size
     console.log(
       `fold of the finished days into ${folded.hours.length} week tables per kind: ${(foldMs / 1000).toFixed(1)} s (load ${load()}); ` +
-        `database ${(allBytes / 1e6).toFixed(0)} MB before, ${(foldedBytes / 1e6).toFixed(0)} MB after (CHECKPOINT)`
+        `database ${(unfoldedBytes / 1e6).toFixed(0)} MB before, ${(foldedBytes / 1e6).toFixed(0)} MB after (CHECKPOINT)`
     )
     if ((await answers()) !== dayAnswers) throw new Error('the reports differ after the fold')
     const weekTables = await measure('week tables')
@@ -282,6 +375,7 @@ try {
   }
   await db.close()
 } finally {
-  if (KEEP) console.log(`database kept: ${join(root, 'db')}`)
+  if (DB_DIR !== undefined) console.log(`database kept: ${DB_DIR}`)
+  else if (KEEP) console.log(`database kept: ${join(root, 'db')}`)
   else rmSync(root, { recursive: true, force: true })
 }

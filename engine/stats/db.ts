@@ -70,6 +70,11 @@ export interface StatsDb {
   read<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
   /** Runs `fn` on the writer connection, after every write already queued (one writer at a time). */
   write<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
+  /**
+   * Runs `fn` on a connection of its own, beside the writer, for long work that must not hold the write
+   * queue (the sort of a raw hour, engine/stats/raw-sort.ts); `close` interrupts it and waits for it.
+   */
+  background<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
 
@@ -211,6 +216,28 @@ async function openInstance(file: string, options: StatsDbOptions): Promise<Duck
   return await DuckDBInstance.create(file, settings)
 }
 
+/** Background work (StatsDb.background): each run's connection, interrupted at close, and its promise, awaited then. */
+function backgroundWork(): {
+  run<T>(c: DuckDBConnection, fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
+  interruptAll(): Promise<void>
+} {
+  const running = new Map<Promise<unknown>, DuckDBConnection>()
+  return {
+    run(c, fn) {
+      const p = fn(c).finally(() => {
+        running.delete(p)
+        c.closeSync()
+      })
+      running.set(p, c)
+      return p
+    },
+    async interruptAll() {
+      for (const c of running.values()) c.interrupt()
+      await Promise.allSettled([...running.keys()])
+    }
+  }
+}
+
 /**
  * Opens (creating when needed) the statistics store in the directory `path`. Opening is asynchronous:
  * every call waits for it, and `ready` reports a failure (another process holding the file, a bad
@@ -240,6 +267,8 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
   ready.catch(() => {}) // reported to whoever waits on it
   let chain: Promise<unknown> = ready
   let closed = false
+  let closing = false
+  const background = backgroundWork()
   return {
     path,
     file,
@@ -255,6 +284,12 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
         c.closeSync()
       }
     },
+    async background(fn) {
+      await ready
+      if (closed || closing) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
+      prioritize()
+      return await background.run(await instance!.connect(), fn)
+    },
     write(fn) {
       const p = chain.then(() => {
         if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
@@ -265,7 +300,9 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
       return p
     },
     async close() {
-      if (closed) return
+      if (closed || closing) return
+      closing = true
+      await background.interruptAll()
       await chain.catch(() => {})
       closed = true
       if (writer !== undefined) {

@@ -45,6 +45,7 @@ import { importCsvFiles } from './import-sql.js'
 import { watchClosedFiles, type ClosedFileWatch } from './import-trigger.js'
 import { startPeriodicJob } from './periodic.js'
 import { exportParquetHours } from './parquet.js'
+import { sortRawHoursInBackground } from './raw-sort.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
 
@@ -83,6 +84,8 @@ export interface ImportOptions {
   batchBytes?: number
   /** `stats.parquet-dir`: write the raw hours that are over as Parquet files there (engine/stats/parquet.ts). */
   parquetDir?: string | undefined
+  /** Unsorted rows from which a raw hour is sorted by user (engine/stats/raw-sort.ts); tests lower it. */
+  rawSortMinRows?: number
 }
 
 export interface ImportResult {
@@ -177,6 +180,7 @@ export async function importClosedFiles(
   // Before pruning: an hour is written long before retention drops it (a day).
   if (options.parquetDir !== undefined) await exportParquetHours(db, options.parquetDir, ctx.now(), options.logger)
   result.pruned = await pruneStats(db, timeZone, ctx.now(), options.logger)
+  sortRawHoursInBackground(db, ctx.now(), options.logger, options.rawSortMinRows)
   return result
 }
 

@@ -1,0 +1,129 @@
+import { test, type TestContext } from 'node:test'
+import { openStatsDb, rawTable, type StatsDb } from './db.js'
+import { NOW, at, metaOf, partitionsOf, rawCount, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
+import { importClosedFiles } from './importer.js'
+import { activityByHour, rawLastHour, topDomains } from './reports.js'
+import { ReportTime, parseDay } from './time.js'
+import { rawSortSettled, sortRawHour, sortRawHours } from './raw-sort.js'
+import type { QueryLogRecord } from '../querylog/index.js'
+
+const HOUR = Math.floor(at('2024-05-15', '11:00') / 3_600_000)
+const USERS = ['dave', 'alice', 'carol', 'bob', 'erin']
+const time = new ReportTime('UTC')
+
+/** `n` queries in the hour 11:00-12:00 of 2024-05-15, users taking turns, several in the same ms (seq orders them). */
+function queries(n: number, from: number): QueryLogRecord[] {
+  return Array.from({ length: n }, (_, i) =>
+    rec(
+      at('2024-05-15', '11:00') + (from + i) * 1000 - (i % 3),
+      `10.0.0.${i % 7}`,
+      USERS[i % USERS.length]!,
+      `n${from + i}.example`
+    )
+  )
+}
+
+/** The table's users and seq in storage order (no ORDER BY: a scan returns row-id order). */
+async function stored(db: StatsDb): Promise<Array<[string, number]>> {
+  return await db.read(async (c) =>
+    (await c.runAndReadAll(`SELECT "user", seq::DOUBLE FROM ${rawTable(HOUR)}`))
+      .getRows()
+      .map((r) => [String(r[0]), Number(r[1])])
+  )
+}
+
+/** Every user's raw report, top domains and hourly activity: what the sort must not change. */
+async function answers(db: StatsDb): Promise<string> {
+  const day = parseDay('2024-05-15')!
+  const out: unknown[] = []
+  for (const u of USERS)
+    out.push(
+      await rawLastHour(db, time, u, NOW),
+      await topDomains(db, u, day, day, 'all'),
+      await activityByHour(db, time, u, day, day)
+    )
+  return JSON.stringify(out)
+}
+
+const isSorted = (rows: ReadonlyArray<[string, number]>): boolean =>
+  rows.every((r, i) => i === 0 || rows[i - 1]![0] < r[0] || (rows[i - 1]![0] === r[0] && rows[i - 1]![1] < r[1]))
+
+test('sorts a raw hour by user: same rows, seq and reports, and rows appended during the sort kept after the sorted ones', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const db = openStatsDb(env.config.stats.db)
+  t.after(() => db.close())
+  // The same files into a second store that is never sorted: the answers to match.
+  const refEnv = statsTestEnv(t)
+  const ref = openStatsDb(refEnv.config.stats.db)
+  t.after(() => ref.close())
+  const first = queries(60, 0)
+  const late = queries(15, 60)
+  await writeFiles(env, first)
+  await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
+  await writeFiles(refEnv, [...first, ...late])
+  await importClosedFiles(ref, refEnv.config.stats.dir, 'UTC', { now: () => NOW })
+  t.assert.strictEqual(isSorted(await stored(db)), false, 'imported in arrival order')
+
+  // Rows imported between the sorted copy and the swap (an import beside the sort).
+  const n = await sortRawHour(db, HOUR, async () => {
+    await writeFiles(env, late)
+    await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
+  })
+  t.assert.strictEqual(n, 60)
+  const rows = await stored(db)
+  t.assert.strictEqual(rows.length, 75)
+  t.assert.ok(isSorted(rows.slice(0, 60)), 'the snapshot is sorted by user and seq')
+  t.assert.deepStrictEqual(
+    rows.slice(60).map((r) => r[1]),
+    [...Array(15).keys()].map((i) => 61 + i),
+    'the rows imported meanwhile follow, in their order'
+  )
+  t.assert.deepStrictEqual(
+    rows.map((r) => r[1]).sort((a, b) => a - b),
+    [...Array(75).keys()].map((i) => i + 1),
+    'every seq once'
+  )
+  t.assert.strictEqual(await metaOf(db, `rawsorted.${HOUR}`), 60)
+  t.assert.strictEqual(await answers(db), await answers(ref))
+  t.assert.deepStrictEqual(await partitionsOf(db), await partitionsOf(ref))
+
+  // The 15 unsorted rows make the hour due again (minRows 10), then nothing is.
+  t.assert.strictEqual(await sortRawHours(db, NOW, 10), 1)
+  t.assert.ok(isSorted(await stored(db)))
+  t.assert.strictEqual(await metaOf(db, `rawsorted.${HOUR}`), 75)
+  t.assert.strictEqual(await sortRawHours(db, NOW, 10), 0)
+  t.assert.strictEqual(await answers(db), await answers(ref))
+})
+
+test('the importer sorts finished hours in the background; a copy left by a crash is dropped; an hour being written waits', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const db = openStatsDb(env.config.stats.db)
+  t.after(() => db.close())
+  await writeFiles(env, [
+    ...queries(40, 0),
+    rec(at('2024-05-15', '12:05'), '10.0.0.1', 'zed', 'a.example'),
+    rec(at('2024-05-15', '12:06'), '10.0.0.1', 'amy', 'a.example')
+  ])
+  // A crash between the two steps of a sort left a copy of the hour.
+  await db.write((c) => c.run(`CREATE TABLE ${rawTable(HOUR)}__sorted AS SELECT 1 AS x`))
+  await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW, rawSortMinRows: 2 })
+  await rawSortSettled(db)
+  t.assert.ok(isSorted(await stored(db)), 'the finished hour is sorted')
+  t.assert.strictEqual(await metaOf(db, `rawsorted.${HOUR}`), 40)
+  const tables = await db.read(async (c) =>
+    (await c.runAndReadAll("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE '%sorted%'")).getRows()
+  )
+  t.assert.deepStrictEqual(tables, [], "the crash's copy is gone")
+  // 12:00 is the hour being written at NOW: sorted the first time it is due, then not within RAW_SORT_EVERY_MS.
+  t.assert.strictEqual(await metaOf(db, `rawsorted.${HOUR + 1}`), 2)
+  await writeFiles(env, [
+    rec(at('2024-05-15', '12:07'), '10.0.0.1', 'bea', 'b.example'),
+    rec(at('2024-05-15', '12:08'), '10.0.0.1', 'abe', 'b.example')
+  ])
+  await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW + 60_000, rawSortMinRows: 2 })
+  await rawSortSettled(db)
+  t.assert.strictEqual(await metaOf(db, `rawsorted.${HOUR + 1}`), 2, 'not again within 10 minutes')
+  t.assert.strictEqual(await sortRawHours(db, NOW + 11 * 60_000, 2), 1, 'and again after them')
+  t.assert.strictEqual(await metaOf(db, `rawsorted.${HOUR + 1}`), 4)
+  t.assert.strictEqual(await rawCount(db), 44)
+})
