@@ -8,7 +8,7 @@
 # In each phase, ROUNDS rounds; each round runs on both servers in turn (the order swaps every round):
 #   max:   dnsperf on the plain UDP port for SECONDS, as fast as it goes (q/s);
 #   @RATE: the same at a fixed RATE q/s (answered q/s, p99);
-#   idle:  no queries for SECONDS (what the held connections cost by themselves);
+#   idle:  no queries for IDLE_SECS (environment, default 10): what the held connections cost by themselves;
 # and reads the server's CPU time (utime+stime from /proc/PID/stat) around each run: µs of server CPU
 # per query, which the machine's other load moves much less than throughput.
 # Prints one line per run, then the medians of with / without (paired per round) and the RSS per
@@ -77,13 +77,14 @@ const q = JSON.parse(require("fs").readFileSync(0, "utf8")); const [ticks, secs]
 const answered = q.samples
 console.log(JSON.stringify({ qps: q.qps, p99: q.p99, lost: q.lost, cpuUs: +(ticks * 10000 / answered).toFixed(2) }))' $((t1 - t0)) "$SECS"
 }
-quiet() { # name: the server's CPU while no query comes, in ms per second, over SECONDS
+IDLE_SECS=${IDLE_SECS:-10}
+quiet() { # name: the server's CPU while no query comes, in ms per second, over IDLE_SECS
   local pid t0 t1
   pid=$(eval echo "\$PID_$1")
   t0=$(ticks "$pid")
-  sleep "$SECS"
+  sleep "$IDLE_SECS"
   t1=$(ticks "$pid")
-  echo "{\"cpuMsPerS\":$(( (t1 - t0) * 10 / SECS )).$(( (t1 - t0) * 100 / SECS % 10 ))}" # a tick is 10 ms
+  echo "{\"cpuMsPerS\":$(( (t1 - t0) * 10 / IDLE_SECS )).$(( (t1 - t0) * 100 / IDLE_SECS % 10 ))}" # a tick is 10 ms
 }
 hold() { # port: starts the holder and waits until its connections are open
   rm -f "$DIR/idle.out" "$DIR/idle.fifo"
