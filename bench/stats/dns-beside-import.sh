@@ -18,7 +18,8 @@
 # PIN=CPUS adds a phase per round: the import as in the import phase, with every thread of the api role
 # on CPUS (`taskset -a -p -c CPUS`, set before the phase and undone after it); DNS_PIN=CPUS puts the DNS
 # server's threads on CPUS in that phase as well. Phases alternate within each round: [dnsdist], quiet,
-# import, [import pinned].
+# import, [import pinned]; PIN_FIRST=1 runs the pinned import phase before the other (the first import
+# phase after a quiet one also takes the DNS server's files written while the importer was stopped).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${1:-20}
@@ -127,7 +128,7 @@ for r in $(seq 1 "$ROUNDS"); do
   fi
   RESULTS+=("quiet|$(load)|0|$(cut -d' ' -f1 /proc/loadavg)")
   echo "round $r ${RESULTS[-1]}" >&2
-  import_phase import "$r"
+  [ -n "${PIN_FIRST:-}" ] || import_phase import "$r"
   if [ -n "${PIN:-}" ]; then
     pin "$PIN" $API_PID
     [ -n "${DNS_PIN:-}" ] && pin "$DNS_PIN" $DNS_PID
@@ -135,6 +136,7 @@ for r in $(seq 1 "$ROUNDS"); do
     pin "$ALL_CPUS" $API_PID
     [ -n "${DNS_PIN:-}" ] && pin "$ALL_CPUS" $DNS_PID
   fi
+  [ -z "${PIN_FIRST:-}" ] || import_phase import "$r"
 done
 kill -CONT $API_PID
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
