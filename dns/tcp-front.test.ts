@@ -7,7 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { silentLogger } from '../engine/log/index.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { FrameReader, frame } from '../engine/wire/index.js'
-import { TcpFront, TCP_FRAMES_PER_TURN } from './tcp-front.js'
+import { until } from '../engine/testing/wait.js'
+import { TcpFront, TCP_FRAMES_PER_TURN, idleSweepTicks } from './tcp-front.js'
 
 test('pipelined bursts on several connections are taken at most TCP_FRAMES_PER_TURN frames per event-loop turn between them, and every frame is answered in order', async (t: TestContext) => {
   // An event-loop turn counter: one tick per check phase.
@@ -85,6 +86,55 @@ test('a frame over the size cap closes the connection even when a later turn rea
   const closed = await Promise.race([once(sock, 'close').then(() => true), sleep(5000, false, { ref: false })])
   t.assert.ok(closed, 'the connection was closed at the oversized frame')
   t.assert.strictEqual(bytes, 4 * TCP_FRAMES_PER_TURN * 14, 'every frame before the oversized one was answered')
+})
+
+test('the whole table is walked for idle deadlines at a tenth of the idle timeout, at most once a second', (t: TestContext) => {
+  t.assert.strictEqual(idleSweepTicks(250, 10_000), 4) // the default idle timeout: once a second
+  t.assert.strictEqual(idleSweepTicks(250, 600_000), 4)
+  t.assert.strictEqual(idleSweepTicks(250, 5_000), 2) // a tenth: 500 ms
+  t.assert.strictEqual(idleSweepTicks(250, 1_000), 1) // a shortened timeout (full table): every tick
+  t.assert.strictEqual(idleSweepTicks(50, 100), 1)
+})
+
+test('an unfinished message is closed at the message deadline, also when it follows an answered one; an idle connection stays', async (t: TestContext) => {
+  const front = new TcpFront({
+    maxConnections: 10,
+    idleTimeoutMs: 60_000, // far away: only the message deadline may close a connection here
+    messageTimeoutMs: 300,
+    maxFrame: 512,
+    logger: silentLogger(),
+    onQuery: (msg, peer) => {
+      peer.channel.send(peer, msg, msg.length, true)
+    }
+  })
+  t.after(() => front.close())
+  const port = await releasedPort()
+  await front.listen('127.0.0.1', port, 4)
+  const open = async (): Promise<{ sock: ReturnType<typeof connect>; closed: () => boolean }> => {
+    const sock = connect({ host: '127.0.0.1', port })
+    t.after(() => sock.destroy())
+    let closed = false
+    sock.on('close', () => (closed = true))
+    sock.on('error', () => {})
+    await once(sock, 'connect')
+    sock.write(frame(Buffer.alloc(12))) // one complete query, answered
+    await once(sock, 'data')
+    return { sock, closed: () => closed }
+  }
+  const idle = await open()
+  const slow = await open()
+  const fresh = connect({ host: '127.0.0.1', port })
+  t.after(() => fresh.destroy())
+  let freshClosed = false
+  fresh.on('close', () => (freshClosed = true))
+  fresh.on('error', () => {})
+  await once(fresh, 'connect')
+  slow.sock.write(Buffer.from([0x00, 0x0c, 0x01])) // the next frame's first bytes, then nothing
+  fresh.write(Buffer.from([0x00])) // half a length prefix as the first bytes
+  await until('both unfinished messages closed', () => slow.closed() && freshClosed, 20_000)
+  await sleep(300)
+  t.assert.ok(!idle.closed(), 'the idle connection is still open')
+  t.assert.strictEqual(front.connectionCount, 1)
 })
 
 // Connection `c` writes `n` frames (IDs 0..n-1, connection number in the second word) in one write

@@ -52,8 +52,21 @@ export const MAX_TCP_INFLIGHT = 64
 export const MAX_TCP_BUFFERED = 64 * 1024
 /** Frames the TCP connections of one front may take between them per event-loop turn. */
 export const TCP_FRAMES_PER_TURN = 64
-/** How often the deadlines are checked. */
+/** How often the message deadlines (slowloris) are checked. */
 const SWEEP_MS = 250
+/** The whole table is walked for idle deadlines at most this often (and at a tenth of the idle timeout). */
+const IDLE_SWEEP_MAX_MS = 1000
+
+/**
+ * Sweep ticks of `tickMs` between two walks of the whole connection table for idle deadlines: about
+ * a tenth of the idle timeout in force, at most IDLE_SWEEP_MAX_MS. The message deadlines are checked
+ * every tick, but only on the connections with an unfinished message; so 10,000 idle connections
+ * cost one walk a second, not four (docs/performance.md, "UDP beside 10,000 idle DoT connections, by
+ * server CPU").
+ */
+export function idleSweepTicks(tickMs: number, idleTimeoutMs: number): number {
+  return Math.max(1, Math.floor(Math.min(IDLE_SWEEP_MAX_MS, idleTimeoutMs / 10) / tickMs))
+}
 
 export interface TcpFrontOptions {
   maxConnections: number
@@ -116,6 +129,8 @@ class TcpConnection implements PeerChannel, SlotHolder {
   lastActive: number
   /** Date.now() when the unfinished message in the reader began, or 0. */
   partialSince = 0
+  /** The front's connections with an unfinished message (partialSince set), for the message deadlines. */
+  private readonly partial: Set<TcpConnection>
   /** Paused until the turn budget has frames for it again (TurnBudget calls continueTurn). */
   yielding = false
   /** Inside pump(): an answer given synchronously frees its slot without starting another pump. */
@@ -136,8 +151,10 @@ class TcpConnection implements PeerChannel, SlotHolder {
     onQuery: QueryHandler,
     budget: TurnBudget,
     tooLarge: (c: TcpConnection) => void,
-    clientId: string | null
+    clientId: string | null,
+    partial: Set<TcpConnection>
   ) {
+    this.partial = partial
     this.budget = budget
     this.tooLarge = tooLarge
     this.sock = sock
@@ -217,6 +234,8 @@ class TcpConnection implements PeerChannel, SlotHolder {
     }
     if (this.reader.bufferedBytes === 0 || !this.canRead() || this.yielding) this.partialSince = 0
     else if (this.partialSince === 0) this.partialSince = Date.now()
+    if (this.partialSince === 0) this.partial.delete(this)
+    else this.partial.add(this)
   }
 
   private yieldTurn(): void {
@@ -257,6 +276,11 @@ export class TcpFront {
     c.sock.destroy()
   }
   private readonly sweeper: NodeJS.Timeout
+  /** The sweep's period, and the ticks since the last walk of the whole table. */
+  private readonly tickMs: number
+  private ticks = 0
+  /** Connections with an unfinished message: the only ones the message deadline can close. */
+  private readonly partial = new Set<TcpConnection>()
   private closed = false
   private readonly counters: TransportCounters | null
 
@@ -267,7 +291,8 @@ export class TcpFront {
       perSource: o.maxPerSource ?? o.maxConnections,
       idleTimeoutMs: o.idleTimeoutMs
     })
-    this.sweeper = setInterval(() => this.sweep(), Math.min(SWEEP_MS, o.messageTimeoutMs >> 1, o.idleTimeoutMs >> 1))
+    this.tickMs = Math.min(SWEEP_MS, o.messageTimeoutMs >> 1, o.idleTimeoutMs >> 1)
+    this.sweeper = setInterval(() => this.sweep(), this.tickMs)
     this.sweeper.unref()
     this.counters = o.counters ?? null
     if (this.counters !== null) this.counters.open = () => this.slots.size
@@ -299,7 +324,7 @@ export class TcpFront {
       sock.destroy()
       return
     }
-    const c = new TcpConnection(sock, this.o.maxFrame, this.onQuery, this.budget, this.tooLarge, clientId)
+    const c = new TcpConnection(sock, this.o.maxFrame, this.onQuery, this.budget, this.tooLarge, clientId, this.partial)
     sock.on('error', () => {})
     if (!this.slots.admit(c, sock.remoteAddress ?? '')) {
       this.o.logger.debug({ client: sock.remoteAddress }, 'dns tcp connection refused: per-source cap or table full')
@@ -310,6 +335,7 @@ export class TcpFront {
     if (this.counters !== null) this.counters.connections++
     sock.on('close', () => {
       c.closed = true
+      this.partial.delete(c)
       this.slots.release(c)
     })
     sock.on('drain', () => {
@@ -333,15 +359,20 @@ export class TcpFront {
     return this.slots.size
   }
 
-  // The deadlines, one timer for all connections (no per-connection timer to reset per byte).
+  // The deadlines, one timer for all connections (no per-connection timer to reset per byte): the
+  // message deadlines every tick, on the connections with an unfinished message; the idle deadlines
+  // on a walk of the whole table every idleSweepTicks() ticks.
   private sweep(): void {
     const now = Date.now()
+    for (const c of this.partial) {
+      if (!c.closed && c.partialSince !== 0 && now - c.partialSince > this.o.messageTimeoutMs) c.sock.destroy()
+    }
     const idleMs = this.slots.idleTimeoutMs() // shorter as the table fills
+    if (++this.ticks < idleSweepTicks(this.tickMs, idleMs)) return
+    this.ticks = 0
     for (const c of this.slots.holders()) {
       if (c.closed) continue
-      if (c.partialSince !== 0 && now - c.partialSince > this.o.messageTimeoutMs) {
-        c.sock.destroy()
-      } else if (now - c.lastActive > idleMs && (c.inflight === 0 || c.sock.writableLength > 0)) {
+      if (now - c.lastActive > idleMs && (c.inflight === 0 || c.sock.writableLength > 0)) {
         // RFC 7766 §6.2.3: idle means no query outstanding (a slow upstream is not idleness), or
         // answers that the client has not read for the whole idle time.
         c.sock.destroy()

@@ -13,14 +13,21 @@
 # stats.import-priority (idle, background, normal; default: the config's default, idle); DNS_NICE starts
 # the DNS server under `nice -n DNS_NICE` (a negative value raises it above everything else).
 # MAX_RATE: the import rate (rows/s) the pre-written files are sized for; past it the feeder runs dry.
+# DNSDIST=1 adds a phase per round: dnsdist 1.7 (configured as bench/dns/run.sh does: the same 1M-name
+# rule and upstream) alone at 20k q/s, the api role stopped: this machine's ceiling in the same run.
+# PIN=CPUS adds a phase per round: the import as in the import phase, with every thread of the api role
+# on CPUS (`taskset -a -p -c CPUS`, set before the phase and undone after it); DNS_PIN=CPUS puts the DNS
+# server's threads on CPUS in that phase as well. Phases alternate within each round: [dnsdist], quiet,
+# import, [import pinned]; PIN_FIRST=1 runs the pinned import phase before the other (the first import
+# phase after a quiet one also takes the DNS server's files written while the importer was stopped).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${1:-20}
 ROUNDS=${2:-2}
 ROWS=${3:-200000}
 MAX_RATE=${4:-400000}
-for tool in dnsperf knotd; do
-  command -v "$tool" >/dev/null || { echo "installing dnsperf knot"; apt-get install -y dnsperf knot >/dev/null; break; }
+for tool in dnsperf knotd dnsdist; do
+  command -v "$tool" >/dev/null || { echo "installing dnsperf knot dnsdist"; apt-get install -y dnsperf knot dnsdist >/dev/null; break; }
 done
 DIR=$(mktemp -d /tmp/filterd-dns-import.XXXXXX)
 PIDS=()
@@ -30,12 +37,27 @@ cleanup() {
   rm -rf "$DIR"
 }
 trap cleanup EXIT
-KNOT=5390 DNS=5396 API=5489
+KNOT=5390 DNS=5396 API=5489 DNSDIST_PORT=5391
 node dist/bench/dns/setup.js "$DIR" $KNOT >&2
 . bench/dns/knot.sh
 start_knot "$DIR" $KNOT
+if [ -n "${DNSDIST:-}" ]; then
+  cat > "$DIR/dnsdist.lua" <<LUA
+setSecurityPollSuffix("")
+setLocal("127.0.0.1:$DNSDIST_PORT")
+newServer({address="127.0.0.1:$KNOT", name="knot", checkInterval=5})
+local smn = newSuffixMatchNode()
+for line in io.lines("$DIR/blocklist.txt") do if line ~= "" then smn:add(line) end end
+addAction(SuffixMatchNodeRule(smn, true), SpoofAction("192.0.2.1"))
+LUA
+  dnsdist --supervised --disable-syslog -C "$DIR/dnsdist.lua" >/dev/null 2>&1 & PIDS+=($!)
+fi
 . bench/stats/dns-api.sh
 start_dns_api "$DIR" $DNS $API
+DNS_PID=${PIDS[-2]}
+if [ -n "${DNSDIST:-}" ]; then
+  for _ in $(seq 1 360); do dig +tries=1 +time=1 @127.0.0.1 -p $DNSDIST_PORT probe.example A >/dev/null 2>&1 && break; sleep 0.5; done
+fi
 STATS=$DIR/stats
 
 # Enough pre-written files for every import phase at up to MAX_RATE rows/s.
@@ -57,38 +79,62 @@ feed() { # keeps two pre-written files waiting until killed
     else sleep 0.1; fi
   done
 }
-load() { dnsperf -s 127.0.0.1 -p $DNS -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l "$SECS" -Q 20000 -v 2>/dev/null | node dist/bench/dns/stats.js; }
+load() { dnsperf -s 127.0.0.1 -p "${1:-$DNS}" -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l "$SECS" -Q 20000 -v 2>/dev/null | node dist/bench/dns/stats.js; }
 
 RESULTS=()
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 dnsperf -s 127.0.0.1 -p $DNS -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l 2 >/dev/null 2>&1 || true   # warm-up
-for r in $(seq 1 "$ROUNDS"); do
-  kill -STOP $API_PID
-  RESULTS+=("quiet|$(load)|0")
+[ -n "${DNSDIST:-}" ] && { dnsperf -s 127.0.0.1 -p $DNSDIST_PORT -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l 2 >/dev/null 2>&1 || true; }
+ALL_CPUS=0-$(($(nproc) - 1))
+pin() { local p; for p in $2 $(pgrep -P "$2" 2>/dev/null); do taskset -a -p -c "$1" "$p" >/dev/null; done; } # cpus pid: every thread of it and its children
+import_phase() { # name round: the importer fed at full rate while dnsperf sends 20k q/s
+  local before t0 t1 q
   kill -CONT $API_PID
   before=$(taken)
-  feed > "$DIR/fed-$r.txt" & FEEDER=$!
+  feed > "$DIR/fed-$2.txt" & FEEDER=$!
   t0=$(date +%s%N)
   q=$(load)
   kill $FEEDER; wait $FEEDER 2>/dev/null || true
   t1=$(date +%s%N)
-  while read -r f; do MOVED+=("$f"); done < "$DIR/fed-$r.txt"
+  while read -r f; do MOVED+=("$f"); done < "$DIR/fed-$2.txt"
   NEXT=${#MOVED[@]}
   # Rows taken during the phase (a file still waiting at its end is not counted).
-  RESULTS+=("import|$q|$(( ($(taken) - before) * 1000000000 / (t1 - t0) ))")
-  # Let the importer finish what is waiting before the next quiet phase.
+  RESULTS+=("$1|$q|$(( ($(taken) - before) * 1000000000 / (t1 - t0) ))|$(cut -d' ' -f1 /proc/loadavg)")
+  echo "round $2 ${RESULTS[-1]}" >&2
+  # Let the importer finish what is waiting before the next phase.
   for _ in $(seq 1 600); do [ "$(ls "$STATS" | grep -c '^queries-')" -le 1 ] && break; sleep 0.5; done
+  kill -STOP $API_PID
+}
+for r in $(seq 1 "$ROUNDS"); do
+  kill -STOP $API_PID
+  if [ -n "${DNSDIST:-}" ]; then
+    RESULTS+=("dnsdist quiet|$(load $DNSDIST_PORT)|0|$(cut -d' ' -f1 /proc/loadavg)")
+    echo "round $r ${RESULTS[-1]}" >&2
+  fi
+  RESULTS+=("quiet|$(load)|0|$(cut -d' ' -f1 /proc/loadavg)")
+  echo "round $r ${RESULTS[-1]}" >&2
+  [ -n "${PIN_FIRST:-}" ] || import_phase import "$r"
+  if [ -n "${PIN:-}" ]; then
+    pin "$PIN" $API_PID
+    [ -n "${DNS_PIN:-}" ] && pin "$DNS_PIN" $DNS_PID
+    import_phase "import pinned" "$r-pinned"
+    pin "$ALL_CPUS" $API_PID
+    [ -n "${DNS_PIN:-}" ] && pin "$ALL_CPUS" $DNS_PID
+  fi
+  [ -z "${PIN_FIRST:-}" ] || import_phase import "$r"
 done
+kill -CONT $API_PID
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-echo "api role: nice ${NICE:-0}, duckdb-threads ${THREADS:-default}, import-priority ${PRIORITY:-default}; dns role: nice ${DNS_NICE:-0}"
+echo "api role: nice ${NICE:-0}, duckdb-threads ${THREADS:-default}, import-priority ${PRIORITY:-default}; dns role: nice ${DNS_NICE:-0}; pinned phase: api on CPUs ${PIN:-none}, dns on ${DNS_PIN:-all}"
 echo "node $(node -v); dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null); $(nproc) cores; files of $ROWS rows; ${SECS} s phases"
 printf '%s\n' "${RESULTS[@]}" | node -e '
-const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [phase, q, rate] = l.split("|"); return { phase, q: JSON.parse(q), rate: Number(rate) } })
-const med = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
-console.log("| phase | rounds | p50 ms | p99 ms | p99.9 ms | lost | answered q/s | import rows/s (each round) |")
-console.log("|---|---:|---:|---:|---:|---:|---:|---|")
-for (const phase of ["quiet", "import"]) {
+const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [phase, q, rate, load] = l.split("|"); return { phase, q: JSON.parse(q), rate: Number(rate), load } })
+const med = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[(n - 1) / 2] : +((s[n / 2 - 1] + s[n / 2]) / 2).toFixed(3) }
+console.log("| phase | rounds | p50 ms | p99 ms (median) | p99 ms (each round) | p99.9 ms | lost | answered q/s | import rows/s (each round) | load average (each round) |")
+console.log("|---|---:|---:|---:|---|---:|---:|---:|---|---|")
+for (const phase of ["dnsdist quiet", "quiet", "import", "import pinned"]) {
   const rs = rows.filter((r) => r.phase === phase)
-  console.log(`| ${phase} | ${rs.length} | ${med(rs.map((r) => r.q.p50))} | ${med(rs.map((r) => r.q.p99))} | ${med(rs.map((r) => r.q.p999))} | ${med(rs.map((r) => r.q.lost))} | ${med(rs.map((r) => r.q.qps))} | ${rs.map((r) => r.rate).join(" / ")} |`)
+  if (rs.length === 0) continue
+  console.log(`| ${phase} | ${rs.length} | ${med(rs.map((r) => r.q.p50))} | ${med(rs.map((r) => r.q.p99))} | ${rs.map((r) => r.q.p99).join(" / ")} | ${med(rs.map((r) => r.q.p999))} | ${med(rs.map((r) => r.q.lost))} | ${med(rs.map((r) => r.q.qps))} | ${phase.startsWith("import") ? rs.map((r) => r.rate).join(" / ") : "—"} | ${rs.map((r) => r.load).join(" / ")} |`)
 }
 '
