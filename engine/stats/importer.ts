@@ -41,7 +41,7 @@ import {
   type StatsDb
 } from './db.js'
 import { foldDays, pruneMonths } from './fold.js'
-import { importCsvFiles } from './import-sql.js'
+import { appendCsvFiles } from './csv-append.js'
 import { exportParquetHours } from './parquet.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
@@ -339,7 +339,7 @@ async function applyBatch(ctx: Ctx, c: DuckDBConnection, files: readonly BatchFi
     const r =
       read.length === 0
         ? undefined
-        : await importCsvFiles(
+        : await appendCsvFiles(
             c,
             ctx.time,
             read.map((f) => f.source),
