@@ -297,9 +297,9 @@ async function prepareFile(ctx: Ctx, dir: string, name: string, size: number): P
 type BatchOutcome = Map<string, { rows: number; skipped: number } | undefined>
 
 /**
- * Imports whole files in one transaction with their ledger rows, DuckDB reading the CSV itself
- * (engine/stats/import-sql.ts): one `read_csv` of the list, so a batch of small files pays the fixed
- * cost of an import once. Files another importer took in meanwhile are left out (`undefined`).
+ * Imports whole files in one transaction with their ledger rows: parsed in JS and appended as whole
+ * DataChunks with their partials summed on the way (engine/stats/csv-append.ts), so a batch of small
+ * files pays the fixed cost of an import once. Files another importer took in meanwhile are left out (`undefined`).
  */
 async function importBatch(
   ctx: Ctx,
