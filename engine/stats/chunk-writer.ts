@@ -30,8 +30,12 @@ export class ChunkWriter {
   private readonly bytes: Uint8Array[]
   private readonly words: Int32Array[]
   private readonly views: DataView[]
-  /** Strings longer than 12 bytes: column, row, bytes (assigned after the copy). */
-  private long: Array<[number, number, Uint8Array]> = []
+  // Strings longer than 12 bytes, assigned after the copy: column, row, and where their bytes are.
+  private readonly longCol: number[] = []
+  private readonly longRow: number[] = []
+  private readonly longSrc: Uint8Array[] = []
+  private readonly longStart: number[] = []
+  private readonly longEnd: number[] = []
   /** Rows filled so far. */
   rows = 0
 
@@ -72,26 +76,15 @@ export class ChunkWriter {
     const at = row * 16
     this.views[col]!.setUint32(at, len, true)
     if (len > INLINE_MAX) {
-      this.long.push([col, row, src.subarray(start, end)])
+      this.longCol.push(col)
+      this.longRow.push(row)
+      this.longSrc.push(src)
+      this.longStart.push(start)
+      this.longEnd.push(end)
       return
     }
     const b = this.bytes[col]!
     for (let i = 0; i < len; i++) b[at + 4 + i] = src[start + i]!
-    for (let i = 4 + len; i < 16; i++) b[at + i] = 0
-  }
-
-  /** A string whose UTF-8 bytes are its latin1 code units (a key made from CSV bytes) into a string column. */
-  setLatin1(col: number, row: number, s: string): void {
-    const len = s.length
-    if (len > INLINE_MAX) {
-      this.views[col]!.setUint32(row * 16, len, true)
-      this.long.push([col, row, Buffer.from(s, 'latin1')])
-      return
-    }
-    const at = row * 16
-    const b = this.bytes[col]!
-    this.views[col]!.setUint32(at, len, true)
-    for (let i = 0; i < len; i++) b[at + 4 + i] = s.charCodeAt(i)
     for (let i = 4 + len; i < 16; i++) b[at + i] = 0
   }
 
@@ -108,12 +101,18 @@ export class ChunkWriter {
         WIDTH[this.kinds[col]!] * this.rows
       )
     }
-    for (const [col, row, s] of this.long)
-      duckdb.vector_assign_string_element_len(duckdb.data_chunk_get_vector(raw, col), row, s)
+    for (let i = 0; i < this.longCol.length; i++) {
+      const s = this.longSrc[i]!.subarray(this.longStart[i], this.longEnd[i])
+      duckdb.vector_assign_string_element_len(duckdb.data_chunk_get_vector(raw, this.longCol[i]!), this.longRow[i]!, s)
+    }
     this.chunk.rowCount = this.rows
     appender.appendDataChunk(this.chunk)
     this.chunk.reset()
-    this.long = []
+    this.longCol.length = 0
+    this.longRow.length = 0
+    this.longSrc.length = 0
+    this.longStart.length = 0
+    this.longEnd.length = 0
     this.rows = 0
   }
 }

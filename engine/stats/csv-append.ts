@@ -17,6 +17,7 @@ import { readFile } from 'node:fs/promises'
 import { BIGINT, BOOLEAN, INTEGER, VARCHAR, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api'
 import { isUtf8 } from 'node:buffer'
 import { ChunkWriter, type ColumnKind } from './chunk-writer.js'
+import { ByteInterner, PairIndex } from './intern.js'
 import { hoursTable, hoursTableSql, metaPutMany, namesTable, namesTableSql, rawTable, rawTableSql } from './db.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS } from './files.js'
 import type { SqlBatchOutcome, SqlImportOutcome, SqlImportWindow } from './import-sql.js'
@@ -46,30 +47,68 @@ const HOURS_KINDS: ColumnKind[] = ['str', 'i32', 'i64', 'i64']
 const NAMES_TYPES = [VARCHAR, VARCHAR, BIGINT, BIGINT, BIGINT, VARCHAR, BIGINT]
 const NAMES_KINDS: ColumnKind[] = ['str', 'str', 'i64', 'i64', 'i64', 'str', 'i64']
 
-const ANONYMOUS = Buffer.from(ANONYMOUS_USER, 'latin1')
-
-/** One record's fields: bytes `start[i]..end[i]` of `src[i]` (the file, or an unquoted copy). */
+/** One record's fields: bytes `start[i]..end[i]` of `srcs[src[i]]` (the file, or an unquoted copy). */
 interface Fields {
   count: number
-  readonly src: Buffer[]
+  readonly src: Int32Array
   readonly start: Int32Array
   readonly end: Int32Array
 }
 
-/** A name's partial: requests, nxdomain, blocks, and where its last row's `cats` are. */
-interface NamePartial {
-  requests: number
-  nx: number
-  blocks: number
-  catsSrc: Buffer
-  catsStart: number
-  catsEnd: number
-}
+/**
+ * One local day's partials, in arrays by index: per (user, UTC hour) requests and blocks; per (user,
+ * host) requests, nxdomain, blocks and where its last row's `cats` are. Users and hosts are ids of
+ * the import's ByteInterner; a PairIndex numbers the keys.
+ */
+class DayPartials {
+  readonly hourAt = new PairIndex()
+  readonly hUser: number[] = []
+  readonly hHour: number[] = []
+  readonly hRequests: number[] = []
+  readonly hBlocks: number[] = []
+  readonly nameAt = new PairIndex()
+  readonly nUser: number[] = []
+  readonly nHost: number[] = []
+  readonly nRequests: number[] = []
+  readonly nNx: number[] = []
+  readonly nBlocks: number[] = []
+  readonly nCatsSrc: number[] = []
+  readonly nCatsStart: number[] = []
+  readonly nCatsEnd: number[] = []
 
-/** Per local day: user → UTC hour → [requests, blocks]; user → host → partial (keys as latin1 of the bytes). */
-interface DaySums {
-  readonly hours: Map<string, Map<number, [number, number]>>
-  readonly names: Map<string, Map<string, NamePartial>>
+  addHour(user: number, hour: number, block: number): void {
+    const i = this.hourAt.indexOf(user, hour)
+    if (i < this.hUser.length) {
+      this.hRequests[i] = this.hRequests[i]! + 1
+      this.hBlocks[i] = this.hBlocks[i]! + block
+      return
+    }
+    this.hUser.push(user)
+    this.hHour.push(hour)
+    this.hRequests.push(1)
+    this.hBlocks.push(block)
+  }
+
+  addName(user: number, host: number, nx: number, block: number, f: Fields): void {
+    const i = this.nameAt.indexOf(user, host)
+    if (i === this.nUser.length) {
+      this.nUser.push(user)
+      this.nHost.push(host)
+      this.nRequests.push(0)
+      this.nNx.push(0)
+      this.nBlocks.push(0)
+      this.nCatsSrc.push(0)
+      this.nCatsStart.push(0)
+      this.nCatsEnd.push(0)
+    }
+    this.nRequests[i] = this.nRequests[i]! + 1
+    this.nNx[i] = this.nNx[i]! + nx
+    this.nBlocks[i] = this.nBlocks[i]! + block
+    const has = F_CATS < f.count
+    this.nCatsSrc[i] = has ? f.src[F_CATS]! : SRC_EMPTY
+    this.nCatsStart[i] = has ? f.start[F_CATS]! : 0
+    this.nCatsEnd[i] = has ? f.end[F_CATS]! : 0
+  }
 }
 
 /** An open raw hour partition: its appender and the chunk being filled. */
@@ -78,8 +117,23 @@ interface RawSink {
   readonly chunk: ChunkWriter
 }
 
+// The import's first sources: the anonymous user's name, ALL_USERS, and no bytes.
+const SRC_ANONYMOUS = 0
+const SRC_ALL = 1
+const SRC_EMPTY = 2
+
 class Import {
-  readonly days = new Map<number, DaySums>()
+  readonly days = new Map<number, DayPartials>()
+  /** Every byte source of the import: fixed ones, then each file and each unquoted field. */
+  readonly srcs: Buffer[] = [Buffer.from(ANONYMOUS_USER, 'latin1'), Buffer.from(ALL_USERS, 'latin1'), Buffer.alloc(0)]
+  readonly strings = new ByteInterner(this.srcs)
+  readonly anonymous = this.strings.intern(SRC_ANONYMOUS, 0, this.srcs[SRC_ANONYMOUS]!.length)
+  readonly all = this.strings.intern(SRC_ALL, 0, this.srcs[SRC_ALL]!.length)
+  readonly empty = this.strings.intern(SRC_EMPTY, 0, 0)
+  /** By interned reason: 1 a block, 0 not, undefined not looked up yet. */
+  private readonly blocks: Array<number | undefined> = []
+  private lastDay = Number.NaN
+  private lastPartials: DayPartials | undefined
   readonly raws = new Map<number, RawSink>()
   readonly files = new Map<string, SqlImportOutcome>()
   seq: number
@@ -117,10 +171,29 @@ class Import {
     return s
   }
 
-  sumsOf(day: number): DaySums {
+  partialsOf(day: number): DayPartials {
+    if (day === this.lastDay) return this.lastPartials!
     let d = this.days.get(day)
-    if (d === undefined) this.days.set(day, (d = { hours: new Map(), names: new Map() }))
+    if (d === undefined) this.days.set(day, (d = new DayPartials()))
+    this.lastDay = day
+    this.lastPartials = d
     return d
+  }
+
+  /** 1 when the interned reason is one of BLOCK_REASONS. */
+  blockOf(reason: number): number {
+    return (this.blocks[reason] ??= BLOCK_REASONS.has(this.strings.latin1(reason)) ? 1 : 0)
+  }
+
+  /** The interned field `k` of `f` ('' when the record has no such field). */
+  field(f: Fields, k: number): number {
+    return k < f.count ? this.strings.intern(f.src[k]!, f.start[k]!, f.end[k]!) : this.empty
+  }
+
+  /** The bytes of an interned string into a string column. */
+  setString(ch: ChunkWriter, col: number, row: number, id: number): void {
+    const s = this.strings
+    ch.setBytes(col, row, this.srcs[s.src[id]!]!, s.start[id]!, s.end[id]!)
   }
 }
 
@@ -152,17 +225,18 @@ export async function appendCsvFiles(
 /** One file's records, after its header line. */
 async function appendFile(imp: Import, buf: Buffer): Promise<SqlImportOutcome> {
   const out: SqlImportOutcome = { rows: 0, skipped: 0 }
-  const f: Fields = { count: 0, src: [], start: new Int32Array(16), end: new Int32Array(16) }
+  const f: Fields = { count: 0, src: new Int32Array(16), start: new Int32Array(16), end: new Int32Array(16) }
+  const src = imp.srcs.push(buf) - 1
   let pos = buf.indexOf(LF)
   pos = pos < 0 ? buf.length : pos + 1
   while (pos < buf.length) {
-    const next = readRecord(buf, pos, f)
+    const next = readRecord(buf, src, pos, f, imp.srcs)
     if (next <= pos) break // no complete record left (the caller cut the file after its last line break)
     const start = pos
     pos = next
     if (f.count === 1 && f.end[0] === f.start[0]) continue // an empty line
     const seq = ++imp.seq
-    const created = f.count > 0 ? integerOf(f.src[0]!, f.start[0]!, f.end[0]!) : undefined
+    const created = f.count > 0 ? integerOf(imp.srcs[f.src[0]!]!, f.start[0]!, f.end[0]!) : undefined
     if (created === undefined || !validUtf8(buf, start, next)) {
       out.skipped++
       continue
@@ -201,17 +275,17 @@ function integerOf(src: Uint8Array, start: number, end: number): number | undefi
  * complete record starts there. A field is quoted only when it holds a comma, a quote, CR or LF
  * (csv.ts): such a record is taken apart by `readQuoted`.
  */
-function readRecord(buf: Buffer, pos: number, f: Fields): number {
+function readRecord(buf: Buffer, src: number, pos: number, f: Fields, srcs: Buffer[]): number {
   const len = buf.length
   let i = pos
   f.count = 0
   for (;;) {
-    if (i < len && buf[i] === QUOTE) return readQuoted(buf, pos, f)
+    if (i < len && buf[i] === QUOTE) return readQuoted(buf, pos, f, srcs)
     const s = i
     let c = 0
     while (i < len && (c = buf[i]!) !== COMMA && c !== LF && c !== CR) i++
     if (i >= len) return pos
-    addField(f, buf, s, i)
+    addField(f, src, s, i)
     if (c === COMMA) {
       i++
       continue
@@ -226,7 +300,7 @@ function readRecord(buf: Buffer, pos: number, f: Fields): number {
   }
 }
 
-function addField(f: Fields, src: Buffer, start: number, end: number): void {
+function addField(f: Fields, src: number, start: number, end: number): void {
   const k = f.count++
   if (k >= f.start.length) return // more fields than the format has: ignored
   f.src[k] = src
@@ -235,7 +309,7 @@ function addField(f: Fields, src: Buffer, start: number, end: number): void {
 }
 
 /** A record with a quoted field: RFC 4180 unquoting, each field copied out of the file. */
-function readQuoted(buf: Buffer, pos: number, f: Fields): number {
+function readQuoted(buf: Buffer, pos: number, f: Fields, srcs: Buffer[]): number {
   const len = buf.length
   let i = pos
   f.count = 0
@@ -264,7 +338,7 @@ function readQuoted(buf: Buffer, pos: number, f: Fields): number {
     }
     if (i >= len) return pos
     const bytes = Buffer.concat(parts.flatMap((_, k) => (k % 2 === 0 ? [buf.subarray(parts[k], parts[k + 1])] : [])))
-    addField(f, bytes, 0, bytes.length)
+    addField(f, srcs.push(bytes) - 1, 0, bytes.length)
     const c = buf[i]
     if (c === COMMA) i++
     else if (c === LF) return i + 1
@@ -274,79 +348,55 @@ function readQuoted(buf: Buffer, pos: number, f: Fields): number {
   }
 }
 
-const latin1 = (f: Fields, k: number): string => (k < f.count ? f.src[k]!.toString('latin1', f.start[k], f.end[k]) : '')
-
 /** One valid row: into its raw hour (if kept) and its day's partials (if kept). */
 function addRow(imp: Import, f: Fields, created: number, hour: number, seq: number, sink: RawSink | undefined): void {
-  const nx = F_NX < f.count && f.end[F_NX]! - f.start[F_NX]! === 1 && f.src[F_NX]![f.start[F_NX]!] === 0x31
+  const { srcs } = imp
+  const nx = F_NX < f.count && f.end[F_NX]! - f.start[F_NX]! === 1 && srcs[f.src[F_NX]!]![f.start[F_NX]!] === 0x31
   const anonymous = F_USER >= f.count || f.end[F_USER] === f.start[F_USER]
   if (sink !== undefined) {
     const ch = sink.chunk
     const r = ch.rows++
     ch.setInt64(0, r, seq)
     ch.setInt64(1, r, created)
-    if (anonymous) ch.setBytes(2, r, ANONYMOUS, 0, ANONYMOUS.length)
-    else ch.setBytes(2, r, f.src[F_USER]!, f.start[F_USER]!, f.end[F_USER]!)
+    if (anonymous) imp.setString(ch, 2, r, imp.anonymous)
+    else ch.setBytes(2, r, srcs[f.src[F_USER]!]!, f.start[F_USER]!, f.end[F_USER]!)
     ch.setBool(3, r, nx)
     for (let k = F_ADDRESS, col = 4; k <= F_BLOCKEDCATS; k++, col++) {
-      if (k < f.count) ch.setBytes(col, r, f.src[k]!, f.start[k]!, f.end[k]!)
-      else ch.setBytes(col, r, ANONYMOUS, 0, 0)
+      if (k < f.count) ch.setBytes(col, r, srcs[f.src[k]!]!, f.start[k]!, f.end[k]!)
+      else imp.setString(ch, col, r, imp.empty)
     }
     if (ch.full) ch.flush(sink.appender)
   }
   const day = imp.dayOf(created)
   if (day < imp.w.keepDay) return
-  const sums = imp.sumsOf(day)
-  const user = anonymous ? ANONYMOUS_USER : latin1(f, F_USER)
-  const host = latin1(f, F_HOST)
-  const block = BLOCK_REASONS.has(latin1(f, F_REASON)) ? 1 : 0
-  const catsSrc = F_CATS < f.count ? f.src[F_CATS]! : ANONYMOUS
-  const catsStart = F_CATS < f.count ? f.start[F_CATS]! : 0
-  const catsEnd = F_CATS < f.count ? f.end[F_CATS]! : 0
+  const p = imp.partialsOf(day)
+  const user = anonymous ? imp.anonymous : imp.field(f, F_USER)
+  const host = imp.field(f, F_HOST)
+  const block = imp.blockOf(imp.field(f, F_REASON))
   // Each row counts for its user and for the whole server (ALL_USERS, the console's overview).
-  for (const u of [user, ALL_USERS]) {
-    let hours = sums.hours.get(u)
-    if (hours === undefined) sums.hours.set(u, (hours = new Map()))
-    const h = hours.get(hour)
-    if (h === undefined) hours.set(hour, [1, block])
-    else {
-      h[0]++
-      h[1] += block
-    }
-    let names = sums.names.get(u)
-    if (names === undefined) sums.names.set(u, (names = new Map()))
-    const n = names.get(host)
-    if (n === undefined) names.set(host, { requests: 1, nx: nx ? 1 : 0, blocks: block, catsSrc, catsStart, catsEnd })
-    else {
-      n.requests++
-      n.nx += nx ? 1 : 0
-      n.blocks += block
-      n.catsSrc = catsSrc
-      n.catsStart = catsStart
-      n.catsEnd = catsEnd
-    }
-  }
+  p.addHour(user, hour, block)
+  p.addHour(imp.all, hour, block)
+  p.addName(user, host, nx ? 1 : 0, block, f)
+  p.addName(imp.all, host, nx ? 1 : 0, block, f)
 }
 
 /** The partials of each kept day into its hours_ and names_ partitions, and the days marked dirty (for compaction). */
 async function appendSums(imp: Import): Promise<void> {
   const { c } = imp
-  for (const [day, sums] of imp.days) {
+  for (const [day, p] of imp.days) {
     const h = hoursTable(day)
     const n = namesTable(day)
     await c.run(`${hoursTableSql(h)}; ${namesTableSql(n)}`)
     const ha = await c.createAppender(h)
     try {
       const ch = new ChunkWriter(HOURS_TYPES, HOURS_KINDS)
-      for (const [user, hours] of sums.hours) {
-        for (const [hour, [requests, blocks]] of hours) {
-          const r = ch.rows++
-          ch.setLatin1(0, r, user)
-          ch.setInt32(1, r, hour)
-          ch.setInt64(2, r, requests)
-          ch.setInt64(3, r, blocks)
-          if (ch.full) ch.flush(ha)
-        }
+      for (let i = 0; i < p.hUser.length; i++) {
+        const r = ch.rows++
+        imp.setString(ch, 0, r, p.hUser[i]!)
+        ch.setInt32(1, r, p.hHour[i]!)
+        ch.setInt64(2, r, p.hRequests[i]!)
+        ch.setInt64(3, r, p.hBlocks[i]!)
+        if (ch.full) ch.flush(ha)
       }
       ch.flush(ha)
     } finally {
@@ -355,18 +405,16 @@ async function appendSums(imp: Import): Promise<void> {
     const na = await c.createAppender(n)
     try {
       const ch = new ChunkWriter(NAMES_TYPES, NAMES_KINDS)
-      for (const [user, names] of sums.names) {
-        for (const [host, p] of names) {
-          const r = ch.rows++
-          ch.setLatin1(0, r, user)
-          ch.setLatin1(1, r, host)
-          ch.setInt64(2, r, p.requests)
-          ch.setInt64(3, r, p.nx)
-          ch.setInt64(4, r, p.blocks)
-          ch.setBytes(5, r, p.catsSrc, p.catsStart, p.catsEnd)
-          ch.setInt64(6, r, imp.w.chunk)
-          if (ch.full) ch.flush(na)
-        }
+      for (let i = 0; i < p.nUser.length; i++) {
+        const r = ch.rows++
+        imp.setString(ch, 0, r, p.nUser[i]!)
+        imp.setString(ch, 1, r, p.nHost[i]!)
+        ch.setInt64(2, r, p.nRequests[i]!)
+        ch.setInt64(3, r, p.nNx[i]!)
+        ch.setInt64(4, r, p.nBlocks[i]!)
+        ch.setBytes(5, r, imp.srcs[p.nCatsSrc[i]!]!, p.nCatsStart[i]!, p.nCatsEnd[i]!)
+        ch.setInt64(6, r, imp.w.chunk)
+        if (ch.full) ch.flush(na)
       }
       ch.flush(na)
     } finally {
