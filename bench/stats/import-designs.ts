@@ -1,14 +1,16 @@
 /**
- * The SQL import designs the appender import (engine/stats/csv-append.ts) replaced, kept here only to
- * be measured against it in the same run (bench/stats/stats.bench.ts, `--designs`). Each takes the
- * closed CSV files of a directory in one transaction, with the same partitions and numbers:
+ * Import designs measured against the importer (bench/stats/stats.bench.ts, `--designs`), on the
+ * same closed CSV files, each in one transaction with the same partitions and numbers:
  *
- * - `stage`: the importer before (engine/stats/import-sql.ts `importRows` over `read_csv` with explicit
- *   columns, no sniffing): a temporary stage table, then one INSERT per raw hour and the partials by
- *   `GROUP BY GROUPING SETS` from the stage.
+ * - `stage`: the importer's core alone (engine/stats/import-sql.ts `importRows` over `read_csv` with
+ *   explicit columns, no sniffing): a temporary stage table, one INSERT per raw hour, the partials by
+ *   `GROUP BY GROUPING SETS` from the stage; no ledger, no file handling, no pruning.
  * - `direct`: `read_csv` (same explicit options) straight into the raw hour partition, the rows
- *   numbered by `row_number() OVER ()`, then the partials from the new raw rows (one UTC day, UTC
- *   zone: the bench's file), no stage.
+ *   numbered by `row_number() OVER ()`, then the partials from the new raw rows (one hour, UTC zone:
+ *   the bench's file), no stage, no per-file counts.
+ *
+ * A third design, the files parsed in JavaScript and appended as whole DataChunks with the partials
+ * summed in JS, was measured in this bench and not kept (docs/performance.md, 2026-11-27).
  */
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'

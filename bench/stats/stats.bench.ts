@@ -9,7 +9,7 @@
  * `--fill=weeks` (default) writes the aggregates as the folds leave them (engine/stats/fold.ts) and times
  * the reports once; `--fill=days` writes 92 day tables and times the reports twice in the same run, on
  * the day tables and after folding them into week tables, with the same answers. `--keep` leaves the database.
- * `--designs` also imports the same files by the SQL designs the appender replaced (bench/stats/import-designs.ts).
+ * `--designs` also imports the same files by other designs (bench/stats/import-designs.ts), each into a store of its own.
  */
 import { cpSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -309,7 +309,8 @@ async function importDesigns(root: string, now: number): Promise<void> {
         ? await importByStage(db, join(root, 'csv-stage'), now)
         : await importDirect(db, join(root, 'csv-direct'), first)
     const ms = performance.now() - t
-    const label = design === 'stage' ? 'read_csv into a stage (before)' : 'read_csv straight into the partition'
+    const label =
+      design === 'stage' ? 'read_csv into a stage (the core of now)' : 'read_csv straight into the partition'
     console.log(
       `import, DuckDB ${label}: ${rows} rows in ${ms.toFixed(0)} ms = ${Math.round((rows / ms) * 1000)} rows/s`
     )

@@ -41,7 +41,7 @@ import {
   type StatsDb
 } from './db.js'
 import { foldDays, pruneMonths } from './fold.js'
-import { appendCsvFiles } from './csv-append.js'
+import { importCsvFiles } from './import-sql.js'
 import { exportParquetHours } from './parquet.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
@@ -297,9 +297,9 @@ async function prepareFile(ctx: Ctx, dir: string, name: string, size: number): P
 type BatchOutcome = Map<string, { rows: number; skipped: number } | undefined>
 
 /**
- * Imports whole files in one transaction with their ledger rows: parsed in JS and appended as whole
- * DataChunks with their partials summed on the way (engine/stats/csv-append.ts), so a batch of small
- * files pays the fixed cost of an import once. Files another importer took in meanwhile are left out (`undefined`).
+ * Imports whole files in one transaction with their ledger rows, DuckDB reading the CSV itself
+ * (engine/stats/import-sql.ts): one `read_csv` of the list, so a batch of small files pays the fixed
+ * cost of an import once. Files another importer took in meanwhile are left out (`undefined`).
  */
 async function importBatch(
   ctx: Ctx,
@@ -339,7 +339,7 @@ async function applyBatch(ctx: Ctx, c: DuckDBConnection, files: readonly BatchFi
     const r =
       read.length === 0
         ? undefined
-        : await appendCsvFiles(
+        : await importCsvFiles(
             c,
             ctx.time,
             read.map((f) => f.source),
