@@ -18,6 +18,7 @@
  * `--db=DIR` (the full size takes longer to fill than a locked run may last): the store in DIR, kept; a
  * new one is filled (no import comparison) and, with `--fill-only`, left there; a filled one is only
  * timed, at the clock of its fill (so "the last hour" is the one filled).
+ * `--designs` also imports the same files by other designs (bench/stats/import-designs.ts), each into a store of its own.
  */
 import { cpSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -54,6 +55,7 @@ import { foldDays, weekHoursTable, weekNamesTable, weekOf, weekPartitions } from
 import { openLegacyStatsDb } from '../../engine/stats/lmdb-legacy.js'
 import { importClosedFiles as legacyImport } from '../../engine/stats/testing/legacy/importer.js'
 import { syntheticRow } from './rows.js'
+import { importByStage, importDirect } from './import-designs.js'
 
 const USERS = Number(process.argv[2] ?? 10_000)
 const DOMAINS_PER_DAY = Number(process.argv[3] ?? 20)
@@ -76,6 +78,8 @@ const KEEP = process.argv.includes('--keep')
 const DB_DIR = process.argv.find((a) => a.startsWith('--db='))?.slice(5)
 const FILL_ONLY = process.argv.includes('--fill-only')
 const NOW_KEY = 'bench.now'
+/** `--designs`: also time the SQL import designs (a `read_csv` stage; `read_csv` straight into the partition). */
+const DESIGNS = process.argv.includes('--designs')
 /** User ids sort as numbers (zero-padded): `user000042`. */
 const userSql = (u: string): string => `'user' || lpad((${u})::VARCHAR, 6, '0')`
 const userId = (u: number): string => `user${String(u).padStart(6, '0')}`
@@ -183,6 +187,7 @@ async function importComparison(root: string, now: number): Promise<StatsDb> {
   }
   await log.close()
   cpSync(config.stats.dir, join(root, 'csv-legacy'), { recursive: true })
+  if (DESIGNS) for (const d of ['csv-stage', 'csv-direct']) cpSync(config.stats.dir, join(root, d), { recursive: true })
   const legacy = openLegacyStatsDb(join(root, 'legacy'))
   const tl = performance.now()
   const rl = await legacyImport(legacy, join(root, 'csv-legacy'), 'UTC')
@@ -204,6 +209,7 @@ async function importComparison(root: string, now: number): Promise<StatsDb> {
   const tc = performance.now()
   await pruneStats(db, 'UTC', Date.now() + 11 * 60_000)
   console.log(`compaction of today's partials (at most every 10 minutes): ${(performance.now() - tc).toFixed(0)} ms`)
+  if (DESIGNS) await importDesigns(root, now)
   return db
 }
 
@@ -378,4 +384,30 @@ try {
   if (DB_DIR !== undefined) console.log(`database kept: ${DB_DIR}`)
   else if (KEEP) console.log(`database kept: ${join(root, 'db')}`)
   else rmSync(root, { recursive: true, force: true })
+}
+
+/** The SQL designs on the same files, each into a store of its own (`--designs`). */
+async function importDesigns(root: string, now: number): Promise<void> {
+  const first = Math.floor((now - 3_000_000) / HOUR_MS)
+  const last = Math.floor((now - 3_000_000 + IMPORT_ROWS) / HOUR_MS)
+  for (const design of ['stage', 'direct'] as const) {
+    if (design === 'direct' && first !== last) {
+      console.log('import, DuckDB read_csv straight into the partition: skipped (the rows span two hours)')
+      continue
+    }
+    const db = openStatsDb(join(root, `db-${design}`), { threads: 2, memoryLimit: '1GB' })
+    await db.ready
+    const t = performance.now()
+    const rows =
+      design === 'stage'
+        ? await importByStage(db, join(root, 'csv-stage'), now)
+        : await importDirect(db, join(root, 'csv-direct'), first)
+    const ms = performance.now() - t
+    const label =
+      design === 'stage' ? 'read_csv into a stage (the core of now)' : 'read_csv straight into the partition'
+    console.log(
+      `import, DuckDB ${label}: ${rows} rows in ${ms.toFixed(0)} ms = ${Math.round((rows / ms) * 1000)} rows/s`
+    )
+    await db.close()
+  }
 }
