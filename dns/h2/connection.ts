@@ -360,7 +360,7 @@ export class H2Connection implements DohSession, StreamConnection {
       const n = Math.min(left, stream.sendWindow, this.sendWindow, this.peerMaxFrame)
       if (n < left && n <= 0) {
         this.blocked.add(stream)
-        return
+        return this.schedule()
       }
       const end = stream.pendingAt + n
       this.out.data(stream.id, body, stream.pendingAt, end, end === body.length)
