@@ -37,6 +37,10 @@ export class H2Stream implements DohRequest, DohResponse {
   /** The response body not yet sent for lack of window, from `pendingAt`. */
   pending: Buffer | null = null
   pendingAt = 0
+  /** `pending` is the stream's own copy (not a buffer the caller reuses). */
+  owned = false
+  /** The body given to end() is written (copied) at once, or copied when it must wait for window. */
+  readonly copiesBody = true
   private readonly conn: StreamConnection
   private status = 200
   private resHeaders: Record<string, string | number> = {}
