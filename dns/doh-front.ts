@@ -105,11 +105,9 @@ export class DohFront {
     o.counters.open = () => this.sockets.size
     o.httpCounters.open = () => this.httpSockets.size
     this.http = this.httpServer((req, res) =>
-      this.exchange(req, res as unknown as DohResponse, this.httpExchange, null, this.proxied.get(req.socket) ?? null)
+      this.exchange(req, res, this.httpExchange, null, this.proxied.get(req.socket) ?? null)
     )
-    this.tlsHttp = this.httpServer((req, res) =>
-      this.exchange(req, res as unknown as DohResponse, this.tlsExchange, null, null)
-    )
+    this.tlsHttp = this.httpServer((req, res) => this.exchange(req, res, this.tlsExchange, null, null))
     this.h2 = {
       maxStreams: o.maxStreams,
       onStream: (conn, stream) => this.exchange(stream, stream, this.tlsExchange, conn, null),
@@ -117,8 +115,9 @@ export class DohFront {
     }
   }
 
-  private httpServer(serve: (req: IncomingMessage, res: unknown) => void): HttpServer {
-    const http = createHttpServer(serve)
+  private httpServer(serve: (req: IncomingMessage, res: DohResponse) => void): HttpServer {
+    // node:http's ServerResponse is a DohResponse (writeHead, end, 'close').
+    const http = createHttpServer((req, res) => serve(req, res as unknown as DohResponse))
     http.headersTimeout = this.o.messageTimeoutMs
     http.requestTimeout = this.o.messageTimeoutMs
     http.keepAliveTimeout = this.o.idleTimeoutMs
