@@ -1,8 +1,8 @@
 /*
- * DNS over HTTPS (RFC 8484): `proxy.doh-listen` (HTTP/2 with ALPN h2, served by our own small HTTP/2
- * server in ./h2/, and HTTP/1.1 on node:http, over node:tls) and `proxy.doh-http-listen` (plain HTTP/1.1 on node:http, for a TLS-terminating proxy
- * in front). Every query becomes a Peer for the same dispatcher as port 53's, with the client's
- * address and the client ID of the path.
+ * DNS over HTTPS (RFC 8484): `proxy.doh-listen` (over node:tls: HTTP/2 with ALPN h2, served by our own
+ * small HTTP/2 server in ./h2/, and HTTP/1.1 on node:http) and `proxy.doh-http-listen` (plain
+ * HTTP/1.1 on node:http, for a TLS-terminating proxy in front). Every query becomes a Peer for the
+ * same dispatcher as port 53's, with the client's address and the client ID of the path.
  *
  * The exchange (./doh-exchange.ts): GET `/dns-query?dns=` (unpadded base64url) or POST
  * `application/dns-message` to `/dns-query` or `/dns-query/{client-id}`; 200 with the answer
@@ -19,9 +19,9 @@
  *   connections capped at `tcp-max-connections` per front; a connection idle for
  *   `tcp-idle-timeout` is closed.
  * - HTTP/2: at most `doh-max-streams` streams open at once per connection (the SETTINGS the client
- *   must obey; ./h2/connection.ts refuses more, and bounds frames, header blocks and flow control), and at most twice that many queries in flight per connection
- *   counting those whose stream the client reset (503 past it). A connection whose client resets
- *   more than RESET_LIMIT streams before their answer gets GOAWAY (ENHANCE_YOUR_CALM) and is closed:
+ *   must obey; ./h2/connection.ts refuses more, and bounds frames, header blocks and flow control),
+ *   and at most twice that many queries in flight per connection counting those whose stream the
+ *   client reset (503 past it). A connection whose client resets more than RESET_LIMIT streams before their answer gets GOAWAY (ENHANCE_YOUR_CALM) and is closed:
  *   the rapid reset attack (CVE-2023-44487) costs a few hundred streams, not a loop.
  * - Bodies: a declared or received body over the frame cap is refused at once (413), and the whole
  *   request must arrive within `tcp-message-timeout` (slow bodies: 408).
