@@ -22,7 +22,8 @@
  *   must obey; ./h2/connection.ts refuses more, and bounds frames, header blocks and flow control),
  *   and at most twice that many queries in flight per connection counting those whose stream the
  *   client reset (503 past it). A connection whose client resets more than RESET_LIMIT streams
- *   before their answer gets GOAWAY (ENHANCE_YOUR_CALM) and is closed: the rapid reset attack (CVE-2023-44487) costs a few hundred streams, not a loop.
+ *   before their answer gets GOAWAY (ENHANCE_YOUR_CALM) and is closed: the rapid reset attack
+ *   (CVE-2023-44487) costs a few hundred streams, not a loop.
  * - Bodies: a declared or received body over the frame cap is refused at once (413), and the whole
  *   request must arrive within `tcp-message-timeout` (slow bodies: 408).
  */
