@@ -359,7 +359,8 @@ export class H2Connection implements DohSession, StreamConnection {
       const left = body.length - stream.pendingAt
       const n = Math.min(left, stream.sendWindow, this.sendWindow, this.peerMaxFrame)
       if (n < left && n <= 0) {
-        // The body may be the dispatcher's or the upstream socket's buffer (DohResponse.copiesBody): kept, it is copied.
+        // The body may be the dispatcher's or the upstream socket's buffer (DohResponse.copiesBody):
+        // one that must wait is copied.
         if (!stream.owned) {
           stream.pending = Buffer.from(body.subarray(stream.pendingAt))
           stream.pendingAt = 0
