@@ -263,6 +263,21 @@ test('PING is answered with a PING ACK of the same payload; SETTINGS is acknowle
   const pong = await c.frameOf(FrameType.PING)
   t.assert.strictEqual(pong.flags, Flag.ACK)
   t.assert.strictEqual(pong.payload.toString(), 'pingpong')
+  // A frame trickled one byte per TLS record is read whole.
+  const w = new FrameWriter()
+  w.header(8, FrameType.PING, 0, 0)
+  w.reserve(8).write('trickled', w.length, 'latin1')
+  w.advance(8)
+  for (const byte of w.take()) {
+    c.sock.write(Buffer.from([byte]))
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+  await until(
+    'the trickled PING answered',
+    () => c.frames.some((x) => x.type === FrameType.PING && x.payload.toString() === 'trickled'),
+    10_000,
+    10
+  )
   c.sock.destroy()
 })
 

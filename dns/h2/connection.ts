@@ -76,7 +76,10 @@ export class H2Connection implements DohSession, StreamConnection {
   private readonly blocked = new Set<H2Stream>()
   private queued = false
   private preface = true
-  private rest: Buffer | null = null
+  /** The start of a frame (or of the preface) not yet whole, and how many bytes it needs in all. */
+  private rest: Buffer[] = []
+  private restLength = 0
+  private restNeeds = 0
   private lastStream = 0
   private recvWindow = INITIAL_WINDOW
   private recvTaken = 0
@@ -121,16 +124,20 @@ export class H2Connection implements DohSession, StreamConnection {
   private read(chunk: Buffer): void {
     if (this.ended) return
     let buf = chunk
-    if (this.rest !== null) {
-      buf = Buffer.concat([this.rest, chunk])
-      this.rest = null
+    if (this.restLength > 0) {
+      // Joined only once the frame is whole: a frame trickled a byte at a time is not copied per byte.
+      this.rest.push(chunk)
+      this.restLength += chunk.length
+      if (this.restLength < this.restNeeds) return
+      buf = Buffer.concat(this.rest, this.restLength)
+      this.rest = []
+      this.restLength = 0
     }
     let pos = 0
     if (this.preface) {
       if (buf.length < PREFACE.length) {
         if (PREFACE.compare(buf, 0, buf.length, 0, buf.length) !== 0) return this.goaway(H2Error.PROTOCOL_ERROR)
-        this.rest = buf
-        return
+        return this.keep(buf, PREFACE.length)
       }
       if (PREFACE.compare(buf, 0, PREFACE.length) !== 0) return this.goaway(H2Error.PROTOCOL_ERROR)
       this.preface = false
@@ -148,7 +155,16 @@ export class H2Connection implements DohSession, StreamConnection {
       this.frame(type, flags, id, payload)
       if (this.ended) return
     }
-    if (pos < buf.length) this.rest = buf.subarray(pos)
+    if (pos < buf.length) {
+      const rest = buf.subarray(pos)
+      this.keep(rest, rest.length < FRAME_HEADER ? FRAME_HEADER : FRAME_HEADER + rest.readUIntBE(0, 3))
+    }
+  }
+
+  private keep(rest: Buffer, needs: number): void {
+    this.rest = [rest]
+    this.restLength = rest.length
+    this.restNeeds = needs
   }
 
   private frame(type: number, flags: number, id: number, payload: Buffer): void {
@@ -440,7 +456,8 @@ export class H2Connection implements DohSession, StreamConnection {
     for (const s of this.streams.values()) s.close()
     this.streams.clear()
     this.blocked.clear()
-    this.rest = null
+    this.rest = []
+    this.restLength = 0
     this.block = null
   }
 }
