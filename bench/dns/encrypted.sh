@@ -193,6 +193,9 @@ measure() { # who dot-port doh-port
     line+=",\"dohMax\":$(doh_max "$3")"
     t3=$(ticks "$pid")
     local r0
+    # The max run's garbage is collected before the fixed-rate run, not in its first second (a
+    # 20-55 ms major collection was seen there): RATE_SETTLE seconds idle, 2 by default.
+    sleep "${RATE_SETTLE:-2}"
     r0=$(date +%s%3N)
     line+=",\"dohCpu\":$((t3 - t2)),\"dohRate\":$(doh_rate "$3")"
     echo "  $1 DoH @$RATE from $r0 to $(date +%s%3N) (ms since the epoch, for a server log's lines)" >&2
