@@ -21,7 +21,7 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/
 /** A DNS header. */
 const MIN_QUERY = 12
 
-/** What an exchange reads of a request: node:http's IncomingMessage and node:http2's compat request both have it. */
+/** What an exchange reads of a request: node:http's IncomingMessage and an HTTP/2 stream (./h2/stream.ts) both have it. */
 export interface DohRequest {
   readonly method?: string
   readonly url?: string
@@ -31,11 +31,13 @@ export interface DohRequest {
   on(event: 'end', fn: () => void): unknown
 }
 
-/** What an exchange writes: node:http's ServerResponse and node:http2's compat response both have it. */
+/** What an exchange writes: node:http's ServerResponse and an HTTP/2 stream (./h2/stream.ts) both have it. */
 export interface DohResponse {
   writeHead(status: number, headers: Record<string, string | number>): unknown
   end(body?: Buffer | string): unknown
   on(event: 'close', fn: () => void): unknown
+  /** end(body) copies the body before it returns (else the exchange gives it a copy of its own). */
+  readonly copiesBody?: boolean
 }
 
 /** One HTTP/2 connection's queries in flight (its reset streams' too) and its resets. */
@@ -227,9 +229,9 @@ export class DohExchange implements PeerChannel {
     if (this.closed || this.responded) return
     this.responded = true
     const ttl = smallestTtl(buf, len)
-    // Always a copy: buf is the dispatcher's scratch or, forwarded, the upstream socket's receive area
-    // (native I/O), both reused before HTTP/2 writes the body (it keeps a reference, not a copy).
-    const body = Buffer.from(buf.subarray(0, len))
+    // buf is the dispatcher's scratch or, forwarded, the upstream socket's receive area (native I/O), both
+    // reused before node:http writes the body (it keeps a reference): copied unless the response copies it.
+    const body = this.res.copiesBody === true ? buf.subarray(0, len) : Buffer.from(buf.subarray(0, len))
     this.res.writeHead(200, { 'content-type': DNS_MESSAGE, 'content-length': len, 'cache-control': maxAge(ttl) })
     this.res.end(body)
   }

@@ -1,8 +1,8 @@
 /*
- * DNS over HTTPS (RFC 8484): `proxy.doh-listen` (HTTP/2 with ALPN h2, and HTTP/1.1, over TLS, on
- * node:http2) and `proxy.doh-http-listen` (plain HTTP/1.1 on node:http, for a TLS-terminating proxy
- * in front). Every query becomes a Peer for the same dispatcher as port 53's, with the client's
- * address and the client ID of the path.
+ * DNS over HTTPS (RFC 8484): `proxy.doh-listen` (over node:tls: HTTP/2 with ALPN h2, served by our own
+ * small HTTP/2 server in ./h2/, and HTTP/1.1 on node:http) and `proxy.doh-http-listen` (plain
+ * HTTP/1.1 on node:http, for a TLS-terminating proxy in front). Every query becomes a Peer for the
+ * same dispatcher as port 53's, with the client's address and the client ID of the path.
  *
  * The exchange (./doh-exchange.ts): GET `/dns-query?dns=` (unpadded base64url) or POST
  * `application/dns-message` to `/dns-query` or `/dns-query/{client-id}`; 200 with the answer
@@ -19,26 +19,19 @@
  *   connections capped at `tcp-max-connections` per front; a connection idle for
  *   `tcp-idle-timeout` is closed.
  * - HTTP/2: at most `doh-max-streams` streams open at once per connection (the SETTINGS the client
- *   must obey; nghttp2 refuses more), and at most twice that many queries in flight per connection
- *   counting those whose stream the client reset (503 past it). A connection whose client resets
- *   more than RESET_LIMIT streams before their answer gets GOAWAY (ENHANCE_YOUR_CALM) and is closed:
- *   the rapid reset attack (CVE-2023-44487) costs a few hundred streams, not a loop.
+ *   must obey; ./h2/connection.ts refuses more, and bounds frames, header blocks and flow control),
+ *   and at most twice that many queries in flight per connection counting those whose stream the
+ *   client reset (503 past it). A connection whose client resets more than RESET_LIMIT streams
+ *   before their answer gets GOAWAY (ENHANCE_YOUR_CALM) and is closed: the rapid reset attack
+ *   (CVE-2023-44487) costs a few hundred streams, not a loop.
  * - Bodies: a declared or received body over the frame cap is refused at once (413), and the whole
  *   request must arrive within `tcp-message-timeout` (slow bodies: 408).
  */
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer } from 'node:http'
-import {
-  constants as h2,
-  createSecureServer,
-  type Http2SecureServer,
-  type IncomingHttpHeaders,
-  type ServerHttp2Session,
-  type ServerHttp2Stream
-} from 'node:http2'
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
-import type { TLSSocket } from 'node:tls'
+import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls'
 import type { Logger } from '../engine/log/index.js'
 import type { AddressSet } from '../engine/net/client-address.js'
 import { PROXY_V2_MAX, readProxyHeader } from '../engine/net/proxy-protocol.js'
@@ -52,7 +45,8 @@ import {
   type DohResponse,
   type DohSession
 } from './doh-exchange.js'
-import { StreamExchange, type StreamOwner } from './doh-stream.js'
+import { H2Connection, type H2ConnectionOptions } from './h2/connection.js'
+import { H2Error } from './h2/frames.js'
 import type { QueryHandler } from './udp-front.js'
 import type { TransportCounters } from './transport-counters.js'
 
@@ -78,24 +72,19 @@ export interface DohFrontOptions {
   httpCounters: TransportCounters
 }
 
-/** One HTTP/2 connection, as its streams see it. */
-interface SessionState extends DohSession, StreamOwner {
-  /** Streams its client reset before their answer. */
-  resets: number
-  /** GOAWAY sent (too many resets): once per connection. */
-  calmed: boolean
-}
-
 /** The DoH listeners of one front process. */
 export class DohFront {
   private readonly o: DohFrontOptions
-  private readonly servers: Array<Http2SecureServer | NetServer> = []
+  private readonly servers: Array<TlsServer | NetServer> = []
   private readonly sockets = new Set<Socket>()
   private readonly httpSockets = new Set<Socket>()
   /** The address a trusted proxy's PROXY v2 header named, per plain-HTTP connection. */
   private readonly proxied = new WeakMap<Socket, { address: string; port: number }>()
-  private readonly sessions = new WeakMap<ServerHttp2Session, SessionState>()
+  /** node:http for the plain listeners, and for the TLS ones' HTTP/1.1 connections. */
   private readonly http: HttpServer
+  private readonly tlsHttp: HttpServer
+  /** What every HTTP/2 connection of the TLS listeners shares. */
+  private readonly h2: H2ConnectionOptions
   private readonly deadlines: BodyDeadlines
   /** What every exchange of the TLS listeners, and of the plain ones, shares. */
   private readonly tlsExchange: DohExchangeOptions
@@ -116,35 +105,41 @@ export class DohFront {
     this.httpExchange = { ...shared, counters: o.httpCounters }
     o.counters.open = () => this.sockets.size
     o.httpCounters.open = () => this.httpSockets.size
-    this.http = createHttpServer((req, res) =>
-      this.exchange(req, res as unknown as DohResponse, this.httpExchange, null, this.proxied.get(req.socket) ?? null)
+    this.http = this.httpServer((req, res) =>
+      this.exchange(req, res, this.httpExchange, null, this.proxied.get(req.socket) ?? null)
     )
-    this.http.headersTimeout = o.messageTimeoutMs
-    this.http.requestTimeout = o.messageTimeoutMs
-    this.http.keepAliveTimeout = o.idleTimeoutMs
+    this.tlsHttp = this.httpServer((req, res) => this.exchange(req, res, this.tlsExchange, null, null))
+    this.h2 = {
+      maxStreams: o.maxStreams,
+      onStream: (conn, stream) => this.exchange(stream, stream, this.tlsExchange, conn, null),
+      onReset: (conn) => this.onReset(conn)
+    }
+  }
+
+  private httpServer(serve: (req: IncomingMessage, res: DohResponse) => void): HttpServer {
+    // node:http's ServerResponse is a DohResponse (writeHead, end, 'close').
+    const http = createHttpServer((req, res) => serve(req, res as unknown as DohResponse))
+    http.headersTimeout = this.o.messageTimeoutMs
+    http.requestTimeout = this.o.messageTimeoutMs
+    http.keepAliveTimeout = this.o.idleTimeoutMs
+    return http
   }
 
   /** A TLS listener (HTTP/2 and HTTP/1.1) on `host:port`; throws the listen error. */
   async listenTls(host: string, port: number, family: 4 | 6): Promise<number> {
     const certificates = this.o.certificates!
     const ticketKeys = randomBytes(48)
-    const server = createSecureServer(
+    const server = createTlsServer(
       {
         ...certificates.current.options,
         minVersion: TLS_MIN_VERSION,
-        allowHTTP1: true,
+        ALPNProtocols: ['h2', 'http/1.1'],
         ticketKeys,
         handshakeTimeout: this.o.messageTimeoutMs,
-        settings: { maxConcurrentStreams: this.o.maxStreams, enablePush: false },
-        maxSessionMemory: 4,
-        peerMaxConcurrentStreams: this.o.maxStreams,
-        // Node's own rapid-reset limit (CVE-2023-44487), where the node version has it.
-        ...{ streamResetBurst: this.o.maxStreams, streamResetRate: 33 }
+        noDelay: true
       },
-      // HTTP/1.1 only: HTTP/2 streams are served by the core API below (see serveStreams).
-      (req, res) => this.exchange(req, res as unknown as DohResponse, this.tlsExchange, null, null)
+      (sock) => this.onSecure(sock)
     )
-    this.serveStreams(server)
     server.maxConnections = this.o.maxConnections
     guardTlsServer(
       server,
@@ -159,26 +154,21 @@ export class DohFront {
       'DoH'
     )
     server.on('drop', () => this.o.counters.refused++)
-    server.on('secureConnection', (sock: TLSSocket) =>
-      this.track(sock, this.sockets, this.o.counters, sock.alpnProtocol !== 'h2')
-    )
-    server.on('session', (session: ServerHttp2Session) => {
-      const sock = session.socket
-      const remoteAddress = sock.remoteAddress ?? ''
-      const state: SessionState = {
-        inflight: 0,
-        direct: this.o.trusted.has(remoteAddress) ? null : remoteAddress,
-        peer: { remoteAddress, remotePort: sock.remotePort },
-        resets: 0,
-        calmed: false,
-        onReset: () => this.onReset(session, state)
-      }
-      this.sessions.set(session, state)
-      session.on('error', () => {})
-      // An HTTP/2 session reads its socket itself: its own timer sees its activity.
-      session.setTimeout(this.o.idleTimeoutMs, () => session.destroy())
-    })
     return await this.bind(server, host, port, family)
+  }
+
+  // A TLS connection whose handshake is done: HTTP/2 (ALPN h2) is served by ./h2/connection.ts, anything
+  // else (ALPN http/1.1, or none) by node:http.
+  private onSecure(sock: TLSSocket): void {
+    sock.on('error', () => {})
+    this.track(sock, this.sockets, this.o.counters)
+    if (sock.destroyed) return
+    if (sock.alpnProtocol !== 'h2') {
+      this.tlsHttp.emit('connection', sock)
+      return
+    }
+    const remoteAddress = sock.remoteAddress ?? ''
+    new H2Connection(sock, this.h2, this.o.trusted.has(remoteAddress) ? null : remoteAddress)
   }
 
   /** A plain HTTP/1.1 listener (behind a TLS-terminating proxy) on `host:port`; throws the listen error. */
@@ -189,12 +179,7 @@ export class DohFront {
     return await this.bind(server, host, port, family)
   }
 
-  private async bind(
-    server: Http2SecureServer | NetServer,
-    host: string,
-    port: number,
-    family: 4 | 6
-  ): Promise<number> {
+  private async bind(server: TlsServer | NetServer, host: string, port: number, family: 4 | 6): Promise<number> {
     try {
       server.listen({ host, port, ipv6Only: family === 6 })
       await once(server, 'listening')
@@ -209,7 +194,7 @@ export class DohFront {
   }
 
   // Counts and follows one connection: its idle timeout, its place in the open set.
-  private track(sock: Socket, set: Set<Socket>, counters: TransportCounters, idleTimer = true): void {
+  private track(sock: Socket, set: Set<Socket>, counters: TransportCounters): void {
     if (this.closed) {
       sock.destroy()
       return
@@ -217,25 +202,7 @@ export class DohFront {
     counters.connections++
     set.add(sock)
     sock.once('close', () => set.delete(sock))
-    if (idleTimer) sock.setTimeout(this.o.idleTimeoutMs, () => sock.destroy())
-  }
-
-  // HTTP/2 streams through node:http2's core API rather than its compatibility request and response:
-  // those wrap every stream in two more streams, a quarter of the server's CPU per query (docs/performance.md).
-  // A 'request' listener makes node add its own 'stream' listener (the compatibility layer), which is
-  // taken off again here: HTTP/1.1 over the same TLS port still comes as 'request'.
-  private serveStreams(server: Http2SecureServer): void {
-    for (const listener of server.listeners('stream')) server.off('stream', listener as (...a: unknown[]) => void)
-    server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
-      const state = this.sessions.get(stream.session as ServerHttp2Session)
-      if (state === undefined) {
-        stream.on('error', () => {})
-        stream.close(h2.NGHTTP2_REFUSED_STREAM)
-        return
-      }
-      const exchange = new StreamExchange(stream, headers, state)
-      this.exchange(exchange, exchange, this.tlsExchange, state, null)
-    })
+    sock.setTimeout(this.o.idleTimeoutMs, () => sock.destroy())
   }
 
   private exchange(
@@ -248,30 +215,14 @@ export class DohFront {
     new DohExchange(req, res, shared, session, proxied).start()
   }
 
-  // A stream the client reset before its answer; past RESET_LIMIT the session is closed.
-  private onReset(session: ServerHttp2Session, state: SessionState): void {
+  // A stream the client reset before its answer; past RESET_LIMIT the connection gets GOAWAY
+  // (ENHANCE_YOUR_CALM) and is closed: once, since nothing more is read from it after that.
+  private onReset(conn: H2Connection): void {
     this.o.counters.resets++
-    if (++state.resets > RESET_LIMIT) this.calm(session, state)
-  }
-
-  // A session that reset too many streams: GOAWAY, then closed. Once: the resets past the limit that
-  // arrive in the same read (before the session is destroyed on the next turn) each come here.
-  private calm(session: ServerHttp2Session, state: SessionState): void {
-    if (state.calmed || session.destroyed || session.closed) return
-    state.calmed = true
+    if (conn.resets <= RESET_LIMIT) return
     this.o.counters.resets++
-    const { remoteAddress, remotePort } = session.socket
-    this.o.logger.debug({ client: remoteAddress }, 'dns DoH: too many reset streams; closing')
-    session.goaway(h2.NGHTTP2_ENHANCE_YOUR_CALM)
-    // Destroyed on the next turn, not here: this runs inside a stream's 'close', while nghttp2 may still
-    // be delivering the same read's frames, and Node 22 aborts the process (an assertion in
-    // StreamBase::CallJSOnreadMethod) when data reaches a stream destroyed under it.
-    setImmediate(() => {
-      session.destroy()
-      // The session lets its socket linger (and its proxy refuses destroy()): close it here.
-      for (const sock of this.sockets)
-        if (sock.remotePort === remotePort && sock.remoteAddress === remoteAddress) sock.destroy()
-    })
+    this.o.logger.debug({ client: conn.peer.remoteAddress }, 'dns DoH: too many reset streams; closing')
+    conn.goaway(H2Error.ENHANCE_YOUR_CALM)
   }
 
   // A plain connection: from a trusted proxy, a PROXY v2 header may come first (read within the

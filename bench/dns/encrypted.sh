@@ -15,6 +15,9 @@
 # alternating: without, with, without, with, without.
 # Usage: bench/dns/encrypted.sh [SECONDS=8] [ROUNDS=3] [RATE=5000] [IDLE=10000]   (from the repository root, after `npm run build`)
 # ROUNDS=0 runs the idle-connection part only.
+# SWEEP (e.g. "10 50 100"): before the DoH max run, h2load at max with each -m (streams per
+# connection), requests/s, server CPU ticks and the server threads' run-queue wait on stderr. KEEP_LOG=FILE keeps filterd's stdout/stderr
+# (e.g. with FILTERD_NODE_OPTIONS=--trace-gc).
 # Environment: PARTS (default "dot doh handshakes idle") picks the parts run, e.g. PARTS=doh;
 # THREADS (default 1): filterd's `proxy.processes` and as many dnsdist DoH/DoT binds of the same
 # address (reusePort: dnsdist serves each addDOHLocal/addTLSLocal on one thread), so both servers
@@ -40,6 +43,7 @@ PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  [ -n "${KEEP_LOG:-}" ] && cp "$DIR/filterd.out" "$KEEP_LOG" 2>/dev/null
   rm -rf "$DIR"
 }
 trap cleanup EXIT
@@ -137,6 +141,12 @@ ticks() {
   done
   echo $total
 }
+# Run-queue wait (ms) of a process's threads and its children's: time runnable but not on a core.
+waits() {
+  local p
+  for p in $1 $(pgrep -P "$1" 2>/dev/null); do cat /proc/"$p"/task/*/schedstat 2>/dev/null; done |
+    awk '{w += $2} END {printf "%d", w / 1e6}'
+}
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 # The filterd daemon is a child of the node started above when it forks a front; take the biggest.
 server_pid() {
@@ -145,7 +155,7 @@ server_pid() {
 
 dot_max() { dnsperf -m dot -s 127.0.0.1 -p "$1" -d "$DIR/queries.txt" -c 16 -q 200 -t 2 -l "$SECS" -v 2>/dev/null | node dist/bench/dns/stats.js; }
 dot_rate() { dnsperf -m dot -s 127.0.0.1 -p "$1" -d "$DIR/queries.txt" -c 16 -q 200 -t 2 -l "$SECS" -Q "$RATE" -v 2>/dev/null | node dist/bench/dns/stats.js; }
-h2() { h2load -c 16 -m 10 -d "$DIR/q.bin" -H 'content-type: application/dns-message' "$@"; }
+h2() { h2load -c 16 -m "${M:-10}" -d "$DIR/q.bin" -H 'content-type: application/dns-message' "$@"; }
 # h2load's summary: requests per second and how many failed.
 doh_max() {
   h2 -D "$SECS" --warm-up-time=1 "https://127.0.0.1:$1/dns-query" 2>/dev/null |
@@ -171,10 +181,24 @@ measure() { # who dot-port doh-port
     line+=",\"dotCpu\":$((t1 - t0)),\"dotRate\":$(dot_rate "$2")"
   fi
   if has doh; then
+    for m in ${SWEEP:-}; do # h2load at max with m streams per connection: does latency or CPU limit?
+      t2=$(ticks "$pid")
+      w0=$(waits "$pid")
+      r=$(M=$m doh_max "$3")
+      t3=$(ticks "$pid")
+      w1=$(waits "$pid")
+      echo "  sweep $1 -m $m: $r cpuTicks $((t3 - t2)) runqueueWaitMs $((w1 - w0)) load $(cut -d' ' -f1 /proc/loadavg)" >&2
+    done
     t2=$(ticks "$pid")
     line+=",\"dohMax\":$(doh_max "$3")"
     t3=$(ticks "$pid")
+    local r0
+    # The max run's garbage is collected before the fixed-rate run, not in its first second (a
+    # 20-55 ms major collection was seen there): RATE_SETTLE seconds idle, 2 by default.
+    sleep "${RATE_SETTLE:-2}"
+    r0=$(date +%s%3N)
     line+=",\"dohCpu\":$((t3 - t2)),\"dohRate\":$(doh_rate "$3")"
+    echo "  $1 DoH @$RATE from $r0 to $(date +%s%3N) (ms since the epoch, for a server log's lines)" >&2
   fi
   has handshakes && line+=",\"full\":$(handshakes "$2" full),\"resume\":$(handshakes "$2" resume)"
   echo "$line}"

@@ -1,0 +1,367 @@
+// The DoH front's own HTTP/2 server (./connection.ts) against real peers no one here wrote (node:http2's
+// client, h2load) and against hand-made frames: many concurrent streams, flow control with a small client
+// window, CONTINUATION, a stream past the limit refused, PING, malformed frames answered with GOAWAY, and
+// random bytes after the preface that never crash or stall the server.
+import { test, type TestContext } from 'node:test'
+import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { connect as http2Connect } from 'node:http2'
+import { connect as tlsConnect, type TLSSocket } from 'node:tls'
+import dnsPacket from 'dns-packet'
+import { silentLogger } from '../../engine/log/index.js'
+import { compileAddressSet } from '../../engine/net/client-address.js'
+import { query } from '../../engine/testing/dns.js'
+import { tempDir } from '../../engine/testing/temp.js'
+import { writeTestCertificate } from '../../engine/testing/tls.js'
+import { until } from '../../engine/testing/wait.js'
+import { CertificateSource } from '../../engine/tls/certificates.js'
+import { DohFront } from '../doh-front.js'
+import type { Peer } from '../peer.js'
+import { dohPost, h2, h2Request, needsTool, run } from '../testing/encrypted.js'
+import { TransportCounters } from '../transport-counters.js'
+import { writeInt } from './hpack.js'
+import { Flag, FrameType, FrameWriter, H2Error, PREFACE } from './frames.js'
+
+interface Front {
+  port: number
+  counters: TransportCounters
+  /** Queries held (when the front does not answer at once), to answer later. */
+  held: Array<{ msg: Buffer; peer: Peer }>
+  dir: string
+}
+
+// An answer of `n` A records to `msg` (a large answer makes several DATA frames under a small window).
+function answer(msg: Buffer, n: number): Buffer {
+  const q = dnsPacket.decode(msg)
+  const answers = Array.from({ length: n }, (_, i) => ({
+    type: 'A' as const,
+    name: q.questions![0]!.name,
+    ttl: 60,
+    data: `192.0.2.${i % 250}`
+  }))
+  return dnsPacket.encode({ type: 'response', id: q.id, questions: q.questions, answers })
+}
+
+async function front(
+  t: TestContext,
+  o: { maxStreams?: number; hold?: boolean; records?: number; idleMs?: number } = {}
+): Promise<Front> {
+  const dir = tempDir(t)
+  const { cert, key } = writeTestCertificate(dir, 'dns.test')
+  const certificates = new CertificateSource({ cert, key }, silentLogger())
+  const counters = new TransportCounters('doh')
+  const held: Front['held'] = []
+  const doh = new DohFront({
+    certificates,
+    maxStreams: o.maxStreams ?? 100,
+    maxConnections: 500,
+    maxPerSource: 500,
+    idleTimeoutMs: o.idleMs ?? 30_000,
+    messageTimeoutMs: 10_000,
+    maxFrame: 65535,
+    trusted: compileAddressSet([]),
+    logger: silentLogger(),
+    onQuery: (msg, peer) => {
+      if (o.hold === true) held.push({ msg, peer })
+      else {
+        const a = answer(msg, o.records ?? 1)
+        peer.channel.send(peer, a, a.length, true)
+      }
+    },
+    counters,
+    httpCounters: new TransportCounters('doh-http')
+  })
+  t.after(async () => {
+    await doh.close()
+    certificates.close()
+  })
+  return { port: await doh.listenTls('127.0.0.1', 0, 4), counters, held, dir }
+}
+
+test('node:http2 client: 300 concurrent streams on one connection (100 at a time), every answer with its ID', async (t: TestContext) => {
+  const f = await front(t)
+  const session = h2(t, f.port)
+  await once(session, 'remoteSettings')
+  const answers = await Promise.all(
+    Array.from({ length: 300 }, async (_, i) => await dohPost(session, query('www.example.org', 'A', { id: i })))
+  )
+  t.assert.deepStrictEqual(
+    answers.map((a) => a.status),
+    answers.map(() => 200)
+  )
+  t.assert.deepStrictEqual(
+    answers.map((a) => dnsPacket.decode(a.body).id),
+    answers.map((_, i) => i)
+  )
+  t.assert.strictEqual(answers[0]!.headers['cache-control'], 'max-age=60')
+  t.assert.strictEqual(f.counters.queries, 300)
+})
+
+test('flow control: a 1.6 KB answer under a 100-byte stream window arrives whole, in several DATA frames', async (t: TestContext) => {
+  const f = await front(t, { records: 100 })
+  const session = http2Connect(`https://127.0.0.1:${f.port}`, {
+    rejectUnauthorized: false,
+    settings: { initialWindowSize: 100 }
+  })
+  session.on('error', () => {})
+  t.after(() => session.destroy())
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, async (_, i) => await dohPost(session, query('big.example', 'A', { id: i })))
+  )
+  for (const a of answers) {
+    t.assert.strictEqual(a.status, 200)
+    t.assert.strictEqual(dnsPacket.decode(a.body).answers!.length, 100)
+    t.assert.strictEqual(a.body.length, Number(a.headers['content-length']))
+  }
+})
+
+/** A hand-made HTTP/2 client over TLS: the frames it sends, and every frame the server sends back. */
+class RawClient {
+  readonly frames: Array<{ type: number; flags: number; id: number; payload: Buffer }> = []
+  closed = false
+  private pending = Buffer.alloc(0)
+  constructor(readonly sock: TLSSocket) {
+    sock.on('data', (b: Buffer) => {
+      this.pending = Buffer.concat([this.pending, b])
+      while (this.pending.length >= 9) {
+        const len = this.pending.readUIntBE(0, 3)
+        if (this.pending.length < 9 + len) break
+        const p = this.pending
+        this.frames.push({
+          type: p[3]!,
+          flags: p[4]!,
+          id: p.readUInt32BE(5) & 0x7fffffff,
+          payload: p.subarray(9, 9 + len)
+        })
+        this.pending = p.subarray(9 + len)
+      }
+    })
+    sock.on('close', () => (this.closed = true))
+    sock.on('error', () => {})
+  }
+
+  static async open(port: number, preface = true): Promise<RawClient> {
+    const sock = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['h2'] })
+    await once(sock, 'secureConnect')
+    const c = new RawClient(sock)
+    if (preface) {
+      const w = new FrameWriter()
+      w.settings([])
+      sock.write(Buffer.concat([PREFACE, w.take()]))
+    }
+    return c
+  }
+
+  send(build: (w: FrameWriter) => void): void {
+    const w = new FrameWriter()
+    build(w)
+    this.sock.write(w.take())
+  }
+
+  /** A raw frame, any type, flags and payload. */
+  frame(type: number, flags: number, id: number, payload: Buffer): void {
+    this.send((w) => {
+      const at = w.header(payload.length, type, flags, id)
+      payload.copy(w.reserve(0), at + 9)
+      w.advance(payload.length)
+    })
+  }
+
+  async frameOf(type: number, id?: number): Promise<{ flags: number; payload: Buffer }> {
+    let f: RawClient['frames'][number] | undefined
+    await until(
+      `a frame of type ${type}`,
+      () => (f = this.frames.find((x) => x.type === type && (id === undefined || x.id === id))) !== undefined,
+      10_000,
+      10
+    )
+    return f!
+  }
+
+  async goawayCode(): Promise<number> {
+    return (await this.frameOf(FrameType.GOAWAY)).payload.readUInt32BE(4)
+  }
+}
+
+// A GET request's header block: :method GET, :scheme https, :path, :authority, plus `extra` bytes of a header.
+function getBlock(path: string, pad = 0): Buffer {
+  const b = Buffer.alloc(64 + path.length + pad)
+  let pos = 0
+  b[pos++] = 0x82
+  b[pos++] = 0x87
+  pos = writeInt(b, pos, 4, 4, 0)
+  pos = writeInt(b, pos, path.length, 7, 0)
+  pos += b.write(path, pos, 'latin1')
+  pos = writeInt(b, pos, 1, 4, 0)
+  pos = writeInt(b, pos, 1, 7, 0)
+  b[pos++] = 0x78
+  if (pad > 0) {
+    b[pos++] = 0
+    pos = writeInt(b, pos, 5, 7, 0)
+    pos += b.write('x-pad', pos, 'latin1')
+    pos = writeInt(b, pos, pad, 7, 0)
+    pos += b.write('p'.repeat(pad), pos, 'latin1')
+  }
+  return b.subarray(0, pos)
+}
+
+const dnsPath = (id: number): string => `/dns-query?dns=${query('www.example.org', 'A', { id }).toString('base64url')}`
+
+test('CONTINUATION: a header block over HEADERS and two CONTINUATION frames is one request', async (t: TestContext) => {
+  const f = await front(t)
+  const c = await RawClient.open(f.port)
+  const block = getBlock(dnsPath(7), 3000)
+  c.frame(FrameType.HEADERS, Flag.END_STREAM, 1, block.subarray(0, 1000))
+  c.frame(FrameType.CONTINUATION, 0, 1, block.subarray(1000, 2000))
+  c.frame(FrameType.CONTINUATION, Flag.END_HEADERS, 1, block.subarray(2000))
+  const headers = await c.frameOf(FrameType.HEADERS, 1)
+  t.assert.strictEqual(headers.payload[0], 0x88, ':status 200')
+  const data = await c.frameOf(FrameType.DATA, 1)
+  t.assert.strictEqual(dnsPacket.decode(data.payload).id, 7)
+  t.assert.strictEqual(data.flags & Flag.END_STREAM, Flag.END_STREAM)
+  c.sock.destroy()
+})
+
+test('CONTINUATION flood: endless empty CONTINUATION frames end in GOAWAY (ENHANCE_YOUR_CALM)', async (t: TestContext) => {
+  const f = await front(t)
+  const c = await RawClient.open(f.port)
+  c.frame(FrameType.HEADERS, Flag.END_STREAM, 1, getBlock(dnsPath(1)).subarray(0, 5))
+  for (let i = 0; i < 1000 && !c.closed; i++) c.frame(FrameType.CONTINUATION, 0, 1, Buffer.alloc(0))
+  t.assert.strictEqual(await c.goawayCode(), H2Error.ENHANCE_YOUR_CALM)
+  await until('closed', () => c.closed, 10_000, 10)
+})
+
+test('a stream past SETTINGS_MAX_CONCURRENT_STREAMS is refused (REFUSED_STREAM); the others are served', async (t: TestContext) => {
+  const f = await front(t, { maxStreams: 2, hold: true })
+  const c = await RawClient.open(f.port)
+  const settings = await c.frameOf(FrameType.SETTINGS)
+  t.assert.deepStrictEqual([settings.payload.readUInt16BE(0), settings.payload.readUInt32BE(2)], [3, 2])
+  for (const id of [1, 3, 5]) c.frame(FrameType.HEADERS, Flag.END_STREAM | Flag.END_HEADERS, id, getBlock(dnsPath(id)))
+  const rst = await c.frameOf(FrameType.RST_STREAM, 5)
+  t.assert.strictEqual(rst.payload.readUInt32BE(0), H2Error.REFUSED_STREAM)
+  await until('two queries held', () => f.held.length === 2, 10_000, 10)
+  for (const h of f.held) h.peer.channel.send(h.peer, answer(h.msg, 1), answer(h.msg, 1).length, true)
+  await c.frameOf(FrameType.DATA, 1)
+  await c.frameOf(FrameType.DATA, 3)
+  c.sock.destroy()
+})
+
+test('PING is answered with a PING ACK of the same payload; SETTINGS is acknowledged', async (t: TestContext) => {
+  const f = await front(t)
+  const c = await RawClient.open(f.port)
+  const ack = await c.frameOf(FrameType.SETTINGS)
+  t.assert.ok(ack !== undefined)
+  await until(
+    'SETTINGS ACK',
+    () => c.frames.some((x) => x.type === FrameType.SETTINGS && x.flags === Flag.ACK),
+    10_000,
+    10
+  )
+  c.frame(FrameType.PING, 0, 0, Buffer.from('pingpong'))
+  const pong = await c.frameOf(FrameType.PING)
+  t.assert.strictEqual(pong.flags, Flag.ACK)
+  t.assert.strictEqual(pong.payload.toString(), 'pingpong')
+  // A frame trickled one byte per TLS record is read whole.
+  const w = new FrameWriter()
+  w.header(8, FrameType.PING, 0, 0)
+  w.reserve(8).write('trickled', w.length, 'latin1')
+  w.advance(8)
+  for (const byte of w.take()) {
+    c.sock.write(Buffer.from([byte]))
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+  await until(
+    'the trickled PING answered',
+    () => c.frames.some((x) => x.type === FrameType.PING && x.payload.toString() === 'trickled'),
+    10_000,
+    10
+  )
+  c.sock.destroy()
+})
+
+test('malformed frames get GOAWAY with their error and the connection closed; the server serves on', async (t: TestContext) => {
+  const f = await front(t)
+  const cases: Array<[string, (c: RawClient) => void, number]> = [
+    ['SETTINGS of 5 bytes', (c) => c.frame(FrameType.SETTINGS, 0, 0, Buffer.alloc(5)), H2Error.FRAME_SIZE_ERROR],
+    [
+      'HEADERS on an even stream',
+      (c) => c.frame(FrameType.HEADERS, 0x5, 2, getBlock('/dns-query')),
+      H2Error.PROTOCOL_ERROR
+    ],
+    ['a frame over 16384 bytes', (c) => c.frame(FrameType.DATA, 0, 1, Buffer.alloc(20000)), H2Error.FRAME_SIZE_ERROR],
+    [
+      'a header block HPACK cannot decode',
+      (c) => c.frame(FrameType.HEADERS, 0x5, 1, Buffer.from([0xbf])),
+      H2Error.COMPRESSION_ERROR
+    ],
+    [
+      'WINDOW_UPDATE of 0 on the connection',
+      (c) => c.frame(FrameType.WINDOW_UPDATE, 0, 0, Buffer.alloc(4)),
+      H2Error.PROTOCOL_ERROR
+    ],
+    [
+      'PUSH_PROMISE from a client',
+      (c) => c.frame(FrameType.PUSH_PROMISE, 0x4, 1, Buffer.alloc(4)),
+      H2Error.PROTOCOL_ERROR
+    ],
+    ['DATA on an idle stream', (c) => c.frame(FrameType.DATA, 0, 9, Buffer.alloc(4)), H2Error.PROTOCOL_ERROR]
+  ]
+  for (const [what, send, code] of cases) {
+    const c = await RawClient.open(f.port)
+    send(c)
+    t.assert.strictEqual(await c.goawayCode(), code, what)
+    await until(`${what}: closed`, () => c.closed, 10_000, 10)
+  }
+  const bad = await RawClient.open(f.port, false)
+  bad.sock.write('GET / HTTP/1.1\r\n\r\n')
+  t.assert.strictEqual(await bad.goawayCode(), H2Error.PROTOCOL_ERROR, 'no preface')
+  const session = h2(t, f.port)
+  t.assert.strictEqual((await dohPost(session, query('www.example.org', 'A'))).status, 200)
+})
+
+test('h2load -m 100: a real client gets 200 to every request', async (t: TestContext) => {
+  if (!(await needsTool(t, 'h2load', 'nghttp2-client'))) return
+  const f = await front(t, { maxStreams: 100 })
+  const body = join(f.dir, 'q.bin')
+  writeFileSync(body, query('www.example.org', 'A'))
+  const r = await run(
+    'h2load',
+    [
+      '-n',
+      '5000',
+      '-c',
+      '4',
+      '-m',
+      '100',
+      '-d',
+      body,
+      '-H',
+      'content-type: application/dns-message',
+      `https://127.0.0.1:${f.port}/dns-query`
+    ],
+    120_000
+  )
+  t.assert.ok(r !== undefined && r.code === 0, r?.out)
+  t.assert.match(r.out, /requests: 5000 total, 5000 started, 5000 done, 5000 succeeded, 0 failed/)
+  t.assert.match(r.out, /status codes: 5000 2xx/)
+})
+
+test('random bytes after the preface never crash or stall the server', async (t: TestContext) => {
+  const f = await front(t, { idleMs: 3000 })
+  const clients: RawClient[] = []
+  for (let i = 0; i < 200; i++) {
+    const c = await RawClient.open(f.port)
+    // Now and then a valid request first, so the garbage lands mid-connection.
+    if (i % 4 === 0) c.frame(FrameType.HEADERS, Flag.END_STREAM | Flag.END_HEADERS, 1, getBlock(dnsPath(i)))
+    c.sock.write(randomBytes(1 + (i % 7) * 500))
+    clients.push(c)
+  }
+  // Each connection ends: a GOAWAY for garbage, or the idle timeout for a frame that never completes.
+  await until('every connection closed', () => clients.every((c) => c.closed), 30_000, 50)
+  const session = h2(t, f.port)
+  t.assert.strictEqual((await dohPost(session, query('www.example.org', 'A'))).status, 200)
+  const get = await h2Request(session, { ':method': 'GET', ':path': dnsPath(3) })
+  t.assert.strictEqual(get.status, 200)
+})

@@ -1,0 +1,463 @@
+/*
+ * The server side of one HTTP/2 connection (RFC 9113) over a TLS socket, as small as DoH allows:
+ * request streams opened by HEADERS (with CONTINUATION), their bodies as DATA, one response each
+ * (HEADERS and DATA), and the connection's own frames (SETTINGS, PING, WINDOW_UPDATE, RST_STREAM,
+ * GOAWAY). Frames are parsed straight from the socket's 'data' chunks, and every frame one
+ * event-loop turn makes for a connection leaves in one socket write. docs/dns.md, "DNS over HTTPS".
+ *
+ * What a client may cost, each bounded:
+ * - at most `maxStreams` streams open (SETTINGS_MAX_CONCURRENT_STREAMS; past it REFUSED_STREAM);
+ * - a frame at most MAX_FRAME (FRAME_SIZE_ERROR past it), so the unparsed input is at most one frame;
+ * - a header block at most MAX_HEADER_BLOCK octets over at most MAX_CONTINUATIONS frames, decoding to
+ *   at most MAX_HEADER_LIST octets (the CONTINUATION flood and the HPACK bomb: ENHANCE_YOUR_CALM);
+ * - DATA within the flow-control windows (FLOW_CONTROL_ERROR past them): the connection's is given
+ *   back as DATA is read, a stream's is never raised (a DoH body is at most 64 KiB);
+ * - our output: if the client does not read it, past MAX_UNSENT bytes queued the connection is closed
+ *   (floods of PING or SETTINGS whose answers pile up).
+ * A protocol error ends the connection with GOAWAY; the front closes one that resets too many streams.
+ */
+import type { TLSSocket } from 'node:tls'
+import type { DohSession } from '../doh-exchange.js'
+import { encodeResponse, encodedSize, HpackDecoder } from './hpack.js'
+import {
+  Flag,
+  FRAME_HEADER,
+  FrameType,
+  FrameWriter,
+  H2Error,
+  INITIAL_WINDOW,
+  MAX_FRAME,
+  MAX_WINDOW,
+  PREFACE,
+  Setting
+} from './frames.js'
+import { H2Stream, type StreamConnection, type StreamPeer } from './stream.js'
+
+/** A header block's octets at most, over all its frames. */
+export const MAX_HEADER_BLOCK = 16384
+/** CONTINUATION frames after one HEADERS at most. */
+export const MAX_CONTINUATIONS = 16
+/** A decoded header list's size at most (RFC 9113 §6.5.2), announced as SETTINGS_MAX_HEADER_LIST_SIZE. */
+export const MAX_HEADER_LIST = 16384
+/** Bytes written but not yet taken by the socket, at most. */
+export const MAX_UNSENT = 1 << 20
+
+export interface H2ConnectionOptions {
+  /** SETTINGS_MAX_CONCURRENT_STREAMS. */
+  maxStreams: number
+  /** A request stream whose headers are complete (its body may follow). */
+  onStream(conn: H2Connection, stream: H2Stream): void
+  /** The client reset a stream before its response. */
+  onReset(conn: H2Connection): void
+}
+
+/** Connections with frames to write, written once per event-loop turn. */
+const dirty: H2Connection[] = []
+let flushScheduled = false
+
+function flushAll(): void {
+  flushScheduled = false
+  for (let i = 0; i < dirty.length; i++) dirty[i]!.flush()
+  dirty.length = 0
+}
+
+export class H2Connection implements DohSession, StreamConnection {
+  readonly peer: StreamPeer
+  readonly direct: string | null
+  inflight = 0
+  /** Streams reset by the client before their response (the front's rapid-reset count). */
+  resets = 0
+  private readonly sock: TLSSocket
+  private readonly o: H2ConnectionOptions
+  private readonly out = new FrameWriter()
+  private readonly decoder = new HpackDecoder(4096, MAX_HEADER_LIST)
+  private readonly streams = new Map<number, H2Stream>()
+  /** Streams whose response waits for window. */
+  private readonly blocked = new Set<H2Stream>()
+  private queued = false
+  private preface = true
+  /** The start of a frame (or of the preface) not yet whole, and how many bytes it needs in all. */
+  private rest: Buffer[] = []
+  private restLength = 0
+  private restNeeds = 0
+  private lastStream = 0
+  private recvWindow = INITIAL_WINDOW
+  private recvTaken = 0
+  private sendWindow = INITIAL_WINDOW
+  private peerWindow = INITIAL_WINDOW
+  private peerMaxFrame = MAX_FRAME
+  /** The header block being read (HEADERS without END_HEADERS, then CONTINUATION). */
+  private block: Buffer[] | null = null
+  private blockStream = 0
+  private blockFlags = 0
+  private blockSize = 0
+  /** The client sent GOAWAY: closed when its last stream is done. */
+  private peerGone = false
+  /** We sent GOAWAY: nothing more is read. */
+  private ended = false
+
+  constructor(sock: TLSSocket, o: H2ConnectionOptions, direct: string | null) {
+    this.sock = sock
+    this.o = o
+    this.peer = { remoteAddress: sock.remoteAddress, remotePort: sock.remotePort }
+    this.direct = direct
+    this.out.settings([
+      [Setting.MAX_CONCURRENT_STREAMS, o.maxStreams],
+      [Setting.ENABLE_PUSH, 0],
+      [Setting.MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST]
+    ])
+    this.schedule()
+    sock.on('data', (chunk: Buffer) => this.read(chunk))
+    sock.on('close', () => this.closed())
+  }
+
+  /** Sends GOAWAY with `code` and closes the connection once it is written. */
+  goaway(code: number): void {
+    if (this.ended) return
+    this.ended = true
+    this.out.goaway(this.lastStream, code)
+    this.flush()
+    this.sock.end()
+    this.sock.once('finish', () => this.sock.destroy())
+  }
+
+  private read(chunk: Buffer): void {
+    if (this.ended) return
+    let buf = chunk
+    if (this.restLength > 0) {
+      // Joined only once the frame is whole: a frame trickled a byte at a time is not copied per byte.
+      this.rest.push(chunk)
+      this.restLength += chunk.length
+      if (this.restLength < this.restNeeds) return
+      buf = Buffer.concat(this.rest, this.restLength)
+      this.rest = []
+      this.restLength = 0
+    }
+    let pos = 0
+    if (this.preface) {
+      if (buf.length < PREFACE.length) {
+        if (PREFACE.compare(buf, 0, buf.length, 0, buf.length) !== 0) return this.goaway(H2Error.PROTOCOL_ERROR)
+        return this.keep(buf, PREFACE.length)
+      }
+      if (PREFACE.compare(buf, 0, PREFACE.length) !== 0) return this.goaway(H2Error.PROTOCOL_ERROR)
+      this.preface = false
+      pos = PREFACE.length
+    }
+    while (buf.length - pos >= FRAME_HEADER) {
+      const length = buf.readUIntBE(pos, 3)
+      if (length > MAX_FRAME) return this.goaway(H2Error.FRAME_SIZE_ERROR)
+      if (buf.length - pos < FRAME_HEADER + length) break
+      const type = buf[pos + 3]!
+      const flags = buf[pos + 4]!
+      const id = buf.readUInt32BE(pos + 5) & 0x7fffffff
+      const payload = buf.subarray(pos + FRAME_HEADER, pos + FRAME_HEADER + length)
+      pos += FRAME_HEADER + length
+      this.frame(type, flags, id, payload)
+      if (this.ended) return
+    }
+    if (pos < buf.length) {
+      const rest = buf.subarray(pos)
+      this.keep(rest, rest.length < FRAME_HEADER ? FRAME_HEADER : FRAME_HEADER + rest.readUIntBE(0, 3))
+    }
+  }
+
+  private keep(rest: Buffer, needs: number): void {
+    this.rest = [rest]
+    this.restLength = rest.length
+    this.restNeeds = needs
+  }
+
+  private frame(type: number, flags: number, id: number, payload: Buffer): void {
+    if (this.block !== null && (type !== FrameType.CONTINUATION || id !== this.blockStream))
+      return this.goaway(H2Error.PROTOCOL_ERROR)
+    switch (type) {
+      case FrameType.DATA:
+        return this.onData(flags, id, payload)
+      case FrameType.HEADERS:
+        return this.onHeaders(flags, id, payload)
+      case FrameType.CONTINUATION:
+        return this.onContinuation(flags, id, payload)
+      case FrameType.RST_STREAM:
+        return this.onRstStream(id, payload)
+      case FrameType.SETTINGS:
+        return this.onSettings(flags, id, payload)
+      case FrameType.PING:
+        if (id !== 0) return this.goaway(H2Error.PROTOCOL_ERROR)
+        if (payload.length !== 8) return this.goaway(H2Error.FRAME_SIZE_ERROR)
+        if ((flags & Flag.ACK) === 0) this.out.pingAck(payload)
+        return this.schedule()
+      case FrameType.GOAWAY:
+        if (id !== 0) return this.goaway(H2Error.PROTOCOL_ERROR)
+        this.peerGone = true
+        return this.maybeEnd()
+      case FrameType.WINDOW_UPDATE:
+        return this.onWindowUpdate(id, payload)
+      case FrameType.PRIORITY:
+        if (id === 0) return this.goaway(H2Error.PROTOCOL_ERROR)
+        if (payload.length !== 5) return this.goaway(H2Error.FRAME_SIZE_ERROR)
+        return
+      case FrameType.PUSH_PROMISE:
+        return this.goaway(H2Error.PROTOCOL_ERROR)
+      default:
+      // Unknown frame types are ignored (RFC 9113 §4.1).
+    }
+  }
+
+  // The payload less its padding (and priority fields); null when the padding is longer than the frame.
+  private unpad(flags: number, payload: Buffer, priority: boolean): Buffer | null {
+    let start = 0
+    let pad = 0
+    if (flags & Flag.PADDED) {
+      if (payload.length < 1) return null
+      pad = payload[0]!
+      start = 1
+    }
+    if (priority && flags & Flag.PRIORITY) start += 5
+    if (start + pad > payload.length) return null
+    return start === 0 && pad === 0 ? payload : payload.subarray(start, payload.length - pad)
+  }
+
+  private onHeaders(flags: number, id: number, payload: Buffer): void {
+    if (id === 0 || id % 2 === 0) return this.goaway(H2Error.PROTOCOL_ERROR)
+    const fragment = this.unpad(flags, payload, true)
+    if (fragment === null) return this.goaway(H2Error.PROTOCOL_ERROR)
+    if (flags & Flag.END_HEADERS) return this.headers(id, flags, fragment)
+    this.block = [fragment]
+    this.blockStream = id
+    this.blockFlags = flags
+    this.blockSize = fragment.length
+  }
+
+  private onContinuation(flags: number, id: number, payload: Buffer): void {
+    const block = this.block
+    if (block === null) return this.goaway(H2Error.PROTOCOL_ERROR)
+    this.blockSize += payload.length
+    // The CONTINUATION flood: an endless header block, or endless empty frames.
+    if (this.blockSize > MAX_HEADER_BLOCK || block.length > MAX_CONTINUATIONS)
+      return this.goaway(H2Error.ENHANCE_YOUR_CALM)
+    block.push(payload)
+    if ((flags & Flag.END_HEADERS) === 0) return
+    this.block = null
+    this.headers(id, this.blockFlags, Buffer.concat(block))
+  }
+
+  // A whole header block: a new request stream, or the trailers of an open one.
+  private headers(id: number, flags: number, block: Buffer): void {
+    const fields: string[] = []
+    const failure = this.decoder.decode(block, fields)
+    if (failure !== null)
+      return this.goaway(failure === 'too-large' ? H2Error.ENHANCE_YOUR_CALM : H2Error.COMPRESSION_ERROR)
+    const endStream = (flags & Flag.END_STREAM) !== 0
+    const open = this.streams.get(id)
+    if (open !== undefined) {
+      // Trailers: they end the stream's body.
+      if (!endStream || open.remoteClosed) return this.goaway(H2Error.PROTOCOL_ERROR)
+      return open.ended()
+    }
+    if (id <= this.lastStream) return this.goaway(H2Error.STREAM_CLOSED)
+    this.lastStream = id
+    if (this.streams.size >= this.o.maxStreams || this.peerGone) {
+      this.out.rstStream(id, H2Error.REFUSED_STREAM)
+      return this.schedule()
+    }
+    const headers: Record<string, string> = {}
+    for (let i = 0; i < fields.length; i += 2) {
+      const name = fields[i]!
+      const prev = headers[name]
+      headers[name] = prev === undefined ? fields[i + 1]! : `${prev}, ${fields[i + 1]!}`
+    }
+    const stream = new H2Stream(this, id, headers, this.peerWindow)
+    this.streams.set(id, stream)
+    this.o.onStream(this, stream)
+    if (endStream) stream.ended()
+  }
+
+  private onData(flags: number, id: number, payload: Buffer): void {
+    if (id === 0) return this.goaway(H2Error.PROTOCOL_ERROR)
+    this.recvWindow -= payload.length
+    if (this.recvWindow < 0) return this.goaway(H2Error.FLOW_CONTROL_ERROR)
+    // The connection's window is given back as it is read, half a window at a time.
+    this.recvTaken += payload.length
+    if (this.recvTaken >= INITIAL_WINDOW / 2) {
+      this.out.windowUpdate(0, this.recvTaken)
+      this.recvWindow += this.recvTaken
+      this.recvTaken = 0
+      this.schedule()
+    }
+    const stream = this.streams.get(id)
+    if (stream === undefined) {
+      if (id > this.lastStream) this.goaway(H2Error.PROTOCOL_ERROR)
+      return // a stream closed or refused: its DATA may still be on its way
+    }
+    if (stream.remoteClosed) return this.resetStream(stream, H2Error.STREAM_CLOSED)
+    stream.recvWindow -= payload.length
+    if (stream.recvWindow < 0) return this.resetStream(stream, H2Error.FLOW_CONTROL_ERROR)
+    const data = this.unpad(flags, payload, false)
+    if (data === null) return this.goaway(H2Error.PROTOCOL_ERROR)
+    if (data.length > 0) stream.data(data)
+    if (flags & Flag.END_STREAM) {
+      stream.ended()
+      // Answered before its body ended (413, 408): done now.
+      if (stream.responded && stream.pending === null) this.remove(stream)
+    }
+  }
+
+  private onRstStream(id: number, payload: Buffer): void {
+    if (id === 0) return this.goaway(H2Error.PROTOCOL_ERROR)
+    if (payload.length !== 4) return this.goaway(H2Error.FRAME_SIZE_ERROR)
+    if (id > this.lastStream) return this.goaway(H2Error.PROTOCOL_ERROR)
+    const stream = this.streams.get(id)
+    if (stream === undefined) return
+    const early = !stream.responded
+    this.remove(stream)
+    if (early) {
+      this.resets++
+      this.o.onReset(this)
+    }
+  }
+
+  private onSettings(flags: number, id: number, payload: Buffer): void {
+    if (id !== 0) return this.goaway(H2Error.PROTOCOL_ERROR)
+    if (flags & Flag.ACK) return payload.length === 0 ? undefined : this.goaway(H2Error.FRAME_SIZE_ERROR)
+    if (payload.length % 6 !== 0) return this.goaway(H2Error.FRAME_SIZE_ERROR)
+    for (let at = 0; at < payload.length; at += 6) {
+      const key = payload.readUInt16BE(at)
+      const v = payload.readUInt32BE(at + 2)
+      if (key === Setting.INITIAL_WINDOW_SIZE) {
+        if (v > MAX_WINDOW) return this.goaway(H2Error.FLOW_CONTROL_ERROR)
+        const delta = v - this.peerWindow
+        this.peerWindow = v
+        for (const s of this.streams.values()) s.sendWindow += delta
+      } else if (key === Setting.MAX_FRAME_SIZE) {
+        if (v < MAX_FRAME || v > 2 ** 24 - 1) return this.goaway(H2Error.PROTOCOL_ERROR)
+        this.peerMaxFrame = v
+      } else if (key === Setting.ENABLE_PUSH && v > 1) return this.goaway(H2Error.PROTOCOL_ERROR)
+    }
+    this.out.settingsAck()
+    this.schedule()
+    this.unblock()
+  }
+
+  private onWindowUpdate(id: number, payload: Buffer): void {
+    if (payload.length !== 4) return this.goaway(H2Error.FRAME_SIZE_ERROR)
+    const inc = payload.readUInt32BE(0) & 0x7fffffff
+    if (id === 0) {
+      if (inc === 0) return this.goaway(H2Error.PROTOCOL_ERROR)
+      this.sendWindow += inc
+      if (this.sendWindow > MAX_WINDOW) return this.goaway(H2Error.FLOW_CONTROL_ERROR)
+      return this.unblock()
+    }
+    const stream = this.streams.get(id)
+    if (stream === undefined) return
+    if (inc === 0) return this.resetStream(stream, H2Error.PROTOCOL_ERROR)
+    stream.sendWindow += inc
+    if (stream.sendWindow > MAX_WINDOW) return this.resetStream(stream, H2Error.FLOW_CONTROL_ERROR)
+    if (stream.pending !== null) this.send(stream)
+  }
+
+  /** The response of `stream`: HEADERS, then its body as DATA as the windows allow. */
+  respond(stream: H2Stream, status: number, headers: Record<string, string | number>, body: Buffer): void {
+    if (stream.closed || this.ended) return
+    const at = this.out.header(0, FrameType.HEADERS, Flag.END_HEADERS, stream.id)
+    const buf = this.out.reserve(encodedSize(headers))
+    this.out.advance(encodeResponse(buf, this.out.length, status, headers) - this.out.length)
+    this.out.end(at)
+    stream.pending = body
+    stream.pendingAt = 0
+    this.send(stream)
+    this.schedule()
+  }
+
+  // As much of the stream's pending body as the windows let through; the stream ends with its last byte.
+  private send(stream: H2Stream): void {
+    const body = stream.pending!
+    for (;;) {
+      const left = body.length - stream.pendingAt
+      const n = Math.min(left, stream.sendWindow, this.sendWindow, this.peerMaxFrame)
+      if (n < left && n <= 0) {
+        // The body may be the dispatcher's or the upstream socket's buffer (DohResponse.copiesBody):
+        // one that must wait is copied.
+        if (!stream.owned) {
+          stream.pending = Buffer.from(body.subarray(stream.pendingAt))
+          stream.pendingAt = 0
+          stream.owned = true
+        }
+        this.blocked.add(stream)
+        return this.schedule()
+      }
+      const end = stream.pendingAt + n
+      this.out.data(stream.id, body, stream.pendingAt, end, end === body.length)
+      stream.pendingAt = end
+      stream.sendWindow -= n
+      this.sendWindow -= n
+      if (end === body.length) break
+    }
+    stream.pending = null
+    this.blocked.delete(stream)
+    this.schedule()
+    // Its body still arriving (answered early): the client is told to stop sending it.
+    if (!stream.remoteClosed) this.out.rstStream(stream.id, H2Error.NO_ERROR)
+    this.remove(stream)
+  }
+
+  private unblock(): void {
+    for (const s of this.blocked) {
+      if (this.sendWindow <= 0) return
+      if (s.sendWindow > 0) this.send(s)
+    }
+  }
+
+  private resetStream(stream: H2Stream, code: number): void {
+    this.out.rstStream(stream.id, code)
+    this.schedule()
+    this.remove(stream)
+  }
+
+  private remove(stream: H2Stream): void {
+    this.streams.delete(stream.id)
+    this.blocked.delete(stream)
+    stream.close()
+    this.maybeEnd()
+  }
+
+  // The client said GOAWAY and its last stream is done: the connection ends.
+  private maybeEnd(): void {
+    if (this.peerGone && this.streams.size === 0 && !this.ended) {
+      this.ended = true
+      this.flush()
+      this.sock.end()
+    }
+  }
+
+  private schedule(): void {
+    if (this.queued) return
+    this.queued = true
+    dirty.push(this)
+    if (!flushScheduled) {
+      flushScheduled = true
+      setImmediate(flushAll)
+    }
+  }
+
+  /** Writes every frame queued since the last write, in one write. */
+  flush(): void {
+    this.queued = false
+    if (this.out.length === 0 || this.sock.destroyed || this.sock.writableEnded) return
+    // A client that does not read what it asked for (PING or SETTINGS floods): closed.
+    if (this.sock.writableLength > MAX_UNSENT) {
+      this.sock.destroy()
+      return
+    }
+    this.sock.write(this.out.take())
+  }
+
+  private closed(): void {
+    this.ended = true
+    for (const s of this.streams.values()) s.close()
+    this.streams.clear()
+    this.blocked.clear()
+    this.rest = []
+    this.restLength = 0
+    this.block = null
+  }
+}
