@@ -10,6 +10,7 @@ import { redisPeriodClaim } from '../replica/claim.js'
 import { connectSharedStore } from '../replica/redis.js'
 import { testSettings } from '../testing/replica.js'
 import { redisClient, startRedis } from '../testing/redis.js'
+import { until } from '../testing/wait.js'
 import { startUsageReporter, usageClaimMs, vendorKeyDigest, type UsageReporter } from './usage-report.js'
 
 function keyFiles(root: string): { pub: string; priv: string; digest: string } {
@@ -213,11 +214,12 @@ test('a claim taken with SET NX PX lapses by itself; only its holder gives it ba
   const key = `t${process.pid}:claim`
   const a = redisPeriodClaim(c1, key, 'A')
   const b = redisPeriodClaim(c2, key, 'B')
-  t.assert.strictEqual(await a.take(300), true)
-  t.assert.strictEqual(await b.take(300), false)
+  // A claim of 3 s: the steps until B's second try must fit in it even on a loaded machine.
+  t.assert.strictEqual(await a.take(3000), true)
+  t.assert.strictEqual(await b.take(3000), false)
   await b.release()
-  t.assert.strictEqual(await b.take(300), false, "B cannot give back A's claim")
-  await new Promise((resolve) => setTimeout(resolve, 600))
+  t.assert.strictEqual(await b.take(3000), false, "B cannot give back A's claim")
+  await until('the claim lapsed', async () => (await c1.exists(key)) === 0, 10_000, 100)
   t.assert.strictEqual(await b.take(60_000), true, 'lapsed: another host takes it')
   await a.release()
   t.assert.strictEqual(await c1.get(key), 'B')
