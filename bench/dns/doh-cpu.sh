@@ -11,15 +11,9 @@ cd "$(dirname "$0")/../.."
 A=$(realpath "$1") B=$(realpath "$2") N=${3:-20000} ROUNDS=${4:-3}
 DIR=${5:-$(mktemp -d /tmp/filterd-dohcpu.XXXXXX)}
 KNOT=47590 PORT_A=47595 PORT_B=47596
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
-trap cleanup EXIT
-[ -f "$DIR/native-inline-p1.yaml" ] || node dist/bench/dns/setup.js "$DIR" $KNOT >&2
-[ -f "$DIR/cert.pem" ] || openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=dns.bench \
-  -keyout "$DIR/key.pem" -out "$DIR/cert.pem" 2>/dev/null
+. bench/dns/common.sh
+bench_processes
+bench_data "$DIR" $KNOT
 mkdir -p "$DIR/knot/run" "$DIR/knot/db"
 printf '$ORIGIN .\n$TTL 300\n@ IN SOA ns.invalid. hostmaster.invalid. 1 3600 600 86400 300\n@ IN NS ns.invalid.\n* IN A 192.0.2.53\n' >"$DIR/knot/root.zone"
 printf 'server:\n  rundir: "%s/knot/run"\n  listen: 127.0.0.1@%s\n  udp-workers: 1\n  tcp-workers: 1\n  background-workers: 1\ndatabase:\n  storage: "%s/knot/db"\ntemplate:\n  - id: default\n    storage: "%s/knot"\n    semantic-checks: off\nzone:\n  - domain: .\n    file: "root.zone"\nlog:\n  - target: stderr\n    any: warning\n' \

@@ -27,15 +27,9 @@ DIR=${5:-$(mktemp -d /tmp/filterd-idleudp.XXXXXX)}
 mkdir -p "$DIR"
 ulimit -n "$(ulimit -Hn)"
 KNOT=47690 DNS_A=47691 DNS_B=47692 DOT_A=47693 DOT_B=47694
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
-trap cleanup EXIT
-[ -f "$DIR/native-inline-p1.yaml" ] || node dist/bench/dns/setup.js "$DIR" $KNOT >&2
-[ -f "$DIR/cert.pem" ] || openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=dns.bench \
-  -keyout "$DIR/key.pem" -out "$DIR/cert.pem" 2>/dev/null
+. bench/dns/common.sh
+bench_processes
+bench_data "$DIR" $KNOT
 . bench/dns/knot.sh
 start_knot "$DIR" $KNOT
 start() { # name dns-port dot-port

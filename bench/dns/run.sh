@@ -35,15 +35,8 @@ node dist/bench/dns/setup.js "$DIR" $KNOT >&2
 . bench/dns/knot.sh
 start_knot "$DIR" $KNOT
 
-cat > "$DIR/dnsdist.lua" <<LUA
-setSecurityPollSuffix("")
-setLocal("127.0.0.1:$DNSDIST")
-newServer({address="127.0.0.1:$KNOT", name="knot", checkInterval=5})
-local smn = newSuffixMatchNode()
-for line in io.lines("$DIR/blocklist.txt") do if line ~= "" then smn:add(line) end end
-addAction(SuffixMatchNodeRule(smn, true), SpoofAction("192.0.2.1"))
-LUA
-dnsdist --supervised --disable-syslog -C "$DIR/dnsdist.lua" >/dev/null 2>&1 & PIDS+=($!)
+. bench/dns/common.sh
+start_dnsdist_udp "$DIR" $DNSDIST $KNOT
 DNSDIST_PID=$!
 node dist/bench/dns/relay.js $RELAY $KNOT & PIDS+=($!)
 RELAY_PID=$!
