@@ -8,7 +8,7 @@
  * after a rotation they hold a few rows, so on start the backlog also reads the files closed in the last
  * minutes that the importer has not taken yet (`readClosedTails`).
  */
-import { open, readdir } from 'node:fs/promises'
+import { closeSync, fstatSync, openSync, readSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { decodeRow, parseRecords, type StatsRow } from '../engine/stats/index.js'
 import { CLOSED_RE } from '../engine/stats/files.js'
@@ -75,11 +75,12 @@ function stampMs(stamp: string): number {
 /**
  * The last rows (at most `tailBytes` of each file) of the closed statistics files in `dir` closed at
  * `since` or later, in no particular order. A file the importer deletes while it is read is left out.
+ * Read on the main thread, as the follower reads (engine/stats/follow.ts): libuv's pool may be at nice 19.
  */
-export async function readClosedTails(dir: string, since: number, tailBytes: number): Promise<StatsRow[]> {
+export function readClosedTails(dir: string, since: number, tailBytes: number): StatsRow[] {
   let names: string[]
   try {
-    names = await readdir(dir)
+    names = readdirSync(dir)
   } catch {
     return []
   }
@@ -91,7 +92,7 @@ export async function readClosedTails(dir: string, since: number, tailBytes: num
   const rows: StatsRow[] = []
   for (const f of recent) {
     try {
-      await readTail(join(dir, f.name), tailBytes, rows)
+      readTail(join(dir, f.name), tailBytes, rows)
     } catch {
       // imported and deleted meanwhile: its rows are in the statistics, no longer in the folder
     }
@@ -99,13 +100,13 @@ export async function readClosedTails(dir: string, since: number, tailBytes: num
   return rows
 }
 
-async function readTail(path: string, tailBytes: number, out: StatsRow[]): Promise<void> {
-  const fh = await open(path, 'r')
+function readTail(path: string, tailBytes: number, out: StatsRow[]): void {
+  const fd = openSync(path, 'r')
   try {
-    const size = (await fh.stat()).size
+    const size = fstatSync(fd).size
     const from = Math.max(0, size - tailBytes)
     const buf = Buffer.allocUnsafe(size - from)
-    const { bytesRead } = await fh.read(buf, 0, buf.length, from)
+    const bytesRead = readSync(fd, buf, 0, buf.length, from)
     const text = buf.toString('latin1', 0, bytesRead)
     // Started in the middle of a record: begin after the next line break.
     const start = from > 0 ? text.indexOf('\n') + 1 : 0
@@ -117,6 +118,6 @@ async function readTail(path: string, tailBytes: number, out: StatsRow[]): Promi
       if (row !== undefined) out.push(row)
     }
   } finally {
-    await fh.close()
+    closeSync(fd)
   }
 }

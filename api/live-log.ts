@@ -225,7 +225,7 @@ export class LiveLog {
    */
   async #start(): Promise<() => void> {
     this.#backlog.clear()
-    this.#backlog.add(await readClosedTails(this.#dir, Date.now() - this.#backlogMs, this.#tailBytes))
+    this.#backlog.add(readClosedTails(this.#dir, Date.now() - this.#backlogMs, this.#tailBytes))
     return await this.follower.subscribe({
       rows: (rows) => {
         this.#backlog.add(rows)

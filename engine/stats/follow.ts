@@ -10,10 +10,14 @@
  * - Memory is bounded whatever the DNS server does: at most `maxReadBytes` per file per poll, `backlog`
  *   recent rows kept for a client that connects, and a reader that falls more than `maxLagBytes` behind a
  *   file skips ahead (the rows skipped are reported to subscribers as lost, never queued).
+ * - Files are read with synchronous calls on the main thread, not on libuv's pool: the api role may run
+ *   its pool at nice 19 (`stats.import-priority`, so that statistics work never takes CPU from DNS), and on
+ *   a saturated host the live log would then wait for minutes. A poll is a readdir and at most
+ *   `maxReadBytes` per file from the page cache: well under a millisecond.
  * - Polling runs only while someone subscribes. On the first subscription the last `tailBytes` of the
  *   current files fill the backlog, so a new client sees recent rows at once.
  */
-import { open, readdir, type FileHandle } from 'node:fs/promises'
+import { closeSync, fstatSync, openSync, readSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { decodeRow, parseRecords, type StatsRow } from './csv.js'
 import { PART_RE } from './files.js'
@@ -40,7 +44,7 @@ export interface FollowerEvents {
 
 interface Followed {
   readonly name: string
-  readonly fh: FileHandle
+  readonly fd: number
   offset: number
 }
 
@@ -103,7 +107,7 @@ export class QueryLogFollower {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     this.#timer = undefined
     await this.#polling
-    for (const f of this.#files.values()) await f.fh.close().catch(() => {})
+    for (const f of this.#files.values()) closeQuietly(f.fd)
     this.#files.clear()
     this.#started = false
   }
@@ -119,10 +123,12 @@ export class QueryLogFollower {
     this.#polling = this.#polling.then(() => this.#poll()).catch(() => {})
   }
 
-  async #poll(): Promise<void> {
+  #poll(): void {
     let names: string[]
     try {
-      names = (await readdir(this.#dir)).filter((n) => PART_RE.test(n)).sort()
+      names = readdirSync(this.#dir)
+        .filter((n) => PART_RE.test(n))
+        .sort()
     } catch {
       names = []
     }
@@ -133,34 +139,30 @@ export class QueryLogFollower {
     if (first) this.#backlog = []
     for (const name of names) {
       if (this.#files.has(name)) continue
-      let fh: FileHandle
+      let fd: number
       try {
-        fh = await open(join(this.#dir, name), 'r')
+        fd = openSync(join(this.#dir, name), 'r')
       } catch {
         continue // renamed between readdir and open: its rows go to the importer, not to the live log
       }
-      let offset = 0
-      if (first) {
-        const size = (await fh.stat()).size
-        offset = Math.max(0, size - this.#tailBytes)
-      }
-      this.#files.set(name, { name, fh, offset })
+      const offset = first ? Math.max(0, fstatSync(fd).size - this.#tailBytes) : 0
+      this.#files.set(name, { name, fd, offset })
     }
     for (const f of [...this.#files.values()]) {
       // A file renamed away (rotated) is read to its end once more, then let go.
       const gone = !present.has(f.name)
-      await this.#read(f, first)
+      this.#read(f, first)
       if (gone) {
         this.#files.delete(f.name)
-        await f.fh.close().catch(() => {})
+        closeQuietly(f.fd)
       }
     }
   }
 
-  async #read(f: Followed, resync: boolean): Promise<void> {
+  #read(f: Followed, resync: boolean): void {
     let size: number
     try {
-      size = (await f.fh.stat()).size
+      size = fstatSync(f.fd).size
     } catch {
       return
     }
@@ -171,7 +173,7 @@ export class QueryLogFollower {
       resync = true
     }
     if (size <= f.offset) return
-    const { bytesRead } = await f.fh.read(this.#buf, 0, Math.min(this.#maxRead, size - f.offset), f.offset)
+    const bytesRead = readSync(f.fd, this.#buf, 0, Math.min(this.#maxRead, size - f.offset), f.offset)
     let text = this.#buf.toString('latin1', 0, bytesRead)
     let start = 0
     if (resync && f.offset > 0) {
@@ -199,5 +201,13 @@ export class QueryLogFollower {
 
   #emitSkipped(bytes: number): void {
     for (const s of this.#subs) s.skipped(bytes)
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd)
+  } catch {
+    // already closed
   }
 }
