@@ -56,12 +56,12 @@ test('pipelined bursts on several connections are taken at most TCP_FRAMES_PER_T
   t.assert.ok(perTurn.size >= Math.ceil(total / TCP_FRAMES_PER_TURN), `${perTurn.size} turns`)
 })
 
-test('a frame over the size cap closes the connection even when a later turn reaches it', async (t: TestContext) => {
+/** A front on a free port that echoes every query, frames of at most 512 bytes, idle deadline 60 s. */
+async function echoFront(t: TestContext, messageTimeoutMs: number): Promise<{ front: TcpFront; port: number }> {
   const front = new TcpFront({
     maxConnections: 10,
-    // Deadlines far away: only the size cap may close this connection within the test.
     idleTimeoutMs: 60_000,
-    messageTimeoutMs: 60_000,
+    messageTimeoutMs,
     maxFrame: 512,
     logger: silentLogger(),
     onQuery: (msg, peer) => {
@@ -71,6 +71,12 @@ test('a frame over the size cap closes the connection even when a later turn rea
   t.after(() => front.close())
   const port = await releasedPort()
   await front.listen('127.0.0.1', port, 4)
+  return { front, port }
+}
+
+test('a frame over the size cap closes the connection even when a later turn reaches it', async (t: TestContext) => {
+  // Deadlines far away: only the size cap may close this connection within the test.
+  const { port } = await echoFront(t, 60_000)
   const sock = connect({ host: '127.0.0.1', port })
   t.after(() => sock.destroy())
   await once(sock, 'connect')
@@ -97,19 +103,7 @@ test('the whole table is walked for idle deadlines at a tenth of the idle timeou
 })
 
 test('an unfinished message is closed at the message deadline, also when it follows an answered one; an idle connection stays', async (t: TestContext) => {
-  const front = new TcpFront({
-    maxConnections: 10,
-    idleTimeoutMs: 60_000, // far away: only the message deadline may close a connection here
-    messageTimeoutMs: 300,
-    maxFrame: 512,
-    logger: silentLogger(),
-    onQuery: (msg, peer) => {
-      peer.channel.send(peer, msg, msg.length, true)
-    }
-  })
-  t.after(() => front.close())
-  const port = await releasedPort()
-  await front.listen('127.0.0.1', port, 4)
+  const { front, port } = await echoFront(t, 300) // the idle deadline far away: only the message deadline may close here
   const open = async (): Promise<{ sock: ReturnType<typeof connect>; closed: () => boolean }> => {
     const sock = connect({ host: '127.0.0.1', port })
     t.after(() => sock.destroy())
