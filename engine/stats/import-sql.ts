@@ -105,18 +105,28 @@ export async function importRows(
       "coalesce(blockedhost, '') AS blockedhost, coalesce(reasom, '') AS reason, coalesce(cats, '') AS cats, " +
       `coalesce(blockedcats, '') AS blockedcats, created // ${HOUR_MS} AS hour, filename FROM ${source}`
   )
+  const drop = `DROP TABLE IF EXISTS ${TZ}; DROP TABLE IF EXISTS ${CHUNK}`
+  let out: SqlBatchOutcome
   try {
     const { files, base } = await countsByFile(c)
     let total = 0
     for (const f of files.values()) total += f.rows + f.skipped
     const quarters = await quartersOf(c)
-    if (quarters.length === 0) return { files, seq: w.seq }
-    await insertRaw(c, w, quarters, base)
-    await insertAggregates(c, w, await daySource(c, time, quarters), daysOf(time, quarters))
-    return { files, seq: w.seq + total }
-  } finally {
-    await c.run(`DROP TABLE IF EXISTS ${TZ}; DROP TABLE IF EXISTS ${CHUNK}`)
+    if (quarters.length === 0) out = { files, seq: w.seq }
+    else {
+      await insertRaw(c, w, quarters, base)
+      await insertAggregates(c, w, await daySource(c, time, quarters), daysOf(time, quarters))
+      out = { files, seq: w.seq + total }
+    }
+  } catch (err) {
+    // A failed statement aborts the caller's transaction: the drop fails too ("transaction is aborted")
+    // and must not hide the cause (a full disk, which row groups flushed during the insert meet there).
+    // The caller's rollback undoes the tables.
+    await c.run(drop).catch(() => {})
+    throw err
   }
+  await c.run(drop)
+  return out
 }
 
 /**
