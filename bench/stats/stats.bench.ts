@@ -4,7 +4,7 @@
  * three months of aggregates for USERS users and RAW_ROWS raw rows (synthetic, written by SQL), the
  * overview over 7 days, and bytes per raw row on disk.
  *
- *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1] [--fill=weeks|days] [--keep] [--db=DIR [--fill-only]] [--row-group=N]
+ *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1] [--fill=weeks|days] [--keep] [--db=DIR [--fill-only]]
  *
  * `--fill=weeks` (default) writes the aggregates as the folds leave them (engine/stats/fold.ts) and times
  * the reports once; `--fill=days` writes 92 day tables and times the reports twice in the same run, on
@@ -18,7 +18,6 @@
  * `--db=DIR` (the full size takes longer to fill than a locked run may last): the store in DIR, kept; a
  * new one is filled (no import comparison) and, with `--fill-only`, left there; a filled one is only
  * timed, at the clock of its fill (so "the last hour" is the one filled).
- * `--row-group=N` writes the store's tables with row groups of N rows (the engine's default: STORE_ROW_GROUP_SIZE).
  * `--designs` also imports the same files by other designs (bench/stats/import-designs.ts), each into a store of its own.
  */
 import { cpSync, mkdtempSync, rmSync, statSync } from 'node:fs'
@@ -79,14 +78,6 @@ const KEEP = process.argv.includes('--keep')
 const DB_DIR = process.argv.find((a) => a.startsWith('--db='))?.slice(5)
 const FILL_ONLY = process.argv.includes('--fill-only')
 const NOW_KEY = 'bench.now'
-/** `--row-group=N`: the store's tables written with row groups of N rows (default: the engine's, STORE_ROW_GROUP_SIZE). */
-const ROW_GROUP = process.argv.find((a) => a.startsWith('--row-group='))?.slice(12)
-/** DuckDB's settings of every store the bench opens. */
-const STORE_OPTIONS = {
-  threads: 2,
-  memoryLimit: '1GB',
-  ...(ROW_GROUP === undefined ? {} : { rowGroupSize: Number(ROW_GROUP) })
-}
 /** `--designs`: also time the SQL import designs (a `read_csv` stage; `read_csv` straight into the partition). */
 const DESIGNS = process.argv.includes('--designs')
 /** User ids sort as numbers (zero-padded): `user000042`. */
@@ -202,7 +193,7 @@ async function importComparison(root: string, now: number): Promise<StatsDb> {
   const rl = await legacyImport(legacy, join(root, 'csv-legacy'), 'UTC')
   const legacyMs = performance.now() - tl
   await legacy.close()
-  const db = openStatsDb(config.stats.db, STORE_OPTIONS)
+  const db = openStatsDb(config.stats.db, { threads: 2, memoryLimit: '1GB' })
   await db.ready // opening is asynchronous: not part of the import (the LMDB environment opens before its timer too)
   const t1 = performance.now()
   const r = await importClosedFiles(db, config.stats.dir, 'UTC')
@@ -305,7 +296,7 @@ try {
   let db: StatsDb
   if (DB_DIR === undefined) db = await importComparison(root, now)
   else {
-    db = openStatsDb(DB_DIR, STORE_OPTIONS)
+    db = openStatsDb(DB_DIR, { threads: 2, memoryLimit: '1GB' })
     await db.ready
   }
   if (IMPORT_ONLY) {
@@ -404,7 +395,7 @@ async function importDesigns(root: string, now: number): Promise<void> {
       console.log('import, DuckDB read_csv straight into the partition: skipped (the rows span two hours)')
       continue
     }
-    const db = openStatsDb(join(root, `db-${design}`), STORE_OPTIONS)
+    const db = openStatsDb(join(root, `db-${design}`), { threads: 2, memoryLimit: '1GB' })
     await db.ready
     const t = performance.now()
     const rows =

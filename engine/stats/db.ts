@@ -23,11 +23,6 @@
  * (engine/stats/importer.ts) rewrites a day's partitions as one row per key, sorted by user, so that
  * a user's report reads a few row groups (DuckDB's min/max zone maps skip the rest).
  *
- * The file is ATTACHed to an in-memory instance (and made each connection's default database) with
- * row groups of STORE_ROW_GROUP_SIZE rows: DuckDB sets the row group size per attached database only.
- * A store written before (its file opened as the main database, 122,880-row groups) opens the same way;
- * its tables keep their row groups until rewritten.
- *
  * One writer: DuckDB lets one process open the file read-write; the api role is that process (it
  * imports and serves the reports). Within it, writes are serialised (`write`), reads run on their
  * own connections beside them (MVCC: a report sees the last committed import).
@@ -62,8 +57,6 @@ export interface StatsDbOptions {
   priority?: StatsPriority
   /** Told the first time a thread's priority could not be changed. */
   onPriorityError?: (err: Error) => void
-  /** Rows per row group of the tables written (STORE_ROW_GROUP_SIZE; the bench compares others). */
-  rowGroupSize?: number
 }
 
 export interface StatsDb {
@@ -216,57 +209,11 @@ export async function progressOfMany(
   return out
 }
 
-/** The name the store's file is attached under (every connection's default database). */
-const STORE_ALIAS = 'stats'
-
-/**
- * Rows per row group of every table the store writes from now on (DuckDB's default is 122,880). A
- * one-user report reads one row group per table it reads (the min/max zone maps on `user` skip the
- * others), so the row group is what it scans: 8,192 rows cut that scan 2.4 -> 0.9 ms in a trial and the
- * three-month reports' p99 (docs/performance.md "Smaller row groups"). DuckDB sets it per attached
- * database, not per table, hence the ATTACH below. Tables written before keep their row groups until
- * rewritten (a fold, a sort of a raw hour).
- */
-export const STORE_ROW_GROUP_SIZE = 8192
-
-/** `'text'` as an SQL string literal. */
-const sqlString = (text: string): string => `'${text.replaceAll("'", "''")}'`
-
-/**
- * An in-memory instance with the store's file attached and made the default database (the row group
- * size is an option of ATTACH only). Returns the instance and its first connection (the writer's).
- */
-async function openInstance(
-  file: string,
-  options: StatsDbOptions
-): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection }> {
-  // Where DuckDB spills when opened on the file itself; an in-memory instance would spill to `.tmp` in the working directory.
-  const settings: Record<string, string> = { temp_directory: `${file}.tmp` }
+async function openInstance(file: string, options: StatsDbOptions): Promise<DuckDBInstance> {
+  const settings: Record<string, string> = {}
   if (options.memoryLimit !== undefined) settings.memory_limit = options.memoryLimit
   if (options.threads !== undefined) settings.threads = String(options.threads)
-  const instance = await DuckDBInstance.create(':memory:', settings)
-  try {
-    const writer = await instance.connect()
-    const size = options.rowGroupSize ?? STORE_ROW_GROUP_SIZE
-    await writer.run(`ATTACH ${sqlString(file)} AS ${STORE_ALIAS} (ROW_GROUP_SIZE ${Math.floor(size)})`)
-    await writer.run(`USE ${STORE_ALIAS}`)
-    return { instance, writer }
-  } catch (err) {
-    instance.closeSync()
-    throw err
-  }
-}
-
-/** A new connection on the store (the default database is per connection). */
-async function connectStore(instance: DuckDBInstance): Promise<DuckDBConnection> {
-  const c = await instance.connect()
-  try {
-    await c.run(`USE ${STORE_ALIAS}`)
-  } catch (err) {
-    c.closeSync()
-    throw err
-  }
-  return c
+  return await DuckDBInstance.create(file, settings)
 }
 
 /** Background work (StatsDb.background): each run's connection, interrupted at close, and its promise, awaited then. */
@@ -305,7 +252,8 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
   const ready = (async () => {
     try {
       mkdirSync(path, { recursive: true })
-      ;({ instance, writer } = await openInstance(file, options))
+      instance = await openInstance(file, options)
+      writer = await instance.connect()
       for (const sql of SCHEMA) await writer.run(sql)
       prioritize()
     } catch (err) {
@@ -329,7 +277,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
       await ready
       if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
       prioritize()
-      const c = await connectStore(instance!)
+      const c = await instance!.connect()
       try {
         return await fn(c)
       } finally {
@@ -340,7 +288,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
       await ready
       if (closed || closing) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
       prioritize()
-      return await background.run(await connectStore(instance!), fn)
+      return await background.run(await instance!.connect(), fn)
     },
     write(fn) {
       const p = chain.then(() => {
