@@ -75,21 +75,10 @@ export interface SqlBatchOutcome {
 }
 
 /**
- * Loads `files` (complete records only: the caller hands over files that end in a line break) into
- * the raw and aggregate partitions, inside the caller's transaction. Returns each file's rows and the new seq.
- */
-export async function importCsvFiles(
-  c: DuckDBConnection,
-  time: ReportTime,
-  files: readonly string[],
-  w: SqlImportWindow
-): Promise<SqlBatchOutcome> {
-  return await importRows(c, time, readCsvSql(files, true), w)
-}
-
-/**
- * `importCsvFiles` from any table expression with the CSV's columns (COLUMNS, by name) and `filename`:
- * segments from other hosts (`readParquetSql`, engine/stats/segment.ts) take the same path as CSV files.
+ * Loads the rows of any table expression with the CSV's columns (COLUMNS, by name) and `filename` into
+ * the raw and aggregate partitions, inside the caller's transaction: `readCsvSql` of closed files
+ * (complete records only) or segments from other hosts (`readParquetSql`, engine/stats/segment.ts).
+ * Returns each source's rows and the new seq. The importer runs the two steps apart (`stageRows`, `applyStage`).
  */
 export async function importRows(
   c: DuckDBConnection,
