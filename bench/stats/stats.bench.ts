@@ -4,7 +4,7 @@
  * three months of aggregates for USERS users and RAW_ROWS raw rows (synthetic, written by SQL), the
  * overview over 7 days, and bytes per raw row on disk.
  *
- *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1] [--fill=weeks|days] [--keep] [--db=DIR [--fill-only]]
+ *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1] [--pipeline-ab] [--fill=weeks|days] [--keep] [--db=DIR [--fill-only]]
  *
  * `--fill=weeks` (default) writes the aggregates as the folds leave them (engine/stats/fold.ts) and times
  * the reports once; `--fill=days` writes 92 day tables and times the reports twice in the same run, on
@@ -80,6 +80,13 @@ const FILL_ONLY = process.argv.includes('--fill-only')
 const NOW_KEY = 'bench.now'
 /** `--designs`: also time the SQL import designs (a `read_csv` stage; `read_csv` straight into the partition). */
 const DESIGNS = process.argv.includes('--designs')
+/**
+ * `--pipeline-ab`: the same files imported again four times, each into a store of its own, alternating
+ * (serial, pipelined, pipelined, serial: an order bias cancels): `pipeline: false` reads a batch only
+ * after the one before it is written; `pipeline: true` (the default) reads it while the one before writes.
+ */
+const PIPELINE_AB = process.argv.includes('--pipeline-ab')
+const AB_ORDER = ['serial1', 'pipelined1', 'pipelined2', 'serial2'] as const
 /** User ids sort as numbers (zero-padded): `user000042`. */
 const userSql = (u: string): string => `'user' || lpad((${u})::VARCHAR, 6, '0')`
 const userId = (u: number): string => `user${String(u).padStart(6, '0')}`
@@ -187,6 +194,7 @@ async function importComparison(root: string, now: number): Promise<StatsDb> {
   }
   await log.close()
   cpSync(config.stats.dir, join(root, 'csv-legacy'), { recursive: true })
+  if (PIPELINE_AB) for (const d of AB_ORDER) cpSync(config.stats.dir, join(root, `csv-${d}`), { recursive: true })
   if (DESIGNS) for (const d of ['csv-stage', 'csv-direct']) cpSync(config.stats.dir, join(root, d), { recursive: true })
   const legacy = openLegacyStatsDb(join(root, 'legacy'))
   const tl = performance.now()
@@ -210,6 +218,7 @@ async function importComparison(root: string, now: number): Promise<StatsDb> {
   await pruneStats(db, 'UTC', Date.now() + 11 * 60_000)
   console.log(`compaction of today's partials (at most every 10 minutes): ${(performance.now() - tc).toFixed(0)} ms`)
   if (DESIGNS) await importDesigns(root, now)
+  if (PIPELINE_AB) await pipelineAb(root)
   return db
 }
 
@@ -384,6 +393,30 @@ try {
   if (DB_DIR !== undefined) console.log(`database kept: ${DB_DIR}`)
   else if (KEEP) console.log(`database kept: ${join(root, 'db')}`)
   else rmSync(root, { recursive: true, force: true })
+}
+
+/** `--pipeline-ab`: the importer with and without its read-ahead, alternating, on the same files. */
+async function pipelineAb(root: string): Promise<void> {
+  const rates: Record<string, number[]> = { serial: [], pipelined: [] }
+  for (const run of AB_ORDER) {
+    const db = openStatsDb(join(root, `db-${run}`), { threads: 2, memoryLimit: '1GB' })
+    await db.ready
+    const pipeline = run.startsWith('pipelined')
+    const cpu = process.cpuUsage()
+    const t = performance.now()
+    const r = await importClosedFiles(db, join(root, `csv-${run}`), 'UTC', { pipeline })
+    const ms = performance.now() - t
+    const used = process.cpuUsage(cpu)
+    const rate = Math.round((r.rows / ms) * 1000)
+    rates[pipeline ? 'pipelined' : 'serial']!.push(rate)
+    console.log(
+      `import, DuckDB ${pipeline ? 'pipelined' : 'serial   '} (${run}): ${r.rows} rows in ${r.files} files, ${ms.toFixed(0)} ms = ${rate} rows/s, ` +
+        `process CPU ${((used.user + used.system) / 1000).toFixed(0)} ms (load ${load()})`
+    )
+    await db.close()
+  }
+  const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
+  console.log(`pipelined / serial (means of two): ${(mean(rates.pipelined!) / mean(rates.serial!)).toFixed(2)}x`)
 }
 
 /** The SQL designs on the same files, each into a store of its own (`--designs`). */

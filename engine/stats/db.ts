@@ -71,6 +71,12 @@ export interface StatsDb {
   /** Runs `fn` on the writer connection, after every write already queued (one writer at a time). */
   write<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
   /**
+   * Runs `fn` on `c`, a connection of this store (from `background`), in the write queue like `write`:
+   * for a write that needs that connection's temporary tables (the importer's stage, read beside the
+   * writer while the batch before it writes). Writes stay one at a time.
+   */
+  writeOn<T>(c: DuckDBConnection, fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
+  /**
    * Runs `fn` on a connection of its own, beside the writer, for long work that must not hold the write
    * queue (the sort of a raw hour, engine/stats/raw-sort.ts); `close` interrupts it and waits for it.
    */
@@ -269,6 +275,16 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
   let closed = false
   let closing = false
   const background = backgroundWork()
+  // The write queue: one write at a time, on the writer connection or the one given.
+  const enqueue = <T>(c: DuckDBConnection | undefined, fn: (c: DuckDBConnection) => Promise<T>): Promise<T> => {
+    const p = chain.then(() => {
+      if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
+      prioritize()
+      return fn(c ?? writer!)
+    })
+    chain = p.catch(() => {})
+    return p
+  }
   return {
     path,
     file,
@@ -290,15 +306,8 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
       prioritize()
       return await background.run(await instance!.connect(), fn)
     },
-    write(fn) {
-      const p = chain.then(() => {
-        if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
-        prioritize()
-        return fn(writer!)
-      })
-      chain = p.catch(() => {})
-      return p
-    },
+    write: (fn) => enqueue(undefined, fn),
+    writeOn: enqueue,
     async close() {
       if (closed || closing) return
       closing = true

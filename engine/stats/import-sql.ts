@@ -75,21 +75,10 @@ export interface SqlBatchOutcome {
 }
 
 /**
- * Loads `files` (complete records only: the caller hands over files that end in a line break) into
- * the raw and aggregate partitions, inside the caller's transaction. Returns each file's rows and the new seq.
- */
-export async function importCsvFiles(
-  c: DuckDBConnection,
-  time: ReportTime,
-  files: readonly string[],
-  w: SqlImportWindow
-): Promise<SqlBatchOutcome> {
-  return await importRows(c, time, readCsvSql(files, true), w)
-}
-
-/**
- * `importCsvFiles` from any table expression with the CSV's columns (COLUMNS, by name) and `filename`:
- * segments from other hosts (`readParquetSql`, engine/stats/segment.ts) take the same path as CSV files.
+ * Loads the rows of any table expression with the CSV's columns (COLUMNS, by name) and `filename` into
+ * the raw and aggregate partitions, inside the caller's transaction: `readCsvSql` of closed files
+ * (complete records only) or segments from other hosts (`readParquetSql`, engine/stats/segment.ts).
+ * Returns each source's rows and the new seq. The importer runs the two steps apart (`stageRows`, `applyStage`).
  */
 export async function importRows(
   c: DuckDBConnection,
@@ -97,6 +86,36 @@ export async function importRows(
   source: string,
   w: SqlImportWindow
 ): Promise<SqlBatchOutcome> {
+  let out: SqlBatchOutcome
+  try {
+    out = await applyStage(c, time, await stageRows(c, source), w)
+  } catch (err) {
+    // A failed statement aborts the caller's transaction: the drop fails too ("transaction is aborted")
+    // and must not hide the cause (a full disk, which row groups flushed during the insert meet there).
+    // The caller's rollback undoes the tables.
+    await dropStage(c).catch(() => {})
+    throw err
+  }
+  await dropStage(c)
+  return out
+}
+
+/** Files read into a connection's stage (`stageRows`): their counts, the stage's first rowid, its quarter-hours. */
+export interface Stage {
+  readonly files: Map<string, SqlImportOutcome>
+  readonly base: bigint
+  /** The stage's rows as read (its rowids are base .. base + span - 1): the seq numbers the batch takes. */
+  readonly span: number
+  readonly quarters: readonly Quarter[]
+}
+
+/**
+ * Reads `source` into the connection's temporary stage table (the slow part of an import: DuckDB's
+ * CSV or Parquet reader), in or out of a transaction: a temporary table is the connection's own, so a
+ * stage made outside the write transaction lets the importer read the next files while another
+ * connection writes (engine/stats/importer.ts). `applyStage` on the same connection then writes it.
+ */
+export async function stageRows(c: DuckDBConnection, source: string): Promise<Stage> {
   // One pass over the files: the rows as the partitions store them (user '' is the anonymous user,
   // empty fields ''). The temporary table keeps the list's and each file's order, so its rowid numbers the rows.
   await c.run(
@@ -105,28 +124,42 @@ export async function importRows(
       "coalesce(blockedhost, '') AS blockedhost, coalesce(reasom, '') AS reason, coalesce(cats, '') AS cats, " +
       `coalesce(blockedcats, '') AS blockedcats, created // ${HOUR_MS} AS hour, filename FROM ${source}`
   )
-  const drop = `DROP TABLE IF EXISTS ${TZ}; DROP TABLE IF EXISTS ${CHUNK}`
-  let out: SqlBatchOutcome
-  try {
-    const { files, base } = await countsByFile(c)
-    let total = 0
-    for (const f of files.values()) total += f.rows + f.skipped
-    const quarters = await quartersOf(c)
-    if (quarters.length === 0) out = { files, seq: w.seq }
-    else {
-      await insertRaw(c, w, quarters, base)
-      await insertAggregates(c, w, await daySource(c, time, quarters), daysOf(time, quarters))
-      out = { files, seq: w.seq + total }
-    }
-  } catch (err) {
-    // A failed statement aborts the caller's transaction: the drop fails too ("transaction is aborted")
-    // and must not hide the cause (a full disk, which row groups flushed during the insert meet there).
-    // The caller's rollback undoes the tables.
-    await c.run(drop).catch(() => {})
-    throw err
-  }
-  await c.run(drop)
-  return out
+  const { files, base } = await countsByFile(c)
+  let span = 0
+  for (const f of files.values()) span += f.rows + f.skipped
+  return { files, base, span, quarters: await quartersOf(c) }
+}
+
+/**
+ * The stage with only the rows of `sources` (another importer took the other files in between the
+ * read and the write). The rows kept keep their rowids, so their seq numbers leave gaps: still unique
+ * and increasing, and the batch still takes `span` numbers.
+ */
+export async function keepSources(c: DuckDBConnection, stage: Stage, sources: readonly string[]): Promise<Stage> {
+  if ([...stage.files.keys()].every((f) => sources.includes(f))) return stage
+  const list = sources.length === 0 ? "''" : sources.map(sqlString).join(', ')
+  await c.run(`DELETE FROM ${CHUNK} WHERE filename NOT IN (${list})`)
+  const files = new Map([...stage.files].filter(([f]) => sources.includes(f)))
+  return { files, base: stage.base, span: stage.span, quarters: await quartersOf(c) }
+}
+
+/** Writes the connection's stage into the raw and aggregate partitions, in the caller's transaction. */
+export async function applyStage(
+  c: DuckDBConnection,
+  time: ReportTime,
+  stage: Stage,
+  w: SqlImportWindow
+): Promise<SqlBatchOutcome> {
+  const { files, base, quarters } = stage
+  if (quarters.length === 0) return { files, seq: w.seq }
+  await insertRaw(c, w, quarters, base)
+  await insertAggregates(c, w, await daySource(c, time, quarters), daysOf(time, quarters))
+  return { files, seq: w.seq + stage.span }
+}
+
+/** Drops the connection's stage (and its zone table). */
+export async function dropStage(c: DuckDBConnection): Promise<void> {
+  await c.run(`DROP TABLE IF EXISTS ${TZ}; DROP TABLE IF EXISTS ${CHUNK}`)
 }
 
 /**
@@ -150,7 +183,7 @@ async function countsByFile(c: DuckDBConnection): Promise<{ files: Map<string, S
 }
 
 /** A quarter-hour the rows fall in (its number since the epoch) and its newest row. */
-interface Quarter {
+export interface Quarter {
   q: number
   newest: number
 }

@@ -41,7 +41,7 @@ import {
   type StatsDb
 } from './db.js'
 import { foldDays, pruneMonths } from './fold.js'
-import { importCsvFiles } from './import-sql.js'
+import { applyStage, dropStage, keepSources, readCsvSql, stageRows, type Stage } from './import-sql.js'
 import { watchClosedFiles, type ClosedFileWatch } from './import-trigger.js'
 import { startPeriodicJob } from './periodic.js'
 import { exportParquetHours } from './parquet.js'
@@ -84,6 +84,11 @@ export interface ImportOptions {
   batchBytes?: number
   /** `stats.parquet-dir`: write the raw hours that are over as Parquet files there (engine/stats/parquet.ts). */
   parquetDir?: string | undefined
+  /**
+   * Read a batch's files while the batch before it writes (default true); false: one batch at a time
+   * (the bench compares both).
+   */
+  pipeline?: boolean
   /** Unsorted rows from which a raw hour is sorted by user (engine/stats/raw-sort.ts); tests lower it. */
   rawSortMinRows?: number
 }
@@ -154,29 +159,35 @@ export async function importClosedFiles(
   }
   const ledger = await db.read((c) => progressOfMany(c, names))
   const batchBytes = options.batchBytes ?? (Number(process.env.FILTERD_STATS_IMPORT_BATCH_BYTES) || BATCH_BYTES)
+  const pipeline = batchPipeline(ctx, dir, count, options.pipeline ?? true)
   let batch: Array<{ name: string; size: number }> = []
   let bytes = 0
   const flush = async (): Promise<void> => {
-    for (const [name, r] of await importBatch(ctx, dir, batch)) count(name, r)
+    if (batch.length > 0) await pipeline.add(batch)
     batch = []
     bytes = 0
   }
-  for (const name of names) {
-    const p = ledger.get(name)
-    if (p?.done === true) await rm(join(dir, name), { force: true })
-    else if ((p?.offset ?? 0) > 0) {
-      // A file an older importer left half-imported (chunks from an offset): the JS path continues it.
-      await flush()
-      count(name, await continueFile(ctx, dir, name, p!.offset))
-    } else {
-      const size = await sizeOf(join(dir, name))
-      if (size === undefined) continue // another importer finished and removed it
-      if (batch.length > 0 && bytes + size > batchBytes) await flush()
-      batch.push({ name, size })
-      bytes += size
+  try {
+    for (const name of names) {
+      const p = ledger.get(name)
+      if (p?.done === true) await rm(join(dir, name), { force: true })
+      else if ((p?.offset ?? 0) > 0) {
+        // A file an older importer left half-imported (chunks from an offset): the JS path continues it.
+        await flush()
+        await pipeline.drain()
+        count(name, await continueFile(ctx, dir, name, p!.offset))
+      } else {
+        const size = await sizeOf(join(dir, name))
+        if (size === undefined) continue // another importer finished and removed it
+        if (batch.length > 0 && bytes + size > batchBytes) await flush()
+        batch.push({ name, size })
+        bytes += size
+      }
     }
+    await flush()
+  } finally {
+    await pipeline.drain()
   }
-  if (batch.length > 0) await flush()
   // Before pruning: an hour is written long before retention drops it (a day).
   if (options.parquetDir !== undefined) await exportParquetHours(db, options.parquetDir, ctx.now(), options.logger)
   result.pruned = await pruneStats(db, timeZone, ctx.now(), options.logger)
@@ -302,30 +313,127 @@ async function prepareFile(ctx: Ctx, dir: string, name: string, size: number): P
 
 type BatchOutcome = Map<string, { rows: number; skipped: number } | undefined>
 
+/** A pipeline's failure as its batches see it: recorded by the failing write itself, before the next write runs. */
+interface BatchGate {
+  abandoned(): boolean
+  fail(err: unknown): void
+}
+
+interface BatchPipeline {
+  /** Starts a batch; returns once the batch before it is written (at most two batches in flight). */
+  add(list: ReadonlyArray<{ name: string; size: number }>): Promise<void>
+  /** Waits for every batch started; throws the first failure. */
+  drain(): Promise<void>
+}
+
+/**
+ * Batches one after the other, each batch's files read (DuckDB's `read_csv` into a stage on a
+ * connection of its own, the largest part of an import) while the batch before it writes: the two
+ * use different cores when files queue up. Writes stay one at a time and in order (a batch queues its
+ * write before the next one starts reading). After a failure, the batches behind it write nothing
+ * (their files stay for the next run), and `drain` throws the failure. `overlap` false: one batch at a time.
+ */
+function batchPipeline(
+  ctx: Ctx,
+  dir: string,
+  count: (name: string, r: { rows: number; skipped: number } | undefined) => void,
+  overlap: boolean
+): BatchPipeline {
+  let staged: Promise<void> = Promise.resolve()
+  let done: Promise<void> = Promise.resolve()
+  let failure: { err: unknown } | undefined
+  return {
+    async add(list) {
+      await staged // one stage at a time, in order
+      if (failure !== undefined) return // drain throws it
+      const before = done
+      let markStaged!: () => void
+      staged = new Promise((resolve) => (markStaged = resolve))
+      const gate: BatchGate = {
+        abandoned: () => failure !== undefined,
+        fail: (err) => (failure ??= { err })
+      }
+      done = importBatch(ctx, dir, list, markStaged, gate).then(
+        (out) => {
+          for (const [name, r] of out) count(name, r)
+        },
+        (err: unknown) => {
+          markStaged()
+          failure ??= { err }
+        }
+      )
+      await (overlap ? before : done)
+    },
+    async drain() {
+      await done
+      if (failure !== undefined) throw failure.err
+    }
+  }
+}
+
 /**
  * Imports whole files in one transaction with their ledger rows, DuckDB reading the CSV itself
  * (engine/stats/import-sql.ts): one `read_csv` of the list, so a batch of small files pays the fixed
- * cost of an import once. Files another importer took in meanwhile are left out (`undefined`).
+ * cost of an import once. The files are read into a stage on a connection of their own (outside the
+ * write queue: `staged` is called once the write is queued), then written on that connection in the
+ * write queue (`StatsDb.writeOn`). Files another importer took in meanwhile are left out
+ * (`undefined`); once a batch's write has failed (`gate`), the writes queued behind it write nothing.
  */
 async function importBatch(
   ctx: Ctx,
   dir: string,
-  list: ReadonlyArray<{ name: string; size: number }>
+  list: ReadonlyArray<{ name: string; size: number }>,
+  staged: () => void,
+  gate: BatchGate
 ): Promise<BatchOutcome> {
   const files: BatchFile[] = []
   try {
     for (const f of list) files.push(await prepareFile(ctx, dir, f.name, f.size))
-    const out = await ctx.db.write((c) => applyBatch(ctx, c, files))
-    ctx.onChunk?.('after-commit', ctx.rowsSoFar)
+    const read = files.filter((f) => f.end > 0)
+    const out = await ctx.db.background(async (c) => {
+      try {
+        const stage =
+          read.length === 0
+            ? undefined
+            : await stageRows(
+                c,
+                readCsvSql(
+                  read.map((f) => f.source),
+                  true
+                )
+              )
+        const write = ctx.db.writeOn(c, async (w): Promise<BatchOutcome> => {
+          if (gate.abandoned()) return new Map()
+          try {
+            return await applyBatch(ctx, w, files, stage)
+          } catch (err) {
+            gate.fail(err)
+            throw err
+          }
+        })
+        staged()
+        return await write
+      } finally {
+        staged()
+        await dropStage(c).catch(() => {}) // the connection is closed next anyway
+      }
+    })
+    if (out.size > 0) ctx.onChunk?.('after-commit', ctx.rowsSoFar)
     for (const f of files) if (out.has(f.name)) await rm(f.path, { force: true }) // applied, or done by another
     return out
   } finally {
+    staged()
     for (const f of files) if (f.source !== f.path) await rm(f.source, { force: true })
   }
 }
 
-/** The batch's transaction: its ledger check, rows, aggregates, counters and ledger rows; commits. */
-async function applyBatch(ctx: Ctx, c: DuckDBConnection, files: readonly BatchFile[]): Promise<BatchOutcome> {
+/** The batch's transaction: its ledger check, rows (from the connection's stage), aggregates, counters and ledger rows; commits. */
+async function applyBatch(
+  ctx: Ctx,
+  c: DuckDBConnection,
+  files: readonly BatchFile[],
+  stage: Stage | undefined
+): Promise<BatchOutcome> {
   const out: BatchOutcome = new Map()
   await c.run('BEGIN TRANSACTION')
   try {
@@ -341,16 +449,24 @@ async function applyBatch(ctx: Ctx, c: DuckDBConnection, files: readonly BatchFi
     const time = ctx.now()
     const chunk = (await metaGet(c, 'chunk')) + 1
     let seq = await metaGet(c, 'seq')
-    const read = todo.filter((f) => f.end > 0)
-    const r =
-      read.length === 0
+    // Files another importer took in since the read: their rows leave the stage.
+    const kept =
+      stage === undefined
         ? undefined
-        : await importCsvFiles(
+        : await keepSources(
             c,
-            ctx.time,
-            read.map((f) => f.source),
-            { keepDay: ctx.time.aggregateRetentionStart(time), keepRaw: time - RAW_RETENTION_MS, seq, chunk }
+            stage,
+            todo.map((f) => f.source)
           )
+    const r =
+      kept === undefined || todo.length === 0
+        ? undefined
+        : await applyStage(c, ctx.time, kept, {
+            keepDay: ctx.time.aggregateRetentionStart(time),
+            keepRaw: time - RAW_RETENTION_MS,
+            seq,
+            chunk
+          })
     seq = r?.seq ?? seq
     await metaPutMany(c, [
       ['seq', seq],
