@@ -11,7 +11,8 @@
  * by ReportTime for the quarter-hours the file covers, so the days match the JS importer's exactly.
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
-import { hoursTable, hoursTableSql, metaPutMany, namesTable, namesTableSql, rawTable, rawTableSql } from './db.js'
+import { hoursTable, hoursTableSql, metaPutMany, namesTable, namesTableSql } from './db.js'
+import { insertRawHour } from './raw-layout.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS } from './files.js'
 import { HOUR_MS, type ReportTime } from './time.js'
 
@@ -106,12 +107,12 @@ export async function importRows(
       `coalesce(blockedcats, '') AS blockedcats, created // ${HOUR_MS} AS hour, filename FROM ${source}`
   )
   try {
-    const { files, base } = await countsByFile(c)
+    const files = await countsByFile(c)
     let total = 0
     for (const f of files.values()) total += f.rows + f.skipped
     const quarters = await quartersOf(c)
     if (quarters.length === 0) return { files, seq: w.seq }
-    await insertRaw(c, w, quarters, base)
+    await insertRaw(c, w, quarters)
     await insertAggregates(c, w, await daySource(c, time, quarters), daysOf(time, quarters))
     return { files, seq: w.seq + total }
   } finally {
@@ -119,24 +120,14 @@ export async function importRows(
   }
 }
 
-/**
- * Rows and skipped records per file, and the stage's first rowid: a table made inside a transaction
- * numbers its rows from DuckDB's transaction-local base (2^55 here), not 0, so seq subtracts it.
- */
-async function countsByFile(c: DuckDBConnection): Promise<{ files: Map<string, SqlImportOutcome>; base: bigint }> {
+/** Rows and skipped records per file. */
+async function countsByFile(c: DuckDBConnection): Promise<Map<string, SqlImportOutcome>> {
   const rows = (
-    await c.runAndReadAll(
-      `SELECT filename, count(*)::DOUBLE, count(created)::DOUBLE, min(rowid) FROM ${CHUNK} GROUP BY filename`
-    )
+    await c.runAndReadAll(`SELECT filename, count(*)::DOUBLE, count(created)::DOUBLE FROM ${CHUNK} GROUP BY filename`)
   ).getRows()
-  let base: bigint | undefined
-  for (const r of rows) if (base === undefined || (r[3] as bigint) < base) base = r[3] as bigint
-  return {
-    files: new Map(
-      rows.map(([f, total, valid]) => [String(f), { rows: Number(valid), skipped: Number(total) - Number(valid) }])
-    ),
-    base: base ?? 0n
-  }
+  return new Map(
+    rows.map(([f, total, valid]) => [String(f), { rows: Number(valid), skipped: Number(total) - Number(valid) }])
+  )
 }
 
 /** A quarter-hour the rows fall in (its number since the epoch) and its newest row. */
@@ -181,24 +172,16 @@ async function daySource(c: DuckDBConnection, time: ReportTime, quarters: readon
   return `(SELECT c.rowid AS n, c.*, (c.created + t.off) // ${DAY_MS} AS day FROM ${CHUNK} c JOIN ${TZ} t ON t.q = c.created // ${QUARTER_MS})`
 }
 
-async function insertRaw(
-  c: DuckDBConnection,
-  w: SqlImportWindow,
-  quarters: readonly Quarter[],
-  base: bigint
-): Promise<void> {
+/** The raw rows of the stage into their hour partitions (engine/stats/raw-layout.ts: dictionaries, then rows). */
+async function insertRaw(c: DuckDBConnection, w: SqlImportWindow, quarters: readonly Quarter[]): Promise<void> {
   const kept = `created >= ${w.keepRaw}`
   const hours = [...new Set(quarters.filter((q) => q.newest >= w.keepRaw).map((q) => Math.floor(q.q / 4)))]
   const whole = hours.length === 1 && quarters.every((q) => Math.floor(q.q / 4) === hours[0])
   for (const hour of hours) {
-    const table = rawTable(hour)
     // One hour, every row kept (a file of a few seconds): no filter to evaluate.
     const where =
       whole && quarters[0]!.q * QUARTER_MS >= w.keepRaw ? 'created IS NOT NULL' : `hour = ${hour} AND ${kept}`
-    await c.run(
-      `${rawTableSql(table)}; INSERT INTO ${table} SELECT ${BigInt(w.seq + 1) - base} + rowid, created, "user", nx, address, host, blockedhost, reason, cats, blockedcats ` +
-        `FROM ${CHUNK} WHERE ${where}`
-    )
+    await insertRawHour(c, hour, CHUNK, where)
   }
 }
 

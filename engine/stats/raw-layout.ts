@@ -1,0 +1,145 @@
+/**
+ * The raw rows' layout on disk (docs/statistics.md, "Raw rows on disk"; docs/performance.md, "Raw rows in
+ * fewer bytes"): per UTC hour three tables, dropped together by retention,
+ *
+ *   rawi_<hour>      one row per query: created (ms), uid, nxdomain, address, hid, blockedhost, reason,
+ *                    cats, blockedcats; `uid` and `hid` number the user and the name in the two
+ *                    dictionaries below. No seq column: rows are only ever appended in commit order and
+ *                    the sort by user (engine/stats/raw-sort.ts) keeps row-id order among equal (uid,
+ *                    created), so a table's row ids order its rows as the raw-row sequence did.
+ *   rawusers_<hour>  the hour's users: id, name (ids 0, 1, 2, ... in order of first arrival);
+ *   rawhosts_<hour>  the hour's names: id, name.
+ *
+ * Integer ids instead of strings are what brings a raw row under 10 bytes: a user's id is one value for
+ * a whole run of rows once the hour is sorted by user (nearly free), a name's id is bit-packed, where
+ * the strings took 3-5 bytes a row each. Dictionaries per hour (not one for the store) so that retention
+ * still drops whole tables and a dictionary never outgrows what a day of raw rows needs.
+ *
+ * Stores written before this layout hold `raw_<hour>` tables (seq, created, user, ..., strings); they are
+ * read alongside (`rawHourSources`) until retention drops them a day later, and are never written again
+ * but by `filterd stats-migrate` of an LMDB store.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api'
+
+export const rawRowsTable = (hour: number): string => `rawi_${hour}`
+export const rawUsersTable = (hour: number): string => `rawusers_${hour}`
+export const rawHostsTable = (hour: number): string => `rawhosts_${hour}`
+/** The layout before (a store written by an older version, or migrated from LMDB). */
+export const legacyRawTable = (hour: number): string => `raw_${hour}`
+
+/** Every table of a raw hour, in either layout (retention drops them all). */
+export function rawHourTables(hour: number): string[] {
+  return [legacyRawTable(hour), rawRowsTable(hour), rawUsersTable(hour), rawHostsTable(hour)]
+}
+
+/** The raw hours among the table names `names`, either layout, ascending. */
+export function rawHoursAmong(names: Iterable<string>): number[] {
+  const hours = new Set<number>()
+  for (const name of names) {
+    const m = /^rawi?_(\d+)$/.exec(name)
+    if (m !== null) hours.add(Number(m[1]))
+  }
+  return [...hours].sort((a, b) => a - b)
+}
+
+export function rawHourSchemaSql(hour: number): string {
+  return (
+    `CREATE TABLE IF NOT EXISTS ${rawRowsTable(hour)} (created BIGINT, uid INTEGER, nxdomain BOOLEAN, address VARCHAR, ` +
+    'hid INTEGER, blockedhost VARCHAR, reason VARCHAR, cats VARCHAR, blockedcats VARCHAR); ' +
+    `CREATE TABLE IF NOT EXISTS ${rawUsersTable(hour)} (id INTEGER, name VARCHAR); ` +
+    `CREATE TABLE IF NOT EXISTS ${rawHostsTable(hour)} (id INTEGER, name VARCHAR)`
+  )
+}
+
+/** The layout before, as older versions made it (LMDB migration writes it; tests make old stores with it). */
+export function legacyRawTableSql(name: string): string {
+  return (
+    `CREATE TABLE IF NOT EXISTS ${name} (seq BIGINT, created BIGINT, "user" VARCHAR, nxdomain BOOLEAN, address VARCHAR, ` +
+    'host VARCHAR, blockedhost VARCHAR, reason VARCHAR, cats VARCHAR, blockedcats VARCHAR)'
+  )
+}
+
+/** Adds the values of `column` among `rows` that `dict` lacks, numbered on from its last id. */
+async function upsertDictionary(c: DuckDBConnection, dict: string, rows: string, column: string): Promise<void> {
+  // Ids are dense (0..n-1, never deleted), so the next one is the dictionary's row count. One writer
+  // (StatsDb.write) inside the import's transaction: no other insert can take the same ids.
+  await c.run(
+    `INSERT INTO ${dict} SELECT ((SELECT count(*) FROM ${dict}) + row_number() OVER () - 1)::INTEGER, v ` +
+      `FROM (SELECT DISTINCT ${column} AS v FROM ${rows}) n WHERE NOT EXISTS (SELECT 1 FROM ${dict} d WHERE d.name = n.v)`
+  )
+}
+
+/**
+ * Appends to the hour's raw rows the rows of `source` (a table with the columns created, "user", nx,
+ * address, host, blockedhost, reason, cats, blockedcats) that `where` selects, in `source`'s row-id
+ * order (the raw-row sequence), after adding their users and names to the hour's dictionaries. Runs
+ * inside the caller's transaction (the import's, with its ledger rows).
+ */
+export async function insertRawHour(c: DuckDBConnection, hour: number, source: string, where: string): Promise<void> {
+  const users = rawUsersTable(hour)
+  const hosts = rawHostsTable(hour)
+  const rows = `(SELECT "user", host FROM ${source} WHERE ${where})`
+  await c.run(rawHourSchemaSql(hour))
+  await upsertDictionary(c, users, rows, '"user"')
+  await upsertDictionary(c, hosts, rows, 'host')
+  await c.run(
+    `INSERT INTO ${rawRowsTable(hour)} SELECT s.created, u.id, s.nx, s.address, h.id, s.blockedhost, s.reason, s.cats, s.blockedcats ` +
+      `FROM ${source} s JOIN ${users} u ON u.name = s."user" JOIN ${hosts} h ON h.name = s.host WHERE ${where} ORDER BY s.rowid`
+  )
+}
+
+/**
+ * One hour's raw rows in either layout as SELECTs of the columns created, "user", nxdomain, address,
+ * host, blockedhost, reason, cats, blockedcats, then `layout` and `ord`: ordering by (created, layout,
+ * ord) is the raw-row sequence's order (the old layout's rows all came before the new one's, which
+ * its row ids order). `names` is the store's tables; `where` (on those columns) filters each.
+ */
+export function rawHourSources(names: ReadonlySet<string>, hour: number, where = 'true'): string[] {
+  const out: string[] = []
+  if (names.has(legacyRawTable(hour)))
+    out.push(
+      'SELECT created, "user", nxdomain, address, host, blockedhost, reason, cats, blockedcats, 0 AS layout, seq AS ord ' +
+        `FROM ${legacyRawTable(hour)} WHERE ${where}`
+    )
+  if (names.has(rawRowsTable(hour)))
+    out.push(
+      'SELECT * FROM (SELECT r.created, u.name AS "user", r.nxdomain, r.address, h.name AS host, r.blockedhost, r.reason, ' +
+        `r.cats, r.blockedcats, 1 AS layout, r.rowid AS ord FROM ${rawRowsTable(hour)} r ` +
+        `JOIN ${rawUsersTable(hour)} u ON u.id = r.uid JOIN ${rawHostsTable(hour)} h ON h.id = r.hid) WHERE ${where}`
+    )
+  return out
+}
+
+/**
+ * One user's raw rows of `hours` between `from` and `to` (ms), the columns of `rawHourSources`. The
+ * user's id in each hour is looked up first, so the scan filters on a literal `uid` (zone maps skip
+ * the row groups of other users in a sorted hour); an hour the user has no id in is left out.
+ */
+export async function userRawSources(
+  c: DuckDBConnection,
+  names: ReadonlySet<string>,
+  hours: readonly number[],
+  user: string,
+  from: number,
+  to: number
+): Promise<{ sql: string[]; params: string[] }> {
+  const sql: string[] = []
+  const legacy = hours.filter((h) => names.has(legacyRawTable(h)))
+  for (const h of legacy)
+    sql.push(...rawHourSources(new Set([legacyRawTable(h)]), h, `"user" = $1 AND created BETWEEN ${from} AND ${to}`))
+  const current = hours.filter((h) => names.has(rawRowsTable(h)))
+  if (current.length > 0) {
+    const lookup = current
+      .map((h) => `SELECT ${h} AS h, id FROM ${rawUsersTable(h)} WHERE name = $1`)
+      .join(' UNION ALL ')
+    for (const [h, id] of (await c.runAndReadAll(lookup, [user])).getRows()) {
+      const hour = Number(h)
+      sql.push(
+        'SELECT r.created, $1 AS "user", r.nxdomain, r.address, d.name AS host, r.blockedhost, r.reason, r.cats, r.blockedcats, ' +
+          `1 AS layout, r.rowid AS ord FROM ${rawRowsTable(hour)} r JOIN ${rawHostsTable(hour)} d ON d.id = r.hid ` +
+          `WHERE r.uid = ${Number(id)} AND r.created BETWEEN ${from} AND ${to}`
+      )
+    }
+  }
+  return { sql, params: [user] }
+}
