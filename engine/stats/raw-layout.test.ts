@@ -10,6 +10,7 @@ import { sortRawHour } from './raw-sort.js'
 import { ReportTime } from './time.js'
 import {
   legacyRawTable,
+  rawAddrsTable,
   legacyRawTableSql,
   rawHostsTable,
   rawHourSources,
@@ -77,7 +78,7 @@ async function toLegacyLayout(db: StatsDb, hour: number): Promise<void> {
   })
 }
 
-test('raw rows are stored with user and name ids from the hour’s dictionaries: each name once, every row resolved', async (t: TestContext) => {
+test('raw rows are stored with user, name and address ids from the hour’s dictionaries: each value once, every row resolved', async (t: TestContext) => {
   const env = statsTestEnv(t)
   const db = open(t, env)
   await importAll(db, env, queries(30, 0))
@@ -87,12 +88,13 @@ test('raw rows are stored with user and name ids from the hour’s dictionaries:
     return [
       await one(`SELECT count(*), count(DISTINCT name), count(DISTINCT id), max(id) FROM ${rawUsersTable(HOUR)}`),
       await one(`SELECT count(*), count(DISTINCT name), count(DISTINCT id), max(id) FROM ${rawHostsTable(HOUR)}`),
+      await one(`SELECT count(*), count(DISTINCT name), count(DISTINCT id), max(id) FROM ${rawAddrsTable(HOUR)}`),
       await one(
-        `SELECT count(*) FROM ${rawRowsTable(HOUR)} r JOIN ${rawUsersTable(HOUR)} u ON u.id = r.uid JOIN ${rawHostsTable(HOUR)} h ON h.id = r.hid`
+        `SELECT count(*) FROM ${rawRowsTable(HOUR)} r JOIN ${rawUsersTable(HOUR)} u ON u.id = r.uid JOIN ${rawHostsTable(HOUR)} h ON h.id = r.hid JOIN ${rawAddrsTable(HOUR)} a ON a.id = r.aid`
       )
     ]
   })
-  t.assert.deepStrictEqual(facts, [[2, 2, 2, 1], [60, 60, 60, 59], [90]])
+  t.assert.deepStrictEqual(facts, [[2, 2, 2, 1], [60, 60, 60, 59], [5, 5, 5, 4], [90]])
   const columns = await db.read(async (c) =>
     (await c.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = '${rawRowsTable(HOUR)}'`))
       .getRows()
@@ -102,7 +104,7 @@ test('raw rows are stored with user and name ids from the hour’s dictionaries:
     'created',
     'uid',
     'nxdomain',
-    'address',
+    'aid',
     'hid',
     'blockedhost',
     'reason',

@@ -2,17 +2,18 @@
  * The raw rows' layout on disk (docs/statistics.md, "Raw rows on disk"; docs/performance.md, "Raw rows in
  * fewer bytes"): per UTC hour three tables, dropped together by retention,
  *
- *   rawi_<hour>      one row per query: created (ms), uid, nxdomain, address, hid, blockedhost, reason,
- *                    cats, blockedcats; `uid` and `hid` number the user and the name in the two
- *                    dictionaries below. No seq column: rows are only ever appended in commit order and
+ *   rawi_<hour>      one row per query: created (ms), uid, nxdomain, aid, hid, blockedhost, reason,
+ *                    cats, blockedcats; `uid`, `aid` and `hid` number the user, the client address and
+ *                    the name in the three dictionaries below. No seq column: rows are only ever appended in commit order and
  *                    the sort by user (engine/stats/raw-sort.ts) keeps row-id order among equal (uid,
  *                    created), so a table's row ids order its rows as the raw-row sequence did.
  *   rawusers_<hour>  the hour's users: id, name (ids 0, 1, 2, ... in order of first arrival);
- *   rawhosts_<hour>  the hour's names: id, name.
+ *   rawhosts_<hour>  the hour's names: id, name;
+ *   rawaddrs_<hour>  the hour's client addresses: id, name.
  *
  * Integer ids instead of strings are what brings a raw row under 10 bytes: a user's id is one value for
- * a whole run of rows once the hour is sorted by user (nearly free), a name's id is bit-packed, where
- * the strings took 3-5 bytes a row each. Dictionaries per hour (not one for the store) so that retention
+ * a whole run of rows once the hour is sorted by user (nearly free), a name's and an address's id are
+ * bit-packed (about 2 bytes), where the strings took 3-5 bytes a row each. Dictionaries per hour (not one for the store) so that retention
  * still drops whole tables and a dictionary never outgrows what a day of raw rows needs.
  *
  * Stores written before this layout hold `raw_<hour>` tables (seq, created, user, ..., strings); they are
@@ -24,12 +25,13 @@ import type { DuckDBConnection } from '@duckdb/node-api'
 export const rawRowsTable = (hour: number): string => `rawi_${hour}`
 export const rawUsersTable = (hour: number): string => `rawusers_${hour}`
 export const rawHostsTable = (hour: number): string => `rawhosts_${hour}`
+export const rawAddrsTable = (hour: number): string => `rawaddrs_${hour}`
 /** The layout before (a store written by an older version, or migrated from LMDB). */
 export const legacyRawTable = (hour: number): string => `raw_${hour}`
 
 /** Every table of a raw hour, in either layout (retention drops them all). */
 export function rawHourTables(hour: number): string[] {
-  return [legacyRawTable(hour), rawRowsTable(hour), rawUsersTable(hour), rawHostsTable(hour)]
+  return [legacyRawTable(hour), rawRowsTable(hour), rawUsersTable(hour), rawHostsTable(hour), rawAddrsTable(hour)]
 }
 
 /** The raw hours among the table names `names`, either layout, ascending. */
@@ -44,10 +46,11 @@ export function rawHoursAmong(names: Iterable<string>): number[] {
 
 export function rawHourSchemaSql(hour: number): string {
   return (
-    `CREATE TABLE IF NOT EXISTS ${rawRowsTable(hour)} (created BIGINT, uid INTEGER, nxdomain BOOLEAN, address VARCHAR, ` +
+    `CREATE TABLE IF NOT EXISTS ${rawRowsTable(hour)} (created BIGINT, uid INTEGER, nxdomain BOOLEAN, aid INTEGER, ` +
     'hid INTEGER, blockedhost VARCHAR, reason VARCHAR, cats VARCHAR, blockedcats VARCHAR); ' +
-    `CREATE TABLE IF NOT EXISTS ${rawUsersTable(hour)} (id INTEGER, name VARCHAR); ` +
-    `CREATE TABLE IF NOT EXISTS ${rawHostsTable(hour)} (id INTEGER, name VARCHAR)`
+    [rawUsersTable, rawHostsTable, rawAddrsTable]
+      .map((t) => `CREATE TABLE IF NOT EXISTS ${t(hour)} (id INTEGER, name VARCHAR)`)
+      .join('; ')
   )
 }
 
@@ -78,13 +81,16 @@ async function upsertDictionary(c: DuckDBConnection, dict: string, rows: string,
 export async function insertRawHour(c: DuckDBConnection, hour: number, source: string, where: string): Promise<void> {
   const users = rawUsersTable(hour)
   const hosts = rawHostsTable(hour)
-  const rows = `(SELECT "user", host FROM ${source} WHERE ${where})`
+  const addrs = rawAddrsTable(hour)
+  const rows = `(SELECT "user", host, address FROM ${source} WHERE ${where})`
   await c.run(rawHourSchemaSql(hour))
   await upsertDictionary(c, users, rows, '"user"')
   await upsertDictionary(c, hosts, rows, 'host')
+  await upsertDictionary(c, addrs, rows, 'address')
   await c.run(
-    `INSERT INTO ${rawRowsTable(hour)} SELECT s.created, u.id, s.nx, s.address, h.id, s.blockedhost, s.reason, s.cats, s.blockedcats ` +
-      `FROM ${source} s JOIN ${users} u ON u.name = s."user" JOIN ${hosts} h ON h.name = s.host WHERE ${where} ORDER BY s.rowid`
+    `INSERT INTO ${rawRowsTable(hour)} SELECT s.created, u.id, s.nx, a.id, h.id, s.blockedhost, s.reason, s.cats, s.blockedcats ` +
+      `FROM ${source} s JOIN ${users} u ON u.name = s."user" JOIN ${hosts} h ON h.name = s.host ` +
+      `JOIN ${addrs} a ON a.name = s.address WHERE ${where} ORDER BY s.rowid`
   )
 }
 
@@ -103,9 +109,10 @@ export function rawHourSources(names: ReadonlySet<string>, hour: number, where =
     )
   if (names.has(rawRowsTable(hour)))
     out.push(
-      'SELECT * FROM (SELECT r.created, u.name AS "user", r.nxdomain, r.address, h.name AS host, r.blockedhost, r.reason, ' +
-        `r.cats, r.blockedcats, 1 AS layout, r.rowid AS ord FROM ${rawRowsTable(hour)} r ` +
-        `JOIN ${rawUsersTable(hour)} u ON u.id = r.uid JOIN ${rawHostsTable(hour)} h ON h.id = r.hid) WHERE ${where}`
+      'SELECT * FROM (SELECT r.created, u.name AS "user", r.nxdomain, a.name AS address, h.name AS host, r.blockedhost, ' +
+        `r.reason, r.cats, r.blockedcats, 1 AS layout, r.rowid AS ord FROM ${rawRowsTable(hour)} r ` +
+        `JOIN ${rawUsersTable(hour)} u ON u.id = r.uid JOIN ${rawHostsTable(hour)} h ON h.id = r.hid ` +
+        `JOIN ${rawAddrsTable(hour)} a ON a.id = r.aid) WHERE ${where}`
     )
   return out
 }
@@ -135,9 +142,9 @@ export async function userRawSources(
     for (const [h, id] of (await c.runAndReadAll(lookup, [user])).getRows()) {
       const hour = Number(h)
       sql.push(
-        'SELECT r.created, $1 AS "user", r.nxdomain, r.address, d.name AS host, r.blockedhost, r.reason, r.cats, r.blockedcats, ' +
-          `1 AS layout, r.rowid AS ord FROM ${rawRowsTable(hour)} r JOIN ${rawHostsTable(hour)} d ON d.id = r.hid ` +
-          `WHERE r.uid = ${Number(id)} AND r.created BETWEEN ${from} AND ${to}`
+        'SELECT r.created, $1 AS "user", r.nxdomain, a.name AS address, d.name AS host, r.blockedhost, r.reason, r.cats, ' +
+          `r.blockedcats, 1 AS layout, r.rowid AS ord FROM ${rawRowsTable(hour)} r JOIN ${rawHostsTable(hour)} d ON d.id = r.hid ` +
+          `JOIN ${rawAddrsTable(hour)} a ON a.id = r.aid WHERE r.uid = ${Number(id)} AND r.created BETWEEN ${from} AND ${to}`
       )
     }
   }
