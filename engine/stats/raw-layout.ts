@@ -117,36 +117,83 @@ export function rawHourSources(names: ReadonlySet<string>, hour: number, where =
   return out
 }
 
+/** A raw row as the raw report reads it: created, nxdomain, address, host, blockedhost, reason, cats, blockedcats. */
+export type UserRawRow = [number, boolean, string, string, string, string, string, string]
+
+/** Per hour, the names of the dictionary ids `ids` of `table(hour)` (one query for every hour). */
+async function resolveIds(
+  c: DuckDBConnection,
+  table: (hour: number) => string,
+  ids: ReadonlyMap<number, ReadonlySet<number>>
+): Promise<Map<string, string>> {
+  const parts = [...ids].map(
+    ([h, set]) => `SELECT ${h} AS h, id, name FROM ${table(h)} WHERE id IN (${[...set].join(', ')})`
+  )
+  const out = new Map<string, string>()
+  if (parts.length === 0) return out
+  for (const [h, id, name] of (await c.runAndReadAll(parts.join(' UNION ALL '))).getRows())
+    out.set(`${Number(h)}:${Number(id)}`, String(name))
+  return out
+}
+
 /**
- * One user's raw rows of `hours` between `from` and `to` (ms), the columns of `rawHourSources`. The
- * user's id in each hour is looked up first, so the scan filters on a literal `uid` (zone maps skip
- * the row groups of other users in a sorted hour); an hour the user has no id in is left out.
+ * One user's raw rows of `hours` between `from` and `to` (ms), newest first, at most `limit`, in either
+ * layout. The user's id in each hour is looked up first, so the scan filters on a literal `uid` (zone
+ * maps skip the row groups of other users in a sorted hour); the rows' name and address ids are then
+ * resolved by id (`IN` lists on the dictionaries), not by a join that would read a whole dictionary.
  */
-export async function userRawSources(
+export async function userRawRows(
   c: DuckDBConnection,
   names: ReadonlySet<string>,
   hours: readonly number[],
   user: string,
-  from: number,
-  to: number
-): Promise<{ sql: string[]; params: string[] }> {
-  const sql: string[] = []
-  const legacy = hours.filter((h) => names.has(legacyRawTable(h)))
-  for (const h of legacy)
-    sql.push(...rawHourSources(new Set([legacyRawTable(h)]), h, `"user" = $1 AND created BETWEEN ${from} AND ${to}`))
+  range: { from: number; to: number; limit: number }
+): Promise<UserRawRow[]> {
+  const when = `created BETWEEN ${range.from} AND ${range.to}`
+  const tail = 'blockedhost, reason, cats, blockedcats, layout, ord'
+  const sql = hours
+    .filter((h) => names.has(legacyRawTable(h)))
+    .map(
+      (h) =>
+        `SELECT created, nxdomain, address, host, NULL::INTEGER AS aid, NULL::INTEGER AS hid, ${h} AS h, ${tail} ` +
+        `FROM (${rawHourSources(new Set([legacyRawTable(h)]), h, `"user" = $1 AND ${when}`).join('')})`
+    )
   const current = hours.filter((h) => names.has(rawRowsTable(h)))
-  if (current.length > 0) {
-    const lookup = current
-      .map((h) => `SELECT ${h} AS h, id FROM ${rawUsersTable(h)} WHERE name = $1`)
-      .join(' UNION ALL ')
-    for (const [h, id] of (await c.runAndReadAll(lookup, [user])).getRows()) {
-      const hour = Number(h)
+  const lookup = current.map((h) => `SELECT ${h} AS h, id FROM ${rawUsersTable(h)} WHERE name = $1`).join(' UNION ALL ')
+  if (current.length > 0)
+    for (const [h, id] of (await c.runAndReadAll(lookup, [user])).getRows())
       sql.push(
-        'SELECT r.created, $1 AS "user", r.nxdomain, a.name AS address, d.name AS host, r.blockedhost, r.reason, r.cats, ' +
-          `r.blockedcats, 1 AS layout, r.rowid AS ord FROM ${rawRowsTable(hour)} r JOIN ${rawHostsTable(hour)} d ON d.id = r.hid ` +
-          `JOIN ${rawAddrsTable(hour)} a ON a.id = r.aid WHERE r.uid = ${Number(id)} AND r.created BETWEEN ${from} AND ${to}`
+        `SELECT created, nxdomain, NULL AS address, NULL AS host, aid, hid, ${Number(h)} AS h, blockedhost, reason, cats, ` +
+          `blockedcats, 1 AS layout, rowid AS ord FROM ${rawRowsTable(Number(h))} WHERE uid = ${Number(id)} AND ${when}`
       )
-    }
+  if (sql.length === 0) return []
+  // (created, layout, ord) is the raw-row sequence's order (see rawHourSources).
+  const found = (
+    await c.runAndReadAll(
+      `SELECT created::DOUBLE, nxdomain, address, host, aid, hid, h, blockedhost, reason, cats, blockedcats FROM ` +
+        `(${sql.join(' UNION ALL ')}) ORDER BY created DESC, layout DESC, ord DESC LIMIT ${range.limit}`,
+      sql.some((q) => q.includes('$1')) ? [user] : []
+    )
+  ).getRows()
+  const wanted = (col: number): Map<number, Set<number>> => {
+    const m = new Map<number, Set<number>>()
+    for (const r of found)
+      if (r[col] !== null) {
+        const h = Number(r[6])
+        m.set(h, (m.get(h) ?? new Set<number>()).add(Number(r[col])))
+      }
+    return m
   }
-  return { sql, params: [user] }
+  const addrs = await resolveIds(c, rawAddrsTable, wanted(4))
+  const hosts = await resolveIds(c, rawHostsTable, wanted(5))
+  return found.map((r) => [
+    Number(r[0]),
+    r[1] === true,
+    r[4] === null ? String(r[2]) : addrs.get(`${Number(r[6])}:${Number(r[4])}`)!,
+    r[5] === null ? String(r[3]) : hosts.get(`${Number(r[6])}:${Number(r[5])}`)!,
+    String(r[7]),
+    String(r[8]),
+    String(r[9]),
+    String(r[10])
+  ])
 }

@@ -8,7 +8,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { TABLES_SQL, hoursTable, namesTable, partitionsAmong, type StatsDb } from './db.js'
-import { userRawSources } from './raw-layout.js'
+import { userRawRows } from './raw-layout.js'
 import { HOUR_MS, formatDay, type ReportTime } from './time.js'
 import { RETENTION_KEY, foldedAmong } from './fold.js'
 
@@ -298,21 +298,15 @@ export async function rawLastHour(db: StatsDb, time: ReportTime, user: string, n
     const last = Math.floor(now / HOUR_MS)
     const names = (await catalog(c)).names
     const hours = partitionsAmong(names).raw.filter((h) => h >= first && h <= last)
-    const { sql, params } = await userRawSources(c, new Set(names), hours, user, now - HOUR_MS, now)
-    if (sql.length === 0) return []
-    // (created, layout, ord) is the raw-row sequence's order (engine/stats/raw-layout.ts).
-    const query =
-      'SELECT created::DOUBLE, nxdomain, address, host, blockedhost, reason, cats, blockedcats FROM ' +
-      `(${sql.join(' UNION ALL ')}) ORDER BY created DESC, layout DESC, ord DESC LIMIT ${MAX_RAW_ROWS}`
-    return await rows(c, query, params)
+    return await userRawRows(c, new Set(names), hours, user, { from: now - HOUR_MS, to: now, limit: MAX_RAW_ROWS })
   })
   const data: RawRow[] = found.map((v) => [
-    time.formatTime(Number(v[0])),
-    v[1] === true ? 1 : 0,
-    String(v[2]),
-    String(v[3]),
-    String(v[4]),
-    String(v[5]),
+    time.formatTime(v[0]),
+    v[1] ? 1 : 0,
+    v[2],
+    v[3],
+    v[4],
+    v[5],
     catsOf(v[6]),
     catsOf(v[7])
   ])
