@@ -120,27 +120,32 @@ export function rawHourSources(names: ReadonlySet<string>, hour: number, where =
 /** A raw row as the raw report reads it: created, nxdomain, address, host, blockedhost, reason, cats, blockedcats. */
 export type UserRawRow = [number, boolean, string, string, string, string, string, string]
 
-/** Per hour, the names of the dictionary ids `ids` of `table(hour)` (one query for every hour). */
+/** Per hour, the names of the address ids `addrs` and the name ids `hosts` (one query): keys `a:<hour>:<id>`, `h:<hour>:<id>`. */
 async function resolveIds(
   c: DuckDBConnection,
-  table: (hour: number) => string,
-  ids: ReadonlyMap<number, ReadonlySet<number>>
+  addrs: ReadonlyMap<number, ReadonlySet<number>>,
+  hosts: ReadonlyMap<number, ReadonlySet<number>>
 ): Promise<Map<string, string>> {
-  const parts = [...ids].map(
-    ([h, set]) => `SELECT ${h} AS h, id, name FROM ${table(h)} WHERE id IN (${[...set].join(', ')})`
-  )
+  const part = (
+    kind: string,
+    table: (hour: number) => string,
+    ids: ReadonlyMap<number, ReadonlySet<number>>
+  ): string[] =>
+    [...ids].map(
+      ([h, set]) => `SELECT '${kind}:${h}:' || id AS k, name FROM ${table(h)} WHERE id IN (${[...set].join(', ')})`
+    )
+  const parts = [...part('a', rawAddrsTable, addrs), ...part('h', rawHostsTable, hosts)]
   const out = new Map<string, string>()
   if (parts.length === 0) return out
-  for (const [h, id, name] of (await c.runAndReadAll(parts.join(' UNION ALL '))).getRows())
-    out.set(`${Number(h)}:${Number(id)}`, String(name))
+  for (const [k, name] of (await c.runAndReadAll(parts.join(' UNION ALL '))).getRows()) out.set(String(k), String(name))
   return out
 }
 
 /**
  * One user's raw rows of `hours` between `from` and `to` (ms), newest first, at most `limit`, in either
- * layout. The user's id in each hour is looked up first, so the scan filters on a literal `uid` (zone
- * maps skip the row groups of other users in a sorted hour); the rows' name and address ids are then
- * resolved by id (`IN` lists on the dictionaries), not by a join that would read a whole dictionary.
+ * layout. The user's id of each hour is joined in (one row, pushed into the scan as a filter on `uid`:
+ * zone maps skip the row groups of other users in a sorted hour); the rows' name and address ids are
+ * then resolved by id (`IN` lists on the dictionaries), not by a join that would read a whole dictionary.
  */
 export async function userRawRows(
   c: DuckDBConnection,
@@ -158,21 +163,20 @@ export async function userRawRows(
         `SELECT created, nxdomain, address, host, NULL::INTEGER AS aid, NULL::INTEGER AS hid, ${h} AS h, ${tail} ` +
         `FROM (${rawHourSources(new Set([legacyRawTable(h)]), h, `"user" = $1 AND ${when}`).join('')})`
     )
-  const current = hours.filter((h) => names.has(rawRowsTable(h)))
-  const lookup = current.map((h) => `SELECT ${h} AS h, id FROM ${rawUsersTable(h)} WHERE name = $1`).join(' UNION ALL ')
-  if (current.length > 0)
-    for (const [h, id] of (await c.runAndReadAll(lookup, [user])).getRows())
-      sql.push(
-        `SELECT created, nxdomain, NULL AS address, NULL AS host, aid, hid, ${Number(h)} AS h, blockedhost, reason, cats, ` +
-          `blockedcats, 1 AS layout, rowid AS ord FROM ${rawRowsTable(Number(h))} WHERE uid = ${Number(id)} AND ${when}`
-      )
+  // The user's id joined in (one row): DuckDB pushes it into the scan as a filter, so the zone maps apply.
+  for (const h of hours.filter((x) => names.has(rawRowsTable(x))))
+    sql.push(
+      `SELECT created, nxdomain, NULL AS address, NULL AS host, aid, hid, ${h} AS h, blockedhost, reason, cats, ` +
+        `blockedcats, 1 AS layout, r.rowid AS ord FROM ${rawRowsTable(h)} r JOIN ${rawUsersTable(h)} u ON u.id = r.uid ` +
+        `WHERE u.name = $1 AND ${when}`
+    )
   if (sql.length === 0) return []
   // (created, layout, ord) is the raw-row sequence's order (see rawHourSources).
   const found = (
     await c.runAndReadAll(
       `SELECT created::DOUBLE, nxdomain, address, host, aid, hid, h, blockedhost, reason, cats, blockedcats FROM ` +
         `(${sql.join(' UNION ALL ')}) ORDER BY created DESC, layout DESC, ord DESC LIMIT ${range.limit}`,
-      sql.some((q) => q.includes('$1')) ? [user] : []
+      [user]
     )
   ).getRows()
   const wanted = (col: number): Map<number, Set<number>> => {
@@ -184,13 +188,12 @@ export async function userRawRows(
       }
     return m
   }
-  const addrs = await resolveIds(c, rawAddrsTable, wanted(4))
-  const hosts = await resolveIds(c, rawHostsTable, wanted(5))
+  const strings = await resolveIds(c, wanted(4), wanted(5))
   return found.map((r) => [
     Number(r[0]),
     r[1] === true,
-    r[4] === null ? String(r[2]) : addrs.get(`${Number(r[6])}:${Number(r[4])}`)!,
-    r[5] === null ? String(r[3]) : hosts.get(`${Number(r[6])}:${Number(r[5])}`)!,
+    r[4] === null ? String(r[2]) : strings.get(`a:${Number(r[6])}:${Number(r[4])}`)!,
+    r[5] === null ? String(r[3]) : strings.get(`h:${Number(r[6])}:${Number(r[5])}`)!,
     String(r[7]),
     String(r[8]),
     String(r[9]),
