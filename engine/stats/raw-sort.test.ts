@@ -1,6 +1,6 @@
 import { test, type TestContext } from 'node:test'
 import { openStatsDb, type StatsDb } from './db.js'
-import { rawHostsTable, rawRowsTable } from './raw-layout.js'
+import { rawHostsTable, rawRowsTable, rawUsersTable } from './raw-layout.js'
 import { NOW, at, metaOf, partitionsOf, rawCount, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
 import { importClosedFiles } from './importer.js'
 import { activityByHour, rawLastHour, topDomains } from './reports.js'
@@ -101,6 +101,11 @@ test('sorts a raw hour by user: same rows, seq and reports, and rows appended du
   t.assert.strictEqual(await metaOf(db, `rawisorted.${HOUR}`), 75)
   t.assert.strictEqual(await sortRawHours(db, NOW, 10), 0)
   t.assert.strictEqual(await answers(db), await answers(ref))
+  // The users' dictionary is sorted by name too (the raw report's lookup reads it by zone maps), ids kept.
+  const dict = await db.read(async (c) =>
+    (await c.runAndReadAll(`SELECT name FROM ${rawUsersTable(HOUR)} ORDER BY rowid`)).getRows().map((r) => String(r[0]))
+  )
+  t.assert.deepStrictEqual(dict, [...USERS].sort())
 })
 
 test('the importer sorts finished hours in the background; a copy left by a crash is dropped; an hour being written waits', async (t: TestContext) => {

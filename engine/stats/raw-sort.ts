@@ -30,7 +30,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from '../log/index.js'
 import { TABLES_SQL, metaPut, type StatsDb } from './db.js'
-import { rawRowsTable } from './raw-layout.js'
+import { rawRowsTable, rawUsersTable } from './raw-layout.js'
 import { HOUR_MS } from './time.js'
 
 /** Unsorted rows below which an hour is left as it is. */
@@ -42,6 +42,7 @@ const SORTED_KEY = 'rawisorted.'
 /** Older versions' key for the sorted prefix of `raw_<hour>` (forgotten: those hours are not sorted again). */
 const LEGACY_SORTED_KEY = 'rawsorted.'
 const sortedCopy = (hour: number): string => `${rawRowsTable(hour)}__sorted`
+const sortedUsers = (hour: number): string => `${rawUsersTable(hour)}__sorted`
 
 interface HourState {
   hour: number
@@ -63,8 +64,8 @@ async function hourStates(c: DuckDBConnection, busy: ReadonlySet<number>): Promi
   ).getRows()
   const names = tables.map((r) => String(r[0]))
   for (const n of names) {
-    const m = /^raw(i?)_(\d+)__sorted$/.exec(n)
-    if (m !== null && (m[1] === '' || !busy.has(Number(m[2])))) await c.run(`DROP TABLE IF EXISTS ${n}`)
+    const m = /^raw(i|users)?_(\d+)__sorted$/.exec(n)
+    if (m !== null && (m[1] === undefined || !busy.has(Number(m[2])))) await c.run(`DROP TABLE IF EXISTS ${n}`)
   }
   const sorted = new Map(
     (await c.runAndReadAll(`SELECT key, value FROM meta WHERE key LIKE '${SORTED_KEY}%'`))
@@ -91,15 +92,28 @@ function due(db: StatsDb, states: readonly HourState[], now: number, minRows: nu
     .sort((a, b) => (a === current ? 1 : b === current ? -1 : b - a))
 }
 
-/** Step 1, beside the writer: the sorted copy of the rows committed so far; returns their count. */
-async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<number> {
+/** What step 1 copied: the rows and the users' dictionary entries committed then. */
+interface Snapshot {
+  rows: number
+  users: number
+}
+
+/**
+ * Step 1, beside the writer: the sorted copy of the rows committed so far, and of the users' dictionary
+ * sorted by name (ids unchanged), so that the raw report's lookup of a user's id reads a row group or
+ * two of it (zone maps on `name`) instead of every name.
+ */
+async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapshot> {
   await c.run('BEGIN TRANSACTION')
   try {
     const t = rawRowsTable(hour)
-    const n = Number((await c.runAndReadAll(`SELECT count(*) FROM ${t}`)).getRows()[0]![0])
+    const count = async (table: string): Promise<number> =>
+      Number((await c.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows()[0]![0])
+    const snap = { rows: await count(t), users: await count(rawUsersTable(hour)) }
     await c.run(`CREATE TABLE ${sortedCopy(hour)} AS SELECT * FROM ${t} ORDER BY uid, created, rowid`)
+    await c.run(`CREATE TABLE ${sortedUsers(hour)} AS SELECT * FROM ${rawUsersTable(hour)} ORDER BY name`)
     await c.run('COMMIT')
-    return n
+    return snap
   } catch (err) {
     await c.run('ROLLBACK').catch(() => {})
     throw err
@@ -107,18 +121,22 @@ async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<number
 }
 
 /** Step 2, on the writer: the rows appended since the snapshot follow the copy, which replaces the hour table. */
-async function swapSorted(c: DuckDBConnection, hour: number, n: number): Promise<void> {
-  const t = rawRowsTable(hour)
-  const s = sortedCopy(hour)
+async function swapSorted(c: DuckDBConnection, hour: number, snap: Snapshot): Promise<void> {
+  const pairs: Array<[string, string, number]> = [
+    [rawRowsTable(hour), sortedCopy(hour), snap.rows],
+    [rawUsersTable(hour), sortedUsers(hour), snap.users]
+  ]
   await c.run('BEGIN TRANSACTION')
   try {
-    const exists = (await c.runAndReadAll(`${TABLES_SQL} AND table_name = '${t}'`)).getRows().length > 0
+    const exists = (await c.runAndReadAll(`${TABLES_SQL} AND table_name = '${pairs[0]![0]}'`)).getRows().length > 0
     if (exists) {
-      await c.run(`INSERT INTO ${s} SELECT * FROM ${t} WHERE rowid >= ${n}`)
-      await c.run(`DROP TABLE ${t}`)
-      await c.run(`ALTER TABLE ${s} RENAME TO ${t}`)
-      await metaPut(c, SORTED_KEY + hour, n)
-    } else await c.run(`DROP TABLE ${s}`) // retention dropped the hour meanwhile
+      for (const [t, s, n] of pairs) {
+        await c.run(`INSERT INTO ${s} SELECT * FROM ${t} WHERE rowid >= ${n}`)
+        await c.run(`DROP TABLE ${t}`)
+        await c.run(`ALTER TABLE ${s} RENAME TO ${t}`)
+      }
+      await metaPut(c, SORTED_KEY + hour, snap.rows)
+    } else for (const [, s] of pairs) await c.run(`DROP TABLE ${s}`) // retention dropped the hour meanwhile
     await c.run('COMMIT')
   } catch (err) {
     await c.run('ROLLBACK').catch(() => {})
@@ -143,10 +161,10 @@ export async function sortRawHour(db: StatsDb, hour: number, between?: () => Pro
   const busy = sorting.get(db) ?? new Set<number>()
   sorting.set(db, busy.add(hour))
   try {
-    const n = await db.background((c) => sortedSnapshot(c, hour))
+    const snap = await db.background((c) => sortedSnapshot(c, hour))
     await between?.()
-    await db.write((c) => swapSorted(c, hour, n))
-    return n
+    await db.write((c) => swapSorted(c, hour, snap))
+    return snap.rows
   } finally {
     busy.delete(hour)
   }
