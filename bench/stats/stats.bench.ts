@@ -4,7 +4,7 @@
  * three months of aggregates for USERS users and RAW_ROWS raw rows (synthetic, written by SQL), the
  * overview over 7 days, and bytes per raw row on disk.
  *
- *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1] [--fill=weeks|days] [--keep] [--db=DIR [--fill-only]]
+ *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1] [--fill=weeks|days] [--keep] [--db=DIR [--fill-only]] [--raw-only] [--raw-hours=24]
  *
  * `--fill=weeks` (default) writes the aggregates as the folds leave them (engine/stats/fold.ts) and times
  * the reports once; `--fill=days` writes 92 day tables and times the reports twice in the same run, on
