@@ -14,15 +14,8 @@
  */
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import {
-  hoursTable,
-  hoursTableSql,
-  namesTable,
-  namesTableSql,
-  rawTable,
-  rawTableSql,
-  type StatsDb
-} from '../../engine/stats/db.js'
+import { hoursTable, hoursTableSql, namesTable, namesTableSql, type StatsDb } from '../../engine/stats/db.js'
+import { legacyRawTable, legacyRawTableSql } from '../../engine/stats/raw-layout.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE } from '../../engine/stats/files.js'
 import { importRows, readCsvSql, sqlString } from '../../engine/stats/import-sql.js'
 import { RAW_RETENTION_MS, ReportTime } from '../../engine/stats/time.js'
@@ -59,7 +52,8 @@ export async function importByStage(db: StatsDb, dir: string, now: number): Prom
 /** `read_csv` straight into the raw partition of one hour, the partials from the new raw rows; returns the rows imported. */
 export async function importDirect(db: StatsDb, dir: string, hour: number): Promise<number> {
   const files = closedFiles(dir)
-  const raw = rawTable(hour)
+  // The design as measured then, on the raw layout of the time (engine/stats/raw-layout.ts, legacy).
+  const raw = legacyRawTable(hour)
   const day = Math.floor((hour * HOUR_MS) / DAY_MS)
   const h = hoursTable(day)
   const n = namesTable(day)
@@ -67,7 +61,7 @@ export async function importDirect(db: StatsDb, dir: string, hour: number): Prom
   const u = `CASE WHEN grouping("user") = 1 THEN ${sqlString(ALL_USERS)} ELSE "user" END`
   return await db.write(async (c) => {
     await c.run('BEGIN TRANSACTION')
-    await c.run(rawTableSql(raw))
+    await c.run(legacyRawTableSql(raw))
     await c.run(
       `INSERT INTO ${raw} SELECT row_number() OVER (), created, coalesce(nullif("user", ''), ${sqlString(ANONYMOUS_USER)}), ` +
         "coalesce(nxdomain = '1', false), coalesce(address, ''), coalesce(host, ''), coalesce(blockedhost, ''), " +

@@ -4,7 +4,7 @@
  * three months of aggregates for USERS users and RAW_ROWS raw rows (synthetic, written by SQL), the
  * overview over 7 days, and bytes per raw row on disk.
  *
- *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1] [--pipeline-ab] [--fill=weeks|days] [--keep] [--db=DIR [--fill-only]]
+ *   node dist/bench/stats/stats.bench.js [users=10000] [domainsPerDay=20] [importRows=200000] [rawRows=2000000] [--runs=30] [--import-only] [--files=1] [--pipeline-ab] [--fill=weeks|days] [--keep] [--db=DIR [--fill-only]] [--raw-only] [--raw-hours=24]
  *
  * `--fill=weeks` (default) writes the aggregates as the folds leave them (engine/stats/fold.ts) and times
  * the reports once; `--fill=days` writes 92 day tables and times the reports twice in the same run, on
@@ -38,16 +38,8 @@ import {
   ReportTime,
   type StatsDb
 } from '../../engine/stats/index.js'
-import {
-  hoursTable,
-  hoursTableSql,
-  metaGet,
-  metaPut,
-  namesTable,
-  namesTableSql,
-  rawTable,
-  rawTableSql
-} from '../../engine/stats/db.js'
+import { hoursTable, hoursTableSql, metaGet, metaPut, namesTable, namesTableSql } from '../../engine/stats/db.js'
+import { insertRawHour, rawUsersTable } from '../../engine/stats/raw-layout.js'
 import { RAW_SORT_EVERY_MS, sortRawHour } from '../../engine/stats/raw-sort.js'
 import { ALL_USERS } from '../../engine/stats/files.js'
 import { pruneStats } from '../../engine/stats/importer.js'
@@ -87,6 +79,10 @@ const DESIGNS = process.argv.includes('--designs')
  */
 const PIPELINE_AB = process.argv.includes('--pipeline-ab')
 const AB_ORDER = ['serial1', 'pipelined1', 'pipelined2', 'serial2'] as const
+/** `--raw-only`: no aggregates (minutes at 100,000 users): the raw rows, their bytes and the raw report only. */
+const RAW_ONLY = process.argv.includes('--raw-only')
+/** `--raw-hours=N`: raw rows in the last N hours only (each with RAW_ROWS / 24 rows), the oldest of them sorted by the engine. */
+const RAW_HOURS = Number(process.argv.find((a) => a.startsWith('--raw-hours='))?.slice(12) ?? 24)
 /** User ids sort as numbers (zero-padded): `user000042`. */
 const userSql = (u: string): string => `'user' || lpad((${u})::VARCHAR, 6, '0')`
 const userId = (u: number): string => `user${String(u).padStart(6, '0')}`
@@ -233,53 +229,76 @@ async function usedBytes(db: StatsDb): Promise<number> {
   })
 }
 
-/** One raw hour's rows (`n` of them, numbered from `i0`) as SQL columns; `order` 'user' generates them as the sort leaves them. */
+/** One raw hour's rows (`n` of them, numbered from `i0`) as the import's stage has them; `order` 'user' generates them as the sort leaves them. */
 function rawRowsSql(h: number, n: number, order: 'arrival' | 'user', i0 = 0): string {
   const user = order === 'user' ? userSql(`(i - ${i0}) * ${USERS} // ${n}`) : userSql(`hash(i + ${h * n}) % ${USERS}`)
   const created =
     order === 'user' ? `${h * HOUR_MS} + hash(i + ${h}) % ${HOUR_MS}` : `${h * HOUR_MS} + i * ${HOUR_MS} // ${n}`
   return (
-    `SELECT ${h}::BIGINT * 1000000000 + i, ${created}, ${user}, i % 33 = 0, ` +
-    `'10.' || (i % 250) || '.' || (i % 7) || '.1', 'host' || (i % 5000) || '.example' || (i % 7) || '.com', CASE WHEN i % 10 = 0 THEN 'example' || (i % 7) || '.com' ELSE '' END, ` +
-    `CASE WHEN i % 10 = 0 THEN 'category' ELSE 'none' END, (i % 90)::VARCHAR, CASE WHEN i % 10 = 0 THEN (i % 90)::VARCHAR ELSE '' END FROM range(${i0}, ${i0 + n}) t(i)`
+    `SELECT ${created} AS created, ${user} AS "user", i % 33 = 0 AS nx, ` +
+    `'10.' || (i % 250) || '.' || (i % 7) || '.1' AS address, 'host' || (i % 5000) || '.example' || (i % 7) || '.com' AS host, ` +
+    `CASE WHEN i % 10 = 0 THEN 'example' || (i % 7) || '.com' ELSE '' END AS blockedhost, ` +
+    `CASE WHEN i % 10 = 0 THEN 'category' ELSE 'none' END AS reason, (i % 90)::VARCHAR AS cats, ` +
+    `CASE WHEN i % 10 = 0 THEN (i % 90)::VARCHAR ELSE '' END AS blockedcats FROM range(${i0}, ${i0 + n}) t(i)`
   )
 }
 
 /**
- * RAW_ROWS raw rows over the 24 hours up to `now`'s: see the top of this file. The oldest hour goes in
- * arrival order and is sorted by the engine (timed, bytes before and after).
+ * Appends generated rows to raw hour `h` as the importer does (engine/stats/raw-layout.ts: dictionaries,
+ * then rows in the stage's order). For rows generated sorted by user, the users' dictionary is filled in
+ * name order first, so their ids are in the sort's order too (as after the engine's sort).
  */
-async function fillRaw(db: StatsDb, now: number): Promise<void> {
+async function appendRawRows(db: StatsDb, h: number, rows: string, usersFirst: boolean): Promise<void> {
+  await db.write(async (c) => {
+    await c.run(`CREATE OR REPLACE TEMP TABLE bench_raw AS ${rows}`)
+    if (usersFirst)
+      await c.run(
+        `CREATE TABLE IF NOT EXISTS ${rawUsersTable(h)} (id INTEGER, name VARCHAR); ` +
+          `INSERT INTO ${rawUsersTable(h)} SELECT u::INTEGER, ${userSql('u')} FROM range(${USERS}) t(u) WHERE NOT EXISTS (SELECT 1 FROM ${rawUsersTable(h)})`
+      )
+    await insertRawHour(c, h, 'bench_raw', 'true')
+    await c.run('DROP TABLE bench_raw')
+  })
+}
+
+/**
+ * RAW_ROWS raw rows over the 24 hours up to `now`'s (or RAW_HOURS of them): see the top of this file.
+ * The oldest hour goes in arrival order and is sorted by the engine (timed, bytes before and after).
+ */
+async function fillRaw(db: StatsDb, now: number): Promise<number> {
   const perHour = Math.ceil(RAW_ROWS / 24)
   const current = Math.floor(now / HOUR_MS)
+  const oldest = current - RAW_HOURS + 1
   const tail = Math.ceil((perHour * RAW_SORT_EVERY_MS) / HOUR_MS)
   const before = await usedBytes(db)
-  await sql(
-    db,
-    rawTableSql(rawTable(current - 23)) +
-      `; INSERT INTO ${rawTable(current - 23)} ${rawRowsSql(current - 23, perHour, 'arrival')}`
-  )
+  const tw = performance.now()
+  await appendRawRows(db, oldest, rawRowsSql(oldest, perHour, 'arrival'), false)
+  const writeMs = performance.now() - tw
   const arrival = await usedBytes(db)
   const ts = performance.now()
-  await sortRawHour(db, current - 23)
+  await sortRawHour(db, oldest)
   const sortMs = performance.now() - ts
   const sorted = await usedBytes(db)
   console.log(
-    `one raw hour of ${perHour} rows: ${((arrival - before) / perHour).toFixed(1)} bytes per row in arrival order, ` +
-      `${((sorted - before) / perHour).toFixed(1)} sorted by user; the sort took ${(sortMs / 1000).toFixed(1)} s (load ${load()})`
+    `one raw hour of ${perHour} rows: ${((arrival - before) / perHour).toFixed(2)} bytes per row in arrival order, ` +
+      `${((sorted - before) / perHour).toFixed(2)} sorted by user; written in ${(writeMs / 1000).toFixed(1)} s, ` +
+      `the sort took ${(sortMs / 1000).toFixed(1)} s (load ${load()})`
   )
-  for (let h = current - 22; h <= current; h++) {
+  for (let h = oldest + 1; h <= current; h++) {
     const sortedRows = h === current ? perHour - tail : perHour
-    await sql(db, rawTableSql(rawTable(h)) + `; INSERT INTO ${rawTable(h)} ${rawRowsSql(h, sortedRows, 'user')}`)
-    if (h === current) await sql(db, `INSERT INTO ${rawTable(h)} ${rawRowsSql(h, tail, 'arrival', sortedRows)}`)
+    await appendRawRows(db, h, rawRowsSql(h, sortedRows, 'user'), true)
+    if (h === current) await appendRawRows(db, h, rawRowsSql(h, tail, 'arrival', sortedRows), false)
   }
+  return perHour * RAW_HOURS
 }
 
 /** Three months of aggregates for USERS users (week tables, today a day table, or 92 day tables) and the raw rows. */
 async function fill(db: StatsDb, now: number, today: number): Promise<void> {
   const days = 92
   const t2 = performance.now()
-  if (FILL === 'days') await fillDayTables(db, today - days + 1, today)
+  if (RAW_ONLY) {
+    /* no aggregates */
+  } else if (FILL === 'days') await fillDayTables(db, today - days + 1, today)
   else {
     // The layout the importer's folds make: every day before today in week tables sorted by (user, day), today a day table.
     await fillWeekTables(db, today - days + 1, today - 1)
@@ -288,9 +307,8 @@ async function fill(db: StatsDb, now: number, today: number): Promise<void> {
   const fillMs = performance.now() - t2
   const aggBytes = await usedBytes(db)
   const t3 = performance.now()
-  await fillRaw(db, now)
+  const rows = await fillRaw(db, now)
   const allBytes = await usedBytes(db)
-  const rows = Math.ceil(RAW_ROWS / 24) * 24
   console.log(
     `aggregates: ${USERS} users × ${days} days (${USERS * days * (24 + DOMAINS_PER_DAY)} rows) written in ${(fillMs / 1000).toFixed(1)} s, ` +
       `${(aggBytes / 1e6).toFixed(0)} MB on disk; raw: ${rows} rows in ${((performance.now() - t3) / 1000).toFixed(1)} s, ${((allBytes - aggBytes) / 1e6).toFixed(0)} MB = ` +
@@ -331,7 +349,7 @@ try {
 
   const from = today - days + 2
   const user = userId(Math.floor(USERS / 2))
-  const reports: Array<[string, () => Promise<unknown>]> = [
+  const allReports: Array<[string, () => Promise<unknown>]> = [
     ['activity/hour, 3 months', () => activityByHour(db, time, user, from, today)],
     ['activity/day, 3 months', () => activityByDay(db, user, from, today)],
     ['domains/all top 100, 3 months', () => topDomains(db, user, from, today, 'all')],
@@ -342,6 +360,7 @@ try {
     ['raw, last hour', () => rawLastHour(db, time, user, now)],
     ['overview, 7 days (all users)', () => overview(db, time, today - 6, today)]
   ]
+  const reports = RAW_ONLY ? allReports.filter(([name]) => name.startsWith('raw')) : allReports
   const measure = async (layout: string): Promise<Map<string, { median: number; p99: number }>> => {
     const out = new Map<string, { median: number; p99: number }>()
     for (const [name, fn] of reports) {

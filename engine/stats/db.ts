@@ -4,9 +4,12 @@
  *
  * Tables, each a partition that retention drops whole (no row is ever deleted one by one):
  *
- *   raw_<utcHour>   one row per query of that UTC hour: seq, created (ms), user, nxdomain, address,
- *                   host, blockedhost, reason, cats, blockedcats (cats as the CSV spells them,
- *                   space-separated). Dropped once the whole hour is older than a day.
+ *   rawi_<utcHour>, rawusers_<utcHour>, rawhosts_<utcHour>
+ *                   one row per query of that UTC hour (created, user and name as ids of the hour's
+ *                   two dictionaries, nxdomain, address, blockedhost, reason, cats, blockedcats; cats
+ *                   as the CSV spells them, space-separated): engine/stats/raw-layout.ts. Stores of
+ *                   older versions also have raw_<utcHour> (strings and a seq), read alike. Dropped
+ *                   once the whole hour is older than a day.
  *   hours_<day>     partial counts per user and UTC hour of the rows whose local date is `day`:
  *                   user, hour, requests, blocks. A day's total is the sum of its partition.
  *   names_<day>     partial counts per user and name of that local day: user, host, requests,
@@ -31,6 +34,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { EngineError } from '../errors.js'
+import { rawHoursAmong } from './raw-layout.js'
 import { threadPrioritizer, type StatsPriority } from './priority.js'
 
 export interface ImportProgress {
@@ -91,16 +95,9 @@ const SCHEMA = [
   'CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value BIGINT)'
 ]
 
-export const rawTable = (utcHour: number): string => `raw_${utcHour}`
 export const hoursTable = (day: number): string => `hours_${day}`
 export const namesTable = (day: number): string => `names_${day}`
 
-export function rawTableSql(name: string): string {
-  return (
-    `CREATE TABLE IF NOT EXISTS ${name} (seq BIGINT, created BIGINT, "user" VARCHAR, nxdomain BOOLEAN, address VARCHAR, ` +
-    'host VARCHAR, blockedhost VARCHAR, reason VARCHAR, cats VARCHAR, blockedcats VARCHAR)'
-  )
-}
 export function hoursTableSql(name: string): string {
   return `CREATE TABLE IF NOT EXISTS ${name} ("user" VARCHAR, hour INTEGER, requests BIGINT, blocks BIGINT)`
 }
@@ -117,15 +114,17 @@ export const TABLES_SQL =
 /** The partitions among the table names `names`, by kind and number, ascending. */
 export function partitionsAmong(names: Iterable<string>): Record<PartitionKind, number[]> {
   const out: Record<PartitionKind, number[]> = { raw: [], hours: [], names: [] }
-  for (const name of names) {
-    const m = /^(raw|hours|names)_(\d+)$/.exec(name)
+  const all = [...names]
+  for (const name of all) {
+    const m = /^(hours|names)_(\d+)$/.exec(name)
     if (m !== null) out[m[1] as PartitionKind].push(Number(m[2]))
   }
   for (const list of Object.values(out)) list.sort((a, b) => a - b)
+  out.raw = rawHoursAmong(all) // either layout
   return out
 }
 
-/** The partitions of each kind that exist, by number (UTC hour for raw, local day otherwise), ascending. */
+/** The partitions of each kind that exist, by number (UTC hour for raw, either layout; local day otherwise), ascending. */
 export async function partitions(c: DuckDBConnection): Promise<Record<PartitionKind, number[]>> {
   return partitionsAmong((await c.runAndReadAll(TABLES_SQL)).getRows().map((r) => String(r[0])))
 }

@@ -1,5 +1,6 @@
 import { test, type TestContext } from 'node:test'
-import { openStatsDb, rawTable, rawTableSql } from './db.js'
+import { openStatsDb } from './db.js'
+import { rawHostsTable, rawHourSchemaSql } from './raw-layout.js'
 import { importClosedFiles } from './importer.js'
 import { NOW, SCENARIO, ledgerRows, statsTestEnv, writeFiles } from './testing/fixtures.js'
 
@@ -8,11 +9,14 @@ test('a statement that fails inside the import transaction is the error reported
   await writeFiles(env, SCENARIO)
   const db = openStatsDb(env.config.stats.db)
   t.after(() => db.close())
-  // The raw partition of an hour with a check the scenario's rows break: the insert fails while it runs,
+  // The names dictionary of a raw hour with a check the scenario's rows break: the insert fails while it runs,
   // which aborts the transaction (as a full disk does when a row group is flushed during the insert).
   const hour = Math.floor(SCENARIO[1]!.time / 3_600_000)
   await db.write(async (c) => {
-    await c.run(rawTableSql(rawTable(hour)).replace('host VARCHAR', "host VARCHAR CHECK (host <> 'www.news.example')"))
+    const hosts = `${rawHostsTable(hour)} (id INTEGER, name VARCHAR)`
+    const schema = rawHourSchemaSql(hour)
+    t.assert.ok(schema.includes(hosts))
+    await c.run(schema.replace(hosts, hosts.replace('name VARCHAR', "name VARCHAR CHECK (name <> 'www.news.example')")))
   })
   await t.assert.rejects(importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW }), (err: Error) => {
     t.assert.doesNotMatch(err.message, /transaction is aborted/i)

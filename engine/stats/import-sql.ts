@@ -11,7 +11,8 @@
  * by ReportTime for the quarter-hours the file covers, so the days match the JS importer's exactly.
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
-import { hoursTable, hoursTableSql, metaPutMany, namesTable, namesTableSql, rawTable, rawTableSql } from './db.js'
+import { hoursTable, hoursTableSql, metaPutMany, namesTable, namesTableSql } from './db.js'
+import { insertRawHour } from './raw-layout.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS } from './files.js'
 import { HOUR_MS, type ReportTime } from './time.js'
 
@@ -100,11 +101,10 @@ export async function importRows(
   return out
 }
 
-/** Files read into a connection's stage (`stageRows`): their counts, the stage's first rowid, its quarter-hours. */
+/** Files read into a connection's stage (`stageRows`): their counts, its size, its quarter-hours. */
 export interface Stage {
   readonly files: Map<string, SqlImportOutcome>
-  readonly base: bigint
-  /** The stage's rows as read (its rowids are base .. base + span - 1): the seq numbers the batch takes. */
+  /** The stage's rows as read: the seq numbers the batch takes (the `seq` counter of `meta`). */
   readonly span: number
   readonly quarters: readonly Quarter[]
 }
@@ -124,23 +124,22 @@ export async function stageRows(c: DuckDBConnection, source: string): Promise<St
       "coalesce(blockedhost, '') AS blockedhost, coalesce(reasom, '') AS reason, coalesce(cats, '') AS cats, " +
       `coalesce(blockedcats, '') AS blockedcats, created // ${HOUR_MS} AS hour, filename FROM ${source}`
   )
-  const { files, base } = await countsByFile(c)
+  const files = await countsByFile(c)
   let span = 0
   for (const f of files.values()) span += f.rows + f.skipped
-  return { files, base, span, quarters: await quartersOf(c) }
+  return { files, span, quarters: await quartersOf(c) }
 }
 
 /**
  * The stage with only the rows of `sources` (another importer took the other files in between the
- * read and the write). The rows kept keep their rowids, so their seq numbers leave gaps: still unique
- * and increasing, and the batch still takes `span` numbers.
+ * read and the write). The batch still takes `span` seq numbers.
  */
 export async function keepSources(c: DuckDBConnection, stage: Stage, sources: readonly string[]): Promise<Stage> {
   if ([...stage.files.keys()].every((f) => sources.includes(f))) return stage
   const list = sources.length === 0 ? "''" : sources.map(sqlString).join(', ')
   await c.run(`DELETE FROM ${CHUNK} WHERE filename NOT IN (${list})`)
   const files = new Map([...stage.files].filter(([f]) => sources.includes(f)))
-  return { files, base: stage.base, span: stage.span, quarters: await quartersOf(c) }
+  return { files, span: stage.span, quarters: await quartersOf(c) }
 }
 
 /** Writes the connection's stage into the raw and aggregate partitions, in the caller's transaction. */
@@ -150,9 +149,9 @@ export async function applyStage(
   stage: Stage,
   w: SqlImportWindow
 ): Promise<SqlBatchOutcome> {
-  const { files, base, quarters } = stage
+  const { files, quarters } = stage
   if (quarters.length === 0) return { files, seq: w.seq }
-  await insertRaw(c, w, quarters, base)
+  await insertRaw(c, w, quarters)
   await insertAggregates(c, w, await daySource(c, time, quarters), daysOf(time, quarters))
   return { files, seq: w.seq + stage.span }
 }
@@ -162,24 +161,14 @@ export async function dropStage(c: DuckDBConnection): Promise<void> {
   await c.run(`DROP TABLE IF EXISTS ${TZ}; DROP TABLE IF EXISTS ${CHUNK}`)
 }
 
-/**
- * Rows and skipped records per file, and the stage's first rowid: a table made inside a transaction
- * numbers its rows from DuckDB's transaction-local base (2^55 here), not 0, so seq subtracts it.
- */
-async function countsByFile(c: DuckDBConnection): Promise<{ files: Map<string, SqlImportOutcome>; base: bigint }> {
+/** Rows and skipped records per file. */
+async function countsByFile(c: DuckDBConnection): Promise<Map<string, SqlImportOutcome>> {
   const rows = (
-    await c.runAndReadAll(
-      `SELECT filename, count(*)::DOUBLE, count(created)::DOUBLE, min(rowid) FROM ${CHUNK} GROUP BY filename`
-    )
+    await c.runAndReadAll(`SELECT filename, count(*)::DOUBLE, count(created)::DOUBLE FROM ${CHUNK} GROUP BY filename`)
   ).getRows()
-  let base: bigint | undefined
-  for (const r of rows) if (base === undefined || (r[3] as bigint) < base) base = r[3] as bigint
-  return {
-    files: new Map(
-      rows.map(([f, total, valid]) => [String(f), { rows: Number(valid), skipped: Number(total) - Number(valid) }])
-    ),
-    base: base ?? 0n
-  }
+  return new Map(
+    rows.map(([f, total, valid]) => [String(f), { rows: Number(valid), skipped: Number(total) - Number(valid) }])
+  )
 }
 
 /** A quarter-hour the rows fall in (its number since the epoch) and its newest row. */
@@ -224,24 +213,16 @@ async function daySource(c: DuckDBConnection, time: ReportTime, quarters: readon
   return `(SELECT c.rowid AS n, c.*, (c.created + t.off) // ${DAY_MS} AS day FROM ${CHUNK} c JOIN ${TZ} t ON t.q = c.created // ${QUARTER_MS})`
 }
 
-async function insertRaw(
-  c: DuckDBConnection,
-  w: SqlImportWindow,
-  quarters: readonly Quarter[],
-  base: bigint
-): Promise<void> {
+/** The raw rows of the stage into their hour partitions (engine/stats/raw-layout.ts: dictionaries, then rows). */
+async function insertRaw(c: DuckDBConnection, w: SqlImportWindow, quarters: readonly Quarter[]): Promise<void> {
   const kept = `created >= ${w.keepRaw}`
   const hours = [...new Set(quarters.filter((q) => q.newest >= w.keepRaw).map((q) => Math.floor(q.q / 4)))]
   const whole = hours.length === 1 && quarters.every((q) => Math.floor(q.q / 4) === hours[0])
   for (const hour of hours) {
-    const table = rawTable(hour)
     // One hour, every row kept (a file of a few seconds): no filter to evaluate.
     const where =
       whole && quarters[0]!.q * QUARTER_MS >= w.keepRaw ? 'created IS NOT NULL' : `hour = ${hour} AND ${kept}`
-    await c.run(
-      `${rawTableSql(table)}; INSERT INTO ${table} SELECT ${BigInt(w.seq + 1) - base} + rowid, created, "user", nx, address, host, blockedhost, reason, cats, blockedcats ` +
-        `FROM ${CHUNK} WHERE ${where}`
-    )
+    await insertRawHour(c, hour, CHUNK, where)
   }
 }
 

@@ -35,8 +35,6 @@ import {
   progressOfMany,
   putProgress,
   putProgressMany,
-  rawTable,
-  rawTableSql,
   type ImportProgress,
   type StatsDb
 } from './db.js'
@@ -46,10 +44,13 @@ import { watchClosedFiles, type ClosedFileWatch } from './import-trigger.js'
 import { startPeriodicJob } from './periodic.js'
 import { exportParquetHours } from './parquet.js'
 import { sortRawHoursInBackground } from './raw-sort.js'
+import { insertRawHour, rawHourTables } from './raw-layout.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
 
 const CHUNK_ROWS = 20_000
+/** The JS path's stage of one hour's raw rows (a temporary table, inside the chunk's transaction). */
+const RAW_STAGE = 'import_raw_stage'
 /**
  * Closed files imported in one transaction, up to this many bytes of CSV (at least one file). A
  * bigger transaction makes DuckDB write its data straight into the database at the commit (a
@@ -591,25 +592,31 @@ function sumChunk(ctx: Ctx, records: string[][], alreadySkipped: number): ChunkS
   return sums
 }
 
-async function appendRaw(c: DuckDBConnection, hour: number, rows: readonly StatsRow[], seq: number): Promise<number> {
-  const table = rawTable(hour)
-  await c.run(rawTableSql(table))
-  const a = await c.createAppender(table)
-  for (const r of rows) {
-    a.appendBigInt(BigInt(++seq))
-    a.appendBigInt(BigInt(r.created))
-    a.appendVarchar(r.user)
-    a.appendBoolean(r.nxdomain)
-    a.appendVarchar(r.address)
-    a.appendVarchar(r.host)
-    a.appendVarchar(r.blockedHost)
-    a.appendVarchar(r.reason)
-    a.appendVarchar(r.cats.join(' '))
-    a.appendVarchar(r.blockedCats.join(' '))
-    a.endRow()
+/** The JS path's raw rows of one hour: appended to a stage in the CSV's shape, then laid out as the SQL import does. */
+async function appendRaw(c: DuckDBConnection, hour: number, rows: readonly StatsRow[]): Promise<void> {
+  await c.run(
+    `CREATE OR REPLACE TEMP TABLE ${RAW_STAGE} (created BIGINT, "user" VARCHAR, nx BOOLEAN, address VARCHAR, host VARCHAR, ` +
+      'blockedhost VARCHAR, reason VARCHAR, cats VARCHAR, blockedcats VARCHAR)'
+  )
+  try {
+    const a = await c.createAppender(RAW_STAGE, 'main', 'temp')
+    for (const r of rows) {
+      a.appendBigInt(BigInt(r.created))
+      a.appendVarchar(r.user)
+      a.appendBoolean(r.nxdomain)
+      a.appendVarchar(r.address)
+      a.appendVarchar(r.host)
+      a.appendVarchar(r.blockedHost)
+      a.appendVarchar(r.reason)
+      a.appendVarchar(r.cats.join(' '))
+      a.appendVarchar(r.blockedCats.join(' '))
+      a.endRow()
+    }
+    a.closeSync()
+    await insertRawHour(c, hour, RAW_STAGE, 'true')
+  } finally {
+    await c.run(`DROP TABLE IF EXISTS ${RAW_STAGE}`)
   }
-  a.closeSync()
-  return seq
 }
 
 async function appendSums(c: DuckDBConnection, sums: ChunkSums, chunk: number): Promise<void> {
@@ -669,7 +676,10 @@ async function applyChunk(
         return { kind: 'moved', progress: cur ?? { offset: 0, rows: 0, skipped: 0, done: false, updated: 0 } }
       }
       let seq = await metaGet(c, 'seq')
-      for (const [hour, rows] of sums.raws) seq = await appendRaw(c, hour, rows, seq)
+      for (const [hour, rows] of sums.raws) {
+        await appendRaw(c, hour, rows)
+        seq += rows.length
+      }
       const chunk = (await metaGet(c, 'chunk')) + 1
       await appendSums(c, sums, chunk)
       await metaPut(c, 'seq', seq)
@@ -741,14 +751,15 @@ export async function pruneStats(db: StatsDb, timeZone: string, now: number, log
   const today = time.dayOf(now)
   return await db.write(async (c) => {
     const parts = await partitions(c)
-    const drops: string[] = []
-    for (const h of parts.raw) if ((h + 1) * HOUR_MS <= now - RAW_RETENTION_MS) drops.push(rawTable(h))
-    for (const d of parts.hours) if (d < keepDay) drops.push(hoursTable(d))
-    for (const d of parts.names) if (d < keepDay) drops.push(namesTable(d))
+    // A partition is a raw hour's tables (either layout: engine/stats/raw-layout.ts) or one day table.
+    const drops: string[][] = []
+    for (const h of parts.raw) if ((h + 1) * HOUR_MS <= now - RAW_RETENTION_MS) drops.push(rawHourTables(h))
+    for (const d of parts.hours) if (d < keepDay) drops.push([hoursTable(d)])
+    for (const d of parts.names) if (d < keepDay) drops.push([namesTable(d)])
     let dropped = 0
     await c.run('BEGIN TRANSACTION')
     try {
-      for (const t of drops) await c.run(`DROP TABLE ${t}`)
+      for (const t of drops.flat()) await c.run(`DROP TABLE IF EXISTS ${t}`)
       dropped = drops.length + (await pruneMonths(c, keepDay))
       await c.run("DELETE FROM meta WHERE key LIKE 'dirty.%' AND CAST(substr(key, 7) AS INTEGER) < $1", [keepDay])
       await c.run('DELETE FROM files WHERE done AND updated < $1', [BigInt(now - FILES_RETENTION_MS)])

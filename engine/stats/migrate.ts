@@ -8,7 +8,7 @@
  *                            partition, as a row of hour -1 (never inside an hour report's range), so
  *                            a day report sums to the old record in every time zone (0 in UTC: no row)
  *   domain [user, day, host] → a row of `names_<day>`
- *   raw    [user, created, seq] → a row of `raw_<utcHour>`, same seq
+ *   raw    [user, created, seq] → a row of `raw_<utcHour>` (the layout before, read alike), same seq
  *   files, meta 'seq'      → the ledger and the sequence
  *
  * One transaction: a failed migration leaves the store as it was. The old environment is then
@@ -26,10 +26,9 @@ import {
   namesTable,
   namesTableSql,
   putProgress,
-  rawTable,
-  rawTableSql,
   type StatsDb
 } from './db.js'
+import { legacyRawTable, legacyRawTableSql } from './raw-layout.js'
 import { openLegacyStatsDb, type LegacyStatsDb } from './lmdb-legacy.js'
 import { HOUR_MS, ReportTime } from './time.js'
 
@@ -132,7 +131,8 @@ async function copyRaw(old: LegacyStatsDb, ap: Appenders, r: MigrateResult): Pro
     value: v
   } of old.raw.getRange()) {
     const hour = Math.floor(v[0] / HOUR_MS)
-    const a = await ap.get(rawTable(hour), rawTableSql(rawTable(hour)))
+    // The layout before (engine/stats/raw-layout.ts), which the reports read alike: rows with their seq.
+    const a = await ap.get(legacyRawTable(hour), legacyRawTableSql(legacyRawTable(hour)))
     a.appendBigInt(BigInt(seq))
     a.appendBigInt(BigInt(v[0]))
     a.appendVarchar(user)

@@ -16,7 +16,8 @@
 import { open, readdir, rename, rm, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from '../log/index.js'
-import { partitions, rawTable, type StatsDb } from './db.js'
+import { TABLES_SQL, partitionsAmong, type StatsDb } from './db.js'
+import { rawHourSources } from './raw-layout.js'
 import { HOUR_MS } from './time.js'
 
 /** How long after its end an hour is written (its last CSV file closed and imported). */
@@ -34,7 +35,10 @@ function parquetName(hour: number): string {
  * The columns, in this order and with these types: `created` TIMESTAMP adjusted to UTC (microseconds;
  * an instant, whatever the session's time zone), `user`
  * (the user id at the time of the query, `*anonymous*` for addresses of no user), `nxdomain` BOOLEAN,
- * then the strings of the CSV row (`cats` and `blockedcats` space-separated category numbers).
+ * then the strings of the CSV row (`cats` and `blockedcats` space-separated category numbers). The
+ * store's ids of users and names (engine/stats/raw-layout.ts) are resolved: the file holds the strings.
+ * Rows are in time order; queries of the same millisecond by user, then in the order they were imported
+ * (the same file whether or not the hour was sorted by user before it was written).
  */
 const SELECT =
   'SELECT make_timestamptz(created * 1000) AS created, "user", nxdomain, address, host, blockedhost, reason, cats, blockedcats'
@@ -74,7 +78,10 @@ export async function exportParquetHours(db: StatsDb, dir: string, now: number, 
   const present = await readdir(dir)
   await removeStaleTemps(dir, present, logger)
   const done = new Set(present.filter((n) => FILE_RE.test(n)))
-  const hours = (await db.read((c) => partitions(c))).raw.filter(
+  const tables = new Set(
+    await db.read(async (c) => (await c.runAndReadAll(TABLES_SQL)).getRows().map((r) => String(r[0])))
+  )
+  const hours = partitionsAmong(tables).raw.filter(
     (h) => (h + 1) * HOUR_MS + PARQUET_DELAY_MS <= now && !done.has(parquetName(h))
   )
   const written: string[] = []
@@ -83,7 +90,10 @@ export async function exportParquetHours(db: StatsDb, dir: string, now: number, 
     const temp = join(dir, `.${name}.tmp`)
     try {
       await db.read((c) =>
-        c.run(`COPY (${SELECT} FROM ${rawTable(hour)} ORDER BY created, seq) TO ${sqlPath(temp)} (FORMAT parquet)`)
+        c.run(
+          `COPY (${SELECT} FROM (${rawHourSources(tables, hour).join(' UNION ALL ')}) ORDER BY created, "user", layout, ord) ` +
+            `TO ${sqlPath(temp)} (FORMAT parquet)`
+        )
       )
       await syncFile(temp)
       await rename(temp, join(dir, name))

@@ -1,5 +1,6 @@
 import { test, type TestContext } from 'node:test'
-import { openStatsDb, rawTable, type StatsDb } from './db.js'
+import { openStatsDb, type StatsDb } from './db.js'
+import { rawHostsTable, rawRowsTable, rawUsersTable } from './raw-layout.js'
 import { NOW, at, metaOf, partitionsOf, rawCount, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
 import { importClosedFiles } from './importer.js'
 import { activityByHour, rawLastHour, topDomains } from './reports.js'
@@ -23,12 +24,19 @@ function queries(n: number, from: number): QueryLogRecord[] {
   )
 }
 
-/** The table's users and seq in storage order (no ORDER BY: a scan returns row-id order). */
-async function stored(db: StatsDb): Promise<Array<[string, number]>> {
+/**
+ * The table's user ids and arrival numbers in storage (row-id) order; a query's arrival number is in its
+ * name (`n<k>.example`, the k-th query, numbered from 1 as the raw-row sequence).
+ */
+async function stored(db: StatsDb, hour = HOUR): Promise<Array<[number, number]>> {
   return await db.read(async (c) =>
-    (await c.runAndReadAll(`SELECT "user", seq::DOUBLE FROM ${rawTable(HOUR)}`))
+    (
+      await c.runAndReadAll(
+        `SELECT r.uid, h.name FROM ${rawRowsTable(hour)} r JOIN ${rawHostsTable(hour)} h ON h.id = r.hid ORDER BY r.rowid`
+      )
+    )
       .getRows()
-      .map((r) => [String(r[0]), Number(r[1])])
+      .map((r) => [Number(r[0]), Number(/^n(\d+)\./.exec(String(r[1]))![1]) + 1])
   )
 }
 
@@ -45,7 +53,7 @@ async function answers(db: StatsDb): Promise<string> {
   return JSON.stringify(out)
 }
 
-const isSorted = (rows: ReadonlyArray<[string, number]>): boolean =>
+const isSorted = (rows: ReadonlyArray<[number, number]>): boolean =>
   rows.every((r, i) => i === 0 || rows[i - 1]![0] < r[0] || (rows[i - 1]![0] === r[0] && rows[i - 1]![1] < r[1]))
 
 test('sorts a raw hour by user: same rows, seq and reports, and rows appended during the sort kept after the sorted ones', async (t: TestContext) => {
@@ -72,7 +80,7 @@ test('sorts a raw hour by user: same rows, seq and reports, and rows appended du
   t.assert.strictEqual(n, 60)
   const rows = await stored(db)
   t.assert.strictEqual(rows.length, 75)
-  t.assert.ok(isSorted(rows.slice(0, 60)), 'the snapshot is sorted by user and seq')
+  t.assert.ok(isSorted(rows.slice(0, 60)), 'the snapshot is sorted by user and arrival')
   t.assert.deepStrictEqual(
     rows.slice(60).map((r) => r[1]),
     [...Array(15).keys()].map((i) => 61 + i),
@@ -81,18 +89,23 @@ test('sorts a raw hour by user: same rows, seq and reports, and rows appended du
   t.assert.deepStrictEqual(
     rows.map((r) => r[1]).sort((a, b) => a - b),
     [...Array(75).keys()].map((i) => i + 1),
-    'every seq once'
+    'every row once'
   )
-  t.assert.strictEqual(await metaOf(db, `rawsorted.${HOUR}`), 60)
+  t.assert.strictEqual(await metaOf(db, `rawisorted.${HOUR}`), 60)
   t.assert.strictEqual(await answers(db), await answers(ref))
   t.assert.deepStrictEqual(await partitionsOf(db), await partitionsOf(ref))
 
   // The 15 unsorted rows make the hour due again (minRows 10), then nothing is.
   t.assert.strictEqual(await sortRawHours(db, NOW, 10), 1)
   t.assert.ok(isSorted(await stored(db)))
-  t.assert.strictEqual(await metaOf(db, `rawsorted.${HOUR}`), 75)
+  t.assert.strictEqual(await metaOf(db, `rawisorted.${HOUR}`), 75)
   t.assert.strictEqual(await sortRawHours(db, NOW, 10), 0)
   t.assert.strictEqual(await answers(db), await answers(ref))
+  // The users' dictionary is sorted by name too (the raw report's lookup reads it by zone maps), ids kept.
+  const dict = await db.read(async (c) =>
+    (await c.runAndReadAll(`SELECT name FROM ${rawUsersTable(HOUR)} ORDER BY rowid`)).getRows().map((r) => String(r[0]))
+  )
+  t.assert.deepStrictEqual(dict, [...USERS].sort())
 })
 
 test('the importer sorts finished hours in the background; a copy left by a crash is dropped; an hour being written waits', async (t: TestContext) => {
@@ -105,25 +118,25 @@ test('the importer sorts finished hours in the background; a copy left by a cras
     rec(at('2024-05-15', '12:06'), '10.0.0.1', 'amy', 'a.example')
   ])
   // A crash between the two steps of a sort left a copy of the hour.
-  await db.write((c) => c.run(`CREATE TABLE ${rawTable(HOUR)}__sorted AS SELECT 1 AS x`))
+  await db.write((c) => c.run(`CREATE TABLE ${rawRowsTable(HOUR)}__sorted AS SELECT 1 AS x`))
   await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW, rawSortMinRows: 2 })
   await rawSortSettled(db)
   t.assert.ok(isSorted(await stored(db)), 'the finished hour is sorted')
-  t.assert.strictEqual(await metaOf(db, `rawsorted.${HOUR}`), 40)
+  t.assert.strictEqual(await metaOf(db, `rawisorted.${HOUR}`), 40)
   const tables = await db.read(async (c) =>
     (await c.runAndReadAll("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE '%sorted%'")).getRows()
   )
   t.assert.deepStrictEqual(tables, [], "the crash's copy is gone")
   // 12:00 is the hour being written at NOW: sorted the first time it is due, then not within RAW_SORT_EVERY_MS.
-  t.assert.strictEqual(await metaOf(db, `rawsorted.${HOUR + 1}`), 2)
+  t.assert.strictEqual(await metaOf(db, `rawisorted.${HOUR + 1}`), 2)
   await writeFiles(env, [
     rec(at('2024-05-15', '12:07'), '10.0.0.1', 'bea', 'b.example'),
     rec(at('2024-05-15', '12:08'), '10.0.0.1', 'abe', 'b.example')
   ])
   await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW + 60_000, rawSortMinRows: 2 })
   await rawSortSettled(db)
-  t.assert.strictEqual(await metaOf(db, `rawsorted.${HOUR + 1}`), 2, 'not again within 10 minutes')
+  t.assert.strictEqual(await metaOf(db, `rawisorted.${HOUR + 1}`), 2, 'not again within 10 minutes')
   t.assert.strictEqual(await sortRawHours(db, NOW + 11 * 60_000, 2), 1, 'and again after them')
-  t.assert.strictEqual(await metaOf(db, `rawsorted.${HOUR + 1}`), 4)
+  t.assert.strictEqual(await metaOf(db, `rawisorted.${HOUR + 1}`), 4)
   t.assert.strictEqual(await rawCount(db), 44)
 })

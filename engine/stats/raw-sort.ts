@@ -4,18 +4,24 @@
  * sorted by user"; docs/performance.md, "Reports at 100,000 users and 100 M raw rows": 20 ms against 136 ms
  * at 100 M raw rows a day).
  *
- * The importer appends rows in arrival order. A sort rewrites `raw_<hour>` ordered by (user, created,
- * seq), in two steps, so that the long part never holds the write queue (imports go on beside it):
+ * The importer appends rows in arrival order. A sort rewrites the hour's rows, `rawi_<hour>`
+ * (engine/stats/raw-layout.ts), ordered by (uid, created, rowid), in two steps, so that the long part
+ * never holds the write queue (imports go on beside it):
  *
  *   1. beside the writer (StatsDb.background), in one transaction: the hour's row count `n` and a copy
- *      `raw_<hour>__sorted` of those rows, sorted (a snapshot: rows committed later are not in it);
+ *      `rawi_<hour>__sorted` of those rows, sorted (a snapshot: rows committed later are not in it);
  *   2. on the writer, in one transaction: the rows appended since (rowid >= n: raw rows are only ever
  *      appended, so rowids number them in commit order) are appended to the copy, the hour table is
- *      dropped and the copy takes its name, and `rawsorted.<hour>` in meta records the sorted prefix.
+ *      dropped and the copy takes its name, and `rawisorted.<hour>` in meta records the sorted prefix.
  *
  * A crash between the steps leaves the hour table as it was and a `__sorted` copy that the next run
- * drops; nothing is lost or counted twice. Rows, their seq and the reports' answers are unchanged: only
- * the physical order changes (reports and the Parquet export order by created and seq).
+ * drops; nothing is lost or counted twice. Rows and the reports' answers are unchanged: only the physical
+ * order changes. Row ids stand for the raw-row sequence (reports and the Parquet export order by created,
+ * then row id): rows are appended in commit order, and the sort keeps row-id order among rows of equal
+ * (uid, created), so the order of a user's rows of one millisecond survives every sort.
+ *
+ * Hours of the layout before (`raw_<hour>`, a store of an older version) are left as they are: retention
+ * drops them within a day.
  *
  * An hour is sorted once its unsorted rows (appended after the last sort) reach RAW_SORT_MIN_ROWS
  * (below that, scanning them costs little): a finished hour once (and again if late rows pile up), the
@@ -23,7 +29,8 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from '../log/index.js'
-import { TABLES_SQL, metaPut, rawTable, type StatsDb } from './db.js'
+import { TABLES_SQL, metaPut, type StatsDb } from './db.js'
+import { rawRowsTable, rawUsersTable } from './raw-layout.js'
 import { HOUR_MS } from './time.js'
 
 /** Unsorted rows below which an hour is left as it is. */
@@ -31,8 +38,11 @@ export const RAW_SORT_MIN_ROWS = 50_000
 /** The hour still being written is sorted again at most this often. */
 export const RAW_SORT_EVERY_MS = 10 * 60_000
 
-const SORTED_KEY = 'rawsorted.'
-const sortedCopy = (hour: number): string => `${rawTable(hour)}__sorted`
+const SORTED_KEY = 'rawisorted.'
+/** Older versions' key for the sorted prefix of `raw_<hour>` (forgotten: those hours are not sorted again). */
+const LEGACY_SORTED_KEY = 'rawsorted.'
+const sortedCopy = (hour: number): string => `${rawRowsTable(hour)}__sorted`
+const sortedUsers = (hour: number): string => `${rawUsersTable(hour)}__sorted`
 
 interface HourState {
   hour: number
@@ -54,8 +64,8 @@ async function hourStates(c: DuckDBConnection, busy: ReadonlySet<number>): Promi
   ).getRows()
   const names = tables.map((r) => String(r[0]))
   for (const n of names) {
-    const m = /^raw_(\d+)__sorted$/.exec(n)
-    if (m !== null && !busy.has(Number(m[1]))) await c.run(`DROP TABLE IF EXISTS ${n}`)
+    const m = /^raw(i|users)?_(\d+)__sorted$/.exec(n)
+    if (m !== null && (m[1] === undefined || !busy.has(Number(m[2])))) await c.run(`DROP TABLE IF EXISTS ${n}`)
   }
   const sorted = new Map(
     (await c.runAndReadAll(`SELECT key, value FROM meta WHERE key LIKE '${SORTED_KEY}%'`))
@@ -64,7 +74,7 @@ async function hourStates(c: DuckDBConnection, busy: ReadonlySet<number>): Promi
   )
   const out: HourState[] = []
   for (const [name, size] of tables) {
-    const m = /^raw_(\d+)$/.exec(String(name))
+    const m = /^rawi_(\d+)$/.exec(String(name))
     if (m === null) continue
     const hour = Number(m[1])
     out.push({ hour, rows: Number(size), sorted: sorted.get(hour) ?? 0 })
@@ -82,14 +92,28 @@ function due(db: StatsDb, states: readonly HourState[], now: number, minRows: nu
     .sort((a, b) => (a === current ? 1 : b === current ? -1 : b - a))
 }
 
-/** Step 1, beside the writer: the sorted copy of the rows committed so far; returns their count. */
-async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<number> {
+/** What step 1 copied: the rows and the users' dictionary entries committed then. */
+interface Snapshot {
+  rows: number
+  users: number
+}
+
+/**
+ * Step 1, beside the writer: the sorted copy of the rows committed so far, and of the users' dictionary
+ * sorted by name (ids unchanged), so that the raw report's lookup of a user's id reads a row group or
+ * two of it (zone maps on `name`) instead of every name.
+ */
+async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapshot> {
   await c.run('BEGIN TRANSACTION')
   try {
-    const n = Number((await c.runAndReadAll(`SELECT count(*) FROM ${rawTable(hour)}`)).getRows()[0]![0])
-    await c.run(`CREATE TABLE ${sortedCopy(hour)} AS SELECT * FROM ${rawTable(hour)} ORDER BY "user", created, seq`)
+    const t = rawRowsTable(hour)
+    const count = async (table: string): Promise<number> =>
+      Number((await c.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows()[0]![0])
+    const snap = { rows: await count(t), users: await count(rawUsersTable(hour)) }
+    await c.run(`CREATE TABLE ${sortedCopy(hour)} AS SELECT * FROM ${t} ORDER BY uid, created, rowid`)
+    await c.run(`CREATE TABLE ${sortedUsers(hour)} AS SELECT * FROM ${rawUsersTable(hour)} ORDER BY name`)
     await c.run('COMMIT')
-    return n
+    return snap
   } catch (err) {
     await c.run('ROLLBACK').catch(() => {})
     throw err
@@ -97,18 +121,22 @@ async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<number
 }
 
 /** Step 2, on the writer: the rows appended since the snapshot follow the copy, which replaces the hour table. */
-async function swapSorted(c: DuckDBConnection, hour: number, n: number): Promise<void> {
-  const t = rawTable(hour)
-  const s = sortedCopy(hour)
+async function swapSorted(c: DuckDBConnection, hour: number, snap: Snapshot): Promise<void> {
+  const pairs: Array<[string, string, number]> = [
+    [rawRowsTable(hour), sortedCopy(hour), snap.rows],
+    [rawUsersTable(hour), sortedUsers(hour), snap.users]
+  ]
   await c.run('BEGIN TRANSACTION')
   try {
-    const exists = (await c.runAndReadAll(`${TABLES_SQL} AND table_name = '${t}'`)).getRows().length > 0
+    const exists = (await c.runAndReadAll(`${TABLES_SQL} AND table_name = '${pairs[0]![0]}'`)).getRows().length > 0
     if (exists) {
-      await c.run(`INSERT INTO ${s} SELECT * FROM ${t} WHERE rowid >= ${n}`)
-      await c.run(`DROP TABLE ${t}`)
-      await c.run(`ALTER TABLE ${s} RENAME TO ${t}`)
-      await metaPut(c, SORTED_KEY + hour, n)
-    } else await c.run(`DROP TABLE ${s}`) // retention dropped the hour meanwhile
+      for (const [t, s, n] of pairs) {
+        await c.run(`INSERT INTO ${s} SELECT * FROM ${t} WHERE rowid >= ${n}`)
+        await c.run(`DROP TABLE ${t}`)
+        await c.run(`ALTER TABLE ${s} RENAME TO ${t}`)
+      }
+      await metaPut(c, SORTED_KEY + hour, snap.rows)
+    } else for (const [, s] of pairs) await c.run(`DROP TABLE ${s}`) // retention dropped the hour meanwhile
     await c.run('COMMIT')
   } catch (err) {
     await c.run('ROLLBACK').catch(() => {})
@@ -122,20 +150,21 @@ async function forgetDropped(c: DuckDBConnection, states: readonly HourState[]):
   const list =
     keep.length === 0 ? '' : `AND CAST(substr(key, ${SORTED_KEY.length + 1}) AS BIGINT) NOT IN (${keep.join(', ')})`
   await c.run(`DELETE FROM meta WHERE key LIKE '${SORTED_KEY}%' ${list}`)
+  await c.run(`DELETE FROM meta WHERE key LIKE '${LEGACY_SORTED_KEY}%'`)
 }
 
 /**
- * Sorts `raw_<hour>` by user in the two steps above; `between` (tests) runs after the first. Returns
+ * Sorts `rawi_<hour>` by user in the two steps above; `between` (tests) runs after the first. Returns
  * the rows of the sorted prefix.
  */
 export async function sortRawHour(db: StatsDb, hour: number, between?: () => Promise<void>): Promise<number> {
   const busy = sorting.get(db) ?? new Set<number>()
   sorting.set(db, busy.add(hour))
   try {
-    const n = await db.background((c) => sortedSnapshot(c, hour))
+    const snap = await db.background((c) => sortedSnapshot(c, hour))
     await between?.()
-    await db.write((c) => swapSorted(c, hour, n))
-    return n
+    await db.write((c) => swapSorted(c, hour, snap))
+    return snap.rows
   } finally {
     busy.delete(hour)
   }

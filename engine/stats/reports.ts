@@ -7,7 +7,8 @@
  * names are made from numbers only).
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
-import { TABLES_SQL, hoursTable, namesTable, partitionsAmong, rawTable, type StatsDb } from './db.js'
+import { TABLES_SQL, hoursTable, namesTable, partitionsAmong, type StatsDb } from './db.js'
+import { userRawRows } from './raw-layout.js'
 import { HOUR_MS, formatDay, type ReportTime } from './time.js'
 import { RETENTION_KEY, foldedAmong } from './fold.js'
 
@@ -295,23 +296,17 @@ export async function rawLastHour(db: StatsDb, time: ReportTime, user: string, n
   const found = await db.read(async (c) => {
     const first = Math.floor((now - HOUR_MS) / HOUR_MS)
     const last = Math.floor(now / HOUR_MS)
-    const tables: Source[] = partitionsAmong((await catalog(c)).names)
-      .raw.filter((h) => h >= first && h <= last)
-      .map((h) => ({ table: rawTable(h), day: h, from: h, to: h, keep: 0 }))
-    if (tables.length === 0) return []
-    const cols = 'seq, created, nxdomain, address, host, blockedhost, reason, cats, blockedcats'
-    const sql =
-      `SELECT created::DOUBLE, nxdomain, address, host, blockedhost, reason, cats, blockedcats FROM ` +
-      `(${unionSql(tables, cols, '"user" = $1 AND created BETWEEN $2 AND $3')}) ORDER BY created DESC, seq DESC LIMIT $4`
-    return await rows(c, sql, [user, now - HOUR_MS, now, MAX_RAW_ROWS])
+    const names = (await catalog(c)).names
+    const hours = partitionsAmong(names).raw.filter((h) => h >= first && h <= last)
+    return await userRawRows(c, new Set(names), hours, user, { from: now - HOUR_MS, to: now, limit: MAX_RAW_ROWS })
   })
   const data: RawRow[] = found.map((v) => [
-    time.formatTime(Number(v[0])),
-    v[1] === true ? 1 : 0,
-    String(v[2]),
-    String(v[3]),
-    String(v[4]),
-    String(v[5]),
+    time.formatTime(v[0]),
+    v[1] ? 1 : 0,
+    v[2],
+    v[3],
+    v[4],
+    v[5],
     catsOf(v[6]),
     catsOf(v[7])
   ])

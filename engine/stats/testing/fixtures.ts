@@ -10,7 +10,8 @@ import { silentLogger } from '../../log/index.js'
 import { tempDir } from '../../testing/temp.js'
 import type { QueryLogRecord } from '../../querylog/index.js'
 import { createCsvQueryLog } from '../writer.js'
-import { metaGet, partitions, rawTable, type PartitionKind, type StatsDb } from '../db.js'
+import { TABLES_SQL, metaGet, partitions, partitionsAmong, type PartitionKind, type StatsDb } from '../db.js'
+import { rawHourSources } from '../raw-layout.js'
 
 export interface StatsTestEnv {
   readonly root: string
@@ -106,11 +107,10 @@ export async function writeFiles(env: StatsTestEnv, records: readonly QueryLogRe
 /** Raw rows in the statistics store (every raw partition). */
 export async function rawCount(db: StatsDb): Promise<number> {
   return await db.read(async (c) => {
-    const hours = (await partitions(c)).raw
-    if (hours.length === 0) return 0
-    const r = await c.runAndReadAll(
-      `SELECT count(*)::DOUBLE FROM (${hours.map((h) => `SELECT 1 FROM ${rawTable(h)}`).join(' UNION ALL ')})`
-    )
+    const names = new Set((await c.runAndReadAll(TABLES_SQL)).getRows().map((r) => String(r[0])))
+    const sources = partitionsAmong(names).raw.flatMap((h) => rawHourSources(names, h))
+    if (sources.length === 0) return 0
+    const r = await c.runAndReadAll(`SELECT count(*)::DOUBLE FROM (${sources.join(' UNION ALL ')})`)
     return Number(r.getRows()[0]![0])
   })
 }
