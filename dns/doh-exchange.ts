@@ -81,10 +81,17 @@ export interface DohExchangeOptions {
  * timeout is the same for all, so insertion order is deadline order: a sweep fails the expired
  * ones at the front of the set and stops at the first that is not. A request may be failed up to
  * one sweep period (a quarter of the timeout) late.
+ *
+ * A body nearly always arrives in the same read as its request's headers (HTTP/2 sends HEADERS and
+ * DATA together): a request is first only noted in a list, and the ones whose body is still awaited
+ * when the event-loop turn ends (setImmediate) get their deadline then, from that moment. The rest
+ * never cost a map entry and its deletion.
  */
 export class BodyDeadlines {
   private readonly timeoutMs: number
   private readonly waiting = new Map<DohExchange, number>()
+  /** Added in this event-loop turn, not yet in `waiting`. */
+  private readonly recent: DohExchange[] = []
   private timer: NodeJS.Timeout | null = null
 
   constructor(timeoutMs: number) {
@@ -92,12 +99,19 @@ export class BodyDeadlines {
   }
 
   add(x: DohExchange): void {
-    this.waiting.set(x, performance.now() + this.timeoutMs)
-    this.timer ??= setInterval(() => this.sweep(), Math.max(10, this.timeoutMs / 4)).unref()
+    if (this.recent.push(x) === 1) setImmediate(this.settle)
   }
 
   delete(x: DohExchange): void {
-    this.waiting.delete(x)
+    if (this.waiting.size > 0) this.waiting.delete(x)
+  }
+
+  // The requests of the turn that still await their body get their deadline.
+  private readonly settle = (): void => {
+    const now = performance.now()
+    for (const x of this.recent) if (x.awaitsBody()) this.waiting.set(x, now + this.timeoutMs)
+    this.recent.length = 0
+    if (this.waiting.size > 0) this.timer ??= setInterval(() => this.sweep(), Math.max(10, this.timeoutMs / 4)).unref()
   }
 
   private sweep(): void {
@@ -117,6 +131,7 @@ export class BodyDeadlines {
     if (this.timer !== null) clearInterval(this.timer)
     this.timer = null
     this.waiting.clear()
+    this.recent.length = 0
   }
 }
 
@@ -224,6 +239,11 @@ export class DohExchange implements PeerChannel, DohListener {
     const b = this.body
     this.body = null
     this.ask(b === null ? Buffer.alloc(0) : Array.isArray(b) ? Buffer.concat(b) : b)
+  }
+
+  /** The body is still awaited: not whole, not answered, the stream not closed (BodyDeadlines). */
+  awaitsBody(): boolean {
+    return this.readingBody && !this.responded && !this.closed
   }
 
   /** The body did not arrive within `tcp-message-timeout` (BodyDeadlines). */
