@@ -2,7 +2,9 @@
 // dynamic table with and without Huffman coding, evictions in a 256-octet table), malformed input
 // refused, the decoded size bounded, and the response encoders read back.
 import { test, type TestContext } from 'node:test'
+import { randomBytes } from 'node:crypto'
 import {
+  decodeLiteral,
   DNS_ANSWER_MAX,
   encodeDnsAnswer,
   encodeResponse,
@@ -259,4 +261,31 @@ test("a DNS answer's header block: the octets the general encoder makes, read ba
       ])
     }
   }
+})
+
+test('the literal cache: the same octets always give the same string, Huffman-coded or not, over many colliding literals', (t: TestContext) => {
+  // RFC 7541 C.4.1: "www.example.com" Huffman-coded; the same octets read as a plain literal are other text.
+  const huffman = hex('f1e3 c2e5 f23a 6ba0 ab90 f4ff')
+  const values = Array.from({ length: 400 }, (_, i) => randomBytes(1 + (i % 40)))
+  for (let round = 0; round < 3; round++) {
+    t.assert.strictEqual(decodeLiteral(huffman, 0, huffman.length, true), 'www.example.com')
+    t.assert.strictEqual(decodeLiteral(huffman, 0, huffman.length, false), huffman.toString('latin1'))
+    for (const v of values) {
+      // At an offset inside a larger buffer whose other octets change between rounds.
+      const buf = Buffer.concat([randomBytes(3), v, randomBytes(2)])
+      t.assert.strictEqual(decodeLiteral(buf, 3, v.length, false), v.toString('latin1'))
+    }
+  }
+  // A malformed Huffman literal (EOS padding too long) fails every time, never cached.
+  for (let i = 0; i < 3; i++) t.assert.strictEqual(decodeLiteral(hex('ffff ffff'), 0, 4, true), null)
+  // Through the decoder: the same header block twice, then one that differs in a single octet.
+  const d = new HpackDecoder()
+  const block = Buffer.concat([hex('040a'), Buffer.from('/dns-query'), hex('0f0d 02'), Buffer.from('17')])
+  t.assert.deepStrictEqual(decodeAll(d, block), [
+    [':path', '/dns-query'],
+    ['content-length', '17']
+  ])
+  t.assert.deepStrictEqual(decodeAll(d, block), decodeAll(new HpackDecoder(), block))
+  block[block.length - 1] = 0x38
+  t.assert.deepStrictEqual(decodeAll(d, block)[1], ['content-length', '18'])
 })

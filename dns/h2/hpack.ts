@@ -115,9 +115,16 @@ function buildHuffmanTree(): Int32Array {
   return tree
 }
 
+/** Where huffmanDecode puts a string's octets before making it one string (grown to the longest decoded). */
+let huffmanOut = Buffer.allocUnsafe(256)
+
 /** Decodes a Huffman-coded string (RFC 7541 §5.2); null when malformed (EOS, or bad padding). */
 export function huffmanDecode(buf: Buffer, start: number, end: number): string | null {
-  let out = ''
+  // The shortest code is 5 bits: at most 8/5 symbols per octet.
+  const most = Math.ceil(((end - start) * 8) / 5)
+  if (huffmanOut.length < most) huffmanOut = Buffer.allocUnsafe(most)
+  const out = huffmanOut
+  let len = 0
   let n = 0
   let depth = 0
   let ones = true
@@ -131,7 +138,7 @@ export function huffmanDecode(buf: Buffer, start: number, end: number): string |
       if (next < 0) {
         const sym = -next - 1
         if (sym === EOS) return null
-        out += String.fromCharCode(sym)
+        out[len++] = sym
         n = 0
         depth = 0
         ones = true
@@ -139,7 +146,42 @@ export function huffmanDecode(buf: Buffer, start: number, end: number): string |
     }
   }
   // Padding: fewer than 8 bits, all ones (the most significant bits of EOS).
-  return depth > 7 || !ones ? null : out
+  return depth > 7 || !ones ? null : out.toString('latin1', 0, len)
+}
+
+/** Literals of at most this many octets are kept in the literal cache. */
+const CACHED_LITERAL = 32
+const LITERAL_SLOTS = 64
+/**
+ * The string of recently decoded short literals, by their octets and Huffman bit: a client repeats
+ * the same `:path` and `content-length` literals (not indexed, as nghttp2 sends them) in every
+ * request. Decoding is a pure function of the octets, so the cache is shared by every connection;
+ * it is 64 slots of at most 32 octets, a slot overwritten by the next literal hashed to it.
+ */
+const literalOctets: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(LITERAL_SLOTS)
+const literalHuffman = new Uint8Array(LITERAL_SLOTS)
+const literalText: string[] = new Array<string>(LITERAL_SLOTS)
+
+/** The string of the literal of `len` octets at `start` (Huffman-coded or not); null when malformed. */
+export function decodeLiteral(buf: Buffer, start: number, len: number, huffman: boolean): string | null {
+  const end = start + len
+  if (len > CACHED_LITERAL) return huffman ? huffmanDecode(buf, start, end) : buf.toString('latin1', start, end)
+  const h = huffman ? 1 : 0
+  let hash = len * 2 + h
+  for (let i = start; i < end; i++) hash = (hash * 31 + buf[i]!) | 0
+  const slot = hash & (LITERAL_SLOTS - 1)
+  const seen = literalOctets[slot]
+  if (seen?.length === len && literalHuffman[slot] === h) {
+    let i = 0
+    while (i < len && seen[i] === buf[start + i]) i++
+    if (i === len) return literalText[slot]!
+  }
+  const text = huffman ? huffmanDecode(buf, start, end) : buf.toString('latin1', start, end)
+  if (text === null) return null // a malformed literal is never cached: it fails every time
+  literalOctets[slot] = Uint8Array.prototype.slice.call(buf, start, end)
+  literalHuffman[slot] = h
+  literalText[slot] = text
+  return text
 }
 
 /** Why a header block was refused. */
@@ -234,7 +276,7 @@ export class HpackDecoder {
     if (len < 0 || this.pos + len > buf.length) return null
     const start = this.pos
     this.pos += len
-    return huffman ? huffmanDecode(buf, start, start + len) : buf.toString('latin1', start, start + len)
+    return decodeLiteral(buf, start, len, huffman)
   }
 
   private entry(index: number): readonly [string, string] | null {
