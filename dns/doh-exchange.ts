@@ -29,6 +29,17 @@ export interface DohRequest {
   readonly socket: { readonly remoteAddress?: string; readonly remotePort?: number }
   on(event: 'data', fn: (chunk: Buffer) => void): unknown
   on(event: 'end', fn: () => void): unknown
+  /** One header's value without the `headers` record (an HTTP/2 stream has it; else `headers` is read). */
+  header?(name: string): string | undefined
+  /** The body, its end and the close told to `l`'s methods (an HTTP/2 stream): no closure per request. */
+  listen?(l: DohListener): void
+}
+
+/** What a request told through `listen` calls (the exchange). */
+export interface DohListener {
+  bodyChunk(chunk: Buffer): void
+  bodyEnd(): void
+  streamClosed(): void
 }
 
 /** What an exchange writes: node:http's ServerResponse and an HTTP/2 stream (./h2/stream.ts) both have it. */
@@ -38,6 +49,11 @@ export interface DohResponse {
   on(event: 'close', fn: () => void): unknown
   /** end(body) copies the body before it returns (else the exchange gives it a copy of its own). */
   readonly copiesBody?: boolean
+  /**
+   * A 200 DNS answer, the first `len` bytes of `buf` (used before it returns) with max-age `ttl`:
+   * the same response as writeHead and end would make, without their header record (an HTTP/2 stream).
+   */
+  answer?(buf: Buffer, len: number, ttl: number): void
 }
 
 /** One HTTP/2 connection's queries in flight (its reset streams' too) and its resets. */
@@ -65,10 +81,17 @@ export interface DohExchangeOptions {
  * timeout is the same for all, so insertion order is deadline order: a sweep fails the expired
  * ones at the front of the set and stops at the first that is not. A request may be failed up to
  * one sweep period (a quarter of the timeout) late.
+ *
+ * A body nearly always arrives in the same read as its request's headers (HTTP/2 sends HEADERS and
+ * DATA together): a request is first only noted in a list, and the ones whose body is still awaited
+ * when the event-loop turn ends (setImmediate) get their deadline then, from that moment. The rest
+ * never cost a map entry and its deletion.
  */
 export class BodyDeadlines {
   private readonly timeoutMs: number
   private readonly waiting = new Map<DohExchange, number>()
+  /** Added in this event-loop turn, not yet in `waiting`. */
+  private readonly recent: DohExchange[] = []
   private timer: NodeJS.Timeout | null = null
 
   constructor(timeoutMs: number) {
@@ -76,12 +99,19 @@ export class BodyDeadlines {
   }
 
   add(x: DohExchange): void {
-    this.waiting.set(x, performance.now() + this.timeoutMs)
-    this.timer ??= setInterval(() => this.sweep(), Math.max(10, this.timeoutMs / 4)).unref()
+    if (this.recent.push(x) === 1) setImmediate(this.settle)
   }
 
   delete(x: DohExchange): void {
-    this.waiting.delete(x)
+    if (this.waiting.size > 0) this.waiting.delete(x)
+  }
+
+  // The requests of the turn that still await their body get their deadline.
+  private readonly settle = (): void => {
+    const now = performance.now()
+    for (const x of this.recent) if (x.awaitsBody()) this.waiting.set(x, now + this.timeoutMs)
+    this.recent.length = 0
+    if (this.waiting.size > 0) this.timer ??= setInterval(() => this.sweep(), Math.max(10, this.timeoutMs / 4)).unref()
   }
 
   private sweep(): void {
@@ -101,6 +131,7 @@ export class BodyDeadlines {
     if (this.timer !== null) clearInterval(this.timer)
     this.timer = null
     this.waiting.clear()
+    this.recent.length = 0
   }
 }
 
@@ -118,7 +149,7 @@ const REASONS: Record<number, string> = {
   503: 'too many queries in flight on this connection'
 }
 
-export class DohExchange implements PeerChannel {
+export class DohExchange implements PeerChannel, DohListener {
   readonly isStream = true
   private readonly req: DohRequest
   private readonly res: DohResponse
@@ -137,6 +168,8 @@ export class DohExchange implements PeerChannel {
   /** The POST body so far: its first chunk, or all of them when it came in several. */
   private body: Buffer | Buffer[] | null = null
   private bodySize = 0
+  /** A POST whose body is read (a GET's stream end is no body). */
+  private readingBody = false
 
   constructor(
     req: DohRequest,
@@ -153,7 +186,9 @@ export class DohExchange implements PeerChannel {
   }
 
   start(): void {
-    this.res.on('close', this.onClose)
+    // An HTTP/2 stream calls this exchange's methods; node:http's objects get one closure per event.
+    if (this.req.listen !== undefined) this.req.listen(this)
+    else this.res.on('close', () => this.streamClosed())
     const url = this.req.url ?? ''
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
@@ -181,14 +216,14 @@ export class DohExchange implements PeerChannel {
     const declared = Number(header(this.req, 'content-length') ?? '0')
     if (declared > this.o.maxFrame) return this.fail(413)
     this.o.deadlines.add(this)
-    this.req.on('data', this.onData)
-    this.req.on('end', this.onEnd)
+    this.readingBody = true
+    if (this.req.listen !== undefined) return
+    this.req.on('data', (chunk: Buffer) => this.bodyChunk(chunk))
+    this.req.on('end', () => this.bodyEnd())
   }
 
-  // Arrow fields, not closures made per request in post(): one function object per exchange either way,
-  // but no extra context object.
-  private readonly onData = (chunk: Buffer): void => {
-    if (this.responded) return
+  bodyChunk(chunk: Buffer): void {
+    if (this.responded || !this.readingBody) return
     this.bodySize += chunk.length
     if (this.bodySize > this.o.maxFrame) this.fail(413)
     else if (this.body === null) this.body = chunk
@@ -196,12 +231,19 @@ export class DohExchange implements PeerChannel {
     else this.body = [this.body, chunk]
   }
 
-  private readonly onEnd = (): void => {
+  bodyEnd(): void {
+    if (!this.readingBody) return
+    this.readingBody = false
     this.o.deadlines.delete(this)
     if (this.responded) return
     const b = this.body
     this.body = null
     this.ask(b === null ? Buffer.alloc(0) : Array.isArray(b) ? Buffer.concat(b) : b)
+  }
+
+  /** The body is still awaited: not whole, not answered, the stream not closed (BodyDeadlines). */
+  awaitsBody(): boolean {
+    return this.readingBody && !this.responded && !this.closed
   }
 
   /** The body did not arrive within `tcp-message-timeout` (BodyDeadlines). */
@@ -229,6 +271,7 @@ export class DohExchange implements PeerChannel {
     if (this.closed || this.responded) return
     this.responded = true
     const ttl = smallestTtl(buf, len)
+    if (this.res.answer !== undefined) return this.res.answer(buf, len, ttl)
     // buf is the dispatcher's scratch or, forwarded, the upstream socket's receive area (native I/O), both
     // reused before node:http writes the body (it keeps a reference): copied unless the response copies it.
     const body = this.res.copiesBody === true ? buf.subarray(0, len) : Buffer.from(buf.subarray(0, len))
@@ -268,14 +311,15 @@ export class DohExchange implements PeerChannel {
     this.res.end(text + '\n')
   }
 
-  // The stream (HTTP/2) or connection (HTTP/1.1) closed: nothing more is written (resets are the front's count).
-  private readonly onClose = (): void => {
+  /** The stream (HTTP/2) or connection (HTTP/1.1) closed: nothing more is written (resets are the front's count). */
+  streamClosed(): void {
     this.closed = true
     this.o.deadlines.delete(this)
   }
 }
 
 function header(req: DohRequest, name: string): string | undefined {
+  if (req.header !== undefined) return req.header(name)
   const v = req.headers[name]
   return Array.isArray(v) ? v.join(',') : v
 }

@@ -32,13 +32,14 @@ interface Front {
   dir: string
 }
 
-// An answer of `n` A records to `msg` (a large answer makes several DATA frames under a small window).
-function answer(msg: Buffer, n: number): Buffer {
+// An answer of `n` A records to `msg` (a large answer makes several DATA frames under a small window),
+// their TTLs `ttls` in turn.
+function answer(msg: Buffer, n: number, ttls: readonly number[] = [60]): Buffer {
   const q = dnsPacket.decode(msg)
   const answers = Array.from({ length: n }, (_, i) => ({
     type: 'A' as const,
     name: q.questions![0]!.name,
-    ttl: 60,
+    ttl: ttls[i % ttls.length]!,
     data: `192.0.2.${i % 250}`
   }))
   return dnsPacket.encode({ type: 'response', id: q.id, questions: q.questions, answers })
@@ -46,7 +47,14 @@ function answer(msg: Buffer, n: number): Buffer {
 
 async function front(
   t: TestContext,
-  o: { maxStreams?: number; hold?: boolean; records?: number; idleMs?: number } = {}
+  o: {
+    maxStreams?: number
+    hold?: boolean
+    records?: number
+    ttls?: number[]
+    idleMs?: number
+    trusted?: string[]
+  } = {}
 ): Promise<Front> {
   const dir = tempDir(t)
   const { cert, key } = writeTestCertificate(dir, 'dns.test')
@@ -61,12 +69,12 @@ async function front(
     idleTimeoutMs: o.idleMs ?? 30_000,
     messageTimeoutMs: 10_000,
     maxFrame: 65535,
-    trusted: compileAddressSet([]),
+    trusted: compileAddressSet(o.trusted ?? []),
     logger: silentLogger(),
     onQuery: (msg, peer) => {
       if (o.hold === true) held.push({ msg, peer })
       else {
-        const a = answer(msg, o.records ?? 1)
+        const a = answer(msg, o.records ?? 1, o.ttls)
         peer.channel.send(peer, a, a.length, true)
       }
     },
@@ -97,6 +105,48 @@ test('node:http2 client: 300 concurrent streams on one connection (100 at a time
   )
   t.assert.strictEqual(answers[0]!.headers['cache-control'], 'max-age=60')
   t.assert.strictEqual(f.counters.queries, 300)
+})
+
+test("a DNS answer's response headers, read by node:http2: exactly :status, content-type, content-length of the body and max-age of the smallest TTL", async (t: TestContext) => {
+  for (const [ttls, records, maxAge] of [
+    [[300, 7, 60], 3, 'max-age=7'],
+    [[0, 60], 2, 'max-age=0'],
+    [[60], 0, 'max-age=0'] // no record: no TTL to keep
+  ] as const) {
+    const f = await front(t, { records, ttls: [...ttls] })
+    const session = h2(t, f.port)
+    for (let i = 0; i < 3; i++) {
+      const a = await dohPost(session, query('ttl.example', 'A', { id: 40 + i }))
+      t.assert.strictEqual(a.status, 200)
+      t.assert.deepStrictEqual(Object.keys(a.headers).sort(), [
+        ':status',
+        'cache-control',
+        'content-length',
+        'content-type'
+      ])
+      t.assert.strictEqual(a.headers['content-type'], 'application/dns-message')
+      t.assert.strictEqual(a.headers['content-length'], String(a.body.length))
+      t.assert.strictEqual(a.headers['cache-control'], maxAge)
+      t.assert.strictEqual(dnsPacket.decode(a.body).id, 40 + i)
+      t.assert.strictEqual(dnsPacket.decode(a.body).answers!.length, records)
+    }
+  }
+})
+
+test('HTTP/2 from a trusted proxy: the client is the X-Forwarded-For hop, its repeated fields read as one list', async (t: TestContext) => {
+  const f = await front(t, { hold: true, trusted: ['127.0.0.1'] })
+  const session = h2(t, f.port)
+  const msg = query('xff.example', 'A', { id: 9 })
+  const headers = {
+    ':method': 'POST',
+    ':path': '/dns-query',
+    'content-type': 'application/dns-message',
+    'x-forwarded-for': ['198.51.100.7', '203.0.113.9']
+  }
+  session.request(headers).end(msg)
+  session.request({ ...headers, 'x-forwarded-for': '192.0.2.44' }).end(msg)
+  await until('both queries held', () => f.held.length === 2)
+  t.assert.deepStrictEqual(f.held.map((h) => h.peer.address).sort(), ['192.0.2.44', '203.0.113.9'])
 })
 
 test('flow control: a 1.6 KB answer under a 100-byte stream window arrives whole, in several DATA frames', async (t: TestContext) => {

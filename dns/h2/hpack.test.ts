@@ -1,8 +1,18 @@
 // HPACK (./hpack.ts) against RFC 7541's own examples (Appendix C.2-C.6: literals, indexing, the
 // dynamic table with and without Huffman coding, evictions in a 256-octet table), malformed input
-// refused, the decoded size bounded, and the response encoder read back.
+// refused, the decoded size bounded, and the response encoders read back.
 import { test, type TestContext } from 'node:test'
-import { encodeResponse, encodedSize, HpackDecoder, huffmanDecode, writeInt } from './hpack.js'
+import { randomBytes } from 'node:crypto'
+import {
+  decodeLiteral,
+  DNS_ANSWER_MAX,
+  encodeDnsAnswer,
+  encodeResponse,
+  encodedSize,
+  HpackDecoder,
+  huffmanDecode,
+  writeInt
+} from './hpack.js'
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex')
 const pairs = (flat: string[]): string[][] => flat.flatMap((_, i) => (i % 2 === 0 ? [[flat[i]!, flat[i + 1]!]] : []))
@@ -225,4 +235,57 @@ test('the response encoder: read back by the decoder, :status indexed when the s
   const buf = Buffer.alloc(64)
   t.assert.strictEqual(encodeResponse(buf, 0, 200, {}), 1)
   t.assert.strictEqual(buf[0], 0x88)
+})
+
+test("a DNS answer's header block: the octets the general encoder makes, read back with the numbers it was given", (t: TestContext) => {
+  for (const len of [0, 9, 10, 99, 100, 512, 1232, 9999, 65535]) {
+    for (const ttl of [-1, 0, 7, 10, 300, 3600, 86400, 2 ** 31 - 1, 2 ** 32 - 1]) {
+      const want = {
+        'content-type': 'application/dns-message',
+        'content-length': len,
+        'cache-control': `max-age=${Math.max(0, ttl)}`
+      }
+      const general = Buffer.alloc(encodedSize(want))
+      const generalEnd = encodeResponse(general, 0, 200, want)
+      // At an offset, after other bytes, into a buffer of exactly the room promised.
+      const buf = Buffer.alloc(5 + DNS_ANSWER_MAX, 0xee)
+      const end = encodeDnsAnswer(buf, 5, len, ttl)
+      t.assert.ok(end <= buf.length)
+      t.assert.deepStrictEqual(buf.subarray(5, end), general.subarray(0, generalEnd), `len ${len} ttl ${ttl}`)
+      t.assert.deepStrictEqual(buf.subarray(0, 5), Buffer.alloc(5, 0xee))
+      t.assert.deepStrictEqual(decodeAll(new HpackDecoder(), buf.subarray(5, end)), [
+        [':status', '200'],
+        ['content-type', 'application/dns-message'],
+        ['content-length', String(len)],
+        ['cache-control', `max-age=${Math.max(0, ttl)}`]
+      ])
+    }
+  }
+})
+
+test('the literal cache: the same octets always give the same string, Huffman-coded or not, over many colliding literals', (t: TestContext) => {
+  // RFC 7541 C.4.1: "www.example.com" Huffman-coded; the same octets read as a plain literal are other text.
+  const huffman = hex('f1e3 c2e5 f23a 6ba0 ab90 f4ff')
+  const values = Array.from({ length: 400 }, (_, i) => randomBytes(1 + (i % 40)))
+  for (let round = 0; round < 3; round++) {
+    t.assert.strictEqual(decodeLiteral(huffman, 0, huffman.length, true), 'www.example.com')
+    t.assert.strictEqual(decodeLiteral(huffman, 0, huffman.length, false), huffman.toString('latin1'))
+    for (const v of values) {
+      // At an offset inside a larger buffer whose other octets change between rounds.
+      const buf = Buffer.concat([randomBytes(3), v, randomBytes(2)])
+      t.assert.strictEqual(decodeLiteral(buf, 3, v.length, false), v.toString('latin1'))
+    }
+  }
+  // A malformed Huffman literal (EOS padding too long) fails every time, never cached.
+  for (let i = 0; i < 3; i++) t.assert.strictEqual(decodeLiteral(hex('ffff ffff'), 0, 4, true), null)
+  // Through the decoder: the same header block twice, then one that differs in a single octet.
+  const d = new HpackDecoder()
+  const block = Buffer.concat([hex('040a'), Buffer.from('/dns-query'), hex('0f0d 02'), Buffer.from('17')])
+  t.assert.deepStrictEqual(decodeAll(d, block), [
+    [':path', '/dns-query'],
+    ['content-length', '17']
+  ])
+  t.assert.deepStrictEqual(decodeAll(d, block), decodeAll(new HpackDecoder(), block))
+  block[block.length - 1] = 0x38
+  t.assert.deepStrictEqual(decodeAll(d, block)[1], ['content-length', '18'])
 })

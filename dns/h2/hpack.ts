@@ -115,9 +115,16 @@ function buildHuffmanTree(): Int32Array {
   return tree
 }
 
+/** Where huffmanDecode puts a string's octets before making it one string (grown to the longest decoded). */
+let huffmanOut = Buffer.allocUnsafe(256)
+
 /** Decodes a Huffman-coded string (RFC 7541 §5.2); null when malformed (EOS, or bad padding). */
 export function huffmanDecode(buf: Buffer, start: number, end: number): string | null {
-  let out = ''
+  // The shortest code is 5 bits: at most 8/5 symbols per octet.
+  const most = Math.ceil(((end - start) * 8) / 5)
+  if (huffmanOut.length < most) huffmanOut = Buffer.allocUnsafe(most)
+  const out = huffmanOut
+  let len = 0
   let n = 0
   let depth = 0
   let ones = true
@@ -131,7 +138,7 @@ export function huffmanDecode(buf: Buffer, start: number, end: number): string |
       if (next < 0) {
         const sym = -next - 1
         if (sym === EOS) return null
-        out += String.fromCharCode(sym)
+        out[len++] = sym
         n = 0
         depth = 0
         ones = true
@@ -139,7 +146,42 @@ export function huffmanDecode(buf: Buffer, start: number, end: number): string |
     }
   }
   // Padding: fewer than 8 bits, all ones (the most significant bits of EOS).
-  return depth > 7 || !ones ? null : out
+  return depth > 7 || !ones ? null : out.toString('latin1', 0, len)
+}
+
+/** Literals of at most this many octets are kept in the literal cache. */
+const CACHED_LITERAL = 32
+const LITERAL_SLOTS = 64
+/**
+ * The string of recently decoded short literals, by their octets and Huffman bit: a client repeats
+ * the same `:path` and `content-length` literals (not indexed, as nghttp2 sends them) in every
+ * request. Decoding is a pure function of the octets, so the cache is shared by every connection;
+ * it is 64 slots of at most 32 octets, a slot overwritten by the next literal hashed to it.
+ */
+const literalOctets: Array<Uint8Array | undefined> = new Array<Uint8Array | undefined>(LITERAL_SLOTS)
+const literalHuffman = new Uint8Array(LITERAL_SLOTS)
+const literalText: string[] = new Array<string>(LITERAL_SLOTS)
+
+/** The string of the literal of `len` octets at `start` (Huffman-coded or not); null when malformed. */
+export function decodeLiteral(buf: Buffer, start: number, len: number, huffman: boolean): string | null {
+  const end = start + len
+  if (len > CACHED_LITERAL) return huffman ? huffmanDecode(buf, start, end) : buf.toString('latin1', start, end)
+  const h = huffman ? 1 : 0
+  let hash = len * 2 + h
+  for (let i = start; i < end; i++) hash = (hash * 31 + buf[i]!) | 0
+  const slot = hash & (LITERAL_SLOTS - 1)
+  const seen = literalOctets[slot]
+  if (seen?.length === len && literalHuffman[slot] === h) {
+    let i = 0
+    while (i < len && seen[i] === buf[start + i]) i++
+    if (i === len) return literalText[slot]!
+  }
+  const text = huffman ? huffmanDecode(buf, start, end) : buf.toString('latin1', start, end)
+  if (text === null) return null // a malformed literal is never cached: it fails every time
+  literalOctets[slot] = Uint8Array.prototype.slice.call(buf, start, end)
+  literalHuffman[slot] = h
+  literalText[slot] = text
+  return text
 }
 
 /** Why a header block was refused. */
@@ -234,7 +276,7 @@ export class HpackDecoder {
     if (len < 0 || this.pos + len > buf.length) return null
     const start = this.pos
     this.pos += len
-    return huffman ? huffmanDecode(buf, start, start + len) : buf.toString('latin1', start, start + len)
+    return decodeLiteral(buf, start, len, huffman)
   }
 
   private entry(index: number): readonly [string, string] | null {
@@ -322,4 +364,44 @@ function literal(buf: Buffer, pos: number, name: string, value: string): number 
   }
   pos = writeInt(buf, pos, value.length, 7, 0)
   return pos + buf.write(value, pos, 'latin1')
+}
+
+/** The media type of a DoH answer (RFC 8484 §6). */
+const DNS_MESSAGE = 'application/dns-message'
+/** `:status 200` and `content-type: application/dns-message`, encoded once (what every DNS answer starts with). */
+const DNS_ANSWER_PREFIX: Buffer = (() => {
+  const b = Buffer.alloc(encodedSize({ 'content-type': DNS_MESSAGE }))
+  return b.subarray(0, encodeResponse(b, 0, 200, { 'content-type': DNS_MESSAGE }))
+})()
+/** `content-length` and `cache-control` as indexed names (RFC 7541 §6.2.2, a 4-bit prefix of 15, then the rest). */
+const CONTENT_LENGTH_NAME = [0x0f, NAME_INDEX['content-length']! - 15] as const
+const CACHE_CONTROL_NAME = [0x0f, NAME_INDEX['cache-control']! - 15] as const
+const MAX_AGE = Buffer.from('max-age=', 'latin1')
+/** An upper bound of encodeDnsAnswer's size: the prefix, two names, two length octets, 16 digits at most each, `max-age=`. */
+export const DNS_ANSWER_MAX = DNS_ANSWER_PREFIX.length + 4 + 2 + 2 * 16 + MAX_AGE.length
+
+/**
+ * The header block of a 200 DNS answer, the same octets as encodeResponse(200, {content-type,
+ * content-length: len, cache-control: `max-age=${max(0, ttl)}`}) gives, written without making a
+ * string or an object (every DoH answer has this block; only the two numbers change). `buf` has
+ * room for DNS_ANSWER_MAX octets at `pos`; the position after the block.
+ */
+export function encodeDnsAnswer(buf: Buffer, pos: number, len: number, ttl: number): number {
+  pos += DNS_ANSWER_PREFIX.copy(buf, pos)
+  buf[pos++] = CONTENT_LENGTH_NAME[0]
+  buf[pos++] = CONTENT_LENGTH_NAME[1]
+  pos = digits(buf, pos, len, 0)
+  buf[pos++] = CACHE_CONTROL_NAME[0]
+  buf[pos++] = CACHE_CONTROL_NAME[1]
+  return digits(buf, pos, Math.max(0, ttl), MAX_AGE.length)
+}
+
+// A string literal (length octet, no Huffman) of `before` bytes of MAX_AGE then `n`'s decimal digits.
+function digits(buf: Buffer, pos: number, n: number, before: number): number {
+  let count = 1
+  for (let v = n; v >= 10; v = Math.floor(v / 10)) count++
+  buf[pos++] = before + count // below 127: no multi-octet length
+  if (before > 0) pos += MAX_AGE.copy(buf, pos)
+  for (let i = pos + count - 1, v = n; i >= pos; i--, v = Math.floor(v / 10)) buf[i] = 0x30 + (v % 10)
+  return pos + count
 }

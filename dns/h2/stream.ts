@@ -1,9 +1,15 @@
 /*
  * One HTTP/2 request stream of ./connection.ts, as a DoH exchange's request and response
  * (../doh-exchange.ts DohRequest and DohResponse): the request's pseudo-headers and headers, its
- * body as 'data' and 'end', and the response written as one HEADERS and its DATA.
+ * body and end and the stream's close told to one listener (the exchange), and the response
+ * written as one HEADERS and its DATA.
+ *
+ * Per request it is one object and the decoded field list: the headers become a record only when
+ * asked for (a trusted proxy's X-Forwarded-For), the exchange is called through its methods (no
+ * closure per request), and a DNS answer's header block is written from its two numbers
+ * (./hpack.ts encodeDnsAnswer).
  */
-import type { DohRequest, DohResponse } from '../doh-exchange.js'
+import type { DohListener, DohRequest, DohResponse } from '../doh-exchange.js'
 import { INITIAL_WINDOW } from './frames.js'
 
 /** The client end of the stream's connection, read once per connection. */
@@ -16,13 +22,14 @@ export interface StreamPeer {
 export interface StreamConnection {
   readonly peer: StreamPeer
   respond(stream: H2Stream, status: number, headers: Record<string, string | number>, body: Buffer): void
+  /** A 200 DNS answer: the first `len` bytes of `buf` (used before this returns), max-age `ttl`. */
+  respondDns(stream: H2Stream, buf: Buffer, len: number, ttl: number): void
 }
 
 export class H2Stream implements DohRequest, DohResponse {
   readonly id: number
   readonly method: string | undefined
   readonly url: string | undefined
-  readonly headers: Record<string, string>
   readonly socket: StreamPeer
   /** Our DATA may still send this many bytes (the client's window for this stream). */
   sendWindow: number
@@ -42,27 +49,55 @@ export class H2Stream implements DohRequest, DohResponse {
   /** The body given to end() is written (copied) at once, or copied when it must wait for window. */
   readonly copiesBody = true
   private readonly conn: StreamConnection
+  /** The request's fields as decoded: name, value, name, value... */
+  private readonly fields: string[]
+  private record: Record<string, string> | null = null
   private status = 200
   private resHeaders: Record<string, string | number> = {}
-  private onData: ((chunk: Buffer) => void) | null = null
-  private onEnd: (() => void) | null = null
-  private onClose: (() => void) | null = null
+  private listener: DohListener | null = null
 
-  constructor(conn: StreamConnection, id: number, headers: Record<string, string>, sendWindow: number) {
+  constructor(conn: StreamConnection, id: number, fields: string[], sendWindow: number) {
     this.conn = conn
     this.id = id
-    this.headers = headers
-    this.method = headers[':method']
-    this.url = headers[':path']
+    this.fields = fields
+    this.method = this.header(':method')
+    this.url = this.header(':path')
     this.socket = conn.peer
     this.sendWindow = sendWindow
   }
 
+  /** The request's headers (and pseudo-headers) as a record, a repeated name's values joined by ", ". */
+  get headers(): Record<string, string> {
+    if (this.record !== null) return this.record
+    const r: Record<string, string> = {}
+    const f = this.fields
+    for (let i = 0; i < f.length; i += 2) {
+      const prev = r[f[i]!]
+      r[f[i]!] = prev === undefined ? f[i + 1]! : `${prev}, ${f[i + 1]!}`
+    }
+    this.record = r
+    return r
+  }
+
+  /** One header's value (a repeated one's joined by ", "), read from the field list without the record. */
+  header(name: string): string | undefined {
+    const f = this.fields
+    let v: string | undefined
+    for (let i = 0; i < f.length; i += 2) if (f[i] === name) v = v === undefined ? f[i + 1] : `${v}, ${f[i + 1]!}`
+    return v
+  }
+
   on(event: 'data' | 'end' | 'close', fn: (chunk: Buffer) => void): this {
-    if (event === 'data') this.onData = fn
-    else if (event === 'end') this.onEnd = fn as () => void
-    else this.onClose = fn as () => void
+    // The DohRequest/DohResponse shape; the exchange uses listen() (one listener object, no closures).
+    const l: DohListener = this.listener ?? { bodyChunk: () => {}, bodyEnd: () => {}, streamClosed: () => {} }
+    if (event === 'data') this.listener = { ...l, bodyChunk: fn }
+    else if (event === 'end') this.listener = { ...l, bodyEnd: fn as () => void }
+    else this.listener = { ...l, streamClosed: fn as () => void }
     return this
+  }
+
+  listen(l: DohListener): void {
+    this.listener = l
   }
 
   writeHead(status: number, headers: Record<string, string | number>): this {
@@ -79,15 +114,21 @@ export class H2Stream implements DohRequest, DohResponse {
     return this
   }
 
+  answer(buf: Buffer, len: number, ttl: number): void {
+    if (this.closed || this.responded) return
+    this.responded = true
+    this.conn.respondDns(this, buf, len, ttl)
+  }
+
   /** A chunk of the request body (from the connection). */
   data(chunk: Buffer): void {
-    if (!this.closed) this.onData?.(chunk)
+    if (!this.closed) this.listener?.bodyChunk(chunk)
   }
 
   /** The request body ended (from the connection). */
   ended(): void {
     this.remoteClosed = true
-    if (!this.closed) this.onEnd?.()
+    if (!this.closed) this.listener?.bodyEnd()
   }
 
   /** The stream is gone (from the connection): nothing more is read or written. */
@@ -95,6 +136,6 @@ export class H2Stream implements DohRequest, DohResponse {
     if (this.closed) return
     this.closed = true
     this.pending = null
-    this.onClose?.()
+    this.listener?.streamClosed()
   }
 }
