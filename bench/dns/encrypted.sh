@@ -178,6 +178,7 @@ measure() { # who dot-port doh-port
     t0=$(ticks "$pid")
     line+=",\"dotMax\":$(dot_max "$2")"
     t1=$(ticks "$pid")
+    sleep "${RATE_SETTLE:-2}" # as before the DoH fixed-rate run, below: the max run's garbage collected first
     line+=",\"dotCpu\":$((t1 - t0)),\"dotRate\":$(dot_rate "$2")"
   fi
   if has doh; then
