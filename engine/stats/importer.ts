@@ -415,7 +415,6 @@ async function importBatch(
         staged()
         return await write
       } finally {
-        staged()
         await dropStage(c).catch(() => {}) // the connection is closed next anyway
       }
     })
@@ -450,24 +449,13 @@ async function applyBatch(
     const time = ctx.now()
     const chunk = (await metaGet(c, 'chunk')) + 1
     let seq = await metaGet(c, 'seq')
-    // Files another importer took in since the read: their rows leave the stage.
-    const kept =
-      stage === undefined
-        ? undefined
-        : await keepSources(
-            c,
-            stage,
-            todo.map((f) => f.source)
-          )
+    const window = { keepDay: ctx.time.aggregateRetentionStart(time), keepRaw: time - RAW_RETENTION_MS, seq, chunk }
+    // Files another importer took in since the read: their rows leave the stage (nothing to write when none is left).
+    const sources = todo.map((f) => f.source)
     const r =
-      kept === undefined || todo.length === 0
+      stage === undefined || todo.length === 0
         ? undefined
-        : await applyStage(c, ctx.time, kept, {
-            keepDay: ctx.time.aggregateRetentionStart(time),
-            keepRaw: time - RAW_RETENTION_MS,
-            seq,
-            chunk
-          })
+        : await applyStage(c, ctx.time, await keepSources(c, stage, sources), window)
     seq = r?.seq ?? seq
     await metaPutMany(c, [
       ['seq', seq],
