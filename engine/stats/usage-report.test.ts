@@ -46,6 +46,10 @@ test('posts the key and the number of user IP entries as a form and takes ok as 
       })
       .on('end', () => {
         received.push({ type: req.headers['content-type'], body })
+        // No keep-alive: Node 20's fetch (undici) arms an idle timer on a kept socket, and when the server's
+        // close at the test's end destroys that socket first, the timer can fire on a collected parser
+        // ("Cannot destructure property 'socket' of 'parser.deref(...)'") after the test ended.
+        res.setHeader('connection', 'close')
         res.end(answer)
       })
   })
