@@ -191,6 +191,8 @@ test('a successful report resets the counters by what it sent and keeps lookups 
   const sent = fake.reports[1]!
   t.assert.strictEqual(sent.key, 'test-key')
   t.assert.deepStrictEqual(sent.counter_unknown_cat, [2])
+  // One connection per contact: none is kept idle between reports (local/reporter.ts).
+  t.assert.deepStrictEqual(fake.connections, ['close', 'close'])
   await until(
     'the condition',
     async () =>

@@ -85,6 +85,8 @@ test('200, then 304 with the validators, then a changed list applied as its diff
 
   t.assert.deepStrictEqual(await r.refresh(src, false), { status: 'unchanged', entries: 3 })
   t.assert.deepStrictEqual(server.requests[1], { ifNoneMatch: '"v1"', ifModifiedSince: lastModified })
+  // One connection per download, none kept idle until the next one an hour later (engine/lists/fetch.ts).
+  t.assert.deepStrictEqual(server.connections, ['close', 'close'])
   const generation = store.generation()
 
   server.mode = { kind: 'list', body: 'one.example\nthree.example\nfour.example\n', etag: '"v2"' }

@@ -74,7 +74,10 @@ async function postUsage(
 ): Promise<void> {
   const res = await doFetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    // One connection per report (minutes apart): no idle keep-alive socket is left behind. Node 20's fetch
+    // (undici 6) arms an idle timer on a kept socket that can fire on a collected parser and throw outside
+    // any promise ("Cannot destructure property 'socket' of 'parser.deref(...)'"), which stops the process.
+    headers: { 'content-type': 'application/x-www-form-urlencoded', connection: 'close' },
     body: new URLSearchParams(form).toString(),
     signal: AbortSignal.timeout(timeoutMs)
   })

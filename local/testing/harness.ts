@@ -113,6 +113,8 @@ export async function fakeCollector(t: TestContext): Promise<{
   url: string
   mode: FakeMode
   reports: Array<Record<string, unknown>>
+  /** The Connection header of each report, in order. */
+  connections: Array<string | undefined>
   /** Holds the next report's answer until `release()` (the report is recorded when it arrives). */
   hold(): { arrived: Promise<void>; release: () => void }
   close(): Promise<void>
@@ -123,6 +125,7 @@ export async function fakeCollector(t: TestContext): Promise<{
     url: '',
     mode: 'ok' as FakeMode,
     reports: [] as Array<Record<string, unknown>>,
+    connections: [] as Array<string | undefined>,
     hold() {
       let release!: () => void
       let arrived!: () => void
@@ -145,8 +148,10 @@ export async function fakeCollector(t: TestContext): Promise<{
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      if (req.url === '/report')
+      if (req.url === '/report') {
         fake.reports.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>)
+        fake.connections.push(req.headers.connection)
+      }
       const answer = (): void => {
         if (fake.mode === 'hang') {
           pending.add(res)

@@ -18,6 +18,8 @@ export interface ListServer {
   mode: ServeMode
   /** The If-None-Match and If-Modified-Since of every request so far. */
   readonly requests: Array<{ ifNoneMatch?: string; ifModifiedSince?: string }>
+  /** The Connection header of each request, in order. */
+  readonly connections: Array<string | undefined>
 }
 
 function serveList(req: IncomingMessage, res: ServerResponse, m: Extract<ServeMode, { kind: 'list' }>): void {
@@ -41,8 +43,10 @@ function serveList(req: IncomingMessage, res: ServerResponse, m: Extract<ServeMo
 
 export async function startListServer(t: Cleanup, mode: ServeMode): Promise<ListServer> {
   const requests: ListServer['requests'] = []
+  const connections: ListServer['connections'] = []
   const state = { mode }
   const server = createServer((req, res) => {
+    connections.push(req.headers.connection)
     requests.push({
       ...(req.headers['if-none-match'] === undefined ? {} : { ifNoneMatch: req.headers['if-none-match'] }),
       ...(req.headers['if-modified-since'] === undefined ? {} : { ifModifiedSince: req.headers['if-modified-since'] })
@@ -64,6 +68,7 @@ export async function startListServer(t: Cleanup, mode: ServeMode): Promise<List
   return {
     url: `http://127.0.0.1:${port}/list.txt`,
     requests,
+    connections,
     get mode() {
       return state.mode
     },
