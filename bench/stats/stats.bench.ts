@@ -96,7 +96,7 @@ const RAW_HOURS = Number(process.argv.find((a) => a.startsWith('--raw-hours='))?
 /**
  * `--build-months` (with `--db`): the finished months made from their week tables (engine/stats/month-build.ts)
  * before the reports are timed, each timed, with imports of IMPORT_ROWS rows beside the build (their wall
- * time against the same import with no build first).
+ * time against the same import with no build first); with `--fill-only`, nothing else.
  */
 const BUILD_MONTHS = process.argv.includes('--build-months')
 /** User ids sort as numbers (zero-padded): `user000042`. */
@@ -358,12 +358,11 @@ try {
   const today = time.dayOf(now)
   const days = 92
   if (filledAt === 0) await fill(db, now, today)
+  if (BUILD_MONTHS) await buildMonthsBeside(db, root, now)
   if (FILL_ONLY) {
     await db.close()
     process.exit(0)
   }
-
-  if (BUILD_MONTHS) await buildMonthsBeside(db, root, now)
 
   const from = today - days + 2
   const user = userId(Math.floor(USERS / 2))
@@ -389,7 +388,10 @@ try {
     return out
   }
   if (FILL === 'weeks') {
-    const r = await measure(BUILD_MONTHS ? 'month tables' : 'week tables')
+    const months = await db.read(async (c) =>
+      (await c.runAndReadAll(TABLES_SQL)).getRows().some((r) => String(r[0]).startsWith('mhours_'))
+    )
+    const r = await measure(months ? 'month tables' : 'week tables')
     console.log('\n| Report, one user (overview: all users) | median / p99 |')
     console.log('|---|---:|')
     for (const [name] of reports)

@@ -44,7 +44,7 @@ import {
 import { ReportTime } from './time.js'
 
 /** The background check for months to make runs at most this often per store. */
-export const MONTH_BUILD_EVERY_MS = 10 * 60_000
+const MONTH_BUILD_EVERY_MS = 10 * 60_000
 const BUILD_SUFFIX = '__mbuild'
 
 type Kind = 'hours' | 'names'
