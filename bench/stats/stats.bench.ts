@@ -49,7 +49,7 @@ import {
   namesTableSql
 } from '../../engine/stats/db.js'
 import { insertRawHour, rawUsersTable } from '../../engine/stats/raw-layout.js'
-import { RAW_SORT_EVERY_MS, sortRawHour } from '../../engine/stats/raw-sort.js'
+import { RAW_SORT_EVERY_MS, rawSortSettled, sortRawHour } from '../../engine/stats/raw-sort.js'
 import { ALL_USERS } from '../../engine/stats/files.js'
 import { pruneStats } from '../../engine/stats/importer.js'
 import { foldDays, weekHoursTable, weekNamesTable, weekOf, weekPartitions } from '../../engine/stats/fold.js'
@@ -96,7 +96,8 @@ const RAW_HOURS = Number(process.argv.find((a) => a.startsWith('--raw-hours='))?
 /**
  * `--build-months` (with `--db`): the finished months made from their week tables (engine/stats/month-build.ts)
  * before the reports are timed, each timed, with imports of IMPORT_ROWS rows beside the build (their wall
- * time against the same import with no build first); with `--fill-only`, nothing else.
+ * time against the same import with no build first; importRows 0: no import, so the reports timed after read the
+ * store as filled); with `--fill-only`, nothing else.
  */
 const BUILD_MONTHS = process.argv.includes('--build-months')
 /** User ids sort as numbers (zero-padded): `user000042`. */
@@ -519,13 +520,14 @@ async function timedImport(db: StatsDb, root: string, now: number, k: number): P
 async function buildMonthsBeside(db: StatsDb, root: string, now: number): Promise<void> {
   process.env.FILTERD_STATS_MONTH_BUILD = '0' // the importer's own background build: this one is timed here
   const alone: number[] = []
-  for (let k = 0; k < 3; k++) alone.push(await timedImport(db, root, now, k))
-  console.log(
-    `import of ${IMPORT_ROWS} rows, no build beside: ${alone.map((x) => x.toFixed(0)).join(', ')} ms (load ${load()})`
-  )
+  for (let k = 0; k < 3 && IMPORT_ROWS > 0; k++) alone.push(await timedImport(db, root, now, k))
+  if (IMPORT_ROWS > 0)
+    console.log(
+      `import of ${IMPORT_ROWS} rows, no build beside: ${alone.map((x) => x.toFixed(0)).join(', ')} ms (load ${load()})`
+    )
   const names = await db.read(async (c) => (await c.runAndReadAll(TABLES_SQL)).getRows().map((r) => String(r[0])))
   const units = dueMonths(names, 'UTC', now)
-  let building = true
+  let building = IMPORT_ROWS > 0 // importRows 0: the build alone (imported rows would change the reports timed after)
   const beside: number[] = []
   const imports = (async () => {
     for (let k = 3; building; k++) beside.push(await timedImport(db, root, now, k))
@@ -550,6 +552,7 @@ async function buildMonthsBeside(db: StatsDb, root: string, now: number): Promis
   } finally {
     building = false
     await imports
+    await rawSortSettled(db) // the imports' raw rows start sorts beside the writer
   }
   const sorted = [...beside].sort((a, b) => a - b)
   console.log(
