@@ -16,6 +16,8 @@ const day = (s: string): number => parseDay(s)!
 process.env.FILTERD_STATS_FOLD_STEP_MS = '600000'
 // The importer's own month builds are off but in the test of them: the others make months step by step.
 process.env.FILTERD_STATS_MONTH_BUILD = '0'
+// A month is copied in ranges of users of about this many rows: several ranges here.
+process.env.FILTERD_STATS_MONTH_CHUNK_ROWS = '40'
 const time = new ReportTime('UTC')
 /** Before every import of these tests: nothing is over for an hour yet, so nothing folds and no month is due. */
 const EARLY = at('2024-04-01', '00:10')
@@ -155,6 +157,18 @@ test('month tables made from finished weeks change no report, across month, week
     [JUNE, JUNE + 1]
   )
   t.assert.deepStrictEqual(await reports(db), expected)
+  // Copied in ranges of users, each month table is sorted by (user, day) all the same.
+  for (const m of [`mhours_${APRIL}`, `mnames_${APRIL}`, `mhours_${MAY}`, `mnames_${MAY}`]) {
+    const order = await db.read(async (c) =>
+      (
+        await c.runAndReadAll(
+          `SELECT count(*)::INTEGER, count(*) FILTER (WHERE p > ("user", day))::INTEGER FROM (SELECT "user", day, lag(("user", day)) OVER (ORDER BY rowid) AS p FROM ${m})`
+        )
+      ).getRows()
+    )
+    t.assert.ok((order[0]![0]! as number) > 40, `${m} has rows for several ranges`)
+    t.assert.strictEqual(order[0]![1], 0, `${m} is sorted by user, day`)
+  }
   // Nothing more is due: a second run makes nothing.
   t.assert.strictEqual(await buildMonths(db, 'UTC', NOW + 1000), 0)
 
@@ -321,6 +335,8 @@ test('the importer makes the months due beside its imports', async (t: TestConte
   delete process.env.FILTERD_STATS_MONTH_BUILD
   t.after(() => {
     process.env.FILTERD_STATS_MONTH_BUILD = '0'
+    // A month is copied in ranges of users of about this many rows: several ranges here.
+    process.env.FILTERD_STATS_MONTH_CHUNK_ROWS = '40'
   })
   const today = queriesOf('2024-06-12', 10, 3)
   await importAt(env, db, today, NOW + 1000) // waits for the build the import started

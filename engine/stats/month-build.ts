@@ -84,7 +84,7 @@ function pauseHookFromEnv(): MonthHook | undefined {
 async function monthWeeks(
   c: DuckDBConnection,
   unit: MonthUnit
-): Promise<{ weeks: FoldedTable[]; print: string; names: Set<string> }> {
+): Promise<{ weeks: FoldedTable[]; print: string; names: Set<string>; rows: number }> {
   const rows = (
     await c.runAndReadAll(TABLES_SQL.replace('SELECT table_name', 'SELECT table_name, table_oid, estimated_size'))
   ).getRows()
@@ -93,7 +93,9 @@ async function monthWeeks(
     (t) => t.table.startsWith('w') && t.kind === unit.kind && t.first <= last && t.last >= unit.month
   )
   const byName = new Map(rows.map((r) => [String(r[0]), `${String(r[1])}:${String(r[2])}`]))
+  const size = new Map(rows.map((r) => [String(r[0]), Number(r[2])]))
   return {
+    rows: weeks.reduce((n, w) => n + (size.get(w.table) ?? 0), 0),
     weeks,
     print: weeks.map((w) => `${w.table}:${byName.get(w.table)}`).join(','),
     names: new Set(byName.keys())
@@ -124,6 +126,47 @@ export function dueMonths(names: readonly string[], timeZone: string, now: numbe
   return out.sort((a, b) => a.month - b.month || a.kind.localeCompare(b.kind))
 }
 
+/**
+ * Rows a month is copied in at most (about): each range of users is sorted on its own. One sort of a whole
+ * month (72 M rows at 100,000 users) ran out of `memory_limit` (1 GB) in a measured build.
+ */
+const MONTH_CHUNK_ROWS = 4_000_000
+
+/** MONTH_CHUNK_ROWS, or `FILTERD_STATS_MONTH_CHUNK_ROWS` (tests: several ranges in a small store). */
+function chunkRows(): number {
+  const env = Number(process.env.FILTERD_STATS_MONTH_CHUNK_ROWS)
+  return Number.isFinite(env) && env > 0 ? env : MONTH_CHUNK_ROWS
+}
+
+/**
+ * The users that split the weeks' rows into ranges of about MONTH_CHUNK_ROWS, ascending (none: one range),
+ * from a sample of the largest week (its users stand for the month's). The weeks are sorted by user,
+ * so a range's copy reads only its own row groups of each week.
+ */
+async function userBounds(c: DuckDBConnection, weeks: readonly FoldedTable[], rows: number): Promise<string[]> {
+  const chunks = Math.ceil(rows / chunkRows())
+  if (chunks <= 1) return []
+  let largest = weeks[0]!.table
+  let most = -1
+  for (const w of weeks) {
+    const n = Number((await c.runAndReadAll(`SELECT count(*) FROM ${w.table}`)).getRows()[0]![0])
+    if (n > most) [largest, most] = [w.table, n]
+  }
+  const users = (
+    await c.runAndReadAll(
+      `SELECT DISTINCT "user" FROM (SELECT "user" FROM ${largest} USING SAMPLE reservoir(${chunks * 50} ROWS) REPEATABLE (1)) WHERE "user" IS NOT NULL ORDER BY 1`
+    )
+  )
+    .getRows()
+    .map((r) => String(r[0]))
+  const out: string[] = []
+  for (let i = 1; i < chunks; i++) {
+    const u = users[Math.floor((i * users.length) / chunks)]
+    if (u !== undefined && u !== out[out.length - 1]) out.push(u)
+  }
+  return out
+}
+
 /** Step 1, beside the writer: the month's copy and the straddling weeks' copies, from one snapshot. */
 async function buildCopies(
   c: DuckDBConnection,
@@ -132,7 +175,7 @@ async function buildCopies(
 ): Promise<string | undefined> {
   await c.run('BEGIN TRANSACTION')
   try {
-    const { weeks, print } = await monthWeeks(c, unit)
+    const { weeks, print, rows } = await monthWeeks(c, unit)
     if (weeks.length === 0) {
       await c.run('COMMIT')
       return undefined
@@ -142,9 +185,17 @@ async function buildCopies(
     const union = weeks
       .map((w) => `SELECT ${cols} FROM ${w.table} WHERE day BETWEEN ${first} AND ${last}`)
       .join(' UNION ALL ')
-    await c.run(
-      `CREATE TABLE ${monthTable(unit)}${BUILD_SUFFIX} AS SELECT * FROM (${union}) ORDER BY ${ORDER[unit.kind]}`
-    )
+    const copy = `${monthTable(unit)}${BUILD_SUFFIX}`
+    await c.run(`CREATE TABLE ${copy} AS SELECT * FROM (${union}) LIMIT 0`)
+    // In ranges of users, ascending, each sorted: the table ends up sorted, and no sort holds the whole month.
+    const bounds = await userBounds(c, weeks, rows)
+    for (let i = 0; i <= bounds.length; i++) {
+      const range = [i > 0 ? `"user" >= $1` : '', i < bounds.length ? `"user" < $${i > 0 ? 2 : 1}` : '']
+      const where = range.filter((x) => x !== '').join(' AND ') || 'true'
+      const params = [...(i > 0 ? [bounds[i - 1]!] : []), ...(i < bounds.length ? [bounds[i]!] : [])]
+      await c.run(`INSERT INTO ${copy} SELECT * FROM (${union}) WHERE ${where} ORDER BY ${ORDER[unit.kind]}`, params)
+    }
+    await c.run(`INSERT INTO ${copy} SELECT * FROM (${union}) WHERE "user" IS NULL ORDER BY ${ORDER[unit.kind]}`)
     // A straddling week keeps its other days, in its order (a filter keeps insertion order).
     for (const w of weeks)
       if (w.first < first || w.last > last)
