@@ -36,14 +36,24 @@ import {
   rawLastHour,
   topDomains,
   ReportTime,
+  formatDay,
   type StatsDb
 } from '../../engine/stats/index.js'
-import { hoursTable, hoursTableSql, metaGet, metaPut, namesTable, namesTableSql } from '../../engine/stats/db.js'
+import {
+  TABLES_SQL,
+  hoursTable,
+  hoursTableSql,
+  metaGet,
+  metaPut,
+  namesTable,
+  namesTableSql
+} from '../../engine/stats/db.js'
 import { insertRawHour, rawUsersTable } from '../../engine/stats/raw-layout.js'
-import { RAW_SORT_EVERY_MS, sortRawHour } from '../../engine/stats/raw-sort.js'
+import { RAW_SORT_EVERY_MS, rawSortSettled, sortRawHour } from '../../engine/stats/raw-sort.js'
 import { ALL_USERS } from '../../engine/stats/files.js'
 import { pruneStats } from '../../engine/stats/importer.js'
 import { foldDays, weekHoursTable, weekNamesTable, weekOf, weekPartitions } from '../../engine/stats/fold.js'
+import { buildMonth, dueMonths } from '../../engine/stats/month-build.js'
 import { openLegacyStatsDb } from '../../engine/stats/lmdb-legacy.js'
 import { importClosedFiles as legacyImport } from '../../engine/stats/testing/legacy/importer.js'
 import { syntheticRow } from './rows.js'
@@ -83,6 +93,13 @@ const AB_ORDER = ['serial1', 'pipelined1', 'pipelined2', 'serial2'] as const
 const RAW_ONLY = process.argv.includes('--raw-only')
 /** `--raw-hours=N`: raw rows in the last N hours only (each with RAW_ROWS / 24 rows), the oldest of them sorted by the engine. */
 const RAW_HOURS = Number(process.argv.find((a) => a.startsWith('--raw-hours='))?.slice(12) ?? 24)
+/**
+ * `--build-months` (with `--db`): the finished months made from their week tables (engine/stats/month-build.ts)
+ * before the reports are timed, each timed, with imports of IMPORT_ROWS rows beside the build (their wall
+ * time against the same import with no build first; importRows 0: no import, so the reports timed after read the
+ * store as filled); with `--fill-only`, nothing else.
+ */
+const BUILD_MONTHS = process.argv.includes('--build-months')
 /** User ids sort as numbers (zero-padded): `user000042`. */
 const userSql = (u: string): string => `'user' || lpad((${u})::VARCHAR, 6, '0')`
 const userId = (u: number): string => `user${String(u).padStart(6, '0')}`
@@ -342,6 +359,7 @@ try {
   const today = time.dayOf(now)
   const days = 92
   if (filledAt === 0) await fill(db, now, today)
+  if (BUILD_MONTHS) await buildMonthsBeside(db, root, now)
   if (FILL_ONLY) {
     await db.close()
     process.exit(0)
@@ -371,7 +389,10 @@ try {
     return out
   }
   if (FILL === 'weeks') {
-    const r = await measure('week tables')
+    const months = await db.read(async (c) =>
+      (await c.runAndReadAll(TABLES_SQL)).getRows().some((r) => String(r[0]).startsWith('mhours_'))
+    )
+    const r = await measure(months ? 'month tables' : 'week tables')
     console.log('\n| Report, one user (overview: all users) | median / p99 |')
     console.log('|---|---:|')
     for (const [name] of reports)
@@ -462,4 +483,82 @@ async function importDesigns(root: string, now: number): Promise<void> {
     )
     await db.close()
   }
+}
+
+/** IMPORT_ROWS synthetic rows of the store's clock as closed CSV files in `dir` (round `k` varies the rows). */
+async function writeImportFiles(root: string, now: number, k: number): Promise<string> {
+  const dir = join(root, `month-import-${k}`)
+  const config = parseConfig(
+    `stats:\n  dir: ${JSON.stringify(dir)}\n  db: ${JSON.stringify(join(root, 'unused'))}\n  max-file-size: 1073741824\n`,
+    join(root, 'x.yaml')
+  )
+  const log = createCsvQueryLog(config, silentLogger(), {
+    flushIntervalMs: 0,
+    controlPollMs: 0,
+    maxPendingBytes: 1 << 30
+  })
+  for (let i = 0; i < IMPORT_ROWS; i++) {
+    log.write(syntheticRow(i + k * IMPORT_ROWS, USERS, now - 600_000 + (i % 300_000)))
+    if ((i & 0xffff) === 0) await log.flush()
+  }
+  await log.close()
+  return dir
+}
+
+/** One import of IMPORT_ROWS rows into `db`: its wall time (ms). */
+async function timedImport(db: StatsDb, root: string, now: number, k: number): Promise<number> {
+  const dir = await writeImportFiles(root, now, k)
+  const t = performance.now()
+  const r = await importClosedFiles(db, dir, 'UTC', { now: () => now })
+  const ms = performance.now() - t
+  rmSync(dir, { recursive: true, force: true })
+  if (r.rows !== IMPORT_ROWS) throw new Error(`imported ${r.rows} rows of ${IMPORT_ROWS}`)
+  return ms
+}
+
+/** `--build-months`: the due months made one by one (step 1 beside the writer, the swap on it), imports going on beside. */
+async function buildMonthsBeside(db: StatsDb, root: string, now: number): Promise<void> {
+  process.env.FILTERD_STATS_MONTH_BUILD = '0' // the importer's own background build: this one is timed here
+  const alone: number[] = []
+  for (let k = 0; k < 3 && IMPORT_ROWS > 0; k++) alone.push(await timedImport(db, root, now, k))
+  if (IMPORT_ROWS > 0)
+    console.log(
+      `import of ${IMPORT_ROWS} rows, no build beside: ${alone.map((x) => x.toFixed(0)).join(', ')} ms (load ${load()})`
+    )
+  const names = await db.read(async (c) => (await c.runAndReadAll(TABLES_SQL)).getRows().map((r) => String(r[0])))
+  const units = dueMonths(names, 'UTC', now)
+  let building = IMPORT_ROWS > 0 // importRows 0: the build alone (imported rows would change the reports timed after)
+  const beside: number[] = []
+  const imports = (async () => {
+    for (let k = 3; building; k++) beside.push(await timedImport(db, root, now, k))
+  })()
+  const t0 = performance.now()
+  try {
+    for (const u of units) {
+      const t1 = performance.now()
+      let t2 = t1
+      const swapped = await buildMonth(db, u, {
+        between: () => {
+          t2 = performance.now()
+          return Promise.resolve()
+        }
+      })
+      const t3 = performance.now()
+      console.log(
+        `month ${formatDay(u.month)} ${u.kind}: copy beside the writer ${((t2 - t1) / 1000).toFixed(1)} s, ` +
+          `swap (its wait in the write queue included) ${(t3 - t2).toFixed(0)} ms, ${swapped ? 'swapped in' : 'NOT swapped'} (load ${load()})`
+      )
+    }
+  } finally {
+    building = false
+    await imports
+    await rawSortSettled(db) // the imports' raw rows start sorts beside the writer
+  }
+  const sorted = [...beside].sort((a, b) => a - b)
+  console.log(
+    `months made: ${units.length} tables in ${((performance.now() - t0) / 1000).toFixed(1)} s; ` +
+      `${beside.length} imports of ${IMPORT_ROWS} rows beside: median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(0)} ms, ` +
+      `max ${sorted[sorted.length - 1]?.toFixed(0)} ms (each: ${beside.map((x) => x.toFixed(0)).join(', ')}) (load ${load()})`
+  )
+  await sql(db, 'CHECKPOINT')
 }

@@ -16,8 +16,9 @@
  *                   nxdomain, blocks, cats (of the name, last seen), seq (orders the partials).
  *                   Both day partitions are dropped after three months, or folded before that.
  *   whours_<week>, wnames_<week>
- *                   the folded days of a week, sorted by (user, day) (engine/stats/fold.ts); stores
- *                   of the version before also have mhours_<month>, mnames_<month>, read alike.
+ *                   the folded days of a week, sorted by (user, day) (engine/stats/fold.ts).
+ *   mhours_<month>, mnames_<month>
+ *                   a finished month's days, moved out of its weeks (engine/stats/month-build.ts).
  *   files           the exactly-once ledger: per imported file name, offset, rows, skipped, done, updated.
  *   meta            counters (the raw-row sequence, the Redis stream position).
  *

@@ -7,8 +7,10 @@
  *   whours_<week>  the `hours_<day>` rows of the week's folded days, with a `day` column
  *   wnames_<week>  the `names_<day>` rows likewise (`<week>` is the day number of its Monday)
  *
- * Stores of the version before folded whole months (`mhours_<month>`, `mnames_<month>`, `<month>` the
- * day number of its first day): reports still read those, and retention drops them; new folds go to weeks.
+ * Month tables (`mhours_<month>`, `mnames_<month>`, `<month>` the day number of its first day) hold a
+ * finished month's days instead of its weeks: engine/stats/month-build.ts makes them beside the writer
+ * (stores of an older version folded days straight into them). A day is in one folded table only: a
+ * day whose month table exists is folded into it (its partials appended, a short write), not into its week.
  *
  * **A fold is a sequence of bounded steps.** A step folds one day: the day's week table is made again
  * from the old week table and the day's partials (summed per key), sorted by (user, day); then the old
@@ -33,7 +35,7 @@ import { HOUR_MS, ReportTime } from './time.js'
 
 const DAY_MS = 86_400_000
 /** A day is folded once it has been over this long. */
-const FOLD_GRACE_MS = HOUR_MS
+export const FOLD_GRACE_MS = HOUR_MS
 /** At most one round of fold steps starts per store this often (stragglers of folded days wait for the next). */
 export const FOLD_EVERY_MS = HOUR_MS
 /**
@@ -55,14 +57,23 @@ export interface FoldedTable {
 
 export const weekHoursTable = (week: number): string => `whours_${week}`
 export const weekNamesTable = (week: number): string => `wnames_${week}`
+/** Month tables (`<month>` the day number of its first day): engine/stats/month-build.ts makes them from finished weeks. */
+export const monthHoursTable = (month: number): string => `mhours_${month}`
+export const monthNamesTable = (month: number): string => `mnames_${month}`
 
 /** The day number of the Monday of `day`'s week (day 4, 1970-01-05, was a Monday). */
 export function weekOf(day: number): number {
   return day - ((((day - 4) % 7) + 7) % 7)
 }
 
+/** The day number of the first day of `day`'s month. */
+export function monthOf(day: number): number {
+  const d = new Date(day * DAY_MS)
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / DAY_MS
+}
+
 /** The day number of the last day of the month that starts on `month`. */
-function monthEnd(month: number): number {
+export function monthEnd(month: number): number {
   const d = new Date(month * DAY_MS)
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / DAY_MS - 1
 }
@@ -190,22 +201,22 @@ async function foldDay(
   hook: FoldHook | undefined
 ): Promise<void> {
   const week = weekOf(day)
+  const month = monthOf(day)
   await c.run('BEGIN TRANSACTION')
   try {
-    if (kinds.has('hours')) {
+    if (kinds.has('hours') && existing.has(monthHoursTable(month)))
+      await appendTo(c, monthHoursTable(month), hoursOfDaySql(day), hoursTable(day))
+    else if (kinds.has('hours')) {
       const wt = weekHoursTable(week)
       const old = existing.has(wt) ? `SELECT "user", day, hour, requests, blocks FROM ${wt} UNION ALL ` : ''
-      const fresh = `SELECT "user", ${day}::INTEGER AS day, hour, sum(requests)::BIGINT AS requests, sum(blocks)::BIGINT AS blocks FROM ${hoursTable(day)} GROUP BY "user", hour`
-      await swapIn(c, wt, `${old}${fresh}`, '"user", day, hour', hoursTable(day))
+      await swapIn(c, wt, `${old}${hoursOfDaySql(day)}`, '"user", day, hour', hoursTable(day))
     }
-    if (kinds.has('names')) {
+    if (kinds.has('names') && existing.has(monthNamesTable(month)))
+      await appendTo(c, monthNamesTable(month), namesOfDaySql(day), namesTable(day))
+    else if (kinds.has('names')) {
       const wt = weekNamesTable(week)
       const old = existing.has(wt) ? `SELECT ${NAMES_COLS} FROM ${wt} UNION ALL ` : ''
-      // One row per (user, name) and day, as a day's compaction makes it (engine/stats/importer.ts).
-      const fresh =
-        `SELECT "user", ${day}::INTEGER AS day, host, sum(requests)::BIGINT AS requests, sum(nxdomain)::BIGINT AS nxdomain, ` +
-        `sum(blocks)::BIGINT AS blocks, coalesce(arg_max(cats, seq) FILTER (WHERE cats <> ''), '') AS cats, max(seq) AS seq FROM ${namesTable(day)} GROUP BY "user", host`
-      await swapIn(c, wt, `${old}${fresh}`, '"user", day, host', namesTable(day))
+      await swapIn(c, wt, `${old}${namesOfDaySql(day)}`, '"user", day, host', namesTable(day))
     }
     await c.run('DELETE FROM meta WHERE key = $1', [`dirty.${day}`])
     hook?.(day)
@@ -214,8 +225,31 @@ async function foldDay(
     await c.run('ROLLBACK').catch(() => {})
     throw err
   }
-  if (kinds.has('hours')) existing.add(weekHoursTable(week))
-  if (kinds.has('names')) existing.add(weekNamesTable(week))
+  if (kinds.has('hours') && !existing.has(monthHoursTable(month))) existing.add(weekHoursTable(week))
+  if (kinds.has('names') && !existing.has(monthNamesTable(month))) existing.add(weekNamesTable(week))
+}
+
+/** A day's hour partials summed per key, with its `day`: the rows a fold adds to a folded table. */
+function hoursOfDaySql(day: number): string {
+  return `SELECT "user", ${day}::INTEGER AS day, hour, sum(requests)::BIGINT AS requests, sum(blocks)::BIGINT AS blocks FROM ${hoursTable(day)} GROUP BY "user", hour`
+}
+
+/** A day's name partials summed: one row per (user, name) and day, as a day's compaction makes it (engine/stats/importer.ts). */
+function namesOfDaySql(day: number): string {
+  return (
+    `SELECT "user", ${day}::INTEGER AS day, host, sum(requests)::BIGINT AS requests, sum(nxdomain)::BIGINT AS nxdomain, ` +
+    `sum(blocks)::BIGINT AS blocks, coalesce(arg_max(cats, seq) FILTER (WHERE cats <> ''), '') AS cats, max(seq) AS seq FROM ${namesTable(day)} GROUP BY "user", host`
+  )
+}
+
+/**
+ * Inside the caller's transaction: a late day of a month that already has its month table is appended
+ * to it (sorted by user: one more row group that few users' reads touch) and its day table goes. Rewriting
+ * the month would hold the writer for the whole month's rows; a straggler is a few rows.
+ */
+async function appendTo(c: DuckDBConnection, table: string, select: string, folded: string): Promise<void> {
+  await c.run(`INSERT INTO ${table} BY NAME SELECT * FROM (${select}) ORDER BY "user"`)
+  await c.run(`DROP TABLE ${folded}`)
 }
 
 /** Inside the caller's transaction: `table` becomes `select` sorted by `order`; the folded day table goes. */

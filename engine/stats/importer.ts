@@ -44,6 +44,7 @@ import { watchClosedFiles, type ClosedFileWatch } from './import-trigger.js'
 import { startPeriodicJob } from './periodic.js'
 import { exportParquetHours } from './parquet.js'
 import { sortRawHoursInBackground } from './raw-sort.js'
+import { buildMonthsInBackground } from './month-build.js'
 import { insertRawHour, rawHourTables } from './raw-layout.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
@@ -193,6 +194,7 @@ export async function importClosedFiles(
   if (options.parquetDir !== undefined) await exportParquetHours(db, options.parquetDir, ctx.now(), options.logger)
   result.pruned = await pruneStats(db, timeZone, ctx.now(), options.logger)
   sortRawHoursInBackground(db, ctx.now(), options.logger, options.rawSortMinRows)
+  buildMonthsInBackground(db, timeZone, ctx.now(), options.logger)
   return result
 }
 

@@ -2,8 +2,8 @@
  * The statistics reports of the spec (Statistics endpoints), as plain functions over the statistics
  * store (engine/stats/db.ts). Every report is for one user id (or ANONYMOUS_USER) and local days
  * `from`..`to` (inclusive day numbers, engine/stats/time.ts); validating the request is the caller's
- * job (the management API's). Each report is one SQL query over the month tables and day tables of
- * the range (engine/stats/fold.ts), summing the partial aggregates the importer appended (user and dates are bound parameters; table
+ * job (the management API's). Each report is one SQL query over the folded tables (month and week) and
+ * day tables of the range (engine/stats/fold.ts, engine/stats/month-build.ts), summing the partial aggregates the importer appended (user and dates are bound parameters; table
  * names are made from numbers only).
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
@@ -94,6 +94,21 @@ async function catalog(c: DuckDBConnection): Promise<{ names: string[]; keep: nu
   return { names: rows.map((x) => String(x[0])), keep: Number(rows[0]?.[1] ?? 0) }
 }
 
+/**
+ * `db.read` in one transaction: the catalog query and the report's query see the same tables, though a
+ * fold or a month's swap (engine/stats/month-build.ts) drops and renames tables between them.
+ */
+async function readSnapshot<T>(db: StatsDb, fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
+  return await db.read(async (c) => {
+    await c.run('BEGIN TRANSACTION')
+    try {
+      return await fn(c)
+    } finally {
+      await c.run('ROLLBACK')
+    }
+  })
+}
+
 async function rows(c: DuckDBConnection, sql: string, params: Array<string | number | bigint>): Promise<unknown[][]> {
   return (await c.runAndReadAll(sql, params)).getRows()
 }
@@ -128,7 +143,7 @@ export async function activityByHour(
   const blocks: number[] = []
   if (hours.length === 0) return chart(labels, requests, blocks)
   const values = new Map<number, [number, number]>()
-  await db.read(async (c) => {
+  await readSnapshot(db, async (c) => {
     // An hour that straddles local midnight has rows in two day partitions: read one day either side.
     const tables = await dayTables(c, 'hours', from - 1, to + 1)
     if (tables.length === 0) return
@@ -151,7 +166,7 @@ export async function activityByDay(db: StatsDb, user: string, from: number, to:
   const requests: number[] = []
   const blocks: number[] = []
   const values = new Map<number, [number, number]>()
-  await db.read(async (c) => {
+  await readSnapshot(db, async (c) => {
     const tables = await dayTables(c, 'hours', from, to)
     if (tables.length === 0) return
     const sql = `SELECT d, sum(requests)::DOUBLE, sum(blocks)::DOUBLE FROM (${unionSql(tables, 'requests, blocks', '"user" = $1')}) GROUP BY d`
@@ -243,7 +258,7 @@ export async function topDomains(
   filter: DomainFilter,
   limit = TOP_DOMAINS
 ): Promise<Chart> {
-  const list = await db.read(async (c) => {
+  const list = await readSnapshot(db, async (c) => {
     const tables = await dayTables(c, 'names', from, to)
     if (tables.length === 0) return []
     const where = '"user" = $1' + (filter === 'www' ? " AND starts_with(host, 'www.')" : '')
@@ -269,7 +284,7 @@ export async function detail(
   limit = TOP_DOMAINS
 ): Promise<Detail> {
   const perDay = new Map<number, DomainSum[]>()
-  await db.read(async (c) => {
+  await readSnapshot(db, async (c) => {
     const tables = await dayTables(c, 'names', from, to)
     if (tables.length === 0) return
     const sql =
@@ -293,7 +308,7 @@ export async function detail(
 
 /** The user's queries of the last hour before `now`, oldest first (at most the newest MAX_RAW_ROWS). */
 export async function rawLastHour(db: StatsDb, time: ReportTime, user: string, now: number): Promise<RawReport> {
-  const found = await db.read(async (c) => {
+  const found = await readSnapshot(db, async (c) => {
     const first = Math.floor((now - HOUR_MS) / HOUR_MS)
     const last = Math.floor(now / HOUR_MS)
     const names = (await catalog(c)).names
@@ -319,7 +334,7 @@ export async function rawLastHour(db: StatsDb, time: ReportTime, user: string, n
  * requests of the days it was blocked on, and its categories on the first of them.
  */
 export async function blockedNames(db: StatsDb, user: string, from: number, to: number): Promise<DomainSum[]> {
-  return await db.read(async (c) => {
+  return await readSnapshot(db, async (c) => {
     const tables = await dayTables(c, 'names', from, to)
     if (tables.length === 0) return []
     const sql = `SELECT 0, host, sum(r)::DOUBLE, 0, sum(b)::DOUBLE, arg_min(c, d) FROM (${perDaySql(tables, '"user" = $1')}) WHERE b > 0 GROUP BY host`
