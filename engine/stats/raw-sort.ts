@@ -30,7 +30,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from '../log/index.js'
 import { TABLES_SQL, metaPut, type StatsDb } from './db.js'
-import { rawRowsTable, rawUsersTable } from './raw-layout.js'
+import { rawAddrsTable, rawHostsTable, rawRowsTable, rawUsersTable } from './raw-layout.js'
 import { HOUR_MS } from './time.js'
 
 /** Unsorted rows below which an hour is left as it is. */
@@ -43,6 +43,9 @@ const SORTED_KEY = 'rawisorted.'
 const LEGACY_SORTED_KEY = 'rawsorted.'
 const sortedCopy = (hour: number): string => `${rawRowsTable(hour)}__sorted`
 const sortedUsers = (hour: number): string => `${rawUsersTable(hour)}__sorted`
+const sortedDict = (dict: string): string => `${dict}__sorted`
+/** The connection's map from a dictionary's ids to the new ones (step 1's, a temporary table). */
+const ID_MAP = 'raw_sort_id_map'
 
 interface HourState {
   hour: number
@@ -64,7 +67,7 @@ async function hourStates(c: DuckDBConnection, busy: ReadonlySet<number>): Promi
   ).getRows()
   const names = tables.map((r) => String(r[0]))
   for (const n of names) {
-    const m = /^raw(i|users)?_(\d+)__sorted$/.exec(n)
+    const m = /^raw(i|users|hosts|addrs)?_(\d+)__sorted$/.exec(n)
     if (m !== null && (m[1] === undefined || !busy.has(Number(m[2])))) await c.run(`DROP TABLE IF EXISTS ${n}`)
   }
   const sorted = new Map(
@@ -92,16 +95,42 @@ function due(db: StatsDb, states: readonly HourState[], now: number, minRows: nu
     .sort((a, b) => (a === current ? 1 : b === current ? -1 : b - a))
 }
 
-/** What step 1 copied: the rows and the users' dictionary entries committed then. */
+/** What step 1 copied: the rows and the dictionaries' entries committed then. */
 interface Snapshot {
   rows: number
   users: number
+  hosts: number
+  addrs: number
+}
+
+/** The id column of the rows for each renumbered dictionary. */
+const RENUMBERED: ReadonlyArray<[(hour: number) => string, 'hid' | 'aid']> = [
+  [rawHostsTable, 'hid'],
+  [rawAddrsTable, 'aid']
+]
+const idMap = (column: string): string => `${ID_MAP}_${column}`
+
+/**
+ * The connection's map (old, new) of a dictionary's ids, the new ids numbered in the order the sorted rows
+ * first use them (their first (user, time), as one number to take the minimum of): a user's few addresses, and the names first seen with
+ * a user, get neighbouring ids, so a row group's ids span a narrow range that bit-packs into fewer bits.
+ * An entry no row uses (none is written so) goes last.
+ */
+async function renumber(c: DuckDBConnection, rows: string, dict: string, column: string): Promise<void> {
+  await c.run(
+    `CREATE OR REPLACE TEMP TABLE ${idMap(column)} AS SELECT d.id AS old, ` +
+      '(row_number() OVER (ORDER BY f.first NULLS LAST, d.id) - 1)::INTEGER AS new, d.name ' +
+      `FROM ${dict} d LEFT JOIN (SELECT ${column} AS id, min(uid::HUGEINT * 18446744073709551616 + created) AS first ` +
+      `FROM ${rows} GROUP BY ${column}) f ON f.id = d.id`
+  )
+  await c.run(`CREATE TABLE ${sortedDict(dict)} AS SELECT new AS id, name FROM ${idMap(column)} ORDER BY new`)
 }
 
 /**
- * Step 1, beside the writer: the sorted copy of the rows committed so far, and of the users' dictionary
- * sorted by name (ids unchanged), so that the raw report's lookup of a user's id reads a row group or
- * two of it (zone maps on `name`) instead of every name.
+ * Step 1, beside the writer: the sorted copy of the rows committed so far, with the names' and addresses'
+ * ids renumbered in that order (`renumber`), and the users' dictionary sorted by name (ids unchanged), so
+ * that the raw report's lookup of a user's id reads a row group or two of it (zone maps on `name`)
+ * instead of every name.
  */
 async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapshot> {
   await c.run('BEGIN TRANSACTION')
@@ -109,29 +138,61 @@ async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapsh
     const t = rawRowsTable(hour)
     const count = async (table: string): Promise<number> =>
       Number((await c.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows()[0]![0])
-    const snap = { rows: await count(t), users: await count(rawUsersTable(hour)) }
-    await c.run(`CREATE TABLE ${sortedCopy(hour)} AS SELECT * FROM ${t} ORDER BY uid, created, rowid`)
+    const snap = {
+      rows: await count(t),
+      users: await count(rawUsersTable(hour)),
+      hosts: await count(rawHostsTable(hour)),
+      addrs: await count(rawAddrsTable(hour))
+    }
+    for (const [dict, column] of RENUMBERED) await renumber(c, t, dict(hour), column)
+    await c.run(
+      `CREATE TABLE ${sortedCopy(hour)} AS SELECT r.created, r.uid, r.nxdomain, a.new AS aid, h.new AS hid, ` +
+        `r.blockedhost, r.reason, r.cats, r.blockedcats FROM ${t} r JOIN ${idMap('aid')} a ON a.old = r.aid ` +
+        `JOIN ${idMap('hid')} h ON h.old = r.hid ORDER BY r.uid, r.created, r.rowid`
+    )
     await c.run(`CREATE TABLE ${sortedUsers(hour)} AS SELECT * FROM ${rawUsersTable(hour)} ORDER BY name`)
     await c.run('COMMIT')
     return snap
   } catch (err) {
     await c.run('ROLLBACK').catch(() => {})
     throw err
+  } finally {
+    for (const [, column] of RENUMBERED) await c.run(`DROP TABLE IF EXISTS ${idMap(column)}`).catch(() => {})
   }
+}
+
+/**
+ * Step 2's rows: those appended since the snapshot follow the sorted copy, their name and address ids
+ * translated to the new numbering through the names (entries added since kept their ids, which the
+ * renumbering did not use: the dictionaries' ids are dense).
+ */
+async function appendSince(c: DuckDBConnection, hour: number, snap: Snapshot): Promise<void> {
+  const t = rawRowsTable(hour)
+  for (const [dict, , n] of [[rawHostsTable, 'hid', snap.hosts] as const, [rawAddrsTable, 'aid', snap.addrs] as const])
+    await c.run(`INSERT INTO ${sortedDict(dict(hour))} SELECT id, name FROM ${dict(hour)} WHERE id >= ${n}`)
+  const [hosts, addrs] = [rawHostsTable(hour), rawAddrsTable(hour)]
+  await c.run(
+    `INSERT INTO ${sortedCopy(hour)} SELECT r.created, r.uid, r.nxdomain, na.id, nh.id, r.blockedhost, r.reason, ` +
+      `r.cats, r.blockedcats FROM ${t} r JOIN ${addrs} oa ON oa.id = r.aid JOIN ${sortedDict(addrs)} na ON na.name = oa.name ` +
+      `JOIN ${hosts} oh ON oh.id = r.hid JOIN ${sortedDict(hosts)} nh ON nh.name = oh.name WHERE r.rowid >= ${snap.rows} ORDER BY r.rowid`
+  )
+  await c.run(`INSERT INTO ${sortedUsers(hour)} SELECT * FROM ${rawUsersTable(hour)} WHERE rowid >= ${snap.users}`)
 }
 
 /** Step 2, on the writer: the rows appended since the snapshot follow the copy, which replaces the hour table. */
 async function swapSorted(c: DuckDBConnection, hour: number, snap: Snapshot): Promise<void> {
-  const pairs: Array<[string, string, number]> = [
-    [rawRowsTable(hour), sortedCopy(hour), snap.rows],
-    [rawUsersTable(hour), sortedUsers(hour), snap.users]
+  const pairs: Array<[string, string]> = [
+    [rawRowsTable(hour), sortedCopy(hour)],
+    [rawUsersTable(hour), sortedUsers(hour)],
+    [rawHostsTable(hour), sortedDict(rawHostsTable(hour))],
+    [rawAddrsTable(hour), sortedDict(rawAddrsTable(hour))]
   ]
   await c.run('BEGIN TRANSACTION')
   try {
     const exists = (await c.runAndReadAll(`${TABLES_SQL} AND table_name = '${pairs[0]![0]}'`)).getRows().length > 0
     if (exists) {
-      for (const [t, s, n] of pairs) {
-        await c.run(`INSERT INTO ${s} SELECT * FROM ${t} WHERE rowid >= ${n}`)
+      await appendSince(c, hour, snap)
+      for (const [t, s] of pairs) {
         await c.run(`DROP TABLE ${t}`)
         await c.run(`ALTER TABLE ${s} RENAME TO ${t}`)
       }
