@@ -7,6 +7,8 @@ import { activityByHour, rawLastHour, topDomains } from './reports.js'
 import { ReportTime, parseDay } from './time.js'
 import { rawSortSettled, sortRawHour, sortRawHours } from './raw-sort.js'
 import type { QueryLogRecord } from '../querylog/index.js'
+import { exportParquetHours } from './parquet.js'
+import { join } from 'node:path'
 
 const HOUR = Math.floor(at('2024-05-15', '11:00') / 3_600_000)
 const USERS = ['dave', 'alice', 'carol', 'bob', 'erin']
@@ -66,6 +68,21 @@ async function firstUses(db: StatsDb, column: string, n: number, hour = HOUR): P
   )
 }
 
+/** The hour's Parquet export (engine/stats/parquet.ts), read back: it names rows by their strings, whatever the ids. */
+async function parquetRows(t: TestContext, db: StatsDb): Promise<string> {
+  const dir = join(statsTestEnv(t).root, 'parquet')
+  const [file] = await exportParquetHours(db, dir, at('2024-05-15', '13:00'))
+  return await db.read(async (c) =>
+    JSON.stringify(
+      (
+        await c.runAndReadAll(
+          `SELECT * EXCLUDE (created), epoch_ms(created)::DOUBLE FROM read_parquet('${join(dir, file!)}')`
+        )
+      ).getRows()
+    )
+  )
+}
+
 const isSorted = (rows: ReadonlyArray<[number, number]>): boolean =>
   rows.every((r, i) => i === 0 || rows[i - 1]![0] < r[0] || (rows[i - 1]![0] === r[0] && rows[i - 1]![1] < r[1]))
 
@@ -119,6 +136,7 @@ test('sorts a raw hour by user: same rows, seq and reports, and rows appended du
   t.assert.ok(inOrder(await firstUses(db, 'hid', 75)) && inOrder(await firstUses(db, 'aid', 75)), 'renumbered again')
   t.assert.strictEqual(await sortRawHours(db, NOW, 10), 0)
   t.assert.strictEqual(await answers(db), await answers(ref))
+  t.assert.strictEqual(await parquetRows(t, db), await parquetRows(t, ref), 'the Parquet export is the same')
   // The users' dictionary is sorted by name too (the raw report's lookup reads it by zone maps), ids kept.
   const dict = await db.read(async (c) =>
     (await c.runAndReadAll(`SELECT name FROM ${rawUsersTable(HOUR)} ORDER BY rowid`)).getRows().map((r) => String(r[0]))
