@@ -44,8 +44,11 @@ const LEGACY_SORTED_KEY = 'rawsorted.'
 const sortedCopy = (hour: number): string => `${rawRowsTable(hour)}__sorted`
 const sortedUsers = (hour: number): string => `${rawUsersTable(hour)}__sorted`
 const sortedDict = (dict: string): string => `${dict}__sorted`
-/** The connection's map from a dictionary's ids to the new ones (step 1's, a temporary table). */
-const ID_MAP = 'raw_sort_id_map'
+/**
+ * Step 1's map (old, new) of the hour's ids in `column` (hid, aid), kept for step 2 (which translates the
+ * rows imported meanwhile by id) and dropped there; a name the leftover drop (`hourStates`) matches.
+ */
+const idMap = (hour: number, column: string): string => `raw${column}map_${hour}__sorted`
 
 interface HourState {
   hour: number
@@ -67,7 +70,7 @@ async function hourStates(c: DuckDBConnection, busy: ReadonlySet<number>): Promi
   ).getRows()
   const names = tables.map((r) => String(r[0]))
   for (const n of names) {
-    const m = /^raw(i|users|hosts|addrs)?_(\d+)__sorted$/.exec(n)
+    const m = /^raw(i|users|hosts|addrs|hidmap|aidmap)?_(\d+)__sorted$/.exec(n)
     if (m !== null && (m[1] === undefined || !busy.has(Number(m[2])))) await c.run(`DROP TABLE IF EXISTS ${n}`)
   }
   const sorted = new Map(
@@ -108,22 +111,23 @@ const RENUMBERED: ReadonlyArray<[(hour: number) => string, 'hid' | 'aid']> = [
   [rawHostsTable, 'hid'],
   [rawAddrsTable, 'aid']
 ]
-const idMap = (column: string): string => `${ID_MAP}_${column}`
-
 /**
- * The connection's map (old, new) of a dictionary's ids, the new ids numbered in the order the sorted rows
- * first use them (their first (user, time), as one number to take the minimum of): a user's few addresses, and the names first seen with
- * a user, get neighbouring ids, so a row group's ids span a narrow range that bit-packs into fewer bits.
- * An entry no row uses (none is written so) goes last.
+ * The map (old, new) of a dictionary's ids (`idMap`) and the dictionary renumbered by it: the new ids in the
+ * order the sorted rows first use them (their first (user, time)). A user's few addresses, and the names
+ * first seen with a user, get neighbouring ids, so a row group's ids span a narrow range that bit-packs into
+ * fewer bits. An entry no row uses (none is written so) goes last.
  */
-async function renumber(c: DuckDBConnection, rows: string, dict: string, column: string): Promise<void> {
+async function renumber(c: DuckDBConnection, hour: number, dict: string, column: string): Promise<void> {
+  const map = idMap(hour, column)
+  // An id's first (user, time) as one number, to take the minimum of.
   await c.run(
-    `CREATE OR REPLACE TEMP TABLE ${idMap(column)} AS SELECT d.id AS old, ` +
-      '(row_number() OVER (ORDER BY f.first NULLS LAST, d.id) - 1)::INTEGER AS new, d.name ' +
+    `CREATE TABLE ${map} AS SELECT d.id AS old, (row_number() OVER (ORDER BY f.first NULLS LAST, d.id) - 1)::INTEGER AS new ` +
       `FROM ${dict} d LEFT JOIN (SELECT ${column} AS id, min(uid::HUGEINT * 18446744073709551616 + created) AS first ` +
-      `FROM ${rows} GROUP BY ${column}) f ON f.id = d.id`
+      `FROM ${rawRowsTable(hour)} GROUP BY ${column}) f ON f.id = d.id`
   )
-  await c.run(`CREATE TABLE ${sortedDict(dict)} AS SELECT new AS id, name FROM ${idMap(column)} ORDER BY new`)
+  await c.run(
+    `CREATE TABLE ${sortedDict(dict)} AS SELECT m.new AS id, d.name FROM ${dict} d JOIN ${map} m ON m.old = d.id ORDER BY m.new`
+  )
 }
 
 /**
@@ -144,11 +148,11 @@ async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapsh
       hosts: await count(rawHostsTable(hour)),
       addrs: await count(rawAddrsTable(hour))
     }
-    for (const [dict, column] of RENUMBERED) await renumber(c, t, dict(hour), column)
+    for (const [dict, column] of RENUMBERED) await renumber(c, hour, dict(hour), column)
     await c.run(
       `CREATE TABLE ${sortedCopy(hour)} AS SELECT r.created, r.uid, r.nxdomain, a.new AS aid, h.new AS hid, ` +
-        `r.blockedhost, r.reason, r.cats, r.blockedcats FROM ${t} r JOIN ${idMap('aid')} a ON a.old = r.aid ` +
-        `JOIN ${idMap('hid')} h ON h.old = r.hid ORDER BY r.uid, r.created, r.rowid`
+        `r.blockedhost, r.reason, r.cats, r.blockedcats FROM ${t} r JOIN ${idMap(hour, 'aid')} a ON a.old = r.aid ` +
+        `JOIN ${idMap(hour, 'hid')} h ON h.old = r.hid ORDER BY r.uid, r.created, r.rowid`
     )
     await c.run(`CREATE TABLE ${sortedUsers(hour)} AS SELECT * FROM ${rawUsersTable(hour)} ORDER BY name`)
     await c.run('COMMIT')
@@ -156,25 +160,26 @@ async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapsh
   } catch (err) {
     await c.run('ROLLBACK').catch(() => {})
     throw err
-  } finally {
-    for (const [, column] of RENUMBERED) await c.run(`DROP TABLE IF EXISTS ${idMap(column)}`).catch(() => {})
   }
 }
 
 /**
  * Step 2's rows: those appended since the snapshot follow the sorted copy, their name and address ids
- * translated to the new numbering through the names (entries added since kept their ids, which the
- * renumbering did not use: the dictionaries' ids are dense).
+ * translated by step 1's maps (entries added since keep their ids, which the renumbering did not use: the
+ * dictionaries' ids are dense, so an id past the map is one of them).
  */
 async function appendSince(c: DuckDBConnection, hour: number, snap: Snapshot): Promise<void> {
   const t = rawRowsTable(hour)
-  for (const [dict, , n] of [[rawHostsTable, 'hid', snap.hosts] as const, [rawAddrsTable, 'aid', snap.addrs] as const])
-    await c.run(`INSERT INTO ${sortedDict(dict(hour))} SELECT id, name FROM ${dict(hour)} WHERE id >= ${n}`)
-  const [hosts, addrs] = [rawHostsTable(hour), rawAddrsTable(hour)]
+  for (const [dict, n] of [
+    [rawHostsTable(hour), snap.hosts],
+    [rawAddrsTable(hour), snap.addrs]
+  ] as const)
+    await c.run(`INSERT INTO ${sortedDict(dict)} SELECT id, name FROM ${dict} WHERE id >= ${n}`)
+  const [hmap, amap] = [idMap(hour, 'hid'), idMap(hour, 'aid')]
   await c.run(
-    `INSERT INTO ${sortedCopy(hour)} SELECT r.created, r.uid, r.nxdomain, na.id, nh.id, r.blockedhost, r.reason, ` +
-      `r.cats, r.blockedcats FROM ${t} r JOIN ${addrs} oa ON oa.id = r.aid JOIN ${sortedDict(addrs)} na ON na.name = oa.name ` +
-      `JOIN ${hosts} oh ON oh.id = r.hid JOIN ${sortedDict(hosts)} nh ON nh.name = oh.name WHERE r.rowid >= ${snap.rows} ORDER BY r.rowid`
+    `INSERT INTO ${sortedCopy(hour)} SELECT r.created, r.uid, r.nxdomain, coalesce(a.new, r.aid), coalesce(h.new, r.hid), ` +
+      `r.blockedhost, r.reason, r.cats, r.blockedcats FROM ${t} r LEFT JOIN ${amap} a ON a.old = r.aid ` +
+      `LEFT JOIN ${hmap} h ON h.old = r.hid WHERE r.rowid >= ${snap.rows} ORDER BY r.rowid`
   )
   await c.run(`INSERT INTO ${sortedUsers(hour)} SELECT * FROM ${rawUsersTable(hour)} WHERE rowid >= ${snap.users}`)
 }
@@ -198,6 +203,7 @@ async function swapSorted(c: DuckDBConnection, hour: number, snap: Snapshot): Pr
       }
       await metaPut(c, SORTED_KEY + hour, snap.rows)
     } else for (const [, s] of pairs) await c.run(`DROP TABLE ${s}`) // retention dropped the hour meanwhile
+    for (const [, column] of RENUMBERED) await c.run(`DROP TABLE IF EXISTS ${idMap(hour, column)}`)
     await c.run('COMMIT')
   } catch (err) {
     await c.run('ROLLBACK').catch(() => {})
