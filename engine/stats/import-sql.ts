@@ -38,11 +38,15 @@ const COLUMNS =
 // NULLs (`null_padding`) and counted as skipped when it has no `created`. With `filename`, each row
 // also carries the path it came from (a column `filename`), which the import counts rows by.
 export function readCsvSql(files: string | readonly string[], filename = false): string {
-  const list = typeof files === 'string' ? sqlString(files) : `[${files.map(sqlString).join(', ')}]`
-  return (
+  // One file needs no per-row path from the reader (a quarter of read_csv's time, docs/performance.md):
+  // the path is a constant, which the stage keeps the same way.
+  const paths = typeof files === 'string' ? [files] : files
+  const one = paths.length === 1 ? paths[0]! : undefined
+  const list = one !== undefined ? sqlString(one) : `[${paths.map(sqlString).join(', ')}]`
+  const read =
     `read_csv(${list}, columns = ${COLUMNS}, header = true, auto_detect = false, delim = ',', ` +
-    `quote = '"', escape = '"', null_padding = true, ignore_errors = true, strict_mode = false, filename = ${filename})`
-  )
+    `quote = '"', escape = '"', null_padding = true, ignore_errors = true, strict_mode = false, filename = ${filename && one === undefined})`
+  return filename && one !== undefined ? `(SELECT *, ${sqlString(one)} AS filename FROM ${read})` : read
 }
 
 /** Segments (engine/stats/segment.ts) as an import source: their rows, in list order, with `filename`. */

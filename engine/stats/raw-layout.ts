@@ -9,7 +9,8 @@
  *                    created), so a table's row ids order its rows as the raw-row sequence did.
  *   rawusers_<hour>  the hour's users: id, name (ids 0, 1, 2, ... in order of first arrival);
  *   rawhosts_<hour>  the hour's names: id, name;
- *   rawaddrs_<hour>  the hour's client addresses: id, name.
+ *   rawaddrs_<hour>  the hour's client addresses: id, name (names and addresses are numbered in order of
+ *                    first arrival, then again in the sorted rows' order when the hour is sorted by user).
  *
  * Integer ids instead of strings are what brings a raw row under 10 bytes: a user's id is one value for
  * a whole run of rows once the hour is sorted by user (nearly free), a name's and an address's id are
@@ -148,6 +149,26 @@ async function resolveIds(
  * then resolved by id (`IN` lists on the dictionaries), not by a join that would read a whole dictionary.
  */
 export async function userRawRows(
+  c: DuckDBConnection,
+  names: ReadonlySet<string>,
+  hours: readonly number[],
+  user: string,
+  range: { from: number; to: number; limit: number }
+): Promise<UserRawRow[]> {
+  // One snapshot for the rows and the names of their ids: a sort of the hour (engine/stats/raw-sort.ts)
+  // renumbers the ids, and one committed between the two queries would give other names.
+  await c.run('BEGIN TRANSACTION')
+  try {
+    const rows = await userRawRowsIn(c, names, hours, user, range)
+    await c.run('COMMIT')
+    return rows
+  } catch (err) {
+    await c.run('ROLLBACK').catch(() => {})
+    throw err
+  }
+}
+
+async function userRawRowsIn(
   c: DuckDBConnection,
   names: ReadonlySet<string>,
   hours: readonly number[],

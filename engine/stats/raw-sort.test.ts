@@ -7,6 +7,8 @@ import { activityByHour, rawLastHour, topDomains } from './reports.js'
 import { ReportTime, parseDay } from './time.js'
 import { rawSortSettled, sortRawHour, sortRawHours } from './raw-sort.js'
 import type { QueryLogRecord } from '../querylog/index.js'
+import { exportParquetHours } from './parquet.js'
+import { join } from 'node:path'
 
 const HOUR = Math.floor(at('2024-05-15', '11:00') / 3_600_000)
 const USERS = ['dave', 'alice', 'carol', 'bob', 'erin']
@@ -53,6 +55,34 @@ async function answers(db: StatsDb): Promise<string> {
   return JSON.stringify(out)
 }
 
+/** Each id of `column` (hid, aid) in order of first use in storage order, over the first `n` rows. */
+async function firstUses(db: StatsDb, column: string, n: number, hour = HOUR): Promise<number[]> {
+  return await db.read(async (c) =>
+    (
+      await c.runAndReadAll(
+        `SELECT ${column} FROM (SELECT ${column}, min(rowid) AS f FROM ${rawRowsTable(hour)} WHERE rowid < ${n} GROUP BY ${column}) ORDER BY f`
+      )
+    )
+      .getRows()
+      .map((r) => Number(r[0]))
+  )
+}
+
+/** The hour's Parquet export (engine/stats/parquet.ts), read back: it names rows by their strings, whatever the ids. */
+async function parquetRows(t: TestContext, db: StatsDb): Promise<string> {
+  const dir = join(statsTestEnv(t).root, 'parquet')
+  const [file] = await exportParquetHours(db, dir, at('2024-05-15', '13:00'))
+  return await db.read(async (c) =>
+    JSON.stringify(
+      (
+        await c.runAndReadAll(
+          `SELECT * EXCLUDE (created), epoch_ms(created)::DOUBLE FROM read_parquet('${join(dir, file!)}')`
+        )
+      ).getRows()
+    )
+  )
+}
+
 const isSorted = (rows: ReadonlyArray<[number, number]>): boolean =>
   rows.every((r, i) => i === 0 || rows[i - 1]![0] < r[0] || (rows[i - 1]![0] === r[0] && rows[i - 1]![1] < r[1]))
 
@@ -92,6 +122,10 @@ test('sorts a raw hour by user: same rows, seq and reports, and rows appended du
     'every row once'
   )
   t.assert.strictEqual(await metaOf(db, `rawisorted.${HOUR}`), 60)
+  // The names' and addresses' ids are renumbered in the sorted rows' order: first used 0, 1, 2, ...
+  const inOrder = (ids: number[]): boolean => ids.every((id, i) => id === i)
+  t.assert.ok(inOrder(await firstUses(db, 'hid', 60)), 'name ids in sorted order')
+  t.assert.ok(inOrder(await firstUses(db, 'aid', 60)), 'address ids in sorted order')
   t.assert.strictEqual(await answers(db), await answers(ref))
   t.assert.deepStrictEqual(await partitionsOf(db), await partitionsOf(ref))
 
@@ -99,8 +133,10 @@ test('sorts a raw hour by user: same rows, seq and reports, and rows appended du
   t.assert.strictEqual(await sortRawHours(db, NOW, 10), 1)
   t.assert.ok(isSorted(await stored(db)))
   t.assert.strictEqual(await metaOf(db, `rawisorted.${HOUR}`), 75)
+  t.assert.ok(inOrder(await firstUses(db, 'hid', 75)) && inOrder(await firstUses(db, 'aid', 75)), 'renumbered again')
   t.assert.strictEqual(await sortRawHours(db, NOW, 10), 0)
   t.assert.strictEqual(await answers(db), await answers(ref))
+  t.assert.strictEqual(await parquetRows(t, db), await parquetRows(t, ref), 'the Parquet export is the same')
   // The users' dictionary is sorted by name too (the raw report's lookup reads it by zone maps), ids kept.
   const dict = await db.read(async (c) =>
     (await c.runAndReadAll(`SELECT name FROM ${rawUsersTable(HOUR)} ORDER BY rowid`)).getRows().map((r) => String(r[0]))

@@ -30,7 +30,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from '../log/index.js'
 import { TABLES_SQL, metaPut, type StatsDb } from './db.js'
-import { rawRowsTable, rawUsersTable } from './raw-layout.js'
+import { rawAddrsTable, rawHostsTable, rawRowsTable, rawUsersTable } from './raw-layout.js'
 import { HOUR_MS } from './time.js'
 
 /** Unsorted rows below which an hour is left as it is. */
@@ -43,6 +43,12 @@ const SORTED_KEY = 'rawisorted.'
 const LEGACY_SORTED_KEY = 'rawsorted.'
 const sortedCopy = (hour: number): string => `${rawRowsTable(hour)}__sorted`
 const sortedUsers = (hour: number): string => `${rawUsersTable(hour)}__sorted`
+const sortedDict = (dict: string): string => `${dict}__sorted`
+/**
+ * Step 1's map (old, new) of the hour's ids in `column` (hid, aid), kept for step 2 (which translates the
+ * rows imported meanwhile by id) and dropped there; a name the leftover drop (`hourStates`) matches.
+ */
+const idMap = (hour: number, column: string): string => `raw${column}map_${hour}__sorted`
 
 interface HourState {
   hour: number
@@ -64,7 +70,7 @@ async function hourStates(c: DuckDBConnection, busy: ReadonlySet<number>): Promi
   ).getRows()
   const names = tables.map((r) => String(r[0]))
   for (const n of names) {
-    const m = /^raw(i|users)?_(\d+)__sorted$/.exec(n)
+    const m = /^raw(i|users|hosts|addrs|hidmap|aidmap)?_(\d+)__sorted$/.exec(n)
     if (m !== null && (m[1] === undefined || !busy.has(Number(m[2])))) await c.run(`DROP TABLE IF EXISTS ${n}`)
   }
   const sorted = new Map(
@@ -92,16 +98,43 @@ function due(db: StatsDb, states: readonly HourState[], now: number, minRows: nu
     .sort((a, b) => (a === current ? 1 : b === current ? -1 : b - a))
 }
 
-/** What step 1 copied: the rows and the users' dictionary entries committed then. */
+/** What step 1 copied: the rows and the dictionaries' entries committed then. */
 interface Snapshot {
   rows: number
   users: number
+  hosts: number
+  addrs: number
+}
+
+/** The id column of the rows for each renumbered dictionary. */
+const RENUMBERED: ReadonlyArray<[(hour: number) => string, 'hid' | 'aid']> = [
+  [rawHostsTable, 'hid'],
+  [rawAddrsTable, 'aid']
+]
+/**
+ * The map (old, new) of a dictionary's ids (`idMap`) and the dictionary renumbered by it: the new ids in the
+ * order the sorted rows first use them (their first (user, time)). A user's few addresses, and the names
+ * first seen with a user, get neighbouring ids, so a row group's ids span a narrow range that bit-packs into
+ * fewer bits. An entry no row uses (none is written so) goes last.
+ */
+async function renumber(c: DuckDBConnection, hour: number, dict: string, column: string): Promise<void> {
+  const map = idMap(hour, column)
+  // An id's first (user, time) as one number, to take the minimum of.
+  await c.run(
+    `CREATE TABLE ${map} AS SELECT d.id AS old, (row_number() OVER (ORDER BY f.first NULLS LAST, d.id) - 1)::INTEGER AS new ` +
+      `FROM ${dict} d LEFT JOIN (SELECT ${column} AS id, min(uid::HUGEINT * 18446744073709551616 + created) AS first ` +
+      `FROM ${rawRowsTable(hour)} GROUP BY ${column}) f ON f.id = d.id`
+  )
+  await c.run(
+    `CREATE TABLE ${sortedDict(dict)} AS SELECT m.new AS id, d.name FROM ${dict} d JOIN ${map} m ON m.old = d.id ORDER BY m.new`
+  )
 }
 
 /**
- * Step 1, beside the writer: the sorted copy of the rows committed so far, and of the users' dictionary
- * sorted by name (ids unchanged), so that the raw report's lookup of a user's id reads a row group or
- * two of it (zone maps on `name`) instead of every name.
+ * Step 1, beside the writer: the sorted copy of the rows committed so far, with the names' and addresses'
+ * ids renumbered in that order (`renumber`), and the users' dictionary sorted by name (ids unchanged), so
+ * that the raw report's lookup of a user's id reads a row group or two of it (zone maps on `name`)
+ * instead of every name.
  */
 async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapshot> {
   await c.run('BEGIN TRANSACTION')
@@ -109,8 +142,18 @@ async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapsh
     const t = rawRowsTable(hour)
     const count = async (table: string): Promise<number> =>
       Number((await c.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows()[0]![0])
-    const snap = { rows: await count(t), users: await count(rawUsersTable(hour)) }
-    await c.run(`CREATE TABLE ${sortedCopy(hour)} AS SELECT * FROM ${t} ORDER BY uid, created, rowid`)
+    const snap = {
+      rows: await count(t),
+      users: await count(rawUsersTable(hour)),
+      hosts: await count(rawHostsTable(hour)),
+      addrs: await count(rawAddrsTable(hour))
+    }
+    for (const [dict, column] of RENUMBERED) await renumber(c, hour, dict(hour), column)
+    await c.run(
+      `CREATE TABLE ${sortedCopy(hour)} AS SELECT r.created, r.uid, r.nxdomain, a.new AS aid, h.new AS hid, ` +
+        `r.blockedhost, r.reason, r.cats, r.blockedcats FROM ${t} r JOIN ${idMap(hour, 'aid')} a ON a.old = r.aid ` +
+        `JOIN ${idMap(hour, 'hid')} h ON h.old = r.hid ORDER BY r.uid, r.created, r.rowid`
+    )
     await c.run(`CREATE TABLE ${sortedUsers(hour)} AS SELECT * FROM ${rawUsersTable(hour)} ORDER BY name`)
     await c.run('COMMIT')
     return snap
@@ -120,23 +163,47 @@ async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapsh
   }
 }
 
+/**
+ * Step 2's rows: those appended since the snapshot follow the sorted copy, their name and address ids
+ * translated by step 1's maps (entries added since keep their ids, which the renumbering did not use: the
+ * dictionaries' ids are dense, so an id past the map is one of them).
+ */
+async function appendSince(c: DuckDBConnection, hour: number, snap: Snapshot): Promise<void> {
+  const t = rawRowsTable(hour)
+  for (const [dict, n] of [
+    [rawHostsTable(hour), snap.hosts],
+    [rawAddrsTable(hour), snap.addrs]
+  ] as const)
+    await c.run(`INSERT INTO ${sortedDict(dict)} SELECT id, name FROM ${dict} WHERE id >= ${n}`)
+  const [hmap, amap] = [idMap(hour, 'hid'), idMap(hour, 'aid')]
+  await c.run(
+    `INSERT INTO ${sortedCopy(hour)} SELECT r.created, r.uid, r.nxdomain, coalesce(a.new, r.aid), coalesce(h.new, r.hid), ` +
+      `r.blockedhost, r.reason, r.cats, r.blockedcats FROM ${t} r LEFT JOIN ${amap} a ON a.old = r.aid ` +
+      `LEFT JOIN ${hmap} h ON h.old = r.hid WHERE r.rowid >= ${snap.rows} ORDER BY r.rowid`
+  )
+  await c.run(`INSERT INTO ${sortedUsers(hour)} SELECT * FROM ${rawUsersTable(hour)} WHERE rowid >= ${snap.users}`)
+}
+
 /** Step 2, on the writer: the rows appended since the snapshot follow the copy, which replaces the hour table. */
 async function swapSorted(c: DuckDBConnection, hour: number, snap: Snapshot): Promise<void> {
-  const pairs: Array<[string, string, number]> = [
-    [rawRowsTable(hour), sortedCopy(hour), snap.rows],
-    [rawUsersTable(hour), sortedUsers(hour), snap.users]
+  const pairs: Array<[string, string]> = [
+    [rawRowsTable(hour), sortedCopy(hour)],
+    [rawUsersTable(hour), sortedUsers(hour)],
+    [rawHostsTable(hour), sortedDict(rawHostsTable(hour))],
+    [rawAddrsTable(hour), sortedDict(rawAddrsTable(hour))]
   ]
   await c.run('BEGIN TRANSACTION')
   try {
     const exists = (await c.runAndReadAll(`${TABLES_SQL} AND table_name = '${pairs[0]![0]}'`)).getRows().length > 0
     if (exists) {
-      for (const [t, s, n] of pairs) {
-        await c.run(`INSERT INTO ${s} SELECT * FROM ${t} WHERE rowid >= ${n}`)
+      await appendSince(c, hour, snap)
+      for (const [t, s] of pairs) {
         await c.run(`DROP TABLE ${t}`)
         await c.run(`ALTER TABLE ${s} RENAME TO ${t}`)
       }
       await metaPut(c, SORTED_KEY + hour, snap.rows)
     } else for (const [, s] of pairs) await c.run(`DROP TABLE ${s}`) // retention dropped the hour meanwhile
+    for (const [, column] of RENUMBERED) await c.run(`DROP TABLE IF EXISTS ${idMap(hour, column)}`)
     await c.run('COMMIT')
   } catch (err) {
     await c.run('ROLLBACK').catch(() => {})
