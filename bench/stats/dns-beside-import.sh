@@ -20,6 +20,16 @@
 # server's threads on CPUS in that phase as well. Phases alternate within each round: [dnsdist], quiet,
 # import, [import pinned]; PIN_FIRST=1 runs the pinned import phase before the other (the first import
 # phase after a quiet one also takes the DNS server's files written while the importer was stopped).
+# The measurement's set-up (docs/performance.md, "The measurement's floor"):
+#   GEN=ratesrc sends the 20k q/s with bench/dns/ratesrc.c (one thread, open loop, answers stamped by the
+#     kernel) instead of dnsperf (GEN=dnsperf, the default; DNSPERF_ARGS replaces its "-c 16 -q 100");
+#   NAMES=local sends only names of the 1M-name block list, which both servers answer themselves (dnsdist's
+#     SpoofAction, filterd's block): the upstream is out of the path; NAMES=mixed (default) sends the
+#     popular names, seven in eight forwarded to Knot;
+#   SERVER_CPU=N puts the DNS server under test (dnsdist, filterd's dns role) on CPU N and GEN_CPU=M the
+#     generator and Knot on CPU M, for every phase.
+#   API_CPU=N puts the api role on CPU N for every phase; IONICE=1 starts it under `ionice -c3`;
+#   API_CGROUP_IDLE=1 starts it in a cgroup of its own with cpu.idle=1 (cgroup v1 or v2 cpu controller).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${1:-20}
@@ -35,15 +45,18 @@ cleanup() {
   for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$DIR"
+  [ -z "${CG:-}" ] || { sleep 0.5; rmdir "$CG" 2>/dev/null || true; }
 }
 trap cleanup EXIT
 KNOT=5390 DNS=5396 API=5489 DNSDIST_PORT=5391
 node dist/bench/dns/setup.js "$DIR" $KNOT >&2
 . bench/dns/knot.sh
 start_knot "$DIR" $KNOT
+KNOT_PID=${PIDS[-1]}
 if [ -n "${DNSDIST:-}" ]; then
   . bench/dns/common.sh
   start_dnsdist_udp "$DIR" $DNSDIST_PORT $KNOT
+  DNSDIST_PID=${PIDS[-1]}
 fi
 . bench/stats/dns-api.sh
 start_dns_api "$DIR" $DNS $API
@@ -52,6 +65,28 @@ if [ -n "${DNSDIST:-}" ]; then
   for _ in $(seq 1 360); do dig +tries=1 +time=1 @127.0.0.1 -p $DNSDIST_PORT probe.example A >/dev/null 2>&1 && break; sleep 0.5; done
 fi
 STATS=$DIR/stats
+GEN=${GEN:-dnsperf}
+QUERIES=$DIR/queries.txt
+if [ "${NAMES:-mixed}" = local ]; then
+  # Names both servers answer from their block rule; spread over the list like the popular names are.
+  awk 'NR % 10 == 1 { print $1 " A" }' "$DIR/blocklist.txt" | head -n 100000 > "$DIR/queries-local.txt"
+  QUERIES=$DIR/queries-local.txt
+fi
+if [ "$GEN" = ratesrc ]; then gcc -O2 -o "$DIR/ratesrc" bench/dns/ratesrc.c; fi
+GEN_TASKSET=()
+[ -n "${GEN_CPU:-}" ] && GEN_TASKSET=(taskset -c "$GEN_CPU")
+pin_pid() { local p; for p in $2 $(pgrep -P "$2" 2>/dev/null); do taskset -a -p -c "$1" "$p" >/dev/null; done; } # cpus pid
+if [ -n "${SERVER_CPU:-}" ]; then
+  pin_pid "$SERVER_CPU" "$DNS_PID"
+  [ -n "${DNSDIST:-}" ] && pin_pid "$SERVER_CPU" "$DNSDIST_PID"
+fi
+[ -n "${GEN_CPU:-}" ] && pin_pid "$GEN_CPU" "$KNOT_PID"
+[ -n "${API_CPU:-}" ] && pin_pid "$API_CPU" "$API_PID"
+if [ -n "${API_CGROUP_IDLE:-}" ]; then
+  CG=/sys/fs/cgroup/cpu/filterd-bench-api.$$
+  [ -d /sys/fs/cgroup/cpu ] || CG=/sys/fs/cgroup/filterd-bench-api.$$
+  mkdir "$CG" && echo 1 > "$CG/cpu.idle" && echo "$API_PID" > "$CG/cgroup.procs"
+fi
 
 # Enough pre-written files for every import phase at up to MAX_RATE rows/s.
 FILES=$(( (SECS * MAX_RATE / ROWS + 2) * ROUNDS ))
@@ -72,12 +107,16 @@ feed() { # keeps two pre-written files waiting until killed
     else sleep 0.1; fi
   done
 }
-load() { dnsperf -s 127.0.0.1 -p "${1:-$DNS}" -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l "$SECS" -Q 20000 -v 2>/dev/null | node dist/bench/dns/stats.js; }
+load() { # [port]: 20k q/s for SECS seconds; one JSON line (qps, lost, p50, p99, p999)
+  if [ "$GEN" = ratesrc ]; then "${GEN_TASKSET[@]}" "$DIR/ratesrc" "${1:-$DNS}" "$QUERIES" 20000 "$SECS"; return; fi
+  # shellcheck disable=SC2086 # DNSPERF_ARGS is a list of options
+  "${GEN_TASKSET[@]}" dnsperf -s 127.0.0.1 -p "${1:-$DNS}" -d "$QUERIES" ${DNSPERF_ARGS:--c 16 -q 100} -t 1 -l "$SECS" -Q 20000 -v 2>/dev/null | node dist/bench/dns/stats.js
+}
 
 RESULTS=()
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-dnsperf -s 127.0.0.1 -p $DNS -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l 2 >/dev/null 2>&1 || true   # warm-up
-[ -n "${DNSDIST:-}" ] && { dnsperf -s 127.0.0.1 -p $DNSDIST_PORT -d "$DIR/queries.txt" -c 16 -q 100 -t 1 -l 2 >/dev/null 2>&1 || true; }
+dnsperf -s 127.0.0.1 -p $DNS -d "$QUERIES" -c 16 -q 100 -t 1 -l 2 >/dev/null 2>&1 || true   # warm-up
+[ -n "${DNSDIST:-}" ] && { dnsperf -s 127.0.0.1 -p $DNSDIST_PORT -d "$QUERIES" -c 16 -q 100 -t 1 -l 2 >/dev/null 2>&1 || true; }
 ALL_CPUS=0-$(($(nproc) - 1))
 pin() { local p; for p in $2 $(pgrep -P "$2" 2>/dev/null); do taskset -a -p -c "$1" "$p" >/dev/null; done; } # cpus pid: every thread of it and its children
 import_phase() { # name round: the importer fed at full rate while dnsperf sends 20k q/s
@@ -111,14 +150,15 @@ for r in $(seq 1 "$ROUNDS"); do
     pin "$PIN" $API_PID
     [ -n "${DNS_PIN:-}" ] && pin "$DNS_PIN" $DNS_PID
     import_phase "import pinned" "$r-pinned"
-    pin "$ALL_CPUS" $API_PID
-    [ -n "${DNS_PIN:-}" ] && pin "$ALL_CPUS" $DNS_PID
+    pin "${API_CPU:-$ALL_CPUS}" $API_PID
+    [ -n "${DNS_PIN:-}" ] && pin "${SERVER_CPU:-$ALL_CPUS}" $DNS_PID
   fi
   [ -z "${PIN_FIRST:-}" ] || import_phase import "$r"
 done
 kill -CONT $API_PID
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "api role: nice ${NICE:-0}, duckdb-threads ${THREADS:-default}, import-priority ${PRIORITY:-default}; dns role: nice ${DNS_NICE:-0}; pinned phase: api on CPUs ${PIN:-none}, dns on ${DNS_PIN:-all}"
+echo "generator ${GEN}${GEN_CPU:+ on CPU $GEN_CPU} (${DNSPERF_ARGS:-}), names ${NAMES:-mixed}; servers on CPU ${SERVER_CPU:-any}; api role on CPU ${API_CPU:-any}, ionice ${IONICE:+-c3}, cgroup cpu.idle ${API_CGROUP_IDLE:-0}"
 echo "node $(node -v); dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null); $(nproc) cores; files of $ROWS rows; ${SECS} s phases"
 printf '%s\n' "${RESULTS[@]}" | node -e '
 const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [phase, q, rate, load] = l.split("|"); return { phase, q: JSON.parse(q), rate: Number(rate), load } })
