@@ -15,6 +15,7 @@
 #   ratesrc-mixed  as ratesrc-pinned with the popular names (Knot back in the path)
 #   local-rt       as local, with dnsperf, Knot and both servers at real-time priority (SCHED_FIFO 20,
 #                  `chrt -f`): the other work of the machine (other sessions' builds) no longer delays them
+#   ratesrc-genrt  as ratesrc, with the generator and Knot at real-time priority, the servers not
 #   ratesrc-rt     as ratesrc, with the generator, Knot and both servers at real-time priority
 #   ratesrc-rt-pinned  as ratesrc-rt, the server on CPU 0, the generator and Knot on CPU 1
 # Usage: bench/dns/floor.sh [SECONDS=5] [ROUNDS=3] [SET-UPS="all of the above"]   (after `npm run build`)
@@ -22,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${1:-5}
 ROUNDS=${2:-3}
-SETUPS=${3:-dnsperf dnsperf-c1 local local-pinned ratesrc ratesrc-pinned ratesrc-mixed local-rt ratesrc-rt ratesrc-rt-pinned}
+SETUPS=${3:-dnsperf dnsperf-c1 local local-pinned ratesrc ratesrc-pinned ratesrc-mixed local-rt ratesrc-genrt ratesrc-rt ratesrc-rt-pinned}
 DIR=$(mktemp -d /tmp/filterd-dns-floor.XXXXXX)
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$DIR"' EXIT
@@ -49,17 +50,22 @@ place() { # pinned?: the servers on CPU 0 and Knot on CPU 1, or every process on
   if [ "$1" = 1 ]; then pin 0 $DNSDIST_PID; pin 0 $FILTERD_PID; pin 1 $KNOT_PID
   else pin "$ALL_CPUS" $DNSDIST_PID; pin "$ALL_CPUS" $FILTERD_PID; pin "$ALL_CPUS" $KNOT_PID; fi
 }
-realtime() { # on?: the servers and Knot at SCHED_FIFO 20, or back to SCHED_OTHER
+realtime() { # servers? knot?: each at SCHED_FIFO 20 (1) or SCHED_OTHER (0)
   local p
-  for p in $DNSDIST_PID $FILTERD_PID $KNOT_PID; do
+  for p in $DNSDIST_PID $FILTERD_PID; do
     if [ "$1" = 1 ]; then chrt -f -a -p 20 "$p"; else chrt -o -a -p 0 "$p"; fi
   done
+  if [ "$2" = 1 ]; then chrt -f -a -p 20 "$KNOT_PID"; else chrt -o -a -p 0 "$KNOT_PID"; fi
 }
 measure() { # set-up port: one JSON line (qps, lost, p50, p99, p999)
   local names=$DIR/queries-local.txt gen=(taskset -c "$ALL_CPUS")
   case $1 in dnsperf | dnsperf-c1 | ratesrc-mixed) names=$DIR/queries.txt ;; esac
   case $1 in *-pinned | ratesrc-mixed) place 1; gen=(taskset -c 1) ;; *) place 0 ;; esac
-  case $1 in *-rt*) realtime 1; gen=(chrt -f 20 "${gen[@]}") ;; *) realtime 0 ;; esac
+  case $1 in
+    *-rt*) realtime 1 1; gen=(chrt -f 20 "${gen[@]}") ;;
+    *-genrt) realtime 0 1; gen=(chrt -f 20 "${gen[@]}") ;;
+    *) realtime 0 0 ;;
+  esac
   case $1 in
     dnsperf-c1) "${gen[@]}" dnsperf -s 127.0.0.1 -p "$2" -d "$names" -c 1 -T 1 -q 100 -t 1 -l "$SECS" -Q 20000 -v 2>/dev/null | node dist/bench/dns/stats.js ;;
     dnsperf | local | local-pinned | local-rt) "${gen[@]}" dnsperf -s 127.0.0.1 -p "$2" -d "$names" -c 16 -q 100 -t 1 -l "$SECS" -Q 20000 -v 2>/dev/null | node dist/bench/dns/stats.js ;;

@@ -28,6 +28,10 @@
 #     popular names, seven in eight forwarded to Knot;
 #   SERVER_CPU=N puts the DNS server under test (dnsdist, filterd's dns role) on CPU N and GEN_CPU=M the
 #     generator and Knot on CPU M, for every phase.
+#   GEN_RT=1 runs the generator and Knot at real-time priority (SCHED_FIFO 20): they stand for clients and
+#     an upstream on other machines, which the machine's other work does not delay;
+#   DNS_RT=1 runs the DNS server under test (filterd's dns role, dnsdist) at SCHED_FIFO 20 (`chrt -f`), as
+#     a systemd unit's CPUSchedulingPolicy=fifo would.
 #   API_CPU=N puts the api role on CPU N for every phase; IONICE=1 starts it under `ionice -c3`;
 #   API_CGROUP_IDLE=1 starts it in a cgroup of its own with cpu.idle=1 (cgroup v1 or v2 cpu controller).
 set -euo pipefail
@@ -75,6 +79,10 @@ fi
 if [ "$GEN" = ratesrc ]; then gcc -O2 -o "$DIR/ratesrc" bench/dns/ratesrc.c; fi
 GEN_TASKSET=()
 [ -n "${GEN_CPU:-}" ] && GEN_TASKSET=(taskset -c "$GEN_CPU")
+[ -n "${GEN_RT:-}" ] && { GEN_TASKSET=(chrt -f 20 "${GEN_TASKSET[@]}"); chrt -f -a -p 20 "$KNOT_PID"; }
+if [ -n "${DNS_RT:-}" ]; then
+  for p in $DNS_PID $(pgrep -P "$DNS_PID" 2>/dev/null) ${DNSDIST_PID:-}; do chrt -f -a -p 20 "$p"; done
+fi
 pin_pid() { local p; for p in $2 $(pgrep -P "$2" 2>/dev/null); do taskset -a -p -c "$1" "$p" >/dev/null; done; } # cpus pid
 if [ -n "${SERVER_CPU:-}" ]; then
   pin_pid "$SERVER_CPU" "$DNS_PID"
@@ -158,7 +166,7 @@ done
 kill -CONT $API_PID
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "api role: nice ${NICE:-0}, duckdb-threads ${THREADS:-default}, import-priority ${PRIORITY:-default}; dns role: nice ${DNS_NICE:-0}; pinned phase: api on CPUs ${PIN:-none}, dns on ${DNS_PIN:-all}"
-echo "generator ${GEN}${GEN_CPU:+ on CPU $GEN_CPU} (${DNSPERF_ARGS:-}), names ${NAMES:-mixed}; servers on CPU ${SERVER_CPU:-any}; api role on CPU ${API_CPU:-any}, ionice ${IONICE:+-c3}, cgroup cpu.idle ${API_CGROUP_IDLE:-0}"
+echo "generator ${GEN}${GEN_CPU:+ on CPU $GEN_CPU}${GEN_RT:+ at SCHED_FIFO} (${DNSPERF_ARGS:-}), names ${NAMES:-mixed}; servers on CPU ${SERVER_CPU:-any}${DNS_RT:+ at SCHED_FIFO}; api role on CPU ${API_CPU:-any}, ionice ${IONICE:+-c3}, cgroup cpu.idle ${API_CGROUP_IDLE:-0}"
 echo "node $(node -v); dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null); $(nproc) cores; files of $ROWS rows; ${SECS} s phases"
 printf '%s\n' "${RESULTS[@]}" | node -e '
 const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [phase, q, rate, load] = l.split("|"); return { phase, q: JSON.parse(q), rate: Number(rate), load } })
