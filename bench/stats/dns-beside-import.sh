@@ -6,7 +6,9 @@
 #   quiet:  the api process is stopped (SIGSTOP): nothing imports; dnsperf sends 20k q/s;
 #   import: the api process runs and a feeder keeps two pre-written files of ROWS rows waiting in the
 #           statistics folder (the importer never idles); dnsperf sends 20k q/s.
-# The table gives p50/p99/p99.9 per phase (medians over the rounds) and the import rate reached.
+# The table gives p50/p99/p99.9 per phase (medians over the rounds) and the import rate reached: the
+# pre-written files finished inside the phase, and the rows the api role logged as imported in it (runs
+# that ended inside the phase, the DNS server's own files included).
 # Usage: bench/stats/dns-beside-import.sh [SECONDS=20] [ROUNDS=2] [ROWS=200000] [MAX_RATE=400000]   (after `npm run build`)
 # Environment: THREADS sets stats.duckdb-threads of the api role (default: the config's default); NICE
 # starts the api role under `nice -n NICE` (the import as background work); PRIORITY sets
@@ -105,6 +107,8 @@ NEXT=0
 
 # Rows of the pre-written files the importer has taken (moved in and since deleted).
 MOVED=()
+# Rows the api role logged as imported so far (every file, the DNS server's own included).
+imported() { grep -h '"msg":"statistics imported"' "$DIR/native-inline-p1.yaml.api.log" 2>/dev/null | grep -o '"rows":[0-9]*' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'; }
 taken() { local n=0 f; for f in "${MOVED[@]}"; do [ -e "$STATS/$(basename "$f")" ] || n=$((n + 1)); done; echo $((n * ROWS)); }
 feed() { # keeps two pre-written files waiting until killed
   local waiting
@@ -128,9 +132,10 @@ dnsperf -s 127.0.0.1 -p $DNS -d "$QUERIES" -c 16 -q 100 -t 1 -l 2 >/dev/null 2>&
 ALL_CPUS=0-$(($(nproc) - 1))
 pin() { local p; for p in $2 $(pgrep -P "$2" 2>/dev/null); do taskset -a -p -c "$1" "$p" >/dev/null; done; } # cpus pid: every thread of it and its children
 import_phase() { # name round: the importer fed at full rate while dnsperf sends 20k q/s
-  local before t0 t1 q
+  local before t0 t1 q rows0
   kill -CONT $API_PID
   before=$(taken)
+  rows0=$(imported)
   feed > "$DIR/fed-$2.txt" & FEEDER=$!
   t0=$(date +%s%N)
   q=$(load)
@@ -139,7 +144,7 @@ import_phase() { # name round: the importer fed at full rate while dnsperf sends
   while read -r f; do MOVED+=("$f"); done < "$DIR/fed-$2.txt"
   NEXT=${#MOVED[@]}
   # Rows taken during the phase (a file still waiting at its end is not counted).
-  RESULTS+=("$1|$q|$(( ($(taken) - before) * 1000000000 / (t1 - t0) ))|$(cut -d' ' -f1 /proc/loadavg)")
+  RESULTS+=("$1|$q|$(( ($(taken) - before) * 1000000000 / (t1 - t0) ))|$(cut -d' ' -f1 /proc/loadavg)|$(( ($(imported) - rows0) * 1000000000 / (t1 - t0) ))")
   echo "round $2 ${RESULTS[-1]}" >&2
   # Let the importer finish what is waiting before the next phase.
   for _ in $(seq 1 600); do [ "$(ls "$STATS" | grep -c '^queries-')" -le 1 ] && break; sleep 0.5; done
@@ -169,13 +174,13 @@ echo "api role: nice ${NICE:-0}, duckdb-threads ${THREADS:-default}, import-prio
 echo "generator ${GEN}${GEN_CPU:+ on CPU $GEN_CPU}${GEN_RT:+ at SCHED_FIFO} (${DNSPERF_ARGS:-}), names ${NAMES:-mixed}; servers on CPU ${SERVER_CPU:-any}${DNS_RT:+ at SCHED_FIFO}; api role on CPU ${API_CPU:-any}, ionice ${IONICE:+-c3}, cgroup cpu.idle ${API_CGROUP_IDLE:-0}"
 echo "node $(node -v); dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null); $(nproc) cores; files of $ROWS rows; ${SECS} s phases"
 printf '%s\n' "${RESULTS[@]}" | node -e '
-const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [phase, q, rate, load] = l.split("|"); return { phase, q: JSON.parse(q), rate: Number(rate), load } })
+const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [phase, q, rate, load, logged] = l.split("|"); return { phase, q: JSON.parse(q), rate: Number(rate), load, logged: Number(logged ?? 0) } })
 const med = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[(n - 1) / 2] : +((s[n / 2 - 1] + s[n / 2]) / 2).toFixed(3) }
-console.log("| phase | rounds | p50 ms | p99 ms (median) | p99 ms (each round) | p99.9 ms | lost | answered q/s | import rows/s (each round) | load average (each round) |")
-console.log("|---|---:|---:|---:|---|---:|---:|---:|---|---|")
+console.log("| phase | rounds | p50 ms | p99 ms (median) | p99 ms (each round) | p99.9 ms | lost | answered q/s | import rows/s (each round) | rows/s logged imported (each round) | load average (each round) |")
+console.log("|---|---:|---:|---:|---|---:|---:|---:|---|---|---|")
 for (const phase of ["dnsdist quiet", "quiet", "import", "import pinned"]) {
   const rs = rows.filter((r) => r.phase === phase)
   if (rs.length === 0) continue
-  console.log(`| ${phase} | ${rs.length} | ${med(rs.map((r) => r.q.p50))} | ${med(rs.map((r) => r.q.p99))} | ${rs.map((r) => r.q.p99).join(" / ")} | ${med(rs.map((r) => r.q.p999))} | ${med(rs.map((r) => r.q.lost))} | ${med(rs.map((r) => r.q.qps))} | ${phase.startsWith("import") ? rs.map((r) => r.rate).join(" / ") : "—"} | ${rs.map((r) => r.load).join(" / ")} |`)
+  console.log(`| ${phase} | ${rs.length} | ${med(rs.map((r) => r.q.p50))} | ${med(rs.map((r) => r.q.p99))} | ${rs.map((r) => r.q.p99).join(" / ")} | ${med(rs.map((r) => r.q.p999))} | ${med(rs.map((r) => r.q.lost))} | ${med(rs.map((r) => r.q.qps))} | ${phase.startsWith("import") ? rs.map((r) => r.rate).join(" / ") : "—"} | ${phase.startsWith("import") ? rs.map((r) => r.logged).join(" / ") : "—"} | ${rs.map((r) => r.load).join(" / ")} |`)
 }
 '
