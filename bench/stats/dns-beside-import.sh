@@ -108,7 +108,10 @@ NEXT=0
 # Rows of the pre-written files the importer has taken (moved in and since deleted).
 MOVED=()
 # Rows the api role logged as imported so far (every file, the DNS server's own included).
-imported() { grep -h '"msg":"statistics imported"' "$DIR/native-inline-p1.yaml.api.log" 2>/dev/null | grep -o '"rows":[0-9]*' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'; }
+imported() {
+  [ -f "$DIR/native-inline-p1.yaml.api.log" ] || { echo 0; return; }
+  awk '/"msg":"statistics imported"/ && match($0, /"rows":[0-9]+/) { s += substr($0, RSTART + 7, RLENGTH - 7) } END { print s + 0 }' "$DIR/native-inline-p1.yaml.api.log"
+}
 taken() { local n=0 f; for f in "${MOVED[@]}"; do [ -e "$STATS/$(basename "$f")" ] || n=$((n + 1)); done; echo $((n * ROWS)); }
 feed() { # keeps two pre-written files waiting until killed
   local waiting
