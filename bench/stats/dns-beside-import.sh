@@ -65,6 +65,7 @@ if [ -n "${DNSDIST:-}" ]; then
   DNSDIST_PID=${PIDS[-1]}
 fi
 . bench/stats/dns-api.sh
+export API_LOG_LEVEL=info # the import runs' "statistics imported" lines, counted per phase
 start_dns_api "$DIR" $DNS $API
 DNS_PID=${PIDS[-2]}
 if [ -n "${DNSDIST:-}" ]; then
