@@ -18,6 +18,7 @@
 # SWEEP (e.g. "10 50 100"): before the DoH max run, h2load at max with each -m (streams per
 # connection), requests/s, server CPU ticks and the server threads' run-queue wait on stderr. KEEP_LOG=FILE keeps filterd's stdout/stderr
 # (e.g. with FILTERD_NODE_OPTIONS=--trace-gc).
+# CERT=ec: both servers get an ECDSA P-256 certificate instead of RSA 2048 (cheaper handshakes).
 # DNSDIST_TCP_THREADS=N: dnsdist's pool of TCP worker threads, which serve its DoT (and TCP)
 # connections (setMaxTCPClientThreads; unset: dnsdist's default pool); the DoT max run prints how
 # many threads of each server it kept busy.
@@ -72,7 +73,10 @@ case "$NAMES" in
   *) echo "NAMES must be mix, one, blocked or forwarded" >&2 && exit 2 ;;
 esac
 echo "NAMES=$NAMES: $(wc -l <"$QFILE") query lines" >&2
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=dns.bench \
+# CERT=ec: an ECDSA P-256 key instead of RSA 2048 (a handshake's signature costs far less).
+KEYALG=rsa:2048
+[ "${CERT:-rsa}" = ec ] && KEYALG=ec:<(openssl ecparam -name prime256v1)
+openssl req -x509 -newkey "$KEYALG" -nodes -days 2 -subj /CN=dns.bench \
   -addext subjectAltName=DNS:dns.bench,DNS:*.dns.bench -keyout "$DIR/key.pem" -out "$DIR/cert.pem" 2>/dev/null
 
 mkdir -p "$DIR/knot/run" "$DIR/knot/db"
@@ -200,7 +204,7 @@ server_pid() {
 # dnsperf over DoT (-m dot) or plain TCP (MODE=tcp), at max or at the fixed RATE, on QFILE's names.
 perf() { dnsperf -m "${MODE:-dot}" -s 127.0.0.1 -p "$1" -d "$QFILE" -c 16 -q 200 -t 2 "${@:2}"; }
 dot_max() { perf "$1" -l "$SECS" -v 2>/dev/null | node dist/bench/dns/stats.js; }
-dot_rate() { perf "$1" -l "$SECS" -Q "$RATE" -v 2>/dev/null | node dist/bench/dns/stats.js; }
+dot_rate() { perf "$1" -l "$SECS" -Q "$RATE" -v 2>/dev/null | node dist/bench/dns/stats.js "$RATE"; }
 h2() { h2load -c 16 -m "${M:-10}" -d "$DIR/q.bin" -H 'content-type: application/dns-message' "$@"; }
 # h2load's summary: requests per second and how many failed.
 doh_max() {
