@@ -75,7 +75,10 @@ esac
 echo "NAMES=$NAMES: $(wc -l <"$QFILE") query lines" >&2
 # CERT=ec: an ECDSA P-256 key instead of RSA 2048 (a handshake's signature costs far less).
 KEYALG=rsa:2048
-[ "${CERT:-rsa}" = ec ] && KEYALG=ec:<(openssl ecparam -name prime256v1)
+if [ "${CERT:-rsa}" = ec ]; then
+  openssl ecparam -name prime256v1 -out "$DIR/ec.param"
+  KEYALG=ec:$DIR/ec.param
+fi
 openssl req -x509 -newkey "$KEYALG" -nodes -days 2 -subj /CN=dns.bench \
   -addext subjectAltName=DNS:dns.bench,DNS:*.dns.bench -keyout "$DIR/key.pem" -out "$DIR/cert.pem" 2>/dev/null
 
