@@ -8,6 +8,8 @@ interface Latency {
   p50: number
   p99: number
   p999: number
+  /** The p99 after the run's first second (dnsperf runs). */
+  p99Steady: number
 }
 interface Round {
   who: string
@@ -15,6 +17,9 @@ interface Round {
   dotMax: { qps: number; samples: number; lost: number }
   dotCpu: number
   dotRate: Latency & { lost: number; samples: number }
+  tcpMax: { qps: number; samples: number; lost: number }
+  tcpCpu: number
+  tcpRate: Latency & { lost: number; samples: number }
   dohMax: { rps: number; ok: number; failed: number }
   dohCpu: number
   dohRate: Latency & { requests: number; bad: number }
@@ -54,6 +59,7 @@ const pick = (who: string, get: (r: Round) => number): number => med(of(who).map
 const each = (who: string, get: (r: Round) => number): string => of(who).map(get).join(' / ')
 // Server CPU per query, µs: ticks are 1/100 s; the DoH run includes h2load's 1 s warm-up.
 const dotCpu = (r: Round): number => (r.dotCpu * 10_000) / Math.max(1, r.dotMax.samples)
+const tcpCpu = (r: Round): number => (r.tcpCpu * 10_000) / Math.max(1, r.tcpMax.samples)
 const dohCpu = (r: Round): number => (r.dohCpu * 10_000) / Math.max(1, r.dohMax.ok + r.dohMax.rps)
 
 const rows: Array<[string, (r: Round) => number, boolean]> = [
@@ -61,8 +67,16 @@ const rows: Array<[string, (r: Round) => number, boolean]> = [
   ['DoT server CPU µs/query at max', dotCpu, false],
   [`DoT p50 ms @${rate} q/s`, (r) => r.dotRate.p50, false],
   [`DoT p99 ms @${rate} q/s`, (r) => r.dotRate.p99, false],
+  [`DoT p99 ms @${rate} q/s after its first second`, (r) => r.dotRate.p99Steady, false],
   [`DoT p99.9 ms @${rate} q/s`, (r) => r.dotRate.p999, false],
   [`DoT lost @${rate} q/s`, (r) => r.dotRate.lost, false],
+  ['TCP q/s, max (dnsperf -m tcp -c 16 -q 200)', (r) => r.tcpMax.qps, true],
+  ['TCP server CPU µs/query at max', tcpCpu, false],
+  [`TCP p50 ms @${rate} q/s`, (r) => r.tcpRate.p50, false],
+  [`TCP p99 ms @${rate} q/s`, (r) => r.tcpRate.p99, false],
+  [`TCP p99 ms @${rate} q/s after its first second`, (r) => r.tcpRate.p99Steady, false],
+  [`TCP p99.9 ms @${rate} q/s`, (r) => r.tcpRate.p999, false],
+  [`TCP lost @${rate} q/s`, (r) => r.tcpRate.lost, false],
   ['DoH POST req/s, max (h2load -c 16 -m 10)', (r) => r.dohMax.rps, true],
   ['DoH failed requests at max', (r) => r.dohMax.failed, false],
   ['DoH server CPU µs/request at max', dohCpu, false],
@@ -77,8 +91,15 @@ const rows: Array<[string, (r: Round) => number, boolean]> = [
 console.log(
   `medians of ${of('filterd').length} rounds (${secs} s runs); load average (1 min) at each run: ${rounds.map((r) => r.load).join(' ')}`
 )
-console.log('| figure | dnsdist 1.7 | filterd | filterd / dnsdist | filterd, each round | dnsdist, each round |')
-console.log('|---|---:|---:|---:|---|---|')
+// With BEFORE (a second filterd, e.g. main's build): its median, filterd's ratio to it and its rounds.
+const ab = of('before').length > 0
+console.log(
+  '| figure | dnsdist 1.7 | filterd | filterd / dnsdist |' +
+    (ab ? ' before | filterd / before |' : '') +
+    ' filterd, each round | dnsdist, each round |' +
+    (ab ? ' before, each round |' : '')
+)
+console.log('|---|---:|---:|---:|' + (ab ? '---:|---:|' : '') + '---|---|' + (ab ? '---|' : ''))
 // A figure of a part not run (PARTS) is absent from every round: its row is left out.
 const measured = (get: (r: Round) => number): boolean =>
   rounds.length > 0 &&
@@ -93,10 +114,14 @@ for (const [name, get] of rows) {
   if (!measured(get)) continue
   const d = pick('dnsdist', get)
   const f = pick('filterd', get)
-  const ratio = d === 0 ? '' : `${(f / d).toFixed(2)}x`
+  const ratio = (x: number, y: number): string => (y === 0 ? '' : `${(x / y).toFixed(2)}x`)
   const fmt = (x: number): string => (Number.isInteger(x) ? String(x) : x.toFixed(2))
+  const b = pick('before', get)
   console.log(
-    `| ${name} | ${fmt(d)} | ${fmt(f)} | ${ratio} | ${each('filterd', (r) => +fmt(get(r)))} | ${each('dnsdist', (r) => +fmt(get(r)))} |`
+    `| ${name} | ${fmt(d)} | ${fmt(f)} | ${ratio(f, d)} |` +
+      (ab ? ` ${fmt(b)} | ${ratio(f, b)} |` : '') +
+      ` ${each('filterd', (r) => +fmt(get(r)))} | ${each('dnsdist', (r) => +fmt(get(r)))} |` +
+      (ab ? ` ${each('before', (r) => +fmt(get(r)))} |` : '')
   )
 }
 

@@ -18,7 +18,19 @@
 # SWEEP (e.g. "10 50 100"): before the DoH max run, h2load at max with each -m (streams per
 # connection), requests/s, server CPU ticks and the server threads' run-queue wait on stderr. KEEP_LOG=FILE keeps filterd's stdout/stderr
 # (e.g. with FILTERD_NODE_OPTIONS=--trace-gc).
+# CERT=ec: both servers get an ECDSA P-256 certificate instead of RSA 2048 (cheaper handshakes).
+# DNSDIST_TCP_THREADS=N: dnsdist's pool of TCP worker threads, which serve its DoT (and TCP)
+# connections (setMaxTCPClientThreads; unset: dnsdist's default pool); the DoT max run prints how
+# many threads of each server it kept busy.
 # Environment: PARTS (default "dot doh handshakes idle") picks the parts run, e.g. PARTS=doh;
+# the part "tcp" runs DoT's two dnsperf runs in plain DNS over TCP (dnsperf -m tcp) against
+# filterd's `proxy.listen` TCP port and a dnsdist plain port (addLocal): RFC 7766 framing without TLS;
+# NAMES picks the names of the dnsperf runs (dot and tcp parts): "mix" (default, the 100k-name file:
+# blocked and forwarded), "one" (DoH's one forwarded name, A www.bench-forwarded.example),
+# "blocked" (only the file's blocked names), "forwarded" (only its forwarded names);
+# BEFORE=DIR (a checkout built with `npm run build`, e.g. main's in a worktree) runs a second filterd
+# from DIR's dist/ on its own ports, measured as "before" in every round beside the two others (the
+# order rotates each round), for A/B ratios of a change against main taken in the same run;
 # THREADS (default 1): filterd's `proxy.processes` and as many dnsdist DoH/DoT binds of the same
 # address (reusePort: dnsdist serves each addDOHLocal/addTLSLocal on one thread), so both servers
 # get the same number of cores for their encrypted listeners.
@@ -30,6 +42,8 @@ RATE=${3:-5000}
 IDLE=${4:-10000}
 PARTS=${PARTS:-dot doh handshakes idle}
 THREADS=${THREADS:-1}
+NAMES=${NAMES:-mix}
+BEFORE=${BEFORE:-}
 has() { [[ " $PARTS " == *" $1 "* ]]; }
 for tool in dnsperf knotd dnsdist h2load openssl kdig; do
   command -v "$tool" >/dev/null || {
@@ -47,9 +61,25 @@ cleanup() {
   rm -rf "$DIR"
 }
 trap cleanup EXIT
-KNOT=5490 D_DOT=5491 D_DOH=5492 F_DNS=5493 F_DOT=5494 F_DOH=5495
+KNOT=5490 D_DOT=5491 D_DOH=5492 F_DNS=5493 F_DOT=5494 F_DOH=5495 D_DNS=5496 B_DNS=5497 B_DOT=5498 B_DOH=5499
 node dist/bench/dns/setup.js "$DIR" $KNOT >&2
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=dns.bench \
+# The names of the dnsperf runs (NAMES). The blocked names are those of the block list (its first
+# entries are the file's blocked names; the rest are synthetic fillers no query asks for).
+case "$NAMES" in
+  mix) QFILE="$DIR/queries.txt" ;;
+  one) QFILE="$DIR/names-one.txt" && echo 'www.bench-forwarded.example A' >"$QFILE" ;;
+  blocked) QFILE="$DIR/names-blocked.txt" && awk 'NR == FNR {b[$1]; next} ($1 in b)' "$DIR/blocklist.txt" "$DIR/queries.txt" >"$QFILE" ;;
+  forwarded) QFILE="$DIR/names-forwarded.txt" && awk 'NR == FNR {b[$1]; next} !($1 in b)' "$DIR/blocklist.txt" "$DIR/queries.txt" >"$QFILE" ;;
+  *) echo "NAMES must be mix, one, blocked or forwarded" >&2 && exit 2 ;;
+esac
+echo "NAMES=$NAMES: $(wc -l <"$QFILE") query lines" >&2
+# CERT=ec: an ECDSA P-256 key instead of RSA 2048 (a handshake's signature costs far less).
+KEYALG=rsa:2048
+if [ "${CERT:-rsa}" = ec ]; then
+  openssl ecparam -name prime256v1 -out "$DIR/ec.param"
+  KEYALG=ec:$DIR/ec.param
+fi
+openssl req -x509 -newkey "$KEYALG" -nodes -days 2 -subj /CN=dns.bench \
   -addext subjectAltName=DNS:dns.bench,DNS:*.dns.bench -keyout "$DIR/key.pem" -out "$DIR/cert.pem" 2>/dev/null
 
 mkdir -p "$DIR/knot/run" "$DIR/knot/db"
@@ -85,7 +115,9 @@ for _ = 1, $THREADS do
   addTLSLocal("127.0.0.1:$D_DOT", "$DIR/cert.pem", "$DIR/key.pem", { reusePort = true })
   addDOHLocal("127.0.0.1:$D_DOH", "$DIR/cert.pem", "$DIR/key.pem", "/dns-query", { reusePort = true })
 end
+addLocal("127.0.0.1:$D_DNS") -- plain DNS (UDP and TCP), for the tcp part
 setTCPRecvTimeout(600)
+${DNSDIST_TCP_THREADS:+setMaxTCPClientThreads($DNSDIST_TCP_THREADS)}
 newServer({address="127.0.0.1:$KNOT", name="knot", checkInterval=5})
 local smn = newSuffixMatchNode()
 for line in io.lines("$DIR/blocklist.txt") do if line ~= "" then smn:add(line) end end
@@ -108,6 +140,19 @@ fs.writeFileSync(dir + "/enc.yaml", JSON.stringify(c))' "$DIR" $F_DNS $F_DOT $F_
 node ${FILTERD_NODE_OPTIONS:-} dist/tools/filterd.js dns --config "$DIR/enc.yaml" >"$DIR/filterd.out" 2>&1 &
 PIDS+=($!)
 FILTERD_PID=$!
+BEFORE_PID=
+if [ -n "$BEFORE" ]; then # the same configuration on its own ports, files and statistics
+  node -e '
+const fs = require("fs"); const [dir, dns, dot, doh] = process.argv.slice(1)
+const c = JSON.parse(fs.readFileSync(dir + "/enc.yaml", "utf8"))
+Object.assign(c.proxy, { listen: ["127.0.0.1:" + dns], "dot-listen": ["127.0.0.1:" + dot], "doh-listen": ["127.0.0.1:" + doh],
+  pid: dir + "/before.pid", log: dir + "/before.log" })
+Object.assign(c.stats, { dir: dir + "/stats-before", db: dir + "/statsdb-before" })
+fs.writeFileSync(dir + "/before.yaml", JSON.stringify(c))' "$DIR" $B_DNS $B_DOT $B_DOH
+  node ${FILTERD_NODE_OPTIONS:-} "$BEFORE/dist/tools/filterd.js" dns --config "$DIR/before.yaml" >"$DIR/before.out" 2>&1 &
+  PIDS+=($!)
+  BEFORE_PID=$!
+fi
 
 # One forwarded query (A www.bench-forwarded.example) as an RFC 8484 body.
 node --input-type=module -e "
@@ -126,6 +171,7 @@ ready() {
 }
 ready $D_DOT
 ready $F_DOT
+[ -z "$BEFORE" ] || ready $B_DOT
 BLOCKED=$(head -1 "$DIR/blocklist.txt")
 sanity() { kdig "$@" +short "$BLOCKED" A | tail -1; }
 echo "sanity ($BLOCKED): DoT dnsdist $(sanity @127.0.0.1 -p $D_DOT +tls) filterd $(sanity @127.0.0.1 -p $F_DOT +tls);" \
@@ -147,14 +193,21 @@ waits() {
   for p in $1 $(pgrep -P "$1" 2>/dev/null); do cat /proc/"$p"/task/*/schedstat 2>/dev/null; done |
     awk '{w += $2} END {printf "%d", w / 1e6}'
 }
+# Per-thread CPU ticks of a process ("tid ticks" lines), to count the threads a run kept busy.
+thread_ticks() { for t in /proc/"$1"/task/*/stat; do awk '{print $1, $14 + $15}' "$t" 2>/dev/null; done; }
+busy_threads() { # before-snapshot after-snapshot: threads with at least 2 ticks (20 ms) between them
+  awk 'NR == FNR {b[$1] = $2; next} $2 - b[$1] >= 2 {n++; s = s " " $2 - b[$1]} END {printf "%d (ticks:%s)", n, s}' <(echo "$1") <(echo "$2")
+}
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 # The filterd daemon is a child of the node started above when it forks a front; take the biggest.
 server_pid() {
-  if [ "$1" = dnsdist ]; then echo $DNSDIST_PID; else echo $FILTERD_PID; fi
+  case "$1" in dnsdist) echo $DNSDIST_PID ;; before) echo $BEFORE_PID ;; *) echo $FILTERD_PID ;; esac
 }
 
-dot_max() { dnsperf -m dot -s 127.0.0.1 -p "$1" -d "$DIR/queries.txt" -c 16 -q 200 -t 2 -l "$SECS" -v 2>/dev/null | node dist/bench/dns/stats.js; }
-dot_rate() { dnsperf -m dot -s 127.0.0.1 -p "$1" -d "$DIR/queries.txt" -c 16 -q 200 -t 2 -l "$SECS" -Q "$RATE" -v 2>/dev/null | node dist/bench/dns/stats.js; }
+# dnsperf over DoT (-m dot) or plain TCP (MODE=tcp), at max or at the fixed RATE, on QFILE's names.
+perf() { dnsperf -m "${MODE:-dot}" -s 127.0.0.1 -p "$1" -d "$QFILE" -c 16 -q 200 -t 2 "${@:2}"; }
+dot_max() { perf "$1" -l "$SECS" -v 2>/dev/null | node dist/bench/dns/stats.js; }
+dot_rate() { perf "$1" -l "$SECS" -Q "$RATE" -v 2>/dev/null | node dist/bench/dns/stats.js "$RATE"; }
 h2() { h2load -c 16 -m "${M:-10}" -d "$DIR/q.bin" -H 'content-type: application/dns-message' "$@"; }
 # h2load's summary: requests per second and how many failed.
 doh_max() {
@@ -169,17 +222,32 @@ doh_rate() {
 handshakes() { node dist/bench/dns/tls-handshakes.js "$1" 4 "$2" 8; }
 
 # One round for one server: every figure as a JSON object on one line.
-measure() { # who dot-port doh-port
-  local pid t0 t1 t2 t3 line
+measure() { # who dot-port doh-port plain-port
+  local pid t0 t1 t2 t3 r0 line
   pid=$(server_pid "$1")
   line="{\"who\":\"$1\",\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\""
   if has dot; then
-    dnsperf -m dot -s 127.0.0.1 -p "$2" -d "$DIR/queries.txt" -c 16 -q 200 -t 2 -l 2 >/dev/null 2>&1 || true # warm-up
+    perf "$2" -l 2 >/dev/null 2>&1 || true # warm-up
     t0=$(ticks "$pid")
+    local th0
+    th0=$(thread_ticks "$pid")
     line+=",\"dotMax\":$(dot_max "$2")"
     t1=$(ticks "$pid")
+    echo "  $1 DoT max: threads busy $(busy_threads "$th0" "$(thread_ticks "$pid")")" >&2
     sleep "${RATE_SETTLE:-2}" # as before the DoH fixed-rate run, below: the max run's garbage collected first
+    r0=$(date +%s%3N)
     line+=",\"dotCpu\":$((t1 - t0)),\"dotRate\":$(dot_rate "$2")"
+    echo "  $1 DoT @$RATE from $r0 to $(date +%s%3N)" >&2
+  fi
+  if has tcp; then # the same two runs over plain TCP
+    MODE=tcp perf "$4" -l 2 >/dev/null 2>&1 || true
+    t0=$(ticks "$pid")
+    line+=",\"tcpMax\":$(MODE=tcp dot_max "$4")"
+    t1=$(ticks "$pid")
+    sleep "${RATE_SETTLE:-2}"
+    r0=$(date +%s%3N)
+    line+=",\"tcpCpu\":$((t1 - t0)),\"tcpRate\":$(MODE=tcp dot_rate "$4")"
+    echo "  $1 TCP @$RATE from $r0 to $(date +%s%3N)" >&2
   fi
   if has doh; then
     for m in ${SWEEP:-}; do # h2load at max with m streams per connection: does latency or CPU limit?
@@ -193,7 +261,6 @@ measure() { # who dot-port doh-port
     t2=$(ticks "$pid")
     line+=",\"dohMax\":$(doh_max "$3")"
     t3=$(ticks "$pid")
-    local r0
     # The max run's garbage is collected before the fixed-rate run, not in its first second (a
     # 20-55 ms major collection was seen there): RATE_SETTLE seconds idle, 2 by default.
     sleep "${RATE_SETTLE:-2}"
@@ -209,8 +276,16 @@ RESULTS=()
 for round in $(seq 1 "$ROUNDS"); do
   order=(dnsdist filterd)
   [ $((round % 2)) = 0 ] && order=(filterd dnsdist)
+  if [ -n "$BEFORE" ]; then # three servers: each takes each place in turn
+    case $((round % 3)) in 1) order=(dnsdist filterd before) ;; 2) order=(before dnsdist filterd) ;; 0) order=(filterd before dnsdist) ;; esac
+    [ $(((round - 1) / 3 % 2)) = 1 ] && order=("${order[2]}" "${order[1]}" "${order[0]}")
+  fi
   for who in "${order[@]}"; do
-    if [ "$who" = dnsdist ]; then line=$(measure dnsdist $D_DOT $D_DOH); else line=$(measure filterd $F_DOT $F_DOH); fi
+    case "$who" in
+      dnsdist) line=$(measure dnsdist $D_DOT $D_DOH $D_DNS) ;;
+      before) line=$(measure before $B_DOT $B_DOH $B_DNS) ;;
+      *) line=$(measure filterd $F_DOT $F_DOH $F_DNS) ;;
+    esac
     echo "round $round: $line" >&2
     RESULTS+=("$line")
   done
