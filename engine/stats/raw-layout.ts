@@ -147,28 +147,10 @@ async function resolveIds(
  * layout. The user's id of each hour is joined in (one row, pushed into the scan as a filter on `uid`:
  * zone maps skip the row groups of other users in a sorted hour); the rows' name and address ids are
  * then resolved by id (`IN` lists on the dictionaries), not by a join that would read a whole dictionary.
+ * Call it inside one transaction (reports.ts's `readSnapshot`): a sort of the hour (engine/stats/raw-sort.ts)
+ * renumbers the ids, and one committed between the rows' query and their names' would give other names.
  */
 export async function userRawRows(
-  c: DuckDBConnection,
-  names: ReadonlySet<string>,
-  hours: readonly number[],
-  user: string,
-  range: { from: number; to: number; limit: number }
-): Promise<UserRawRow[]> {
-  // One snapshot for the rows and the names of their ids: a sort of the hour (engine/stats/raw-sort.ts)
-  // renumbers the ids, and one committed between the two queries would give other names.
-  await c.run('BEGIN TRANSACTION')
-  try {
-    const rows = await userRawRowsIn(c, names, hours, user, range)
-    await c.run('COMMIT')
-    return rows
-  } catch (err) {
-    await c.run('ROLLBACK').catch(() => {})
-    throw err
-  }
-}
-
-async function userRawRowsIn(
   c: DuckDBConnection,
   names: ReadonlySet<string>,
   hours: readonly number[],
