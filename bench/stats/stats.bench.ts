@@ -23,7 +23,7 @@
 import { cpSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseConfig } from '../../engine/config/index.js'
+import { parseConfig, type Config } from '../../engine/config/index.js'
 import { silentLogger } from '../../engine/log/index.js'
 import {
   activityByDay,
@@ -57,6 +57,7 @@ import { buildMonth, dueMonths } from '../../engine/stats/month-build.js'
 import { openLegacyStatsDb } from '../../engine/stats/lmdb-legacy.js'
 import { importClosedFiles as legacyImport } from '../../engine/stats/testing/legacy/importer.js'
 import { syntheticRow } from './rows.js'
+import type { QueryLogRecord } from '../../engine/querylog/index.js'
 import { importByStage, importDirect } from './import-designs.js'
 
 const USERS = Number(process.argv[2] ?? 10_000)
@@ -188,24 +189,37 @@ async function fillWeekTables(db: StatsDb, from: number, to: number): Promise<vo
   }
 }
 
-/** The import comparison: the same CSV files through the LMDB importer of before and the DuckDB one. */
-async function importComparison(root: string, now: number): Promise<StatsDb> {
+/** IMPORT_ROWS rows made by `row` written as closed CSV files in `dir`, in `files` files; the config used (its store: root/db). */
+async function writeSyntheticCsv(
+  root: string,
+  dir: string,
+  files: number,
+  row: (i: number) => QueryLogRecord
+): Promise<Config> {
   const config = parseConfig(
-    `stats:\n  dir: ${JSON.stringify(join(root, 'csv'))}\n  db: ${JSON.stringify(join(root, 'db'))}\n  max-file-size: 1073741824\n`,
+    `stats:\n  dir: ${JSON.stringify(dir)}\n  db: ${JSON.stringify(join(root, 'db'))}\n  max-file-size: 1073741824\n`,
     join(root, 'x.yaml')
   )
-  // Realistic rows (users × a few thousand names, 10% blocked, 3% NXDOMAIN).
   const log = createCsvQueryLog(config, silentLogger(), {
     flushIntervalMs: 0,
     controlPollMs: 0,
     maxPendingBytes: 1 << 30
   })
   for (let i = 0; i < IMPORT_ROWS; i++) {
-    log.write(syntheticRow(i, USERS, now - 3_000_000 + i))
+    log.write(row(i))
     if ((i & 0xffff) === 0) await log.flush()
-    if (FILES > 1 && (i + 1) % Math.ceil(IMPORT_ROWS / FILES) === 0) await log.rotateNow()
+    if (files > 1 && (i + 1) % Math.ceil(IMPORT_ROWS / files) === 0) await log.rotateNow()
   }
   await log.close()
+  return config
+}
+
+/** The import comparison: the same CSV files through the LMDB importer of before and the DuckDB one. */
+async function importComparison(root: string, now: number): Promise<StatsDb> {
+  // Realistic rows (users × a few thousand names, 10% blocked, 3% NXDOMAIN).
+  const config = await writeSyntheticCsv(root, join(root, 'csv'), FILES, (i) =>
+    syntheticRow(i, USERS, now - 3_000_000 + i)
+  )
   cpSync(config.stats.dir, join(root, 'csv-legacy'), { recursive: true })
   if (PIPELINE_AB) for (const d of AB_ORDER) cpSync(config.stats.dir, join(root, `csv-${d}`), { recursive: true })
   if (DESIGNS) for (const d of ['csv-stage', 'csv-direct']) cpSync(config.stats.dir, join(root, d), { recursive: true })
@@ -488,20 +502,7 @@ async function importDesigns(root: string, now: number): Promise<void> {
 /** IMPORT_ROWS synthetic rows of the store's clock as closed CSV files in `dir` (round `k` varies the rows). */
 async function writeImportFiles(root: string, now: number, k: number): Promise<string> {
   const dir = join(root, `month-import-${k}`)
-  const config = parseConfig(
-    `stats:\n  dir: ${JSON.stringify(dir)}\n  db: ${JSON.stringify(join(root, 'unused'))}\n  max-file-size: 1073741824\n`,
-    join(root, 'x.yaml')
-  )
-  const log = createCsvQueryLog(config, silentLogger(), {
-    flushIntervalMs: 0,
-    controlPollMs: 0,
-    maxPendingBytes: 1 << 30
-  })
-  for (let i = 0; i < IMPORT_ROWS; i++) {
-    log.write(syntheticRow(i + k * IMPORT_ROWS, USERS, now - 600_000 + (i % 300_000)))
-    if ((i & 0xffff) === 0) await log.flush()
-  }
-  await log.close()
+  await writeSyntheticCsv(root, dir, 1, (i) => syntheticRow(i + k * IMPORT_ROWS, USERS, now - 600_000 + (i % 300_000)))
   return dir
 }
 

@@ -5,7 +5,7 @@ import { FOLD_EVERY_MS, foldDays, weekPartitions } from './fold.js'
 import { importClosedFiles, pruneStats } from './importer.js'
 import { overview } from './overview.js'
 import { activityByDay, activityByHour, detail, topDomains } from './reports.js'
-import { at, blocked, partitionsOf, rec, statsTestEnv, writeFiles, type StatsTestEnv } from './testing/fixtures.js'
+import { at, partitionsOf, queriesOfDay, statsTestEnv, writeFiles, type StatsTestEnv } from './testing/fixtures.js'
 import { ReportTime, parseDay } from './time.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 
@@ -18,22 +18,6 @@ const time = new ReportTime('UTC')
 const EARLY = at('2024-04-28', '00:10')
 const NOW = at('2024-05-15', '12:30')
 const [FROM, TO] = [day('2024-04-27'), day('2024-05-15')]
-
-/** Queries on days of April and May (names and users varied), each day in several files (several partials). */
-function queriesOf(d: string, n: number, salt = 0): QueryLogRecord[] {
-  const out: QueryLogRecord[] = []
-  for (let i = 0; i < n; i++) {
-    const t = at(d, '00:00') + ((i * 7919 + salt * 13) % 86_400) * 1000
-    const user = i % 5 === 0 ? null : i % 2 === 0 ? 'alice' : 'bob'
-    const name = `${i % 3 === 0 ? 'www.' : ''}n${(i + salt) % 7}.example`
-    out.push(
-      i % 6 === 0
-        ? blocked(t, `10.0.0.${i % 4}`, user, name, [(i % 3) + 1])
-        : rec(t, `10.0.0.${i % 4}`, user, name, { cats: [i % 4], nxdomain: i % 11 === 0 })
-    )
-  }
-  return out
-}
 
 const DAYS = ['2024-04-28', '2024-04-30', '2024-05-01', '2024-05-02', '2024-05-15']
 
@@ -73,8 +57,8 @@ const [W1, W2] = [day('2024-04-22'), day('2024-04-29')]
 test('a fold changes no report: week tables and day tables read together give what the day tables gave', async (t: TestContext) => {
   const { env, db, refEnv, ref } = twoStores(t)
   for (const [i, d] of DAYS.entries()) {
-    await importAt(env, db, queriesOf(d, 60, i), EARLY)
-    await importAt(refEnv, ref, queriesOf(d, 60, i), EARLY)
+    await importAt(env, db, queriesOfDay(d, 60, i), EARLY)
+    await importAt(refEnv, ref, queriesOfDay(d, 60, i), EARLY)
   }
   const before = await reports(db)
   t.assert.deepStrictEqual(before, await reports(ref))
@@ -89,7 +73,7 @@ test('a fold changes no report: week tables and day tables read together give wh
   t.assert.ok((before[0] as { datasets: Array<{ data: number[] }> }).datasets[0]!.data.some((v) => v > 0))
 
   // A late file for a folded day (2024-05-02) lands in a day table beside its week table: read together.
-  const late = queriesOf('2024-05-02', 30, 9)
+  const late = queriesOfDay('2024-05-02', 30, 9)
   await importAt(env, db, late, NOW + 60_000)
   await importAt(refEnv, ref, late, EARLY)
   t.assert.deepStrictEqual((await partitionsOf(db)).names, [day('2024-05-02'), day('2024-05-15')])
@@ -105,8 +89,8 @@ test('a fold changes no report: week tables and day tables read together give wh
 test('a fold that fails before its commit loses and doubles nothing; repeated, it folds once', async (t: TestContext) => {
   const { env, db, refEnv, ref } = twoStores(t)
   for (const [i, d] of DAYS.entries()) {
-    await importAt(env, db, queriesOf(d, 40, i), EARLY)
-    await importAt(refEnv, ref, queriesOf(d, 40, i), EARLY)
+    await importAt(env, db, queriesOfDay(d, 40, i), EARLY)
+    await importAt(refEnv, ref, queriesOfDay(d, 40, i), EARLY)
   }
   const expected = await reports(ref)
   const parts = await partitionsOf(db)
@@ -143,13 +127,13 @@ test('imports go on while a fold of many days is pending: one day per step, an i
   await importAt(
     env,
     db,
-    days.flatMap((d, i) => queriesOf(d, 8, i)),
+    days.flatMap((d, i) => queriesOfDay(d, 8, i)),
     before
   )
   await importAt(
     refEnv,
     ref,
-    days.flatMap((d, i) => queriesOf(d, 8, i)),
+    days.flatMap((d, i) => queriesOfDay(d, 8, i)),
     before
   )
   t.assert.strictEqual((await partitionsOf(db)).hours.length, 40)
@@ -157,7 +141,7 @@ test('imports go on while a fold of many days is pending: one day per step, an i
   t.after(() => {
     process.env.FILTERD_STATS_FOLD_STEP_MS = '600000'
   })
-  const today = queriesOf('2024-05-15', 40, 99)
+  const today = queriesOfDay('2024-05-15', 40, 99)
   await importAt(refEnv, ref, today, EARLY)
   // Each import of today's queries completes, with its rows in the reports, and the prune after it folds one day.
   for (let step = 1; step <= 40; step++) {
@@ -174,8 +158,8 @@ test('imports go on while a fold of many days is pending: one day per step, an i
 test('month tables of the version before are read beside week tables and dropped by retention', async (t: TestContext) => {
   const { env, db, refEnv, ref } = twoStores(t)
   for (const [i, d] of DAYS.entries()) {
-    await importAt(env, db, queriesOf(d, 40, i), EARLY)
-    await importAt(refEnv, ref, queriesOf(d, 40, i), EARLY)
+    await importAt(env, db, queriesOfDay(d, 40, i), EARLY)
+    await importAt(refEnv, ref, queriesOfDay(d, 40, i), EARLY)
   }
   // April's day as the version before folded it: into April's month tables, with a day column.
   const april = day('2024-04-01')

@@ -7,7 +7,7 @@ import { importClosedFiles, pruneStats } from './importer.js'
 import { buildMonth, buildMonths, dueMonths, monthBuildSettled } from './month-build.js'
 import { overview } from './overview.js'
 import { activityByDay, activityByHour, detail, topDomains } from './reports.js'
-import { at, blocked, partitionsOf, rec, statsTestEnv, writeFiles, type StatsTestEnv } from './testing/fixtures.js'
+import { at, partitionsOf, queriesOfDay, statsTestEnv, writeFiles, type StatsTestEnv } from './testing/fixtures.js'
 import { ReportTime, parseDay } from './time.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 
@@ -49,22 +49,7 @@ const RANGES: Array<[string, string]> = [
   ['2024-04-28', '2024-04-28']
 ]
 
-/** Queries of the day `d` (names and users varied, blocked and NXDOMAIN among them). */
-function queriesOf(d: string, n: number, salt = 0): QueryLogRecord[] {
-  const out: QueryLogRecord[] = []
-  for (let i = 0; i < n; i++) {
-    const t = at(d, '00:00') + ((i * 7919 + salt * 13) % 86_400) * 1000
-    const user = i % 5 === 0 ? null : i % 2 === 0 ? 'alice' : 'bob'
-    const name = `${i % 3 === 0 ? 'www.' : ''}n${(i + salt) % 7}.example`
-    out.push(
-      i % 6 === 0
-        ? blocked(t, `10.0.0.${i % 4}`, user, name, [(i % 3) + 1])
-        : rec(t, `10.0.0.${i % 4}`, user, name, { cats: [i % 4], nxdomain: i % 11 === 0 })
-    )
-  }
-  return out
-}
-const ALL = DAYS.flatMap((d, i) => queriesOf(d, 40, i))
+const ALL = DAYS.flatMap((d, i) => queriesOfDay(d, 40, i))
 
 /** Every report over every range (every kind of user over the whole range, one user and the totals over the others), and the overview. */
 async function reports(db: StatsDb): Promise<unknown[]> {
@@ -136,18 +121,16 @@ test('month tables made from finished weeks change no report, across month, week
   )
 
   t.assert.strictEqual(await buildMonths(db, 'UTC', NOW), 4)
+  const afterBuild = [
+    ...weekNames([day('2024-05-27'), day('2024-06-10')]),
+    `mhours_${APRIL}`,
+    `mhours_${MAY}`,
+    `mnames_${APRIL}`,
+    `mnames_${MAY}`
+  ].sort()
   // The weeks inside April and May are gone; the week straddling them is gone too (its days are in the two
   // months); the one straddling May and June keeps its June days.
-  t.assert.deepStrictEqual(
-    await folded(db),
-    [
-      ...weekNames([day('2024-05-27'), day('2024-06-10')]),
-      `mhours_${APRIL}`,
-      `mhours_${MAY}`,
-      `mnames_${APRIL}`,
-      `mnames_${MAY}`
-    ].sort()
-  )
+  t.assert.deepStrictEqual(await folded(db), afterBuild)
   t.assert.deepStrictEqual(
     await db.read(async (c) =>
       (await c.runAndReadAll(`SELECT DISTINCT day FROM wnames_${day('2024-05-27')} ORDER BY 1`))
@@ -173,23 +156,14 @@ test('month tables made from finished weeks change no report, across month, week
   t.assert.strictEqual(await buildMonths(db, 'UTC', NOW + 1000), 0)
 
   // Late files: for a day of a month made (May 2nd) and for a June day of the straddling week.
-  const late = [...queriesOf('2024-05-02', 30, 9), ...queriesOf('2024-06-01', 20, 8)]
+  const late = [...queriesOfDay('2024-05-02', 30, 9), ...queriesOfDay('2024-06-01', 20, 8)]
   await importAt(env, db, late, NOW + 60_000)
   await importAt(refEnv, ref, late, EARLY)
   t.assert.deepStrictEqual(await reports(db), await reports(ref))
   // Folded: May 2nd into May's table (appended), June 1st into its week; no day is in two folded tables.
   await pruneStats(db, 'UTC', NOW + FOLD_EVERY_MS + 120_000)
   t.assert.deepStrictEqual((await partitionsOf(db)).names, [day('2024-06-12')])
-  t.assert.deepStrictEqual(
-    await folded(db),
-    [
-      ...weekNames([day('2024-05-27'), day('2024-06-10')]),
-      `mhours_${APRIL}`,
-      `mhours_${MAY}`,
-      `mnames_${APRIL}`,
-      `mnames_${MAY}`
-    ].sort()
-  )
+  t.assert.deepStrictEqual(await folded(db), afterBuild)
   t.assert.deepStrictEqual(await reports(db), await reports(ref))
 })
 
@@ -206,7 +180,7 @@ test('a store with no month tables and a fresh store answer as before; no week, 
 test('a month made while imports and folds go on keeps every row exactly once', async (t: TestContext) => {
   const { env, db, refEnv, ref } = await twoStores(t)
   // Today's queries imported between the two steps: the weeks do not change, the month is swapped in.
-  const today = queriesOf('2024-06-12', 25, 5)
+  const today = queriesOfDay('2024-06-12', 25, 5)
   const swapped = await buildMonth(
     db,
     { kind: 'names', month: APRIL },
@@ -219,7 +193,7 @@ test('a month made while imports and folds go on keeps every row exactly once', 
   t.assert.deepStrictEqual(await reports(db), await reports(ref))
 
   // A late file for May 20th folded into its week between the steps: May's weeks changed, so the copy is dropped.
-  const late = queriesOf('2024-05-20', 30, 7)
+  const late = queriesOfDay('2024-05-20', 30, 7)
   const changed = await buildMonth(
     db,
     { kind: 'names', month: MAY },
@@ -338,7 +312,7 @@ test('the importer makes the months due beside its imports', async (t: TestConte
     // A month is copied in ranges of users of about this many rows: several ranges here.
     process.env.FILTERD_STATS_MONTH_CHUNK_ROWS = '40'
   })
-  const today = queriesOf('2024-06-12', 10, 3)
+  const today = queriesOfDay('2024-06-12', 10, 3)
   await importAt(env, db, today, NOW + 1000) // waits for the build the import started
   t.assert.deepStrictEqual(
     (await folded(db)).filter((n) => n.startsWith('m')),

@@ -73,6 +73,22 @@ export function blocked(
 }
 
 export const at = (d: string, hm: string): number => Date.parse(`${d}T${hm}:00Z`)
+
+/** `n` queries spread over the day `d` (names and users varied, blocked and NXDOMAIN among them); `salt` varies a set. */
+export function queriesOfDay(d: string, n: number, salt = 0): QueryLogRecord[] {
+  const out: QueryLogRecord[] = []
+  for (let i = 0; i < n; i++) {
+    const t = at(d, '00:00') + ((i * 7919 + salt * 13) % 86_400) * 1000
+    const user = i % 5 === 0 ? null : i % 2 === 0 ? 'alice' : 'bob'
+    const name = `${i % 3 === 0 ? 'www.' : ''}n${(i + salt) % 7}.example`
+    out.push(
+      i % 6 === 0
+        ? blocked(t, `10.0.0.${i % 4}`, user, name, [(i % 3) + 1])
+        : rec(t, `10.0.0.${i % 4}`, user, name, { cats: [i % 4], nxdomain: i % 11 === 0 })
+    )
+  }
+  return out
+}
 export const NOW = at('2024-05-15', '12:30')
 
 /** The scenario of the spec's reports: one user with several addresses, anonymous addresses, another user. */
