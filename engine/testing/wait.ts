@@ -8,6 +8,14 @@
  * `limitMs` (a hung test, not a timing assertion). A check that throws counts as not yet (a daemon's
  * port that refuses for a moment on a loaded machine); its last error is in the timeout's message.
  */
+/** An error's message and its cause's code or message: fetch's "fetch failed" alone says nothing. */
+function describe(err: unknown): string {
+  const e = err as { message?: string; cause?: { code?: string; message?: string } }
+  const text = e.message ?? JSON.stringify(err)
+  const cause = e.cause?.code ?? e.cause?.message
+  return cause === undefined ? text : `${text}: ${cause}`
+}
+
 export async function until(
   what: string,
   check: () => boolean | Promise<boolean>,
@@ -23,12 +31,9 @@ export async function until(
       last = err
     }
     if (Date.now() > deadline)
-      throw new Error(
-        `timed out waiting for ${what}${last === undefined ? '' : ` (last error: ${(last as { message?: string }).message ?? JSON.stringify(last)})`}`,
-        {
-          cause: last
-        }
-      )
+      throw new Error(`timed out waiting for ${what}${last === undefined ? '' : ` (last error: ${describe(last)})`}`, {
+        cause: last
+      })
     await new Promise((resolve) => setTimeout(resolve, everyMs))
   }
 }

@@ -73,13 +73,31 @@ function alive(pid: number): boolean {
 }
 
 /**
+ * The second octets of the 10.0.0.0/8 addresses this namespace already has: a topology left behind by a
+ * test process that was killed (a cancelled test file runs no `after` hook) keeps its veths and their
+ * routes, and a new topology on the same subnet would send its traffic into the old namespaces.
+ */
+function netsInUse(): Set<number> {
+  let out = ''
+  try {
+    out = execFileSync('ip', ['-4', '-o', 'addr', 'show'], { encoding: 'utf8' })
+  } catch {
+    return new Set() // no `ip`: the loopback fallback, where 127.<net> addresses need no interface
+  }
+  return new Set([...out.matchAll(/inet 10\.(\d+)\./g)].map((m) => Number(m[1])))
+}
+
+/**
  * A second octet (100-199) no other test process holds: the suite runs two test files at once, and two
  * topologies on one subnet would route each other's hosts. Held by an exclusive lock file naming the
- * holder's pid, taken over from a holder that died; `release` gives it back.
+ * holder's pid, taken over from a holder that died; `release` gives it back. A subnet that still has an
+ * address on this machine (a killed holder's leftovers) is skipped.
  */
 function reserveNet(): { net: number; release: () => void } {
+  const inUse = netsInUse()
   for (let k = 0; k < 100; k++) {
     const net = 100 + ((process.pid + k) % 100)
+    if (inUse.has(net)) continue
     const lock = join(tmpdir(), `filterd-test-net-${net}`)
     try {
       writeFileSync(lock, String(process.pid), { flag: 'wx' })
