@@ -13,10 +13,22 @@
 import { Server, type Socket } from 'node:net'
 import { Session } from 'node:inspector'
 import { performance, type EventLoopUtilization } from 'node:perf_hooks'
+import { readFileSync } from 'node:fs'
 
 const PORTS = new Set((process.env['TLS_TRACE_PORTS'] ?? '').split(',').filter(Boolean).map(Number))
 const BURST_MS = 1000
 const PROFILE = process.env['TLS_PROFILE'] !== '0'
+// The main thread's time on a core and waiting for one (ms), from /proc: a span's CPU cost apart
+// from the time the thread was runnable but off its core (a loaded machine).
+const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`
+function sched(): [number, number] {
+  try {
+    const [run, wait] = readFileSync(SCHEDSTAT, 'utf8').split(' ').map(Number) as [number, number]
+    return [run / 1e6, wait / 1e6]
+  } catch {
+    return [NaN, NaN]
+  }
+}
 
 interface ProfileNode {
   id: number
@@ -34,6 +46,9 @@ interface Burst {
   handshakes: number[]
   lastSecure: number
   elu: EventLoopUtilization
+  sched0: [number, number]
+  /** sched() when the last handshake so far was done. */
+  schedSecure: [number, number]
 }
 
 const session = new Session()
@@ -48,7 +63,16 @@ function watched(server: Server): boolean {
 }
 
 function begin(now: number): void {
-  burst = { start: now, accepted: new Map(), handshakes: [], lastSecure: now, elu: performance.eventLoopUtilization() }
+  const s0 = sched()
+  burst = {
+    start: now,
+    accepted: new Map(),
+    handshakes: [],
+    lastSecure: now,
+    elu: performance.eventLoopUtilization(),
+    sched0: s0,
+    schedSecure: s0
+  }
   if (PROFILE) {
     session.post('Profiler.enable')
     session.post('Profiler.setSamplingInterval', { interval: 100 })
@@ -111,6 +135,11 @@ function summarise(p: Profile): string {
 function end(): void {
   const b = burst!
   const elu = performance.eventLoopUtilization(b.elu)
+  const s1 = sched()
+  const ms = (a: number, z: number): string => (z - a).toFixed(1)
+  const cpu =
+    `main thread on a core / waiting for one (ms): until the last handshake ${ms(b.sched0[0], b.schedSecure[0])} / ` +
+    `${ms(b.sched0[1], b.schedSecure[1])}, the whole second ${ms(b.sched0[0], s1[0])} / ${ms(b.sched0[1], s1[1])}`
   const report = (err: Error | null, res: object | undefined): void => {
     const hs = b.handshakes.sort((x, y) => x - y)
     const pct = (q: number): string =>
@@ -123,7 +152,7 @@ function end(): void {
     process.stderr.write(
       `tls-first-second burst ${++bursts} t ${Date.now()} accepted ${b.accepted.size + hs.length} handshakes ${hs.length} ` +
         `accept->secure p50 ${pct(0.5)} max ${pct(1)} first accept->last secure ${(b.lastSecure - b.start).toFixed(2)} ms ` +
-        `loop busy ${(elu.utilization * 100).toFixed(1)}% of ${BURST_MS} ms | ${prof}\n`
+        `loop busy ${(elu.utilization * 100).toFixed(1)}% of ${BURST_MS} ms, ${cpu} | ${prof}\n`
     )
     burst = null
   }
@@ -147,6 +176,7 @@ Server.prototype.emit = function (this: Server, event: string | symbol, ...args:
         burst.accepted.delete(sock.remotePort ?? 0)
         burst.handshakes.push(now - at)
         burst.lastSecure = now
+        burst.schedSecure = sched()
       }
     }
   }
