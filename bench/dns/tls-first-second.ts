@@ -140,6 +140,14 @@ function end(): void {
   const cpu =
     `main thread on a core / waiting for one (ms): until the last handshake ${ms(b.sched0[0], b.schedSecure[0])} / ` +
     `${ms(b.sched0[1], b.schedSecure[1])}, the whole second ${ms(b.sched0[0], s1[0])} / ${ms(b.sched0[1], s1[1])}`
+  // The second after, for comparison (the same connections, open): one more line.
+  const n = bursts + 1
+  setTimeout(() => {
+    const s2 = sched()
+    process.stderr.write(
+      `tls-first-second burst ${n} next second: main thread on a core / waiting for one (ms) ${ms(s1[0], s2[0])} / ${ms(s1[1], s2[1])}\n`
+    )
+  }, BURST_MS).unref()
   const report = (err: Error | null, res: object | undefined): void => {
     const hs = b.handshakes.sort((x, y) => x - y)
     const pct = (q: number): string =>
