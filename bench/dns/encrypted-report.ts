@@ -10,6 +10,8 @@ interface Latency {
   p999: number
   /** The p99 after the run's first second (dnsperf runs). */
   p99Steady: number
+  /** The run's first second (dnsperf runs): its answers over the run's p99, of all those, its p99. */
+  firstSecond?: { overP99: number; ofOverP99: number; p99: number; max: number }
 }
 interface Round {
   who: string
@@ -68,6 +70,12 @@ const rows: Array<[string, (r: Round) => number, boolean]> = [
   [`DoT p50 ms @${rate} q/s`, (r) => r.dotRate.p50, false],
   [`DoT p99 ms @${rate} q/s`, (r) => r.dotRate.p99, false],
   [`DoT p99 ms @${rate} q/s after its first second`, (r) => r.dotRate.p99Steady, false],
+  [`DoT p99 ms @${rate} q/s in its first second`, (r) => r.dotRate.firstSecond!.p99, false],
+  [
+    `DoT answers over the p99 @${rate} q/s: share in the first second`,
+    (r) => +(r.dotRate.firstSecond!.overP99 / r.dotRate.firstSecond!.ofOverP99).toFixed(2),
+    false
+  ],
   [`DoT p99.9 ms @${rate} q/s`, (r) => r.dotRate.p999, false],
   [`DoT lost @${rate} q/s`, (r) => r.dotRate.lost, false],
   ['TCP q/s, max (dnsperf -m tcp -c 16 -q 200)', (r) => r.tcpMax.qps, true],
@@ -91,15 +99,19 @@ const rows: Array<[string, (r: Round) => number, boolean]> = [
 console.log(
   `medians of ${of('filterd').length} rounds (${secs} s runs); load average (1 min) at each run: ${rounds.map((r) => r.load).join(' ')}`
 )
-// With BEFORE (a second filterd, e.g. main's build): its median, filterd's ratio to it and its rounds.
-const ab = of('before').length > 0
+// With BEFORE (a second filterd, e.g. main's build) or TERMINATOR (DoT through a worker thread's TLS,
+// "worker"): each one's median, its ratio to filterd's (before: filterd's to it) and its rounds.
+const extra = ['before', 'worker'].filter((w) => of(w).length > 0)
+const ratioName = (w: string): string => (w === 'before' ? 'filterd / before' : `${w} / filterd`)
 console.log(
   '| figure | dnsdist 1.7 | filterd | filterd / dnsdist |' +
-    (ab ? ' before | filterd / before |' : '') +
+    extra.map((w) => ` ${w} | ${ratioName(w)} |`).join('') +
     ' filterd, each round | dnsdist, each round |' +
-    (ab ? ' before, each round |' : '')
+    extra.map((w) => ` ${w}, each round |`).join('')
 )
-console.log('|---|---:|---:|---:|' + (ab ? '---:|---:|' : '') + '---|---|' + (ab ? '---|' : ''))
+console.log(
+  '|---|---:|---:|---:|' + extra.map(() => '---:|---:|').join('') + '---|---|' + extra.map(() => '---|').join('')
+)
 // A figure of a part not run (PARTS) is absent from every round: its row is left out.
 const measured = (get: (r: Round) => number): boolean =>
   rounds.length > 0 &&
@@ -116,12 +128,16 @@ for (const [name, get] of rows) {
   const f = pick('filterd', get)
   const ratio = (x: number, y: number): string => (y === 0 ? '' : `${(x / y).toFixed(2)}x`)
   const fmt = (x: number): string => (Number.isInteger(x) ? String(x) : x.toFixed(2))
-  const b = pick('before', get)
   console.log(
     `| ${name} | ${fmt(d)} | ${fmt(f)} | ${ratio(f, d)} |` +
-      (ab ? ` ${fmt(b)} | ${ratio(f, b)} |` : '') +
+      extra
+        .map((w) => {
+          const x = pick(w, get)
+          return ` ${fmt(x)} | ${w === 'before' ? ratio(f, x) : ratio(x, f)} |`
+        })
+        .join('') +
       ` ${each('filterd', (r) => +fmt(get(r)))} | ${each('dnsdist', (r) => +fmt(get(r)))} |` +
-      (ab ? ` ${each('before', (r) => +fmt(get(r)))} |` : '')
+      extra.map((w) => ` ${each(w, (r) => +fmt(get(r)))} |`).join('')
   )
 }
 

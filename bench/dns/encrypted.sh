@@ -31,6 +31,10 @@
 # BEFORE=DIR (a checkout built with `npm run build`, e.g. main's in a worktree) runs a second filterd
 # from DIR's dist/ on its own ports, measured as "before" in every round beside the two others (the
 # order rotates each round), for A/B ratios of a change against main taken in the same run;
+# TERMINATOR=1 (dot part): bench/dns/dot-terminator.js preloaded into filterd, a worker_thread of its
+# process that terminates DoT on its own port and pipes the plaintext to filterd's TCP port, measured
+# as "worker" in every round beside the others (a prototype of TLS off the query thread);
+# FIRST_SECOND_BUCKETS=N prints each fixed-rate run's first second in N slices (bench/dns/stats.ts);
 # THREADS (default 1): filterd's `proxy.processes` and as many dnsdist DoH/DoT binds of the same
 # address (reusePort: dnsdist serves each addDOHLocal/addTLSLocal on one thread), so both servers
 # get the same number of cores for their encrypted listeners.
@@ -44,6 +48,7 @@ PARTS=${PARTS:-dot doh handshakes idle}
 THREADS=${THREADS:-1}
 NAMES=${NAMES:-mix}
 BEFORE=${BEFORE:-}
+TERMINATOR=${TERMINATOR:-}
 has() { [[ " $PARTS " == *" $1 "* ]]; }
 for tool in dnsperf knotd dnsdist h2load openssl kdig; do
   command -v "$tool" >/dev/null || {
@@ -61,7 +66,7 @@ cleanup() {
   rm -rf "$DIR"
 }
 trap cleanup EXIT
-KNOT=5490 D_DOT=5491 D_DOH=5492 F_DNS=5493 F_DOT=5494 F_DOH=5495 D_DNS=5496 B_DNS=5497 B_DOT=5498 B_DOH=5499
+KNOT=5490 D_DOT=5491 D_DOH=5492 F_DNS=5493 F_DOT=5494 F_DOH=5495 D_DNS=5496 B_DNS=5497 B_DOT=5498 B_DOH=5499 W_DOT=5500
 node dist/bench/dns/setup.js "$DIR" $KNOT >&2
 # The names of the dnsperf runs (NAMES). The blocked names are those of the block list (its first
 # entries are the file's blocked names; the rest are synthetic fillers no query asks for).
@@ -137,7 +142,10 @@ Object.assign(c.proxy, { listen: ["127.0.0.1:" + dns], "dot-listen": ["127.0.0.1
   "tcp-max-connections": 3 * Number(idle), "tcp-max-per-source": 3 * Number(idle), "tcp-idle-timeout": 600000,
   pid: dir + "/enc.pid", log: dir + "/enc.log", processes: Number(threads) })
 fs.writeFileSync(dir + "/enc.yaml", JSON.stringify(c))' "$DIR" $F_DNS $F_DOT $F_DOH "$IDLE" "$THREADS"
-node ${FILTERD_NODE_OPTIONS:-} dist/tools/filterd.js dns --config "$DIR/enc.yaml" >"$DIR/filterd.out" 2>&1 &
+TERM_OPTIONS=
+[ -z "$TERMINATOR" ] || TERM_OPTIONS="--import ./dist/bench/dns/dot-terminator.js"
+DOT_TERMINATOR=${TERMINATOR:+$W_DOT:$F_DNS:$DIR/cert.pem:$DIR/key.pem} \
+  node ${FILTERD_NODE_OPTIONS:-} $TERM_OPTIONS dist/tools/filterd.js dns --config "$DIR/enc.yaml" >"$DIR/filterd.out" 2>&1 &
 PIDS+=($!)
 FILTERD_PID=$!
 BEFORE_PID=
@@ -172,6 +180,7 @@ ready() {
 ready $D_DOT
 ready $F_DOT
 [ -z "$BEFORE" ] || ready $B_DOT
+[ -z "$TERMINATOR" ] || ready $W_DOT
 BLOCKED=$(head -1 "$DIR/blocklist.txt")
 sanity() { kdig "$@" +short "$BLOCKED" A | tail -1; }
 echo "sanity ($BLOCKED): DoT dnsdist $(sanity @127.0.0.1 -p $D_DOT +tls) filterd $(sanity @127.0.0.1 -p $F_DOT +tls);" \
@@ -201,7 +210,7 @@ busy_threads() { # before-snapshot after-snapshot: threads with at least 2 ticks
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 # The filterd daemon is a child of the node started above when it forks a front; take the biggest.
 server_pid() {
-  case "$1" in dnsdist) echo $DNSDIST_PID ;; before) echo $BEFORE_PID ;; *) echo $FILTERD_PID ;; esac
+  case "$1" in dnsdist) echo $DNSDIST_PID ;; before) echo $BEFORE_PID ;; *) echo $FILTERD_PID ;; esac # worker: filterd's
 }
 
 # dnsperf over DoT (-m dot) or plain TCP (MODE=tcp), at max or at the fixed RATE, on QFILE's names.
@@ -276,14 +285,22 @@ RESULTS=()
 for round in $(seq 1 "$ROUNDS"); do
   order=(dnsdist filterd)
   [ $((round % 2)) = 0 ] && order=(filterd dnsdist)
-  if [ -n "$BEFORE" ]; then # three servers: each takes each place in turn
-    case $((round % 3)) in 1) order=(dnsdist filterd before) ;; 2) order=(before dnsdist filterd) ;; 0) order=(filterd before dnsdist) ;; esac
-    [ $(((round - 1) / 3 % 2)) = 1 ] && order=("${order[2]}" "${order[1]}" "${order[0]}")
+  servers=(dnsdist filterd ${BEFORE:+before} ${TERMINATOR:+worker})
+  n=${#servers[@]}
+  if [ "$n" -gt 2 ]; then # each server takes each place in turn (rotated right by one a round), then reversed
+    order=()
+    for i in $(seq 0 $((n - 1))); do order+=("${servers[$(((i - (round - 1) % n + n) % n))]}"); done
+    if [ $(((round - 1) / n % 2)) = 1 ]; then
+      rev=()
+      for ((i = n - 1; i >= 0; i--)); do rev+=("${order[$i]}"); done
+      order=("${rev[@]}")
+    fi
   fi
   for who in "${order[@]}"; do
     case "$who" in
       dnsdist) line=$(measure dnsdist $D_DOT $D_DOH $D_DNS) ;;
       before) line=$(measure before $B_DOT $B_DOH $B_DNS) ;;
+      worker) line=$(measure worker $W_DOT $F_DOH $F_DNS) ;;
       *) line=$(measure filterd $F_DOT $F_DOH $F_DNS) ;;
     esac
     echo "round $round: $line" >&2
