@@ -4,8 +4,9 @@ import { metaPut, openStatsDb, type StatsDb } from './db.js'
 import { RETENTION_KEY } from './fold.js'
 import { pruneStats } from './importer.js'
 import { buildMonths } from './month-build.js'
-import { activityByDay, detail } from './reports.js'
-import { queriesOfDay, statsTestEnv } from './testing/fixtures.js'
+import { activityByDay, detail, rawLastHour } from './reports.js'
+import { ReportTime } from './time.js'
+import { at, queriesOfDay, rec, statsTestEnv } from './testing/fixtures.js'
 import { APRIL, EARLY, NOW, day, importAt, reports } from './testing/month-stores.js'
 
 /** `db` seen through connections that note every statement run on them (a report's catalog is per StatsDb object). */
@@ -77,4 +78,39 @@ test('a report is one statement while the tables stay the same, and sees every t
     'no day before retention'
   )
   t.assert.ok(kept.datasets[0]!.data.some((v) => v > 0))
+})
+
+test('the raw report reads its hours without the catalog while they stay the same, and a new hour at once', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const store = openStatsDb(env.config.stats.db)
+  t.after(() => store.close())
+  const { db, statements } = noting(store)
+  const time = new ReportTime('UTC')
+  const now = at('2024-05-15', '12:30')
+  const minute = (m: number): number => at('2024-05-15', '11:00') + m * 60_000
+  const hour11 = [...Array(40).keys()].map((i) =>
+    rec(minute(i), '10.0.0.1', i % 2 === 0 ? 'alice' : 'bob', `n${i}.example`)
+  )
+  await importAt(env, store, hour11, now)
+  const before = await rawLastHour(db, time, 'alice', now)
+  t.assert.strictEqual(before.data.length, 5) // 11:30 to 11:38, every other minute
+  t.assert.deepStrictEqual(await rawLastHour(noting(store).db, time, 'alice', now), before)
+  statements.length = 0
+  t.assert.deepStrictEqual(await rawLastHour(db, time, 'alice', now), before)
+  t.assert.ok(
+    statements.every((s) => !s.includes('duckdb_tables() WHERE schema_name') || s.startsWith('SELECT created')),
+    statements.join('\n')
+  )
+  t.assert.strictEqual(statements.length, 4, statements.join('\n')) // BEGIN, the rows, their names, ROLLBACK
+
+  // A raw hour made since (12:00): the rows' query sees the change and the hour is read.
+  const hour12 = [...Array(6).keys()].map((i) => rec(minute(60 + i), '10.0.0.2', 'alice', `new${i}.example`))
+  await importAt(env, store, hour12, now)
+  const after = await rawLastHour(db, time, 'alice', now)
+  t.assert.strictEqual(after.data.length, 11)
+  t.assert.deepStrictEqual(
+    after.data.slice(-6).map((r) => r[3]),
+    hour12.map((r) => r.name)
+  )
+  t.assert.deepStrictEqual(after, await rawLastHour(noting(store).db, time, 'alice', now))
 })

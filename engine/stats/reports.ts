@@ -8,7 +8,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { TABLES_SQL, hoursTable, namesTable, partitionsAmong, type StatsDb } from './db.js'
-import { userRawRows } from './raw-layout.js'
+import { userRawRows, type UserRawRow } from './raw-layout.js'
 import { HOUR_MS, formatDay, type ReportTime } from './time.js'
 import { RETENTION_KEY, foldedAmong } from './fold.js'
 
@@ -85,7 +85,7 @@ function unionSql(sources: readonly Source[], cols: string, where: string): stri
     .join(' UNION ALL ')
 }
 
-type Kind = 'hours' | 'names'
+type Kind = 'hours' | 'names' | 'raw'
 
 /**
  * A kind's tables as a report last read them from the catalog: their names, the first day retention keeps,
@@ -100,7 +100,11 @@ interface KindCatalog {
 const catalogs = new WeakMap<StatsDb, Map<Kind, KindCatalog>>()
 
 /** The tables of each kind a report reads (day tables, week and month tables). */
-const KIND_TABLES: Record<Kind, string> = { hours: '[mw]?hours_[0-9]+', names: '[mw]?names_[0-9]+' }
+const KIND_TABLES: Record<Kind, string> = {
+  hours: '[mw]?hours_[0-9]+',
+  names: '[mw]?names_[0-9]+',
+  raw: 'rawi?_[0-9]+'
+}
 
 /**
  * SQL, one value: a hash of `kind`'s table names and of the first day retention keeps, as the statement that
@@ -118,7 +122,7 @@ function printSql(kind: Kind): string {
 /** The store's tables and the first day retention keeps, in one catalog query (remembered for the next report). */
 async function catalog(db: StatsDb, c: DuckDBConnection): Promise<{ names: string[]; keep: number }> {
   const r = await c.runAndReadAll(
-    `SELECT t.table_name, (SELECT value FROM meta WHERE key = '${RETENTION_KEY}'), ${printSql('hours')}, ${printSql('names')} FROM (${TABLES_SQL}) t`
+    `SELECT t.table_name, (SELECT value FROM meta WHERE key = '${RETENTION_KEY}'), ${printSql('hours')}, ${printSql('names')}, ${printSql('raw')} FROM (${TABLES_SQL}) t`
   )
   const rows = r.getRows()
   const names = rows.map((x) => String(x[0]))
@@ -128,7 +132,8 @@ async function catalog(db: StatsDb, c: DuckDBConnection): Promise<{ names: strin
       db,
       new Map([
         ['hours', { names, keep, print: BigInt(rows[0][2] as bigint) }],
-        ['names', { names, keep, print: BigInt(rows[0][3] as bigint) }]
+        ['names', { names, keep, print: BigInt(rows[0][3] as bigint) }],
+        ['raw', { names, keep, print: BigInt(rows[0][4] as bigint) }]
       ])
     )
   return { names, keep }
@@ -190,7 +195,13 @@ type ReportQuery = (
  * catalog, the query, ROLLBACK) while the tables stay the same (docs/performance.md, "Reports in one
  * statement").
  */
-async function reportRows(db: StatsDb, kind: Kind, from: number, to: number, query: ReportQuery): Promise<unknown[][]> {
+async function reportRows(
+  db: StatsDb,
+  kind: 'hours' | 'names',
+  from: number,
+  to: number,
+  query: ReportQuery
+): Promise<unknown[][]> {
   const known = catalogs.get(db)?.get(kind)
   if (known !== undefined) {
     const tables = dayTables(known.names, known.keep, kind, from, to)
@@ -383,15 +394,30 @@ export async function detail(
   return { timestamps, reports }
 }
 
-/** The user's queries of the last hour before `now`, oldest first (at most the newest MAX_RAW_ROWS). */
+/**
+ * The user's queries of the last hour before `now`, oldest first (at most the newest MAX_RAW_ROWS). The rows
+ * and their names are read in one transaction (engine/stats/raw-layout.ts, `userRawRows`); the raw hours are
+ * those the last report saw, checked by the rows' query against its own snapshot as `reportRows` does, and
+ * read from the catalog (in the same transaction) only when they changed.
+ */
 export async function rawLastHour(db: StatsDb, time: ReportTime, user: string, now: number): Promise<RawReport> {
-  const found = await readSnapshot(db, async (c) => {
-    const first = Math.floor((now - HOUR_MS) / HOUR_MS)
-    const last = Math.floor(now / HOUR_MS)
-    const names = (await catalog(db, c)).names
-    const hours = partitionsAmong(names).raw.filter((h) => h >= first && h <= last)
-    return await userRawRows(c, new Set(names), hours, user, { from: now - HOUR_MS, to: now, limit: MAX_RAW_ROWS })
-  })
+  const [first, last] = [Math.floor((now - HOUR_MS) / HOUR_MS), Math.floor(now / HOUR_MS)]
+  const range = { from: now - HOUR_MS, to: now, limit: MAX_RAW_ROWS }
+  const inRange = (names: readonly string[]): number[] =>
+    partitionsAmong(names).raw.filter((h) => h >= first && h <= last)
+  const known = catalogs.get(db)?.get('raw')
+  const fast = async (c: DuckDBConnection): Promise<UserRawRow[] | undefined> => {
+    if (known === undefined) return undefined
+    const check = { sql: printSql('raw'), value: known.print }
+    // A failure (above all an hour dropped since) leaves the transaction unusable: the slow path starts another.
+    return await userRawRows(c, new Set(known.names), inRange(known.names), user, range, check).catch(() => undefined)
+  }
+  const found =
+    (known === undefined ? undefined : await readSnapshot(db, fast)) ??
+    (await readSnapshot(db, async (c) => {
+      const names = (await catalog(db, c)).names
+      return (await userRawRows(c, new Set(names), inRange(names), user, range)) ?? []
+    }))
   const data: RawRow[] = found.map((v) => [
     time.formatTime(v[0]),
     v[1] ? 1 : 0,
