@@ -151,8 +151,8 @@ async function resolveIds(
  * renumbers the ids, and one committed between the rows' query and their names' would give other names.
  *
  * `check` (reports.ts): a value the rows' query also selects, in its own snapshot, and what it must be
- * (the fingerprint of the tables `names` was read from); when it is not, or no row carries it, the answer
- * is `undefined` and the names are not read.
+ * (the fingerprint of the tables `names` was read from); when it is not, the answer is `undefined` and the
+ * names are not read.
  */
 export async function userRawRows(
   c: DuckDBConnection,
@@ -188,7 +188,14 @@ export async function userRawRows(
       [user]
     )
   ).getRows()
-  if (check !== undefined && (found.length === 0 || found.some((r) => r[11] !== check.value))) return undefined
+  if (check !== undefined) {
+    // No row to carry the check: the value alone, in the same transaction (so the same snapshot).
+    const values =
+      found.length > 0
+        ? found.map((r) => r[11])
+        : (await c.runAndReadAll(`SELECT ${check.sql}`)).getRows().map((r) => r[0])
+    if (values.some((v) => v !== check.value)) return undefined
+  }
   const wanted = (col: number): Map<number, Set<number>> => {
     const m = new Map<number, Set<number>>()
     for (const r of found)
