@@ -149,14 +149,19 @@ async function resolveIds(
  * then resolved by id (`IN` lists on the dictionaries), not by a join that would read a whole dictionary.
  * Call it inside one transaction (reports.ts's `readSnapshot`): a sort of the hour (engine/stats/raw-sort.ts)
  * renumbers the ids, and one committed between the rows' query and their names' would give other names.
+ *
+ * `check` (reports.ts): a value the rows' query also selects, in its own snapshot, and what it must be
+ * (the fingerprint of the tables `names` was read from); when it is not, the answer is `undefined` and the
+ * names are not read.
  */
 export async function userRawRows(
   c: DuckDBConnection,
   names: ReadonlySet<string>,
   hours: readonly number[],
   user: string,
-  range: { from: number; to: number; limit: number }
-): Promise<UserRawRow[]> {
+  range: { from: number; to: number; limit: number },
+  check?: { sql: string; value: unknown }
+): Promise<UserRawRow[] | undefined> {
   const when = `created BETWEEN ${range.from} AND ${range.to}`
   const tail = 'blockedhost, reason, cats, blockedcats, layout, ord'
   const sql = hours
@@ -173,15 +178,24 @@ export async function userRawRows(
         `blockedcats, 1 AS layout, r.rowid AS ord FROM ${rawRowsTable(h)} r JOIN ${rawUsersTable(h)} u ON u.id = r.uid ` +
         `WHERE u.name = $1 AND ${when}`
     )
-  if (sql.length === 0) return []
+  if (sql.length === 0) return check === undefined ? [] : undefined
   // (created, layout, ord) is the raw-row sequence's order (see rawHourSources).
   const found = (
     await c.runAndReadAll(
-      `SELECT created::DOUBLE, nxdomain, address, host, aid, hid, h, blockedhost, reason, cats, blockedcats FROM ` +
+      `SELECT created::DOUBLE, nxdomain, address, host, aid, hid, h, blockedhost, reason, cats, blockedcats` +
+        `${check === undefined ? '' : `, ${check.sql}`} FROM ` +
         `(${sql.join(' UNION ALL ')}) ORDER BY created DESC, layout DESC, ord DESC LIMIT ${range.limit}`,
       [user]
     )
   ).getRows()
+  if (check !== undefined) {
+    // No row to carry the check: the value alone, in the same transaction (so the same snapshot).
+    const values =
+      found.length > 0
+        ? found.map((r) => r[11])
+        : (await c.runAndReadAll(`SELECT ${check.sql}`)).getRows().map((r) => r[0])
+    if (values.some((v) => v !== check.value)) return undefined
+  }
   const wanted = (col: number): Map<number, Set<number>> => {
     const m = new Map<number, Set<number>>()
     for (const r of found)

@@ -8,7 +8,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { TABLES_SQL, hoursTable, namesTable, partitionsAmong, type StatsDb } from './db.js'
-import { userRawRows } from './raw-layout.js'
+import { userRawRows, type UserRawRow } from './raw-layout.js'
 import { HOUR_MS, formatDay, type ReportTime } from './time.js'
 import { RETENTION_KEY, foldedAmong } from './fold.js'
 
@@ -85,13 +85,58 @@ function unionSql(sources: readonly Source[], cols: string, where: string): stri
     .join(' UNION ALL ')
 }
 
-/** The store's tables and the first day retention keeps, in one catalog query (a report's first step). */
-async function catalog(c: DuckDBConnection): Promise<{ names: string[]; keep: number }> {
+type Kind = 'hours' | 'names' | 'raw'
+
+/**
+ * A kind's tables as a report last read them from the catalog: their names, the first day retention keeps,
+ * and their fingerprint (`printSql`), which a report's one statement checks against its own snapshot.
+ */
+interface KindCatalog {
+  names: string[]
+  keep: number
+  print: bigint
+}
+/** Per store and kind: the catalog the next report's SQL is built from (see `reportRows`). */
+const catalogs = new WeakMap<StatsDb, Map<Kind, KindCatalog>>()
+
+/** The tables of each kind a report reads (day tables, week and month tables). */
+const KIND_TABLES: Record<Kind, string> = {
+  hours: '[mw]?hours_[0-9]+',
+  names: '[mw]?names_[0-9]+',
+  raw: 'rawi?_[0-9]+'
+}
+
+/**
+ * SQL, one value: a hash of `kind`'s table names and of the first day retention keeps, as the statement that
+ * computes it sees them. Two catalogs with the same value have the same tables of the kind and the same `keep`
+ * (but for a 64-bit hash collision).
+ */
+function printSql(kind: Kind): string {
+  return (
+    `(SELECT hash(coalesce(string_agg(table_name, ',' ORDER BY table_name), '') || ':' || ` +
+    `coalesce((SELECT value FROM meta WHERE key = '${RETENTION_KEY}'), 0)) FROM (${TABLES_SQL}) ` +
+    `WHERE regexp_full_match(table_name, '${KIND_TABLES[kind]}'))`
+  )
+}
+
+/** The store's tables and the first day retention keeps, in one catalog query (remembered for the next report). */
+async function catalog(db: StatsDb, c: DuckDBConnection): Promise<{ names: string[]; keep: number }> {
   const r = await c.runAndReadAll(
-    `SELECT t.table_name, (SELECT value FROM meta WHERE key = '${RETENTION_KEY}') FROM (${TABLES_SQL}) t`
+    `SELECT t.table_name, (SELECT value FROM meta WHERE key = '${RETENTION_KEY}'), ${printSql('hours')}, ${printSql('names')}, ${printSql('raw')} FROM (${TABLES_SQL}) t`
   )
   const rows = r.getRows()
-  return { names: rows.map((x) => String(x[0])), keep: Number(rows[0]?.[1] ?? 0) }
+  const names = rows.map((x) => String(x[0]))
+  const keep = Number(rows[0]?.[1] ?? 0)
+  if (rows[0] !== undefined)
+    catalogs.set(
+      db,
+      new Map([
+        ['hours', { names, keep, print: BigInt(rows[0][2] as bigint) }],
+        ['names', { names, keep, print: BigInt(rows[0][3] as bigint) }],
+        ['raw', { names, keep, print: BigInt(rows[0][4] as bigint) }]
+      ])
+    )
+  return { names, keep }
 }
 
 /**
@@ -114,12 +159,11 @@ async function rows(c: DuckDBConnection, sql: string, params: Array<string | num
 }
 
 /**
- * The tables holding `kind`'s days `from`..`to`: the folded (week, or older month) tables that overlap
- * the range (engine/stats/fold.ts) and the day tables not folded yet (a day may be in both: a late
- * partial after its fold).
+ * The tables holding `kind`'s days `from`..`to` among the table names `names`: the folded (week, or older
+ * month) tables that overlap the range (engine/stats/fold.ts) and the day tables not folded yet (a day may
+ * be in both: a late partial after its fold).
  */
-async function dayTables(c: DuckDBConnection, kind: 'hours' | 'names', from: number, to: number): Promise<Source[]> {
-  const { names, keep } = await catalog(c)
+function dayTables(names: readonly string[], keep: number, kind: Kind, from: number, to: number): Source[] {
   const make = kind === 'hours' ? hoursTable : namesTable
   const out: Source[] = foldedAmong(names)
     .filter((t) => t.kind === kind && t.first <= to && t.last >= from)
@@ -127,6 +171,75 @@ async function dayTables(c: DuckDBConnection, kind: 'hours' | 'names', from: num
   for (const d of partitionsAmong(names)[kind])
     if (d >= from && d <= to) out.push({ table: make(d), day: d, from, to, keep })
   return out
+}
+
+/**
+ * A report's query over the tables `tables`: its SQL, whose top-level select list ends with `extra` (the
+ * fingerprint column of `reportRows`, or nothing), and its parameters.
+ */
+type ReportQuery = (
+  tables: readonly Source[],
+  extra: string
+) => { sql: string; params: Array<string | number | bigint> }
+
+/**
+ * The rows of `sql` if the fingerprint of `kind`'s tables in the statement's snapshot (its last column) is
+ * `print`, without that column; `undefined` if not. The statement starts a transaction in the same round
+ * trip, so that when it returns no row to carry the fingerprint, a second statement reads it in the same
+ * snapshot. The read-only transaction ends with the connection (`StatsDb.read` closes it: a rollback).
+ */
+async function checkedRows(
+  c: DuckDBConnection,
+  sql: string,
+  params: Array<string | number | bigint>,
+  kind: Kind,
+  print: bigint
+): Promise<unknown[][] | undefined> {
+  const found = await rows(c, `BEGIN TRANSACTION; ${sql}`, params)
+  const prints =
+    found.length > 0
+      ? found.map((r) => r[r.length - 1])
+      : (await rows(c, `SELECT ${printSql(kind)}`, [])).map((r) => r[0])
+  return prints.every((p) => p === print) ? found.map((r) => r.slice(0, -1)) : undefined
+}
+
+/**
+ * The rows of a report's query over `kind`'s tables of days `from`..`to`, as one snapshot of the store.
+ *
+ * Fast path (one statement): the SQL is made from the tables the last report saw (`catalogs`), and the
+ * statement also returns the fingerprint of the tables in its own snapshot (`printSql`). If that is the
+ * fingerprint of the tables the SQL was made from, the statement read every table of its snapshot that
+ * holds the range, and its rows are the answer (no row: the fingerprint is read alone in the same snapshot,
+ * `checkedRows`). Otherwise (a table made or dropped since: an import's new day, a fold, a month's swap,
+ * retention; a table dropped makes the statement fail): the slow path, the catalog and then the query in one
+ * transaction, which also remembers the catalog for the next report. A report so costs one round trip
+ * instead of four (BEGIN, the catalog, the query, ROLLBACK) while the tables stay the same
+ * (docs/performance.md, "Reports in one statement").
+ */
+async function reportRows(
+  db: StatsDb,
+  kind: 'hours' | 'names',
+  from: number,
+  to: number,
+  query: ReportQuery
+): Promise<unknown[][]> {
+  const known = catalogs.get(db)?.get(kind)
+  if (known !== undefined) {
+    const tables = dayTables(known.names, known.keep, kind, from, to)
+    if (tables.length > 0) {
+      const q = query(tables, `, ${printSql(kind)}`)
+      // Any failure (above all a table dropped since) is left to the slow path, which reports its own.
+      const found = await db.read((c) => checkedRows(c, q.sql, q.params, kind, known.print)).catch(() => undefined)
+      if (found !== undefined) return found
+    }
+  }
+  return await readSnapshot(db, async (c) => {
+    const { names, keep } = await catalog(db, c)
+    const tables = dayTables(names, keep, kind, from, to)
+    if (tables.length === 0) return []
+    const q = query(tables, '')
+    return await rows(c, q.sql, q.params)
+  })
 }
 
 /** Requests and Blocks per hour; every hour of the range is labelled, hours without queries are 0. */
@@ -143,14 +256,12 @@ export async function activityByHour(
   const blocks: number[] = []
   if (hours.length === 0) return chart(labels, requests, blocks)
   const values = new Map<number, [number, number]>()
-  await readSnapshot(db, async (c) => {
-    // An hour that straddles local midnight has rows in two day partitions: read one day either side.
-    const tables = await dayTables(c, 'hours', from - 1, to + 1)
-    if (tables.length === 0) return
-    const sql = `SELECT hour, sum(requests)::DOUBLE, sum(blocks)::DOUBLE FROM (${unionSql(tables, 'hour, requests, blocks', '"user" = $1 AND hour BETWEEN $2 AND $3')}) GROUP BY hour`
-    for (const [h, r, b] of await rows(c, sql, [user, hours[0]!, hours[hours.length - 1]!]))
-      values.set(Number(h), [Number(r), Number(b)])
-  })
+  // An hour that straddles local midnight has rows in two day partitions: read one day either side.
+  const found = await reportRows(db, 'hours', from - 1, to + 1, (tables, extra) => ({
+    sql: `SELECT hour, sum(requests)::DOUBLE, sum(blocks)::DOUBLE${extra} FROM (${unionSql(tables, 'hour, requests, blocks', '"user" = $1 AND hour BETWEEN $2 AND $3')}) GROUP BY hour`,
+    params: [user, hours[0]!, hours[hours.length - 1]!]
+  }))
+  for (const [h, r, b] of found) values.set(Number(h), [Number(r), Number(b)])
   for (const h of hours) {
     const v = values.get(h)
     labels.push(time.hourLabel(h))
@@ -166,12 +277,11 @@ export async function activityByDay(db: StatsDb, user: string, from: number, to:
   const requests: number[] = []
   const blocks: number[] = []
   const values = new Map<number, [number, number]>()
-  await readSnapshot(db, async (c) => {
-    const tables = await dayTables(c, 'hours', from, to)
-    if (tables.length === 0) return
-    const sql = `SELECT d, sum(requests)::DOUBLE, sum(blocks)::DOUBLE FROM (${unionSql(tables, 'requests, blocks', '"user" = $1')}) GROUP BY d`
-    for (const [d, r, b] of await rows(c, sql, [user])) values.set(Number(d), [Number(r), Number(b)])
-  })
+  const found = await reportRows(db, 'hours', from, to, (tables, extra) => ({
+    sql: `SELECT d, sum(requests)::DOUBLE, sum(blocks)::DOUBLE${extra} FROM (${unionSql(tables, 'requests, blocks', '"user" = $1')}) GROUP BY d`,
+    params: [user]
+  }))
+  for (const [d, r, b] of found) values.set(Number(d), [Number(r), Number(b)])
   for (let d = from; d <= to; d++) {
     const v = values.get(d)
     labels.push(formatDay(d))
@@ -258,16 +368,15 @@ export async function topDomains(
   filter: DomainFilter,
   limit = TOP_DOMAINS
 ): Promise<Chart> {
-  const list = await readSnapshot(db, async (c) => {
-    const tables = await dayTables(c, 'names', from, to)
-    if (tables.length === 0) return []
-    const where = '"user" = $1' + (filter === 'www' ? " AND starts_with(host, 'www.')" : '')
-    // Most requested first; ties by name so the cut is stable. A name's categories: those of its first day in the range.
-    const sql =
-      `SELECT 0, host, sum(r)::DOUBLE AS total, sum(n)::DOUBLE, sum(b)::DOUBLE, arg_min(c, d) FROM (${perDaySql(tables, where)}) ` +
-      'GROUP BY host ORDER BY total DESC, host LIMIT $2'
-    return (await rows(c, sql, [user, limit])).map(domainSum)
-  })
+  const where = '"user" = $1' + (filter === 'www' ? " AND starts_with(host, 'www.')" : '')
+  // Most requested first; ties by name so the cut is stable. A name's categories: those of its first day in the range.
+  const found = await reportRows(db, 'names', from, to, (tables, extra) => ({
+    sql:
+      `SELECT 0, host, sum(r)::DOUBLE AS total, sum(n)::DOUBLE, sum(b)::DOUBLE, arg_min(c, d)${extra} FROM (${perDaySql(tables, where)}) ` +
+      'GROUP BY host ORDER BY total DESC, host LIMIT $2',
+    params: [user, limit]
+  }))
+  const list = found.map(domainSum)
   const { labels, datasets } = domainChart(list)
   return { labels, datasets }
 }
@@ -284,19 +393,18 @@ export async function detail(
   limit = TOP_DOMAINS
 ): Promise<Detail> {
   const perDay = new Map<number, DomainSum[]>()
-  await readSnapshot(db, async (c) => {
-    const tables = await dayTables(c, 'names', from, to)
-    if (tables.length === 0) return
-    const sql =
-      `SELECT d, host, r::DOUBLE AS r, n::DOUBLE, b::DOUBLE, c FROM (${perDaySql(tables, '"user" = $1')}) ` +
-      'QUALIFY row_number() OVER (PARTITION BY d ORDER BY r DESC, host) <= $2 ORDER BY d, r DESC, host'
-    for (const row of await rows(c, sql, [user, limit])) {
-      const s = domainSum(row)
-      let list = perDay.get(s.day)
-      if (list === undefined) perDay.set(s.day, (list = []))
-      list.push(s)
-    }
-  })
+  const found = await reportRows(db, 'names', from, to, (tables, extra) => ({
+    sql:
+      `SELECT d, host, r::DOUBLE AS r, n::DOUBLE, b::DOUBLE, c${extra} FROM (${perDaySql(tables, '"user" = $1')}) ` +
+      'QUALIFY row_number() OVER (PARTITION BY d ORDER BY r DESC, host) <= $2 ORDER BY d, r DESC, host',
+    params: [user, limit]
+  }))
+  for (const row of found) {
+    const s = domainSum(row)
+    let list = perDay.get(s.day)
+    if (list === undefined) perDay.set(s.day, (list = []))
+    list.push(s)
+  }
   const timestamps: string[] = []
   const reports: DetailReport[] = []
   for (let d = from; d <= to; d++) {
@@ -306,15 +414,30 @@ export async function detail(
   return { timestamps, reports }
 }
 
-/** The user's queries of the last hour before `now`, oldest first (at most the newest MAX_RAW_ROWS). */
+/**
+ * The user's queries of the last hour before `now`, oldest first (at most the newest MAX_RAW_ROWS). The rows
+ * and their names are read in one transaction (engine/stats/raw-layout.ts, `userRawRows`); the raw hours are
+ * those the last report saw, checked by the rows' query against its own snapshot as `reportRows` does, and
+ * read from the catalog (in the same transaction) only when they changed.
+ */
 export async function rawLastHour(db: StatsDb, time: ReportTime, user: string, now: number): Promise<RawReport> {
-  const found = await readSnapshot(db, async (c) => {
-    const first = Math.floor((now - HOUR_MS) / HOUR_MS)
-    const last = Math.floor(now / HOUR_MS)
-    const names = (await catalog(c)).names
-    const hours = partitionsAmong(names).raw.filter((h) => h >= first && h <= last)
-    return await userRawRows(c, new Set(names), hours, user, { from: now - HOUR_MS, to: now, limit: MAX_RAW_ROWS })
-  })
+  const [first, last] = [Math.floor((now - HOUR_MS) / HOUR_MS), Math.floor(now / HOUR_MS)]
+  const range = { from: now - HOUR_MS, to: now, limit: MAX_RAW_ROWS }
+  const inRange = (names: readonly string[]): number[] =>
+    partitionsAmong(names).raw.filter((h) => h >= first && h <= last)
+  const known = catalogs.get(db)?.get('raw')
+  const fast = async (c: DuckDBConnection): Promise<UserRawRow[] | undefined> => {
+    if (known === undefined) return undefined
+    const check = { sql: printSql('raw'), value: known.print }
+    // A failure (above all an hour dropped since) leaves the transaction unusable: the slow path starts another.
+    return await userRawRows(c, new Set(known.names), inRange(known.names), user, range, check).catch(() => undefined)
+  }
+  const found =
+    (known === undefined ? undefined : await readSnapshot(db, fast)) ??
+    (await readSnapshot(db, async (c) => {
+      const names = (await catalog(db, c)).names
+      return (await userRawRows(c, new Set(names), inRange(names), user, range)) ?? []
+    }))
   const data: RawRow[] = found.map((v) => [
     time.formatTime(v[0]),
     v[1] ? 1 : 0,
@@ -334,10 +457,9 @@ export async function rawLastHour(db: StatsDb, time: ReportTime, user: string, n
  * requests of the days it was blocked on, and its categories on the first of them.
  */
 export async function blockedNames(db: StatsDb, user: string, from: number, to: number): Promise<DomainSum[]> {
-  return await readSnapshot(db, async (c) => {
-    const tables = await dayTables(c, 'names', from, to)
-    if (tables.length === 0) return []
-    const sql = `SELECT 0, host, sum(r)::DOUBLE, 0, sum(b)::DOUBLE, arg_min(c, d) FROM (${perDaySql(tables, '"user" = $1')}) WHERE b > 0 GROUP BY host`
-    return (await rows(c, sql, [user])).map(domainSum)
-  })
+  const found = await reportRows(db, 'names', from, to, (tables, extra) => ({
+    sql: `SELECT 0, host, sum(r)::DOUBLE, 0, sum(b)::DOUBLE, arg_min(c, d)${extra} FROM (${perDaySql(tables, '"user" = $1')}) WHERE b > 0 GROUP BY host`,
+    params: [user]
+  }))
+  return found.map(domainSum)
 }
