@@ -3,12 +3,16 @@
  * file is live, fired `afterMs` after its close, ended with the run; never for a backlog.
  */
 import { test, type TestContext } from 'node:test'
-import { writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { tempDir } from '../testing/temp.js'
 import { until } from '../testing/wait.js'
+import { silentLogger } from '../log/index.js'
+import { openStatsDb, type StatsDb } from './db.js'
 import { closedName } from './files.js'
+import { startStatsImporter } from './importer.js'
+import { rawCount, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
 import { LIVE_WINDOW_MS, armLiveBoost, closedAtOf } from './live-boost.js'
 
 function folderWith(t: TestContext, closedAt: number[]): string {
@@ -63,3 +67,36 @@ test('a backlog (its oldest file closed over a minute ago), an empty folder or s
   for (const end of ends) end()
   t.assert.deepStrictEqual(calls, [])
 })
+
+/** The api role's store, with its lift recorded and each read held `holdMs` (a busy host's slow import: a run starts with a read of its ledger). */
+function recordingStore(db: StatsDb, holdMs: number): { db: StatsDb; lifts: boolean[] } {
+  const lifts: boolean[] = []
+  const held: StatsDb = {
+    ...db,
+    read: async (fn) => {
+      await sleep(holdMs)
+      return await db.read(fn)
+    },
+    boost: (on) => {
+      lifts.push(on)
+      return db.boost(on)
+    }
+  }
+  return { db: held, lifts }
+}
+
+for (const after of [1, 0])
+  test(`the importer lifts a run still busy with a live file stats.live-boost-after (${after} s) after its close`, async (t: TestContext) => {
+    const env = statsTestEnv(t, { 'live-boost-after': after })
+    mkdirSync(env.config.stats.dir, { recursive: true })
+    const store = openStatsDb(env.config.stats.db)
+    t.after(() => store.close())
+    const { db, lifts } = recordingStore(store, 1500)
+    const importer = startStatsImporter(env.config, silentLogger(), { statsDb: db, intervalMs: 3_600_000 })
+    t.after(() => importer.close())
+    await until('the first import', () => importer.last !== undefined, 30_000)
+    await writeFiles(env, [rec(Date.now() - 1000, '10.0.0.1', 'alice', 'a.example')])
+    await until('the closed file imported', async () => (await rawCount(store)) === 1, 60_000, 100)
+    await until('the run ended', () => importer.last !== undefined && lifts.length !== 1, 30_000, 50)
+    t.assert.deepStrictEqual(lifts, after === 0 ? [] : [true, false])
+  })
