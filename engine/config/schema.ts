@@ -604,7 +604,7 @@ export const configSchema = {
           maximum: 3600,
           default: 3,
           description:
-            'seconds after its close a live statistics file (closed in the last minute) may wait in the background (import-priority background) before its import is lifted to nice 0 until it ends, so a query reaches the reports within 10 s on a busy host; needs CAP_SYS_NICE or LimitNICE=20, else told once; 0 = never (docs/statistics.md)',
+            'seconds after its close a live statistics file (closed in the last minute) may wait in the background (import-priority background) before its import is lifted to nice 0 until it ends (the 10 s from query to report on a busy host); needs CAP_SYS_NICE or LimitNICE=20, else told once; 0 = never (docs/statistics.md)',
           'x-roles': ['api']
         },
         'import-priority': {
