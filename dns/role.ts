@@ -18,6 +18,7 @@ import { DnsMetrics, registerMetricsRoute, startMetricsPublisher } from '../engi
 import { healthReport, registerHealthRoute, storeGeneration, type HealthProblem } from '../engine/health/index.js'
 import type { Config } from '../engine/config/index.js'
 import { createQueryLogSink } from '../engine/stats/index.js'
+import { raiseToRealtime } from '../engine/sched/realtime.js'
 import { startDnsServer } from './server.js'
 
 export interface DnsRoleOptions {
@@ -50,6 +51,7 @@ export async function startFrontProcess(
   options: DnsRoleOptions,
   processIndex: number
 ): Promise<RunningRole> {
+  await takeRealtimePriority(ctx, processIndex) // before the server: the threads it starts inherit the policy
   const querylog = await createSink(ctx, options, processIndex)
   const metrics = new DnsMetrics()
   const server = await startDnsServer({
@@ -85,6 +87,28 @@ export async function startFrontProcess(
       await publisher.close()
       await querylog?.close?.()
     }
+  }
+}
+
+/**
+ * `proxy.realtime-priority`: this front process answers at SCHED_FIFO (engine/sched/realtime.ts). A refusal
+ * (no CAP_SYS_NICE, no chrt, a container that forbids it) is told once and the process answers at normal
+ * priority: a lower priority never stops DNS.
+ */
+async function takeRealtimePriority(ctx: RoleContext, processIndex: number): Promise<void> {
+  const priority = ctx.config.proxy['realtime-priority']
+  if (priority === 0 || process.platform !== 'linux') return
+  try {
+    await raiseToRealtime(priority)
+    ctx.logger.info(
+      { priority, processIndex },
+      'dns: answering at real-time priority (SCHED_FIFO, proxy.realtime-priority)'
+    )
+  } catch (err) {
+    ctx.logger.warn(
+      { err, priority, processIndex },
+      'dns: cannot take real-time priority (proxy.realtime-priority needs root or CAP_SYS_NICE, and chrt): answering at normal priority'
+    )
   }
 }
 

@@ -2,7 +2,8 @@
 # start_dns_api DIR DNS_PORT API_PORT: the config bench/dns/setup.ts wrote in DIR (native UDP, inline,
 # one process) for the dns role, and the same plus an api listener for the api role; starts both in the
 # background, appends their pids to the caller's PIDS array, sets API_PID, and waits until both answer.
-# Environment: THREADS (stats.duckdb-threads), PRIORITY (stats.import-priority), NICE (the api role
+# Environment: THREADS (stats.duckdb-threads), PRIORITY (stats.import-priority), BOOST_AFTER
+# (stats.live-boost-after, seconds; 0 = the lift off), NICE (the api role
 # under `nice -n`), DNS_NICE (the dns role under `nice -n`), IONICE=1 (the api role under `ionice -c3`:
 # its disk I/O, every thread's, at idle priority), API_LOG_LEVEL (the api role's log-level, e.g. info for
 # its "statistics imported" lines).
@@ -15,6 +16,7 @@ const c = JSON.parse(require("fs").readFileSync(file, "utf8"))
 c.datafiles = { ...c.datafiles, cats: require("path").resolve("conf") }
 if (process.env.THREADS) c.stats["duckdb-threads"] = Number(process.env.THREADS)
 if (process.env.PRIORITY) c.stats["import-priority"] = process.env.PRIORITY
+if (process.env.BOOST_AFTER) c.stats["live-boost-after"] = Number(process.env.BOOST_AFTER)
 c.api = { listen: `127.0.0.1:${port}`, log: file + ".api.log", pid: file + ".api.pid" }
 if (process.env.API_LOG_LEVEL) c.api["log-level"] = process.env.API_LOG_LEVEL
 require("fs").writeFileSync(out, JSON.stringify(c, null, 1))

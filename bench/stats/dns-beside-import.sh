@@ -8,7 +8,8 @@
 #           statistics folder (the importer never idles); dnsperf sends 20k q/s.
 # The table gives p50/p99/p99.9 per phase (medians over the rounds) and the import rate reached: the
 # pre-written files finished inside the phase, and the rows the api role logged as imported in it (runs
-# that ended inside the phase, the DNS server's own files included).
+# that ended inside the phase, the DNS server's own files included), and the DNS server's main thread's
+# run-queue wait in the phase (/proc schedstat: ms waited for a CPU per second, and per timeslice in us).
 # Usage: bench/stats/dns-beside-import.sh [SECONDS=20] [ROUNDS=2] [ROWS=200000] [MAX_RATE=400000]   (after `npm run build`)
 # Environment: THREADS sets stats.duckdb-threads of the api role (default: the config's default); NICE
 # starts the api role under `nice -n NICE` (the import as background work); PRIORITY sets
@@ -113,6 +114,11 @@ imported() {
   [ -f "$DIR/native-inline-p1.yaml.api.log" ] || { echo 0; return; }
   awk '/"msg":"statistics imported"/ && match($0, /"rows":[0-9]+/) { s += substr($0, RSTART + 7, RLENGTH - 7) } END { print s + 0 }' "$DIR/native-inline-p1.yaml.api.log"
 }
+# The DNS server's main thread (the one that answers): its run-queue wait and wake-ups so far, from
+# /proc/PID/task/PID/schedstat (ns on the CPU, ns waiting for a CPU, timeslices).
+rq() { awk '{ print $2, $3 }' "/proc/$DNS_PID/task/$DNS_PID/schedstat"; }
+# "wait ms per s / mean wait us per timeslice" between two rq samples over NS nanoseconds.
+rq_delta() { echo "$1 $2 $3" | awk '{ w = $3 - $1; n = $4 - $2; printf "%.1f/%.1f", w / ($5 / 1000), (n > 0 ? w / n / 1000 : 0) }'; }
 taken() { local n=0 f; for f in "${MOVED[@]}"; do [ -e "$STATS/$(basename "$f")" ] || n=$((n + 1)); done; echo $((n * ROWS)); }
 feed() { # keeps two pre-written files waiting until killed
   local waiting
@@ -136,19 +142,21 @@ dnsperf -s 127.0.0.1 -p $DNS -d "$QUERIES" -c 16 -q 100 -t 1 -l 2 >/dev/null 2>&
 ALL_CPUS=0-$(($(nproc) - 1))
 pin() { local p; for p in $2 $(pgrep -P "$2" 2>/dev/null); do taskset -a -p -c "$1" "$p" >/dev/null; done; } # cpus pid: every thread of it and its children
 import_phase() { # name round: the importer fed at full rate while dnsperf sends 20k q/s
-  local before t0 t1 q rows0
+  local before t0 t1 q rows0 rq0
   kill -CONT $API_PID
   before=$(taken)
   rows0=$(imported)
   feed > "$DIR/fed-$2.txt" & FEEDER=$!
   t0=$(date +%s%N)
+  rq0=$(rq)
   q=$(load)
+  rq0=$(rq_delta "$rq0" "$(rq)" $(( $(date +%s%N) - t0 )))
   kill $FEEDER; wait $FEEDER 2>/dev/null || true
   t1=$(date +%s%N)
   while read -r f; do MOVED+=("$f"); done < "$DIR/fed-$2.txt"
   NEXT=${#MOVED[@]}
   # Rows taken during the phase (a file still waiting at its end is not counted).
-  RESULTS+=("$1|$q|$(( ($(taken) - before) * 1000000000 / (t1 - t0) ))|$(cut -d' ' -f1 /proc/loadavg)|$(( ($(imported) - rows0) * 1000000000 / (t1 - t0) ))")
+  RESULTS+=("$1|$q|$(( ($(taken) - before) * 1000000000 / (t1 - t0) ))|$(cut -d' ' -f1 /proc/loadavg)|$(( ($(imported) - rows0) * 1000000000 / (t1 - t0) ))|$rq0")
   echo "round $2 ${RESULTS[-1]}" >&2
   # Let the importer finish what is waiting before the next phase.
   for _ in $(seq 1 600); do [ "$(ls "$STATS" | grep -c '^queries-')" -le 1 ] && break; sleep 0.5; done
@@ -160,7 +168,9 @@ for r in $(seq 1 "$ROUNDS"); do
     RESULTS+=("dnsdist quiet|$(load $DNSDIST_PORT)|0|$(cut -d' ' -f1 /proc/loadavg)")
     echo "round $r ${RESULTS[-1]}" >&2
   fi
-  RESULTS+=("quiet|$(load)|0|$(cut -d' ' -f1 /proc/loadavg)")
+  rq0=$(rq); t0=$(date +%s%N)
+  q=$(load)
+  RESULTS+=("quiet|$q|0|$(cut -d' ' -f1 /proc/loadavg)|0|$(rq_delta "$rq0" "$(rq)" $(( $(date +%s%N) - t0 )))")
   echo "round $r ${RESULTS[-1]}" >&2
   [ -n "${PIN_FIRST:-}" ] || import_phase import "$r"
   if [ -n "${PIN:-}" ]; then
@@ -178,13 +188,13 @@ echo "api role: nice ${NICE:-0}, duckdb-threads ${THREADS:-default}, import-prio
 echo "generator ${GEN}${GEN_CPU:+ on CPU $GEN_CPU}${GEN_RT:+ at SCHED_FIFO} (${DNSPERF_ARGS:-}), names ${NAMES:-mixed}; servers on CPU ${SERVER_CPU:-any}${DNS_RT:+ at SCHED_FIFO}; api role on CPU ${API_CPU:-any}, ionice ${IONICE:+-c3}, cgroup cpu.idle ${API_CGROUP_IDLE:-0}"
 echo "node $(node -v); dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null); $(nproc) cores; files of $ROWS rows; ${SECS} s phases"
 printf '%s\n' "${RESULTS[@]}" | node -e '
-const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [phase, q, rate, load, logged] = l.split("|"); return { phase, q: JSON.parse(q), rate: Number(rate), load, logged: Number(logged ?? 0) } })
+const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => { const [phase, q, rate, load, logged, rq] = l.split("|"); return { phase, q: JSON.parse(q), rate: Number(rate), load, logged: Number(logged ?? 0), rq: rq ?? "—" } })
 const med = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[(n - 1) / 2] : +((s[n / 2 - 1] + s[n / 2]) / 2).toFixed(3) }
-console.log("| phase | rounds | p50 ms | p99 ms (median) | p99 ms (each round) | p99.9 ms | lost | answered q/s | import rows/s (each round) | rows/s logged imported (each round) | load average (each round) |")
-console.log("|---|---:|---:|---:|---|---:|---:|---:|---|---|---|")
+console.log("| phase | rounds | p50 ms | p99 ms (median) | p99 ms (each round) | p99.9 ms | lost | answered q/s | import rows/s (each round) | rows/s logged imported (each round) | DNS thread run-queue wait ms/s / us per slice (each round) | load average (each round) |")
+console.log("|---|---:|---:|---:|---|---:|---:|---:|---|---|---|---|")
 for (const phase of ["dnsdist quiet", "quiet", "import", "import pinned"]) {
   const rs = rows.filter((r) => r.phase === phase)
   if (rs.length === 0) continue
-  console.log(`| ${phase} | ${rs.length} | ${med(rs.map((r) => r.q.p50))} | ${med(rs.map((r) => r.q.p99))} | ${rs.map((r) => r.q.p99).join(" / ")} | ${med(rs.map((r) => r.q.p999))} | ${med(rs.map((r) => r.q.lost))} | ${med(rs.map((r) => r.q.qps))} | ${phase.startsWith("import") ? rs.map((r) => r.rate).join(" / ") : "—"} | ${phase.startsWith("import") ? rs.map((r) => r.logged).join(" / ") : "—"} | ${rs.map((r) => r.load).join(" / ")} |`)
+  console.log(`| ${phase} | ${rs.length} | ${med(rs.map((r) => r.q.p50))} | ${med(rs.map((r) => r.q.p99))} | ${rs.map((r) => r.q.p99).join(" / ")} | ${med(rs.map((r) => r.q.p999))} | ${med(rs.map((r) => r.q.lost))} | ${med(rs.map((r) => r.q.qps))} | ${phase.startsWith("import") ? rs.map((r) => r.rate).join(" / ") : "—"} | ${phase.startsWith("import") ? rs.map((r) => r.logged).join(" / ") : "—"} | ${rs.map((r) => r.rq).join(" ; ")} | ${rs.map((r) => r.load).join(" / ")} |`)
 }
 '

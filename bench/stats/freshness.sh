@@ -7,7 +7,9 @@
 # poll of /users/probe/stat/raw that shows it. Two phases: the DNS server otherwise idle, then under
 # RATE q/s from dnsperf (user `bench`, the 100k names), so every import carries RATE x the interval rows.
 # Usage: bench/stats/freshness.sh [PROBES=100] [INTERVAL_MS=500] [RATE=20000]   (after `npm run build`)
-# Environment: PRIORITY, THREADS, NICE, DNS_NICE as in bench/stats/dns-api.sh; KEEP=1 keeps the folder.
+# Environment: PRIORITY, THREADS, BOOST_AFTER, NICE, DNS_NICE as in bench/stats/dns-api.sh; KEEP=1 keeps the
+# folder; STRESS=N runs `stress-ng --cpu N` at nice 0 through both phases (a host whose cores other work
+# keeps busy, reproducibly).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PROBES=${1:-100}
@@ -31,6 +33,11 @@ start_knot "$DIR" $KNOT
 . bench/stats/dns-api.sh
 start_dns_api "$DIR" $DNS $API
 SECS=$(( PROBES * INTERVAL / 1000 + 15 ))
+if [ -n "${STRESS:-}" ]; then
+  command -v stress-ng >/dev/null || apt-get install -y stress-ng >/dev/null
+  stress-ng --cpu "$STRESS" --cpu-method loop --quiet & PIDS+=($!)
+  sleep 1
+fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 idle=$(node dist/bench/stats/freshness-probe.js $DNS "http://127.0.0.1:$API" "$PROBES" "$INTERVAL")
 dnsperf -s 127.0.0.1 -p $DNS -d "$DIR/queries.txt" -c 16 -q 100 -l "$SECS" -Q "$RATE" >"$DIR/dnsperf.out" 2>&1 & LOAD=$!
@@ -39,7 +46,7 @@ loaded=$(node dist/bench/stats/freshness-probe.js $DNS "http://127.0.0.1:$API" "
 wait $LOAD || true
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 qps=$(awk '/Queries per second:/ {print int($4)}' "$DIR/dnsperf.out")
-echo "node $(node -v); $(nproc) cores; $PROBES probes every $INTERVAL ms; stats.rotate 3 s, stats.import-interval 2 s, import-priority ${PRIORITY:-default}"
+echo "node $(node -v); $(nproc) cores; $PROBES probes every $INTERVAL ms; stats.rotate 3 s, stats.import-interval 2 s, import-priority ${PRIORITY:-default}, live-boost-after ${BOOST_AFTER:-default}; stress-ng --cpu ${STRESS:-0}"
 echo "| phase | probes sent / answered / seen | p50 ms | p90 ms | p99 ms | max ms |"
 echo "|---|---|---:|---:|---:|---:|"
 for phase in "idle DNS server|$idle" "beside ${qps} q/s answered (asked $RATE)|$loaded"; do

@@ -123,6 +123,14 @@ export const configSchema = {
           default: 1,
           description: 'worker threads per front process when dispatch is pool'
         },
+        'realtime-priority': {
+          type: 'integer',
+          minimum: 0,
+          maximum: 99,
+          default: 0,
+          description:
+            'Linux SCHED_FIFO priority (1-99) every front process takes at start, so that answers never wait behind the statistics import or other work for a CPU; 0 = off; needs root or CAP_SYS_NICE, else a warning and normal priority (docs/statistics.md)'
+        },
         'metrics-listen': {
           ...listenAddress,
           description:
@@ -588,6 +596,15 @@ export const configSchema = {
           maximum: 256,
           default: 2,
           description: 'worker threads of the statistics store (DuckDB threads)',
+          'x-roles': ['api']
+        },
+        'live-boost-after': {
+          type: 'integer',
+          minimum: 0,
+          maximum: 3600,
+          default: 0,
+          description:
+            'seconds after its close a live statistics file (closed in the last minute) may wait in the background (import-priority background) before its import is lifted to nice 0 until it ends (the 10 s from query to report on a saturated host; 3 was measured); the lift takes CPU from a DNS server at normal priority, so pair it with proxy.realtime-priority; needs CAP_SYS_NICE or LimitNICE=20, else told once; 0 = never, the default (docs/statistics.md)',
           'x-roles': ['api']
         },
         'import-priority': {

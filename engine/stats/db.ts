@@ -86,6 +86,11 @@ export interface StatsDb {
    * queue (the sort of a raw hour, engine/stats/raw-sort.ts); `close` interrupts it and waits for it.
    */
   background<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
+  /**
+   * Lifts the store's threads from the background (`stats.import-priority: background`) to nice 0, or puts
+   * them back: for a live file that waits too long (./live-boost.ts). Returns the kernel's refusal, once.
+   */
+  boost(on: boolean): Error | undefined
   close(): Promise<void>
 }
 
@@ -308,6 +313,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
     },
     write: (fn) => enqueue(undefined, fn),
     writeOn: enqueue,
+    boost: (on) => prioritize.boost(on),
     async close() {
       if (closed || closing) return
       closing = true

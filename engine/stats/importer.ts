@@ -41,6 +41,7 @@ import {
 import { foldDays, pruneMonths } from './fold.js'
 import { applyStage, dropStage, keepSources, readCsvSql, stageRows, type Stage } from './import-sql.js'
 import { watchClosedFiles, type ClosedFileWatch } from './import-trigger.js'
+import { armLiveBoost } from './live-boost.js'
 import { startPeriodicJob } from './periodic.js'
 import { exportParquetHours } from './parquet.js'
 import { sortRawHoursInBackground } from './raw-sort.js'
@@ -831,10 +832,17 @@ export function startStatsImporter(
   // A closed file wakes the import at once (./import-trigger.ts); the interval is the backstop. The watch
   // starts with the first run and is tried again on each until the DNS role has made the folder.
   let watcher: ClosedFileWatch | undefined
+  const boost = liveBoost(statsDb, logger)
+  const boostAfterMs = config.stats['live-boost-after'] * 1000
   const job = startPeriodicJob(
     async () => {
       if (intervalMs > 0) watcher ??= watchClosedFiles(config.stats.dir, () => job.wake(), logger)
-      return await importClosedFiles(statsDb, config.stats.dir, config.stats.timezone, importOptions)
+      const endBoost = armLiveBoost(config.stats.dir, boostAfterMs, boost)
+      try {
+        return await importClosedFiles(statsDb, config.stats.dir, config.stats.timezone, importOptions)
+      } finally {
+        endBoost()
+      }
     },
     intervalMs,
     {
@@ -859,6 +867,19 @@ export function startStatsImporter(
       watcher?.close()
       if (owned) await statsDb.close()
     }
+  }
+}
+
+/** The lift of a late live file's import (./live-boost.ts), with the kernel's refusal told once. */
+function liveBoost(statsDb: StatsDb, logger: Logger): (on: boolean) => void {
+  return (on) => {
+    const refused = statsDb.boost(on)
+    if (on) logger.debug('statistics: a live file waited past stats.live-boost-after; its import runs at nice 0')
+    if (refused !== undefined)
+      logger.warn(
+        { err: refused },
+        'statistics: cannot lift the import of a late live file to nice 0 (stats.live-boost-after needs CAP_SYS_NICE or LimitNICE=20); it stays in the background'
+      )
   }
 }
 

@@ -16,6 +16,12 @@
  * new thread inherits the priority of the thread that made it only under Linux's rules, so the list of
  * threads (/proc/self/task) is read again before each use of the store and new ones are moved too.
  * Off Linux this does nothing; without chrt, `idle` falls back to nice 19 (the first failure is told).
+ *
+ * A live file that waits too long (./live-boost.ts) lifts the `background` threads to nice 0 for the rest
+ * of its import: on a host whose cores other work keeps busy, nice 19 gets about 1.5% of a core and a
+ * 3 s file of 20,000 q/s took more than the 10 s freshness goal. Lowering a nice value needs
+ * CAP_SYS_NICE or an RLIMIT_NICE of 20 (systemd `LimitNICE=20`): refused, the boost is told once and
+ * given up, the import stays in the background.
  */
 import { execFile } from 'node:child_process'
 import { readdirSync } from 'node:fs'
@@ -44,22 +50,38 @@ function moveThread(tid: number, priority: StatsPriority, onError: (err: Error) 
   })
 }
 
+/** The api role's statistics threads: moved to the background, and lifted for a late live file. */
+export interface ThreadPrioritizer {
+  /** Moves every thread of this process but the main one, not yet moved, to the priority; cheap (one small directory read). */
+  (): void
+  /**
+   * Lifts the moved threads to nice 0 (`true`) or puts them back (`false`); only for `background`.
+   * Returns the kernel's refusal of the lift, once; later calls do nothing and return undefined.
+   */
+  boost(on: boolean): Error | undefined
+}
+
 /**
  * Returns a function that moves every thread of this process but the main one, not yet moved, to
  * `priority`; cheap enough to call before every write (one small directory read).
  */
-export function threadPrioritizer(priority: StatsPriority, onError: (err: Error) => void = () => {}): () => void {
-  if (priority === 'normal' || process.platform !== 'linux') return () => {}
+export function threadPrioritizer(
+  priority: StatsPriority,
+  onError: (err: Error) => void = () => {}
+): ThreadPrioritizer {
+  if (priority === 'normal' || process.platform !== 'linux') return Object.assign(() => {}, { boost: () => undefined })
   const moved = new Set<number>([process.pid]) // the main thread's id is the process id
   let failed = false
   let told = false
+  let boosted = false
+  let boostRefused = false
   const tell = (err: Error): void => {
     // Once: a missing chrt or a refused change would fail the same way for every thread.
     if (!told) onError(err)
     told = true
   }
-  return () => {
-    if (failed) return
+  const prioritize = (): void => {
+    if (failed || boosted) return // a boost ends with every thread, new ones too, put back
     let tids: string[]
     try {
       tids = readdirSync('/proc/self/task')
@@ -75,6 +97,33 @@ export function threadPrioritizer(priority: StatsPriority, onError: (err: Error)
       moveThread(tid, priority, tell)
     }
   }
+  /** Sets every moved thread but the main one to `nice`; the first refusal (not a thread that ended) is returned. */
+  const niceAll = (nice: number): Error | undefined => {
+    for (const tid of moved) {
+      if (tid === process.pid) continue
+      try {
+        setPriority(tid, nice)
+      } catch (err) {
+        // os.setPriority throws ERR_SYSTEM_ERROR with the errno's name in `info.code`.
+        if ((err as { info?: { code?: string } }).info?.code !== 'ESRCH') return err as Error
+      }
+    }
+    return undefined
+  }
+  const boost = (on: boolean): Error | undefined => {
+    if (priority !== 'background' || boostRefused || on === boosted) return undefined
+    boosted = on
+    const refused = niceAll(on ? 0 : BACKGROUND_NICE)
+    if (on && refused !== undefined) {
+      boostRefused = true
+      boosted = false
+      niceAll(BACKGROUND_NICE) // the threads lifted before the refusal go back
+      return refused
+    }
+    if (!on) prioritize() // threads started during the boost
+    return undefined
+  }
+  return Object.assign(prioritize, { boost })
 }
 
 /** The scheduling of thread `tid` of this process, as /proc shows it: policy number (5 = SCHED_IDLE) and nice. */
