@@ -35,6 +35,10 @@
 # process that terminates DoT on its own port and pipes the plaintext to filterd's TCP port, measured
 # as "worker" in every round beside the others (a prototype of TLS off the query thread);
 # FIRST_SECOND_BUCKETS=N prints each fixed-rate run's first second in N slices (bench/dns/stats.ts);
+# After each fixed-rate run (dot and tcp parts) the server's main thread's and all its threads' time
+# on a core (/proc schedstat) is printed per query sent; RATE_PROBE (a shell command) runs in the
+# background from 2 s into each of those runs with PID, WHO, PART and DUR (SECONDS-3) set, e.g.
+# RATE_PROBE='timeout -s INT $DUR perf stat -e task-clock,context-switches -p $PID' (output on stderr);
 # THREADS (default 1): filterd's `proxy.processes` and as many dnsdist DoH/DoT binds of the same
 # address (reusePort: dnsdist serves each addDOHLocal/addTLSLocal on one thread), so both servers
 # get the same number of cores for their encrypted listeners.
@@ -207,6 +211,27 @@ thread_ticks() { for t in /proc/"$1"/task/*/stat; do awk '{print $1, $14 + $15}'
 busy_threads() { # before-snapshot after-snapshot: threads with at least 2 ticks (20 ms) between them
   awk 'NR == FNR {b[$1] = $2; next} $2 - b[$1] >= 2 {n++; s = s " " $2 - b[$1]} END {printf "%d (ticks:%s)", n, s}' <(echo "$1") <(echo "$2")
 }
+# Nanoseconds on a core of a process's main thread (tid = pid) and of all its threads: "main all".
+oncore() { echo "$(awk '{print $1}' /proc/"$1"/task/"$1"/schedstat) $(cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%.0f", s}')"; }
+# RATE_PROBE (a shell command): run in the background from 2 s into each fixed-rate run, for DUR =
+# SECONDS-3 s, with PID (the server's), WHO and PART (dot or tcp) set; its output goes to stderr
+# (e.g. RATE_PROBE='[ $WHO = filterd ] && timeout $DUR strace -c -f -p $PID'). After each fixed-rate
+# run, the server's main thread's and all its threads' time on a core per answer is printed.
+probe() { # who part pid
+  [ -n "${RATE_PROBE:-}" ] || return 0
+  (sleep 2 && WHO=$1 PART=$2 PID=$3 DUR=$((SECS - 3)) bash -c "$RATE_PROBE" >&2 || true) &
+  PROBE_PID=$!
+}
+wait_probe() {
+  [ -z "${PROBE_PID:-}" ] || wait "$PROBE_PID" || true
+  PROBE_PID=
+}
+oncore_report() { # who part before after
+  read -r m0 a0 <<<"$3"
+  read -r m1 a1 <<<"$4"
+  echo "  $1 $2 @$RATE: main thread on a core $(((m1 - m0) / 1000000)) ms, all threads $(((a1 - a0) / 1000000)) ms," \
+    "$(((m1 - m0) / 1000 / (RATE * SECS))) / $(((a1 - a0) / 1000 / (RATE * SECS))) µs per query sent" >&2
+}
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 # The filterd daemon is a child of the node started above when it forks a front; take the biggest.
 server_pid() {
@@ -245,7 +270,11 @@ measure() { # who dot-port doh-port plain-port
     echo "  $1 DoT max: threads busy $(busy_threads "$th0" "$(thread_ticks "$pid")")" >&2
     sleep "${RATE_SETTLE:-2}" # as before the DoH fixed-rate run, below: the max run's garbage collected first
     r0=$(date +%s%3N)
+    c0=$(oncore "$pid")
+    probe "$1" dot "$pid"
     line+=",\"dotCpu\":$((t1 - t0)),\"dotRate\":$(dot_rate "$2")"
+    oncore_report "$1" DoT "$c0" "$(oncore "$pid")"
+    wait_probe
     echo "  $1 DoT @$RATE from $r0 to $(date +%s%3N)" >&2
   fi
   if has tcp; then # the same two runs over plain TCP
@@ -255,7 +284,11 @@ measure() { # who dot-port doh-port plain-port
     t1=$(ticks "$pid")
     sleep "${RATE_SETTLE:-2}"
     r0=$(date +%s%3N)
+    c0=$(oncore "$pid")
+    probe "$1" tcp "$pid"
     line+=",\"tcpCpu\":$((t1 - t0)),\"tcpRate\":$(MODE=tcp dot_rate "$4")"
+    oncore_report "$1" TCP "$c0" "$(oncore "$pid")"
+    wait_probe
     echo "  $1 TCP @$RATE from $r0 to $(date +%s%3N)" >&2
   fi
   if has doh; then
