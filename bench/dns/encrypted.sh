@@ -25,6 +25,7 @@
 # Environment: PARTS (default "dot doh handshakes idle") picks the parts run, e.g. PARTS=doh;
 # the part "tcp" runs DoT's two dnsperf runs in plain DNS over TCP (dnsperf -m tcp) against
 # filterd's `proxy.listen` TCP port and a dnsdist plain port (addLocal): RFC 7766 framing without TLS;
+# the part "udp" the same over plain UDP (dnsperf -m udp), in the round's JSON lines only (udpMax, udpRate);
 # NAMES picks the names of the dnsperf runs (dot and tcp parts): "mix" (default, the 100k-name file:
 # blocked and forwarded), "one" (DoH's one forwarded name, A www.bench-forwarded.example),
 # "blocked" (only the file's blocked names), "forwarded" (only its forwarded names);
@@ -277,20 +278,22 @@ measure() { # who dot-port doh-port plain-port
     wait_probe
     echo "  $1 DoT @$RATE from $r0 to $(date +%s%3N)" >&2
   fi
-  if has tcp; then # the same two runs over plain TCP
-    MODE=tcp perf "$4" -l 2 >/dev/null 2>&1 || true
+  local m
+  for m in tcp udp; do # the same two runs over plain TCP, and plain UDP (the "udp" part; not in the table)
+    has $m || continue
+    MODE=$m perf "$4" -l 2 >/dev/null 2>&1 || true
     t0=$(ticks "$pid")
-    line+=",\"tcpMax\":$(MODE=tcp dot_max "$4")"
+    line+=",\"${m}Max\":$(MODE=$m dot_max "$4")"
     t1=$(ticks "$pid")
     sleep "${RATE_SETTLE:-2}"
     r0=$(date +%s%3N)
     c0=$(oncore "$pid")
-    probe "$1" tcp "$pid"
-    line+=",\"tcpCpu\":$((t1 - t0)),\"tcpRate\":$(MODE=tcp dot_rate "$4")"
-    oncore_report "$1" TCP "$c0" "$(oncore "$pid")"
+    probe "$1" $m "$pid"
+    line+=",\"${m}Cpu\":$((t1 - t0)),\"${m}Rate\":$(MODE=$m dot_rate "$4")"
+    oncore_report "$1" "${m^^}" "$c0" "$(oncore "$pid")"
     wait_probe
-    echo "  $1 TCP @$RATE from $r0 to $(date +%s%3N)" >&2
-  fi
+    echo "  $1 ${m^^} @$RATE from $r0 to $(date +%s%3N)" >&2
+  done
   if has doh; then
     for m in ${SWEEP:-}; do # h2load at max with m streams per connection: does latency or CPU limit?
       t2=$(ticks "$pid")
