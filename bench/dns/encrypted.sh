@@ -36,7 +36,7 @@
 # process that terminates DoT on its own port and pipes the plaintext to filterd's TCP port, measured
 # as "worker" in every round beside the others (a prototype of TLS off the query thread);
 # FIRST_SECOND_BUCKETS=N prints each fixed-rate run's first second in N slices (bench/dns/stats.ts);
-# After each fixed-rate run (dot and tcp parts) the server's main thread's and all its threads' time
+# After each fixed-rate run (dot, tcp and udp parts) the server's main thread's and all its threads' time
 # on a core (/proc schedstat) is printed per query sent; RATE_PROBE (a shell command) runs in the
 # background from 2 s into each of those runs with PID, WHO, PART and DUR (SECONDS-3) set, e.g.
 # RATE_PROBE='timeout -s INT $DUR perf stat -e task-clock,context-switches -p $PID' (output on stderr);
