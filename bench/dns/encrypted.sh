@@ -25,6 +25,7 @@
 # Environment: PARTS (default "dot doh handshakes idle") picks the parts run, e.g. PARTS=doh;
 # the part "tcp" runs DoT's two dnsperf runs in plain DNS over TCP (dnsperf -m tcp) against
 # filterd's `proxy.listen` TCP port and a dnsdist plain port (addLocal): RFC 7766 framing without TLS;
+# the part "udp" the same over plain UDP (dnsperf -m udp), in the round's JSON lines only (udpMax, udpRate);
 # NAMES picks the names of the dnsperf runs (dot and tcp parts): "mix" (default, the 100k-name file:
 # blocked and forwarded), "one" (DoH's one forwarded name, A www.bench-forwarded.example),
 # "blocked" (only the file's blocked names), "forwarded" (only its forwarded names);
@@ -35,6 +36,10 @@
 # process that terminates DoT on its own port and pipes the plaintext to filterd's TCP port, measured
 # as "worker" in every round beside the others (a prototype of TLS off the query thread);
 # FIRST_SECOND_BUCKETS=N prints each fixed-rate run's first second in N slices (bench/dns/stats.ts);
+# After each fixed-rate run (dot, tcp and udp parts) the server's main thread's and all its threads' time
+# on a core (/proc schedstat) is printed per query sent; RATE_PROBE (a shell command) runs in the
+# background from 2 s into each of those runs with PID, WHO, PART and DUR (SECONDS-3) set, e.g.
+# RATE_PROBE='timeout -s INT $DUR perf stat -e task-clock,context-switches -p $PID' (output on stderr);
 # THREADS (default 1): filterd's `proxy.processes` and as many dnsdist DoH/DoT binds of the same
 # address (reusePort: dnsdist serves each addDOHLocal/addTLSLocal on one thread), so both servers
 # get the same number of cores for their encrypted listeners.
@@ -207,6 +212,27 @@ thread_ticks() { for t in /proc/"$1"/task/*/stat; do awk '{print $1, $14 + $15}'
 busy_threads() { # before-snapshot after-snapshot: threads with at least 2 ticks (20 ms) between them
   awk 'NR == FNR {b[$1] = $2; next} $2 - b[$1] >= 2 {n++; s = s " " $2 - b[$1]} END {printf "%d (ticks:%s)", n, s}' <(echo "$1") <(echo "$2")
 }
+# Nanoseconds on a core of a process's main thread (tid = pid) and of all its threads: "main all".
+oncore() { echo "$(awk '{print $1}' /proc/"$1"/task/"$1"/schedstat) $(cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%.0f", s}')"; }
+# RATE_PROBE (a shell command): run in the background from 2 s into each fixed-rate run, for DUR =
+# SECONDS-3 s, with PID (the server's), WHO and PART (dot or tcp) set; its output goes to stderr
+# (e.g. RATE_PROBE='[ $WHO = filterd ] && timeout $DUR strace -c -f -p $PID'). After each fixed-rate
+# run, the server's main thread's and all its threads' time on a core per answer is printed.
+probe() { # who part pid
+  [ -n "${RATE_PROBE:-}" ] || return 0
+  (sleep 2 && WHO=$1 PART=$2 PID=$3 DUR=$((SECS - 3)) bash -c "$RATE_PROBE" >&2 || true) &
+  PROBE_PID=$!
+}
+wait_probe() {
+  [ -z "${PROBE_PID:-}" ] || wait "$PROBE_PID" || true
+  PROBE_PID=
+}
+oncore_report() { # who part before after
+  read -r m0 a0 <<<"$3"
+  read -r m1 a1 <<<"$4"
+  echo "  $1 $2 @$RATE: main thread on a core $(((m1 - m0) / 1000000)) ms, all threads $(((a1 - a0) / 1000000)) ms," \
+    "$(((m1 - m0) / 1000 / (RATE * SECS))) / $(((a1 - a0) / 1000 / (RATE * SECS))) µs per query sent" >&2
+}
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 # The filterd daemon is a child of the node started above when it forks a front; take the biggest.
 server_pid() {
@@ -245,19 +271,29 @@ measure() { # who dot-port doh-port plain-port
     echo "  $1 DoT max: threads busy $(busy_threads "$th0" "$(thread_ticks "$pid")")" >&2
     sleep "${RATE_SETTLE:-2}" # as before the DoH fixed-rate run, below: the max run's garbage collected first
     r0=$(date +%s%3N)
+    c0=$(oncore "$pid")
+    probe "$1" dot "$pid"
     line+=",\"dotCpu\":$((t1 - t0)),\"dotRate\":$(dot_rate "$2")"
+    oncore_report "$1" DoT "$c0" "$(oncore "$pid")"
+    wait_probe
     echo "  $1 DoT @$RATE from $r0 to $(date +%s%3N)" >&2
   fi
-  if has tcp; then # the same two runs over plain TCP
-    MODE=tcp perf "$4" -l 2 >/dev/null 2>&1 || true
+  local m
+  for m in tcp udp; do # the same two runs over plain TCP, and plain UDP (the "udp" part; not in the table)
+    has $m || continue
+    MODE=$m perf "$4" -l 2 >/dev/null 2>&1 || true
     t0=$(ticks "$pid")
-    line+=",\"tcpMax\":$(MODE=tcp dot_max "$4")"
+    line+=",\"${m}Max\":$(MODE=$m dot_max "$4")"
     t1=$(ticks "$pid")
     sleep "${RATE_SETTLE:-2}"
     r0=$(date +%s%3N)
-    line+=",\"tcpCpu\":$((t1 - t0)),\"tcpRate\":$(MODE=tcp dot_rate "$4")"
-    echo "  $1 TCP @$RATE from $r0 to $(date +%s%3N)" >&2
-  fi
+    c0=$(oncore "$pid")
+    probe "$1" $m "$pid"
+    line+=",\"${m}Cpu\":$((t1 - t0)),\"${m}Rate\":$(MODE=$m dot_rate "$4")"
+    oncore_report "$1" "${m^^}" "$c0" "$(oncore "$pid")"
+    wait_probe
+    echo "  $1 ${m^^} @$RATE from $r0 to $(date +%s%3N)" >&2
+  done
   if has doh; then
     for m in ${SWEEP:-}; do # h2load at max with m streams per connection: does latency or CPU limit?
       t2=$(ticks "$pid")
