@@ -1,58 +1,12 @@
+/** Folds of finished days into week tables: reports unchanged, failures, the month tables of the version before. */
 import { test, type TestContext } from 'node:test'
-import { openStatsDb, type StatsDb } from './db.js'
-import { ALL_USERS, ANONYMOUS_USER } from './files.js'
-import { FOLD_EVERY_MS, foldDays, weekPartitions } from './fold.js'
-import { importClosedFiles, pruneStats } from './importer.js'
-import { overview } from './overview.js'
-import { activityByDay, activityByHour, detail, topDomains } from './reports.js'
-import { at, partitionsOf, queriesOfDay, statsTestEnv, writeFiles, type StatsTestEnv } from './testing/fixtures.js'
-import { ReportTime, parseDay } from './time.js'
-import type { QueryLogRecord } from '../querylog/index.js'
+import { FOLD_EVERY_MS, foldDays } from './fold.js'
+import { pruneStats } from './importer.js'
+import { at, partitionsOf, queriesOfDay } from './testing/fixtures.js'
+import { DAYS, EARLY, NOW, W1, W2, day, importAt, reports, twoStores, weeks } from './testing/fold-stores.js'
 
-const day = (s: string): number => parseDay(s)!
-// Every day due folds in one prune here (a step continues while it lasts under this), however loaded the machine;
-// the last test sets one day per step.
+// Every day due folds in one prune here (a step continues while it lasts under this), however loaded the machine.
 process.env.FILTERD_STATS_FOLD_STEP_MS = '600000'
-const time = new ReportTime('UTC')
-/** Before every query of these tests: nothing is over for an hour yet, so nothing folds. */
-const EARLY = at('2024-04-28', '00:10')
-const NOW = at('2024-05-15', '12:30')
-const [FROM, TO] = [day('2024-04-27'), day('2024-05-15')]
-
-const DAYS = ['2024-04-28', '2024-04-30', '2024-05-01', '2024-05-02', '2024-05-15']
-
-/** Every report of every kind of user over the range, and the overview. */
-async function reports(db: StatsDb): Promise<unknown[]> {
-  const out: unknown[] = []
-  for (const u of ['alice', 'bob', ANONYMOUS_USER, ALL_USERS]) {
-    out.push(await activityByDay(db, u, FROM, TO))
-    out.push(await activityByHour(db, time, u, FROM, TO))
-    out.push(await topDomains(db, u, FROM, TO, 'all'))
-    out.push(await topDomains(db, u, day('2024-04-30'), day('2024-05-01'), 'www'))
-    out.push(await detail(db, u, FROM, TO))
-  }
-  out.push(await overview(db, time, FROM, TO))
-  return out
-}
-
-async function importAt(env: StatsTestEnv, db: StatsDb, records: QueryLogRecord[], now: number): Promise<void> {
-  await writeFiles(env, records, 3)
-  await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => now })
-}
-
-/** Two stores given the same queries: `ref` never folds (every import is "early"), `db` is the one under test. */
-function twoStores(t: TestContext): { env: StatsTestEnv; db: StatsDb; refEnv: StatsTestEnv; ref: StatsDb } {
-  const env = statsTestEnv(t)
-  const refEnv = statsTestEnv(t)
-  const db = openStatsDb(env.config.stats.db)
-  const ref = openStatsDb(refEnv.config.stats.db)
-  t.after(() => Promise.all([db.close(), ref.close()]))
-  return { env, db, refEnv, ref }
-}
-
-const weeks = (db: StatsDb): Promise<{ hours: number[]; names: number[] }> => db.read((c) => weekPartitions(c))
-/** The Mondays of the weeks of DAYS that fold. */
-const [W1, W2] = [day('2024-04-22'), day('2024-04-29')]
 
 test('a fold changes no report: week tables and day tables read together give what the day tables gave', async (t: TestContext) => {
   const { env, db, refEnv, ref } = twoStores(t)
@@ -116,43 +70,6 @@ test('a fold that fails before its commit loses and doubles nothing; repeated, i
     t.assert.deepStrictEqual((await partitionsOf(db)).hours, [day('2024-05-15')])
     t.assert.deepStrictEqual(await reports(db), expected)
   }
-})
-
-test('imports go on while a fold of many days is pending: one day per step, an import between steps', async (t: TestContext) => {
-  const { env, db, refEnv, ref } = twoStores(t)
-  // 40 days of queries (April 1st to May 10th), all over at NOW, none folded yet.
-  const first = day('2024-04-01')
-  const days = Array.from({ length: 40 }, (_, i) => new Date((first + i) * 86_400_000).toISOString().slice(0, 10))
-  const before = at('2024-03-31', '12:00') // nothing is over yet
-  await importAt(
-    env,
-    db,
-    days.flatMap((d, i) => queriesOfDay(d, 8, i)),
-    before
-  )
-  await importAt(
-    refEnv,
-    ref,
-    days.flatMap((d, i) => queriesOfDay(d, 8, i)),
-    before
-  )
-  t.assert.strictEqual((await partitionsOf(db)).hours.length, 40)
-  process.env.FILTERD_STATS_FOLD_STEP_MS = '0' // exactly one day per step, as a large store folds
-  t.after(() => {
-    process.env.FILTERD_STATS_FOLD_STEP_MS = '600000'
-  })
-  const today = queriesOfDay('2024-05-15', 40, 99)
-  await importAt(refEnv, ref, today, EARLY)
-  // Each import of today's queries completes, with its rows in the reports, and the prune after it folds one day.
-  for (let step = 1; step <= 40; step++) {
-    await writeFiles(env, today.slice(step - 1, step))
-    await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW + step * 2000 })
-    t.assert.strictEqual((await partitionsOf(db)).hours.length, 40 - step + 1, `after import ${step}`)
-    const all = await activityByDay(db, ALL_USERS, day('2024-05-15'), day('2024-05-15'))
-    t.assert.strictEqual(all.datasets[0]!.data[0], step, `today's rows after import ${step}`)
-  }
-  t.assert.deepStrictEqual((await partitionsOf(db)).hours, [day('2024-05-15')])
-  t.assert.deepStrictEqual(await reports(db), await reports(ref))
 })
 
 test('month tables of the version before are read beside week tables and dropped by retention', async (t: TestContext) => {
