@@ -61,6 +61,22 @@ export function closedName(closedAt: number, pid: number, seq: string): string {
   return `queries-${fileStamp(closedAt)}-${pid}-${seq}.csv`
 }
 
+/** The close time (ms) that a closed file's name carries (`queries-20240131T235959123Z-...`). */
+export function closedAtOf(name: string): number | undefined {
+  const m = CLOSED_RE.exec(name)
+  if (m === null) return undefined
+  const s = m[1]!
+  return Date.UTC(
+    +s.slice(0, 4),
+    +s.slice(4, 6) - 1,
+    +s.slice(6, 8),
+    +s.slice(9, 11),
+    +s.slice(11, 13),
+    +s.slice(13, 15),
+    +s.slice(15, 18)
+  )
+}
+
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)

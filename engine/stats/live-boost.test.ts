@@ -10,10 +10,10 @@ import { tempDir } from '../testing/temp.js'
 import { until } from '../testing/wait.js'
 import { silentLogger } from '../log/index.js'
 import { openStatsDb, type StatsDb } from './db.js'
-import { closedName } from './files.js'
+import { closedAtOf, closedName } from './files.js'
 import { startStatsImporter } from './importer.js'
 import { rawCount, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
-import { LIVE_WINDOW_MS, armLiveBoost, closedAtOf } from './live-boost.js'
+import { LIVE_WINDOW_MS, armLiveBoost } from './live-boost.js'
 
 function folderWith(t: TestContext, closedAt: number[]): string {
   const dir = tempDir(t, 'filterd-live-boost-')

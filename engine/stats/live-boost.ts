@@ -12,26 +12,10 @@
  * imported within about a second of its close and the lift never happens.
  */
 import { readdirSync } from 'node:fs'
-import { CLOSED_RE } from './files.js'
+import { closedAtOf } from './files.js'
 
 /** Files closed longer ago than this are a backlog, not the live path. */
 export const LIVE_WINDOW_MS = 60_000
-
-/** The close time (ms) that a closed file's name carries (`queries-20240131T235959123Z-...`). */
-export function closedAtOf(name: string): number | undefined {
-  const m = CLOSED_RE.exec(name)
-  if (m === null) return undefined
-  const s = m[1]!
-  return Date.UTC(
-    +s.slice(0, 4),
-    +s.slice(4, 6) - 1,
-    +s.slice(6, 8),
-    +s.slice(9, 11),
-    +s.slice(11, 13),
-    +s.slice(13, 15),
-    +s.slice(15, 18)
-  )
-}
 
 /**
  * Before an import run: arms the lift for the oldest closed file of `dir` if it is live, `afterMs` after

@@ -22,6 +22,7 @@
  * but by `filterd stats-migrate` of an LMDB store.
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
+import { snapshotHolds } from './snapshot-check.js'
 
 export const rawRowsTable = (hour: number): string => `rawi_${hour}`
 export const rawUsersTable = (hour: number): string => `rawusers_${hour}`
@@ -188,14 +189,7 @@ export async function userRawRows(
       [user]
     )
   ).getRows()
-  if (check !== undefined) {
-    // No row to carry the check: the value alone, in the same transaction (so the same snapshot).
-    const values =
-      found.length > 0
-        ? found.map((r) => r[11])
-        : (await c.runAndReadAll(`SELECT ${check.sql}`)).getRows().map((r) => r[0])
-    if (values.some((v) => v !== check.value)) return undefined
-  }
+  if (check !== undefined && !(await snapshotHolds(c, found, check.sql, check.value))) return undefined
   const wanted = (col: number): Map<number, Set<number>> => {
     const m = new Map<number, Set<number>>()
     for (const r of found)

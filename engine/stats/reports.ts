@@ -9,6 +9,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { TABLES_SQL, hoursTable, namesTable, partitionsAmong, type StatsDb } from './db.js'
 import { userRawRows, type UserRawRow } from './raw-layout.js'
+import { snapshotHolds } from './snapshot-check.js'
 import { HOUR_MS, formatDay, type ReportTime } from './time.js'
 import { RETENTION_KEY, foldedAmong } from './fold.js'
 
@@ -196,11 +197,7 @@ async function checkedRows(
   print: bigint
 ): Promise<unknown[][] | undefined> {
   const found = await rows(c, `BEGIN TRANSACTION; ${sql}`, params)
-  const prints =
-    found.length > 0
-      ? found.map((r) => r[r.length - 1])
-      : (await rows(c, `SELECT ${printSql(kind)}`, [])).map((r) => r[0])
-  return prints.every((p) => p === print) ? found.map((r) => r.slice(0, -1)) : undefined
+  return (await snapshotHolds(c, found, printSql(kind), print)) ? found.map((r) => r.slice(0, -1)) : undefined
 }
 
 /**
