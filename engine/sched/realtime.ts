@@ -30,10 +30,15 @@ export function raiseToRealtime(priority: number, pid: number = process.pid): Pr
   })
 }
 
+/** A thread's scheduling from its /proc/<pid>/task/<tid>/stat line: policy number, nice and real-time priority. */
+export function parseTaskStat(stat: string): { policy: number; nice: number; rtPriority: number } {
+  // Fields after the command's closing parenthesis start at field 3: nice is field 19, rt_priority 40, policy 41.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { nice: Number(rest[16]), rtPriority: Number(rest[37]), policy: Number(rest[38]) }
+}
+
 /** Scheduling policy and real-time priority of a thread, from /proc (`task` defaults to the process's main thread). */
 export function schedulingOf(pid: number, task: number = pid): { policy: number; rtPriority: number } {
-  const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8')
-  // Fields after the command's closing parenthesis start at field 3: rt_priority is field 40, policy 41.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return { rtPriority: Number(rest[37]), policy: Number(rest[38]) }
+  const { policy, rtPriority } = parseTaskStat(readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8'))
+  return { policy, rtPriority }
 }

@@ -26,6 +26,7 @@
 import { execFile } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { setPriority } from 'node:os'
+import { parseTaskStat } from '../sched/realtime.js'
 
 export type StatsPriority = 'idle' | 'background' | 'normal'
 
@@ -128,8 +129,6 @@ export function threadPrioritizer(
 
 /** The scheduling of thread `tid` of this process, as /proc shows it: policy number (5 = SCHED_IDLE) and nice. */
 export function threadScheduling(tid: number, read: (path: string) => string): { policy: number; nice: number } {
-  // /proc/<pid>/task/<tid>/stat: fields after the command's closing parenthesis; nice is field 19, policy 41.
-  const stat = read(`/proc/self/task/${tid}/stat`)
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return { nice: Number(rest[16]), policy: Number(rest[38]) }
+  const { nice, policy } = parseTaskStat(read(`/proc/self/task/${tid}/stat`))
+  return { nice, policy }
 }
