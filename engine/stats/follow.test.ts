@@ -52,3 +52,33 @@ test('the follower hands over rows while every thread of libuv pool is busy', as
     await follower.stop()
   }
 })
+
+test('a file opened and closed between two polls still reaches the follower, and every row comes once', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const log = createCsvQueryLog(env.config, silentLogger(), { flushIntervalMs: 0, controlPollMs: 0 })
+  t.after(() => log.close())
+  // A file closed before the follower starts is the backlog's business, not a new row.
+  log.write(rec(Date.now(), '10.0.0.1', 'alice', 'before.example'))
+  await log.rotateNow()
+  const follower = new QueryLogFollower(env.config.stats.dir, { pollMs: 3_600_000 })
+  t.after(() => follower.stop())
+  const got: string[] = []
+  await follower.subscribe({ rows: (rows) => got.push(...rows.map((r) => r.host)), skipped: () => {} })
+  t.assert.deepStrictEqual(got, [])
+
+  // Opened at the first row after a quiet spell and rotated before the next poll: never seen as `.part`.
+  log.write(rec(Date.now(), '10.0.0.2', 'kid', 'between.example'))
+  await log.rotateNow()
+  await follower.pollNow()
+  t.assert.deepStrictEqual(got, ['between.example'])
+
+  // A file the follower holds open is read through its descriptor when rotated, not again by its closed name.
+  log.write(rec(Date.now(), '10.0.0.2', 'kid', 'followed.example'))
+  await log.flush()
+  await follower.pollNow()
+  log.write(rec(Date.now(), '10.0.0.2', 'kid', 'last.example'))
+  await log.rotateNow()
+  await follower.pollNow()
+  await follower.pollNow()
+  t.assert.deepStrictEqual(got, ['between.example', 'followed.example', 'last.example'])
+})

@@ -7,6 +7,11 @@
  *   after the last complete record. A rotation renames the file under us: the descriptor still reads it, so
  *   its last rows are read to the end and then it is closed; the next `.part` file is read from its start.
  *   Files of every DNS process (a cluster's children) are followed side by side.
+ * - A file can be opened and closed between two polls: the writer opens it at the first row after a quiet
+ *   spell, and its rotation timer may fire a moment later. Such a file is never seen as `.part`, so every
+ *   closed file that appears after the first poll is read too, unless its inode is one this follower
+ *   followed (those rows were read through the descriptor). Without this, a lone query after a pause
+ *   sometimes never reached the live log.
  * - Memory is bounded whatever the DNS server does: at most `maxReadBytes` per file per poll, `backlog`
  *   recent rows kept for a client that connects, and a reader that falls more than `maxLagBytes` behind a
  *   file skips ahead (the rows skipped are reported to subscribers as lost, never queued).
@@ -20,7 +25,12 @@
 import { closeSync, fstatSync, openSync, readSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { decodeRow, parseRecords, type StatsRow } from './csv.js'
-import { PART_RE } from './files.js'
+import { CLOSED_RE, PART_RE } from './files.js'
+
+/** New closed files read in one poll at most; the rest are reported as skipped. */
+const MAX_NEW_CLOSED = 16
+/** Polls a let-go file's inode is remembered for (its closed name may show up a poll late). */
+const LET_GO_POLLS = 4
 
 export interface FollowerOptions {
   /** Default 250 ms. */
@@ -45,6 +55,7 @@ export interface FollowerEvents {
 interface Followed {
   readonly name: string
   readonly fd: number
+  readonly ino: number
   offset: number
 }
 
@@ -57,6 +68,11 @@ export class QueryLogFollower {
   readonly #tailBytes: number
   readonly #subs = new Set<FollowerEvents>()
   readonly #files = new Map<string, Followed>()
+  /** Closed file names present at the last poll (read or not): a name not here is new. */
+  #closedSeen = new Set<string>()
+  /** Inodes of followed files let go, with the poll number they were let go at. */
+  readonly #letGo = new Map<number, number>()
+  #polls = 0
   #backlog: StatsRow[] = []
   #timer: NodeJS.Timeout | undefined = undefined
   #polling: Promise<void> = Promise.resolve()
@@ -124,29 +140,41 @@ export class QueryLogFollower {
   }
 
   #poll(): void {
-    let names: string[]
+    let listed: string[]
     try {
-      names = readdirSync(this.#dir)
-        .filter((n) => PART_RE.test(n))
-        .sort()
+      listed = readdirSync(this.#dir)
     } catch {
-      names = []
+      listed = []
     }
+    const names = listed.filter((n) => PART_RE.test(n)).sort()
     const present = new Set(names)
     const first = !this.#started
     this.#started = true
+    this.#polls++
     // A restart reads the files' tails again: the backlog is rebuilt from them, not added to.
-    if (first) this.#backlog = []
+    if (first) {
+      this.#backlog = []
+      this.#closedSeen.clear()
+      this.#letGo.clear()
+    }
     for (const name of names) {
       if (this.#files.has(name)) continue
       let fd: number
+      let size: number
+      let ino: number
       try {
         fd = openSync(join(this.#dir, name), 'r')
       } catch {
-        continue // renamed between readdir and open: its rows go to the importer, not to the live log
+        continue // renamed between readdir and open: read below, or next poll, as a new closed file
       }
-      const offset = first ? Math.max(0, fstatSync(fd).size - this.#tailBytes) : 0
-      this.#files.set(name, { name, fd, offset })
+      try {
+        ;({ size, ino } = fstatSync(fd))
+      } catch {
+        closeQuietly(fd)
+        continue
+      }
+      const offset = first ? Math.max(0, size - this.#tailBytes) : 0
+      this.#files.set(name, { name, fd, ino, offset })
     }
     for (const f of [...this.#files.values()]) {
       // A file renamed away (rotated) is read to its end once more, then let go.
@@ -154,9 +182,55 @@ export class QueryLogFollower {
       this.#read(f, first)
       if (gone) {
         this.#files.delete(f.name)
+        this.#letGo.set(f.ino, this.#polls)
         closeQuietly(f.fd)
       }
     }
+    this.#readNewClosed(
+      listed.filter((n) => CLOSED_RE.test(n)),
+      first
+    )
+    for (const [ino, at] of this.#letGo) if (this.#polls - at >= LET_GO_POLLS) this.#letGo.delete(ino)
+  }
+
+  /**
+   * Reads the closed files that appeared since the last poll and were never followed as `.part` files.
+   * On the first poll they are only noted: the files closed before the follower started are the backlog's
+   * business (api/live-backlog.ts), not new rows.
+   */
+  #readNewClosed(closed: readonly string[], first: boolean): void {
+    const seen = this.#closedSeen
+    this.#closedSeen = new Set(closed)
+    if (first) return
+    let read = 0
+    for (const name of closed) {
+      if (seen.has(name)) continue
+      let fd: number
+      try {
+        fd = openSync(join(this.#dir, name), 'r')
+      } catch {
+        continue // imported and deleted meanwhile: its rows are in the statistics
+      }
+      try {
+        const { ino, size } = fstatSync(fd)
+        if (this.#letGo.has(ino) || this.#isFollowed(ino)) continue
+        if (read >= MAX_NEW_CLOSED) {
+          this.#emitSkipped(size)
+          continue
+        }
+        read++
+        this.#read({ name, fd, ino, offset: 0 }, false)
+      } catch {
+        // gone while read: as above
+      } finally {
+        closeQuietly(fd)
+      }
+    }
+  }
+
+  #isFollowed(ino: number): boolean {
+    for (const f of this.#files.values()) if (f.ino === ino) return true
+    return false
   }
 
   #read(f: Followed, resync: boolean): void {
