@@ -3,11 +3,12 @@
 // stats.import-priority), it still hands over the rows.
 import { test, type TestContext } from 'node:test'
 import { execFileSync } from 'node:child_process'
-import { open, type FileHandle } from 'node:fs/promises'
+import { open, rm, type FileHandle } from 'node:fs/promises'
 import { openSync, closeSync } from 'node:fs'
 import { join } from 'node:path'
 import { silentLogger } from '../log/index.js'
 import { tempDir } from '../testing/temp.js'
+import { until } from '../testing/wait.js'
 import { QueryLogFollower } from './follow.js'
 import { createCsvQueryLog } from './writer.js'
 import { rec, statsTestEnv } from './testing/fixtures.js'
@@ -81,4 +82,26 @@ test('a file opened and closed between two polls still reaches the follower, and
   await follower.pollNow()
   await follower.pollNow()
   t.assert.deepStrictEqual(got, ['between.example', 'followed.example', 'last.example'])
+})
+
+test('a new file is opened as it is created, so its rows arrive even if its closed name is deleted at once', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const log = createCsvQueryLog(env.config, silentLogger(), { flushIntervalMs: 0, controlPollMs: 0 })
+  t.after(() => log.close())
+  // An hour between polls: only the folder watch can make this follower look.
+  const follower = new QueryLogFollower(env.config.stats.dir, { pollMs: 3_600_000 })
+  t.after(() => follower.stop())
+  const got: string[] = []
+  await follower.subscribe({ rows: (rows) => got.push(...rows.map((r) => r.host)), skipped: () => {} })
+
+  log.write(rec(Date.now(), '10.0.0.2', 'kid', 'lone.example'))
+  await log.flush()
+  await until('the new file held open', () => follower.following.length === 1, 5000, 10)
+  // The rotation, and the importer (woken by the same rename) deleting the file before the follower looks.
+  const closed = await log.rotateNow()
+  t.assert.ok(closed !== undefined)
+  await rm(closed, { force: true })
+  await until('the row read through the held descriptor', () => got.length === 1, 5000, 10)
+  t.assert.deepStrictEqual(got, ['lone.example'])
+  await until('the rotated file let go', () => follower.following.length === 0, 5000, 10)
 })

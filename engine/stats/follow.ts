@@ -3,15 +3,18 @@
  * they grow: the source of the operator console's live query log. Nothing is added to the DNS hot path; the
  * writer flushes its rows within a second, and this reads them from the file.
  *
- * - Every `pollMs` the folder is listed; each `.part` file is held open by descriptor and read from the byte
+ * - The folder is listed when a file is created or renamed in it (inotify, through the watch the importer
+ *   uses too), and every `pollMs` for the appends and as the backstop of the watch; each `.part` file is held open by descriptor and read from the byte
  *   after the last complete record. A rotation renames the file under us: the descriptor still reads it, so
  *   its last rows are read to the end and then it is closed; the next `.part` file is read from its start.
  *   Files of every DNS process (a cluster's children) are followed side by side.
  * - A file can be opened and closed between two polls: the writer opens it at the first row after a quiet
- *   spell, and its rotation timer may fire a moment later. Such a file is never seen as `.part`, so every
- *   closed file that appears after the first poll is read too, unless its inode is one this follower
- *   followed (those rows were read through the descriptor). Without this, a lone query after a pause
- *   sometimes never reached the live log.
+ *   spell, and its rotation timer may fire a moment later. The watch opens a new `.part` file as it is
+ *   created, and a descriptor held reads the rows even after the importer, woken by the same rename,
+ *   has deleted the closed file. Where the watch is late or missing, every closed file that appears
+ *   after the first poll is read too, unless its inode is one this follower followed (those rows were
+ *   read through the descriptor). Without both, a lone query after a pause sometimes never reached the
+ *   live log.
  * - Memory is bounded whatever the DNS server does: at most `maxReadBytes` per file per poll, `backlog`
  *   recent rows kept for a client that connects, and a reader that falls more than `maxLagBytes` behind a
  *   file skips ahead (the rows skipped are reported to subscribers as lost, never queued).
@@ -26,6 +29,7 @@ import { closeSync, fstatSync, openSync, readSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { decodeRow, parseRecords, type StatsRow } from './csv.js'
 import { CLOSED_RE, PART_RE } from './files.js'
+import { watchFileNames, type ClosedFileWatch } from './import-trigger.js'
 
 /** New closed files read in one poll at most; the rest are reported as skipped. */
 const MAX_NEW_CLOSED = 16
@@ -75,6 +79,8 @@ export class QueryLogFollower {
   #polls = 0
   #backlog: StatsRow[] = []
   #timer: NodeJS.Timeout | undefined = undefined
+  #watch: ClosedFileWatch | undefined = undefined
+  #wakeQueued = false
   #polling: Promise<void> = Promise.resolve()
   #started = false
   #buf: Buffer
@@ -96,6 +102,11 @@ export class QueryLogFollower {
 
   get subscribers(): number {
     return this.#subs.size
+  }
+
+  /** The `.part` files held open now, by name. */
+  get following(): string[] {
+    return [...this.#files.keys()]
   }
 
   /**
@@ -122,6 +133,8 @@ export class QueryLogFollower {
   async stop(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     this.#timer = undefined
+    this.#watch?.close()
+    this.#watch = undefined
     await this.#polling
     for (const f of this.#files.values()) closeQuietly(f.fd)
     this.#files.clear()
@@ -139,7 +152,30 @@ export class QueryLogFollower {
     this.#polling = this.#polling.then(() => this.#poll()).catch(() => {})
   }
 
+  // A file created or renamed: one poll soon, however many events came meanwhile.
+  #wake(): void {
+    if (this.#wakeQueued || this.#timer === undefined) return
+    this.#wakeQueued = true
+    this.#polling = this.#polling
+      .then(() => {
+        this.#wakeQueued = false
+        if (this.#timer !== undefined) this.#poll()
+      })
+      .catch(() => {})
+  }
+
   #poll(): void {
+    // Tried on each poll until the DNS role has made the folder; without a watch, polling alone.
+    if (this.#timer !== undefined)
+      this.#watch ??= watchFileNames(
+        this.#dir,
+        (event, name) => event === 'rename' && (PART_RE.test(name) || CLOSED_RE.test(name)),
+        () => {
+          this.#wake()
+        },
+        undefined,
+        'the live log polls it alone'
+      )
     let listed: string[]
     try {
       listed = readdirSync(this.#dir)

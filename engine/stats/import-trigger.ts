@@ -23,18 +23,39 @@ export function watchClosedFiles(
   onClosed: () => void,
   logger: Logger | undefined
 ): ClosedFileWatch | undefined {
+  return watchFileNames(
+    dir,
+    (_event, name) => CLOSED_RE.test(name),
+    onClosed,
+    logger,
+    'imports run on stats.import-interval alone'
+  )
+}
+
+/**
+ * Calls `onName` on each event in `dir` that `wanted` accepts: `rename` (a name created, renamed or removed)
+ * or `change` (a file written), with the name it is about. Undefined when the folder does not exist yet;
+ * any other failure is logged with `fallback` (what the caller does instead) and watches nothing.
+ */
+export function watchFileNames(
+  dir: string,
+  wanted: (event: 'rename' | 'change', name: string) => boolean,
+  onName: () => void,
+  logger: Logger | undefined,
+  fallback: string
+): ClosedFileWatch | undefined {
   try {
-    const watcher = watch(dir, { persistent: false }, (_event, name) => {
-      if (name !== null && CLOSED_RE.test(name)) onClosed()
+    const watcher = watch(dir, { persistent: false }, (event, name) => {
+      if (name !== null && wanted(event, name)) onName()
     })
     watcher.on('error', (err) => {
-      logger?.warn({ err, dir }, 'statistics folder watch stopped; imports run on stats.import-interval alone')
+      logger?.warn({ err, dir }, `statistics folder watch stopped; ${fallback}`)
       watcher.close()
     })
     return watcher
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    logger?.warn({ err, dir }, 'cannot watch the statistics folder; imports run on stats.import-interval alone')
+    logger?.warn({ err, dir }, `cannot watch the statistics folder; ${fallback}`)
     return { close: () => undefined }
   }
 }
