@@ -48,6 +48,90 @@ function forbiddenFor(unit, test) {
   return [] // bench, scripts
 }
 
+/**
+ * The engine's floors, from the ground up. A floor's folders may import the floors below and their own
+ * floor's wing; never a floor above, nor another wing of their floor (policy and the statistics stand
+ * side by side and know nothing of each other). Files directly in engine/ (errors.ts, the role
+ * contract, the features list) stand outside the floors. A new engine folder must be given a floor
+ * here: lint refuses to run until it is.
+ */
+export const ENGINE_FLOORS = [
+  {
+    floor: 'core',
+    wings: {
+      core: [
+        'config',
+        'wire',
+        'names',
+        'net',
+        'log',
+        'http',
+        'tls',
+        'health',
+        'metrics',
+        'sched',
+        'udp',
+        'time',
+        'categories',
+        'upstream-stub'
+      ]
+    }
+  },
+  {
+    floor: 'data',
+    wings: {
+      data: [
+        'store',
+        'catdb',
+        'whitelist',
+        'datafiles',
+        'lists',
+        'schedule',
+        'rpz',
+        'dnstap',
+        'querylog',
+        'auth',
+        'verdict'
+      ]
+    }
+  },
+  { floor: 'decide and warehouse', wings: { decide: ['policy', 'judge', 'pool'], warehouse: ['stats'] } },
+  { floor: 'shared store', wings: { 'shared store': ['replica'] } }
+]
+
+/** An engine folder's place: its floor's index and its wing, or undefined for files at engine/'s root. */
+function engineFloorOf(folder) {
+  for (const [level, { wings }] of ENGINE_FLOORS.entries()) {
+    for (const [wing, folders] of Object.entries(wings)) if (folders.includes(folder)) return { level, wing }
+  }
+  return undefined
+}
+
+for (const e of readdirSync('engine', { withFileTypes: true })) {
+  if (e.isDirectory() && e.name !== 'testing' && engineFloorOf(e.name) === undefined)
+    throw new Error(`eslint.config.js: engine/${e.name}/ has no floor in ENGINE_FLOORS`)
+}
+
+/** The engine folders that product code of engine folder `dir` must not import, with why. */
+function engineForbidden(dir) {
+  const own = engineFloorOf(dir.split('/')[1] ?? '')
+  if (own === undefined) return []
+  const out = []
+  for (const [level, { floor, wings }] of ENGINE_FLOORS.entries()) {
+    for (const [wing, folders] of Object.entries(wings)) {
+      const above = level > own.level
+      const beside = level === own.level && wing !== own.wing
+      if (!above && !beside) continue
+      for (const f of folders)
+        out.push({
+          folder: `engine/${f}`,
+          why: above ? `a floor above (${floor})` : `another wing of its floor (${wing})`
+        })
+    }
+  }
+  return out
+}
+
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /**
@@ -76,6 +160,14 @@ function restrictedImports(dir, test) {
         message: `${dir}/ is ${unit === 'engine' || unit in ROLES ? `the ${unit}` : unit} ${test ? 'test code' : 'code'} and must not import ${folder}/ (docs/architecture.md, Layout).`
       }
     })
+  if (unit === 'engine' && !test && !dir.split('/').includes('testing')) {
+    for (const { folder, why } of engineForbidden(dir)) {
+      patterns.push({
+        regex: `^(${spellings(dir, folder).map(escape).join('|')})(/|$)`,
+        message: `${dir}/ must not import ${folder}/: ${why} (docs/architecture.md, Engine floors).`
+      })
+    }
+  }
   return patterns.length === 0 ? 'off' : ['error', { patterns }]
 }
 

@@ -1,6 +1,6 @@
 import { test, type TestContext } from 'node:test'
 import { join } from 'node:path'
-import { parseConfig } from '../engine/config/index.js'
+import { parseConfig } from '../engine/features.js'
 import { loadSafeHosts } from '../engine/policy/index.js'
 import { pickLanguage } from './language.js'
 import { safeSearchRedirect, engineOfHost } from './safesearch.js'

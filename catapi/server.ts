@@ -8,7 +8,7 @@
  * 3): a `meta` read at most every GENERATION_CHECK_MS (engine/store/generation.ts) to notice store writes,
  * one Map probe for the cached verification of the Authorization header, a Map increment for usage, the
  * suffix walk over the category database, and a pre-serialised body per distinct category set. Only a
- * cache miss (scrypt) or an uncategorized name (the resolver) awaits. docs/performance.md has what each
+ * cache miss (scrypt) or an uncategorized name (the resolver) awaits. bench/results/2026-11-history.md has what each
  * step costs.
  *
  * This file wires the pieces: lookup.ts (the category database, the bodies, the generation watcher),

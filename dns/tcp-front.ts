@@ -61,7 +61,7 @@ const IDLE_SWEEP_MAX_MS = 1000
  * Sweep ticks of `tickMs` between two walks of the whole connection table for idle deadlines: about
  * a tenth of the idle timeout in force, at most IDLE_SWEEP_MAX_MS. The message deadlines are checked
  * every tick, but only on the connections with an unfinished message; so 10,000 idle connections
- * cost one walk a second, not four (docs/performance.md, "UDP beside 10,000 idle DoT connections, by
+ * cost one walk a second, not four (bench/results/2026-11-history.md, "UDP beside 10,000 idle DoT connections, by
  * server CPU").
  */
 export function idleSweepTicks(tickMs: number, idleTimeoutMs: number): number {

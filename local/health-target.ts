@@ -12,7 +12,7 @@
  */
 import { readFileSync, readlinkSync } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
-import { loadConfigFile } from '../engine/config/index.js'
+import { loadConfigFile } from '../engine/features.js'
 
 export interface HealthTarget {
   /** `host:port` as in the config (`0.0.0.0:80`). */

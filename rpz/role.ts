@@ -3,7 +3,7 @@
  * for the resolvers a provider already runs (docs/rpz.md). It serves, on `rpz.listen`, the global
  * zone, one zone per category and optionally one per user, by AXFR and IXFR (from each zone's
  * journal), answers SOA probes, and sends NOTIFY to `rpz.notify` whenever a zone's content changes.
- * The SOA serial is the policy generation (engine/rpz/policy-zones.ts policySerial). Its HTTP
+ * The SOA serial is the policy generation (rpz/policy-zones.ts policySerial). Its HTTP
  * listener (`rpz.metrics-listen`) serves
  *
  *   GET /health   200 with the zones and serials
@@ -18,7 +18,7 @@ import { createStoreIfMissing, GenerationWatcher, openConfiguredStore } from '..
 import { healthReport, type HealthReport } from '../engine/health/index.js'
 import { compileAccessRules } from '../engine/net/access.js'
 import { createBuiltinWhitelist } from '../engine/whitelist/index.js'
-import { blockAction } from '../engine/rpz/policy-zones.js'
+import { blockAction } from './policy-zones.js'
 import { tsigKey, type TsigKey } from '../engine/rpz/tsig.js'
 import { PolicyZoneSet, type ZoneSetSettings } from './zone-set.js'
 import { listenDns } from './listener.js'

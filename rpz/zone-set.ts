@@ -11,7 +11,7 @@
  */
 import type { Store } from '../engine/store/index.js'
 import { RpzZone, type ZoneOptions } from '../engine/rpz/zone.js'
-import { categoryEntries, listEntries, policySerial, userEntries, userLabel } from '../engine/rpz/policy-zones.js'
+import { categoryEntries, listEntries, policySerial, userEntries, userLabel } from './policy-zones.js'
 import { META_ACTIVE } from '../engine/catdb/index.js'
 import { SubscriptionIndex } from '../engine/lists/policy-index.js'
 
@@ -20,7 +20,7 @@ export interface ZoneSetSettings {
   /** Categories served; empty: every category the table holds. */
   categories: readonly number[]
   users: boolean
-  /** Action key of a blocked name (engine/rpz/policy-zones.ts blockAction). */
+  /** Action key of a blocked name (rpz/policy-zones.ts blockAction). */
   block: string
   /** Names the policy always passes (the built-in whitelist): passthru triggers in the global zone. */
   passed: readonly string[]

@@ -3,7 +3,7 @@
  * files into the category database (engine/catdb/build.ts) and exits 0 when the new tables are
  * live, 1 when malformed lines kept the live database unchanged.
  */
-import { loadConfigFile } from '../engine/config/index.js'
+import { loadConfigFile } from '../engine/features.js'
 import { CategoryDb } from '../engine/catdb/index.js'
 import { buildCategoryDb } from '../engine/catdb/build.js'
 import { Store } from '../engine/store/index.js'

@@ -15,7 +15,8 @@
  * the local replica (usage counts are per host).
  */
 import { parseArgs } from 'node:util'
-import { loadConfigFile, type Config } from '../engine/config/index.js'
+import { type Config } from '../engine/config/index.js'
+import { loadConfigFile } from '../engine/features.js'
 import { isEngineError } from '../engine/errors.js'
 import { isHttpError } from '../engine/http/index.js'
 import { silentLogger } from '../engine/log/index.js'

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs'
 import { open } from 'lmdb'
 import { UsageDb, type UsageRecord } from '../collector/usage-db.js'
-import { loadConfigFile } from '../engine/config/index.js'
+import { loadConfigFile } from '../engine/features.js'
 import { commandArgs } from './cli/command-args.js'
 
 const USAGE =

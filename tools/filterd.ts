@@ -7,7 +7,8 @@
  */
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { checkConfigFile, listenerCount, loadConfigFile, type RoleName } from '../engine/config/index.js'
+import { listenerCount, type RoleName } from '../engine/config/index.js'
+import { checkConfigFile, loadConfigFile } from '../engine/features.js'
 import { isEngineError } from '../engine/errors.js'
 import { logStartFailure } from '../engine/log/index.js'
 import { COMMANDS, loadCommand, ROLE_HELP, ROLE_NAMES } from './cli/roles.js'

@@ -16,7 +16,7 @@
  * sync role then takes Redis's state in place). It needs no Redis and works with either config.
  * Exit codes: 0 done, 1 failed or refused, 2 usage.
  */
-import { loadConfigFile } from '../engine/config/index.js'
+import { loadConfigFile } from '../engine/features.js'
 import { adoptSharedStore, seedSharedStore } from '../engine/replica/follower.js'
 import { connectSharedStore, sharedStoreSettings, whenReady } from '../engine/replica/redis.js'
 import type { Config } from '../engine/config/index.js'

@@ -3,7 +3,7 @@
  * into the statistics store (engine/stats/migrate.ts), so the reports keep the history. Run it with
  * the api role stopped: the store has one writer. Exit codes: 0 done (or nothing to migrate), 1 failed, 2 usage.
  */
-import { loadConfigFile } from '../engine/config/index.js'
+import { loadConfigFile } from '../engine/features.js'
 import { compactStats, migrateLegacyStats, openStatsDb, statsDbOptions } from '../engine/stats/index.js'
 import { commandArgs } from './cli/command-args.js'
 

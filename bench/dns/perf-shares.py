@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Shares of a DoH server profile by owner (docs/performance.md, "DoH CPU per request"): reads the output of
+# Shares of a DoH server profile by owner (bench/results/2026-11-history.md, "DoH CPU per request"): reads the output of
 # `perf script -F tid,ip,sym` (bench/dns/doh-profile.sh with PERF=1 and node --perf-basic-prof) and charges each
 # sample to the innermost frame that names an owner: a system call, the collector, OpenSSL, then the
 # JavaScript function by file. Usage: perf script -i OUT/perf.data -F tid,ip,sym > s.txt; bench/dns/perf-shares.py s.txt

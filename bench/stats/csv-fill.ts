@@ -7,7 +7,7 @@
  *   node dist/bench/stats/csv-fill.js DIR FILES ROWS [USERS=10000]
  */
 import { join } from 'node:path'
-import { parseConfig } from '../../engine/config/index.js'
+import { parseConfig } from '../../engine/features.js'
 import { silentLogger } from '../../engine/log/index.js'
 import { createCsvQueryLog } from '../../engine/stats/index.js'
 import { syntheticRow } from './rows.js'

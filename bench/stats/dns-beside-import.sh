@@ -23,7 +23,7 @@
 # server's threads on CPUS in that phase as well. Phases alternate within each round: [dnsdist], quiet,
 # import, [import pinned]; PIN_FIRST=1 runs the pinned import phase before the other (the first import
 # phase after a quiet one also takes the DNS server's files written while the importer was stopped).
-# The measurement's set-up (docs/performance.md, "The measurement's floor"):
+# The measurement's set-up (bench/results/2026-11-history.md, "The measurement's floor"):
 #   GEN=ratesrc sends the 20k q/s with bench/dns/ratesrc.c (one thread, open loop, answers stamped by the
 #     kernel) instead of dnsperf (GEN=dnsperf, the default; DNSPERF_ARGS replaces its "-c 16 -q 100");
 #   NAMES=local sends only names of the 1M-name block list, which both servers answer themselves (dnsdist's

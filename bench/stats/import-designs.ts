@@ -10,7 +10,7 @@
  *   the bench's file), no stage, no per-file counts.
  *
  * A third design, the files parsed in JavaScript and appended as whole DataChunks with the partials
- * summed in JS, was measured in this bench and not kept (docs/performance.md, 2026-11-27).
+ * summed in JS, was measured in this bench and not kept (bench/results/2026-11-history.md, 2026-11-27).
  */
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,6 +1,6 @@
 /**
  * Raw rows on disk, the import rate and the raw report, this build against another build of filterd in the
- * same run (docs/performance.md, "Raw rows in fewer bytes"): one hour of ROWS query rows of USERS users,
+ * same run (bench/results/2026-11-history.md, "Raw rows in fewer bytes"): one hour of ROWS query rows of USERS users,
  * written by the CSV writer as 60,000-row files (a 3 s file at 20,000 q/s), imported by each build's
  * importer into a store of its own (timed), the raw rows' bytes after CHECKPOINT in arrival order, the
  * raw report of one user timed, then the hour sorted by user by each build's sort (timed), the bytes and
@@ -14,7 +14,7 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseConfig } from '../../engine/config/index.js'
+import { parseConfig } from '../../engine/features.js'
 import { silentLogger } from '../../engine/log/index.js'
 import * as current from '../../engine/stats/index.js'
 import * as currentSort from '../../engine/stats/raw-sort.js'

@@ -23,7 +23,8 @@
 import { cpSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseConfig, type Config } from '../../engine/config/index.js'
+import { type Config } from '../../engine/config/index.js'
+import { parseConfig } from '../../engine/features.js'
 import { silentLogger } from '../../engine/log/index.js'
 import {
   activityByDay,

@@ -6,7 +6,7 @@
  * Each entry is the try's key and serial, numbers only. A query answered in time is gone from its
  * socket's table (or the TCP table), so nothing holds it until its entry expires: it dies young
  * instead of being promoted by the garbage collector with its buffers (about 500 bytes per query
- * at 20k q/s before, docs/performance.md).
+ * at 20k q/s before, bench/results/2026-11-history.md).
  */
 import type { PendingQuery } from './pending.js'
 

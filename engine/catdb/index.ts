@@ -80,7 +80,7 @@ export class CategoryDb {
    * the result of their whole suffix walk (0 = no suffix has an entry, else `r << 8 | label`: the
    * label where the hit's suffix starts); all dropped with the table. DNS and lookup traffic is
    * heavy-tailed (a few thousand names make most queries), and an LMDB read costs several times a
-   * cache hit (page walks, a copy): see docs/performance.md. A name seen again costs one probe and
+   * cache hit (page walks, a copy): see bench/results/2026-11-history.md. A name seen again costs one probe and
    * no decoding; a new name under a known parent finds the parent's suffixes in the key cache.
    * The caches hold numbers in typed arrays (key-table.ts), not objects the garbage collector traces.
    */

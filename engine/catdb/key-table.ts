@@ -8,7 +8,7 @@
  * pauses long (docs/reliability.md). In typed arrays the same entries are a few buffers the
  * collector never looks into. A lookup is also cheaper: one probe into a flat table and one byte
  * compare, where a Map must hash a fresh string, then chase an entry and a stored key
- * (docs/performance.md).
+ * (bench/results/2026-11-history.md).
  *
  * Eviction is by generations, as before: new keys go to `recent`; when it is full it becomes `older`
  * and the previous `older` is emptied for reuse; a key found in `older` moves back to `recent`. So

@@ -1,6 +1,6 @@
 import { test, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { loadConfigFile, parseConfig } from './index.js'
+import { loadConfigFile, parseConfig } from '../features.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 

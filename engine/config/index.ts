@@ -1,6 +1,6 @@
 export type { Config, HostPort, Language, LogLevel, RoleName } from './types.js'
 export { ROLE_NAMES, roleSection } from './roles.js'
-export { checkConfigFile, listenerCount, loadConfigFile, parseConfig } from './load.js'
+export { listenerCount, type FeatureCheck } from './load.js'
 export { parseHostPort, formatHostPort } from './address.js'
 export { sharesRedis } from './shared-store.js'
 export { changedKeys, keyUses, mergeLive, planReload, type KeyUse, type ReloadPlan } from './reload.js'

@@ -12,7 +12,6 @@ import { parseDocument } from 'yaml'
 import { EngineError } from '../errors.js'
 import { compileApiNetwork } from '../net/api-network.js'
 import { ipBytes } from '../net/ip.js'
-import { parseDnstapTarget } from '../dnstap/target.js'
 import { parseHostPort } from './address.js'
 import { checkEncryptedDns, encryptedListenerCount } from './encrypted-dns.js'
 import { checkReferencedPaths, checkRoleFolders } from './paths.js'
@@ -20,8 +19,6 @@ import { ROLE_SECTIONS } from './roles.js'
 import { configSchema } from './schema.js'
 import { sharesRedis } from './shared-store.js'
 import type { Config, ConfigFile, HostPort } from './types.js'
-import { configSourceProblems } from '../lists/config.js'
-import { feedConfigProblems } from '../rpz/feed-config.js'
 
 /** Keys the spec lets repeat: a scalar there is a one-element list. */
 const LIST_KEYS: ReadonlyArray<[string, string]> = [
@@ -61,8 +58,18 @@ const validate = ajv.compile<ConfigFile>(configSchema)
 
 type Json = Record<string, unknown>
 
+/**
+ * A feature's own checks of a validated config (its problems, each naming its key). The loader runs
+ * the ones it is given: the config core knows no feature; engine/features.ts lists them all.
+ */
+export type FeatureCheck = (config: Readonly<Config>) => readonly string[]
+
 /** Reads, validates and freezes the config file at `file`. */
-export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+export function loadConfigFile(
+  file: string,
+  checks: readonly FeatureCheck[],
+  env: NodeJS.ProcessEnv = process.env
+): Readonly<Config> {
   const path = resolve(file)
   let text: string
   try {
@@ -70,7 +77,7 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
   } catch (err) {
     throw new EngineError('ENGINE_CONFIG_READ', `cannot read config ${path}: ${(err as Error).message}`, { cause: err })
   }
-  return parseConfig(text, path, env)
+  return parseConfig(text, path, checks, env)
 }
 
 /**
@@ -78,8 +85,12 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
  * the roles' log and pid folders (engine/config/paths.ts), every problem naming its key, all in one
  * ENGINE_CONFIG_INVALID.
  */
-export function checkConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
-  const config = loadConfigFile(file, env)
+export function checkConfigFile(
+  file: string,
+  checks: readonly FeatureCheck[],
+  env: NodeJS.ProcessEnv = process.env
+): Readonly<Config> {
+  const config = loadConfigFile(file, checks, env)
   const raw: unknown = parseDocument(readFileSync(config.source, 'utf8')).toJS() ?? {}
   const written = new Set<string>()
   if (isObject(raw)) {
@@ -94,7 +105,12 @@ export function checkConfigFile(file: string, env: NodeJS.ProcessEnv = process.e
 }
 
 /** Validates config text; `path` names the file in messages and anchors relative paths. */
-export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+export function parseConfig(
+  text: string,
+  path: string,
+  checks: readonly FeatureCheck[],
+  env: NodeJS.ProcessEnv = process.env
+): Readonly<Config> {
   const problems: string[] = []
   const doc = parseDocument(text, { uniqueKeys: true })
   if (doc.errors.length > 0) {
@@ -117,6 +133,7 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
   if (!validate(expanded)) throw invalid(path, (validate.errors ?? []).map(describe), validate.errors)
   const config: Config & Json = Object.assign(expanded, { source: path })
   checkRules(config, problems, written)
+  for (const check of checks) problems.push(...check(config))
   if (problems.length > 0) throw invalid(path, problems)
   for (const [section, key] of PATH_KEYS) {
     const s = config[section] as Json
@@ -157,10 +174,6 @@ function checkRules(config: Config, problems: string[], written: ReadonlySet<str
   config.dnscache.forward.forEach((a, i) => checkAddress(`dnscache.forward[${i}]`, a, problems, 53))
   config.proxy.listen.forEach((a, i) => checkAddress(`proxy.listen[${i}]`, a, problems, 53))
   checkEncryptedDns(config.proxy, problems)
-  if (config.proxy.dnstap !== undefined) {
-    const t = parseDnstapTarget(config.proxy.dnstap)
-    if ('problem' in t) problems.push(`proxy.dnstap: ${t.problem}`)
-  }
   const families = new Map<number, string>()
   config.proxy['blockpage-ip'].forEach((ip, i) => {
     const bytes = ipBytes(ip)
@@ -224,8 +237,6 @@ function checkRules(config: Config, problems: string[], written: ReadonlySet<str
   if (config.common['redis-port'] !== undefined && !sharesRedis(config)) {
     problems.push('common.redis-port: needs common.redis-ip')
   }
-  problems.push(...configSourceProblems(config.lists.sources))
-  problems.push(...feedConfigProblems(config))
   if (!isValidTimeZone(config.stats.timezone))
     problems.push(`stats.timezone: unknown time zone "${config.stats.timezone}"`)
 }

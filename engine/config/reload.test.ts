@@ -1,7 +1,8 @@
 // What a config reload means for each role: the changed keys it reads, split into live and restart by
 // the schema's x-roles / x-live annotations; the config it then runs is the old one with the live keys.
 import { test, type TestContext } from 'node:test'
-import { changedKeys, keyUses, mergeLive, parseConfig, planReload } from './index.js'
+import { changedKeys, keyUses, mergeLive, planReload } from './index.js'
+import { parseConfig } from '../features.js'
 
 const load = (text: string): ReturnType<typeof parseConfig> => parseConfig(text, '/etc/filterd/filterd.yaml')
 

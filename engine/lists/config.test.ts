@@ -1,6 +1,6 @@
 // The `lists` section: what the schema cannot say is refused with a line naming the key; defaults filled.
 import { test, type TestContext } from 'node:test'
-import { parseConfig } from '../config/index.js'
+import { parseConfig } from '../features.js'
 import { configSources } from './config.js'
 
 function refusal(yaml: string): string {

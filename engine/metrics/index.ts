@@ -44,7 +44,6 @@ import { join } from 'node:path'
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { Config } from '../config/types.js'
 import type { HttpServer } from '../http/index.js'
-import type { Store } from '../store/index.js'
 
 /** Verdict actions with their own slot (engine/policy `Action`, plus what the front decides itself). */
 export const VERDICTS = ['forward', 'block', 'safesearch', 'safevideo', 'malformed', 'drop', 'other'] as const
@@ -436,7 +435,7 @@ export async function readSnapshots(
 export interface MetricsRouteContext {
   readonly config: Readonly<Config>
   /** The store whose generation `filterd_store_generation` shows (the DNS role's listener has none). */
-  readonly store?: Pick<Store, 'generation'>
+  readonly store?: { generation(): number }
   /** Include prom-client's default metrics of this process; default true. */
   readonly defaultMetrics?: boolean
   /** Prefix of those default metrics; default `filterd_api_` (the DNS listener: `filterd_dns_`, as in `filterd_dns_process_cpu_seconds_total`). */

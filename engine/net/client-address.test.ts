@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
-import { parseConfig } from '../config/index.js'
+import { parseConfig } from '../features.js'
 import { makeTempDir } from '../testing/temp.js'
 import { apiNetwork, compileApiNetwork, serializedOrigin } from './api-network.js'
 import { clientAddress, compileAddressSet, LOOPBACK, type AddressedRequest } from './client-address.js'

@@ -5,7 +5,7 @@ import { CategoryDb } from '../catdb/index.js'
 import { Store } from '../store/index.js'
 import { createBuiltinWhitelist } from '../whitelist/index.js'
 import { addUser, buildCats, tempStore } from '../testing/store.js'
-import { parseConfig } from '../config/index.js'
+import { parseConfig } from '../features.js'
 import { HostKeys, Policy, Verdict, createPolicy, loadSafeHosts, parseSafeHosts } from './index.js'
 
 interface Fixture {

@@ -7,7 +7,7 @@
  *
  * perf-study/REPORT.md measured one task per packet at 18-87 µs of round trip against 1.45 µs of
  * work; batching brings the overhead down to about 1-2 µs per packet, but the front thread still
- * does all socket I/O. docs/performance.md has this project's numbers.
+ * does all socket I/O. bench/results/2026-11-history.md has this project's numbers.
  */
 import type { Config } from '../config/types.js'
 import { Piscina, transferableSymbol, valueSymbol } from 'piscina'

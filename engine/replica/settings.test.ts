@@ -1,6 +1,6 @@
 /** The shared store's settings from the config file (`common.redis-*`). */
 import { test, type TestContext } from 'node:test'
-import { parseConfig } from '../config/index.js'
+import { parseConfig } from '../features.js'
 import { sharedStoreSettings } from './redis.js'
 
 const parse = (common: Record<string, unknown>): ReturnType<typeof parseConfig> =>

@@ -4,7 +4,7 @@
  * length, whether it is a `*.` wildcard, and a small action code), all in typed arrays.
  *
  * Why not a Map: a feed of millions of names as Map entries costs a string, an entry and an action
- * object per name, about 400 bytes each (1.3 GB for 3M records, docs/performance.md), and every one is
+ * object per name, about 400 bytes each (1.3 GB for 3M records, bench/results/2026-11-history.md), and every one is
  * an object the garbage collector traces. Here a name costs its bytes plus 12 bytes of slot at a load
  * of at most 3/4: about 40 bytes. A lookup reads one slot run and compares bytes in place, taking the
  * key as a suffix of the query name (`from`), so a wildcard walk allocates nothing.

@@ -3,7 +3,7 @@
  *
  * On a host where the statistics import (or anything else) shares the cores with the DNS server, a
  * query that arrives while the server's thread waits for a CPU waits with it: that wait, not the
- * server's work, is the tail measured in docs/performance.md ("DNS beside the import"). Under Linux's
+ * server's work, is the tail measured in bench/results/2026-11-history.md ("DNS beside the import"). Under Linux's
  * SCHED_FIFO the thread takes a CPU as soon as it wakes, ahead of every normal task (the import at any
  * nice, builds, backups); the kernel's real-time throttling (sched_rt_runtime_us, 95% by default) still
  * leaves the rest of the machine 5% of each CPU if the server ever spins.

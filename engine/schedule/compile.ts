@@ -5,7 +5,7 @@
  * background, when its precomputed states run low (engine/schedule/board.ts), never per query and
  * never at a boundary: the board steps to the next precomputed state.
  */
-import type { ReportTime } from '../stats/time.js'
+import type { WallTime } from '../time/index.js'
 import { DAYS, type ScheduleWindow } from './types.js'
 import { DAY_MS, localDay, wallToUtc, zoneOf } from './zone.js'
 
@@ -63,7 +63,7 @@ export interface ScheduleAt {
 export class CompiledSchedule {
   readonly timeZone: string
   readonly windows: readonly WindowMinutes[]
-  private readonly zone: ReportTime
+  private readonly zone: WallTime
 
   constructor(timeZone: string, windows: readonly ScheduleWindow[]) {
     this.timeZone = timeZone

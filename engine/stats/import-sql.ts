@@ -38,7 +38,7 @@ const COLUMNS =
 // NULLs (`null_padding`) and counted as skipped when it has no `created`. With `filename`, each row
 // also carries the path it came from (a column `filename`), which the import counts rows by.
 export function readCsvSql(files: string | readonly string[], filename = false): string {
-  // One file needs no per-row path from the reader (a quarter of read_csv's time, docs/performance.md):
+  // One file needs no per-row path from the reader (a quarter of read_csv's time, bench/results/2026-11-history.md):
   // the path is a constant, which the stage keeps the same way.
   const paths = typeof files === 'string' ? [files] : files
   const one = paths.length === 1 ? paths[0]! : undefined

@@ -2,7 +2,7 @@
  * The live path's deadline (issue 24: from query to report at most 10 s). The import runs in the
  * background (`stats.import-priority: background`, nice 19) so that it never takes CPU from DNS; but on
  * a host whose cores other work keeps busy, nice 19 gets about 1.5% of a core, and a 3 s file of 20,000
- * q/s then waited 12-13.5 s (docs/performance.md, "From query to report").
+ * q/s then waited 12-13.5 s (bench/results/2026-11-history.md, "From query to report").
  *
  * So an import run that is still busy with a live file `stats.live-boost-after` seconds after that file
  * was closed lifts the store's threads to nice 0 until the run ends (engine/stats/priority.ts). A file

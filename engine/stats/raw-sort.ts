@@ -1,7 +1,7 @@
 /**
  * The raw hours sorted by user, so that the raw report (the user's queries of the last hour) reads a few
  * row groups of each hour table instead of scanning every row's `user` (docs/statistics.md, "Raw hours
- * sorted by user"; docs/performance.md, "Reports at 100,000 users and 100 M raw rows": 20 ms against 136 ms
+ * sorted by user"; bench/results/2026-11-history.md, "Reports at 100,000 users and 100 M raw rows": 20 ms against 136 ms
  * at 100 M raw rows a day).
  *
  * The importer appends rows in arrival order. A sort rewrites the hour's rows, `rawi_<hour>`

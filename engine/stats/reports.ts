@@ -211,7 +211,7 @@ async function checkedRows(
  * retention; a table dropped makes the statement fail): the slow path, the catalog and then the query in one
  * transaction, which also remembers the catalog for the next report. A report so costs one round trip
  * instead of four (BEGIN, the catalog, the query, ROLLBACK) while the tables stay the same
- * (docs/performance.md, "Reports in one statement").
+ * (bench/results/2026-11-history.md, "Reports in one statement").
  */
 async function reportRows(
   db: StatsDb,

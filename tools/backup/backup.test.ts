@@ -13,7 +13,7 @@ import {
   writeFileSync
 } from 'node:fs'
 import { join } from 'node:path'
-import { loadConfigFile } from '../../engine/config/index.js'
+import { loadConfigFile } from '../../engine/features.js'
 import { silentLogger } from '../../engine/log/index.js'
 import { ANONYMOUS_USER, createCsvQueryLog, formatDay, ReportTime } from '../../engine/stats/index.js'
 import { rec } from '../../engine/stats/testing/fixtures.js'

@@ -3,7 +3,7 @@
 // moved past it, and ends equal to Redis either way.
 import { after, before, test, type TestContext } from 'node:test'
 import { join } from 'node:path'
-import { parseConfig } from '../../engine/config/index.js'
+import { parseConfig } from '../../engine/features.js'
 import { silentLogger } from '../../engine/log/index.js'
 import { commitToSharedStore } from '../../engine/replica/commit.js'
 import { connectSharedStore, type SharedStoreSettings } from '../../engine/replica/redis.js'

@@ -5,7 +5,7 @@
  * Each role logs what it applied and what needs its restart. Exit 0 when at least one role was
  * signalled, 1 when the config is invalid or no role of it runs, 2 on usage.
  */
-import { loadConfigFile } from '../../engine/config/index.js'
+import { loadConfigFile } from '../../engine/features.js'
 import { commandArgs } from './command-args.js'
 import { ROLE_NAMES, sectionOf } from './roles.js'
 import { livePid } from './run-role.js'

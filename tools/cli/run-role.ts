@@ -7,13 +7,13 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname } from 'node:path'
 import {
   formatHostPort,
-  loadConfigFile,
   mergeLive,
   planReload,
   type Config,
   type LogLevel,
   type RoleName
 } from '../../engine/config/index.js'
+import { loadConfigFile } from '../../engine/features.js'
 import { EngineError, isEngineError } from '../../engine/errors.js'
 import { auditLogger, createLogger, type Logger } from '../../engine/log/index.js'
 import type { RunningRole } from '../../engine/role.js'

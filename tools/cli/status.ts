@@ -9,14 +9,8 @@
  * runs and every running one is healthy, 1 otherwise, 2 on usage.
  */
 import { statSync } from 'node:fs'
-import {
-  formatHostPort,
-  loadConfigFile,
-  parseHostPort,
-  sharesRedis,
-  type Config,
-  type RoleName
-} from '../../engine/config/index.js'
+import { formatHostPort, parseHostPort, sharesRedis, type Config, type RoleName } from '../../engine/config/index.js'
+import { loadConfigFile } from '../../engine/features.js'
 import type { HealthReport } from '../../engine/health/index.js'
 import { commandArgs } from './command-args.js'
 import { ROLE_NAMES, sectionOf } from './roles.js'

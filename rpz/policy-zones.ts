@@ -6,13 +6,13 @@
  * first, then the user zones, then the categories (docs/rpz.md).
  */
 import type { Database } from 'lmdb'
-import { decodeCats, META_ACTIVE } from '../catdb/index.js'
-import type { Store, UserRecord } from '../store/index.js'
-import { ALLOW_ONLY } from '../policy/index.js'
-import { parseCidr } from '../net/ip.js'
-import { TYPE_A, TYPE_AAAA } from './message.js'
-import { actionKey, cnameAction, PASSTHRU, NXDOMAIN_TARGET, type ActionRecord } from './zone.js'
-import { toSerial } from './serial.js'
+import { decodeCats, META_ACTIVE } from '../engine/catdb/index.js'
+import type { Store, UserRecord } from '../engine/store/index.js'
+import { ALLOW_ONLY } from '../engine/policy/index.js'
+import { parseCidr } from '../engine/net/ip.js'
+import { TYPE_A, TYPE_AAAA } from '../engine/rpz/message.js'
+import { actionKey, cnameAction, PASSTHRU, NXDOMAIN_TARGET, type ActionRecord } from '../engine/rpz/zone.js'
+import { toSerial } from '../engine/rpz/serial.js'
 
 /** The action of a blocked name: a CNAME to the block host, else the block page's addresses, else NXDOMAIN. */
 export function blockAction(blockCname: string, blockpageIps: readonly string[]): string {
