@@ -1,5 +1,5 @@
 /**
- * The management API suite with Redis as the shared store (issue #16): every write of the suite goes
+ * The management API suite with Redis as the shared store: every write of the suite goes
  * through the Lua commit and comes back through the follower into the same LMDB store, so the API's
  * behaviour with `common.redis-ip` set is the single host's, request for request.
  */

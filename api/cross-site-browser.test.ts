@@ -1,5 +1,5 @@
 /**
- * The campaign's cross-site page (issue 29), in a real browser: Debian's Chromium (/usr/bin/chromium)
+ * The campaign's cross-site page, in a real browser: Debian's Chromium (/usr/bin/chromium)
  * driven by playwright-core. A page served from another local origin (127.0.0.2, another site; and another
  * port of 127.0.0.1, the same site) sends the writes a page may send without asking: a `fetch` in `no-cors`
  * mode with a text/plain body, and a form post. The API refuses each (403 API_CROSS_SITE, with its audit line,

@@ -1,4 +1,4 @@
-// Live numbers (issue 24, item 2): a query answered by the real DNS server reaches the api role's
+// Live numbers: a query answered by the real DNS server reaches the api role's
 // reports within seconds, with the default intervals: the query log closes its file every
 // stats.rotate (3 s) and the api role, the statistics store's one writer, takes closed files in every
 // stats.import-interval (2 s). No import is asked for: the test only waits (generously, for a loaded machine).

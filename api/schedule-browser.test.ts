@@ -1,5 +1,5 @@
 /**
- * The console's schedules editor (issue 27) in Debian's Chromium (playwright-core), against the real api
+ * The console's schedules editor in Debian's Chromium (playwright-core), against the real api
  * daemon: an operator adds a rule to a user, a bad window is refused with the field named, the saved rule
  * is what the API stores, and it survives a reload; removing it removes it from the store. Skips like
  * api/console-browser.test.ts where Chromium is missing (a failure under CI).

@@ -1,4 +1,4 @@
-/** The JSON schema of a list of scheduled rules (issue 27), for the request bodies and answers of api/schemas.ts. */
+/** The JSON schema of a list of scheduled rules, for the request bodies and answers of api/schemas.ts. */
 import { DAYS } from '../engine/schedule/index.js'
 
 const TIME = { type: 'string', pattern: '^[0-9]{2}:[0-9]{2}$' } as const

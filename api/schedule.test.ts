@@ -1,4 +1,4 @@
-// Scheduled rules in the management API (issue 27): the user, /config/ and /userconfig/ take them, bad
+// Scheduled rules in the management API: the user, /config/ and /userconfig/ take them, bad
 // ones get 422 naming the field, and /check names the rule and window that decided and when the decision
 // changes next, at both sides of each boundary (the test clock, FILTERD_TEST_CLOCK_FILE, read by the API's
 // policy as by the DNS server's).

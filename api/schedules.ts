@@ -1,5 +1,5 @@
 /**
- * Scheduled rules in the management API (issue 27): the check of their meaning (their shape is checked by
+ * Scheduled rules in the management API: the check of their meaning (their shape is checked by
  * ajv with the rest of the body, api/schedule-schema.ts) (engine/schedule/validate.ts: the zone
  * exists, times are real, windows do not overlap, names are unique; categories exist), answering 422
  * with the field at fault. List entries are made canonical as the user's own lists are.

@@ -1,4 +1,4 @@
-// The block page for a scheduled block (issue 27): the schedule's reason text and `BlockedUntil`, the
+// The block page for a scheduled block: the schedule's reason text and `BlockedUntil`, the
 // next boundary in the rule's time zone ("blocked until 07:00"), with the test clock the policy reads.
 import { test, type TestContext } from 'node:test'
 import { writeFileSync } from 'node:fs'

@@ -69,7 +69,7 @@ export interface BlockPageDeps {
 }
 
 /**
- * `HH:MM` in the rule's time zone when a scheduled rule blocked (issue 27): the next boundary of a rule
+ * `HH:MM` in the rule's time zone when a scheduled rule blocked: the next boundary of a rule
  * touching the name, when the decision may change ("blocked until 07:00"); '' otherwise.
  */
 function blockedUntil(verdict: Verdict, reason: PageReason): string {

@@ -1,5 +1,5 @@
 /*
- * Failover on error answers (issue 29 item 3): a REFUSED, SERVFAIL or NOTIMP from one forwarder
+ * Failover on error answers: a REFUSED, SERVFAIL or NOTIMP from one forwarder
  * is asked again of the next one within the same budget; when every forwarder says so the client
  * gets the last answer; NXDOMAIN is an answer and never fails over. On both UDP I/O paths.
  */

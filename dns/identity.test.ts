@@ -1,5 +1,5 @@
 /*
- * Subscriber identity (issue 25): a query that comes with a client ID (a DoH path, a DoT server name) is
+ * Subscriber identity: a query that comes with a client ID (a DoH path, a DoT server name) is
  * judged by the user holding the ID, whatever its address; without one, by the address; an unknown ID is
  * refused with EDE 18 or judged anonymous (`proxy.unknown-client-id`). Tested through the real server's
  * dispatcher (inline and pool) with Peers carrying a client ID on a channel of the test's own, as the

@@ -1,5 +1,5 @@
 /**
- * Scheduled rules through the real DNS server (issue 27), with dig and the test clock
+ * Scheduled rules through the real DNS server, with dig and the test clock
  * (FILTERD_TEST_CLOCK_FILE, engine/schedule/clock.ts): each boundary changes the answer at its second,
  * across midnight, with several windows, over the spring and autumn changes of Europe/Berlin and
  * America/New_York, for rules in other zones than the server's (the daemon runs with TZ=Asia/Tokyo),

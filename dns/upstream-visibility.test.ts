@@ -1,5 +1,5 @@
 /*
- * Upstream visibility (issue 30 item 4): a resolver going down and coming back is one log line
+ * Upstream visibility: a resolver going down and coming back is one log line
  * each (which, up or down, why), and the dns role's /metrics shows its state and timeouts.
  */
 import { test, type TestContext } from 'node:test'

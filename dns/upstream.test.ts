@@ -1,5 +1,5 @@
 /*
- * Forwarder.reconfigure: the resolver list swapped live (config reload, issue 30 item 2) without
+ * Forwarder.reconfigure: the resolver list swapped live (config reload) without
  * dropping a query in flight, keeping what it knows of the resolvers that stay.
  */
 import { test, type TestContext } from 'node:test'

@@ -1,5 +1,5 @@
 // No production function is over 80 lines unless a comment right above it says why it must be one
-// piece (issue 28): a long function is where a module hides. Every tracked production .ts file is
+// piece: a long function is where a module hides. Every tracked production .ts file is
 // parsed with the TypeScript compiler; tests, test helpers (testing/), benchmarks and generated
 // declarations are left out.
 import { test, type TestContext } from 'node:test'

@@ -34,7 +34,7 @@ test("filterd@.service runs every role as filterd, with the port capability, the
   t.assert.strictEqual(one('AmbientCapabilities'), 'CAP_NET_BIND_SERVICE')
   t.assert.strictEqual(one('CapabilityBoundingSet'), 'CAP_NET_BIND_SERVICE')
   t.assert.strictEqual(one('Restart'), 'on-failure')
-  // A broken start ends in the failed state after a few tries instead of retrying forever (issue 30).
+  // A broken start ends in the failed state after a few tries instead of retrying forever.
   t.assert.deepStrictEqual([one('StartLimitIntervalSec'), one('StartLimitBurst')], ['10min', '5'])
   t.assert.strictEqual(
     one('ExecStartPre'),
@@ -42,7 +42,7 @@ test("filterd@.service runs every role as filterd, with the port capability, the
     'the config and the folders are checked as filterd before each start'
   )
   t.assert.strictEqual(one('ExecReload'), '/bin/kill -HUP $MAINPID')
-  // The dns instance comes back after 200 ms, within its own start limit (issue 29).
+  // The dns instance comes back after 200 ms, within its own start limit.
   const dns = unitKeys(read('packaging/systemd/filterd@dns.service.d/restart.conf'))
   t.assert.deepStrictEqual(
     [dns.get('RestartSec')?.[0], dns.get('StartLimitIntervalSec')?.[0], dns.get('StartLimitBurst')?.[0]],

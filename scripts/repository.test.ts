@@ -51,6 +51,17 @@ test('no tracked file cites notes kept outside the repository, and only bench/ r
   t.assert.deepStrictEqual(reaching, [], `only bench/ may read ${OUTSIDE_FOLDER}`)
 })
 
+const ISSUE_CITATION = new RegExp(`\\b[Ii]ssues? ?#?\\d+`)
+/** Code says what a thing is and why; the tracker that asked for it is not part of the repository. */
+const CODE = /\.(ts|js|c|sh|py|yaml)$/
+
+test('no code, test or script cites an issue number', (t: TestContext) => {
+  const citing = trackedTexts()
+    .filter((f) => CODE.test(f.path) && !f.path.startsWith('bench/results/') && ISSUE_CITATION.test(f.text))
+    .map((f) => `${f.path}: ${ISSUE_CITATION.exec(f.text)?.[0] ?? ''}`)
+  t.assert.deepStrictEqual(citing, [], 'say what the code does and why, not which issue asked for it')
+})
+
 interface LockPackage {
   hasInstallScript?: boolean
   dev?: boolean

@@ -1,5 +1,5 @@
 /**
- * Issue #30, item 1: turning Redis on for a running host must not diverge silently. Two hosts, one
+ * Turning Redis on for a running host must not diverge silently. Two hosts, one
  * real redis-server, roles as daemons (sync/testing/topology.ts).
  *
  *   Host A runs as a single host (an api role without Redis); Redis is turned on by adding

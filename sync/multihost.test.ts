@@ -1,5 +1,5 @@
 /**
- * Three hosts, one Redis (issue #16): each host in its own network namespace with its own LMDB store
+ * Three hosts, one Redis: each host in its own network namespace with its own LMDB store
  * and statistics. Hosts A and B run the sync, api and dns roles as daemons; host C is a DNS-only host
  * (sync and dns, as behind anycast). Where namespaces cannot be created (not root, no `ip`), each
  * host gets its own loopback address instead, and the test says so.

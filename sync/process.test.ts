@@ -1,5 +1,5 @@
 /**
- * The sync role as a real process against a real Redis (issue #16, faults):
+ * The sync role as a real process against a real Redis (faults):
  *
  *   a `filterd sync` killed (SIGKILL) while it applies a stream of writes restarts from its last
  *   applied position: the LMDB store it left holds exactly the records up to the position it

@@ -1,5 +1,5 @@
 /**
- * Schedules with Redis (issue 27): two DNS hosts share one policy through one Redis, and each switches a
+ * Schedules with Redis: two DNS hosts share one policy through one Redis, and each switches a
  * scheduled rule at the boundary second of its own clock (FILTERD_TEST_CLOCK_FILE, one file per host).
  * With both clocks at 21:59:59 neither blocks; host A's clock at 22:00:00 blocks on A while B, still at
  * 21:59:59, does not; B's clock at 22:00:00 blocks on B; both block answers' TTLs end at 07:00. No

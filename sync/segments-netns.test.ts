@@ -1,5 +1,5 @@
 /**
- * Statistics segments between three hosts (issue #24, point 3), each in its own network namespace,
+ * Statistics segments between three hosts, each in its own network namespace,
  * one real Redis holding metadata only. Hosts 1 and 2 run sync, api and dns (report hosts); host 3 is
  * DNS-only (sync and dns). dave owns the client address of every host; every report host must sum his
  * queries on all three exactly once, through these faults:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# UDP beside idle DoT connections (issue 25's goal: 10,000 idle DoT connections held open leave UDP
+# UDP beside idle DoT connections (the goal: 10,000 idle DoT connections held open leave UDP
 # throughput within 5%), measured A/B so that the shared machine's noise hits both sides alike.
 # Two identical filterd DNS servers, A and B (bench/dns/run.sh's "native inline, 1 process" server
 # with a DoT listener; the data set of bench/dns/setup.ts; Knot as upstream). Phase 1: IDLE idle DoT

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Encrypted DNS benchmark (issue 25): filterd's DoT and DoH listeners against dnsdist 1.7's
+# Encrypted DNS benchmark: filterd's DoT and DoH listeners against dnsdist 1.7's
 # (addTLSLocal, addDOHLocal), the same 1M-name block rule and data set as bench/dns/run.sh
 # (bench/dns/setup.ts) and the same upstream (Knot DNS, wildcard root zone), on loopback, everything
 # sharing the 2 cores. Every load run is time-bounded. Per round, dnsdist then filterd (the order

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The floor of the DNS p99 measurement at 20k q/s on this machine (issue 24's goal: p99 at most 2 ms
+# The floor of the DNS p99 measurement at 20k q/s on this machine (the goal: p99 at most 2 ms
 # beside the import): which part of the tail comes from the set-up rather than from the server. dnsdist
 # 1.7 (configured as bench/dns/run.sh does) and filterd's dns role (native UDP, inline, 1 process; the
 # data set of bench/dns/setup.ts) run side by side; no import. Each round measures every SET-UP below

@@ -1,4 +1,4 @@
-// Where the memory of an idle DoT connection goes (issue 25): a bare Node server of one kind holds N
+// Where the memory of an idle DoT connection goes: a bare Node server of one kind holds N
 // idle connections from a client process, and prints what they added per connection, after a full
 // garbage collection: the resident set, V8's heap in use, and memory outside the heap (RSS minus
 // the heap's growth: Node's native objects, OpenSSL's, malloc's own overhead).

@@ -1,4 +1,4 @@
-// A UDP DNS load client whose every query comes from another source address (issue 27's end-to-end
+// A UDP DNS load client whose every query comes from another source address (the end-to-end
 // schedule benchmark: 100,000 users told apart by address). One socket bound to 0.0.0.0; each query's
 // source is set with IP_PKTINFO (any 127.0.0.0/8 address is local on loopback), so replies to every
 // address reach the same socket. Keeps WINDOW queries in flight, like dnsperf -q; a window that stays

@@ -1,4 +1,4 @@
-// The DNS server's own per-query work on a recorded batch (issue #14, item 3): parse + policy +
+// The DNS server's own per-query work on a recorded batch: parse + policy +
 // answer + statistics record + metrics, as the inline dispatcher does it for each query of a
 // batch from the native front, without the system calls. Target: at most 3 µs per query.
 // Run: npm run build && node dist/bench/dns/query-path.bench.js [BENCH_DIR]

@@ -1,5 +1,5 @@
 // A fixed-rate UDP DNS load generator that measures each query's latency with little overhead of its
-// own (issue 24's DNS p99 beside the import). dnsperf -v prints a line per query that a second process
+// own (the DNS p99 beside the import). dnsperf -v prints a line per query that a second process
 // must parse, and runs a sender and a receiver thread per -T thread: on a 2-core machine those compete
 // with the server under test. This is one thread on one socket: queries leave one at a time at their
 // scheduled instant (open loop: a slow answer never delays the next query), answers are stamped by the

@@ -1,4 +1,4 @@
-// Data for the end-to-end schedule benchmark (bench/dns/schedule-e2e.sh, issue 27): a 100,000-name
+// Data for the end-to-end schedule benchmark (bench/dns/schedule-e2e.sh): a 100,000-name
 // category table, USERS users without schedules on 127.1.0.0 + i and USERS users each with a
 // two-window schedule on 127.129.0.0 + i (every address of 127.0.0.0/8 is local, so the load client
 // sends from each with IP_PKTINFO), the query names and two filterd configs (native UDP, inline, 1 process; ports LISTEN_PORT and +1).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end DNS throughput with schedules (issue 27): 100,000 users each with a two-window schedule
+# End-to-end DNS throughput with schedules: 100,000 users each with a two-window schedule
 # against 100,000 users without, each told apart by its source address, through the real DNS server
 # (native UDP, inline, 1 process) with Knot as the upstream. Two servers on one store (one per side, see
 # schedule-e2e-setup.ts), loaded in alternating rounds by bench/dns/multisrc.c (every query from the

@@ -1,4 +1,4 @@
-// Schedules on the DNS path (issue 27): per-query CPU for 100,000 users each with a two-window schedule
+// Schedules on the DNS path: per-query CPU for 100,000 users each with a two-window schedule
 // against 100,000 users without one, in the same run and process (alternating rounds, medians), and the
 // time a boundary switch costs when every scheduled user switches at the same second: the timer's work
 // (the board steps its schedules) and any extra cost of each user's first query after it.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DNS latency while the statistics import runs at full rate beside it (issue 24's goal: p99 at 20k q/s
+# DNS latency while the statistics import runs at full rate beside it (the goal: p99 at 20k q/s
 # at most 2 ms). One filterd DNS server (native UDP, inline, 1 process; the 1M-name table and 10,000
 # users of bench/dns/setup.ts) forwarding to Knot, and the api role importing its statistics folder.
 # Alternating phases of SECONDS each, ROUNDS times:

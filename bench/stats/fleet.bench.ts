@@ -1,5 +1,5 @@
 /**
- * Fleet statistics (issue #24, item 3): PRODUCERS hosts, each logging RATE queries/s, exchange
+ * Fleet statistics: PRODUCERS hosts, each logging RATE queries/s, exchange
  * segments through a real redis-server holding metadata only. Simulates SECONDS seconds of traffic:
  * each host writes a CSV file per `rotate` (3 s, the default) and turns it into a segment; one report
  * store fetches and applies every segment over HTTP. Prints Redis `used_memory` before and after

@@ -1,5 +1,5 @@
 /**
- * From query to report (issue 24's goal: at most 10 s, p99). Gives the user `probe` the source
+ * From query to report (the goal: at most 10 s, p99). Gives the user `probe` the source
  * address 127.0.0.2 through the management API, then every INTERVAL ms sends one A query for a name
  * never asked before from 127.0.0.2 to the DNS server, and polls `/users/probe/stat/raw` every 100 ms.
  * A probe's latency runs from its answer's arrival to the first poll whose rows hold its name: the

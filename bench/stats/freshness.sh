@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# From query to report (issue 24's goal: at most 10 s, p99), with the default intervals
+# From query to report (the goal: at most 10 s, p99), with the default intervals
 # (stats.rotate 3 s, stats.import-interval 2 s). One filterd DNS server (native UDP, inline, 1 process;
 # the data set of bench/dns/setup.ts) forwarding to Knot, and the api role importing its statistics
 # folder, as two processes on one host. bench/stats/freshness-probe.ts sends PROBES never-asked names

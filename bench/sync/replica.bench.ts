@@ -1,5 +1,5 @@
 /**
- * Several hosts on one Redis (issue #16), three measurements in one run:
+ * Several hosts on one Redis, three measurements in one run:
  *
  *   1. write → enforcement, end to end: host A runs the real sync and api roles, host B the real
  *      sync and dns roles (daemons, each host with its own LMDB folder; in network namespaces when

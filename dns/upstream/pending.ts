@@ -29,7 +29,7 @@ export interface QueryOrigin {
   /** Safe-video target asked for ('' for a relayed query). */
   readonly target: string
   readonly onAnswer: UpstreamAnswerHandler
-  /** Seconds the answer's TTLs may last (a scheduled rule's next boundary, issue 27), -1 for no cap. */
+  /** Seconds the answer's TTLs may last (a scheduled rule's next boundary), -1 for no cap. */
   readonly ttlCap: number
 }
 

@@ -199,7 +199,7 @@ export class Judge {
       case 'block':
       case 'safesearch':
         this.answerLength = writeBlockAnswer(msg, q, out, this.answers.forReason(verdict.reason))
-        // A scheduled rule's boundary ends the answer's life in caches (issue 27).
+        // A scheduled rule's boundary ends the answer's life in caches.
         if (verdict.ttlCap >= 0) capTtls(out, this.answerLength, verdict.ttlCap)
         return JUDGE_ANSWER
     }

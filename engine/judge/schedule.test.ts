@@ -1,4 +1,4 @@
-// A scheduled block through the judge (issue 27): the statistics record carries the schedule's reason,
+// A scheduled block through the judge: the statistics record carries the schedule's reason,
 // which the reports count as a block, and the block answer's TTL ends at the rule's boundary.
 import { test, type TestContext } from 'node:test'
 import dnsPacket from 'dns-packet'

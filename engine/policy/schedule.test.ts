@@ -1,4 +1,4 @@
-// Scheduled rules in the policy (issue 27): each kind of rule opens and closes at its boundary with an
+// Scheduled rules in the policy: each kind of rule opens and closes at its boundary with an
 // injected clock, the verdict names the rule and caps the TTL, and a switch costs no store read.
 import { test, type TestContext } from 'node:test'
 import { CATEGORY } from '../categories/index.js'

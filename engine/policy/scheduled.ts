@@ -1,5 +1,5 @@
 /**
- * Scheduled rules in the policy (issue 27). A snapshot whose owner has scheduled rules carries a
+ * Scheduled rules in the policy. A snapshot whose owner has scheduled rules carries a
  * `ScheduledPart`: its rules, compiled against the policy's `ScheduleBoard`. The part is not a second
  * copy of the owner's lists: the policy's steps check the always-on sets first and then the sets of the
  * rules whose schedule is open now, a field the board keeps current (`entry.open`). A boundary therefore

@@ -258,7 +258,7 @@ test('a deleted key leaves a tombstone with its version, dropped once older than
 })
 
 /**
- * Issue #16's bootstrap guarantee. Host B bootstraps while writes land in Redis after its snapshot
+ * The bootstrap guarantee. Host B bootstraps while writes land in Redis after its snapshot
  * point and between its HSCAN calls (injected when B's store applies a bootstrap batch, so the
  * interleaving does not depend on timing). Every write reaches B, and no key change is applied
  * twice or over a newer one: each user's applied markers only grow, and a user deleted after the

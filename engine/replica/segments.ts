@@ -1,5 +1,5 @@
 /**
- * Statistics of a fleet with no query row in Redis (issue #24, point 3). Each host turns its own closed
+ * Statistics of a fleet with no query row in Redis. Each host turns its own closed
  * CSV files into segments (Parquet, engine/stats/segment.ts), keeps them in `stats.segments-dir` for
  * `stats.segments-retention` seconds and serves them over its sync listener; Redis holds only
  * metadata; every api host fetches the segments it has not applied and applies each one through the

@@ -1,5 +1,5 @@
 /**
- * Redis Sentinel (issue #16, point 6): `common.redis-sentinels` and `common.redis-master-name`
+ * Redis Sentinel: `common.redis-sentinels` and `common.redis-master-name`
  * instead of `common.redis-ip`. A real master, a replica (`--replicaof`) and one Sentinel
  * (`redis-server --sentinel`), each on a free port: a host writes and follows through the master
  * the Sentinel names; after a failover the Sentinel makes the replica master, and the same host

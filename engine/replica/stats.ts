@@ -1,11 +1,11 @@
 /**
- * The OLD path of statistics between hosts, kept only to drain it during an upgrade: since issue #24
+ * The OLD path of statistics between hosts, kept only to drain it during an upgrade: now
  * hosts exchange segments and Redis holds metadata only (engine/replica/segments.ts). What stays: the
  * sync role finishes, chunk by chunk as before, a file an older version had started shipping
  * (`shipFile`), and the api role applies the chunks still in the stream (`applyStatsStream`); no new
  * file takes this path. The old design, for those chunks:
  *
- * Statistics of several hosts, exactly once (issue #16, point 4). Each host's DNS servers write their
+ * Statistics of several hosts, exactly once. Each host's DNS servers write their
  * own CSV files (engine/stats/writer.ts); with Redis configured, the sync role of that host (which
  * every host sharing Redis runs, a DNS-only host included) ships the closed files to a Redis Stream
  * instead of importing them locally, and every host's api role (the role that serves reports)

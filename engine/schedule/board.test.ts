@@ -1,4 +1,4 @@
-// The board's switch (issue 27, "no cost per query"): a boundary steps each schedule to its precomputed
+// The board's switch: a boundary steps each schedule to its precomputed
 // next state, touches only the schedules whose boundary it is, and the states it steps through are the
 // ones `at()` computes from scratch, across daylight-saving changes and background re-layouts.
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-/** Schedules (issue 27): the records, their validation, their compilation into boundaries, the clock. */
+/** Schedules: the records, their validation, their compilation into boundaries, the clock. */
 export { DAYS, type ScheduleWindow, type ScheduledRule } from './types.js'
 export { checkSchedules } from './validate.js'
 export { ScheduleBoard, type ScheduleEntry } from './board.js'

@@ -1,5 +1,5 @@
 /**
- * Time-based policy (issue 27): a scheduled rule is a set of weekly windows in an IANA time zone and
+ * Time-based policy: a scheduled rule is a set of weekly windows in an IANA time zone and
  * what applies inside them (categories blocked, names white- or blacklisted, allow-only mode). Outside
  * its windows the rule does not apply; a setting without a schedule is always on. The records are
  * plain data stored in the user record and in `/config/` and `/userconfig/` (so they travel to every

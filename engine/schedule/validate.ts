@@ -1,5 +1,5 @@
 /**
- * Checks scheduled rules as the API receives them (issue 27). The API's JSON schema (api/schemas.ts)
+ * Checks scheduled rules as the API receives them. The API's JSON schema (api/schemas.ts)
  * has already checked their shape; this checks what a schema cannot: the time zone exists, the times
  * are real, no two windows of a rule overlap, names are unique, categories exist.
  *

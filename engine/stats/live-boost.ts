@@ -1,5 +1,5 @@
 /**
- * The live path's deadline (issue 24: from query to report at most 10 s). The import runs in the
+ * The live path's deadline (from query to report at most 10 s). The import runs in the
  * background (`stats.import-priority: background`, nice 19) so that it never takes CPU from DNS; but on
  * a host whose cores other work keeps busy, nice 19 gets about 1.5% of a core, and a 3 s file of 20,000
  * q/s then waited 12-13.5 s (bench/results/2026-11-history.md, "From query to report").

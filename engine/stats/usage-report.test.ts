@@ -121,7 +121,7 @@ test('does nothing when no vendor URL is configured', async (t: TestContext) => 
 })
 
 /**
- * Several hosts on one Redis (issue #16): two reporters, as on two hosts, against one real Redis and
+ * Several hosts on one Redis: two reporters, as on two hosts, against one real Redis and
  * a fake vendor counting reports. One report per interval between them; a failed sender gives the
  * claim back so the other host sends; the claim lapses before the sender's next turn.
  */

@@ -1,5 +1,5 @@
 /**
- * Lowers every TTL of a DNS message to at most `max` seconds, in place (issue 27: an answer that
+ * Lowers every TTL of a DNS message to at most `max` seconds, in place (an answer that
  * depends on a scheduled rule must not outlive the rule's next boundary in a cache). Every resource
  * record of the answer, authority and additional sections is capped except OPT, whose TTL field holds
  * EDNS flags. Allocates nothing; a malformed message is left as far as it could be read.

@@ -1,5 +1,5 @@
 /*
- * filterd's batched UDP I/O (docs/dns.md, "I/O paths"; issue #14). It does only the system calls:
+ * filterd's batched UDP I/O (docs/dns.md, "I/O paths"). It does only the system calls:
  * a socket (SO_REUSEPORT for listeners, or connected to one resolver), recvmmsg into a receive
  * area JS owns, sendmmsg from a send area JS owns, and a uv_poll on the fd for wake-ups. Parsing,
  * policy and answers stay in JavaScript.

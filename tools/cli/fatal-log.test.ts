@@ -1,4 +1,4 @@
-// A fatal start error goes to the role's own log file as well as to standard error (issue 30): the
+// A fatal start error goes to the role's own log file as well as to standard error: the
 // operator reads the file install.md points at, which stayed empty before.
 import { test, type TestContext } from 'node:test'
 import { readFileSync, writeFileSync } from 'node:fs'

@@ -1,6 +1,6 @@
 /**
  * Without a shared store (`common.redis-ip` and `common.redis-sentinels` unset) filterd is one host
- * as before issue #16: no process loads the Redis client (ioredis) or the replica code
+ * as before shared stores existed: no process loads the Redis client (ioredis) or the replica code
  * (engine/replica/), and none opens a connection to Redis. `filterd all` runs on the shipped demo
  * config under `node --import` of a small hook (inherited by every role's child through
  * `process.execArgv`) that records each module specifier an ESM `import` resolves (a loader hook) and,

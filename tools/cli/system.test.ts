@@ -170,7 +170,7 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
   t.assert.deepStrictEqual(await queryA(ports.dns!, 'example.org'), ['198.51.100.10'])
 
   // 2. The billing system makes 127.0.0.1 a user who blocks social networks: enforced without restart,
-  // within 100 ms of the API acknowledging the write (issue 5), and for that user's address only.
+  // within 100 ms of the API acknowledging the write, and for that user's address only.
   const api = `http://127.0.0.1:${ports.api}`
   t.assert.deepStrictEqual(await queryA(ports.dns!, 'vk.com'), ['198.51.100.10'])
   const put = await fetch(`${api}/users/alice/ip/`, {

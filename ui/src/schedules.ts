@@ -1,5 +1,5 @@
 /**
- * The schedules editor (issue 27): a user's time-based rules, one card each. A window is a line of text,
+ * The schedules editor: a user's time-based rules, one card each. A window is a line of text,
  * `mon tue wed 22:00-07:00` (days, then from-to), which the operator types faster than a grid of boxes;
  * the API checks the rest and its 422 names the field at fault (schedules[0].windows[1].from).
  */
