@@ -310,6 +310,43 @@ test('after the address rules the API checks credentials: the door tells it the 
   t.assert.strictEqual(denied.status, 403)
 })
 
+test('through the front door, a switch without a body and without a type passes from curl or a script, with or without credentials; a cross-site one gets 403', async (t: TestContext) => {
+  const backend = await startBackend(t)
+  const client = await addApiClient(backend.api.store, 'billing')
+  const { port } = await startFront(t, backend.listen, [
+    'trusted-proxies: [127.0.0.1]',
+    'access: ["allow 127.0.0.0/8", "allow 192.0.2.0/24", "deny all"]'
+  ])
+  const store = backend.api.store
+  const status = (): string | undefined => store.getUser('billed')?.status
+  const put = await send(port, {
+    method: 'PUT',
+    path: '/users/billed',
+    host: 'api.isp.example',
+    body: '{"filter":[1]}'
+  })
+  t.assert.strictEqual(put.status, 200, put.body)
+  const local = await send(port, { method: 'POST', path: '/users/billed/status/disabled', host: 'api.isp.example' })
+  t.assert.strictEqual(local.status, 200, local.body)
+  t.assert.strictEqual(status(), 'disabled')
+  const outside = await send(port, {
+    method: 'POST',
+    path: '/users/billed/status/enabled',
+    host: 'api.isp.example',
+    headers: { 'x-forwarded-for': '192.0.2.7', authorization: client.bearer }
+  })
+  t.assert.strictEqual(outside.status, 200, outside.body)
+  t.assert.strictEqual(status(), 'enabled')
+  const cross = await send(port, {
+    method: 'POST',
+    path: '/users/billed/status/disabled',
+    host: 'api.isp.example',
+    headers: { origin: 'http://evil.example' }
+  })
+  t.assert.strictEqual(cross.status, 403, cross.body)
+  t.assert.strictEqual(status(), 'enabled')
+})
+
 test('through the front door too, a cross-site request gets 403 API_CROSS_SITE and a write that is not JSON 415, from the API behind it', async (t: TestContext) => {
   const backend = await startBackend(t, 'allowed-origins: [https://admin.isp.example]')
   const { port } = await startFront(t, backend.listen, ['allowed-origins: [https://admin.isp.example]'])

@@ -2,10 +2,14 @@
  * The shipped demo configuration (conf/demo.yaml), moved to free ports and a test's own folder, for
  * tests that run `filterd all` as a new user would. Not a test file.
  */
+import { spawn, type ChildProcessByStdio } from 'node:child_process'
+import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
+import type { Readable } from 'node:stream'
+import type { TestContext } from 'node:test'
 import { join } from 'node:path'
 import { releasedPort } from './ports.js'
-import { CONF } from './daemon.js'
+import { CONF, FILTERD } from './daemon.js'
 import { ROLE_NAMES } from '../config/roles.js'
 
 /**
@@ -38,4 +42,32 @@ export function demoConfig(dir: string, ports: Record<string, number>): string {
     .replace('127.0.0.1:8086', `127.0.0.1:${ports.dnsMetrics}`)
     .replace('127.0.0.1:8853', `127.0.0.1:${ports.dot}`)
     .replace('127.0.0.1:8443', `127.0.0.1:${ports.doh}`)
+}
+
+/** `filterd all` on a config file, as a child process. */
+export interface DemoSystem {
+  readonly child: ChildProcessByStdio<null, Readable, Readable>
+  /** Everything it wrote on standard output so far. */
+  output(): string
+}
+
+/**
+ * Starts `filterd all --config config` and resolves once it printed that every role runs ("Stop with
+ * Ctrl-C."); it is killed when the test ends. Rejects with its output when it exits before.
+ */
+export async function startDemo(t: TestContext, config: string): Promise<DemoSystem> {
+  const child = spawn(process.execPath, [FILTERD, 'all', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d
+  })
+  child.stderr.resume()
+  t.after(() => {
+    if (child.exitCode === null) child.kill('SIGKILL')
+  })
+  while (!out.includes('Stop with Ctrl-C.')) {
+    if (child.exitCode !== null) throw new Error(`filterd all exited early:\n${out}`)
+    await once(child.stdout, 'data')
+  }
+  return { child, output: () => out }
 }

@@ -5,13 +5,12 @@
  * by the parent and answers dig; `filterd reload` signals every role and refuses a broken config.
  */
 import { test, type TestContext } from 'node:test'
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { dig, digMissing } from '../../engine/testing/dns.js'
-import { demoConfig, demoPorts } from '../../engine/testing/demo-config.js'
-import { FILTERD, runCli } from '../../engine/testing/daemon.js'
+import { demoConfig, demoPorts, startDemo } from '../../engine/testing/demo-config.js'
+import { runCli } from '../../engine/testing/daemon.js'
 import { tempDir } from '../../engine/testing/temp.js'
 import { until } from '../../engine/testing/wait.js'
 
@@ -25,19 +24,8 @@ test(
     const ports = await demoPorts()
     const config = join(dir, 'demo.yaml')
     writeFileSync(config, demoConfig(dir, ports))
-    const child = spawn(process.execPath, [FILTERD, 'all', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d
-    })
-    child.stderr.resume()
-    t.after(() => {
-      if (child.exitCode === null) child.kill('SIGKILL')
-    })
-    while (!out.includes('Stop with Ctrl-C.')) {
-      if (child.exitCode !== null) throw new Error(`filterd all exited early:\n${out}`)
-      await once(child.stdout, 'data')
-    }
+    const demo = await startDemo(t, config)
+    const { child } = demo
     const pidOf = (role: string): number => Number(readFileSync(join(dir, 'run', `${role}.pid`), 'utf8').trim())
     const pids = Object.fromEntries(ROLES.map((r) => [r, pidOf(r)]))
 
@@ -73,11 +61,15 @@ test(
     t.assert.deepStrictEqual(json.roles.find((r) => r.role === 'api')?.health?.degraded, [])
 
     // 2. SIGHUP to the dns role, which logs to `-`: it reloads (nothing changed) and every role keeps running.
-    const lines = out.length
+    const lines = demo.output().length
     process.kill(pids.dns!, 'SIGHUP')
-    await until('the dns role logging its reload', () => out.slice(lines).includes('dns: config reloaded'), 20_000)
+    await until(
+      'the dns role logging its reload',
+      () => demo.output().slice(lines).includes('dns: config reloaded'),
+      20_000
+    )
     for (const role of ROLES) t.assert.strictEqual(pidOf(role), pids[role], `${role} still runs as the same process`)
-    t.assert.doesNotMatch(out, /stopping the others/)
+    t.assert.doesNotMatch(demo.output(), /stopping the others/)
     t.assert.strictEqual(child.exitCode, null)
 
     // 3. SIGKILL to the dns role: the parent starts it again, and it answers dig.
@@ -110,7 +102,7 @@ test(
       50
     )
     await until('the restarted dns role answering dig', async () => (await digBlocked()) === '127.0.0.1', 30_000, 100)
-    t.assert.match(out, /the dns role exited \(SIGKILL\); starting it again in 200 ms/)
+    t.assert.match(demo.output(), /the dns role exited \(SIGKILL\); starting it again in 200 ms/)
     for (const role of ROLES.filter((r) => r !== 'dns'))
       t.assert.strictEqual(pidOf(role), pids[role], `${role} was not restarted`)
 
@@ -121,14 +113,14 @@ test(
     t.assert.strictEqual(refused.code, 1)
     t.assert.match(refused.stderr, /refused, no role signalled: .*common\.log-level: must be one of/s)
     writeFileSync(config, good.replace('  log-level: info', '  log-level: warn'))
-    const before = out.length
+    const before = demo.output().length
     const reload = await runCli(['reload', '--config', config])
     t.assert.strictEqual(reload.code, 0, reload.stderr)
     for (const role of ROLES) t.assert.match(reload.stdout, new RegExp(`^${role}: pid \\d+ signalled`, 'm'))
     const missing = (): string[] =>
-      ROLES.filter((r) => !out.slice(before).includes(`${r}: config reloaded: applied common.log-level`))
+      ROLES.filter((r) => !demo.output().slice(before).includes(`${r}: config reloaded: applied common.log-level`))
     await until('every role logging its reload', () => missing().length === 0, 20_000).catch(() => {})
-    t.assert.deepStrictEqual(missing(), [], out.slice(before))
+    t.assert.deepStrictEqual(missing(), [], demo.output().slice(before))
     t.assert.strictEqual(child.exitCode, null)
 
     child.kill('SIGTERM')

@@ -6,7 +6,6 @@
  * categorization services answering, the query log imported into the reports, and a clean stop.
  */
 import { test, type TestContext } from 'node:test'
-import { spawn } from 'node:child_process'
 import { createSocket } from 'node:dgram'
 import { once } from 'node:events'
 import { existsSync, writeFileSync } from 'node:fs'
@@ -17,7 +16,7 @@ import { promisify } from 'node:util'
 import { get } from 'node:http'
 import dnsPacket from 'dns-packet'
 import { ask, firstA } from '../../engine/testing/dns.js'
-import { demoConfig, demoPorts } from '../../engine/testing/demo-config.js'
+import { demoConfig, demoPorts, startDemo } from '../../engine/testing/demo-config.js'
 import { tempDir } from '../../engine/testing/temp.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
@@ -59,39 +58,27 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
   const dir = tempDir(t, 'filterd-system-')
   const ports = await demoPorts()
   // The shipped demo config, moved to free ports and this test's folder.
-  const demo = demoConfig(dir, ports)
   const config = join(dir, 'demo.yaml')
-  writeFileSync(config, demo)
-  const child = spawn(process.execPath, [cli, 'all', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  child.stdout.setEncoding('utf8')
-  child.stdout.on('data', (d: string) => {
-    out += d
-  })
-  child.stderr.resume()
-  t.after(() => {
-    if (child.exitCode === null) child.kill('SIGKILL')
-  })
-  while (!out.includes('Stop with Ctrl-C.')) {
-    if (child.exitCode !== null) throw new Error(`filterd all exited early:\n${out}`)
-    await once(child.stdout, 'data')
-  }
-  t.assert.match(out, /built-in stub upstream/)
+  writeFileSync(config, demoConfig(dir, ports))
+  const demo = await startDemo(t, config)
+  const { child } = demo
+  t.assert.match(demo.output(), /built-in stub upstream/)
   for (const role of ['dns', 'blockpage', 'api', 'catapi', 'local', 'collector'])
-    t.assert.match(out, new RegExp(`^  ${role} `, 'm'))
-  t.assert.match(out, /dig @127\.0\.0\.1 -p \d+ \+short casino\.example A/)
+    t.assert.match(demo.output(), new RegExp(`^  ${role} `, 'm'))
+  t.assert.match(demo.output(), /dig @127\.0\.0\.1 -p \d+ \+short casino\.example A/)
 
   // 0. The "Try it" lines, run as printed, in order, tell the story their comments say: blocked by the
   // defaults, forwarded, the page, then blocked by the user demo's filter, then no longer blocked, then
   // blocked again once the demo user is deleted. They run twice with nothing in between: the store
   // (common.db) outlives the process, so the next `npm start` meets whatever the first round left.
-  const tryIt = out
-    .slice(out.indexOf('Try it:'))
+  const tryIt = demo
+    .output()
+    .slice(demo.output().indexOf('Try it:'))
     .split('\n')
     .slice(1)
     .map((l) => l.trim())
     .filter((l) => /^(dig|curl) /.test(l))
-  t.assert.ok(tryIt.length >= 10, out)
+  t.assert.ok(tryIt.length >= 10, demo.output())
   let digs = 0
   for (const round of [1, 2]) {
     for (const line of tryIt) {
@@ -116,13 +103,14 @@ test('filterd all runs the whole system on the demo configuration, end to end', 
 
   // 0b. DoT and DoH on the demo's loopback ports, with the self-signed certificate made at this first
   // start: the kdig lines printed, run as printed (kdig: Debian's knot-dnsutils, which CI installs).
-  t.assert.match(out, /demo: made a self-signed certificate for dns\.filterd\.local/)
-  const kdigs = out
-    .slice(out.indexOf('Try it:'))
+  t.assert.match(demo.output(), /demo: made a self-signed certificate for dns\.filterd\.local/)
+  const kdigs = demo
+    .output()
+    .slice(demo.output().indexOf('Try it:'))
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l.startsWith('kdig '))
-  t.assert.strictEqual(kdigs.length, 4, out)
+  t.assert.strictEqual(kdigs.length, 4, demo.output())
   if ((await execFileP('sh', ['-c', 'command -v kdig']).catch(() => undefined)) !== undefined) {
     const kdig = async (line: string): Promise<string> =>
       (await execFileP('sh', ['-c', line.replace(/\s+#.*$/, '')])).stdout.trim()
