@@ -37,6 +37,11 @@ export class H2Stream implements DohRequest, DohResponse {
   recvWindow = INITIAL_WINDOW
   /** The client sent END_STREAM (or the stream was refused its body). */
   remoteClosed = false
+  /** The request's content-length, or NO_LENGTH (./request-check.ts); its DATA octets so far. */
+  contentLength = -1
+  received = 0
+  /** Its response refuses the body (413, 408): the client is asked to stop sending it. */
+  stopBody = false
   /** The response is written (its last DATA frame may still wait for window). */
   responded = false
   /** The stream is gone: answered and ended, or reset, or its connection closed. */
