@@ -59,7 +59,7 @@ export const MAX_SETTINGS_ENTRIES = 32
 /** SETTINGS frames a second at most: a client sends one or two per connection, each is acknowledged. */
 export const MAX_SETTINGS_PER_SECOND = 64
 /** The stream IDs we reset that are remembered (their late frames ignored): a few rounds of streams. */
-export const RESET_MEMORY = 256
+const RESET_MEMORY = 256
 /** The ranges of stream IDs the client skipped that are remembered. */
 const SKIPPED_MEMORY = 64
 
@@ -217,11 +217,6 @@ export class H2Connection implements DohSession, StreamConnection {
     this.headHave = 0
     this.frame(this.head[3]!, this.head[4]!, this.head.readUInt32BE(5) & 0x7fffffff, payload)
     return this.ended ? -1 : pos
-  }
-
-  /** Octets held for a frame not yet whole: its header, and the buffer its payload is read into. */
-  get pendingInput(): number {
-    return this.headHave + (this.payload?.length ?? 0)
   }
 
   private frame(type: number, flags: number, id: number, payload: Buffer): void {
