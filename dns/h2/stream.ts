@@ -11,6 +11,7 @@
  */
 import type { DohListener, DohRequest, DohResponse } from '../doh-exchange.js'
 import { INITIAL_WINDOW } from './frames.js'
+import { NO_LENGTH } from './request-check.js'
 
 /** The client end of the stream's connection, read once per connection. */
 export interface StreamPeer {
@@ -37,6 +38,11 @@ export class H2Stream implements DohRequest, DohResponse {
   recvWindow = INITIAL_WINDOW
   /** The client sent END_STREAM (or the stream was refused its body). */
   remoteClosed = false
+  /** The request's content-length, or NO_LENGTH (./request-check.ts); its DATA octets so far. */
+  contentLength = NO_LENGTH
+  received = 0
+  /** Its response refuses the body (413, 408): the client is asked to stop sending it. */
+  stopBody = false
   /** The response is written (its last DATA frame may still wait for window). */
   responded = false
   /** The stream is gone: answered and ended, or reset, or its connection closed. */
