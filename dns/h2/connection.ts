@@ -95,6 +95,8 @@ export class H2Connection implements DohSession, StreamConnection {
   private peerGone = false
   /** We sent GOAWAY: nothing more is read. */
   private ended = false
+  /** The client's first SETTINGS (its preface's end) has come. */
+  private settingsSeen = false
 
   constructor(sock: TLSSocket, o: H2ConnectionOptions, direct: string | null) {
     this.sock = sock
@@ -109,6 +111,25 @@ export class H2Connection implements DohSession, StreamConnection {
     this.schedule()
     sock.on('data', (chunk: Buffer) => this.read(chunk))
     sock.on('close', () => this.closed())
+  }
+
+  // What the client has begun and not finished, for the front's message deadline (../doh-front.ts,
+  // read after each chunk): its preface to the first SETTINGS, a header block, a frame's bytes.
+  get isAwaitingPreface(): boolean {
+    return !this.settingsSeen
+  }
+
+  get isInHeaderBlock(): boolean {
+    return this.block !== null
+  }
+
+  get unfinishedBytes(): number {
+    return this.restLength
+  }
+
+  /** Request streams open now (the front's idleness). */
+  get openStreams(): number {
+    return this.streams.size
   }
 
   /** Sends GOAWAY with `code` and closes the connection once it is written. */
@@ -314,6 +335,7 @@ export class H2Connection implements DohSession, StreamConnection {
     if (id !== 0) return this.goaway(H2Error.PROTOCOL_ERROR)
     if (flags & Flag.ACK) return payload.length === 0 ? undefined : this.goaway(H2Error.FRAME_SIZE_ERROR)
     if (payload.length % 6 !== 0) return this.goaway(H2Error.FRAME_SIZE_ERROR)
+    this.settingsSeen = true
     for (let at = 0; at < payload.length; at += 6) {
       const key = payload.readUInt16BE(at)
       const v = payload.readUInt32BE(at + 2)
