@@ -22,7 +22,8 @@
  *   connection (else the oldest unfinished preface, frame or header block). Idle, for HTTP/2, is
  *   no request stream open and none since the idle timeout in force (PING and SETTINGS are not
  *   activity); for HTTP/1.1, no request in progress. The preface and first SETTINGS, a frame once
- *   begun, and a header block once begun must each be whole within `tcp-message-timeout`.
+ *   begun, and a header block once begun must each be whole within `tcp-message-timeout`. The
+ *   plain HTTP listeners (behind a proxy) keep `tcp-max-connections` and node:http's timeouts.
  * - Per source, across its connections (./source-budget.ts): streams reset before their answer
  *   (past SOURCE_RESET_BURST, forgiven at SOURCE_RESETS_PER_SECOND, the source's connection gets
  *   GOAWAY and new ones are closed on accept) and queries in flight (503 past
@@ -33,7 +34,7 @@
  *   client reset (503 past it). A connection whose client resets more than RESET_LIMIT streams
  *   before their answer (less SOURCE_RESETS_PER_SECOND forgiven per second) gets GOAWAY
  *   (ENHANCE_YOUR_CALM) and is closed: the rapid reset attack (CVE-2023-44487) costs a few hundred
- *   streams, not a loop, and per source (below) reconnecting does not start it over.
+ *   streams, not a loop, and the per-source count (above) keeps reconnecting from starting it over.
  * - Bodies: a declared or received body over the frame cap is refused at once (413), and the whole
  *   request must arrive within `tcp-message-timeout` (slow bodies: 408).
  */
