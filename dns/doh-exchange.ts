@@ -61,6 +61,8 @@ export interface DohSession {
   inflight: number
   /** The client's address when its connection is not from a trusted proxy (read once per connection), else null. */
   readonly direct: string | null
+  /** Whether the client's source (over all its connections) may have another query in flight (503 if not). */
+  mayAsk?(): boolean
 }
 
 /** What every exchange of one listener kind shares (made once per front, not per request). */
@@ -146,7 +148,7 @@ const REASONS: Record<number, string> = {
   408: 'the request body did not arrive in time',
   413: 'the DNS query is too large',
   415: 'unsupported media type: POST a body of application/dns-message',
-  503: 'too many queries in flight on this connection'
+  503: 'too many queries in flight on this connection, or from this address'
 }
 
 export class DohExchange implements PeerChannel, DohListener {
@@ -255,7 +257,7 @@ export class DohExchange implements PeerChannel, DohListener {
     if (msg.length < MIN_QUERY) return this.fail(400)
     const s = this.session
     if (s !== null) {
-      if (s.inflight >= this.o.maxInflight) return this.fail(503)
+      if (s.inflight >= this.o.maxInflight || s.mayAsk?.() === false) return this.fail(503)
       s.inflight++
     }
     this.asked = true

@@ -8,7 +8,8 @@ import { silentLogger } from '../engine/log/index.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { FrameReader, frame } from '../engine/wire/index.js'
 import { until } from '../engine/testing/wait.js'
-import { TcpFront, TCP_FRAMES_PER_TURN, idleSweepTicks } from './tcp-front.js'
+import { TcpFront, TCP_FRAMES_PER_TURN } from './tcp-front.js'
+import { idleSweepTicks } from './tcp-slots.js'
 
 test('pipelined bursts on several connections are taken at most TCP_FRAMES_PER_TURN frames per event-loop turn between them, and every frame is answered in order', async (t: TestContext) => {
   // An event-loop turn counter: one tick per check phase.

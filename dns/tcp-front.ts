@@ -39,7 +39,7 @@ import type { Logger } from '../engine/log/index.js'
 import { FrameReader, frame } from '../engine/wire/index.js'
 import { Peer, type PeerChannel } from './peer.js'
 import type { QueryHandler } from './udp-front.js'
-import { TcpSlots, type SlotHolder } from './tcp-slots.js'
+import { SlotDeadlines, TcpSlots, type SlotHolder } from './tcp-slots.js'
 import type { TcpSlotCounts } from '../engine/metrics/index.js'
 import { createDotServer, type DotListenerOptions } from './dot-front.js'
 import type { TransportCounters } from './transport-counters.js'
@@ -52,22 +52,6 @@ export const MAX_TCP_INFLIGHT = 64
 export const MAX_TCP_BUFFERED = 64 * 1024
 /** Frames the TCP connections of one front may take between them per event-loop turn. */
 export const TCP_FRAMES_PER_TURN = 64
-/** How often the message deadlines (slowloris) are checked. */
-const SWEEP_MS = 250
-/** The whole table is walked for idle deadlines at most this often (and at a tenth of the idle timeout). */
-const IDLE_SWEEP_MAX_MS = 1000
-
-/**
- * Sweep ticks of `tickMs` between two walks of the whole connection table for idle deadlines: about
- * a tenth of the idle timeout in force, at most IDLE_SWEEP_MAX_MS. The message deadlines are checked
- * every tick, but only on the connections with an unfinished message; so 10,000 idle connections
- * cost one walk a second, not four (bench/results/2026-11-history.md, "UDP beside 10,000 idle DoT connections, by
- * server CPU").
- */
-export function idleSweepTicks(tickMs: number, idleTimeoutMs: number): number {
-  return Math.max(1, Math.floor(Math.min(IDLE_SWEEP_MAX_MS, idleTimeoutMs / 10) / tickMs))
-}
-
 export interface TcpFrontOptions {
   maxConnections: number
   /** Connections per IPv4 address or IPv6 /64 at most (default: maxConnections, no cap of its own). */
@@ -275,12 +259,8 @@ export class TcpFront {
     c.closed = true
     c.sock.destroy()
   }
-  private readonly sweeper: NodeJS.Timeout
-  /** The sweep's period, and the ticks since the last walk of the whole table. */
-  private readonly tickMs: number
-  private ticks = 0
-  /** Connections with an unfinished message: the only ones the message deadline can close. */
-  private readonly partial = new Set<TcpConnection>()
+  /** The message and idle deadlines; its `partial` holds the connections with an unfinished message. */
+  private readonly deadlines: SlotDeadlines<TcpConnection>
   private closed = false
   private readonly counters: TransportCounters | null
 
@@ -291,11 +271,24 @@ export class TcpFront {
       perSource: o.maxPerSource ?? o.maxConnections,
       idleTimeoutMs: o.idleTimeoutMs
     })
-    this.tickMs = Math.min(SWEEP_MS, o.messageTimeoutMs >> 1, o.idleTimeoutMs >> 1)
-    this.sweeper = setInterval(() => this.sweep(), this.tickMs)
-    this.sweeper.unref()
+    this.deadlines = new SlotDeadlines(this.slots, {
+      messageTimeoutMs: o.messageTimeoutMs,
+      idleTimeoutMs: o.idleTimeoutMs,
+      // RFC 7766 §6.2.3: idle means no query outstanding (a slow upstream is not idleness), or
+      // answers that the client has not read for the whole idle time.
+      isIdleExpired: (c, now, idleMs) =>
+        !c.closed && now - c.lastActive > idleMs && (c.inflight === 0 || c.sock.writableLength > 0),
+      expire: (c, why) => {
+        if (c.closed) return
+        if (why === 'message' && this.counters !== null) this.counters.timedOut++
+        c.sock.destroy()
+      }
+    })
     this.counters = o.counters ?? null
-    if (this.counters !== null) this.counters.open = () => this.slots.size
+    if (this.counters !== null) {
+      this.counters.open = () => this.slots.size
+      this.counters.slots = () => this.slots.totals
+    }
   }
 
   /** Listens on `host:port` and returns the port bound; throws the listen error (the server is not kept). */
@@ -324,18 +317,27 @@ export class TcpFront {
       sock.destroy()
       return
     }
-    const c = new TcpConnection(sock, this.o.maxFrame, this.onQuery, this.budget, this.tooLarge, clientId, this.partial)
+    const c = new TcpConnection(
+      sock,
+      this.o.maxFrame,
+      this.onQuery,
+      this.budget,
+      this.tooLarge,
+      clientId,
+      this.deadlines.partial
+    )
     sock.on('error', () => {})
     if (!this.slots.admit(c, sock.remoteAddress ?? '')) {
       this.o.logger.debug({ client: sock.remoteAddress }, 'dns tcp connection refused: per-source cap or table full')
       c.closed = true
+      if (this.counters !== null) this.counters.refused++
       sock.destroy()
       return
     }
     if (this.counters !== null) this.counters.connections++
     sock.on('close', () => {
       c.closed = true
-      this.partial.delete(c)
+      this.deadlines.partial.delete(c)
       this.slots.release(c)
     })
     sock.on('drain', () => {
@@ -359,30 +361,9 @@ export class TcpFront {
     return this.slots.size
   }
 
-  // The deadlines, one timer for all connections (no per-connection timer to reset per byte): the
-  // message deadlines every tick, on the connections with an unfinished message; the idle deadlines
-  // on a walk of the whole table every idleSweepTicks() ticks.
-  private sweep(): void {
-    const now = Date.now()
-    for (const c of this.partial) {
-      if (!c.closed && c.partialSince !== 0 && now - c.partialSince > this.o.messageTimeoutMs) c.sock.destroy()
-    }
-    const idleMs = this.slots.idleTimeoutMs() // shorter as the table fills
-    if (++this.ticks < idleSweepTicks(this.tickMs, idleMs)) return
-    this.ticks = 0
-    for (const c of this.slots.holders()) {
-      if (c.closed) continue
-      if (now - c.lastActive > idleMs && (c.inflight === 0 || c.sock.writableLength > 0)) {
-        // RFC 7766 §6.2.3: idle means no query outstanding (a slow upstream is not idleness), or
-        // answers that the client has not read for the whole idle time.
-        c.sock.destroy()
-      }
-    }
-  }
-
   async close(): Promise<void> {
     this.closed = true
-    clearInterval(this.sweeper)
+    this.deadlines.close()
     const closing = this.servers.map(async (s) => await new Promise<void>((resolve) => s.close(() => resolve())))
     for (const c of this.slots.holders()) c.sock.destroy()
     await Promise.all(closing)

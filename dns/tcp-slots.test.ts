@@ -79,3 +79,17 @@ test('the idle timeout is the configured one up to half full, then shortens to a
   }
   t.assert.deepStrictEqual(seen, [10_000, 10_000, 10_000, 10_000, 10_000, 10_000, 8200, 6400, 4600, 2800, 1000])
 })
+
+test("a newcomer that closes its own source's idle connection to make room leaves that source's count right", (t: TestContext) => {
+  const slots = new TcpSlots<Holder>({ max: 2, perSource: 2, idleTimeoutMs: 10_000 })
+  const [a, b] = [1, 2].map((at) => new Holder(at)) as [Holder, Holder]
+  t.assert.ok(slots.admit(a, '192.0.2.1'))
+  t.assert.ok(slots.admit(b, '192.0.2.2'))
+  // 192.0.2.1 again: the table is full, its own idle connection (the oldest) is closed for it.
+  const c = new Holder(3)
+  t.assert.ok(slots.admit(c, '192.0.2.1'))
+  t.assert.ok(a.evicted)
+  slots.release(b)
+  // It holds one slot, so a second one is its own.
+  t.assert.ok(slots.admit(new Holder(4), '192.0.2.1'), 'one of two slots held: another is allowed')
+})

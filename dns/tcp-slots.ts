@@ -1,6 +1,7 @@
 /*
- * The connection table of a stream listener (the DNS TCP front; DoT, when it exists, shares it):
- * who may take a slot, who gives one up under pressure, and how long idleness is allowed.
+ * The connection table of a stream listener (the DNS TCP and DoT fronts, ./tcp-front.ts, and the
+ * DoH front's TLS connections, ./doh-front.ts): who may take a slot, who gives one up under
+ * pressure, and how long idleness and an unfinished message are allowed (SlotDeadlines).
  *
  * - A per-source cap (`tcp-max-per-source`): one IPv4 address, or one IPv6 /64 (what one host or
  *   one subscriber can hold), takes at most that many slots; a connection past it is closed on
@@ -12,6 +13,10 @@
  *   the new one is closed.
  * - An idle timeout that shortens as the table fills: the configured one up to half full, then
  *   linearly down to a tenth of it when full, so idle holders leave faster when slots are scarce.
+ *
+ * - Deadlines not renewed by each byte (SlotDeadlines): a message begun must be whole within the
+ *   message timeout, and an idle connection is closed after the idle timeout in force; one timer
+ *   per table, not one per connection. What a message and idleness are is the front's to say.
  *
  * The counts of refused and evicted connections go to /metrics (engine/metrics TcpSlotCounts).
  */
@@ -41,6 +46,22 @@ export interface TcpSlotOptions {
 
 /** The idle timeout at a full table, as a share of the configured one. */
 const FULL_TABLE_IDLE_SHARE = 0.1
+
+/** How often the message deadlines are checked, at most. */
+const SWEEP_MS = 250
+/** The whole table is walked for idle deadlines at most this often (and at a tenth of the idle timeout). */
+const IDLE_SWEEP_MAX_MS = 1000
+
+/**
+ * Sweep ticks of `tickMs` between two walks of the whole connection table for idle deadlines: about
+ * a tenth of the idle timeout in force, at most IDLE_SWEEP_MAX_MS. The message deadlines are checked
+ * every tick, but only on the connections with an unfinished message; so 10,000 idle connections
+ * cost one walk a second, not four (bench/results/2026-11-history.md, "UDP beside 10,000 idle DoT connections, by
+ * server CPU").
+ */
+export function idleSweepTicks(tickMs: number, idleTimeoutMs: number): number {
+  return Math.max(1, Math.floor(Math.min(IDLE_SWEEP_MAX_MS, idleTimeoutMs / 10) / tickMs))
+}
 
 /** What a source is counted by: the IPv4 address, or the first 64 bits of an IPv6 address. */
 export function sourceKey(address: string): string {
@@ -93,7 +114,8 @@ export class TcpSlots<H extends SlotHolder> {
       return false
     }
     this.held.set(holder, key)
-    this.perSource.set(key, n + 1)
+    // Read again: the connection closed to make room may have been this source's own.
+    this.perSource.set(key, (this.perSource.get(key) ?? 0) + 1)
     return true
   }
 
@@ -133,5 +155,57 @@ export class TcpSlots<H extends SlotHolder> {
     this.release(victim)
     victim.evict()
     return true
+  }
+}
+
+export interface SlotDeadlineOptions<H> {
+  /** A message that has begun must be whole within this (slowloris), ms. */
+  messageTimeoutMs: number
+  /** The configured idle timeout (the table shortens it as it fills), ms. */
+  idleTimeoutMs: number
+  /** `h` has been idle for more than `idleMs` at `now` and may be closed. */
+  isIdleExpired(h: H, now: number, idleMs: number): boolean
+  /** Closes `h`: its unfinished message passed its deadline ('message'), or its idle time ('idle'). */
+  expire(h: H, why: 'message' | 'idle'): void
+}
+
+/**
+ * The deadlines of one table, one timer for all its connections (no per-connection timer to reset
+ * per byte): the message deadlines every tick, on the holders in `partial` (the front keeps there
+ * those with partialSince set); the idle deadlines on a walk of the whole table every
+ * idleSweepTicks() ticks, with the idle timeout the table's fill allows.
+ */
+export class SlotDeadlines<H extends SlotHolder> {
+  /** Holders with an unfinished message: the only ones the message deadline can close. */
+  readonly partial = new Set<H>()
+  private readonly slots: TcpSlots<H>
+  private readonly o: SlotDeadlineOptions<H>
+  private readonly timer: NodeJS.Timeout
+  /** The sweep's period, and the ticks since the last walk of the whole table. */
+  private readonly tickMs: number
+  private ticks = 0
+
+  constructor(slots: TcpSlots<H>, o: SlotDeadlineOptions<H>) {
+    this.slots = slots
+    this.o = o
+    this.tickMs = Math.max(1, Math.min(SWEEP_MS, o.messageTimeoutMs >> 1, o.idleTimeoutMs >> 1))
+    this.timer = setInterval(() => this.sweep(), this.tickMs)
+    this.timer.unref()
+  }
+
+  private sweep(): void {
+    const now = Date.now()
+    for (const h of this.partial) {
+      if (h.partialSince !== 0 && now - h.partialSince > this.o.messageTimeoutMs) this.o.expire(h, 'message')
+    }
+    const idleMs = this.slots.idleTimeoutMs() // shorter as the table fills
+    if (++this.ticks < idleSweepTicks(this.tickMs, idleMs)) return
+    this.ticks = 0
+    for (const h of this.slots.holders()) if (this.o.isIdleExpired(h, now, idleMs)) this.o.expire(h, 'idle')
+  }
+
+  close(): void {
+    clearInterval(this.timer)
+    this.partial.clear()
   }
 }

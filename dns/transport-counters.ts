@@ -2,7 +2,7 @@
  * The counters of one encrypted transport (DoT, DoH) in one front process, read when the metrics
  * snapshot is taken (engine/metrics `TransportCounts`): plain numbers bumped where things happen.
  */
-import type { TransportCounts } from '../engine/metrics/index.js'
+import type { TcpSlotCounts, TransportCounts } from '../engine/metrics/index.js'
 
 export class TransportCounters {
   readonly transport: string
@@ -16,8 +16,14 @@ export class TransportCounters {
   resets = 0
   /** Connections closed on accept: a cap on connections or on handshakes in progress. */
   refused = 0
+  /** Connections closed because a message (DoT), or a preface, frame or header block (DoH), passed `tcp-message-timeout`. */
+  timedOut = 0
+  /** DoH connections refused or closed because their source reset too many streams across its connections. */
+  calmed = 0
   /** Connections open now (the front points it at its table). */
   open: () => number = () => 0
+  /** The table's refusals and evictions (the front points it at its table). */
+  slots: () => TcpSlotCounts | null = () => null
 
   constructor(transport: string) {
     this.transport = transport
@@ -31,7 +37,11 @@ export class TransportCounters {
       queries: this.queries,
       handshakeFailures: this.handshakeFailures,
       resets: this.resets,
-      refused: this.refused
+      refused: this.refused,
+      timedOut: this.timedOut,
+      calmed: this.calmed,
+      evictedIdle: this.slots()?.evictedIdle ?? 0,
+      evictedSlow: this.slots()?.evictedSlow ?? 0
     }
   }
 }

@@ -129,6 +129,8 @@ export class H2Connection implements DohSession, StreamConnection {
   private peerGone = false
   /** We sent GOAWAY: nothing more is read. */
   private ended = false
+  /** The client's first SETTINGS (its preface's end) has come. */
+  private settingsSeen = false
 
   constructor(sock: TLSSocket, o: H2ConnectionOptions, direct: string | null) {
     this.sock = sock
@@ -143,6 +145,25 @@ export class H2Connection implements DohSession, StreamConnection {
     this.schedule()
     sock.on('data', (chunk: Buffer) => this.read(chunk))
     sock.on('close', () => this.closed())
+  }
+
+  // What the client has begun and not finished, for the front's message deadline (../doh-front.ts,
+  // read after each chunk): its preface to the first SETTINGS, a header block, a frame's bytes.
+  get isAwaitingPreface(): boolean {
+    return !this.settingsSeen
+  }
+
+  get isInHeaderBlock(): boolean {
+    return this.block !== null
+  }
+
+  get unfinishedBytes(): number {
+    return this.headHave + this.payloadHave
+  }
+
+  /** Request streams open now (the front's idleness). */
+  get openStreams(): number {
+    return this.streams.size
   }
 
   /** Sends GOAWAY with `code` and closes the connection once it is written. */
@@ -409,6 +430,7 @@ export class H2Connection implements DohSession, StreamConnection {
       this.settingsCount = 0
     }
     if (++this.settingsCount > MAX_SETTINGS_PER_SECOND) return this.goaway(H2Error.ENHANCE_YOUR_CALM)
+    this.settingsSeen = true
     let window = -1
     for (let at = 0; at < payload.length; at += 6) {
       const key = payload.readUInt16BE(at)

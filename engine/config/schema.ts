@@ -176,7 +176,7 @@ export const configSchema = {
           maximum: 600000,
           default: 3000,
           description:
-            'milliseconds a TCP client has to send the whole of a message once its first byte came (slowloris: not renewed by each byte)'
+            'milliseconds a TCP client has to send the whole of a message once its first byte came (slowloris: not renewed by each byte); for DoH, the preface and first SETTINGS, a frame or a header block'
         },
         'udp-receive-buffer': {
           type: 'integer',
@@ -268,7 +268,7 @@ export const configSchema = {
           maximum: 1000000,
           default: 64,
           description:
-            'concurrent TCP client connections per process from one IPv4 address or one IPv6 /64; a connection past it is closed on accept, so one address cannot take the table'
+            'concurrent TCP client connections per process from one IPv4 address or one IPv6 /64 (in each of the TCP, DoT and DoH tables); a connection past it is closed on accept, so one address cannot take the table'
         },
         'upstream-edns-size': {
           type: 'integer',

@@ -238,6 +238,11 @@ export interface TransportCounts {
   readonly handshakeFailures: number
   readonly resets: number
   readonly refused: number
+  /** Closed at `tcp-message-timeout`, closed or refused for their source's resets (DoH), closed to make room; absent in an older process's snapshot. */
+  readonly timedOut?: number
+  readonly calmed?: number
+  readonly evictedIdle?: number
+  readonly evictedSlow?: number
 }
 
 /**
@@ -638,9 +643,23 @@ function transportMetrics(registry: Registry): {
     'filterd_dns_transport_refused_total',
     'connections closed on accept: too many connections or handshakes in progress, in all or from one source'
   )
+  const timedOut = counter(
+    'filterd_dns_transport_timed_out_total',
+    'connections closed because a message (DoT), or the preface, a frame or a header block (DoH), took longer than tcp-message-timeout'
+  )
+  const calmed = counter(
+    'filterd_dns_transport_calmed_total',
+    'DoH connections refused on accept or closed with GOAWAY because their source (IPv4 address or IPv6 /64) reset too many streams across its connections'
+  )
+  const evicted = new Counter({
+    name: 'filterd_dns_transport_evicted_total',
+    help: 'connections closed to make room for a new one in a full table: idle, or slow (an unfinished message)',
+    labelNames: ['process', 'transport', 'reason'],
+    registers: [registry]
+  })
   return {
     reset() {
-      for (const m of [open, connections, queries, failures, resets, refused]) m.reset()
+      for (const m of [open, connections, queries, failures, resets, refused, timedOut, calmed, evicted]) m.reset()
     },
     add(proc, list) {
       for (const t of list) {
@@ -651,6 +670,10 @@ function transportMetrics(registry: Registry): {
         failures.inc(l, t.handshakeFailures)
         resets.inc(l, t.resets)
         refused.inc(l, t.refused)
+        timedOut.inc(l, t.timedOut ?? 0)
+        calmed.inc(l, t.calmed ?? 0)
+        evicted.inc({ ...l, reason: 'idle' }, t.evictedIdle ?? 0)
+        evicted.inc({ ...l, reason: 'slow' }, t.evictedSlow ?? 0)
       }
     }
   }
