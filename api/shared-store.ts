@@ -6,10 +6,12 @@
  * nothing. Without `common.redis-ip` no Redis client is loaded; a write to a store the sync role
  * marked as following Redis (Redis turned on while this role ran without it) is then refused by the
  * store and answered 503 `API_STORE_FOLLOWS_REDIS` (`answeringStoreRefusals`, around every route).
+ * A write the local store cannot commit for a full file system answers 507 `API_STORE_FULL` with
+ * Retry-After; nothing of it is kept, and the role goes on serving.
  */
 import { sharesRedis, type Config } from '../engine/config/index.js'
 import { isEngineError } from '../engine/errors.js'
-import type { Handler } from '../engine/http/index.js'
+import { HttpError, type Handler } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
 import type { StatsDb, UsageClaim } from '../engine/stats/index.js'
@@ -17,7 +19,10 @@ import type { SegmentApplier } from '../engine/replica/segment-fetch.js'
 import type { RefreshClaim } from '../engine/lists/refresher.js'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
-import { apiError } from './errors.js'
+import { API_ERRORS, apiError } from './errors.js'
+
+/** The Retry-After of a write refused for a full store: room comes back when an operator acts, not in a second. */
+const STORE_FULL_RETRY_AFTER_S = 60
 
 export interface SharedStoreLink {
   readonly where: string
@@ -116,6 +121,10 @@ function storeRefusal(err: unknown): unknown {
   if (!isEngineError(err)) return err
   if (err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE') return apiError('API_STORE_UNAVAILABLE', withoutClientDetail(err))
   if (err.code === 'ENGINE_STORE_FOLLOWS_REDIS') return apiError('API_STORE_FOLLOWS_REDIS', err.message)
+  if (err.code === 'ENGINE_STORE_FULL')
+    return new HttpError(API_ERRORS.API_STORE_FULL, 'API_STORE_FULL', err.message, {
+      headers: ['Retry-After', String(STORE_FULL_RETRY_AFTER_S)]
+    })
   return err
 }
 
