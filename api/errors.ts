@@ -33,7 +33,8 @@ export const API_ERRORS = {
   ...FRONT_DOOR_ERRORS,
   API_STORE_UNAVAILABLE: 503,
   API_STORE_FOLLOWS_REDIS: 503,
-  API_STORE_FULL: 507
+  API_STORE_FULL: 507,
+  API_STATS_UNAVAILABLE: 503
 } as const
 
 export type ApiErrorCode = keyof typeof API_ERRORS

@@ -7,7 +7,8 @@
  * marked as following Redis (Redis turned on while this role ran without it) is then refused by the
  * store and answered 503 `API_STORE_FOLLOWS_REDIS` (`answeringStoreRefusals`, around every route).
  * A write the local store cannot commit for a full file system answers 507 `API_STORE_FULL` with
- * Retry-After; nothing of it is kept, and the role goes on serving.
+ * Retry-After; nothing of it is kept, and the role goes on serving. A report while the statistics
+ * store cannot be used (engine/stats/reopening.ts) answers 503 `API_STATS_UNAVAILABLE` with the reason.
  */
 import { sharesRedis, type Config } from '../engine/config/index.js'
 import { isEngineError } from '../engine/errors.js'
@@ -121,6 +122,7 @@ function storeRefusal(err: unknown): unknown {
   if (!isEngineError(err)) return err
   if (err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE') return apiError('API_STORE_UNAVAILABLE', withoutClientDetail(err))
   if (err.code === 'ENGINE_STORE_FOLLOWS_REDIS') return apiError('API_STORE_FOLLOWS_REDIS', err.message)
+  if (err.code === 'ENGINE_STATS_UNAVAILABLE') return apiError('API_STATS_UNAVAILABLE', err.message)
   if (err.code === 'ENGINE_STORE_FULL')
     return new HttpError(API_ERRORS.API_STORE_FULL, 'API_STORE_FULL', err.message, {
       headers: ['Retry-After', String(STORE_FULL_RETRY_AFTER_S)]
