@@ -26,8 +26,9 @@ export interface ReopenHooks {
   maxRetryMs?: number
 }
 
-// DuckDB's node client gives its errors no code or type, only the message: matched here, and only here.
-const INVALIDATED = /database has been invalidated/i
+// DuckDB's node client gives its errors no code or type, only the message: matched here, and only
+// here. A FATAL error (a checkpoint that failed) invalidates the database; later statements then say so.
+const INVALIDATED = /database has been invalidated|^FATAL Error/i
 
 /** True when `err` says DuckDB invalidated the database: the open instance is of no more use. */
 export function isInvalidated(err: unknown): boolean {
@@ -52,13 +53,17 @@ export function openReopeningStatsDb(
   let failures = 0
   let timer: NodeJS.Timeout | undefined
   let closed = false
+  // Closes of given-up instances, awaited by `close` (their files must be shut before, say, an unmount).
+  const closing = new Set<Promise<void>>()
 
   const giveUp = (db: StatsDb, why: string): void => {
     if (inner !== db) return // already replaced
     inner = undefined
     if (reason === undefined) hooks.onUnavailable?.(why)
     reason = why
-    void db.close().catch(() => {})
+    const done = db.close().catch(() => {})
+    closing.add(done)
+    void done.finally(() => closing.delete(done))
     const delay = Math.min(maxRetryMs, firstRetryMs * 2 ** Math.min(failures, 20))
     failures++
     timer = setTimeout(() => void attempt(), delay)
@@ -123,6 +128,7 @@ export function openReopeningStatsDb(
       clearTimeout(timer)
       await ready
       await inner?.close()
+      await Promise.all(closing)
     }
   }
 }
