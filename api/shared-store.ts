@@ -118,15 +118,18 @@ export async function linkSharedStore(
  * `common.redis-ip`, such as one started before Redis was turned on (503 `API_STORE_FOLLOWS_REDIS`,
  * the message naming the key); anything else unchanged.
  */
-function storeRefusal(err: unknown): unknown {
+function storeRefusal(err: unknown, logger?: Logger): unknown {
   if (!isEngineError(err)) return err
   if (err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE') return apiError('API_STORE_UNAVAILABLE', withoutClientDetail(err))
   if (err.code === 'ENGINE_STORE_FOLLOWS_REDIS') return apiError('API_STORE_FOLLOWS_REDIS', err.message)
   if (err.code === 'ENGINE_STATS_UNAVAILABLE') return apiError('API_STATS_UNAVAILABLE', err.message)
-  if (err.code === 'ENGINE_STORE_FULL')
+  if (err.code === 'ENGINE_STORE_FULL') {
+    // The one line that tells the operator: the client's 507 is not logged as a fault.
+    logger?.error({ err: err.message }, 'a write was refused: the file system of the policy store is full')
     return new HttpError(API_ERRORS.API_STORE_FULL, 'API_STORE_FULL', err.message, {
       headers: ['Retry-After', String(STORE_FULL_RETRY_AFTER_S)]
     })
+  }
   return err
 }
 
@@ -135,17 +138,17 @@ function storeRefusal(err: unknown): unknown {
  * stays synchronous (the HTTP adapter creates no promise for it); a write's refusal arrives as its
  * promise's rejection.
  */
-export function answeringStoreRefusals(handler: Handler): Handler {
+export function answeringStoreRefusals(handler: Handler, logger?: Logger): Handler {
   return (req, res) => {
     let result: void | Promise<void>
     try {
       result = handler(req, res)
     } catch (err) {
-      throw storeRefusal(err)
+      throw storeRefusal(err, logger)
     }
     return result instanceof Promise
       ? result.catch((err: unknown) => {
-          throw storeRefusal(err)
+          throw storeRefusal(err, logger)
         })
       : result
   }

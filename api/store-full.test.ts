@@ -48,7 +48,7 @@ test('a full policy store refuses writes with 507 API_STORE_FULL and Retry-After
       '  language: en',
       'common:',
       `  db: ${join(small.dir, 'db')}`,
-      '  log-level: error',
+      '  log-level: info',
       'stats:',
       `  dir: ${join(dir, 'stats')}`,
       `  db: ${join(dir, 'statsdb')}`,
@@ -77,6 +77,7 @@ test('a full policy store refuses writes with 507 API_STORE_FULL and Retry-After
     t.assert.match(body.error?.message ?? '', /full/)
     t.assert.strictEqual(res.headers.get('retry-after'), '60')
   }
+  await api.waitForLog((l) => l.msg === 'a write was refused: the file system of the policy store is full')
   t.assert.strictEqual(api.proc.exitCode, null, `the api role is still running: ${api.stderr}`)
   t.assert.strictEqual(api.proc.signalCode, null)
   const early = await fetch(`${api.url}/users/early`)
