@@ -176,6 +176,7 @@ export async function runAll(
     if (children.every((c) => c.proc.exitCode !== null)) finish()
   }
   const finish = (): void => {
+    for (const timer of [...pending, ...stableTimers.values()]) clearTimeout(timer)
     for (const role of roles) clearRestartState(pidFileOf(role))
     void (stub?.close() ?? Promise.resolve()).then(() => resolveDone(exitCode))
   }
@@ -187,12 +188,16 @@ export async function runAll(
   const stableTimers = new Map<RoleName, NodeJS.Timeout>()
   const pidFileOf = (role: RoleName): string => sectionOf(config, role).pid
 
+  // Pending starts, cancelled when the tree stops (a 30 s backoff must not hold the exit).
+  const pending = new Set<NodeJS.Timeout>()
   const startAgain = (child: Child, delay: number): void => {
-    setTimeout(() => {
+    const timer = setTimeout(() => {
+      pending.delete(timer)
       if (stopping) return
       children.splice(children.indexOf(child), 1)
       startRole(child.role).catch(() => {}) // its exit during the start comes back here
-    }, delay).unref()
+    }, delay)
+    pending.add(timer)
   }
   // The dns role: started again within its budget; at its start or past the budget, the tree stops.
   const restartDns = (child: Child, why: string): void => {
