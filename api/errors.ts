@@ -32,7 +32,9 @@ export const API_ERRORS = {
   // API_FORBIDDEN (403) and API_UNAVAILABLE (502): answered by the front door (engine/http/errors.ts).
   ...FRONT_DOOR_ERRORS,
   API_STORE_UNAVAILABLE: 503,
-  API_STORE_FOLLOWS_REDIS: 503
+  API_STORE_FOLLOWS_REDIS: 503,
+  API_STORE_FULL: 507,
+  API_STATS_UNAVAILABLE: 503
 } as const
 
 export type ApiErrorCode = keyof typeof API_ERRORS

@@ -20,7 +20,7 @@ import {
   type HealthReport
 } from '../engine/health/index.js'
 import {
-  openStatsDb,
+  openReopeningStatsDb,
   startSnapshotResponder,
   startStatsImporter,
   startUsageReporter,
@@ -45,13 +45,22 @@ function isLoopback(host: string): boolean {
 function apiHealth(
   store: ReturnType<typeof openConfiguredStore>,
   endpoints: string[],
-  stats: { importer?: { readonly last: LastImport | undefined }; segments?: SegmentApplier },
+  stats: {
+    importer?: { readonly last: LastImport | undefined }
+    segments?: SegmentApplier
+    store: { readonly unavailable: string | undefined; readonly file: string }
+  },
   redis: string | undefined
 ): HealthReport {
   const last = stats.importer?.last
   const gaps = stats.segments?.gaps ?? {}
   const problems: HealthProblem[] = []
   const generation = storeGeneration(() => store.generation(), problems)
+  if (stats.store.unavailable !== undefined)
+    problems.push({
+      what: 'stats-store',
+      why: `the statistics store ${stats.store.file} is unavailable (reports answer 503, it is opened again by itself): ${stats.store.unavailable}`
+    })
   // Without Redis this role imports the statistics files; with it, the sync role's /health says how Redis is.
   if (last !== undefined && 'error' in last)
     problems.push({ what: 'stats-import', why: `the last statistics import failed: ${last.error}` })
@@ -106,14 +115,20 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const shared = await linkSharedStore(config, store, logger)
   // The statistics reports and /metrics share the listener, and so the front door's access rules.
   // The api role is the statistics store's one writer (DuckDB: one process opens the file read-write).
-  const statsDb = openStatsDb(config.stats.db, statsStoreOptions(config, logger))
-  try {
-    await statsDb.ready
-  } catch (err) {
-    await shared?.close()
-    await store.close()
-    throw err
-  }
+  // A store that cannot be opened or that DuckDB invalidated costs the reports only (503), never the
+  // role: it is opened again by itself (engine/stats/reopening.ts), and /health names it meanwhile.
+  const statsDb = openReopeningStatsDb(config.stats.db, statsStoreOptions(config, logger), {
+    onUnavailable: (reason) => {
+      logger.error(
+        { reason },
+        'the statistics store is unavailable: reports answer 503 API_STATS_UNAVAILABLE, everything else is served; opening it again with backoff (docs/backup.md, "A statistics store that cannot be opened")'
+      )
+    },
+    onAvailable: () => {
+      logger.info({ file: statsDb.file }, 'the statistics store is open again')
+    }
+  })
+  await statsDb.ready
   warnIfUnmigrated(config.stats.db, logger)
   const lists = createListRefresher(config, store, logger, shared, taxonomy)
   const server = createApiServer({
@@ -130,7 +145,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   })
   const endpoints: string[] = []
   const stats: { importer?: StatsImporter; segments?: SegmentApplier } = {}
-  const health = (): HealthReport => apiHealth(store, endpoints, stats, shared?.where)
+  const health = (): HealthReport => apiHealth(store, endpoints, { ...stats, store: statsDb }, shared?.where)
   registerHealthRoute(server.http, health)
   const registry = registerMetricsRoute(server.http, { config, store })
   registerListMetrics(registry, store, () => lists.sources())

@@ -151,7 +151,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const http: HttpServer = {
     impl: raw.impl,
     route(method, p, handler) {
-      raw.route(method, p, guard.wrap(answeringStoreRefusals(handler)))
+      raw.route(method, p, guard.wrap(answeringStoreRefusals(handler, logger)))
       return this
     },
     listen: (host, port) => raw.listen(host, port),

@@ -6,10 +6,13 @@
  * nothing. Without `common.redis-ip` no Redis client is loaded; a write to a store the sync role
  * marked as following Redis (Redis turned on while this role ran without it) is then refused by the
  * store and answered 503 `API_STORE_FOLLOWS_REDIS` (`answeringStoreRefusals`, around every route).
+ * A write the local store cannot commit for a full file system answers 507 `API_STORE_FULL` with
+ * Retry-After; nothing of it is kept, and the role goes on serving. A report while the statistics
+ * store cannot be used (engine/stats/reopening.ts) answers 503 `API_STATS_UNAVAILABLE` with the reason.
  */
 import { sharesRedis, type Config } from '../engine/config/index.js'
 import { isEngineError } from '../engine/errors.js'
-import type { Handler } from '../engine/http/index.js'
+import { HttpError, type Handler } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
 import type { StatsDb, UsageClaim } from '../engine/stats/index.js'
@@ -17,7 +20,10 @@ import type { SegmentApplier } from '../engine/replica/segment-fetch.js'
 import type { RefreshClaim } from '../engine/lists/refresher.js'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
-import { apiError } from './errors.js'
+import { API_ERRORS, apiError } from './errors.js'
+
+/** The Retry-After of a write refused for a full store: room comes back when an operator acts, not in a second. */
+const STORE_FULL_RETRY_AFTER_S = 60
 
 export interface SharedStoreLink {
   readonly where: string
@@ -112,10 +118,18 @@ export async function linkSharedStore(
  * `common.redis-ip`, such as one started before Redis was turned on (503 `API_STORE_FOLLOWS_REDIS`,
  * the message naming the key); anything else unchanged.
  */
-function storeRefusal(err: unknown): unknown {
+function storeRefusal(err: unknown, logger?: Logger): unknown {
   if (!isEngineError(err)) return err
   if (err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE') return apiError('API_STORE_UNAVAILABLE', withoutClientDetail(err))
   if (err.code === 'ENGINE_STORE_FOLLOWS_REDIS') return apiError('API_STORE_FOLLOWS_REDIS', err.message)
+  if (err.code === 'ENGINE_STATS_UNAVAILABLE') return apiError('API_STATS_UNAVAILABLE', err.message)
+  if (err.code === 'ENGINE_STORE_FULL') {
+    // The one line that tells the operator: the client's 507 is not logged as a fault.
+    logger?.error({ err: err.message }, 'a write was refused: the file system of the policy store is full')
+    return new HttpError(API_ERRORS.API_STORE_FULL, 'API_STORE_FULL', err.message, {
+      headers: ['Retry-After', String(STORE_FULL_RETRY_AFTER_S)]
+    })
+  }
   return err
 }
 
@@ -124,17 +138,17 @@ function storeRefusal(err: unknown): unknown {
  * stays synchronous (the HTTP adapter creates no promise for it); a write's refusal arrives as its
  * promise's rejection.
  */
-export function answeringStoreRefusals(handler: Handler): Handler {
+export function answeringStoreRefusals(handler: Handler, logger?: Logger): Handler {
   return (req, res) => {
     let result: void | Promise<void>
     try {
       result = handler(req, res)
     } catch (err) {
-      throw storeRefusal(err)
+      throw storeRefusal(err, logger)
     }
     return result instanceof Promise
       ? result.catch((err: unknown) => {
-          throw storeRefusal(err)
+          throw storeRefusal(err, logger)
         })
       : result
   }

@@ -51,8 +51,9 @@ function subUsage(name: string): string {
   if (name === 'all') {
     return (
       'usage: filterd all [--config FILE] [--on-crash restart|stop]\n\nEvery role in one process tree (default config: conf/demo.yaml, the quick start).\n' +
-      '--on-crash restart (the default): a role that dies is started again after a backoff (200 ms, doubling to 5 s);\n' +
-      '  its 5th restart within 60 s stops every role. stop: the first role that dies stops every role.'
+      '--on-crash restart (the default): a role that dies is started again after a backoff (200 ms, doubling to\n' +
+      '  30 s) for ever, the others keep running; only the dns role failing at its start or at its 5th restart\n' +
+      '  within 60 s stops every role. stop: the first role that dies stops every role.'
     )
   }
   if (name === 'check-config') {

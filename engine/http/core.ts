@@ -605,7 +605,7 @@ function finish(opts: DispatchOptions, req: Request, res: Response): void {
 function handleError(opts: DispatchOptions, req: Request, res: Response, err: unknown): void {
   if (err instanceof HttpError) {
     // A body-limit or abort error surfacing from body() was already answered (or cannot be); nothing to log.
-    res.sendError(err.status, err.toBody())
+    res.sendError(err.status, err.toBody(), err.headers)
     return
   }
   if (opts.onError !== undefined) {

@@ -33,12 +33,15 @@ export type FrontDoorErrorCode = keyof typeof FRONT_DOOR_ERRORS
 export interface HttpErrorOptions extends ErrorOptions {
   /** The request field at fault (a JSON property, a path parameter); sent only when given. */
   field?: string
+  /** Header fields sent with the error, as name, value pairs in one flat list (`['Retry-After', '60']`). */
+  headers?: readonly string[]
 }
 
 export class HttpError extends Error {
   readonly status: number
   readonly code: string
   readonly field: string | undefined
+  readonly headers: readonly string[] | undefined
 
   constructor(status: number, code: string, message: string, options?: HttpErrorOptions) {
     super(message, options)
@@ -46,6 +49,7 @@ export class HttpError extends Error {
     this.status = status
     this.code = code
     this.field = options?.field
+    this.headers = options?.headers
   }
 
   /** The JSON body for this error, ready to send. */

@@ -23,6 +23,7 @@ export {
   type StatsImporterOptions
 } from './importer.js'
 export { openStatsDb, type StatsDb, type StatsDbOptions } from './db.js'
+export { openReopeningStatsDb, type ReopeningStatsDb } from './reopening.js'
 export { snapshotStatsDb, startSnapshotResponder } from './snapshot.js'
 export { migrateLegacyStats, warnIfUnmigrated, type MigrateResult } from './migrate.js'
 export {

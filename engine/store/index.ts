@@ -93,7 +93,7 @@ export class Store implements ReplicaStore {
     const dbs: Partial<Record<DbName, Database>> = {}
     for (const name of DB_NAMES) dbs[name] = root.openDB({ name })
     this.dbs = dbs as Record<DbName, Database>
-    this.replica = new LmdbReplica(root, this.dbs)
+    this.replica = new LmdbReplica(root, this.dbs, path)
     this.target = { store: this, path, root, dbs: this.dbs }
   }
 
@@ -101,7 +101,10 @@ export class Store implements ReplicaStore {
   static open(path: string, options: StoreOptions = {}): Store {
     try {
       if (options.readOnly !== true) mkdirSync(path, { recursive: true })
-      const root = open({ path, maxDbs: 64, readOnly: options.readOnly === true })
+      // No event-turn batching: lmdb-js then starts each turn's writes with a promise of its own that
+      // nobody holds, and a failed commit (a full disk) rejects it unhandled, which ends the process.
+      // Writes here are transactions already (engine/store/writer.ts), batched by lmdb-js's commit delay.
+      const root = open({ path, maxDbs: 64, readOnly: options.readOnly === true, eventTurnBatching: false })
       return new Store(path, root, options)
     } catch (err) {
       throw new EngineError('ENGINE_STORE_OPEN', `cannot open the store at ${path}: ${(err as Error).message}`, {

@@ -22,6 +22,7 @@ import { isDeepStrictEqual } from 'node:util'
 import type { Database, RootDatabase } from 'lmdb'
 import { EngineError } from '../errors.js'
 import type { DbName, PolicyDb, ReplicaPosition, StoreOp } from './types.js'
+import { commitFailure } from './commit-failure.js'
 
 export const META_POSITION = 'replica'
 export const META_STATE = 'replica.state'
@@ -110,7 +111,8 @@ export function followsRedisError(path: string, mark: FollowerMark | undefined):
 export class LmdbReplica {
   constructor(
     private readonly root: RootDatabase,
-    private readonly dbs: Record<DbName, Database>
+    private readonly dbs: Record<DbName, Database>,
+    private readonly path: string
   ) {}
 
   foreignGeneration(): boolean {
@@ -214,9 +216,13 @@ export class LmdbReplica {
   }
 
   private async apply(durable: boolean, fn: (meta: Database) => void): Promise<void> {
-    await this.root.childTransaction(() => {
-      fn(this.dbs.meta)
-    })
-    if (durable) await this.root.flushed
+    try {
+      await this.root.childTransaction(() => {
+        fn(this.dbs.meta)
+      })
+      if (durable) await this.root.flushed
+    } catch (err) {
+      throw await commitFailure(this.path, err)
+    }
   }
 }

@@ -27,6 +27,7 @@ import {
   type UserRecord
 } from './types.js'
 import type { Store } from './index.js'
+import { commitFailure } from './commit-failure.js'
 
 /** What a writer reads and changes: one LMDB table each, every change optionally recorded. */
 interface WriterTables {
@@ -176,18 +177,22 @@ export interface WriteTarget {
  */
 export async function writeLocal<T>(target: WriteTarget, fn: (w: StoreWriter) => T): Promise<T> {
   const { dbs } = target
-  const result = await target.root.childTransaction(() => {
-    // Read inside the write transaction: a follower that marks the store first is seen here.
-    const follows = followsSharedStore(dbs.meta)
-    const recorded: StoreOp[] = []
-    const r = fn(createWriter(target.store, lmdbTables(dbs, follows ? recorded : undefined), dbs.meta))
-    if (recorded.length > 0)
-      throw followsRedisError(target.path, dbs.meta.get(META_FOLLOWS) as FollowerMark | undefined)
-    bumpGeneration(dbs.meta, follows ? 'keep' : 'none')
-    return r
-  })
-  await target.root.flushed
-  return result
+  try {
+    const result = await target.root.childTransaction(() => {
+      // Read inside the write transaction: a follower that marks the store first is seen here.
+      const follows = followsSharedStore(dbs.meta)
+      const recorded: StoreOp[] = []
+      const r = fn(createWriter(target.store, lmdbTables(dbs, follows ? recorded : undefined), dbs.meta))
+      if (recorded.length > 0)
+        throw followsRedisError(target.path, dbs.meta.get(META_FOLLOWS) as FollowerMark | undefined)
+      bumpGeneration(dbs.meta, follows ? 'keep' : 'none')
+      return r
+    })
+    await target.root.flushed
+    return result
+  } catch (err) {
+    throw await commitFailure(target.path, err)
+  }
 }
 
 /** Thrown to roll back the recording transaction of a remote write (never seen outside). */

@@ -4,11 +4,14 @@
  * the parent prints what is listening and how to try it, forwards SIGTERM/SIGINT and SIGHUP (a
  * config reload and log reopening in every role).
  *
- * A role that dies after its start is, by default (`--on-crash restart`), started again after a
- * backoff (200 ms, doubling up to 5 s), as systemd restarts the units of a production host: a
- * killed DNS role costs a fraction of a second, not every role. More than `MAX_RESTARTS` restarts
- * of one role within `RESTART_WINDOW_MS` means it cannot run: then the whole tree stops, so a
- * half-running system never looks healthy. `--on-crash stop` stops the whole tree at the first death.
+ * For an ISP, DNS is the service; the statistics, the API and the console are not. So a role that
+ * dies is, by default (`--on-crash restart`), started again, as systemd restarts the units of a
+ * production host, and a failing role other than dns never stops the others: it is started again
+ * for ever, after a backoff doubling from 200 ms to 30 s (tools/cli/role-restarts.ts), whether it
+ * dies at its start (a damaged file) or later, and `filterd status` shows it as restarting with its
+ * last exit. Only the dns role's own failure ends the tree: at its start, or at its
+ * `MAX_DNS_RESTARTS`th restart within `DNS_RESTART_WINDOW_MS` (200 ms, doubling to 5 s, between
+ * them), then with a message saying so. `--on-crash stop` stops the whole tree at the first death.
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -18,6 +21,7 @@ import { EngineError } from '../../engine/errors.js'
 import { ensureSelfSigned } from '../../engine/tls/self-signed.js'
 import { loadCommand, ROLE_NAMES, sectionOf } from './roles.js'
 import { livePid } from './run-role.js'
+import { backoffMs, clearRestartState, STABLE_MS, writeRestartState } from './role-restarts.js'
 
 const entry = fileURLToPath(new URL('../filterd.js', import.meta.url))
 
@@ -25,17 +29,18 @@ interface Child {
   role: RoleName
   proc: ChildProcess
   endpoints: readonly string[]
+  ready: boolean
 }
 
 /** What `filterd all` does when a role dies after its start (`--on-crash`). */
 export type OnCrash = 'restart' | 'stop'
 export const ON_CRASH: readonly OnCrash[] = ['restart', 'stop']
 
-/** Restarts of one role allowed within RESTART_WINDOW_MS before the whole tree stops. */
-const MAX_RESTARTS = 5
-const RESTART_WINDOW_MS = 60_000
-const FIRST_BACKOFF_MS = 200
-const MAX_BACKOFF_MS = 5000
+/** Restarts of the dns role allowed within DNS_RESTART_WINDOW_MS before the whole tree stops. */
+const MAX_DNS_RESTARTS = 5
+const DNS_RESTART_WINDOW_MS = 60_000
+const DNS_FIRST_BACKOFF_MS = 200
+const DNS_MAX_BACKOFF_MS = 5000
 
 const out = (line: string): void => {
   process.stdout.write(line + '\n')
@@ -71,18 +76,17 @@ async function startDemoUpstream(config: Readonly<Config>): Promise<StubResolver
 }
 
 /**
- * The restart budget of `filterd all`: the delay before a role's next start (doubling from
- * FIRST_BACKOFF_MS), or undefined once it used MAX_RESTARTS within RESTART_WINDOW_MS.
+ * The dns role's restart budget: the delay before its next start (doubling from
+ * DNS_FIRST_BACKOFF_MS), or undefined once it used MAX_DNS_RESTARTS within DNS_RESTART_WINDOW_MS.
  */
-function restartBudget(): (role: RoleName) => number | undefined {
-  const restarts = new Map<RoleName, number[]>()
-  return (role) => {
+function dnsRestartBudget(): () => number | undefined {
+  let restarts: number[] = []
+  return () => {
     const now = Date.now()
-    const recent = (restarts.get(role) ?? []).filter((t) => now - t < RESTART_WINDOW_MS)
-    if (recent.length >= MAX_RESTARTS) return undefined
-    recent.push(now)
-    restarts.set(role, recent)
-    return Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (recent.length - 1))
+    restarts = restarts.filter((t) => now - t < DNS_RESTART_WINDOW_MS)
+    if (restarts.length >= MAX_DNS_RESTARTS) return undefined
+    restarts.push(now)
+    return Math.min(DNS_MAX_BACKOFF_MS, DNS_FIRST_BACKOFF_MS * 2 ** (restarts.length - 1))
   }
 }
 
@@ -106,6 +110,8 @@ function printRunning(
   out('')
   out(`filterd is running (config ${configPath}). Listening:`)
   for (const c of children) for (const e of c.endpoints) out(`  ${c.role.padEnd(10)} ${e}`)
+  for (const c of children)
+    if (!c.ready) out(`  ${c.role.padEnd(10)} not running: restarting after failures (above; filterd status)`)
   out('')
   out('Try it:')
   for (const line of tryLines(config, roles)) out(`  ${line}`)
@@ -120,6 +126,7 @@ function untilReady(child: Child): Promise<void> {
       const msg = m as { type?: string; endpoints?: string[] }
       if (msg.type === 'ready') {
         child.endpoints = msg.endpoints ?? []
+        child.ready = true
         resolve()
       }
     })
@@ -169,39 +176,98 @@ export async function runAll(
     if (children.every((c) => c.proc.exitCode !== null)) finish()
   }
   const finish = (): void => {
+    for (const timer of [...pending, ...stableTimers.values()]) clearTimeout(timer)
+    for (const role of roles) clearRestartState(pidFileOf(role))
     void (stub?.close() ?? Promise.resolve()).then(() => resolveDone(exitCode))
   }
 
   let started = false
-  const mayRestart = restartBudget()
-  const restart = (child: Child, why: string): void => {
-    const delay = onCrash === 'restart' && started ? mayRestart(child.role) : undefined
-    if (delay === undefined) {
-      const reason =
-        onCrash === 'restart' && started ? `, its ${MAX_RESTARTS}th restart within ${RESTART_WINDOW_MS / 1000} s` : ''
-      out(`filterd all: the ${child.role} role exited (${why}${reason}); stopping the others`)
-      stopAll(1)
-      return
-    }
-    out(`filterd all: the ${child.role} role exited (${why}); starting it again in ${delay} ms`)
-    setTimeout(() => {
+  const dnsMayRestart = dnsRestartBudget()
+  /** Deaths in a row of each role other than dns (reset once it ran STABLE_MS). */
+  const failures = new Map<RoleName, number>()
+  const stableTimers = new Map<RoleName, NodeJS.Timeout>()
+  const pidFileOf = (role: RoleName): string => sectionOf(config, role).pid
+
+  // Pending starts, cancelled when the tree stops (a 30 s backoff must not hold the exit).
+  const pending = new Set<NodeJS.Timeout>()
+  const startAgain = (child: Child, delay: number): void => {
+    const timer = setTimeout(() => {
+      pending.delete(timer)
       if (stopping) return
       children.splice(children.indexOf(child), 1)
       startRole(child.role).catch(() => {}) // its exit during the start comes back here
     }, delay)
+    pending.add(timer)
+  }
+  // The dns role: started again within its budget; at its start or past the budget, the tree stops.
+  const restartDns = (child: Child, why: string): void => {
+    const delay = started ? dnsMayRestart() : undefined
+    if (delay === undefined) {
+      const reason = started
+        ? `its ${MAX_DNS_RESTARTS}th restart within ${DNS_RESTART_WINDOW_MS / 1000} s`
+        : 'during its start'
+      out(`filterd all: the dns role exited (${why}, ${reason}): DNS cannot run here; stopping every role`)
+      stopAll(1)
+      return
+    }
+    out(`filterd all: the dns role exited (${why}); starting it again in ${delay} ms`)
+    startAgain(child, delay)
+  }
+  // Any other role: started again for ever with a capped backoff; DNS keeps answering meanwhile.
+  const restartOther = (child: Child, why: string): void => {
+    clearTimeout(stableTimers.get(child.role))
+    const n = (failures.get(child.role) ?? 0) + 1
+    failures.set(child.role, n)
+    const delay = backoffMs(n)
+    const lastExit = child.ready ? why : `exited during its start (${why})`
+    out(
+      `filterd all: the ${child.role} role exited (${lastExit}); starting it again in ${delay} ms (${n} failure${n === 1 ? '' : 's'} in a row; the others keep running)`
+    )
+    const now = Date.now()
+    writeRestartState(pidFileOf(child.role), {
+      role: child.role,
+      failures: n,
+      lastExit,
+      lastExitAt: new Date(now).toISOString(),
+      nextStartAt: new Date(now + delay).toISOString(),
+      supervisor: process.pid
+    })
+    startAgain(child, delay)
+  }
+  const restart = (child: Child, why: string): void => {
+    if (onCrash === 'stop') {
+      out(`filterd all: the ${child.role} role exited (${why}); stopping the others`)
+      stopAll(1)
+    } else if (child.role === 'dns') restartDns(child, why)
+    else restartOther(child, why)
+  }
+  // A role that ran STABLE_MS after its start is well again: its backoff starts anew, its state file goes.
+  const onReady = (role: RoleName): void => {
+    if (!failures.has(role)) return
+    clearTimeout(stableTimers.get(role))
+    stableTimers.set(
+      role,
+      setTimeout(() => {
+        failures.delete(role)
+        clearRestartState(pidFileOf(role))
+      }, STABLE_MS).unref()
+    )
   }
 
   const startRole = async (role: RoleName): Promise<void> => {
     const proc = fork(entry, [role, '--config', configPath], { stdio: 'inherit' })
-    const child: Child = { role, proc, endpoints: [] }
+    const child: Child = { role, proc, endpoints: [], ready: false }
     children.push(child)
     proc.on('exit', (code, signal) => {
       if (!stopping) restart(child, signal ?? `code ${code}`)
       if (stopping && children.every((c) => c.proc.exitCode !== null || c.proc.signalCode !== null)) finish()
     })
     await untilReady(child)
+    onReady(role)
   }
-  const ready = startInOrder(roles, startRole)
+  for (const role of roles) clearRestartState(pidFileOf(role))
+  // Only the dns role's failed start fails the whole start; another role's comes back to `restart`.
+  const ready = startInOrder(roles, (role) => (role === 'dns' ? startRole(role) : startRole(role).catch(() => {})))
   process.on('SIGINT', () => stopAll(0))
   process.on('SIGTERM', () => stopAll(0))
   // `kill -HUP` of this process (systemctl reload, logrotate): every role reloads its config and reopens its log.
@@ -212,8 +278,8 @@ export async function runAll(
     await ready
   } catch {
     stopAll(1)
-    return await done
   }
+  if (stopping) return await done
   started = true
   printRunning(config, configPath, children, roles)
   return await done

@@ -5,8 +5,10 @@
  * state and the last statistics import.
  *
  * A role with no pid file is "stopped" (not run on this host, or stopped cleanly) and does not fail
- * the command; a pid file naming a dead process is "crashed" and does. Exit 0 when at least one role
- * runs and every running one is healthy, 1 otherwise, 2 on usage.
+ * the command; a pid file naming a dead process is "crashed" and does; a role that `filterd all`
+ * keeps starting again after failures (tools/cli/role-restarts.ts) is "restarting", with its last
+ * exit, and fails it too. Exit 0 when at least one role runs and every running one is healthy, 1
+ * otherwise, 2 on usage.
  */
 import { statSync } from 'node:fs'
 import { formatHostPort, parseHostPort, sharesRedis, type Config, type RoleName } from '../../engine/config/index.js'
@@ -15,6 +17,7 @@ import type { HealthReport } from '../../engine/health/index.js'
 import { commandArgs } from './command-args.js'
 import { ROLE_NAMES, sectionOf } from './roles.js'
 import { livePid } from './run-role.js'
+import { readRestartState, type RestartState } from './role-restarts.js'
 
 const USAGE =
   'usage: filterd status --config FILE [--json]\n\n' +
@@ -23,8 +26,13 @@ const USAGE =
 
 export interface RoleStatus {
   role: RoleName
-  /** running; stopped: no pid file; crashed: a pid file naming no live process. */
-  state: 'running' | 'stopped' | 'crashed'
+  /**
+   * running; stopped: no pid file; crashed: a pid file naming no live process; restarting: not
+   * running, and `filterd all` starts it again after failures.
+   */
+  state: 'running' | 'stopped' | 'crashed' | 'restarting'
+  /** What `filterd all` recorded of its recent deaths (also for a running role, until it ran a minute). */
+  restarts?: RestartState
   pid?: number
   since?: string
   healthUrl?: string
@@ -72,6 +80,8 @@ export async function collectStatus(config: Readonly<Config>): Promise<RoleStatu
     roles.map(async (role): Promise<RoleStatus> => {
       const pidFile = sectionOf(config, role).pid
       const pid = livePid(pidFile, role)
+      const restarts = readRestartState(pidFile)
+      if (pid === undefined && restarts !== undefined) return { role, state: 'restarting', restarts, healthy: false }
       if (pid === undefined) {
         let exists = true
         try {
@@ -84,20 +94,31 @@ export async function collectStatus(config: Readonly<Config>): Promise<RoleStatu
       // The pid file is written once the role has its config and log, just before it starts.
       const since = statSync(pidFile).mtime.toISOString()
       const url = healthUrl(config, role)
+      const recent = restarts !== undefined ? { restarts } : {}
       if (url === undefined) {
         return {
           role,
           state: 'running',
           pid,
           since,
+          ...recent,
           healthy: true,
           healthError: role === 'dns' ? 'no /health: set proxy.metrics-listen' : 'no /health'
         }
       }
       const h = await fetchHealth(url)
       if (typeof h === 'string')
-        return { role, state: 'running', pid, since, healthUrl: url, healthError: h, healthy: false }
-      return { role, state: 'running', pid, since: h.since ?? since, healthUrl: url, health: h, healthy: h.ok }
+        return { role, state: 'running', pid, since, ...recent, healthUrl: url, healthError: h, healthy: false }
+      return {
+        role,
+        state: 'running',
+        pid,
+        since: h.since ?? since,
+        ...recent,
+        healthUrl: url,
+        health: h,
+        healthy: h.ok
+      }
     })
   )
 }
@@ -106,6 +127,13 @@ export async function collectStatus(config: Readonly<Config>): Promise<RoleStatu
 export function formatStatus(config: Readonly<Config>, rows: readonly RoleStatus[]): string {
   const lines: string[] = []
   for (const r of rows) {
+    if (r.state === 'restarting' && r.restarts !== undefined) {
+      const x = r.restarts
+      lines.push(
+        `${r.role.padEnd(10)} RESTARTING: ${x.lastExit} at ${x.lastExitAt}, ${x.failures} failure${x.failures === 1 ? '' : 's'} in a row; filterd all (pid ${x.supervisor}) starts it again at ${x.nextStartAt}, the other roles keep running`
+      )
+      continue
+    }
     if (r.state !== 'running') {
       lines.push(
         `${r.role.padEnd(10)} ${r.state === 'crashed' ? `CRASHED: its pid file ${sectionOf(config, r.role).pid} names no live process` : 'stopped (no pid file)'}`
@@ -120,6 +148,10 @@ export function formatStatus(config: Readonly<Config>, rows: readonly RoleStatus
     for (const l of h?.listeners ?? []) lines.push(`${' '.repeat(11)}${l}`)
     for (const d of h?.degraded ?? []) lines.push(`${' '.repeat(11)}degraded: ${d.what}: ${d.why}`)
     if (r.healthError !== undefined) lines.push(`${' '.repeat(11)}${r.healthError}`)
+    if (r.restarts !== undefined)
+      lines.push(
+        `${' '.repeat(11)}restarted by filterd all after ${r.restarts.failures} failure${r.restarts.failures === 1 ? '' : 's'} in a row, the last: ${r.restarts.lastExit} at ${r.restarts.lastExitAt}`
+      )
   }
   const sync = rows.find((r) => r.role === 'sync')
   lines.push('')
