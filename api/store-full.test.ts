@@ -5,7 +5,8 @@ import { test, type TestContext } from 'node:test'
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startRole } from '../engine/testing/daemon.js'
-import { tempDir, tmpfsDir, tmpfsUnavailable } from '../engine/testing/temp.js'
+import { tempDir } from '../engine/testing/temp.js'
+import { tmpfsDir, tmpfsUnavailable } from '../engine/testing/tmpfs.js'
 import { writeTaxonomy } from './testing/fixtures.js'
 
 const JSON_TYPE = { 'content-type': 'application/json' }

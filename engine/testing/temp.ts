@@ -1,5 +1,4 @@
 // Temporary folders for tests and benchmarks: one implementation, removed afterwards.
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -35,43 +34,17 @@ export function beforeRemoval(t: Cleanup, fn: () => Promise<void>): void {
   else list.push(fn)
 }
 
+/** Runs what `beforeRemoval` registered for `t`: the daemons that write into its folders end first. */
+export async function runBeforeRemoval(t: Cleanup): Promise<void> {
+  for (const fn of BEFORE_REMOVAL.get(t) ?? []) await fn()
+}
+
 /** A fresh folder under the OS temp dir, removed after the test (and after `beforeRemoval`'s work). */
 export function tempDir(t: Cleanup, prefix = 'filterd-'): string {
   const { dir, cleanup } = makeTempDir(prefix)
   t.after(async () => {
-    for (const fn of BEFORE_REMOVAL.get(t) ?? []) await fn()
+    await runBeforeRemoval(t)
     cleanup()
   })
   return dir
-}
-
-/** Why a small file system of its own cannot be mounted here, or undefined when it can (root). */
-export function tmpfsUnavailable(): string | undefined {
-  return process.getuid?.() === 0 ? undefined : 'needs root to mount a small tmpfs'
-}
-
-/**
- * A fresh folder with a tmpfs of `size` (`mount -o size=`: `1m`, `256k`) mounted on it, for a full
- * disk: unmounted and removed after the test, once what `beforeRemoval` registered (daemons with
- * files open on it) has ended. Root only: check `tmpfsUnavailable()` first. `resize` changes its
- * size in place (room again after a full disk).
- */
-export function tmpfsDir(
-  t: Cleanup,
-  size: string,
-  prefix = 'filterd-tmpfs-'
-): { dir: string; resize(size: string): void } {
-  const dir = mkdtempSync(join(tmpdir(), prefix))
-  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir])
-  t.after(async () => {
-    for (const fn of BEFORE_REMOVAL.get(t) ?? []) await fn()
-    execFileSync('umount', [dir])
-    rmSync(dir, { recursive: true, force: true })
-  })
-  return {
-    dir,
-    resize: (to) => {
-      execFileSync('mount', ['-o', `remount,size=${to}`, dir])
-    }
-  }
 }
