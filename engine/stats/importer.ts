@@ -15,12 +15,13 @@
  * bound the memory an import holds, whatever `stats.max-file-size` is.
  */
 import { writeSync } from 'node:fs'
-import { copyFile, open, readdir, rm, stat, truncate } from 'node:fs/promises'
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { Config } from '../config/types.js'
 import type { Logger } from '../log/index.js'
 import { decodeRow, parseRecords, type StatsRow } from './csv.js'
+import { checkCsvFile, type BadRecord, type CsvCheck } from './csv-check.js'
 import {
   hoursTable,
   hoursTableSql,
@@ -94,6 +95,8 @@ export interface ImportOptions {
   pipeline?: boolean
   /** Unsorted rows from which a raw hour is sorted by user (engine/stats/raw-sort.ts); tests lower it. */
   rawSortMinRows?: number
+  /** Warnings already logged: an importer passes the same set to each run, so a file is warned about once. */
+  warned?: Set<string>
 }
 
 export interface ImportResult {
@@ -112,6 +115,8 @@ interface Ctx {
   readonly chunkRows: number
   readonly onChunk: ((phase: 'in-txn' | 'after-commit', rowsSoFar: number) => void) | undefined
   readonly logger: Logger | undefined
+  /** Warnings already logged (file and message): once per importer, not once per run. */
+  readonly warned: Set<string>
   rowsSoFar: number
 }
 
@@ -142,6 +147,7 @@ export async function importClosedFiles(
     chunkRows: options.chunkRows ?? (Number(process.env.FILTERD_STATS_IMPORT_CHUNK_ROWS) || CHUNK_ROWS),
     onChunk: options.onChunk ?? pauseHookFromEnv(),
     logger: options.logger,
+    warned: options.warned ?? new Set(),
     rowsSoFar: 0
   }
   await recoverStaleParts(dir)
@@ -285,7 +291,7 @@ export async function completeEnd(path: string, size: number): Promise<number> {
   }
 }
 
-/** A closed file of a batch: where its complete records end, and what DuckDB reads (a cut copy when it ends mid-record). */
+/** A closed file of a batch: where its complete records end, and what DuckDB reads (a copy without its damaged records). */
 interface BatchFile {
   name: string
   path: string
@@ -293,26 +299,113 @@ interface BatchFile {
   /** The byte offset after its last line break. */
   end: number
   source: string
-  /** 1 when its last record is cut (skipped). */
+  /** Records skipped before DuckDB reads the file: a cut last record, damaged records (engine/stats/csv-check.ts). */
   cut: number
 }
 
 /**
- * A file cut mid-record (a crashed writer, a full disk) is read from a copy of its complete records;
- * the cut record is skipped with a warning naming the file.
+ * A file with more damaged records than this (or more damaged records than intact ones) is not
+ * imported but moved to `quarantine/`: it is likely not a statistics file, or one damaged beyond what
+ * skipping a record explains, and the operator decides.
  */
-async function prepareFile(ctx: Ctx, dir: string, name: string, size: number): Promise<BatchFile> {
+const MAX_BAD_RECORDS = 100
+const QUARANTINE_DIR = 'quarantine'
+/** Damaged records named (line and why) in the log line of a file. */
+const LOGGED_RECORDS = 20
+
+/**
+ * Checks a closed file record by record (engine/stats/csv-check.ts) before DuckDB reads it. A file
+ * cut mid-record (a crashed writer, a full disk) or with damaged records is read from a copy of its
+ * intact complete records; each record left out is counted in `skipped`, with a warning naming the
+ * file and the damaged records' lines. A file that is not a statistics file (its first line is not the
+ * header) or too damaged is moved to `quarantine/` (`undefined`).
+ */
+async function prepareFile(ctx: Ctx, dir: string, name: string, size: number): Promise<BatchFile | undefined> {
   const path = join(dir, name)
-  const end = await completeEnd(path, size)
-  if (end === size) return { name, path, size, end, source: path, cut: 0 }
-  ctx.logger?.warn(
-    { file: name, offset: end, bytes: size - end },
-    'statistics file ends in a truncated line (a writer stopped mid-row): that partial row is skipped, every complete row is imported'
-  )
+  const check = await checkCsvFile(path, size, MAX_BAD_RECORDS)
+  const { end, bad } = check
+  if ((end > 0 && !check.header) || bad.length > MAX_BAD_RECORDS || bad.length > check.good) {
+    await quarantine(ctx, dir, name, check)
+    return undefined
+  }
+  const cut = end < size ? 1 : 0
+  if (cut === 1)
+    warnOnce(
+      ctx,
+      name,
+      { file: name, offset: end, bytes: size - end },
+      'statistics file ends in a truncated line (a writer stopped mid-row): that partial row is skipped, every complete row is imported'
+    )
+  if (bad.length > 0)
+    warnOnce(
+      ctx,
+      name,
+      { file: name, skipped: bad.length, records: bad.slice(0, LOGGED_RECORDS).map((b) => `line ${b.line}: ${b.why}`) },
+      'statistics file has damaged records: each is skipped and counted, every other row is imported'
+    )
+  if (cut === 0 && bad.length === 0) return { name, path, size, end, source: path, cut: 0 }
   const source = join(dir, `.${name}.complete`)
-  await copyFile(path, source)
-  await truncate(source, end)
-  return { name, path, size, end, source, cut: 1 }
+  await copyWithout(path, source, end, bad)
+  return { name, path, size, end, source, cut: cut + bad.length }
+}
+
+/** Logs a warning about a file once per importer: a file that stays (its import failed) is tried again every interval. */
+function warnOnce(ctx: Ctx, name: string, fields: Record<string, unknown>, msg: string): void {
+  const key = `${name}\n${msg}`
+  if (ctx.warned.has(key)) return
+  if (ctx.warned.size >= 10_000) ctx.warned.clear() // bounded; a repeat after that is harmless
+  ctx.warned.add(key)
+  ctx.logger?.warn(fields, msg)
+}
+
+/** Moves a file the importer will not read to `<stats.dir>/quarantine/`, with one error line naming it. */
+async function quarantine(ctx: Ctx, dir: string, name: string, check: CsvCheck): Promise<void> {
+  const to = join(dir, QUARANTINE_DIR, name)
+  await mkdir(join(dir, QUARANTINE_DIR), { recursive: true })
+  await rename(join(dir, name), to)
+  ctx.logger?.error(
+    {
+      file: name,
+      to,
+      header: check.header,
+      damaged: check.bad.length > MAX_BAD_RECORDS ? `more than ${MAX_BAD_RECORDS}` : check.bad.length,
+      intact: check.good,
+      records: check.bad.slice(0, LOGGED_RECORDS).map((b) => `line ${b.line}: ${b.why}`)
+    },
+    check.header
+      ? 'statistics file quarantined: too many damaged records; it is kept, not imported'
+      : 'statistics file quarantined: its first line is not a statistics header; it is kept, not imported'
+  )
+}
+
+/** Copies the first `end` bytes of `from` to `to`, leaving out the `bad` byte ranges (in file order). */
+async function copyWithout(from: string, to: string, end: number, bad: readonly BadRecord[]): Promise<void> {
+  const src = await open(from, 'r')
+  try {
+    const dst = await open(to, 'w')
+    try {
+      const buf = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(end, 1)))
+      let pos = 0
+      const copyTo = async (upTo: number): Promise<void> => {
+        while (pos < upTo) {
+          const { bytesRead } = await src.read(buf, 0, Math.min(buf.length, upTo - pos), pos)
+          if (bytesRead === 0) throw new Error(`${from} is shorter than it was`)
+          const { bytesWritten } = await dst.write(buf, 0, bytesRead)
+          if (bytesWritten !== bytesRead) throw new Error(`short write to ${to} (disk full?)`)
+          pos += bytesRead
+        }
+      }
+      for (const b of bad) {
+        await copyTo(b.start)
+        pos = b.end
+      }
+      await copyTo(end)
+    } finally {
+      await dst.close()
+    }
+  } finally {
+    await src.close()
+  }
 }
 
 type BatchOutcome = Map<string, { rows: number; skipped: number } | undefined>
@@ -392,7 +485,10 @@ async function importBatch(
 ): Promise<BatchOutcome> {
   const files: BatchFile[] = []
   try {
-    for (const f of list) files.push(await prepareFile(ctx, dir, f.name, f.size))
+    for (const f of list) {
+      const file = await prepareFile(ctx, dir, f.name, f.size)
+      if (file !== undefined) files.push(file)
+    }
     const read = files.filter((f) => f.end > 0)
     const out = await ctx.db.background(async (c) => {
       try {
@@ -502,6 +598,7 @@ export async function applyRecords(
     chunkRows: CHUNK_ROWS,
     onChunk: undefined,
     logger: undefined,
+    warned: new Set(),
     rowsSoFar: 0
   }
   return (await applyChunk(ctx, name, from, to, done, records, 0)).kind === 'applied'
@@ -826,7 +923,12 @@ export function startStatsImporter(
 ): StatsImporter {
   const owned = options.statsDb === undefined
   const statsDb = options.statsDb ?? openStatsDb(config.stats.db, statsDbOptions(config))
-  const importOptions: ImportOptions = { parquetDir: config.stats['parquet-dir'], ...options, logger }
+  const importOptions: ImportOptions = {
+    parquetDir: config.stats['parquet-dir'],
+    warned: new Set(),
+    ...options,
+    logger
+  }
   let last: LastImport | undefined
   const intervalMs = options.intervalMs ?? config.stats['import-interval'] * 1000
   // A closed file wakes the import at once (./import-trigger.ts); the interval is the backstop. The watch
