@@ -1,6 +1,6 @@
 import { test, type TestContext } from 'node:test'
 import { randomBytes } from 'node:crypto'
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
@@ -129,4 +129,23 @@ test('a statistics file with more than 100 damaged records is quarantined, not i
   t.assert.strictEqual(errors.length, 1, JSON.stringify(lines))
   t.assert.match(String(errors[0]!.msg), /quarantined: too many damaged records/)
   t.assert.strictEqual((errors[0]!.records as string[])[0], 'line 3: no time (created)')
+})
+
+test('a .part file left by a DNS process that is gone is imported with one warning that names it and says what was lost', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const dir = env.config.stats.dir
+  await writeFiles(env, rows(3))
+  const [closed] = readdirSync(dir)
+  const text = readFileSync(join(dir, closed!), 'latin1')
+  rmSync(join(dir, closed!))
+  // pid 2^22 + 1 is above Linux's pid_max: no such process. A kill -9 cut its last row.
+  writeFileSync(join(dir, 'current-4194305-1715767200000.csv.part'), text + '1715767200003,0,10.0.0.1,ha', 'latin1')
+  const db = openDb(t, env)
+  const { logger, lines } = captureLogs()
+  const r = await importClosedFiles(db, dir, 'UTC', { now: () => NOW, logger })
+  t.assert.deepStrictEqual(r, { files: 1, rows: 3, skipped: 1, pruned: 0 })
+  const gone = lines.filter((l) => /DNS process that is gone/.test(String(l.msg)))
+  t.assert.strictEqual(gone.length, 1, JSON.stringify(lines))
+  t.assert.strictEqual(gone[0]!.pid, 4194305)
+  t.assert.match(String(gone[0]!.file), /^queries-\d{8}T\d{9}Z-4194305-r1715767200000\.csv$/)
 })

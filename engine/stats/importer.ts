@@ -150,7 +150,12 @@ export async function importClosedFiles(
     warned: options.warned ?? new Set(),
     rowsSoFar: 0
   }
-  await recoverStaleParts(dir)
+  for (const name of await recoverStaleParts(dir))
+    ctx.logger?.warn(
+      { file: name, pid: Number(CLOSED_RE.exec(name)?.[2]) },
+      'statistics file of a DNS process that is gone (a crash, kill -9) closed for import: its rows are imported and a half-written last row is skipped; ' +
+        'the rows it had not yet written (its last flush: at most 64 KiB of rows or 1 s of queries) are lost and cannot be counted'
+    )
   let names: string[]
   try {
     names = (await readdir(dir)).filter((n) => CLOSED_RE.test(n)).sort()
