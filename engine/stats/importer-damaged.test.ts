@@ -149,3 +149,19 @@ test('a .part file left by a DNS process that is gone is imported with one warni
   t.assert.strictEqual(gone[0]!.pid, 4194305)
   t.assert.match(String(gone[0]!.file), /^queries-\d{8}T\d{9}Z-4194305-r1715767200000\.csv$/)
 })
+
+test('a file larger than the check reads at once (1 MiB) is checked across its reads: every intact row is imported', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const dir = env.config.stats.dir
+  const n = 30_000
+  await writeFiles(env, rows(n))
+  const [name] = readdirSync(dir)
+  const lines = readFileSync(join(dir, name!), 'latin1').split('\r\n')
+  lines[20_001] = lines[20_001]!.replace('host20000', '"host20000')
+  writeFileSync(join(dir, name!), lines.join('\r\n'), 'latin1')
+  t.assert.ok(readFileSync(join(dir, name!)).length > 1024 * 1024, 'more than one read')
+  const db = openDb(t, env)
+  const r = await importClosedFiles(db, dir, 'UTC', { now: () => NOW })
+  t.assert.deepStrictEqual(r, { files: 1, rows: n - 1, skipped: 1, pruned: 0 })
+  t.assert.strictEqual(await rawCount(db), n - 1)
+})
