@@ -8,6 +8,7 @@ import type { Logger } from '../log/index.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 import { openStatsDb, type StatsDb } from './db.js'
 import { importClosedFiles } from './importer.js'
+import { openSegmentWriter } from './segment.js'
 import { topDomains } from './reports.js'
 import { parseDay } from './time.js'
 import { NOW, at, rawCount, rec, statsTestEnv, writeFiles, type StatsTestEnv } from './testing/fixtures.js'
@@ -164,4 +165,25 @@ test('a file larger than the check reads at once (1 MiB) is checked across its r
   const r = await importClosedFiles(db, dir, 'UTC', { now: () => NOW })
   t.assert.deepStrictEqual(r, { files: 1, rows: n - 1, skipped: 1, pruned: 0 })
   t.assert.strictEqual(await rawCount(db), n - 1)
+})
+
+test("the sync role's segments take a file as the importer does: a damaged record left out and logged, a file that is not ours quarantined", async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const dir = env.config.stats.dir
+  const name = await damagedFile(env, 50, (l) => l.replace('host50', 'ho\0st50'))
+  const junk = 'queries-20240515T100000000Z-4242-0.csv'
+  writeFileSync(join(dir, junk), randomBytes(200 * 1024))
+  const out = join(env.root, 'segments')
+  const { logger, lines } = captureLogs()
+  const logged = openSegmentWriter({ logger })
+  t.after(() => logged.close())
+  const facts = await logged.write(join(dir, name), join(out, `${name}.parquet`))
+  t.assert.strictEqual(facts?.rows, ROWS - 1)
+  t.assert.deepStrictEqual(
+    lines.filter((l) => l.level === 40).map((l) => l.records),
+    [['line 52: a NUL byte']]
+  )
+  t.assert.strictEqual(await logged.write(join(dir, junk), join(out, `${junk}.parquet`)), undefined)
+  t.assert.ok(existsSync(join(dir, 'quarantine', junk)), 'quarantined, not left for the caller to delete')
+  t.assert.ok(!existsSync(join(out, `${junk}.parquet`)))
 })

@@ -15,13 +15,13 @@
  * bound the memory an import holds, whatever `stats.max-file-size` is.
  */
 import { writeSync } from 'node:fs'
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
+import { open, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { Config } from '../config/types.js'
 import type { Logger } from '../log/index.js'
 import { decodeRow, parseRecords, type StatsRow } from './csv.js'
-import { checkCsvFile, type BadRecord, type CsvCheck } from './csv-check.js'
+import { intakeCsvFile } from './csv-intake.js'
 import {
   hoursTable,
   hoursTableSql,
@@ -278,24 +278,6 @@ async function continueFile(
   return { rows, skipped }
 }
 
-/** The byte offset after the file's last line break (0 when it has none): where its complete records end. */
-export async function completeEnd(path: string, size: number): Promise<number> {
-  const fh = await open(path, 'r')
-  try {
-    const buf = Buffer.allocUnsafe(64 * 1024)
-    for (let end = size; end > 0;) {
-      const start = Math.max(0, end - buf.length)
-      const { bytesRead } = await fh.read(buf, 0, end - start, start)
-      const i = buf.subarray(0, bytesRead).lastIndexOf(0x0a)
-      if (i >= 0) return start + i + 1
-      end = start
-    }
-    return 0
-  } finally {
-    await fh.close()
-  }
-}
-
 /** A closed file of a batch: where its complete records end, and what DuckDB reads (a copy without its damaged records). */
 interface BatchFile {
   name: string
@@ -309,49 +291,16 @@ interface BatchFile {
 }
 
 /**
- * A file with more damaged records than this (or more damaged records than intact ones) is not
- * imported but moved to `quarantine/`: it is likely not a statistics file, or one damaged beyond what
- * skipping a record explains, and the operator decides.
- */
-const MAX_BAD_RECORDS = 100
-const QUARANTINE_DIR = 'quarantine'
-/** Damaged records named (line and why) in the log line of a file. */
-const LOGGED_RECORDS = 20
-
-/**
- * Checks a closed file record by record (engine/stats/csv-check.ts) before DuckDB reads it. A file
- * cut mid-record (a crashed writer, a full disk) or with damaged records is read from a copy of its
- * intact complete records; each record left out is counted in `skipped`, with a warning naming the
- * file and the damaged records' lines. A file that is not a statistics file (its first line is not the
- * header) or too damaged is moved to `quarantine/` (`undefined`).
+ * Checks a closed file before DuckDB reads it (engine/stats/csv-intake.ts): `undefined` when it was
+ * moved to `quarantine/`. Warnings about it are logged once per importer.
  */
 async function prepareFile(ctx: Ctx, dir: string, name: string, size: number): Promise<BatchFile | undefined> {
   const path = join(dir, name)
-  const check = await checkCsvFile(path, size, MAX_BAD_RECORDS)
-  const { end, bad } = check
-  if ((end > 0 && !check.header) || bad.length > MAX_BAD_RECORDS || bad.length > check.good) {
-    await quarantine(ctx, dir, name, check)
-    return undefined
-  }
-  const cut = end < size ? 1 : 0
-  if (cut === 1)
-    warnOnce(
-      ctx,
-      name,
-      { file: name, offset: end, bytes: size - end },
-      'statistics file ends in a truncated line (a writer stopped mid-row): that partial row is skipped, every complete row is imported'
-    )
-  if (bad.length > 0)
-    warnOnce(
-      ctx,
-      name,
-      { file: name, skipped: bad.length, records: bad.slice(0, LOGGED_RECORDS).map((b) => `line ${b.line}: ${b.why}`) },
-      'statistics file has damaged records: each is skipped and counted, every other row is imported'
-    )
-  if (cut === 0 && bad.length === 0) return { name, path, size, end, source: path, cut: 0 }
-  const source = join(dir, `.${name}.complete`)
-  await copyWithout(path, source, end, bad)
-  return { name, path, size, end, source, cut: cut + bad.length }
+  const r = await intakeCsvFile(path, size, join(dir, `.${name}.complete`), {
+    warn: (fields, msg) => warnOnce(ctx, name, fields, msg),
+    error: (fields, msg) => ctx.logger?.error(fields, msg)
+  })
+  return r === undefined ? undefined : { name, path, size, ...r }
 }
 
 /** Logs a warning about a file once per importer: a file that stays (its import failed) is tried again every interval. */
@@ -361,56 +310,6 @@ function warnOnce(ctx: Ctx, name: string, fields: Record<string, unknown>, msg: 
   if (ctx.warned.size >= 10_000) ctx.warned.clear() // bounded; a repeat after that is harmless
   ctx.warned.add(key)
   ctx.logger?.warn(fields, msg)
-}
-
-/** Moves a file the importer will not read to `<stats.dir>/quarantine/`, with one error line naming it. */
-async function quarantine(ctx: Ctx, dir: string, name: string, check: CsvCheck): Promise<void> {
-  const to = join(dir, QUARANTINE_DIR, name)
-  await mkdir(join(dir, QUARANTINE_DIR), { recursive: true })
-  await rename(join(dir, name), to)
-  ctx.logger?.error(
-    {
-      file: name,
-      to,
-      header: check.header,
-      damaged: check.bad.length > MAX_BAD_RECORDS ? `more than ${MAX_BAD_RECORDS}` : check.bad.length,
-      intact: check.good,
-      records: check.bad.slice(0, LOGGED_RECORDS).map((b) => `line ${b.line}: ${b.why}`)
-    },
-    check.header
-      ? 'statistics file quarantined: too many damaged records; it is kept, not imported'
-      : 'statistics file quarantined: its first line is not a statistics header; it is kept, not imported'
-  )
-}
-
-/** Copies the first `end` bytes of `from` to `to`, leaving out the `bad` byte ranges (in file order). */
-async function copyWithout(from: string, to: string, end: number, bad: readonly BadRecord[]): Promise<void> {
-  const src = await open(from, 'r')
-  try {
-    const dst = await open(to, 'w')
-    try {
-      const buf = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(end, 1)))
-      let pos = 0
-      const copyTo = async (upTo: number): Promise<void> => {
-        while (pos < upTo) {
-          const { bytesRead } = await src.read(buf, 0, Math.min(buf.length, upTo - pos), pos)
-          if (bytesRead === 0) throw new Error(`${from} is shorter than it was`)
-          const { bytesWritten } = await dst.write(buf, 0, bytesRead)
-          if (bytesWritten !== bytesRead) throw new Error(`short write to ${to} (disk full?)`)
-          pos += bytesRead
-        }
-      }
-      for (const b of bad) {
-        await copyTo(b.start)
-        pos = b.end
-      }
-      await copyTo(end)
-    } finally {
-      await dst.close()
-    }
-  } finally {
-    await src.close()
-  }
 }
 
 type BatchOutcome = Map<string, { rows: number; skipped: number } | undefined>
