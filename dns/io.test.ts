@@ -4,13 +4,12 @@ import { test, type TestContext } from 'node:test'
 import { createSocket, type Socket } from 'node:dgram'
 import { once } from 'node:events'
 import { execFile } from 'node:child_process'
-import { join } from 'node:path'
 import dnsPacket from 'dns-packet'
 import { CATEGORY } from '../engine/categories/index.js'
 import { FILTERD, startFailureLine, startRole } from '../engine/testing/daemon.js'
 import { until } from '../engine/testing/wait.js'
 import { releasedPort } from '../engine/testing/ports.js'
-import { DnsMetrics, readSnapshots } from '../engine/metrics/index.js'
+import { DnsMetrics, metricsDir, readSnapshots } from '../engine/metrics/index.js'
 import { loadUdpAddon, openBatchUdpSocket } from '../engine/udp/index.js'
 import { NativeUdpFront, type BatchSink } from './native-udp-front.js'
 import {
@@ -18,6 +17,7 @@ import {
   addUser,
   ask,
   firstA,
+  makeConfig,
   query,
   rawQuery,
   server,
@@ -53,9 +53,9 @@ test('proxy.io auto without the addon: node:dgram, one JSON warning line, the st
   const started = child.logs.find((l) => l.msg === 'dns started') as { endpoints?: string[] } | undefined
   t.assert.match(String(started?.endpoints?.[0]), /\(udp io dgram\)$/)
   // The metrics snapshot is written on a timer: wait for the first one.
-  const metricsDir = join(w.dir, 'stats', 'metrics')
-  await until('the condition', async () => (await readSnapshots(metricsDir)).size > 0, 15_000)
-  const snaps = await readSnapshots(metricsDir)
+  const dir = metricsDir(makeConfig(w))
+  await until('the condition', async () => (await readSnapshots(dir)).size > 0, 15_000)
+  const snaps = await readSnapshots(dir)
   t.assert.deepStrictEqual(
     [...snaps.values()].map((s) => s.io),
     ['dgram']
@@ -125,7 +125,7 @@ test('native I/O: several front processes on one port (SO_REUSEPORT) each receiv
     'every query answered exactly once'
   )
   // Each process publishes its counters (every 5 s): all received some, and they add up.
-  const dir = join(w.dir, 'stats', 'metrics')
+  const dir = metricsDir(makeConfig(w))
   await until(
     'the condition',
     async () => {

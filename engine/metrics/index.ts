@@ -4,8 +4,8 @@
  * The path: DNS counters live in the DNS processes, and /metrics is served by the api process.
  * Each DNS process counts into a `DnsMetrics` (plain numbers in a Float64Array: an increment is a
  * store, no allocation, no label lookup), and `startMetricsPublisher` writes a small JSON snapshot
- * of it every 5 seconds to `<stats.dir>/metrics/dns-<index>.json` (written to a temporary name and
- * renamed, so a reader never sees half a file). The api role's `/metrics` handler, and the DNS
+ * of it every 5 seconds to `<folder of proxy.pid>/metrics-<id>/dns-<index>.json` (written to a
+ * temporary name and renamed, so a reader never sees half a file; `metricsDir` says why there). The api role's `/metrics` handler, and the DNS
  * role's own `proxy.metrics-listen` listener, read every snapshot and expose them through prom-client
  * with a `process` label (`dns-<index>`: the front process's index, 0 .. proxy.processes-1, so the
  * label is the same after a restart; never a pid), plus what they can read themselves. A snapshot
@@ -38,9 +38,9 @@
  *   filterd_rpz_feed_*{process,zone}                         the RPZ feeds taken in (serial, records, last success, errors, unsupported triggers)
  *   filterd_api_* (prom-client's default process metrics of the api process)
  */
-import { mkdirSync } from 'node:fs'
-import { readFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { mkdir, readFile, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { dirname, join, resolve } from 'node:path'
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { Config } from '../config/types.js'
 import type { HttpServer } from '../http/index.js'
@@ -357,9 +357,16 @@ export interface MetricsPublisherOptions {
   index?: number
 }
 
-/** The directory snapshots are written to. */
+/**
+ * The directory snapshots are written to: beside the DNS role's pid file (`/run/filterd` by
+ * default, a small tmpfs), not in `stats.dir`, so a full statistics disk (when the counters of
+ * dropped rows matter most) cannot stop them. Its name carries a digest of `stats.dir`, the folder
+ * the DNS processes and the api role of one installation already share, so two installations (or
+ * two tests) with the same pid folder keep their snapshots apart.
+ */
 export function metricsDir(config: Readonly<Config>): string {
-  return join(config.stats.dir, 'metrics')
+  const id = createHash('sha256').update(resolve(config.stats.dir)).digest('hex').slice(0, 12)
+  return join(dirname(config.proxy.pid), `metrics-${id}`)
 }
 
 /**
@@ -377,7 +384,6 @@ export function startMetricsPublisher(
   options: MetricsPublisherOptions = {}
 ): MetricsPublisher {
   const dir = metricsDir(config)
-  mkdirSync(dir, { recursive: true })
   const file = join(dir, `dns-${options.index ?? 0}.json`)
   const tmp = `${file}.tmp`
   let closed = false
@@ -387,6 +393,8 @@ export function startMetricsPublisher(
       .then(async () => {
         if (closed) return
         const snap = metrics.snapshot(options.queryLog)
+        // Made on each write: a tmpfs such as /run may have been emptied under a running process.
+        await mkdir(dir, { recursive: true })
         await writeFile(tmp, JSON.stringify(snap))
         await rename(tmp, file)
       })
@@ -406,6 +414,8 @@ export function startMetricsPublisher(
       closed = true
       await rm(file, { force: true })
       await rm(tmp, { force: true })
+      // The last process out removes the folder (another process's snapshot keeps it).
+      await rmdir(dir).catch(() => {})
     }
   }
 }

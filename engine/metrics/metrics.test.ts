@@ -5,7 +5,7 @@ import { CONF, startRole } from '../testing/daemon.js'
 import { until } from '../testing/wait.js'
 import { CATEGORY } from '../categories/index.js'
 import { parseConfig } from '../features.js'
-import { addUser, ask, rcode, world, writeConfigFile } from '../testing/dns.js'
+import { addUser, ask, makeConfig, rcode, world, writeConfigFile } from '../testing/dns.js'
 import { createHttpServer } from '../http/index.js'
 import { DnsMetrics, ResolverCounters, metricsDir, registerMetricsRoute, startMetricsPublisher } from './index.js'
 import { tempDir } from '../testing/temp.js'
@@ -13,7 +13,8 @@ import { tempDir } from '../testing/temp.js'
 function testConfig(t: TestContext): ReturnType<typeof parseConfig> {
   const root = tempDir(t, 'filterd-metrics-')
   return parseConfig(
-    `stats:\n  dir: ${JSON.stringify(join(root, 'csv'))}\n  db: ${JSON.stringify(join(root, 'db'))}\n`,
+    `stats:\n  dir: ${JSON.stringify(join(root, 'csv'))}\n  db: ${JSON.stringify(join(root, 'db'))}\n` +
+      `proxy:\n  pid: ${JSON.stringify(join(root, 'dns.pid'))}\n`,
     join(root, 'x.yaml')
   )
 }
@@ -152,7 +153,7 @@ test('the DNS daemon counts its queries, answers and upstream timeouts, and the 
   const api = await startRole(t, 'api', apiFile)
   // The front process's index, not its pid: the same series after a restart.
   const proc = 'dns-0'
-  t.assert.ok(existsSync(join(w.dir, 'stats', 'metrics', `${proc}.json`)), 'the snapshot is where docs/metrics.md says')
+  t.assert.ok(existsSync(join(metricsDir(makeConfig(w)), `${proc}.json`)), 'the snapshot is where docs/metrics.md says')
   // Snapshots are written every 5 s: wait for the one that holds the four queries.
   const queries = `filterd_dns_queries_total{process="${proc}"} 4`
   let text = ''

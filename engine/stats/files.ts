@@ -4,7 +4,6 @@
  *   current-<pid>-<openedAtMs>.csv.part   the file one DNS process is appending to
  *   queries-<UTC stamp>-<pid>-<seq>.csv   a closed file, ready for the importer (renamed atomically)
  *   rotate.request                        "close your current file": holds a time in ms
- *   metrics/dns-<pid>.json                a DNS process's counters (engine/metrics)
  *
  * The importer only ever reads closed files, so a half-written row is never imported. A writer
  * closes its file every `stats.rotate` seconds, when it reaches `stats.max-file-size`, on

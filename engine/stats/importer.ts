@@ -15,12 +15,13 @@
  * bound the memory an import holds, whatever `stats.max-file-size` is.
  */
 import { writeSync } from 'node:fs'
-import { copyFile, open, readdir, rm, stat, truncate } from 'node:fs/promises'
+import { open, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { Config } from '../config/types.js'
 import type { Logger } from '../log/index.js'
 import { decodeRow, parseRecords, type StatsRow } from './csv.js'
+import { intakeCsvFile } from './csv-intake.js'
 import {
   hoursTable,
   hoursTableSql,
@@ -94,6 +95,8 @@ export interface ImportOptions {
   pipeline?: boolean
   /** Unsorted rows from which a raw hour is sorted by user (engine/stats/raw-sort.ts); tests lower it. */
   rawSortMinRows?: number
+  /** Warnings already logged: an importer passes the same set to each run, so a file is warned about once. */
+  warned?: Set<string>
 }
 
 export interface ImportResult {
@@ -112,6 +115,8 @@ interface Ctx {
   readonly chunkRows: number
   readonly onChunk: ((phase: 'in-txn' | 'after-commit', rowsSoFar: number) => void) | undefined
   readonly logger: Logger | undefined
+  /** Warnings already logged (file and message): once per importer, not once per run. */
+  readonly warned: Set<string>
   rowsSoFar: number
 }
 
@@ -142,9 +147,15 @@ export async function importClosedFiles(
     chunkRows: options.chunkRows ?? (Number(process.env.FILTERD_STATS_IMPORT_CHUNK_ROWS) || CHUNK_ROWS),
     onChunk: options.onChunk ?? pauseHookFromEnv(),
     logger: options.logger,
+    warned: options.warned ?? new Set(),
     rowsSoFar: 0
   }
-  await recoverStaleParts(dir)
+  for (const name of await recoverStaleParts(dir))
+    ctx.logger?.warn(
+      { file: name, pid: Number(CLOSED_RE.exec(name)?.[2]) },
+      'statistics file of a DNS process that is gone (a crash, kill -9) closed for import: its rows are imported and a half-written last row is skipped; ' +
+        'the rows it had not yet written (its last flush: at most 64 KiB of rows or 1 s of queries) are lost and cannot be counted'
+    )
   let names: string[]
   try {
     names = (await readdir(dir)).filter((n) => CLOSED_RE.test(n)).sort()
@@ -267,25 +278,7 @@ async function continueFile(
   return { rows, skipped }
 }
 
-/** The byte offset after the file's last line break (0 when it has none): where its complete records end. */
-export async function completeEnd(path: string, size: number): Promise<number> {
-  const fh = await open(path, 'r')
-  try {
-    const buf = Buffer.allocUnsafe(64 * 1024)
-    for (let end = size; end > 0;) {
-      const start = Math.max(0, end - buf.length)
-      const { bytesRead } = await fh.read(buf, 0, end - start, start)
-      const i = buf.subarray(0, bytesRead).lastIndexOf(0x0a)
-      if (i >= 0) return start + i + 1
-      end = start
-    }
-    return 0
-  } finally {
-    await fh.close()
-  }
-}
-
-/** A closed file of a batch: where its complete records end, and what DuckDB reads (a cut copy when it ends mid-record). */
+/** A closed file of a batch: where its complete records end, and what DuckDB reads (a copy without its damaged records). */
 interface BatchFile {
   name: string
   path: string
@@ -293,26 +286,30 @@ interface BatchFile {
   /** The byte offset after its last line break. */
   end: number
   source: string
-  /** 1 when its last record is cut (skipped). */
+  /** Records skipped before DuckDB reads the file: a cut last record, damaged records (engine/stats/csv-check.ts). */
   cut: number
 }
 
 /**
- * A file cut mid-record (a crashed writer, a full disk) is read from a copy of its complete records;
- * the cut record is skipped with a warning naming the file.
+ * Checks a closed file before DuckDB reads it (engine/stats/csv-intake.ts): `undefined` when it was
+ * moved to `quarantine/`. Warnings about it are logged once per importer.
  */
-async function prepareFile(ctx: Ctx, dir: string, name: string, size: number): Promise<BatchFile> {
+async function prepareFile(ctx: Ctx, dir: string, name: string, size: number): Promise<BatchFile | undefined> {
   const path = join(dir, name)
-  const end = await completeEnd(path, size)
-  if (end === size) return { name, path, size, end, source: path, cut: 0 }
-  ctx.logger?.warn(
-    { file: name, offset: end, bytes: size - end },
-    'statistics file ends in a truncated line (a writer stopped mid-row): that partial row is skipped, every complete row is imported'
-  )
-  const source = join(dir, `.${name}.complete`)
-  await copyFile(path, source)
-  await truncate(source, end)
-  return { name, path, size, end, source, cut: 1 }
+  const r = await intakeCsvFile(path, size, join(dir, `.${name}.complete`), {
+    warn: (fields, msg) => warnOnce(ctx, name, fields, msg),
+    error: (fields, msg) => ctx.logger?.error(fields, msg)
+  })
+  return r === undefined ? undefined : { name, path, size, ...r }
+}
+
+/** Logs a warning about a file once per importer: a file that stays (its import failed) is tried again every interval. */
+function warnOnce(ctx: Ctx, name: string, fields: Record<string, unknown>, msg: string): void {
+  const key = `${name}\n${msg}`
+  if (ctx.warned.has(key)) return
+  if (ctx.warned.size >= 10_000) ctx.warned.clear() // bounded; a repeat after that is harmless
+  ctx.warned.add(key)
+  ctx.logger?.warn(fields, msg)
 }
 
 type BatchOutcome = Map<string, { rows: number; skipped: number } | undefined>
@@ -392,7 +389,10 @@ async function importBatch(
 ): Promise<BatchOutcome> {
   const files: BatchFile[] = []
   try {
-    for (const f of list) files.push(await prepareFile(ctx, dir, f.name, f.size))
+    for (const f of list) {
+      const file = await prepareFile(ctx, dir, f.name, f.size)
+      if (file !== undefined) files.push(file)
+    }
     const read = files.filter((f) => f.end > 0)
     const out = await ctx.db.background(async (c) => {
       try {
@@ -502,6 +502,7 @@ export async function applyRecords(
     chunkRows: CHUNK_ROWS,
     onChunk: undefined,
     logger: undefined,
+    warned: new Set(),
     rowsSoFar: 0
   }
   return (await applyChunk(ctx, name, from, to, done, records, 0)).kind === 'applied'
@@ -826,7 +827,12 @@ export function startStatsImporter(
 ): StatsImporter {
   const owned = options.statsDb === undefined
   const statsDb = options.statsDb ?? openStatsDb(config.stats.db, statsDbOptions(config))
-  const importOptions: ImportOptions = { parquetDir: config.stats['parquet-dir'], ...options, logger }
+  const importOptions: ImportOptions = {
+    parquetDir: config.stats['parquet-dir'],
+    warned: new Set(),
+    ...options,
+    logger
+  }
   let last: LastImport | undefined
   const intervalMs = options.intervalMs ?? config.stats['import-interval'] * 1000
   // A closed file wakes the import at once (./import-trigger.ts); the interval is the backstop. The watch

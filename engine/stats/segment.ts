@@ -14,13 +14,13 @@
  */
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { copyFile, mkdir, open, readdir, rename, rm, stat, truncate } from 'node:fs/promises'
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from '../log/index.js'
 import { metaGet, metaPutMany, progressOfMany, putProgressMany, type StatsDb } from './db.js'
 import { importRows, readCsvSql, readParquetSql, sqlString, type SqlBatchOutcome } from './import-sql.js'
-import { completeEnd } from './importer.js'
+import { intakeCsvFile } from './csv-intake.js'
 import { RAW_RETENTION_MS, ReportTime } from './time.js'
 
 /** What the metadata says of a segment, and what a fetcher checks. */
@@ -84,22 +84,20 @@ export function openSegmentWriter(
     async write(csv, out) {
       const c = await connect()
       const size = (await stat(csv)).size
-      const end = await completeEnd(csv, size)
-      if (end === 0) return undefined
-      let source = csv
       const dir = dirname(out)
       await mkdir(dir, { recursive: true })
       const temp = join(dir, `.${basename(out)}.${process.pid}.tmp`)
+      // Checked as the importer checks a file (engine/stats/csv-intake.ts): damaged records and a cut
+      // last row are left out of the segment, a file that is not ours goes to quarantine/ (and the
+      // caller's removal of the CSV finds nothing).
+      const log = {
+        warn: (f: Record<string, unknown>, m: string) => options.logger?.warn(f, m),
+        error: (f: Record<string, unknown>, m: string) => options.logger?.error(f, m)
+      }
+      const intake = await intakeCsvFile(csv, size, `${temp}.csv`, log)
+      if (intake === undefined || intake.end === 0) return undefined
+      const source = intake.source
       try {
-        if (end < size) {
-          options.logger?.warn(
-            { file: csv, offset: end, bytes: size - end },
-            'statistics file ends in a truncated line (a writer stopped mid-row): that partial row is left out of its segment'
-          )
-          source = `${temp}.csv`
-          await copyFile(csv, source)
-          await truncate(source, end)
-        }
         await c.run(
           `COPY (SELECT * FROM ${readCsvSql(source)}) TO ${sqlString(temp)} (FORMAT parquet, COMPRESSION zstd)`
         )

@@ -112,12 +112,15 @@ test('drops and counts rows instead of queueing them when the disk stalls', asyn
   let writes = 0
   const stalled: CsvFileIo = {
     open: async () => ({
-      write: async () => {
+      write: async (b: Buffer) => {
         if (writes++ > 0) await new Promise(() => {})
+        return b.length
       },
+      truncate: async () => {},
       close: async () => {}
     }),
-    rename: async () => {}
+    rename: async () => {},
+    unlink: async () => {}
   }
   const log = createCsvQueryLog(env.config, silentLogger(), {
     flushIntervalMs: 0,
@@ -146,10 +149,13 @@ test('counts the rows of a write the disk refuses, and keeps writing afterwards'
       write: async (b: Buffer) => {
         if (fail && !b.toString().startsWith('created')) throw Object.assign(new Error('no space'), { code: 'ENOSPC' })
         chunks.push(b.toString())
+        return b.length
       },
+      truncate: async () => {},
       close: async () => {}
     }),
-    rename: async () => {}
+    rename: async () => {},
+    unlink: async () => {}
   }
   const log = createCsvQueryLog(env.config, silentLogger(), { flushIntervalMs: 0, controlPollMs: 0, io: full })
   t.after(() => log.close())

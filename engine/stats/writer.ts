@@ -10,11 +10,14 @@
  *   `maxPendingBytes` (8 MiB, about 80,000 rows). Past that, rows are dropped and counted in
  *   `droppedRows` instead of queued without bound: a full or stalled disk costs statistics, never
  *   DNS answers or memory. A failed write drops its rows the same way and logs once per minute.
+ *   Every row is counted once, written or dropped: a write a full disk takes only part of is cut
+ *   back after its last whole row (the rest count as dropped), and a file whose header the disk
+ *   refused is removed, so a long outage leaves at most the one open `.part` file per process.
  * - Flushes and rotations run one at a time on a promise chain, so a rotation closes the file
  *   after every row accepted before it, and rows accepted during it go to the next file.
  * - The file is created on the first row after a rotation: an idle server leaves no empty files.
  */
-import { open, readFile, rename, type FileHandle } from 'node:fs/promises'
+import { open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../config/types.js'
@@ -42,10 +45,20 @@ export interface CsvQueryLog {
   close(): Promise<void>
 }
 
+/** An open statistics file, as the writer uses it. */
+export interface CsvFile {
+  /** Appends `data`; resolves with the bytes the disk took, which a full disk makes fewer than asked. */
+  write(data: Buffer): Promise<number>
+  /** Cuts the file to `size` bytes (drops a row a full disk cut short). */
+  truncate(size: number): Promise<void>
+  close(): Promise<void>
+}
+
 /** The file operations the writer uses; tests inject a stalled or failing disk. */
 export interface CsvFileIo {
-  open(path: string): Promise<{ write(data: Buffer): Promise<unknown>; close(): Promise<void> }>
+  open(path: string): Promise<CsvFile>
   rename(from: string, to: string): Promise<void>
+  unlink(path: string): Promise<void>
 }
 
 export interface CsvQueryLogOptions {
@@ -72,11 +85,13 @@ const defaultIo: CsvFileIo = {
   async open(path) {
     const fh: FileHandle = await open(path, 'a')
     return {
-      write: (data: Buffer) => fh.write(data),
+      write: async (data: Buffer) => (await fh.write(data)).bytesWritten,
+      truncate: (size: number) => fh.truncate(size),
       close: () => fh.close()
     }
   },
-  rename
+  rename,
+  unlink
 }
 
 const disabledLog: CsvQueryLog = Object.freeze({
@@ -144,6 +159,8 @@ class CsvWriter implements CsvQueryLog {
   #flushQueued = false
   #closed = false
   #lastErrorLog = -Infinity
+  /** A short write left part of a row at the end of the current file (its cut failed): close it. */
+  #cutRowLeft = false
   readonly #timers: NodeJS.Timeout[] = []
 
   constructor(config: Readonly<Config>, logger: Logger, options: CsvQueryLogOptions) {
@@ -283,23 +300,64 @@ class CsvWriter implements CsvQueryLog {
     this.#rowsPending = 0
     this.#inFlightBytes = this.#chunkBytes
     this.#chunkBytes = 0
+    let kept = 0
+    let failure: unknown = undefined
     try {
       if (this.#file === null) await this.#openFile()
       const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) // chunks holds at least the last one
-      await this.#file!.write(buf)
-      this.#fileBytes += buf.length
-      this.writtenRows += rows
+      ;({ rows: kept, err: failure } = await this.#append(buf, rows))
     } catch (err) {
-      this.droppedRows += rows
-      const now = this.#now()
-      if (now - this.#lastErrorLog >= ERROR_LOG_INTERVAL_MS) {
-        this.#lastErrorLog = now
-        this.#logger.error({ err, dropped: this.droppedRows }, 'statistics rows dropped: cannot write the CSV file')
-      }
+      failure = err
     } finally {
       this.#inFlightBytes = 0
     }
-    if (this.#fileBytes >= this.#maxFileSize) await this.#closeFile()
+    // Every row handed to this flush is counted once: written (whole in the file) or dropped.
+    this.writtenRows += kept
+    if (failure !== undefined) {
+      this.droppedRows += rows - kept
+      const now = this.#now()
+      if (now - this.#lastErrorLog >= ERROR_LOG_INTERVAL_MS) {
+        this.#lastErrorLog = now
+        this.#logger.error(
+          { err: failure, dropped: this.droppedRows },
+          'statistics rows dropped: cannot write the CSV file'
+        )
+      }
+    }
+    if (this.#fileBytes >= this.#maxFileSize || this.#cutRowLeft) await this.#closeFile()
+  }
+
+  /**
+   * Appends `buf` (`rows` whole rows) to the current file; answers how many rows are now whole in it,
+   * and the error when not all are. A full disk takes part of a write (a short write), then refuses
+   * the rest: the file is cut back after the last whole row it took, so the next write's rows never
+   * follow half a row (one damaged line for two rows), and the rows after the cut count as dropped.
+   */
+  async #append(buf: Buffer, rows: number): Promise<{ rows: number; err: unknown }> {
+    const file = this.#file!
+    let done = 0
+    try {
+      while (done < buf.length) {
+        const n = await file.write(done === 0 ? buf : buf.subarray(done))
+        if (n <= 0) throw new Error('the disk took no byte of the write')
+        done += n
+      }
+      this.#fileBytes += done
+      return { rows, err: undefined }
+    } catch (err) {
+      const whole = wholeRows(buf, done)
+      if (whole.end < done) {
+        try {
+          await file.truncate(this.#fileBytes + whole.end)
+        } catch {
+          // The cut row stays: the file is closed after this flush, so that row ends it, where the
+          // importer skips (and counts) a truncated line; this writer counts it dropped.
+          this.#cutRowLeft = true
+        }
+      }
+      this.#fileBytes += whole.end
+      return { rows: whole.rows, err }
+    }
   }
 
   async #openFile(): Promise<void> {
@@ -309,9 +367,12 @@ class CsvWriter implements CsvQueryLog {
     const file = await this.#io.open(path)
     const header = Buffer.from(CSV_HEADER)
     try {
-      await file.write(header)
+      if ((await file.write(header)) !== header.length) throw new Error('the disk took part of the CSV header')
     } catch (err) {
+      // A full disk creates the file and refuses its header: remove it, or every failed flush of a
+      // long outage would leave one more empty `.part` file behind (hundreds a second).
       await file.close().catch(() => {})
+      await this.#io.unlink(path).catch(() => {})
       throw err
     }
     this.#file = file
@@ -325,6 +386,7 @@ class CsvWriter implements CsvQueryLog {
     const file = this.#file
     if (file === null) return undefined
     this.#file = null
+    this.#cutRowLeft = false
     const seq = (this.#seq++).toString(36)
     const target = join(this.#dir, closedName(this.#now(), this.#pid, seq))
     try {
@@ -336,4 +398,23 @@ class CsvWriter implements CsvQueryLog {
       return undefined
     }
   }
+}
+
+/**
+ * The whole rows among the first `len` bytes of `buf` (CSV rows, each ending in a line feed outside
+ * quotes): how many, and the offset just after the last one.
+ */
+function wholeRows(buf: Buffer, len: number): { rows: number; end: number } {
+  let rows = 0
+  let end = 0
+  let quoted = false
+  for (let i = 0; i < len; i++) {
+    const c = buf[i]! // i < len <= buf.length
+    if (c === 0x22) quoted = !quoted
+    else if (c === 0x0a && !quoted) {
+      rows++
+      end = i + 1
+    }
+  }
+  return { rows, end }
 }

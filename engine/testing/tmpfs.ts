@@ -1,7 +1,7 @@
 // A small file system of a test's own, for a full disk: apart from temp.ts because it runs mount and
 // umount, and a test that starts processes is a system test (scripts/test-lanes.ts).
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { closeSync, fstatSync, ftruncateSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Cleanup, runBeforeRemoval } from './temp.js'
@@ -26,7 +26,8 @@ export function tmpfsDir(
   execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir])
   t.after(async () => {
     await runBeforeRemoval(t)
-    execFileSync('umount', [dir])
+    // Lazy: a file a test still holds open cannot leave a mount behind.
+    execFileSync('umount', ['-l', dir])
     rmSync(dir, { recursive: true, force: true })
   })
   return {
@@ -35,4 +36,32 @@ export function tmpfsDir(
       execFileSync('mount', ['-o', `remount,size=${to}`, dir])
     }
   }
+}
+
+/** `tmpfsDir`'s folder, or undefined when not root (the caller skips). */
+export function smallTmpfs(t: Cleanup, size: string): string | undefined {
+  return tmpfsUnavailable() === undefined ? tmpfsDir(t, size).dir : undefined
+}
+
+/**
+ * Fills the file system of `dir` with `<dir>/filler` until it refuses a byte, then gives back
+ * `leaveBytes` (rounded up to pages by the file system). Returns the filler's path: remove it for room.
+ */
+export function fillDisk(dir: string, leaveBytes = 0): string {
+  const path = join(dir, 'filler')
+  const fd = openSync(path, 'w')
+  try {
+    const block = Buffer.alloc(64 * 1024)
+    for (;;) {
+      try {
+        if (writeSync(fd, block) < block.length) break
+      } catch {
+        break // ENOSPC: full
+      }
+    }
+    if (leaveBytes > 0) ftruncateSync(fd, Math.max(0, fstatSync(fd).size - leaveBytes))
+  } finally {
+    closeSync(fd)
+  }
+  return path
 }
