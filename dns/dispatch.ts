@@ -337,10 +337,21 @@ export class Dispatcher {
           rcode !== 0 && d.rejected ? 'malformed' : record?.reason === 'safesearch' ? 'safesearch' : 'block',
           rcode
         )
-        // Before the reply: the browser asks the block page as soon as it has the answer.
-        if (rcode === 0 && peer.clientId !== null && this.clientIds !== null)
-          this.rememberClientId(this.clientIds, d.msg, peer.address, peer.clientId)
-        this.reply(d.answer, d.answerLength, peer, true)
+        const remembered =
+          rcode === 0 && peer.clientId !== null && this.clientIds !== null
+            ? this.rememberClientId(this.clientIds, d.msg, peer.address, peer.clientId)
+            : null
+        if (remembered === null) {
+          this.reply(d.answer, d.answerLength, peer, true)
+        } else {
+          // The browser asks the block page as soon as it has the answer: it leaves once the entry is committed.
+          const answer = Buffer.from(d.answer.subarray(0, d.answerLength))
+          const send = (): void => this.reply(answer, answer.length, peer, false)
+          remembered.then(send, (err: unknown) => {
+            this.logger.warn({ err }, 'dns: cannot write the client-ID memory; the block page judges by address')
+            send()
+          })
+        }
         if (record !== null) this.logged(record, d.msg, -1, d.answer, d.answerLength, peer)
         return
       }
@@ -439,10 +450,15 @@ export class Dispatcher {
 
   // A block answer to a query naming a client ID: the block page will judge this address's request for
   // the name as that ID's user (engine/store/client-id-memory.ts). Slow path: client-ID block answers only.
-  private rememberClientId(memory: ClientIdMemory, msg: Buffer, address: string, clientId: string): void {
+  private rememberClientId(
+    memory: ClientIdMemory,
+    msg: Buffer,
+    address: string,
+    clientId: string
+  ): Promise<unknown> | null {
     const q = this.replyScratch
-    if (readQuery(msg, q) !== QUERY_OK || q.nameLength === 0) return
-    memory.remember(address, q.nameBytes.toString('latin1', 0, q.nameLength), clientId)
+    if (readQuery(msg, q) !== QUERY_OK || q.nameLength === 0) return null
+    return memory.remember(address, q.nameBytes.toString('latin1', 0, q.nameLength), clientId)
   }
 
   // A query's final record: to the statistics sink and to dnstap (with the query and the answer sent).
