@@ -245,7 +245,10 @@ export interface paths {
         get: operations["getUsersUserIdClientIds"];
         /** replace the client IDs (creates the user when it does not exist) */
         put: operations["putUsersUserIdClientIds"];
-        /** add client IDs (creates the user when it does not exist) */
+        /**
+         * add client IDs (creates the user when it does not exist); without a body, one new random ID
+         * @description With a body, the IDs it lists are added. Without one (Content-Type: application/json, nothing sent), the server makes one new random ID (20 characters of a-z and 2-7: 100 random bits) and adds it: the answer lists the user's IDs with the new one last. An ID carries no secret with it: a random one is what cannot be guessed.
+         */
         post: operations["postUsersUserIdClientIds"];
         /** remove every client ID of the user (its settings are kept) */
         delete: operations["deleteUsersUserIdClientIds"];
@@ -2510,7 +2513,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["ClientIdList"];
             };
