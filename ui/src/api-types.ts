@@ -4484,7 +4484,7 @@ export interface operations {
     getUsersUserIdStatActivityHour: {
         parameters: {
             query?: {
-                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most three months back) */
+                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default) */
                 from?: string;
                 /** @description last day, YYYY-MM-DD (required; not after today, not before from) */
                 to?: string;
@@ -4541,7 +4541,7 @@ export interface operations {
     getUsersUserIdStatActivityDay: {
         parameters: {
             query?: {
-                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most three months back) */
+                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default) */
                 from?: string;
                 /** @description last day, YYYY-MM-DD (required; not after today, not before from) */
                 to?: string;
@@ -4598,7 +4598,7 @@ export interface operations {
     getUsersUserIdStatDomainsFilter: {
         parameters: {
             query?: {
-                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most three months back) */
+                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default) */
                 from?: string;
                 /** @description last day, YYYY-MM-DD (required; not after today, not before from) */
                 to?: string;
@@ -4657,7 +4657,7 @@ export interface operations {
     getUsersUserIdStatDetail: {
         parameters: {
             query?: {
-                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most three months back) */
+                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default) */
                 from?: string;
                 /** @description last day, YYYY-MM-DD (required; not after today, not before from) */
                 to?: string;
@@ -4766,7 +4766,7 @@ export interface operations {
     getStatsOverview: {
         parameters: {
             query?: {
-                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most three months back) */
+                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default) */
                 from?: string;
                 /** @description last day, YYYY-MM-DD (required; not after today, not before from) */
                 to?: string;
