@@ -50,6 +50,26 @@ test('client IDs: PUT /users/{id} and the client-ids routes set, add, list and r
   t.assert.strictEqual(s.store.userForClientId('kid-phone'), undefined, 'deleting the user unmaps its IDs')
 })
 
+test('client IDs: a POST without a body adds one new random ID, stored like a given one', async (t: TestContext) => {
+  const s = await start(t)
+  const first = await call<string[]>(s.base, 'POST', '/users/dave/client-ids/')
+  t.assert.strictEqual(first.status, 201, first.text)
+  t.assert.strictEqual(first.body.length, 1)
+  const made = first.body[0]!
+  t.assert.match(made, /^[a-z2-7]{20}$/)
+  t.assert.strictEqual(s.store.userForClientId(made), 'dave')
+  await call(s.base, 'POST', '/users/dave/client-ids/', ['tablet'])
+  const second = await call<string[]>(s.base, 'POST', '/users/dave/client-ids/')
+  t.assert.strictEqual(second.status, 200)
+  t.assert.strictEqual(second.body.length, 3)
+  t.assert.deepStrictEqual(second.body.slice(0, 2), [made, 'tablet'])
+  t.assert.notStrictEqual(second.body[2], made, 'each call makes a new ID, last in the answer')
+  t.assert.strictEqual(s.store.userForClientId(second.body[2]!), 'dave')
+  // Still a JSON write: without the type it is refused as any other (a page cannot send it unasked).
+  const bare = await fetch(`${s.base}/users/dave/client-ids/`, { method: 'POST' })
+  t.assert.strictEqual(bare.status, 415)
+})
+
 test('client IDs: one DNS label each (422 naming the element), and never taken from another user (409)', async (t: TestContext) => {
   const s = await start(t)
   await call(s.base, 'PUT', '/users/alice/client-ids/', ['phone'])

@@ -9,6 +9,7 @@ import { runInNewContext } from 'node:vm'
 import { CSV_HEADER, decodeRow, formatRow, parseRecords, type StatsRow } from '../engine/stats/index.js'
 import { fileStamp } from '../engine/stats/files.js'
 import { Backlog } from './live-backlog.js'
+import { liveRow } from './live-log.js'
 import { call, errorOf, startApi, tempDir, type StartedApi } from './testing/fixtures.js'
 
 // A real collection before each heap reading, so the heap counts what is kept, not garbage not yet collected.
@@ -347,3 +348,29 @@ function parseOne(line: string): string[] {
   parseRecords(line, 0, 1, out)
   return out[0]!
 }
+
+test('a row names the subscription or feed that decided (source), and leaves the field out when none did', (t: TestContext) => {
+  const out: string[][] = []
+  parseRecords(
+    formatRow(
+      7,
+      false,
+      '10.0.0.1',
+      'ads.example',
+      'ads.example',
+      'global-blacklist',
+      [],
+      [],
+      'alice',
+      null,
+      'list:ads'
+    ) + formatRow(8, false, '10.0.0.1', 'own.example', 'own.example', 'global-blacklist', [], [], 'alice'),
+    0,
+    Infinity,
+    out
+  )
+  const [listed, own] = out.map((f) => liveRow(decodeRow(f)!))
+  t.assert.strictEqual(listed?.source, 'list:ads')
+  t.assert.strictEqual(listed?.reason, 'global-blacklist')
+  t.assert.strictEqual(own !== undefined && 'source' in own, false)
+})

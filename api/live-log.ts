@@ -30,6 +30,8 @@ export interface LiveRow {
   cats: number[]
   blockedCats: number[]
   nxdomain: boolean
+  /** `list:<id>` or `rpz:<zone>` when a list subscription or an RPZ feed gave the deciding entry; left out otherwise. */
+  source?: string
 }
 
 export interface LiveFilter {
@@ -66,7 +68,8 @@ export function liveRow(r: StatsRow): LiveRow {
     blockedHost: r.blockedHost,
     cats: r.cats,
     blockedCats: r.blockedCats,
-    nxdomain: r.nxdomain
+    nxdomain: r.nxdomain,
+    ...(r.source === undefined ? {} : { source: r.source })
   }
 }
 

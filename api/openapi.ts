@@ -74,7 +74,7 @@ function operation(r: RouteDef): Record<string, unknown> {
   if (params.length > 0) op.parameters = params
   if (r.body !== undefined) {
     op.requestBody = {
-      required: true,
+      required: r.bodyOptional !== true,
       content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.body}` } } }
     }
   }

@@ -30,6 +30,8 @@ export interface RouteDef {
   readonly description?: string
   readonly query?: readonly QueryParam[]
   readonly body?: BodySchemaName
+  /** The body may be left out (the route says what that means): the document marks it not required. */
+  readonly bodyOptional?: true
   /** Success answers. */
   readonly ok: readonly Outcome[]
   /** Error statuses this endpoint can answer besides 500 (the bodies are always the Error schema). */

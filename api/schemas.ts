@@ -358,6 +358,11 @@ export const answerSchemas = {
         type: ['string', 'null'],
         description: 'the list entry ("-" for allow-only), search or video host, or category database key that decided'
       },
+      source: {
+        type: 'string',
+        description:
+          "where the deciding entry came from, left out for the operator's own lists and the category database: list:<id> (a list subscription; steps global-blacklist, global-whitelist, category) or rpz:<zone> (an RPZ feed; step rpz)"
+      },
       categories: {
         type: 'array',
         items: { type: 'integer' },

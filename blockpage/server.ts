@@ -21,6 +21,7 @@
 import { domainToUnicode } from 'node:url'
 import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
 import { formatHostPort, parseHostPort, type Config, type Language } from '../engine/config/index.js'
+import { encryptedListenerCount } from '../engine/config/encrypted-dns.js'
 import { EngineError } from '../engine/errors.js'
 import { createHttpMetrics, isLoopback, type HttpMetrics } from '../engine/metrics/http.js'
 import { healthReport, storeGeneration, type HealthProblem, type HealthReport } from '../engine/health/index.js'
@@ -37,7 +38,7 @@ import { normalizeDomain } from '../engine/names/index.js'
 import { normalizeIp } from '../engine/net/ip.js'
 import { startConfiguredFeeds, type RpzLayer } from '../engine/rpz/feed-set.js'
 import { createPolicy, HostKeys, loadSafeHosts, Verdict, type Policy, type SafeHosts } from '../engine/policy/index.js'
-import { openConfiguredStore, type Store } from '../engine/store/index.js'
+import { ClientIdMemory, openConfiguredStore, type Store } from '../engine/store/index.js'
 import { formatWall, zoneOf } from '../engine/schedule/index.js'
 import { LANGUAGES, pickLanguage } from './language.js'
 import { reasonText, type PageReason } from './messages.js'
@@ -65,6 +66,8 @@ export interface BlockPageDeps {
   /** `api.host`: never answered with a block page, even when no front door is mounted. */
   readonly apiHost: string
   readonly frontDoor: FrontDoorLike | undefined
+  /** Which client ID the DNS server just answered an address's query for a name with (null: no DoT/DoH). */
+  readonly clientIds: ClientIdMemory | null
   readonly logger: Logger
 }
 
@@ -238,11 +241,25 @@ export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'ht
       return
     }
     policy.watcher.check()
-    policy.evaluate(req.remoteAddress, new HostKeys(host), verdict)
+    // A subscriber the DNS server knew by its client ID is judged as that ID's user, as its answer was;
+    // anyone else by the address (an ID no user holds any more: the server defaults, as for any ID).
+    const clientId = deps.clientIds?.recall(req.remoteAddress, host)
+    const snap =
+      clientId === undefined
+        ? policy.snapshotFor(req.remoteAddress)
+        : (policy.snapshotForClientId(clientId) ?? policy.anonymousSnapshot())
+    policy.evaluateSnapshot(snap, new HostKeys(host), verdict, false, req.remoteAddress)
     const isPage = wantsPage(req.header('accept'))
     if (debug)
       logger.debug(
-        { client: req.remoteAddress, host, action: verdict.action, reason: verdict.reason, page: isPage },
+        {
+          client: req.remoteAddress,
+          ...(clientId === undefined ? {} : { clientId }),
+          host,
+          action: verdict.action,
+          reason: verdict.reason,
+          page: isPage
+        },
         'block page request'
       )
     switch (verdict.action) {
@@ -333,7 +350,9 @@ function loadTaxonomies(dir: string, lang: Language, logger: Logger): Record<Lan
 }
 
 /** Builds the per-request dependencies from the config (templates compiled, taxonomies loaded). */
-export function createBlockPageDeps(options: BlockPageOptions & { store: Store }): BlockPageDeps {
+export function createBlockPageDeps(
+  options: BlockPageOptions & { store: Store; clientIds?: ClientIdMemory | null }
+): BlockPageDeps {
   const { config, store } = options
   const logger = options.logger ?? silentLogger()
   const bp = config.blockpage
@@ -354,6 +373,7 @@ export function createBlockPageDeps(options: BlockPageOptions & { store: Store }
     acceptLanguage: bp['accept-language'],
     apiHost: config.api.host,
     frontDoor: options.frontDoor,
+    clientIds: options.clientIds ?? null,
     logger
   }
 }
@@ -410,14 +430,17 @@ export async function startBlockPage(options: BlockPageOptions): Promise<Running
   const servers: HttpServer[] = []
   // The RPZ feeds, so a name a feed blocks is explained as the DNS server blocked it (one policy).
   const feeds = options.feeds === undefined ? await startConfiguredFeeds(config, logger) : null
+  // What the DNS role remembers of client-ID queries (engine/store/client-id-memory.ts): only DoT and DoH carry IDs.
+  const clientIds = encryptedListenerCount(config.proxy) > 0 ? ClientIdMemory.open(store.path) : null
   const closeAll = async (): Promise<void> => {
     feeds?.close()
+    await clientIds?.close()
     for (const s of servers) await s.close()
     options.frontDoor?.close?.()
     if (ownStore) await store.close()
   }
   try {
-    const deps = createBlockPageDeps({ ...options, store, logger, ...(feeds === null ? {} : { feeds }) })
+    const deps = createBlockPageDeps({ ...options, store, clientIds, logger, ...(feeds === null ? {} : { feeds }) })
     const bodyLimit = config.api['body-limit']
     const onError = (err: unknown, req: HttpRequest): void => {
       logger.error({ err, host: req.header('host'), path: req.path }, 'block page request failed')

@@ -8,6 +8,7 @@
  * rewritten), safe video, or drop.
  */
 import type { Logger } from '../engine/log/index.js'
+import type { ClientIdMemory } from '../engine/store/index.js'
 import type { DnsMetrics } from '../engine/metrics/index.js'
 import type { JudgePool, BatchOutput } from '../engine/pool/index.js'
 import type { QueryLogRecord, QueryLogSink } from '../engine/querylog/index.js'
@@ -108,6 +109,8 @@ export interface DispatcherOptions {
   tap?: DnstapTap | null
   /** The UDP size advertised upstream at most (`proxy.upstream-edns-size`; default 1232). */
   upstreamEdnsSize?: number
+  /** Where block answers to client-ID queries are remembered for the block page (null: no DoT/DoH). */
+  clientIds?: ClientIdMemory | null
 }
 
 export class Dispatcher {
@@ -128,6 +131,7 @@ export class Dispatcher {
   private readonly scratchOut = Buffer.allocUnsafe(ANSWER_BUFFER_SIZE)
   private readonly replyScratch = new QueryScratch()
   private readonly forwarder: Forwarder
+  private readonly clientIds: ClientIdMemory | null
   private batch: BatchItem[] = []
   private batchScheduled = false
   private closed = false
@@ -146,6 +150,7 @@ export class Dispatcher {
     this.tap = o.tap ?? null
     this.records = this.sink.enabled || this.tap !== null
     this.sizes = new UdpSizes(o.upstreamEdnsSize)
+    this.clientIds = o.clientIds ?? null
   }
 
   /** A config reload's `proxy.rate-limit*` keys: the new limiter (null: off) replaces the old one. */
@@ -332,7 +337,21 @@ export class Dispatcher {
           rcode !== 0 && d.rejected ? 'malformed' : record?.reason === 'safesearch' ? 'safesearch' : 'block',
           rcode
         )
-        this.reply(d.answer, d.answerLength, peer, true)
+        const remembered =
+          rcode === 0 && peer.clientId !== null && this.clientIds !== null
+            ? this.rememberClientId(this.clientIds, d.msg, peer.address, peer.clientId)
+            : null
+        if (remembered === null) {
+          this.reply(d.answer, d.answerLength, peer, true)
+        } else {
+          // The browser asks the block page as soon as it has the answer: it leaves once the entry is committed.
+          const answer = Buffer.from(d.answer.subarray(0, d.answerLength))
+          const send = (): void => this.reply(answer, answer.length, peer, false)
+          remembered.then(send, (err: unknown) => {
+            this.logger.warn({ err }, 'dns: cannot write the client-ID memory; the block page judges by address')
+            send()
+          })
+        }
         if (record !== null) this.logged(record, d.msg, -1, d.answer, d.answerLength, peer)
         return
       }
@@ -427,6 +446,19 @@ export class Dispatcher {
       record.nxdomain = rcode === RCODE_NXDOMAIN
       this.logged(record, original ?? p.query, original === null ? p.clientId : -1, sent, sentLength, peer)
     }
+  }
+
+  // A block answer to a query naming a client ID: the block page will judge this address's request for
+  // the name as that ID's user (engine/store/client-id-memory.ts). Slow path: client-ID block answers only.
+  private rememberClientId(
+    memory: ClientIdMemory,
+    msg: Buffer,
+    address: string,
+    clientId: string
+  ): Promise<unknown> | null {
+    const q = this.replyScratch
+    if (readQuery(msg, q) !== QUERY_OK || q.nameLength === 0) return null
+    return memory.remember(address, q.nameBytes.toString('latin1', 0, q.nameLength), clientId)
   }
 
   // A query's final record: to the statistics sink and to dnstap (with the query and the answer sent).

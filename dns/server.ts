@@ -6,6 +6,7 @@
  */
 import type { Config } from '../engine/config/types.js'
 import { formatHostPort, parseHostPort } from '../engine/config/address.js'
+import { encryptedListenerCount } from '../engine/config/encrypted-dns.js'
 import { EngineError } from '../engine/errors.js'
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { createPolicy, type Policy, type SafeHosts } from '../engine/policy/index.js'
@@ -13,7 +14,13 @@ import { startConfiguredFeeds, type RpzFeeds } from '../engine/rpz/feed-set.js'
 import { DnsMetrics, type UdpDrops } from '../engine/metrics/index.js'
 import { JudgePool } from '../engine/pool/index.js'
 import { noopQueryLogSink, type QueryLogSink } from '../engine/querylog/index.js'
-import { configuredStoreOptions, createStoreIfMissing, openConfiguredStore, type Store } from '../engine/store/index.js'
+import {
+  ClientIdMemory,
+  configuredStoreOptions,
+  createStoreIfMissing,
+  openConfiguredStore,
+  type Store
+} from '../engine/store/index.js'
 import {
   Judge,
   compileBlockAnswers,
@@ -118,6 +125,7 @@ class FrontProcessServer implements DnsServer {
   private limiter: RateLimiter | null = null
   private tap: DnstapTap | null = null
   private encrypted: EncryptedFronts | null = null
+  private clientIds: ClientIdMemory | null = null
   private readonly udp: Array<UdpFront | NativeUdpFront> = []
   private closed = false
 
@@ -155,6 +163,9 @@ class FrontProcessServer implements DnsServer {
     })
     const forwarder = this.forwarder
     this.metrics.resolvers = () => forwarder.resolverSnapshots()
+    // Client IDs come over DoT and DoH only: without those listeners there is nothing to remember.
+    if (encryptedListenerCount(proxy) > 0)
+      this.clientIds = ClientIdMemory.open(o.store?.path ?? this.config.common.db, { lifetimeSeconds: proxy.ttl })
     const dispatcher = new Dispatcher({
       judge,
       forwarder,
@@ -167,7 +178,8 @@ class FrontProcessServer implements DnsServer {
       limitAction: proxy['rate-limit-action'],
       truncateAnyOverUdp: proxy['any-over-udp'] === 'truncate',
       tap,
-      upstreamEdnsSize: proxy['upstream-edns-size']
+      upstreamEdnsSize: proxy['upstream-edns-size'],
+      clientIds: this.clientIds
     })
     this.dispatcher = dispatcher
     this.tcp = new TcpFront({
@@ -341,6 +353,7 @@ class FrontProcessServer implements DnsServer {
     if (this.ownsStore) await this.store?.close()
     await this.sink.close?.()
     await this.tap?.close()
+    await this.clientIds?.close()
   }
 }
 

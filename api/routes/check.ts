@@ -28,6 +28,8 @@ export interface CheckAnswer {
   action: Verdict['action'] | 'refuse'
   step: Verdict['reason'] | 'unknown-client-id'
   matched: string | null
+  /** `list:<id>` or `rpz:<zone>` when a list subscription or an RPZ feed gave the deciding entry; left out otherwise. */
+  source?: string
   categories: readonly number[]
   blockedCategories: readonly number[]
   site: { domain: string; categories: number[] } | null
@@ -68,6 +70,7 @@ export function explain(ctx: ApiContext, snap: Snapshot, domain: string, address
     action: v.action,
     step: v.reason,
     matched: v.matched === '' ? null : v.matched,
+    ...(v.source === '' ? {} : { source: v.source }),
     categories: v.cats,
     blockedCategories: v.blockedCats,
     site: site === undefined ? null : { domain: site.domain, categories: site.categories },
@@ -127,6 +130,8 @@ const DESCRIPTION =
   'rpz (an RPZ feed of rpz-feeds; matched is its trigger), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). ' +
   'A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only ' +
   'or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. ' +
+  'When the deciding entry came from a list subscription or an RPZ feed, `source` names it: list:<subscription id> ' +
+  '(step global-blacklist, global-whitelist or category) or rpz:<feed zone> (step rpz). ' +
   'The same code as the DNS server and the block page (engine/policy), on the current policy generation.'
 
 export const checkRoutes: RouteDef[] = [

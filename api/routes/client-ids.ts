@@ -5,6 +5,7 @@
  * moved from one user to another: an ID another user holds is refused (409 API_CLIENT_ID_TAKEN), because moving
  * it would silently put another subscriber's devices under this user's policy.
  */
+import { randomBytes } from 'node:crypto'
 import type { StoreWriter, UserRecord } from '../../engine/store/index.js'
 import { bodyOf, requireUser, userIdOf, userOrNew } from '../context.js'
 import { apiError } from '../errors.js'
@@ -33,6 +34,20 @@ export function canonicalClientIds(list: readonly string[], field = ''): string[
     out.add(id)
   }
   return [...out]
+}
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567'
+
+/**
+ * A new client ID nobody can guess: 20 characters of base32 (100 random bits), a valid DNS label. An ID is
+ * the only thing that names its user over DoH or DoT (no password goes with it), so a guessable one
+ * (`kid-phone`) lets anyone who tries it be filtered, and counted in the statistics, as that user.
+ */
+export function randomClientId(): string {
+  const bytes = randomBytes(20)
+  let id = ''
+  for (const b of bytes) id += BASE32[b & 31]
+  return id
 }
 
 /** One client ID from the path: 400 `API_BAD_PARAM` when it is not one. */
@@ -80,13 +95,19 @@ export const clientIdRoutes: RouteDef[] = [
     method: 'POST',
     path: P,
     tag: 'client-ids',
-    summary: 'add client IDs (creates the user when it does not exist)',
+    summary: 'add client IDs (creates the user when it does not exist); without a body, one new random ID',
+    description:
+      'With a body, the IDs it lists are added. Without one (Content-Type: application/json, nothing sent), the server ' +
+      'makes one new random ID (20 characters of a-z and 2-7: 100 random bits) and adds it: the answer lists the ' +
+      "user's IDs with the new one last. An ID carries no secret with it: a random one is what cannot be guessed.",
     body: 'ClientIdList',
+    bodyOptional: true,
     ok: [{ status: 201, description: 'the user was created; its client IDs', schema: 'ClientIds' }, ...ANSWER],
     errors: [400, 409, 413, 422],
     async handle(ctx, req, res) {
       const id = userIdOf(req)
-      const added = canonicalClientIds(await bodyOf(req, 'ClientIdList'))
+      const added =
+        (await req.body()).length === 0 ? [randomClientId()] : canonicalClientIds(await bodyOf(req, 'ClientIdList'))
       const r = await ctx.store.write((w) => {
         const { user, created } = userOrNew(w, id)
         const all = [...new Set([...(user.client_ids ?? []), ...added])]

@@ -69,7 +69,8 @@ export const liveLogRoutes: RouteDef[] = [
     summary: 'the DNS queries as they happen (Server-Sent Events), filtered',
     description:
       'text/event-stream. Each query is one event whose data is JSON: time (ms), address, user (null: anonymous), host, ' +
-      'blocked, reason (the policy step), blockedHost, cats, blockedCats, nxdomain. First the last `last` matching rows, then new ones ' +
+      'blocked, reason (the policy step), blockedHost, cats, blockedCats, nxdomain, and source (list:<subscription id> or rpz:<feed zone>, ' +
+      'only when a list subscription or an RPZ feed gave the deciding entry). First the last `last` matching rows, then new ones ' +
       'within about a second of the query. A client that reads too slowly loses rows and then gets `event: dropped` with ' +
       '{"rows": n}; `event: skipped` {"bytes": n} means the server skipped rows it could not read fast enough. ' +
       'At most 32 streams at once (503 API_TOO_MANY_STREAMS).',

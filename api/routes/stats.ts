@@ -17,6 +17,7 @@ import {
   formatDay,
   parseDay,
   rawLastHour,
+  retentionOf,
   topDomains,
   type DomainFilter
 } from '../../engine/stats/index.js'
@@ -28,7 +29,7 @@ const DATE = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' }
 export const RANGE: readonly QueryParam[] = [
   {
     name: 'from',
-    description: 'first day, YYYY-MM-DD in stats.timezone (required; at most three months back)',
+    description: 'first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default)',
     schema: DATE
   },
   { name: 'to', description: 'last day, YYYY-MM-DD (required; not after today, not before from)', schema: DATE }
@@ -49,7 +50,7 @@ function filterOf(req: HttpRequest): DomainFilter {
 /** `from` and `to` as day numbers, checked against what is kept. */
 export function rangeOf(stats: StatsContext, req: HttpRequest): [number, number] {
   const t = stats.now()
-  const first = stats.time.aggregateRetentionStart(t)
+  const first = stats.time.aggregateRetentionStart(t, retentionOf(stats.db).months)
   const today = stats.time.dayOf(t)
   const day = (name: 'from' | 'to'): number => {
     const text = req.searchParams.get(name)

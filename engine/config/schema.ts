@@ -583,6 +583,24 @@ export const configSchema = {
             'seconds between imports by the api role when no closed file woke it (the backstop of the stats.dir watch)',
           'x-roles': ['api', 'sync']
         },
+        'retention-months': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 36,
+          default: 3,
+          description:
+            'calendar months of daily and hourly aggregates kept (every report but the raw one); older days are dropped at the next import',
+          'x-roles': ['api', 'sync']
+        },
+        'raw-retention-hours': {
+          type: 'integer',
+          minimum: 1,
+          maximum: 168,
+          default: 24,
+          description:
+            'hours of raw rows (one per query: the raw report, top lists of today) kept; an hour is dropped once it is wholly older',
+          'x-roles': ['api', 'sync']
+        },
         'duckdb-memory': {
           type: 'string',
           pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$',

@@ -54,6 +54,7 @@ export function buildRecord(judge: Judge, time: number): QueryLogRecord {
     blockedCats: v.blockedCats,
     nxdomain: false,
     rcode: 0,
-    clientId: judge.clientId
+    clientId: judge.clientId,
+    source: v.source
   }
 }

@@ -68,7 +68,7 @@ export interface RevRecord {
 export const REV_KEY = `${SUBSCRIPTION_PREFIX}rev`
 export const ENTRY_PREFIX = `${SUBSCRIPTION_PREFIX}e:`
 const SOURCE_PREFIX = `${SUBSCRIPTION_PREFIX}src:`
-const STATE_PREFIX = `${SUBSCRIPTION_PREFIX}state:`
+export const STATE_PREFIX = `${SUBSCRIPTION_PREFIX}state:`
 
 export const sourceKey = (id: string): string => SOURCE_PREFIX + id
 export const stateKey = (id: string): string => STATE_PREFIX + id

@@ -9,7 +9,15 @@
  */
 import type { SuffixKeys } from '../names/suffix-keys.js'
 import type { Store } from '../store/index.js'
-import { ENTRY_PREFIX, entryName, REV_KEY, type EntryTarget, type RevRecord } from './keys.js'
+import {
+  ENTRY_PREFIX,
+  entryName,
+  entryPrefix,
+  REV_KEY,
+  STATE_PREFIX,
+  type EntryTarget,
+  type RevRecord
+} from './keys.js'
 
 function bump(map: Map<string, number>, name: string, by: number): void {
   const n = (map.get(name) ?? 0) + by
@@ -23,6 +31,8 @@ export class SubscriptionIndex {
   private readonly black = new Map<string, number>()
   /** name → its categories, one element per source that lists it (so repeats are possible). */
   private readonly cats = new Map<string, number[]>()
+  /** `target name` → the id of the first source listing it (sourceOf), for this revision; bounded. */
+  private readonly sources = new Map<string, string>()
 
   /** Entries held, over every target. */
   get size(): number {
@@ -34,6 +44,7 @@ export class SubscriptionIndex {
     const record = store.getSubscriptionValue(REV_KEY) as RevRecord | undefined
     const rev = record?.rev ?? 0
     if (rev === this.rev) return
+    this.sources.clear()
     if (record !== undefined && this.rev >= 0 && rev === this.rev + 1) {
       for (const [name, from, to] of record.changes) {
         if (from !== null) this.count(name, from, -1)
@@ -93,6 +104,27 @@ export class SubscriptionIndex {
       }
     }
     return out
+  }
+
+  /**
+   * The id of a source (the first in id order) whose entry for `name` has `target`; '' when none does.
+   * The index counts names, not sources: this reads the store, once per name and revision (remembered).
+   */
+  sourceOf(store: Store, name: string, target: EntryTarget): string {
+    const key = `${target} ${name}`
+    const known = this.sources.get(key)
+    if (known !== undefined) return known
+    let found = ''
+    for (const { key: stateKey } of store.subscriptionRange(STATE_PREFIX)) {
+      const id = stateKey.slice(STATE_PREFIX.length)
+      if (store.getSubscriptionValue(entryPrefix(id) + name) === target) {
+        found = id
+        break
+      }
+    }
+    if (this.sources.size >= 10_000) this.sources.clear()
+    this.sources.set(key, found)
+    return found
   }
 
   /** The first suffix of `keys` a whitelist subscription lists, or ''. */

@@ -91,6 +91,12 @@ export class Verdict {
   zone = ''
   /** The RPZ feed that matched (its action may be passthru: then later steps decided), else null. */
   rpz: RpzHit | null = null
+  /**
+   * Where the deciding entry came from when it was not the operator's own lists or the category database:
+   * `list:<id>` (a list subscription, docs/lists.md), `rpz:<zone>` (an RPZ feed, docs/rpz.md); '' otherwise.
+   * Filled only when `evaluate` is asked to explain (`wantCats`: statistics on, /check).
+   */
+  source = ''
 }
 
 /** What one address is subject to. Immutable once built. */
@@ -346,6 +352,7 @@ export class Policy {
     out.ttlCap = -1
     out.zone = ''
     out.rpz = null
+    out.source = ''
     const part = snap.scheduled
     if (part === undefined) return this.steps(snap, null, keys, out, wantCats, client)
     // Switches the schedules whose boundary this instant has reached, if the timer has not yet.
@@ -366,7 +373,10 @@ export class Policy {
     client: string
   ): Verdict {
     if (this.decideLists(snap, part, keys, out, client)) {
-      if (wantCats) this.fillCats(keys, out, null)
+      if (wantCats) {
+        this.fillCats(keys, out, null)
+        this.nameSource(out)
+      }
       return out
     }
     const name = keys.suffix(0)
@@ -383,8 +393,41 @@ export class Policy {
       out.action = 'block'
       out.reason = 'category'
       if (part !== null) part.nameCategoryRule(out, snap.filter)
+      if (wantCats) this.nameCategorySource(keys, out)
     }
     return out
+  }
+
+  /** `out.source` of a list step: the feed, or the subscription that listed a global list's entry. */
+  private nameSource(out: Verdict): void {
+    if (out.rpz !== null && out.reason === 'rpz') {
+      out.source = 'rpz:' + out.rpz.zone
+      return
+    }
+    const global =
+      out.reason === 'global-blacklist'
+        ? this.global.blacklist
+        : out.reason === 'global-whitelist'
+          ? this.global.whitelist
+          : null
+    if (global === null || global.has(out.matched)) return
+    const id = this.subscriptions.sourceOf(
+      this.store,
+      out.matched,
+      out.reason === 'global-blacklist' ? 'black' : 'white'
+    )
+    if (id !== '') out.source = 'list:' + id
+  }
+
+  /** `out.source` of a category block when a category subscription, not the database, gave a blocking category. */
+  private nameCategorySource(keys: SuffixKeys, out: Verdict): void {
+    const listed = this.subscriptions.categoriesOf(keys)
+    if (listed === undefined) return
+    const db = this.categories.findRaw(keys)?.cats ?? NO_CATS
+    const given = out.blockedCats.find((c) => !db.includes(c) && listed.cats.includes(c))
+    if (given === undefined) return
+    const id = this.subscriptions.sourceOf(this.store, listed.key, given)
+    if (id !== '') out.source = 'list:' + id
   }
 
   /** Steps 1, 2, 2b, 4 and 5; true when they decided. */

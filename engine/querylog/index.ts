@@ -43,6 +43,11 @@ export interface QueryLogRecord {
    * Set for an unknown ID too (then `user` is null).
    */
   clientId?: string | null
+  /**
+   * Where the deciding entry came from: `list:<id>` (a list subscription), `rpz:<zone>` (an RPZ feed);
+   * absent or '' for the operator's own lists, the category database and every other reason.
+   */
+  source?: string
 }
 
 /** Where records go. `write` must not throw and should not block (buffer, flush later). */

@@ -79,11 +79,11 @@ test('rows of the same millisecond and of the next one each carry their own time
 })
 
 test('the client_id column closes each row; rows written before it existed read as without one', (t: TestContext) => {
-  t.assert.match(CSV_HEADER, /,user,client_id\r\n$/)
+  t.assert.match(CSV_HEADER, /,user,client_id,source\r\n$/)
   const withId = formatRow(7, false, '10.0.0.1', 'a.example', '', 'none', [], [], 'alice', 'kid-phone')
   const without = formatRow(8, false, '10.0.0.1', 'a.example', '', 'none', [], [], null)
-  t.assert.ok(withId.endsWith(',alice,kid-phone\r\n'), withId)
-  t.assert.ok(without.endsWith(',,\r\n'), without)
+  t.assert.ok(withId.endsWith(',alice,kid-phone,\r\n'), withId)
+  t.assert.ok(without.endsWith(',,,\r\n'), without)
   const before = '9,0,10.0.0.1,a.example,,none,,,bob\r\n' // the nine columns of older files
   const out: string[][] = []
   parseRecords(withId + without + before, 0, Infinity, out)
@@ -93,6 +93,36 @@ test('the client_id column closes each row; rows written before it existed read 
       ['alice', 'kid-phone'],
       ['', ''],
       ['bob', '']
+    ]
+  )
+})
+
+test('the source column names the subscription or feed that decided; rows without it read as none', (t: TestContext) => {
+  const listed = formatRow(
+    7,
+    false,
+    '10.0.0.1',
+    'ads.example',
+    'ads.example',
+    'global-blacklist',
+    [],
+    [],
+    'alice',
+    null,
+    'list:ads'
+  )
+  const fed = formatRow(8, false, '10.0.0.1', 'x.example', 'x.example', 'rpz', [], [], null, 'kid1', 'rpz:feed.rpz')
+  t.assert.ok(listed.endsWith(',alice,,list:ads\r\n'), listed)
+  const before = '9,0,10.0.0.1,a.example,,none,,,bob,kid1\r\n' // the ten columns of older files
+  const out: string[][] = []
+  parseRecords(listed + fed + before, 0, Infinity, out)
+  const rows = out.map((f) => decodeRow(f)!)
+  t.assert.deepStrictEqual(
+    rows.map((r) => [r.reason, r.source]),
+    [
+      ['global-blacklist', 'list:ads'],
+      ['rpz', 'rpz:feed.rpz'],
+      ['none', undefined]
     ]
   )
 })

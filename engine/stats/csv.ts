@@ -13,6 +13,8 @@
  *   blockedcats  categories that caused a category block, space-separated
  *   user         the user owning the address when the query was made, '' for anonymous
  *   client_id    the client ID the query came with (DoH path, DoT server name), '' when none
+ *   source       where the deciding entry came from: `list:<id>` (a list subscription), `rpz:<zone>`
+ *                (an RPZ feed); '' for the operator's own lists, the category database and the rest
  *
  * Columns are only ever added at the end: a reader takes the columns it knows by position and reads a
  * missing trailing one as '' (files written before `client_id` existed import as they did).
@@ -32,7 +34,8 @@ export const CSV_FIELDS = [
   'cats',
   'blockedcats',
   'user',
-  'client_id'
+  'client_id',
+  'source'
 ] as const
 export const CSV_HEADER = CSV_FIELDS.join(',') + '\r\n'
 
@@ -50,6 +53,8 @@ export interface StatsRow {
   user: string
   /** '' when the query came with no client ID. */
   clientId: string
+  /** `list:<id>` or `rpz:<zone>` (engine/policy `Verdict.source`); absent when the row names none. */
+  source?: string
 }
 
 const NEEDS_QUOTES = /[",\r\n]/
@@ -71,7 +76,8 @@ export function rowBound(
   cats: readonly number[],
   blockedCats: readonly number[],
   user: string | null,
-  clientId: string | null = null
+  clientId: string | null = null,
+  source = ''
 ): number {
   const text =
     address.length +
@@ -79,7 +85,8 @@ export function rowBound(
     blockedHost.length +
     reason.length +
     (user === null ? 0 : user.length) +
-    (clientId === null ? 0 : clientId.length)
+    (clientId === null ? 0 : clientId.length) +
+    source.length
   return 6 * text + 22 * (cats.length + blockedCats.length) + 64
 }
 
@@ -101,7 +108,8 @@ export function encodeRow(
   cats: readonly number[],
   blockedCats: readonly number[],
   user: string | null,
-  clientId: string | null = null
+  clientId: string | null = null,
+  source = ''
 ): number {
   off = writeCreated(buf, off, created)
   buf[off++] = 0x2c
@@ -116,6 +124,8 @@ export function encodeRow(
   if (user !== null) off = writeField(buf, off, user)
   off = comma(buf, off)
   if (clientId !== null) off = writeField(buf, off, clientId)
+  off = comma(buf, off)
+  if (source !== '') off = writeField(buf, off, source)
   buf[off++] = 0x0d
   buf[off++] = 0x0a
   return off
@@ -132,9 +142,12 @@ export function formatRow(
   cats: readonly number[],
   blockedCats: readonly number[],
   user: string | null,
-  clientId: string | null = null
+  clientId: string | null = null,
+  source = ''
 ): string {
-  const buf = Buffer.allocUnsafe(rowBound(address, host, blockedHost, reason, cats, blockedCats, user, clientId))
+  const buf = Buffer.allocUnsafe(
+    rowBound(address, host, blockedHost, reason, cats, blockedCats, user, clientId, source)
+  )
   const end = encodeRow(
     buf,
     0,
@@ -147,7 +160,8 @@ export function formatRow(
     cats,
     blockedCats,
     user,
-    clientId
+    clientId,
+    source
   )
   return buf.toString('utf8', 0, end)
 }
@@ -318,6 +332,7 @@ export function decodeRow(fields: readonly string[]): StatsRow | undefined {
   if (fields.length < 8) return undefined
   const created = Number(fields[0])
   if (!Number.isFinite(created) || fields[0] === '') return undefined
+  const source = utf8(fields[10] ?? '')
   return {
     created,
     nxdomain: fields[1] === '1',
@@ -328,6 +343,7 @@ export function decodeRow(fields: readonly string[]): StatsRow | undefined {
     cats: parseCats(fields[6]),
     blockedCats: parseCats(fields[7]),
     user: utf8(fields[8] ?? ''),
-    clientId: utf8(fields[9] ?? '')
+    clientId: utf8(fields[9] ?? ''),
+    ...(source === '' ? {} : { source })
   }
 }

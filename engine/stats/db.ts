@@ -37,6 +37,7 @@ import { join } from 'node:path'
 import { EngineError } from '../errors.js'
 import { rawHoursAmong } from './raw-layout.js'
 import { threadPrioritizer, type StatsPriority } from './priority.js'
+import { DEFAULT_RETENTION, type StatsRetention } from './time.js'
 
 export interface ImportProgress {
   /** Bytes of the file whose rows are in the store. */
@@ -62,11 +63,20 @@ export interface StatsDbOptions {
   priority?: StatsPriority
   /** Told the first time a thread's priority could not be changed. */
   onPriorityError?: (err: Error) => void
+  /** What retention keeps (stats.retention-months, stats.raw-retention-hours); default three months and a day. */
+  retention?: StatsRetention
+}
+
+/** The retention a store was opened with (the defaults for a store that names none). */
+export function retentionOf(db: Pick<StatsDb, 'retention'>): StatsRetention {
+  return db.retention ?? DEFAULT_RETENTION
 }
 
 export interface StatsDb {
   /** The directory (`stats.db`). */
   readonly path: string
+  /** What retention keeps; absent: DEFAULT_RETENTION (read it with `retentionOf`). */
+  readonly retention?: StatsRetention
   /** The database file in it. */
   readonly file: string
   /** Resolves once the database is open and its schema made; rejects with ENGINE_STORE_OPEN. */
@@ -294,6 +304,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
     path,
     file,
     ready,
+    retention: options.retention ?? DEFAULT_RETENTION,
     async read(fn) {
       await ready
       if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')

@@ -30,7 +30,7 @@
  */
 import { writeSync } from 'node:fs'
 import type { DuckDBConnection } from '@duckdb/node-api'
-import { TABLES_SQL, hoursTable, metaPut, namesTable, partitions, type StatsDb } from './db.js'
+import { TABLES_SQL, hoursTable, metaPut, namesTable, partitions, retentionOf, type StatsDb } from './db.js'
 import { HOUR_MS, ReportTime } from './time.js'
 
 const DAY_MS = 86_400_000
@@ -132,11 +132,12 @@ const rounds = new WeakMap<StatsDb, { open: boolean; startedAt: number }>()
 async function dueDays(
   c: DuckDBConnection,
   timeZone: string,
-  now: number
+  now: number,
+  months: number
 ): Promise<Map<number, Set<'hours' | 'names'>>> {
   const time = new ReportTime(timeZone)
   const before = time.dayOf(now - FOLD_GRACE_MS) // days before this one are over since the grace
-  const keepDay = time.aggregateRetentionStart(now)
+  const keepDay = time.aggregateRetentionStart(now, months)
   const parts = await partitions(c)
   const due = new Map<number, Set<'hours' | 'names'>>()
   for (const kind of ['hours', 'names'] as const)
@@ -168,7 +169,7 @@ export async function foldDays(
 ): Promise<FoldResult> {
   const round = rounds.get(db) ?? { open: false, startedAt: -Infinity }
   if (options.force !== true && !round.open && now - round.startedAt < FOLD_EVERY_MS) return { days: 0, pending: 0 }
-  const due = await dueDays(c, timeZone, now)
+  const due = await dueDays(c, timeZone, now, retentionOf(db).months)
   if (due.size === 0) {
     rounds.set(db, { open: false, startedAt: round.startedAt })
     return { days: 0, pending: 0 }

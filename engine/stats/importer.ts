@@ -36,6 +36,7 @@ import {
   progressOfMany,
   putProgress,
   putProgressMany,
+  retentionOf,
   type ImportProgress,
   type StatsDb
 } from './db.js'
@@ -49,7 +50,7 @@ import { sortRawHoursInBackground } from './raw-sort.js'
 import { buildMonthsInBackground } from './month-build.js'
 import { insertRawHour, rawHourTables } from './raw-layout.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
-import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from './time.js'
+import { HOUR_MS, ReportTime, type StatsRetention } from './time.js'
 
 const CHUNK_ROWS = 20_000
 /** The JS path's stage of one hour's raw rows (a temporary table, inside the chunk's transaction). */
@@ -452,7 +453,13 @@ async function applyBatch(
     const time = ctx.now()
     const chunk = (await metaGet(c, 'chunk')) + 1
     let seq = await metaGet(c, 'seq')
-    const window = { keepDay: ctx.time.aggregateRetentionStart(time), keepRaw: time - RAW_RETENTION_MS, seq, chunk }
+    const kept = retentionOf(ctx.db)
+    const window = {
+      keepDay: ctx.time.aggregateRetentionStart(time, kept.months),
+      keepRaw: time - kept.rawMs,
+      seq,
+      chunk
+    }
     // Files another importer took in since the read: their rows leave the stage (nothing to write when none is left).
     const sources = todo.map((f) => f.source)
     const r =
@@ -535,8 +542,9 @@ function inPartition<V>(map: Map<number, Map<string, V>>, part: number): Map<str
 function sumChunk(ctx: Ctx, records: string[][], alreadySkipped: number): ChunkSums {
   const { time } = ctx
   const now = ctx.now()
-  const keepDay = time.aggregateRetentionStart(now)
-  const keepRaw = now - RAW_RETENTION_MS
+  const kept = retentionOf(ctx.db)
+  const keepDay = time.aggregateRetentionStart(now, kept.months)
+  const keepRaw = now - kept.rawMs
   const sums: ChunkSums = { hours: new Map(), names: new Map(), raws: new Map(), rows: 0, skipped: alreadySkipped }
   for (const fields of records) {
     const row = decodeRow(fields)
@@ -732,20 +740,22 @@ const COMPACT_TODAY_MS = 10 * 60_000
 const lastTodayCompaction = new WeakMap<StatsDb, number>()
 
 /**
- * Drops the partitions retention no longer keeps: raw hours wholly older than a day, days older than
- * three months, month tables whose last day is (engine/stats/fold.ts); forgets old ledger records;
+ * Drops the partitions retention (`retentionOf(db)`: stats.raw-retention-hours, stats.retention-months) no
+ * longer keeps: raw hours wholly older than a day, days older than three months (the defaults), month
+ * tables whose last day is (engine/stats/fold.ts); forgets old ledger records;
  * folds the finished days into their month tables; compacts the days written since their last
  * compaction. Returns the partitions dropped by retention (not the day tables folded).
  */
 export async function pruneStats(db: StatsDb, timeZone: string, now: number, logger?: Logger): Promise<number> {
   const time = new ReportTime(timeZone)
-  const keepDay = time.aggregateRetentionStart(now)
+  const kept = retentionOf(db)
+  const keepDay = time.aggregateRetentionStart(now, kept.months)
   const today = time.dayOf(now)
   return await db.write(async (c) => {
     const parts = await partitions(c)
     // A partition is a raw hour's tables (either layout: engine/stats/raw-layout.ts) or one day table.
     const drops: string[][] = []
-    for (const h of parts.raw) if ((h + 1) * HOUR_MS <= now - RAW_RETENTION_MS) drops.push(rawHourTables(h))
+    for (const h of parts.raw) if ((h + 1) * HOUR_MS <= now - kept.rawMs) drops.push(rawHourTables(h))
     for (const d of parts.hours) if (d < keepDay) drops.push([hoursTable(d)])
     for (const d of parts.names) if (d < keepDay) drops.push([namesTable(d)])
     let dropped = 0
@@ -890,6 +900,14 @@ function liveBoost(statsDb: StatsDb, logger: Logger): (on: boolean) => void {
 }
 
 /** DuckDB's bounds from the config (stats.duckdb-memory, stats.duckdb-threads). */
-export function statsDbOptions(config: Readonly<Config>): { memoryLimit: string; threads: number } {
-  return { memoryLimit: config.stats['duckdb-memory'], threads: config.stats['duckdb-threads'] }
+export function statsDbOptions(config: Readonly<Config>): {
+  memoryLimit: string
+  threads: number
+  retention: StatsRetention
+} {
+  return {
+    memoryLimit: config.stats['duckdb-memory'],
+    threads: config.stats['duckdb-threads'],
+    retention: { months: config.stats['retention-months'], rawMs: config.stats['raw-retention-hours'] * HOUR_MS }
+  }
 }

@@ -22,7 +22,7 @@ export {
   type StatsImporter,
   type StatsImporterOptions
 } from './importer.js'
-export { openStatsDb, type StatsDb, type StatsDbOptions } from './db.js'
+export { openStatsDb, retentionOf, type StatsDb, type StatsDbOptions } from './db.js'
 export { openReopeningStatsDb, type ReopeningStatsDb } from './reopening.js'
 export { snapshotStatsDb, startSnapshotResponder } from './snapshot.js'
 export { migrateLegacyStats, warnIfUnmigrated, type MigrateResult } from './migrate.js'

@@ -30,7 +30,7 @@
 import { writeSync } from 'node:fs'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from '../log/index.js'
-import { TABLES_SQL, partitionsAmong, type StatsDb } from './db.js'
+import { TABLES_SQL, partitionsAmong, retentionOf, type StatsDb } from './db.js'
 import {
   FOLD_GRACE_MS,
   foldedAmong,
@@ -41,7 +41,7 @@ import {
   weekOf,
   type FoldedTable
 } from './fold.js'
-import { ReportTime } from './time.js'
+import { DEFAULT_RETENTION, ReportTime } from './time.js'
 
 /** The background check for months to make runs at most this often per store. */
 const MONTH_BUILD_EVERY_MS = 10 * 60_000
@@ -103,10 +103,15 @@ async function monthWeeks(
 }
 
 /** The months to make now (see the top of this file), oldest first, among the store's table names. */
-export function dueMonths(names: readonly string[], timeZone: string, now: number): MonthUnit[] {
+export function dueMonths(
+  names: readonly string[],
+  timeZone: string,
+  now: number,
+  months = DEFAULT_RETENTION.months
+): MonthUnit[] {
   const time = new ReportTime(timeZone)
   const over = time.dayOf(now - FOLD_GRACE_MS) // days before this one are over since the grace
-  const keep = time.aggregateRetentionStart(now)
+  const keep = time.aggregateRetentionStart(now, months)
   const present = new Set(names)
   const folded = foldedAmong(names)
   const days = partitionsAmong(names)
@@ -270,7 +275,7 @@ export function buildMonths(db: StatsDb, timeZone: string, now: number): Promise
   const run = (async () => {
     const names = await db.write(dropLeftovers)
     let built = 0
-    for (const unit of dueMonths(names, timeZone, now)) if (await buildMonth(db, unit)) built++
+    for (const unit of dueMonths(names, timeZone, now, retentionOf(db).months)) if (await buildMonth(db, unit)) built++
     return built
   })().finally(() => runs.delete(db))
   runs.set(db, run)

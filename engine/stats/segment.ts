@@ -18,10 +18,10 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from '../log/index.js'
-import { metaGet, metaPutMany, progressOfMany, putProgressMany, type StatsDb } from './db.js'
+import { metaGet, metaPutMany, progressOfMany, putProgressMany, retentionOf, type StatsDb } from './db.js'
 import { importRows, readCsvSql, readParquetSql, sqlString, type SqlBatchOutcome } from './import-sql.js'
 import { intakeCsvFile } from './csv-intake.js'
-import { RAW_RETENTION_MS, ReportTime } from './time.js'
+import { ReportTime } from './time.js'
 
 /** What the metadata says of a segment, and what a fetcher checks. */
 export interface SegmentFacts {
@@ -190,8 +190,8 @@ export async function applySegments(
       if (todo.length > 0) {
         const chunk = (await metaGet(c, 'chunk')) + 1
         r = await importRows(c, time, readParquetSql(todo.map((s) => s.path)), {
-          keepDay: time.aggregateRetentionStart(now),
-          keepRaw: now - RAW_RETENTION_MS,
+          keepDay: time.aggregateRetentionStart(now, retentionOf(db).months),
+          keepRaw: now - retentionOf(db).rawMs,
           seq: await metaGet(c, 'seq'),
           chunk
         })

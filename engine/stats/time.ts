@@ -35,12 +35,12 @@ export class ReportTime extends WallTime {
   }
 
   /**
-   * The first day kept by aggregate retention: the local date three calendar months before the
-   * local date at `now` (2024-05-31 → 2024-03-02, JavaScript's month overflow).
+   * The first day kept by aggregate retention: the local date `months` calendar months (stats.retention-months,
+   * default three) before the local date at `now` (2024-05-31 → 2024-03-02, JavaScript's month overflow).
    */
-  aggregateRetentionStart(now: number): number {
+  aggregateRetentionStart(now: number, months = DEFAULT_RETENTION.months): number {
     const today = new Date(this.dayOf(now) * DAY_MS)
-    return Math.floor(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 3, today.getUTCDate()) / DAY_MS)
+    return Math.floor(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - months, today.getUTCDate()) / DAY_MS)
   }
 }
 
@@ -64,5 +64,15 @@ export function parseDay(text: string): number | undefined {
   return ms / DAY_MS
 }
 
-/** Retention of raw rows: one day. */
+/** Retention of raw rows by default (stats.raw-retention-hours): one day. */
 export const RAW_RETENTION_MS = DAY_MS
+
+/** How long the statistics store keeps its data (stats.retention-months, stats.raw-retention-hours). */
+export interface StatsRetention {
+  /** Calendar months of aggregates. */
+  readonly months: number
+  /** Milliseconds of raw rows. */
+  readonly rawMs: number
+}
+
+export const DEFAULT_RETENTION: StatsRetention = Object.freeze({ months: 3, rawMs: RAW_RETENTION_MS })

@@ -206,7 +206,8 @@ class CsvWriter implements CsvQueryLog {
       rec.cats,
       rec.blockedCats,
       rec.user,
-      clientId
+      clientId,
+      rec.source
     )
     if (this.#chunk.length - this.#chunkUsed < bound) this.#nextChunk(bound)
     const start = this.#chunkUsed
@@ -222,7 +223,8 @@ class CsvWriter implements CsvQueryLog {
       rec.cats,
       rec.blockedCats,
       rec.user,
-      clientId
+      clientId,
+      rec.source
     )
     const size = end - start
     // Over the cap the row is not kept: its bytes stay past `#chunkUsed`, to be overwritten.

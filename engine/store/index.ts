@@ -66,6 +66,7 @@ export {
   type UserRecord
 } from './types.js'
 export type { ReplicaStore } from './replica.js'
+export { ClientIdMemory, CLIENT_ID_MEMORY_DIR } from './client-id-memory.js'
 
 /** How long `readSnapshot()` keeps one read transaction. */
 export const SNAPSHOT_MAX_AGE_MS = 1000

@@ -245,7 +245,10 @@ export interface paths {
         get: operations["getUsersUserIdClientIds"];
         /** replace the client IDs (creates the user when it does not exist) */
         put: operations["putUsersUserIdClientIds"];
-        /** add client IDs (creates the user when it does not exist) */
+        /**
+         * add client IDs (creates the user when it does not exist); without a body, one new random ID
+         * @description With a body, the IDs it lists are added. Without one (Content-Type: application/json, nothing sent), the server makes one new random ID (20 characters of a-z and 2-7: 100 random bits) and adds it: the answer lists the user's IDs with the new one last. An ID carries no secret with it: a random one is what cannot be guessed.
+         */
         post: operations["postUsersUserIdClientIds"];
         /** remove every client ID of the user (its settings are kept) */
         delete: operations["deleteUsersUserIdClientIds"];
@@ -739,7 +742,7 @@ export interface paths {
         };
         /**
          * the verdict for a DNS query of domain from address ip, with the policy step and entry that decided
-         * @description Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), rpz (an RPZ feed of rpz-feeds; matched is its trigger), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. The same code as the DNS server and the block page (engine/policy), on the current policy generation.
+         * @description Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), rpz (an RPZ feed of rpz-feeds; matched is its trigger), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. When the deciding entry came from a list subscription or an RPZ feed, `source` names it: list:<subscription id> (step global-blacklist, global-whitelist or category) or rpz:<feed zone> (step rpz). The same code as the DNS server and the block page (engine/policy), on the current policy generation.
          */
         get: operations["getCheckDomain"];
         put?: never;
@@ -759,7 +762,7 @@ export interface paths {
         };
         /**
          * the verdict for domain under the user's settings, with the policy step and entry that decided
-         * @description Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), rpz (an RPZ feed of rpz-feeds; matched is its trigger), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. The same code as the DNS server and the block page (engine/policy), on the current policy generation.
+         * @description Steps in policy order: builtin-whitelist, global-whitelist, global-blacklist, global-allow-only ("-" in the global blacklist), rpz (an RPZ feed of rpz-feeds; matched is its trigger), user-disabled, user-whitelist, user-blacklist, user-allow-only, safesearch, safevideo, category; none when no step matched (forwarded). A user step decided by a scheduled rule inside one of its windows is schedule-whitelist, schedule-blacklist, schedule-allow-only or schedule-category, and `schedule` names the rule and the window; `changesAt` says when the decision may change next. When the deciding entry came from a list subscription or an RPZ feed, `source` names it: list:<subscription id> (step global-blacklist, global-whitelist or category) or rpz:<feed zone> (step rpz). The same code as the DNS server and the block page (engine/policy), on the current policy generation.
          */
         get: operations["getUsersUserIdCheckDomain"];
         put?: never;
@@ -779,7 +782,7 @@ export interface paths {
         };
         /**
          * the DNS queries as they happen (Server-Sent Events), filtered
-         * @description text/event-stream. Each query is one event whose data is JSON: time (ms), address, user (null: anonymous), host, blocked, reason (the policy step), blockedHost, cats, blockedCats, nxdomain. First the last `last` matching rows, then new ones within about a second of the query. A client that reads too slowly loses rows and then gets `event: dropped` with {"rows": n}; `event: skipped` {"bytes": n} means the server skipped rows it could not read fast enough. At most 32 streams at once (503 API_TOO_MANY_STREAMS).
+         * @description text/event-stream. Each query is one event whose data is JSON: time (ms), address, user (null: anonymous), host, blocked, reason (the policy step), blockedHost, cats, blockedCats, nxdomain, and source (list:<subscription id> or rpz:<feed zone>, only when a list subscription or an RPZ feed gave the deciding entry). First the last `last` matching rows, then new ones within about a second of the query. A client that reads too slowly loses rows and then gets `event: dropped` with {"rows": n}; `event: skipped` {"bytes": n} means the server skipped rows it could not read fast enough. At most 32 streams at once (503 API_TOO_MANY_STREAMS).
          */
         get: operations["getLiveQueries"];
         put?: never;
@@ -1191,6 +1194,8 @@ export interface components {
             step: "builtin-whitelist" | "global-whitelist" | "global-blacklist" | "global-allow-only" | "rpz" | "user-disabled" | "user-whitelist" | "user-blacklist" | "user-allow-only" | "safesearch" | "safevideo" | "category" | "unknown-client-id" | "schedule-whitelist" | "schedule-blacklist" | "schedule-allow-only" | "schedule-category" | "none";
             /** @description the list entry ("-" for allow-only), search or video host, or category database key that decided */
             matched: string | null;
+            /** @description where the deciding entry came from, left out for the operator's own lists and the category database: list:<id> (a list subscription; steps global-blacklist, global-whitelist, category) or rpz:<zone> (an RPZ feed; step rpz) */
+            source?: string;
             /** @description categories of the name in the category database */
             categories: number[];
             /** @description those in the filter that blocked it (step category) */
@@ -2508,7 +2513,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["ClientIdList"];
             };
@@ -4479,7 +4484,7 @@ export interface operations {
     getUsersUserIdStatActivityHour: {
         parameters: {
             query?: {
-                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most three months back) */
+                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default) */
                 from?: string;
                 /** @description last day, YYYY-MM-DD (required; not after today, not before from) */
                 to?: string;
@@ -4536,7 +4541,7 @@ export interface operations {
     getUsersUserIdStatActivityDay: {
         parameters: {
             query?: {
-                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most three months back) */
+                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default) */
                 from?: string;
                 /** @description last day, YYYY-MM-DD (required; not after today, not before from) */
                 to?: string;
@@ -4593,7 +4598,7 @@ export interface operations {
     getUsersUserIdStatDomainsFilter: {
         parameters: {
             query?: {
-                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most three months back) */
+                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default) */
                 from?: string;
                 /** @description last day, YYYY-MM-DD (required; not after today, not before from) */
                 to?: string;
@@ -4652,7 +4657,7 @@ export interface operations {
     getUsersUserIdStatDetail: {
         parameters: {
             query?: {
-                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most three months back) */
+                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default) */
                 from?: string;
                 /** @description last day, YYYY-MM-DD (required; not after today, not before from) */
                 to?: string;
@@ -4761,7 +4766,7 @@ export interface operations {
     getStatsOverview: {
         parameters: {
             query?: {
-                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most three months back) */
+                /** @description first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default) */
                 from?: string;
                 /** @description last day, YYYY-MM-DD (required; not after today, not before from) */
                 to?: string;

@@ -15,10 +15,10 @@ export class ApiError extends Error {
 
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const init: RequestInit = { method, headers: {} }
-  if (body !== undefined) {
-    init.body = JSON.stringify(body)
-    ;(init.headers as Record<string, string>)['content-type'] = 'application/json'
-  }
+  // Every write says JSON, a bodiless one too (POST …/client-ids/ makes a random ID): the API refuses writes without it.
+  if (body !== undefined || method === 'POST' || method === 'PUT' || method === 'PATCH')
+    (init.headers as Record<string, string>)['content-type'] = 'application/json'
+  if (body !== undefined) init.body = JSON.stringify(body)
   const res = await fetch(path, init)
   const text = await res.text()
   const parsed: unknown = text === '' ? undefined : JSON.parse(text)

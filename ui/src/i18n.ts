@@ -36,6 +36,9 @@ const en = {
   addressesHint: 'one per line: 10.0.0.5, 10.1.0.0/16, 2001:db8::1',
   clientIds: 'Client IDs (encrypted DNS: DoH path, DoT server name)',
   clientIdsHint: 'one per line: kid-phone (…/dns-query/kid-phone, kid-phone.dot.example)',
+  clientIdsSecret:
+    'An ID is the only thing that names the user over encrypted DNS (no password goes with it): anyone who knows or guesses it is filtered and counted as this user. Prefer random IDs.',
+  clientIdRandom: 'Add a random ID',
   enabled: 'enabled',
   disabled: 'disabled',
   on: 'on',
@@ -189,6 +192,9 @@ const ru: typeof en = {
   addressesHint: 'по одному в строке: 10.0.0.5, 10.1.0.0/16, 2001:db8::1',
   clientIds: 'Идентификаторы клиента (шифрованный DNS: путь DoH, имя сервера DoT)',
   clientIdsHint: 'по одному в строке: kid-phone (…/dns-query/kid-phone, kid-phone.dot.example)',
+  clientIdsSecret:
+    'Идентификатор — единственное, что называет пользователя в шифрованном DNS (пароля к нему нет): любой, кто знает или угадает его, фильтруется и учитывается как этот пользователь. Лучше случайные идентификаторы.',
+  clientIdRandom: 'Добавить случайный',
   enabled: 'включена',
   disabled: 'отключена',
   on: 'вкл.',

@@ -35,6 +35,24 @@ function switches(user: User): {
   }
 }
 
+/**
+ * Asks the server for a new random client ID (POST …/client-ids/ without a body: it is stored at once) and
+ * appends it to the form's list, keeping what was typed there and not yet saved.
+ */
+function randomIdButton(user: User, ids: HTMLTextAreaElement): HTMLButtonElement {
+  const button = h('button', { type: 'button', name: 'random-client-id' }, t.clientIdRandom)
+  button.addEventListener('click', () => {
+    api<string[]>('POST', `/users/${seg(user.name)}/client-ids/`).then(
+      (all) => {
+        const made = all.at(-1)
+        if (made !== undefined) ids.value = [...lines(ids.value), made].join('\n')
+      },
+      (err: unknown) => button.after(errorBox(err))
+    )
+  })
+  return button
+}
+
 function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLElement> {
   return categoryGroups().then((groups) => {
     const { status, safesearch, safevideo } = switches(user)
@@ -71,6 +89,7 @@ function settingsForm(user: User, onSaved: (u: User) => void): Promise<HTMLEleme
       ),
       h('label', {}, t.addresses, ips),
       h('label', {}, t.clientIds, ids),
+      h('div', { class: 'inline' }, randomIdButton(user, ids), h('span', { class: 'muted' }, t.clientIdsSecret)),
       h(
         'div',
         { class: 'row2' },
