@@ -65,9 +65,12 @@ test('client IDs: a POST without a body adds one new random ID, stored like a gi
   t.assert.deepStrictEqual(second.body.slice(0, 2), [made, 'tablet'])
   t.assert.notStrictEqual(second.body[2], made, 'each call makes a new ID, last in the answer')
   t.assert.strictEqual(s.store.userForClientId(second.body[2]!), 'dave')
-  // Still a JSON write: without the type it is refused as any other (a page cannot send it unasked).
-  const bare = await fetch(`${s.base}/users/dave/client-ids/`, { method: 'POST' })
-  t.assert.strictEqual(bare.status, 415)
+  // A page of another site cannot send it unasked: a browser's cross-site write is refused.
+  const crossSite = await fetch(`${s.base}/users/dave/client-ids/`, {
+    method: 'POST',
+    headers: { Origin: 'https://evil.example', 'Sec-Fetch-Site': 'cross-site' }
+  })
+  t.assert.strictEqual(crossSite.status, 403)
 })
 
 test('client IDs: one DNS label each (422 naming the element), and never taken from another user (409)', async (t: TestContext) => {
