@@ -947,7 +947,8 @@ export const configSchema = {
           type: 'integer',
           minimum: 1,
           default: 5000000,
-          description: 'records one feed may hold; a larger zone or transfer is refused whole (the previous copy stays)'
+          description:
+            'records one feed may hold; a larger zone is refused whole (the previous copy stays). An IXFR counts the zone it leaves, not its changes'
         },
         'max-bytes': {
           type: 'integer',

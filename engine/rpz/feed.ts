@@ -240,9 +240,10 @@ export class FeedZone {
    * Applies IXFR steps, all or nothing: each step must start at the serial the one before ended at
    * (the first at ours), and every deleted record must exist; else FeedError and nothing changed.
    * The changes are staged by owner first and then applied in one synchronous pass, so no query
-   * sees a step half applied.
+   * sees a step half applied. `maxRecords` bounds the zone the steps leave (the SOA not counted), not
+   * the steps: an IXFR that replaces every name of a full zone is as good as an AXFR of it.
    */
-  applySteps(steps: readonly FeedStep[]): void {
+  applySteps(steps: readonly FeedStep[], maxRecords = Infinity): void {
     let serial = this.serial
     const staged = new Map<string, readonly string[]>()
     const current = (owner: string): readonly string[] => staged.get(owner) ?? this.recordsOf(owner)
@@ -276,6 +277,12 @@ export class FeedZone {
         clientIpCidr(owner.slice(0, -CLIENT_IP_SUFFIX.length)) === undefined
       )
         throw new FeedError(`bad CLIENT-IP trigger ${owner}`)
+    let records = this.recordCount
+    for (const [owner, list] of staged) records += list.length - this.recordsOf(owner).length
+    if (records > maxRecords)
+      throw new FeedError(
+        `IXFR to serial ${serial}: ${records} records, more than ${maxRecords} (rpz-feeds.max-records)`
+      )
     let clientIp = false
     for (const [owner, list] of staged) {
       this.replaceOwner(owner, list)

@@ -51,7 +51,11 @@ export class FeedFollower {
   private running: Promise<void> | null = null
   private again = false
   private closed = false
-  /** After an IXFR that could not be applied: the next transfer is a whole zone. */
+  /**
+   * After an IXFR that failed in any way (refused over a limit, cut, badly signed, not applicable):
+   * the next transfer is a whole zone. Asking the same IXFR again could fail the same way forever,
+   * while an AXFR of the primary's current serial may well be good.
+   */
   private needAxfr = false
   readonly status: FeedStatus
   /** Called after each attempt (success or failure): the caller logs and swaps its policy. */
@@ -145,27 +149,23 @@ export class FeedFollower {
     // the feed enforced now stays as it is until the new one is complete.
     const builder = new FeedBuilder(s.zone)
     const onRecord = (r: TextRecord): void => builder.add(r)
-    const result = await transferZone(
-      have === undefined || this.needAxfr ? { ...req, onRecord } : { ...req, onRecord, serial: have.serial }
-    )
-    if (result.kind === 'axfr') {
-      const feed = builder.finish()
-      this.needAxfr = false
-      return feed
-    }
-    if (result.kind === 'current' || have === undefined) return have!
+    const incremental = have !== undefined && !this.needAxfr
     try {
-      let growth = 0
-      for (const step of result.steps) growth += step.added.length - step.deleted.length
-      if (have.recordCount + growth > (s.maxRecords ?? Infinity))
-        throw new Error(`IXFR to serial ${result.serial}: more than ${s.maxRecords} records (rpz-feeds.max-records)`)
-      // In place, but all or nothing: applySteps checks every step before it changes anything.
-      have.applySteps(result.steps)
+      const result = await transferZone(incremental ? { ...req, onRecord, serial: have.serial } : { ...req, onRecord })
+      if (result.kind === 'axfr') {
+        const feed = builder.finish()
+        this.needAxfr = false
+        return feed
+      }
+      if (result.kind === 'current' || have === undefined) return have!
+      // In place, but all or nothing: applySteps checks every step, and the size of the zone they
+      // leave, before it changes anything.
+      have.applySteps(result.steps, s.maxRecords)
+      return have
     } catch (err) {
-      this.needAxfr = true
+      if (incremental) this.needAxfr = true
       throw err
     }
-    return have
   }
 
   /** A zone file read whole and checked against the limits before it becomes a feed. */
