@@ -941,7 +941,7 @@ export const configSchema = {
         'notify-listen': {
           ...listenAddress,
           description:
-            "address (UDP and TCP) the feeds' primaries send NOTIFY to (RFC 1996); unset: the feeds refresh at their SOA's refresh only"
+            "address (UDP and TCP) the feeds' primaries send NOTIFY to (RFC 1996), bound once per host by the dns role, which transfers the feeds into the store; unset: the feeds refresh at their SOA's refresh only"
         },
         'max-records': {
           type: 'integer',

@@ -239,8 +239,9 @@ export class Policy {
     const black = listSet(this.store.getList(null, 'black'))
     this.global = { whitelist: white.set, blacklist: black.set, allowOnly: black.allowOnly }
     this.subscriptions.refresh(this.store)
-    // A rebuilt category database bumps the generation too.
+    // A rebuilt category database bumps the generation too, and so does a new serial of an RPZ feed.
     this.categories.refresh()
+    this.feeds?.refresh?.()
   }
 
   /** The policy that applies to `address` (canonical text; see engine/net/ip.ts). */

@@ -44,6 +44,20 @@ export interface FeedStatus {
   records: number | null
 }
 
+/** The status of a feed before its first load. */
+export function loadingStatus(zone: string): FeedStatus {
+  return {
+    zone,
+    state: 'loading',
+    serial: null,
+    lastSuccess: null,
+    lastError: null,
+    errors: 0,
+    counts: null,
+    records: null
+  }
+}
+
 export class FeedFollower {
   private readonly source: FeedSource
   private current: FeedZone | undefined
@@ -58,21 +72,22 @@ export class FeedFollower {
    */
   private needAxfr = false
   readonly status: FeedStatus
+  /**
+   * What the last attempt changed: the whole feed (an AXFR, a zone file), the owners an IXFR changed
+   * with their records now, or nothing (null: a failure, or the serial held is current).
+   */
+  change: 'whole' | ReadonlyMap<string, readonly string[]> | null = null
   /** Called after each attempt (success or failure): the caller logs and swaps its policy. */
   onUpdate: (status: FeedStatus, error?: Error) => void = () => {}
+  /**
+   * Awaited after each attempt, before the next one starts (the feed does not change meanwhile): the
+   * process that follows the feeds writes them into the store here. Its failure is its own to report.
+   */
+  afterUpdate: (() => Promise<void>) | null = null
 
   constructor(source: FeedSource) {
     this.source = { ...source, zone: source.zone.toLowerCase().replace(/\.$/, '') }
-    this.status = {
-      zone: this.source.zone,
-      state: 'loading',
-      serial: null,
-      lastSuccess: null,
-      lastError: null,
-      errors: 0,
-      counts: null,
-      records: null
-    }
+    this.status = loadingStatus(this.source.zone)
   }
 
   get zone(): string {
@@ -110,6 +125,7 @@ export class FeedFollower {
 
   private async attempt(): Promise<void> {
     let error: Error | undefined
+    this.change = null
     try {
       this.current = await this.next()
       this.status.state = 'ok'
@@ -128,12 +144,17 @@ export class FeedFollower {
     }
     this.schedule(error === undefined)
     this.onUpdate(this.status, error)
+    await this.afterUpdate?.()
   }
 
   /** The next complete feed: a new one, or the current one patched by IXFR (all or nothing). */
   private async next(): Promise<FeedZone> {
     const s = this.source
-    if (s.file !== undefined) return await this.fromFile(s.file)
+    if (s.file !== undefined) {
+      const feed = await this.fromFile(s.file)
+      this.change = 'whole'
+      return feed
+    }
     if (s.primary === undefined) throw new Error(`feed ${s.zone}: neither file nor primary`)
     const req = {
       host: s.primary.host,
@@ -155,12 +176,13 @@ export class FeedFollower {
       if (result.kind === 'axfr') {
         const feed = builder.finish()
         this.needAxfr = false
+        this.change = 'whole'
         return feed
       }
       if (result.kind === 'current' || have === undefined) return have!
       // In place, but all or nothing: applySteps checks every step, and the size of the zone they
       // leave, before it changes anything.
-      have.applySteps(result.steps, s.maxRecords)
+      this.change = have.applySteps(result.steps, s.maxRecords)
       return have
     } catch (err) {
       if (incremental) this.needAxfr = true
