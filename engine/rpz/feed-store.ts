@@ -73,6 +73,8 @@ function clientIpsOf(feed: FeedZone): Array<[string, string[]]> {
 export class FeedStoreWriter {
   private readonly store: Store
   private readonly table: Database<string[] | FeedReport, FeedKey>
+  /** Feeds whose last write failed: written whole next time. */
+  private readonly stale = new Set<string>()
 
   constructor(store: Store) {
     this.store = store
@@ -93,14 +95,20 @@ export class FeedStoreWriter {
     report: FeedReport
   ): Promise<void> {
     const zone = report.zone
-    await this.table.put([zone, 0], report)
     const held = this.pointer(zone)
-    if (feed === undefined) {
-      if (held !== undefined) await this.store.write((w) => w.putMeta(POINTER_PREFIX + zone, undefined))
-      return
+    try {
+      await this.table.put([zone, 0], report)
+      if (feed === undefined) {
+        if (held !== undefined) await this.store.write((w) => w.putMeta(POINTER_PREFIX + zone, undefined))
+      } else if (change === 'whole' || held === undefined || this.stale.has(zone)) {
+        await this.writeWhole(zone, feed, held)
+        this.stale.delete(zone)
+      } else if (change !== null || held.serial !== feed.serial) await this.writeChanges(zone, feed, held, change)
+    } catch (err) {
+      // The store's copy may now lack changes the feed in memory has: the next write is whole.
+      this.stale.add(zone)
+      throw err
     }
-    if (change === 'whole' || held === undefined) await this.writeWhole(zone, feed, held)
-    else if (change !== null || held.serial !== feed.serial) await this.writeChanges(zone, feed, held, change)
   }
 
   private async writeWhole(zone: string, feed: FeedZone, held: FeedPointer | undefined): Promise<void> {
