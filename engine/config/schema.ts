@@ -149,7 +149,7 @@ export const configSchema = {
           maximum: 100000000,
           default: 100000,
           description:
-            'client addresses whose resolved policy each DNS process (and pool worker) keeps cached; when full the cache is emptied and refilled from the database, so size it to the active subscriber addresses (up to about 3 KiB of memory each, docs/dns.md)'
+            'client addresses whose resolved policy each DNS process (and pool worker) keeps cached; when full an address not used since the last sweep gives way (CLOCK), so addresses that keep querying stay cached; size it to the active subscriber addresses (up to about 3 KiB of memory each, docs/dns.md)'
         },
         'client-subnet': {
           type: 'boolean',

@@ -36,6 +36,7 @@ import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 import { SubscriptionIndex } from '../lists/policy-index.js'
 import { RuleCompiler, type ScheduledPart } from './scheduled.js'
 import type { RpzHit, RpzLayer } from '../rpz/feed-set.js'
+import { ClockCache } from './clock-cache.js'
 
 export { loadSafeHosts, parseSafeHosts, type SafeHosts } from './safe-hosts.js'
 
@@ -195,12 +196,12 @@ export class Policy {
   private readonly categories: CategoryDb
   private readonly builtin: BuiltinWhitelist
   private readonly safeHosts: SafeHosts
-  private readonly maxCached: number
   /** Follows the store's generation; the owner decides when it reads (check, poll or start). */
   readonly watcher: GenerationWatcher
   private global: GlobalLists = { whitelist: new Set(), blacklist: new Set(), allowOnly: false }
   private anonymous: Snapshot | null = null
-  private readonly cache = new Map<string, Snapshot>()
+  /** Per-address (and client ID) snapshots, at most `maxCachedAddresses`, evicted by CLOCK. */
+  private readonly cache: ClockCache<Snapshot>
   /** The subscribed lists (engine/lists), kept current by difference on each generation change. */
   private readonly subscriptions = new SubscriptionIndex()
   /** The schedules of this generation's snapshots and their state now (engine/schedule/board.ts). */
@@ -218,7 +219,7 @@ export class Policy {
     this.categories = options.categories
     this.builtin = options.builtin
     this.safeHosts = options.safeHosts
-    this.maxCached = options.maxCachedAddresses ?? 100_000
+    this.cache = new ClockCache(options.maxCachedAddresses ?? 100_000)
     this.watcher = new GenerationWatcher(
       this.store,
       () => {
@@ -251,7 +252,6 @@ export class Policy {
     const userId = this.store.userForAddress(address)
     const user = userId === undefined ? undefined : this.store.getUser(userId)
     const snap = user === undefined ? this.anonymousSnapshot() : this.userSnapshot(user)
-    if (this.cache.size >= this.maxCached) this.cache.clear()
     this.cache.set(address, snap)
     return snap
   }
@@ -269,7 +269,6 @@ export class Policy {
     const user = userId === undefined ? undefined : this.store.getUser(userId)
     if (user === undefined) return undefined
     const snap = this.userSnapshot(user)
-    if (this.cache.size >= this.maxCached) this.cache.clear()
     this.cache.set(key, snap)
     return snap
   }
