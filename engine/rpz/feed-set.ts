@@ -1,7 +1,9 @@
 /**
- * The RPZ feeds a process enforces (RPZ in), as one policy layer (engine/policy): the followers of
- * `rpz-feeds.feeds` in precedence order, the NOTIFY listener, and the feeds' status for /metrics.
- * `match` asks the feeds in order and the first zone that matches decides (draft-ietf-dnsop-dns-rpz
+ * The RPZ feeds as the one process per host that transfers them holds them (RPZ in; the dns role's
+ * primary, `startFeedTransfers`): the followers of `rpz-feeds.feeds` in precedence order, the NOTIFY
+ * listener, and the feeds' status. It writes them into the store, where the processes that judge read
+ * them (`storedFeedsFromConfig`, engine/rpz/feed-store.ts). It is a policy layer too (for tests of
+ * the followers): `match` asks the feeds in order and the first zone that matches decides (draft-ietf-dnsop-dns-rpz
  * 5.1), with the feed's configured override applied. A feed that has never loaded, or has expired,
  * is skipped; a failed refresh leaves the feed's previous copy in place (engine/rpz/follower.ts).
  */
