@@ -171,14 +171,17 @@ export function createPolicy(
 /** The list entry `-`: in a blacklist, block everything the whitelists do not pass. */
 export const ALLOW_ONLY = '-'
 
-function listSet(entries: readonly string[]): { set: Set<string>; allowOnly: boolean } {
+/** The empty list every snapshot without one shares (most subscribers list nothing). */
+const NO_NAMES: ReadonlySet<string> = new Set()
+
+function listSet(entries: readonly string[]): { set: ReadonlySet<string>; allowOnly: boolean } {
   const set = new Set<string>()
   let allowOnly = false
   for (const e of entries) {
     if (e === ALLOW_ONLY) allowOnly = true
     else set.add(e)
   }
-  return { set, allowOnly }
+  return { set: set.size === 0 ? NO_NAMES : set, allowOnly }
 }
 
 /** First suffix key of `keys` found in `set`, or ''. */
@@ -209,6 +212,11 @@ export class Policy {
   private readonly rules: RuleCompiler
   private readonly timeZone: string
   private readonly feeds: RpzLayer | null
+  /**
+   * The category filters of this generation's snapshots, by content: most subscribers share a
+   * handful of filters (a plan's), so the cached snapshots hold a few Sets instead of one each.
+   */
+  private readonly filters = new Map<string, ReadonlySet<number>>()
 
   constructor(options: PolicyOptions) {
     this.feeds = options.feeds ?? null
@@ -236,6 +244,7 @@ export class Policy {
     this.anonymous = null
     this.schedules.clear()
     this.rules.clear()
+    this.filters.clear()
     const white = listSet(this.store.getList(null, 'white'))
     const black = listSet(this.store.getList(null, 'black'))
     this.global = { whitelist: white.set, blacklist: black.set, allowOnly: black.allowOnly }
@@ -297,9 +306,21 @@ export class Policy {
       allowOnly: black.allowOnly,
       safesearch: user.safesearch === 'on',
       safevideo: user.safeyoutube === 'on',
-      filter: new Set(user.filter),
+      filter: this.filterSet(user.filter),
       scheduled: this.rules.part(user.schedules, this.timeZone)
     }
+  }
+
+  /** The one Set of this generation holding exactly `categories`. */
+  private filterSet(categories: readonly number[]): ReadonlySet<number> {
+    const key = [...categories].sort((a, b) => a - b).join(',')
+    let set = this.filters.get(key)
+    if (set === undefined) {
+      // Bounded like the snapshots that hold them: odd filters one by one cannot pile up.
+      if (this.filters.size >= this.cache.capacity) this.filters.clear()
+      this.filters.set(key, (set = new Set(categories)))
+    }
+    return set
   }
 
   /** The server defaults of `/config/`: what an address no user owns gets. */

@@ -260,6 +260,23 @@ test('a full per-address cache keeps the addresses that keep querying while one-
   t.assert.deepStrictEqual(missed, [], 'no hot address was read again')
 })
 
+test('snapshots share what their users share: one Set per category filter, one empty list', async (t: TestContext) => {
+  const { store } = tempStore(t, 'filterd-policy-')
+  await buildCats(store, { 'casino.example': [CATEGORY.GAMBLING] })
+  await user(store, { name: 'a', ip: ['10.0.0.31'], filter: [CATEGORY.GAMBLING, CATEGORY.PORNOGRAPHY] })
+  await user(store, { name: 'b', ip: ['10.0.0.32'], filter: [CATEGORY.PORNOGRAPHY, CATEGORY.GAMBLING] })
+  await user(store, { name: 'c', ip: ['10.0.0.33'], filter: [CATEGORY.GAMBLING] }, { white: ['ok.example'] })
+  const policy = createPolicy(parseConfig('', '/x.yaml'), store)
+  const [a, b, c] = ['10.0.0.31', '10.0.0.32', '10.0.0.33'].map((ip) => policy.snapshotFor(ip))
+  t.assert.strictEqual(a!.filter, b!.filter, 'the same filter, in any order: one Set')
+  t.assert.notStrictEqual(a!.filter, c!.filter)
+  t.assert.strictEqual(a!.whitelist, b!.whitelist, 'no whitelist: the one empty Set')
+  t.assert.strictEqual(a!.blacklist, c!.blacklist)
+  t.assert.deepStrictEqual([...c!.whitelist], ['ok.example'])
+  const v = policy.evaluate('10.0.0.32', new HostKeys('casino.example'), new Verdict(), false)
+  t.assert.deepStrictEqual([v.action, v.reason], ['block', 'category'])
+})
+
 test('parseSafeHosts reads search and video lines and refuses bad ones', (t: TestContext) => {
   const h = parseSafeHosts('search www.example.* ex\nvideo v.example.com restrict.example.com\n')
   t.assert.strictEqual(h.searchEngine('www.example.co.uk'), 'ex')
