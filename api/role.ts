@@ -5,7 +5,7 @@
  * loopback present an API client's credentials (auth.ts). A non-loopback listen address without
  * `api.require-credentials` is allowed but warned about.
  */
-import { startConfiguredFeeds } from '../engine/rpz/feed-set.js'
+import { storedFeedsFromConfig } from '../engine/rpz/feed-set.js'
 import { parseHostPort, formatHostPort } from '../engine/config/index.js'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
@@ -132,7 +132,8 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   warnIfUnmigrated(config.stats.db, logger)
   const lists = createListRefresher(config, store, logger, shared, taxonomy)
   const server = createApiServer({
-    feeds: await startConfiguredFeeds(config, logger),
+    // The feeds as the dns role of this host keeps them in the store (engine/rpz/feed-store.ts).
+    feeds: storedFeedsFromConfig(config, store),
     store,
     taxonomy,
     taxonomyDir: config.datafiles.cats,

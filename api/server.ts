@@ -13,7 +13,7 @@ import type { Logger } from '../engine/log/index.js'
 import { loadTaxonomy, type Taxonomy, type TaxonomyLanguage } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
 import { createPolicy, type Policy } from '../engine/policy/index.js'
-import type { RpzFeeds } from '../engine/rpz/feed-set.js'
+import type { RpzLayer } from '../engine/rpz/feed-set.js'
 import type { Store } from '../engine/store/index.js'
 import { ReportTime, type StatsDb } from '../engine/stats/index.js'
 import { createApiGuard } from './auth.js'
@@ -38,8 +38,8 @@ export interface ApiServerOptions {
   readonly config: Readonly<Pick<Config, 'api' | 'common' | 'proxy' | 'stats'> & { rpz?: Config['rpz'] }>
   /** The verdict code of the check routes; default: one built from the config, as the DNS server builds it. */
   readonly policy?: Policy
-  /** The RPZ feeds the policy asks (started by the role, closed with the server), so /check explains as the DNS server decides. */
-  readonly feeds?: RpzFeeds | null
+  /** The RPZ feeds the policy asks (as the store holds them), so /check explains as the DNS server decides. */
+  readonly feeds?: RpzLayer | null
   readonly logger: Logger
   /** The statistics reports' database and time zone. */
   readonly stats: { readonly db: StatsDb; readonly timezone: string; readonly now?: () => number }
@@ -184,7 +184,6 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     listen: (host, port) => http.listen(host, port),
     liveLog,
     async close() {
-      feeds?.close()
       guard.close()
       await liveLog.close()
       await http.close()

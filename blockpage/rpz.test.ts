@@ -1,5 +1,5 @@
-// The block page explains a name an RPZ feed blocked (rpz-feeds): it takes the feeds in itself and
-// runs the DNS server's policy, so the page says a provider's block list did it, or names the
+// The block page explains a name an RPZ feed blocked (rpz-feeds): it reads the feeds from the store
+// (where the host's dns role keeps them) and runs the DNS server's policy, so the page says a provider's block list did it, or names the
 // category the feed is mapped to.
 import { test, type TestContext } from 'node:test'
 import { writeFileSync } from 'node:fs'

@@ -36,7 +36,7 @@ import {
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
 import { normalizeIp } from '../engine/net/ip.js'
-import { startConfiguredFeeds, type RpzLayer } from '../engine/rpz/feed-set.js'
+import { storedFeedsFromConfig, type RpzLayer } from '../engine/rpz/feed-set.js'
 import { createPolicy, HostKeys, loadSafeHosts, Verdict, type Policy, type SafeHosts } from '../engine/policy/index.js'
 import { ClientIdMemory, openConfiguredStore, type Store } from '../engine/store/index.js'
 import { formatWall, zoneOf } from '../engine/schedule/index.js'
@@ -300,7 +300,7 @@ export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'ht
 
 export interface BlockPageOptions {
   config: Readonly<Config>
-  /** The RPZ feeds the policy asks; started from `rpz-feeds` when absent. */
+  /** The RPZ feeds the policy asks; those of `rpz-feeds` as the store holds them when absent. */
   feeds?: RpzLayer | null
   /** The store to read; opened from `common.db` (and closed on close()) when absent. */
   store?: Store
@@ -428,12 +428,12 @@ export async function startBlockPage(options: BlockPageOptions): Promise<Running
   const ownStore = options.store === undefined
   const store = options.store ?? openConfiguredStore(config)
   const servers: HttpServer[] = []
-  // The RPZ feeds, so a name a feed blocks is explained as the DNS server blocked it (one policy).
-  const feeds = options.feeds === undefined ? await startConfiguredFeeds(config, logger) : null
+  // The RPZ feeds, so a name a feed blocks is explained as the DNS server blocked it (one policy):
+  // the copy the dns role of this host keeps in the store (engine/rpz/feed-store.ts).
+  const feeds = options.feeds === undefined ? storedFeedsFromConfig(config, store) : null
   // What the DNS role remembers of client-ID queries (engine/store/client-id-memory.ts): only DoT and DoH carry IDs.
   const clientIds = encryptedListenerCount(config.proxy) > 0 ? ClientIdMemory.open(store.path) : null
   const closeAll = async (): Promise<void> => {
-    feeds?.close()
     await clientIds?.close()
     for (const s of servers) await s.close()
     options.frontDoor?.close?.()

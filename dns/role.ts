@@ -20,6 +20,8 @@ import type { Config } from '../engine/config/index.js'
 import { createQueryLogSink } from '../engine/stats/index.js'
 import { raiseToRealtime } from '../engine/sched/realtime.js'
 import { startDnsServer } from './server.js'
+import { startFeedTransfers } from '../engine/rpz/feed-set.js'
+import { createStoreIfMissing, openConfiguredStore } from '../engine/store/index.js'
 
 export interface DnsRoleOptions {
   /**
@@ -114,9 +116,63 @@ async function takeRealtimePriority(ctx: RoleContext, processIndex: number): Pro
 
 export async function startRole(ctx: RoleContext, options: DnsRoleOptions = {}): Promise<RunningRole> {
   const processes = ctx.config.proxy.processes
-  const role =
-    processes <= 1 || !cluster.isPrimary ? await startFrontProcess(ctx, options, 0) : await startCluster(ctx, processes)
-  return await withMetricsListener(ctx, role)
+  // Before the front processes: they start with every feed's first load in the store.
+  const feeds = await followFeeds(ctx)
+  let role: RunningRole
+  try {
+    role =
+      processes <= 1 || !cluster.isPrimary
+        ? await startFrontProcess(ctx, options, 0)
+        : await startCluster(ctx, processes)
+  } catch (err) {
+    await feeds?.close()
+    throw err
+  }
+  return await withMetricsListener(ctx, feeds === null ? role : withFeeds(role, feeds))
+}
+
+/**
+ * `rpz-feeds`: this process (the role's primary: the one front process, or the cluster primary) is
+ * the one on the host that transfers the feeds and binds `notify-listen`; it writes each feed into
+ * the store, where every front process, pool worker, the block page and the api role read it
+ * (engine/rpz/feed-store.ts). The dns role is the one every deployment with feeds runs (a feed is
+ * enforced by answering queries), and it runs once per host, also under `filterd all`.
+ */
+async function followFeeds(ctx: RoleContext): Promise<{ endpoints: string[]; close(): Promise<void> } | null> {
+  if (ctx.config['rpz-feeds'].feeds.length === 0) return null
+  await createStoreIfMissing(ctx.config)
+  const store = openConfiguredStore(ctx.config)
+  let feeds
+  try {
+    feeds = await startFeedTransfers(ctx.config, store, ctx.logger)
+  } catch (err) {
+    await store.close()
+    throw err
+  }
+  const notify = ctx.config['rpz-feeds']['notify-listen']
+  const port = feeds?.notifyPort
+  const endpoints =
+    notify === undefined || port == null
+      ? []
+      : [`dns rpz notify udp+tcp ${formatHostPort({ host: parseHostPort(notify).host, port })}`]
+  return {
+    endpoints,
+    async close() {
+      feeds?.close()
+      await store.close()
+    }
+  }
+}
+
+function withFeeds(role: RunningRole, feeds: { endpoints: string[]; close(): Promise<void> }): RunningRole {
+  return {
+    ...role,
+    endpoints: [...role.endpoints, ...feeds.endpoints],
+    async close() {
+      await role.close()
+      await feeds.close()
+    }
+  }
 }
 
 /**

@@ -8,52 +8,12 @@ import { test, type TestContext } from 'node:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { dig, digMissing, query, udpSilent, world, writeConfigFile, BLOCK_V4 } from '../engine/testing/dns.js'
+import { digged, feedText, knotFeedSection, metricsText, UPSTREAM_A } from './testing/rpz-feeds.js'
 import { startRole } from '../engine/testing/daemon.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { tempDir } from '../engine/testing/temp.js'
 import { until } from '../engine/testing/wait.js'
-import { KNOT_KEY, startKnot } from '../engine/rpz/testing/knot.js'
-
-const UPSTREAM_A = '198.51.100.10' // the stub resolver's answer to every A query
-
-function feedText(serial: number, extra = ''): string {
-  return `$ORIGIN feed.rpz.
-$TTL 300
-@ IN SOA ns.feed.rpz. admin.feed.rpz. ${serial} 3600 600 86400 60
-  IN NS localhost.
-bad.example      CNAME .
-*.bad.example    CNAME .
-nodata.example   CNAME *.
-pass.bad.example CNAME rpz-passthru.
-drop.example     CNAME rpz-drop.
-tcp.example      CNAME rpz-tcp-only.
-local.example    A 198.51.100.77
-walled.example   CNAME garden.example.
-32.2.0.0.127.rpz-client-ip CNAME .
-ns.evil.rpz-nsdname CNAME .
-32.1.0.0.10.rpz-nsip CNAME .
-32.9.9.0.198.rpz-ip CNAME .
-${extra}`
-}
-
-/** dig's answer: its status and the answer section's data, one string each. */
-async function digged(port: number, args: string[]): Promise<{ status: string; flags: string; answers: string[] }> {
-  const out = (await dig([`@127.0.0.1`, '-p', String(port), '+tries=1', '+time=3', ...args])) ?? ''
-  const status = /status: (\w+)/.exec(out)?.[1] ?? ''
-  const flags = /flags: ([a-z ]+);/.exec(out)?.[1] ?? ''
-  const answers: string[] = []
-  let inAnswer = false
-  for (const line of out.split('\n')) {
-    if (line.startsWith(';; ANSWER SECTION')) inAnswer = true
-    else if (line.trim() === '') inAnswer = false
-    else if (inAnswer) answers.push(line.split(/\s+/).slice(3).join(' '))
-  }
-  return { status, flags, answers }
-}
-
-async function metricsText(port: number): Promise<string> {
-  return await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-}
+import { startKnot } from '../engine/rpz/testing/knot.js'
 
 test('a feed from Knot by TSIG: every action enforced by the DNS daemon, an update followed by NOTIFY and IXFR', async (t: TestContext) => {
   if ((await dig(['-v']).catch(() => '')) === undefined) return digMissing(t)
@@ -64,18 +24,7 @@ test('a feed from Knot by TSIG: every action enforced by the DNS daemon, an upda
   const knot = await startKnot(t, tempDir(t, 'filterd-knot-'), knotPort, 'feed.rpz', feedText(20), notifyPort)
   const file = writeConfigFile(w, {
     proxy: { 'metrics-listen': `127.0.0.1:${metricsPort}`, 'log-level': 'info' },
-    sections: {
-      'rpz-feeds': {
-        'notify-listen': `127.0.0.1:${notifyPort}`,
-        feeds: [
-          {
-            zone: 'feed.rpz',
-            primary: `127.0.0.1:${knotPort}`,
-            'tsig-key': { name: 'feed-key', algorithm: 'hmac-sha256', secret: KNOT_KEY.secret.toString('base64') }
-          }
-        ]
-      }
-    }
+    sections: { 'rpz-feeds': knotFeedSection(knotPort, notifyPort) }
   })
   const dns = await startRole(t, 'dns', file)
   const p = dns.port

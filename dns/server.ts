@@ -10,7 +10,7 @@ import { encryptedListenerCount } from '../engine/config/encrypted-dns.js'
 import { EngineError } from '../engine/errors.js'
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { createPolicy, type Policy, type SafeHosts } from '../engine/policy/index.js'
-import { startConfiguredFeeds, type RpzFeeds } from '../engine/rpz/feed-set.js'
+import { storedFeedsFromConfig } from '../engine/rpz/feed-set.js'
 import { DnsMetrics, type UdpDrops } from '../engine/metrics/index.js'
 import { JudgePool } from '../engine/pool/index.js'
 import { noopQueryLogSink, type QueryLogSink } from '../engine/querylog/index.js'
@@ -116,9 +116,10 @@ class FrontProcessServer implements DnsServer {
   private readonly tcpMaxFrame: number
   private store: Store | null = null
   private ownsStore = false
+  /** With `pool` dispatch and feeds: the store this process opened to read the feeds' state for /metrics. */
+  private feedStore: Store | null = null
   private pool: JudgePool | null = null
   private policy: Policy | null = null
-  private feeds: RpzFeeds | null = null
   private forwarder: Forwarder | null = null
   private dispatcher: Dispatcher | null = null
   private tcp: TcpFront | null = null
@@ -195,11 +196,6 @@ class FrontProcessServer implements DnsServer {
     this.metrics.tcpSlots = () => tcp.slotCounts
     for (const text of proxy.listen) await this.listen(text)
     await this.startEncrypted(dispatcher)
-    const notify = this.config['rpz-feeds']['notify-listen']
-    if (notify !== undefined && this.feeds?.notifyPort != null) {
-      const hp = parseHostPort(notify)
-      this.endpoints.push(`dns rpz notify udp+tcp ${formatHostPort({ host: hp.host, port: this.feeds.notifyPort })}`)
-    }
   }
 
   // DoT and DoH (./encrypted-fronts.ts), into the same dispatcher.
@@ -252,14 +248,22 @@ class FrontProcessServer implements DnsServer {
           vendorNames: [...this.config.common['vendor-names']],
           ddr,
           timezone: this.config.stats.timezone,
-          wantStats: this.sink.enabled || tapOn
+          wantStats: this.sink.enabled || tapOn,
+          rpzFeeds: this.config['rpz-feeds']
         }
       })
+      // The workers enforce the feeds; their state on /metrics is read here, from the same store.
+      if (this.config['rpz-feeds'].feeds.length > 0) {
+        const store = o.store ?? (this.feedStore = openConfiguredStore(this.config, { readOnly: true }))
+        const feeds = storedFeedsFromConfig(this.config, store)
+        if (feeds !== null) this.metrics.rpzFeeds = () => feeds.reports()
+      }
       return null
     }
     this.store = o.store ?? openConfiguredStore(this.config, { readOnly: true })
     this.ownsStore = o.store === undefined
-    const feeds = (this.feeds = await startConfiguredFeeds(this.config, this.logger))
+    // The feeds as the store holds them: the dns role's primary process follows them (./role.ts).
+    const feeds = storedFeedsFromConfig(this.config, this.store)
     if (feeds !== null) this.metrics.rpzFeeds = () => feeds.reports()
     this.policy = createPolicy(this.config, this.store, {
       ...(o.safeHosts === undefined ? {} : { safeHosts: o.safeHosts }),
@@ -342,7 +346,6 @@ class FrontProcessServer implements DnsServer {
     if (this.closed) return
     this.closed = true
     this.policy?.watcher.stop()
-    this.feeds?.close()
     this.dispatcher?.close()
     this.limiter?.close()
     for (const u of this.udp) u.close()
@@ -351,6 +354,7 @@ class FrontProcessServer implements DnsServer {
     this.forwarder?.close()
     await this.pool?.close()
     if (this.ownsStore) await this.store?.close()
+    await this.feedStore?.close()
     await this.sink.close?.()
     await this.tap?.close()
     await this.clientIds?.close()

@@ -2,7 +2,7 @@
  * Test and benchmark helpers for the management API (not a test file itself): a small taxonomy written to a
  * temp dir, a config built through the real loader, an in-process API server on port 0, and a JSON client.
  */
-import { startConfiguredFeeds } from '../../engine/rpz/feed-set.js'
+import { startFeedTransfers, storedFeedsFromConfig } from '../../engine/rpz/feed-set.js'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
@@ -116,9 +116,11 @@ export async function startApi(options: StartOptions = {}): Promise<StartedApi> 
   const served = options.wrapStore === undefined ? store : options.wrapStore(store)
   const ownStats = options.stats === undefined ? openStatsDb(join(dir, 'statsdb')) : undefined
   const stats = options.stats ?? { db: ownStats!, timezone: 'UTC' } // ownStats is set when options.stats is not
+  // The feeds of `rpz-feeds` (none unless configYaml sets some), followed into the store as the host's
+  // dns role does, and read from there as the api role does.
+  const transfers = await startFeedTransfers(config, store, logger)
   const api = createApiServer({
-    // As the role does: the feeds of `rpz-feeds` (none unless configYaml sets some).
-    feeds: await startConfiguredFeeds(config, logger),
+    feeds: storedFeedsFromConfig(config, store),
     store: served,
     taxonomy,
     taxonomyDir: config.datafiles.cats,
@@ -142,6 +144,7 @@ export async function startApi(options: StartOptions = {}): Promise<StartedApi> 
     lines,
     async close() {
       await api.close()
+      transfers?.close()
       await ownStats?.close()
       await store.close()
       cleanup()

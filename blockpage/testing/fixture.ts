@@ -21,6 +21,7 @@ import type { HttpImpl } from '../../engine/http/index.js'
 import { Store } from '../../engine/store/index.js'
 import { DEFAULT_TEMPLATES_DIR } from '../templates.js'
 import { startBlockPage, type FrontDoorLike, type RunningBlockPage } from '../server.js'
+import { startFeedTransfers } from '../../engine/rpz/feed-set.js'
 import { addUser, buildCats } from '../../engine/testing/store.js'
 import { makeTempDir, type Cleanup } from '../../engine/testing/temp.js'
 
@@ -130,6 +131,10 @@ export async function makeStore(
 /** A started block page on 127.0.0.1 port 0 over the fixture store; closed after the test. */
 export async function startFixture(t: TestContext, options: FixtureOptions = {}): Promise<Fixture> {
   const base = await makeStore(t, options)
+  // The feeds of `rpz-feeds` (none unless `sections` sets some), followed into the store as the host's
+  // dns role does; the block page reads them there.
+  const transfers = await startFeedTransfers(base.config, base.store, { info: () => {}, warn: () => {} })
+  if (transfers !== null) t.after(() => transfers.close())
   const bp = await startBlockPage({
     config: base.config,
     store: base.store,

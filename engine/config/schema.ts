@@ -149,7 +149,7 @@ export const configSchema = {
           maximum: 100000000,
           default: 100000,
           description:
-            'client addresses whose resolved policy each DNS process (and pool worker) keeps cached; when full the cache is emptied and refilled from the database, so size it to the active subscriber addresses (up to about 3 KiB of memory each, docs/dns.md)'
+            'client addresses whose resolved policy each DNS process (and pool worker) keeps cached; when full an address not used since the last sweep gives way (CLOCK), so addresses that keep querying stay cached; size it to the active subscriber addresses (up to about 3 KiB of memory each, docs/dns.md)'
         },
         'client-subnet': {
           type: 'boolean',
@@ -959,13 +959,14 @@ export const configSchema = {
         'notify-listen': {
           ...listenAddress,
           description:
-            "address (UDP and TCP) the feeds' primaries send NOTIFY to (RFC 1996); unset: the feeds refresh at their SOA's refresh only"
+            "address (UDP and TCP) the feeds' primaries send NOTIFY to (RFC 1996), bound once per host by the dns role, which transfers the feeds into the store; unset: the feeds refresh at their SOA's refresh only"
         },
         'max-records': {
           type: 'integer',
           minimum: 1,
           default: 5000000,
-          description: 'records one feed may hold; a larger zone or transfer is refused whole (the previous copy stays)'
+          description:
+            'records one feed may hold; a larger zone is refused whole (the previous copy stays). An IXFR counts the zone it leaves, not its changes'
         },
         'max-bytes': {
           type: 'integer',

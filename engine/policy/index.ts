@@ -36,6 +36,7 @@ import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 import { SubscriptionIndex } from '../lists/policy-index.js'
 import { RuleCompiler, type ScheduledPart } from './scheduled.js'
 import type { RpzHit, RpzLayer } from '../rpz/feed-set.js'
+import { ClockCache } from './clock-cache.js'
 
 export { loadSafeHosts, parseSafeHosts, type SafeHosts } from './safe-hosts.js'
 
@@ -176,14 +177,17 @@ export function createPolicy(
 /** The list entry `-`: in a blacklist, block everything the whitelists do not pass. */
 export const ALLOW_ONLY = '-'
 
-function listSet(entries: readonly string[]): { set: Set<string>; allowOnly: boolean } {
+/** The empty list every snapshot without one shares (most subscribers list nothing). */
+const NO_NAMES: ReadonlySet<string> = new Set()
+
+function listSet(entries: readonly string[]): { set: ReadonlySet<string>; allowOnly: boolean } {
   const set = new Set<string>()
   let allowOnly = false
   for (const e of entries) {
     if (e === ALLOW_ONLY) allowOnly = true
     else set.add(e)
   }
-  return { set, allowOnly }
+  return { set: set.size === 0 ? NO_NAMES : set, allowOnly }
 }
 
 /** First suffix key of `keys` found in `set`, or ''. */
@@ -201,12 +205,12 @@ export class Policy {
   private readonly categories: CategoryDb
   private readonly builtin: BuiltinWhitelist
   private readonly safeHosts: SafeHosts
-  private readonly maxCached: number
   /** Follows the store's generation; the owner decides when it reads (check, poll or start). */
   readonly watcher: GenerationWatcher
   private global: GlobalLists = { whitelist: new Set(), blacklist: new Set(), allowOnly: false }
   private anonymous: Snapshot | null = null
-  private readonly cache = new Map<string, Snapshot>()
+  /** Per-address (and client ID) snapshots, at most `maxCachedAddresses`, evicted by CLOCK. */
+  private readonly cache: ClockCache<Snapshot>
   /** The subscribed lists (engine/lists), kept current by difference on each generation change. */
   private readonly subscriptions = new SubscriptionIndex()
   /** The schedules of this generation's snapshots and their state now (engine/schedule/board.ts). */
@@ -214,6 +218,11 @@ export class Policy {
   private readonly rules: RuleCompiler
   private readonly timeZone: string
   private readonly feeds: RpzLayer | null
+  /**
+   * The category filters of this generation's snapshots, by content: most subscribers share a
+   * handful of filters (a plan's), so the cached snapshots hold a few Sets instead of one each.
+   */
+  private readonly filters = new Map<string, ReadonlySet<number>>()
 
   constructor(options: PolicyOptions) {
     this.feeds = options.feeds ?? null
@@ -224,7 +233,7 @@ export class Policy {
     this.categories = options.categories
     this.builtin = options.builtin
     this.safeHosts = options.safeHosts
-    this.maxCached = options.maxCachedAddresses ?? 100_000
+    this.cache = new ClockCache(options.maxCachedAddresses ?? 100_000)
     this.watcher = new GenerationWatcher(
       this.store,
       () => {
@@ -241,12 +250,14 @@ export class Policy {
     this.anonymous = null
     this.schedules.clear()
     this.rules.clear()
+    this.filters.clear()
     const white = listSet(this.store.getList(null, 'white'))
     const black = listSet(this.store.getList(null, 'black'))
     this.global = { whitelist: white.set, blacklist: black.set, allowOnly: black.allowOnly }
     this.subscriptions.refresh(this.store)
-    // A rebuilt category database bumps the generation too.
+    // A rebuilt category database bumps the generation too, and so does a new serial of an RPZ feed.
     this.categories.refresh()
+    this.feeds?.refresh?.()
   }
 
   /** The policy that applies to `address` (canonical text; see engine/net/ip.ts). */
@@ -256,7 +267,6 @@ export class Policy {
     const userId = this.store.userForAddress(address)
     const user = userId === undefined ? undefined : this.store.getUser(userId)
     const snap = user === undefined ? this.anonymousSnapshot() : this.userSnapshot(user)
-    if (this.cache.size >= this.maxCached) this.cache.clear()
     this.cache.set(address, snap)
     return snap
   }
@@ -274,7 +284,6 @@ export class Policy {
     const user = userId === undefined ? undefined : this.store.getUser(userId)
     if (user === undefined) return undefined
     const snap = this.userSnapshot(user)
-    if (this.cache.size >= this.maxCached) this.cache.clear()
     this.cache.set(key, snap)
     return snap
   }
@@ -303,9 +312,21 @@ export class Policy {
       allowOnly: black.allowOnly,
       safesearch: user.safesearch === 'on',
       safevideo: user.safeyoutube === 'on',
-      filter: new Set(user.filter),
+      filter: this.filterSet(user.filter),
       scheduled: this.rules.part(user.schedules, this.timeZone)
     }
+  }
+
+  /** The one Set of this generation holding exactly `categories`. */
+  private filterSet(categories: readonly number[]): ReadonlySet<number> {
+    const key = [...categories].sort((a, b) => a - b).join(',')
+    let set = this.filters.get(key)
+    if (set === undefined) {
+      // Bounded like the snapshots that hold them: odd filters one by one cannot pile up.
+      if (this.filters.size >= this.cache.capacity) this.filters.clear()
+      this.filters.set(key, (set = new Set(categories)))
+    }
+    return set
   }
 
   /** The server defaults of `/config/`: what an address no user owns gets. */

@@ -211,7 +211,7 @@ test('cached snapshots are dropped when the store generation moves', async (t: T
   t.assert.strictEqual(f.policy.watcher.check(), false)
 })
 
-test('proxy.policy-cache-addresses bounds the per-address cache: a full cache is emptied and refilled', async (t: TestContext) => {
+test('proxy.policy-cache-addresses bounds the per-address cache: a full cache evicts an address not used since', async (t: TestContext) => {
   const { store } = tempStore(t, 'filterd-policy-')
   await buildCats(store, { 'casino.example': [CATEGORY.GAMBLING] })
   for (const [name, ip] of [
@@ -229,16 +229,52 @@ test('proxy.policy-cache-addresses bounds the per-address cache: a full cache is
     t.assert.strictEqual(judge(p, '10.0.0.21'), 'forward')
     t.assert.strictEqual(judge(p, '10.0.0.22'), 'forward')
   }
-  // The change is not announced to the policies (no watcher check): a cached snapshot stays as it was.
-  await store.write((w) => w.putUser({ ...store.getUser('a')!, filter: [CATEGORY.GAMBLING] }))
+  // The changes are not announced to the policies (no watcher check): a cached snapshot stays as it was.
+  await store.write((w) => {
+    w.putUser({ ...store.getUser('a')!, filter: [CATEGORY.GAMBLING] })
+    w.putUser({ ...store.getUser('b')!, filter: [CATEGORY.GAMBLING] })
+  })
   for (const p of [small, large]) {
     t.assert.strictEqual(judge(p, '10.0.0.21'), 'forward', 'still cached')
     t.assert.strictEqual(judge(p, '10.0.0.23'), 'forward')
   }
-  // A third address filled the cache of 2, so it was emptied and 10.0.0.21 is read afresh; the
-  // default (100,000) still holds the old snapshot.
-  t.assert.strictEqual(judge(small, '10.0.0.21'), 'block')
-  t.assert.strictEqual(judge(large, '10.0.0.21'), 'forward')
+  // A third address in the cache of 2 evicted 10.0.0.22, not used since it was cached, which is read
+  // afresh; 10.0.0.21, just used, stays; the default (100,000) still holds both old snapshots.
+  t.assert.strictEqual(judge(small, '10.0.0.21'), 'forward')
+  t.assert.strictEqual(judge(small, '10.0.0.22'), 'block')
+  t.assert.strictEqual(judge(large, '10.0.0.22'), 'forward')
+})
+
+test('a full per-address cache keeps the addresses that keep querying while one-off addresses churn through it', async (t: TestContext) => {
+  const { store } = tempStore(t, 'filterd-policy-')
+  const hot = Array.from({ length: 20 }, (_, i) => `10.1.0.${i + 1}`)
+  for (const [i, ip] of hot.entries()) await user(store, { name: `hot${i}`, ip: [ip] })
+  const policy = createPolicy(parseConfig('proxy:\n  policy-cache-addresses: 100\n', '/x.yaml'), store)
+  const first = hot.map((ip) => policy.snapshotFor(ip))
+  // 2,000 addresses asking once each (20 fills of the cache), the hot ones asking between them.
+  for (let i = 0; i < 2000; i++) {
+    policy.snapshotFor(`10.2.${i >> 8}.${i & 255}`)
+    if (i % 20 === 19) for (const ip of hot) policy.snapshotFor(ip)
+  }
+  const missed = hot.filter((ip, i) => policy.snapshotFor(ip) !== first[i])
+  t.assert.deepStrictEqual(missed, [], 'no hot address was read again')
+})
+
+test('snapshots share what their users share: one Set per category filter, one empty list', async (t: TestContext) => {
+  const { store } = tempStore(t, 'filterd-policy-')
+  await buildCats(store, { 'casino.example': [CATEGORY.GAMBLING] })
+  await user(store, { name: 'a', ip: ['10.0.0.31'], filter: [CATEGORY.GAMBLING, CATEGORY.PORNOGRAPHY] })
+  await user(store, { name: 'b', ip: ['10.0.0.32'], filter: [CATEGORY.PORNOGRAPHY, CATEGORY.GAMBLING] })
+  await user(store, { name: 'c', ip: ['10.0.0.33'], filter: [CATEGORY.GAMBLING] }, { white: ['ok.example'] })
+  const policy = createPolicy(parseConfig('', '/x.yaml'), store)
+  const [a, b, c] = ['10.0.0.31', '10.0.0.32', '10.0.0.33'].map((ip) => policy.snapshotFor(ip))
+  t.assert.strictEqual(a!.filter, b!.filter, 'the same filter, in any order: one Set')
+  t.assert.notStrictEqual(a!.filter, c!.filter)
+  t.assert.strictEqual(a!.whitelist, b!.whitelist, 'no whitelist: the one empty Set')
+  t.assert.strictEqual(a!.blacklist, c!.blacklist)
+  t.assert.deepStrictEqual([...c!.whitelist], ['ok.example'])
+  const v = policy.evaluate('10.0.0.32', new HostKeys('casino.example'), new Verdict(), false)
+  t.assert.deepStrictEqual([v.action, v.reason], ['block', 'category'])
 })
 
 test('parseSafeHosts reads search and video lines and refuses bad ones', (t: TestContext) => {

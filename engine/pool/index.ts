@@ -30,6 +30,8 @@ export interface PoolWorkerData {
   timezone?: string
   /** Build statistics fields (the front's sink is enabled). */
   wantStats: boolean
+  /** `rpz-feeds`: the feeds the worker reads from the store (engine/rpz/feed-store.ts). */
+  rpzFeeds?: Config['rpz-feeds']
 }
 
 export interface BatchInput {

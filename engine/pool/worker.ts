@@ -2,6 +2,7 @@
 import { workerData } from 'piscina'
 import { createPolicy } from '../policy/index.js'
 import { Store } from '../store/index.js'
+import { storedFeedsFromConfig } from '../rpz/feed-set.js'
 import {
   JUDGE_ANSWER,
   JUDGE_LOCAL,
@@ -25,7 +26,8 @@ const policy = createPolicy(
   { proxy, common: { 'vendor-names': data.vendorNames }, stats: { timezone: data.timezone ?? 'UTC' } },
   store,
   {
-    watcher: { renewSnapshot: true }
+    watcher: { renewSnapshot: true },
+    feeds: data.rpzFeeds === undefined ? null : storedFeedsFromConfig({ 'rpz-feeds': data.rpzFeeds }, store)
   }
 )
 const judge = new Judge({

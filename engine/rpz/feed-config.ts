@@ -1,12 +1,13 @@
 /**
  * The `rpz-feeds` section of the config (RPZ in) as the feed set reads it, and the checks JSON Schema
  * cannot say: a feed is a file or a primary (not both, not neither), a primary is an address, a TSIG
- * key is usable and goes with a primary, zones are unique, and the DNS role judges inline in one
- * process (the feeds live in the memory of the process that judges).
+ * key is usable and goes with a primary, and zones are unique.
  */
 import { parseHostPort } from '../config/address.js'
 import type { Config } from '../config/types.js'
 import { tsigKey, type TsigKey } from './tsig.js'
+import type { FeedAction } from './feed.js'
+import type { RpzHit } from './feed-set.js'
 
 /** What a feed's triggers are answered with: the zone's own actions, or one override. */
 export type FeedOverride = 'zone' | 'block' | 'nxdomain' | 'nodata' | 'drop' | 'passthru'
@@ -78,11 +79,6 @@ export function feedConfigProblems(config: Pick<Config, 'rpz-feeds' | 'proxy'>):
       problems.push(`rpz-feeds.notify-listen: ${(err as Error).message}`)
     }
   }
-  if (section.feeds.length > 0) {
-    // The feeds are held by the process that judges: a pool worker or a second front process has none.
-    if (config.proxy.dispatch !== 'inline') problems.push('rpz-feeds.feeds: need proxy.dispatch: inline')
-    if (config.proxy.processes > 1) problems.push('rpz-feeds.feeds: need proxy.processes: 1')
-  }
   return problems
 }
 
@@ -109,4 +105,13 @@ export function feedLimits(section: FeedsSection): FeedLimits {
     fileRefresh: section['file-refresh'],
     timeoutMs: section['transfer-timeout'] * 1000
   }
+}
+
+const PASS: FeedAction = { kind: 'passthru' }
+
+/** `action` under the feed's override (`zone` keeps it; passthru stays passthru whatever the override). */
+export function overridden(action: FeedAction, override: FeedSettings['action']): RpzHit['action'] {
+  if (override === 'zone' || action.kind === 'passthru') return action
+  if (override === 'passthru') return PASS
+  return { kind: override }
 }

@@ -131,10 +131,12 @@ test('rpz-feeds in the config: a bad feed stops the start naming its key', () =>
     /rpz-feeds\.feeds\[1\]\.zone: "A\.rpz\." is taken in by an earlier feed/
   )
   bad('rpz-feeds:\n  feeds:\n    - { zone: a.rpz, file: a, action: maybe }\n', /action/)
-  bad(
-    'proxy:\n  dispatch: pool\nrpz-feeds:\n  feeds:\n    - { zone: a.rpz, file: a }\n',
-    /rpz-feeds\.feeds: need proxy\.dispatch: inline/
+  // The feeds are read from the store by every process that judges: pool workers and several front processes too.
+  const pooled = parseConfig(
+    'proxy:\n  dispatch: pool\n  processes: 2\nrpz-feeds:\n  feeds:\n    - { zone: a.rpz, file: a }\n',
+    '/etc/filterd/x.yaml'
   )
+  assert.equal(pooled['rpz-feeds'].feeds.length, 1)
   const c = parseConfig(
     'rpz-feeds:\n  feeds:\n    - { zone: A.rpz., file: a.zone, category: 3 }\n    - { zone: b.rpz, primary: "127.0.0.1:5353", tsig-key: { name: k, secret: c2VjcmV0 } }\n',
     '/etc/filterd/x.yaml'

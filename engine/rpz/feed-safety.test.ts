@@ -8,8 +8,9 @@ import { createServer } from 'node:net'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { frame } from '../wire/tcp-frame.js'
-import { packRecords, axfrRecords, ixfrRecords } from './transfer-out.js'
-import { parseMessage, TYPE_IXFR } from './message.js'
+import { packRecords, axfrRecords, ixfrRecords, transferRecords } from './transfer-out.js'
+import { parseMessage, TYPE_IXFR, TYPE_SOA } from './message.js'
+import { readSoa } from './rdata.js'
 import { RpzZone, cnameAction, type ZoneDiff } from './zone.js'
 import { FeedFollower } from './follower.js'
 import { RpzFeeds } from './feed-set.js'
@@ -17,7 +18,7 @@ import { FeedZone } from './feed.js'
 import { parseZoneFile } from './zonefile.js'
 import { tempDir } from '../testing/temp.js'
 
-type Mode = 'axfr' | 'cut' | 'gap'
+type Mode = 'axfr' | 'cut' | 'gap' | 'journal'
 
 function zoneAt(serial: number, names: readonly string[]): RpzZone {
   return new RpzZone(
@@ -41,7 +42,15 @@ async function scriptedPrimary(t: TestContext, state: { mode: Mode; zone: RpzZon
       state.asked.push(question.type === TYPE_IXFR ? 'ixfr' : 'axfr')
       const zone = state.zone
       let records
-      if (state.mode === 'gap' && question.type === TYPE_IXFR) {
+      const asked = m.authority.find((r) => r.type === TYPE_SOA)
+      if (state.mode === 'journal')
+        // As a primary with a journal answers: the changes since the serial asked, condensed (RFC 1995 4).
+        records = transferRecords(
+          zone,
+          question.type,
+          asked === undefined ? undefined : readSoa(m.raw, asked).serial
+        ).records
+      else if (state.mode === 'gap' && question.type === TYPE_IXFR) {
         const diff: ZoneDiff = new Map([['new.example', [undefined, cnameAction('')]]])
         records = ixfrRecords(zone, zone.serial - 5, diff) // starts at a serial the follower never had
       } else records = axfrRecords(zone)
@@ -72,28 +81,69 @@ test('a cut transfer and an IXFR with a gap leave the feed as it was; the next g
   assert.equal(follower.feed?.match('n7.example')?.action.kind, 'nxdomain')
 
   state.zone = zoneAt(2, ['other.example', ...NAMES.slice(100)]) // several messages, so one can be cut
-  state.mode = 'cut'
+  state.mode = 'gap'
   await follower.refresh()
   assert.equal(follower.status.state, 'failing')
+  assert.match(errors.at(-1) ?? '', /IXFR gap/)
+  assert.equal(follower.status.serial, 1)
+  assert.equal(follower.feed?.match('new.example'), undefined, 'nothing of the IXFR applied')
+  assert.equal(follower.feed?.match('n399.example')?.action.kind, 'nxdomain')
+
+  state.mode = 'cut'
+  await follower.refresh()
   assert.match(errors.at(-1) ?? '', /closed before the transfer was complete/)
+  assert.equal(follower.status.errors, 2)
   assert.equal(follower.status.serial, 1)
   assert.equal(follower.feed?.match('n7.example')?.action.kind, 'nxdomain', 'the previous feed enforced')
   assert.equal(follower.feed?.match('other.example'), undefined, 'nothing of the cut transfer')
 
-  state.mode = 'gap'
-  await follower.refresh()
-  assert.match(errors.at(-1) ?? '', /IXFR gap/)
-  assert.equal(follower.status.errors, 2)
-  assert.equal(follower.feed?.match('new.example'), undefined, 'nothing of the IXFR applied')
-  assert.equal(follower.feed?.match('n399.example')?.action.kind, 'nxdomain')
-
   state.mode = 'axfr'
   await follower.refresh()
-  assert.deepEqual(state.asked.slice(-2), ['ixfr', 'axfr'], 'after a gap the next transfer is a whole zone')
+  assert.deepEqual(state.asked, ['axfr', 'ixfr', 'axfr', 'axfr'], 'after a failed IXFR, whole zones until one is taken')
   assert.equal(follower.status.state, 'ok')
   assert.equal(follower.status.serial, 2)
   assert.equal(follower.feed?.match('other.example')?.action.kind, 'nxdomain')
   assert.equal(follower.feed?.match('n7.example'), undefined)
+})
+
+test('max-records bounds the zone an IXFR leaves, not its changes; after a refused IXFR the next good serial is enforced at the next refresh', async (t: TestContext) => {
+  const names = (prefix: string, n: number): Map<string, string> =>
+    new Map(Array.from({ length: n }, (_, i) => [`${prefix}${i}.example`, cnameAction('')] as [string, string]))
+  const state = { mode: 'journal' as Mode, zone: zoneAt(1, []), asked: [] as string[] }
+  state.zone.update(10, names('a', 40))
+  const port = await scriptedPrimary(t, state)
+  const follower = new FeedFollower({ zone: 'feed.rpz', primary: { host: '127.0.0.1', port }, maxRecords: 50 })
+  t.after(() => follower.close())
+  await follower.start()
+  assert.equal(follower.status.serial, 10)
+
+  // 40 deletions and 40 additions: 80 changes, a zone of 40 records.
+  state.zone.update(11, names('b', 40))
+  await follower.refresh()
+  assert.equal(follower.status.lastError, null)
+  assert.deepEqual(
+    [state.asked.at(-1), follower.status.serial, follower.status.records],
+    ['ixfr', 11, 41],
+    '40 triggers and the apex NS'
+  )
+  assert.equal(follower.feed?.match('b7.example')?.action.kind, 'nxdomain')
+  assert.equal(follower.feed?.match('a7.example'), undefined)
+
+  // A zone of 60 records: refused, serial 11 stays enforced.
+  state.zone.update(12, names('c', 60))
+  await follower.refresh()
+  assert.match(follower.status.lastError ?? '', /more than 50 \(rpz-feeds.max-records\)/)
+  assert.deepEqual([state.asked.at(-1), follower.status.state, follower.status.serial], ['ixfr', 'failing', 11])
+  assert.equal(follower.feed?.match('b7.example')?.action.kind, 'nxdomain')
+
+  // Back to a good size: one refresh enforces it, by a whole transfer after the refused IXFR.
+  state.zone.update(13, names('d', 45))
+  await follower.refresh()
+  assert.equal(follower.status.lastError, null)
+  assert.deepEqual([state.asked.at(-1), follower.status.state, follower.status.serial], ['axfr', 'ok', 13])
+  assert.equal(follower.feed?.match('d44.example')?.action.kind, 'nxdomain')
+  assert.equal(follower.feed?.match('b7.example'), undefined)
+  assert.equal(follower.feed?.recordCount, 46)
 })
 
 test('a transfer or a zone file over rpz-feeds.max-records or max-bytes is refused whole', async (t: TestContext) => {

@@ -1,7 +1,9 @@
 /**
- * The RPZ feeds a process enforces (RPZ in), as one policy layer (engine/policy): the followers of
- * `rpz-feeds.feeds` in precedence order, the NOTIFY listener, and the feeds' status for /metrics.
- * `match` asks the feeds in order and the first zone that matches decides (draft-ietf-dnsop-dns-rpz
+ * The RPZ feeds as the one process per host that transfers them holds them (RPZ in; the dns role's
+ * primary, `startFeedTransfers`): the followers of `rpz-feeds.feeds` in precedence order, the NOTIFY
+ * listener, and the feeds' status. It writes them into the store, where the processes that judge read
+ * them (`storedFeedsFromConfig`, engine/rpz/feed-store.ts). It is a policy layer too (for tests of
+ * the followers): `match` asks the feeds in order and the first zone that matches decides (draft-ietf-dnsop-dns-rpz
  * 5.1), with the feed's configured override applied. A feed that has never loaded, or has expired,
  * is skipped; a failed refresh leaves the feed's previous copy in place (engine/rpz/follower.ts).
  */
@@ -9,8 +11,10 @@ import { parseHostPort } from '../config/address.js'
 import type { Config } from '../config/types.js'
 import type { Logger } from '../log/index.js'
 import type { FeedAction } from './feed.js'
-import { feedLimits, feedSettings, type FeedLimits, type FeedSettings } from './feed-config.js'
+import { feedLimits, feedSettings, overridden, type FeedLimits, type FeedSettings } from './feed-config.js'
 import { FeedFollower, listenForNotify, type FeedStatus } from './follower.js'
+import { FeedStoreWriter, StoredFeeds } from './feed-store.js'
+import type { Store } from '../store/index.js'
 
 /** What a feed decided for one query: its zone, the trigger, the answer, and the category it reports. */
 export interface RpzHit {
@@ -24,6 +28,8 @@ export interface RpzHit {
 /** The layer the policy asks (a test may hand the policy its own). */
 export interface RpzLayer {
   match(name: string, client: string): RpzHit | undefined
+  /** Called by the policy when the store's generation moves (a layer read from the store reads it again). */
+  refresh?(): void
 }
 
 /** One feed's state for /metrics. */
@@ -34,15 +40,6 @@ export interface FeedReport extends FeedStatus {
 
 /** Logs what a refresh did: the caller's logger, or nothing. */
 export type FeedLog = (level: 'info' | 'warn', fields: Record<string, unknown>, msg: string) => void
-
-const PASS: FeedAction = { kind: 'passthru' }
-
-/** `action` under the feed's override (`zone` keeps it; passthru stays passthru whatever the override). */
-function overridden(action: FeedAction, override: FeedSettings['action']): RpzHit['action'] {
-  if (override === 'zone' || action.kind === 'passthru') return action
-  if (override === 'passthru') return PASS
-  return { kind: override }
-}
 
 export class RpzFeeds implements RpzLayer {
   private readonly settings: readonly FeedSettings[]
@@ -141,15 +138,39 @@ export function feedsFromConfig(config: Pick<Config, 'rpz-feeds'>, log?: FeedLog
 }
 
 /**
- * The feeds of `config`, loaded once (each feed's first load done, failed ones retrying) and
- * logging every refresh to `logger`; null when the config has none. Every role whose policy must
- * agree with the DNS server's (dns, blockpage, api) starts them this way.
+ * Follows the feeds of `config` and keeps their copy in `store` (engine/rpz/feed-store.ts): the one
+ * process per host that transfers them (the dns role's primary process) starts them this way. Each
+ * feed's first load is done (or has failed, and retries) and written when it resolves, and
+ * `notify-listen` is bound; every refresh is logged to `logger`. Null when the config has no feeds.
  */
-export async function startConfiguredFeeds(
+export async function startFeedTransfers(
   config: Pick<Config, 'rpz-feeds'>,
+  store: Store,
   logger: Pick<Logger, 'info' | 'warn'>
 ): Promise<RpzFeeds | null> {
   const feeds = feedsFromConfig(config, (level, fields, msg) => logger[level](fields, msg))
-  await feeds?.start()
+  if (feeds === null) return null
+  const writer = new FeedStoreWriter(store)
+  for (const f of feeds.followers)
+    f.afterUpdate = async () => {
+      const c = f.status.counts
+      const report = { ...f.status, unsupported: c === null ? 0 : c.nsdname + c.nsip + c.responseIp }
+      try {
+        await writer.update(f.feed, f.change, report)
+      } catch (err) {
+        logger.warn(
+          { zone: f.zone, err: (err as Error).message },
+          `rpz feed ${f.zone}: cannot write it into the store (${(err as Error).message})`
+        )
+      }
+    }
+  await feeds.start()
   return feeds
+}
+
+/** The feeds of `config` as every process that judges reads them from `store`; null when it has none. */
+export function storedFeedsFromConfig(config: Pick<Config, 'rpz-feeds'>, store: Store): StoredFeeds | null {
+  const section = config['rpz-feeds']
+  if (section.feeds.length === 0) return null
+  return new StoredFeeds(store, feedSettings(section))
 }

@@ -39,7 +39,8 @@ function relative(name: string, origin: string): string | undefined {
   return name.endsWith('.' + origin) ? name.slice(0, -origin.length - 1) : undefined
 }
 
-function actionOf(records: readonly string[]): FeedAction {
+/** The action of one owner's trigger records (`type data`). */
+export function actionOf(records: readonly string[]): FeedAction {
   const parsed = records.map((r) => {
     const sp = r.indexOf(' ')
     return [Number(r.slice(0, sp)), r.slice(sp + 1)] as const
@@ -58,9 +59,14 @@ function actionOf(records: readonly string[]): FeedAction {
 
 const CLIENT_IP_SUFFIX = '.rpz-client-ip'
 
-/** A CLIENT-IP owner (`32.4.3.2.1`, `128.zz.1.db8.2001`) as a prefix. */
-function clientIpCidr(owner: string): Cidr | undefined {
-  const labels = owner.split('.')
+/** Whether `owner` (relative) is a CLIENT-IP trigger's. */
+export function isClientIpOwner(owner: string): boolean {
+  return owner.endsWith(CLIENT_IP_SUFFIX)
+}
+
+/** A CLIENT-IP owner (`32.4.3.2.1.rpz-client-ip`, `128.zz.1.db8.2001.rpz-client-ip`) as a prefix. */
+export function clientIpCidr(owner: string): Cidr | undefined {
+  const labels = owner.slice(0, -CLIENT_IP_SUFFIX.length).split('.')
   const bits = Number(labels.shift())
   if (labels.length === 4 && labels.every((l) => /^\d+$/.test(l)))
     return parseCidr(`${labels.reverse().join('.')}/${bits}`)
@@ -98,6 +104,11 @@ function qnameKey(owner: string): { key: string; wild: boolean } | undefined {
   if (owner === '*') return { key: '', wild: true }
   if (owner.startsWith('*.')) return { key: owner.slice(2), wild: true }
   return { key: owner, wild: false }
+}
+
+/** Whether `owner` (relative) is a QNAME trigger's: not the apex, CLIENT-IP or the kinds not enforced. */
+export function isTrigger(owner: string): boolean {
+  return qnameKey(owner) !== undefined
 }
 
 /**
@@ -160,6 +171,16 @@ export class FeedZone {
     const code = this.table.get(q.key, 0, q.wild)
     if (code < 0 || code === OTHER) return NO_RECORDS
     return [code < OTHER ? `${TYPE_CNAME} ${SPECIAL_TARGETS[code]}` : this.values[code - FIRST_VALUE]!]
+  }
+
+  /** Every owner and its records (`type data`), in no particular order (the store's copy is written from it). */
+  *owners(): Generator<[owner: string, records: readonly string[]]> {
+    for (const [owner, records] of this.others) yield [owner, records]
+    for (const { key, wild, code } of this.table.entries()) {
+      if (code === OTHER) continue // in `others`
+      const owner = wild ? (key === '' ? '*' : `*.${key}`) : key
+      yield [owner, [code < OTHER ? `${TYPE_CNAME} ${SPECIAL_TARGETS[code]}` : this.values[code - FIRST_VALUE]!]]
+    }
   }
 
   /** The packed code of one record's value (a trigger alone at its owner), or -1 when it must stay as text. */
@@ -240,9 +261,10 @@ export class FeedZone {
    * Applies IXFR steps, all or nothing: each step must start at the serial the one before ended at
    * (the first at ours), and every deleted record must exist; else FeedError and nothing changed.
    * The changes are staged by owner first and then applied in one synchronous pass, so no query
-   * sees a step half applied.
+   * sees a step half applied; returns the owners changed, with their records now. `maxRecords` bounds the zone the steps leave (the SOA not counted), not
+   * the steps: an IXFR that replaces every name of a full zone is as good as an AXFR of it.
    */
-  applySteps(steps: readonly FeedStep[]): void {
+  applySteps(steps: readonly FeedStep[], maxRecords = Infinity): ReadonlyMap<string, readonly string[]> {
     let serial = this.serial
     const staged = new Map<string, readonly string[]>()
     const current = (owner: string): readonly string[] => staged.get(owner) ?? this.recordsOf(owner)
@@ -270,12 +292,14 @@ export class FeedZone {
       serial = step.to
     }
     for (const [owner, list] of staged)
-      if (
-        owner.endsWith('.rpz-client-ip') &&
-        list.length > 0 &&
-        clientIpCidr(owner.slice(0, -CLIENT_IP_SUFFIX.length)) === undefined
-      )
+      if (owner.endsWith('.rpz-client-ip') && list.length > 0 && clientIpCidr(owner) === undefined)
         throw new FeedError(`bad CLIENT-IP trigger ${owner}`)
+    let records = this.recordCount
+    for (const [owner, list] of staged) records += list.length - this.recordsOf(owner).length
+    if (records > maxRecords)
+      throw new FeedError(
+        `IXFR to serial ${serial}: ${records} records, more than ${maxRecords} (rpz-feeds.max-records)`
+      )
     let clientIp = false
     for (const [owner, list] of staged) {
       this.replaceOwner(owner, list)
@@ -283,6 +307,7 @@ export class FeedZone {
     }
     if (clientIp) this.compileClientIps()
     this.serial = serial
+    return staged
   }
 
   /** Adds (1) or takes out (-1) one owner's records in the counts. */
@@ -306,7 +331,7 @@ export class FeedZone {
       if (!owner.endsWith('.rpz-client-ip')) continue
       const triggers = list.filter((v) => !v.startsWith(`${TYPE_NS} `))
       if (triggers.length === 0) continue
-      const cidr = clientIpCidr(owner.slice(0, -CLIENT_IP_SUFFIX.length))
+      const cidr = clientIpCidr(owner)
       if (cidr === undefined) throw new FeedError(`bad CLIENT-IP trigger ${owner}`)
       clientIps.push({ cidr, action: actionOf(triggers) })
     }

@@ -44,6 +44,20 @@ export interface FeedStatus {
   records: number | null
 }
 
+/** The status of a feed before its first load. */
+export function loadingStatus(zone: string): FeedStatus {
+  return {
+    zone,
+    state: 'loading',
+    serial: null,
+    lastSuccess: null,
+    lastError: null,
+    errors: 0,
+    counts: null,
+    records: null
+  }
+}
+
 export class FeedFollower {
   private readonly source: FeedSource
   private current: FeedZone | undefined
@@ -51,24 +65,29 @@ export class FeedFollower {
   private running: Promise<void> | null = null
   private again = false
   private closed = false
-  /** After an IXFR that could not be applied: the next transfer is a whole zone. */
+  /**
+   * After an IXFR that failed in any way (refused over a limit, cut, badly signed, not applicable):
+   * the next transfer is a whole zone. Asking the same IXFR again could fail the same way forever,
+   * while an AXFR of the primary's current serial may well be good.
+   */
   private needAxfr = false
   readonly status: FeedStatus
+  /**
+   * What the last attempt changed: the whole feed (an AXFR, a zone file), the owners an IXFR changed
+   * with their records now, or nothing (null: a failure, or the serial held is current).
+   */
+  change: 'whole' | ReadonlyMap<string, readonly string[]> | null = null
   /** Called after each attempt (success or failure): the caller logs and swaps its policy. */
   onUpdate: (status: FeedStatus, error?: Error) => void = () => {}
+  /**
+   * Awaited after each attempt, before the next one starts (the feed does not change meanwhile): the
+   * process that follows the feeds writes them into the store here. Its failure is its own to report.
+   */
+  afterUpdate: (() => Promise<void>) | null = null
 
   constructor(source: FeedSource) {
     this.source = { ...source, zone: source.zone.toLowerCase().replace(/\.$/, '') }
-    this.status = {
-      zone: this.source.zone,
-      state: 'loading',
-      serial: null,
-      lastSuccess: null,
-      lastError: null,
-      errors: 0,
-      counts: null,
-      records: null
-    }
+    this.status = loadingStatus(this.source.zone)
   }
 
   get zone(): string {
@@ -106,6 +125,7 @@ export class FeedFollower {
 
   private async attempt(): Promise<void> {
     let error: Error | undefined
+    this.change = null
     try {
       this.current = await this.next()
       this.status.state = 'ok'
@@ -124,12 +144,17 @@ export class FeedFollower {
     }
     this.schedule(error === undefined)
     this.onUpdate(this.status, error)
+    await this.afterUpdate?.()
   }
 
   /** The next complete feed: a new one, or the current one patched by IXFR (all or nothing). */
   private async next(): Promise<FeedZone> {
     const s = this.source
-    if (s.file !== undefined) return await this.fromFile(s.file)
+    if (s.file !== undefined) {
+      const feed = await this.fromFile(s.file)
+      this.change = 'whole'
+      return feed
+    }
     if (s.primary === undefined) throw new Error(`feed ${s.zone}: neither file nor primary`)
     const req = {
       host: s.primary.host,
@@ -145,27 +170,24 @@ export class FeedFollower {
     // the feed enforced now stays as it is until the new one is complete.
     const builder = new FeedBuilder(s.zone)
     const onRecord = (r: TextRecord): void => builder.add(r)
-    const result = await transferZone(
-      have === undefined || this.needAxfr ? { ...req, onRecord } : { ...req, onRecord, serial: have.serial }
-    )
-    if (result.kind === 'axfr') {
-      const feed = builder.finish()
-      this.needAxfr = false
-      return feed
-    }
-    if (result.kind === 'current' || have === undefined) return have!
+    const incremental = have !== undefined && !this.needAxfr
     try {
-      let growth = 0
-      for (const step of result.steps) growth += step.added.length - step.deleted.length
-      if (have.recordCount + growth > (s.maxRecords ?? Infinity))
-        throw new Error(`IXFR to serial ${result.serial}: more than ${s.maxRecords} records (rpz-feeds.max-records)`)
-      // In place, but all or nothing: applySteps checks every step before it changes anything.
-      have.applySteps(result.steps)
+      const result = await transferZone(incremental ? { ...req, onRecord, serial: have.serial } : { ...req, onRecord })
+      if (result.kind === 'axfr') {
+        const feed = builder.finish()
+        this.needAxfr = false
+        this.change = 'whole'
+        return feed
+      }
+      if (result.kind === 'current' || have === undefined) return have!
+      // In place, but all or nothing: applySteps checks every step, and the size of the zone they
+      // leave, before it changes anything.
+      this.change = have.applySteps(result.steps, s.maxRecords)
+      return have
     } catch (err) {
-      this.needAxfr = true
+      if (incremental) this.needAxfr = true
       throw err
     }
-    return have
   }
 
   /** A zone file read whole and checked against the limits before it becomes a feed. */

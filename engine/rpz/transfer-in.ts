@@ -38,7 +38,12 @@ export interface TransferRequest {
    * into `records`. A throw abandons the transfer.
    */
   onRecord?: (r: TextRecord) => void
-  /** Records (besides the SOAs) and bytes the transfer may carry; past either it is abandoned. */
+  /**
+   * Records (besides the SOAs) a whole zone (an AXFR, or an AXFR-style answer to an IXFR) may have,
+   * and bytes any transfer may carry; past either it is abandoned. An IXFR's records are not counted
+   * against `maxRecords`: its deletions and additions are not the zone, whose size the caller checks
+   * once the steps are known (FeedZone.applySteps); `maxBytes` bounds what it holds meanwhile.
+   */
   maxRecords?: number
   maxBytes?: number
 }
@@ -104,6 +109,8 @@ class TransferReader {
   private readonly ixfr: TextRecord[] = []
   private last: TextRecord | undefined
   count = 0
+  /** Records handed to `onRecord` (a whole zone's, the SOA not counted). */
+  zoneRecords = 0
   private readonly asked: number | undefined
   private readonly onRecord: (r: TextRecord) => void
 
@@ -129,7 +136,10 @@ class TransferReader {
       else this.onRecord(this.first)
     }
     if (this.mode === 'ixfr') this.ixfr.push(r)
-    else if (r.type !== TYPE_SOA) this.onRecord(r)
+    else if (r.type !== TYPE_SOA) {
+      this.zoneRecords++
+      this.onRecord(r)
+    }
   }
 
   /** At the end of a message: the result when the transfer is complete, else undefined. */
@@ -180,7 +190,7 @@ export async function transferZone(req: TransferRequest): Promise<TransferResult
     let done = false
     let bytes = 0
     const maxBytes = req.maxBytes ?? Infinity
-    const maxRecords = (req.maxRecords ?? Infinity) + 2
+    const maxRecords = req.maxRecords ?? Infinity
     const fail = (why: string): void => {
       if (done) return
       done = true
@@ -206,8 +216,8 @@ export async function transferZone(req: TransferRequest): Promise<TransferResult
           if (m.header.rcode !== 0) throw new TransferError(`the primary answered rcode ${m.header.rcode}`)
           for (const r of m.answer) {
             stream.record(textOf(m, r))
-            if (stream.count > maxRecords)
-              throw new TransferError(`more than ${maxRecords - 2} records (rpz-feeds.max-records)`)
+            if (stream.zoneRecords > maxRecords)
+              throw new TransferError(`more than ${maxRecords} records (rpz-feeds.max-records)`)
           }
           const result = stream.end(req.serial !== undefined && m.answer.length === 1)
           if (result?.kind === 'axfr') result.records = collected

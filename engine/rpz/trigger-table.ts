@@ -83,6 +83,18 @@ export class TriggerTable {
     return true
   }
 
+  /** Every key with its wildcard flag and code (a copy of each key; for writing the table elsewhere). */
+  *entries(): Generator<{ key: string; wild: boolean; code: number }> {
+    const slots = this.slots
+    for (let at = 0; at < slots.length; at += 3) {
+      const meta = slots[at + 2]!
+      if (meta === 0) continue
+      const start = slots[at + 1]!
+      const key = Buffer.from(this.arena.buffer, this.arena.byteOffset + start, meta & LEN_MASK).toString('latin1')
+      yield { key, wild: (meta & WILD_BIT) !== 0, code: (meta >>> CODE_SHIFT) - 1 }
+    }
+  }
+
   /** The slot offset (× 3) holding the key, or -1. */
   private find(name: string, from: number, wild: boolean, hash: number): number {
     const slots = this.slots

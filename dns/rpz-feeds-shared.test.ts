@@ -1,0 +1,134 @@
+/**
+ * RPZ in, one copy per host: the dns role's primary process transfers each feed from Knot DNS and
+ * writes it into the store, and every process that judges reads it there. With `proxy.processes: 2`
+ * and with `proxy.dispatch: pool` the feed is enforced and a NOTIFY's IXFR reaches every front process
+ * and worker; `filterd all` with `rpz-feeds.notify-listen` starts (one role binds it) and follows a
+ * NOTIFY.
+ */
+import { test, type TestContext } from 'node:test'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { dig, digMissing, world, writeConfigFile } from '../engine/testing/dns.js'
+import { FILTERD, startRole } from '../engine/testing/daemon.js'
+import { demoConfig, demoPorts } from '../engine/testing/demo-config.js'
+import { releasedPort } from '../engine/testing/ports.js'
+import { tempDir } from '../engine/testing/temp.js'
+import { until } from '../engine/testing/wait.js'
+import { startKnot } from '../engine/rpz/testing/knot.js'
+import { digged, feedText, knotFeedSection, metricsText, UPSTREAM_A } from './testing/rpz-feeds.js'
+
+/** Asks `times` times (several front processes or workers each answer some): every answer's status. */
+async function statuses(port: number, name: string, times = 8): Promise<string[]> {
+  const out: string[] = []
+  for (let i = 0; i < times; i++) out.push((await digged(port, [name, 'A'])).status)
+  return out
+}
+
+for (const [label, proxy, processes] of [
+  ['proxy.processes: 2', { processes: 2 }, ['dns-1', 'dns-2']],
+  ['proxy.dispatch: pool', { dispatch: 'pool', workers: 2 }, ['dns-0']]
+] as const) {
+  test(`${label}: a feed from Knot is enforced by every process, and its update by NOTIFY and IXFR`, async (t: TestContext) => {
+    if ((await dig(['-v']).catch(() => '')) === undefined) return digMissing(t)
+    const w = await world(t)
+    const knotPort = await releasedPort()
+    const notifyPort = await releasedPort()
+    const metricsPort = await releasedPort()
+    const knot = await startKnot(t, tempDir(t, 'filterd-knot-'), knotPort, 'feed.rpz', feedText(20), notifyPort)
+    const file = writeConfigFile(w, {
+      proxy: { ...proxy, 'metrics-listen': `127.0.0.1:${metricsPort}`, 'log-level': 'info' },
+      sections: { 'rpz-feeds': knotFeedSection(knotPort, notifyPort) }
+    })
+    const dns = await startRole(t, 'dns', file)
+    const p = dns.port
+
+    t.assert.deepEqual(new Set(await statuses(p, 'www.bad.example')), new Set(['NXDOMAIN']), 'the *. wildcard')
+    t.assert.deepEqual((await digged(p, ['local.example', 'A'])).answers, ['A 198.51.100.77'], 'local data')
+    t.assert.deepEqual((await digged(p, ['pass.bad.example', 'A'])).answers, [`A ${UPSTREAM_A}`], 'rpz-passthru.')
+    t.assert.deepEqual((await digged(p, ['-b', '127.0.0.2', 'fine.example', 'A'])).status, 'NXDOMAIN', 'CLIENT-IP')
+    t.assert.deepEqual((await digged(p, ['fine.example', 'A'])).answers, [`A ${UPSTREAM_A}`], 'no trigger: forwarded')
+
+    await knot.update(feedText(21, 'later.example CNAME .\n'))
+    await until(
+      'the NOTIFY and IXFR reach the daemon',
+      async () => (await digged(p, ['later.example', 'A'])).status === 'NXDOMAIN',
+      30_000,
+      100
+    )
+    // Every process enforces the new serial, and the rest of the feed with it.
+    await until(
+      'every process enforces serial 21',
+      async () => (await statuses(p, 'later.example')).every((s) => s === 'NXDOMAIN'),
+      10_000,
+      100
+    )
+    t.assert.deepEqual(new Set(await statuses(p, 'www.bad.example')), new Set(['NXDOMAIN']), 'the rest kept')
+
+    let text = ''
+    await until(
+      'the serial on /metrics for every front process',
+      async () => {
+        text = await metricsText(metricsPort)
+        return processes.every((proc) => text.includes(`filterd_rpz_feed_serial{process="${proc}",zone="feed.rpz"} 21`))
+      },
+      20_000,
+      200
+    )
+    t.assert.ok(text.includes(`filterd_rpz_feed_state{process="${processes[0]}",zone="feed.rpz",state="ok"} 1`), text)
+    // One process transferred it: one log line per serial, from the role's primary.
+    const enforcedLines = dns.logs.filter((l) => String(l.msg) === 'rpz feed feed.rpz: serial 21 enforced')
+    t.assert.equal(enforcedLines.length, 1, 'one transfer per host')
+  })
+}
+
+test(
+  'filterd all with rpz-feeds.notify-listen: starts (one role binds it) and follows a NOTIFY',
+  { timeout: 240_000 },
+  async (t: TestContext) => {
+    if ((await dig(['-v']).catch(() => '')) === undefined) return digMissing(t)
+    const dir = tempDir(t, 'filterd-all-rpz-')
+    const ports = await demoPorts()
+    const knotPort = await releasedPort()
+    const notifyPort = await releasedPort()
+    const knot = await startKnot(t, tempDir(t, 'filterd-knot-'), knotPort, 'feed.rpz', feedText(30), notifyPort)
+    const config = join(dir, 'demo.yaml')
+    // A JSON object is YAML too.
+    writeFileSync(
+      config,
+      `${demoConfig(dir, ports)}\nrpz-feeds: ${JSON.stringify(knotFeedSection(knotPort, notifyPort))}\n`
+    )
+    const child = spawn(process.execPath, [FILTERD, 'all', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d
+    })
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      out += d
+    })
+    t.after(async () => {
+      if (child.exitCode !== null) return
+      const exited = once(child, 'exit')
+      child.kill('SIGTERM')
+      await exited
+    })
+    const exited = once(child, 'exit')
+    while (!out.includes('Stop with Ctrl-C.')) {
+      if (child.exitCode !== null) throw new Error(`filterd all exited early:\n${out}`)
+      await Promise.race([once(child.stdout, 'data'), exited])
+    }
+    t.assert.doesNotMatch(out, /address already in use/i)
+    t.assert.match(out, new RegExp(`dns rpz notify udp\\+tcp 127\\.0\\.0\\.1:${notifyPort}`))
+    t.assert.deepEqual((await digged(ports.dns!, ['www.bad.example', 'A'])).status, 'NXDOMAIN', 'the feed enforced')
+
+    await knot.update(feedText(31, 'later.example CNAME .\n'))
+    await until(
+      'the NOTIFY and IXFR reach the dns role',
+      async () => (await digged(ports.dns!, ['later.example', 'A'])).status === 'NXDOMAIN',
+      30_000,
+      200
+    )
+    t.assert.equal(child.exitCode, null, 'filterd all still runs')
+  }
+)
