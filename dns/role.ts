@@ -14,12 +14,19 @@ import type { RoleContext, RunningRole } from '../engine/role.js'
 import type { QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index.js'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { createHttpServer, listenOrUndo } from '../engine/http/index.js'
-import { DnsMetrics, registerMetricsRoute, startMetricsPublisher } from '../engine/metrics/index.js'
+import {
+  DnsMetrics,
+  metricsDir,
+  readSnapshots,
+  registerMetricsRoute,
+  startMetricsPublisher
+} from '../engine/metrics/index.js'
 import { healthReport, registerHealthRoute, storeGeneration, type HealthProblem } from '../engine/health/index.js'
 import type { Config } from '../engine/config/index.js'
 import { createQueryLogSink } from '../engine/stats/index.js'
 import { raiseToRealtime } from '../engine/sched/realtime.js'
 import { startDnsServer } from './server.js'
+import { resolverProblems } from './resolver-health.js'
 
 export interface DnsRoleOptions {
   /**
@@ -75,6 +82,7 @@ export async function startFrontProcess(
     health() {
       const problems: HealthProblem[] = []
       const generation = storeGeneration(() => server.generation() ?? -1, problems)
+      problems.push(...resolverProblems([metrics.resolvers()]))
       return healthReport({
         role: 'dns',
         listeners: server.endpoints,
@@ -254,7 +262,9 @@ async function startCluster(ctx: RoleContext, processes: number): Promise<Runnin
       // Each front process applies them itself (cluster-worker.ts) and answers; a failure is the reload's.
       await Promise.all([...workers].map((w) => reloadFront(w, config, keys)))
     },
-    health() {
+    async health() {
+      // Each front process forwards on its own; their published snapshots say how their resolvers are.
+      const snapshots = await readSnapshots(metricsDir(ctx.config))
       const problems: HealthProblem[] =
         workers.size < processes
           ? [
@@ -264,6 +274,7 @@ async function startCluster(ctx: RoleContext, processes: number): Promise<Runnin
               }
             ]
           : []
+      problems.push(...resolverProblems([...snapshots.values()].map((s) => s.resolvers ?? [])))
       return healthReport({ role: 'dns', listeners: shown, problems, extra: { processes: workers.size } })
     },
     async close() {

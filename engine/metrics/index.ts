@@ -161,6 +161,8 @@ export interface ResolverSnapshot {
   /** `host:port` (`[v6]:port`), the `resolver` label. */
   resolver: string
   up: boolean
+  /** Why it is down (absent while up, and in a snapshot of an older process). */
+  why?: string
   queries: number
   timeouts: number
   /** By kind, in RESOLVER_ERRORS order. */
@@ -192,10 +194,11 @@ export class ResolverCounters {
     this.errors[RESOLVER_ERRORS.indexOf(kind)]! += 1
   }
 
-  snapshot(resolver: string, up: boolean): ResolverSnapshot {
+  snapshot(resolver: string, up: boolean, why = ''): ResolverSnapshot {
     return {
       resolver,
       up,
+      ...(up || why === '' ? {} : { why }),
       queries: this.queries,
       timeouts: this.timeouts,
       errors: [...this.errors],
