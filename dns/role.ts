@@ -27,6 +27,7 @@ import { createQueryLogSink } from '../engine/stats/index.js'
 import { raiseToRealtime } from '../engine/sched/realtime.js'
 import { startDnsServer } from './server.js'
 import { resolverProblems } from './resolver-health.js'
+import { certificateProblems } from '../engine/tls/expiry.js'
 
 export interface DnsRoleOptions {
   /**
@@ -83,6 +84,7 @@ export async function startFrontProcess(
       const problems: HealthProblem[] = []
       const generation = storeGeneration(() => server.generation() ?? -1, problems)
       problems.push(...resolverProblems([metrics.resolvers()]))
+      problems.push(...certificateProblems(metrics.tlsCerts(), ctx.config.common['tls-cert-warn-days']))
       return healthReport({
         role: 'dns',
         listeners: server.endpoints,
@@ -275,6 +277,9 @@ async function startCluster(ctx: RoleContext, processes: number): Promise<Runnin
             ]
           : []
       problems.push(...resolverProblems([...snapshots.values()].map((s) => s.resolvers ?? [])))
+      // Every front process serves the same files: the first snapshot that has them says.
+      const certs = [...snapshots.values()].find((s) => (s.tlsCerts ?? []).length > 0)?.tlsCerts ?? []
+      problems.push(...certificateProblems(certs, ctx.config.common['tls-cert-warn-days']))
       return healthReport({ role: 'dns', listeners: shown, problems, extra: { processes: workers.size } })
     },
     async close() {

@@ -197,6 +197,7 @@ class FrontProcessServer implements DnsServer {
     if (encrypted === null) return
     this.endpoints.push(...encrypted.endpoints)
     this.metrics.transports = () => encrypted.counters.map((c) => c.snapshot())
+    this.metrics.tlsCerts = () => encrypted.certificates()
   }
 
   get transports(): TransportPorts {

@@ -13,6 +13,7 @@ import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs'
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls'
 import { EngineError } from '../errors.js'
 import type { Logger } from '../log/index.js'
+import { certificateNotAfter } from './expiry.js'
 
 /** How often the files' modification times are checked (ms). */
 const POLL_MS = 1000
@@ -31,6 +32,8 @@ export interface CertificateFiles {
 export interface LoadedCertificate {
   readonly options: SecureContextOptions
   readonly context: SecureContext
+  /** When the leaf certificate expires (seconds since the epoch). */
+  readonly notAfter: number
 }
 
 /** Loads and checks the pair; throws an Error saying what is wrong. */
@@ -39,7 +42,7 @@ export function loadCertificate(files: CertificateFiles): LoadedCertificate {
   const key = readFileSync(files.key)
   // createSecureContext throws on a bad PEM and on a key that does not match the certificate.
   const options: SecureContextOptions = { cert, key, minVersion: TLS_MIN_VERSION }
-  return { options, context: createSecureContext(options) }
+  return { options, context: createSecureContext(options), notAfter: certificateNotAfter(cert) }
 }
 
 export class CertificateSource {
