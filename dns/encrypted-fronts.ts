@@ -30,6 +30,8 @@ export interface EncryptedFronts {
   readonly counters: readonly TransportCounters[]
   /** Reads the certificate files again (SIGHUP); false when the new pair was refused. */
   reloadCertificate(): boolean
+  /** Serves the pair of new `proxy.tls-cert` / `tls-key` paths; throws (keeping the current pair) when it does not load. */
+  setCertificateFiles(files: { cert: string; key: string }): void
   /** When the certificate served now expires, per TLS transport that listens (dot, doh). */
   certificates(): CertificateExpiry[]
   close(): Promise<void>
@@ -95,6 +97,7 @@ export async function startEncryptedFronts(
     endpoints: [],
     counters: Object.values(counters),
     reloadCertificate: () => certificates?.reload('reload') ?? true,
+    setCertificateFiles: (files) => certificates?.retarget(files),
     certificates: () => {
       if (certificates === null) return []
       const { notAfter } = certificates.current

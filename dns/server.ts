@@ -307,6 +307,10 @@ class FrontProcessServer implements DnsServer {
   }
 
   async reload(config: Readonly<Config>, keys: readonly string[]): Promise<void> {
+    // First: a pair that does not load refuses the reload before any other key is applied.
+    const { 'tls-cert': cert, 'tls-key': key } = config.proxy
+    if ((keys.includes('proxy.tls-cert') || keys.includes('proxy.tls-key')) && cert !== undefined && key !== undefined)
+      this.encrypted?.setCertificateFiles({ cert, key })
     if (keys.includes('dnscache.forward'))
       await this.forwarder!.reconfigure(config.dnscache.forward.map((r) => parseHostPort(r, 53)))
     if (keys.some((k) => k.startsWith('proxy.rate-limit'))) {

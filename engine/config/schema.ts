@@ -322,9 +322,10 @@ export const configSchema = {
         'tls-cert': {
           ...filePath,
           description:
-            'PEM certificate chain of the DoT and DoH listeners; read again without a restart when the file changes or on SIGHUP (a pair that does not load keeps the previous one, with a warning)'
+            'PEM certificate chain of the DoT and DoH listeners; read again without a restart when the file changes or on SIGHUP (a pair that does not load keeps the previous one, with a warning); a new path is applied by a reload too (a pair that does not load is refused, filterd reload names it)',
+          'x-live': ['dns']
         },
-        'tls-key': { ...filePath, description: 'PEM private key of tls-cert' },
+        'tls-key': { ...filePath, description: 'PEM private key of tls-cert', 'x-live': ['dns'] },
         'server-name': {
           type: 'string',
           pattern: '^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$',

@@ -45,9 +45,22 @@ export function loadCertificate(files: CertificateFiles): LoadedCertificate {
   return { options, context: createSecureContext(options), notAfter: certificateNotAfter(cert) }
 }
 
+/** The pair at `files`; a pair that does not load is a config error naming `proxy.tls-cert`. */
+function loadPair(files: CertificateFiles): LoadedCertificate {
+  try {
+    return loadCertificate(files)
+  } catch (err) {
+    throw new EngineError(
+      'ENGINE_CONFIG_INVALID',
+      `proxy.tls-cert / proxy.tls-key (${files.cert}, ${files.key}): ${(err as Error).message}`,
+      { cause: err }
+    )
+  }
+}
+
 export class CertificateSource {
   private loaded: LoadedCertificate
-  private readonly files: CertificateFiles
+  private files: CertificateFiles
   private readonly logger: Logger
   private readonly listeners: Array<(c: LoadedCertificate) => void> = []
   private readonly onFileChange = (cur: Stats, prev: Stats): void => {
@@ -61,15 +74,23 @@ export class CertificateSource {
   constructor(files: CertificateFiles, logger: Logger) {
     this.files = files
     this.logger = logger
-    try {
-      this.loaded = loadCertificate(files)
-    } catch (err) {
-      throw new EngineError(
-        'ENGINE_CONFIG_INVALID',
-        `proxy.tls-cert / proxy.tls-key (${files.cert}, ${files.key}): ${(err as Error).message}`,
-        { cause: err }
-      )
-    }
+    this.loaded = loadPair(files)
+  }
+
+  /**
+   * Serves the pair at `files` from the next handshake on (`proxy.tls-cert` or `tls-key` changed by a
+   * reload) and follows those files instead. A pair that does not load is refused: throws, naming the
+   * keys, and the current pair stays.
+   */
+  retarget(files: CertificateFiles): void {
+    const next = loadPair(files)
+    const watching = this.watching
+    this.close()
+    this.files = files
+    this.loaded = next
+    if (watching) this.watch()
+    for (const fn of this.listeners) fn(next)
+    this.logger.info({ cert: files.cert }, 'dns: TLS certificate loaded from the new proxy.tls-cert / proxy.tls-key')
   }
 
   get current(): LoadedCertificate {

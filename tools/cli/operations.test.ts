@@ -124,7 +124,8 @@ test(
     const before = out.length
     const reload = await runCli(['reload', '--config', config])
     t.assert.strictEqual(reload.code, 0, reload.stderr)
-    for (const role of ROLES) t.assert.match(reload.stdout, new RegExp(`^${role}: pid \\d+ signalled`, 'm'))
+    for (const role of ROLES)
+      t.assert.match(reload.stdout, new RegExp(`^${role}: pid \\d+ applied common\\.log-level$`, 'm'))
     const missing = (): string[] =>
       ROLES.filter((r) => !out.slice(before).includes(`${r}: config reloaded: applied common.log-level`))
     await until('every role logging its reload', () => missing().length === 0, 20_000).catch(() => {})

@@ -20,6 +20,7 @@ import {
 import type { HealthReport } from '../../engine/health/index.js'
 import { commandArgs } from './command-args.js'
 import { ROLE_NAMES, sectionOf } from './roles.js'
+import { readOutcome } from './reload-outcome.js'
 import { livePid } from './run-role.js'
 
 const USAGE =
@@ -38,6 +39,8 @@ export interface RoleStatus {
   /** Why there is no health report: no health listener, or the request failed. */
   healthError?: string
   healthy: boolean
+  /** Keys changed by a reload that wait for this role's restart (its reload outcome, reload-outcome.ts). */
+  pendingRestart?: readonly string[]
 }
 
 /** Where a role answers GET /health, or undefined (the collector; the dns role without proxy.metrics-listen). */
@@ -89,6 +92,8 @@ export async function collectStatus(config: Readonly<Config>): Promise<RoleStatu
       }
       // The pid file is written once the role has its config and log, just before it starts.
       const since = statSync(pidFile).mtime.toISOString()
+      const reloaded = readOutcome(pidFile)
+      const pending = reloaded?.pid === pid && reloaded.restart.length > 0 ? { pendingRestart: reloaded.restart } : {}
       const url = healthUrl(config, role)
       if (url === undefined) {
         return {
@@ -96,14 +101,24 @@ export async function collectStatus(config: Readonly<Config>): Promise<RoleStatu
           state: 'running',
           pid,
           since,
+          ...pending,
           healthy: true,
           healthError: role === 'dns' ? 'no /health: set proxy.metrics-listen' : 'no /health'
         }
       }
       const h = await fetchHealth(url)
       if (typeof h === 'string')
-        return { role, state: 'running', pid, since, healthUrl: url, healthError: h, healthy: false }
-      return { role, state: 'running', pid, since: h.since ?? since, healthUrl: url, health: h, healthy: h.ok }
+        return { role, state: 'running', pid, since, ...pending, healthUrl: url, healthError: h, healthy: false }
+      return {
+        role,
+        state: 'running',
+        pid,
+        since: h.since ?? since,
+        ...pending,
+        healthUrl: url,
+        health: h,
+        healthy: h.ok
+      }
     })
   )
 }
@@ -126,6 +141,10 @@ export function formatStatus(config: Readonly<Config>, rows: readonly RoleStatus
     for (const l of h?.listeners ?? []) lines.push(`${' '.repeat(11)}${l}`)
     for (const d of h?.degraded ?? []) lines.push(`${' '.repeat(11)}degraded: ${d.what}: ${d.why}`)
     if (r.healthError !== undefined) lines.push(`${' '.repeat(11)}${r.healthError}`)
+    if (r.pendingRestart !== undefined)
+      lines.push(
+        `${' '.repeat(11)}restart pending: a reload changed ${r.pendingRestart.join(', ')} (still the old value until the ${r.role} role restarts)`
+      )
   }
   const sync = rows.find((r) => r.role === 'sync')
   lines.push('')
