@@ -11,6 +11,7 @@
 import { statSync } from 'node:fs'
 import {
   formatHostPort,
+  isRoleEnabled,
   loadConfigFile,
   parseHostPort,
   sharesRedis,
@@ -76,7 +77,7 @@ async function fetchHealth(url: string): Promise<HealthReport | string> {
 
 /** Reads the pid files and asks every running role for its health. */
 export async function collectStatus(config: Readonly<Config>): Promise<RoleStatus[]> {
-  const roles = ROLE_NAMES.filter((r) => (r !== 'sync' || sharesRedis(config)) && (r !== 'rpz' || config.rpz.enabled))
+  const roles = ROLE_NAMES.filter((r) => isRoleEnabled(config, r))
   return await Promise.all(
     roles.map(async (role): Promise<RoleStatus> => {
       const pidFile = sectionOf(config, role).pid
