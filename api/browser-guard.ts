@@ -17,12 +17,7 @@
  *    application/json` (parameters allowed), else 415 `API_UNSUPPORTED_MEDIA_TYPE`. A browser sends that
  *    type cross-origin only after a CORS preflight, which the API never grants; the types a page may send
  *    without one (text/plain, forms) are exactly the ones refused. A bodiless `DELETE` needs no type: a
- *    browser preflights every cross-origin `DELETE`. Nor does a write without a body and without a type
- *    from a caller that is not a browser (neither `Origin` nor `Sec-Fetch-Site`): the specification's
- *    switches (`POST /users/{id}/status/disabled`) have no body, so nothing to type, and billing systems
- *    send them as `curl -X POST URL`. Browsers send `Origin` on every `POST` (and `Sec-Fetch-Site` on
- *    every request), so a page cannot use that exemption; a browser's bodiless write without the type
- *    stays refused whatever its origin (one rule for browsers: the console types its writes).
+ *    browser preflights every cross-origin `DELETE`.
  * 3. DNS rebinding: on the credential-free loopback path (`api.loopback-without-credentials`), the `Host`
  *    must be one the API answers to: `localhost` or a name under it, a loopback address, or `api.host`.
  *    Anything else gets 421 `API_MISDIRECTED_HOST`: a page whose name was rebound to 127.0.0.1 sends its own
@@ -90,18 +85,10 @@ function hasBody(req: HttpRequest): boolean {
   return req.header('transfer-encoding') !== undefined || (length !== undefined && length.trim() !== '0')
 }
 
-/** True when the request bears a browser's mark: browsers send `Origin` on every write, `Sec-Fetch-Site` on every request. */
-function isFromBrowser(req: HttpRequest): boolean {
-  return req.header('origin') !== undefined || req.header('sec-fetch-site') !== undefined
-}
-
 /** Check 2 (module comment): 415 for a write that does not say it is JSON. */
 export function mediaTypeRefusal(req: HttpRequest): Refusal | undefined {
   if (!BODY_METHODS.has(req.method) && !(req.method === 'DELETE' && hasBody(req))) return undefined
-  const header = req.header('content-type')
-  // A bodiless switch from curl or a script: nothing to type, and no page can send it (module comment).
-  if (header === undefined && !hasBody(req) && !isFromBrowser(req)) return undefined
-  const type = (header ?? '').split(';')[0]!.trim().toLowerCase()
+  const type = (req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
   if (type === 'application/json') return undefined
   return {
     code: 'API_UNSUPPORTED_MEDIA_TYPE',
