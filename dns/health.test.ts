@@ -87,3 +87,37 @@ test('one resolver of two down: /health answers 200, degraded, listing it, and f
   t.assert.match(status.stdout, /^dns +pid \d+ .*health degraded/m)
   t.assert.match(status.stdout, new RegExp(`degraded: resolver 127\\.0\\.0\\.1:${closed}: ICMP port unreachable`))
 })
+
+test('proxy.processes 2: every resolver down, as the front processes publish it, is unhealthy (503)', async (t: TestContext) => {
+  const w = await world(t)
+  const closed = await releasedPort()
+  const metrics = await releasedPort()
+  // A fixed port: with port 0 each front process would bind one of its own, and one would get every query.
+  const file = writeConfigFile(w, {
+    listen: [`127.0.0.1:${await releasedPort()}`],
+    forward: [`127.0.0.1:${closed}`],
+    proxy: { 'metrics-listen': `127.0.0.1:${metrics}`, processes: 2 }
+  })
+  const dns = await startRole(t, 'dns', file)
+  const url = `http://127.0.0.1:${metrics}/health`
+  let health: { status: number; body: Health } = await fetchJson(url)
+  t.assert.strictEqual(health.status, 200)
+  // Each query reaches one of the two processes; they publish their resolvers' state every 5 s.
+  await until(
+    '/health to say the resolver is down in both processes',
+    async () => {
+      await ask(dns.port, 'forwarded.example').catch(() => undefined)
+      health = await fetchJson(url)
+      return health.status === 503
+    },
+    60_000,
+    200
+  ).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}: ${JSON.stringify(health)}`)
+  })
+  t.assert.deepStrictEqual(
+    health.body.degraded.map((p) => p.what),
+    ['resolvers']
+  )
+  t.assert.match(health.body.degraded[0]!.why, new RegExp(`127\\.0\\.0\\.1:${closed}: ICMP port unreachable`))
+})
