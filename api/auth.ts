@@ -23,6 +23,10 @@
  *   2. none, from a loopback address, with `api.loopback-without-credentials` (default): let in, when the
  *      `Host` is one the API answers to (else 421: DNS rebinding);
  *   3. none, with `api.require-credentials: false`: let in (the address rules alone decided);
+ *   3a. none, `GET /health` from a loopback address (whatever `api.loopback-without-credentials` says,
+ *      `Host` checked as in 2): let in, so the local supervisor (`filterd status`, systemd, a check on
+ *      this host) reads the role's health without holding API credentials. It says whether the role
+ *      serves; nothing on it changes anything or names a user. Every other path keeps rule 4;
  *   4. otherwise 401 with a `WWW-Authenticate` challenge for each scheme, so a browser opening
  *      the console (/ui/) asks for a user name (the client id) and password (the secret).
  *
@@ -41,6 +45,8 @@ import { AuditLog, WRITE_METHODS, writeOf, type Write } from './audit.js'
 import { crossSiteRefusal, hostRefusal, mediaTypeRefusal, sendRefusal, type Refusal } from './browser-guard.js'
 
 export const REALM = 'filterd management API'
+/** The one path a loopback caller reads without credentials in every setting (rule 3a). */
+const HEALTH_PATH = '/health'
 const CHALLENGES = [`Bearer realm="${REALM}"`, `Basic realm="${REALM}", charset="UTF-8"`] as const
 
 const RELAYED: ClientAddressRule = { trusted: LOOPBACK, relayHeader: RELAYED_CLIENT_HEADER }
@@ -154,6 +160,11 @@ class Guard {
       return this.#audit.run(handler, req, res, 'loopback', w)
     }
     if (!this.#required) return this.#audit.run(handler, req, res, 'address-rule', w)
+    if (req.method === 'GET' && req.path === HEALTH_PATH && isLoopbackAddress(source)) {
+      const misdirected = hostRefusal(req, this.#network.apiHost)
+      if (misdirected !== undefined) return this.#refuse(res, misdirected, w)
+      return handler(req, res)
+    }
     refuseCredentials(res, { ok: false, reason: 'required' })
     if (w !== undefined) this.#audit.line(w, '-', res.statusCode)
   }

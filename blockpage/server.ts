@@ -18,11 +18,14 @@
  * `Cache-Control: no-store`: a browser must never show a block page from its cache once the block
  * is lifted. Requests for the API's host name never reach any of this: they go to the front door.
  */
+import { readFileSync } from 'node:fs'
 import { domainToUnicode } from 'node:url'
+import { Gauge } from 'prom-client'
 import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
 import { formatHostPort, parseHostPort, type Config, type Language } from '../engine/config/index.js'
 import { encryptedListenerCount } from '../engine/config/encrypted-dns.js'
 import { EngineError } from '../engine/errors.js'
+import { certificateNotAfter, certificateProblems, type CertificateExpiry } from '../engine/tls/expiry.js'
 import { createHttpMetrics, isLoopback, type HttpMetrics } from '../engine/metrics/http.js'
 import { healthReport, storeGeneration, type HealthProblem, type HealthReport } from '../engine/health/index.js'
 import {
@@ -387,9 +390,15 @@ export function createBlockPageDeps(
  * await bp.close()
  */
 /** The block page role's /health: its listeners and the store it reads. */
-function blockPageHealth(store: Store, endpoints: string[]): HealthReport {
+function blockPageHealth(
+  store: Store,
+  endpoints: string[],
+  certs: readonly CertificateExpiry[],
+  warnDays: number
+): HealthReport {
   const problems: HealthProblem[] = []
   const generation = storeGeneration(() => store.generation(), problems)
+  problems.push(...certificateProblems(certs, warnDays))
   return healthReport({
     role: 'blockpage',
     listeners: endpoints,
@@ -400,6 +409,19 @@ function blockPageHealth(store: Store, endpoints: string[]): HealthReport {
 
 function blockPageTls(config: Readonly<Config>): { cert: string; key: string } {
   return { cert: config.blockpage['tls-cert'] ?? '', key: config.blockpage['tls-key'] ?? '' }
+}
+
+/** `filterd_blockpage_tls_cert_not_after_seconds{listener}`: when the HTTPS listener's certificate expires. */
+function registerCertificateGauge(metrics: HttpMetrics, certs: readonly CertificateExpiry[]): void {
+  void new Gauge({
+    name: 'filterd_blockpage_tls_cert_not_after_seconds',
+    help: 'unix time at which the certificate served by an HTTPS listener of the block page expires',
+    labelNames: ['listener'],
+    registers: [metrics.registry],
+    collect() {
+      for (const c of certs) this.set({ listener: c.listener }, c.notAfter)
+    }
+  })
 }
 
 /** Mounts the pages (every path), /metrics and /health on one listener's server. */
@@ -446,8 +468,11 @@ export async function startBlockPage(options: BlockPageOptions): Promise<Running
       logger.error({ err, host: req.header('host'), path: req.path }, 'block page request failed')
     }
     const endpoints: string[] = []
-    const health = (): HealthReport => blockPageHealth(store, endpoints)
+    // The HTTPS listener reads its certificate once, at start: its expiry is read from the same file then.
+    const certs: CertificateExpiry[] = []
+    const health = (): HealthReport => blockPageHealth(store, endpoints, certs, config.common['tls-cert-warn-days'])
     const metrics = createHttpMetrics('blockpage')
+    registerCertificateGauge(metrics, certs)
     const listenOn = async (
       address: string,
       scheme: 'http' | 'https'
@@ -464,6 +489,8 @@ export async function startBlockPage(options: BlockPageOptions): Promise<Running
       const hp = parseHostPort(address)
       try {
         const { port } = await server.listen(hp.host, hp.port)
+        if (scheme === 'https')
+          certs.push({ listener: 'https', notAfter: certificateNotAfter(readFileSync(blockPageTls(config).cert)) })
         endpoints.push(`blockpage ${scheme} ${formatHostPort({ host: hp.host, port })}`)
         return { port, server }
       } catch (err) {

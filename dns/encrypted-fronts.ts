@@ -11,6 +11,7 @@ import { EngineError } from '../engine/errors.js'
 import type { Logger } from '../engine/log/index.js'
 import { compileAddressSet } from '../engine/net/client-address.js'
 import { CertificateSource } from '../engine/tls/certificates.js'
+import type { CertificateExpiry } from '../engine/tls/expiry.js'
 import { DohFront } from './doh-front.js'
 import { TcpFront } from './tcp-front.js'
 import { TransportCounters } from './transport-counters.js'
@@ -29,6 +30,10 @@ export interface EncryptedFronts {
   readonly counters: readonly TransportCounters[]
   /** Reads the certificate files again (SIGHUP); false when the new pair was refused. */
   reloadCertificate(): boolean
+  /** Serves the pair of new `proxy.tls-cert` / `tls-key` paths; throws (keeping the current pair) when it does not load. */
+  setCertificateFiles(files: { cert: string; key: string }): void
+  /** When the certificate served now expires, per TLS transport that listens (dot, doh). */
+  certificates(): CertificateExpiry[]
   close(): Promise<void>
 }
 
@@ -92,6 +97,14 @@ export async function startEncryptedFronts(
     endpoints: [],
     counters: Object.values(counters),
     reloadCertificate: () => certificates?.reload('reload') ?? true,
+    setCertificateFiles: (files) => certificates?.retarget(files),
+    certificates: () => {
+      if (certificates === null) return []
+      const { notAfter } = certificates.current
+      return (['dot', 'doh'] as const)
+        .filter((t) => p[`${t}-listen`].length > 0)
+        .map((listener) => ({ listener, notAfter }))
+    },
     async close() {
       process.off('SIGHUP', onHup)
       certificates?.close()

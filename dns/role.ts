@@ -14,7 +14,13 @@ import type { RoleContext, RunningRole } from '../engine/role.js'
 import type { QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index.js'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { createHttpServer, listenOrUndo } from '../engine/http/index.js'
-import { DnsMetrics, registerMetricsRoute, startMetricsPublisher } from '../engine/metrics/index.js'
+import {
+  DnsMetrics,
+  metricsDir,
+  readSnapshots,
+  registerMetricsRoute,
+  startMetricsPublisher
+} from '../engine/metrics/index.js'
 import { healthReport, registerHealthRoute, storeGeneration, type HealthProblem } from '../engine/health/index.js'
 import type { Config } from '../engine/config/index.js'
 import { createQueryLogSink } from '../engine/stats/index.js'
@@ -22,6 +28,8 @@ import { raiseToRealtime } from '../engine/sched/realtime.js'
 import { startDnsServer } from './server.js'
 import { startFeedTransfers } from '../engine/rpz/feed-set.js'
 import { createStoreIfMissing, openConfiguredStore } from '../engine/store/index.js'
+import { resolverProblems } from './resolver-health.js'
+import { certificateProblems } from '../engine/tls/expiry.js'
 
 export interface DnsRoleOptions {
   /**
@@ -77,6 +85,8 @@ export async function startFrontProcess(
     health() {
       const problems: HealthProblem[] = []
       const generation = storeGeneration(() => server.generation() ?? -1, problems)
+      problems.push(...resolverProblems([metrics.resolvers()]))
+      problems.push(...certificateProblems(metrics.tlsCerts(), ctx.config.common['tls-cert-warn-days']))
       return healthReport({
         role: 'dns',
         listeners: server.endpoints,
@@ -310,7 +320,9 @@ async function startCluster(ctx: RoleContext, processes: number): Promise<Runnin
       // Each front process applies them itself (cluster-worker.ts) and answers; a failure is the reload's.
       await Promise.all([...workers].map((w) => reloadFront(w, config, keys)))
     },
-    health() {
+    async health() {
+      // Each front process forwards on its own; their published snapshots say how their resolvers are.
+      const snapshots = await readSnapshots(metricsDir(ctx.config))
       const problems: HealthProblem[] =
         workers.size < processes
           ? [
@@ -320,6 +332,10 @@ async function startCluster(ctx: RoleContext, processes: number): Promise<Runnin
               }
             ]
           : []
+      problems.push(...resolverProblems([...snapshots.values()].map((s) => s.resolvers ?? [])))
+      // Every front process serves the same files: the first snapshot that has them says.
+      const certs = [...snapshots.values()].find((s) => (s.tlsCerts ?? []).length > 0)?.tlsCerts ?? []
+      problems.push(...certificateProblems(certs, ctx.config.common['tls-cert-warn-days']))
       return healthReport({ role: 'dns', listeners: shown, problems, extra: { processes: workers.size } })
     },
     async close() {

@@ -205,6 +205,7 @@ class FrontProcessServer implements DnsServer {
     if (encrypted === null) return
     this.endpoints.push(...encrypted.endpoints)
     this.metrics.transports = () => encrypted.counters.map((c) => c.snapshot())
+    this.metrics.tlsCerts = () => encrypted.certificates()
   }
 
   get transports(): TransportPorts {
@@ -322,6 +323,10 @@ class FrontProcessServer implements DnsServer {
   }
 
   async reload(config: Readonly<Config>, keys: readonly string[]): Promise<void> {
+    // First: a pair that does not load refuses the reload before any other key is applied.
+    const { 'tls-cert': cert, 'tls-key': key } = config.proxy
+    if ((keys.includes('proxy.tls-cert') || keys.includes('proxy.tls-key')) && cert !== undefined && key !== undefined)
+      this.encrypted?.setCertificateFiles({ cert, key })
     if (keys.includes('dnscache.forward'))
       await this.forwarder!.reconfigure(config.dnscache.forward.map((r) => parseHostPort(r, 53)))
     if (keys.some((k) => k.startsWith('proxy.rate-limit'))) {

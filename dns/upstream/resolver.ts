@@ -34,6 +34,8 @@ export class Resolver {
   readonly label: string
   /** False from a failed try (see the top of this file) until a good answer. */
   up = true
+  /** Why it went down ('' while up): what /health names. */
+  downWhy = ''
   /** Error answers in a row (reset by a good one). */
   errorsInRow = 0
   /** A background probe is waiting for its answer. */
@@ -67,6 +69,7 @@ export class Resolver {
   down(why: string, quiet = false): void {
     if (!this.up) return
     this.up = false
+    this.downWhy = why
     if (!quiet)
       this.logger?.warn({ resolver: this.label, state: 'down', why }, `dns: resolver ${this.label} is down: ${why}`)
   }
@@ -76,6 +79,7 @@ export class Resolver {
     this.errorsInRow = 0
     if (this.up) return
     this.up = true
+    this.downWhy = ''
     this.logger?.info({ resolver: this.label, state: 'up', why }, `dns: resolver ${this.label} is up: ${why}`)
   }
 
@@ -85,6 +89,6 @@ export class Resolver {
   }
 
   snapshot(): ResolverSnapshot {
-    return this.counters.snapshot(this.label, this.up)
+    return this.counters.snapshot(this.label, this.up, this.downWhy)
   }
 }

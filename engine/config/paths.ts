@@ -15,7 +15,8 @@ import { accessSync, constants, statSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { dirname, join } from 'node:path'
 import { CATEGORY_META_FILE, CATGROUPS_FILE, type TaxonomyLanguage } from '../categories/taxonomy.js'
-import { ROLE_SECTIONS } from './roles.js'
+import { enabledSections } from './enabled-roles.js'
+import { ROLE_NAMES } from './roles.js'
 import type { Config } from './types.js'
 
 type Kind = 'file' | 'folder'
@@ -83,7 +84,8 @@ function pathProblem(path: string, kind: Kind): string | undefined {
 export function checkRoleFolders(config: Readonly<Config>): string[] {
   const problems: string[] = []
   const user = userName()
-  for (const section of ROLE_SECTIONS) {
+  // A role this config does not run (rpz while disabled, sync without Redis) writes no log or pid file.
+  for (const section of enabledSections(config, ROLE_NAMES)) {
     const s = config[section] as { log?: string; pid: string }
     for (const key of ['log', 'pid'] as const) {
       const file = s[key]

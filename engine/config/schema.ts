@@ -322,9 +322,10 @@ export const configSchema = {
         'tls-cert': {
           ...filePath,
           description:
-            'PEM certificate chain of the DoT and DoH listeners; read again without a restart when the file changes or on SIGHUP (a pair that does not load keeps the previous one, with a warning)'
+            'PEM certificate chain of the DoT and DoH listeners; read again without a restart when the file changes or on SIGHUP (a pair that does not load keeps the previous one, with a warning); a new path is applied by a reload too (a pair that does not load is refused, filterd reload names it)',
+          'x-live': ['dns']
         },
-        'tls-key': { ...filePath, description: 'PEM private key of tls-cert' },
+        'tls-key': { ...filePath, description: 'PEM private key of tls-cert', 'x-live': ['dns'] },
         'server-name': {
           type: 'string',
           pattern: '^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$',
@@ -535,6 +536,15 @@ export const configSchema = {
           default: 'auto',
           description:
             'HTTP implementation of the HTTP roles. auto (the default) chooses per role: node:http for api, blockpage, local and sync (its /health), which reverse proxies, health checks, browsers and billing scripts talk to (it answers HTTP/1.0, a missing or repeated Host with 400, and absolute-form targets); uWebSockets.js for catapi and collector, whose clients speak HTTP/1.1 with Host and where throughput is the job (node:http with one warning when the addon does not load: uWS 20.30 has builds for Node 16, 18 and 20 only, so on Node 22 and 24 every role serves with node:http). uws or node force one implementation on every HTTP role (uws too falls back to node:http with one warning where the addon does not load); uWS 20.30 leaves HTTP/1.0 requests and requests without Host unanswered, so put it behind a proxy that speaks HTTP/1.1 upstream (nginx: proxy_http_version 1.1)'
+        },
+        'tls-cert-warn-days': {
+          type: 'integer',
+          minimum: 0,
+          maximum: 3650,
+          default: 14,
+          description:
+            "a TLS certificate of an encrypted listener (proxy.tls-cert for DoT and DoH, blockpage.tls-cert) that expires within this many days, or has expired, makes its role's /health degraded (still 200), naming the listener and the date; 0: only an expired one. Its expiry is on /metrics either way (filterd_dns_tls_cert_not_after_seconds, filterd_blockpage_tls_cert_not_after_seconds)",
+          'x-roles': ['dns', 'blockpage']
         }
       }
     },

@@ -1,8 +1,10 @@
 /**
  * One `/health` for every role (the sync role's shape: `ok`, `state`, what is degraded and why),
  * served on each role's HTTP listener and read by `filterd status`. A role describes itself with
- * `healthReport`: its problems make it `degraded`; `ok` is true only when there are none. The
- * route answers 200 when ok and 503 otherwise, which is what a load balancer's check wants.
+ * `healthReport`: its problems make it `degraded`; `ok` is true only when none of them is a failure
+ * (a problem without `warning`). The route answers 200 when ok and 503 otherwise, which is what a
+ * load balancer's check wants: a role that still serves everyone (one resolver of three down, a
+ * certificate expiring in ten days) says so with a warning and keeps its 200.
  */
 import type { Handler, HttpServer } from '../http/index.js'
 import { isLoopback } from '../metrics/http.js'
@@ -12,6 +14,8 @@ export interface HealthProblem {
   /** What is degraded: `store`, `redis`, `resolver 10.0.0.1:53`, `stats-import`, … */
   readonly what: string
   readonly why: string
+  /** The role still serves (200, state `degraded`); without it the problem makes the role unhealthy (503). */
+  readonly warning?: true
 }
 
 export interface HealthReport {
@@ -47,7 +51,7 @@ export function healthReport(input: HealthInput): HealthReport {
   const degraded = input.problems ?? []
   return {
     ...input.extra,
-    ok: degraded.length === 0,
+    ok: degraded.every((p) => p.warning === true),
     role: input.role,
     state: input.state ?? (degraded.length === 0 ? 'ok' : 'degraded'),
     degraded,

@@ -38,6 +38,7 @@
  *   filterd_rpz_feed_*{process,zone}                         the RPZ feeds taken in (serial, records, last success, errors, unsupported triggers)
  *   filterd_api_* (prom-client's default process metrics of the api process)
  */
+import type { CertificateExpiry } from '../tls/expiry.js'
 import { mkdir, readFile, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { dirname, join, resolve } from 'node:path'
@@ -136,6 +137,8 @@ export interface MetricsSnapshot {
   resolvers?: ResolverSnapshot[]
   /** The RPZ feeds this process enforces (`rpz-feeds`); absent without feeds or in an older process's snapshot. */
   rpzFeeds?: RpzFeedSnapshot[]
+  /** When the DoT and DoH listeners' certificate expires; absent without them or in an older process's snapshot. */
+  tlsCerts?: CertificateExpiry[]
 }
 
 /** One RPZ feed as a DNS process holds it (engine/rpz/feed-set.ts `FeedReport`). */
@@ -160,6 +163,8 @@ export interface ResolverSnapshot {
   /** `host:port` (`[v6]:port`), the `resolver` label. */
   resolver: string
   up: boolean
+  /** Why it is down (absent while up, and in a snapshot of an older process). */
+  why?: string
   queries: number
   timeouts: number
   /** By kind, in RESOLVER_ERRORS order. */
@@ -191,10 +196,11 @@ export class ResolverCounters {
     this.errors[RESOLVER_ERRORS.indexOf(kind)]! += 1
   }
 
-  snapshot(resolver: string, up: boolean): ResolverSnapshot {
+  snapshot(resolver: string, up: boolean, why = ''): ResolverSnapshot {
     return {
       resolver,
       up,
+      ...(up || why === '' ? {} : { why }),
       queries: this.queries,
       timeouts: this.timeouts,
       errors: [...this.errors],
@@ -272,6 +278,8 @@ export class DnsMetrics {
   resolvers: () => ResolverSnapshot[] = () => []
   /** Read when a snapshot is taken: the server points it at its RPZ feeds. */
   rpzFeeds: () => RpzFeedSnapshot[] = () => []
+  /** Read when a snapshot is taken and by /health: the server points it at its encrypted listeners' certificate. */
+  tlsCerts: () => CertificateExpiry[] = () => []
 
   /** Counts one query and its answer: `verdictAction` is the policy Action or 'malformed'/'drop'. */
   countQuery(verdictAction: string, rcode: number): void {
@@ -336,7 +344,8 @@ export class DnsMetrics {
       statsRowsWritten: statsRows.writtenRows,
       statsRowsDropped: statsRows.droppedRows,
       resolvers: this.resolvers(),
-      rpzFeeds: this.rpzFeeds()
+      rpzFeeds: this.rpzFeeds(),
+      tlsCerts: this.tlsCerts()
     }
   }
 }
@@ -594,7 +603,12 @@ function snapshotMetrics(registry: Registry) {
       'TCP client connections closed to make room for a new one: idle, or slow (an unfinished message)',
       ['process', 'reason']
     ),
-    age: gauge('filterd_metrics_snapshot_age_seconds', 'age of the DNS process snapshot', P)
+    age: gauge('filterd_metrics_snapshot_age_seconds', 'age of the DNS process snapshot', P),
+    tlsNotAfter: gauge(
+      'filterd_dns_tls_cert_not_after_seconds',
+      'unix time at which the certificate served by an encrypted listener (dot, doh) expires',
+      ['process', 'listener']
+    )
   }
 }
 
@@ -621,6 +635,7 @@ function addSnapshot(m: SnapshotMetrics, proc: string, s: MetricsSnapshot, t: nu
   m.written.inc(l, s.statsRowsWritten)
   m.dropped.inc(l, s.statsRowsDropped)
   m.age.set(l, Math.max(0, (t - s.updated) / 1000))
+  for (const c of s.tlsCerts ?? []) m.tlsNotAfter.set({ process: proc, listener: c.listener }, c.notAfter)
 }
 
 /** The encrypted transports' metrics (DoT, DoH), by process and transport, filled from the snapshots. */

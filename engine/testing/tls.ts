@@ -17,8 +17,8 @@ export function hasOpenssl(): boolean {
   }
 }
 
-/** Writes `cert.pem` and `key.pem` for `commonName` into `dir`, valid for one day. */
-export function writeTestCertificate(dir: string, commonName: string): { cert: string; key: string } {
+/** Writes `cert.pem` and `key.pem` for `commonName` into `dir`, valid for `days` (default one day). */
+export function writeTestCertificate(dir: string, commonName: string, days = 1): { cert: string; key: string } {
   const cert = join(dir, 'cert.pem')
   const key = join(dir, 'key.pem')
   execFileSync(
@@ -34,7 +34,7 @@ export function writeTestCertificate(dir: string, commonName: string): { cert: s
       '-out',
       cert,
       '-days',
-      '1',
+      String(days),
       '-subj',
       `/CN=${commonName}`
     ],

@@ -13,6 +13,7 @@ import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs'
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls'
 import { EngineError } from '../errors.js'
 import type { Logger } from '../log/index.js'
+import { certificateNotAfter } from './expiry.js'
 
 /** How often the files' modification times are checked (ms). */
 const POLL_MS = 1000
@@ -31,6 +32,8 @@ export interface CertificateFiles {
 export interface LoadedCertificate {
   readonly options: SecureContextOptions
   readonly context: SecureContext
+  /** When the leaf certificate expires (seconds since the epoch). */
+  readonly notAfter: number
 }
 
 /** Loads and checks the pair; throws an Error saying what is wrong. */
@@ -39,12 +42,25 @@ export function loadCertificate(files: CertificateFiles): LoadedCertificate {
   const key = readFileSync(files.key)
   // createSecureContext throws on a bad PEM and on a key that does not match the certificate.
   const options: SecureContextOptions = { cert, key, minVersion: TLS_MIN_VERSION }
-  return { options, context: createSecureContext(options) }
+  return { options, context: createSecureContext(options), notAfter: certificateNotAfter(cert) }
+}
+
+/** The pair at `files`; a pair that does not load is a config error naming `proxy.tls-cert`. */
+function loadPair(files: CertificateFiles): LoadedCertificate {
+  try {
+    return loadCertificate(files)
+  } catch (err) {
+    throw new EngineError(
+      'ENGINE_CONFIG_INVALID',
+      `proxy.tls-cert / proxy.tls-key (${files.cert}, ${files.key}): ${(err as Error).message}`,
+      { cause: err }
+    )
+  }
 }
 
 export class CertificateSource {
   private loaded: LoadedCertificate
-  private readonly files: CertificateFiles
+  private files: CertificateFiles
   private readonly logger: Logger
   private readonly listeners: Array<(c: LoadedCertificate) => void> = []
   private readonly onFileChange = (cur: Stats, prev: Stats): void => {
@@ -58,15 +74,23 @@ export class CertificateSource {
   constructor(files: CertificateFiles, logger: Logger) {
     this.files = files
     this.logger = logger
-    try {
-      this.loaded = loadCertificate(files)
-    } catch (err) {
-      throw new EngineError(
-        'ENGINE_CONFIG_INVALID',
-        `proxy.tls-cert / proxy.tls-key (${files.cert}, ${files.key}): ${(err as Error).message}`,
-        { cause: err }
-      )
-    }
+    this.loaded = loadPair(files)
+  }
+
+  /**
+   * Serves the pair at `files` from the next handshake on (`proxy.tls-cert` or `tls-key` changed by a
+   * reload) and follows those files instead. A pair that does not load is refused: throws, naming the
+   * keys, and the current pair stays.
+   */
+  retarget(files: CertificateFiles): void {
+    const next = loadPair(files)
+    const watching = this.watching
+    this.close()
+    this.files = files
+    this.loaded = next
+    if (watching) this.watch()
+    for (const fn of this.listeners) fn(next)
+    this.logger.info({ cert: files.cert }, 'dns: TLS certificate loaded from the new proxy.tls-cert / proxy.tls-key')
   }
 
   get current(): LoadedCertificate {

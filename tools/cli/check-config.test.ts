@@ -148,3 +148,37 @@ test('check-config refuses a log or pid folder the user cannot create, naming th
     }
   }
 })
+
+test('check-config leaves out the log and pid folders of a role the config does not run (rpz disabled, sync without Redis)', (t: TestContext) => {
+  const dir = tempDir(t, 'filterd-check-config-')
+  writeFileSync(join(dir, 'a-file'), '')
+  const bad = (name: string): string => join(dir, 'a-file', 'x', name)
+  const file = join(dir, 'filterd.yaml')
+  const write = (rpzEnabled: boolean): void =>
+    writeFileSync(
+      file,
+      [
+        'proxy:',
+        `  pid: ${join(dir, 'run', 'dns.pid')}`,
+        ...['blockpage', 'api', 'catapi', 'local', 'collector'].flatMap((s) => [
+          `${s}:`,
+          `  pid: ${join(dir, 'run', `${s}.pid`)}`,
+          ...(s === 'local' ? ['  listen: 127.0.0.1:18084'] : [])
+        ]),
+        ...['sync', 'rpz'].flatMap((s) => [`${s}:`, `  pid: ${bad(`${s}.pid`)}`, `  log: ${bad(`${s}.log`)}`]),
+        `  enabled: ${rpzEnabled}`,
+        ''
+      ].join('\n')
+    )
+  // Other keys of this short config (the templates' default folder) may be refused here: only these lines count.
+  write(false)
+  const r = checkConfig(file)
+  t.assert.doesNotMatch(r.stderr, /(rpz|sync)\.(log|pid):/)
+  t.assert.doesNotMatch(r.stderr, /\.(log|pid):/, "the enabled roles' folders are fine")
+  write(true)
+  const enabled = checkConfig(file)
+  t.assert.strictEqual(enabled.code, 1)
+  t.assert.match(enabled.stderr, /rpz\.log: .*a-file\/x: cannot be created/)
+  t.assert.match(enabled.stderr, /rpz\.pid: .*a-file\/x: cannot be created/)
+  t.assert.doesNotMatch(enabled.stderr, /sync\./)
+})

@@ -35,6 +35,16 @@ test('--help lists every role and command', async (t: TestContext) => {
   }
 })
 
+test("--help names every option of redis-seed's own usage, --detach too", async (t: TestContext) => {
+  const { stdout } = await runCli(['--help'])
+  const line = stdout.split('\n').find((l) => /^ +redis-seed /.test(l)) ?? ''
+  const own = await runCli(['redis-seed', '--help'])
+  const usage = own.stdout + own.stderr
+  const options = [...new Set(usage.match(/--[a-z][a-z-]*/g) ?? [])].filter((o) => o !== '--help')
+  t.assert.ok(options.includes('--detach'), usage)
+  for (const o of options) t.assert.ok(line.includes(o), `filterd --help lacks ${o}: ${line}`)
+})
+
 test('every role and command answers --help with its usage and exit 0, and --version names the version', async (t: TestContext) => {
   const names = [
     'dns',

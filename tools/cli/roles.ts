@@ -79,7 +79,7 @@ export const COMMANDS: Record<string, { module: string; help: string; ownHelp?: 
   },
   'redis-seed': {
     module: '../../tools/redis-seed.js',
-    help: "re-create the shared Redis store from this host's replica after Redis lost its data (--config FILE [--force | --adopt])"
+    help: "re-create the shared Redis store from this host's replica after Redis lost its data (--config FILE [--force | --adopt]); --detach: make this host's store its own again"
   },
   backup: {
     module: '../../tools/backup/backup.js',

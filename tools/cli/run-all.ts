@@ -15,7 +15,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { formatHostPort, parseHostPort, sharesRedis, type Config, type RoleName } from '../../engine/config/index.js'
+import { formatHostPort, isRoleEnabled, parseHostPort, type Config, type RoleName } from '../../engine/config/index.js'
 import { startStubResolver, type StubResolver } from '../../engine/upstream-stub/index.js'
 import { EngineError } from '../../engine/errors.js'
 import { ensureSelfSigned } from '../../engine/tls/self-signed.js'
@@ -141,11 +141,6 @@ async function buildDemoDb(config: Readonly<Config>, configPath: string): Promis
   return await buildDb(['--config', configPath, '--if-empty', '--quiet'])
 }
 
-/** The replica follower runs only where a shared Redis store is configured, the rpz role only when enabled. */
-function runsHere(config: Readonly<Config>, role: RoleName): boolean {
-  return (role !== 'sync' || sharesRedis(config)) && (role !== 'rpz' || config.rpz.enabled)
-}
-
 export async function runAll(
   config: Readonly<Config>,
   configPath: string,
@@ -159,7 +154,7 @@ export async function runAll(
     await stub?.close()
     return built
   }
-  const roles: RoleName[] = ROLE_NAMES.filter((r) => runsHere(config, r))
+  const roles: RoleName[] = ROLE_NAMES.filter((r) => isRoleEnabled(config, r))
   const children: Child[] = []
   let stopping = false
   let exitCode = 0

@@ -17,6 +17,7 @@ import { loadConfigFile } from '../../engine/features.js'
 import { EngineError, isEngineError } from '../../engine/errors.js'
 import { auditLogger, createLogger, type Logger } from '../../engine/log/index.js'
 import type { RunningRole } from '../../engine/role.js'
+import { outcomeFile, writeOutcome, type ReloadOutcome } from './reload-outcome.js'
 import { loadRole, sectionOf } from './roles.js'
 
 /** How long a role may take to close before the process exits anyway. */
@@ -142,6 +143,7 @@ export async function runRole(role: RoleName, config: Readonly<Config>): Promise
     if (closing) return
     closing = true
     logger.info({ signal }, `${role} stopping`)
+    rmSync(outcomeFile(section.pid), { force: true })
     const timer = setTimeout(() => {
       logger.warn(`${role} did not close within ${CLOSE_TIMEOUT_MS} ms; exiting`)
       rmSync(section.pid, { force: true })
@@ -168,10 +170,22 @@ export async function runRole(role: RoleName, config: Readonly<Config>): Promise
   // handler, a role logging to `-` too: without one, SIGHUP's default action would kill it.
   let current = config
   let reloading = Promise.resolve()
+  let seq = 0
+  let pendingRestart: readonly string[] = []
   const onHup = (): void => {
     reloading = reloading
       .then(async () => {
-        current = await reloadRole(role, current, running, logger)
+        const done = await reloadRole(role, current, running, logger)
+        current = done.config
+        // A file that did not load says nothing about the keys: the restart still pending stays.
+        if (done.outcome.result !== 'refused' || done.outcome.refused?.keys.length !== 0)
+          pendingRestart = done.outcome.restart
+        const outcome = { ...done.outcome, restart: pendingRestart }
+        try {
+          writeOutcome(section.pid, { pid: process.pid, seq: ++seq, at: new Date().toISOString(), ...outcome })
+        } catch (err) {
+          logger.warn({ err }, `${role}: cannot write the reload outcome for filterd reload`)
+        }
       })
       .catch((err: unknown) => {
         logger.error({ err }, `${role}: config reload failed`)
@@ -199,7 +213,7 @@ export async function reloadRole(
   current: Readonly<Config>,
   running: RunningRole,
   roleLogger: Logger
-): Promise<Readonly<Config>> {
+): Promise<{ config: Readonly<Config>; outcome: Pick<ReloadOutcome, 'result' | 'applied' | 'restart' | 'refused'> }> {
   // A record of a config change, written whatever the role's log-level (like an audit line), so a
   // reload that sets `warn` still says so. Made again once a new level is set: a pino child whose
   // level equals its parent's follows the parent's later changes.
@@ -218,12 +232,15 @@ export async function reloadRole(
       { code, config: current.source },
       `${role}: config reload refused, still running on the previous config: ${why}`
     )
-    return current
+    return {
+      config: current,
+      outcome: { result: 'refused', applied: [], restart: [], refused: { keys: [], reason: why } }
+    }
   }
   const plan = planReload(role, current, next)
   if (plan.live.length === 0 && plan.restart.length === 0) {
     logger.info({ config: current.source }, `${role}: config reloaded: nothing this role reads changed`)
-    return current
+    return { config: current, outcome: { result: 'unchanged', applied: [], restart: [] } }
   }
   const merged = mergeLive(current, next, plan.live)
   try {
@@ -238,7 +255,15 @@ export async function reloadRole(
       { err, keys: plan.live },
       `${role}: config reload failed while applying ${plan.live.join(', ')}; restart the ${role} role to apply the new config`
     )
-    return current
+    return {
+      config: current,
+      outcome: {
+        result: 'refused',
+        applied: [],
+        restart: plan.restart,
+        refused: { keys: plan.live, reason: (err as Error).message }
+      }
+    }
   }
   const parts: string[] = []
   if (plan.live.length > 0) parts.push(`applied ${plan.live.join(', ')}`)
@@ -247,5 +272,5 @@ export async function reloadRole(
   const line = { config: current.source, applied: plan.live, restartNeeded: plan.restart }
   if (plan.restart.length > 0) logger.warn(line, `${role}: config reloaded: ${parts.join('; ')}`)
   else logger.info(line, `${role}: config reloaded: ${parts.join('; ')}`)
-  return merged
+  return { config: merged, outcome: { result: 'applied', applied: plan.live, restart: plan.restart } }
 }

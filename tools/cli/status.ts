@@ -11,11 +11,19 @@
  * otherwise, 2 on usage.
  */
 import { statSync } from 'node:fs'
-import { formatHostPort, parseHostPort, sharesRedis, type Config, type RoleName } from '../../engine/config/index.js'
+import {
+  formatHostPort,
+  isRoleEnabled,
+  parseHostPort,
+  sharesRedis,
+  type Config,
+  type RoleName
+} from '../../engine/config/index.js'
 import { loadConfigFile } from '../../engine/features.js'
 import type { HealthReport } from '../../engine/health/index.js'
 import { commandArgs } from './command-args.js'
 import { ROLE_NAMES, sectionOf } from './roles.js'
+import { readOutcome } from './reload-outcome.js'
 import { livePid } from './run-role.js'
 import { readRestartState, type RestartState } from './role-restarts.js'
 
@@ -40,6 +48,8 @@ export interface RoleStatus {
   /** Why there is no health report: no health listener, or the request failed. */
   healthError?: string
   healthy: boolean
+  /** Keys changed by a reload that wait for this role's restart (its reload outcome, reload-outcome.ts). */
+  pendingRestart?: readonly string[]
 }
 
 /** Where a role answers GET /health, or undefined (the collector; the dns role without proxy.metrics-listen). */
@@ -75,7 +85,7 @@ async function fetchHealth(url: string): Promise<HealthReport | string> {
 
 /** Reads the pid files and asks every running role for its health. */
 export async function collectStatus(config: Readonly<Config>): Promise<RoleStatus[]> {
-  const roles = ROLE_NAMES.filter((r) => (r !== 'sync' || sharesRedis(config)) && (r !== 'rpz' || config.rpz.enabled))
+  const roles = ROLE_NAMES.filter((r) => isRoleEnabled(config, r))
   return await Promise.all(
     roles.map(async (role): Promise<RoleStatus> => {
       const pidFile = sectionOf(config, role).pid
@@ -93,6 +103,8 @@ export async function collectStatus(config: Readonly<Config>): Promise<RoleStatu
       }
       // The pid file is written once the role has its config and log, just before it starts.
       const since = statSync(pidFile).mtime.toISOString()
+      const reloaded = readOutcome(pidFile)
+      const pending = reloaded?.pid === pid && reloaded.restart.length > 0 ? { pendingRestart: reloaded.restart } : {}
       const url = healthUrl(config, role)
       const recent = restarts !== undefined ? { restarts } : {}
       if (url === undefined) {
@@ -102,19 +114,31 @@ export async function collectStatus(config: Readonly<Config>): Promise<RoleStatu
           pid,
           since,
           ...recent,
+          ...pending,
           healthy: true,
           healthError: role === 'dns' ? 'no /health: set proxy.metrics-listen' : 'no /health'
         }
       }
       const h = await fetchHealth(url)
       if (typeof h === 'string')
-        return { role, state: 'running', pid, since, ...recent, healthUrl: url, healthError: h, healthy: false }
+        return {
+          role,
+          state: 'running',
+          pid,
+          since,
+          ...recent,
+          ...pending,
+          healthUrl: url,
+          healthError: h,
+          healthy: false
+        }
       return {
         role,
         state: 'running',
         pid,
         since: h.since ?? since,
         ...recent,
+        ...pending,
         healthUrl: url,
         health: h,
         healthy: h.ok
@@ -151,6 +175,10 @@ export function formatStatus(config: Readonly<Config>, rows: readonly RoleStatus
     if (r.restarts !== undefined)
       lines.push(
         `${' '.repeat(11)}restarted by filterd all after ${r.restarts.failures} failure${r.restarts.failures === 1 ? '' : 's'} in a row, the last: ${r.restarts.lastExit} at ${r.restarts.lastExitAt}`
+      )
+    if (r.pendingRestart !== undefined)
+      lines.push(
+        `${' '.repeat(11)}restart pending: a reload changed ${r.pendingRestart.join(', ')} (still the old value until the ${r.role} role restarts)`
       )
   }
   const sync = rows.find((r) => r.role === 'sync')
