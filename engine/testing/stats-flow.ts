@@ -54,7 +54,7 @@ export const flowName = (i: number): string => `n${i}.flow.example`
 
 /**
  * Sends `count` distinct names (flowName(0..count-1)) to `port` at about `perSecond`, `lanes` at a
- * time; `answered` maps each name answered to the time of its answer (ms). A name not answered
+ * time, all at once (run) or in parts (runUntil); `answered` maps each name answered to the time of its answer (ms). A name not answered
  * (the server was down) is not retried: it is simply not in `answered`.
  */
 export class QueryFlow {
@@ -70,15 +70,22 @@ export class QueryFlow {
     private readonly lanes = 4
   ) {}
 
+  /** Sends the rest of the names. */
   async run(): Promise<void> {
+    await this.runUntil(this.count)
+  }
+
+  /** Sends the names from the next one not sent up to number `end` (excluded), paced from now. */
+  async runUntil(end: number): Promise<void> {
+    const first = this.#next
     const start = Date.now()
     await Promise.all(
       Array.from({ length: this.lanes }, async () => {
         for (;;) {
+          if (this.#next >= Math.min(end, this.count)) return
           const i = this.#next++
-          if (i >= this.count) return
-          // Paced on the flow's start: a slow moment is caught up, never a burst past the rate.
-          const due = start + (i * 1000) / this.perSecond
+          // Paced on the start: a slow moment is caught up, never a burst past the rate.
+          const due = start + ((i - first) * 1000) / this.perSecond
           if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()))
           this.sent++
           try {
