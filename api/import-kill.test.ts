@@ -4,10 +4,10 @@
 // statistics exactly once at the end: an import is one DuckDB transaction with its ledger row, so a
 // kill before the commit leaves the file for the next run and a kill after it finds the file recorded.
 import { test, type TestContext } from 'node:test'
-import { once } from 'node:events'
 import { startRole, type Child } from '../engine/testing/daemon.js'
 import {
   QueryFlow,
+  exited,
   flowWorld,
   lostAndDoubled,
   pendingFiles,
@@ -18,10 +18,6 @@ import { until } from '../engine/testing/wait.js'
 
 const NAMES = Number(process.env.IMPORT_KILL_NAMES ?? 2000)
 const KILLS = Number(process.env.IMPORT_KILLS ?? 3)
-/** Resolves once `child` has exited (at once when it has). */
-const exited = (child: Child): Promise<unknown> =>
-  child.proc.exitCode !== null || child.proc.signalCode !== null ? Promise.resolve() : once(child.proc, 'exit')
-
 const RATE = 100 // names a second: 20 s of flow, a closed file every second
 
 test(`kill -9 of the api role aimed at imports, ${KILLS} times during a flow of ${NAMES} names: none lost, none doubled`, async (t: TestContext) => {

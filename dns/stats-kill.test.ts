@@ -4,9 +4,15 @@
 // last write and nothing before: the file the killed process was writing is closed by the next writer
 // or importer and imported, its cut last line skipped. No row may be counted twice.
 import { test, type TestContext } from 'node:test'
-import { once } from 'node:events'
 import { startRole, type Child } from '../engine/testing/daemon.js'
-import { QueryFlow, flowWorld, lostAndDoubled, rawCountsByName, untilImported } from '../engine/testing/stats-flow.js'
+import {
+  QueryFlow,
+  exited,
+  flowWorld,
+  lostAndDoubled,
+  rawCountsByName,
+  untilImported
+} from '../engine/testing/stats-flow.js'
 import { until } from '../engine/testing/wait.js'
 
 const NAMES = Number(process.env.DNS_KILL_NAMES ?? 2000)
@@ -17,9 +23,6 @@ const RATE = 100 // names a second
  * machine: a name answered earlier than this before a kill must be in the statistics.
  */
 const FLUSH_BOUND_MS = 3000
-
-const exited = (child: Child): Promise<unknown> =>
-  child.proc.exitCode !== null || child.proc.signalCode !== null ? Promise.resolve() : once(child.proc, 'exit')
 
 test(`kill -9 of the dns role ${KILLS} times during a flow of ${NAMES} names: at most the last second's rows lost, none doubled`, async (t: TestContext) => {
   const w = await flowWorld(t)

@@ -3,12 +3,13 @@
  * `filterd api` sharing a statistics folder and store, a paced flow of distinct names through the DNS
  * server (each answered name countable once in the store), and the store's raw rows counted by name.
  */
+import { once } from 'node:events'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { TABLES_SQL, openStatsDb, partitionsAmong } from '../stats/db.js'
 import { rawHourSources } from '../stats/raw-layout.js'
-import { CONF } from './daemon.js'
+import { CONF, type Child } from './daemon.js'
 import { query, udpAsk, world, writeConfigFile } from './dns.js'
 import { releasedPort } from './ports.js'
 import { until } from './wait.js'
@@ -162,3 +163,7 @@ export function lostAndDoubled(
   }
   return { lost, doubled }
 }
+
+/** Resolves once `child` has exited (at once when it has): after a kill -9, before its restart. */
+export const exited = (child: Child): Promise<unknown> =>
+  child.proc.exitCode !== null || child.proc.signalCode !== null ? Promise.resolve() : once(child.proc, 'exit')
