@@ -4,6 +4,7 @@
  * enforced; NSDNAME, NSIP and response-IP triggers cannot be by a forwarder that never sees the
  * name servers or the answer, so they are counted and reported, never silently dropped.
  */
+import { EngineError } from '../errors.js'
 import { parseCidr, cidrContains, ipBytes, type Cidr } from '../net/ip.js'
 import { TYPE_CNAME, TYPE_NS, TYPE_SOA } from './message.js'
 import type { TextRecord } from './zonefile.js'
@@ -30,8 +31,11 @@ export interface FeedStep {
   added: TextRecord[]
 }
 
-export class FeedError extends Error {
-  readonly code = 'RPZ_FEED'
+export class FeedError extends EngineError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('ENGINE_RPZ_FEED', message, options)
+    this.name = 'FeedError'
+  }
 }
 
 function relative(name: string, origin: string): string | undefined {

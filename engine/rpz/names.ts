@@ -4,13 +4,18 @@
  * The DNS server's hot path has its own byte-level readers (engine/wire); these serve the slower
  * transfer paths, where names are handled one record at a time.
  */
+import { EngineError } from '../errors.js'
+
 const MAX_NAME = 255
 const MAX_LABEL = 63
 const MAX_POINTERS = 128
 
 /** Thrown for a message that is not well-formed; the transfer code turns it into FORMERR or a failed transfer. */
-export class WireFormatError extends Error {
-  readonly code = 'RPZ_WIRE_FORMAT'
+export class WireFormatError extends EngineError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('ENGINE_RPZ_WIRE_FORMAT', message, options)
+    this.name = 'WireFormatError'
+  }
 }
 
 /** `name` (presentation, no trailing dot) as uncompressed wire bytes. `\.` escapes are not supported. */

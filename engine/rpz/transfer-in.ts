@@ -4,6 +4,7 @@
  * connection, a bad signature, a malformed message or a timeout rejects, and the caller keeps the
  * feed it has (nothing is applied from a partial transfer).
  */
+import { EngineError } from '../errors.js'
 import { connect } from 'node:net'
 import { randomInt } from 'node:crypto'
 import { FrameReader, frame } from '../wire/tcp-frame.js'
@@ -53,8 +54,11 @@ export type TransferResult =
   | { kind: 'ixfr'; serial: number; steps: FeedStep[] }
   | { kind: 'current'; serial: number }
 
-export class TransferError extends Error {
-  readonly code = 'RPZ_TRANSFER'
+export class TransferError extends EngineError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('ENGINE_RPZ_TRANSFER', message, options)
+    this.name = 'TransferError'
+  }
 }
 
 function textOf(m: Message, r: ParsedRecord): TextRecord {

@@ -4,6 +4,7 @@
  * several lines (the SOA). Types other than SOA, NS, CNAME, A, AAAA and TXT are kept as their text.
  * Any line it cannot read throws with its line number: a malformed feed is refused whole.
  */
+import { EngineError } from '../errors.js'
 import { createReadStream } from 'node:fs'
 import { TYPE_A, TYPE_AAAA, TYPE_CNAME, TYPE_NS, TYPE_SOA, TYPE_TXT } from './message.js'
 
@@ -28,8 +29,11 @@ const NAME_TYPES = new Set([TYPE_CNAME, TYPE_NS])
 /** Characters that make a line more than its tokens: comments, quotes, parentheses. */
 const SPECIAL = /[;()"]/
 
-export class ZoneFileError extends Error {
-  readonly code = 'RPZ_ZONE_FILE'
+export class ZoneFileError extends EngineError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('ENGINE_RPZ_ZONE_FILE', message, options)
+    this.name = 'ZoneFileError'
+  }
 }
 
 function absolute(name: string, origin: string): string {
