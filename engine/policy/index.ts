@@ -37,7 +37,7 @@ import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 import { SubscriptionIndex } from '../lists/policy-index.js'
 import { RuleCompiler, type ScheduledPart } from './scheduled.js'
 import { SnapshotCache } from './snapshot-cache.js'
-import { NO_LISTS, PolicyInterner, type OwnLists, type SharedPolicy } from './shared-policy.js'
+import { NO_NAMES, PolicyInterner, type OwnLists, type SharedPolicy } from './shared-policy.js'
 import type { RpzHit, RpzLayer } from '../rpz/feed-set.js'
 
 export { loadSafeHosts, parseSafeHosts, type SafeHosts } from './safe-hosts.js'
@@ -287,22 +287,25 @@ export class Policy {
   }
 
   private userSnapshot(user: UserRecord): Snapshot {
-    const lists = this.interner.listsOf(user.name, () => this.ownLists(user.name))
-    const policy = this.interner.policy({
+    const content = {
       enabled: user.status === 'enabled',
-      lists,
       safesearch: user.safesearch === 'on',
       safevideo: user.safeyoutube === 'on',
       filter: user.filter,
       scheduled: this.rules.part(user.schedules, this.timeZone)
-    })
-    return { user: user.name, policy }
+    }
+    return { user: user.name, policy: this.interner.policyOf(user.name, content, () => this.ownLists(user.name)) }
   }
 
   private ownLists(user: string): OwnLists {
     const white = listSet(this.store.getList(user, 'white'))
     const black = listSet(this.store.getList(user, 'black'))
-    return { whitelist: white.set, blacklist: black.set, allowOnly: black.allowOnly }
+    // An empty list is the shared one: most users with lists have only one of the two.
+    return {
+      whitelist: white.set.size === 0 ? NO_NAMES : white.set,
+      blacklist: black.set.size === 0 ? NO_NAMES : black.set,
+      allowOnly: black.allowOnly
+    }
   }
 
   /** The server defaults of `/config/`: what an address no user owns gets. */
@@ -311,7 +314,6 @@ export class Policy {
     const d = this.store.getServerDefaults()
     const policy = this.interner.policy({
       enabled: true,
-      lists: NO_LISTS,
       safesearch: d.safesearch,
       safevideo: d.safeyoutube,
       filter: d.filter,

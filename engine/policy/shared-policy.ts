@@ -1,9 +1,10 @@
 /**
  * What a snapshot holds besides its owner's name, shared by every address and every user with the same
  * content. Most subscribers of an ISP pick from a handful of policies (a filter, the two safe switches), so
- * an address costs one cache slot and a two-field snapshot pointing here, not its own Sets. A user's own
- * lists are read once per generation and referenced by identity (two users' lists are never compared
- * entry by entry); scheduled rules come shared from the RuleCompiler (engine/policy/scheduled.ts).
+ * an address costs one cache slot and a two-field snapshot pointing here, not its own Sets. A user with lists
+ * of its own has a policy of its own, its lists read once per generation and referenced by each of its
+ * addresses (two users' lists are never compared entry by entry); scheduled rules come shared from the
+ * RuleCompiler (engine/policy/scheduled.ts).
  */
 import type { ScheduledPart } from './scheduled.js'
 
@@ -28,74 +29,91 @@ export interface OwnLists {
   readonly allowOnly: boolean
 }
 
-const NO_NAMES: ReadonlySet<string> = new Set()
-/** The lists of every user who has none. */
-export const NO_LISTS: OwnLists = { whitelist: NO_NAMES, blacklist: NO_NAMES, allowOnly: false }
+/** Any empty list. */
+export const NO_NAMES: ReadonlySet<string> = new Set()
+/** The lists of a policy with none of its own. */
+const NO_LISTS: OwnLists = { whitelist: NO_NAMES, blacklist: NO_NAMES, allowOnly: false }
 
-/** The fields a SharedPolicy is made of, before interning. */
+/** The fields of a SharedPolicy besides the lists, before interning. */
 export interface PolicyContent {
   readonly enabled: boolean
-  readonly lists: OwnLists
   readonly safesearch: boolean
   readonly safevideo: boolean
   readonly filter: readonly number[]
   readonly scheduled: ScheduledPart | undefined
 }
 
+/** Whether `lists` holds nothing. */
+const isEmpty = (lists: OwnLists): boolean =>
+  lists.whitelist.size === 0 && lists.blacklist.size === 0 && !lists.allowOnly
+
 /**
- * Interns SharedPolicy objects and users' lists for one policy generation (drop it all with `clear` when the
- * store's generation moves). Its tables grow with the distinct policies and the users with lists seen in a
- * generation, not with addresses.
+ * Interns SharedPolicy objects for one policy generation (drop it all with `clear` when the store's
+ * generation moves). A policy without lists of its own is keyed by its content (the rule part by identity);
+ * one with lists is its user's alone, kept by user name so that each of the user's addresses references
+ * the one read. Filter sets are interned by content under both. The tables grow with the distinct policies
+ * and the users with lists seen in a generation, not with addresses.
  */
 export class PolicyInterner {
   private readonly policies = new Map<string, SharedPolicy>()
-  private readonly lists = new Map<string, OwnLists>()
-  /** Identities of lists and rule parts in a policy's key; 0 is "none". */
-  private readonly ids = new Map<object, number>()
+  private readonly owned = new Map<string, SharedPolicy>()
+  private readonly filters = new Map<string, ReadonlySet<number>>()
+  /** Identities of rule parts in a policy's key; 0 is "none". */
+  private readonly parts = new Map<ScheduledPart, number>()
 
-  /** `user`'s lists, read by `read` the first time this generation (users with none share NO_LISTS). */
-  listsOf(user: string, read: () => OwnLists): OwnLists {
-    let lists = this.lists.get(user)
-    if (lists === undefined) {
-      lists = read()
-      if (lists.whitelist.size === 0 && lists.blacklist.size === 0 && !lists.allowOnly) lists = NO_LISTS
-      this.lists.set(user, lists)
-    }
-    return lists
+  /** The policy of `user`: its own lists are read (by `readLists`) once this generation. */
+  policyOf(user: string, content: PolicyContent, readLists: () => OwnLists): SharedPolicy {
+    let p = this.owned.get(user)
+    if (p !== undefined) return p
+    const lists = readLists()
+    if (isEmpty(lists)) return this.policy(content)
+    p = this.make(content, lists, this.filter(content.filter).set)
+    this.owned.set(user, p)
+    return p
   }
 
-  /** The one SharedPolicy with this content. */
-  policy(c: PolicyContent): SharedPolicy {
-    const filter = [...new Set(c.filter)].sort((a, b) => a - b)
-    const key = `${+c.enabled}${+c.safesearch}${+c.safevideo}|${this.id(c.lists)}|${this.id(c.scheduled)}|${filter.join(',')}`
+  /** The one SharedPolicy with this content and no lists of its own. */
+  policy(content: PolicyContent): SharedPolicy {
+    const filter = this.filter(content.filter)
+    const c = content
+    const key = `${+c.enabled}${+c.safesearch}${+c.safevideo}|${this.partId(c.scheduled)}|${filter.key}`
     let p = this.policies.get(key)
-    if (p === undefined) {
-      // Every SharedPolicy has the same fields in the same order (one hidden class on the query path).
-      p = {
-        enabled: c.enabled,
-        whitelist: c.lists.whitelist,
-        blacklist: c.lists.blacklist,
-        allowOnly: c.lists.allowOnly,
-        safesearch: c.safesearch,
-        safevideo: c.safevideo,
-        filter: new Set(filter),
-        scheduled: c.scheduled
-      }
-      this.policies.set(key, p)
-    }
+    if (p === undefined) this.policies.set(key, (p = this.make(content, NO_LISTS, filter.set)))
     return p
   }
 
   clear(): void {
     this.policies.clear()
-    this.lists.clear()
-    this.ids.clear()
+    this.owned.clear()
+    this.filters.clear()
+    this.parts.clear()
   }
 
-  private id(o: object | undefined): number {
-    if (o === undefined || o === NO_LISTS) return 0
-    let id = this.ids.get(o)
-    if (id === undefined) this.ids.set(o, (id = this.ids.size + 1))
+  private make(c: PolicyContent, lists: OwnLists, filter: ReadonlySet<number>): SharedPolicy {
+    // Every SharedPolicy has the same fields in the same order (one hidden class on the query path).
+    return {
+      enabled: c.enabled,
+      whitelist: lists.whitelist,
+      blacklist: lists.blacklist,
+      allowOnly: lists.allowOnly,
+      safesearch: c.safesearch,
+      safevideo: c.safevideo,
+      filter,
+      scheduled: c.scheduled
+    }
+  }
+
+  private filter(categories: readonly number[]): { key: string; set: ReadonlySet<number> } {
+    const key = [...new Set(categories)].sort((a, b) => a - b).join(',')
+    let set = this.filters.get(key)
+    if (set === undefined) this.filters.set(key, (set = new Set(categories)))
+    return { key, set }
+  }
+
+  private partId(part: ScheduledPart | undefined): number {
+    if (part === undefined) return 0
+    let id = this.parts.get(part)
+    if (id === undefined) this.parts.set(part, (id = this.parts.size + 1))
     return id
   }
 }

@@ -12,15 +12,15 @@ export class SnapshotCache<V> {
   private readonly slots = new Map<string, number>()
   private readonly keys: string[] = []
   private readonly values: V[] = []
-  /** 1 when the slot was read since the hand last passed it. */
-  private readonly used: Uint8Array
+  /** 1 when the slot was read since the hand last passed it; grown with the slots (a large limit costs nothing unused). */
+  private used: Uint8Array
   private hand = 0
   /** Entries built and stored since the cache was made (its misses): how often callers rebuilt one. */
   stored = 0
 
   constructor(capacity: number) {
     this.capacity = Math.max(1, Math.floor(capacity))
-    this.used = new Uint8Array(this.capacity)
+    this.used = new Uint8Array(Math.min(this.capacity, 1024))
   }
 
   get size(): number {
@@ -40,6 +40,7 @@ export class SnapshotCache<V> {
     if (slot === undefined) {
       if (this.keys.length < this.capacity) {
         slot = this.keys.length
+        if (slot === this.used.length) this.grow()
         this.keys.push(key)
         this.values.push(value)
       } else {
@@ -59,6 +60,12 @@ export class SnapshotCache<V> {
     this.values.length = 0
     this.used.fill(0)
     this.hand = 0
+  }
+
+  private grow(): void {
+    const used = new Uint8Array(Math.min(this.capacity, this.used.length * 2))
+    used.set(this.used)
+    this.used = used
   }
 
   /** The first slot from the hand whose bit is clear, clearing the bits it passes. */
