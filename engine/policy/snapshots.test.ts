@@ -7,6 +7,7 @@ import type { Store } from '../store/index.js'
 import { createBuiltinWhitelist } from '../whitelist/index.js'
 import { addUser, buildCats, tempStore } from '../testing/store.js'
 import { HostKeys, Policy, Verdict, loadSafeHosts } from './index.js'
+import { SnapshotCache } from './snapshot-cache.js'
 
 async function policyOver(
   t: TestContext,
@@ -120,4 +121,17 @@ test('a generation change rebuilds shared policies: one user changed, the others
   t.assert.strictEqual(judge(policy, '10.0.0.3', 'casino.example').action, 'block')
   t.assert.strictEqual(judge(policy, '10.0.0.2', 'x.example').action, 'forward')
   t.assert.strictEqual(judge(policy, '10.0.0.2', 'y.example').action, 'block')
+})
+
+test('the cache grows its slots to the limit and evicts across all of them', (t: TestContext) => {
+  const cache = new SnapshotCache<number>(3000)
+  for (let i = 0; i < 5000; i++) {
+    cache.set(`k${i}`, i)
+    t.assert.strictEqual(cache.get('k0'), 0, `after k${i}`)
+  }
+  t.assert.strictEqual(cache.size, 3000)
+  t.assert.strictEqual(cache.stored, 5000)
+  t.assert.strictEqual(cache.get('k4999'), 4999)
+  // Seen once and not since: the first of them went first.
+  t.assert.strictEqual(cache.get('k1'), undefined)
 })
