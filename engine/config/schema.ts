@@ -149,7 +149,7 @@ export const configSchema = {
           maximum: 100000000,
           default: 100000,
           description:
-            'client addresses whose resolved policy each DNS process (and pool worker) keeps cached; when full an address not used since the last sweep gives way (CLOCK), so addresses that keep querying stay cached; size it to the active subscriber addresses (up to about 3 KiB of memory each, docs/dns.md)'
+            'client addresses whose resolved policy each DNS process (and pool worker) keeps cached; when full the addresses not read recently make room (CLOCK), so size it to the active subscriber addresses (about 150-500 bytes each, docs/dns.md)'
         },
         'client-subnet': {
           type: 'boolean',

@@ -16,8 +16,9 @@
  * List entries match the name and all its subdomains. The name arrives as suffix keys
  * (`SuffixKeys`) built from wire labels, so a label holding a dot never reads as two labels.
  *
- * Per-address snapshots (user, lists as Sets, filter as a Set) are cached here and dropped when
- * the store's generation moves: `policy.watcher` (engine/store/generation.ts) reads it on a timer
+ * Per-address snapshots (the owner's name and a SharedPolicy: lists and filter as Sets, switches, scheduled
+ * rules, interned by content in engine/policy/shared-policy.ts) are cached here, a fixed number of addresses
+ * evicted by CLOCK (engine/policy/snapshot-cache.ts), and dropped when the store's generation moves: `policy.watcher` (engine/store/generation.ts) reads it on a timer
  * in the DNS server, per batch in a pool worker and per request in the block page, so an API write
  * is enforced within GENERATION_CHECK_MS.
  */
@@ -35,10 +36,12 @@ import { ScheduleBoard, systemClock, type Clock } from '../schedule/index.js'
 import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 import { SubscriptionIndex } from '../lists/policy-index.js'
 import { RuleCompiler, type ScheduledPart } from './scheduled.js'
+import { SnapshotCache } from './snapshot-cache.js'
+import { NO_NAMES, PolicyInterner, type OwnLists, type SharedPolicy } from './shared-policy.js'
 import type { RpzHit, RpzLayer } from '../rpz/feed-set.js'
-import { ClockCache } from './clock-cache.js'
 
 export { loadSafeHosts, parseSafeHosts, type SafeHosts } from './safe-hosts.js'
+export type { SharedPolicy } from './shared-policy.js'
 
 export { HostKeys, type SuffixKeys } from '../names/suffix-keys.js'
 
@@ -100,18 +103,10 @@ export class Verdict {
   source = ''
 }
 
-/** What one address is subject to. Immutable once built. */
+/** What one address is subject to: its owner and the owner's policy, shared with every equal one. Immutable. */
 export interface Snapshot {
   readonly user: string | null
-  readonly enabled: boolean
-  readonly whitelist: ReadonlySet<string>
-  readonly blacklist: ReadonlySet<string>
-  readonly allowOnly: boolean
-  readonly safesearch: boolean
-  readonly safevideo: boolean
-  readonly filter: ReadonlySet<number>
-  /** The owner's scheduled rules, when it has any (engine/policy/scheduled.ts); shared between owners. */
-  readonly scheduled?: ScheduledPart | undefined
+  readonly policy: SharedPolicy
 }
 
 interface GlobalLists {
@@ -125,7 +120,7 @@ export interface PolicyOptions {
   categories: CategoryDb
   builtin: BuiltinWhitelist
   safeHosts: SafeHosts
-  /** Entries kept in the per-address cache before it is cleared (bounded memory). */
+  /** Addresses (and client IDs) whose snapshots are cached; beyond, the least recently used go (CLOCK). */
   maxCachedAddresses?: number
   watcher?: GenerationWatcherOptions
   /** The clock schedules read (default: this process's, engine/schedule/clock.ts). */
@@ -177,9 +172,6 @@ export function createPolicy(
 /** The list entry `-`: in a blacklist, block everything the whitelists do not pass. */
 export const ALLOW_ONLY = '-'
 
-/** The empty list every snapshot without one shares (most subscribers list nothing). */
-const NO_NAMES: ReadonlySet<string> = new Set()
-
 function listSet(entries: readonly string[]): { set: ReadonlySet<string>; allowOnly: boolean } {
   const set = new Set<string>()
   let allowOnly = false
@@ -209,8 +201,9 @@ export class Policy {
   readonly watcher: GenerationWatcher
   private global: GlobalLists = { whitelist: new Set(), blacklist: new Set(), allowOnly: false }
   private anonymous: Snapshot | null = null
-  /** Per-address (and client ID) snapshots, at most `maxCachedAddresses`, evicted by CLOCK. */
-  private readonly cache: ClockCache<Snapshot>
+  private readonly cache: SnapshotCache<Snapshot>
+  /** This generation's shared policies and users' lists. */
+  private readonly interner = new PolicyInterner()
   /** The subscribed lists (engine/lists), kept current by difference on each generation change. */
   private readonly subscriptions = new SubscriptionIndex()
   /** The schedules of this generation's snapshots and their state now (engine/schedule/board.ts). */
@@ -218,11 +211,6 @@ export class Policy {
   private readonly rules: RuleCompiler
   private readonly timeZone: string
   private readonly feeds: RpzLayer | null
-  /**
-   * The category filters of this generation's snapshots, by content: most subscribers share a
-   * handful of filters (a plan's), so the cached snapshots hold a few Sets instead of one each.
-   */
-  private readonly filters = new Map<string, ReadonlySet<number>>()
 
   constructor(options: PolicyOptions) {
     this.feeds = options.feeds ?? null
@@ -233,7 +221,7 @@ export class Policy {
     this.categories = options.categories
     this.builtin = options.builtin
     this.safeHosts = options.safeHosts
-    this.cache = new ClockCache(options.maxCachedAddresses ?? 100_000)
+    this.cache = new SnapshotCache(options.maxCachedAddresses ?? 100_000)
     this.watcher = new GenerationWatcher(
       this.store,
       () => {
@@ -247,10 +235,10 @@ export class Policy {
   /** Drops cached policy and reloads the global lists and the category tables. */
   private reload(): void {
     this.cache.clear()
+    this.interner.clear()
     this.anonymous = null
     this.schedules.clear()
     this.rules.clear()
-    this.filters.clear()
     const white = listSet(this.store.getList(null, 'white'))
     const black = listSet(this.store.getList(null, 'black'))
     this.global = { whitelist: white.set, blacklist: black.set, allowOnly: black.allowOnly }
@@ -269,6 +257,11 @@ export class Policy {
     const snap = user === undefined ? this.anonymousSnapshot() : this.userSnapshot(user)
     this.cache.set(address, snap)
     return snap
+  }
+
+  /** Snapshots built for the cache since this policy was made (its misses; a generation change empties it). */
+  get snapshotsBuilt(): number {
+    return this.cache.stored
   }
 
   /**
@@ -301,49 +294,39 @@ export class Policy {
   }
 
   private userSnapshot(user: UserRecord): Snapshot {
-    const white = listSet(this.store.getList(user.name, 'white'))
-    const black = listSet(this.store.getList(user.name, 'black'))
-    // Every snapshot has the same fields in the same order (one hidden class on the query path).
-    return {
-      user: user.name,
+    const content = {
       enabled: user.status === 'enabled',
-      whitelist: white.set,
-      blacklist: black.set,
-      allowOnly: black.allowOnly,
       safesearch: user.safesearch === 'on',
       safevideo: user.safeyoutube === 'on',
-      filter: this.filterSet(user.filter),
+      filter: user.filter,
       scheduled: this.rules.part(user.schedules, this.timeZone)
     }
+    return { user: user.name, policy: this.interner.policyOf(user.name, content, () => this.ownLists(user.name)) }
   }
 
-  /** The one Set of this generation holding exactly `categories`. */
-  private filterSet(categories: readonly number[]): ReadonlySet<number> {
-    const key = [...categories].sort((a, b) => a - b).join(',')
-    let set = this.filters.get(key)
-    if (set === undefined) {
-      // Bounded like the snapshots that hold them: odd filters one by one cannot pile up.
-      if (this.filters.size >= this.cache.capacity) this.filters.clear()
-      this.filters.set(key, (set = new Set(categories)))
+  private ownLists(user: string): OwnLists {
+    const white = listSet(this.store.getList(user, 'white'))
+    const black = listSet(this.store.getList(user, 'black'))
+    // An empty list is the shared one: most users with lists have only one of the two.
+    return {
+      whitelist: white.set.size === 0 ? NO_NAMES : white.set,
+      blacklist: black.set.size === 0 ? NO_NAMES : black.set,
+      allowOnly: black.allowOnly
     }
-    return set
   }
 
   /** The server defaults of `/config/`: what an address no user owns gets. */
   anonymousSnapshot(): Snapshot {
     if (this.anonymous !== null) return this.anonymous
     const d = this.store.getServerDefaults()
-    this.anonymous = {
-      user: null,
+    const policy = this.interner.policy({
       enabled: true,
-      whitelist: new Set(),
-      blacklist: new Set(),
-      allowOnly: false,
       safesearch: d.safesearch,
       safevideo: d.safeyoutube,
-      filter: new Set(d.filter),
+      filter: d.filter,
       scheduled: this.rules.part(d.schedules, this.timeZone)
-    }
+    })
+    this.anonymous = { user: null, policy }
     return this.anonymous
   }
 
@@ -374,19 +357,20 @@ export class Policy {
     out.zone = ''
     out.rpz = null
     out.source = ''
-    const part = snap.scheduled
-    if (part === undefined) return this.steps(snap, null, keys, out, wantCats, client)
+    const p = snap.policy
+    const part = p.scheduled
+    if (part === undefined) return this.steps(p, null, keys, out, wantCats, client)
     // Switches the schedules whose boundary this instant has reached, if the timer has not yet.
     const now = this.schedules.now()
     part.sync(this.schedules.epoch)
-    this.steps(snap, part, keys, out, wantCats, client)
+    this.steps(p, part, keys, out, wantCats, client)
     part.annotate(keys, out, now)
     return out
   }
 
   /** Steps 1 to 9: each of the owner's lists, then the open scheduled rules' (`part`) of the same kind. */
   private steps(
-    snap: Snapshot,
+    snap: SharedPolicy,
     part: ScheduledPart | null,
     keys: SuffixKeys,
     out: Verdict,
@@ -453,7 +437,7 @@ export class Policy {
 
   /** Steps 1, 2, 2b, 4 and 5; true when they decided. */
   private decideLists(
-    snap: Snapshot,
+    snap: SharedPolicy,
     part: ScheduledPart | null,
     keys: SuffixKeys,
     out: Verdict,

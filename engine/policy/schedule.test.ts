@@ -134,9 +134,9 @@ test('users sharing a schedule share one compiled entry and rule; a switch reads
   for (let i = 1; i <= 20; i++) f.judge(`10.1.0.${i}`, 'casino.example')
   t.assert.strictEqual(f.policy.schedules.size, 1)
   // The compiled rules are shared too: a switch has nothing per user to redo.
-  const part = f.policy.snapshotFor('10.1.0.1').scheduled
+  const part = f.policy.snapshotFor('10.1.0.1').policy.scheduled
   t.assert.ok(part !== undefined)
-  t.assert.strictEqual(f.policy.snapshotFor('10.1.0.20').scheduled, part)
+  t.assert.strictEqual(f.policy.snapshotFor('10.1.0.20').policy.scheduled, part)
   const reads = { n: 0 }
   const getUser = f.store.getUser.bind(f.store)
   f.store.getUser = (id: string) => {

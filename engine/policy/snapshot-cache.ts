@@ -1,0 +1,82 @@
+/**
+ * The per-address snapshot cache: a fixed number of slots evicted by CLOCK (second chance). A hit sets
+ * the slot's bit in a byte array, so the DNS hot path pays one Map lookup and one byte store, no
+ * allocation; a miss on a full cache sweeps the hand, clearing bits, to the first slot not used since the
+ * hand last passed it (amortised O(1): each bit it clears was set by a hit). A new entry starts with its
+ * bit clear, so a flood of addresses seen once replaces itself rather than the addresses that query
+ * all the time.
+ */
+export class SnapshotCache<V> {
+  private readonly capacity: number
+  /** Key → slot; a slot's key and value are in `keys` and `values`. */
+  private readonly slots = new Map<string, number>()
+  private readonly keys: string[] = []
+  private readonly values: V[] = []
+  /** 1 when the slot was read since the hand last passed it; grown with the slots (a large limit costs nothing unused). */
+  private used: Uint8Array
+  private hand = 0
+  /** Entries built and stored since the cache was made (its misses): how often callers rebuilt one. */
+  stored = 0
+
+  constructor(capacity: number) {
+    this.capacity = Math.max(1, Math.floor(capacity))
+    this.used = new Uint8Array(Math.min(this.capacity, 1024))
+  }
+
+  get size(): number {
+    return this.slots.size
+  }
+
+  get(key: string): V | undefined {
+    const slot = this.slots.get(key)
+    if (slot === undefined) return undefined
+    this.used[slot] = 1
+    return this.values[slot]
+  }
+
+  set(key: string, value: V): void {
+    this.stored++
+    let slot = this.slots.get(key)
+    if (slot === undefined) {
+      if (this.keys.length < this.capacity) {
+        slot = this.keys.length
+        if (slot === this.used.length) this.grow()
+        this.keys.push(key)
+        this.values.push(value)
+      } else {
+        slot = this.victim()
+        this.slots.delete(this.keys[slot]!)
+        this.keys[slot] = key
+        this.values[slot] = value
+      }
+      this.slots.set(key, slot)
+    } else this.values[slot] = value
+    this.used[slot] = 0
+  }
+
+  clear(): void {
+    this.slots.clear()
+    this.keys.length = 0
+    this.values.length = 0
+    this.used.fill(0)
+    this.hand = 0
+  }
+
+  private grow(): void {
+    const used = new Uint8Array(Math.min(this.capacity, this.used.length * 2))
+    used.set(this.used)
+    this.used = used
+  }
+
+  /** The first slot from the hand whose bit is clear, clearing the bits it passes. */
+  private victim(): number {
+    const used = this.used
+    let h = this.hand
+    while (used[h] === 1) {
+      used[h] = 0
+      h = h + 1 === this.capacity ? 0 : h + 1
+    }
+    this.hand = h + 1 === this.capacity ? 0 : h + 1
+    return h
+  }
+}
