@@ -126,7 +126,8 @@ export function dnsSuite1(): void {
         blockedCats: [CATEGORY.GAMBLING],
         nxdomain: false,
         rcode: 0,
-        clientId: null
+        clientId: null,
+        source: ''
       }
     )
     t.assert.ok(Math.abs(a!.time - Date.now()) < 10_000)
