@@ -74,7 +74,7 @@ function untilReady(child: Child): Promise<void> {
   })
 }
 
-export interface RoleTreeOptions {
+interface RoleTreeOptions {
   config: Readonly<Config>
   configPath: string
   /** The roles to run, in ROLE_NAMES order. */
