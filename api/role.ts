@@ -27,6 +27,7 @@ import {
   statsDbOptions,
   warnIfUnmigrated,
   type LastImport,
+  type ReopeningStatsDb,
   type StatsDbOptions,
   type StatsImporter
 } from '../engine/stats/index.js'
@@ -104,6 +105,22 @@ function statsStoreOptions(config: RoleContext['config'], logger: RoleContext['l
   }
 }
 
+/** The statistics store, opened again by itself whenever it cannot be used; each outage logged. */
+function openStatsStore(config: RoleContext['config'], logger: RoleContext['logger']): ReopeningStatsDb {
+  const statsDb = openReopeningStatsDb(config.stats.db, statsStoreOptions(config, logger), {
+    onUnavailable: (reason) => {
+      logger.error(
+        { reason },
+        'the statistics store is unavailable: reports answer 503 API_STATS_UNAVAILABLE, everything else is served; opening it again with backoff (docs/backup.md, "A statistics store that cannot be opened")'
+      )
+    },
+    onAvailable: () => {
+      logger.info({ file: statsDb.file }, 'the statistics store is open again')
+    }
+  })
+  return statsDb
+}
+
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
   const listen = parseHostPort(config.api.listen)
@@ -117,17 +134,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   // The api role is the statistics store's one writer (DuckDB: one process opens the file read-write).
   // A store that cannot be opened or that DuckDB invalidated costs the reports only (503), never the
   // role: it is opened again by itself (engine/stats/reopening.ts), and /health names it meanwhile.
-  const statsDb = openReopeningStatsDb(config.stats.db, statsStoreOptions(config, logger), {
-    onUnavailable: (reason) => {
-      logger.error(
-        { reason },
-        'the statistics store is unavailable: reports answer 503 API_STATS_UNAVAILABLE, everything else is served; opening it again with backoff (docs/backup.md, "A statistics store that cannot be opened")'
-      )
-    },
-    onAvailable: () => {
-      logger.info({ file: statsDb.file }, 'the statistics store is open again')
-    }
-  })
+  const statsDb = openStatsStore(config, logger)
   await statsDb.ready
   warnIfUnmigrated(config.stats.db, logger)
   const lists = createListRefresher(config, store, logger, shared, taxonomy)

@@ -209,6 +209,28 @@ function retryUrl(scheme: 'http' | 'https', hostHeader: string, req: HttpRequest
   return `${scheme}://${hostHeader}${req.path}${req.query === '' ? '' : `?${req.query}`}`
 }
 
+/** The debug line of one request: who asked for which host, and what the policy says. */
+function logRequest(
+  logger: BlockPageDeps['logger'],
+  req: HttpRequest,
+  clientId: string | undefined,
+  host: string,
+  verdict: Verdict,
+  isPage: boolean
+): void {
+  logger.debug(
+    {
+      client: req.remoteAddress,
+      ...(clientId === undefined ? {} : { clientId }),
+      host,
+      action: verdict.action,
+      reason: verdict.reason,
+      page: isPage
+    },
+    'block page request'
+  )
+}
+
 /**
  * The request handler of one listener. `scheme` is how that listener is reached (`http` or `https`),
  * for the retry link.
@@ -253,18 +275,7 @@ export function createBlockPageHandler(deps: BlockPageDeps, scheme: 'http' | 'ht
         : (policy.snapshotForClientId(clientId) ?? policy.anonymousSnapshot())
     policy.evaluateSnapshot(snap, new HostKeys(host), verdict, false, req.remoteAddress)
     const isPage = wantsPage(req.header('accept'))
-    if (debug)
-      logger.debug(
-        {
-          client: req.remoteAddress,
-          ...(clientId === undefined ? {} : { clientId }),
-          host,
-          action: verdict.action,
-          reason: verdict.reason,
-          page: isPage
-        },
-        'block page request'
-      )
+    if (debug) logRequest(logger, req, clientId, host, verdict, isPage)
     switch (verdict.action) {
       case 'block':
         if (!isPage) {

@@ -37,32 +37,36 @@ export interface EncryptedFronts {
   close(): Promise<void>
 }
 
-/** Starts the listeners of `proxy.dot-listen`, `doh-listen` and `doh-http-listen`; null when there are none. */
-export async function startEncryptedFronts(
-  config: Readonly<Config>,
-  onQuery: QueryHandler,
-  logger: Logger,
-  maxFrame: number
-): Promise<EncryptedFronts | null> {
-  const p = config.proxy
-  if (p['dot-listen'].length + p['doh-listen'].length + p['doh-http-listen'].length === 0) return null
-  const tls = p['dot-listen'].length + p['doh-listen'].length > 0
-  const certificates = tls ? new CertificateSource({ cert: p['tls-cert']!, key: p['tls-key']! }, logger) : null
-  certificates?.watch()
-  const counters = {
-    dot: new TransportCounters('dot'),
-    doh: new TransportCounters('doh'),
-    http: new TransportCounters('doh-http')
-  }
-  const dot = new TcpFront({
+/** What both fronts hand every query to, and how they log and frame it. */
+interface FrontWiring {
+  readonly onQuery: QueryHandler
+  readonly logger: Logger
+  readonly maxFrame: number
+}
+
+/** The counters for /metrics of each transport. */
+interface FrontCounters {
+  readonly dot: TransportCounters
+  readonly doh: TransportCounters
+  readonly http: TransportCounters
+}
+
+/** The DoT front: port 53's TCP framing and limits, over TLS with the shared certificate. */
+function dotFront(
+  p: Config['proxy'],
+  certificates: CertificateSource | null,
+  wiring: FrontWiring,
+  counters: TransportCounters
+): TcpFront {
+  return new TcpFront({
     maxConnections: p['tcp-max-connections'],
     maxPerSource: p['tcp-max-per-source'],
     idleTimeoutMs: p['tcp-idle-timeout'],
     messageTimeoutMs: p['tcp-message-timeout'],
-    maxFrame,
-    logger,
-    onQuery,
-    counters: counters.dot,
+    maxFrame: wiring.maxFrame,
+    logger: wiring.logger,
+    onQuery: wiring.onQuery,
+    counters,
     ...(certificates === null
       ? {}
       : {
@@ -75,24 +79,41 @@ export async function startEncryptedFronts(
           }
         })
   })
-  const doh = new DohFront({
+}
+
+/** The DoH front, for both `doh-listen` (HTTPS) and `doh-http-listen` (plain HTTP behind a proxy). */
+function dohFront(
+  p: Config['proxy'],
+  certificates: CertificateSource | null,
+  wiring: FrontWiring,
+  counters: FrontCounters
+): DohFront {
+  return new DohFront({
     certificates,
     maxStreams: p['doh-max-streams'],
     maxConnections: p['tcp-max-connections'],
     maxPerSource: p['tcp-max-per-source'],
     idleTimeoutMs: p['tcp-idle-timeout'],
     messageTimeoutMs: p['tcp-message-timeout'],
-    maxFrame,
+    maxFrame: wiring.maxFrame,
     trusted: compileAddressSet(p['doh-trusted-proxies']),
-    logger,
-    onQuery,
+    logger: wiring.logger,
+    onQuery: wiring.onQuery,
     counters: counters.doh,
     httpCounters: counters.http
   })
-  const onHup = (): void => {
-    certificates?.reload('SIGHUP')
-  }
-  const fronts: EncryptedFronts = {
+}
+
+/** The handle on both fronts, their ports and endpoints still empty (bindAll fills them). */
+function frontsOf(
+  p: Config['proxy'],
+  certificates: CertificateSource | null,
+  counters: FrontCounters,
+  dot: TcpFront,
+  doh: DohFront,
+  onHup: () => void
+): EncryptedFronts {
+  return {
     ports: { dot: [], doh: [], dohHttp: [] },
     endpoints: [],
     counters: Object.values(counters),
@@ -112,6 +133,32 @@ export async function startEncryptedFronts(
       await doh.close()
     }
   }
+}
+
+/** Starts the listeners of `proxy.dot-listen`, `doh-listen` and `doh-http-listen`; null when there are none. */
+export async function startEncryptedFronts(
+  config: Readonly<Config>,
+  onQuery: QueryHandler,
+  logger: Logger,
+  maxFrame: number
+): Promise<EncryptedFronts | null> {
+  const p = config.proxy
+  if (p['dot-listen'].length + p['doh-listen'].length + p['doh-http-listen'].length === 0) return null
+  const tls = p['dot-listen'].length + p['doh-listen'].length > 0
+  const certificates = tls ? new CertificateSource({ cert: p['tls-cert']!, key: p['tls-key']! }, logger) : null
+  certificates?.watch()
+  const counters: FrontCounters = {
+    dot: new TransportCounters('dot'),
+    doh: new TransportCounters('doh'),
+    http: new TransportCounters('doh-http')
+  }
+  const wiring: FrontWiring = { onQuery, logger, maxFrame }
+  const dot = dotFront(p, certificates, wiring, counters.dot)
+  const doh = dohFront(p, certificates, wiring, counters)
+  const onHup = (): void => {
+    certificates?.reload('SIGHUP')
+  }
+  const fronts = frontsOf(p, certificates, counters, dot, doh, onHup)
   try {
     await bindAll(p, fronts, dot, doh)
   } catch (err) {

@@ -22,6 +22,7 @@ import {
   startMetricsPublisher
 } from '../engine/metrics/index.js'
 import { healthReport, registerHealthRoute, storeGeneration, type HealthProblem } from '../engine/health/index.js'
+import type { HealthReport } from '../engine/health/index.js'
 import type { Config } from '../engine/config/index.js'
 import { createQueryLogSink } from '../engine/stats/index.js'
 import { raiseToRealtime } from '../engine/sched/realtime.js'
@@ -271,6 +272,32 @@ function reloadFront(w: Worker, config: Readonly<Config>, keys: readonly string[
   })
 }
 
+/** The health of the front processes (`running()` of `processes`), from the snapshots each publishes. */
+async function clusterHealth(
+  config: Readonly<Config>,
+  shown: readonly string[],
+  running: () => number,
+  processes: number
+): Promise<HealthReport> {
+  // Each front process forwards on its own; their published snapshots say how their resolvers are.
+  const snapshots = await readSnapshots(metricsDir(config))
+  const alive = running()
+  const problems: HealthProblem[] =
+    alive < processes
+      ? [
+          {
+            what: 'processes',
+            why: `${alive} of ${processes} front processes running (proxy.processes); a dead one is started again`
+          }
+        ]
+      : []
+  problems.push(...resolverProblems([...snapshots.values()].map((s) => s.resolvers ?? [])))
+  // Every front process serves the same files: the first snapshot that has them says.
+  const certs = [...snapshots.values()].find((s) => (s.tlsCerts ?? []).length > 0)?.tlsCerts ?? []
+  problems.push(...certificateProblems(certs, config.common['tls-cert-warn-days']))
+  return healthReport({ role: 'dns', listeners: shown, problems, extra: { processes: alive } })
+}
+
 async function startCluster(ctx: RoleContext, processes: number): Promise<RunningRole> {
   cluster.setupPrimary({
     exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)),
@@ -320,24 +347,7 @@ async function startCluster(ctx: RoleContext, processes: number): Promise<Runnin
       // Each front process applies them itself (cluster-worker.ts) and answers; a failure is the reload's.
       await Promise.all([...workers].map((w) => reloadFront(w, config, keys)))
     },
-    async health() {
-      // Each front process forwards on its own; their published snapshots say how their resolvers are.
-      const snapshots = await readSnapshots(metricsDir(ctx.config))
-      const problems: HealthProblem[] =
-        workers.size < processes
-          ? [
-              {
-                what: 'processes',
-                why: `${workers.size} of ${processes} front processes running (proxy.processes); a dead one is started again`
-              }
-            ]
-          : []
-      problems.push(...resolverProblems([...snapshots.values()].map((s) => s.resolvers ?? [])))
-      // Every front process serves the same files: the first snapshot that has them says.
-      const certs = [...snapshots.values()].find((s) => (s.tlsCerts ?? []).length > 0)?.tlsCerts ?? []
-      problems.push(...certificateProblems(certs, ctx.config.common['tls-cert-warn-days']))
-      return healthReport({ role: 'dns', listeners: shown, problems, extra: { processes: workers.size } })
-    },
+    health: () => clusterHealth(ctx.config, shown, () => workers.size, processes),
     async close() {
       stopping = true
       process.off('SIGHUP', forwardHup)

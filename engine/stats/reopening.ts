@@ -35,6 +35,15 @@ export function isInvalidated(err: unknown): boolean {
   return err instanceof Error && (INVALIDATED.test(err.message) || isInvalidated(err.cause))
 }
 
+/** The delay before the next open after `failures` failed ones: doubling from `firstRetryMs`, capped at `maxRetryMs`. */
+function reopenBackoff(hooks: ReopenHooks): (failures: number) => number {
+  // FILTERD_STATS_REOPEN_MS: every retry after that many ms (tests, which cannot wait a minute).
+  const fixed = Number(process.env.FILTERD_STATS_REOPEN_MS)
+  const firstRetryMs = fixed > 0 ? fixed : (hooks.firstRetryMs ?? 1000)
+  const maxRetryMs = fixed > 0 ? fixed : (hooks.maxRetryMs ?? 60_000)
+  return (failures) => Math.min(maxRetryMs, firstRetryMs * 2 ** Math.min(failures, 20))
+}
+
 /**
  * Opens the statistics store at `path`, and opens it again whenever it cannot be used. `ready`
  * resolves after the first attempt, whether it worked or not (`unavailable` says).
@@ -44,10 +53,7 @@ export function openReopeningStatsDb(
   options: StatsDbOptions = {},
   hooks: ReopenHooks = {}
 ): ReopeningStatsDb {
-  // FILTERD_STATS_REOPEN_MS: every retry after that many ms (tests, which cannot wait a minute).
-  const fixed = Number(process.env.FILTERD_STATS_REOPEN_MS)
-  const firstRetryMs = fixed > 0 ? fixed : (hooks.firstRetryMs ?? 1000)
-  const maxRetryMs = fixed > 0 ? fixed : (hooks.maxRetryMs ?? 60_000)
+  const retryDelay = reopenBackoff(hooks)
   let inner: StatsDb | undefined
   let reason: string | undefined
   let failures = 0
@@ -64,7 +70,7 @@ export function openReopeningStatsDb(
     const done = db.close().catch(() => {})
     closing.add(done)
     void done.finally(() => closing.delete(done))
-    const delay = Math.min(maxRetryMs, firstRetryMs * 2 ** Math.min(failures, 20))
+    const delay = retryDelay(failures)
     failures++
     timer = setTimeout(() => void attempt(), delay)
     timer.unref()
@@ -111,24 +117,35 @@ export function openReopeningStatsDb(
       })
     }
   }
+  const close = async (): Promise<void> => {
+    closed = true
+    clearTimeout(timer)
+    await ready
+    await inner?.close()
+    await Promise.all(closing)
+  }
+  return delegating(path, ready, using, { unavailable: () => reason, boost: (on) => inner?.boost(on), close })
+}
+
+/** Every call of the store through `using` (the instance open now), the rest from `state`. */
+function delegating(
+  path: string,
+  ready: Promise<void>,
+  using: <T>(call: (db: StatsDb) => Promise<T>) => Promise<T>,
+  state: { unavailable: () => string | undefined; boost: StatsDb['boost']; close: () => Promise<void> }
+): ReopeningStatsDb {
   return {
     path,
     file: join(path, DB_FILE),
     ready,
     get unavailable() {
-      return reason
+      return state.unavailable()
     },
     read: (fn) => using((db) => db.read(fn)),
     write: (fn) => using((db) => db.write(fn)),
     writeOn: (c, fn) => using((db) => db.writeOn(c, fn)),
     background: (fn) => using((db) => db.background(fn)),
-    boost: (on) => inner?.boost(on),
-    async close() {
-      closed = true
-      clearTimeout(timer)
-      await ready
-      await inner?.close()
-      await Promise.all(closing)
-    }
+    boost: state.boost,
+    close: state.close
   }
 }

@@ -12,39 +12,18 @@
  * last exit. Only the dns role's own failure ends the tree: at its start, or at its
  * `MAX_DNS_RESTARTS`th restart within `DNS_RESTART_WINDOW_MS` (200 ms, doubling to 5 s, between
  * them), then with a message saying so. `--on-crash stop` stops the whole tree at the first death.
+ * That supervision is tools/cli/role-tree.ts; this module is the command around it.
  */
-import { fork, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { formatHostPort, isRoleEnabled, parseHostPort, type Config, type RoleName } from '../../engine/config/index.js'
 import { startStubResolver, type StubResolver } from '../../engine/upstream-stub/index.js'
 import { EngineError } from '../../engine/errors.js'
 import { ensureSelfSigned } from '../../engine/tls/self-signed.js'
 import { loadCommand, ROLE_NAMES, sectionOf } from './roles.js'
 import { livePid } from './run-role.js'
-import { backoffMs, clearRestartState, STABLE_MS, writeRestartState } from './role-restarts.js'
+import { out, RoleTree, type Child, type OnCrash } from './role-tree.js'
 
-const entry = fileURLToPath(new URL('../filterd.js', import.meta.url))
-
-interface Child {
-  role: RoleName
-  proc: ChildProcess
-  endpoints: readonly string[]
-  ready: boolean
-}
-
-/** What `filterd all` does when a role dies after its start (`--on-crash`). */
-export type OnCrash = 'restart' | 'stop'
+export type { OnCrash }
 export const ON_CRASH: readonly OnCrash[] = ['restart', 'stop']
-
-/** Restarts of the dns role allowed within DNS_RESTART_WINDOW_MS before the whole tree stops. */
-const MAX_DNS_RESTARTS = 5
-const DNS_RESTART_WINDOW_MS = 60_000
-const DNS_FIRST_BACKOFF_MS = 200
-const DNS_MAX_BACKOFF_MS = 5000
-
-const out = (line: string): void => {
-  process.stdout.write(line + '\n')
-}
 
 /**
  * Before binding anything (the demo's stub upstream would fail with a bare EADDRINUSE): a role whose
@@ -75,31 +54,6 @@ async function startDemoUpstream(config: Readonly<Config>): Promise<StubResolver
   return stub
 }
 
-/**
- * The dns role's restart budget: the delay before its next start (doubling from
- * DNS_FIRST_BACKOFF_MS), or undefined once it used MAX_DNS_RESTARTS within DNS_RESTART_WINDOW_MS.
- */
-function dnsRestartBudget(): () => number | undefined {
-  let restarts: number[] = []
-  return () => {
-    const now = Date.now()
-    restarts = restarts.filter((t) => now - t < DNS_RESTART_WINDOW_MS)
-    if (restarts.length >= MAX_DNS_RESTARTS) return undefined
-    restarts.push(now)
-    return Math.min(DNS_MAX_BACKOFF_MS, DNS_FIRST_BACKOFF_MS * 2 ** (restarts.length - 1))
-  }
-}
-
-/**
- * Starts the roles, the collector first: the local service's first billing contact happens at its
- * start, and it answers 503 until a contact succeeds, so it must find the collector already listening.
- */
-async function startInOrder(roles: readonly RoleName[], start: (role: RoleName) => Promise<void>): Promise<void> {
-  const first: RoleName[] = roles.filter((r) => r === 'collector')
-  await Promise.all(first.map(start))
-  await Promise.all(roles.filter((r) => !first.includes(r)).map(start))
-}
-
 /** What `filterd all` prints once every role is ready. */
 function printRunning(
   config: Readonly<Config>,
@@ -117,21 +71,6 @@ function printRunning(
   for (const line of tryLines(config, roles)) out(`  ${line}`)
   out('')
   out('Stop with Ctrl-C.')
-}
-
-/** Resolves when `child`'s process says it is ready (its endpoints noted); rejects when it exits first. */
-function untilReady(child: Child): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    child.proc.on('message', (m: unknown) => {
-      const msg = m as { type?: string; endpoints?: string[] }
-      if (msg.type === 'ready') {
-        child.endpoints = msg.endpoints ?? []
-        child.ready = true
-        resolve()
-      }
-    })
-    child.proc.on('exit', () => reject(new Error(`${child.role} exited during start`)))
-  })
 }
 
 /** The demo's category database, built when `demo.build-db` asks and it is empty; build-db's exit code. */
@@ -155,129 +94,27 @@ export async function runAll(
     return built
   }
   const roles: RoleName[] = ROLE_NAMES.filter((r) => isRoleEnabled(config, r))
-  const children: Child[] = []
-  let stopping = false
-  let exitCode = 0
-  let resolveDone: (code: number) => void = () => {}
-  const done = new Promise<number>((resolve) => {
-    resolveDone = resolve
+  const tree = new RoleTree({
+    config,
+    configPath,
+    roles,
+    onCrash,
+    release: () => stub?.close() ?? Promise.resolve()
   })
-
-  const stopAll = (code: number): void => {
-    if (stopping) return
-    stopping = true
-    exitCode = code
-    for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGTERM')
-    if (children.every((c) => c.proc.exitCode !== null)) finish()
-  }
-  const finish = (): void => {
-    for (const timer of [...pending, ...stableTimers.values()]) clearTimeout(timer)
-    for (const role of roles) clearRestartState(pidFileOf(role))
-    void (stub?.close() ?? Promise.resolve()).then(() => resolveDone(exitCode))
-  }
-
-  let started = false
-  const dnsMayRestart = dnsRestartBudget()
-  /** Deaths in a row of each role other than dns (reset once it ran STABLE_MS). */
-  const failures = new Map<RoleName, number>()
-  const stableTimers = new Map<RoleName, NodeJS.Timeout>()
-  const pidFileOf = (role: RoleName): string => sectionOf(config, role).pid
-
-  // Pending starts, cancelled when the tree stops (a 30 s backoff must not hold the exit).
-  const pending = new Set<NodeJS.Timeout>()
-  const startAgain = (child: Child, delay: number): void => {
-    const timer = setTimeout(() => {
-      pending.delete(timer)
-      if (stopping) return
-      children.splice(children.indexOf(child), 1)
-      startRole(child.role).catch(() => {}) // its exit during the start comes back here
-    }, delay)
-    pending.add(timer)
-  }
-  // The dns role: started again within its budget; at its start or past the budget, the tree stops.
-  const restartDns = (child: Child, why: string): void => {
-    const delay = started ? dnsMayRestart() : undefined
-    if (delay === undefined) {
-      const reason = started
-        ? `its ${MAX_DNS_RESTARTS}th restart within ${DNS_RESTART_WINDOW_MS / 1000} s`
-        : 'during its start'
-      out(`filterd all: the dns role exited (${why}, ${reason}): DNS cannot run here; stopping every role`)
-      stopAll(1)
-      return
-    }
-    out(`filterd all: the dns role exited (${why}); starting it again in ${delay} ms`)
-    startAgain(child, delay)
-  }
-  // Any other role: started again for ever with a capped backoff; DNS keeps answering meanwhile.
-  const restartOther = (child: Child, why: string): void => {
-    clearTimeout(stableTimers.get(child.role))
-    const n = (failures.get(child.role) ?? 0) + 1
-    failures.set(child.role, n)
-    const delay = backoffMs(n)
-    const lastExit = child.ready ? why : `exited during its start (${why})`
-    out(
-      `filterd all: the ${child.role} role exited (${lastExit}); starting it again in ${delay} ms (${n} failure${n === 1 ? '' : 's'} in a row; the others keep running)`
-    )
-    const now = Date.now()
-    writeRestartState(pidFileOf(child.role), {
-      role: child.role,
-      failures: n,
-      lastExit,
-      lastExitAt: new Date(now).toISOString(),
-      nextStartAt: new Date(now + delay).toISOString(),
-      supervisor: process.pid
-    })
-    startAgain(child, delay)
-  }
-  const restart = (child: Child, why: string): void => {
-    if (onCrash === 'stop') {
-      out(`filterd all: the ${child.role} role exited (${why}); stopping the others`)
-      stopAll(1)
-    } else if (child.role === 'dns') restartDns(child, why)
-    else restartOther(child, why)
-  }
-  // A role that ran STABLE_MS after its start is well again: its backoff starts anew, its state file goes.
-  const onReady = (role: RoleName): void => {
-    if (!failures.has(role)) return
-    clearTimeout(stableTimers.get(role))
-    stableTimers.set(
-      role,
-      setTimeout(() => {
-        failures.delete(role)
-        clearRestartState(pidFileOf(role))
-      }, STABLE_MS).unref()
-    )
-  }
-
-  const startRole = async (role: RoleName): Promise<void> => {
-    const proc = fork(entry, [role, '--config', configPath], { stdio: 'inherit' })
-    const child: Child = { role, proc, endpoints: [], ready: false }
-    children.push(child)
-    proc.on('exit', (code, signal) => {
-      if (!stopping) restart(child, signal ?? `code ${code}`)
-      if (stopping && children.every((c) => c.proc.exitCode !== null || c.proc.signalCode !== null)) finish()
-    })
-    await untilReady(child)
-    onReady(role)
-  }
-  for (const role of roles) clearRestartState(pidFileOf(role))
-  // Only the dns role's failed start fails the whole start; another role's comes back to `restart`.
-  const ready = startInOrder(roles, (role) => (role === 'dns' ? startRole(role) : startRole(role).catch(() => {})))
-  process.on('SIGINT', () => stopAll(0))
-  process.on('SIGTERM', () => stopAll(0))
+  const ready = tree.startAll()
+  process.on('SIGINT', () => tree.stopAll(0))
+  process.on('SIGTERM', () => tree.stopAll(0))
   // `kill -HUP` of this process (systemctl reload, logrotate): every role reloads its config and reopens its log.
-  process.on('SIGHUP', () => {
-    for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGHUP')
-  })
+  process.on('SIGHUP', () => tree.hangUp())
   try {
     await ready
   } catch {
-    stopAll(1)
+    tree.stopAll(1)
   }
-  if (stopping) return await done
-  started = true
-  printRunning(config, configPath, children, roles)
-  return await done
+  if (tree.isStopping) return await tree.done
+  tree.markStarted()
+  printRunning(config, configPath, tree.children, roles)
+  return await tree.done
 }
 
 /** `demo.tls-self-signed`: the DoT/DoH certificate, made at the first start. */

@@ -111,6 +111,101 @@ function listenFailure(role: RoleName, err: unknown): EngineError | undefined {
   return undefined
 }
 
+type RoleSection = ReturnType<typeof sectionOf>
+
+/**
+ * Starts the role whose pid file this process holds; a start that fails removes the pid file and
+ * throws what failed (a bind error named by its config key), logged in the role's own log file too.
+ */
+async function startClaimed(
+  role: RoleName,
+  section: RoleSection,
+  logger: Logger,
+  start: () => Promise<RunningRole>
+): Promise<RunningRole> {
+  try {
+    return await start()
+  } catch (err) {
+    rmSync(section.pid, { force: true })
+    const failure = listenFailure(role, err) ?? err
+    // Also in the role's own log, where the operator looks (tools/filterd.ts writes it on stderr):
+    // standard output already is the log for `-`, and one copy there is enough.
+    if (section.log !== undefined && section.log !== '-') {
+      logger.fatal({ err: failure }, `filterd: ${failure instanceof Error ? failure.message : String(failure)}`)
+    }
+    throw failure
+  }
+}
+
+/**
+ * The role's stop, once per process whatever asks for it (a signal, the parent gone): closes it,
+ * removes the pid file and exits, 1 when it fails to close or takes over CLOSE_TIMEOUT_MS.
+ */
+function stopper(role: RoleName, pidFile: string, running: RunningRole, logger: Logger): (signal: string) => void {
+  let closing = false
+  return (signal) => {
+    if (closing) return
+    closing = true
+    logger.info({ signal }, `${role} stopping`)
+    rmSync(outcomeFile(pidFile), { force: true })
+    const timer = setTimeout(() => {
+      logger.warn(`${role} did not close within ${CLOSE_TIMEOUT_MS} ms; exiting`)
+      rmSync(pidFile, { force: true })
+      process.exit(1)
+    }, CLOSE_TIMEOUT_MS)
+    timer.unref()
+    running.close().then(
+      () => {
+        rmSync(pidFile, { force: true })
+        logger.info(`${role} stopped`)
+        logger.flush()
+        process.exit(0)
+      },
+      (err: unknown) => {
+        logger.error({ err }, `${role} failed to close`)
+        rmSync(pidFile, { force: true })
+        process.exit(1)
+      }
+    )
+  }
+}
+
+/**
+ * The role's SIGHUP handler: reloads, one at a time, the config the role runs with, and writes
+ * each outcome beside the pid file for `filterd reload`, with the restart still pending.
+ */
+function reloader(
+  role: RoleName,
+  config: Readonly<Config>,
+  pidFile: string,
+  running: RunningRole,
+  logger: Logger
+): () => void {
+  let current = config
+  let reloading = Promise.resolve()
+  let seq = 0
+  let pendingRestart: readonly string[] = []
+  return () => {
+    reloading = reloading
+      .then(async () => {
+        const done = await reloadRole(role, current, running, logger)
+        current = done.config
+        // A file that did not load says nothing about the keys: the restart still pending stays.
+        if (done.outcome.result !== 'refused' || done.outcome.refused?.keys.length !== 0)
+          pendingRestart = done.outcome.restart
+        const outcome = { ...done.outcome, restart: pendingRestart }
+        try {
+          writeOutcome(pidFile, { pid: process.pid, seq: ++seq, at: new Date().toISOString(), ...outcome })
+        } catch (err) {
+          logger.warn({ err }, `${role}: cannot write the reload outcome for filterd reload`)
+        }
+      })
+      .catch((err: unknown) => {
+        logger.error({ err }, `${role}: config reload failed`)
+      })
+  }
+}
+
 export async function runRole(role: RoleName, config: Readonly<Config>): Promise<void> {
   const section = sectionOf(config, role)
   const level = (section['log-level'] ?? config.common['log-level']) as LogLevel
@@ -124,73 +219,14 @@ export async function runRole(role: RoleName, config: Readonly<Config>): Promise
   }
   process.on('SIGHUP', onEarlyHup)
   claimPidFile(role, section.pid)
-  let running: RunningRole
-  try {
-    running = await start({ config, logger })
-  } catch (err) {
-    rmSync(section.pid, { force: true })
-    const failure = listenFailure(role, err) ?? err
-    // Also in the role's own log, where the operator looks (tools/filterd.ts writes it on stderr):
-    // standard output already is the log for `-`, and one copy there is enough.
-    if (section.log !== undefined && section.log !== '-') {
-      logger.fatal({ err: failure }, `filterd: ${failure instanceof Error ? failure.message : String(failure)}`)
-    }
-    throw failure
-  }
+  const running = await startClaimed(role, section, logger, () => start({ config, logger }))
   logger.info({ endpoints: running.endpoints, config: config.source }, `${role} started`)
-  let closing = false
-  const stop = (signal: string): void => {
-    if (closing) return
-    closing = true
-    logger.info({ signal }, `${role} stopping`)
-    rmSync(outcomeFile(section.pid), { force: true })
-    const timer = setTimeout(() => {
-      logger.warn(`${role} did not close within ${CLOSE_TIMEOUT_MS} ms; exiting`)
-      rmSync(section.pid, { force: true })
-      process.exit(1)
-    }, CLOSE_TIMEOUT_MS)
-    timer.unref()
-    running.close().then(
-      () => {
-        rmSync(section.pid, { force: true })
-        logger.info(`${role} stopped`)
-        logger.flush()
-        process.exit(0)
-      },
-      (err: unknown) => {
-        logger.error({ err }, `${role} failed to close`)
-        rmSync(section.pid, { force: true })
-        process.exit(1)
-      }
-    )
-  }
+  const stop = stopper(role, section.pid, running, logger)
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
   // SIGHUP: the log file is reopened (engine/log) and the config read again. Every role has this
   // handler, a role logging to `-` too: without one, SIGHUP's default action would kill it.
-  let current = config
-  let reloading = Promise.resolve()
-  let seq = 0
-  let pendingRestart: readonly string[] = []
-  const onHup = (): void => {
-    reloading = reloading
-      .then(async () => {
-        const done = await reloadRole(role, current, running, logger)
-        current = done.config
-        // A file that did not load says nothing about the keys: the restart still pending stays.
-        if (done.outcome.result !== 'refused' || done.outcome.refused?.keys.length !== 0)
-          pendingRestart = done.outcome.restart
-        const outcome = { ...done.outcome, restart: pendingRestart }
-        try {
-          writeOutcome(section.pid, { pid: process.pid, seq: ++seq, at: new Date().toISOString(), ...outcome })
-        } catch (err) {
-          logger.warn({ err }, `${role}: cannot write the reload outcome for filterd reload`)
-        }
-      })
-      .catch((err: unknown) => {
-        logger.error({ err }, `${role}: config reload failed`)
-      })
-  }
+  const onHup = reloader(role, config, section.pid, running, logger)
   process.on('SIGHUP', onHup)
   process.off('SIGHUP', onEarlyHup)
   if (hupDuringStart) onHup()
