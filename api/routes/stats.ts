@@ -29,7 +29,8 @@ const DATE = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' }
 export const RANGE: readonly QueryParam[] = [
   {
     name: 'from',
-    description: 'first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default)',
+    description:
+      'first day, YYYY-MM-DD in stats.timezone (required; at most stats.retention-months back, three by default)',
     schema: DATE
   },
   { name: 'to', description: 'last day, YYYY-MM-DD (required; not after today, not before from)', schema: DATE }
