@@ -3,12 +3,11 @@
 // its LMDB transaction is committed and flushed. DURABILITY_CYCLES raises the number of kills for the
 // long run (scripts/reliability-long.sh); CI runs 10.
 import { test, type TestContext } from 'node:test'
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomInt } from 'node:crypto'
 import { Store } from '../engine/store/index.js'
 import { startRole } from '../engine/testing/daemon.js'
-import { tempDir, writeTaxonomy } from './testing/fixtures.js'
+import { tempDir, writeApiRoleConfig } from './testing/fixtures.js'
 
 const CYCLES = Number(process.env.DURABILITY_CYCLES ?? 10)
 const WRITERS = 6
@@ -47,27 +46,7 @@ async function write(
 test(`kill -9 of the api role at random moments of a write storm, ${CYCLES} times: no acknowledged write is lost`, async (t: TestContext) => {
   const { dir, cleanup } = tempDir('filterd-durability-')
   t.after(cleanup)
-  writeTaxonomy(join(dir, 'cats'))
-  const file = join(dir, 'filterd.yaml')
-  writeFileSync(
-    file,
-    [
-      'datafiles:',
-      `  cats: ${join(dir, 'cats')}`,
-      '  language: en',
-      'common:',
-      `  db: ${join(dir, 'db')}`,
-      '  log-level: error',
-      // Its own statistics store: the default path is the host's, and DuckDB lets one process open it.
-      'stats:',
-      `  dir: ${join(dir, 'stats')}`,
-      `  db: ${join(dir, 'statsdb')}`,
-      'api:',
-      '  listen: 127.0.0.1:0',
-      '  log: "-"',
-      `  pid: ${join(dir, 'api.pid')}`
-    ].join('\n')
-  )
+  const file = writeApiRoleConfig(dir, { logLevel: 'error' })
   const acknowledged: Array<{ kind: 'user' | 'domain'; key: string }> = []
   let unacknowledged = 0
   for (let cycle = 0; cycle < CYCLES; cycle++) {

@@ -4,38 +4,22 @@
  * the API still wants credentials, and a caller the front door relayed from outside gets no health.
  */
 import { test, type TestContext } from 'node:test'
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { RELAYED_CLIENT_HEADER } from '../engine/net/access.js'
 import { runCli, startRole } from '../engine/testing/daemon.js'
 import { releasedPort } from '../engine/testing/ports.js'
-import { tempDir, writeTaxonomy } from './testing/fixtures.js'
+import { tempDir, writeApiRoleConfig } from './testing/fixtures.js'
 
 for (const loopbackFree of [false, true]) {
   test(`with api.loopback-without-credentials: ${loopbackFree}, /health answers loopback without credentials and filterd status exits 0`, async (t: TestContext) => {
     const { dir, cleanup } = tempDir('filterd-api-health-')
     t.after(cleanup)
-    writeTaxonomy(join(dir, 'cats'))
     const port = await releasedPort()
-    const file = join(dir, 'filterd.yaml')
-    writeFileSync(
-      file,
-      [
-        'datafiles:',
-        `  cats: ${join(dir, 'cats')}`,
-        '  language: en',
-        'common:',
-        `  db: ${join(dir, 'db')}`,
-        'stats:',
-        `  dir: ${join(dir, 'stats')}`,
-        `  db: ${join(dir, 'statsdb')}`,
-        'api:',
-        `  listen: 127.0.0.1:${port}`,
-        `  loopback-without-credentials: ${loopbackFree}`,
-        '  log: "-"',
-        `  pid: ${join(dir, 'run', 'api.pid')}`
-      ].join('\n')
-    )
+    const file = writeApiRoleConfig(dir, {
+      listen: `127.0.0.1:${port}`,
+      pid: join(dir, 'run', 'api.pid'),
+      api: [`  loopback-without-credentials: ${loopbackFree}`]
+    })
     await startRole(t, 'api', file)
     const base = `http://127.0.0.1:${port}`
     const health = await fetch(`${base}/health`)

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { startRole } from '../engine/testing/daemon.js'
 import { tempDir } from '../engine/testing/temp.js'
 import { until } from '../engine/testing/wait.js'
-import { writeTaxonomy } from './testing/fixtures.js'
+import { writeApiRoleConfig } from './testing/fixtures.js'
 
 const JSON_TYPE = { 'content-type': 'application/json' }
 const today = new Date().toISOString().slice(0, 10)
@@ -15,7 +15,6 @@ const RANGE = `from=${today}&to=${today}`
 
 test('a damaged stats.duckdb: the api role serves the policy API, /health names the store, reports answer 503 API_STATS_UNAVAILABLE; moved aside, reports work again', async (t: TestContext) => {
   const dir = tempDir(t, 'filterd-stats-damaged-')
-  writeTaxonomy(join(dir, 'cats'))
   // Garbage where DuckDB's header is: the file exists but is no database.
   mkdirSync(join(dir, 'statsdb'))
   const damaged = join(dir, 'statsdb', 'stats.duckdb')
@@ -23,25 +22,7 @@ test('a damaged stats.duckdb: the api role serves the policy API, /health names 
   const fd = openSync(damaged, 'r+')
   writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, 0)
   closeSync(fd)
-  const file = join(dir, 'filterd.yaml')
-  writeFileSync(
-    file,
-    [
-      'datafiles:',
-      `  cats: ${join(dir, 'cats')}`,
-      '  language: en',
-      'common:',
-      `  db: ${join(dir, 'db')}`,
-      '  log-level: info',
-      'stats:',
-      `  dir: ${join(dir, 'stats')}`,
-      `  db: ${join(dir, 'statsdb')}`,
-      'api:',
-      '  listen: 127.0.0.1:0',
-      '  log: "-"',
-      `  pid: ${join(dir, 'api.pid')}`
-    ].join('\n')
-  )
+  const file = writeApiRoleConfig(dir, { logLevel: 'info' })
   const api = await startRole(t, 'api', file, { FILTERD_STATS_REOPEN_MS: '200' })
   await api.waitForLog((l) => /statistics store is unavailable/.test(l.msg ?? ''))
 

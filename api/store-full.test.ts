@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { startRole } from '../engine/testing/daemon.js'
 import { tempDir } from '../engine/testing/temp.js'
 import { tmpfsDir, tmpfsUnavailable } from '../engine/testing/tmpfs.js'
-import { writeTaxonomy } from './testing/fixtures.js'
+import { writeApiRoleConfig } from './testing/fixtures.js'
 
 const JSON_TYPE = { 'content-type': 'application/json' }
 
@@ -39,26 +39,7 @@ test('a full policy store refuses writes with 507 API_STORE_FULL and Retry-After
   }
   const dir = tempDir(t, 'filterd-store-full-')
   const small = tmpfsDir(t, '2m')
-  writeTaxonomy(join(dir, 'cats'))
-  const file = join(dir, 'filterd.yaml')
-  writeFileSync(
-    file,
-    [
-      'datafiles:',
-      `  cats: ${join(dir, 'cats')}`,
-      '  language: en',
-      'common:',
-      `  db: ${join(small.dir, 'db')}`,
-      '  log-level: info',
-      'stats:',
-      `  dir: ${join(dir, 'stats')}`,
-      `  db: ${join(dir, 'statsdb')}`,
-      'api:',
-      '  listen: 127.0.0.1:0',
-      '  log: "-"',
-      `  pid: ${join(dir, 'api.pid')}`
-    ].join('\n')
-  )
+  const file = writeApiRoleConfig(dir, { db: join(small.dir, 'db'), logLevel: 'info' })
   const api = await startRole(t, 'api', file)
   const before = await fetch(`${api.url}/users/early`, {
     method: 'PUT',

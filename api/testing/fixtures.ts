@@ -220,3 +220,36 @@ export function errorOf(a: Answer): { code: string; message: string; field?: str
   }
   return e
 }
+
+/**
+ * The config file of a lone api role in `dir` (its taxonomy written there too), on its own policy
+ * store and statistics store: the default paths are the host's, and DuckDB lets one process open a
+ * store. `db` moves the policy store (a small file system); `api` adds lines to the api section.
+ */
+export function writeApiRoleConfig(
+  dir: string,
+  options: { db?: string; logLevel?: string; listen?: string; pid?: string; api?: readonly string[] } = {}
+): string {
+  writeTaxonomy(join(dir, 'cats'))
+  const file = join(dir, 'filterd.yaml')
+  writeFileSync(
+    file,
+    [
+      'datafiles:',
+      `  cats: ${join(dir, 'cats')}`,
+      '  language: en',
+      'common:',
+      `  db: ${options.db ?? join(dir, 'db')}`,
+      ...(options.logLevel === undefined ? [] : [`  log-level: ${options.logLevel}`]),
+      'stats:',
+      `  dir: ${join(dir, 'stats')}`,
+      `  db: ${join(dir, 'statsdb')}`,
+      'api:',
+      `  listen: ${options.listen ?? '127.0.0.1:0'}`,
+      ...(options.api ?? []),
+      '  log: "-"',
+      `  pid: ${options.pid ?? join(dir, 'api.pid')}`
+    ].join('\n')
+  )
+  return file
+}
