@@ -10,8 +10,8 @@
  */
 import { closeSync, fstatSync, openSync, readSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { decodeRow, parseRecords, type StatsRow } from '../engine/stats/index.js'
-import { CLOSED_RE } from '../engine/stats/files.js'
+import { decodeRow, parseRecords, type StatsRow } from '../engine/querylog/index.js'
+import { CLOSED_RE } from '../engine/querylog/files.js'
 
 /** Closed files read on start at most (newest first): bounds the work whatever the folder holds. */
 const MAX_CLOSED_FILES = 64
@@ -66,7 +66,7 @@ export class Backlog {
   }
 }
 
-/** `20240131T235959123Z` (engine/stats/files.ts fileStamp) as ms. */
+/** `20240131T235959123Z` (engine/querylog/files.ts fileStamp) as ms. */
 function stampMs(stamp: string): number {
   const n = (from: number, len: number): number => Number(stamp.slice(from, from + len))
   return Date.UTC(n(0, 4), n(4, 2) - 1, n(6, 2), n(9, 2), n(11, 2), n(13, 2), n(15, 3))
@@ -75,7 +75,7 @@ function stampMs(stamp: string): number {
 /**
  * The last rows (at most `tailBytes` of each file) of the closed statistics files in `dir` closed at
  * `since` or later, in no particular order. A file the importer deletes while it is read is left out.
- * Read on the main thread, as the follower reads (engine/stats/follow.ts): libuv's pool may be at nice 19.
+ * Read on the main thread, as the follower reads (engine/querylog/follow.ts): libuv's pool may be at nice 19.
  */
 export function readClosedTails(dir: string, since: number, tailBytes: number): StatsRow[] {
   let names: string[]

@@ -1,6 +1,6 @@
 /**
  * The live query log's clients (api/routes/live-log.ts): one follower of the DNS role's current CSV files
- * (engine/stats/follow.ts) shared by every client, each client with its own filter and a bounded queue.
+ * (engine/querylog/follow.ts) shared by every client, each client with its own filter and a bounded queue.
  *
  * A client that does not keep up loses rows and is told so: rows go straight to its socket while the socket
  * takes them; once a write answers false (the kernel's and the adapter's buffers are full) up to
@@ -14,8 +14,8 @@
  * process. When the follower starts, the backlog also reaches back into the files closed in the last
  * `backlogMs` (a rotation does not leave it nearly empty).
  */
-import { BLOCK_REASONS, type StatsRow } from '../engine/stats/index.js'
-import { QueryLogFollower, type FollowerOptions } from '../engine/stats/follow.js'
+import { BLOCK_REASONS, type StatsRow } from '../engine/querylog/index.js'
+import { QueryLogFollower, type FollowerOptions } from '../engine/querylog/follow.js'
 import type { HttpStream } from '../engine/http/index.js'
 import { Backlog, readClosedTails } from './live-backlog.js'
 

@@ -11,7 +11,7 @@ import { silentLogger } from '../engine/log/index.js'
 import { addUser, ask, server, world } from '../dns/testing/harness.js'
 import { statsTestEnv } from '../engine/stats/testing/fixtures.js'
 import { ReportTime, formatDay } from '../engine/stats/time.js'
-import { createCsvQueryLog } from '../engine/stats/writer.js'
+import { createCsvQueryLog } from '../engine/querylog/writer.js'
 
 test('a query reaches the reports and the overview by itself, within seconds', async (t: TestContext) => {
   const env = statsTestEnv(t)

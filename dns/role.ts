@@ -24,7 +24,7 @@ import {
 import { healthReport, registerHealthRoute, storeGeneration, type HealthProblem } from '../engine/health/index.js'
 import type { HealthReport } from '../engine/health/index.js'
 import type { Config } from '../engine/config/index.js'
-import { createQueryLogSink } from '../engine/stats/index.js'
+import { createQueryLogSink } from '../engine/querylog/index.js'
 import { raiseToRealtime } from '../engine/sched/realtime.js'
 import { startDnsServer } from './server.js'
 import { startFeedTransfers } from '../engine/rpz/feed-set.js'

@@ -6,12 +6,12 @@ import { fetchJson as getJson } from '../engine/testing/wait.js'
 import { silentLogger } from '../engine/log/index.js'
 import { addUser, ask, server, sleep, world } from './testing/harness.js'
 import { openStatsDb } from '../engine/stats/db.js'
-import { ANONYMOUS_USER } from '../engine/stats/files.js'
+import { ANONYMOUS_USER } from '../engine/querylog/files.js'
 import { statsTestEnv } from '../engine/stats/testing/fixtures.js'
 import { importClosedFiles } from '../engine/stats/importer.js'
 import { activityByDay, rawLastHour, topDomains } from '../engine/stats/reports.js'
 import { ReportTime, formatDay } from '../engine/stats/time.js'
-import { createCsvQueryLog } from '../engine/stats/writer.js'
+import { createCsvQueryLog } from '../engine/querylog/writer.js'
 
 test('counts queries answered by the real DNS server in the reports', async (t: TestContext) => {
   const env = statsTestEnv(t)

@@ -4,15 +4,8 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { silentLogger } from '../engine/log/index.js'
-import {
-  ANONYMOUS_USER,
-  ReportTime,
-  activityByDay,
-  activityByHour,
-  createCsvQueryLog,
-  openStatsDb,
-  topDomains
-} from '../engine/stats/index.js'
+import { ReportTime, activityByDay, activityByHour, openStatsDb, topDomains } from '../engine/stats/index.js'
+import { ANONYMOUS_USER, createCsvQueryLog } from '../engine/querylog/index.js'
 import { ledgerRows, rawCount, rec, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
 import type { QueryLogRecord } from '../engine/querylog/index.js'
 import { run } from './stats-import.js'

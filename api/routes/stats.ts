@@ -10,7 +10,6 @@
  */
 import type { HttpRequest } from '../../engine/http/index.js'
 import {
-  ANONYMOUS_USER,
   activityByDay,
   activityByHour,
   detail,
@@ -21,6 +20,7 @@ import {
   topDomains,
   type DomainFilter
 } from '../../engine/stats/index.js'
+import { ANONYMOUS_USER } from '../../engine/querylog/index.js'
 import { requireUser, userIdOf, type ApiContext, type StatsContext } from '../context.js'
 import { apiError } from '../errors.js'
 import type { Outcome, QueryParam, RouteDef } from '../route-table.js'

@@ -12,7 +12,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseConfig } from '../../engine/features.js'
 import { silentLogger } from '../../engine/log/index.js'
-import { createCsvQueryLog } from '../../engine/stats/index.js'
+import { createCsvQueryLog } from '../../engine/querylog/index.js'
 import { checkCsvFile } from '../../engine/stats/csv-check.js'
 import { syntheticRow } from './rows.js'
 

@@ -9,7 +9,7 @@
 import { join } from 'node:path'
 import { parseConfig } from '../../engine/features.js'
 import { silentLogger } from '../../engine/log/index.js'
-import { createCsvQueryLog } from '../../engine/stats/index.js'
+import { createCsvQueryLog } from '../../engine/querylog/index.js'
 import { syntheticRow } from './rows.js'
 
 const [dir, filesArg, rowsArg, usersArg] = process.argv.slice(2)

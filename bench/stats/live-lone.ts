@@ -1,6 +1,6 @@
 /**
  * Lone queries in the live log: after a quiet spell the DNS server's writer opens a statistics file at
- * the first row, and its rotation may close it before the live log's follower looks (engine/stats/follow.ts).
+ * the first row, and its rotation may close it before the live log's follower looks (engine/querylog/follow.ts).
  * Gives the user `kid` the address 127.0.0.2 through the management API, follows `/live/queries?user=kid`,
  * then TRIALS times waits a random GAP_MIN..GAP_MAX ms, sends one never-asked name from 127.0.0.2 with
  * `dig`, and waits up to 5 s for it on the stream. Prints one JSON line: trials, missed, and p50/p99/max

@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import { parseConfig } from '../../engine/features.js'
 import { silentLogger } from '../../engine/log/index.js'
 import * as current from '../../engine/stats/index.js'
+import { createCsvQueryLog } from '../../engine/querylog/index.js'
 import * as currentSort from '../../engine/stats/raw-sort.js'
 import { syntheticRow } from './rows.js'
 
@@ -69,7 +70,7 @@ async function writeCsv(root: string, hour: number): Promise<string> {
     `stats:\n  dir: ${JSON.stringify(join(root, 'csv'))}\n  db: ${JSON.stringify(join(root, 'unused'))}\n  max-file-size: 1073741824\n`,
     join(root, 'x.yaml')
   )
-  const log = current.createCsvQueryLog(config, silentLogger(), {
+  const log = createCsvQueryLog(config, silentLogger(), {
     flushIntervalMs: 0,
     controlPollMs: 0,
     maxPendingBytes: 1 << 30

@@ -29,7 +29,6 @@ import { silentLogger } from '../../engine/log/index.js'
 import {
   activityByDay,
   activityByHour,
-  createCsvQueryLog,
   detail,
   importClosedFiles,
   openStatsDb,
@@ -40,6 +39,7 @@ import {
   formatDay,
   type StatsDb
 } from '../../engine/stats/index.js'
+import { createCsvQueryLog } from '../../engine/querylog/index.js'
 import {
   TABLES_SQL,
   hoursTable,
@@ -51,7 +51,7 @@ import {
 } from '../../engine/stats/db.js'
 import { insertRawHour, rawUsersTable } from '../../engine/stats/raw-layout.js'
 import { RAW_SORT_EVERY_MS, rawSortSettled, sortRawHour } from '../../engine/stats/raw-sort.js'
-import { ALL_USERS } from '../../engine/stats/files.js'
+import { ALL_USERS } from '../../engine/querylog/files.js'
 import { pruneStats } from '../../engine/stats/importer.js'
 import { foldDays, weekHoursTable, weekNamesTable, weekOf, weekPartitions } from '../../engine/stats/fold.js'
 import { buildMonth, dueMonths } from '../../engine/stats/month-build.js'

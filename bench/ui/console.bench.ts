@@ -17,7 +17,7 @@ import { CONF } from '../../engine/testing/daemon.js'
 import { silentLogger } from '../../engine/log/index.js'
 import { openConfiguredStore } from '../../engine/store/index.js'
 import { openStatsDb } from '../../engine/stats/index.js'
-import { createCsvQueryLog } from '../../engine/stats/writer.js'
+import { createCsvQueryLog } from '../../engine/querylog/writer.js'
 import { importClosedFiles } from '../../engine/stats/importer.js'
 
 const USERS = Number(process.argv[2] ?? 100_000)

@@ -3,7 +3,7 @@
  *
  * The DNS server builds a record only when `sink.enabled` is true, so statistics cost one
  * property check per query when they are off (pino's "free when off"). The CSV writer that
- * rotates files every 5 minutes (engine/stats/writer.ts) implements `QueryLogSink`; with
+ * rotates files every 5 minutes (./writer.ts) implements `QueryLogSink`; with
  * statistics off the server gets `noopQueryLogSink`. A sink is created once per front process by
  * a `QueryLogSinkFactory`.
  */
@@ -83,3 +83,13 @@ export function memoryQueryLogSink(): QueryLogSink & { readonly records: QueryLo
     }
   }
 }
+
+export {
+  createCsvQueryLog,
+  createQueryLogSink,
+  type CsvQueryLog,
+  type CsvQueryLogOptions,
+  type CsvFileIo
+} from './writer.js'
+export { ANONYMOUS_USER, BLOCK_REASONS, closeCurrentParts, partsOpenedBy, recoverStaleParts } from './files.js'
+export { CSV_HEADER, formatRow, parseRecords, decodeRow, type StatsRow } from './csv.js'

@@ -30,8 +30,8 @@ import { join } from 'node:path'
 import type { Redis, Result } from 'ioredis'
 import { errorBody, type HttpServer } from '../http/index.js'
 import type { Logger } from '../log/index.js'
-import { CLOSED_RE, recoverStaleParts } from '../stats/files.js'
-import { watchClosedFiles, type ClosedFileWatch } from '../stats/import-trigger.js'
+import { CLOSED_RE, recoverStaleParts } from '../querylog/files.js'
+import { watchClosedFiles, type ClosedFileWatch } from '../querylog/import-trigger.js'
 import { startPeriodicJob } from '../stats/periodic.js'
 import { removeStaleSegmentTemps, type SegmentFacts, type SegmentWriter } from '../stats/segment.js'
 import { whenReady } from './redis.js'
@@ -262,7 +262,7 @@ export function startSegmentProducer(
   keys: SegmentKeys,
   options: ProducerOptions & { intervalMs: number }
 ): SegmentProducer {
-  // A closed file wakes the producer at once (engine/stats/import-trigger.ts), the interval is the backstop.
+  // A closed file wakes the producer at once (engine/querylog/import-trigger.ts), the interval is the backstop.
   let watcher: ClosedFileWatch | undefined
   const job = startPeriodicJob(
     async () => {

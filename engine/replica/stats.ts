@@ -6,7 +6,7 @@
  * file takes this path. The old design, for those chunks:
  *
  * Statistics of several hosts, exactly once. Each host's DNS servers write their
- * own CSV files (engine/stats/writer.ts); with Redis configured, the sync role of that host (which
+ * own CSV files (engine/querylog/writer.ts); with Redis configured, the sync role of that host (which
  * every host sharing Redis runs, a DNS-only host included) ships the closed files to a Redis Stream
  * instead of importing them locally, and every host's api role (the role that serves reports)
  * applies the stream to its own statistics store, so each host's reports hold every host's
@@ -30,9 +30,9 @@ import { open, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Redis, Result } from 'ioredis'
 import { pack, unpack } from 'msgpackr'
-import { parseRecords } from '../stats/csv.js'
+import { parseRecords } from '../querylog/csv.js'
 import { metaGet, metaPut, type StatsDb } from '../stats/db.js'
-import { CLOSED_RE, recoverStaleParts } from '../stats/files.js'
+import { CLOSED_RE, recoverStaleParts } from '../querylog/files.js'
 import { applyRecords } from '../stats/importer.js'
 import { whenReady } from './redis.js'
 

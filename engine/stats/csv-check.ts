@@ -5,7 +5,7 @@
  * cannot read is dropped without a count, an unterminated quote runs on over the rows after it, a NUL
  * byte is stored in a host name, a record of two fields is padded into an anonymous row with an
  * empty host. So every record is checked here first, in one pass over the bytes (no string per
- * record), against what the writer (engine/stats/csv.ts) writes:
+ * record), against what the writer (engine/querylog/csv.ts) writes:
  *
  *   - a record ends at its line feed (CRLF or LF), also inside quotes: the writer writes no line
  *     break in a field (names carry presentation escapes), and a stray quote must cost one record,

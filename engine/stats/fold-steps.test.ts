@@ -4,7 +4,7 @@
  * file one --test-timeout).
  */
 import { test, type TestContext } from 'node:test'
-import { ALL_USERS } from './files.js'
+import { ALL_USERS } from '../querylog/files.js'
 import { importClosedFiles } from './importer.js'
 import { activityByDay } from './reports.js'
 import { at, partitionsOf, queriesOfDay, writeFiles } from './testing/fixtures.js'

@@ -13,7 +13,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { hoursTable, hoursTableSql, metaPutMany, namesTable, namesTableSql } from './db.js'
 import { insertRawHour } from './raw-layout.js'
-import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS } from './files.js'
+import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS } from '../querylog/files.js'
 import { HOUR_MS, type ReportTime } from './time.js'
 
 const QUARTER_MS = 900_000
@@ -26,7 +26,7 @@ export function sqlString(s: string): string {
   return "'" + s.replaceAll("'", "''") + "'"
 }
 
-// The CSV's columns (engine/stats/csv.ts) as DuckDB reads them: all text but `created`, so that no
+// The CSV's columns (engine/querylog/csv.ts) as DuckDB reads them: all text but `created`, so that no
 // value is reinterpreted (cats stay as the CSV spells them, nxdomain is '1' or not).
 const COLUMNS =
   "{'created': 'BIGINT', 'nxdomain': 'VARCHAR', 'address': 'VARCHAR', 'host': 'VARCHAR', " +

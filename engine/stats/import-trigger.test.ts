@@ -1,4 +1,4 @@
-// The importer wakes when a DNS process closes a statistics file (engine/stats/import-trigger.ts),
+// The importer wakes when a DNS process closes a statistics file (engine/querylog/import-trigger.ts),
 // not only on its stats.import-interval tick: with an interval of an hour, a closed file is still
 // in the store within seconds.
 import { test, type TestContext } from 'node:test'

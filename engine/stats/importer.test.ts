@@ -2,7 +2,7 @@ import { test, type TestContext } from 'node:test'
 import { copyFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openStatsDb, type StatsDb } from './db.js'
-import { ANONYMOUS_USER } from './files.js'
+import { ANONYMOUS_USER } from '../querylog/files.js'
 import {
   NOW,
   SCENARIO,
@@ -15,7 +15,7 @@ import {
   type StatsTestEnv
 } from './testing/fixtures.js'
 import { applyRecords, importClosedFiles, pruneStats } from './importer.js'
-import { parseRecords } from './csv.js'
+import { parseRecords } from '../querylog/csv.js'
 import { activityByDay, activityByHour, detail, rawLastHour, topDomains } from './reports.js'
 import { ReportTime, parseDay } from './time.js'
 import { weekOf, weekPartitions } from './fold.js'

@@ -20,7 +20,7 @@ import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { Config } from '../config/types.js'
 import type { Logger } from '../log/index.js'
-import { decodeRow, parseRecords, type StatsRow } from './csv.js'
+import { decodeRow, parseRecords, type StatsRow } from '../querylog/csv.js'
 import { intakeCsvFile } from './csv-intake.js'
 import {
   hoursTable,
@@ -42,14 +42,14 @@ import {
 } from './db.js'
 import { foldDays, pruneMonths } from './fold.js'
 import { applyStage, dropStage, keepSources, readCsvSql, stageRows, type Stage } from './import-sql.js'
-import { watchClosedFiles, type ClosedFileWatch } from './import-trigger.js'
+import { watchClosedFiles, type ClosedFileWatch } from '../querylog/import-trigger.js'
 import { armLiveBoost } from './live-boost.js'
 import { startPeriodicJob } from './periodic.js'
 import { exportParquetHours } from './parquet.js'
 import { sortRawHoursInBackground } from './raw-sort.js'
 import { buildMonthsInBackground } from './month-build.js'
 import { insertRawHour, rawHourTables } from './raw-layout.js'
-import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from './files.js'
+import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from '../querylog/files.js'
 import { HOUR_MS, ReportTime, type StatsRetention } from './time.js'
 
 const CHUNK_ROWS = 20_000

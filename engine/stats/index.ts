@@ -1,16 +1,9 @@
 /**
- * Statistics (docs/contract.md, Statistics): the DNS role's CSV writer, the statistics store (DuckDB), the importer the api role runs every
+ * Statistics (docs/contract.md, Statistics): the statistics store (DuckDB), the importer the api role runs every
  * `stats.import-interval` seconds (and `filterd stats-import`), the report routes, and the usage
- * report to the vendor. docs/statistics.md describes the files, the exactly-once import, retention,
+ * report to the vendor. The DNS side (the record, the CSV files and their writer) is engine/querylog/. docs/statistics.md describes the files, the exactly-once import, retention,
  * time zones and the reserved anonymous user.
  */
-export {
-  createCsvQueryLog,
-  createQueryLogSink,
-  type CsvQueryLog,
-  type CsvQueryLogOptions,
-  type CsvFileIo
-} from './writer.js'
 export {
   compactStats,
   importClosedFiles,
@@ -38,7 +31,5 @@ export {
   type RawReport
 } from './reports.js'
 export { startUsageReporter, type UsageClaim, type UsageReporter, type UsageReporterOptions } from './usage-report.js'
-export { ANONYMOUS_USER, BLOCK_REASONS, closeCurrentParts, partsOpenedBy, recoverStaleParts } from './files.js'
-export { CSV_HEADER, formatRow, parseRecords, decodeRow, type StatsRow } from './csv.js'
 export { ReportTime, formatDay, parseDay } from './time.js'
 export { overview, type Overview } from './overview.js'

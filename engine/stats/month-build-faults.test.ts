@@ -1,7 +1,7 @@
 import { test, type TestContext } from 'node:test'
 import { spawn } from 'node:child_process'
 import { openStatsDb } from './db.js'
-import { ALL_USERS } from './files.js'
+import { ALL_USERS } from '../querylog/files.js'
 import { pruneStats } from './importer.js'
 import { buildMonth, buildMonths } from './month-build.js'
 import { activityByDay } from './reports.js'

@@ -11,7 +11,7 @@ import type { Logger } from '../log/index.js'
 import { openStatsDb, type StatsDb } from './db.js'
 import { importClosedFiles } from './importer.js'
 import { exportParquetHours } from './parquet.js'
-import { ANONYMOUS_USER } from './files.js'
+import { ANONYMOUS_USER } from '../querylog/files.js'
 import { NOW, SCENARIO, at, writeFiles, statsTestEnv, type StatsTestEnv } from './testing/fixtures.js'
 
 function openDb(t: TestContext, env: StatsTestEnv): StatsDb {

@@ -5,7 +5,7 @@ import { fillDisk, smallTmpfs } from '../testing/tmpfs.js'
 import { openStatsDb } from './db.js'
 import { importClosedFiles } from './importer.js'
 import { NOW, at, ledgerRows, rawCount, rec, statsTestEnv } from './testing/fixtures.js'
-import { createCsvQueryLog, type CsvQueryLog } from './writer.js'
+import { createCsvQueryLog, type CsvQueryLog } from '../querylog/writer.js'
 
 const T0 = at('2024-05-15', '10:00')
 

@@ -35,7 +35,8 @@ import { join, resolve } from 'node:path'
 import { open } from 'lmdb'
 import { sharesRedis, type Config } from '../../engine/config/index.js'
 import { loadConfigFile } from '../../engine/features.js'
-import { closeCurrentParts, partsOpenedBy, recoverStaleParts, snapshotStatsDb } from '../../engine/stats/index.js'
+import { snapshotStatsDb } from '../../engine/stats/index.js'
+import { closeCurrentParts, partsOpenedBy, recoverStaleParts } from '../../engine/querylog/index.js'
 import { Store } from '../../engine/store/index.js'
 import { commandArgs } from '../cli/command-args.js'
 import { filterdVersion } from '../cli/version.js'
@@ -58,7 +59,7 @@ not exist or be empty, while the roles run. The manifest (DIR/manifest.json) is 
 --wait-ms: how long to wait for the DNS writers to close their current statistics files (3000).
 Restore with: filterd restore --config FILE DIR (docs/backup.md).`
 
-/** Closed statistics files: `queries-….csv` (engine/stats/files.ts). */
+/** Closed statistics files: `queries-….csv` (engine/querylog/files.ts). */
 const CLOSED_CSV = /^queries-.*\.csv$/
 
 function isEmptyOrAbsent(dir: string): boolean {

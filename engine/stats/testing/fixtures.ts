@@ -10,7 +10,7 @@ import { parseConfig } from '../../features.js'
 import { silentLogger } from '../../log/index.js'
 import { tempDir } from '../../testing/temp.js'
 import type { QueryLogRecord } from '../../querylog/index.js'
-import { createCsvQueryLog } from '../writer.js'
+import { createCsvQueryLog } from '../../querylog/writer.js'
 import { TABLES_SQL, metaGet, partitions, partitionsAmong, type PartitionKind, type StatsDb } from '../db.js'
 import { rawHourSources } from '../raw-layout.js'
 

@@ -4,7 +4,7 @@
  */
 import type { TestContext } from 'node:test'
 import { openStatsDb, type StatsDb } from '../db.js'
-import { ALL_USERS, ANONYMOUS_USER } from '../files.js'
+import { ALL_USERS, ANONYMOUS_USER } from '../../querylog/files.js'
 import { weekPartitions } from '../fold.js'
 import { importClosedFiles } from '../importer.js'
 import { overview } from '../overview.js'

@@ -4,7 +4,7 @@
  */
 import type { TestContext } from 'node:test'
 import { TABLES_SQL, openStatsDb, type StatsDb } from '../db.js'
-import { ALL_USERS, ANONYMOUS_USER } from '../files.js'
+import { ALL_USERS, ANONYMOUS_USER } from '../../querylog/files.js'
 import { importClosedFiles, pruneStats } from '../importer.js'
 import { monthBuildSettled } from '../month-build.js'
 import { overview } from '../overview.js'

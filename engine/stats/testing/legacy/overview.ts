@@ -4,7 +4,7 @@
  * the blocked names, and anonymous addresses against users. One call, so the overview loads in one request.
  */
 import type { LegacyStatsDb } from '../../lmdb-legacy.js'
-import { ALL_USERS, ANONYMOUS_USER } from '../../files.js'
+import { ALL_USERS, ANONYMOUS_USER } from '../../../querylog/files.js'
 import { activityByDay, activityByHour, type Chart } from './reports.js'
 import type { ReportTime } from '../../time.js'
 

@@ -1,5 +1,5 @@
 /**
- * Follows the DNS role's current statistics files (`stats.dir/current-*.csv.part`, engine/stats/files.ts) as
+ * Follows the DNS role's current statistics files (`stats.dir/current-*.csv.part`, engine/querylog/files.ts) as
  * they grow: the source of the operator console's live query log. Nothing is added to the DNS hot path; the
  * writer flushes its rows within a second, and this reads them from the file.
  *

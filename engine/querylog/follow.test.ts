@@ -1,4 +1,4 @@
-// The live log's follower reads the DNS server's current files on the main thread (engine/stats/follow.ts):
+// The live log's follower reads the DNS server's current files on the main thread (engine/querylog/follow.ts):
 // with every thread of libuv's pool busy (as on a saturated host where the api role's pool runs at nice 19,
 // stats.import-priority), it still hands over the rows.
 import { test, type TestContext } from 'node:test'
@@ -11,7 +11,7 @@ import { tempDir } from '../testing/temp.js'
 import { until } from '../testing/wait.js'
 import { QueryLogFollower } from './follow.js'
 import { createCsvQueryLog } from './writer.js'
-import { rec, statsTestEnv } from './testing/fixtures.js'
+import { rec, statsTestEnv } from '../stats/testing/fixtures.js'
 
 /** libuv's pool size: UV_THREADPOOL_SIZE or its default of 4. */
 const POOL = Number(process.env.UV_THREADPOOL_SIZE ?? 4)

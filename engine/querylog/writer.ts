@@ -1,5 +1,5 @@
 /**
- * The DNS role's statistics writer: one CSV row per query (engine/stats/csv.ts), appended to an
+ * The DNS role's statistics writer: one CSV row per query (engine/querylog/csv.ts), appended to an
  * in-memory chunk on the packet path and written to disk asynchronously.
  *
  * Trade-offs:
@@ -22,7 +22,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../config/types.js'
 import type { Logger } from '../log/index.js'
-import type { QueryLogRecord } from '../querylog/index.js'
+import type { QueryLogRecord } from './index.js'
 import { CSV_HEADER, encodeRow, rowBound } from './csv.js'
 import { CONTROL_FILE, closedName, partName, recoverStaleParts } from './files.js'
 
