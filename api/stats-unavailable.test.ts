@@ -8,6 +8,7 @@ import { startRole } from '../engine/testing/daemon.js'
 import { tempDir } from '../engine/testing/temp.js'
 import { until } from '../engine/testing/wait.js'
 import { writeApiRoleConfig } from './testing/fixtures.js'
+import { failpointEnv } from '../engine/failpoints.js'
 
 const JSON_TYPE = { 'content-type': 'application/json' }
 const today = new Date().toISOString().slice(0, 10)
@@ -23,7 +24,7 @@ test('a damaged stats.duckdb: the api role serves the policy API, /health names 
   writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, 0)
   closeSync(fd)
   const file = writeApiRoleConfig(dir, { logLevel: 'info' })
-  const api = await startRole(t, 'api', file, { FILTERD_STATS_REOPEN_MS: '200' })
+  const api = await startRole(t, 'api', file, failpointEnv({ 'stats.reopen-ms': '200' }))
   await api.waitForLog((l) => /statistics store is unavailable/.test(l.msg ?? ''))
 
   const put = await fetch(`${api.url}/users/alice`, {

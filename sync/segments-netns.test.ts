@@ -5,7 +5,7 @@
  * queries on all three exactly once, through these faults:
  *
  *   a transfer killed midway   host 2's api role stopped (SIGKILL) with half a segment written
- *                              (FILTERD_SEGMENT_FETCH_PAUSE): restarted, it discards the half file and
+ *                              (the replica.segment-fetch.pause failpoint): restarted, it discards the half file and
  *                              fetches the segment again;
  *   a segment fetched twice    one of host 3's segments registered again under a new seq: both report
  *                              hosts fetch it again and count it once;
@@ -25,6 +25,7 @@ import { testSettings } from '../engine/testing/replica.js'
 import { makeTempDir } from '../engine/testing/temp.js'
 import { fetchJson as json, until } from '../engine/testing/wait.js'
 import { createTopology, defineHost, type Host } from './testing/topology.js'
+import { failpointEnv } from '../engine/failpoints.js'
 
 async function dig(server: string, port: number, from: string, name: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
@@ -129,7 +130,7 @@ test(
     // Host 2's api restarted with the hook first (nothing new to fetch yet), then host 1 logs: host 2
     // fetches that segment and stops with half of it written.
     await b.procs.find((p) => p.role === 'api')!.stop()
-    const paused = await b.start('api', undefined, { env: { FILTERD_SEGMENT_FETCH_PAUSE: '1' } })
+    const paused = await b.start('api', undefined, { env: failpointEnv({ 'replica.segment-fetch.pause': '1' }) })
     await ask(a, 2, 'four')
     await until(
       'host2 paused mid-transfer',

@@ -8,6 +8,7 @@ import { weekPartitions } from '../engine/stats/fold.js'
 import { importClosedFiles } from '../engine/stats/importer.js'
 import { partitionsOf, rec, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
 import type { QueryLogRecord } from '../engine/querylog/index.js'
+import { failpointEnv } from '../engine/failpoints.js'
 
 const FILTERD = fileURLToPath(new URL('./filterd.js', import.meta.url))
 const DAY_MS = 86_400_000
@@ -19,10 +20,14 @@ function importInChild(
 ): Promise<{ code: number | null; signal: string | null; stdout: string }> {
   return new Promise((resolve, reject) => {
     // Every day due in one step (a step goes on while it lasts under FOLD_STEP_MS), however loaded the machine.
-    const env: NodeJS.ProcessEnv = { ...process.env, FILTERD_STATS_FOLD_STEP_MS: '600000' }
-    delete env.FILTERD_STATS_IMPORT_PAUSE
-    if (pause) env.FILTERD_STATS_FOLD_PAUSE = '1'
-    else delete env.FILTERD_STATS_FOLD_PAUSE
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...failpointEnv({
+        'stats.fold.step-ms': '600000',
+        'stats.import.pause': undefined,
+        'stats.fold.pause': pause ? '1' : undefined
+      })
+    }
     const child = spawn(process.execPath, [FILTERD, 'stats-import', '--config', configFile, '--no-wait'], {
       env,
       stdio: ['ignore', 'pipe', 'inherit']

@@ -9,6 +9,7 @@ import { ANONYMOUS_USER, createCsvQueryLog } from '../engine/querylog/index.js'
 import { ledgerRows, rawCount, rec, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
 import type { QueryLogRecord } from '../engine/querylog/index.js'
 import { run } from './stats-import.js'
+import { failpointEnv } from '../engine/failpoints.js'
 
 const FILTERD = fileURLToPath(new URL('./filterd.js', import.meta.url))
 
@@ -24,11 +25,12 @@ function importInChild(configFile: string, pause?: string, batchBytes = '1'): Pr
     // One file per transaction unless `batchBytes` says otherwise (the kill points count files).
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      FILTERD_STATS_IMPORT_CHUNK_ROWS: '50',
-      FILTERD_STATS_IMPORT_BATCH_BYTES: batchBytes
+      ...failpointEnv({
+        'stats.import.chunk-rows': '50',
+        'stats.import.batch-bytes': batchBytes,
+        'stats.import.pause': pause
+      })
     }
-    if (pause !== undefined) env.FILTERD_STATS_IMPORT_PAUSE = pause
-    else delete env.FILTERD_STATS_IMPORT_PAUSE
     const child = spawn(process.execPath, [FILTERD, 'stats-import', '--config', configFile, '--no-wait'], {
       env,
       stdio: ['ignore', 'pipe', 'inherit']

@@ -60,6 +60,7 @@ import { importClosedFiles as legacyImport } from '../../engine/stats/testing/le
 import { syntheticRow } from './rows.js'
 import type { QueryLogRecord } from '../../engine/querylog/index.js'
 import { importByStage, importDirect } from './import-designs.js'
+import { setFailpoint } from '../../engine/failpoints.js'
 
 const USERS = Number(process.argv[2] ?? 10_000)
 const DOMAINS_PER_DAY = Number(process.argv[3] ?? 20)
@@ -520,7 +521,7 @@ async function timedImport(db: StatsDb, root: string, now: number, k: number): P
 
 /** `--build-months`: the due months made one by one (step 1 beside the writer, the swap on it), imports going on beside. */
 async function buildMonthsBeside(db: StatsDb, root: string, now: number): Promise<void> {
-  process.env.FILTERD_STATS_MONTH_BUILD = '0' // the importer's own background build: this one is timed here
+  setFailpoint('stats.month.build', 'off') // the importer's own background build: this one is timed here
   const alone: number[] = []
   for (let k = 0; k < 3 && IMPORT_ROWS > 0; k++) alone.push(await timedImport(db, root, now, k))
   if (IMPORT_ROWS > 0)

@@ -7,7 +7,7 @@
  * the version that shipped rows through Redis), writes the hourly Parquet files and prunes.
  */
 import { createHash } from 'node:crypto'
-import { writeSync } from 'node:fs'
+import { failpoint, stopHere } from '../failpoints.js'
 import { mkdir, open, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Redis } from 'ioredis'
@@ -46,12 +46,9 @@ export interface ApplierContext {
 const markKey = (host: string): string => `segments.applied.${host}`
 const gapKey = (host: string): string => `segments.gap.${host}`
 
-/** Test hook (`FILTERD_SEGMENT_FETCH_PAUSE=1`): stops the process forever with half a transfer written. */
+/** Test hook (the `replica.segment-fetch.pause` failpoint): stops the process for ever with half a transfer written. */
 function pauseMidTransfer(name: string): void {
-  if (process.env.FILTERD_SEGMENT_FETCH_PAUSE !== '1') return
-  writeSync(1, `PAUSED fetch ${name}\n`)
-  const cell = new Int32Array(new SharedArrayBuffer(4))
-  for (;;) Atomics.wait(cell, 0, 0)
+  if (failpoint('replica.segment-fetch.pause') === '1') stopHere(`PAUSED fetch ${name}`)
 }
 
 /** Downloads a segment to a temporary file and checks it against its metadata; returns the path. */

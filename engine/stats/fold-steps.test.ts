@@ -9,9 +9,10 @@ import { importClosedFiles } from './importer.js'
 import { activityByDay } from './reports.js'
 import { at, partitionsOf, queriesOfDay, writeFiles } from './testing/fixtures.js'
 import { EARLY, NOW, day, importAt, reports, twoStores } from './testing/fold-stores.js'
+import { setFailpoint } from '../failpoints.js'
 
 // Every day due folds in one prune here (a step continues while it lasts under this), however loaded the machine.
-process.env.FILTERD_STATS_FOLD_STEP_MS = '600000'
+setFailpoint('stats.fold.step-ms', '600000')
 
 test('imports go on while a fold of many days is pending: one day per step, an import between steps', async (t: TestContext) => {
   const { env, db, refEnv, ref } = twoStores(t)
@@ -32,9 +33,9 @@ test('imports go on while a fold of many days is pending: one day per step, an i
     before
   )
   t.assert.strictEqual((await partitionsOf(db)).hours.length, 40)
-  process.env.FILTERD_STATS_FOLD_STEP_MS = '0' // exactly one day per step, as a large store folds
+  setFailpoint('stats.fold.step-ms', '0') // exactly one day per step, as a large store folds
   t.after(() => {
-    process.env.FILTERD_STATS_FOLD_STEP_MS = '600000'
+    setFailpoint('stats.fold.step-ms', '600000')
   })
   const today = queriesOfDay('2024-05-15', 40, 99)
   await importAt(refEnv, ref, today, EARLY)

@@ -4,9 +4,10 @@ import { FOLD_EVERY_MS, foldDays } from './fold.js'
 import { pruneStats } from './importer.js'
 import { at, partitionsOf, queriesOfDay } from './testing/fixtures.js'
 import { DAYS, EARLY, NOW, W1, W2, day, importAt, reports, twoStores, weeks } from './testing/fold-stores.js'
+import { setFailpoint } from '../failpoints.js'
 
 // Every day due folds in one prune here (a step continues while it lasts under this), however loaded the machine.
-process.env.FILTERD_STATS_FOLD_STEP_MS = '600000'
+setFailpoint('stats.fold.step-ms', '600000')
 
 test('a fold changes no report: week tables and day tables read together give what the day tables gave', async (t: TestContext) => {
   const { env, db, refEnv, ref } = twoStores(t)

@@ -28,7 +28,7 @@
  * fold takes in: a round of steps (until nothing is due) starts at most once per FOLD_EVERY_MS per
  * store, so late stragglers never make every import rewrite a week.
  */
-import { writeSync } from 'node:fs'
+import { failpoint, failpointNumber, stopHere } from '../failpoints.js'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { TABLES_SQL, hoursTable, metaPut, namesTable, partitions, retentionOf, type StatsDb } from './db.js'
 import { HOUR_MS, ReportTime } from './time.js'
@@ -39,7 +39,7 @@ export const FOLD_GRACE_MS = HOUR_MS
 /** At most one round of fold steps starts per store this often (stragglers of folded days wait for the next). */
 export const FOLD_EVERY_MS = HOUR_MS
 /**
- * A step folds further days while it has lasted less than this (ms; `FILTERD_STATS_FOLD_STEP_MS`
+ * A step folds further days while it has lasted less than this (ms; the `stats.fold.step-ms` failpoint
  * overrides, 0 = exactly one day per step): small stores fold a backlog at once, large ones a day per import.
  */
 const FOLD_STEP_MS = 1000
@@ -112,17 +112,13 @@ interface FoldResult {
 
 /**
  * Test hook: called inside each day's fold transaction, before its commit, with the day. Defaults to
- * the one `FILTERD_STATS_FOLD_PAUSE=1` describes: it blocks the process forever (a test SIGKILLs it there).
+ * the one the `stats.fold.pause` failpoint describes: it stops the process for ever (a test SIGKILLs it there).
  */
 export type FoldHook = (day: number) => void
 
-function pauseHookFromEnv(): FoldHook | undefined {
-  if (process.env.FILTERD_STATS_FOLD_PAUSE !== '1') return undefined
-  return (day) => {
-    writeSync(1, `PAUSED fold ${day}\n`)
-    const cell = new Int32Array(new SharedArrayBuffer(4))
-    for (;;) Atomics.wait(cell, 0, 0)
-  }
+function pauseHookFromFailpoint(): FoldHook | undefined {
+  if (failpoint('stats.fold.pause') !== '1') return undefined
+  return (day) => stopHere(`PAUSED fold ${day}`)
 }
 
 /** Per store: whether a round of steps is under way, and when the last round started. */
@@ -151,8 +147,7 @@ async function dueDays(
 }
 
 function stepBudgetMs(): number {
-  const env = process.env.FILTERD_STATS_FOLD_STEP_MS
-  return env !== undefined && env !== '' && Number.isFinite(Number(env)) ? Number(env) : FOLD_STEP_MS
+  return failpointNumber('stats.fold.step-ms') ?? FOLD_STEP_MS
 }
 
 /**
@@ -177,7 +172,7 @@ export async function foldDays(
   // A round starts now (a failed step leaves it open: tried again at the next prune).
   rounds.set(db, { open: true, startedAt: round.open ? round.startedAt : now })
   const existing = new Set((await foldedTables(c)).map((t) => t.table))
-  const hook = options.hook ?? pauseHookFromEnv()
+  const hook = options.hook ?? pauseHookFromFailpoint()
   const started = performance.now()
   const budget = options.force === true ? Infinity : stepBudgetMs()
   let days = 0

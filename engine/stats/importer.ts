@@ -14,7 +14,7 @@
  * Chunks keep each write transaction short (the api role serves reports from the same process) and
  * bound the memory an import holds, whatever `stats.max-file-size` is.
  */
-import { writeSync } from 'node:fs'
+import { failpoint, failpointNumber, stopHere } from '../failpoints.js'
 import { open, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
@@ -73,18 +73,18 @@ export interface ImportOptions {
   /** Clock (ms) for retention; default `Date.now`. */
   now?: () => number
   logger?: Logger
-  /** Rows per transaction; default `FILTERD_STATS_IMPORT_CHUNK_ROWS` or 20,000. */
+  /** Rows per transaction; default the `stats.import.chunk-rows` failpoint or 20,000. */
   chunkRows?: number
   /**
    * Test hook: called inside each chunk's transaction (`'in-txn'`, before the commit) and after it
    * (`'after-commit'`) with the rows this importer has applied so far. Defaults to the hook that
-   * the `FILTERD_STATS_IMPORT_PAUSE=<phase>:<rows>` environment variable describes, which blocks
-   * the process forever (so a test can SIGKILL it there); unset, it does nothing.
+   * the `stats.import.pause` failpoint (`<phase>:<rows>`) describes, which stops the process for
+   * ever (so a test can SIGKILL it there); unset, it does nothing.
    */
   onChunk?: (phase: 'in-txn' | 'after-commit', rowsSoFar: number) => void
   /**
    * Closed files read in one transaction, up to this many bytes (a larger file alone); default
-   * `FILTERD_STATS_IMPORT_BATCH_BYTES` or 2 MiB.
+   * the `stats.import.batch-bytes` failpoint or 2 MiB.
    */
   batchBytes?: number
   /** `stats.parquet-dir`: write the raw hours that are over as Parquet files there (engine/stats/parquet.ts). */
@@ -121,16 +121,14 @@ interface Ctx {
   rowsSoFar: number
 }
 
-function pauseHookFromEnv(): ImportOptions['onChunk'] {
-  const spec = process.env.FILTERD_STATS_IMPORT_PAUSE
+function pauseHookFromFailpoint(): ImportOptions['onChunk'] {
+  const spec = failpoint('stats.import.pause')
   if (spec === undefined || spec === '') return undefined
   const [phase, n] = spec.split(':')
   const limit = Number(n)
   return (p, rows) => {
     if (p !== phase || rows < limit) return
-    writeSync(1, `PAUSED ${p} ${rows}\n`)
-    const cell = new Int32Array(new SharedArrayBuffer(4))
-    for (;;) Atomics.wait(cell, 0, 0)
+    stopHere(`PAUSED ${p} ${rows}`)
   }
 }
 
@@ -145,8 +143,8 @@ export async function importClosedFiles(
     db,
     time: new ReportTime(timeZone),
     now: options.now ?? Date.now,
-    chunkRows: options.chunkRows ?? (Number(process.env.FILTERD_STATS_IMPORT_CHUNK_ROWS) || CHUNK_ROWS),
-    onChunk: options.onChunk ?? pauseHookFromEnv(),
+    chunkRows: options.chunkRows ?? (failpointNumber('stats.import.chunk-rows') || CHUNK_ROWS),
+    onChunk: options.onChunk ?? pauseHookFromFailpoint(),
     logger: options.logger,
     warned: options.warned ?? new Set(),
     rowsSoFar: 0
@@ -173,7 +171,7 @@ export async function importClosedFiles(
     options.logger?.debug({ file: name, rows: r.rows, skipped: r.skipped }, 'statistics file imported')
   }
   const ledger = await db.read((c) => progressOfMany(c, names))
-  const batchBytes = options.batchBytes ?? (Number(process.env.FILTERD_STATS_IMPORT_BATCH_BYTES) || BATCH_BYTES)
+  const batchBytes = options.batchBytes ?? (failpointNumber('stats.import.batch-bytes') || BATCH_BYTES)
   const pipeline = batchPipeline(ctx, dir, count, options.pipeline ?? true)
   let batch: Array<{ name: string; size: number }> = []
   let bytes = 0

@@ -7,6 +7,7 @@ import { buildMonth, buildMonths } from './month-build.js'
 import { activityByDay } from './reports.js'
 import { at } from './testing/fixtures.js'
 import { APRIL, MAY, NOW, folded, reports, tables, twoStores } from './testing/month-stores.js'
+import { failpointEnv } from '../failpoints.js'
 
 test('retention drops month tables whole once their last day is out, and reports keep only the days kept', async (t: TestContext) => {
   const { db, ref } = await twoStores(t)
@@ -54,7 +55,7 @@ function buildInChildAndKill(dir: string): Promise<{ signal: string | null; stdo
     `const db = openStatsDb(${JSON.stringify(dir)}); await buildMonths(db, 'UTC', ${NOW});`
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
-      env: { ...process.env, FILTERD_STATS_MONTH_PAUSE: '1' },
+      env: { ...process.env, ...failpointEnv({ 'stats.month.pause': '1' }) },
       stdio: ['ignore', 'pipe', 'inherit']
     })
     let stdout = ''

@@ -1,14 +1,15 @@
 import { test, type TestContext } from 'node:test'
 import { queriesOfDay } from './testing/fixtures.js'
 import { APRIL, EARLY, MAY, NOW, folded, importAt, reports, twoStores } from './testing/month-stores.js'
+import { setFailpoint } from '../failpoints.js'
 
 test('the importer makes the months due beside its imports', async (t: TestContext) => {
   const { env, db, refEnv, ref } = await twoStores(t)
-  delete process.env.FILTERD_STATS_MONTH_BUILD
+  setFailpoint('stats.month.build', undefined)
   t.after(() => {
-    process.env.FILTERD_STATS_MONTH_BUILD = '0'
+    setFailpoint('stats.month.build', 'off')
     // A month is copied in ranges of users of about this many rows: several ranges here.
-    process.env.FILTERD_STATS_MONTH_CHUNK_ROWS = '40'
+    setFailpoint('stats.month.chunk-rows', '40')
   })
   const today = queriesOfDay('2024-06-12', 10, 3)
   await importAt(env, db, today, NOW + 1000) // waits for the build the import started

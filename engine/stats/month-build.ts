@@ -27,7 +27,7 @@
  * fold, so its weeks no longer change but for late files; a store with no month tables (older stores, a
  * fresh one) reads its week tables as before.
  */
-import { writeSync } from 'node:fs'
+import { failpoint, failpointNumber, stopHere } from '../failpoints.js'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from '../log/index.js'
 import { TABLES_SQL, partitionsAmong, retentionOf, type StatsDb } from './db.js'
@@ -66,18 +66,14 @@ const runs = new WeakMap<StatsDb, Promise<number>>()
 const lastCheck = new WeakMap<StatsDb, number>()
 
 /**
- * Test hook: called inside step 1's transaction, before its commit. Defaults to the one
- * `FILTERD_STATS_MONTH_PAUSE=1` describes: it blocks the process forever (a test SIGKILLs it there).
+ * Test hook: called inside step 1's transaction, before its commit. Defaults to the one the
+ * `stats.month.pause` failpoint describes: it stops the process for ever (a test SIGKILLs it there).
  */
 export type MonthHook = (unit: MonthUnit) => void
 
-function pauseHookFromEnv(): MonthHook | undefined {
-  if (process.env.FILTERD_STATS_MONTH_PAUSE !== '1') return undefined
-  return (u) => {
-    writeSync(1, `PAUSED month ${u.kind} ${u.month}\n`)
-    const cell = new Int32Array(new SharedArrayBuffer(4))
-    for (;;) Atomics.wait(cell, 0, 0)
-  }
+function pauseHookFromFailpoint(): MonthHook | undefined {
+  if (failpoint('stats.month.pause') !== '1') return undefined
+  return (u) => stopHere(`PAUSED month ${u.kind} ${u.month}`)
 }
 
 /** The week tables of `kind` overlapping `unit`'s month, and their fingerprint (name, oid, rows). */
@@ -137,10 +133,10 @@ export function dueMonths(
  */
 const MONTH_CHUNK_ROWS = 4_000_000
 
-/** MONTH_CHUNK_ROWS, or `FILTERD_STATS_MONTH_CHUNK_ROWS` (tests: several ranges in a small store). */
+/** MONTH_CHUNK_ROWS, or the `stats.month.chunk-rows` failpoint (tests: several ranges in a small store). */
 function chunkRows(): number {
-  const env = Number(process.env.FILTERD_STATS_MONTH_CHUNK_ROWS)
-  return Number.isFinite(env) && env > 0 ? env : MONTH_CHUNK_ROWS
+  const set = failpointNumber('stats.month.chunk-rows')
+  return set !== undefined && set > 0 ? set : MONTH_CHUNK_ROWS
 }
 
 /**
@@ -252,7 +248,7 @@ export async function buildMonth(
   unit: MonthUnit,
   options: { between?: () => Promise<void>; hook?: MonthHook } = {}
 ): Promise<boolean> {
-  const print = await db.background((c) => buildCopies(c, unit, options.hook ?? pauseHookFromEnv()))
+  const print = await db.background((c) => buildCopies(c, unit, options.hook ?? pauseHookFromFailpoint()))
   await options.between?.()
   if (print === undefined) return false
   return await db.write((c) => swapMonth(c, unit, print))
@@ -284,8 +280,8 @@ export function buildMonths(db: StatsDb, timeZone: string, now: number): Promise
 
 /** `buildMonths` without waiting, at most every MONTH_BUILD_EVERY_MS (the importer's call): a failure is logged. */
 export function buildMonthsInBackground(db: StatsDb, timeZone: string, now: number, logger?: Logger): void {
-  // FILTERD_STATS_MONTH_BUILD=0: none (tests that make months step by step).
-  if (process.env.FILTERD_STATS_MONTH_BUILD === '0') return
+  // The `stats.month.build` failpoint `off`: none (tests that make months step by step).
+  if (failpoint('stats.month.build') === 'off') return
   if (now - (lastCheck.get(db) ?? -Infinity) < MONTH_BUILD_EVERY_MS) return
   lastCheck.set(db, now)
   buildMonths(db, timeZone, now).then(

@@ -9,6 +9,7 @@
  * opened again by itself, after a backoff doubling from `firstRetryMs` to `maxRetryMs`.
  */
 import { EngineError } from '../errors.js'
+import { failpointNumber } from '../failpoints.js'
 import { join } from 'node:path'
 import { DB_FILE, openStatsDb, type StatsDb, type StatsDbOptions } from './db.js'
 
@@ -37,8 +38,8 @@ export function isInvalidated(err: unknown): boolean {
 
 /** The delay before the next open after `failures` failed ones: doubling from `firstRetryMs`, capped at `maxRetryMs`. */
 function reopenBackoff(hooks: ReopenHooks): (failures: number) => number {
-  // FILTERD_STATS_REOPEN_MS: every retry after that many ms (tests, which cannot wait a minute).
-  const fixed = Number(process.env.FILTERD_STATS_REOPEN_MS)
+  // The `stats.reopen-ms` failpoint: every retry after that many ms (tests, which cannot wait a minute).
+  const fixed = failpointNumber('stats.reopen-ms') ?? 0
   const firstRetryMs = fixed > 0 ? fixed : (hooks.firstRetryMs ?? 1000)
   const maxRetryMs = fixed > 0 ? fixed : (hooks.maxRetryMs ?? 60_000)
   return (failures) => Math.min(maxRetryMs, firstRetryMs * 2 ** Math.min(failures, 20))

@@ -12,14 +12,15 @@ import { activityByDay, activityByHour, detail, topDomains } from '../reports.js
 import { at, queriesOfDay, statsTestEnv, writeFiles, type StatsTestEnv } from './fixtures.js'
 import { ReportTime, parseDay } from '../time.js'
 import type { QueryLogRecord } from '../../querylog/index.js'
+import { setFailpoint } from '../../failpoints.js'
 
 export const day = (s: string): number => parseDay(s)!
 // Every day due folds in one prune here, however loaded the machine.
-process.env.FILTERD_STATS_FOLD_STEP_MS = '600000'
+setFailpoint('stats.fold.step-ms', '600000')
 // The importer's own month builds are off but in the test of them: the others make months step by step.
-process.env.FILTERD_STATS_MONTH_BUILD = '0'
+setFailpoint('stats.month.build', 'off')
 // A month is copied in ranges of users of about this many rows: several ranges here.
-process.env.FILTERD_STATS_MONTH_CHUNK_ROWS = '40'
+setFailpoint('stats.month.chunk-rows', '40')
 const time = new ReportTime('UTC')
 /** Before every import of these tests: nothing is over for an hour yet, so nothing folds and no month is due. */
 export const EARLY = at('2024-04-01', '00:10')

@@ -14,7 +14,6 @@
  * Chunks keep each write transaction short (the api role serves reports from the same process) and
  * bound the memory an import holds, whatever `stats.max-file-size` is.
  */
-import { writeSync } from 'node:fs'
 import { open, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from '../../../log/index.js'
@@ -34,13 +33,11 @@ export interface ImportOptions {
   /** Clock (ms) for retention; default `Date.now`. */
   now?: () => number
   logger?: Logger
-  /** Rows per transaction; default `FILTERD_STATS_IMPORT_CHUNK_ROWS` or 20,000. */
+  /** Rows per transaction; default 20,000. */
   chunkRows?: number
   /**
    * Test hook: called inside each chunk's transaction (`'in-txn'`, before the commit) and after it
-   * (`'after-commit'`) with the rows this importer has applied so far. Defaults to the hook that
-   * the `FILTERD_STATS_IMPORT_PAUSE=<phase>:<rows>` environment variable describes, which blocks
-   * the process forever (so a test can SIGKILL it there); unset, it does nothing.
+   * (`'after-commit'`) with the rows this importer has applied so far; unset, nothing.
    */
   onChunk?: (phase: 'in-txn' | 'after-commit', rowsSoFar: number) => void
 }
@@ -63,19 +60,6 @@ interface Ctx {
   rowsSoFar: number
 }
 
-function pauseHookFromEnv(): ImportOptions['onChunk'] {
-  const spec = process.env.FILTERD_STATS_IMPORT_PAUSE
-  if (spec === undefined || spec === '') return undefined
-  const [phase, n] = spec.split(':')
-  const limit = Number(n)
-  return (p, rows) => {
-    if (p !== phase || rows < limit) return
-    writeSync(1, `PAUSED ${p} ${rows}\n`)
-    const cell = new Int32Array(new SharedArrayBuffer(4))
-    for (;;) Atomics.wait(cell, 0, 0)
-  }
-}
-
 /** Imports every closed file in `dir` (oldest name first), then prunes. */
 export async function importClosedFiles(
   db: LegacyStatsDb,
@@ -87,8 +71,8 @@ export async function importClosedFiles(
     db,
     time: new ReportTime(timeZone),
     now: options.now ?? Date.now,
-    chunkRows: options.chunkRows ?? (Number(process.env.FILTERD_STATS_IMPORT_CHUNK_ROWS) || CHUNK_ROWS),
-    onChunk: options.onChunk ?? pauseHookFromEnv(),
+    chunkRows: options.chunkRows ?? CHUNK_ROWS,
+    onChunk: options.onChunk,
     rowsSoFar: 0
   }
   await recoverStaleParts(dir)
