@@ -53,10 +53,14 @@ export interface DemoSystem {
 
 /**
  * Starts `filterd all --config config` and resolves once it printed that every role runs ("Stop with
- * Ctrl-C."); it is killed when the test ends. Rejects with its output when it exits before.
+ * Ctrl-C."); it is killed when the test ends. Rejects with its output when it exits before. `env`: added
+ * to this process's environment.
  */
-export async function startDemo(t: TestContext, config: string): Promise<DemoSystem> {
-  const child = spawn(process.execPath, [FILTERD, 'all', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] })
+export async function startDemo(t: TestContext, config: string, env: NodeJS.ProcessEnv = {}): Promise<DemoSystem> {
+  const child = spawn(process.execPath, [FILTERD, 'all', '--config', config], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env }
+  })
   let out = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => {
     out += d

@@ -33,9 +33,18 @@ export function restartStatePath(pidFile: string): string {
   return join(dirname(pidFile), `${basename(pidFile).replace(/\.pid$/, '')}.restarts.json`)
 }
 
+/**
+ * The backoff's cap: MAX_BACKOFF_MS, or lower under FILTERD_RESTART_MAX_BACKOFF_MS (tests that crash a
+ * role ten times in a minute, which the 30 s cap would spread over three).
+ */
+function maxBackoffMs(): number {
+  const lower = Number(process.env.FILTERD_RESTART_MAX_BACKOFF_MS)
+  return Number.isFinite(lower) && lower >= FIRST_BACKOFF_MS ? Math.min(lower, MAX_BACKOFF_MS) : MAX_BACKOFF_MS
+}
+
 /** The delay before the next start after `failures` deaths in a row. */
 export function backoffMs(failures: number): number {
-  return Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** Math.max(0, Math.min(failures - 1, 20)))
+  return Math.min(maxBackoffMs(), FIRST_BACKOFF_MS * 2 ** Math.max(0, Math.min(failures - 1, 20)))
 }
 
 export function writeRestartState(pidFile: string, state: RestartState): void {
