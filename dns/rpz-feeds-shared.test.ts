@@ -36,8 +36,11 @@ for (const [label, proxy, processes] of [
     const knotPort = await releasedPort()
     const notifyPort = await releasedPort()
     const metricsPort = await releasedPort()
+    // A port of its own: with port 0 each front process binds another, and dig would ask only the first.
+    const dnsPort = await releasedPort()
     const knot = await startKnot(t, tempDir(t, 'filterd-knot-'), knotPort, 'feed.rpz', feedText(20), notifyPort)
     const file = writeConfigFile(w, {
+      listen: [`127.0.0.1:${dnsPort}`],
       proxy: { ...proxy, 'metrics-listen': `127.0.0.1:${metricsPort}`, 'log-level': 'info' },
       sections: { 'rpz-feeds': knotFeedSection(knotPort, notifyPort) }
     })

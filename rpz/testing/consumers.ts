@@ -29,6 +29,31 @@ function startChild(t: TestContext, cmd: string, args: string[], port: number): 
   return { port, proc, output: () => output }
 }
 
+/** A zone a consumer transfers from another primary than filterd (an RPZ feed), at `index` in its zone order. */
+export interface ForeignZone {
+  zone: string
+  port: number
+  index: number
+}
+
+/** A zone BIND serves as the primary (an RPZ feed that filterd takes in): its file, NOTIFY sent to `notify`. */
+export interface PrimaryZone {
+  zone: string
+  file: string
+  notify: readonly number[]
+}
+
+/** The consumer's zones in order, each with the port of its primary. */
+function zoneOrder(
+  zones: readonly string[],
+  primaryPort: number,
+  foreign: readonly ForeignZone[] = []
+): Array<{ zone: string; port: number }> {
+  const order = zones.map((zone) => ({ zone, port: primaryPort }))
+  for (const f of foreign) order.splice(f.index, 0, { zone: f.zone, port: f.port })
+  return order
+}
+
 export interface BindOptions {
   dir: string
   port: number
@@ -36,18 +61,22 @@ export interface BindOptions {
   zones: readonly string[]
   forwarder: number
   tsig?: { name: string; secret: string }
+  /** Served as the primary, and enforced too (in `zones`' order, at its `index`). */
+  primary?: PrimaryZone & { index: number }
 }
 
 /** `named -g` as a recursive resolver with the zones as secondaries of filterd, in response-policy order. */
 export function startBind(t: TestContext, o: BindOptions): Consumer {
   const key = o.tsig === undefined ? '' : ` key "${o.tsig.name}"`
+  const order = o.zones.slice()
+  if (o.primary !== undefined) order.splice(o.primary.index, 0, o.primary.zone)
   const conf =
     `options {\n  directory "${o.dir}";\n  pid-file "${join(o.dir, 'named.pid')}";\n` +
     `  listen-on port ${o.port} { 127.0.0.1; };\n  listen-on-v6 { none; };\n` +
     `  recursion yes;\n  allow-query { any; };\n  allow-recursion { any; };\n  dnssec-validation no;\n` +
     `  forwarders { 127.0.0.1 port ${o.forwarder}; };\n  forward only;\n  notify no;\n` +
     // min-update-interval 0: BIND otherwise defers applying a new zone version up to 60 s after the last.
-    `  response-policy { ${o.zones.map((z) => `zone "${z}" min-update-interval 0;`).join(' ')} } qname-wait-recurse no;\n};\n` +
+    `  response-policy { ${order.map((z) => `zone "${z}" min-update-interval 0;`).join(' ')} } qname-wait-recurse no;\n};\n` +
     (o.tsig === undefined ? '' : `key "${o.tsig.name}" { algorithm hmac-sha256; secret "${o.tsig.secret}"; };\n`) +
     `controls { };\n` +
     o.zones
@@ -55,7 +84,12 @@ export function startBind(t: TestContext, o: BindOptions): Consumer {
         (z) =>
           `zone "${z}" { type secondary; primaries { 127.0.0.1 port ${o.primaryPort}${key}; }; file "${z}.db"; allow-transfer { any; }; };\n`
       )
-      .join('')
+      .join('') +
+    (o.primary === undefined
+      ? ''
+      : // ixfr-from-differences: a reload keeps the difference in the journal, so a secondary takes an IXFR.
+        `zone "${o.primary.zone}" { type primary; file "${o.primary.file}"; allow-transfer { any; }; ixfr-from-differences yes; ` +
+        `notify explicit; also-notify { ${o.primary.notify.map((p) => `127.0.0.1 port ${p};`).join(' ')} }; };\n`)
   const file = join(o.dir, 'named.conf')
   writeFileSync(file, conf)
   return startChild(t, 'named', ['-g', '-c', file, '-n', '1'], o.port)
@@ -67,6 +101,7 @@ export interface UnboundOptions {
   primaryPort: number
   zones: readonly string[]
   forwarder: number
+  foreign?: readonly ForeignZone[]
 }
 
 /** `unbound -d` with one `rpz:` clause per zone, each transferred from filterd (`primary:`). */
@@ -78,10 +113,10 @@ export function startUnbound(t: TestContext, o: UnboundOptions): Consumer {
     `  verbosity: 1\n  local-zone: "test." nodefault\n  num-threads: 1\n  outgoing-range: 64\n  so-reuseport: no\n\n` +
     `remote-control:\n  control-enable: no\n\n` +
     `forward-zone:\n  name: "."\n  forward-addr: 127.0.0.1@${o.forwarder}\n\n` +
-    o.zones
+    zoneOrder(o.zones, o.primaryPort, o.foreign)
       .map(
-        (z) =>
-          `rpz:\n  name: "${z}"\n  primary: 127.0.0.1@${o.primaryPort}\n  zonefile: "${join(o.dir, z + '.zone')}"\n\n`
+        ({ zone, port }) =>
+          `rpz:\n  name: "${zone}"\n  primary: 127.0.0.1@${port}\n  zonefile: "${join(o.dir, zone + '.zone')}"\n\n`
       )
       .join('')
   const file = join(o.dir, 'unbound.conf')
@@ -96,6 +131,8 @@ export interface PdnsOptions {
   zones: readonly string[]
   forwarder: number
   tsig?: { name: string; secret: string }
+  /** Transferred without TSIG. */
+  foreign?: readonly ForeignZone[]
 }
 
 /**
@@ -106,7 +143,12 @@ export interface PdnsOptions {
 export function startPdnsRecursor(t: TestContext, o: PdnsOptions): Consumer {
   const tsig =
     o.tsig === undefined ? '' : `, tsigname="${o.tsig.name}", tsigalgo="hmac-sha256", tsigsecret="${o.tsig.secret}"`
-  const lua = o.zones.map((z) => `rpzPrimary("127.0.0.1:${o.primaryPort}", "${z}", {refresh=1${tsig}})\n`).join('')
+  const lua = zoneOrder(o.zones, o.primaryPort, o.foreign)
+    .map(
+      ({ zone, port }) =>
+        `rpzPrimary("127.0.0.1:${port}", "${zone}", {refresh=1${port === o.primaryPort ? tsig : ''}})\n`
+    )
+    .join('')
   writeFileSync(join(o.dir, 'rpz.lua'), lua)
   const conf = [
     `local-address=127.0.0.1`,
