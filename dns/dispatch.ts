@@ -374,6 +374,7 @@ export class Dispatcher {
           ttlCap: d.ttlCap
         }
         const p = new PendingQuery(d.owned ? d.msg : peer.channel.own(d.msg), readId(d.msg), origin)
+        if (!this.mayForward(p, peer)) return
         this.sizes.prepare(p.query, peer) // the client's UDP limit; the EDNS size upstream capped
         if (peer.channel.isStream) this.forwarder.forwardTcp(p)
         else this.forwarder.forwardUdp(p)
@@ -396,13 +397,27 @@ export class Dispatcher {
           onAnswer: this.onUpstream,
           ttlCap: -1
         }
-        this.forwarder.forwardUdp(new PendingQuery(started, readId(d.msg), origin))
+        const p = new PendingQuery(started, readId(d.msg), origin)
+        if (this.mayForward(p, peer)) this.forwarder.forwardUdp(p)
         return
       }
       default:
         this.metrics.countQuery('drop', -1)
         peer.channel.skip(peer)
     }
+  }
+
+  // The query's channel keeps it to withdraw (a DoH stream), or says its client is gone already (a
+  // query judged by the pool while its stream was reset): then it is not sent, and counted withdrawn.
+  private mayForward(p: PendingQuery, peer: Peer): boolean {
+    if (peer.channel.forwarding === undefined || peer.channel.forwarding(p, this.withdraw)) return true
+    this.metrics.upstreamWithdrawn++
+    return false
+  }
+
+  /** Takes a forwarded query whose client went away out of the forwarder's pending table. */
+  readonly withdraw = (p: PendingQuery): void => {
+    if (this.forwarder.withdraw(p)) this.metrics.upstreamWithdrawn++
   }
 
   /** The forwarder's answer (or null: no resolver answered within the budget) for a query this dispatcher sent. */

@@ -9,9 +9,10 @@ import { performance } from 'node:perf_hooks'
 import { clientAddress, type AddressSet } from '../engine/net/client-address.js'
 import { smallestTtl } from '../engine/wire/ttl.js'
 import { checkedClientId } from './client-id.js'
-import { Peer, type PeerChannel } from './peer.js'
+import { Peer, type PeerChannel, type Withdraw } from './peer.js'
 import type { TransportCounters } from './transport-counters.js'
 import type { QueryHandler } from './udp-front.js'
+import type { PendingQuery } from './upstream.js'
 
 /** The path of RFC 8484's examples, which every client defaults to; `/dns-query/{client-id}` too. */
 export const DOH_PATH = '/dns-query'
@@ -172,6 +173,9 @@ export class DohExchange implements PeerChannel, DohListener {
   private bodySize = 0
   /** A POST whose body is read (a GET's stream end is no body). */
   private readingBody = false
+  /** The query as forwarded upstream, until its answer, and how to withdraw it if the client goes first. */
+  private upstream: PendingQuery | null = null
+  private withdraw: Withdraw | null = null
 
   constructor(
     req: DohRequest,
@@ -291,8 +295,19 @@ export class DohExchange implements PeerChannel, DohListener {
     return msg
   }
 
+  forwarding(p: PendingQuery, withdraw: Withdraw): boolean {
+    if (this.closed) {
+      this.done()
+      return false
+    }
+    this.upstream = p
+    this.withdraw = withdraw
+    return true
+  }
+
   // The query left the dispatcher: its place among the connection's queries in flight is free.
   private done(): void {
+    this.upstream = null
     if (!this.asked) return
     this.asked = false
     if (this.session !== null) this.session.inflight--
@@ -317,6 +332,13 @@ export class DohExchange implements PeerChannel, DohListener {
   streamClosed(): void {
     this.closed = true
     this.o.deadlines.delete(this)
+    // Reset (or its connection closed) before the answer: its upstream query leaves the pending
+    // table now, and its place among the connection's queries in flight is free.
+    const p = this.upstream
+    if (p !== null) {
+      this.withdraw!(p) // set with upstream
+      this.done()
+    }
   }
 }
 

@@ -31,7 +31,8 @@
  * - HTTP/2: at most `doh-max-streams` streams open at once per connection (the SETTINGS the client
  *   must obey; ./h2/connection.ts refuses more, and bounds frames, header blocks and flow control),
  *   and at most twice that many queries in flight per connection counting those whose stream the
- *   client reset (503 past it). A connection whose client resets more than RESET_LIMIT streams
+ *   client reset until they leave the dispatcher (503 past it; a reset stream's forwarded query is
+ *   withdrawn from the upstream pending table at once, ./doh-exchange.ts streamClosed). A connection whose client resets more than RESET_LIMIT streams
  *   before their answer (less SOURCE_RESETS_PER_SECOND forgiven per second) gets GOAWAY
  *   (ENHANCE_YOUR_CALM) and is closed: the rapid reset attack (CVE-2023-44487) costs a few hundred
  *   streams, not a loop, and the per-source count (above) keeps reconnecting from starting it over.

@@ -4,6 +4,7 @@
  * Peer object per connection, shared by all its queries). The dispatcher, the forwarder and safe
  * video carry a Peer and never look inside the channel.
  */
+import type { PendingQuery } from './upstream/pending.js'
 
 /** How answers reach a peer: a UDP listening socket or a TCP connection. */
 export interface PeerChannel {
@@ -21,7 +22,17 @@ export interface PeerChannel {
    * itself, or a copy when it lives in a receive area the next batch overwrites.
    */
   own(msg: Buffer): Buffer
+  /**
+   * The query from `peer` is about to be forwarded upstream as `p`. A channel whose client may go
+   * away before the answer (a DoH stream the client resets) keeps `p` and hands it to `withdraw`
+   * then, so that it leaves the pending table at once rather than at the upstream timeout. False:
+   * the client is gone already, and the query is not forwarded at all.
+   */
+  forwarding?(p: PendingQuery, withdraw: Withdraw): boolean
 }
+
+/** Takes a forwarded query whose client went away out of the forwarder (dns/dispatch.ts). */
+export type Withdraw = (p: PendingQuery) => void
 
 export class Peer {
   readonly channel: PeerChannel

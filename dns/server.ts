@@ -164,6 +164,7 @@ class FrontProcessServer implements DnsServer {
     })
     const forwarder = this.forwarder
     this.metrics.resolvers = () => forwarder.resolverSnapshots()
+    this.metrics.upstreamPending = () => forwarder.pending
     // Client IDs come over DoT and DoH only: without those listeners there is nothing to remember.
     if (encryptedListenerCount(proxy) > 0)
       this.clientIds = ClientIdMemory.open(o.store?.path ?? this.config.common.db, { lifetimeSeconds: proxy.ttl })

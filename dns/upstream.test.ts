@@ -1,6 +1,7 @@
 /*
  * Forwarder.reconfigure: the resolver list swapped live (config reload) without
- * dropping a query in flight, keeping what it knows of the resolvers that stay.
+ * dropping a query in flight, keeping what it knows of the resolvers that stay. Forwarder.withdraw:
+ * a query whose client went away leaves the pending table, and its late answer is dropped.
  */
 import { test, type TestContext } from 'node:test'
 import { createSocket, type RemoteInfo } from 'node:dgram'
@@ -8,7 +9,7 @@ import { once } from 'node:events'
 import dnsPacket from 'dns-packet'
 import { startStubResolver } from '../engine/upstream-stub/index.js'
 import { Peer, type PeerChannel } from './peer.js'
-import { Forwarder, PendingQuery, type QueryOrigin } from './upstream.js'
+import { Forwarder, PendingQuery, type QueryOrigin, type UpstreamAnswerHandler } from './upstream.js'
 import { query } from './testing/harness.js'
 
 /** A resolver that holds every query until `release()`, then answers it with A 192.0.2.77. */
@@ -42,27 +43,32 @@ async function holdingResolver(t: TestContext): Promise<{ port: number; held: nu
 
 const channel: PeerChannel = { isStream: false, send: () => {}, skip: () => {}, own: (m) => m }
 
+/** A client's origin on a loopback peer, its answer handed to `onAnswer`. */
+function origin(onAnswer: UpstreamAnswerHandler): QueryOrigin {
+  return {
+    peer: new Peer(channel, '127.0.0.1', 1),
+    record: null,
+    started: performance.now(),
+    original: null,
+    target: '',
+    ttlCap: -1,
+    onAnswer
+  }
+}
+
 /** Forwards `name` and resolves with the answer's first A record ('' for none, 'SERVFAIL' for null). */
 function forward(f: Forwarder, name: string, id: number): Promise<string> {
   return new Promise((resolve) => {
-    const origin: QueryOrigin = {
-      peer: new Peer(channel, '127.0.0.1', 1),
-      record: null,
-      started: performance.now(),
-      original: null,
-      target: '',
-      ttlCap: -1,
-      onAnswer: (_o, p, response) => {
-        if (response === null) {
-          resolve('SERVFAIL')
-          return
-        }
-        const a = dnsPacket.decode(response)
-        if (a.id !== p.clientId) throw new Error('the client ID is restored')
-        resolve((a.answers?.[0] as { data?: string } | undefined)?.data ?? '')
+    const o = origin((_o, p, response) => {
+      if (response === null) {
+        resolve('SERVFAIL')
+        return
       }
-    }
-    f.forwardUdp(new PendingQuery(query(name, 'A', { id }), id, origin))
+      const a = dnsPacket.decode(response)
+      if (a.id !== p.clientId) throw new Error('the client ID is restored')
+      resolve((a.answers?.[0] as { data?: string } | undefined)?.data ?? '')
+    })
+    f.forwardUdp(new PendingQuery(query(name, 'A', { id }), id, o))
   })
 }
 
@@ -108,4 +114,30 @@ test('reconfigure keeps the state and counters of a resolver in both lists, in t
   t.assert.strictEqual(await forward(f, 'two.example', 2), '203.0.113.2', 'the first of the new list takes the queries')
   await t.assert.rejects(f.reconfigure([]), /names no resolver/)
   t.assert.strictEqual(f.resolverSnapshots().length, 2, 'a refused list changes nothing')
+})
+
+test('withdraw takes a query whose client went away out of the pending table: its late answer is dropped, the others are relayed', async (t: TestContext) => {
+  const r = await holdingResolver(t)
+  const f = await Forwarder.create({ resolvers: [{ host: '127.0.0.1', port: r.port, family: 4 }], timeoutMs: 10_000 })
+  t.after(() => f.close())
+  const answered: number[] = []
+  const pending = [21, 22, 23].map((id) => {
+    const o = origin((_o, p) => answered.push(p.clientId))
+    const p = new PendingQuery(query(`q${id}.example`, 'A', { id }), id, o)
+    f.forwardUdp(p)
+    return p
+  })
+  while (r.held < 3) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.assert.strictEqual(f.pending, 3)
+  t.assert.strictEqual(f.withdraw(pending[0]!), true)
+  t.assert.strictEqual(f.withdraw(pending[2]!), true)
+  t.assert.strictEqual(f.withdraw(pending[2]!), false, 'withdrawn once')
+  t.assert.strictEqual(f.pending, 1)
+  r.release()
+  while (answered.length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+  // The two late answers came in the same burst as the kept one's: wait one more moment for any stray.
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.assert.deepStrictEqual(answered, [22])
+  t.assert.strictEqual(f.pending, 0)
+  t.assert.strictEqual(f.withdraw(pending[1]!), false, 'an answered query is not withdrawn')
 })

@@ -100,6 +100,8 @@ export class Forwarder {
   private readonly scratch = new QueryScratch()
   private reconfiguring: Promise<void> = Promise.resolve()
   private closed = false
+  /** Clients' queries forwarded and not yet finished (answered, failed or withdrawn). */
+  private waitingClients = 0
 
   private constructor(o: ForwarderOptions) {
     if (o.resolvers.length === 0) throw new Error('dnscache.forward names no resolver')
@@ -191,14 +193,37 @@ export class Forwarder {
     return this.resolvers.map((r) => r.snapshot())
   }
 
+  /** Clients' queries waiting for an upstream answer (`filterd_dns_upstream_pending`). */
+  get pending(): number {
+    return this.waitingClients
+  }
+
   /** Sends `p.query` upstream over UDP (a client's query: `p.origin` set). */
   forwardUdp(p: PendingQuery): void {
+    this.waitingClients++
     const now = Date.now()
     p.deadline = now + this.timeoutMs
     p.viaTcp = false
     const r = this.pickResolver(null, null)
     if (r === null) this.finish(p, null)
     else this.sendUdp(p, r, now)
+  }
+
+  /**
+   * Withdraws a client's query whose client went away before its answer (a DoH stream the client
+   * reset, its connection closed): its try leaves the pending table (its ID is free again, a late
+   * answer is dropped as unknown, a TCP try's connection is closed), its timeout entry goes stale,
+   * and no answer is handed back. Every forwarded query is its own (the dispatcher never coalesces
+   * two clients' queries into one), so no other client waits on it. False when it was already
+   * answered or failed.
+   */
+  withdraw(p: PendingQuery): boolean {
+    if (p.done || p.origin === null) return false
+    p.done = true
+    this.waitingClients--
+    if (p.viaTcp) this.tcp.abandon(p)
+    else this.pool.release(p)
+    return true
   }
 
   /**
@@ -303,6 +328,7 @@ export class Forwarder {
       if (p.resolver !== null) p.resolver.probing = false
       return
     }
+    this.waitingClients--
     if (response !== null) setId(response, p.clientId)
     origin.onAnswer(origin, p, response)
   }

@@ -180,7 +180,10 @@ export class SocketPool {
   release(p: PendingQuery): void {
     const out = p.out
     if (out === null || p.key < 0) return
-    out.waiting[p.key % 65536] = undefined
+    const id = p.key % 65536
+    // Its slot may be another query's already (a withdrawn query whose try had been answered).
+    if (out.waiting[id] !== p) return
+    out.waiting[id] = undefined
     out.pending--
   }
 

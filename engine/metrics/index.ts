@@ -18,6 +18,8 @@
  *   filterd_dns_answers_total{process,verdict,rcode}        by verdict action and answer RCODE name (NOERROR, NXDOMAIN, …)
  *   filterd_dns_upstream_latency_ms{process,le}             histogram of upstream round trips
  *   filterd_dns_upstream_timeouts_total{process}            upstream tries that got no answer in their share of the budget
+ *   filterd_dns_upstream_pending{process}                   forwarded client queries waiting for an upstream answer
+ *   filterd_dns_upstream_withdrawn_total{process}           forwarded queries dropped because their client went away first
  *   filterd_dns_resolver_up{process,resolver}               1 while the forwarder counts the resolver up, else 0
  *   filterd_dns_resolver_queries_total{process,resolver}    tries sent to it (users' queries, not health probes)
  *   filterd_dns_resolver_timeouts_total{process,resolver}   its tries that got no answer in their share
@@ -127,6 +129,9 @@ export interface MetricsSnapshot {
   dnstapDropped?: number
   /** Upstream answers sent truncated to the client's UDP size; absent in an older process's snapshot. */
   udpTruncated?: number
+  /** Forwarded queries waiting for an answer, and those withdrawn (their client went away); absent in an older process's snapshot. */
+  upstreamPending?: number
+  upstreamWithdrawn?: number
   /** The TCP front's connection accounting (`TcpSlotCounts`); absent in an older process's snapshot. */
   tcpSlots?: TcpSlotCounts
   /** The encrypted transports' counters (`TransportCounts`), one entry each; absent in an older process's snapshot. */
@@ -274,6 +279,10 @@ export class DnsMetrics {
   transports: () => TransportCounts[] = () => []
   /** Upstream answers larger than the client's UDP size, sent truncated (dns/udp-size.ts). */
   udpTruncated = 0
+  /** Forwarded queries dropped because their client went away before the answer (dns/dispatch.ts withdraw). */
+  upstreamWithdrawn = 0
+  /** Read when a snapshot is taken: the server points it at its forwarder's pending count. */
+  upstreamPending: () => number = () => 0
   /** Read when a snapshot is taken: the server points it at its forwarder's resolvers. */
   resolvers: () => ResolverSnapshot[] = () => []
   /** Read when a snapshot is taken: the server points it at its RPZ feeds. */
@@ -339,6 +348,8 @@ export class DnsMetrics {
       dnstapFrames: tap.frames,
       dnstapDropped: tap.dropped,
       udpTruncated: this.udpTruncated,
+      upstreamPending: this.upstreamPending(),
+      upstreamWithdrawn: this.upstreamWithdrawn,
       tcpSlots: { ...this.tcpSlots() },
       transports: this.transports(),
       statsRowsWritten: statsRows.writtenRows,
@@ -565,6 +576,12 @@ function snapshotMetrics(registry: Registry) {
       'upstream tries that got no answer in their share of the budget (each failed over or, at the end of the budget, SERVFAIL)',
       P
     ),
+    pending: gauge('filterd_dns_upstream_pending', 'forwarded client queries waiting for an upstream answer', P),
+    withdrawn: counter(
+      'filterd_dns_upstream_withdrawn_total',
+      'forwarded queries dropped because their client went away before the answer (a reset DoH stream, a closed DoH connection)',
+      P
+    ),
     queue: gauge('filterd_dns_pool_queue_depth', 'tasks waiting in the worker pool', P),
     written: counter('filterd_stats_rows_written_total', 'statistics rows written to CSV', P),
     dropped: counter('filterd_stats_rows_dropped_total', 'statistics rows dropped (disk full or slow)', P),
@@ -627,6 +644,8 @@ function addSnapshot(m: SnapshotMetrics, proc: string, s: MetricsSnapshot, t: nu
   m.tapFrames.inc(l, s.dnstapFrames ?? 0)
   m.tapDropped.inc(l, s.dnstapDropped ?? 0)
   m.truncated.inc(l, s.udpTruncated ?? 0)
+  m.pending.set(l, s.upstreamPending ?? 0)
+  m.withdrawn.inc(l, s.upstreamWithdrawn ?? 0)
   const slots = s.tcpSlots ?? NO_TCP_SLOTS
   m.tcpRefused.inc({ process: proc, reason: 'per-source' }, slots.refusedPerSource)
   m.tcpRefused.inc({ process: proc, reason: 'full' }, slots.refusedFull)
