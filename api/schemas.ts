@@ -230,7 +230,8 @@ export const answerSchemas = {
       fields: {
         type: 'array',
         items: { type: 'string' },
-        description: 'created, nxdomain, address, host, blockedhost, reasom, cats, blockedcats'
+        description:
+          'created, nxdomain, address, host, blockedhost, reasom, cats, blockedcats, then the fields ?with= adds (source)'
       },
       data: {
         type: 'array',
@@ -247,10 +248,11 @@ export const answerSchemas = {
             { type: 'string' },
             { type: 'string' },
             { type: 'array', items: { type: 'integer' } },
-            { type: 'array', items: { type: 'integer' } }
+            { type: 'array', items: { type: 'integer' } },
+            { type: 'string' }
           ],
           minItems: 8,
-          maxItems: 8,
+          maxItems: 9,
           items: false
         }
       }

@@ -59,6 +59,28 @@ test('serves the five statistics reports of a user over HTTP', async (t: TestCon
   t.assert.deepStrictEqual(raw.body.data[1], ['2024-05-15 12:10:00', 1, '10.0.0.1', 'nx.example', '', 'none', [], []])
 })
 
+test("the raw report adds the decision's source after the specification's eight fields when ?with=source asks, and refuses other names", async (t: TestContext) => {
+  const base = await serve(t)
+  const raw = await call<any>(base, 'GET', `/users/alice/stat/raw?with=source`)
+  t.assert.strictEqual(raw.status, 200)
+  t.assert.deepStrictEqual(raw.body.fields.slice(7), ['blockedcats', 'source'])
+  t.assert.deepStrictEqual(raw.body.data[1], [
+    '2024-05-15 12:10:00',
+    1,
+    '10.0.0.1',
+    'nx.example',
+    '',
+    'none',
+    [],
+    [],
+    ''
+  ])
+  const bad = await call<any>(base, 'GET', `/users/alice/stat/raw?with=source,client_id`)
+  t.assert.strictEqual(bad.status, 400)
+  t.assert.strictEqual(bad.body.error.code, 'API_BAD_QUERY')
+  t.assert.strictEqual(bad.body.error.field, 'with')
+})
+
 test('serves the anonymous addresses under the reserved name, encoded or not', async (t: TestContext) => {
   const base = await serve(t)
   for (const name of ['%2Aanonymous%2A', '*anonymous*']) {

@@ -16,9 +16,11 @@ import {
   formatDay,
   parseDay,
   rawLastHour,
+  RAW_EXTRA_FIELDS,
   retentionOf,
   topDomains,
-  type DomainFilter
+  type DomainFilter,
+  type RawExtraField
 } from '../../engine/stats/index.js'
 import { ANONYMOUS_USER } from '../../engine/querylog/index.js'
 import { requireUser, userIdOf, type ApiContext, type StatsContext } from '../context.js'
@@ -40,6 +42,26 @@ export const RANGE: readonly QueryParam[] = [
 function reportUser(ctx: ApiContext, req: HttpRequest): string {
   if (req.params.user_id === ANONYMOUS_USER) return ANONYMOUS_USER
   return requireUser(ctx.store, userIdOf(req)).name
+}
+
+const WITH_PARAM: QueryParam = {
+  name: 'with',
+  description:
+    "fields to add after the specification's eight, comma-separated: source (the reason's detail, list:<id> " +
+    "for a list subscription, rpz:<zone> for an RPZ feed, '' otherwise). Without it the answer has the eight fields only",
+  schema: { type: 'string' }
+}
+
+/** The raw report's extra fields `?with=` names (none when absent). */
+function rawExtraOf(req: HttpRequest): RawExtraField[] {
+  const text = req.searchParams.get('with')
+  if (text === null || text === '') return []
+  const names = text.split(',')
+  const known = (n: string): n is RawExtraField => (RAW_EXTRA_FIELDS as readonly string[]).includes(n)
+  const bad = names.find((n) => !known(n))
+  if (bad !== undefined)
+    throw apiError('API_BAD_QUERY', `with names fields to add: ${RAW_EXTRA_FIELDS.join(', ')} (not ${bad})`, 'with')
+  return names.filter(known)
 }
 
 function filterOf(req: HttpRequest): DomainFilter {
@@ -142,11 +164,13 @@ export const statsRoutes: RouteDef[] = [
     tag: 'statistics',
     summary: "the user's queries of the last hour, one row each",
     description: USER_NOTE,
+    query: [WITH_PARAM],
     ok: [{ status: 200, description: 'field names and rows', schema: 'RawReport' }],
     errors: [400, 404],
     async handle(ctx, req, res) {
       const user = reportUser(ctx, req)
-      res.json(await rawLastHour(ctx.stats.db, ctx.stats.time, user, ctx.stats.now()))
+      const extra = rawExtraOf(req)
+      res.json(await rawLastHour(ctx.stats.db, ctx.stats.time, user, ctx.stats.now(), extra))
     }
   }
 ]

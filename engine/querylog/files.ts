@@ -38,6 +38,8 @@ export const BLOCK_REASONS: ReadonlySet<string> = new Set([
   'user-blacklist',
   'user-allow-only',
   'category',
+  // An RPZ feed's rewrite (a passthru is no verdict of the feed's: the user's steps decide it).
+  'rpz',
   'schedule-blacklist',
   'schedule-allow-only',
   'schedule-category'

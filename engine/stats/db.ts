@@ -6,7 +6,7 @@
  *
  *   rawi_<utcHour>, rawusers_<utcHour>, rawhosts_<utcHour>
  *                   one row per query of that UTC hour (created, user and name as ids of the hour's
- *                   two dictionaries, nxdomain, address, blockedhost, reason, cats, blockedcats; cats
+ *                   two dictionaries, nxdomain, address, blockedhost, reason, cats, blockedcats, source; cats
  *                   as the CSV spells them, space-separated): engine/stats/raw-layout.ts. Stores of
  *                   older versions also have raw_<utcHour> (strings and a seq), read alike. Dropped
  *                   once the whole hour is older than a day.
@@ -35,7 +35,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { EngineError } from '../errors.js'
-import { rawHoursAmong } from './raw-layout.js'
+import { addRawSourceColumn, rawHoursAmong } from './raw-layout.js'
 import { threadPrioritizer, type StatsPriority } from './priority.js'
 import { DEFAULT_RETENTION, type StatsRetention } from './time.js'
 
@@ -276,6 +276,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
       instance = await openInstance(file, options)
       writer = await instance.connect()
       for (const sql of SCHEMA) await writer.run(sql)
+      await addRawSourceColumn(writer)
       prioritize()
     } catch (err) {
       throw new EngineError(

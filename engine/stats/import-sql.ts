@@ -30,12 +30,14 @@ export function sqlString(s: string): string {
 // value is reinterpreted (cats stay as the CSV spells them, nxdomain is '1' or not).
 const COLUMNS =
   "{'created': 'BIGINT', 'nxdomain': 'VARCHAR', 'address': 'VARCHAR', 'host': 'VARCHAR', " +
-  "'blockedhost': 'VARCHAR', 'reasom': 'VARCHAR', 'cats': 'VARCHAR', 'blockedcats': 'VARCHAR', 'user': 'VARCHAR'}"
+  "'blockedhost': 'VARCHAR', 'reasom': 'VARCHAR', 'cats': 'VARCHAR', 'blockedcats': 'VARCHAR', 'user': 'VARCHAR', " +
+  "'client_id': 'VARCHAR', 'source': 'VARCHAR'}"
 
 // Columns are read by position. A row with more fields than these (a newer writer may append a
 // trailing column, e.g. a client id) is read with the extras ignored (`strict_mode = false`): with
 // strict parsing `ignore_errors` would drop such rows without a word. A row with fewer is padded with
-// NULLs (`null_padding`) and counted as skipped when it has no `created`. With `filename`, each row
+// NULLs (`null_padding`: a file written before `client_id` and `source` has nine fields) and counted
+// as skipped when it has no `created`. With `filename`, each row
 // also carries the path it came from (a column `filename`), which the import counts rows by.
 export function readCsvSql(files: string | readonly string[], filename = false): string {
   // One file needs no per-row path from the reader (a quarter of read_csv's time, bench/results/2026-11-history.md):
@@ -49,9 +51,16 @@ export function readCsvSql(files: string | readonly string[], filename = false):
   return filename && one !== undefined ? `(SELECT *, ${sqlString(one)} AS filename FROM ${read})` : read
 }
 
-/** Segments (engine/stats/segment.ts) as an import source: their rows, in list order, with `filename`. */
+/**
+ * Segments (engine/stats/segment.ts) as an import source: their rows, in list order, with `filename`. A
+ * segment written by a version before the trailing columns has no `client_id` nor `source`: the union by
+ * name with an empty row of them reads those as NULL instead of failing the statement.
+ */
 export function readParquetSql(files: readonly string[]): string {
-  return `read_parquet([${files.map(sqlString).join(', ')}], filename = true)`
+  return (
+    '(SELECT * FROM (SELECT NULL::VARCHAR AS client_id, NULL::VARCHAR AS source WHERE false) UNION ALL BY NAME ' +
+    `SELECT * FROM read_parquet([${files.map(sqlString).join(', ')}], filename = true))`
+  )
 }
 
 export interface SqlImportOutcome {
@@ -126,7 +135,7 @@ export async function stageRows(c: DuckDBConnection, source: string): Promise<St
     `CREATE OR REPLACE TEMP TABLE ${CHUNK} AS SELECT created, coalesce(nullif("user", ''), ${sqlString(ANONYMOUS_USER)}) AS "user", ` +
       "coalesce(nxdomain = '1', false) AS nx, coalesce(address, '') AS address, coalesce(host, '') AS host, " +
       "coalesce(blockedhost, '') AS blockedhost, coalesce(reasom, '') AS reason, coalesce(cats, '') AS cats, " +
-      `coalesce(blockedcats, '') AS blockedcats, created // ${HOUR_MS} AS hour, filename FROM ${source}`
+      `coalesce(blockedcats, '') AS blockedcats, coalesce(source, '') AS source, created // ${HOUR_MS} AS hour, filename FROM ${source}`
   )
   const files = await countsByFile(c)
   let span = 0

@@ -594,7 +594,7 @@ function sumChunk(ctx: Ctx, records: string[][], alreadySkipped: number): ChunkS
 async function appendRaw(c: DuckDBConnection, hour: number, rows: readonly StatsRow[]): Promise<void> {
   await c.run(
     `CREATE OR REPLACE TEMP TABLE ${RAW_STAGE} (created BIGINT, "user" VARCHAR, nx BOOLEAN, address VARCHAR, host VARCHAR, ` +
-      'blockedhost VARCHAR, reason VARCHAR, cats VARCHAR, blockedcats VARCHAR)'
+      'blockedhost VARCHAR, reason VARCHAR, cats VARCHAR, blockedcats VARCHAR, source VARCHAR)'
   )
   try {
     const a = await c.createAppender(RAW_STAGE, 'main', 'temp')
@@ -608,6 +608,7 @@ async function appendRaw(c: DuckDBConnection, hour: number, rows: readonly Stats
       a.appendVarchar(r.reason)
       a.appendVarchar(r.cats.join(' '))
       a.appendVarchar(r.blockedCats.join(' '))
+      a.appendVarchar(r.source ?? '')
       a.endRow()
     }
     a.closeSync()

@@ -24,10 +24,12 @@ export {
   activityByHour,
   detail,
   rawLastHour,
+  RAW_EXTRA_FIELDS,
   topDomains,
   type Chart,
   type Detail,
   type DomainFilter,
+  type RawExtraField,
   type RawReport
 } from './reports.js'
 export { startUsageReporter, type UsageClaim, type UsageReporter, type UsageReporterOptions } from './usage-report.js'

@@ -74,7 +74,8 @@ test('the importer writes each raw hour that is over as a Parquet file another r
     blockedhost: 'BYTE_ARRAY/UTF8',
     reason: 'BYTE_ARRAY/UTF8',
     cats: 'BYTE_ARRAY/UTF8',
-    blockedcats: 'BYTE_ARRAY/UTF8'
+    blockedcats: 'BYTE_ARRAY/UTF8',
+    source: 'BYTE_ARRAY/UTF8'
   })
   t.assert.deepStrictEqual(
     rows.map((r) => [

@@ -35,13 +35,14 @@ function parquetName(hour: number): string {
  * The columns, in this order and with these types: `created` TIMESTAMP adjusted to UTC (microseconds;
  * an instant, whatever the session's time zone), `user`
  * (the user id at the time of the query, `*anonymous*` for addresses of no user), `nxdomain` BOOLEAN,
- * then the strings of the CSV row (`cats` and `blockedcats` space-separated category numbers). The
+ * then the strings of the CSV row (`cats` and `blockedcats` space-separated category numbers), and `source`
+ * (the reason's detail: `list:<id>`, `rpz:<zone>`, '' for none). The
  * store's ids of users and names (engine/stats/raw-layout.ts) are resolved: the file holds the strings.
  * Rows are in time order; queries of the same millisecond by user, then in the order they were imported
  * (the same file whether or not the hour was sorted by user before it was written).
  */
 const SELECT =
-  'SELECT make_timestamptz(created * 1000) AS created, "user", nxdomain, address, host, blockedhost, reason, cats, blockedcats'
+  'SELECT make_timestamptz(created * 1000) AS created, "user", nxdomain, address, host, blockedhost, reason, cats, blockedcats, source'
 
 function sqlPath(path: string): string {
   return `'${path.replaceAll("'", "''")}'`

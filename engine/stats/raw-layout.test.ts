@@ -2,7 +2,7 @@ import { test, type TestContext } from 'node:test'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
-import { openStatsDb, type StatsDb } from './db.js'
+import type { StatsDb } from './db.js'
 import { importClosedFiles } from './importer.js'
 import { exportParquetHours } from './parquet.js'
 import { rawLastHour } from './reports.js'
@@ -18,7 +18,16 @@ import {
   rawRowsTable,
   rawUsersTable
 } from './raw-layout.js'
-import { NOW, at, rawCount, rec, statsTestEnv, writeFiles, type StatsTestEnv } from './testing/fixtures.js'
+import {
+  NOW,
+  at,
+  importUnsorted,
+  openTestStatsDb,
+  rawCount,
+  rec,
+  statsTestEnv,
+  type StatsTestEnv
+} from './testing/fixtures.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 
 const HOUR = Math.floor(at('2024-05-15', '12:00') / 3_600_000)
@@ -39,16 +48,8 @@ function queries(n: number, from: number): QueryLogRecord[] {
   )
 }
 
-function open(t: TestContext, env: StatsTestEnv): StatsDb {
-  const db = openStatsDb(env.config.stats.db)
-  t.after(() => db.close())
-  return db
-}
-
-async function importAll(db: StatsDb, env: StatsTestEnv, records: readonly QueryLogRecord[]): Promise<void> {
-  await writeFiles(env, records)
-  await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW, rawSortMinRows: Number.MAX_SAFE_INTEGER })
-}
+const open = openTestStatsDb
+const importAll = importUnsorted
 
 /** Every user's raw report and the hour's Parquet rows (names in file order). */
 async function answers(db: StatsDb, env: StatsTestEnv): Promise<string> {
@@ -109,7 +110,8 @@ test('raw rows are stored with user, name and address ids from the hour’s dict
     'blockedhost',
     'reason',
     'cats',
-    'blockedcats'
+    'blockedcats',
+    'source'
   ])
 })
 

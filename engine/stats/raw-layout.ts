@@ -3,7 +3,7 @@
  * fewer bytes"): per UTC hour three tables, dropped together by retention,
  *
  *   rawi_<hour>      one row per query: created (ms), uid, nxdomain, aid, hid, blockedhost, reason,
- *                    cats, blockedcats; `uid`, `aid` and `hid` number the user, the client address and
+ *                    cats, blockedcats, source; `uid`, `aid` and `hid` number the user, the client address and
  *                    the name in the three dictionaries below. No seq column: rows are only ever appended in commit order and
  *                    the sort by user (engine/stats/raw-sort.ts) keeps row-id order among equal (uid,
  *                    created), so a table's row ids order its rows as the raw-row sequence did.
@@ -49,11 +49,28 @@ export function rawHoursAmong(names: Iterable<string>): number[] {
 export function rawHourSchemaSql(hour: number): string {
   return (
     `CREATE TABLE IF NOT EXISTS ${rawRowsTable(hour)} (created BIGINT, uid INTEGER, nxdomain BOOLEAN, aid INTEGER, ` +
-    'hid INTEGER, blockedhost VARCHAR, reason VARCHAR, cats VARCHAR, blockedcats VARCHAR); ' +
+    'hid INTEGER, blockedhost VARCHAR, reason VARCHAR, cats VARCHAR, blockedcats VARCHAR, source VARCHAR); ' +
     [rawUsersTable, rawHostsTable, rawAddrsTable]
       .map((t) => `CREATE TABLE IF NOT EXISTS ${t(hour)} (id INTEGER, name VARCHAR)`)
       .join('; ')
   )
+}
+
+/**
+ * Gives the `source` column (the reason's detail, `list:<id>` or `rpz:<zone>`, '' for none) to the
+ * raw hours of a store written before it existed, so that imports append to them as to new hours.
+ * Their rows read it as NULL, which the readers take as ''. Run once at open: raw hours are kept a
+ * day at most, so this touches a few dozen tables, and adding a column rewrites no row.
+ */
+export async function addRawSourceColumn(c: DuckDBConnection): Promise<void> {
+  const lacking = (
+    await c.runAndReadAll(
+      "SELECT t.table_name FROM duckdb_tables() t WHERE t.schema_name = 'main' AND t.database_name = current_database() " +
+        "AND regexp_full_match(t.table_name, 'rawi_[0-9]+') AND NOT EXISTS (SELECT 1 FROM duckdb_columns() k " +
+        "WHERE k.table_oid = t.table_oid AND k.column_name = 'source')"
+    )
+  ).getRows()
+  for (const [name] of lacking) await c.run(`ALTER TABLE ${String(name)} ADD COLUMN source VARCHAR`)
 }
 
 /** The layout before, as older versions made it (LMDB migration writes it; tests make old stores with it). */
@@ -76,7 +93,7 @@ async function upsertDictionary(c: DuckDBConnection, dict: string, rows: string,
 
 /**
  * Appends to the hour's raw rows the rows of `source` (a table with the columns created, "user", nx,
- * address, host, blockedhost, reason, cats, blockedcats) that `where` selects, in `source`'s row-id
+ * address, host, blockedhost, reason, cats, blockedcats, source) that `where` selects, in `source`'s row-id
  * order (the raw-row sequence), after adding their users and names to the hour's dictionaries. Runs
  * inside the caller's transaction (the import's, with its ledger rows).
  */
@@ -90,15 +107,15 @@ export async function insertRawHour(c: DuckDBConnection, hour: number, source: s
   await upsertDictionary(c, hosts, rows, 'host')
   await upsertDictionary(c, addrs, rows, 'address')
   await c.run(
-    `INSERT INTO ${rawRowsTable(hour)} SELECT s.created, u.id, s.nx, a.id, h.id, s.blockedhost, s.reason, s.cats, s.blockedcats ` +
-      `FROM ${source} s JOIN ${users} u ON u.name = s."user" JOIN ${hosts} h ON h.name = s.host ` +
+    `INSERT INTO ${rawRowsTable(hour)} SELECT s.created, u.id, s.nx, a.id, h.id, s.blockedhost, s.reason, s.cats, s.blockedcats, ` +
+      `s.source FROM ${source} s JOIN ${users} u ON u.name = s."user" JOIN ${hosts} h ON h.name = s.host ` +
       `JOIN ${addrs} a ON a.name = s.address WHERE ${where} ORDER BY s.rowid`
   )
 }
 
 /**
  * One hour's raw rows in either layout as SELECTs of the columns created, "user", nxdomain, address,
- * host, blockedhost, reason, cats, blockedcats, then `layout` and `ord`: ordering by (created, layout,
+ * host, blockedhost, reason, cats, blockedcats, source ('' for none), then `layout` and `ord`: ordering by (created, layout,
  * ord) is the raw-row sequence's order (the old layout's rows all came before the new one's, which
  * its row ids order). `names` is the store's tables; `where` (on those columns) filters each.
  */
@@ -106,21 +123,21 @@ export function rawHourSources(names: ReadonlySet<string>, hour: number, where =
   const out: string[] = []
   if (names.has(legacyRawTable(hour)))
     out.push(
-      'SELECT created, "user", nxdomain, address, host, blockedhost, reason, cats, blockedcats, 0 AS layout, seq AS ord ' +
+      'SELECT created, "user", nxdomain, address, host, blockedhost, reason, cats, blockedcats, \'\' AS source, 0 AS layout, seq AS ord ' +
         `FROM ${legacyRawTable(hour)} WHERE ${where}`
     )
   if (names.has(rawRowsTable(hour)))
     out.push(
       'SELECT * FROM (SELECT r.created, u.name AS "user", r.nxdomain, a.name AS address, h.name AS host, r.blockedhost, ' +
-        `r.reason, r.cats, r.blockedcats, 1 AS layout, r.rowid AS ord FROM ${rawRowsTable(hour)} r ` +
+        `r.reason, r.cats, r.blockedcats, coalesce(r.source, '') AS source, 1 AS layout, r.rowid AS ord FROM ${rawRowsTable(hour)} r ` +
         `JOIN ${rawUsersTable(hour)} u ON u.id = r.uid JOIN ${rawHostsTable(hour)} h ON h.id = r.hid ` +
         `JOIN ${rawAddrsTable(hour)} a ON a.id = r.aid) WHERE ${where}`
     )
   return out
 }
 
-/** A raw row as the raw report reads it: created, nxdomain, address, host, blockedhost, reason, cats, blockedcats. */
-export type UserRawRow = [number, boolean, string, string, string, string, string, string]
+/** A raw row as the raw report reads it: created, nxdomain, address, host, blockedhost, reason, cats, blockedcats, source. */
+export type UserRawRow = [number, boolean, string, string, string, string, string, string, string]
 
 /** Per hour, the names of the address ids `addrs` and the name ids `hosts` (one query): keys `a:<hour>:<id>`, `h:<hour>:<id>`. */
 async function resolveIds(
@@ -164,7 +181,7 @@ export async function userRawRows(
   check?: { sql: string; value: unknown }
 ): Promise<UserRawRow[] | undefined> {
   const when = `created BETWEEN ${range.from} AND ${range.to}`
-  const tail = 'blockedhost, reason, cats, blockedcats, layout, ord'
+  const tail = 'blockedhost, reason, cats, blockedcats, source, layout, ord'
   const sql = hours
     .filter((h) => names.has(legacyRawTable(h)))
     .map(
@@ -176,14 +193,14 @@ export async function userRawRows(
   for (const h of hours.filter((x) => names.has(rawRowsTable(x))))
     sql.push(
       `SELECT created, nxdomain, NULL AS address, NULL AS host, aid, hid, ${h} AS h, blockedhost, reason, cats, ` +
-        `blockedcats, 1 AS layout, r.rowid AS ord FROM ${rawRowsTable(h)} r JOIN ${rawUsersTable(h)} u ON u.id = r.uid ` +
+        `blockedcats, coalesce(source, '') AS source, 1 AS layout, r.rowid AS ord FROM ${rawRowsTable(h)} r JOIN ${rawUsersTable(h)} u ON u.id = r.uid ` +
         `WHERE u.name = $1 AND ${when}`
     )
   if (sql.length === 0) return check === undefined ? [] : undefined
   // (created, layout, ord) is the raw-row sequence's order (see rawHourSources).
   const found = (
     await c.runAndReadAll(
-      `SELECT created::DOUBLE, nxdomain, address, host, aid, hid, h, blockedhost, reason, cats, blockedcats` +
+      `SELECT created::DOUBLE, nxdomain, address, host, aid, hid, h, blockedhost, reason, cats, blockedcats, source` +
         `${check === undefined ? '' : `, ${check.sql}`} FROM ` +
         `(${sql.join(' UNION ALL ')}) ORDER BY created DESC, layout DESC, ord DESC LIMIT ${range.limit}`,
       [user]
@@ -208,6 +225,7 @@ export async function userRawRows(
     String(r[7]),
     String(r[8]),
     String(r[9]),
-    String(r[10])
+    String(r[10]),
+    String(r[11])
   ])
 }

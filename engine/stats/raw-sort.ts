@@ -151,7 +151,7 @@ async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapsh
     for (const [dict, column] of RENUMBERED) await renumber(c, hour, dict(hour), column)
     await c.run(
       `CREATE TABLE ${sortedCopy(hour)} AS SELECT r.created, r.uid, r.nxdomain, a.new AS aid, h.new AS hid, ` +
-        `r.blockedhost, r.reason, r.cats, r.blockedcats FROM ${t} r JOIN ${idMap(hour, 'aid')} a ON a.old = r.aid ` +
+        `r.blockedhost, r.reason, r.cats, r.blockedcats, r.source FROM ${t} r JOIN ${idMap(hour, 'aid')} a ON a.old = r.aid ` +
         `JOIN ${idMap(hour, 'hid')} h ON h.old = r.hid ORDER BY r.uid, r.created, r.rowid`
     )
     await c.run(`CREATE TABLE ${sortedUsers(hour)} AS SELECT * FROM ${rawUsersTable(hour)} ORDER BY name`)
@@ -178,7 +178,7 @@ async function appendSince(c: DuckDBConnection, hour: number, snap: Snapshot): P
   const [hmap, amap] = [idMap(hour, 'hid'), idMap(hour, 'aid')]
   await c.run(
     `INSERT INTO ${sortedCopy(hour)} SELECT r.created, r.uid, r.nxdomain, coalesce(a.new, r.aid), coalesce(h.new, r.hid), ` +
-      `r.blockedhost, r.reason, r.cats, r.blockedcats FROM ${t} r LEFT JOIN ${amap} a ON a.old = r.aid ` +
+      `r.blockedhost, r.reason, r.cats, r.blockedcats, r.source FROM ${t} r LEFT JOIN ${amap} a ON a.old = r.aid ` +
       `LEFT JOIN ${hmap} h ON h.old = r.hid WHERE r.rowid >= ${snap.rows} ORDER BY r.rowid`
   )
   await c.run(`INSERT INTO ${sortedUsers(hour)} SELECT * FROM ${rawUsersTable(hour)} WHERE rowid >= ${snap.users}`)

@@ -49,8 +49,16 @@ export type RawRow = [
   blockedhost: string,
   reasom: string,
   cats: number[],
-  blockedcats: number[]
+  blockedcats: number[],
+  source?: string
 ]
+/**
+ * The raw report's fields beyond the spec's, asked for by name (`?with=source`): `source`, the reason's
+ * detail (`list:<id>`, `rpz:<zone>`, '' for none). The spec's eight stay the first, so a client of the
+ * spec reads an answer with them as before; without `with` the answer is the spec's exactly.
+ */
+export const RAW_EXTRA_FIELDS = ['source'] as const
+export type RawExtraField = (typeof RAW_EXTRA_FIELDS)[number]
 export interface RawReport {
   fields: readonly string[]
   data: RawRow[]
@@ -417,7 +425,13 @@ export async function detail(
  * those the last report saw, checked by the rows' query against its own snapshot as `reportRows` does, and
  * read from the catalog (in the same transaction) only when they changed.
  */
-export async function rawLastHour(db: StatsDb, time: ReportTime, user: string, now: number): Promise<RawReport> {
+export async function rawLastHour(
+  db: StatsDb,
+  time: ReportTime,
+  user: string,
+  now: number,
+  extra: readonly RawExtraField[] = []
+): Promise<RawReport> {
   const [first, last] = [Math.floor((now - HOUR_MS) / HOUR_MS), Math.floor(now / HOUR_MS)]
   const range = { from: now - HOUR_MS, to: now, limit: MAX_RAW_ROWS }
   const inRange = (names: readonly string[]): number[] =>
@@ -435,18 +449,14 @@ export async function rawLastHour(db: StatsDb, time: ReportTime, user: string, n
       const names = (await catalog(db, c)).names
       return (await userRawRows(c, new Set(names), inRange(names), user, range)) ?? []
     }))
-  const data: RawRow[] = found.map((v) => [
-    time.formatTime(v[0]),
-    v[1] ? 1 : 0,
-    v[2],
-    v[3],
-    v[4],
-    v[5],
-    catsOf(v[6]),
-    catsOf(v[7])
-  ])
+  const withSource = extra.includes('source')
+  const data: RawRow[] = found.map((v) => {
+    const row: RawRow = [time.formatTime(v[0]), v[1] ? 1 : 0, v[2], v[3], v[4], v[5], catsOf(v[6]), catsOf(v[7])]
+    if (withSource) row.push(v[8])
+    return row
+  })
   data.reverse()
-  return { fields: RAW_FIELDS, data }
+  return { fields: withSource ? [...RAW_FIELDS, 'source'] : RAW_FIELDS, data }
 }
 
 /**

@@ -1138,7 +1138,7 @@ export interface components {
             }[];
         };
         RawReport: {
-            /** @description created, nxdomain, address, host, blockedhost, reasom, cats, blockedcats */
+            /** @description created, nxdomain, address, host, blockedhost, reasom, cats, blockedcats, then the fields ?with= adds (source) */
             fields: string[];
             data: [
                 string,
@@ -1148,7 +1148,8 @@ export interface components {
                 string,
                 string,
                 number[],
-                number[]
+                number[],
+                string
             ][];
         };
         Overview: {
@@ -4713,7 +4714,10 @@ export interface operations {
     };
     getUsersUserIdStatRaw: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description fields to add after the specification's eight, comma-separated: source (the reason's detail, list:<id> for a list subscription, rpz:<zone> for an RPZ feed, '' otherwise). Without it the answer has the eight fields only */
+                with?: string;
+            };
             header?: never;
             path: {
                 /** @description user identifier */

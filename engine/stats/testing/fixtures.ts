@@ -11,7 +11,16 @@ import { silentLogger } from '../../log/index.js'
 import { tempDir } from '../../testing/temp.js'
 import type { QueryLogRecord } from '../../querylog/index.js'
 import { createCsvQueryLog } from '../../querylog/writer.js'
-import { TABLES_SQL, metaGet, partitions, partitionsAmong, type PartitionKind, type StatsDb } from '../db.js'
+import {
+  TABLES_SQL,
+  metaGet,
+  openStatsDb,
+  partitions,
+  partitionsAmong,
+  type PartitionKind,
+  type StatsDb
+} from '../db.js'
+import { importClosedFiles } from '../importer.js'
 import { rawHourSources } from '../raw-layout.js'
 
 export interface StatsTestEnv {
@@ -119,6 +128,23 @@ export async function writeFiles(env: StatsTestEnv, records: readonly QueryLogRe
     if ((i + 1) % per === 0) await log.rotateNow()
   }
   await log.close()
+}
+
+/** The statistics store of `env`, closed after the test. */
+export function openTestStatsDb(t: TestContext, env: StatsTestEnv): StatsDb {
+  const db = openStatsDb(env.config.stats.db)
+  t.after(() => db.close())
+  return db
+}
+
+/** Writes `records` as one closed file and imports it at NOW, with no sort by user (a test sorts when it means to). */
+export async function importUnsorted(
+  db: StatsDb,
+  env: StatsTestEnv,
+  records: readonly QueryLogRecord[]
+): Promise<void> {
+  await writeFiles(env, records)
+  await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW, rawSortMinRows: Number.MAX_SAFE_INTEGER })
 }
 
 /** Raw rows in the statistics store (every raw partition). */
