@@ -52,7 +52,7 @@ import {
 import { insertRawHour, rawUsersTable } from '../../engine/stats/raw-layout.js'
 import { RAW_SORT_EVERY_MS, rawSortSettled, sortRawHour } from '../../engine/stats/raw-sort.js'
 import { ALL_USERS } from '../../engine/querylog/files.js'
-import { pruneStats } from '../../engine/stats/importer.js'
+import { pruneStats } from '../../engine/stats/maintenance.js'
 import { foldDays, weekHoursTable, weekNamesTable, weekOf, weekPartitions } from '../../engine/stats/fold.js'
 import { buildMonth, dueMonths } from '../../engine/stats/month-build.js'
 import { openLegacyStatsDb } from '../../engine/stats/lmdb-legacy.js'
