@@ -18,7 +18,7 @@ export { compactStats } from './maintenance.js'
 export { openStatsDb, retentionOf, type StatsDb, type StatsDbOptions } from './db.js'
 export { openReopeningStatsDb, type ReopeningStatsDb } from './reopening.js'
 export { snapshotStatsDb, startSnapshotResponder } from './snapshot.js'
-export { migrateLegacyStats, warnIfUnmigrated, type MigrateResult } from './migrate.js'
+export { migrateLegacyStats, warnIfUnmigrated, type MigrateResult } from './legacy/migrate.js'
 export {
   activityByDay,
   activityByHour,

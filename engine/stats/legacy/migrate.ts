@@ -17,7 +17,7 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api'
 import { existsSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Logger } from '../log/index.js'
+import type { Logger } from '../../log/index.js'
 import {
   hoursTable,
   hoursTableSql,
@@ -27,11 +27,11 @@ import {
   namesTableSql,
   putProgress,
   type StatsDb
-} from './db.js'
-import { legacyRawTable, legacyRawTableSql } from './raw-layout.js'
-import { openLegacyStatsDb, type LegacyStatsDb } from './lmdb-legacy.js'
-import { HOUR_MS, ReportTime } from './time.js'
-import { transaction } from './transaction.js'
+} from '../db.js'
+import { legacyRawTable, legacyRawTableSql } from '../raw-layout.js'
+import { openLegacyStatsDb, type LegacyStatsDb } from './lmdb.js'
+import { HOUR_MS, ReportTime } from '../time.js'
+import { transaction } from '../transaction.js'
 
 export const LEGACY_FILE = 'data.mdb'
 
