@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { run } from './stats-migrate.js'
 import { openStatsDb } from '../engine/stats/db.js'
 import { ALL_USERS, ANONYMOUS_USER } from '../engine/querylog/files.js'
-import { openLegacyStatsDb, type LegacyStatsDb } from '../engine/stats/lmdb-legacy.js'
+import { openLegacyStatsDb, type LegacyStatsDb } from '../engine/stats/legacy/lmdb.js'
 import { activityByDay, activityByHour, detail, rawLastHour, topDomains } from '../engine/stats/reports.js'
 import { overview } from '../engine/stats/overview.js'
 import {

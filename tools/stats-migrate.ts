@@ -1,6 +1,6 @@
 /**
  * `filterd stats-migrate --config FILE`: moves an old LMDB statistics environment (`<stats.db>/data.mdb`)
- * into the statistics store (engine/stats/migrate.ts), so the reports keep the history. Run it with
+ * into the statistics store (engine/stats/legacy/migrate.ts), so the reports keep the history. Run it with
  * the api role stopped: the store has one writer. Exit codes: 0 done (or nothing to migrate), 1 failed, 2 usage.
  */
 import { loadConfigFile } from '../engine/features.js'

@@ -15,8 +15,7 @@ import type { SegmentApplier, SegmentCounters } from '../stats/segment-metrics.j
 import { startPeriodicJob } from '../stats/periodic.js'
 import type { Logger } from '../log/index.js'
 import { metaGet, metaPut, type StatsDb } from '../stats/db.js'
-import { pruneStats } from '../stats/importer.js'
-import { exportParquetHours } from '../stats/parquet.js'
+import { maintainAfterImport } from '../stats/maintenance.js'
 import { applySegments, removeStaleSegmentTemps } from '../stats/segment.js'
 import { whenReady } from './redis.js'
 import { segmentFile, type SegmentKeys, type SegmentMeta } from './segments.js'
@@ -233,8 +232,12 @@ export function startSegmentApplier(
     gaps = await segmentGaps(ctx.db)
     if (now() - prunedAt >= (options.pruneEveryMs ?? 300_000)) {
       prunedAt = now()
-      if (options.parquetDir !== undefined) await exportParquetHours(ctx.db, options.parquetDir, prunedAt, ctx.logger)
-      const n = await pruneStats(ctx.db, ctx.timeZone, prunedAt)
+      // The store's maintenance (engine/stats/maintenance.ts) but the steps beside the writer.
+      const n = await maintainAfterImport(ctx.db, ctx.timeZone, () => prunedAt, {
+        parquetDir: options.parquetDir,
+        logger: ctx.logger,
+        beside: false
+      })
       if (n > 0) ctx.logger?.info({ pruned: n }, 'statistics pruned')
     }
     return marks

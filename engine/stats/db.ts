@@ -36,6 +36,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { EngineError } from '../errors.js'
 import { addRawSourceColumn, rawHoursAmong } from './raw-layout.js'
+import { tableName, tableOf } from './tiers.js'
 import { threadPrioritizer, type StatsPriority } from './priority.js'
 import { DEFAULT_RETENTION, type StatsRetention } from './time.js'
 
@@ -111,8 +112,8 @@ const SCHEMA = [
   'CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value BIGINT)'
 ]
 
-export const hoursTable = (day: number): string => `hours_${day}`
-export const namesTable = (day: number): string => `names_${day}`
+export const hoursTable = (day: number): string => tableName('day', 'hours', day)
+export const namesTable = (day: number): string => tableName('day', 'names', day)
 
 export function hoursTableSql(name: string): string {
   return `CREATE TABLE IF NOT EXISTS ${name} ("user" VARCHAR, hour INTEGER, requests BIGINT, blocks BIGINT)`
@@ -132,8 +133,8 @@ export function partitionsAmong(names: Iterable<string>): Record<PartitionKind, 
   const out: Record<PartitionKind, number[]> = { raw: [], hours: [], names: [] }
   const all = [...names]
   for (const name of all) {
-    const m = /^(hours|names)_(\d+)$/.exec(name)
-    if (m !== null) out[m[1] as PartitionKind].push(Number(m[2]))
+    const t = tableOf(name)
+    if (t?.tier === 'day') out[t.kind as PartitionKind].push(t.n)
   }
   for (const list of Object.values(out)) list.sort((a, b) => a - b)
   out.raw = rawHoursAmong(all) // either layout
@@ -237,22 +238,35 @@ async function openInstance(file: string, options: StatsDbOptions): Promise<Duck
   return await DuckDBInstance.create(file, settings)
 }
 
-/** Background work (StatsDb.background): each run's connection, interrupted at close, and its promise, awaited then. */
+/**
+ * Background work (StatsDb.background): each run's connection, interrupted at close, and its promise, awaited
+ * then. A run that fails once the close interrupted it fails with ENGINE_STORE_OPEN (the store is closed), the
+ * code its caller tells apart from a failure of the work, since DuckDB's own interruption error has no code.
+ */
 function backgroundWork(): {
   run<T>(c: DuckDBConnection, fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
   interruptAll(): Promise<void>
 } {
   const running = new Map<Promise<unknown>, DuckDBConnection>()
+  let interrupted = false
   return {
     run(c, fn) {
-      const p = fn(c).finally(() => {
-        running.delete(p)
-        c.closeSync()
-      })
+      const p = fn(c)
+        .catch((err: unknown) => {
+          if (!interrupted) throw err
+          throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store closed during background work', {
+            cause: err
+          })
+        })
+        .finally(() => {
+          running.delete(p)
+          c.closeSync()
+        })
       running.set(p, c)
       return p
     },
     async interruptAll() {
+      interrupted = true
       for (const c of running.values()) c.interrupt()
       await Promise.allSettled([...running.keys()])
     }

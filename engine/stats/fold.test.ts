@@ -1,7 +1,7 @@
 /** Folds of finished days into week tables: reports unchanged, failures, the month tables of the version before. */
 import { test, type TestContext } from 'node:test'
 import { FOLD_EVERY_MS, foldDays } from './fold.js'
-import { pruneStats } from './importer.js'
+import { pruneStats } from './maintenance.js'
 import { at, partitionsOf, queriesOfDay } from './testing/fixtures.js'
 import { DAYS, EARLY, NOW, W1, W2, day, importAt, reports, twoStores, weeks } from './testing/fold-stores.js'
 import { setFailpoint } from '../failpoints.js'

@@ -31,13 +31,15 @@
 import { failpoint, failpointNumber, stopHere } from '../failpoints.js'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { TABLES_SQL, hoursTable, metaPut, namesTable, partitions, retentionOf, type StatsDb } from './db.js'
-import { HOUR_MS, ReportTime } from './time.js'
+import { transaction } from './transaction.js'
+import { tableName, tableOf, tier } from './tiers.js'
+import { ReportTime } from './time.js'
 
 const DAY_MS = 86_400_000
-/** A day is folded once it has been over this long. */
-export const FOLD_GRACE_MS = HOUR_MS
+/** A day is folded once it has been over this long (the week tier's due time, ./tiers.ts). */
+export const FOLD_GRACE_MS = tier('week').due.graceMs
 /** At most one round of fold steps starts per store this often (stragglers of folded days wait for the next). */
-export const FOLD_EVERY_MS = HOUR_MS
+export const FOLD_EVERY_MS = tier('week').due.everyMs
 /**
  * A step folds further days while it has lasted less than this (ms; the `stats.fold.step-ms` failpoint
  * overrides, 0 = exactly one day per step): small stores fold a backlog at once, large ones a day per import.
@@ -46,20 +48,21 @@ const FOLD_STEP_MS = 1000
 /** The meta key of the first day retention keeps: folded tables hold older days until dropped whole. */
 export const RETENTION_KEY = 'retention.day'
 
-/** A folded table: its tier (`w` week, `m` month of the version before), kind and first day. */
+/** A folded table: its tier (week, or month), kind and first day. */
 export interface FoldedTable {
   table: string
+  tier: 'week' | 'month'
   kind: 'hours' | 'names'
   /** First and last day it may hold. */
   first: number
   last: number
 }
 
-export const weekHoursTable = (week: number): string => `whours_${week}`
-export const weekNamesTable = (week: number): string => `wnames_${week}`
+export const weekHoursTable = (week: number): string => tableName('week', 'hours', week)
+export const weekNamesTable = (week: number): string => tableName('week', 'names', week)
 /** Month tables (`<month>` the day number of its first day): engine/stats/month-build.ts makes them from finished weeks. */
-export const monthHoursTable = (month: number): string => `mhours_${month}`
-export const monthNamesTable = (month: number): string => `mnames_${month}`
+export const monthHoursTable = (month: number): string => tableName('month', 'hours', month)
+export const monthNamesTable = (month: number): string => tableName('month', 'names', month)
 
 /** The day number of the Monday of `day`'s week (day 4, 1970-01-05, was a Monday). */
 export function weekOf(day: number): number {
@@ -82,10 +85,16 @@ export function monthEnd(month: number): number {
 export function foldedAmong(names: Iterable<string>): FoldedTable[] {
   const out: FoldedTable[] = []
   for (const name of names) {
-    const m = /^([wm])(hours|names)_(\d+)$/.exec(name)
-    if (m === null) continue
-    const first = Number(m[3])
-    out.push({ table: name, kind: m[2] as 'hours' | 'names', first, last: m[1] === 'w' ? first + 6 : monthEnd(first) })
+    const t = tableOf(name)
+    if (t?.tier !== 'week' && t?.tier !== 'month') continue
+    const first = t.n
+    out.push({
+      table: name,
+      tier: t.tier,
+      kind: t.kind as 'hours' | 'names',
+      first,
+      last: t.tier === 'week' ? first + 6 : monthEnd(first)
+    })
   }
   return out.sort((a, b) => a.first - b.first)
 }
@@ -98,7 +107,7 @@ export async function foldedTables(c: DuckDBConnection): Promise<FoldedTable[]> 
 /** The week tables that exist, by week (first day number), ascending. */
 export async function weekPartitions(c: DuckDBConnection): Promise<{ hours: number[]; names: number[] }> {
   const out = { hours: [] as number[], names: [] as number[] }
-  for (const t of await foldedTables(c)) if (t.table.startsWith('w')) out[t.kind].push(t.first)
+  for (const t of await foldedTables(c)) if (t.tier === 'week') out[t.kind].push(t.first)
   return out
 }
 
@@ -198,8 +207,7 @@ async function foldDay(
 ): Promise<void> {
   const week = weekOf(day)
   const month = monthOf(day)
-  await c.run('BEGIN TRANSACTION')
-  try {
+  await transaction(c, async () => {
     if (kinds.has('hours') && existing.has(monthHoursTable(month)))
       await appendTo(c, monthHoursTable(month), hoursOfDaySql(day), hoursTable(day))
     else if (kinds.has('hours')) {
@@ -216,11 +224,7 @@ async function foldDay(
     }
     await c.run('DELETE FROM meta WHERE key = $1', [`dirty.${day}`])
     hook?.(day)
-    await c.run('COMMIT')
-  } catch (err) {
-    await c.run('ROLLBACK').catch(() => {})
-    throw err
-  }
+  })
   if (kinds.has('hours') && !existing.has(monthHoursTable(month))) existing.add(weekHoursTable(week))
   if (kinds.has('names') && !existing.has(monthNamesTable(month))) existing.add(weekNamesTable(week))
 }

@@ -14,7 +14,8 @@ import {
   writeFiles,
   type StatsTestEnv
 } from './testing/fixtures.js'
-import { applyRecords, importClosedFiles, pruneStats } from './importer.js'
+import { applyRecords, importClosedFiles } from './importer.js'
+import { pruneStats } from './maintenance.js'
 import { parseRecords } from '../querylog/csv.js'
 import { activityByDay, activityByHour, detail, rawLastHour, topDomains } from './reports.js'
 import { ReportTime, parseDay } from './time.js'

@@ -31,7 +31,6 @@ import {
   namesTableSql,
   openStatsDb,
   metaPutMany,
-  partitions,
   progressOf,
   progressOfMany,
   putProgress,
@@ -40,16 +39,14 @@ import {
   type ImportProgress,
   type StatsDb
 } from './db.js'
-import { foldDays, pruneMonths } from './fold.js'
 import { applyStage, dropStage, keepSources, readCsvSql, stageRows, type Stage } from './import-sql.js'
 import { watchClosedFiles, type ClosedFileWatch } from '../querylog/import-trigger.js'
 import { armLiveBoost } from './live-boost.js'
 import { startPeriodicJob } from './periodic.js'
-import { exportParquetHours } from './parquet.js'
-import { sortRawHoursInBackground } from './raw-sort.js'
-import { buildMonthsInBackground } from './month-build.js'
-import { insertRawHour, rawHourTables } from './raw-layout.js'
+import { maintainAfterImport } from './maintenance.js'
+import { insertRawHour } from './raw-layout.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from '../querylog/files.js'
+import { transaction } from './transaction.js'
 import { HOUR_MS, ReportTime, type StatsRetention } from './time.js'
 
 const CHUNK_ROWS = 20_000
@@ -66,8 +63,6 @@ const RAW_STAGE = 'import_raw_stage'
  */
 const BATCH_BYTES = 2 * 1024 * 1024
 const READ_BYTES = 4 * 1024 * 1024
-/** Progress records of finished files are kept as long as aggregates (then the file is long gone). */
-const FILES_RETENTION_MS = 100 * 86_400_000
 
 export interface ImportOptions {
   /** Clock (ms) for retention; default `Date.now`. */
@@ -201,11 +196,11 @@ export async function importClosedFiles(
   } finally {
     await pipeline.drain()
   }
-  // Before pruning: an hour is written long before retention drops it (a day).
-  if (options.parquetDir !== undefined) await exportParquetHours(db, options.parquetDir, ctx.now(), options.logger)
-  result.pruned = await pruneStats(db, timeZone, ctx.now(), options.logger)
-  sortRawHoursInBackground(db, ctx.now(), options.logger, options.rawSortMinRows)
-  buildMonthsInBackground(db, timeZone, ctx.now(), options.logger)
+  result.pruned = await maintainAfterImport(db, timeZone, ctx.now, {
+    parquetDir: options.parquetDir,
+    logger: options.logger,
+    rawSortMinRows: options.rawSortMinRows
+  })
   return result
 }
 
@@ -437,8 +432,7 @@ async function applyBatch(
   stage: Stage | undefined
 ): Promise<BatchOutcome> {
   const out: BatchOutcome = new Map()
-  await c.run('BEGIN TRANSACTION')
-  try {
+  return await transaction(c, async () => {
     const ledger = await progressOfMany(
       c,
       files.map((f) => f.name)
@@ -477,12 +471,8 @@ async function applyBatch(
     })
     await putProgressMany(c, records)
     ctx.onChunk?.('in-txn', ctx.rowsSoFar)
-    await c.run('COMMIT')
     return out
-  } catch (err) {
-    await c.run('ROLLBACK').catch(() => {})
-    throw err
-  }
+  })
 }
 
 /**
@@ -667,11 +657,9 @@ async function applyChunk(
   const sums = sumChunk(ctx, records, alreadySkipped)
   const now = ctx.now()
   return await ctx.db.write(async (c): Promise<ChunkOutcome> => {
-    await c.run('BEGIN TRANSACTION')
-    try {
+    return await transaction(c, async () => {
       const cur = await progressOf(c, name)
       if ((cur?.offset ?? 0) !== from || cur?.done === true) {
-        await c.run('ROLLBACK')
         return { kind: 'moved', progress: cur ?? { offset: 0, rows: 0, skipped: 0, done: false, updated: 0 } }
       }
       let seq = await metaGet(c, 'seq')
@@ -693,109 +681,9 @@ async function applyChunk(
       await putProgress(c, name, progress)
       ctx.rowsSoFar += sums.rows
       ctx.onChunk?.('in-txn', ctx.rowsSoFar)
-      await c.run('COMMIT')
       return { kind: 'applied', rows: sums.rows, skipped: sums.skipped, progress }
-    } catch (err) {
-      await c.run('ROLLBACK').catch(() => {})
-      throw err
-    }
+    })
   })
-}
-
-/** Rewrites a day's partitions as one row per key, sorted by user (see engine/stats/db.ts). */
-async function compactDay(c: DuckDBConnection, day: number): Promise<void> {
-  const h = hoursTable(day)
-  const n = namesTable(day)
-  await c.run('BEGIN TRANSACTION')
-  try {
-    const parts = await partitions(c)
-    if (parts.hours.includes(day)) {
-      await c.run(
-        `CREATE TABLE ${h}__c AS SELECT "user", hour, sum(requests)::BIGINT AS requests, sum(blocks)::BIGINT AS blocks ` +
-          `FROM ${h} GROUP BY "user", hour ORDER BY "user", hour`
-      )
-      await c.run(`DROP TABLE ${h}`)
-      await c.run(`ALTER TABLE ${h}__c RENAME TO ${h}`)
-    }
-    if (parts.names.includes(day)) {
-      await c.run(
-        `CREATE TABLE ${n}__c AS SELECT "user", host, sum(requests)::BIGINT AS requests, sum(nxdomain)::BIGINT AS nxdomain, ` +
-          `sum(blocks)::BIGINT AS blocks, coalesce(arg_max(cats, seq) FILTER (WHERE cats <> ''), '') AS cats, max(seq) AS seq ` +
-          `FROM ${n} GROUP BY "user", host ORDER BY "user", host`
-      )
-      await c.run(`DROP TABLE ${n}`)
-      await c.run(`ALTER TABLE ${n}__c RENAME TO ${n}`)
-    }
-    await c.run('DELETE FROM meta WHERE key = $1', [`dirty.${day}`])
-    await c.run('COMMIT')
-  } catch (err) {
-    await c.run('ROLLBACK').catch(() => {})
-    throw err
-  }
-}
-
-/** Today's partitions are compacted at most this often, the first time this long after the first prune (earlier days once, after their last write). */
-const COMPACT_TODAY_MS = 10 * 60_000
-const lastTodayCompaction = new WeakMap<StatsDb, number>()
-
-/**
- * Drops the partitions retention (`retentionOf(db)`: stats.raw-retention-hours, stats.retention-months) no
- * longer keeps: raw hours wholly older than a day, days older than three months (the defaults), month
- * tables whose last day is (engine/stats/fold.ts); forgets old ledger records;
- * folds the finished days into their month tables; compacts the days written since their last
- * compaction. Returns the partitions dropped by retention (not the day tables folded).
- */
-export async function pruneStats(db: StatsDb, timeZone: string, now: number, logger?: Logger): Promise<number> {
-  const time = new ReportTime(timeZone)
-  const kept = retentionOf(db)
-  const keepDay = time.aggregateRetentionStart(now, kept.months)
-  const today = time.dayOf(now)
-  return await db.write(async (c) => {
-    const parts = await partitions(c)
-    // A partition is a raw hour's tables (either layout: engine/stats/raw-layout.ts) or one day table.
-    const drops: string[][] = []
-    for (const h of parts.raw) if ((h + 1) * HOUR_MS <= now - kept.rawMs) drops.push(rawHourTables(h))
-    for (const d of parts.hours) if (d < keepDay) drops.push([hoursTable(d)])
-    for (const d of parts.names) if (d < keepDay) drops.push([namesTable(d)])
-    let dropped = 0
-    await c.run('BEGIN TRANSACTION')
-    try {
-      for (const t of drops.flat()) await c.run(`DROP TABLE IF EXISTS ${t}`)
-      dropped = drops.length + (await pruneMonths(c, keepDay))
-      await c.run("DELETE FROM meta WHERE key LIKE 'dirty.%' AND CAST(substr(key, 7) AS INTEGER) < $1", [keepDay])
-      await c.run('DELETE FROM files WHERE done AND updated < $1', [BigInt(now - FILES_RETENTION_MS)])
-      await c.run('COMMIT')
-    } catch (err) {
-      await c.run('ROLLBACK').catch(() => {})
-      throw err
-    }
-    const folded = await foldDays(db, c, timeZone, now)
-    if (folded.days > 0) logger?.info(folded, 'statistics: finished days folded into their week tables')
-    await compactDirty(db, c, today, now)
-    return dropped
-  })
-}
-
-async function compactDirty(db: StatsDb, c: DuckDBConnection, today: number, now: number): Promise<void> {
-  const dirty = (await c.runAndReadAll("SELECT CAST(substr(key, 7) AS INTEGER) FROM meta WHERE key LIKE 'dirty.%'"))
-    .getRows()
-    .map((r) => Number(r[0]))
-  for (const day of dirty) {
-    if (day === today) {
-      // The first time counts from the store's first prune: an import run right after a start does
-      // not also rewrite all of today (it reads a few more partials until then).
-      const last = lastTodayCompaction.get(db)
-      if (last === undefined) lastTodayCompaction.set(db, now)
-      if (last === undefined || now - last < COMPACT_TODAY_MS) continue
-      lastTodayCompaction.set(db, now)
-    }
-    await compactDay(c, day)
-  }
-}
-
-/** Compacts every day written since its last compaction, today included (no retention: `filterd stats-migrate`). */
-export async function compactStats(db: StatsDb): Promise<void> {
-  await db.write((c) => compactDirty(db, c, Number.NaN, Date.now()))
 }
 
 export interface StatsImporter {

@@ -5,7 +5,6 @@
  * time zones and the reserved anonymous user.
  */
 export {
-  compactStats,
   importClosedFiles,
   startStatsImporter,
   statsDbOptions,
@@ -15,10 +14,11 @@ export {
   type StatsImporter,
   type StatsImporterOptions
 } from './importer.js'
+export { compactStats } from './maintenance.js'
 export { openStatsDb, retentionOf, type StatsDb, type StatsDbOptions } from './db.js'
 export { openReopeningStatsDb, type ReopeningStatsDb } from './reopening.js'
 export { snapshotStatsDb, startSnapshotResponder } from './snapshot.js'
-export { migrateLegacyStats, warnIfUnmigrated, type MigrateResult } from './migrate.js'
+export { migrateLegacyStats, warnIfUnmigrated, type MigrateResult } from './legacy/migrate.js'
 export {
   activityByDay,
   activityByHour,

@@ -1,7 +1,7 @@
 import { test, type TestContext } from 'node:test'
 import { openStatsDb } from './db.js'
 import { foldDays } from './fold.js'
-import { pruneStats } from './importer.js'
+import { pruneStats } from './maintenance.js'
 import { buildMonth, buildMonths } from './month-build.js'
 import { queriesOfDay, statsTestEnv } from './testing/fixtures.js'
 import { ALL, APRIL, EARLY, MAY, NOW, folded, importAt, reports, tables, twoStores } from './testing/month-stores.js'

@@ -1,7 +1,7 @@
 import { test, type TestContext } from 'node:test'
 import { openStatsDb } from './db.js'
 import { FOLD_EVERY_MS } from './fold.js'
-import { pruneStats } from './importer.js'
+import { pruneStats } from './maintenance.js'
 import { buildMonths, dueMonths } from './month-build.js'
 import { activityByDay } from './reports.js'
 import { at, partitionsOf, queriesOfDay, statsTestEnv } from './testing/fixtures.js'

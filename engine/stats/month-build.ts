@@ -42,9 +42,11 @@ import {
   type FoldedTable
 } from './fold.js'
 import { DEFAULT_RETENTION, ReportTime } from './time.js'
+import { transaction } from './transaction.js'
+import { tier } from './tiers.js'
 
 /** The background check for months to make runs at most this often per store. */
-const MONTH_BUILD_EVERY_MS = 10 * 60_000
+const MONTH_BUILD_EVERY_MS = tier('month').due.everyMs
 const BUILD_SUFFIX = '__mbuild'
 
 type Kind = 'hours' | 'names'
@@ -86,7 +88,7 @@ async function monthWeeks(
   ).getRows()
   const last = monthEnd(unit.month)
   const weeks = foldedAmong(rows.map((r) => String(r[0]))).filter(
-    (t) => t.table.startsWith('w') && t.kind === unit.kind && t.first <= last && t.last >= unit.month
+    (t) => t.tier === 'week' && t.kind === unit.kind && t.first <= last && t.last >= unit.month
   )
   const byName = new Map(rows.map((r) => [String(r[0]), `${String(r[1])}:${String(r[2])}`]))
   const size = new Map(rows.map((r) => [String(r[0]), Number(r[2])]))
@@ -115,7 +117,7 @@ export function dueMonths(
   for (const kind of ['hours', 'names'] as const) {
     const months = new Set<number>()
     for (const w of folded)
-      if (w.table.startsWith('w') && w.kind === kind) for (const d of [w.first, w.last]) months.add(monthOf(d))
+      if (w.tier === 'week' && w.kind === kind) for (const d of [w.first, w.last]) months.add(monthOf(d))
     for (const month of months) {
       const last = monthEnd(month)
       const weeksEnd = weekOf(last) + 6
@@ -174,11 +176,9 @@ async function buildCopies(
   unit: MonthUnit,
   hook: MonthHook | undefined
 ): Promise<string | undefined> {
-  await c.run('BEGIN TRANSACTION')
-  try {
+  return await transaction(c, async () => {
     const { weeks, print, rows } = await monthWeeks(c, unit)
     if (weeks.length === 0) {
-      await c.run('COMMIT')
       return undefined
     }
     const [first, last] = [unit.month, monthEnd(unit.month)]
@@ -204,18 +204,13 @@ async function buildCopies(
           `CREATE TABLE ${w.table}${BUILD_SUFFIX} AS SELECT ${cols} FROM ${w.table} WHERE day NOT BETWEEN ${first} AND ${last}`
         )
     hook?.(unit)
-    await c.run('COMMIT')
     return print
-  } catch (err) {
-    await c.run('ROLLBACK').catch(() => {})
-    throw err
-  }
+  })
 }
 
 /** Step 2, on the writer: the copies replace the weeks if these are unchanged since step 1; true if swapped. */
 async function swapMonth(c: DuckDBConnection, unit: MonthUnit, print: string): Promise<boolean> {
-  await c.run('BEGIN TRANSACTION')
-  try {
+  return await transaction(c, async () => {
     const { weeks, print: current, names } = await monthWeeks(c, unit)
     const swap = current === print && !names.has(monthTable(unit))
     if (!swap) {
@@ -231,12 +226,8 @@ async function swapMonth(c: DuckDBConnection, unit: MonthUnit, print: string): P
       }
       await c.run(`ALTER TABLE ${monthTable(unit)}${BUILD_SUFFIX} RENAME TO ${monthTable(unit)}`)
     }
-    await c.run('COMMIT')
     return swap
-  } catch (err) {
-    await c.run('ROLLBACK').catch(() => {})
-    throw err
-  }
+  })
 }
 
 /**
@@ -290,8 +281,7 @@ export function buildMonthsInBackground(db: StatsDb, timeZone: string, now: numb
     },
     (err: unknown) => {
       // A store closing meanwhile (refused, or its build interrupted) is not a failure.
-      const e = err as { code?: string; message?: string }
-      if (e.code !== 'ENGINE_STORE_OPEN' && !/interrupt/i.test(e.message ?? ''))
+      if ((err as { code?: unknown }).code !== 'ENGINE_STORE_OPEN')
         logger?.warn({ err }, 'statistics: making a month table failed; tried again later')
     }
   )

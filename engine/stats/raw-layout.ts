@@ -23,13 +23,14 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { snapshotHolds } from './snapshot-check.js'
+import { tableName, tableOf } from './tiers.js'
 
-export const rawRowsTable = (hour: number): string => `rawi_${hour}`
-export const rawUsersTable = (hour: number): string => `rawusers_${hour}`
-export const rawHostsTable = (hour: number): string => `rawhosts_${hour}`
-export const rawAddrsTable = (hour: number): string => `rawaddrs_${hour}`
+export const rawRowsTable = (hour: number): string => tableName('raw', 'rows', hour)
+export const rawUsersTable = (hour: number): string => tableName('raw', 'users', hour)
+export const rawHostsTable = (hour: number): string => tableName('raw', 'hosts', hour)
+export const rawAddrsTable = (hour: number): string => tableName('raw', 'addrs', hour)
 /** The layout before (a store written by an older version, or migrated from LMDB). */
-export const legacyRawTable = (hour: number): string => `raw_${hour}`
+export const legacyRawTable = (hour: number): string => tableName('raw', 'legacy', hour)
 
 /** Every table of a raw hour, in either layout (retention drops them all). */
 export function rawHourTables(hour: number): string[] {
@@ -40,8 +41,8 @@ export function rawHourTables(hour: number): string[] {
 export function rawHoursAmong(names: Iterable<string>): number[] {
   const hours = new Set<number>()
   for (const name of names) {
-    const m = /^rawi?_(\d+)$/.exec(name)
-    if (m !== null) hours.add(Number(m[1]))
+    const t = tableOf(name)
+    if (t?.tier === 'raw' && (t.kind === 'rows' || t.kind === 'legacy')) hours.add(t.n)
   }
   return [...hours].sort((a, b) => a - b)
 }

@@ -31,12 +31,14 @@ import type { DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from '../log/index.js'
 import { TABLES_SQL, metaPut, type StatsDb } from './db.js'
 import { rawAddrsTable, rawHostsTable, rawRowsTable, rawUsersTable } from './raw-layout.js'
+import { transaction } from './transaction.js'
+import { tableOf, tier } from './tiers.js'
 import { HOUR_MS } from './time.js'
 
 /** Unsorted rows below which an hour is left as it is. */
 export const RAW_SORT_MIN_ROWS = 50_000
 /** The hour still being written is sorted again at most this often. */
-export const RAW_SORT_EVERY_MS = 10 * 60_000
+export const RAW_SORT_EVERY_MS = tier('raw').due.everyMs
 
 const SORTED_KEY = 'rawisorted.'
 /** Older versions' key for the sorted prefix of `raw_<hour>` (forgotten: those hours are not sorted again). */
@@ -80,9 +82,9 @@ async function hourStates(c: DuckDBConnection, busy: ReadonlySet<number>): Promi
   )
   const out: HourState[] = []
   for (const [name, size] of tables) {
-    const m = /^rawi_(\d+)$/.exec(String(name))
-    if (m === null) continue
-    const hour = Number(m[1])
+    const t = tableOf(String(name))
+    if (t?.tier !== 'raw' || t.kind !== 'rows') continue
+    const hour = t.n
     out.push({ hour, rows: Number(size), sorted: sorted.get(hour) ?? 0 })
   }
   return out
@@ -137,8 +139,7 @@ async function renumber(c: DuckDBConnection, hour: number, dict: string, column:
  * instead of every name.
  */
 async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapshot> {
-  await c.run('BEGIN TRANSACTION')
-  try {
+  return await transaction(c, async () => {
     const t = rawRowsTable(hour)
     const count = async (table: string): Promise<number> =>
       Number((await c.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows()[0]![0])
@@ -155,12 +156,8 @@ async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapsh
         `JOIN ${idMap(hour, 'hid')} h ON h.old = r.hid ORDER BY r.uid, r.created, r.rowid`
     )
     await c.run(`CREATE TABLE ${sortedUsers(hour)} AS SELECT * FROM ${rawUsersTable(hour)} ORDER BY name`)
-    await c.run('COMMIT')
     return snap
-  } catch (err) {
-    await c.run('ROLLBACK').catch(() => {})
-    throw err
-  }
+  })
 }
 
 /**
@@ -192,8 +189,7 @@ async function swapSorted(c: DuckDBConnection, hour: number, snap: Snapshot): Pr
     [rawHostsTable(hour), sortedDict(rawHostsTable(hour))],
     [rawAddrsTable(hour), sortedDict(rawAddrsTable(hour))]
   ]
-  await c.run('BEGIN TRANSACTION')
-  try {
+  await transaction(c, async () => {
     const exists = (await c.runAndReadAll(`${TABLES_SQL} AND table_name = '${pairs[0]![0]}'`)).getRows().length > 0
     if (exists) {
       await appendSince(c, hour, snap)
@@ -204,11 +200,7 @@ async function swapSorted(c: DuckDBConnection, hour: number, snap: Snapshot): Pr
       await metaPut(c, SORTED_KEY + hour, snap.rows)
     } else for (const [, s] of pairs) await c.run(`DROP TABLE ${s}`) // retention dropped the hour meanwhile
     for (const [, column] of RENUMBERED) await c.run(`DROP TABLE IF EXISTS ${idMap(hour, column)}`)
-    await c.run('COMMIT')
-  } catch (err) {
-    await c.run('ROLLBACK').catch(() => {})
-    throw err
-  }
+  })
 }
 
 /** Forgets the sorted prefix of hours that no longer exist. */
@@ -274,8 +266,7 @@ export function sortRawHoursInBackground(db: StatsDb, now: number, logger?: Logg
     },
     (err: unknown) => {
       // A store closing meanwhile (refused, or its sort interrupted) is not a failure.
-      const e = err as { code?: string; message?: string }
-      if (e.code !== 'ENGINE_STORE_OPEN' && !/interrupt/i.test(e.message ?? ''))
+      if ((err as { code?: unknown }).code !== 'ENGINE_STORE_OPEN')
         logger?.warn({ err }, 'statistics: sorting a raw hour by user failed; tried again after the next import')
     }
   )

@@ -12,6 +12,8 @@ import { userRawRows, type UserRawRow } from './raw-layout.js'
 import { snapshotHolds } from './snapshot-check.js'
 import { HOUR_MS, formatDay, type ReportTime } from './time.js'
 import { RETENTION_KEY, foldedAmong } from './fold.js'
+import { readOnly } from './transaction.js'
+import { tablePatternSql } from './tiers.js'
 
 export interface Dataset {
   label: 'Requests' | 'Blocks' | 'NXdomain'
@@ -110,9 +112,20 @@ const catalogs = new WeakMap<StatsDb, Map<Kind, KindCatalog>>()
 
 /** The tables of each kind a report reads (day tables, week and month tables). */
 const KIND_TABLES: Record<Kind, string> = {
-  hours: '[mw]?hours_[0-9]+',
-  names: '[mw]?names_[0-9]+',
-  raw: 'rawi?_[0-9]+'
+  hours: tablePatternSql([
+    ['day', 'hours'],
+    ['week', 'hours'],
+    ['month', 'hours']
+  ]),
+  names: tablePatternSql([
+    ['day', 'names'],
+    ['week', 'names'],
+    ['month', 'names']
+  ]),
+  raw: tablePatternSql([
+    ['raw', 'rows'],
+    ['raw', 'legacy']
+  ])
 }
 
 /**
@@ -153,14 +166,7 @@ async function catalog(db: StatsDb, c: DuckDBConnection): Promise<{ names: strin
  * fold or a month's swap (engine/stats/month-build.ts) drops and renames tables between them.
  */
 async function readSnapshot<T>(db: StatsDb, fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
-  return await db.read(async (c) => {
-    await c.run('BEGIN TRANSACTION')
-    try {
-      return await fn(c)
-    } finally {
-      await c.run('ROLLBACK')
-    }
-  })
+  return await db.read((c) => readOnly(c, () => fn(c)))
 }
 
 async function rows(c: DuckDBConnection, sql: string, params: Array<string | number | bigint>): Promise<unknown[][]> {

@@ -22,6 +22,7 @@ import { metaGet, metaPutMany, progressOfMany, putProgressMany, retentionOf, typ
 import { importRows, readCsvSql, readParquetSql, sqlString, type SqlBatchOutcome } from './import-sql.js'
 import { intakeCsvFile } from './csv-intake.js'
 import { ReportTime } from './time.js'
+import { transaction } from './transaction.js'
 
 /** What the metadata says of a segment, and what a fetcher checks. */
 export interface SegmentFacts {
@@ -176,8 +177,7 @@ export async function applySegments(
   const now = options.now ?? Date.now()
   const bytes = await Promise.all(segments.map(async (s) => (await stat(s.path)).size))
   return await db.write(async (c): Promise<SegmentOutcome[]> => {
-    await c.run('BEGIN TRANSACTION')
-    try {
+    return await transaction(c, async () => {
       const ledger = await progressOfMany(
         c,
         segments.map((s) => s.name)
@@ -211,13 +211,9 @@ export async function applySegments(
         )
       }
       await options.alsoInTxn?.(c)
-      await c.run('COMMIT')
       return segments.map((s): SegmentOutcome =>
         todo.includes(s) ? { kind: 'applied', rows: r!.files.get(s.path)?.rows ?? 0 } : { kind: 'duplicate' }
       )
-    } catch (err) {
-      await c.run('ROLLBACK').catch(() => {})
-      throw err
-    }
+    })
   })
 }

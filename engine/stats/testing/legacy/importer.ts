@@ -19,7 +19,7 @@ import { join } from 'node:path'
 import type { Logger } from '../../../log/index.js'
 import { decodeRow, parseRecords } from '../../../querylog/csv.js'
 import type { ImportProgress } from '../../db.js'
-import { type DomainValue, type Pair, type RawValue, type LegacyStatsDb } from '../../lmdb-legacy.js'
+import { type DomainValue, type Pair, type RawValue, type LegacyStatsDb } from '../../legacy/lmdb.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from '../../../querylog/files.js'
 import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from '../../time.js'
 

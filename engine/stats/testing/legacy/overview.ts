@@ -3,7 +3,7 @@
  * under ALL_USERS: requests and blocks per hour and per day, the most blocked names and the categories of
  * the blocked names, and anonymous addresses against users. One call, so the overview loads in one request.
  */
-import type { LegacyStatsDb } from '../../lmdb-legacy.js'
+import type { LegacyStatsDb } from '../../legacy/lmdb.js'
 import { ALL_USERS, ANONYMOUS_USER } from '../../../querylog/files.js'
 import { activityByDay, activityByHour, type Chart } from './reports.js'
 import type { ReportTime } from '../../time.js'

@@ -3,7 +3,7 @@
  * environment. Every report is for one user id (or ANONYMOUS_USER) and local days `from`..`to`
  * (inclusive day numbers, engine/stats/time.ts); validating the request is the caller's job (the management API's).
  */
-import type { LegacyStatsDb } from '../../lmdb-legacy.js'
+import type { LegacyStatsDb } from '../../legacy/lmdb.js'
 import { HOUR_MS, formatDay, type ReportTime } from '../../time.js'
 
 export interface Dataset {

@@ -17,7 +17,7 @@
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api'
 import { existsSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Logger } from '../log/index.js'
+import type { Logger } from '../../log/index.js'
 import {
   hoursTable,
   hoursTableSql,
@@ -27,10 +27,11 @@ import {
   namesTableSql,
   putProgress,
   type StatsDb
-} from './db.js'
-import { legacyRawTable, legacyRawTableSql } from './raw-layout.js'
-import { openLegacyStatsDb, type LegacyStatsDb } from './lmdb-legacy.js'
-import { HOUR_MS, ReportTime } from './time.js'
+} from '../db.js'
+import { legacyRawTable, legacyRawTableSql } from '../raw-layout.js'
+import { openLegacyStatsDb, type LegacyStatsDb } from './lmdb.js'
+import { HOUR_MS, ReportTime } from '../time.js'
+import { transaction } from '../transaction.js'
 
 export const LEGACY_FILE = 'data.mdb'
 
@@ -159,27 +160,26 @@ export async function migrateLegacyStats(db: StatsDb, timeZone: string): Promise
   const r: MigrateResult = { hours: 0, days: 0, names: 0, raw: 0, files: 0 }
   try {
     await db.write(async (c) => {
-      await c.run('BEGIN TRANSACTION')
-      const ap = new Appenders(c)
-      try {
-        await copyAggregates(old, ap, new ReportTime(timeZone), r)
-        await copyRaw(old, ap, r)
-        ap.closeAll()
-        for (const { key, value } of old.files.getRange()) {
-          await putProgress(c, key, value)
-          r.files++
+      await transaction(c, async () => {
+        const ap = new Appenders(c)
+        try {
+          await copyAggregates(old, ap, new ReportTime(timeZone), r)
+          await copyRaw(old, ap, r)
+          ap.closeAll()
+          for (const { key, value } of old.files.getRange()) {
+            await putProgress(c, key, value)
+            r.files++
+          }
+          await metaPut(c, 'seq', Math.max(await metaGet(c, 'seq'), old.meta.get('seq') ?? 0))
+          // Every migrated day is compacted (one row per key, sorted by user) by the next prune.
+          await c.run(
+            "INSERT OR REPLACE INTO meta SELECT 'dirty.' || substr(table_name, 7), 1 FROM duckdb_tables() WHERE table_name SIMILAR TO 'hours_[0-9]+'"
+          )
+        } catch (err) {
+          ap.closeAll()
+          throw err
         }
-        await metaPut(c, 'seq', Math.max(await metaGet(c, 'seq'), old.meta.get('seq') ?? 0))
-        // Every migrated day is compacted (one row per key, sorted by user) by the next prune.
-        await c.run(
-          "INSERT OR REPLACE INTO meta SELECT 'dirty.' || substr(table_name, 7), 1 FROM duckdb_tables() WHERE table_name SIMILAR TO 'hours_[0-9]+'"
-        )
-        await c.run('COMMIT')
-      } catch (err) {
-        ap.closeAll()
-        await c.run('ROLLBACK').catch(() => {})
-        throw err
-      }
+      })
     })
   } finally {
     await old.close()

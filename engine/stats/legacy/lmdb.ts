@@ -1,7 +1,7 @@
 /**
  * The statistics environment of filterd before the column store (engine/stats/db.ts): an LMDB
  * environment (`<stats.db>/data.mdb`). Kept only so that `filterd stats-migrate` can read an old one
- * (engine/stats/migrate.ts). Named databases and their keys:
+ * (engine/stats/legacy/migrate.ts). Named databases and their keys:
  *
  *   hour    [user, utcHour]         → [requests, blocks]
  *   day     [user, day]             → [requests, blocks]
@@ -17,8 +17,8 @@
  */
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { mkdirSync } from 'node:fs'
-import { EngineError } from '../errors.js'
-import type { ImportProgress } from './db.js'
+import { EngineError } from '../../errors.js'
+import type { ImportProgress } from '../db.js'
 
 export type Pair = [requests: number, blocks: number]
 export type DomainValue = [requests: number, nxdomain: number, blocks: number, cats: number[]]
