@@ -231,11 +231,24 @@ export async function progressOfMany(
   return out
 }
 
-async function openInstance(file: string, options: StatsDbOptions): Promise<DuckDBInstance> {
-  const settings: Record<string, string> = {}
+/**
+ * The settings of a DuckDB instance of the statistics work: `memory_limit` and `threads` as configured
+ * (stats.duckdb-memory, stats.duckdb-threads), and the allocator's background thread. Without that thread,
+ * the memory a large query frees (the sort of a raw hour, engine/stats/raw-sort.ts; an import's stage; a
+ * report's sort) stays with the process until a later query's thread flushes it, outside `memory_limit`:
+ * the api role's RSS kept the highest peak of its sorts and climbed with them (to 725 MiB in 5 minutes at
+ * 5,000 q/s, bench/stats/api-memory.ts). With it, the freed memory goes back to the system within
+ * seconds (engine/stats/memory-return.test.ts).
+ */
+export function instanceSettings(options: { memoryLimit?: string; threads?: number }): Record<string, string> {
+  const settings: Record<string, string> = { allocator_background_threads: 'true' }
   if (options.memoryLimit !== undefined) settings.memory_limit = options.memoryLimit
   if (options.threads !== undefined) settings.threads = String(options.threads)
-  return await DuckDBInstance.create(file, settings)
+  return settings
+}
+
+async function openInstance(file: string, options: StatsDbOptions): Promise<DuckDBInstance> {
+  return await DuckDBInstance.create(file, instanceSettings(options))
 }
 
 /**

@@ -18,7 +18,15 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import type { Logger } from '../log/index.js'
-import { metaGet, metaPutMany, progressOfMany, putProgressMany, retentionOf, type StatsDb } from './db.js'
+import {
+  instanceSettings,
+  metaGet,
+  metaPutMany,
+  progressOfMany,
+  putProgressMany,
+  retentionOf,
+  type StatsDb
+} from './db.js'
 import { importRows, readCsvSql, readParquetSql, sqlString, type SqlBatchOutcome } from './import-sql.js'
 import { intakeCsvFile } from './csv-intake.js'
 import { ReportTime } from './time.js'
@@ -69,10 +77,7 @@ export function openSegmentWriter(
   let conn: Promise<{ instance: DuckDBInstance; c: DuckDBConnection }> | undefined
   const connect = async (): Promise<DuckDBConnection> => {
     conn ??= (async () => {
-      const settings: Record<string, string> = {}
-      if (options.memoryLimit !== undefined) settings.memory_limit = options.memoryLimit
-      if (options.threads !== undefined) settings.threads = String(options.threads)
-      const instance = await DuckDBInstance.create(':memory:', settings)
+      const instance = await DuckDBInstance.create(':memory:', instanceSettings(options))
       return { instance, c: await instance.connect() }
     })()
     return (await conn).c
