@@ -615,7 +615,8 @@ export const configSchema = {
           type: 'string',
           pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$',
           default: '512MB',
-          description: 'memory limit of the statistics store (DuckDB memory_limit), e.g. 512MB, 4GB',
+          description:
+            "memory limit of the statistics store (DuckDB memory_limit: its cached tables, the import's stage, sorts), e.g. 512MB, 4GB; the api role's RSS is about 250 MiB plus 1.2 times this (docs/statistics.md)",
           'x-roles': ['api', 'sync']
         },
         'duckdb-threads': {
