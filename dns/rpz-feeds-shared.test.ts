@@ -135,3 +135,32 @@ test(
     t.assert.equal(child.exitCode, null, 'filterd all still runs')
   }
 )
+
+test('a restart while the primary is away answers at once from the feed in the store, and keeps it after the failed transfer', async (t: TestContext) => {
+  if ((await dig(['-v']).catch(() => '')) === undefined) return digMissing(t)
+  const w = await world(t)
+  const knotPort = await releasedPort()
+  const notifyPort = await releasedPort()
+  const dnsPort = await releasedPort()
+  await startKnot(t, tempDir(t, 'filterd-knot-'), knotPort, 'feed.rpz', feedText(40), notifyPort)
+  const config = (primaryPort: number): string =>
+    writeConfigFile(w, {
+      listen: [`127.0.0.1:${dnsPort}`],
+      proxy: { processes: 2, 'log-level': 'info' },
+      sections: { 'rpz-feeds': knotFeedSection(primaryPort, notifyPort) }
+    })
+  const first = await startRole(t, 'dns', config(knotPort))
+  t.assert.deepEqual(new Set(await statuses(dnsPort, 'www.bad.example')), new Set(['NXDOMAIN']))
+  await first.stop()
+
+  // Nothing listens on the primary's port now: the first transfer is refused.
+  const dns = await startRole(t, 'dns', config(await releasedPort()))
+  t.assert.deepEqual(
+    new Set(await statuses(dnsPort, 'www.bad.example')),
+    new Set(['NXDOMAIN']),
+    'the stored feed, at once'
+  )
+  await dns.waitForLog((l) => String(l.msg).startsWith('rpz feed feed.rpz: refresh failed'), 'the failed transfer')
+  t.assert.deepEqual(new Set(await statuses(dnsPort, 'www.bad.example')), new Set(['NXDOMAIN']), 'kept after it')
+  t.assert.deepEqual((await digged(dnsPort, ['fine.example', 'A'])).answers, [`A ${UPSTREAM_A}`])
+})

@@ -89,8 +89,10 @@ export class RpzFeeds implements RpzLayer {
   }
 
   /** Loads every feed once (a failure is reported, not thrown: the feed retries) and opens the NOTIFY listener. */
-  async start(): Promise<void> {
-    await Promise.all(this.followers.map((f) => f.start()))
+  /** Loads each feed once (awaited unless `firstInBackground`: a follower logs its own failures) and binds notify-listen. */
+  async start(firstInBackground = false): Promise<void> {
+    const first = Promise.all(this.followers.map((f) => f.start()))
+    if (!firstInBackground) await first
     if (this.notifyListen === undefined) return
     const hp = parseHostPort(this.notifyListen)
     const primaries = new Map<string, string>()
@@ -164,7 +166,9 @@ export async function startFeedTransfers(
         )
       }
     }
-  await feeds.start()
+  // With every feed already in the store the processes that judge can answer from it at once: the
+  // first transfer (a whole zone, of millions of records at an ISP) goes on behind them.
+  await feeds.start(feeds.followers.every((f) => writer.holds(f.zone)))
   return feeds
 }
 

@@ -87,3 +87,29 @@ test('a reader of the store enforces what the feed in memory does: whole loads, 
   stored.refresh()
   assert.equal(stored.match('a.example', ''), undefined)
 })
+
+test('the serial the store enforces, loaded whole again (a restart), writes nothing; a failure before the first load keeps the copy, expiry drops it', async (t: TestContext) => {
+  const store = Store.open(join(tempDir(t, 'filterd-feed-store-'), 'db'))
+  t.after(() => store.close())
+  const writer = new FeedStoreWriter(store)
+  const settings = [{ zone: 'f.rpz', action: 'zone' as const, category: null }]
+  const feed = FeedZone.fromRecords('f.rpz', parseZoneFile(HEAD + BODY, 'f.rpz'))
+  await writer.update(feed, 'whole', report(feed))
+  const generation = store.generation()
+
+  // The same serial, transferred whole by a process that just started: no new version, no new generation.
+  const again = FeedZone.fromRecords('f.rpz', parseZoneFile(HEAD + BODY, 'f.rpz'))
+  await writer.update(again, 'whole', report(again))
+  assert.equal(store.generation(), generation, 'nothing written')
+  assert.ok(writer.holds('f.rpz'))
+
+  // A process whose first transfer failed (the primary away) holds no feed: the store's copy stays.
+  await writer.update(undefined, null, { ...loadingStatus('f.rpz'), state: 'failing', unsupported: 0 })
+  const stored = new StoredFeeds(store, settings)
+  assertSame(stored, feed, 'after a failed first load')
+  // Expired: enforced no more.
+  await writer.update(undefined, null, { ...report(feed), state: 'expired' })
+  assert.equal(writer.holds('f.rpz'), false)
+  stored.refresh()
+  assert.equal(stored.match('a.example', ''), undefined)
+})

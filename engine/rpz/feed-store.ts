@@ -81,6 +81,11 @@ export class FeedStoreWriter {
     this.table = openTable(store)
   }
 
+  /** True when the store enforces a version of `zone` (a process before it can answer from it). */
+  holds(zone: string): boolean {
+    return this.pointer(zone) !== undefined
+  }
+
   private pointer(zone: string): FeedPointer | undefined {
     return this.store.getMeta(POINTER_PREFIX + zone) as FeedPointer | undefined
   }
@@ -99,7 +104,13 @@ export class FeedStoreWriter {
     try {
       await this.table.put([zone, 0], report)
       if (feed === undefined) {
-        if (held !== undefined) await this.store.write((w) => w.putMeta(POINTER_PREFIX + zone, undefined))
+        // Only an expired feed stops being enforced: a process that has not loaded the feed yet (a
+        // restart while the primary is away) keeps the copy the store holds until the feed's expire.
+        if (held !== undefined && report.state === 'expired')
+          await this.store.write((w) => w.putMeta(POINTER_PREFIX + zone, undefined))
+      } else if (change === 'whole' && held?.serial === feed.serial && !this.stale.has(zone)) {
+        // The serial the store enforces, transferred whole again (each start of the following process
+        // takes an AXFR): the same zone, so nothing is written and no reader drops its caches.
       } else if (change === 'whole' || held === undefined || this.stale.has(zone)) {
         await this.writeWhole(zone, feed, held)
         this.stale.delete(zone)

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# One ISP host: SUBSCRIBERS subscribers with two addresses each (IPv4, IPv6), one in ten with a schedule
+# of its own, three list subscriptions (LIST_NAMES names), an RPZ feed of FEED_RECORDS records from Knot,
+# the 1M-name category table, `proxy.processes` = the cores (bench/dns/isp-host-setup.ts writes it all
+# into the store in bulk). Measures, and prints each goal with its figure:
+#   start     `filterd dns` until it answers from that store (the feed already in it), and the first
+#             start that transfers the feed;
+#   q/s       from SUBSCRIBERS distinct addresses against 1,000 (bench/dns/multisrc.c), alternating
+#             rounds, and dnsdist (its 1M-name rule, no per-subscriber policy) from the same client:
+#             answered q/s, the server's CPU (all its processes, /proc) and q/s per CPU-second;
+#   memory    /proc/PID/smaps_rollup of each DNS process, anonymous and file-backed, before and after
+#             every subscriber address was queried, and the growth per address;
+#   refresh   1 s rounds while an IXFR of 50,000 changes is applied (Knot loads serial 2 first; the
+#             NOTIFY is sent by hand at the start of round 4);
+#   write     API writes until every process enforces them (bench/dns/isp-host-write.ts).
+# Run: npm run build && flock /tmp/bench.lock bash bench/dns/isp-host.sh [SUBSCRIBERS=1000000] [FEED_RECORDS=5000000] [LIST_NAMES=1000000] [ROUNDS=3] [SECONDS=6]
+# DATA=DIR keeps the data set in DIR (made when missing) instead of a temp dir removed at the end.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SUBS=${1:-1000000} FEED=${2:-5000000} LISTN=${3:-1000000} ROUNDS=${4:-3} SECS=${5:-6}
+PROCS=$(nproc)
+UP=5590 KNOTF=5591 DNS=5592 NOTIFY=5593 API=5594 METRICS=5595 DNSDIST=5596
+. bench/dns/common.sh
+. bench/dns/knot.sh
+bench_processes
+if [ -n "${DATA:-}" ]; then DIR=$DATA; mkdir -p "$DIR"; else
+  DIR=$(mktemp -d /tmp/filterd-isp.XXXXXX)
+  trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$DIR"' EXIT
+fi
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+gcc -O2 -o "$DIR/multisrc" bench/dns/multisrc.c
+if [ ! -f "$DIR/filterd.yaml" ]; then
+  t0=$(now)
+  node dist/bench/dns/isp-host-setup.js "$DIR" "$SUBS" "$FEED" "$LISTN" "$PROCS" "$UP,$KNOTF,$DNS,$NOTIFY,$API,$METRICS" >&2
+  echo "data generated in $(since "$t0") s; store $(du -sh "$DIR/db" | cut -f1)" >&2
+fi
+start_knot "$DIR" $UP
+t0=$(now)
+knotd -c "$DIR/knot-feed/knot.conf" 2>"$DIR/knot-feed.log" & PIDS+=($!)
+until [ "$(dig +short +tries=1 +time=2 @127.0.0.1 -p $KNOTF feed.rpz SOA | awk '{print $3}')" != "" ]; do sleep 0.5; done
+echo "Knot serves the feed after $(since "$t0") s" >&2
+start_dnsdist_udp "$DIR" $DNSDIST $UP
+
+# Subscriber 0 (127.16.0.0) filters Gambling, the category of c0.cat0.example; h0.feed0.example is in the feed.
+answers() { # port -> true when the port answers with the whole store: the table for a subscriber, and the feed
+  [ "$(dig +short +tries=1 +time=1 -b 127.16.0.0 @127.0.0.1 -p "$1" c0.cat0.example A 2>/dev/null)" = 192.0.2.1 ] &&
+    dig +tries=1 +time=1 -b 127.16.0.0 @127.0.0.1 -p "$1" h0.feed0.example A 2>/dev/null | grep -q 'status: NXDOMAIN'
+}
+start_dns() { node dist/tools/filterd.js dns --config "$DIR/filterd.yaml" >>"$DIR/dns.out" 2>&1 & DNS_PID=$!; PIDS+=($DNS_PID); }
+t0=$(now)
+start_dns
+until answers $DNS; do sleep 0.05; done
+FIRST_START=$(since "$t0")
+kill "$DNS_PID"; wait "$DNS_PID" 2>/dev/null || true
+until answers $DNSDIST >/dev/null 2>&1 || dig +short +tries=1 +time=1 @127.0.0.1 -p $DNSDIST c0.cat0.example A | grep -q 192.0.2.1; do sleep 0.2; done
+t0=$(now)
+start_dns
+until answers $DNS; do sleep 0.02; done
+START=$(since "$t0")
+echo "start: first (feed transferred) ${FIRST_START} s, again with the store full ${START} s" >&2
+
+fronts() { pgrep -P "$DNS_PID" || echo "$DNS_PID"; } # the front processes (dns/cluster-worker.js), or the one process
+all_pids() { echo "$DNS_PID"; pgrep -P "$DNS_PID" || true; }
+ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
+smaps() { awk '/^Rss:/ {r=$2} /^Anonymous:/ {a=$2} END {printf "%d %d", a/1024, (r-a)/1024}' "/proc/$1/smaps_rollup"; }
+round() { # port first users seconds pids... -> "qps cpu_share qps_per_cpu_second lost"
+  local port=$1 first=$2 users=$3 secs=$4; shift 4
+  local t0 t1 out sent received elapsed
+  t0=$(ticks "$@")
+  out=$("$DIR/multisrc" "$port" "$first" "$users" "$DIR/queries.txt" "$secs" 100)
+  t1=$(ticks "$@")
+  read -r sent received elapsed <<<"$out"
+  awk -v s="$sent" -v r="$received" -v e="$elapsed" -v t=$((t1 - t0)) 'BEGIN { c = t / 100 / e; printf "%.0f %.2f %.0f %d\n", r / e, c, r / e / (c > 0 ? c : 1), s - r }'
+}
+echo "DNS processes: $(fronts | tr '\n' ' ')" >&2
+declare -A MEM0
+for p in $(fronts); do MEM0[$p]=$(smaps "$p"); done
+# Warm-up: every subscriber's IPv4 address queried at least once (multisrc takes the next address each query).
+t0=$(now)
+WARM=$(round $DNS 127.16.0.0 "$SUBS" $((SUBS / 20000 + 5)) $(all_pids))
+echo "warm-up from all $SUBS addresses: $WARM (q/s, CPUs busy, q/s per CPU-second, lost) in $(since "$t0") s" >&2
+round $DNS 127.16.0.0 1000 2 $(all_pids) >/dev/null
+round $DNSDIST 127.16.0.0 1000 2 $(pgrep -f "dnsdist.*$DIR") >/dev/null
+M=() F=() D=()
+for r in $(seq 1 "$ROUNDS"); do
+  M+=("$(round $DNS 127.16.0.0 "$SUBS" "$SECS" $(all_pids))")
+  F+=("$(round $DNS 127.16.0.0 1000 "$SECS" $(all_pids))")
+  D+=("$(round $DNSDIST 127.16.0.0 1000 "$SECS" $(pgrep -f "dnsdist.*$DIR"))")
+  echo "round $r: $SUBS addresses ${M[-1]} | 1,000 addresses ${F[-1]} | dnsdist ${D[-1]} (q/s, CPUs busy, q/s per CPU-second, lost); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+done
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+col() { local c=$1; shift; printf '%s\n' "$@" | cut -d' ' -f"$c" | median; }
+MQ=$(col 1 "${M[@]}") FQ=$(col 1 "${F[@]}") DQ=$(col 1 "${D[@]}")
+MC=$(col 3 "${M[@]}") FC=$(col 3 "${F[@]}") DC=$(col 3 "${D[@]}")
+MEMLINES=""
+for p in $(fronts); do
+  read -r a0 f0 <<<"${MEM0[$p]}"
+  read -r a1 f1 <<<"$(smaps "$p")"
+  MEMLINES+="  process $p: anonymous $a0 -> $a1 MB, file-backed $f0 -> $f1 MB; growth per address $(awk -v d=$((a1 - a0)) -v n="$SUBS" -v k="$PROCS" 'BEGIN { printf "%.0f", d * 1048576 / (n / k) }') B (about $((SUBS / PROCS)) addresses each)"$'\n'
+done
+
+# Feed refresh: Knot takes serial 2 in without telling filterd (its config sends no NOTIFY), so Knot's own
+# work is done before the rounds; the NOTIFY is sent at round 4 of 12 one-second rounds.
+ENFORCED_BEFORE=$(grep -c 'serial 2 enforced' "$DIR/dns.log" || true)
+cp "$DIR/feed-2.zone" "$DIR/knot-feed/feed.rpz.zone"
+t0=$(now)
+knotc -s "$DIR/knot-feed/knot.sock" zone-reload feed.rpz >/dev/null
+until [ "$(dig +short +tries=1 +time=2 @127.0.0.1 -p $KNOTF feed.rpz SOA | awk '{print $3}')" = 2 ]; do sleep 0.5; done
+echo "Knot loaded serial 2 (50,000 changes) in $(since "$t0") s" >&2
+sleep 2
+R=()
+for r in $(seq 1 12); do
+  if [ "$r" = 4 ]; then
+    (sleep 0.1; T_NOTIFY=$(now); node --input-type=module -e "
+      import dnsPacket from 'dns-packet'; import { createSocket } from 'node:dgram'
+      const s = createSocket('udp4'); const m = dnsPacket.encode({ type: 'query', id: 7, opcode: 'NOTIFY', flags: dnsPacket.AUTHORITATIVE_ANSWER, questions: [{ type: 'SOA', name: 'feed.rpz' }] })
+      s.send(m, $NOTIFY, '127.0.0.1', () => setTimeout(() => s.close(), 200))"; echo "$T_NOTIFY" > "$DIR/notify.t") &
+  fi
+  R+=("$(round $DNS 127.16.0.0 "$SUBS" 1 $(all_pids) | cut -d' ' -f1)")
+done
+until [ "$(grep -c 'serial 2 enforced' "$DIR/dns.log" || true)" -gt "$ENFORCED_BEFORE" ]; do sleep 0.2; done
+APPLIED=$(grep 'serial 2 enforced' "$DIR/dns.log" | tail -1 | grep -o '"time":[0-9]*' | cut -d: -f2)
+REFRESH_MS=$(awk -v a="$(cat "$DIR/notify.t")" -v b="${APPLIED:-0}" 'BEGIN { printf "%.0f", b - a * 1000 }')
+BASE=$(printf '%s\n' "${R[@]:0:3}" | median)
+DURING=$(printf '%s\n' "${R[@]:3:9}" | sort -n | head -1)
+MEAN=$(printf '%s\n' "${R[@]:3:9}" | awk '{ s += $1 } END { printf "%.0f", s / NR }')
+echo "refresh rounds (q/s, 1 s each, NOTIFY at the start of round 4): ${R[*]}" >&2
+
+# Policy change: the api role on the same store.
+node dist/tools/filterd.js api --config "$DIR/filterd.yaml" >/dev/null 2>&1 & PIDS+=($!)
+until curl -sf "http://127.0.0.1:$API/config/" >/dev/null; do sleep 0.2; done
+WRITE=$(node dist/bench/dns/isp-host-write.js $API $DNS "$SUBS" 100 16)
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+echo
+echo "ISP host: $SUBS subscribers ($((2 * SUBS)) addresses, $((SUBS / 10)) schedules of their own), $LISTN list names in 3 subscriptions, $FEED feed records from Knot, 1M-name table, $PROCS processes; medians of $ROUNDS rounds of ${SECS} s"
+echo "q/s from $SUBS addresses $MQ, from 1,000 $FQ: $(ratio "$MQ" "$FQ")x (goal >= 0.8x)"
+echo "q/s per CPU-second (per core): filterd from $SUBS addresses $MC, from 1,000 $FC; dnsdist $DC: $(ratio "$MC" "$DC")x and $(ratio "$FC" "$DC")x (goal >= 1.0x); dnsdist's q/s $DQ"
+echo "memory per DNS process (goal: anonymous <= 400 MB), before -> after every address was queried:"
+printf '%s' "$MEMLINES"
+echo "start with the store full: $START s (goal <= 10 s); the first start, feed transferred: $FIRST_START s"
+echo "feed refresh (IXFR of 50,000 changes, applied ${REFRESH_MS} ms after the NOTIFY): q/s before $BASE, lowest second after $DURING ($(ratio "$DURING" "$BASE")x), mean of the 9 s after $MEAN ($(ratio "$MEAN" "$BASE")x) (goal: dip <= 5%)"
+echo "$WRITE (goal p99 <= 100 ms)"
+echo "node $(node -v); $PROCS cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
