@@ -73,7 +73,7 @@ export async function importDirect(db: StatsDb, dir: string, hour: number): Prom
         `INSERT INTO ${h} SELECT ${u}, hour, count(*)::BIGINT, ${blocks} FROM ${fresh} GROUP BY GROUPING SETS (("user", hour), (hour))`
     )
     await c.run(
-      `INSERT INTO ${n} SELECT ${u}, host, count(*)::BIGINT, sum(nxdomain::INTEGER)::BIGINT, ${blocks}, arg_max(cats, seq), 1 ` +
+      `INSERT INTO ${n} SELECT ${u}, host, count(*)::BIGINT, sum(nxdomain::INTEGER)::BIGINT, ${blocks}, arg_max(cats, seq), 1, NULL ` +
         `FROM ${fresh} GROUP BY GROUPING SETS (("user", host), (host))`
     )
     const rows = Number((await c.runAndReadAll(`SELECT count(*) FROM ${raw}`)).getRows()[0]![0])

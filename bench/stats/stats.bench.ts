@@ -142,7 +142,7 @@ async function fillDayTables(db: StatsDb, from: number, to: number): Promise<voi
     await sql(db, namesTableSql(namesTable(d)) + '; DELETE FROM ' + namesTable(d))
     await sql(
       db,
-      `INSERT INTO ${namesTable(d)} SELECT ${userSql('u')}, 'site' || ((k * 7 + ${d}) % 500) || '.example.com', 100 - k, k % 3, k % 5, (k % 90)::VARCHAR, 0 ` +
+      `INSERT INTO ${namesTable(d)} SELECT ${userSql('u')}, 'site' || ((k * 7 + ${d}) % 500) || '.example.com', 100 - k, k % 3, k % 5, (k % 90)::VARCHAR, 0, '' ` +
         `FROM range(${USERS}) a(u), range(${DOMAINS_PER_DAY}) b(k) ORDER BY 1, 2`
     )
     // The console's totals as the importer keeps them: one row per hour and per name a day.
@@ -152,7 +152,7 @@ async function fillDayTables(db: StatsDb, from: number, to: number): Promise<voi
     )
     await sql(
       db,
-      `INSERT INTO ${namesTable(d)} SELECT '${ALL_USERS}', 'site' || k || '.example.com', 1000, 3, 50, (k % 90)::VARCHAR, 0 FROM range(500) b(k)`
+      `INSERT INTO ${namesTable(d)} SELECT '${ALL_USERS}', 'site' || k || '.example.com', 1000, 3, 50, (k % 90)::VARCHAR, 0, '' FROM range(500) b(k)`
     )
   }
 }

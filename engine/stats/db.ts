@@ -12,8 +12,10 @@
  *                   once the whole hour is older than a day.
  *   hours_<day>     partial counts per user and UTC hour of the rows whose local date is `day`:
  *                   user, hour, requests, blocks. A day's total is the sum of its partition.
- *   names_<day>     partial counts per user and name of that local day: user, host, requests,
- *                   nxdomain, blocks, cats (of the name, last seen), seq (orders the partials).
+ *   names_<day>     partial counts per user, name and blocking categories of that local day: user,
+ *                   host, requests, nxdomain, blocks, cats (of the name, last seen), seq (orders the
+ *                   partials), blockedcats (the categories that blocked these rows, '' for rows no
+ *                   category blocked; NULL in rows imported before the column: unknown).
  *                   Both day partitions are dropped after three months, or folded before that.
  *   whours_<week>, wnames_<week>
  *                   the folded days of a week, sorted by (user, day) (engine/stats/fold.ts).
@@ -35,7 +37,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { EngineError } from '../errors.js'
-import { addRawSourceColumn, rawHoursAmong } from './raw-layout.js'
+import { rawHoursAmong } from './raw-layout.js'
 import { tableName, tableOf } from './tiers.js'
 import { threadPrioritizer, type StatsPriority } from './priority.js'
 import { DEFAULT_RETENTION, type StatsRetention } from './time.js'
@@ -112,6 +114,33 @@ const SCHEMA = [
   'CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value BIGINT)'
 ]
 
+/**
+ * Columns added to partitions after stores were written without them: the tables (a regular expression
+ * on their names) and the column (a VARCHAR, NULL in the rows before). The raw rows' `source` (the
+ * reason's detail, engine/stats/raw-layout.ts) and the names' `blockedcats` (the categories that
+ * blocked the rows of the partial, part of its key: the overview's blocks by category).
+ */
+const ADDED_COLUMNS: ReadonlyArray<readonly [string, string]> = [
+  ['rawi_[0-9]+', 'source'],
+  ['[mw]?names_[0-9]+', 'blockedcats']
+]
+
+/**
+ * Adds `column` (VARCHAR) to the tables matching `tables` that lack it, so that a store written before the
+ * column existed takes the rows of this version in the same partitions. Run once at open: adding a column
+ * rewrites no row, and there are a few dozen such tables at most (a day of raw hours, three months of names).
+ */
+async function addColumnWhereMissing(c: DuckDBConnection, tables: string, column: string): Promise<void> {
+  const lacking = (
+    await c.runAndReadAll(
+      `SELECT t.table_name FROM duckdb_tables() t WHERE t.schema_name = 'main' AND t.database_name = current_database() ` +
+        `AND regexp_full_match(t.table_name, '${tables}') AND NOT EXISTS (SELECT 1 FROM duckdb_columns() k ` +
+        `WHERE k.table_oid = t.table_oid AND k.column_name = '${column}')`
+    )
+  ).getRows()
+  for (const [name] of lacking) await c.run(`ALTER TABLE ${String(name)} ADD COLUMN ${column} VARCHAR`)
+}
+
 export const hoursTable = (day: number): string => tableName('day', 'hours', day)
 export const namesTable = (day: number): string => tableName('day', 'names', day)
 
@@ -119,8 +148,16 @@ export function hoursTableSql(name: string): string {
   return `CREATE TABLE IF NOT EXISTS ${name} ("user" VARCHAR, hour INTEGER, requests BIGINT, blocks BIGINT)`
 }
 export function namesTableSql(name: string): string {
-  return `CREATE TABLE IF NOT EXISTS ${name} ("user" VARCHAR, host VARCHAR, requests BIGINT, nxdomain BIGINT, blocks BIGINT, cats VARCHAR, seq BIGINT)`
+  return `CREATE TABLE IF NOT EXISTS ${name} ("user" VARCHAR, host VARCHAR, requests BIGINT, nxdomain BIGINT, blocks BIGINT, cats VARCHAR, seq BIGINT, blockedcats VARCHAR)`
 }
+
+/**
+ * A names partial's `seq`: its import's chunk number times this, plus the place of its last row in the
+ * import. A name's rows of one import may make several partials (one per blocking categories); the place
+ * orders them, so that "the name's categories, last seen" (the greatest seq's) is one partial's, not a tie.
+ * Partials of stores written before hold the chunk number alone, smaller than any of these: older still.
+ */
+export const SEQ_PER_CHUNK = 4_294_967_296
 
 export type PartitionKind = 'raw' | 'hours' | 'names'
 
@@ -303,7 +340,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
       instance = await openInstance(file, options)
       writer = await instance.connect()
       for (const sql of SCHEMA) await writer.run(sql)
-      await addRawSourceColumn(writer)
+      for (const [tables, column] of ADDED_COLUMNS) await addColumnWhereMissing(writer, tables, column)
       prioritize()
     } catch (err) {
       throw new EngineError(

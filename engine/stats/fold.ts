@@ -195,7 +195,7 @@ export async function foldDays(
   return { days, pending }
 }
 
-const NAMES_COLS = '"user", day, host, requests, nxdomain, blocks, cats, seq'
+const NAMES_COLS = '"user", day, host, requests, nxdomain, blocks, cats, seq, blockedcats'
 
 /** Folds one day's tables into its week's, in one transaction (see the top of this file). */
 async function foldDay(
@@ -234,11 +234,12 @@ function hoursOfDaySql(day: number): string {
   return `SELECT "user", ${day}::INTEGER AS day, hour, sum(requests)::BIGINT AS requests, sum(blocks)::BIGINT AS blocks FROM ${hoursTable(day)} GROUP BY "user", hour`
 }
 
-/** A day's name partials summed: one row per (user, name) and day, as a day's compaction makes it (engine/stats/importer.ts). */
+/** A day's name partials summed: one row per (user, name, blocking categories) and day, as a day's compaction makes it (engine/stats/importer.ts). */
 function namesOfDaySql(day: number): string {
   return (
     `SELECT "user", ${day}::INTEGER AS day, host, sum(requests)::BIGINT AS requests, sum(nxdomain)::BIGINT AS nxdomain, ` +
-    `sum(blocks)::BIGINT AS blocks, coalesce(arg_max(cats, seq) FILTER (WHERE cats <> ''), '') AS cats, max(seq) AS seq FROM ${namesTable(day)} GROUP BY "user", host`
+    `sum(blocks)::BIGINT AS blocks, coalesce(arg_max(cats, seq) FILTER (WHERE cats <> ''), '') AS cats, max(seq) AS seq, ` +
+    `blockedcats FROM ${namesTable(day)} GROUP BY "user", host, blockedcats`
   )
 }
 

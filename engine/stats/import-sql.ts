@@ -11,7 +11,7 @@
  * by ReportTime for the quarter-hours the file covers, so the days match the JS importer's exactly.
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
-import { hoursTable, hoursTableSql, metaPutMany, namesTable, namesTableSql } from './db.js'
+import { SEQ_PER_CHUNK, hoursTable, hoursTableSql, metaPutMany, namesTable, namesTableSql } from './db.js'
 import { insertRawHour } from './raw-layout.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS } from '../querylog/files.js'
 import { HOUR_MS, type ReportTime } from './time.js'
@@ -254,8 +254,8 @@ async function insertAggregates(c: DuckDBConnection, w: SqlImportWindow, rows: s
         `INSERT INTO ${h} SELECT ${u}, hour, count(*)::BIGINT, ${blocks} ${ofDay} GROUP BY GROUPING SETS (("user", hour), (hour))`
     )
     await c.run(
-      `INSERT INTO ${n} SELECT ${u}, host, count(*)::BIGINT, sum(nx::INTEGER)::BIGINT, ${blocks}, arg_max(cats, n), ${w.chunk} ` +
-        `${ofDay} GROUP BY GROUPING SETS (("user", host), (host))`
+      `INSERT INTO ${n} SELECT ${u}, host, count(*)::BIGINT, sum(nx::INTEGER)::BIGINT, ${blocks}, arg_max(cats, n), ${w.chunk} * ${SEQ_PER_CHUNK} + max(n), ` +
+        `blockedcats ${ofDay} GROUP BY GROUPING SETS (("user", host, blockedcats), (host, blockedcats))`
     )
   }
   if (kept.length > 0)

@@ -23,6 +23,7 @@ import type { Logger } from '../log/index.js'
 import { decodeRow, parseRecords, type StatsRow } from '../querylog/csv.js'
 import { intakeCsvFile } from './csv-intake.js'
 import {
+  SEQ_PER_CHUNK,
   hoursTable,
   hoursTableSql,
   metaGet,
@@ -514,7 +515,8 @@ interface ChunkSums {
   /** Per local day: `user SEP utcHour` → [requests, blocks]. */
   readonly hours: Map<number, Map<string, [number, number]>>
   /** Per local day: `user SEP host` → [requests, nxdomain, blocks, cats of the last row]. */
-  readonly names: Map<number, Map<string, [number, number, number, string]>>
+  /** Per local day, per user SEP name SEP blocking categories (the partial's key): requests, nx, blocks, cats, last row. */
+  readonly names: Map<number, Map<string, [number, number, number, string, number]>>
   /** Per UTC hour: the raw rows to keep. */
   readonly raws: Map<number, StatsRow[]>
   rows: number
@@ -560,14 +562,15 @@ function sumChunk(ctx: Ctx, records: string[][], alreadySkipped: number): ChunkS
           h[0]++
           h[1] += block
         }
-        const nk = u + SEP + row.host
+        const nk = u + SEP + row.host + SEP + row.blockedCats.join(' ')
         const n = names.get(nk)
-        if (n === undefined) names.set(nk, [1, nx, block, cats])
+        if (n === undefined) names.set(nk, [1, nx, block, cats, sums.rows])
         else {
           n[0]++
           n[1] += nx
           n[2] += block
           n[3] = cats
+          n[4] = sums.rows
         }
       }
     }
@@ -628,16 +631,17 @@ async function appendSums(c: DuckDBConnection, sums: ChunkSums, chunk: number): 
     const table = namesTable(day)
     await c.run(namesTableSql(table))
     const a = await c.createAppender(table)
-    const seq = BigInt(chunk)
+    const seq = BigInt(chunk) * BigInt(SEQ_PER_CHUNK)
     for (const [k, v] of names) {
-      const i = k.indexOf(SEP)
-      a.appendVarchar(k.slice(0, i))
-      a.appendVarchar(k.slice(i + 1))
+      const [user, host, blockedCats] = k.split(SEP) as [string, string, string]
+      a.appendVarchar(user)
+      a.appendVarchar(host)
       a.appendBigInt(BigInt(v[0]))
       a.appendBigInt(BigInt(v[1]))
       a.appendBigInt(BigInt(v[2]))
       a.appendVarchar(v[3])
-      a.appendBigInt(seq)
+      a.appendBigInt(seq + BigInt(v[4]))
+      a.appendVarchar(blockedCats)
       a.endRow()
     }
     a.closeSync()

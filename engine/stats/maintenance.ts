@@ -84,8 +84,8 @@ async function compactDay(c: DuckDBConnection, day: number): Promise<void> {
     if (parts.names.includes(day)) {
       await c.run(
         `CREATE TABLE ${n}__c AS SELECT "user", host, sum(requests)::BIGINT AS requests, sum(nxdomain)::BIGINT AS nxdomain, ` +
-          `sum(blocks)::BIGINT AS blocks, coalesce(arg_max(cats, seq) FILTER (WHERE cats <> ''), '') AS cats, max(seq) AS seq ` +
-          `FROM ${n} GROUP BY "user", host ORDER BY "user", host`
+          `sum(blocks)::BIGINT AS blocks, coalesce(arg_max(cats, seq) FILTER (WHERE cats <> ''), '') AS cats, max(seq) AS seq, ` +
+          `blockedcats FROM ${n} GROUP BY "user", host, blockedcats ORDER BY "user", host`
       )
       await c.run(`DROP TABLE ${n}`)
       await c.run(`ALTER TABLE ${n}__c RENAME TO ${n}`)

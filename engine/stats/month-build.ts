@@ -58,7 +58,7 @@ export interface MonthUnit {
 
 const COLUMNS: Record<Kind, string> = {
   hours: '"user", day, hour, requests, blocks',
-  names: '"user", day, host, requests, nxdomain, blocks, cats, seq'
+  names: '"user", day, host, requests, nxdomain, blocks, cats, seq, blockedcats'
 }
 const ORDER: Record<Kind, string> = { hours: '"user", day, hour', names: '"user", day, host' }
 const monthTable = (u: MonthUnit): string => (u.kind === 'hours' ? monthHoursTable : monthNamesTable)(u.month)

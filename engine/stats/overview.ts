@@ -1,11 +1,11 @@
 /**
  * The whole server's statistics for the operator console's overview, from the totals the importer keeps
- * under ALL_USERS: requests and blocks per hour and per day, the most blocked names and the categories of
- * the blocked names, and anonymous addresses against users. One call, so the overview loads in one request.
+ * under ALL_USERS: requests and blocks per hour and per day, the most blocked names and the categories that
+ * blocked, and anonymous addresses against users. One call, so the overview loads in one request.
  */
 import type { StatsDb } from './db.js'
 import { ALL_USERS, ANONYMOUS_USER } from '../querylog/files.js'
-import { activityByDay, activityByHour, blockedNames, type Chart } from './reports.js'
+import { activityByDay, activityByHour, blockedNames, blocksByCategory, type Chart } from './reports.js'
 import type { ReportTime } from './time.js'
 
 export interface Overview {
@@ -16,7 +16,10 @@ export interface Overview {
   users: { requests: number; blocks: number }
   /** Most blocked names of the range: name, blocks, requests, categories. */
   topBlocked: Array<{ domain: string; blocks: number; requests: number; cats: number[] }>
-  /** Blocks per category of the blocked names (a name in two categories counts for both). */
+  /**
+   * Blocks per category that blocked them (the rows' blockedcats): a block by a list counts for no
+   * category, one by two of the name's categories for both (history imported before: the name's categories).
+   */
   topCategories: Array<{ category: number; blocks: number }>
 }
 
@@ -27,17 +30,16 @@ function sum(chart: Chart): { requests: number; blocks: number } {
 }
 
 export async function overview(db: StatsDb, time: ReportTime, from: number, to: number, top = 20): Promise<Overview> {
-  const [days, anonDays, hours, blocked] = await Promise.all([
+  const [days, anonDays, hours, blocked, byCat] = await Promise.all([
     activityByDay(db, ALL_USERS, from, to),
     activityByDay(db, ANONYMOUS_USER, from, to),
     activityByHour(db, time, ALL_USERS, from, to),
-    blockedNames(db, ALL_USERS, from, to)
+    blockedNames(db, ALL_USERS, from, to),
+    blocksByCategory(db, ALL_USERS, from, to)
   ])
   const totals = sum(days)
   const anonymous = sum(anonDays)
   const names = blocked.map((d) => ({ domain: d.host, blocks: d.b, requests: d.r, cats: d.cats }))
-  const byCat = new Map<number, number>()
-  for (const d of names) for (const c of d.cats) byCat.set(c, (byCat.get(c) ?? 0) + d.blocks)
   return {
     hours,
     days,

@@ -57,23 +57,6 @@ export function rawHourSchemaSql(hour: number): string {
   )
 }
 
-/**
- * Gives the `source` column (the reason's detail, `list:<id>` or `rpz:<zone>`, '' for none) to the
- * raw hours of a store written before it existed, so that imports append to them as to new hours.
- * Their rows read it as NULL, which the readers take as ''. Run once at open: raw hours are kept a
- * day at most, so this touches a few dozen tables, and adding a column rewrites no row.
- */
-export async function addRawSourceColumn(c: DuckDBConnection): Promise<void> {
-  const lacking = (
-    await c.runAndReadAll(
-      "SELECT t.table_name FROM duckdb_tables() t WHERE t.schema_name = 'main' AND t.database_name = current_database() " +
-        "AND regexp_full_match(t.table_name, 'rawi_[0-9]+') AND NOT EXISTS (SELECT 1 FROM duckdb_columns() k " +
-        "WHERE k.table_oid = t.table_oid AND k.column_name = 'source')"
-    )
-  ).getRows()
-  for (const [name] of lacking) await c.run(`ALTER TABLE ${String(name)} ADD COLUMN source VARCHAR`)
-}
-
 /** The layout before, as older versions made it (LMDB migration writes it; tests make old stores with it). */
 export function legacyRawTableSql(name: string): string {
   return (

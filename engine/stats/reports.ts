@@ -466,6 +466,30 @@ export async function rawLastHour(
 }
 
 /**
+ * Blocks of the range per category that blocked them (the overview's "Blocked by category"): a block counts
+ * for each of its row's `blockedcats` (a name's partials are kept per blocking categories), so a name blocked
+ * by a list counts for none of its categories, and one blocked by one of its two categories for that one.
+ * Partials imported before the column existed (NULL: unknown) count for the name's categories, as every
+ * block did before.
+ */
+export async function blocksByCategory(
+  db: StatsDb,
+  user: string,
+  from: number,
+  to: number
+): Promise<Map<number, number>> {
+  const found = await reportRows(db, 'names', from, to, (tables, extra) => ({
+    sql:
+      `SELECT coalesce(blockedcats, cats), sum(blocks)::DOUBLE${extra} FROM ` +
+      `(${unionSql(tables, 'blockedcats, cats, blocks', '"user" = $1 AND blocks > 0')}) GROUP BY 1`,
+    params: [user]
+  }))
+  const out = new Map<number, number>()
+  for (const [cats, blocks] of found) for (const c of catsOf(cats)) out.set(c, (out.get(c) ?? 0) + Number(blocks))
+  return out
+}
+
+/**
  * The whole server's blocked names of the range (for the overview): per name, the blocks and
  * requests of the days it was blocked on, and its categories on the first of them.
  */

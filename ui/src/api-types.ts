@@ -722,7 +722,7 @@ export interface paths {
         };
         /**
          * the whole server over the days from..to: requests and blocks per hour and day, top blocked names and categories, anonymous against users
-         * @description Totals count every query of every address. topCategories counts the blocks of the top blocked names by their categories (a name in two categories counts for both). Imported every few seconds (stats.rotate + stats.import-interval), like the per-user reports.
+         * @description Totals count every query of every address. topCategories counts each block for the categories that blocked it (none for a block by a list or the allow-only mode; both when two of the name's categories are filtered); blocks imported by a version before count for every category of the name. Imported every few seconds (stats.rotate + stats.import-interval), like the per-user reports.
          */
         get: operations["getStatsOverview"];
         put?: never;

@@ -121,6 +121,7 @@ async function copyAggregates(old: LegacyStatsDb, ap: Appenders, time: ReportTim
     a.appendBigInt(BigInt(blk))
     a.appendVarchar(cats.join(' '))
     a.appendBigInt(0n)
+    a.appendNull() // blockedcats: the old store did not keep which categories blocked (read as unknown)
     a.endRow()
     r.names++
   }
