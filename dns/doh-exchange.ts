@@ -30,6 +30,8 @@ export interface DohRequest {
   readonly socket: { readonly remoteAddress?: string; readonly remotePort?: number }
   on(event: 'data', fn: (chunk: Buffer) => void): unknown
   on(event: 'end', fn: () => void): unknown
+  /** The content-length as already parsed (an HTTP/2 stream: -1 for none), else it is read from the headers. */
+  readonly contentLength?: number
   /** One header's value without the `headers` record (an HTTP/2 stream has it; else `headers` is read). */
   header?(name: string): string | undefined
   /** The body, its end and the close told to `l`'s methods (an HTTP/2 stream): no closure per request. */
@@ -219,7 +221,7 @@ export class DohExchange implements PeerChannel, DohListener {
     const type = header(this.req, 'content-type')
     // Every client sends exactly the RFC's type: checked first, without the split and case folding.
     if (type !== DNS_MESSAGE && type?.split(';')[0]!.trim().toLowerCase() !== DNS_MESSAGE) return this.fail(415)
-    const declared = Number(header(this.req, 'content-length') ?? '0')
+    const declared = this.req.contentLength ?? Number(header(this.req, 'content-length') ?? '0')
     if (declared > this.o.maxFrame) return this.fail(413)
     this.o.deadlines.add(this)
     this.readingBody = true

@@ -326,14 +326,14 @@ export class DohFront {
           c.lastActive = Date.now()
           this.exchange(stream, stream, this.tlsExchange, c, null)
         },
-        onReset: (conn) => this.onReset(c, conn)
+        onReset: (conn) => this.onReset(c, conn),
+        afterRead: (n) => this.afterRead(c, c.h2!, n)
       },
       c.direct
     )
-    // After the connection's own reader: what it left unfinished has a deadline (the preface's from now).
+    // What the connection's reader leaves unfinished has a deadline (the preface's from now).
     c.partialSince = c.lastActive
     this.slotDeadlines.partial.add(c)
-    sock.on('data', (chunk: Buffer) => this.afterRead(c, c.h2!, chunk.length))
   }
 
   // The message deadline of an HTTP/2 connection after a read. The preface (to the client's first

@@ -9,7 +9,7 @@
  *   cancels a query now and then never gets near the burst; one that reconnects and resets in a
  *   loop gets about `resetBurst`, then `resetsPerSecond`.
  * - Queries in flight: the source's forwarded queries not yet answered, its reset streams' ones
- *   included, at most `maxInflight` (its further requests get 503), so resetting streams cannot
+ *   included until they leave the dispatcher (a forwarded one is withdrawn at the reset), at most `maxInflight` (its further requests get 503), so resetting streams cannot
  *   pile up upstream work and memory.
  */
 import { sourceKey } from './tcp-slots.js'

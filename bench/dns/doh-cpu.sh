@@ -39,7 +39,7 @@ import dnsPacket from 'dns-packet'; import { writeFileSync } from 'node:fs'
 writeFileSync('$DIR/q.bin', dnsPacket.encode({ type: 'query', id: 0, flags: dnsPacket.RECURSION_DESIRED,
   questions: [{ type: 'A', name: 'www.bench-forwarded.example' }] }))"
 for port in $PORT_A $PORT_B; do
-  for _ in $(seq 1 240); do kdig +https +retry=0 +time=1 @127.0.0.1 -p $port probe.example A >/dev/null 2>&1 && break; sleep 0.5; done
+  for _ in $(seq 1 240); do kdig +https +retry=0 +time=5 @127.0.0.1 -p $port probe.example A >/dev/null 2>&1 && break; sleep 0.5; done
 done
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 run() { # name port: one h2load run, prints µs of server CPU per request and req/s

@@ -175,7 +175,7 @@ writeFileSync('$DIR/q.bin', dnsPacket.encode({ type: 'query', id: 0, flags: dnsP
 
 ready() {
   for _ in $(seq 1 360); do # dnsdist takes a while to load 1M names on a busy machine
-    kdig +tls +retry=0 +time=1 @127.0.0.1 -p "$1" probe.example A >/dev/null 2>&1 && return 0
+    kdig +tls +retry=0 +time=5 @127.0.0.1 -p "$1" probe.example A >/dev/null 2>&1 && return 0
     sleep 0.5
   done
   echo "port $1 never answered; dnsdist's log:" >&2

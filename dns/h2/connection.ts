@@ -70,6 +70,11 @@ export interface H2ConnectionOptions {
   onStream(conn: H2Connection, stream: H2Stream): void
   /** The client reset a stream before its response. */
   onReset(conn: H2Connection): void
+  /**
+   * After each read is handled, its length (the front's message deadline). Called from the one
+   * 'data' listener: a second listener makes every emit copy the listener array.
+   */
+  afterRead?(chunkLength: number): void
 }
 
 /** Connections with frames to write, written once per event-loop turn. */
@@ -143,7 +148,10 @@ export class H2Connection implements DohSession, StreamConnection {
       [Setting.MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST]
     ])
     this.schedule()
-    sock.on('data', (chunk: Buffer) => this.read(chunk))
+    sock.on('data', (chunk: Buffer) => {
+      this.read(chunk)
+      this.o.afterRead?.(chunk.length)
+    })
     sock.on('close', () => this.closed())
   }
 

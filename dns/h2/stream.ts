@@ -66,8 +66,8 @@ export class H2Stream implements DohRequest, DohResponse {
     this.conn = conn
     this.id = id
     this.fields = fields
-    this.method = this.header(':method')
-    this.url = this.header(':path')
+    this.method = this.pseudo(':method')
+    this.url = this.pseudo(':path')
     this.socket = conn.peer
     this.sendWindow = sendWindow
   }
@@ -91,6 +91,14 @@ export class H2Stream implements DohRequest, DohResponse {
     let v: string | undefined
     for (let i = 0; i < f.length; i += 2) if (f[i] === name) v = v === undefined ? f[i + 1] : `${v}, ${f[i + 1]!}`
     return v
+  }
+
+  // A pseudo-header's value: they come first and once each (./request-check.ts), so the scan stops
+  // at the first match or the first regular field.
+  private pseudo(name: string): string | undefined {
+    const f = this.fields
+    for (let i = 0; i < f.length && f[i]!.charCodeAt(0) === 0x3a; i += 2) if (f[i] === name) return f[i + 1]
+    return undefined
   }
 
   on(event: 'data' | 'end' | 'close', fn: (chunk: Buffer) => void): this {
