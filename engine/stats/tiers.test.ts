@@ -5,9 +5,10 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { FAILPOINTS } from '../failpoints.js'
 import { partitionsAmong } from './db.js'
+import { MAINTENANCE_STEPS } from './maintenance.js'
 import { foldedAmong } from './fold.js'
 import { rawHoursAmong } from './raw-layout.js'
-import { TIERS, tableName, tableOf, tierRows, type TierName } from './tiers.js'
+import { TIERS, tableName, tableOf, tierRows } from './tiers.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const page = readFileSync(`${root}docs/design/statistics.md`, 'utf8')
@@ -45,10 +46,17 @@ test("the design page's failpoints are the registry's", (t: TestContext) => {
   )
 })
 
+test("the design page's maintenance steps are the scheduler's, in its order", (t: TestContext) => {
+  const start = page.indexOf('## Maintenance after each import\n')
+  const section = page.slice(start, page.indexOf('\n## ', start + 3))
+  const steps = [...section.matchAll(/^\d+\. \*\*([a-z ]+)\*\*/gm)].map((m) => m[1])
+  t.assert.deepStrictEqual(steps, [...MAINTENANCE_STEPS])
+})
+
 test('every table name the tier table spells, it reads back; copies being built and other tables are no tier', (t: TestContext) => {
   for (const tier of TIERS)
     for (const kind of Object.keys(tier.tables)) {
-      const name = tableName(tier.name as TierName, kind as never, 19876)
+      const name = tableName(tier.name, kind as never, 19876)
       t.assert.deepStrictEqual(tableOf(name), { tier: tier.name, kind, n: 19876 })
     }
   for (const other of [
