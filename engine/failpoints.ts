@@ -30,7 +30,9 @@ export const FAILPOINTS = {
   'stats.reopen-ms':
     'a statistics store that cannot be used is opened again every this many ms (default: 1 s doubling to 1 min)',
   'replica.segment-fetch.pause':
-    '`1`: a statistics segment transfer stops for ever half written, printing `PAUSED fetch <name>`'
+    '`1`: a statistics segment transfer stops for ever half written, printing `PAUSED fetch <name>`',
+  'roles.restart.max-backoff-ms':
+    "the cap of `filterd all`'s restart backoff, when lower than its 30 s (tests that crash a role ten times in a minute)"
 } as const
 
 export type Failpoint = keyof typeof FAILPOINTS

@@ -4,7 +4,7 @@
  * /health, while a DNS query goes out every 50 ms. Every query is answered, the api role comes back
  * and serves, and `filterd status` says how many times it was restarted.
  *
- * The restart backoff's cap is lowered to 1 s (FILTERD_RESTART_MAX_BACKOFF_MS): with its 30 s cap,
+ * The restart backoff's cap is lowered to 1 s (the failpoint `roles.restart.max-backoff-ms`): with its 30 s cap,
  * the first nine restarts alone wait 81 s, and ten kills could not fit in a minute. The schedule up
  * to the cap is the real one (tools/cli/supervisor.test.ts follows it to 12.8 s).
  */
@@ -17,6 +17,7 @@ import { runCli } from '../../engine/testing/daemon.js'
 import { tempDir } from '../../engine/testing/temp.js'
 import { fetchJson, until } from '../../engine/testing/wait.js'
 import { livePid } from './run-role.js'
+import { failpointEnv } from '../../engine/failpoints.js'
 
 const KILLS = 10
 const QUERY_EVERY_MS = 50
@@ -61,7 +62,7 @@ test(
     const ports = await demoPorts()
     const config = join(dir, 'demo.yaml')
     writeFileSync(config, demoConfig(dir, ports))
-    const demo = await startDemo(t, config, { FILTERD_RESTART_MAX_BACKOFF_MS: '1000' })
+    const demo = await startDemo(t, config, failpointEnv({ 'roles.restart.max-backoff-ms': '1000' }))
     const pidFile = join(dir, 'run', 'api.pid')
     const health = `http://127.0.0.1:${ports.api}/health`
     // Started again: a new process in the pid file, listening (the killed one held the port until it died).

@@ -10,6 +10,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, basename, join } from 'node:path'
+import { failpointNumber } from '../../engine/failpoints.js'
 
 export const FIRST_BACKOFF_MS = 200
 export const MAX_BACKOFF_MS = 30_000
@@ -34,12 +35,12 @@ export function restartStatePath(pidFile: string): string {
 }
 
 /**
- * The backoff's cap: MAX_BACKOFF_MS, or lower under FILTERD_RESTART_MAX_BACKOFF_MS (tests that crash a
- * role ten times in a minute, which the 30 s cap would spread over three).
+ * The backoff's cap: MAX_BACKOFF_MS, or lower under the failpoint `roles.restart.max-backoff-ms` (tests that
+ * crash a role ten times in a minute, which the 30 s cap would spread over three).
  */
 function maxBackoffMs(): number {
-  const lower = Number(process.env.FILTERD_RESTART_MAX_BACKOFF_MS)
-  return Number.isFinite(lower) && lower >= FIRST_BACKOFF_MS ? Math.min(lower, MAX_BACKOFF_MS) : MAX_BACKOFF_MS
+  const lower = failpointNumber('roles.restart.max-backoff-ms')
+  return lower !== undefined && lower >= FIRST_BACKOFF_MS ? Math.min(lower, MAX_BACKOFF_MS) : MAX_BACKOFF_MS
 }
 
 /** The delay before the next start after `failures` deaths in a row. */
