@@ -12,6 +12,7 @@ import { CategoryDb } from '../engine/catdb/index.js'
 import { openConfiguredStore } from '../engine/store/index.js'
 import { startWithStack, type RoleContext, type RunningRole } from '../engine/role.js'
 import { registerMetricsRoute } from '../engine/metrics/index.js'
+import { DNS_SNAPSHOT_METRICS } from '../engine/features.js'
 import {
   healthReport,
   registerHealthRoute,
@@ -23,7 +24,6 @@ import {
   openReopeningStatsDb,
   startSnapshotResponder,
   startStatsImporter,
-  startUsageReporter,
   statsDbOptions,
   warnIfUnmigrated,
   type LastImport,
@@ -33,6 +33,7 @@ import {
 } from '../engine/stats/index.js'
 import { roleHttpImpl } from '../engine/http/index.js'
 import { createApiServer } from './server.js'
+import { startUsageReporter } from './usage-report.js'
 import { linkSharedStore } from './shared-store.js'
 import { createListRefresher } from './lists.js'
 import { registerListMetrics } from '../engine/lists/metrics.js'
@@ -156,7 +157,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     const stats: { importer?: StatsImporter; segments?: SegmentApplier } = {}
     const health = (): HealthReport => apiHealth(store, stack.endpoints, { ...stats, store: statsDb }, shared?.where)
     registerHealthRoute(server.http, health)
-    const registry = registerMetricsRoute(server.http, { config, store })
+    const registry = registerMetricsRoute(server.http, { config, store, parts: DNS_SNAPSHOT_METRICS })
     registerListMetrics(registry, store, () => lists.sources())
     const { port } = await server.listen(listen.host, listen.port)
     stack.own(server)

@@ -14,13 +14,9 @@ import { startWithStack, type RoleContext, type RoleStack, type RunningRole } fr
 import type { QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index.js'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { createHttpServer } from '../engine/http/index.js'
-import {
-  DnsMetrics,
-  metricsDir,
-  readSnapshots,
-  registerMetricsRoute,
-  startMetricsPublisher
-} from '../engine/metrics/index.js'
+import { metricsDir, readSnapshots, registerMetricsRoute, startMetricsPublisher } from '../engine/metrics/index.js'
+import { DNS_SNAPSHOT_METRICS } from '../engine/features.js'
+import { DnsMetrics, type DnsSnapshot } from './metrics.js'
 import { healthReport, registerHealthRoute, storeGeneration, type HealthProblem } from '../engine/health/index.js'
 import type { HealthReport } from '../engine/health/index.js'
 import type { Config } from '../engine/config/index.js'
@@ -186,7 +182,7 @@ async function serveMetricsListener(ctx: RoleContext, role: RunningRole, stack: 
       }
     }
   })
-  registerMetricsRoute(http, { config: ctx.config, defaultPrefix: 'filterd_dns_' })
+  registerMetricsRoute(http, { config: ctx.config, defaultPrefix: 'filterd_dns_', parts: DNS_SNAPSHOT_METRICS })
   const hp = parseHostPort(listen)
   registerHealthRoute(http, async () => {
     const inner = await role.health?.()
@@ -252,7 +248,7 @@ async function clusterHealth(
   processes: number
 ): Promise<HealthReport> {
   // Each front process forwards on its own; their published snapshots say how their resolvers are.
-  const snapshots = await readSnapshots(metricsDir(config))
+  const snapshots = await readSnapshots<DnsSnapshot>(metricsDir(config))
   const alive = running()
   const problems: HealthProblem[] =
     alive < processes

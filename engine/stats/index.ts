@@ -37,7 +37,6 @@ export {
   type DomainFilter,
   type RawReport
 } from './reports.js'
-export { startUsageReporter, type UsageClaim, type UsageReporter, type UsageReporterOptions } from './usage-report.js'
 export { ANONYMOUS_USER, BLOCK_REASONS, closeCurrentParts, partsOpenedBy, recoverStaleParts } from './files.js'
 export { CSV_HEADER, formatRow, parseRecords, decodeRow, type StatsRow } from './csv.js'
 export { ReportTime, formatDay, parseDay } from './time.js'
