@@ -82,7 +82,12 @@ test("exposes the DNS processes' published counters on /metrics with a process l
   // A snapshot of a process that stopped long ago is left out.
   writeFileSync(join(metricsDir(config), 'dns-1.json'), JSON.stringify({ ...m.snapshot(), pid: 1, updated: 0 }))
   const server = createHttpServer({ logger: { warn() {} } })
-  registerMetricsRoute(server, { config, store: { generation: () => 17 }, defaultMetrics: false, parts: DNS_SNAPSHOT_METRICS })
+  registerMetricsRoute(server, {
+    config,
+    store: { generation: () => 17 },
+    defaultMetrics: false,
+    parts: DNS_SNAPSHOT_METRICS
+  })
   const { port } = await server.listen('127.0.0.1', 0)
   t.after(() => server.close())
   const res = await fetch(`http://127.0.0.1:${port}/metrics`)
