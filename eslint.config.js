@@ -135,6 +135,23 @@ function engineForbidden(dir) {
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /**
+ * Every engine folder but the shared test helpers has a face, its `index.ts`: the one file the code
+ * of another folder imports it through (docs/architecture.md, Faces). The folder's own files import
+ * each other directly; tests and `testing/` folders may reach behind a face, as they reach across
+ * floors.
+ */
+const ENGINE_FACED = readdirSync('engine', { withFileTypes: true })
+  .filter((e) => e.isDirectory() && e.name !== 'testing')
+  .map((e) => e.name)
+for (const folder of ENGINE_FACED) {
+  try {
+    readFileSync(`engine/${folder}/index.ts`)
+  } catch {
+    throw new Error(`eslint.config.js: engine/${folder}/ has no face (index.ts)`)
+  }
+}
+
+/**
  * Every spelling of a relative import from `dir` that lands in `folder`: `./sub` when the folder
  * is below, then `../` once per level up to each common ancestor (`../dns`, `../../engine/dns`).
  */
@@ -165,6 +182,20 @@ function restrictedImports(dir, test) {
       patterns.push({
         regex: `^(${spellings(dir, folder).map(escape).join('|')})(/|$)`,
         message: `${dir}/ must not import ${folder}/: ${why} (docs/architecture.md, Engine floors).`
+      })
+    }
+  }
+  // Product code of the engine, the roles and the CLI reaches another engine folder through its face
+  // only; a folder it may not import at all is refused above, once.
+  if (!test && (unit === 'engine' || unit in ROLES || unit === 'tools')) {
+    const own = dir.split('/')[0] === 'engine' ? dir.split('/')[1] : undefined
+    const refused = new Set(forbiddenFor(unit, test).concat(engineForbidden(dir).map((f) => f.folder)))
+    for (const face of ENGINE_FACED) {
+      const folder = `engine/${face}`
+      if (face === own || refused.has(folder)) continue
+      patterns.push({
+        regex: `^(${spellings(dir, folder).map(escape).join('|')})/(?!index\\.js$)`,
+        message: `${dir}/ imports ${folder}/ through its face only: ${folder}/index.js (docs/architecture.md, Faces).`
       })
     }
   }

@@ -10,8 +10,9 @@ import { parseHostPort, formatHostPort } from '../engine/config/index.js'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
 import { openConfiguredStore } from '../engine/store/index.js'
-import type { RoleContext, RunningRole } from '../engine/role.js'
+import { startWithStack, type RoleContext, type RunningRole } from '../engine/role.js'
 import { registerMetricsRoute } from '../engine/metrics/index.js'
+import { DNS_SNAPSHOT_METRICS } from '../engine/features.js'
 import {
   healthReport,
   registerHealthRoute,
@@ -23,7 +24,6 @@ import {
   openReopeningStatsDb,
   startSnapshotResponder,
   startStatsImporter,
-  startUsageReporter,
   statsDbOptions,
   warnIfUnmigrated,
   type LastImport,
@@ -33,6 +33,7 @@ import {
 } from '../engine/stats/index.js'
 import { roleHttpImpl } from '../engine/http/index.js'
 import { createApiServer } from './server.js'
+import { startUsageReporter } from './usage-report.js'
 import { linkSharedStore } from './shared-store.js'
 import { createListRefresher } from './lists.js'
 import { registerListMetrics } from '../engine/lists/metrics.js'
@@ -122,75 +123,57 @@ function openStatsStore(config: RoleContext['config'], logger: RoleContext['logg
 }
 
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
-  const { config, logger } = ctx
-  const listen = parseHostPort(config.api.listen)
-  const taxonomy = loadTaxonomy(config.datafiles.cats, config.datafiles.language)
-  // The store with the config file's initial /config/ values (common.safesearchredirect).
-  const store = openConfiguredStore(config)
-  const categories = new CategoryDb(store)
-  // Several hosts: policy writes go to the shared Redis store (common.redis-ip), reads stay local.
-  const shared = await linkSharedStore(config, store, logger)
-  // The statistics reports and /metrics share the listener, and so the front door's access rules.
-  // The api role is the statistics store's one writer (DuckDB: one process opens the file read-write).
-  // A store that cannot be opened or that DuckDB invalidated costs the reports only (503), never the
-  // role: it is opened again by itself (engine/stats/reopening.ts), and /health names it meanwhile.
-  const statsDb = openStatsStore(config, logger)
-  await statsDb.ready
-  warnIfUnmigrated(config.stats.db, logger)
-  const lists = createListRefresher(config, store, logger, shared, taxonomy)
-  const server = createApiServer({
-    // The feeds as the dns role of this host keeps them in the store (engine/rpz/feed-store.ts).
-    feeds: storedFeedsFromConfig(config, store),
-    store,
-    taxonomy,
-    taxonomyDir: config.datafiles.cats,
-    categories,
-    config,
-    logger,
-    impl: roleHttpImpl(config.common['http-server'], 'public'),
-    stats: { db: statsDb, timezone: config.stats.timezone },
-    lists
+  return await startWithStack(async (stack) => {
+    const { config, logger } = ctx
+    const listen = parseHostPort(config.api.listen)
+    const taxonomy = loadTaxonomy(config.datafiles.cats, config.datafiles.language)
+    // The store with the config file's initial /config/ values (common.safesearchredirect).
+    const store = stack.own(openConfiguredStore(config))
+    const categories = new CategoryDb(store)
+    // Several hosts: policy writes go to the shared Redis store (common.redis-ip), reads stay local.
+    const shared = await linkSharedStore(config, store, logger)
+    stack.defer(() => shared?.close())
+    // The statistics reports and /metrics share the listener, and so the front door's access rules.
+    // The api role is the statistics store's one writer (DuckDB: one process opens the file read-write).
+    // A store that cannot be opened or that DuckDB invalidated costs the reports only (503), never the
+    // role: it is opened again by itself (engine/stats/reopening.ts), and /health names it meanwhile.
+    const statsDb = stack.own(openStatsStore(config, logger))
+    await statsDb.ready
+    warnIfUnmigrated(config.stats.db, logger)
+    const lists = stack.own(createListRefresher(config, store, logger, shared, taxonomy))
+    const server = createApiServer({
+      // The feeds as the dns role of this host keeps them in the store (engine/rpz/feed-store.ts).
+      feeds: storedFeedsFromConfig(config, store),
+      store,
+      taxonomy,
+      taxonomyDir: config.datafiles.cats,
+      categories,
+      config,
+      logger,
+      impl: roleHttpImpl(config.common['http-server'], 'public'),
+      stats: { db: statsDb, timezone: config.stats.timezone },
+      lists
+    })
+    const stats: { importer?: StatsImporter; segments?: SegmentApplier } = {}
+    const health = (): HealthReport => apiHealth(store, stack.endpoints, { ...stats, store: statsDb }, shared?.where)
+    registerHealthRoute(server.http, health)
+    const registry = registerMetricsRoute(server.http, { config, store, parts: DNS_SNAPSHOT_METRICS })
+    registerListMetrics(registry, store, () => lists.sources())
+    const { port } = await server.listen(listen.host, listen.port)
+    stack.own(server)
+    // The import every few seconds of the DNS role's closed CSV files, and the usage report to the vendor.
+    // With Redis, every host's files reach every host's reports through the shared store instead.
+    const running = stack.own(shared?.startStats(statsDb) ?? startStatsImporter(config, logger, { statsDb }))
+    if ('gaps' in running) registerSegmentMetrics(registry, (stats.segments = running))
+    else stats.importer = running
+    // With Redis, the hosts take turns: one report per interval for all of them.
+    stack.own(startUsageReporter(config, store, logger, shared !== undefined ? { claim: shared.usageClaim } : {}))
+    // `filterd backup` asks the one writer for a consistent copy of the statistics store.
+    stack.own(startSnapshotResponder(statsDb, logger))
+    stack.endpoints.push(
+      `api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`
+    )
+    warnIfOpen(config, listen.host, logger)
+    return { health }
   })
-  const endpoints: string[] = []
-  const stats: { importer?: StatsImporter; segments?: SegmentApplier } = {}
-  const health = (): HealthReport => apiHealth(store, endpoints, { ...stats, store: statsDb }, shared?.where)
-  registerHealthRoute(server.http, health)
-  const registry = registerMetricsRoute(server.http, { config, store })
-  registerListMetrics(registry, store, () => lists.sources())
-  let port: number
-  try {
-    ;({ port } = await server.listen(listen.host, listen.port))
-  } catch (err) {
-    await shared?.close()
-    await statsDb.close()
-    await store.close()
-    throw err
-  }
-  // The import every few seconds of the DNS role's closed CSV files, and the usage report to the vendor.
-  // With Redis, every host's files reach every host's reports through the shared store instead.
-  const running = shared?.startStats(statsDb) ?? startStatsImporter(config, logger, { statsDb })
-  if ('gaps' in running) registerSegmentMetrics(registry, (stats.segments = running))
-  else stats.importer = running
-  // With Redis, the hosts take turns: one report per interval for all of them.
-  const usage = startUsageReporter(config, store, logger, shared !== undefined ? { claim: shared.usageClaim } : {})
-  // `filterd backup` asks the one writer for a consistent copy of the statistics store.
-  const snapshots = startSnapshotResponder(statsDb, logger)
-  endpoints.push(
-    `api http ${formatHostPort({ host: listen.host, port })} (${server.http.impl})${shared !== undefined ? `, writes to Redis ${shared.where}` : ''}`
-  )
-  warnIfOpen(config, listen.host, logger)
-  return {
-    endpoints,
-    health,
-    async close() {
-      await server.close()
-      usage.close()
-      await lists.close()
-      await snapshots.close()
-      await running.close()
-      await shared?.close()
-      await statsDb.close()
-      await store.close()
-    }
-  }
 }

@@ -25,6 +25,7 @@ import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
 import { formatHostPort, parseHostPort, type Config, type Language } from '../engine/config/index.js'
 import { encryptedListenerCount } from '../engine/config/encrypted-dns.js'
 import { EngineError } from '../engine/errors.js'
+import { RoleStack } from '../engine/role.js'
 import { certificateNotAfter, certificateProblems, type CertificateExpiry } from '../engine/tls/expiry.js'
 import { createHttpMetrics, isLoopback, type HttpMetrics } from '../engine/metrics/http.js'
 import { healthReport, storeGeneration, type HealthProblem, type HealthReport } from '../engine/health/index.js'
@@ -458,27 +459,21 @@ function routeBlockPage(
 export async function startBlockPage(options: BlockPageOptions): Promise<RunningBlockPage> {
   const { config } = options
   const logger = options.logger ?? silentLogger()
-  const ownStore = options.store === undefined
-  const store = options.store ?? openConfiguredStore(config)
-  const servers: HttpServer[] = []
-  // The RPZ feeds, so a name a feed blocks is explained as the DNS server blocked it (one policy):
-  // the copy the dns role of this host keeps in the store (engine/rpz/feed-store.ts).
-  const feeds = options.feeds === undefined ? storedFeedsFromConfig(config, store) : null
-  // What the DNS role remembers of client-ID queries (engine/store/client-id-memory.ts): only DoT and DoH carry IDs.
-  const clientIds = encryptedListenerCount(config.proxy) > 0 ? ClientIdMemory.open(store.path) : null
-  const closeAll = async (): Promise<void> => {
-    await clientIds?.close()
-    for (const s of servers) await s.close()
-    options.frontDoor?.close?.()
-    if (ownStore) await store.close()
-  }
+  const stack = new RoleStack()
   try {
+    const store = options.store ?? stack.own(openConfiguredStore(config))
+    stack.defer(() => options.frontDoor?.close?.())
+    // The RPZ feeds, so a name a feed blocks is explained as the DNS server blocked it (one policy):
+    // the copy the dns role of this host keeps in the store (engine/rpz/feed-store.ts).
+    const feeds = options.feeds === undefined ? storedFeedsFromConfig(config, store) : null
+    // What the DNS role remembers of client-ID queries (engine/store/client-id-memory.ts): only DoT and DoH carry IDs.
+    const clientIds = encryptedListenerCount(config.proxy) > 0 ? stack.own(ClientIdMemory.open(store.path)) : null
     const deps = createBlockPageDeps({ ...options, store, clientIds, logger, ...(feeds === null ? {} : { feeds }) })
     const bodyLimit = config.api['body-limit']
     const onError = (err: unknown, req: HttpRequest): void => {
       logger.error({ err, host: req.header('host'), path: req.path }, 'block page request failed')
     }
-    const endpoints: string[] = []
+    const endpoints = stack.endpoints
     // The HTTPS listener reads its certificate once, at start: its expiry is read from the same file then.
     const certs: CertificateExpiry[] = []
     const health = (): HealthReport => blockPageHealth(store, endpoints, certs, config.common['tls-cert-warn-days'])
@@ -496,7 +491,7 @@ export async function startBlockPage(options: BlockPageOptions): Promise<Running
         logger
       })
       routeBlockPage(server, metrics, createBlockPageHandler(deps, scheme), health, options.frontDoor)
-      servers.push(server)
+      stack.own(server)
       const hp = parseHostPort(address)
       try {
         const { port } = await server.listen(hp.host, hp.port)
@@ -528,10 +523,10 @@ export async function startBlockPage(options: BlockPageOptions): Promise<Running
       impl: http.server.impl,
       endpoints,
       health,
-      close: closeAll
+      close: () => stack.close()
     }
   } catch (err) {
-    await closeAll()
+    await stack.close().catch(() => {})
     throw err
   }
 }

@@ -5,7 +5,7 @@
  */
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { loadTaxonomy } from '../engine/categories/index.js'
-import type { RoleContext, RunningRole } from '../engine/role.js'
+import { startWithStack, type RoleContext, type RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
 import {
   healthReport,
@@ -19,53 +19,42 @@ import { ExistenceChecker } from './resolver.js'
 import { createCatApi } from './server.js'
 
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
-  const { config, logger } = ctx
-  const section = config.catapi
-  const taxonomy = loadTaxonomy(config.datafiles.cats, section.language ?? config.datafiles.language)
-  const resolvers = (section.resolver ?? config.dnscache.forward).map((a) => parseHostPort(a, 53))
-  const store = Store.open(config.common.db)
-  const api = createCatApi({
-    store,
-    taxonomy,
-    existence: new ExistenceChecker({ resolvers }),
-    anonLimit: section['anon-limit'],
-    usageTimeZone: config.stats.timezone,
-    impl: roleHttpImpl(config.common['http-server'], 'known'),
-    logger
-  })
-  const endpoints: string[] = []
-  const health = (): HealthReport => {
-    const problems: HealthProblem[] = []
-    const generation = storeGeneration(() => store.generation(), problems)
-    return healthReport({
-      role: 'catapi',
-      listeners: endpoints,
-      problems,
-      ...(generation === undefined ? {} : { generation })
-    })
-  }
-  // Public listeners: /health for callers on this host only (monitoring, `filterd status`).
-  for (const server of [api.registered, api.anonymous]) registerHealthRoute(server, health, { loopbackOnly: true })
-  const reg = parseHostPort(section.listen)
-  const anon = parseHostPort(section['anon-listen'])
-  let ports
-  try {
-    ports = await api.listen(reg, anon)
-  } catch (err) {
-    await api.close()
-    await store.close()
-    throw err
-  }
-  endpoints.push(
-    `catapi registered http://${formatHostPort({ host: reg.host, port: ports.registered })}`,
-    `catapi anonymous http://${formatHostPort({ host: anon.host, port: ports.anonymous })}`
-  )
-  return {
-    endpoints,
-    health,
-    async close() {
-      await api.close()
-      await store.close()
+  return await startWithStack(async (stack) => {
+    const { config, logger } = ctx
+    const section = config.catapi
+    const taxonomy = loadTaxonomy(config.datafiles.cats, section.language ?? config.datafiles.language)
+    const resolvers = (section.resolver ?? config.dnscache.forward).map((a) => parseHostPort(a, 53))
+    const store = stack.own(Store.open(config.common.db))
+    const api = stack.own(
+      createCatApi({
+        store,
+        taxonomy,
+        existence: new ExistenceChecker({ resolvers }),
+        anonLimit: section['anon-limit'],
+        usageTimeZone: config.stats.timezone,
+        impl: roleHttpImpl(config.common['http-server'], 'known'),
+        logger
+      })
+    )
+    const health = (): HealthReport => {
+      const problems: HealthProblem[] = []
+      const generation = storeGeneration(() => store.generation(), problems)
+      return healthReport({
+        role: 'catapi',
+        listeners: stack.endpoints,
+        problems,
+        ...(generation === undefined ? {} : { generation })
+      })
     }
-  }
+    // Public listeners: /health for callers on this host only (monitoring, `filterd status`).
+    for (const server of [api.registered, api.anonymous]) registerHealthRoute(server, health, { loopbackOnly: true })
+    const reg = parseHostPort(section.listen)
+    const anon = parseHostPort(section['anon-listen'])
+    const ports = await api.listen(reg, anon)
+    stack.endpoints.push(
+      `catapi registered http://${formatHostPort({ host: reg.host, port: ports.registered })}`,
+      `catapi anonymous http://${formatHostPort({ host: anon.host, port: ports.anonymous })}`
+    )
+    return { health }
+  })
 }

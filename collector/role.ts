@@ -16,7 +16,7 @@
  * the ones the current snapshot was built from.
  */
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
-import type { RoleContext, RunningRole } from '../engine/role.js'
+import { startWithStack, type RoleContext, type RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
 import { publishFromDatafiles } from './publish.js'
 import { createCollectorServer } from './routes.js'
@@ -25,36 +25,34 @@ import { UsageDb } from './usage-db.js'
 export { publishFromDatafiles } from './publish.js'
 
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
-  const { config, logger } = ctx
-  const section = config.collector
-  const store = Store.open(section.db)
-  const usage = new UsageDb(store.root)
+  return await startWithStack(async (stack) => {
+    const { config, logger } = ctx
+    const section = config.collector
+    const store = stack.own(Store.open(section.db))
+    const usage = new UsageDb(store.root)
 
-  let publishing: Promise<unknown> = Promise.resolve()
-  const publish = (): Promise<unknown> => {
-    publishing = publishing
-      .then(() => publishFromDatafiles(config, store, logger))
-      .catch((err: unknown) => {
-        logger.error({ err }, 'publishing a snapshot failed')
-      })
-    return publishing
-  }
-  await publish()
-  const onHup = (): void => {
-    void publish()
-  }
-  process.on('SIGHUP', onHup)
-
-  const server = createCollectorServer(config, logger, usage)
-  const listen = parseHostPort(section.listen)
-  const bound = await server.listen(listen.host, listen.port)
-  return {
-    endpoints: [`collector http ${formatHostPort({ ...listen, port: bound.port })}`],
-    async close() {
-      process.off('SIGHUP', onHup)
-      await server.close()
-      await publishing
-      await store.close()
+    let publishing: Promise<unknown> = Promise.resolve()
+    const publish = (): Promise<unknown> => {
+      publishing = publishing
+        .then(() => publishFromDatafiles(config, store, logger))
+        .catch((err: unknown) => {
+          logger.error({ err }, 'publishing a snapshot failed')
+        })
+      return publishing
     }
-  }
+    stack.defer(() => publishing)
+    await publish()
+    const onHup = (): void => {
+      void publish()
+    }
+    process.on('SIGHUP', onHup)
+    stack.defer(() => process.off('SIGHUP', onHup))
+
+    const server = createCollectorServer(config, logger, usage)
+    const listen = parseHostPort(section.listen)
+    const bound = await server.listen(listen.host, listen.port)
+    stack.own(server)
+    stack.endpoints.push(`collector http ${formatHostPort({ ...listen, port: bound.port })}`)
+    return {}
+  })
 }

@@ -9,7 +9,7 @@
  */
 import type { Logger } from '../engine/log/index.js'
 import type { ClientIdMemory } from '../engine/store/index.js'
-import type { DnsMetrics } from '../engine/metrics/index.js'
+import type { DnsMetrics } from './metrics.js'
 import type { JudgePool, BatchOutput } from '../engine/pool/index.js'
 import type { QueryLogRecord, QueryLogSink } from '../engine/querylog/index.js'
 import {

@@ -4,7 +4,8 @@
  * gets the last answer; NXDOMAIN is an answer and never fails over. On both UDP I/O paths.
  */
 import { test, type TestContext } from 'node:test'
-import { DnsMetrics, type ResolverSnapshot } from '../engine/metrics/index.js'
+import type { ResolverSnapshot } from '../engine/metrics/index.js'
+import { DnsMetrics } from './metrics.js'
 import { startStubResolver } from '../engine/upstream-stub/index.js'
 import { loadUdpAddon } from '../engine/udp/index.js'
 import { RCODE_NOTIMP, RCODE_REFUSED, RCODE_SERVFAIL } from '../engine/wire/index.js'

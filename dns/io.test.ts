@@ -9,7 +9,8 @@ import { CATEGORY } from '../engine/categories/index.js'
 import { FILTERD, startFailureLine, startRole } from '../engine/testing/daemon.js'
 import { until } from '../engine/testing/wait.js'
 import { releasedPort } from '../engine/testing/ports.js'
-import { DnsMetrics, metricsDir, readSnapshots } from '../engine/metrics/index.js'
+import { metricsDir, readSnapshots } from '../engine/metrics/index.js'
+import { DnsMetrics, type DnsSnapshot } from './metrics.js'
 import { loadUdpAddon, openBatchUdpSocket } from '../engine/udp/index.js'
 import { NativeUdpFront, type BatchSink } from './native-udp-front.js'
 import {
@@ -129,12 +130,12 @@ test('native I/O: several front processes on one port (SO_REUSEPORT) each receiv
   await until(
     'the condition',
     async () => {
-      const snaps = [...(await readSnapshots(dir)).values()]
+      const snaps = [...(await readSnapshots<DnsSnapshot>(dir)).values()]
       return snaps.length === processes && snaps.reduce((sum, s) => sum + s.queries, 0) === clients * perClient
     },
     20_000
   )
-  const snaps = [...(await readSnapshots(dir)).values()]
+  const snaps = [...(await readSnapshots<DnsSnapshot>(dir)).values()]
   t.assert.ok(
     snaps.every((s) => s.queries > 0),
     `queries per process: ${snaps.map((s) => s.queries).join(', ')}`

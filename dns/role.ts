@@ -10,17 +10,13 @@
  */
 import cluster, { type Worker } from 'node:cluster'
 import { fileURLToPath } from 'node:url'
-import type { RoleContext, RunningRole } from '../engine/role.js'
+import { startWithStack, type RoleContext, type RoleStack, type RunningRole } from '../engine/role.js'
 import type { QueryLogSink, QueryLogSinkFactory } from '../engine/querylog/index.js'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
-import { createHttpServer, listenOrUndo } from '../engine/http/index.js'
-import {
-  DnsMetrics,
-  metricsDir,
-  readSnapshots,
-  registerMetricsRoute,
-  startMetricsPublisher
-} from '../engine/metrics/index.js'
+import { createHttpServer } from '../engine/http/index.js'
+import { metricsDir, readSnapshots, registerMetricsRoute, startMetricsPublisher } from '../engine/metrics/index.js'
+import { DNS_SNAPSHOT_METRICS } from '../engine/features.js'
+import { DnsMetrics, type DnsSnapshot } from './metrics.js'
 import { healthReport, registerHealthRoute, storeGeneration, type HealthProblem } from '../engine/health/index.js'
 import type { HealthReport } from '../engine/health/index.js'
 import type { Config } from '../engine/config/index.js'
@@ -63,44 +59,46 @@ export async function startFrontProcess(
   processIndex: number
 ): Promise<RunningRole> {
   await takeRealtimePriority(ctx, processIndex) // before the server: the threads it starts inherit the policy
-  const querylog = await createSink(ctx, options, processIndex)
-  const metrics = new DnsMetrics()
-  const server = await startDnsServer({
-    config: ctx.config,
-    logger: ctx.logger,
-    metrics,
-    ...(querylog === undefined ? {} : { querylog })
-  })
-  const counts = querylog as Partial<{ writtenRows: number; droppedRows: number }> | undefined
-  const publisher = startMetricsPublisher(ctx.config, metrics, {
-    index: processIndex,
-    ...(typeof counts?.writtenRows === 'number'
-      ? { queryLog: counts as { writtenRows: number; droppedRows: number } }
-      : {})
-  })
-  return {
-    endpoints: server.endpoints,
-    reload: async (config, keys) => {
-      await server.reload(config, keys)
-    },
-    health() {
-      const problems: HealthProblem[] = []
-      const generation = storeGeneration(() => server.generation() ?? -1, problems)
-      problems.push(...resolverProblems([metrics.resolvers()]))
-      problems.push(...certificateProblems(metrics.tlsCerts(), ctx.config.common['tls-cert-warn-days']))
-      return healthReport({
-        role: 'dns',
-        listeners: server.endpoints,
-        problems,
-        ...(generation === undefined || generation < 0 ? {} : { generation })
+  return await startWithStack(async (stack) => {
+    const querylog = await createSink(ctx, options, processIndex)
+    stack.defer(() => querylog?.close?.())
+    const metrics = new DnsMetrics()
+    const server = stack.own(
+      await startDnsServer({
+        config: ctx.config,
+        logger: ctx.logger,
+        metrics,
+        ...(querylog === undefined ? {} : { querylog })
       })
-    },
-    async close() {
-      await server.close()
-      await publisher.close()
-      await querylog?.close?.()
+    )
+    const counts = querylog as Partial<{ writtenRows: number; droppedRows: number }> | undefined
+    stack.own(
+      startMetricsPublisher(ctx.config, metrics, {
+        index: processIndex,
+        ...(typeof counts?.writtenRows === 'number'
+          ? { queryLog: counts as { writtenRows: number; droppedRows: number } }
+          : {})
+      })
+    )
+    stack.endpoints.push(...server.endpoints)
+    return {
+      reload: async (config, keys) => {
+        await server.reload(config, keys)
+      },
+      health() {
+        const problems: HealthProblem[] = []
+        const generation = storeGeneration(() => server.generation() ?? -1, problems)
+        problems.push(...resolverProblems([metrics.resolvers()]))
+        problems.push(...certificateProblems(metrics.tlsCerts(), ctx.config.common['tls-cert-warn-days']))
+        return healthReport({
+          role: 'dns',
+          listeners: server.endpoints,
+          problems,
+          ...(generation === undefined || generation < 0 ? {} : { generation })
+        })
+      }
     }
-  }
+  })
 }
 
 /**
@@ -126,20 +124,24 @@ async function takeRealtimePriority(ctx: RoleContext, processIndex: number): Pro
 }
 
 export async function startRole(ctx: RoleContext, options: DnsRoleOptions = {}): Promise<RunningRole> {
-  const processes = ctx.config.proxy.processes
-  // Before the front processes: they start with every feed's first load in the store.
-  const feeds = await followFeeds(ctx)
-  let role: RunningRole
-  try {
-    role =
+  return await startWithStack(async (stack) => {
+    const processes = ctx.config.proxy.processes
+    // Before the front processes: they start with every feed's first load in the store.
+    const feedEndpoints = await followFeeds(ctx, stack)
+    const role = stack.own(
       processes <= 1 || !cluster.isPrimary
         ? await startFrontProcess(ctx, options, 0)
         : await startCluster(ctx, processes)
-  } catch (err) {
-    await feeds?.close()
-    throw err
-  }
-  return await withMetricsListener(ctx, feeds === null ? role : withFeeds(role, feeds))
+    )
+    stack.endpoints.push(...role.endpoints, ...feedEndpoints)
+    await serveMetricsListener(ctx, role, stack)
+    return {
+      reload: async (config, keys) => {
+        await role.reload?.(config, keys)
+      },
+      ...(role.health === undefined ? {} : { health: () => role.health!() })
+    }
+  })
 }
 
 /**
@@ -147,43 +149,20 @@ export async function startRole(ctx: RoleContext, options: DnsRoleOptions = {}):
  * the one on the host that transfers the feeds and binds `notify-listen`; it writes each feed into
  * the store, where every front process, pool worker, the block page and the api role read it
  * (engine/rpz/feed-store.ts). The dns role is the one every deployment with feeds runs (a feed is
- * enforced by answering queries), and it runs once per host, also under `filterd all`.
+ * enforced by answering queries), and it runs once per host, also under `filterd all`. Returns the
+ * NOTIFY listener's endpoint line, if any.
  */
-async function followFeeds(ctx: RoleContext): Promise<{ endpoints: string[]; close(): Promise<void> } | null> {
-  if (ctx.config['rpz-feeds'].feeds.length === 0) return null
+async function followFeeds(ctx: RoleContext, stack: RoleStack): Promise<string[]> {
+  if (ctx.config['rpz-feeds'].feeds.length === 0) return []
   await createStoreIfMissing(ctx.config)
-  const store = openConfiguredStore(ctx.config)
-  let feeds
-  try {
-    feeds = await startFeedTransfers(ctx.config, store, ctx.logger)
-  } catch (err) {
-    await store.close()
-    throw err
-  }
+  const store = stack.own(openConfiguredStore(ctx.config))
+  const feeds = await startFeedTransfers(ctx.config, store, ctx.logger)
+  stack.defer(() => feeds?.close())
   const notify = ctx.config['rpz-feeds']['notify-listen']
   const port = feeds?.notifyPort
-  const endpoints =
-    notify === undefined || port == null
-      ? []
-      : [`dns rpz notify udp+tcp ${formatHostPort({ host: parseHostPort(notify).host, port })}`]
-  return {
-    endpoints,
-    async close() {
-      feeds?.close()
-      await store.close()
-    }
-  }
-}
-
-function withFeeds(role: RunningRole, feeds: { endpoints: string[]; close(): Promise<void> }): RunningRole {
-  return {
-    ...role,
-    endpoints: [...role.endpoints, ...feeds.endpoints],
-    async close() {
-      await role.close()
-      await feeds.close()
-    }
-  }
+  return notify === undefined || port == null
+    ? []
+    : [`dns rpz notify udp+tcp ${formatHostPort({ host: parseHostPort(notify).host, port })}`]
 }
 
 /**
@@ -191,9 +170,9 @@ function withFeeds(role: RunningRole, feeds: { endpoints: string[]; close(): Pro
  * api role reads them), served by this process on its own small node:http listener, so a host that
  * runs only the DNS role is observable. Off unless set.
  */
-async function withMetricsListener(ctx: RoleContext, role: RunningRole): Promise<RunningRole> {
+async function serveMetricsListener(ctx: RoleContext, role: RunningRole, stack: RoleStack): Promise<void> {
   const listen = ctx.config.proxy['metrics-listen']
-  if (listen === undefined) return role
+  if (listen === undefined) return
   const http = createHttpServer({
     impl: 'node',
     bodyLimit: 1024,
@@ -203,32 +182,21 @@ async function withMetricsListener(ctx: RoleContext, role: RunningRole): Promise
       }
     }
   })
-  registerMetricsRoute(http, { config: ctx.config, defaultPrefix: 'filterd_dns_' })
+  registerMetricsRoute(http, { config: ctx.config, defaultPrefix: 'filterd_dns_', parts: DNS_SNAPSHOT_METRICS })
   const hp = parseHostPort(listen)
-  const endpoints = [...role.endpoints, '']
   registerHealthRoute(http, async () => {
     const inner = await role.health?.()
     return healthReport({
       ...inner,
       role: 'dns',
-      listeners: endpoints,
+      listeners: stack.endpoints,
       problems: inner?.degraded ?? [],
       ...(inner?.generation === undefined ? {} : { generation: inner.generation })
     })
   })
-  const port = await listenOrUndo(http, hp.host, hp.port, () => role.close())
-  endpoints[endpoints.length - 1] = `dns metrics http ${formatHostPort({ host: hp.host, port })} (/metrics, /health)`
-  return {
-    endpoints,
-    reload: async (config, keys) => {
-      await role.reload?.(config, keys)
-    },
-    ...(role.health === undefined ? {} : { health: () => role.health!() }),
-    async close() {
-      await http.close()
-      await role.close()
-    }
-  }
+  const { port } = await http.listen(hp.host, hp.port)
+  stack.own(http)
+  stack.endpoints.push(`dns metrics http ${formatHostPort({ host: hp.host, port })} (/metrics, /health)`)
 }
 
 /** A front process's endpoints once it says it is ready; rejects with its start error (errno, address, port). */
@@ -280,7 +248,7 @@ async function clusterHealth(
   processes: number
 ): Promise<HealthReport> {
   // Each front process forwards on its own; their published snapshots say how their resolvers are.
-  const snapshots = await readSnapshots(metricsDir(config))
+  const snapshots = await readSnapshots<DnsSnapshot>(metricsDir(config))
   const alive = running()
   const problems: HealthProblem[] =
     alive < processes

@@ -11,7 +11,7 @@ import { EngineError } from '../engine/errors.js'
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { createPolicy, type Policy, type SafeHosts } from '../engine/policy/index.js'
 import { storedFeedsFromConfig } from '../engine/rpz/feed-set.js'
-import { DnsMetrics, type UdpDrops } from '../engine/metrics/index.js'
+import { DnsMetrics, type UdpDrops } from './metrics.js'
 import { JudgePool } from '../engine/pool/index.js'
 import { noopQueryLogSink, type QueryLogSink } from '../engine/querylog/index.js'
 import {
@@ -49,7 +49,7 @@ export interface DnsServerOptions {
   safeHosts?: SafeHosts
   /** Largest TCP frame accepted (default MAX_TCP_QUERY_FRAME). */
   tcpMaxFrame?: number
-  /** Operational counters (engine/metrics); by default a private set nobody publishes. */
+  /** Operational counters (./metrics.ts); by default a private set nobody publishes. */
   metrics?: DnsMetrics
   /**
    * The encrypted endpoints DDR answers name (engine/judge/local-answers.ts); by default those of the

@@ -3,7 +3,7 @@
 // gets all of it; and the EDNS size filterd advertises upstream is capped (proxy.upstream-edns-size).
 import { test, type TestContext } from 'node:test'
 import dnsPacket from 'dns-packet'
-import { DnsMetrics } from '../engine/metrics/index.js'
+import { DnsMetrics } from './metrics.js'
 import { dig, digMissing, query, server, udpAsk, world } from './testing/harness.js'
 
 // 'big.example' comes from an upstream that ignores the EDNS size: 60,000 bytes over UDP and

@@ -31,7 +31,8 @@
  * back truncated (see forwardTcp).
  */
 import { performance } from 'node:perf_hooks'
-import { rcodeLabel, type DnsMetrics, type ResolverSnapshot } from '../engine/metrics/index.js'
+import type { ResolverSnapshot } from '../engine/metrics/index.js'
+import { rcodeLabel, type DnsMetrics } from './metrics.js'
 import {
   QueryScratch,
   QUERY_OK,

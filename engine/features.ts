@@ -18,6 +18,10 @@ import type { Config } from './config/types.js'
 import { parseDnstapTarget } from './dnstap/target.js'
 import { configSourceProblems } from './lists/config.js'
 import { feedConfigProblems } from './rpz/feed-config.js'
+import type { SnapshotMetrics } from './metrics/index.js'
+import { dnsCounterMetrics } from './metrics/dns.js'
+import { rpzFeedMetrics } from './rpz/feed-metrics.js'
+import { certificateMetrics } from './tls/metrics.js'
 
 function dnstapProblems(config: Readonly<Config>): string[] {
   if (config.proxy.dnstap === undefined) return []
@@ -45,3 +49,10 @@ export function checkConfigFile(file: string, env: NodeJS.ProcessEnv = process.e
 export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   return parseConfigWith(text, path, FEATURE_CHECKS, env)
 }
+
+/**
+ * The features whose part of a DNS process's snapshot /metrics shows, each registering its own
+ * metrics (engine/metrics): the api role's /metrics and the dns role's `proxy.metrics-listen` serve
+ * this list.
+ */
+export const DNS_SNAPSHOT_METRICS: readonly SnapshotMetrics[] = [dnsCounterMetrics, rpzFeedMetrics, certificateMetrics]

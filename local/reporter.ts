@@ -97,7 +97,7 @@ export class Reporter {
     try {
       const res = await fetch(this.#url, {
         method: 'POST',
-        // One connection per contact, none kept idle between them (engine/stats/usage-report.ts says why).
+        // One connection per contact, none kept idle between them (api/usage-report.ts says why).
         headers: { 'content-type': 'application/json', connection: 'close' },
         body,
         signal: AbortSignal.any([AbortSignal.timeout(this.#timeoutMs), this.#abort.signal])

@@ -15,7 +15,7 @@ import { mkdirSync } from 'node:fs'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
-import type { RoleContext, RunningRole } from '../engine/role.js'
+import { startWithStack, type RoleContext, type RunningRole } from '../engine/role.js'
 import { Store } from '../engine/store/index.js'
 import { healthReport, type HealthProblem, type HealthReport } from '../engine/health/index.js'
 import { LookupCounters } from './counters.js'
@@ -45,76 +45,67 @@ function localHealth(endpoints: string[], reporter: Reporter, catdb: CategoryDb,
 }
 
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
-  const { config, logger } = ctx
-  const section = config.local
-  if (section.key === '') logger.warn('local.key is empty; the statistics server will refuse the reports')
-  const taxonomy = loadTaxonomy(config.datafiles.cats, section.language)
-  mkdirSync(section.db, { recursive: true })
-  const store = Store.open(section.db)
-  const catdb = new CategoryDb(store)
-  const counters = new LookupCounters(taxonomy.numbers[taxonomy.numbers.length - 1] ?? 0)
-  const collectorUrl = section['collector-url']
-  const updater = new Updater({
-    collectorUrl,
-    key: section.key,
-    intervalSeconds: section['update-interval'],
-    store,
-    catdb,
-    logger
-  })
-  const reporter = new Reporter({
-    collectorUrl,
-    key: section.key,
-    intervalSeconds: section['report-interval'],
-    counters,
-    logger,
-    extra: () => ({ version: updater.applied()?.version ?? null })
-  })
-  const endpoints: string[] = []
-  const health = (): HealthReport => localHealth(endpoints, reporter, catdb, section['collector-url'])
-  const server = createLocalServer(config, logger, {
-    catdb,
-    taxonomy,
-    counters,
-    billingOk: () => reporter.isBillingOk,
-    health
-  })
+  return await startWithStack(async (stack) => {
+    const { config, logger } = ctx
+    const section = config.local
+    if (section.key === '') logger.warn('local.key is empty; the statistics server will refuse the reports')
+    const taxonomy = loadTaxonomy(config.datafiles.cats, section.language)
+    mkdirSync(section.db, { recursive: true })
+    const store = stack.own(Store.open(section.db))
+    const catdb = new CategoryDb(store)
+    const counters = new LookupCounters(taxonomy.numbers[taxonomy.numbers.length - 1] ?? 0)
+    const collectorUrl = section['collector-url']
+    const updater = stack.own(
+      new Updater({
+        collectorUrl,
+        key: section.key,
+        intervalSeconds: section['update-interval'],
+        store,
+        catdb,
+        logger
+      })
+    )
+    const reporter = stack.own(
+      new Reporter({
+        collectorUrl,
+        key: section.key,
+        intervalSeconds: section['report-interval'],
+        counters,
+        logger,
+        extra: () => ({ version: updater.applied()?.version ?? null })
+      })
+    )
+    const health = (): HealthReport => localHealth(stack.endpoints, reporter, catdb, section['collector-url'])
+    const server = createLocalServer(config, logger, {
+      catdb,
+      taxonomy,
+      counters,
+      billingOk: () => reporter.isBillingOk,
+      health
+    })
 
-  // The first contact and the first update check happen before the service answers, so its first
-  // answers already reflect them; neither blocks start for longer than its own timeout.
-  await Promise.all([reporter.start(), updater.start()])
-  if (catdb.activeVersion === 0)
-    logger.warn('no category database yet; every name answers 404 until an update is applied')
+    // The first contact and the first update check happen before the service answers, so its first
+    // answers already reflect them; neither blocks start for longer than its own timeout.
+    await Promise.all([reporter.start(), updater.start()])
+    if (catdb.activeVersion === 0)
+      logger.warn('no category database yet; every name answers 404 until an update is applied')
 
-  const listen = parseHostPort(section.listen)
-  let bound: { port: number }
-  try {
-    bound = await server.listen(listen.host, listen.port)
-  } catch (err) {
-    reporter.close()
-    await updater.close()
-    await store.close()
-    throw err
-  }
-  const onUsr2 = (): void => {
-    void reporter.reportNow()
-  }
-  const onHup = (): void => {
-    void updater.checkNow()
-  }
-  process.on('SIGUSR2', onUsr2)
-  process.on('SIGHUP', onHup)
-  endpoints.push(`local http ${formatHostPort({ ...listen, port: bound.port })}`)
-  return {
-    endpoints,
-    health,
-    async close() {
+    const listen = parseHostPort(section.listen)
+    const bound = await server.listen(listen.host, listen.port)
+    stack.own(server)
+    const onUsr2 = (): void => {
+      void reporter.reportNow()
+    }
+    const onHup = (): void => {
+      void updater.checkNow()
+    }
+    process.on('SIGUSR2', onUsr2)
+    process.on('SIGHUP', onHup)
+    stack.defer(() => {
       process.off('SIGUSR2', onUsr2)
       process.off('SIGHUP', onHup)
-      reporter.close()
-      await server.close()
-      await updater.close()
-      await store.close()
-    }
-  }
+    })
+    stack.endpoints.push(`local http ${formatHostPort({ ...listen, port: bound.port })}`)
+    return { health }
+  })
 }

@@ -12,8 +12,8 @@
  *                 _requests_total{kind}, _notify_total{outcome}
  */
 import { formatHostPort, parseHostPort, type Config } from '../engine/config/index.js'
-import { createHttpServer, listenOrUndo, roleHttpImpl } from '../engine/http/index.js'
-import type { RoleContext, RunningRole } from '../engine/role.js'
+import { createHttpServer, roleHttpImpl } from '../engine/http/index.js'
+import { startWithStack, type RoleContext, type RunningRole } from '../engine/role.js'
 import { createStoreIfMissing, GenerationWatcher, openConfiguredStore } from '../engine/store/index.js'
 import { healthReport, type HealthReport } from '../engine/health/index.js'
 import { compileAccessRules } from '../engine/net/access.js'
@@ -61,78 +61,75 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
   if (!config.rpz.enabled) return { endpoints: ['rpz idle (rpz.enabled is false)'], close: async () => {} }
   await createStoreIfMissing(config)
-  const store = openConfiguredStore(config, { readOnly: true })
-  const zones = new PolicyZoneSet(store, zoneSetSettings(config))
-  const notifier = new Notifier()
-  const metrics = rpzMetrics(zones, notifier)
-  const targets: NotifyTarget[] = config.rpz.notify.map((a) => parseHostPort(a))
-  const onChange = (): void => {
-    const changed = zones.refresh()
-    for (const name of changed) {
+  return await startWithStack(async (stack) => {
+    const store = stack.own(openConfiguredStore(config, { readOnly: true }))
+    const zones = new PolicyZoneSet(store, zoneSetSettings(config))
+    const notifier = new Notifier()
+    const metrics = rpzMetrics(zones, notifier)
+    const targets: NotifyTarget[] = config.rpz.notify.map((a) => parseHostPort(a))
+    stack.own(notifier)
+    const onChange = (): void => {
+      const changed = zones.refresh()
+      for (const name of changed) {
+        const zone = zones.get(name)
+        logger.info({ zone: name, serial: zone?.serial }, 'rpz zone changed')
+        if (zone !== undefined) notifier.notify(zone, targets)
+      }
+    }
+    const watcher = new GenerationWatcher(store, onChange).start()
+    stack.defer(() => watcher.stop())
+    const listen = parseHostPort(config.rpz.listen)
+    const dns = await listenDns(
+      listen.host,
+      listen.port,
+      {
+        zone: (n) => zones.get(n),
+        access: compileAccessRules(config.rpz['transfer-access']),
+        keys: keysOf(config),
+        count: (kind) => {
+          metrics.count(kind)
+        }
+      },
+      {
+        maxConnections: config.rpz['tcp-max-connections'],
+        idleMs: config.rpz['tcp-idle-timeout'],
+        messageMs: config.rpz['tcp-message-timeout'],
+        onDropped: () => metrics.dropped()
+      },
+      (err) => logger.error({ err: err.message }, 'rpz request failed')
+    )
+    stack.own(dns)
+    metrics.listener = () => dns.stats()
+    stack.endpoints.push(`rpz dns tcp+udp ${formatHostPort({ host: listen.host, port: dns.port })}`)
+    const health = (): HealthReport =>
+      healthReport({
+        role: 'rpz',
+        listeners: stack.endpoints,
+        generation: store.generation(),
+        extra: { zones: zones.list() }
+      })
+    const http = createHttpServer({
+      impl: roleHttpImpl(config.common['http-server'], 'public'),
+      bodyLimit: 1024,
+      logger: { warn: (m) => logger.warn(m) }
+    })
+    http.route('GET', '/health', (_req, res) => {
+      res.json(health())
+    })
+    http.route('GET', '/zones', (_req, res) => {
+      res.json({ zones: zones.list() })
+    })
+    http.route('GET', '/metrics', async (_req, res) => {
+      res.header('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics())
+    })
+    const mlisten = parseHostPort(config.rpz['metrics-listen'])
+    const { port: mport } = await http.listen(mlisten.host, mlisten.port)
+    stack.own(http)
+    stack.endpoints.push(`rpz http ${formatHostPort({ host: mlisten.host, port: mport })} (/health, /zones, /metrics)`)
+    for (const name of zones.list().map((z) => z.name)) {
       const zone = zones.get(name)
-      logger.info({ zone: name, serial: zone?.serial }, 'rpz zone changed')
       if (zone !== undefined) notifier.notify(zone, targets)
     }
-  }
-  const watcher = new GenerationWatcher(store, onChange).start()
-
-  const listen = parseHostPort(config.rpz.listen)
-  const dns = await listenDns(
-    listen.host,
-    listen.port,
-    {
-      zone: (n) => zones.get(n),
-      access: compileAccessRules(config.rpz['transfer-access']),
-      keys: keysOf(config),
-      count: (kind) => {
-        metrics.count(kind)
-      }
-    },
-    {
-      maxConnections: config.rpz['tcp-max-connections'],
-      idleMs: config.rpz['tcp-idle-timeout'],
-      messageMs: config.rpz['tcp-message-timeout'],
-      onDropped: () => metrics.dropped()
-    },
-    (err) => logger.error({ err: err.message }, 'rpz request failed')
-  )
-  metrics.listener = () => dns.stats()
-  const endpoints = [`rpz dns tcp+udp ${formatHostPort({ host: listen.host, port: dns.port })}`]
-  const health = (): HealthReport =>
-    healthReport({ role: 'rpz', listeners: endpoints, generation: store.generation(), extra: { zones: zones.list() } })
-  const http = createHttpServer({
-    impl: roleHttpImpl(config.common['http-server'], 'public'),
-    bodyLimit: 1024,
-    logger: { warn: (m) => logger.warn(m) }
+    return { health }
   })
-  http.route('GET', '/health', (_req, res) => {
-    res.json(health())
-  })
-  http.route('GET', '/zones', (_req, res) => {
-    res.json({ zones: zones.list() })
-  })
-  http.route('GET', '/metrics', async (_req, res) => {
-    res.header('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics())
-  })
-  const mlisten = parseHostPort(config.rpz['metrics-listen'])
-  const mport = await listenOrUndo(http, mlisten.host, mlisten.port, async () => {
-    await dns.close()
-    await store.close()
-  })
-  endpoints.push(`rpz http ${formatHostPort({ host: mlisten.host, port: mport })} (/health, /zones, /metrics)`)
-  for (const name of zones.list().map((z) => z.name)) {
-    const zone = zones.get(name)
-    if (zone !== undefined) notifier.notify(zone, targets)
-  }
-  return {
-    endpoints,
-    health,
-    async close() {
-      watcher.stop()
-      notifier.close()
-      await dns.close()
-      await http.close()
-      await store.close()
-    }
-  }
 }

@@ -26,7 +26,7 @@ import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { Counter, Gauge, Registry } from 'prom-client'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
-import { createHttpServer, listenOrUndo, roleHttpImpl } from '../engine/http/index.js'
+import { createHttpServer, roleHttpImpl } from '../engine/http/index.js'
 import {
   diverged,
   FOLLOWER_STATES,
@@ -38,7 +38,7 @@ import { connectSharedStore, sharedStoreSettings } from '../engine/replica/redis
 import { segmentKeys, segmentSecret, serveSegments, startSegmentProducer } from '../engine/replica/segments.js'
 import { statsKeys } from '../engine/replica/stats.js'
 import { openSegmentWriter } from '../engine/stats/segment.js'
-import type { RoleContext, RunningRole } from '../engine/role.js'
+import { startWithStack, type RoleContext, type RunningRole } from '../engine/role.js'
 import { openConfiguredStore, type Store } from '../engine/store/index.js'
 import { healthReport, type HealthProblem, type HealthReport } from '../engine/health/index.js'
 
@@ -61,70 +61,65 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     logger.info('common.redis-ip is not set: one host, nothing to follow')
     return { endpoints: ['sync idle (no common.redis-ip)'], close: async () => {} }
   }
-  const store = openConfiguredStore(config)
-  const follower = new Follower(store, settings, { logger })
-  const { status } = follower
+  return await startWithStack(async (stack) => {
+    const store = stack.own(openConfiguredStore(config))
+    const follower = new Follower(store, settings, { logger })
+    const { status } = follower
 
-  const metrics = replicaMetrics(status, store)
+    const metrics = replicaMetrics(status, store)
 
-  // Load balancers' and monitoring's health checks (HAProxy's default speaks HTTP/1.0): node:http under `auto`.
-  const http = createHttpServer({
-    impl: roleHttpImpl(config.common['http-server'], 'public'),
-    bodyLimit: 1024,
-    logger: {
-      warn: (m) => {
-        logger.warn(m)
+    // Load balancers' and monitoring's health checks (HAProxy's default speaks HTTP/1.0): node:http under `auto`.
+    const http = createHttpServer({
+      impl: roleHttpImpl(config.common['http-server'], 'public'),
+      bodyLimit: 1024,
+      logger: {
+        warn: (m) => {
+          logger.warn(m)
+        }
       }
-    }
+    })
+    const health = (): HealthReport => syncHealth(status, store, settings.where, stack.endpoints)
+    http.route('GET', '/health', (_req, res) => {
+      // 200 while the replica is current or catching up behind a working Redis (a load balancer keeps the
+      // host); 503 when it diverged from Redis or Redis is away.
+      const healthy =
+        !diverged(status.divergence) &&
+        (status.state === 'following' || status.state === 'bootstrapping' || status.state === 'initializing')
+      res.json(health(), healthy ? 200 : 503)
+    })
+    http.route('GET', '/metrics', async (_req, res) => {
+      res.header('Content-Type', metrics.contentType).send(await metrics.render())
+    })
+    const listen = parseHostPort(config.sync.listen)
+    // This host's statistics as segments that the other hosts fetch from this listener (engine/replica/segments.ts).
+    const segDir = config.stats['segments-dir'] ?? join(config.stats.dir, 'segments')
+    const secret = await segmentSecret(segDir)
+    serveSegments(http, segDir, secret)
+    const { port } = await http.listen(listen.host, listen.port)
+    follower.start()
+    stack.own(follower)
+    const prefix = config.common['redis-prefix'] ?? 'filterd:'
+    stack.own(
+      startSegmentProducer(connectSharedStore(settings, { commandTimeout: 6000 }), segmentKeys(prefix), {
+        host: config.common['host-id'] ?? hostname(),
+        statsDir: config.stats.dir,
+        segDir,
+        url: config.sync['segments-url'] ?? `http://${formatHostPort({ host: listen.host, port })}`,
+        secret,
+        retentionMs: config.stats['segments-retention'] * 1000,
+        writer: openSegmentWriter({ memoryLimit: config.stats['duckdb-memory'], threads: 1, logger }),
+        streamKeys: statsKeys(prefix),
+        intervalMs: config.stats['import-interval'] * 1000,
+        logger
+      })
+    )
+    // The listener closes first: no health check sees the role half closed.
+    stack.own(http)
+    stack.endpoints.push(
+      `sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics, /stats/segments) following ${settings.where}, segments of ${config.stats.dir} in ${segDir}`
+    )
+    return { health }
   })
-  const endpoints: string[] = []
-  const health = (): HealthReport => syncHealth(status, store, settings.where, endpoints)
-  http.route('GET', '/health', (_req, res) => {
-    // 200 while the replica is current or catching up behind a working Redis (a load balancer keeps the
-    // host); 503 when it diverged from Redis or Redis is away.
-    const healthy =
-      !diverged(status.divergence) &&
-      (status.state === 'following' || status.state === 'bootstrapping' || status.state === 'initializing')
-    res.json(health(), healthy ? 200 : 503)
-  })
-  http.route('GET', '/metrics', async (_req, res) => {
-    res.header('Content-Type', metrics.contentType).send(await metrics.render())
-  })
-  const listen = parseHostPort(config.sync.listen)
-  // This host's statistics as segments that the other hosts fetch from this listener (engine/replica/segments.ts).
-  const segDir = config.stats['segments-dir'] ?? join(config.stats.dir, 'segments')
-  const secret = await segmentSecret(segDir)
-  serveSegments(http, segDir, secret)
-  const port = await listenOrUndo(http, listen.host, listen.port, async () => {
-    await store.close()
-  })
-  follower.start()
-  const prefix = config.common['redis-prefix'] ?? 'filterd:'
-  const producer = startSegmentProducer(connectSharedStore(settings, { commandTimeout: 6000 }), segmentKeys(prefix), {
-    host: config.common['host-id'] ?? hostname(),
-    statsDir: config.stats.dir,
-    segDir,
-    url: config.sync['segments-url'] ?? `http://${formatHostPort({ host: listen.host, port })}`,
-    secret,
-    retentionMs: config.stats['segments-retention'] * 1000,
-    writer: openSegmentWriter({ memoryLimit: config.stats['duckdb-memory'], threads: 1, logger }),
-    streamKeys: statsKeys(prefix),
-    intervalMs: config.stats['import-interval'] * 1000,
-    logger
-  })
-  endpoints.push(
-    `sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics, /stats/segments) following ${settings.where}, segments of ${config.stats.dir} in ${segDir}`
-  )
-  return {
-    endpoints,
-    health,
-    async close() {
-      await http.close()
-      await producer.close()
-      await follower.close()
-      await store.close()
-    }
-  }
 }
 
 /** The shared /health shape (engine/health), with the replica's state as its state. */

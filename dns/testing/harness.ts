@@ -1,6 +1,6 @@
 // Test helpers of the dns role: the engine's DNS test helpers plus an in-process server.
 import { test, type TestContext } from 'node:test'
-import type { DnsMetrics } from '../../engine/metrics/index.js'
+import type { DnsMetrics } from '../metrics.js'
 import type { QueryLogSink } from '../../engine/querylog/index.js'
 import { makeConfig, setTestIo, type ConfigOptions, type World } from '../../engine/testing/dns.js'
 import { loadUdpAddon } from '../../engine/udp/index.js'

@@ -1,6 +1,6 @@
 /*
  * Resolver health: one operator resolver (`dnscache.forward` entry), whether the forwarder counts
- * it up, why it changed, and its counters (engine/metrics `ResolverCounters`).
+ * it up, why it changed, and its counters (dns/metrics.ts `ResolverCounters`).
  *
  * A try that times out, an ICMP port unreachable and a refused or reset TCP connection mark a
  * resolver down at once: nothing answers there. An error answer (REFUSED, SERVFAIL, NOTIMP) marks
@@ -11,7 +11,8 @@
  * probe's or a user's): any RCODE but those three.
  */
 import type { Logger } from '../../engine/log/index.js'
-import { ResolverCounters, type ResolverSnapshot } from '../../engine/metrics/index.js'
+import type { ResolverSnapshot } from '../../engine/metrics/index.js'
+import { ResolverCounters } from '../metrics.js'
 import { formatHostPort } from '../../engine/config/address.js'
 import type { OutSocket } from './socket-pool.js'
 

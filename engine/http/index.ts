@@ -76,25 +76,6 @@ export interface HttpServer {
   close(): Promise<void>
 }
 
-/**
- * Starts `server` listening, as a role does last when it starts: if that fails (the address is in
- * use, a privileged port), `undo` stops what the role had already started, and the error goes on
- * to the caller. Resolves to the port bound.
- */
-export async function listenOrUndo(
-  server: HttpServer,
-  host: string,
-  port: number,
-  undo: () => Promise<unknown>
-): Promise<number> {
-  try {
-    return (await server.listen(host, port)).port
-  } catch (err) {
-    await undo()
-    throw err
-  }
-}
-
 /** The values of `common.http-server`. */
 export type HttpServerSetting = 'auto' | HttpImpl
 

@@ -64,7 +64,7 @@ function tooLarge(url: string, maxBytes: number): ListFetchError {
 
 function requestHeaders(previous: Validators | undefined): Record<string, string> {
   // `connection: close`: downloads are an interval apart, so no idle keep-alive socket is kept between them
-  // (engine/stats/usage-report.ts says why an idle socket of Node 20's fetch is a risk).
+  // (api/usage-report.ts says why an idle socket of Node 20's fetch is a risk).
   const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'text/plain, */*', connection: 'close' }
   if (previous?.etag !== undefined) headers['if-none-match'] = previous.etag
   if (previous?.lastModified !== undefined) headers['if-modified-since'] = previous.lastModified

@@ -5,12 +5,20 @@
  * checks the file (so a bad entry stops the start with its key) and keeps the result, keyed by the config's
  * frozen `api` section; the front door and the api role then take that result instead of parsing again.
  */
-import type { Config } from '../config/types.js'
 import { compileAccessRules, type AccessList } from './access.js'
 import { compileAddressSet, type AddressSet } from './client-address.js'
 import { hostName } from './host.js'
 
-type ApiSection = Pick<Config['api'], 'access' | 'trusted-proxies' | 'allowed-origins' | 'host'>
+/**
+ * The keys of the `api` section compiled here, by shape: the config loader (engine/config, which
+ * imports this folder) hands them over, so this folder knows no config type.
+ */
+interface ApiSection {
+  readonly access: readonly string[]
+  readonly 'trusted-proxies': readonly string[]
+  readonly 'allowed-origins': readonly string[]
+  readonly host: string
+}
 
 export interface ApiNetwork {
   /** `api.access`, compiled. */

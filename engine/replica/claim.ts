@@ -1,7 +1,7 @@
 /**
  * A claim shared by the hosts of one Redis (`common.redis-ip`): `SET key holder NX PX ms`, so one
  * host at a time does a piece of work that must be done once for all of them (the vendor usage
- * report, engine/stats/usage-report.ts). The claim lapses by itself after `ms`, so a host that dies
+ * report, api/usage-report.ts). The claim lapses by itself after `ms`, so a host that dies
  * holding it stops no one for longer than that.
  */
 import { randomUUID } from 'node:crypto'

@@ -18,7 +18,7 @@
  *                     older may have missed a deletion, and starts again
  *   init              a short lock held by the host that creates the store
  *   usage-report      the claim of the host sending this period's vendor usage report
- *                     (engine/replica/claim.ts, engine/stats/usage-report.ts)
+ *                     (engine/replica/claim.ts, api/usage-report.ts)
  *
  * ioredis is the client (docs/architecture.md says why): it speaks Sentinel itself, returns
  * binary replies as Buffers (`…Buffer` commands), and runs Lua scripts by digest.

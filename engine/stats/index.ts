@@ -32,6 +32,5 @@ export {
   type RawExtraField,
   type RawReport
 } from './reports.js'
-export { startUsageReporter, type UsageClaim, type UsageReporter, type UsageReporterOptions } from './usage-report.js'
 export { ReportTime, formatDay, parseDay } from './time.js'
 export { overview, type Overview } from './overview.js'

@@ -1,10 +1,11 @@
 import { test, type TestContext } from 'node:test'
 import { join } from 'node:path'
-import { startRole } from '../testing/daemon.js'
-import { ask, makeConfig, world, writeConfigFile } from '../testing/dns.js'
-import { fillDisk, smallTmpfs } from '../testing/tmpfs.js'
-import { until } from '../testing/wait.js'
-import { metricsDir, readSnapshots, type MetricsSnapshot } from './index.js'
+import { startRole } from '../engine/testing/daemon.js'
+import { ask, makeConfig, world, writeConfigFile } from '../engine/testing/dns.js'
+import { fillDisk, smallTmpfs } from '../engine/testing/tmpfs.js'
+import { until } from '../engine/testing/wait.js'
+import { metricsDir, readSnapshots } from '../engine/metrics/index.js'
+import type { DnsSnapshot } from './metrics.js'
 
 test("a full statistics disk does not freeze the DNS process's counters: queries and dropped rows keep moving", async (t: TestContext) => {
   const statsDir = smallTmpfs(t, '256k')
@@ -17,9 +18,9 @@ test("a full statistics disk does not freeze the DNS process's counters: queries
   fillDisk(statsDir)
   const dns = await startRole(t, 'dns', writeConfigFile(w, options))
   const dir = metricsDir(makeConfig(w, options))
-  let snap: MetricsSnapshot | undefined
+  let snap: DnsSnapshot | undefined
   const published = async (queries: number): Promise<boolean> => {
-    snap = (await readSnapshots(dir)).get('dns-0')
+    snap = (await readSnapshots<DnsSnapshot>(dir)).get('dns-0')
     return snap !== undefined && snap.queries === queries && snap.statsRowsDropped === queries
   }
   // Every row of the outage is dropped, and the counters say so while it lasts (snapshots every 5 s).

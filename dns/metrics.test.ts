@@ -1,14 +1,16 @@
 import { test, type TestContext } from 'node:test'
 import { existsSync, readFileSync, writeFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { CONF, startRole } from '../testing/daemon.js'
-import { until } from '../testing/wait.js'
-import { CATEGORY } from '../categories/index.js'
-import { parseConfig } from '../features.js'
-import { addUser, ask, makeConfig, rcode, world, writeConfigFile } from '../testing/dns.js'
-import { createHttpServer } from '../http/index.js'
-import { DnsMetrics, ResolverCounters, metricsDir, registerMetricsRoute, startMetricsPublisher } from './index.js'
-import { tempDir } from '../testing/temp.js'
+import { CONF, startRole } from '../engine/testing/daemon.js'
+import { until } from '../engine/testing/wait.js'
+import { CATEGORY } from '../engine/categories/index.js'
+import { parseConfig } from '../engine/features.js'
+import { addUser, ask, makeConfig, rcode, world, writeConfigFile } from '../engine/testing/dns.js'
+import { createHttpServer } from '../engine/http/index.js'
+import { metricsDir, registerMetricsRoute, startMetricsPublisher } from '../engine/metrics/index.js'
+import { DNS_SNAPSHOT_METRICS } from '../engine/features.js'
+import { DnsMetrics, ResolverCounters } from './metrics.js'
+import { tempDir } from '../engine/testing/temp.js'
 
 function testConfig(t: TestContext): ReturnType<typeof parseConfig> {
   const root = tempDir(t, 'filterd-metrics-')
@@ -80,7 +82,12 @@ test("exposes the DNS processes' published counters on /metrics with a process l
   // A snapshot of a process that stopped long ago is left out.
   writeFileSync(join(metricsDir(config), 'dns-1.json'), JSON.stringify({ ...m.snapshot(), pid: 1, updated: 0 }))
   const server = createHttpServer({ logger: { warn() {} } })
-  registerMetricsRoute(server, { config, store: { generation: () => 17 }, defaultMetrics: false })
+  registerMetricsRoute(server, {
+    config,
+    store: { generation: () => 17 },
+    defaultMetrics: false,
+    parts: DNS_SNAPSHOT_METRICS
+  })
   const { port } = await server.listen('127.0.0.1', 0)
   t.after(() => server.close())
   const res = await fetch(`http://127.0.0.1:${port}/metrics`)
@@ -194,7 +201,7 @@ test("exposes truncated UDP answers and the TCP connection table's refusals and 
     await pub.close()
   })
   const server = createHttpServer({ logger: { warn() {} } })
-  registerMetricsRoute(server, { config, defaultMetrics: false })
+  registerMetricsRoute(server, { config, defaultMetrics: false, parts: DNS_SNAPSHOT_METRICS })
   const { port } = await server.listen('127.0.0.1', 0)
   t.after(() => server.close())
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()

@@ -23,9 +23,9 @@
  */
 import { createHash, createPublicKey, X509Certificate } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import type { Config } from '../config/types.js'
-import type { Logger } from '../log/index.js'
-import type { Store } from '../store/index.js'
+import type { Config } from '../engine/config/types.js'
+import type { Logger } from '../engine/log/index.js'
+import type { Store } from '../engine/store/index.js'
 
 export interface UsageReporter {
   /** Sends one report now; resolves true on `ok`. Never rejects. */
