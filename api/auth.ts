@@ -36,10 +36,15 @@ import { Authenticator, parseBasicOrBearer, retryAfterSeconds, type AuthOutcome 
 import type { Config } from '../engine/config/index.js'
 import type { Handler, HttpRequest, HttpResponse } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
-import { RELAYED_CLIENT_HEADER } from '../engine/net/access.js'
-import { apiNetwork, type ApiNetwork } from '../engine/net/api-network.js'
-import { clientAddress, LOOPBACK, type ClientAddressRule } from '../engine/net/client-address.js'
-import { isLoopbackAddress } from '../engine/net/ip.js'
+import {
+  RELAYED_CLIENT_HEADER,
+  apiNetwork,
+  type ApiNetwork,
+  clientAddress,
+  LOOPBACK,
+  type ClientAddressRule,
+  isLoopbackAddress
+} from '../engine/net/index.js'
 import { GenerationWatcher, type Store } from '../engine/store/index.js'
 import { AuditLog, WRITE_METHODS, writeOf, type Write } from './audit.js'
 import { crossSiteRefusal, hostRefusal, mediaTypeRefusal, sendRefusal, type Refusal } from './browser-guard.js'

@@ -31,8 +31,7 @@
  *    without Host (a health check) passes: browsers always send one.
  */
 import type { HttpRequest, HttpResponse } from '../engine/http/index.js'
-import { serializedOrigin } from '../engine/net/api-network.js'
-import { hostName, isLoopbackName } from '../engine/net/host.js'
+import { serializedOrigin, hostName, isLoopbackName } from '../engine/net/index.js'
 import { API_ERRORS, type ApiErrorCode } from './errors.js'
 import { errorBody } from '../engine/http/index.js'
 

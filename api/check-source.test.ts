@@ -5,7 +5,7 @@ import { test, type TestContext } from 'node:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CATEGORY } from '../engine/categories/index.js'
-import { startListServer } from '../engine/lists/testing/list-server.js'
+import { startListServer } from '../engine/testing/list-server.js'
 import { makeTempDir } from '../engine/testing/temp.js'
 import { call, startApi } from './testing/fixtures.js'
 

@@ -8,7 +8,7 @@ import { test, type TestContext } from 'node:test'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium } from 'playwright-core'
-import { startListServer } from '../engine/lists/testing/list-server.js'
+import { startListServer } from '../engine/testing/list-server.js'
 import { CONF, startRole } from '../engine/testing/daemon.js'
 import { tempDir } from '../engine/testing/temp.js'
 

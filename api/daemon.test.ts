@@ -13,7 +13,7 @@ import { fetchJson as getJson, until } from '../engine/testing/wait.js'
 import { hasOpenssl, OPENSSL_MISSING, writeTestCertificate } from '../engine/testing/tls.js'
 import { ReportTime, formatDay, type Chart } from '../engine/stats/index.js'
 import { ANONYMOUS_USER } from '../engine/querylog/index.js'
-import { rec, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
+import { rec, statsTestEnv, writeFiles } from '../engine/testing/stats/fixtures.js'
 import { rawExchange } from '../engine/testing/http.js'
 import { call, tempDir, writeTaxonomy } from './testing/fixtures.js'
 

@@ -7,8 +7,7 @@ import type { Config } from '../engine/config/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
 import type { Taxonomy } from '../engine/categories/index.js'
-import { configSources } from '../engine/lists/config.js'
-import { ListRefresher } from '../engine/lists/refresher.js'
+import { configSources, ListRefresher } from '../engine/lists/index.js'
 import type { SharedStoreLink } from './shared-store.js'
 
 export function createListRefresher(

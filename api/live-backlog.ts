@@ -10,9 +10,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { decodeRow, parseRecords, type StatsRow } from '../engine/querylog/index.js'
-import { CLOSED_RE } from '../engine/querylog/files.js'
-
+import { decodeRow, parseRecords, type StatsRow, CLOSED_RE } from '../engine/querylog/index.js'
 /** Closed files read on start at most (newest first): bounds the work whatever the folder holds. */
 const MAX_CLOSED_FILES = 64
 

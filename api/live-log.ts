@@ -14,8 +14,7 @@
  * process. When the follower starts, the backlog also reaches back into the files closed in the last
  * `backlogMs` (a rotation does not leave it nearly empty).
  */
-import { BLOCK_REASONS, type StatsRow } from '../engine/querylog/index.js'
-import { QueryLogFollower, type FollowerOptions } from '../engine/querylog/follow.js'
+import { BLOCK_REASONS, type StatsRow, QueryLogFollower, type FollowerOptions } from '../engine/querylog/index.js'
 import type { HttpStream } from '../engine/http/index.js'
 import { Backlog, readClosedTails } from './live-backlog.js'
 

@@ -9,7 +9,7 @@ import { CONF, startRole } from '../engine/testing/daemon.js'
 import { fetchJson as getJson, until } from '../engine/testing/wait.js'
 import { silentLogger } from '../engine/log/index.js'
 import { addUser, ask, server, world } from '../dns/testing/harness.js'
-import { statsTestEnv } from '../engine/stats/testing/fixtures.js'
+import { statsTestEnv } from '../engine/testing/stats/fixtures.js'
 import { ReportTime, formatDay } from '../engine/stats/time.js'
 import { createCsvQueryLog } from '../engine/querylog/writer.js'
 

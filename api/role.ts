@@ -5,7 +5,7 @@
  * loopback present an API client's credentials (auth.ts). A non-loopback listen address without
  * `api.require-credentials` is allowed but warned about.
  */
-import { storedFeedsFromConfig } from '../engine/rpz/feed-set.js'
+import { storedFeedsFromConfig } from '../engine/rpz-feeds/index.js'
 import { parseHostPort, formatHostPort } from '../engine/config/index.js'
 import { loadTaxonomy } from '../engine/categories/index.js'
 import { CategoryDb } from '../engine/catdb/index.js'
@@ -29,16 +29,16 @@ import {
   type LastImport,
   type ReopeningStatsDb,
   type StatsDbOptions,
-  type StatsImporter
+  type StatsImporter,
+  registerSegmentMetrics,
+  type SegmentApplier
 } from '../engine/stats/index.js'
 import { roleHttpImpl } from '../engine/http/index.js'
 import { createApiServer } from './server.js'
 import { startUsageReporter } from './usage-report.js'
 import { linkSharedStore } from './shared-store.js'
 import { createListRefresher } from './lists.js'
-import { registerListMetrics } from '../engine/lists/metrics.js'
-import { registerSegmentMetrics, type SegmentApplier } from '../engine/stats/segment-metrics.js'
-
+import { registerListMetrics } from '../engine/lists/index.js'
 function isLoopback(host: string): boolean {
   return host === '::1' || host.startsWith('127.')
 }
@@ -142,7 +142,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     warnIfUnmigrated(config.stats.db, logger)
     const lists = stack.own(createListRefresher(config, store, logger, shared, taxonomy))
     const server = createApiServer({
-      // The feeds as the dns role of this host keeps them in the store (engine/rpz/feed-store.ts).
+      // The feeds as the dns role of this host keeps them in the store (engine/rpz-feeds/feed-store.ts).
       feeds: storedFeedsFromConfig(config, store),
       store,
       taxonomy,

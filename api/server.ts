@@ -13,7 +13,7 @@ import type { Logger } from '../engine/log/index.js'
 import { loadTaxonomy, type Taxonomy, type TaxonomyLanguage } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
 import { createPolicy, type Policy } from '../engine/policy/index.js'
-import type { RpzLayer } from '../engine/rpz/feed-set.js'
+import type { RpzLayer } from '../engine/rpz-feeds/index.js'
 import type { Store } from '../engine/store/index.js'
 import { ReportTime, type StatsDb } from '../engine/stats/index.js'
 import { createApiGuard } from './auth.js'
@@ -25,7 +25,7 @@ import { pattern } from './route-table.js'
 import { ROUTES } from './routes/index.js'
 import { answeringStoreRefusals } from './shared-store.js'
 import { rpzZonesReader } from './routes/rpz.js'
-import { DEFAULT_LIST_SETTINGS, ListRefresher } from '../engine/lists/refresher.js'
+import { DEFAULT_LIST_SETTINGS, ListRefresher } from '../engine/lists/index.js'
 
 export interface ApiServerOptions {
   readonly store: Store

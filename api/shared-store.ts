@@ -17,8 +17,8 @@ import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
 import type { StatsDb } from '../engine/stats/index.js'
 import type { UsageClaim } from './usage-report.js'
-import type { SegmentApplier } from '../engine/replica/segment-fetch.js'
-import type { RefreshClaim } from '../engine/lists/refresher.js'
+import type { SegmentApplier } from '../engine/replica/index.js'
+import type { RefreshClaim } from '../engine/lists/index.js'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { API_ERRORS, apiError } from './errors.js'
@@ -49,12 +49,15 @@ export async function linkSharedStore(
   if (!sharesRedis(config)) return undefined
   // Loaded only here, so a single host never loads the Redis client.
   /* eslint-disable no-restricted-syntax -- the one lazy load in product code: the Redis client only where Redis is configured */
-  const { sharedStoreSettings, connectSharedStore } = await import('../engine/replica/redis.js')
-  const { createRemoteCommit } = await import('../engine/replica/commit.js')
-  const { statsKeys } = await import('../engine/replica/stats.js')
-  const { segmentKeys } = await import('../engine/replica/segments.js')
-  const { startSegmentApplier } = await import('../engine/replica/segment-fetch.js')
-  const { redisPeriodClaim } = await import('../engine/replica/claim.js')
+  const {
+    sharedStoreSettings,
+    connectSharedStore,
+    createRemoteCommit,
+    statsKeys,
+    segmentKeys,
+    startSegmentApplier,
+    redisPeriodClaim
+  } = await import('../engine/replica/index.js')
   /* eslint-enable no-restricted-syntax */
   const settings = sharedStoreSettings(config)!
   const redis = connectSharedStore(settings, { commandTimeout: 3000 })

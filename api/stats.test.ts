@@ -2,7 +2,7 @@
 // imported through the real importer.
 import { test, type TestContext } from 'node:test'
 import { openStatsDb } from '../engine/stats/index.js'
-import { NOW, SCENARIO, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
+import { NOW, SCENARIO, statsTestEnv, writeFiles } from '../engine/testing/stats/fixtures.js'
 import { importClosedFiles } from '../engine/stats/importer.js'
 import { call, startApi } from './testing/fixtures.js'
 

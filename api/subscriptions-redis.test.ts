@@ -3,7 +3,7 @@
 // the entries it writes reach the other host through the shared store. A changed list refreshed on
 // the other host reaches the first the same way, as its difference.
 import { test, type TestContext } from 'node:test'
-import { startListServer } from '../engine/lists/testing/list-server.js'
+import { startListServer } from '../engine/testing/list-server.js'
 import { startRedis } from '../engine/testing/redis.js'
 import { makeTempDir } from '../engine/testing/temp.js'
 import { fetchJson as json, until } from '../engine/testing/wait.js'

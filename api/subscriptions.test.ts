@@ -9,7 +9,7 @@ import { startRole } from '../engine/testing/daemon.js'
 import { BLOCK_V4, dig, digMissing, tempDir } from '../engine/testing/dns.js'
 import { until } from '../engine/testing/wait.js'
 import { startStubResolver } from '../engine/upstream-stub/index.js'
-import { startListServer } from '../engine/lists/testing/list-server.js'
+import { startListServer } from '../engine/testing/list-server.js'
 import { call, writeTaxonomy } from './testing/fixtures.js'
 
 const FORWARDED = '198.51.100.10'

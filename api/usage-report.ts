@@ -23,7 +23,7 @@
  */
 import { createHash, createPublicKey, X509Certificate } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import type { Config } from '../engine/config/types.js'
+import type { Config } from '../engine/config/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
 

@@ -4,8 +4,7 @@
  * body as a whole is at fault (not an object, an empty update); and the refusal of repeated member names.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import { HttpError } from '../engine/http/index.js'
-import { findDuplicateKey } from '../engine/http/json-keys.js'
+import { HttpError, findDuplicateKey } from '../engine/http/index.js'
 import { bodySchemas, type BodySchemaName } from './schemas.js'
 import type { OnOff } from '../engine/store/index.js'
 import type { SubscriptionUpdate } from './subscription-schemas.js'

@@ -9,7 +9,7 @@ import { Agent, request, type IncomingMessage } from 'node:http'
 import { StringDecoder } from 'node:string_decoder'
 import type { HostPort } from '../engine/config/index.js'
 import type { HttpRequest, HttpResponse } from '../engine/http/index.js'
-import { RELAYED_CLIENT_HEADER } from '../engine/net/access.js'
+import { RELAYED_CLIENT_HEADER } from '../engine/net/index.js'
 
 /** Headers that describe one connection, not the message (RFC 9110 §7.6.1); never forwarded. */
 const HOP_BY_HOP = new Set([

@@ -35,10 +35,7 @@ import {
   type HttpResponse
 } from '../engine/http/index.js'
 import { auditLogger, type Logger } from '../engine/log/index.js'
-import { compileAccessRules } from '../engine/net/access.js'
-import { apiNetwork } from '../engine/net/api-network.js'
-import { clientAddress, type ClientAddressRule } from '../engine/net/client-address.js'
-import { hostName } from '../engine/net/host.js'
+import { compileAccessRules, apiNetwork, clientAddress, type ClientAddressRule, hostName } from '../engine/net/index.js'
 import { ApiRelay } from './api-relay.js'
 
 export interface FrontDoor {

@@ -22,12 +22,17 @@ import { readFileSync } from 'node:fs'
 import { domainToUnicode } from 'node:url'
 import { Gauge } from 'prom-client'
 import { loadTaxonomy, type Taxonomy } from '../engine/categories/index.js'
-import { formatHostPort, parseHostPort, type Config, type Language } from '../engine/config/index.js'
-import { encryptedListenerCount } from '../engine/config/encrypted-dns.js'
+import {
+  formatHostPort,
+  parseHostPort,
+  type Config,
+  type Language,
+  encryptedListenerCount
+} from '../engine/config/index.js'
 import { EngineError } from '../engine/errors.js'
 import { RoleStack } from '../engine/role.js'
-import { certificateNotAfter, certificateProblems, type CertificateExpiry } from '../engine/tls/expiry.js'
-import { createHttpMetrics, isLoopback, type HttpMetrics } from '../engine/metrics/http.js'
+import { certificateNotAfter, certificateProblems, type CertificateExpiry } from '../engine/tls/index.js'
+import { createHttpMetrics, isLoopback, type HttpMetrics } from '../engine/metrics/index.js'
 import { healthReport, storeGeneration, type HealthProblem, type HealthReport } from '../engine/health/index.js'
 import {
   createHttpServer,
@@ -39,8 +44,8 @@ import {
 } from '../engine/http/index.js'
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
-import { normalizeIp } from '../engine/net/ip.js'
-import { storedFeedsFromConfig, type RpzLayer } from '../engine/rpz/feed-set.js'
+import { normalizeIp } from '../engine/net/index.js'
+import { storedFeedsFromConfig, type RpzLayer } from '../engine/rpz-feeds/index.js'
 import { createPolicy, HostKeys, loadSafeHosts, Verdict, type Policy, type SafeHosts } from '../engine/policy/index.js'
 import { ClientIdMemory, openConfiguredStore, type Store } from '../engine/store/index.js'
 import { formatWall, zoneOf } from '../engine/schedule/index.js'
@@ -464,7 +469,7 @@ export async function startBlockPage(options: BlockPageOptions): Promise<Running
     const store = options.store ?? stack.own(openConfiguredStore(config))
     stack.defer(() => options.frontDoor?.close?.())
     // The RPZ feeds, so a name a feed blocks is explained as the DNS server blocked it (one policy):
-    // the copy the dns role of this host keeps in the store (engine/rpz/feed-store.ts).
+    // the copy the dns role of this host keeps in the store (engine/rpz-feeds/feed-store.ts).
     const feeds = options.feeds === undefined ? storedFeedsFromConfig(config, store) : null
     // What the DNS role remembers of client-ID queries (engine/store/client-id-memory.ts): only DoT and DoH carry IDs.
     const clientIds = encryptedListenerCount(config.proxy) > 0 ? stack.own(ClientIdMemory.open(store.path)) : null

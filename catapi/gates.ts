@@ -4,7 +4,7 @@
  * listener's per-address limit. Both notice store writes before the handler runs.
  */
 import type { Handler } from '../engine/http/index.js'
-import { ipBytes } from '../engine/net/ip.js'
+import { ipBytes } from '../engine/net/index.js'
 import { retryAfterSeconds, type Authenticator, type SlidingWindowLimiter } from '../engine/auth/index.js'
 import { sendJsonError } from './handlers.js'
 import type { CatLookup } from './lookup.js'

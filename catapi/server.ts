@@ -14,7 +14,7 @@
  * This file wires the pieces: lookup.ts (the category database, the bodies, the generation watcher),
  * handlers.ts (the three routes), gates.ts (credentials and usage, or the anonymous limit).
  */
-import { createHttpMetrics } from '../engine/metrics/http.js'
+import { createHttpMetrics } from '../engine/metrics/index.js'
 import { createHttpServer, type HttpRequest, type HttpServer } from '../engine/http/index.js'
 import type { Taxonomy } from '../engine/categories/index.js'
 import type { Store } from '../engine/store/index.js'

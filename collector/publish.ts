@@ -7,9 +7,13 @@ import { createHash } from 'node:crypto'
 import { createReadStream, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../engine/config/index.js'
-import { CategoryDb } from '../engine/catdb/index.js'
-import { buildCategoryDb } from '../engine/catdb/build.js'
-import { publishSnapshot, readManifest, type SnapshotManifest } from '../engine/catdb/snapshot.js'
+import {
+  CategoryDb,
+  buildCategoryDb,
+  publishSnapshot,
+  readManifest,
+  type SnapshotManifest
+} from '../engine/catdb/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
 

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Config } from '../engine/config/index.js'
-import { readManifest } from '../engine/catdb/snapshot.js'
+import { readManifest } from '../engine/catdb/index.js'
 import {
   createHttpServer,
   HttpError,
@@ -16,7 +16,7 @@ import {
   type HttpServer
 } from '../engine/http/index.js'
 import type { Logger } from '../engine/log/index.js'
-import { createHttpMetrics } from '../engine/metrics/http.js'
+import { createHttpMetrics } from '../engine/metrics/index.js'
 import { collectorError } from './errors.js'
 import type { CounterReport, UsageDb } from './usage-db.js'
 

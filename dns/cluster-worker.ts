@@ -1,5 +1,5 @@
 // Entry of one `proxy.processes` child (see ./role.ts): config from the environment, one server.
-import type { Config } from '../engine/config/types.js'
+import type { Config } from '../engine/config/index.js'
 import { createLogger } from '../engine/log/index.js'
 import { ENV_CONFIG, ENV_INDEX, startFrontProcess } from './role.js'
 

@@ -8,7 +8,7 @@
  * child) has its own connection, as Unbound's threads do.
  */
 import { hostname } from 'node:os'
-import type { Config } from '../engine/config/types.js'
+import type { Config } from '../engine/config/index.js'
 import { EngineError } from '../engine/errors.js'
 import type { Logger } from '../engine/log/index.js'
 import type { QueryLogRecord } from '../engine/querylog/index.js'

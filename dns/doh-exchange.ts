@@ -6,8 +6,8 @@
  * docs/dns.md, "DNS over HTTPS".
  */
 import { performance } from 'node:perf_hooks'
-import { clientAddress, type AddressSet } from '../engine/net/client-address.js'
-import { smallestTtl } from '../engine/wire/ttl.js'
+import { clientAddress, type AddressSet } from '../engine/net/index.js'
+import { smallestTtl } from '../engine/wire/index.js'
 import { checkedClientId } from './client-id.js'
 import { Peer, type PeerChannel, type Withdraw } from './peer.js'
 import type { TransportCounters } from './transport-counters.js'

@@ -4,14 +4,13 @@
  * (engine/tls/certificates.ts, followed on file change and SIGHUP) and their counters for /metrics.
  * Every query they take goes to the same dispatcher as port 53's.
  */
-import type { Config } from '../engine/config/types.js'
-import { formatHostPort, parseHostPort } from '../engine/config/address.js'
-import { DOH_HTTP_PORT, DOH_PORT, DOT_PORT } from '../engine/config/encrypted-dns.js'
+import type { Config } from '../engine/config/index.js'
+import { formatHostPort, parseHostPort, DOH_HTTP_PORT, DOH_PORT, DOT_PORT } from '../engine/config/index.js'
 import { EngineError } from '../engine/errors.js'
 import type { Logger } from '../engine/log/index.js'
-import { compileAddressSet } from '../engine/net/client-address.js'
-import { CertificateSource } from '../engine/tls/certificates.js'
-import type { CertificateExpiry } from '../engine/tls/expiry.js'
+import { compileAddressSet } from '../engine/net/index.js'
+import { CertificateSource } from '../engine/tls/index.js'
+import type { CertificateExpiry } from '../engine/tls/index.js'
 import { DohFront } from './doh-front.js'
 import { TcpFront } from './tcp-front.js'
 import { TransportCounters } from './transport-counters.js'

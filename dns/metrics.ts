@@ -2,7 +2,7 @@
  * The DNS process's counters (`DnsMetrics`) and each upstream resolver's (`ResolverCounters`): plain
  * numbers in typed arrays, counted per packet, and the snapshot that engine/metrics publishes of them
  * every few seconds for /metrics. What the snapshot's parts mean, and the metrics made of them, the
- * features say themselves (engine/metrics/dns.ts, engine/rpz/feed-metrics.ts, engine/tls/metrics.ts).
+ * features say themselves (engine/metrics/dns.ts, engine/rpz-feeds/feed-metrics.ts, engine/tls/metrics.ts).
  */
 import {
   NO_TCP_SLOTS,
@@ -13,11 +13,9 @@ import {
   type ResolverSnapshot,
   type TcpSlotCounts,
   type TransportCounts
-} from '../engine/metrics/dns.js'
-import type { RpzFeedSnapshot, RpzFeedsSnapshot } from '../engine/rpz/feed-metrics.js'
-import type { CertificateExpiry } from '../engine/tls/expiry.js'
-import type { CertificatesSnapshot } from '../engine/tls/metrics.js'
-
+} from '../engine/metrics/index.js'
+import type { RpzFeedSnapshot, RpzFeedsSnapshot } from '../engine/rpz-feeds/index.js'
+import type { CertificateExpiry, CertificatesSnapshot } from '../engine/tls/index.js'
 /** What a DNS process publishes: its counters, its RPZ feeds and its certificates. */
 export type DnsSnapshot = DnsCountersSnapshot & RpzFeedsSnapshot & CertificatesSnapshot
 

@@ -8,7 +8,7 @@
  * second, and past MAX_BUCKETS clients the table is cleared (every client starts with a full
  * bucket again: under a spoofed-source flood, limiting less beats growing without bound).
  */
-import { ipBytes } from '../engine/net/ip.js'
+import { ipBytes } from '../engine/net/index.js'
 
 const MAX_BUCKETS = 200_000
 

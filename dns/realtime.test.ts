@@ -7,7 +7,7 @@ import { readdirSync } from 'node:fs'
 import { CATEGORY } from '../engine/categories/index.js'
 import { addUser, ask, world, writeConfigFile } from '../engine/testing/dns.js'
 import { startRole } from '../engine/testing/daemon.js'
-import { SCHED_FIFO, schedulingOf } from '../engine/sched/realtime.js'
+import { SCHED_FIFO, schedulingOf } from '../engine/cpu-priority/realtime.js'
 
 test('filterd dns with proxy.realtime-priority runs its threads at SCHED_FIFO and answers', async (t: TestContext) => {
   const w = await world(t, { cats: { 'casino.example': [CATEGORY.GAMBLING] } })

@@ -21,12 +21,12 @@ import { healthReport, registerHealthRoute, storeGeneration, type HealthProblem 
 import type { HealthReport } from '../engine/health/index.js'
 import type { Config } from '../engine/config/index.js'
 import { createQueryLogSink } from '../engine/querylog/index.js'
-import { raiseToRealtime } from '../engine/sched/realtime.js'
+import { raiseToRealtime } from '../engine/cpu-priority/index.js'
 import { startDnsServer } from './server.js'
-import { startFeedTransfers } from '../engine/rpz/feed-set.js'
+import { startFeedTransfers } from '../engine/rpz-feeds/index.js'
 import { createStoreIfMissing, openConfiguredStore } from '../engine/store/index.js'
 import { resolverProblems } from './resolver-health.js'
-import { certificateProblems } from '../engine/tls/expiry.js'
+import { certificateProblems } from '../engine/tls/index.js'
 
 export interface DnsRoleOptions {
   /**
@@ -102,7 +102,7 @@ export async function startFrontProcess(
 }
 
 /**
- * `proxy.realtime-priority`: this front process answers at SCHED_FIFO (engine/sched/realtime.ts). A refusal
+ * `proxy.realtime-priority`: this front process answers at SCHED_FIFO (engine/cpu-priority/realtime.ts). A refusal
  * (no CAP_SYS_NICE, no chrt, a container that forbids it) is told once and the process answers at normal
  * priority: a lower priority never stops DNS.
  */
@@ -148,7 +148,7 @@ export async function startRole(ctx: RoleContext, options: DnsRoleOptions = {}):
  * `rpz-feeds`: this process (the role's primary: the one front process, or the cluster primary) is
  * the one on the host that transfers the feeds and binds `notify-listen`; it writes each feed into
  * the store, where every front process, pool worker, the block page and the api role read it
- * (engine/rpz/feed-store.ts). The dns role is the one every deployment with feeds runs (a feed is
+ * (engine/rpz-feeds/feed-store.ts). The dns role is the one every deployment with feeds runs (a feed is
  * enforced by answering queries), and it runs once per host, also under `filterd all`. Returns the
  * NOTIFY listener's endpoint line, if any.
  */

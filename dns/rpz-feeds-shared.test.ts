@@ -16,7 +16,7 @@ import { demoConfig, demoPorts } from '../engine/testing/demo-config.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { tempDir } from '../engine/testing/temp.js'
 import { until } from '../engine/testing/wait.js'
-import { startKnot } from '../engine/rpz/testing/knot.js'
+import { startKnot } from '../engine/testing/knot.js'
 import { digged, feedText, knotFeedSection, metricsText, UPSTREAM_A } from './testing/rpz-feeds.js'
 
 /** Asks `times` times (several front processes or workers each answer some): every answer's status. */

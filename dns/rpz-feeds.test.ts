@@ -13,7 +13,7 @@ import { startRole } from '../engine/testing/daemon.js'
 import { releasedPort } from '../engine/testing/ports.js'
 import { tempDir } from '../engine/testing/temp.js'
 import { until } from '../engine/testing/wait.js'
-import { startKnot } from '../engine/rpz/testing/knot.js'
+import { startKnot } from '../engine/testing/knot.js'
 
 test('a feed from Knot by TSIG: every action enforced by the DNS daemon, an update followed by NOTIFY and IXFR', async (t: TestContext) => {
   if ((await dig(['-v']).catch(() => '')) === undefined) return digMissing(t)

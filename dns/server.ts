@@ -4,13 +4,12 @@
  * judging or the Piscina pool, then answer, forward or safe video) and the forwarder
  * (./upstream.ts), wired together and closed together.
  */
-import type { Config } from '../engine/config/types.js'
-import { formatHostPort, parseHostPort } from '../engine/config/address.js'
-import { encryptedListenerCount } from '../engine/config/encrypted-dns.js'
+import type { Config } from '../engine/config/index.js'
+import { formatHostPort, parseHostPort, encryptedListenerCount } from '../engine/config/index.js'
 import { EngineError } from '../engine/errors.js'
 import { silentLogger, type Logger } from '../engine/log/index.js'
 import { createPolicy, type Policy, type SafeHosts } from '../engine/policy/index.js'
-import { storedFeedsFromConfig } from '../engine/rpz/feed-set.js'
+import { storedFeedsFromConfig } from '../engine/rpz-feeds/index.js'
 import { DnsMetrics, type UdpDrops } from './metrics.js'
 import { JudgePool } from '../engine/pool/index.js'
 import { noopQueryLogSink, type QueryLogSink } from '../engine/querylog/index.js'

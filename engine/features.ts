@@ -13,15 +13,14 @@ import {
   loadConfigFile as loadConfigFileWith,
   parseConfig as parseConfigWith,
   type FeatureCheck
-} from './config/load.js'
-import type { Config } from './config/types.js'
-import { parseDnstapTarget } from './dnstap/target.js'
-import { configSourceProblems } from './lists/config.js'
-import { feedConfigProblems } from './rpz/feed-config.js'
+} from './config/index.js'
+import type { Config } from './config/index.js'
+import { parseDnstapTarget } from './dnstap/index.js'
+import { configSourceProblems } from './lists/index.js'
+import { feedConfigProblems, rpzFeedMetrics } from './rpz-feeds/index.js'
 import type { SnapshotMetrics } from './metrics/index.js'
-import { dnsCounterMetrics } from './metrics/dns.js'
-import { rpzFeedMetrics } from './rpz/feed-metrics.js'
-import { certificateMetrics } from './tls/metrics.js'
+import { dnsCounterMetrics } from './metrics/index.js'
+import { certificateMetrics } from './tls/index.js'
 
 function dnstapProblems(config: Readonly<Config>): string[] {
   if (config.proxy.dnstap === undefined) return []

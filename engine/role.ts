@@ -4,7 +4,7 @@
  * listeners and resolves with what it serves; `close()` stops it (SIGTERM/SIGINT). On SIGHUP the
  * CLI reads the config again and hands the role the keys it applies live (`reload`).
  */
-import type { Config } from './config/types.js'
+import type { Config } from './config/index.js'
 import type { Logger } from './log/index.js'
 import type { HealthReport } from './health/index.js'
 

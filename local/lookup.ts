@@ -15,7 +15,7 @@ import {
 } from '../engine/http/index.js'
 import { registerHealthRoute, type HealthReport } from '../engine/health/index.js'
 import type { Logger } from '../engine/log/index.js'
-import { createHttpMetrics } from '../engine/metrics/http.js'
+import { createHttpMetrics } from '../engine/metrics/index.js'
 import { normalizeDomain } from '../engine/names/index.js'
 import { verdictOf } from '../engine/verdict/index.js'
 import type { LookupCounters } from './counters.js'

@@ -17,11 +17,9 @@ import { join } from 'node:path'
 import { Readable, Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { ReadableStream as WebReadableStream } from 'node:stream/web'
-import { CategoryDb, CategoryDbBuilder } from '../engine/catdb/index.js'
+import { CategoryDb, CategoryDbBuilder, readSnapshotFile, type SnapshotManifest } from '../engine/catdb/index.js'
 import type { Logger } from '../engine/log/index.js'
 import type { Store } from '../engine/store/index.js'
-import { readSnapshotFile, type SnapshotManifest } from '../engine/catdb/snapshot.js'
-
 /** Meta key of the applied snapshot: `{version, sha256}`. */
 export const META_SNAPSHOT = 'local.snapshot'
 const MANIFEST_TIMEOUT_MS = 15_000

@@ -5,7 +5,7 @@
  * rules and, when keys are configured, TSIG. The answers of a transfer are a lazy sequence, so a
  * million-name zone is packed message by message as the socket drains.
  */
-import type { AccessList } from '../engine/net/access.js'
+import type { AccessList } from '../engine/net/index.js'
 import {
   buildEmptyReply,
   MessageWriter,
@@ -18,12 +18,15 @@ import {
   TYPE_AXFR,
   TYPE_IXFR,
   TYPE_SOA,
-  type Message
-} from '../engine/rpz/message.js'
-import { readSoa } from '../engine/rpz/rdata.js'
-import { TsigSigner, TsigVerifier, type TsigKey } from '../engine/rpz/tsig.js'
-import { packRecords, transferRecords } from '../engine/rpz/transfer-out.js'
-import type { RpzZone } from '../engine/rpz/zone.js'
+  type Message,
+  readSoa,
+  TsigSigner,
+  TsigVerifier,
+  type TsigKey,
+  packRecords,
+  transferRecords
+} from '../engine/rpz-zones/index.js'
+import type { RpzZone } from '../engine/rpz-zones/index.js'
 
 export interface AnswerContext {
   zone(name: string): RpzZone | undefined

@@ -8,7 +8,7 @@ import { connect, type Socket } from 'node:net'
 import { once } from 'node:events'
 import { buildCats } from '../engine/testing/store.js'
 import { until } from '../engine/testing/wait.js'
-import { MessageWriter, TYPE_AXFR, CLASS_IN } from '../engine/rpz/message.js'
+import { MessageWriter, TYPE_AXFR, CLASS_IN } from '../engine/rpz-zones/message.js'
 import { rpzWorld, tool } from './testing/world.js'
 
 const G = 'global.rpz.filterd'

@@ -11,7 +11,7 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import { createSocket, type Socket as UdpSocket } from 'node:dgram'
 import { once } from 'node:events'
-import { FrameReader, frame } from '../engine/wire/tcp-frame.js'
+import { FrameReader, frame } from '../engine/wire/index.js'
 import { answer, type AnswerContext } from './answer.js'
 
 /** Request bytes a connection may have waiting while its answers are written (a few dozen queries). */

@@ -5,8 +5,8 @@
  */
 import { createSocket, type Socket } from 'node:dgram'
 import { randomInt } from 'node:crypto'
-import { buildQuery, CLASS_IN, OPCODE_NOTIFY, parseMessage, TYPE_SOA } from '../engine/rpz/message.js'
-import type { RpzZone } from '../engine/rpz/zone.js'
+import { buildQuery, CLASS_IN, OPCODE_NOTIFY, parseMessage, TYPE_SOA } from '../engine/rpz-zones/index.js'
+import type { RpzZone } from '../engine/rpz-zones/index.js'
 
 const TRIES = 5
 const FIRST_WAIT_MS = 1000

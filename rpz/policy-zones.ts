@@ -9,11 +9,17 @@ import type { Database } from 'lmdb'
 import { decodeCats, META_ACTIVE } from '../engine/catdb/index.js'
 import type { Store, UserRecord } from '../engine/store/index.js'
 import { ALLOW_ONLY } from '../engine/policy/index.js'
-import { parseCidr } from '../engine/net/ip.js'
-import { TYPE_A, TYPE_AAAA } from '../engine/rpz/message.js'
-import { actionKey, cnameAction, PASSTHRU, NXDOMAIN_TARGET, type ActionRecord } from '../engine/rpz/zone.js'
-import { toSerial } from '../engine/rpz/serial.js'
-
+import { parseCidr } from '../engine/net/index.js'
+import {
+  TYPE_A,
+  TYPE_AAAA,
+  actionKey,
+  cnameAction,
+  PASSTHRU,
+  NXDOMAIN_TARGET,
+  type ActionRecord,
+  toSerial
+} from '../engine/rpz-zones/index.js'
 /** The action of a blocked name: a CNAME to the block host, else the block page's addresses, else NXDOMAIN. */
 export function blockAction(blockCname: string, blockpageIps: readonly string[]): string {
   if (blockCname !== '') return cnameAction(blockCname.replace(/\.$/, ''))

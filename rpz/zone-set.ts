@@ -10,10 +10,10 @@
  * policy uses).
  */
 import type { Store } from '../engine/store/index.js'
-import { RpzZone, type ZoneOptions } from '../engine/rpz/zone.js'
+import { RpzZone, type ZoneOptions } from '../engine/rpz-zones/index.js'
 import { categoryEntries, listEntries, policySerial, userEntries, userLabel } from './policy-zones.js'
 import { META_ACTIVE } from '../engine/catdb/index.js'
-import { SubscriptionIndex } from '../engine/lists/policy-index.js'
+import { SubscriptionIndex } from '../engine/lists/index.js'
 
 export interface ZoneSetSettings {
   suffix: string

@@ -64,7 +64,7 @@ const allowed: Array<[string, string]> = [
   // behind a face.
   ['engine/stats/x.ts', "import { metaGet } from './db.js'"],
   ['api/x.test.ts', "import { metaGet } from '../engine/stats/db.js'"],
-  ['engine/stats/testing/x.ts', "import { writeLocal } from '../../store/writer.js'"],
+  ['engine/testing/stats/x.ts', "import { writeLocal } from '../../store/writer.js'"],
   ['engine/replica/x.test.ts', "import { metaGet } from '../stats/db.js'"],
   ['bench/x.ts', "import { metaGet } from '../engine/stats/db.js'"]
 ]

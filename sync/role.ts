@@ -32,12 +32,16 @@ import {
   FOLLOWER_STATES,
   Follower,
   type Divergence,
-  type FollowerStatus
-} from '../engine/replica/follower.js'
-import { connectSharedStore, sharedStoreSettings } from '../engine/replica/redis.js'
-import { segmentKeys, segmentSecret, serveSegments, startSegmentProducer } from '../engine/replica/segments.js'
-import { statsKeys } from '../engine/replica/stats.js'
-import { openSegmentWriter } from '../engine/stats/segment.js'
+  type FollowerStatus,
+  connectSharedStore,
+  sharedStoreSettings,
+  segmentKeys,
+  segmentSecret,
+  serveSegments,
+  startSegmentProducer,
+  statsKeys
+} from '../engine/replica/index.js'
+import { openSegmentWriter } from '../engine/stats/index.js'
 import { startWithStack, type RoleContext, type RunningRole } from '../engine/role.js'
 import { openConfiguredStore, type Store } from '../engine/store/index.js'
 import { healthReport, type HealthProblem, type HealthReport } from '../engine/health/index.js'

@@ -4,8 +4,7 @@
  * live, 1 when malformed lines kept the live database unchanged.
  */
 import { loadConfigFile } from '../engine/features.js'
-import { CategoryDb } from '../engine/catdb/index.js'
-import { buildCategoryDb } from '../engine/catdb/build.js'
+import { CategoryDb, buildCategoryDb } from '../engine/catdb/index.js'
 import { Store } from '../engine/store/index.js'
 import { commandArgs } from './cli/command-args.js'
 

@@ -17,8 +17,13 @@
  * Exit codes: 0 done, 1 failed or refused, 2 usage.
  */
 import { loadConfigFile } from '../engine/features.js'
-import { adoptSharedStore, seedSharedStore } from '../engine/replica/follower.js'
-import { connectSharedStore, sharedStoreSettings, whenReady } from '../engine/replica/redis.js'
+import {
+  adoptSharedStore,
+  seedSharedStore,
+  connectSharedStore,
+  sharedStoreSettings,
+  whenReady
+} from '../engine/replica/index.js'
 import type { Config } from '../engine/config/index.js'
 import { openConfiguredStore } from '../engine/store/index.js'
 import { commandArgs } from './cli/command-args.js'

@@ -6,7 +6,7 @@ import type { StatsDb } from '../engine/stats/db.js'
 import { ALL_USERS } from '../engine/querylog/files.js'
 import { weekPartitions } from '../engine/stats/fold.js'
 import { importClosedFiles } from '../engine/stats/importer.js'
-import { partitionsOf, rec, statsTestEnv, writeFiles } from '../engine/stats/testing/fixtures.js'
+import { partitionsOf, rec, statsTestEnv, writeFiles } from '../engine/testing/stats/fixtures.js'
 import type { QueryLogRecord } from '../engine/querylog/index.js'
 import { failpointEnv } from '../engine/failpoints.js'
 

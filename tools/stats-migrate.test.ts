@@ -19,10 +19,10 @@ import {
   rec,
   statsTestEnv,
   writeFiles
-} from '../engine/stats/testing/fixtures.js'
-import * as legacyReports from '../engine/stats/testing/legacy/reports.js'
-import { overview as legacyOverview } from '../engine/stats/testing/legacy/overview.js'
-import { importClosedFiles as legacyImport } from '../engine/stats/testing/legacy/importer.js'
+} from '../engine/testing/stats/fixtures.js'
+import * as legacyReports from '../engine/testing/stats/legacy/reports.js'
+import { overview as legacyOverview } from '../engine/testing/stats/legacy/overview.js'
+import { importClosedFiles as legacyImport } from '../engine/testing/stats/legacy/importer.js'
 import { ReportTime, parseDay } from '../engine/stats/time.js'
 import type { StatsDb } from '../engine/stats/db.js'
 

@@ -11,7 +11,7 @@
  */
 import { HostKeys, Verdict, type Snapshot } from '../../engine/policy/index.js'
 import { normalizeDomain } from '../../engine/names/index.js'
-import { normalizeIp } from '../../engine/net/ip.js'
+import { normalizeIp } from '../../engine/net/index.js'
 import { zoneOf, type ScheduleWindow } from '../../engine/schedule/index.js'
 import type { HttpRequest } from '../../engine/http/index.js'
 import { userIdOf, type ApiContext } from '../context.js'

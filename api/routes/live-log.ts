@@ -6,7 +6,7 @@
  */
 import type { HttpRequest } from '../../engine/http/index.js'
 import { normalizeDomain } from '../../engine/names/index.js'
-import { normalizeIp } from '../../engine/net/ip.js'
+import { normalizeIp } from '../../engine/net/index.js'
 import { isUserId } from '../context.js'
 import { apiError } from '../errors.js'
 import { ANONYMOUS, type LiveFilter } from '../live-log.js'

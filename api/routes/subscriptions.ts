@@ -4,9 +4,9 @@
  * sources added here live in the policy store, so with Redis every host sees and refreshes them.
  */
 import type { HttpRequest } from '../../engine/http/index.js'
-import { removeSource } from '../../engine/lists/apply.js'
-import { sourceProblem } from '../../engine/lists/config.js'
 import {
+  removeSource,
+  sourceProblem,
   SOURCE_ID,
   sourceKey,
   sourceState,
@@ -14,7 +14,7 @@ import {
   storedSource,
   type ListSource,
   type ListState
-} from '../../engine/lists/keys.js'
+} from '../../engine/lists/index.js'
 import { bodyOf, type ApiContext } from '../context.js'
 import { apiError } from '../errors.js'
 import type { RouteDef } from '../route-table.js'

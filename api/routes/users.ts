@@ -3,7 +3,7 @@
  * active users, search). A PUT may create the user (implicit creation, from `/userconfig/`); fields it leaves
  * out keep their value.
  */
-import { normalizeIp, parseCidr } from '../../engine/net/ip.js'
+import { normalizeIp, parseCidr } from '../../engine/net/index.js'
 import type { UserRecord } from '../../engine/store/index.js'
 import {
   bodyOf,

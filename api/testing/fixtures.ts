@@ -2,7 +2,7 @@
  * Test and benchmark helpers for the management API (not a test file itself): a small taxonomy written to a
  * temp dir, a config built through the real loader, an in-process API server on port 0, and a JSON client.
  */
-import { startFeedTransfers, storedFeedsFromConfig } from '../../engine/rpz/feed-set.js'
+import { startFeedTransfers, storedFeedsFromConfig } from '../../engine/rpz-feeds/feed-set.js'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'

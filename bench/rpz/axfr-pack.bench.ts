@@ -3,9 +3,9 @@
  * zone's triggers, then packing every message, without the socket): `node dist/bench/rpz/axfr-pack.bench.js [names]`.
  * Prints the time to build the zone, the time to pack the transfer, messages, bytes and RSS.
  */
-import { RpzZone, cnameAction } from '../../engine/rpz/zone.js'
-import { packRecords, transferRecords } from '../../engine/rpz/transfer-out.js'
-import { CLASS_IN, TYPE_AXFR } from '../../engine/rpz/message.js'
+import { RpzZone, cnameAction } from '../../engine/rpz-zones/zone.js'
+import { packRecords, transferRecords } from '../../engine/rpz-zones/transfer-out.js'
+import { CLASS_IN, TYPE_AXFR } from '../../engine/rpz-zones/message.js'
 
 const names = Number(process.argv[2] ?? 1_000_000)
 const block = cnameAction('block.isp.example')

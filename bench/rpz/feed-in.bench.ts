@@ -8,7 +8,7 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import { FeedFollower } from '../../engine/rpz/follower.js'
+import { FeedFollower } from '../../engine/rpz-feeds/follower.js'
 import { makeTempDir } from '../../engine/testing/temp.js'
 
 const N = Number(process.argv[2] ?? 3_000_000)

@@ -21,7 +21,7 @@ import type { HttpImpl } from '../../engine/http/index.js'
 import { Store } from '../../engine/store/index.js'
 import { DEFAULT_TEMPLATES_DIR } from '../templates.js'
 import { startBlockPage, type FrontDoorLike, type RunningBlockPage } from '../server.js'
-import { startFeedTransfers } from '../../engine/rpz/feed-set.js'
+import { startFeedTransfers } from '../../engine/rpz-feeds/feed-set.js'
 import { addUser, buildCats } from '../../engine/testing/store.js'
 import { makeTempDir, type Cleanup } from '../../engine/testing/temp.js'
 

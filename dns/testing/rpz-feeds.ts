@@ -1,7 +1,7 @@
 // Helpers of the RPZ feed tests against the DNS daemon (not a test file): the feed zone Knot serves,
 // dig's answer read into its parts, /metrics as text.
 import { dig } from '../../engine/testing/dns.js'
-import { KNOT_KEY } from '../../engine/rpz/testing/knot.js'
+import { KNOT_KEY } from '../../engine/testing/knot.js'
 
 /** The stub resolver's answer to every A query. */
 export const UPSTREAM_A = '198.51.100.10'

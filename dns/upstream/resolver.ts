@@ -13,7 +13,7 @@
 import type { Logger } from '../../engine/log/index.js'
 import type { ResolverSnapshot } from '../../engine/metrics/index.js'
 import { ResolverCounters } from '../metrics.js'
-import { formatHostPort } from '../../engine/config/address.js'
+import { formatHostPort } from '../../engine/config/index.js'
 import type { OutSocket } from './socket-pool.js'
 
 export interface ResolverAddress {

@@ -16,9 +16,11 @@
  * reads them with `getBinaryFast` (borrowed memory, no msgpack decode, no allocation on a miss).
  */
 import type { Database, Transaction } from 'lmdb'
-import { HostKeys, type SuffixKeys } from '../names/suffix-keys.js'
+import { HostKeys, type SuffixKeys } from '../names/index.js'
 import { ABSENT, KeyTable } from './key-table.js'
 import type { Store } from '../store/index.js'
+export { buildCategoryDb } from './build.js'
+export { type SnapshotManifest, publishSnapshot, readManifest, readSnapshotFile } from './snapshot.js'
 
 export const META_ACTIVE = 'catdb.active'
 

@@ -1,4 +1,4 @@
-export { loadTaxonomy, MAX_CATEGORY } from './taxonomy.js'
+export { loadTaxonomy, MAX_CATEGORY, CATEGORY_META_FILE, CATGROUPS_FILE } from './taxonomy.js'
 export type {
   Taxonomy,
   TaxonomyLanguage,

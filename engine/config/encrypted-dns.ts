@@ -4,7 +4,7 @@
  * has its certificate and key, and the trusted proxies are addresses or prefixes.
  */
 import { parseHostPort } from './address.js'
-import { compileAddressSet } from '../net/client-address.js'
+import { compileAddressSet } from '../net/index.js'
 
 /** The standard ports of the encrypted transports, taken when a listen address leaves the port out. */
 export const DOT_PORT = 853

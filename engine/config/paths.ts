@@ -14,7 +14,7 @@
 import { accessSync, constants, statSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { dirname, join } from 'node:path'
-import { CATEGORY_META_FILE, CATGROUPS_FILE, type TaxonomyLanguage } from '../categories/taxonomy.js'
+import { CATEGORY_META_FILE, CATGROUPS_FILE, type TaxonomyLanguage } from '../categories/index.js'
 import { enabledSections } from './enabled-roles.js'
 import { ROLE_NAMES } from './roles.js'
 import type { Config } from './types.js'

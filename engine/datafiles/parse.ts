@@ -15,8 +15,8 @@
  */
 import { open } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
-import { normalizeDomain, normalizeUrlEntry } from '../names/normalize.js'
-import { MAX_CATEGORY } from '../categories/taxonomy.js'
+import { normalizeDomain, normalizeUrlEntry } from '../names/index.js'
+import { MAX_CATEGORY } from '../categories/index.js'
 
 /** One parsed line. `cats` is sorted ascending without duplicates; `null` means "delete". */
 export interface DataEntry {

@@ -14,7 +14,7 @@
  * dnstap-read -y, and a consumer never has to join a query to its answer. `extra` carries
  * `client-id=<id>` when the query came with a client ID (DoH path, DoT server name).
  */
-import { parseIpBytes } from '../net/ip.js'
+import { parseIpBytes } from '../net/index.js'
 import type { FrameStreamWriter } from './writer.js'
 import {
   lenFieldSize,

@@ -1,6 +1,6 @@
 // `proxy.dnstap`: where the dnstap stream goes, `unix:/absolute/path` or `tcp:host:port`.
 import { isAbsolute } from 'node:path'
-import { parseHostPort } from '../config/address.js'
+import { parseHostPort } from '../config/index.js'
 import type { FrameStreamTarget } from './writer.js'
 
 /** The target of a `proxy.dnstap` value, or what is wrong with it. */

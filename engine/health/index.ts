@@ -7,7 +7,7 @@
  * certificate expiring in ten days) says so with a warning and keeps its 200.
  */
 import type { Handler, HttpServer } from '../http/index.js'
-import { isLoopback } from '../metrics/http.js'
+import { isLoopback } from '../metrics/index.js'
 
 /** One thing that is wrong, in words an operator acts on. */
 export interface HealthProblem {

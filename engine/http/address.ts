@@ -3,7 +3,7 @@
  * arrives IPv4-mapped on a dual-stack socket), IPv6 compressed and lower case (RFC 5952 §4). Policy lookups key
  * on this string, so both implementations must agree byte for byte.
  */
-import { formatPeer } from '../net/ip.js'
+import { formatPeer } from '../net/index.js'
 
 /**
  * Formats a 4- or 16-byte address (uWS `getRemoteAddress()`). uWS's own text form is unusable as a key: it

@@ -1,3 +1,3 @@
-import { runHttpSuite } from './http.case.js'
+import { runHttpSuite } from '../testing/http-adapter.case.js'
 
 runHttpSuite('node')

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import { needsUws } from '../testing/uws.js'
-import { runHttpSuite } from './http.case.js'
+import { runHttpSuite } from '../testing/http-adapter.case.js'
 
 const { skip } = needsUws()
 if (skip === false) runHttpSuite('uws')

@@ -29,6 +29,7 @@ export {
 } from './errors.js'
 export type { HttpRequest, HttpResponse, HttpStream, Handler, MethodNotAllowedHandler, ErrorHook } from './core.js'
 export type { UwsModule } from './uws.js'
+export { findDuplicateKey } from './json-keys.js'
 
 export type HttpImpl = 'uws' | 'node'
 

@@ -6,10 +6,9 @@
  * Forwarding and safe video need I/O, so they are returned as a decision for the front to carry out.
  */
 import { isIP } from 'node:net'
-import type { Config } from '../config/types.js'
+import type { Config } from '../config/index.js'
 import { Verdict, type Policy, type Reason, type Snapshot, type SuffixKeys } from '../policy/index.js'
-import type { FeedAction } from '../rpz/feed.js'
-import type { RpzHit } from '../rpz/feed-set.js'
+import type { FeedAction, RpzHit } from '../rpz-feeds/index.js'
 import {
   EDE_BLOCKED,
   EDE_FILTERED,

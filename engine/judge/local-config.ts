@@ -3,8 +3,8 @@
  * DDR from the encrypted listeners (`proxy.server-name`, `proxy.dot-listen`, `proxy.doh-listen`; DoH is
  * served on /dns-query). DDR answers NODATA until a server name and an encrypted listener are set.
  */
-import { parseHostPort } from '../config/address.js'
-import type { Config } from '../config/types.js'
+import { parseHostPort } from '../config/index.js'
+import type { Config } from '../config/index.js'
 import { LocalAnswers, type DdrEndpoints } from './local-answers.js'
 
 const DOT_PORT = 853

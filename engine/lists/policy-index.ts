@@ -7,7 +7,7 @@
  * A name may be listed by several sources: each map counts how many list it with that target, so a
  * source that drops a name does not unlist it while another still has it.
  */
-import type { SuffixKeys } from '../names/suffix-keys.js'
+import type { SuffixKeys } from '../names/index.js'
 import type { Store } from '../store/index.js'
 import {
   ENTRY_PREFIX,

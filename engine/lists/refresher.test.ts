@@ -11,7 +11,7 @@ import { addUser, buildCats, tempStore } from '../testing/store.js'
 import { createBuiltinWhitelist } from '../whitelist/index.js'
 import { currentEntries, REV_KEY, sourceState, type EntryChange, type ListSource, type RevRecord } from './keys.js'
 import { ListRefresher, type RefresherSettings } from './refresher.js'
-import { startListServer } from './testing/list-server.js'
+import { startListServer } from '../testing/list-server.js'
 import { removeSource, writeChanges } from './apply.js'
 
 const SETTINGS: RefresherSettings = {

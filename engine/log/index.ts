@@ -12,7 +12,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { pino, type Logger } from 'pino'
-import type { LogLevel } from '../config/types.js'
+import type { LogLevel } from '../config/index.js'
 
 export type { Logger } from 'pino'
 

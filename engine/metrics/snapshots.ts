@@ -43,7 +43,7 @@
  * This module is the hub only: the snapshot's head (`v`, `pid`, `updated`), its publisher and
  * reader, and the route. What a snapshot carries, and the metrics made of it, each feature says
  * itself as a `SnapshotMetrics` (the DNS front's counters in ./dns.ts, the RPZ feeds in
- * engine/rpz/feed-metrics.ts, the certificates in engine/tls/metrics.ts); the roles that serve
+ * engine/rpz-feeds/feed-metrics.ts, the certificates in engine/tls/metrics.ts); the roles that serve
  * /metrics hand the route their list (engine/features.ts, `DNS_SNAPSHOT_METRICS`), and the DNS
  * process's counters themselves live in the dns role (dns/metrics.ts).
  */
@@ -51,7 +51,7 @@ import { mkdir, readFile, readdir, rename, rm, rmdir, writeFile } from 'node:fs/
 import { createHash } from 'node:crypto'
 import { dirname, join, resolve } from 'node:path'
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
-import type { Config } from '../config/types.js'
+import type { Config } from '../config/index.js'
 import type { HttpServer } from '../http/index.js'
 
 /**

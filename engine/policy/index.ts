@@ -23,7 +23,7 @@
  * is enforced within GENERATION_CHECK_MS.
  */
 import { CategoryDb } from '../catdb/index.js'
-import type { SuffixKeys } from '../names/suffix-keys.js'
+import type { SuffixKeys } from '../names/index.js'
 import {
   CLIENT_ID_PREFIX,
   GenerationWatcher,
@@ -34,16 +34,16 @@ import {
 import { createBuiltinWhitelist, type BuiltinWhitelist } from '../whitelist/index.js'
 import { ScheduleBoard, systemClock, type Clock } from '../schedule/index.js'
 import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
-import { SubscriptionIndex } from '../lists/policy-index.js'
+import { SubscriptionIndex } from '../lists/index.js'
 import { RuleCompiler, type ScheduledPart } from './scheduled.js'
 import { SnapshotCache } from './snapshot-cache.js'
 import { NO_NAMES, PolicyInterner, type OwnLists, type SharedPolicy } from './shared-policy.js'
-import type { RpzHit, RpzLayer } from '../rpz/feed-set.js'
+import type { RpzHit, RpzLayer } from '../rpz-feeds/index.js'
 
 export { loadSafeHosts, parseSafeHosts, type SafeHosts } from './safe-hosts.js'
 export type { SharedPolicy } from './shared-policy.js'
 
-export { HostKeys, type SuffixKeys } from '../names/suffix-keys.js'
+export { HostKeys, type SuffixKeys } from '../names/index.js'
 
 export type Action = 'forward' | 'block' | 'safesearch' | 'safevideo'
 
@@ -127,7 +127,7 @@ export interface PolicyOptions {
   clock?: Clock
   /** The zone of a scheduled rule that names none (`stats.timezone`; default UTC). */
   timeZone?: string
-  /** The RPZ feeds (engine/rpz/feed-set.ts), asked after the global lists; none by default. */
+  /** The RPZ feeds (engine/rpz-feeds/feed-set.ts), asked after the global lists; none by default. */
   feeds?: RpzLayer | null
 }
 

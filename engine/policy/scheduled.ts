@@ -10,7 +10,7 @@
  * After the steps, `annotate` says when the decision may change next: the nearest boundary of any rule
  * that touches the name, which caps the answer's TTL (engine/judge, dns/).
  */
-import type { SuffixKeys } from '../names/suffix-keys.js'
+import type { SuffixKeys } from '../names/index.js'
 import type { ScheduleBoard, ScheduleEntry, ScheduledRule } from '../schedule/index.js'
 import type { Reason, Verdict } from './index.js'
 

@@ -9,7 +9,7 @@
  * work; batching brings the overhead down to about 1-2 µs per packet, but the front thread still
  * does all socket I/O. bench/results/2026-11-history.md has this project's numbers.
  */
-import type { Config } from '../config/types.js'
+import type { Config } from '../config/index.js'
 import { Piscina, transferableSymbol, valueSymbol } from 'piscina'
 import type { QueryLogRecord } from '../querylog/index.js'
 import type { StoreOptions } from '../store/index.js'
@@ -30,7 +30,7 @@ export interface PoolWorkerData {
   timezone?: string
   /** Build statistics fields (the front's sink is enabled). */
   wantStats: boolean
-  /** `rpz-feeds`: the feeds the worker reads from the store (engine/rpz/feed-store.ts). */
+  /** `rpz-feeds`: the feeds the worker reads from the store (engine/rpz-feeds/feed-store.ts). */
   rpzFeeds?: Config['rpz-feeds']
 }
 

@@ -2,16 +2,16 @@
 import { workerData } from 'piscina'
 import { createPolicy } from '../policy/index.js'
 import { Store } from '../store/index.js'
-import { storedFeedsFromConfig } from '../rpz/feed-set.js'
+import { storedFeedsFromConfig } from '../rpz-feeds/index.js'
 import {
   JUDGE_ANSWER,
   JUDGE_LOCAL,
   JUDGE_SAFEVIDEO,
   Judge,
   compileBlockAnswers,
-  localAnswersFor
+  localAnswersFor,
+  buildRecord
 } from '../judge/index.js'
-import { buildRecord } from '../judge/index.js'
 import { ANSWER_BUFFER_SIZE } from '../wire/index.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 import { moved, type Moved, type BatchInput, type BatchOutput, type PoolWorkerData } from './index.js'

@@ -11,7 +11,7 @@ import { tempDir } from '../testing/temp.js'
 import { until } from '../testing/wait.js'
 import { QueryLogFollower } from './follow.js'
 import { createCsvQueryLog } from './writer.js'
-import { rec, statsTestEnv } from '../stats/testing/fixtures.js'
+import { rec, statsTestEnv } from '../testing/stats/fixtures.js'
 
 /** libuv's pool size: UV_THREADPOOL_SIZE or its default of 4. */
 const POOL = Number(process.env.UV_THREADPOOL_SIZE ?? 4)

@@ -7,7 +7,7 @@
  * statistics off the server gets `noopQueryLogSink`. A sink is created once per front process by
  * a `QueryLogSinkFactory`.
  */
-import type { Config } from '../config/types.js'
+import type { Config } from '../config/index.js'
 import type { Logger } from '../log/index.js'
 
 /** One query, as the CSV row (created, nxdomain, address, host, blockedhost, reasom, cats, blockedcats) needs it. */
@@ -91,5 +91,16 @@ export {
   type CsvQueryLogOptions,
   type CsvFileIo
 } from './writer.js'
-export { ANONYMOUS_USER, BLOCK_REASONS, closeCurrentParts, partsOpenedBy, recoverStaleParts } from './files.js'
+export {
+  ANONYMOUS_USER,
+  BLOCK_REASONS,
+  closeCurrentParts,
+  partsOpenedBy,
+  recoverStaleParts,
+  ALL_USERS,
+  CLOSED_RE,
+  closedAtOf
+} from './files.js'
 export { CSV_HEADER, formatRow, parseRecords, decodeRow, type StatsRow } from './csv.js'
+export { type FollowerOptions, QueryLogFollower } from './follow.js'
+export { type ClosedFileWatch, watchClosedFiles } from './import-trigger.js'

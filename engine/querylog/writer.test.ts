@@ -3,7 +3,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { silentLogger } from '../log/index.js'
 import { decodeRow, formatRow, parseRecords } from './csv.js'
-import { statsTestEnv, rec, blocked } from '../stats/testing/fixtures.js'
+import { statsTestEnv, rec, blocked } from '../testing/stats/fixtures.js'
 import { createCsvQueryLog, type CsvFileIo } from './writer.js'
 import type { QueryLogSink } from './index.js'
 

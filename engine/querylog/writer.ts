@@ -20,7 +20,7 @@
 import { open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Config } from '../config/types.js'
+import type { Config } from '../config/index.js'
 import type { Logger } from '../log/index.js'
 import type { QueryLogRecord } from './index.js'
 import { CSV_HEADER, encodeRow, rowBound } from './csv.js'

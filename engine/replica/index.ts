@@ -16,6 +16,6 @@ export {
   seedSharedStore
 } from './follower.js'
 export { connectSharedStore, sharedStoreSettings, whenReady } from './redis.js'
-export { statsKeys } from './stats.js'
+export { statsKeys } from './row-stream.js'
 export { type SegmentApplier, startSegmentApplier } from './segment-fetch.js'
 export { segmentKeys, segmentSecret, serveSegments, startSegmentProducer } from './segments.js'

@@ -25,8 +25,8 @@
  */
 import { Redis, type RedisOptions } from 'ioredis'
 import { pack, unpack } from 'msgpackr'
-import { sharesRedis } from '../config/shared-store.js'
-import type { Config } from '../config/types.js'
+import { sharesRedis } from '../config/index.js'
+import type { Config } from '../config/index.js'
 import { POLICY_DBS, type PolicyDb, type StoreOp } from '../store/index.js'
 
 export interface RedisKeys {

@@ -11,17 +11,22 @@ import { failpoint, stopHere } from '../failpoints.js'
 import { mkdir, open, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Redis } from 'ioredis'
-import type { SegmentApplier, SegmentCounters } from '../stats/segment-metrics.js'
-import { startPeriodicJob } from '../stats/periodic.js'
+import type { SegmentApplier, SegmentCounters } from '../stats/index.js'
+import {
+  startPeriodicJob,
+  metaGet,
+  metaPut,
+  type StatsDb,
+  maintainAfterImport,
+  applySegments,
+  removeStaleSegmentTemps
+} from '../stats/index.js'
 import type { Logger } from '../log/index.js'
-import { metaGet, metaPut, type StatsDb } from '../stats/db.js'
-import { maintainAfterImport } from '../stats/maintenance.js'
-import { applySegments, removeStaleSegmentTemps } from '../stats/segment.js'
 import { whenReady } from './redis.js'
 import { segmentFile, type SegmentKeys, type SegmentMeta } from './segments.js'
-import { applyStatsStream, type StatsKeys } from './stats.js'
+import { applyStatsStream, type StatsKeys } from './row-stream.js'
 
-export type { SegmentApplier, SegmentCounters } from '../stats/segment-metrics.js'
+export type { SegmentApplier, SegmentCounters } from '../stats/index.js'
 
 const BATCH = 100
 /** Segments applied in one transaction, up to this many rows (a bigger segment alone). */

@@ -18,7 +18,7 @@ import { ANONYMOUS_USER } from '../querylog/index.js'
 import { openSegmentWriter, applySegment, applySegments, sha256File } from '../stats/segment.js'
 import { metaGet, partitions } from '../stats/db.js'
 import { rawRowsTable } from '../stats/raw-layout.js'
-import { ledgerRows, rec, statsTestEnv, writeFiles, type StatsTestEnv } from '../stats/testing/fixtures.js'
+import { ledgerRows, rec, statsTestEnv, writeFiles, type StatsTestEnv } from '../testing/stats/fixtures.js'
 import { redisServerAvailable, startRedis, type TestRedis } from '../testing/redis.js'
 import { testSettings } from '../testing/replica.js'
 import { until } from '../testing/wait.js'
@@ -32,7 +32,7 @@ import {
   type ProducerOptions,
   type SegmentKeys
 } from './segments.js'
-import { shipClosedFiles, statsKeys } from './stats.js'
+import { shipClosedFiles, statsKeys } from './row-stream.js'
 
 const skip = redisServerAvailable() ? false : 'redis-server is not installed'
 let redis: TestRedis

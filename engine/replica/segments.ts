@@ -30,12 +30,10 @@ import { join } from 'node:path'
 import type { Redis, Result } from 'ioredis'
 import { errorBody, type HttpServer } from '../http/index.js'
 import type { Logger } from '../log/index.js'
-import { CLOSED_RE, recoverStaleParts } from '../querylog/files.js'
-import { watchClosedFiles, type ClosedFileWatch } from '../querylog/import-trigger.js'
-import { startPeriodicJob } from '../stats/periodic.js'
-import { removeStaleSegmentTemps, type SegmentFacts, type SegmentWriter } from '../stats/segment.js'
+import { CLOSED_RE, recoverStaleParts, watchClosedFiles, type ClosedFileWatch } from '../querylog/index.js'
+import { startPeriodicJob, removeStaleSegmentTemps, type SegmentFacts, type SegmentWriter } from '../stats/index.js'
 import { whenReady } from './redis.js'
-import { shipFile, type StatsKeys } from './stats.js'
+import { shipFile, type StatsKeys } from './row-stream.js'
 
 export interface SegmentKeys {
   readonly meta: string

@@ -7,7 +7,7 @@ import { pruneStats } from './maintenance.js'
 import { parseRecords } from '../querylog/csv.js'
 import { overview } from './overview.js'
 import { parseDay, ReportTime } from './time.js'
-import { NOW, at, importUnsorted, openTestStatsDb, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
+import { NOW, at, importUnsorted, openTestStatsDb, rec, statsTestEnv, writeFiles } from '../testing/stats/fixtures.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 
 // Today at NOW: the import leaves the day's names partials in their day table, which `fold` then folds.

@@ -11,7 +11,7 @@ import { activityByDay, rawLastHour } from './reports.js'
 import { sortRawHour } from './raw-sort.js'
 import { rawRowsTable } from './raw-layout.js'
 import { parseDay, ReportTime } from './time.js'
-import { NOW, at, importUnsorted, openTestStatsDb, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
+import { NOW, at, importUnsorted, openTestStatsDb, rec, statsTestEnv, writeFiles } from '../testing/stats/fixtures.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 
 const HOUR = Math.floor(at('2024-05-15', '12:00') / 3_600_000)

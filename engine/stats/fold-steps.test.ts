@@ -7,8 +7,8 @@ import { test, type TestContext } from 'node:test'
 import { ALL_USERS } from '../querylog/files.js'
 import { importClosedFiles } from './importer.js'
 import { activityByDay } from './reports.js'
-import { at, partitionsOf, queriesOfDay, writeFiles } from './testing/fixtures.js'
-import { EARLY, NOW, day, importAt, reports, twoStores } from './testing/fold-stores.js'
+import { at, partitionsOf, queriesOfDay, writeFiles } from '../testing/stats/fixtures.js'
+import { EARLY, NOW, day, importAt, reports, twoStores } from '../testing/stats/fold-stores.js'
 import { setFailpoint } from '../failpoints.js'
 
 // Every day due folds in one prune here (a step continues while it lasts under this), however loaded the machine.

@@ -2,8 +2,8 @@
 import { test, type TestContext } from 'node:test'
 import { FOLD_EVERY_MS, foldDays } from './fold.js'
 import { pruneStats } from './maintenance.js'
-import { at, partitionsOf, queriesOfDay } from './testing/fixtures.js'
-import { DAYS, EARLY, NOW, W1, W2, day, importAt, reports, twoStores, weeks } from './testing/fold-stores.js'
+import { at, partitionsOf, queriesOfDay } from '../testing/stats/fixtures.js'
+import { DAYS, EARLY, NOW, W1, W2, day, importAt, reports, twoStores, weeks } from '../testing/stats/fold-stores.js'
 import { setFailpoint } from '../failpoints.js'
 
 // Every day due folds in one prune here (a step continues while it lasts under this), however loaded the machine.

@@ -11,7 +11,7 @@ import { openStatsDb } from './db.js'
 import { startStatsImporter } from './importer.js'
 import { activityByDay } from './reports.js'
 import { parseDay } from './time.js'
-import { NOW, at, ledgerRows, rawCount, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
+import { NOW, at, ledgerRows, rawCount, rec, statsTestEnv, writeFiles } from '../testing/stats/fixtures.js'
 
 test('a full disk under the statistics store loses no row: the import fails with a clear log line, the files stay, and the next import takes every row once', async (t: TestContext) => {
   if (process.getuid?.() !== 0) {

@@ -10,7 +10,7 @@ import { cpSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { metaGet, openStatsDb, partitions, type StatsDb } from './db.js'
 import { rawHourSources } from './raw-layout.js'
-import { NOW, at, ledgerRows, rawCount, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
+import { NOW, at, ledgerRows, rawCount, rec, statsTestEnv, writeFiles } from '../testing/stats/fixtures.js'
 import { importClosedFiles } from './importer.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 

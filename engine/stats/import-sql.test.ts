@@ -5,7 +5,7 @@ import { openStatsDb } from './db.js'
 import { dropStage, readCsvSql, stageRows } from './import-sql.js'
 import { rawHostsTable, rawHourSchemaSql } from './raw-layout.js'
 import { importClosedFiles } from './importer.js'
-import { NOW, SCENARIO, at, ledgerRows, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
+import { NOW, SCENARIO, at, ledgerRows, rec, statsTestEnv, writeFiles } from '../testing/stats/fixtures.js'
 
 test('a statement that fails inside the import transaction is the error reported, not the cleanup\'s "transaction is aborted"; nothing is taken in', async (t: TestContext) => {
   const env = statsTestEnv(t)

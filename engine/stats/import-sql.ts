@@ -13,7 +13,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { SEQ_PER_CHUNK, hoursTable, hoursTableSql, metaPutMany, namesTable, namesTableSql } from './db.js'
 import { insertRawHour } from './raw-layout.js'
-import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS } from '../querylog/files.js'
+import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS } from '../querylog/index.js'
 import { HOUR_MS, type ReportTime } from './time.js'
 
 const QUARTER_MS = 900_000

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs'
 import { silentLogger } from '../log/index.js'
 import { until } from '../testing/wait.js'
 import { startStatsImporter } from './importer.js'
-import { rawCount, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
+import { rawCount, rec, statsTestEnv, writeFiles } from '../testing/stats/fixtures.js'
 
 test('a closed file wakes the importer long before its interval', async (t: TestContext) => {
   const env = statsTestEnv(t)

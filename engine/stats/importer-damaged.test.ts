@@ -11,7 +11,7 @@ import { importClosedFiles } from './importer.js'
 import { openSegmentWriter } from './segment.js'
 import { topDomains } from './reports.js'
 import { parseDay } from './time.js'
-import { NOW, at, rawCount, rec, statsTestEnv, writeFiles, type StatsTestEnv } from './testing/fixtures.js'
+import { NOW, at, rawCount, rec, statsTestEnv, writeFiles, type StatsTestEnv } from '../testing/stats/fixtures.js'
 
 const ROWS = 90 // fewer than the 100 domains a top-domains report lists, so it lists every one
 const DAY = parseDay('2024-05-15')!

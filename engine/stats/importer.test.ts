@@ -13,7 +13,7 @@ import {
   statsTestEnv,
   writeFiles,
   type StatsTestEnv
-} from './testing/fixtures.js'
+} from '../testing/stats/fixtures.js'
 import { applyRecords, importClosedFiles } from './importer.js'
 import { pruneStats } from './maintenance.js'
 import { parseRecords } from '../querylog/csv.js'

@@ -18,9 +18,20 @@ import { failpoint, failpointNumber, stopHere } from '../failpoints.js'
 import { open, readdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
-import type { Config } from '../config/types.js'
+import type { Config } from '../config/index.js'
 import type { Logger } from '../log/index.js'
-import { decodeRow, parseRecords, type StatsRow } from '../querylog/csv.js'
+import {
+  decodeRow,
+  parseRecords,
+  type StatsRow,
+  watchClosedFiles,
+  type ClosedFileWatch,
+  ALL_USERS,
+  ANONYMOUS_USER,
+  BLOCK_REASONS,
+  CLOSED_RE,
+  recoverStaleParts
+} from '../querylog/index.js'
 import { intakeCsvFile } from './csv-intake.js'
 import {
   SEQ_PER_CHUNK,
@@ -41,12 +52,10 @@ import {
   type StatsDb
 } from './db.js'
 import { applyStage, dropStage, keepSources, readCsvSql, stageRows, type Stage } from './import-sql.js'
-import { watchClosedFiles, type ClosedFileWatch } from '../querylog/import-trigger.js'
 import { armLiveBoost } from './live-boost.js'
 import { startPeriodicJob } from './periodic.js'
 import { maintainAfterImport } from './maintenance.js'
 import { insertRawHour } from './raw-layout.js'
-import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from '../querylog/files.js'
 import { transaction } from './transaction.js'
 import { HOUR_MS, ReportTime, type StatsRetention } from './time.js'
 
@@ -479,7 +488,7 @@ async function applyBatch(
 /**
  * Applies parsed CSV records of `name` (bytes `from`..`to`) exactly once through the same ledger as a
  * local import: nothing happens unless the ledger's offset for `name` is `from`. Hosts sharing Redis
- * apply every host's chunks this way (engine/replica/stats.ts), under the name `<host>/<file>`.
+ * apply every host's chunks this way (engine/replica/row-stream.ts), under the name `<host>/<file>`.
  */
 export async function applyRecords(
   db: StatsDb,

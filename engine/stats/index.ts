@@ -12,10 +12,11 @@ export {
   type ImportResult,
   type LastImport,
   type StatsImporter,
-  type StatsImporterOptions
+  type StatsImporterOptions,
+  applyRecords
 } from './importer.js'
-export { compactStats } from './maintenance.js'
-export { openStatsDb, retentionOf, type StatsDb, type StatsDbOptions } from './db.js'
+export { compactStats, maintainAfterImport } from './maintenance.js'
+export { openStatsDb, retentionOf, type StatsDb, type StatsDbOptions, metaGet, metaPut } from './db.js'
 export { openReopeningStatsDb, type ReopeningStatsDb } from './reopening.js'
 export { snapshotStatsDb, startSnapshotResponder } from './snapshot.js'
 export { migrateLegacyStats, warnIfUnmigrated, type MigrateResult } from './legacy/migrate.js'
@@ -34,3 +35,12 @@ export {
 } from './reports.js'
 export { ReportTime, formatDay, parseDay } from './time.js'
 export { overview, type Overview } from './overview.js'
+export { startPeriodicJob } from './periodic.js'
+export { type SegmentApplier, type SegmentCounters, registerSegmentMetrics } from './segment-metrics.js'
+export {
+  type SegmentFacts,
+  type SegmentWriter,
+  applySegments,
+  openSegmentWriter,
+  removeStaleSegmentTemps
+} from './segment.js'

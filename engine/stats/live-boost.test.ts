@@ -12,7 +12,7 @@ import { silentLogger } from '../log/index.js'
 import { openStatsDb, type StatsDb } from './db.js'
 import { closedAtOf, closedName } from '../querylog/files.js'
 import { startStatsImporter } from './importer.js'
-import { rawCount, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
+import { rawCount, rec, statsTestEnv, writeFiles } from '../testing/stats/fixtures.js'
 import { LIVE_WINDOW_MS, armLiveBoost } from './live-boost.js'
 
 function folderWith(t: TestContext, closedAt: number[]): string {

@@ -12,7 +12,7 @@
  * imported within about a second of its close and the lift never happens.
  */
 import { readdirSync } from 'node:fs'
-import { closedAtOf } from '../querylog/files.js'
+import { closedAtOf } from '../querylog/index.js'
 
 /** Files closed longer ago than this are a backlog, not the live path. */
 export const LIVE_WINDOW_MS = 60_000

@@ -3,8 +3,19 @@ import { openStatsDb } from './db.js'
 import { foldDays } from './fold.js'
 import { pruneStats } from './maintenance.js'
 import { buildMonth, buildMonths } from './month-build.js'
-import { queriesOfDay, statsTestEnv } from './testing/fixtures.js'
-import { ALL, APRIL, EARLY, MAY, NOW, folded, importAt, reports, tables, twoStores } from './testing/month-stores.js'
+import { queriesOfDay, statsTestEnv } from '../testing/stats/fixtures.js'
+import {
+  ALL,
+  APRIL,
+  EARLY,
+  MAY,
+  NOW,
+  folded,
+  importAt,
+  reports,
+  tables,
+  twoStores
+} from '../testing/stats/month-stores.js'
 
 test('a month made while imports and folds go on keeps every row exactly once', async (t: TestContext) => {
   const { env, db, refEnv, ref } = await twoStores(t)

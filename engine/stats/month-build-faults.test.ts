@@ -5,8 +5,8 @@ import { ALL_USERS } from '../querylog/files.js'
 import { pruneStats } from './maintenance.js'
 import { buildMonth, buildMonths } from './month-build.js'
 import { activityByDay } from './reports.js'
-import { at } from './testing/fixtures.js'
-import { APRIL, MAY, NOW, folded, reports, tables, twoStores } from './testing/month-stores.js'
+import { at } from '../testing/stats/fixtures.js'
+import { APRIL, MAY, NOW, folded, reports, tables, twoStores } from '../testing/stats/month-stores.js'
 import { failpointEnv } from '../failpoints.js'
 
 test('retention drops month tables whole once their last day is out, and reports keep only the days kept', async (t: TestContext) => {

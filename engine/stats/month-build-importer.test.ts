@@ -1,6 +1,6 @@
 import { test, type TestContext } from 'node:test'
-import { queriesOfDay } from './testing/fixtures.js'
-import { APRIL, EARLY, MAY, NOW, folded, importAt, reports, twoStores } from './testing/month-stores.js'
+import { queriesOfDay } from '../testing/stats/fixtures.js'
+import { APRIL, EARLY, MAY, NOW, folded, importAt, reports, twoStores } from '../testing/stats/month-stores.js'
 import { setFailpoint } from '../failpoints.js'
 
 test('the importer makes the months due beside its imports', async (t: TestContext) => {

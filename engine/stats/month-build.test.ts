@@ -4,7 +4,7 @@ import { FOLD_EVERY_MS } from './fold.js'
 import { pruneStats } from './maintenance.js'
 import { buildMonths, dueMonths } from './month-build.js'
 import { activityByDay } from './reports.js'
-import { at, partitionsOf, queriesOfDay, statsTestEnv } from './testing/fixtures.js'
+import { at, partitionsOf, queriesOfDay, statsTestEnv } from '../testing/stats/fixtures.js'
 import {
   APRIL,
   EARLY,
@@ -19,7 +19,7 @@ import {
   tables,
   twoStores,
   weekNames
-} from './testing/month-stores.js'
+} from '../testing/stats/month-stores.js'
 
 test('month tables made from finished weeks change no report, across month, week and day boundaries', async (t: TestContext) => {
   const { env, db, refEnv, ref } = await twoStores(t)

@@ -4,7 +4,7 @@
  * blocked, and anonymous addresses against users. One call, so the overview loads in one request.
  */
 import type { StatsDb } from './db.js'
-import { ALL_USERS, ANONYMOUS_USER } from '../querylog/files.js'
+import { ALL_USERS, ANONYMOUS_USER } from '../querylog/index.js'
 import { activityByDay, activityByHour, blockedNames, blocksByCategory, type Chart } from './reports.js'
 import type { ReportTime } from './time.js'
 

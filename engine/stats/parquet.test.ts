@@ -12,7 +12,7 @@ import { openStatsDb, type StatsDb } from './db.js'
 import { importClosedFiles } from './importer.js'
 import { exportParquetHours } from './parquet.js'
 import { ANONYMOUS_USER } from '../querylog/files.js'
-import { NOW, SCENARIO, at, writeFiles, statsTestEnv, type StatsTestEnv } from './testing/fixtures.js'
+import { NOW, SCENARIO, at, writeFiles, statsTestEnv, type StatsTestEnv } from '../testing/stats/fixtures.js'
 
 function openDb(t: TestContext, env: StatsTestEnv): StatsDb {
   const db = openStatsDb(env.config.stats.db)

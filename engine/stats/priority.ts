@@ -26,7 +26,7 @@
 import { execFile } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { setPriority } from 'node:os'
-import { parseTaskStat } from '../sched/realtime.js'
+import { parseTaskStat } from '../cpu-priority/index.js'
 
 export type StatsPriority = 'idle' | 'background' | 'normal'
 

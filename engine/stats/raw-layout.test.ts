@@ -27,7 +27,7 @@ import {
   rec,
   statsTestEnv,
   type StatsTestEnv
-} from './testing/fixtures.js'
+} from '../testing/stats/fixtures.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 
 const HOUR = Math.floor(at('2024-05-15', '12:00') / 3_600_000)

@@ -1,7 +1,7 @@
 import { test, type TestContext } from 'node:test'
 import { openStatsDb, type StatsDb } from './db.js'
 import { rawHostsTable, rawRowsTable, rawUsersTable } from './raw-layout.js'
-import { NOW, at, metaOf, partitionsOf, rawCount, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
+import { NOW, at, metaOf, partitionsOf, rawCount, rec, statsTestEnv, writeFiles } from '../testing/stats/fixtures.js'
 import { importClosedFiles } from './importer.js'
 import { activityByHour, rawLastHour, topDomains } from './reports.js'
 import { ReportTime, parseDay } from './time.js'

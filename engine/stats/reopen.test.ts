@@ -9,7 +9,7 @@ import { tmpfsDir, tmpfsUnavailable } from '../testing/tmpfs.js'
 import { until } from '../testing/wait.js'
 import { startStatsImporter } from './importer.js'
 import { openReopeningStatsDb } from './reopening.js'
-import { NOW, at, ledgerRows, rawCount, rec, statsTestEnv, writeFiles } from './testing/fixtures.js'
+import { NOW, at, ledgerRows, rawCount, rec, statsTestEnv, writeFiles } from '../testing/stats/fixtures.js'
 
 const rows = (n: number, from: number, salt: string): ReturnType<typeof rec>[] =>
   Array.from({ length: n }, (_, i) =>

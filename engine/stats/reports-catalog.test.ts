@@ -6,8 +6,8 @@ import { pruneStats } from './maintenance.js'
 import { buildMonths } from './month-build.js'
 import { activityByDay, detail, rawLastHour } from './reports.js'
 import { ReportTime } from './time.js'
-import { at, queriesOfDay, rec, statsTestEnv } from './testing/fixtures.js'
-import { APRIL, EARLY, NOW, day, importAt, reports } from './testing/month-stores.js'
+import { at, queriesOfDay, rec, statsTestEnv } from '../testing/stats/fixtures.js'
+import { APRIL, EARLY, NOW, day, importAt, reports } from '../testing/stats/month-stores.js'
 
 /** `db` seen through connections that note every statement run on them (a report's catalog is per StatsDb object). */
 function noting(db: StatsDb): { db: StatsDb; statements: string[] } {

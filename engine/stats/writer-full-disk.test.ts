@@ -4,7 +4,7 @@ import { silentLogger } from '../log/index.js'
 import { fillDisk, smallTmpfs } from '../testing/tmpfs.js'
 import { openStatsDb } from './db.js'
 import { importClosedFiles } from './importer.js'
-import { NOW, at, ledgerRows, rawCount, rec, statsTestEnv } from './testing/fixtures.js'
+import { NOW, at, ledgerRows, rawCount, rec, statsTestEnv } from '../testing/stats/fixtures.js'
 import { createCsvQueryLog, type CsvQueryLog } from '../querylog/writer.js'
 
 const T0 = at('2024-05-15', '10:00')

@@ -18,9 +18,9 @@
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb'
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Config } from '../config/types.js'
+import type { Config } from '../config/index.js'
 import { EngineError } from '../errors.js'
-import { cidrContains, ipBytes, parseCidr, type Cidr } from '../net/ip.js'
+import { cidrContains, ipBytes, parseCidr, type Cidr } from '../net/index.js'
 import { generationOf, LmdbReplica, META_POSITION, META_STATE, type ReplicaStore } from './replica.js'
 import {
   API_CLIENT_PREFIX,

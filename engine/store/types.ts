@@ -2,7 +2,7 @@
  * The store's records and the types its two kinds of writer share: a request's writer (`StoreWriter`,
  * engine/store/writer.ts) and the replica's applier (`ReplicaStore`, engine/store/replica.ts).
  */
-import type { ScheduledRule } from '../schedule/types.js'
+import type { ScheduledRule } from '../schedule/index.js'
 import type { Store } from './index.js'
 
 export type OnOff = 'on' | 'off'

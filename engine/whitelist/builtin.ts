@@ -12,7 +12,7 @@
  * `b.example.com`, …): `matchKey` is one Set lookup per suffix, no allocation.
  */
 import { EngineError } from '../errors.js'
-import { normalizeDomain } from '../names/normalize.js'
+import { normalizeDomain } from '../names/index.js'
 
 export interface WhitelistGroup {
   readonly group: string

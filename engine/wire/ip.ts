@@ -1,6 +1,6 @@
 // IP address text <-> bytes for the wire layer (slow paths: config, ECS strings for logs,
 // safe-video answers), on top of the project's one IP implementation (engine/net/ip.ts).
-import { formatIp, parseIpBytes } from '../net/ip.js'
+import { formatIp, parseIpBytes } from '../net/index.js'
 
 /** Dotted quad of buf[off..off+3]. Caller guarantees 4 readable bytes. */
 export function formatIPv4(buf: Buffer, off: number): string {

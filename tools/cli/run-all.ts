@@ -17,7 +17,7 @@
 import { formatHostPort, isRoleEnabled, parseHostPort, type Config, type RoleName } from '../../engine/config/index.js'
 import { startStubResolver, type StubResolver } from '../../engine/upstream-stub/index.js'
 import { EngineError } from '../../engine/errors.js'
-import { ensureSelfSigned } from '../../engine/tls/self-signed.js'
+import { ensureSelfSigned } from '../../engine/tls/index.js'
 import { loadCommand, ROLE_NAMES, sectionOf } from './roles.js'
 import { livePid } from './run-role.js'
 import { out, RoleTree, type Child, type OnCrash } from './role-tree.js'

@@ -9,7 +9,7 @@
  *   every other rule (paths, wildcards, options, exceptions `@@`, cosmetic `##`) is skipped.
  */
 import { normalizeDomain, normalizeUrlEntry } from '../../engine/names/index.js'
-import { readHostsLine } from '../../engine/lists/hosts-line.js'
+import { readHostsLine } from '../../engine/lists/index.js'
 import { readLines, type EntryCollector } from './collect.js'
 
 export type ListFormat = 'domains' | 'hosts' | 'adblock'

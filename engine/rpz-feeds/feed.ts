@@ -5,9 +5,9 @@
  * name servers or the answer, so they are counted and reported, never silently dropped.
  */
 import { EngineError } from '../errors.js'
-import { parseCidr, cidrContains, ipBytes, type Cidr } from '../net/ip.js'
-import { TYPE_CNAME, TYPE_NS, TYPE_SOA } from './message.js'
-import type { TextRecord } from './zonefile.js'
+import { parseCidr, cidrContains, ipBytes, type Cidr } from '../net/index.js'
+import { TYPE_CNAME, TYPE_NS, TYPE_SOA } from '../rpz-zones/index.js'
+import type { TextRecord } from '../rpz-zones/index.js'
 import { isLatin1, MAX_KEY, NO_CODE, TriggerTable } from './trigger-table.js'
 
 export type FeedAction =

@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Cleanup } from '../../testing/temp.js'
+import type { Cleanup } from './temp.js'
 
 export type ServeMode =
   | { kind: 'list'; body: string; etag?: string; lastModified?: string; chunked?: boolean }

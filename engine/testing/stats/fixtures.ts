@@ -8,7 +8,7 @@ import type { TestContext } from 'node:test'
 import { type Config } from '../../config/index.js'
 import { parseConfig } from '../../features.js'
 import { silentLogger } from '../../log/index.js'
-import { tempDir } from '../../testing/temp.js'
+import { tempDir } from '../temp.js'
 import type { QueryLogRecord } from '../../querylog/index.js'
 import { createCsvQueryLog } from '../../querylog/writer.js'
 import {
@@ -19,9 +19,9 @@ import {
   partitionsAmong,
   type PartitionKind,
   type StatsDb
-} from '../db.js'
-import { importClosedFiles } from '../importer.js'
-import { rawHourSources } from '../raw-layout.js'
+} from '../../stats/db.js'
+import { importClosedFiles } from '../../stats/importer.js'
+import { rawHourSources } from '../../stats/raw-layout.js'
 
 export interface StatsTestEnv {
   readonly root: string

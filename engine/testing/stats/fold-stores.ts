@@ -3,14 +3,14 @@
  * same queries, one that never folds as the reference, and every report of every kind of user over the range.
  */
 import type { TestContext } from 'node:test'
-import { openStatsDb, type StatsDb } from '../db.js'
+import { openStatsDb, type StatsDb } from '../../stats/db.js'
 import { ALL_USERS, ANONYMOUS_USER } from '../../querylog/files.js'
-import { weekPartitions } from '../fold.js'
-import { importClosedFiles } from '../importer.js'
-import { overview } from '../overview.js'
-import { activityByDay, activityByHour, detail, topDomains } from '../reports.js'
+import { weekPartitions } from '../../stats/fold.js'
+import { importClosedFiles } from '../../stats/importer.js'
+import { overview } from '../../stats/overview.js'
+import { activityByDay, activityByHour, detail, topDomains } from '../../stats/reports.js'
 import { at, statsTestEnv, writeFiles, type StatsTestEnv } from './fixtures.js'
-import { ReportTime, parseDay } from '../time.js'
+import { ReportTime, parseDay } from '../../stats/time.js'
 import type { QueryLogRecord } from '../../querylog/index.js'
 
 export const day = (s: string): number => parseDay(s)!

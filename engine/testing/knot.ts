@@ -9,8 +9,8 @@ import { once } from 'node:events'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { until } from '../../testing/wait.js'
-import { tsigKey } from '../tsig.js'
+import { until } from './wait.js'
+import { tsigKey } from '../rpz-zones/tsig.js'
 
 const run = promisify(execFile)
 

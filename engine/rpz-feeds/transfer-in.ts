@@ -7,7 +7,7 @@
 import { EngineError } from '../errors.js'
 import { connect } from 'node:net'
 import { randomInt } from 'node:crypto'
-import { FrameReader, frame } from '../wire/tcp-frame.js'
+import { FrameReader, frame } from '../wire/index.js'
 import {
   buildQuery,
   CLASS_IN,
@@ -16,12 +16,15 @@ import {
   TYPE_IXFR,
   TYPE_SOA,
   type Message,
-  type ParsedRecord
-} from './message.js'
-import { rdataToText, readSoa } from './rdata.js'
-import { TsigSigner, TsigVerifier, type TsigKey } from './tsig.js'
-import { soaRdata } from './rdata.js'
-import type { TextRecord } from './zonefile.js'
+  type ParsedRecord,
+  rdataToText,
+  readSoa,
+  TsigSigner,
+  TsigVerifier,
+  type TsigKey,
+  soaRdata
+} from '../rpz-zones/index.js'
+import type { TextRecord } from '../rpz-zones/index.js'
 import type { FeedStep } from './feed.js'
 
 export interface TransferRequest {

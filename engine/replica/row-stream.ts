@@ -30,10 +30,8 @@ import { open, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Redis, Result } from 'ioredis'
 import { pack, unpack } from 'msgpackr'
-import { parseRecords } from '../querylog/csv.js'
-import { metaGet, metaPut, type StatsDb } from '../stats/db.js'
-import { CLOSED_RE, recoverStaleParts } from '../querylog/files.js'
-import { applyRecords } from '../stats/importer.js'
+import { parseRecords, CLOSED_RE, recoverStaleParts } from '../querylog/index.js'
+import { metaGet, metaPut, type StatsDb, applyRecords } from '../stats/index.js'
 import { whenReady } from './redis.js'
 
 const CHUNK_ROWS = 5000

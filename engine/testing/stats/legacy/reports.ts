@@ -3,8 +3,8 @@
  * environment. Every report is for one user id (or ANONYMOUS_USER) and local days `from`..`to`
  * (inclusive day numbers, engine/stats/time.ts); validating the request is the caller's job (the management API's).
  */
-import type { LegacyStatsDb } from '../../legacy/lmdb.js'
-import { HOUR_MS, formatDay, type ReportTime } from '../../time.js'
+import type { LegacyStatsDb } from '../../../stats/legacy/lmdb.js'
+import { HOUR_MS, formatDay, type ReportTime } from '../../../stats/time.js'
 
 export interface Dataset {
   label: 'Requests' | 'Blocks' | 'NXdomain'

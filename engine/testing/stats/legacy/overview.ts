@@ -3,10 +3,10 @@
  * under ALL_USERS: requests and blocks per hour and per day, the most blocked names and the categories of
  * the blocked names, and anonymous addresses against users. One call, so the overview loads in one request.
  */
-import type { LegacyStatsDb } from '../../legacy/lmdb.js'
+import type { LegacyStatsDb } from '../../../stats/legacy/lmdb.js'
 import { ALL_USERS, ANONYMOUS_USER } from '../../../querylog/files.js'
 import { activityByDay, activityByHour, type Chart } from './reports.js'
-import type { ReportTime } from '../../time.js'
+import type { ReportTime } from '../../../stats/time.js'
 
 export interface Overview {
   hours: Chart

@@ -5,7 +5,7 @@
 import { Gauge } from 'prom-client'
 import type { MetricsSnapshot, SnapshotMetrics } from '../metrics/index.js'
 
-/** One RPZ feed as a DNS process holds it (engine/rpz/feed-set.ts `FeedReport`). */
+/** One RPZ feed as a DNS process holds it (engine/rpz-feeds/feed-set.ts `FeedReport`). */
 export interface RpzFeedSnapshot {
   zone: string
   state: string

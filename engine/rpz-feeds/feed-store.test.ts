@@ -1,4 +1,4 @@
-// The store's copy of a feed (engine/rpz/feed-store.ts) against the feed it was written from: a
+// The store's copy of a feed (engine/rpz-feeds/feed-store.ts) against the feed it was written from: a
 // reader on another, read-only handle of the same LMDB store answers every name and client as the
 // feed in memory does, after a whole load, after an IXFR written as changes, and after a reload that
 // moves to a new version (the version two loads back is removed).
@@ -10,7 +10,7 @@ import { tempDir } from '../testing/temp.js'
 import { FeedZone, type FeedStep } from './feed.js'
 import { FeedStoreWriter, StoredFeeds } from './feed-store.js'
 import { loadingStatus } from './follower.js'
-import { parseZoneFile } from './zonefile.js'
+import { parseZoneFile } from '../rpz-zones/zonefile.js'
 
 const HEAD = '$ORIGIN f.rpz.\n@ 60 SOA ns. admin. 1 60 60 600 60\n@ NS localhost.\n'
 const BODY =

@@ -10,12 +10,18 @@ import { stat } from 'node:fs/promises'
 import { createSocket, type Socket } from 'node:dgram'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
-import { FrameReader, frame } from '../wire/tcp-frame.js'
+import { FrameReader, frame } from '../wire/index.js'
 import { FeedBuilder, type FeedCounts, type FeedZone } from './feed.js'
-import { readZoneFile, type TextRecord } from './zonefile.js'
+import {
+  readZoneFile,
+  type TextRecord,
+  buildEmptyReply,
+  OPCODE_NOTIFY,
+  parseMessage,
+  RCODE_NOTAUTH
+} from '../rpz-zones/index.js'
 import { transferZone } from './transfer-in.js'
-import { buildEmptyReply, OPCODE_NOTIFY, parseMessage, RCODE_NOTAUTH } from './message.js'
-import type { TsigKey } from './tsig.js'
+import type { TsigKey } from '../rpz-zones/index.js'
 
 export interface FeedSource {
   zone: string

@@ -7,7 +7,7 @@
 import { describe, test, type TestContext } from 'node:test'
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
-import { hasOpenssl, OPENSSL_MISSING, writeTestCertificate } from '../testing/tls.js'
+import { hasOpenssl, OPENSSL_MISSING, writeTestCertificate } from './tls.js'
 import { request as httpsRequest } from 'node:https'
 import {
   createHttpServer,
@@ -16,8 +16,8 @@ import {
   type HttpServer,
   type HttpServerOptions,
   type HttpImpl
-} from './index.js'
-import { tempDir } from '../testing/temp.js'
+} from '../http/index.js'
+import { tempDir } from './temp.js'
 
 // A safety net so a server that never answers fails the test instead of hanging the run; no assertion
 // depends on it. It covers the whole suite (about 35 tests), so it allows for a loaded machine.

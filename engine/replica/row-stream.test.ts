@@ -1,5 +1,5 @@
 /**
- * Statistics through the shared store, exactly once under faults (engine/replica/stats.ts), against a
+ * Statistics through the shared store, exactly once under faults (engine/replica/row-stream.ts), against a
  * real redis-server: two shippers of one host's files at once, a shipper that dies after a chunk
  * reached Redis, a shipper killed between the last chunk and the file's removal, a chunk read twice
  * by one applier, two appliers on one statistics store. Every case ends with each query
@@ -13,10 +13,10 @@ import { unpack } from 'msgpackr'
 import type { QueryLogRecord } from '../querylog/index.js'
 import { activityByDay, openStatsDb, parseDay, type StatsDb } from '../stats/index.js'
 import { ANONYMOUS_USER } from '../querylog/index.js'
-import { metaOf, rec, statsTestEnv, writeFiles, type StatsTestEnv } from '../stats/testing/fixtures.js'
+import { metaOf, rec, statsTestEnv, writeFiles, type StatsTestEnv } from '../testing/stats/fixtures.js'
 import { redisServerAvailable, startRedis, type TestRedis } from '../testing/redis.js'
 import { connectSharedStore, whenReady } from './redis.js'
-import { applyStatsStream, shipClosedFiles, statsKeys, type StatsKeys } from './stats.js'
+import { applyStatsStream, shipClosedFiles, statsKeys, type StatsKeys } from './row-stream.js'
 import { testSettings } from '../testing/replica.js'
 
 const skip = redisServerAvailable() ? false : 'redis-server is not installed'

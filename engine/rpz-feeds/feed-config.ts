@@ -3,9 +3,9 @@
  * cannot say: a feed is a file or a primary (not both, not neither), a primary is an address, a TSIG
  * key is usable and goes with a primary, and zones are unique.
  */
-import { parseHostPort } from '../config/address.js'
-import type { Config } from '../config/types.js'
-import { tsigKey, type TsigKey } from './tsig.js'
+import { parseHostPort } from '../config/index.js'
+import type { Config } from '../config/index.js'
+import { tsigKey, type TsigKey } from '../rpz-zones/index.js'
 import type { FeedAction } from './feed.js'
 import type { RpzHit } from './feed-set.js'
 

@@ -3,15 +3,15 @@
  * month and week boundaries, every report over ranges crossing them, and a reference store that never folds.
  */
 import type { TestContext } from 'node:test'
-import { TABLES_SQL, openStatsDb, type StatsDb } from '../db.js'
+import { TABLES_SQL, openStatsDb, type StatsDb } from '../../stats/db.js'
 import { ALL_USERS, ANONYMOUS_USER } from '../../querylog/files.js'
-import { importClosedFiles } from '../importer.js'
-import { pruneStats } from '../maintenance.js'
-import { monthBuildSettled } from '../month-build.js'
-import { overview } from '../overview.js'
-import { activityByDay, activityByHour, detail, topDomains } from '../reports.js'
+import { importClosedFiles } from '../../stats/importer.js'
+import { pruneStats } from '../../stats/maintenance.js'
+import { monthBuildSettled } from '../../stats/month-build.js'
+import { overview } from '../../stats/overview.js'
+import { activityByDay, activityByHour, detail, topDomains } from '../../stats/reports.js'
 import { at, queriesOfDay, statsTestEnv, writeFiles, type StatsTestEnv } from './fixtures.js'
-import { ReportTime, parseDay } from '../time.js'
+import { ReportTime, parseDay } from '../../stats/time.js'
 import type { QueryLogRecord } from '../../querylog/index.js'
 import { setFailpoint } from '../../failpoints.js'
 

@@ -5,7 +5,7 @@
  */
 import { decodeName, encodeName, WireFormatError } from './names.js'
 import { TYPE_A, TYPE_AAAA, TYPE_CNAME, TYPE_NS, TYPE_SOA, TYPE_TXT, type ParsedRecord } from './message.js'
-import { formatIp, parseIpBytes } from '../net/ip.js'
+import { formatIp, parseIpBytes } from '../net/index.js'
 
 export interface Soa {
   mname: string

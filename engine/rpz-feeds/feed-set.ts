@@ -2,13 +2,13 @@
  * The RPZ feeds as the one process per host that transfers them holds them (RPZ in; the dns role's
  * primary, `startFeedTransfers`): the followers of `rpz-feeds.feeds` in precedence order, the NOTIFY
  * listener, and the feeds' status. It writes them into the store, where the processes that judge read
- * them (`storedFeedsFromConfig`, engine/rpz/feed-store.ts). It is a policy layer too (for tests of
+ * them (`storedFeedsFromConfig`, engine/rpz-feeds/feed-store.ts). It is a policy layer too (for tests of
  * the followers): `match` asks the feeds in order and the first zone that matches decides (draft-ietf-dnsop-dns-rpz
  * 5.1), with the feed's configured override applied. A feed that has never loaded, or has expired,
- * is skipped; a failed refresh leaves the feed's previous copy in place (engine/rpz/follower.ts).
+ * is skipped; a failed refresh leaves the feed's previous copy in place (engine/rpz-feeds/follower.ts).
  */
-import { parseHostPort } from '../config/address.js'
-import type { Config } from '../config/types.js'
+import { parseHostPort } from '../config/index.js'
+import type { Config } from '../config/index.js'
 import type { Logger } from '../log/index.js'
 import type { FeedAction } from './feed.js'
 import { feedLimits, feedSettings, overridden, type FeedLimits, type FeedSettings } from './feed-config.js'
@@ -140,7 +140,7 @@ export function feedsFromConfig(config: Pick<Config, 'rpz-feeds'>, log?: FeedLog
 }
 
 /**
- * Follows the feeds of `config` and keeps their copy in `store` (engine/rpz/feed-store.ts): the one
+ * Follows the feeds of `config` and keeps their copy in `store` (engine/rpz-feeds/feed-store.ts): the one
  * process per host that transfers them (the dns role's primary process) starts them this way. Each
  * feed's first load is done (or has failed, and retries) and written when it resolves, and
  * `notify-listen` is bound; every refresh is logged to `logger`. Null when the config has no feeds.

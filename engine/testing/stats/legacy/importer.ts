@@ -18,10 +18,10 @@ import { open, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from '../../../log/index.js'
 import { decodeRow, parseRecords } from '../../../querylog/csv.js'
-import type { ImportProgress } from '../../db.js'
-import { type DomainValue, type Pair, type RawValue, type LegacyStatsDb } from '../../legacy/lmdb.js'
+import type { ImportProgress } from '../../../stats/db.js'
+import { type DomainValue, type Pair, type RawValue, type LegacyStatsDb } from '../../../stats/legacy/lmdb.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, recoverStaleParts } from '../../../querylog/files.js'
-import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from '../../time.js'
+import { HOUR_MS, RAW_RETENTION_MS, ReportTime } from '../../../stats/time.js'
 
 const CHUNK_ROWS = 20_000
 const READ_BYTES = 4 * 1024 * 1024
