@@ -290,6 +290,11 @@ export const answerSchemas = {
       }
     }
   },
+  TimeZone: {
+    type: 'object',
+    required: ['timezone'],
+    properties: { timezone: { type: 'string', description: 'IANA name (UTC, Europe/Berlin)' } }
+  },
   Counts: {
     type: 'object',
     required: ['requests', 'blocks'],

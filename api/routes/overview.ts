@@ -21,5 +21,19 @@ export const overviewRoutes: RouteDef[] = [
       const [from, to] = rangeOf(ctx.stats, req)
       res.json(await overview(ctx.stats.db, ctx.stats.time, from, to))
     }
+  },
+  {
+    method: 'GET',
+    path: '/stats/timezone',
+    tag: 'statistics',
+    summary: 'the time zone of the reports and of schedule rules that name none (stats.timezone)',
+    description:
+      'The console shows every time of a page in this zone, labelled with it: the charts (whose hours and days ' +
+      'are in it), the live query log and the schedule editor (a rule without a timezone runs in it).',
+    ok: [{ status: 200, description: 'the zone, an IANA name', schema: 'TimeZone' }],
+    errors: [],
+    handle(ctx, _req, res) {
+      res.json({ timezone: ctx.stats.time.timeZone })
+    }
   }
 ]

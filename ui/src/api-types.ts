@@ -733,6 +733,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/stats/timezone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * the time zone of the reports and of schedule rules that name none (stats.timezone)
+         * @description The console shows every time of a page in this zone, labelled with it: the charts (whose hours and days are in it), the live query log and the schedule editor (a rule without a timezone runs in it).
+         */
+        get: operations["getStatsTimezone"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/check/{domain}": {
         parameters: {
             query?: never;
@@ -1168,6 +1188,10 @@ export interface components {
                 category: number;
                 blocks: number;
             }[];
+        };
+        TimeZone: {
+            /** @description IANA name (UTC, Europe/Berlin) */
+            timezone: string;
         };
         Counts: {
             requests: number;
@@ -4797,6 +4821,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["AuthThrottled"];
+            /** @description internal fault (logged once); the body says nothing more */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getStatsTimezone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the zone, an IANA name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimeZone"];
                 };
             };
             401: components["responses"]["Unauthorized"];

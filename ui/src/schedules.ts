@@ -6,6 +6,7 @@
 import type { User } from './api.js'
 import { h, lines } from './dom.js'
 import { t } from './i18n.js'
+import { serverZone } from './zone.js'
 
 type Rule = NonNullable<User['schedules']>[number]
 type Window = Rule['windows'][number]
@@ -25,7 +26,13 @@ function formatWindow(w: Window): string {
 
 function ruleCard(rule: Rule, onRemove: (el: HTMLElement) => void): { el: HTMLElement; value: () => Rule } {
   const name = h('input', { type: 'text', name: 'schedule-name', value: rule.name, required: true })
-  const zone = h('input', { type: 'text', name: 'schedule-timezone', value: rule.timezone ?? '', placeholder: 'UTC' })
+  // Empty: the rule runs in the server's zone (stats.timezone), which the placeholder and the label name.
+  const zone = h('input', { type: 'text', name: 'schedule-timezone', value: rule.timezone ?? '' })
+  const zoneDefault = h('span', { class: 'muted schedule-zone-default' })
+  void serverZone().then((z) => {
+    zone.placeholder = z
+    zoneDefault.textContent = ` (${t.zoneDefault(z)})`
+  })
   const windows = h(
     'textarea',
     { name: 'schedule-windows', rows: 2, placeholder: 'sun mon tue wed thu 21:00-07:00' },
@@ -44,7 +51,12 @@ function ruleCard(rule: Rule, onRemove: (el: HTMLElement) => void): { el: HTMLEl
   const el = h(
     'fieldset',
     { class: 'stack schedule' },
-    h('div', { class: 'row2' }, h('label', {}, t.scheduleName, name), h('label', {}, t.scheduleZone, zone)),
+    h(
+      'div',
+      { class: 'row2' },
+      h('label', {}, t.scheduleName, name),
+      h('label', {}, t.scheduleZone, zoneDefault, zone)
+    ),
     h('label', {}, t.scheduleWindows, windows),
     h('label', {}, t.scheduleFilter, cats),
     h('div', { class: 'row2' }, h('label', {}, t.whitelist, white), h('label', {}, t.blacklist, black)),

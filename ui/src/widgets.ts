@@ -2,6 +2,7 @@
 import { categoryNames, get, seg, type Check, type Groups } from './api.js'
 import { clear, day, errorBox, h } from './dom.js'
 import { fmt, t } from './i18n.js'
+import { serverZone, timeIn } from './zone.js'
 
 /** How often a report whose range ends today asks again (the statistics are imported every few seconds). */
 export const REFRESH_MS = 5000
@@ -170,7 +171,7 @@ interface LiveRow {
 const MAX_ROWS = 300
 
 /** One query of the live log as a table row. */
-function liveRow(r: LiveRow, names: Record<string, string>): HTMLTableRowElement {
+function liveRow(r: LiveRow, names: Record<string, string>, zone: string): HTMLTableRowElement {
   const reason =
     r.reason === 'none'
       ? ''
@@ -179,7 +180,7 @@ function liveRow(r: LiveRow, names: Record<string, string>): HTMLTableRowElement
   return h(
     'tr',
     { class: r.blocked ? 'blocked' : '', 'data-host': r.host, 'data-reason': r.reason },
-    h('td', { class: 'nowrap' }, new Date(r.time).toLocaleTimeString()),
+    h('td', { class: 'nowrap live-time' }, timeIn(r.time, zone)),
     h('td', { class: 'mono' }, r.address),
     h(
       'td',
@@ -202,7 +203,7 @@ function liveHead(): HTMLElement {
     h(
       'tr',
       {},
-      h('th', {}, t.time),
+      h('th', { class: 'live-time' }, t.time),
       h('th', {}, t.address),
       h('th', {}, t.user),
       h('th', {}, t.domain),
@@ -224,6 +225,7 @@ export function liveLog(fixed: { user?: string } = {}): { el: HTMLElement; stop:
   const table = h('table', { class: 'live' }, liveHead(), body)
   let source: EventSource | undefined
   let names: Record<string, string> = {}
+  let zone = 'UTC'
   const connect = (): void => {
     source?.close()
     body.replaceChildren()
@@ -253,7 +255,7 @@ export function liveLog(fixed: { user?: string } = {}): { el: HTMLElement; stop:
     })
   }
   const add = (r: LiveRow): void => {
-    const tr = liveRow(r, names)
+    const tr = liveRow(r, names, zone)
     body.prepend(tr)
     while (body.rows.length > MAX_ROWS) body.deleteRow(body.rows.length - 1)
   }
@@ -272,15 +274,20 @@ export function liveLog(fixed: { user?: string } = {}): { el: HTMLElement; stop:
     connect()
   })
   blocked.addEventListener('change', connect)
-  // Rows name their categories: connect once the names are here (one cached request).
-  void categoryNames()
-    .then(
+  // Rows name their categories and show their time in the server's zone: connect once both are here.
+  const head = table.querySelector('th.live-time')!
+  void Promise.all([
+    categoryNames().then(
       (n) => {
         names = n
       },
       () => {}
-    )
-    .finally(connect)
+    ),
+    serverZone().then((z) => {
+      zone = z
+      head.textContent = `${t.time} (${z})`
+    })
+  ]).finally(connect)
   return {
     el: h('section', { class: 'card' }, h('h2', {}, t.liveFor), form, notice, h('div', { class: 'scroll' }, table)),
     stop: () => {

@@ -1,4 +1,5 @@
 import { categoryNames, get, type Overview } from '../api.js'
+import { zoneNote } from '../zone.js'
 import { chart, doughnut } from '../charts.js'
 import { clear, errorBox, h } from '../dom.js'
 import { fmt, t } from '../i18n.js'
@@ -52,11 +53,12 @@ function activityCharts(o: Overview): HTMLElement {
       'section',
       { class: 'card' },
       h('h2', {}, hourly ? t.perHour : t.perDay),
+      zoneNote(),
       hourly
         ? chart('line', { ...o.hours, labels: o.hours.labels.map((l) => l.slice(5, 13) + 'h') }, label)
         : chart('bar', o.days, label)
     ),
-    h('section', { class: 'card' }, h('h2', {}, t.perDay), chart('bar', o.days, label))
+    h('section', { class: 'card' }, h('h2', {}, t.perDay), zoneNote(), chart('bar', o.days, label))
   )
 }
 

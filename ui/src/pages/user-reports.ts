@@ -2,6 +2,7 @@
  * The user page's reports: totals, activity per hour and day, top names, detail and raw queries, for
  * a date range.
  */
+import { zoneNote } from '../zone.js'
 import { categoryNames, get, seg, type Chart, type Detail, type Raw } from '../api.js'
 import { chart } from '../charts.js'
 import { clear, errorBox, h } from '../dom.js'
@@ -43,12 +44,14 @@ function activitySection(hour: Chart, dayChart: Chart): HTMLElement {
       'section',
       { class: 'card' },
       h('h3', {}, t.perHour),
+      zoneNote(),
       chart('line', { ...hour, labels: hour.labels.map((l) => l.slice(5, 13) + 'h') }, label)
     ),
     h(
       'section',
       { class: 'card' },
       h('h3', {}, t.perDay),
+      zoneNote(),
       chart('bar', dayChart, label),
       h(
         'table',
