@@ -182,7 +182,7 @@ writeFileSync(
     `    tcp-io-timeout: 60000\n    tcp-remote-io-timeout: 60000\n` +
     `control:\n    listen: "${join(knotDir, 'knot.sock')}"\ndatabase:\n    storage: "${join(knotDir, 'db')}"\n` +
     `acl:\n  - id: xfr\n    address: 127.0.0.0/8\n    action: transfer\n` +
-    `log:\n  - target: stderr\n    any: warning\n` +
+    `log:\n  - target: stderr\n    any: info\n` +
     `zone:\n  - domain: feed.rpz\n    file: "${join(knotDir, 'feed.rpz.zone')}"\n    storage: "${knotDir}"\n    acl: xfr\n` +
     `    zonefile-load: difference\n    zonefile-sync: -1\n    journal-content: changes\n    semantic-checks: off\n`
 )
