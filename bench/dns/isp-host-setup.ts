@@ -80,7 +80,8 @@ function writeChunked(file: string, head: string, line: (i: number) => string, c
   closeSync(fd)
 }
 
-mkdirSync(join(dir, 'knot-feed'), { recursive: true })
+// Knot's journal (the IXFR it serves) lives in its database storage, which it does not create.
+mkdirSync(join(dir, 'knot-feed', 'db'), { recursive: true })
 const store = Store.open(join(dir, 'db'))
 let t0 = Date.now()
 const b = await CategoryDbBuilder.begin(store)

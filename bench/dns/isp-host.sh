@@ -117,13 +117,13 @@ for r in $(seq 1 12); do
   if [ "$r" = 4 ]; then
     (sleep 0.1; T_NOTIFY=$(now); node --input-type=module -e "
       import dnsPacket from 'dns-packet'; import { createSocket } from 'node:dgram'
-      const s = createSocket('udp4'); const m = dnsPacket.encode({ type: 'query', id: 7, opcode: 'NOTIFY', flags: dnsPacket.AUTHORITATIVE_ANSWER, questions: [{ type: 'SOA', name: 'feed.rpz' }] })
+      const s = createSocket('udp4'); const m = dnsPacket.encode({ type: 'query', id: 7, flags: (4 << 11) | dnsPacket.AUTHORITATIVE_ANSWER, questions: [{ type: 'SOA', name: 'feed.rpz' }] })
       s.send(m, $NOTIFY, '127.0.0.1', () => setTimeout(() => s.close(), 200))"; echo "$T_NOTIFY" > "$DIR/notify.t") &
   fi
   R+=("$(round $DNS 127.16.0.0 "$SUBS" 1 $(all_pids) | cut -d' ' -f1)")
 done
 until [ "$(grep -c 'serial 2 enforced' "$DIR/dns.log" || true)" -gt "$ENFORCED_BEFORE" ]; do sleep 0.2; done
-APPLIED=$(grep 'serial 2 enforced' "$DIR/dns.log" | tail -1 | grep -o '"time":[0-9]*' | cut -d: -f2)
+APPLIED=$(date -d "$(grep 'serial 2 enforced' "$DIR/dns.log" | tail -1 | grep -o '"time":"[^"]*"' | cut -d'"' -f4)" +%s%3N)
 REFRESH_MS=$(awk -v a="$(cat "$DIR/notify.t")" -v b="${APPLIED:-0}" 'BEGIN { printf "%.0f", b - a * 1000 }')
 BASE=$(printf '%s\n' "${R[@]:0:3}" | median)
 DURING=$(printf '%s\n' "${R[@]:3:9}" | sort -n | head -1)
