@@ -80,7 +80,8 @@ function writeChunked(file: string, head: string, line: (i: number) => string, c
   closeSync(fd)
 }
 
-mkdirSync(join(dir, 'knot-feed'), { recursive: true })
+// Knot's journal (the IXFR it serves) lives in its database storage, which it does not create.
+mkdirSync(join(dir, 'knot-feed', 'db'), { recursive: true })
 const store = Store.open(join(dir, 'db'))
 let t0 = Date.now()
 const b = await CategoryDbBuilder.begin(store)
@@ -182,7 +183,7 @@ writeFileSync(
     `    tcp-io-timeout: 60000\n    tcp-remote-io-timeout: 60000\n` +
     `control:\n    listen: "${join(knotDir, 'knot.sock')}"\ndatabase:\n    storage: "${join(knotDir, 'db')}"\n` +
     `acl:\n  - id: xfr\n    address: 127.0.0.0/8\n    action: transfer\n` +
-    `log:\n  - target: stderr\n    any: warning\n` +
+    `log:\n  - target: stderr\n    any: info\n` +
     `zone:\n  - domain: feed.rpz\n    file: "${join(knotDir, 'feed.rpz.zone')}"\n    storage: "${knotDir}"\n    acl: xfr\n` +
     `    zonefile-load: difference\n    zonefile-sync: -1\n    journal-content: changes\n    semantic-checks: off\n`
 )

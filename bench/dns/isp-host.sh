@@ -38,7 +38,8 @@ fi
 start_knot "$DIR" $UP
 t0=$(now)
 knotd -c "$DIR/knot-feed/knot.conf" 2>"$DIR/knot-feed.log" & PIDS+=($!)
-until [ "$(dig +short +tries=1 +time=2 @127.0.0.1 -p $KNOTF feed.rpz SOA | awk '{print $3}')" != "" ]; do sleep 0.5; done
+# Knot answers the SOA before a large zone is loaded: wait for its log line.
+until grep -q 'loaded, serial' "$DIR/knot-feed.log"; do sleep 0.5; done
 echo "Knot serves the feed after $(since "$t0") s" >&2
 start_dnsdist_udp "$DIR" $DNSDIST $UP
 
@@ -73,6 +74,8 @@ round() { # port first users seconds pids... -> "qps cpu_share qps_per_cpu_secon
   read -r sent received elapsed <<<"$out"
   awk -v s="$sent" -v r="$received" -v e="$elapsed" -v t=$((t1 - t0)) 'BEGIN { c = t / 100 / e; printf "%.0f %.2f %.0f %d\n", r / e, c, r / e / (c > 0 ? c : 1), s - r }'
 }
+# The front processes answer as they come up: wait for all of them before reading their memory.
+[ "$PROCS" -le 1 ] || until [ "$(pgrep -c -P "$DNS_PID")" -ge "$PROCS" ]; do sleep 0.2; done
 echo "DNS processes: $(fronts | tr '\n' ' ')" >&2
 declare -A MEM0
 for p in $(fronts); do MEM0[$p]=$(smaps "$p"); done
@@ -95,7 +98,7 @@ MQ=$(col 1 "${M[@]}") FQ=$(col 1 "${F[@]}") DQ=$(col 1 "${D[@]}")
 MC=$(col 3 "${M[@]}") FC=$(col 3 "${F[@]}") DC=$(col 3 "${D[@]}")
 MEMLINES=""
 for p in $(fronts); do
-  read -r a0 f0 <<<"${MEM0[$p]}"
+  read -r a0 f0 <<<"${MEM0[$p]:-0 0}"
   read -r a1 f1 <<<"$(smaps "$p")"
   MEMLINES+="  process $p: anonymous $a0 -> $a1 MB, file-backed $f0 -> $f1 MB; growth per address $(awk -v d=$((a1 - a0)) -v n="$SUBS" -v k="$PROCS" 'BEGIN { printf "%.0f", d * 1048576 / (n / k) }') B (about $((SUBS / PROCS)) addresses each)"$'\n'
 done
@@ -114,13 +117,13 @@ for r in $(seq 1 12); do
   if [ "$r" = 4 ]; then
     (sleep 0.1; T_NOTIFY=$(now); node --input-type=module -e "
       import dnsPacket from 'dns-packet'; import { createSocket } from 'node:dgram'
-      const s = createSocket('udp4'); const m = dnsPacket.encode({ type: 'query', id: 7, opcode: 'NOTIFY', flags: dnsPacket.AUTHORITATIVE_ANSWER, questions: [{ type: 'SOA', name: 'feed.rpz' }] })
+      const s = createSocket('udp4'); const m = dnsPacket.encode({ type: 'query', id: 7, flags: (4 << 11) | dnsPacket.AUTHORITATIVE_ANSWER, questions: [{ type: 'SOA', name: 'feed.rpz' }] })
       s.send(m, $NOTIFY, '127.0.0.1', () => setTimeout(() => s.close(), 200))"; echo "$T_NOTIFY" > "$DIR/notify.t") &
   fi
   R+=("$(round $DNS 127.16.0.0 "$SUBS" 1 $(all_pids) | cut -d' ' -f1)")
 done
 until [ "$(grep -c 'serial 2 enforced' "$DIR/dns.log" || true)" -gt "$ENFORCED_BEFORE" ]; do sleep 0.2; done
-APPLIED=$(grep 'serial 2 enforced' "$DIR/dns.log" | tail -1 | grep -o '"time":[0-9]*' | cut -d: -f2)
+APPLIED=$(date -d "$(grep 'serial 2 enforced' "$DIR/dns.log" | tail -1 | grep -o '"time":"[^"]*"' | cut -d'"' -f4)" +%s%3N)
 REFRESH_MS=$(awk -v a="$(cat "$DIR/notify.t")" -v b="${APPLIED:-0}" 'BEGIN { printf "%.0f", b - a * 1000 }')
 BASE=$(printf '%s\n' "${R[@]:0:3}" | median)
 DURING=$(printf '%s\n' "${R[@]:3:9}" | sort -n | head -1)
