@@ -323,6 +323,30 @@ function backgroundWork(): {
   }
 }
 
+/** The store's instance and its writer connection, with the schema made and brought up to date. */
+async function openWithSchema(
+  path: string,
+  file: string,
+  options: StatsDbOptions
+): Promise<{ instance: DuckDBInstance; writer: DuckDBConnection }> {
+  try {
+    mkdirSync(path, { recursive: true })
+    const instance = await openInstance(file, options)
+    const writer = await instance.connect()
+    for (const sql of SCHEMA) await writer.run(sql)
+    for (const [tables, column] of ADDED_COLUMNS) await addColumnWhereMissing(writer, tables, column)
+    return { instance, writer }
+  } catch (err) {
+    throw new EngineError(
+      'ENGINE_STORE_OPEN',
+      `cannot open the statistics store at ${file}: ${(err as Error).message}`,
+      {
+        cause: err
+      }
+    )
+  }
+}
+
 /**
  * Opens (creating when needed) the statistics store in the directory `path`. Opening is asynchronous:
  * every call waits for it, and `ready` reports a failure (another process holding the file, a bad
@@ -335,20 +359,8 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
   // Before each use of the store: threads started since the last call are moved too.
   const prioritize = threadPrioritizer(options.priority ?? 'normal', options.onPriorityError)
   const ready = (async () => {
-    try {
-      mkdirSync(path, { recursive: true })
-      instance = await openInstance(file, options)
-      writer = await instance.connect()
-      for (const sql of SCHEMA) await writer.run(sql)
-      for (const [tables, column] of ADDED_COLUMNS) await addColumnWhereMissing(writer, tables, column)
-      prioritize()
-    } catch (err) {
-      throw new EngineError(
-        'ENGINE_STORE_OPEN',
-        `cannot open the statistics store at ${file}: ${(err as Error).message}`,
-        { cause: err }
-      )
-    }
+    ;({ instance, writer } = await openWithSchema(path, file, options))
+    prioritize()
   })()
   ready.catch(() => {}) // reported to whoever waits on it
   let chain: Promise<unknown> = ready

@@ -213,6 +213,14 @@ function liveHead(): HTMLElement {
   )
 }
 
+/** The live log's filters as its query string: the last 50 rows, then those the filters let through. */
+function liveQuery(fields: Record<'user' | 'address' | 'domain', HTMLInputElement>, blocked: boolean): string {
+  const q = new URLSearchParams({ last: '50' })
+  for (const [name, input] of Object.entries(fields)) if (input.value.trim() !== '') q.set(name, input.value.trim())
+  if (blocked) q.set('blocked', '1')
+  return q.toString()
+}
+
 /** The live query log (GET /live/queries, Server-Sent Events), newest first, at most MAX_ROWS rows on screen. */
 export function liveLog(fixed: { user?: string } = {}): { el: HTMLElement; stop: () => void } {
   const user = h('input', { type: 'text', name: 'live-user', placeholder: t.user, value: fixed.user ?? '' })
@@ -229,13 +237,8 @@ export function liveLog(fixed: { user?: string } = {}): { el: HTMLElement; stop:
   const connect = (): void => {
     source?.close()
     body.replaceChildren()
-    const q = new URLSearchParams({ last: '50' })
-    if (user.value.trim() !== '') q.set('user', user.value.trim())
-    if (address.value.trim() !== '') q.set('address', address.value.trim())
-    if (domain.value.trim() !== '') q.set('domain', domain.value.trim())
-    if (blocked.checked) q.set('blocked', '1')
     state.textContent = t.connecting
-    source = new EventSource(`/live/queries?${q.toString()}`)
+    source = new EventSource(`/live/queries?${liveQuery({ user, address, domain }, blocked.checked)}`)
     source.onopen = () => {
       state.textContent = t.connected
     }
