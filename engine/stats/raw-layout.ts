@@ -1,5 +1,5 @@
 /**
- * The raw rows' layout on disk (docs/statistics.md, "Raw rows on disk"; bench/results/2026-11-history.md, "Raw rows in
+ * The raw rows' layout on disk (docs/design/statistics.md, "Raw rows on disk"; bench/results/2026-11-history.md, "Raw rows in
  * fewer bytes"): per UTC hour three tables, dropped together by retention,
  *
  *   rawi_<hour>      one row per query: created (ms), uid, nxdomain, aid, hid, blockedhost, reason,
