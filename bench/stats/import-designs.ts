@@ -15,7 +15,7 @@
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { hoursTable, hoursTableSql, namesTable, namesTableSql, type StatsDb } from '../../engine/stats/db.js'
-import { legacyRawTable, legacyRawTableSql } from '../../engine/stats/raw-layout.js'
+import { legacyRawTable, legacyRawTableSql } from '../../engine/stats/legacy/raw-layout.js'
 import { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE } from '../../engine/querylog/files.js'
 import { importRows, readCsvSql, sqlString } from '../../engine/stats/import-sql.js'
 import { RAW_RETENTION_MS, ReportTime } from '../../engine/stats/time.js'

@@ -1,7 +1,7 @@
 /**
  * The folded tier of the aggregates: finished days folded into one table per local week and kind,
  * sorted by (user, day), so that a report of three months for one user reads a few row groups of
- * about 14 week tables instead of one row group in each of ~92 day tables (docs/statistics.md,
+ * about 14 week tables instead of one row group in each of ~92 day tables (docs/design/statistics.md,
  * bench/results/2026-11-history.md "the folded tier").
  *
  *   whours_<week>  the `hours_<day>` rows of the week's folded days, with a `day` column

@@ -14,7 +14,8 @@ import {
   writeFiles,
   type StatsTestEnv
 } from '../testing/stats/fixtures.js'
-import { applyRecords, importClosedFiles } from './importer.js'
+import { importClosedFiles } from './importer.js'
+import { applyRecords } from './legacy/chunk-path.js'
 import { pruneStats } from './maintenance.js'
 import { parseRecords } from '../querylog/csv.js'
 import { activityByDay, activityByHour, detail, rawLastHour, topDomains } from './reports.js'

@@ -12,9 +12,9 @@ export {
   type ImportResult,
   type LastImport,
   type StatsImporter,
-  type StatsImporterOptions,
-  applyRecords
+  type StatsImporterOptions
 } from './importer.js'
+export { applyRecords } from './legacy/chunk-path.js'
 export { compactStats, maintainAfterImport } from './maintenance.js'
 export { openStatsDb, retentionOf, type StatsDb, type StatsDbOptions, metaGet, metaPut } from './db.js'
 export { openReopeningStatsDb, type ReopeningStatsDb } from './reopening.js'

@@ -1,6 +1,6 @@
 /**
  * Month tables made from a finished month's week tables, so that a three-month report reads about 3 month
- * tables and the weeks of the current month instead of ~14 week tables (docs/statistics.md, "Month
+ * tables and the weeks of the current month instead of ~14 week tables (docs/design/statistics.md, "Month
  * tables"; bench/results/2026-11-history.md: planning and running the UNION ALL over the tables costs more than
  * their scans).
  *

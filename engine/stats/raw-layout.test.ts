@@ -8,10 +8,9 @@ import { exportParquetHours } from './parquet.js'
 import { rawLastHour } from './reports.js'
 import { sortRawHour } from './raw-sort.js'
 import { ReportTime } from './time.js'
+import { legacyRawTable, legacyRawTableSql } from './legacy/raw-layout.js'
 import {
-  legacyRawTable,
   rawAddrsTable,
-  legacyRawTableSql,
   rawHostsTable,
   rawHourSources,
   rawHourTables,

@@ -1,5 +1,5 @@
 /**
- * The raw rows' layout on disk (docs/statistics.md, "Raw rows on disk"; bench/results/2026-11-history.md, "Raw rows in
+ * The raw rows' layout on disk (docs/design/statistics.md, "Raw rows on disk"; bench/results/2026-11-history.md, "Raw rows in
  * fewer bytes"): per UTC hour three tables, dropped together by retention,
  *
  *   rawi_<hour>      one row per query: created (ms), uid, nxdomain, aid, hid, blockedhost, reason,
@@ -18,10 +18,11 @@
  * still drops whole tables and a dictionary never outgrows what a day of raw rows needs.
  *
  * Stores written before this layout hold `raw_<hour>` tables (seq, created, user, ..., strings); they are
- * read alongside (`rawHourSources`) until retention drops them a day later, and are never written again
- * but by `filterd stats-migrate` of an LMDB store.
+ * read alongside (`rawHourSources`, `userRawRows` call into ./legacy/raw-layout.ts) until retention drops
+ * them a day later, and are never written again but by `filterd stats-migrate` of an LMDB store.
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
+import { legacyRawHourSource, legacyRawTable, legacyUserRawSources } from './legacy/raw-layout.js'
 import { snapshotHolds } from './snapshot-check.js'
 import { tableName, tableOf } from './tiers.js'
 
@@ -29,8 +30,6 @@ export const rawRowsTable = (hour: number): string => tableName('raw', 'rows', h
 export const rawUsersTable = (hour: number): string => tableName('raw', 'users', hour)
 export const rawHostsTable = (hour: number): string => tableName('raw', 'hosts', hour)
 export const rawAddrsTable = (hour: number): string => tableName('raw', 'addrs', hour)
-/** The layout before (a store written by an older version, or migrated from LMDB). */
-export const legacyRawTable = (hour: number): string => tableName('raw', 'legacy', hour)
 
 /** Every table of a raw hour, in either layout (retention drops them all). */
 export function rawHourTables(hour: number): string[] {
@@ -54,14 +53,6 @@ export function rawHourSchemaSql(hour: number): string {
     [rawUsersTable, rawHostsTable, rawAddrsTable]
       .map((t) => `CREATE TABLE IF NOT EXISTS ${t(hour)} (id INTEGER, name VARCHAR)`)
       .join('; ')
-  )
-}
-
-/** The layout before, as older versions made it (LMDB migration writes it; tests make old stores with it). */
-export function legacyRawTableSql(name: string): string {
-  return (
-    `CREATE TABLE IF NOT EXISTS ${name} (seq BIGINT, created BIGINT, "user" VARCHAR, nxdomain BOOLEAN, address VARCHAR, ` +
-    'host VARCHAR, blockedhost VARCHAR, reason VARCHAR, cats VARCHAR, blockedcats VARCHAR)'
   )
 }
 
@@ -105,11 +96,8 @@ export async function insertRawHour(c: DuckDBConnection, hour: number, source: s
  */
 export function rawHourSources(names: ReadonlySet<string>, hour: number, where = 'true'): string[] {
   const out: string[] = []
-  if (names.has(legacyRawTable(hour)))
-    out.push(
-      'SELECT created, "user", nxdomain, address, host, blockedhost, reason, cats, blockedcats, \'\' AS source, 0 AS layout, seq AS ord ' +
-        `FROM ${legacyRawTable(hour)} WHERE ${where}`
-    )
+  const legacy = legacyRawHourSource(names, hour, where)
+  if (legacy !== undefined) out.push(legacy)
   if (names.has(rawRowsTable(hour)))
     out.push(
       'SELECT * FROM (SELECT r.created, u.name AS "user", r.nxdomain, a.name AS address, h.name AS host, r.blockedhost, ' +
@@ -166,13 +154,7 @@ export async function userRawRows(
 ): Promise<UserRawRow[] | undefined> {
   const when = `created BETWEEN ${range.from} AND ${range.to}`
   const tail = 'blockedhost, reason, cats, blockedcats, source, layout, ord'
-  const sql = hours
-    .filter((h) => names.has(legacyRawTable(h)))
-    .map(
-      (h) =>
-        `SELECT created, nxdomain, address, host, NULL::INTEGER AS aid, NULL::INTEGER AS hid, ${h} AS h, ${tail} ` +
-        `FROM (${rawHourSources(new Set([legacyRawTable(h)]), h, `"user" = $1 AND ${when}`).join('')})`
-    )
+  const sql = legacyUserRawSources(names, hours, when, tail)
   // The user's id joined in (one row): DuckDB pushes it into the scan as a filter, so the zone maps apply.
   for (const h of hours.filter((x) => names.has(rawRowsTable(x))))
     sql.push(

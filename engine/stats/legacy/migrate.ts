@@ -28,7 +28,7 @@ import {
   putProgress,
   type StatsDb
 } from '../db.js'
-import { legacyRawTable, legacyRawTableSql } from '../raw-layout.js'
+import { legacyRawTable, legacyRawTableSql } from './raw-layout.js'
 import { openLegacyStatsDb, type LegacyStatsDb } from './lmdb.js'
 import { HOUR_MS, ReportTime } from '../time.js'
 import { transaction } from '../transaction.js'
