@@ -8,12 +8,10 @@
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { listenerCount, type RoleName } from '../engine/config/index.js'
-import { checkConfigFile, loadConfigFile } from '../engine/features.js'
 import { isEngineError } from '../engine/errors.js'
 import { logStartFailure } from '../engine/log/index.js'
 import { COMMANDS, loadCommand, ROLE_HELP, ROLE_NAMES } from './cli/roles.js'
-import { ON_CRASH, runAll, type OnCrash } from './cli/run-all.js'
-import { runRole } from './cli/run-role.js'
+import { ON_CRASH, type OnCrash } from './cli/role-tree.js'
 import { filterdVersion } from './cli/version.js'
 
 const DEMO_CONFIG = fileURLToPath(new URL('../../conf/demo.yaml', import.meta.url))
@@ -97,6 +95,23 @@ function roleArgs(
   }
 }
 
+/**
+ * What checking a config and running roles need, loaded only then: the config's feature checks and the
+ * roles pull in most of the engine, which `--help`, `--version` and the commands do not need.
+ */
+async function loadRunning(): Promise<
+  Pick<typeof import('../engine/features.js'), 'checkConfigFile' | 'loadConfigFile'> &
+    Pick<typeof import('./cli/run-all.js'), 'runAll'> &
+    Pick<typeof import('./cli/run-role.js'), 'runRole'>
+> {
+  const [features, all, role] = await Promise.all([
+    import('../engine/features.js'),
+    import('./cli/run-all.js'),
+    import('./cli/run-role.js')
+  ])
+  return { ...features, runAll: all.runAll, runRole: role.runRole }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv
   if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
@@ -141,6 +156,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write('filterd check-config: --config FILE is required\n')
       return 2
     }
+    const { checkConfigFile } = await loadRunning()
     const config = checkConfigFile(args.config)
     if (args.json) process.stdout.write(JSON.stringify(config, null, 2) + '\n')
     else
@@ -151,6 +167,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (first === 'all') {
     const file = args.config ?? DEMO_CONFIG
+    const { runAll, loadConfigFile } = await loadRunning()
     return await runAll(loadConfigFile(file), file, args.onCrash)
   }
   if (args.config === undefined) {
@@ -158,6 +175,7 @@ async function main(argv: string[]): Promise<number> {
     return 2
   }
   startingRole = first as RoleName
+  const { runRole, loadConfigFile } = await loadRunning()
   await runRole(first as RoleName, loadConfigFile(args.config))
   return -1 // keep running until a signal
 }

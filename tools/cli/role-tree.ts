@@ -24,6 +24,8 @@ export interface Child {
 /** What `filterd all` does when a role dies after its start (`--on-crash`). */
 export type OnCrash = 'restart' | 'stop'
 
+export const ON_CRASH: readonly OnCrash[] = ['restart', 'stop']
+
 /** Restarts of the dns role allowed within DNS_RESTART_WINDOW_MS before the whole tree stops. */
 const MAX_DNS_RESTARTS = 5
 const DNS_RESTART_WINDOW_MS = 60_000

@@ -23,7 +23,6 @@ import { livePid } from './run-role.js'
 import { out, RoleTree, type Child, type OnCrash } from './role-tree.js'
 
 export type { OnCrash }
-export const ON_CRASH: readonly OnCrash[] = ['restart', 'stop']
 
 /**
  * Before binding anything (the demo's stub upstream would fail with a bare EADDRINUSE): a role whose
