@@ -6,7 +6,7 @@ import { NOW, at, metaOf, partitionsOf, rawCount, rec, statsTestEnv, writeFiles 
 import { importClosedFiles } from './importer.js'
 import { activityByHour, rawLastHour, topDomains } from './reports.js'
 import { ReportTime, parseDay } from './time.js'
-import { rangeStarts, rawSortSettled, sortRawHour, sortRawHours } from './raw-sort.js'
+import { rangeStarts, rawSortSettled, sortRawHour, sortRawHours, userRanges, type RangeStart } from './raw-sort.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 import { exportParquetHours } from './parquet.js'
 import { join } from 'node:path'
@@ -214,19 +214,40 @@ test('a raw hour sorted in several ranges of users is the same table, row for ro
     return db
   }
   const whole = await sortedWith(undefined)
-  const ranges = await sortedWith('20')
-  // 100 rows of 5 users, 20 each, in ranges of about 20 rows: a range starts at each user but the first.
-  const starts = await ranges.read(async (c) => {
-    setFailpoint('stats.raw-sort.chunk-rows', '20')
-    try {
-      return await rangeStarts(c, rawRowsTable(HOUR))
-    } finally {
-      setFailpoint('stats.raw-sort.chunk-rows', undefined)
-    }
+  const startsWith = async (db: StatsDb, chunkRows: string | undefined): Promise<RangeStart[]> =>
+    await db.read(async (c) => {
+      setFailpoint('stats.raw-sort.chunk-rows', chunkRows)
+      try {
+        return await rangeStarts(c, rawRowsTable(HOUR))
+      } finally {
+        setFailpoint('stats.raw-sort.chunk-rows', undefined)
+      }
+    })
+  t.assert.deepStrictEqual(await startsWith(whole, undefined), [], 'one range')
+  // 100 rows of 5 users, 20 each: in ranges of about 20 rows, a range starts at each user but the first.
+  const byUser = await sortedWith('20')
+  t.assert.deepStrictEqual(await startsWith(byUser, '20'), [{ uid: 1 }, { uid: 2 }, { uid: 3 }, { uid: 4 }])
+  // In ranges of about 7 rows, each user's 20 are cut by time too (one user, as behind a NAT, is not one range).
+  const byTime = await sortedWith('7')
+  const cuts = await startsWith(byTime, '7')
+  t.assert.ok(cuts.filter((s) => s.created !== undefined).length >= 5, `cut by time: ${JSON.stringify(cuts)}`)
+  // Each range holds about 7 rows (never the whole hour), every row in one of them.
+  const sizes = await byTime.read(async (c) => {
+    const out: number[] = []
+    for (const where of userRanges(cuts))
+      out.push(
+        Number((await c.runAndReadAll(`SELECT count(*) FROM ${rawRowsTable(HOUR)} r WHERE ${where}`)).getRows()[0]![0])
+      )
+    return out
   })
-  t.assert.deepStrictEqual(starts, [1, 2, 3, 4], 'several ranges')
-  t.assert.deepStrictEqual(await whole.read((c) => rangeStarts(c, rawRowsTable(HOUR))), [], 'one range')
-  t.assert.ok(isSorted(await stored(ranges)))
-  t.assert.strictEqual(await tables(ranges), await tables(whole))
-  t.assert.strictEqual(await answers(ranges), await answers(whole))
+  t.assert.strictEqual(
+    sizes.reduce((a, b) => a + b),
+    100
+  )
+  t.assert.ok(Math.max(...sizes) <= 14, `range sizes ${sizes.join(', ')}`)
+  for (const db of [byUser, byTime]) {
+    t.assert.ok(isSorted(await stored(db)))
+    t.assert.strictEqual(await tables(db), await tables(whole))
+    t.assert.strictEqual(await answers(db), await answers(whole))
+  }
 })

@@ -10,8 +10,8 @@
  *
  *   1. beside the writer (StatsDb.background), in one transaction: the hour's row count `n` and a copy
  *      `rawi_<hour>__sorted` of those rows, sorted (a snapshot: rows committed later are not in it). The
- *      copy is written in ranges of users of about RAW_SORT_CHUNK_ROWS rows, ascending, each sorted on its
- *      own and appended: the same table, row for row, as one sort of the hour, but the memory a sort takes
+ *      copy is written in ranges of (user, time) of about RAW_SORT_CHUNK_ROWS rows, ascending, each sorted
+ *      on its own and appended: the same table, row for row, as one sort of the hour, but the memory a sort takes
  *      is one range's, whatever the hour's size (a whole hour at 5,000 q/s took 245-320 MiB of DuckDB's
  *      buffers; bench/results/2026-12-06-api-memory.md);
  *   2. on the writer, in one transaction: the rows appended since (rowid >= n: raw rows are only ever
@@ -43,7 +43,7 @@ import { HOUR_MS } from './time.js'
 /** Unsorted rows below which an hour is left as it is. */
 export const RAW_SORT_MIN_ROWS = 50_000
 /**
- * Rows the sorted copy is written in at most (about): each range of users is sorted on its own, so that a
+ * Rows the sorted copy is written in at most (about): each range of (user, time) is sorted on its own, so that a
  * sort's memory does not grow with the hour (18 M rows at 5,000 q/s).
  */
 const RAW_SORT_CHUNK_ROWS = 1_000_000
@@ -148,33 +148,63 @@ function chunkRows(): number {
   return set !== undefined && set > 0 ? set : RAW_SORT_CHUNK_ROWS
 }
 
+/** Where a range starts: at a user's first row, or (a user with more than a range's rows) at a time within them. */
+export interface RangeStart {
+  uid: number
+  created?: number
+}
+
 /**
- * The first user id of each range of about chunkRows() rows but the first, ascending: exact, from the rows
- * per user (one aggregate over `uid`, as small as the hour's users), so a range's sort never holds much
- * more than chunkRows() rows (only a single user's rows can make it larger).
+ * Where each range of about chunkRows() rows but the first starts, ascending by (uid, created). Whole users
+ * first, exact, from the rows per user (one aggregate over `uid`, as small as the hour's users); then a user
+ * with more rows than a range (one address behind a NAT, the benchmark's one user) is cut at quantiles of
+ * its `created` (approximate, in bounded memory). A cut is a (uid, created) pair: the rows of equal
+ * (uid, created) stay in one range, in row-id order, so the ranges together keep one sort's order.
  */
-export async function rangeStarts(c: DuckDBConnection, table: string): Promise<number[]> {
+export async function rangeStarts(c: DuckDBConnection, table: string): Promise<RangeStart[]> {
   const chunk = chunkRows()
-  return (
+  const users = (
     await c.runAndReadAll(
       `SELECT min(uid) AS first FROM (SELECT uid, (sum(n) OVER (ORDER BY uid) - n) // ${chunk} AS k ` +
         `FROM (SELECT uid, count(*) AS n FROM ${table} WHERE uid IS NOT NULL GROUP BY uid)) GROUP BY k HAVING k > 0 ORDER BY first`
     )
   )
     .getRows()
-    .map((r) => Number(r[0]))
+    .map((r): RangeStart => ({ uid: Number(r[0]) }))
+  const large = (
+    await c.runAndReadAll(
+      `SELECT uid, count(*) FROM ${table} WHERE uid IS NOT NULL GROUP BY uid HAVING count(*) > ${chunk} ORDER BY uid`
+    )
+  ).getRows()
+  const cuts: RangeStart[] = []
+  for (const [uid, n] of large) {
+    const parts = Math.ceil(Number(n) / chunk)
+    const at = Array.from({ length: parts - 1 }, (_, i) => ((i + 1) / parts).toFixed(6)).join(', ')
+    const got = (
+      await c.runAndReadAll(`SELECT approx_quantile(created, [${at}]) FROM ${table} WHERE uid = ${Number(uid)}`)
+    ).getRows()[0]![0] as { items?: unknown[] } | null
+    for (const q of new Set((got?.items ?? []).map(Number)))
+      if (Number.isFinite(q)) cuts.push({ uid: Number(uid), created: q })
+  }
+  return [...users, ...cuts].sort((x, y) => x.uid - y.uid || (x.created ?? -Infinity) - (y.created ?? -Infinity))
+}
+
+/** Rows at or after `s` in (uid, created) order; a row without a time goes last among its user's (as ORDER BY puts it). */
+function from(s: RangeStart): string {
+  return s.created === undefined
+    ? `r.uid >= ${s.uid}`
+    : `(r.uid > ${s.uid} OR (r.uid = ${s.uid} AND (r.created >= ${s.created} OR r.created IS NULL)))`
 }
 
 /** The WHERE of each range from its starts (none: the whole hour), then the rows without a user. */
-function userRanges(starts: readonly number[]): string[] {
-  const bounds = [-Infinity, ...starts, Infinity]
+export function userRanges(starts: readonly RangeStart[]): string[] {
   const out: string[] = []
-  for (let i = 0; i + 1 < bounds.length; i++) {
+  for (let i = 0; i <= starts.length; i++) {
     const range = [
-      bounds[i] === -Infinity ? '' : `r.uid >= ${bounds[i]}`,
-      bounds[i + 1] === Infinity ? '' : `r.uid < ${bounds[i + 1]}`
+      i > 0 ? from(starts[i - 1]!) : 'r.uid IS NOT NULL',
+      i < starts.length ? `NOT ${from(starts[i]!)}` : ''
     ]
-    out.push(range.filter((x) => x !== '').join(' AND ') || 'r.uid IS NOT NULL')
+    out.push(range.filter((x) => x !== '').join(' AND '))
   }
   return [...out, 'r.uid IS NULL']
 }
