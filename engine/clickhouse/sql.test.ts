@@ -48,7 +48,8 @@ test('names, numbers and lists are checked, not quoted cleverly', () => {
   assert.equal(isSqlIdent('x;'), false)
   assert.equal(sqlUInt(0), '0')
   assert.equal(sqlUInt(2 ** 53 - 1), '9007199254740991')
-  for (const bad of [-1, 1.5, NaN, Infinity, 2 ** 53]) assert.throws(() => sqlUInt(bad), { code: 'ENGINE_CLICKHOUSE_LITERAL' })
+  for (const bad of [-1, 1.5, NaN, Infinity, 2 ** 53])
+    assert.throws(() => sqlUInt(bad), { code: 'ENGINE_CLICKHOUSE_LITERAL' })
   assert.throws(() => sqlString(42 as unknown as string), { code: 'ENGINE_CLICKHOUSE_LITERAL' })
   // Past the limit a string is refused whole, never cut: a cut literal would match another value.
   assert.throws(() => sqlString('x'.repeat(MAX_LITERAL_LENGTH + 1)), { code: 'ENGINE_CLICKHOUSE_LITERAL' })
@@ -57,24 +58,30 @@ test('names, numbers and lists are checked, not quoted cleverly', () => {
   assert.equal(sqlStringList(['a', "b'"]), "'a', 'b\\''")
 })
 
-test('every hostile string reads back from ClickHouse byte for byte, and a table beside it survives', { skip: skipWithoutClickHouse() }, async (t: TestContext) => {
-  const server = await startClickHouse()
-  t.after(() => server.stop())
-  const ch = openClickHouse({ url: server.url, user: 'default', password: '', database: 'default' })
-  t.after(() => ch.close())
-  await ch.command('CREATE TABLE default.victim (x UInt8) ENGINE = Memory')
-  await ch.command('INSERT INTO default.victim VALUES (1)')
-  for (const v of HOSTILE) {
-    const [row] = await ch.rows(`SELECT ${sqlString(v)} AS v, length(${sqlString(v)}) AS n`)
-    assert.equal(row?.v, v, JSON.stringify(v.slice(0, 40)))
-    assert.equal(Number(row?.n), Buffer.byteLength(v))
-    // As a filter too: the literal matches itself and nothing else.
-    const [c] = await ch.rows(`SELECT count() AS c FROM default.victim WHERE ${sqlString(v)} = ${sqlString('y' + v.slice(1))}`)
-    assert.equal(Number(c?.c), 0)
+test(
+  'every hostile string reads back from ClickHouse byte for byte, and a table beside it survives',
+  { skip: skipWithoutClickHouse() },
+  async (t: TestContext) => {
+    const server = await startClickHouse()
+    t.after(() => server.stop())
+    const ch = openClickHouse({ url: server.url, user: 'default', password: '', database: 'default' })
+    t.after(() => ch.close())
+    await ch.command('CREATE TABLE default.victim (x UInt8) ENGINE = Memory')
+    await ch.command('INSERT INTO default.victim VALUES (1)')
+    for (const v of HOSTILE) {
+      const [row] = await ch.rows(`SELECT ${sqlString(v)} AS v, length(${sqlString(v)}) AS n`)
+      assert.equal(row?.v, v, JSON.stringify(v.slice(0, 40)))
+      assert.equal(Number(row?.n), Buffer.byteLength(v))
+      // As a filter too: the literal matches itself and nothing else.
+      const [c] = await ch.rows(
+        `SELECT count() AS c FROM default.victim WHERE ${sqlString(v)} = ${sqlString('y' + v.slice(1))}`
+      )
+      assert.equal(Number(c?.c), 0)
+    }
+    const [left] = await ch.rows('SELECT count() AS c FROM default.victim')
+    assert.equal(Number(left?.c), 1)
+    // A lone surrogate is not text: it travels as U+FFFD, as every UTF-8 encoder spells it.
+    const [s] = await ch.rows(`SELECT ${sqlString('a\ud800b')} AS v`)
+    assert.equal(s?.v, 'a\ufffdb')
   }
-  const [left] = await ch.rows('SELECT count() AS c FROM default.victim')
-  assert.equal(Number(left?.c), 1)
-  // A lone surrogate is not text: it travels as U+FFFD, as every UTF-8 encoder spells it.
-  const [s] = await ch.rows(`SELECT ${sqlString('a\ud800b')} AS v`)
-  assert.equal(s?.v, 'a\ufffdb')
-})
+)

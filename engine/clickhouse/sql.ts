@@ -34,7 +34,8 @@ export const MAX_LITERAL_LENGTH = 16_384
 /** `value` as a ClickHouse string literal. */
 export function sqlString(value: string): string {
   if (typeof value !== 'string') throw literalError('a string', value)
-  if (value.length > MAX_LITERAL_LENGTH) throw literalError(`a string of at most ${MAX_LITERAL_LENGTH} characters`, value)
+  if (value.length > MAX_LITERAL_LENGTH)
+    throw literalError(`a string of at most ${MAX_LITERAL_LENGTH} characters`, value)
   return NEEDS_ESCAPE.test(value) ? `'${value.replace(ESCAPED, escapeOne)}'` : `'${value}'`
 }
 

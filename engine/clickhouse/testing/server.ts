@@ -109,8 +109,7 @@ export async function startClickHouse(options: { zookeeper?: string } = {}): Pro
     // A cold start of 18.16 takes a second or two here; generous for a loaded CI machine.
     const deadline = Date.now() + 60_000
     while (!(await answers(url))) {
-      if (p.exitCode !== null)
-        throw new Error(`clickhouse-server exited with ${p.exitCode} (see ${dir}/error.log)`)
+      if (p.exitCode !== null) throw new Error(`clickhouse-server exited with ${p.exitCode} (see ${dir}/error.log)`)
       if (Date.now() > deadline) throw new Error(`clickhouse-server did not answer within 60 s (see ${dir}/error.log)`)
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
@@ -137,4 +136,3 @@ export async function startClickHouse(options: { zookeeper?: string } = {}): Pro
     }
   }
 }
-
