@@ -6,3 +6,5 @@
 export { openClickHouse, type ClickHouseSettings, type ClickHouseStore } from './client.js'
 export { clickhouseSettings, usesClickHouse } from './settings.js'
 export { SCHEMA_VERSION, migrateClickHouse, schemaVersion } from './schema.js'
+export { startClickHouseFeed, type ClickHouseFeed } from './feed.js'
+export type { SinkCounts } from './sink.js'

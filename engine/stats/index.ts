@@ -38,8 +38,18 @@ export {
   type RawReport
 } from './reports.js'
 export { startUsageReporter, type UsageClaim, type UsageReporter, type UsageReporterOptions } from './usage-report.js'
-export { ALL_USERS, ANONYMOUS_USER, BLOCK_REASONS, CLOSED_RE, closedName, closeCurrentParts, partsOpenedBy, recoverStaleParts } from './files.js'
+export {
+  ALL_USERS,
+  ANONYMOUS_USER,
+  BLOCK_REASONS,
+  CLOSED_RE,
+  closedName,
+  closeCurrentParts,
+  partsOpenedBy,
+  recoverStaleParts
+} from './files.js'
 export { CSV_HEADER, formatRow, parseRecords, decodeRow, type StatsRow } from './csv.js'
 export { intakeCsvFile, type IntakeLog } from './csv-intake.js'
+export { startPeriodicJob, type PeriodicJob } from './periodic.js'
 export { ReportTime, formatDay, parseDay } from './time.js'
 export { overview, type Overview } from './overview.js'
