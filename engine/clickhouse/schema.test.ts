@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import { openClickHouse } from './client.js'
+import { ReportTime } from '../stats/index.js'
+import { dropExpired } from './retention.js'
 import { SCHEMA_VERSION, migrateClickHouse, schemaVersion, tablesOf } from './schema.js'
 import { skipWithoutClickHouse, startClickHouse } from './testing/server.js'
 
@@ -100,5 +102,52 @@ test(
         ['alice', 'a.example', 2, 1, 1, '3']
       ]
     )
+  }
+)
+
+test(
+  'retention drops whole days: raw rows past raw-retention-hours, aggregates past retention-months',
+  { skip: skipWithoutClickHouse() },
+  async (t: TestContext) => {
+    const server = await startClickHouse()
+    t.after(() => server.stop())
+    const ch = openClickHouse({ url: server.url, user: 'default', password: '', database: 'ret' })
+    t.after(() => ch.close())
+    await migrateClickHouse(ch)
+    const row = (date: string): Record<string, string | number> => {
+      const created = Date.parse(`${date}T12:00:00Z`)
+      return {
+        date,
+        created,
+        hour: Math.floor(created / 3_600_000),
+        day: Math.floor(created / 86_400_000),
+        user: 'u',
+        nxdomain: 0,
+        address: '',
+        host: 'h',
+        blockedhost: '',
+        reason: '',
+        cats: '',
+        blockedcats: '',
+        client_id: '',
+        source: '',
+        blocked: 0,
+        batch: date,
+        n: 0
+      }
+    }
+    for (const d of ['2024-01-10', '2024-05-13', '2024-05-14', '2024-05-15']) await ch.insert('queries', [row(d)])
+    const now = Date.parse('2024-05-15T12:30:00Z')
+    const dropped = await dropExpired(ch, new ReportTime('UTC'), { months: 3, rawMs: 24 * 3_600_000 }, now)
+    // Raw: 2024-05-14 ends 12.5 h before now, within a day: kept. Aggregates: from 2024-02-15 on.
+    assert.deepEqual(dropped, ['hours:2024-01-10', 'names:2024-01-10', 'queries:2024-01-10', 'queries:2024-05-13'])
+    const left = await ch.rows('SELECT DISTINCT toString(date) AS d FROM ret.queries ORDER BY d')
+    assert.deepEqual(
+      left.map((r) => r.d),
+      ['2024-05-14', '2024-05-15']
+    )
+    const [h] = await ch.rows("SELECT count() AS c FROM ret.hours WHERE d = toDate('2024-01-10')")
+    assert.equal(Number(h?.c), 0)
+    assert.deepEqual(await dropExpired(ch, new ReportTime('UTC'), { months: 3, rawMs: 24 * 3_600_000 }, now), [])
   }
 )

@@ -51,5 +51,5 @@ export {
 export { CSV_HEADER, formatRow, parseRecords, decodeRow, type StatsRow } from './csv.js'
 export { intakeCsvFile, type IntakeLog } from './csv-intake.js'
 export { startPeriodicJob, type PeriodicJob } from './periodic.js'
-export { ReportTime, formatDay, parseDay } from './time.js'
+export { ReportTime, formatDay, parseDay, type StatsRetention } from './time.js'
 export { overview, type Overview } from './overview.js'
