@@ -14,10 +14,8 @@ async function captured(fn: () => Promise<number>): Promise<[number, string, str
   const err: string[] = []
   const [o, e] = [process.stdout.write.bind(process.stdout), process.stderr.write.bind(process.stderr)]
   // Strings only: the test runner's own reports (Buffers) may pass through meanwhile.
-  process.stdout.write = ((s: unknown) =>
-    typeof s === 'string' ? out.push(s) > 0 : o(s as Buffer)) as typeof process.stdout.write
-  process.stderr.write = ((s: unknown) =>
-    typeof s === 'string' ? err.push(s) > 0 : e(s as Buffer)) as typeof process.stderr.write
+  process.stdout.write = (s: unknown) => (typeof s === 'string' ? out.push(s) > 0 : o(s as Buffer))
+  process.stderr.write = (s: unknown) => (typeof s === 'string' ? err.push(s) > 0 : e(s as Buffer))
   try {
     return [await fn(), out.join(''), err.join('')]
   } finally {

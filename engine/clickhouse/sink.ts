@@ -110,9 +110,93 @@ async function recordsIn(path: string): Promise<number> {
   return Math.max(0, out.length - 1)
 }
 
+/** What a sink's passes share: its store, options and counts, and whether the next batch is in doubt. */
+interface SinkState {
+  store: ClickHouseStore
+  queries: string
+  options: SinkOptions
+  counts: SinkCounts
+  /** Until a pass has sent a batch without failing, the next batch of every file is in doubt. */
+  doubt: boolean
+  /** Replicated tables wait for the insert to reach the shard: the sink's ledger may then advance. */
+  insertSettings: Record<string, string> | undefined
+}
+
+/** Rows in ClickHouse under the batch's identity (one partition: one date). */
+async function rowsOf(s: SinkState, b: Batch): Promise<number> {
+  const [r] = await s.store.rows(
+    `SELECT count() AS c FROM ${s.queries} WHERE date = ${sqlString(b.date)} AND batch = ${sqlString(b.id)}`
+  )
+  return Number(r?.c ?? 0)
+}
+
+/** Deletes the oldest files while the spool is over its bound (the newest file always stays). */
+async function dropOldest(s: SinkState, files: Array<{ name: string; size: number }>): Promise<void> {
+  const { dir, spoolMaxBytes, log } = s.options
+  let total = files.reduce((n, f) => n + f.size, 0)
+  while (total > spoolMaxBytes && files.length > 1) {
+    const f = files.shift()!
+    const path = join(dir, f.name)
+    const rows = await recordsIn(path).catch(() => 0)
+    await rm(path, { force: true })
+    total -= f.size
+    s.counts.droppedFiles++
+    s.counts.droppedRows += rows
+    log.error(
+      { file: f.name, rows, spoolMaxBytes },
+      'ClickHouse spool full: the oldest statistics file is dropped, its rows are lost (stats.clickhouse.spool-max-bytes)'
+    )
+  }
+}
+
+/** Sends the rest of one file, batch by batch, moving its ledger entry after each; returns the rows sent. */
+async function sendFile(s: SinkState, name: string, size: number, ledger: Ledger): Promise<number> {
+  const { dir, host, time, batchRows, log } = s.options
+  const path = join(dir, name)
+  const intake = await intakeCsvFile(path, size, join(dir, `.${name}.clickhouse.tmp`), log)
+  if (intake === undefined) return 0 // quarantined
+  let sent = 0
+  try {
+    const text = await readFile(intake.source, 'latin1')
+    let pos = ledger[name] ?? 0
+    const id = (start: number): string => `${host}/${name}@${start}`
+    for (
+      let batch = readBatch(text, pos, batchRows, id, time);
+      batch !== undefined;
+      batch = readBatch(text, pos, batchRows, id, time)
+    ) {
+      const there = batch.rows.length > 0 && s.doubt ? await rowsOf(s, batch) : 0
+      if (there > 0) {
+        // Sent before (perhaps with another batch-rows): the rows ClickHouse has are the batch's.
+        batch = readBatch(text, pos, there, id, time)!
+        s.counts.batchesFound++
+        log.info(
+          { batch: batch.id, rows: there },
+          'statistics batch already in ClickHouse (sent before a restart or a failure): not sent again'
+        )
+      } else if (batch.rows.length > 0) {
+        await s.store.insert('queries', batch.rows, s.insertSettings)
+        s.counts.batchesSent++
+        s.counts.rowsSent += batch.rows.length
+        sent += batch.rows.length
+        s.doubt = false
+      }
+      s.counts.skipped += batch.skipped
+      pos = batch.end
+      ledger[name] = pos
+      await writeLedger(dir, ledger)
+    }
+  } finally {
+    if (intake.source !== path) await rm(intake.source, { force: true })
+  }
+  // Whole: the file goes, then its ledger entry (a kill between the two leaves an entry for no file, removed next pass).
+  await rm(path, { force: true })
+  delete ledger[name]
+  await writeLedger(dir, ledger)
+  return sent
+}
+
 export function createClickHouseSink(store: ClickHouseStore, options: SinkOptions): ClickHouseSink {
-  const { dir, host, time, batchRows, log } = options
-  const queries = tablesOf(store).queries
   const counts: SinkCounts = {
     rowsSent: 0,
     batchesSent: 0,
@@ -124,107 +208,35 @@ export function createClickHouseSink(store: ClickHouseStore, options: SinkOption
     droppedFiles: 0,
     droppedRows: 0
   }
-  // Until a pass has sent a batch without failing, the next batch of every file is in doubt.
-  let doubt = true
-  // Replicated tables wait for the insert to reach the shard: the sink's ledger may then advance.
-  const insertSettings: Record<string, string> | undefined =
-    store.settings.cluster === undefined ? undefined : { insert_distributed_sync: '1' }
-
-  /** Rows in ClickHouse under the batch's identity (one partition: one date). */
-  const rowsOf = async (b: Batch): Promise<number> => {
-    const [r] = await store.rows(
-      `SELECT count() AS c FROM ${queries} WHERE date = ${sqlString(b.date)} AND batch = ${sqlString(b.id)}`
-    )
-    return Number(r?.c ?? 0)
+  const s: SinkState = {
+    store,
+    queries: tablesOf(store).queries,
+    options,
+    counts,
+    doubt: true,
+    insertSettings: store.settings.cluster === undefined ? undefined : { insert_distributed_sync: '1' }
   }
-
-  const dropOldest = async (files: Array<{ name: string; size: number }>): Promise<void> => {
-    let total = files.reduce((s, f) => s + f.size, 0)
-    while (total > options.spoolMaxBytes && files.length > 1) {
-      const f = files.shift()!
-      const path = join(dir, f.name)
-      const rows = await recordsIn(path).catch(() => 0)
-      await rm(path, { force: true })
-      total -= f.size
-      counts.droppedFiles++
-      counts.droppedRows += rows
-      log.error(
-        { file: f.name, rows, spoolMaxBytes: options.spoolMaxBytes },
-        'ClickHouse spool full: the oldest statistics file is dropped, its rows are lost (stats.clickhouse.spool-max-bytes)'
-      )
-    }
-  }
-
-  const sendFile = async (name: string, size: number, ledger: Ledger): Promise<number> => {
-    const path = join(dir, name)
-    const intake = await intakeCsvFile(path, size, join(dir, `.${name}.clickhouse.tmp`), log)
-    if (intake === undefined) return 0 // quarantined
-    let sent = 0
-    try {
-      const text = await readFile(intake.source, 'latin1')
-      let pos = ledger[name] ?? 0
-      const id = (start: number): string => `${host}/${name}@${start}`
-      for (;;) {
-        let batch = readBatch(text, pos, batchRows, id, time)
-        if (batch === undefined) break
-        if (batch.rows.length > 0 && doubt) {
-          const there = await rowsOf(batch)
-          if (there > 0) {
-            // Sent before (perhaps with another batch-rows): the rows ClickHouse has are the batch's.
-            batch = readBatch(text, pos, there, id, time)!
-            counts.batchesFound++
-            log.info(
-              { batch: batch.id, rows: there },
-              'statistics batch already in ClickHouse (sent before a restart or a failure): not sent again'
-            )
-            pos = batch.end
-            ledger[name] = pos
-            await writeLedger(dir, ledger)
-            continue
-          }
-        }
-        if (batch.rows.length > 0) {
-          await store.insert('queries', batch.rows, insertSettings)
-          counts.batchesSent++
-          counts.rowsSent += batch.rows.length
-          sent += batch.rows.length
-        }
-        counts.skipped += batch.skipped
-        pos = batch.end
-        ledger[name] = pos
-        await writeLedger(dir, ledger)
-        doubt = false
-      }
-    } finally {
-      if (intake.source !== path) await rm(intake.source, { force: true })
-    }
-    // Whole: the file goes, then its ledger entry (a kill between the two leaves an entry for no file, removed below).
-    await rm(path, { force: true })
-    delete ledger[name]
-    await writeLedger(dir, ledger)
-    return sent
-  }
-
   return {
     counts,
     async sendClosed() {
+      const { dir } = options
       await recoverStaleParts(dir)
       const files = await closedFiles(dir)
-      await dropOldest(files)
+      await dropOldest(s, files)
       counts.spoolFiles = files.length
-      counts.spoolBytes = files.reduce((s, f) => s + f.size, 0)
+      counts.spoolBytes = files.reduce((n, f) => n + f.size, 0)
       const ledger = await readLedger(dir)
       for (const name of Object.keys(ledger)) if (!files.some((f) => f.name === name)) delete ledger[name]
       let sent = 0
       try {
         for (const f of files) {
-          sent += await sendFile(f.name, f.size, ledger)
+          sent += await sendFile(s, f.name, f.size, ledger)
           counts.spoolFiles--
           counts.spoolBytes -= f.size
         }
       } catch (err) {
         // The outcome of the last insert is unknown (a timeout may follow a commit): its batch is in doubt.
-        doubt = true
+        s.doubt = true
         counts.sendErrors++
         throw err
       }
