@@ -163,7 +163,11 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     stack.own(server)
     // The import every few seconds of the DNS role's closed CSV files, and the usage report to the vendor.
     // With Redis, every host's files reach every host's reports through the shared store instead.
-    const running = stack.own(shared?.startStats(statsDb) ?? startStatsImporter(config, logger, { statsDb }))
+    // With ClickHouse the sync role sends the files there (sync/clickhouse.ts): no import timer here.
+    const importEvery = config.stats.store === 'clickhouse' ? { intervalMs: 0 } : {}
+    const running = stack.own(
+      shared?.startStats(statsDb) ?? startStatsImporter(config, logger, { statsDb, ...importEvery })
+    )
     if ('gaps' in running) registerSegmentMetrics(registry, (stats.segments = running))
     else stats.importer = running
     // With Redis, the hosts take turns: one report per interval for all of them.

@@ -33,7 +33,8 @@ export {
   type RawExtraField,
   type RawReport
 } from './reports.js'
-export { ReportTime, formatDay, parseDay } from './time.js'
+export { ReportTime, formatDay, parseDay, type StatsRetention } from './time.js'
+export { intakeCsvFile, type IntakeLog } from './csv-intake.js'
 export { overview, type Overview } from './overview.js'
 export { startPeriodicJob } from './periodic.js'
 export { type SegmentApplier, type SegmentCounters, registerSegmentMetrics } from './segment-metrics.js'
