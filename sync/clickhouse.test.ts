@@ -9,7 +9,7 @@ import { skipWithoutClickHouse, startClickHouse } from '../engine/clickhouse/tes
 import { startRole } from '../engine/testing/daemon.js'
 import { tempDir } from '../engine/testing/temp.js'
 import { fetchJson, until } from '../engine/testing/wait.js'
-import { CSV_HEADER, closedName, formatRow } from '../engine/stats/index.js'
+import { CSV_HEADER, closedName, formatRow } from '../engine/querylog/index.js'
 
 let seq = 0
 function writeClosedFile(dir: string, first: number, rows: number): void {

@@ -15,42 +15,36 @@ import { Counter, Gauge, Registry } from 'prom-client'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { startClickHouseFeed, type ClickHouseFeed, type SinkCounts } from '../engine/clickhouse/index.js'
 import { healthReport, type HealthReport } from '../engine/health/index.js'
-import { createHttpServer, listenOrUndo, roleHttpImpl } from '../engine/http/index.js'
-import type { RoleContext, RunningRole } from '../engine/role.js'
+import { createHttpServer, roleHttpImpl } from '../engine/http/index.js'
+import { startWithStack, type RoleContext, type RunningRole } from '../engine/role.js'
 
 export async function startClickHouseSync(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
-  const feed = startClickHouseFeed(config, logger)
-  const metrics = feedMetrics(feed.counts)
-  const http = createHttpServer({
-    impl: roleHttpImpl(config.common['http-server'], 'public'),
-    bodyLimit: 1024,
-    logger: { warn: (m) => logger.warn(m) }
+  return await startWithStack(async (stack) => {
+    const feed = stack.own(startClickHouseFeed(config, logger))
+    const metrics = feedMetrics(feed.counts)
+    const http = createHttpServer({
+      impl: roleHttpImpl(config.common['http-server'], 'public'),
+      bodyLimit: 1024,
+      logger: { warn: (m) => logger.warn(m) }
+    })
+    const health = (): HealthReport => feedHealth(feed, stack.endpoints)
+    http.route('GET', '/health', (_req, res) => {
+      const report = health()
+      res.json(report, report.ok ? 200 : 503)
+    })
+    http.route('GET', '/metrics', async (_req, res) => {
+      res.header('Content-Type', metrics.contentType).send(await metrics.metrics())
+    })
+    const listen = parseHostPort(config.sync.listen)
+    const { port } = await http.listen(listen.host, listen.port)
+    // The listener closes before the feed: no health check sees the role half closed.
+    stack.own(http)
+    stack.endpoints.push(
+      `sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics): statistics of ${config.stats.dir} to ClickHouse database ${config.stats.clickhouse.database}`
+    )
+    return { health }
   })
-  const endpoints: string[] = []
-  const health = (): HealthReport => feedHealth(feed, endpoints)
-  http.route('GET', '/health', (_req, res) => {
-    const report = health()
-    res.json(report, report.ok ? 200 : 503)
-  })
-  http.route('GET', '/metrics', async (_req, res) => {
-    res.header('Content-Type', metrics.contentType).send(await metrics.metrics())
-  })
-  const listen = parseHostPort(config.sync.listen)
-  const port = await listenOrUndo(http, listen.host, listen.port, async () => {
-    await feed.close()
-  })
-  endpoints.push(
-    `sync http ${formatHostPort({ host: listen.host, port })} (/health, /metrics): statistics of ${config.stats.dir} to ClickHouse database ${config.stats.clickhouse.database}`
-  )
-  return {
-    endpoints,
-    health,
-    async close() {
-      await http.close()
-      await feed.close()
-    }
-  }
 }
 
 function feedHealth(feed: ClickHouseFeed, endpoints: readonly string[]): HealthReport {

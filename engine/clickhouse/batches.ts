@@ -8,7 +8,8 @@
  * the byte offset of its first record in the text read: the same bytes make the same batch, under the
  * same identity, however often the sink is killed and started again.
  */
-import { ANONYMOUS_USER, BLOCK_REASONS, decodeRow, formatDay, parseRecords, type ReportTime } from '../stats/index.js'
+import { ANONYMOUS_USER, BLOCK_REASONS, decodeRow, parseRecords } from '../querylog/index.js'
+import { formatDay, type ReportTime } from '../stats/index.js'
 import { DAY_MS, HOUR_MS } from '../time/index.js'
 
 export interface Batch {

@@ -22,7 +22,7 @@
  * `Distributed` table of the plain name that reads every shard; the views run on each server over
  * its local rows. The migration then runs on each server (its url), as retention does.
  */
-import { ALL_USERS } from '../stats/index.js'
+import { ALL_USERS } from '../querylog/index.js'
 import type { ClickHouseStore } from './client.js'
 import { sqlIdent, sqlString } from './sql.js'
 

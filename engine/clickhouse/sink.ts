@@ -19,14 +19,8 @@
  */
 import { readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import {
-  CLOSED_RE,
-  intakeCsvFile,
-  parseRecords,
-  recoverStaleParts,
-  type IntakeLog,
-  type ReportTime
-} from '../stats/index.js'
+import { CLOSED_RE, parseRecords, recoverStaleParts } from '../querylog/index.js'
+import { intakeCsvFile, type IntakeLog, type ReportTime } from '../stats/index.js'
 import type { ClickHouseStore } from './client.js'
 import { readBatch, type Batch } from './batches.js'
 import { tablesOf } from './schema.js'
