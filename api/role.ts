@@ -21,6 +21,7 @@ import {
   type HealthReport
 } from '../engine/health/index.js'
 import {
+  duckdbReports,
   openReopeningStatsDb,
   startSnapshotResponder,
   startStatsImporter,
@@ -33,6 +34,7 @@ import {
   registerSegmentMetrics,
   type SegmentApplier
 } from '../engine/stats/index.js'
+import { clickhouseReports, clickhouseSettings, openClickHouse, usesClickHouse } from '../engine/clickhouse/index.js'
 import { roleHttpImpl } from '../engine/http/index.js'
 import { createApiServer } from './server.js'
 import { startUsageReporter } from './usage-report.js'
@@ -141,6 +143,10 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     await statsDb.ready
     warnIfUnmigrated(config.stats.db, logger)
     const lists = stack.own(createListRefresher(config, store, logger, shared, taxonomy))
+    // With ClickHouse the reports read it (every api host the same one); its schema is the sync role's to make.
+    const reports = usesClickHouse(config)
+      ? clickhouseReports(stack.own(openClickHouse(clickhouseSettings(config))))
+      : duckdbReports(statsDb)
     const server = createApiServer({
       // The feeds as the dns role of this host keeps them in the store (engine/rpz-feeds/feed-store.ts).
       feeds: storedFeedsFromConfig(config, store),
@@ -151,7 +157,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
       config,
       logger,
       impl: roleHttpImpl(config.common['http-server'], 'public'),
-      stats: { db: statsDb, timezone: config.stats.timezone },
+      stats: { db: statsDb, timezone: config.stats.timezone, reports },
       lists
     })
     const stats: { importer?: StatsImporter; segments?: SegmentApplier } = {}

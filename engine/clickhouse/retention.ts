@@ -22,12 +22,12 @@ export async function dropExpired(
   const suffix = store.settings.cluster === undefined ? '' : '_local'
   const parts = await store.rows(
     `SELECT DISTINCT table, partition FROM system.parts WHERE active AND database = ${sqlString(store.settings.database)} ` +
-      `AND table IN (${['queries', 'hours', 'names'].map((t) => sqlString(t + suffix)).join(', ')})`
+      `AND table IN (${['queries', 'hours', 'names', 'blockcats'].map((t) => sqlString(t + suffix)).join(', ')})`
   )
   const keepDay = time.aggregateRetentionStart(now, retention.months)
   const dropped: string[] = []
   for (const p of parts) {
-    const table = String(p.table).replace(/_local$/, '') as 'queries' | 'hours' | 'names'
+    const table = String(p.table).replace(/_local$/, '') as 'queries' | 'hours' | 'names' | 'blockcats'
     const date = String(p.partition).replace(/^'|'$/g, '')
     const day = parseDay(date)
     if (day === undefined) continue

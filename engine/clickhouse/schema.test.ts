@@ -15,7 +15,7 @@ test(
     const ch = openClickHouse({ url: server.url, user: 'default', password: '', database: 'filterd_test' })
     t.after(() => ch.close())
     assert.equal(await schemaVersion(ch), 0)
-    assert.deepEqual(await migrateClickHouse(ch), [1])
+    assert.deepEqual(await migrateClickHouse(ch), [1, 2])
     assert.equal(await schemaVersion(ch), SCHEMA_VERSION)
     // Run again (a second api host starting, stats-migrate after a start): nothing applied twice.
     assert.deepEqual(await migrateClickHouse(ch), [])
@@ -23,6 +23,8 @@ test(
       await ch.rows("SELECT name, engine FROM system.tables WHERE database = 'filterd_test' ORDER BY name")
     ).map((r) => `${String(r.name)}:${String(r.engine)}`)
     assert.deepEqual(tables, [
+      'blockcats:SummingMergeTree',
+      'blockcats_mv:MaterializedView',
       'hours:SummingMergeTree',
       'hours_mv:MaterializedView',
       'names:AggregatingMergeTree',
@@ -102,6 +104,17 @@ test(
         ['alice', 'a.example', 2, 1, 1, '3']
       ]
     )
+    // Blocks per blocking categories: the block counted, the row not blocked not.
+    const cats = await ch.rows(
+      `SELECT uid, blockedcats, sum(blocks) AS b FROM ${t2.blockcats} GROUP BY uid, blockedcats ORDER BY uid`
+    )
+    assert.deepEqual(
+      cats.map((r) => [r.uid, r.blockedcats, Number(r.b)]),
+      [
+        ['*all*', '3', 1],
+        ['alice', '3', 1]
+      ]
+    )
   }
 )
 
@@ -128,10 +141,11 @@ test(
         blockedhost: '',
         reason: '',
         cats: '',
-        blockedcats: '',
+        // The oldest day blocked by category 4: its blocks per category go with it.
+        blockedcats: date === '2024-01-10' ? '4' : '',
         client_id: '',
         source: '',
-        blocked: 0,
+        blocked: date === '2024-01-10' ? 1 : 0,
         batch: date,
         n: 0
       }
@@ -140,7 +154,13 @@ test(
     const now = Date.parse('2024-05-15T12:30:00Z')
     const dropped = await dropExpired(ch, new ReportTime('UTC'), { months: 3, rawMs: 24 * 3_600_000 }, now)
     // Raw: 2024-05-14 ends 12.5 h before now, within a day: kept. Aggregates: from 2024-02-15 on.
-    assert.deepEqual(dropped, ['hours:2024-01-10', 'names:2024-01-10', 'queries:2024-01-10', 'queries:2024-05-13'])
+    assert.deepEqual(dropped, [
+      'blockcats:2024-01-10',
+      'hours:2024-01-10',
+      'names:2024-01-10',
+      'queries:2024-01-10',
+      'queries:2024-05-13'
+    ])
     const left = await ch.rows('SELECT DISTINCT toString(date) AS d FROM ret.queries ORDER BY d')
     assert.deepEqual(
       left.map((r) => r.d),

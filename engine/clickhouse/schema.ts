@@ -52,8 +52,9 @@ export interface StoreTables {
   queries: string
   hours: string
   names: string
+  blockcats: string
   /** The tables retention drops partitions of (the local ones with a cluster). */
-  local: { queries: string; hours: string; names: string }
+  local: { queries: string; hours: string; names: string; blockcats: string }
 }
 
 export function tablesOf(store: ClickHouseStore): StoreTables {
@@ -62,10 +63,12 @@ export function tablesOf(store: ClickHouseStore): StoreTables {
     queries: store.table('queries'),
     hours: store.table('hours'),
     names: store.table('names'),
+    blockcats: store.table('blockcats'),
     local: {
       queries: store.table('queries' + local),
       hours: store.table('hours' + local),
-      names: store.table('names' + local)
+      names: store.table('names' + local),
+      blockcats: store.table('blockcats' + local)
     }
   }
 }
@@ -137,8 +140,32 @@ function initial(store: ClickHouseStore): string[] {
   ]
 }
 
+/**
+ * Migration 2: blocks per (user, local day, categories that blocked): SummingMergeTree fed by blockcats_mv,
+ * for the overview's "Blocked by category" (a block counts for each category that blocked it, as the DuckDB
+ * names tables' `blockedcats` column counts). A block by a list has no such categories and no row here. The
+ * view sees the rows inserted after it is made: rows sent before have no categories counted.
+ */
+function blockedCategories(store: ClickHouseStore): string[] {
+  const t = tablesOf(store)
+  const all = sqlString(ALL_USERS)
+  return [
+    ...table(
+      store,
+      'blockcats',
+      'd Date, uid String, blockedcats String, blocks UInt64',
+      'SummingMergeTree',
+      'PARTITION BY d ORDER BY (uid, d, blockedcats)'
+    ),
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${store.table('blockcats_mv')} TO ${t.local.blockcats} AS ` +
+      `SELECT toDate(day) AS d, uid, blockedcats, sum(blocked) AS blocks ` +
+      `FROM ${t.local.queries} ARRAY JOIN [user, ${all}] AS uid WHERE blocked = 1 AND blockedcats != '' ` +
+      `GROUP BY d, uid, blockedcats`
+  ]
+}
+
 /** The migrations in order; the version of the schema is their count. */
-const MIGRATIONS: ReadonlyArray<(store: ClickHouseStore) => string[]> = [initial]
+const MIGRATIONS: ReadonlyArray<(store: ClickHouseStore) => string[]> = [initial, blockedCategories]
 
 export const SCHEMA_VERSION = MIGRATIONS.length
 
