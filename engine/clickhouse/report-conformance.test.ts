@@ -12,8 +12,24 @@ import { cpSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { ALL_USERS, ANONYMOUS_USER, type QueryLogRecord } from '../querylog/index.js'
-import { duckdbReports, importClosedFiles, parseDay, ReportTime, type ReportSource } from '../stats/index.js'
-import { NOW, openTestStatsDb, queriesOfDay, statsTestEnv, writeFiles } from '../testing/stats/fixtures.js'
+import {
+  duckdbReports,
+  importClosedFiles,
+  parseDay,
+  ReportTime,
+  type DomainSum,
+  type ReportSource
+} from '../stats/index.js'
+import {
+  NOW,
+  at,
+  blocked,
+  openTestStatsDb,
+  queriesOfDay,
+  rec,
+  statsTestEnv,
+  writeFiles
+} from '../testing/stats/fixtures.js'
 import { openClickHouse } from './client.js'
 import { clickhouseReports } from './reports.js'
 import { migrateClickHouse } from './schema.js'
@@ -29,9 +45,29 @@ const RANGES: Array<[number, number]> = [
   [day('2024-05-12'), day('2024-05-14')]
 ]
 
-/** Three days of queries up to NOW, in time order, the last with its final hour dense for the raw report. */
+/**
+ * Three days of queries up to NOW, in time order, the last with its final hour dense for the raw report; and
+ * on one day more names than a top list holds, each asked once, so that the cut falls among ties; blocks by
+ * one and by two categories, and by a list (no category blocked, though the name has one).
+ */
 function records(): QueryLogRecord[] {
   const all = [
+    ...Array.from({ length: 20 }, (_, i) =>
+      blocked(at('2024-05-15', '09:00') + i * 1000, '10.0.0.6', i % 2 === 0 ? 'bob' : null, `c${i % 4}.example`, [
+        2 + (i % 3),
+        ...(i % 4 === 0 ? [7] : [])
+      ])
+    ),
+    ...Array.from({ length: 5 }, (_, i) =>
+      rec(at('2024-05-14', '22:50') + i * 1000, '10.0.0.7', 'bob', 'listed.example', {
+        reason: 'global-blacklist',
+        blockedName: 'listed.example',
+        cats: [8]
+      })
+    ),
+    ...Array.from({ length: 150 }, (_, i) =>
+      rec(at('2024-05-14', '06:00') + i * 1000, '10.0.0.5', 'alice', `t${i}.example`, { cats: [i % 9] })
+    ),
     ...queriesOfDay('2024-05-13', 300, 0),
     ...queriesOfDay('2024-05-14', 500, 1),
     ...queriesOfDay('2024-05-15', 900, 2),
@@ -86,6 +122,24 @@ async function conform(t: TestContext, { duck, click, time }: Stores): Promise<v
         await duck.activityByHour(time, user, from, to),
         `activityByHour ${what}`
       )
+      for (const filter of ['all', 'www'] as const)
+        t.assert.deepStrictEqual(
+          await click.topDomains(user, from, to, filter),
+          await duck.topDomains(user, from, to, filter),
+          `topDomains ${filter} ${what}`
+        )
+      t.assert.deepStrictEqual(await click.detail(user, from, to), await duck.detail(user, from, to), `detail ${what}`)
+      t.assert.deepStrictEqual(
+        await click.blocksByCategory(user, from, to),
+        await duck.blocksByCategory(user, from, to),
+        `blocksByCategory ${what}`
+      )
+      const byName = (list: DomainSum[]): DomainSum[] => list.sort((a, b) => (a.host < b.host ? -1 : 1))
+      t.assert.deepStrictEqual(
+        byName(await click.blockedNames(user, from, to)),
+        byName(await duck.blockedNames(user, from, to)),
+        `blockedNames ${what}`
+      )
     }
   }
 }
@@ -104,6 +158,10 @@ test(
       days.datasets[0]!.data.every((n) => n > 0),
       'rows on every day of the range'
     )
+    const [from, to] = RANGES[1]!
+    t.assert.ok((await utc.duck.blocksByCategory(ALL_USERS, from, to)).size > 1, 'blocks by several categories')
+    t.assert.ok((await utc.duck.blockedNames(ALL_USERS, from, to)).length > 1, 'several names blocked')
+    t.assert.equal((await utc.duck.topDomains('alice', from, to, 'all')).labels.length, 100, 'a full top list')
     await conform(t, utc)
     await conform(t, berlin)
   }

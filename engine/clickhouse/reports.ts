@@ -70,9 +70,9 @@ export function clickhouseReports(store: ClickHouseStore): ReportSource {
    * Per local day and name of `user`, the sums (d, host, r, n, b) and the name's categories that day (c:
    * the last non-empty ones, as the view keeps them).
    */
-  const perDay = (user: string, from: number, to: number, where = ''): string =>
+  const perDay = (user: string, from: number, to: number, where = '', having = ''): string =>
     `SELECT d, host, countMerge(requests) AS r, sumMerge(nxdomain) AS n, sumMerge(blocks) AS b, argMaxMerge(cats) AS c ` +
-    `FROM ${t.names} WHERE uid = ${sqlString(user)} AND ${daysSql(from, to)}${where} GROUP BY d, host`
+    `FROM ${t.names} WHERE uid = ${sqlString(user)} AND ${daysSql(from, to)}${where} GROUP BY d, host${having}`
 
   return {
     async activityByHour(time, user, from, to) {
@@ -174,7 +174,7 @@ export function clickhouseReports(store: ClickHouseStore): ReportSource {
 
     async blockedNames(user, from, to) {
       const found = await store.rows(
-        `SELECT host, sum(r) AS r, 0 AS n, sum(b) AS b, argMin(c, d) AS c FROM (${perDay(user, from, to)}) WHERE b > 0 GROUP BY host`
+        `SELECT host, sum(r) AS r, 0 AS n, sum(b) AS b, argMin(c, d) AS c FROM (${perDay(user, from, to, '', ' HAVING b > 0')}) GROUP BY host`
       )
       return found.map((r) => domainSum(r, 0))
     }
