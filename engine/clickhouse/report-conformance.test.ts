@@ -15,6 +15,7 @@ import { ALL_USERS, ANONYMOUS_USER, type QueryLogRecord } from '../querylog/inde
 import {
   duckdbReports,
   importClosedFiles,
+  overviewOf,
   parseDay,
   ReportTime,
   type DomainSum,
@@ -52,6 +53,11 @@ const RANGES: Array<[number, number]> = [
  */
 function records(): QueryLogRecord[] {
   const all = [
+    rec(NOW - 600_000, '10.0.0.8', 'alice', 'src.example', {
+      reason: 'global-blacklist',
+      blockedName: 'src.example',
+      source: 'list:3'
+    }),
     ...Array.from({ length: 20 }, (_, i) =>
       blocked(at('2024-05-15', '09:00') + i * 1000, '10.0.0.6', i % 2 === 0 ? 'bob' : null, `c${i % 4}.example`, [
         2 + (i % 3),
@@ -109,7 +115,21 @@ async function load(t: TestContext, server: TestClickHouse, timezone: string, da
 
 /** Each report of `stores` for every user and range: DuckDB's answer and ClickHouse's are the same. */
 async function conform(t: TestContext, { duck, click, time }: Stores): Promise<void> {
+  for (const [from, to] of RANGES)
+    t.assert.deepStrictEqual(
+      await overviewOf(click, time, from, to),
+      await overviewOf(duck, time, from, to),
+      `overview ${from}..${to} (${time.timeZone})`
+    )
   for (const user of USERS) {
+    // The raw report at NOW (its hour dense) and half a day before it, with and without the extra field.
+    for (const now of [NOW, NOW - 43_200_000])
+      for (const extra of [[], ['source']] as const)
+        t.assert.deepStrictEqual(
+          await click.rawLastHour(time, user, now, extra),
+          await duck.rawLastHour(time, user, now, extra),
+          `rawLastHour ${user} ${now} ${extra.join()} (${time.timeZone})`
+        )
     for (const [from, to] of RANGES) {
       const what = `${user} ${from}..${to} (${time.timeZone})`
       t.assert.deepStrictEqual(
@@ -159,6 +179,12 @@ test(
       'rows on every day of the range'
     )
     const [from, to] = RANGES[1]!
+    const raw = await utc.duck.rawLastHour(utc.time, 'alice', NOW, ['source'])
+    t.assert.ok(raw.data.length > 10, 'raw rows in the last hour')
+    t.assert.ok(
+      raw.data.some((r) => r[8] === 'list:3'),
+      'a row with a source'
+    )
     t.assert.ok((await utc.duck.blocksByCategory(ALL_USERS, from, to)).size > 1, 'blocks by several categories')
     t.assert.ok((await utc.duck.blockedNames(ALL_USERS, from, to)).length > 1, 'several names blocked')
     t.assert.equal((await utc.duck.topDomains('alice', from, to, 'all')).labels.length, 100, 'a full top list')
