@@ -11,10 +11,11 @@ import {
   MAX_RAW_ROWS,
   RAW_FIELDS,
   TOP_DOMAINS,
+  activityChart,
   catsOf,
+  domainChart,
   formatDay,
   parseDay,
-  type Chart,
   type Detail,
   type DetailReport,
   type DomainFilter,
@@ -38,28 +39,6 @@ function dayOf(value: unknown): number {
   return d
 }
 
-function chart(labels: string[], requests: number[], blocks: number[]): Chart {
-  return {
-    labels,
-    datasets: [
-      { label: 'Requests', data: requests },
-      { label: 'Blocks', data: blocks }
-    ]
-  }
-}
-
-function domainChart(list: readonly DomainSum[]): DetailReport {
-  return {
-    labels: list.map((d) => d.host),
-    cats: list.map((d) => d.cats),
-    datasets: [
-      { label: 'Requests', data: list.map((d) => d.r) },
-      { label: 'NXdomain', data: list.map((d) => d.n) },
-      { label: 'Blocks', data: list.map((d) => d.b) }
-    ]
-  }
-}
-
 function domainSum(row: Record<string, unknown>, day: number): DomainSum {
   return { day, host: String(row.host), r: Number(row.r), n: Number(row.n), b: Number(row.b), cats: catsOf(row.c) }
 }
@@ -77,14 +56,14 @@ export function clickhouseReports(store: ClickHouseStore): ReportSource {
   return {
     async activityByHour(time, user, from, to) {
       const hours = time.hoursOfDays(from, to)
-      if (hours.length === 0) return chart([], [], [])
+      if (hours.length === 0) return activityChart([], [], [])
       // An hour that straddles local midnight has rows in two days: read one day either side.
       const found = await store.rows(
         `SELECT hour, sum(requests) AS r, sum(blocks) AS b FROM ${t.hours} WHERE uid = ${sqlString(user)} ` +
           `AND ${daysSql(from - 1, to + 1)} AND hour BETWEEN ${sqlUInt(hours[0]!)} AND ${sqlUInt(hours[hours.length - 1]!)} GROUP BY hour`
       )
       const values = new Map(found.map((r) => [Number(r.hour), [Number(r.r), Number(r.b)]]))
-      return chart(
+      return activityChart(
         hours.map((h) => time.hourLabel(h)),
         hours.map((h) => values.get(h)?.[0] ?? 0),
         hours.map((h) => values.get(h)?.[1] ?? 0)
@@ -99,7 +78,7 @@ export function clickhouseReports(store: ClickHouseStore): ReportSource {
       const values = new Map(found.map((r) => [dayOf(r.day), [Number(r.r), Number(r.b)]]))
       const days: number[] = []
       for (let d = from; d <= to; d++) days.push(d)
-      return chart(
+      return activityChart(
         days.map(formatDay),
         days.map((d) => values.get(d)?.[0] ?? 0),
         days.map((d) => values.get(d)?.[1] ?? 0)

@@ -30,6 +30,8 @@ export {
   MAX_RAW_ROWS,
   TOP_DOMAINS,
   catsOf,
+  activityChart,
+  domainChart,
   topDomains,
   type Chart,
   type Detail,
