@@ -96,7 +96,7 @@ export const ENGINE_FLOORS = [
       ]
     }
   },
-  { floor: 'decide and warehouse', wings: { decide: ['policy', 'judge', 'pool'], warehouse: ['stats'] } },
+  { floor: 'decide and warehouse', wings: { decide: ['policy', 'judge', 'pool'], warehouse: ['stats', 'clickhouse'] } },
   { floor: 'shared store', wings: { 'shared store': ['replica'] } }
 ]
 

@@ -9,7 +9,7 @@ import type { Logger } from '../engine/log/index.js'
 import type { Taxonomy, TaxonomyLanguage } from '../engine/categories/index.js'
 import type { CategoryDb } from '../engine/catdb/index.js'
 import type { Policy } from '../engine/policy/index.js'
-import type { ReportTime, StatsDb } from '../engine/stats/index.js'
+import type { ReportSource, ReportTime, StatsDb } from '../engine/stats/index.js'
 import type { ListKind, Store, StoreWriter, UserRecord } from '../engine/store/index.js'
 import { MAX_NAME_LENGTH, normalizeDomain } from '../engine/names/index.js'
 import { parseCidr } from '../engine/net/index.js'
@@ -47,6 +47,8 @@ export interface ApiContext {
 /** What the statistics reports read: the statistics environment, its time zone, and the clock. */
 export interface StatsContext {
   readonly db: StatsDb
+  /** The reports, read from the store `stats.store` names (engine/stats ReportSource). */
+  readonly reports: ReportSource
   readonly time: ReportTime
   readonly now: () => number
 }

@@ -21,6 +21,7 @@ import {
   type HealthReport
 } from '../engine/health/index.js'
 import {
+  duckdbReports,
   openReopeningStatsDb,
   startSnapshotResponder,
   startStatsImporter,
@@ -33,6 +34,7 @@ import {
   registerSegmentMetrics,
   type SegmentApplier
 } from '../engine/stats/index.js'
+import { clickhouseReports, clickhouseSettings, openClickHouse, usesClickHouse } from '../engine/clickhouse/index.js'
 import { roleHttpImpl } from '../engine/http/index.js'
 import { createApiServer } from './server.js'
 import { startUsageReporter } from './usage-report.js'
@@ -141,6 +143,10 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     await statsDb.ready
     warnIfUnmigrated(config.stats.db, logger)
     const lists = stack.own(createListRefresher(config, store, logger, shared, taxonomy))
+    // With ClickHouse the reports read it (every api host the same one); its schema is the sync role's to make.
+    const reports = usesClickHouse(config)
+      ? clickhouseReports(stack.own(openClickHouse(clickhouseSettings(config))))
+      : duckdbReports(statsDb)
     const server = createApiServer({
       // The feeds as the dns role of this host keeps them in the store (engine/rpz-feeds/feed-store.ts).
       feeds: storedFeedsFromConfig(config, store),
@@ -151,7 +157,7 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
       config,
       logger,
       impl: roleHttpImpl(config.common['http-server'], 'public'),
-      stats: { db: statsDb, timezone: config.stats.timezone },
+      stats: { db: statsDb, timezone: config.stats.timezone, reports },
       lists
     })
     const stats: { importer?: StatsImporter; segments?: SegmentApplier } = {}
@@ -163,7 +169,11 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     stack.own(server)
     // The import every few seconds of the DNS role's closed CSV files, and the usage report to the vendor.
     // With Redis, every host's files reach every host's reports through the shared store instead.
-    const running = stack.own(shared?.startStats(statsDb) ?? startStatsImporter(config, logger, { statsDb }))
+    // With ClickHouse the sync role sends the files there (sync/clickhouse.ts): no import timer here.
+    const importEvery = config.stats.store === 'clickhouse' ? { intervalMs: 0 } : {}
+    const running = stack.own(
+      shared?.startStats(statsDb) ?? startStatsImporter(config, logger, { statsDb, ...importEvery })
+    )
     if ('gaps' in running) registerSegmentMetrics(registry, (stats.segments = running))
     else stats.importer = running
     // With Redis, the hosts take turns: one report per interval for all of them.

@@ -15,7 +15,7 @@ import type { CategoryDb } from '../engine/catdb/index.js'
 import { createPolicy, type Policy } from '../engine/policy/index.js'
 import type { RpzLayer } from '../engine/rpz-feeds/index.js'
 import type { Store } from '../engine/store/index.js'
-import { ReportTime, type StatsDb } from '../engine/stats/index.js'
+import { ReportTime, duckdbReports, type ReportSource, type StatsDb } from '../engine/stats/index.js'
 import { createApiGuard } from './auth.js'
 import type { ApiContext } from './context.js'
 import { renderOpenApi } from './openapi.js'
@@ -42,7 +42,13 @@ export interface ApiServerOptions {
   readonly feeds?: RpzLayer | null
   readonly logger: Logger
   /** The statistics reports' database and time zone. */
-  readonly stats: { readonly db: StatsDb; readonly timezone: string; readonly now?: () => number }
+  readonly stats: {
+    readonly db: StatsDb
+    readonly timezone: string
+    readonly now?: () => number
+    /** Where the reports are read (default: the DuckDB store `db`). */
+    readonly reports?: ReportSource
+  }
   /** The live query log: the folder it follows (default `stats.dir`) and its limits. */
   readonly liveLog?: LiveLogOptions & { readonly dir?: string }
   /** The list subscriptions' refresher; default: one over the store with the default settings, not started. */
@@ -113,7 +119,12 @@ function apiContext(options: ApiServerOptions, policy: Policy, liveLog: LiveLog)
     unknownClientId: options.config.proxy['unknown-client-id'],
     rpzZones: rpzZonesReader(options.config.rpz),
     logger,
-    stats: { db: stats.db, time: new ReportTime(stats.timezone), now: stats.now ?? Date.now },
+    stats: {
+      db: stats.db,
+      reports: stats.reports ?? duckdbReports(stats.db),
+      time: new ReportTime(stats.timezone),
+      now: stats.now ?? Date.now
+    },
     lists:
       options.lists ??
       new ListRefresher({ store: options.store, settings: DEFAULT_LIST_SETTINGS, configSources: [], logger })

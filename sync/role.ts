@@ -45,6 +45,8 @@ import { openSegmentWriter } from '../engine/stats/index.js'
 import { startWithStack, type RoleContext, type RunningRole } from '../engine/role.js'
 import { openConfiguredStore, type Store } from '../engine/store/index.js'
 import { healthReport, type HealthProblem, type HealthReport } from '../engine/health/index.js'
+import { usesClickHouse } from '../engine/clickhouse/index.js'
+import { startClickHouseSync } from './clickhouse.js'
 
 /** Why the replica is not `following`, in an operator's words (docs/operations-redis.md has the steps). */
 const REPLICA_STATES: Readonly<Record<string, string>> = {
@@ -60,6 +62,8 @@ const REPLICA_STATES: Readonly<Record<string, string>> = {
 
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   const { config, logger } = ctx
+  // ClickHouse holds every host's statistics: this role sends this host's (sync/clickhouse.ts).
+  if (usesClickHouse(config)) return await startClickHouseSync(ctx)
   const settings = sharedStoreSettings(config)
   if (settings === undefined) {
     logger.info('common.redis-ip is not set: one host, nothing to follow')

@@ -1,5 +1,5 @@
 /** The whole server's statistics in one answer, for the operator console's overview (engine/stats/overview.ts). */
-import { overview } from '../../engine/stats/index.js'
+import { overviewOf } from '../../engine/stats/index.js'
 import type { RouteDef } from '../route-table.js'
 import { RANGE, rangeOf } from './stats.js'
 
@@ -19,7 +19,7 @@ export const overviewRoutes: RouteDef[] = [
     errors: [400],
     async handle(ctx, req, res) {
       const [from, to] = rangeOf(ctx.stats, req)
-      res.json(await overview(ctx.stats.db, ctx.stats.time, from, to))
+      res.json(await overviewOf(ctx.stats.reports, ctx.stats.time, from, to))
     }
   },
   {

@@ -10,15 +10,10 @@
  */
 import type { HttpRequest } from '../../engine/http/index.js'
 import {
-  activityByDay,
-  activityByHour,
-  detail,
   formatDay,
   parseDay,
-  rawLastHour,
   RAW_EXTRA_FIELDS,
   retentionOf,
-  topDomains,
   type DomainFilter,
   type RawExtraField
 } from '../../engine/stats/index.js'
@@ -134,21 +129,21 @@ export const statsRoutes: RouteDef[] = [
     'requests and blocks per hour of the user (all its addresses summed)',
     { status: 200, description: 'one label per hour of the range', schema: 'Chart' },
     USER_NOTE,
-    (stats, user, from, to) => activityByHour(stats.db, stats.time, user, from, to)
+    (stats, user, from, to) => stats.reports.activityByHour(stats.time, user, from, to)
   ),
   rangeReport(
     '/users/{user_id}/stat/activity/day',
     'requests and blocks per day of the user',
     { status: 200, description: 'one label per day of the range', schema: 'Chart' },
     USER_NOTE,
-    (stats, user, from, to) => activityByDay(stats.db, user, from, to)
+    (stats, user, from, to) => stats.reports.activityByDay(user, from, to)
   ),
   rangeReport(
     '/users/{user_id}/stat/domains/{filter}',
     "the user's top 100 domains of the range: requests, NXDOMAIN answers and blocks",
     { status: 200, description: 'one label per domain, most requested first', schema: 'Chart' },
     `filter: all, or www (only names that start with "www."). ${USER_NOTE}`,
-    (stats, user, from, to, filter) => topDomains(stats.db, user, from, to, filter),
+    (stats, user, from, to, filter) => stats.reports.topDomains(user, from, to, filter),
     filterOf
   ),
   rangeReport(
@@ -156,7 +151,7 @@ export const statsRoutes: RouteDef[] = [
     "per day of the range, the user's top domains with their categories",
     { status: 200, description: 'timestamps (days) and one report per day', schema: 'Detail' },
     USER_NOTE,
-    (stats, user, from, to) => detail(stats.db, user, from, to)
+    (stats, user, from, to) => stats.reports.detail(user, from, to)
   ),
   {
     method: 'GET',
@@ -170,7 +165,7 @@ export const statsRoutes: RouteDef[] = [
     async handle(ctx, req, res) {
       const user = reportUser(ctx, req)
       const extra = rawExtraOf(req)
-      res.json(await rawLastHour(ctx.stats.db, ctx.stats.time, user, ctx.stats.now(), extra))
+      res.json(await ctx.stats.reports.rawLastHour(ctx.stats.time, user, ctx.stats.now(), extra))
     }
   }
 ]

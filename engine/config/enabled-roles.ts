@@ -1,6 +1,6 @@
 /**
- * Which roles a config runs: the replica follower (sync) only where a shared Redis store is
- * configured, the rpz role only with `rpz.enabled`, every other role always. `filterd status` and
+ * Which roles a config runs: the replica follower (sync) only where a shared Redis store or the
+ * ClickHouse statistics store (which the sync role feeds) is configured, the rpz role only with `rpz.enabled`, every other role always. `filterd status` and
  * `check-config` leave the others out (no pid file expected, no log or pid folder to check).
  */
 import { roleSection, type RoleName, type RoleSection } from './roles.js'
@@ -8,7 +8,10 @@ import { sharesRedis } from './shared-store.js'
 import type { Config } from './types.js'
 
 export function isRoleEnabled(config: Readonly<Config>, role: RoleName): boolean {
-  return (role !== 'sync' || sharesRedis(config)) && (role !== 'rpz' || config.rpz.enabled)
+  return (
+    (role !== 'sync' || sharesRedis(config) || config.stats.store === 'clickhouse') &&
+    (role !== 'rpz' || config.rpz.enabled)
+  )
 }
 
 /** The config sections of the roles `config` runs, in role order. */

@@ -671,6 +671,56 @@ export const configSchema = {
             'seconds a host keeps its statistics segments and their metadata in Redis; an api host away longer misses them and reports a gap on /health (docs/operations-redis.md, A statistics gap)',
           'x-roles': ['sync']
         },
+        store: {
+          enum: ['duckdb', 'clickhouse'],
+          default: 'duckdb',
+          description:
+            "where the statistics live: duckdb, each api host's own store (stats.db), fed by its importer; clickhouse, one ClickHouse shared by every api host, fed by every host's sync role from its own stats.dir (stats.clickhouse; docs/statistics.md, ClickHouse)",
+          'x-roles': ['api', 'sync']
+        },
+        clickhouse: {
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          description: 'the ClickHouse statistics store, with stats.store: clickhouse (docs/statistics.md, ClickHouse)',
+          'x-roles': ['api', 'sync'],
+          properties: {
+            url: {
+              type: 'string',
+              pattern: '^https?://',
+              default: 'http://127.0.0.1:8123',
+              description: "ClickHouse's HTTP interface"
+            },
+            user: { type: 'string', default: 'default', description: 'ClickHouse user' },
+            password: { type: 'string', default: '', description: "that user's password" },
+            database: {
+              type: 'string',
+              pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$',
+              default: 'filterd',
+              description: 'database of the statistics tables, made by filterd stats-migrate (or at start)'
+            },
+            cluster: {
+              type: 'string',
+              pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$',
+              description:
+                "a cluster of the servers' remote_servers: the tables are then ReplicatedMergeTree (ZooKeeper, macros {shard} and {replica}) under a Distributed table; absent: plain MergeTree on one server"
+            },
+            'batch-rows': {
+              type: 'integer',
+              minimum: 1000,
+              maximum: 1000000,
+              default: 100000,
+              description: 'rows per insert at most (one insert is one block, deduplicated as a whole)'
+            },
+            'spool-max-bytes': {
+              type: 'integer',
+              minimum: 1048576,
+              default: 1073741824,
+              description:
+                'bytes of closed statistics files a host keeps in stats.dir while ClickHouse cannot take them (the spool); past it the oldest file is dropped and its rows counted in filterd_clickhouse_spool_dropped_rows_total'
+            }
+          }
+        },
         'vendor-url': {
           type: 'string',
           description:

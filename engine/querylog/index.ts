@@ -99,7 +99,8 @@ export {
   recoverStaleParts,
   ALL_USERS,
   CLOSED_RE,
-  closedAtOf
+  closedAtOf,
+  closedName
 } from './files.js'
 export { CSV_HEADER, formatRow, parseRecords, decodeRow, type StatsRow } from './csv.js'
 export { type FollowerOptions, QueryLogFollower } from './follow.js'

@@ -26,15 +26,26 @@ export {
   detail,
   rawLastHour,
   RAW_EXTRA_FIELDS,
+  RAW_FIELDS,
+  MAX_RAW_ROWS,
+  TOP_DOMAINS,
+  catsOf,
+  activityChart,
+  domainChart,
   topDomains,
   type Chart,
   type Detail,
   type DomainFilter,
+  type DomainSum,
+  type DetailReport,
+  type RawRow,
   type RawExtraField,
   type RawReport
 } from './reports.js'
-export { ReportTime, formatDay, parseDay } from './time.js'
-export { overview, type Overview } from './overview.js'
+export { ReportTime, formatDay, parseDay, type StatsRetention } from './time.js'
+export { intakeCsvFile, type IntakeLog } from './csv-intake.js'
+export { overview, overviewOf, type Overview } from './overview.js'
+export { duckdbReports, type ReportSource } from './report-source.js'
 export { startPeriodicJob } from './periodic.js'
 export { type SegmentApplier, type SegmentCounters, registerSegmentMetrics } from './segment-metrics.js'
 export {

@@ -5,7 +5,8 @@
  */
 import type { StatsDb } from './db.js'
 import { ALL_USERS, ANONYMOUS_USER } from '../querylog/index.js'
-import { activityByDay, activityByHour, blockedNames, blocksByCategory, type Chart } from './reports.js'
+import type { Chart } from './reports.js'
+import { duckdbReports, type ReportSource } from './report-source.js'
 import type { ReportTime } from './time.js'
 
 export interface Overview {
@@ -29,13 +30,25 @@ function sum(chart: Chart): { requests: number; blocks: number } {
   return { requests: total('Requests'), blocks: total('Blocks') }
 }
 
+/** The overview of the DuckDB store. */
 export async function overview(db: StatsDb, time: ReportTime, from: number, to: number, top = 20): Promise<Overview> {
+  return await overviewOf(duckdbReports(db), time, from, to, top)
+}
+
+/** The overview from the reports of either store. */
+export async function overviewOf(
+  reports: ReportSource,
+  time: ReportTime,
+  from: number,
+  to: number,
+  top = 20
+): Promise<Overview> {
   const [days, anonDays, hours, blocked, byCat] = await Promise.all([
-    activityByDay(db, ALL_USERS, from, to),
-    activityByDay(db, ANONYMOUS_USER, from, to),
-    activityByHour(db, time, ALL_USERS, from, to),
-    blockedNames(db, ALL_USERS, from, to),
-    blocksByCategory(db, ALL_USERS, from, to)
+    reports.activityByDay(ALL_USERS, from, to),
+    reports.activityByDay(ANONYMOUS_USER, from, to),
+    reports.activityByHour(time, ALL_USERS, from, to),
+    reports.blockedNames(ALL_USERS, from, to),
+    reports.blocksByCategory(ALL_USERS, from, to)
   ])
   const totals = sum(days)
   const anonymous = sum(anonDays)

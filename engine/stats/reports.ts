@@ -265,7 +265,7 @@ export async function activityByHour(
   const labels: string[] = []
   const requests: number[] = []
   const blocks: number[] = []
-  if (hours.length === 0) return chart(labels, requests, blocks)
+  if (hours.length === 0) return activityChart(labels, requests, blocks)
   const values = new Map<number, [number, number]>()
   // An hour that straddles local midnight has rows in two day partitions: read one day either side.
   const found = await reportRows(db, 'hours', from - 1, to + 1, (tables, extra) => ({
@@ -279,7 +279,7 @@ export async function activityByHour(
     requests.push(v?.[0] ?? 0)
     blocks.push(v?.[1] ?? 0)
   }
-  return chart(labels, requests, blocks)
+  return activityChart(labels, requests, blocks)
 }
 
 /** Requests and Blocks per day; every day of the range is labelled. */
@@ -299,10 +299,11 @@ export async function activityByDay(db: StatsDb, user: string, from: number, to:
     requests.push(v?.[0] ?? 0)
     blocks.push(v?.[1] ?? 0)
   }
-  return chart(labels, requests, blocks)
+  return activityChart(labels, requests, blocks)
 }
 
-function chart(labels: string[], requests: number[], blocks: number[]): Chart {
+/** The activity reports' chart: Requests and Blocks per label. */
+export function activityChart(labels: string[], requests: number[], blocks: number[]): Chart {
   return {
     labels,
     datasets: [
@@ -324,7 +325,8 @@ export interface DomainSum {
   cats: number[]
 }
 
-function domainChart(list: readonly DomainSum[]): DetailReport {
+/** The domain reports' chart: per name its categories, Requests, NXdomain and Blocks. */
+export function domainChart(list: readonly DomainSum[]): DetailReport {
   const labels: string[] = []
   const cats: number[][] = []
   const r: number[] = []
