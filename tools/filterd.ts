@@ -109,7 +109,12 @@ async function loadRunning(): Promise<
     import('./cli/run-all.js'),
     import('./cli/run-role.js')
   ])
-  return { ...features, runAll: all.runAll, runRole: role.runRole }
+  return {
+    checkConfigFile: features.checkConfigFile,
+    loadConfigFile: features.loadConfigFile,
+    runAll: all.runAll,
+    runRole: role.runRole
+  }
 }
 
 async function main(argv: string[]): Promise<number> {
