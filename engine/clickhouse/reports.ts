@@ -43,6 +43,11 @@ function domainSum(row: Record<string, unknown>, day: number): DomainSum {
   return { day, host: String(row.host), r: Number(row.r), n: Number(row.n), b: Number(row.b), cats: catsOf(row.c) }
 }
 
+/**
+ * The reports of `ReportSource`, read from ClickHouse.
+ * one piece: an object of the seven report queries, each a few lines, that share the store's table
+ * names and the per-day sums of a user's names; apart they would each take both as arguments.
+ */
 export function clickhouseReports(store: ClickHouseStore): ReportSource {
   const t = tablesOf(store)
   /**
