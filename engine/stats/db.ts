@@ -38,7 +38,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { EngineError } from '../errors.js'
 import { rawHoursAmong } from './raw-layout.js'
-import { tableName, tableOf } from './tiers.js'
+import { tableName, tableOf, tablePatternSql } from './tiers.js'
 import { threadPrioritizer, type StatsPriority } from './priority.js'
 import { DEFAULT_RETENTION, type StatsRetention } from './time.js'
 
@@ -115,14 +115,21 @@ const SCHEMA = [
 ]
 
 /**
- * Columns added to partitions after stores were written without them: the tables (a regular expression
- * on their names) and the column (a VARCHAR, NULL in the rows before). The raw rows' `source` (the
+ * Columns added to partitions after stores were written without them: the tables (their tiers and kinds,
+ * as a pattern of the tier table) and the column (a VARCHAR, NULL in the rows before). The raw rows' `source` (the
  * reason's detail, engine/stats/raw-layout.ts) and the names' `blockedcats` (the categories that
  * blocked the rows of the partial, part of its key: the overview's blocks by category).
  */
 const ADDED_COLUMNS: ReadonlyArray<readonly [string, string]> = [
-  ['rawi_[0-9]+', 'source'],
-  ['[mw]?names_[0-9]+', 'blockedcats']
+  [tablePatternSql([['raw', 'rows']]), 'source'],
+  [
+    tablePatternSql([
+      ['day', 'names'],
+      ['week', 'names'],
+      ['month', 'names']
+    ]),
+    'blockedcats'
+  ]
 ]
 
 /**
