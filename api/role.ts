@@ -34,7 +34,13 @@ import {
   registerSegmentMetrics,
   type SegmentApplier
 } from '../engine/stats/index.js'
-import { clickhouseReports, clickhouseSettings, openClickHouse, usesClickHouse } from '../engine/clickhouse/index.js'
+import {
+  clickhouseSettings,
+  openClickHouse,
+  openClickHouseReading,
+  usesClickHouse,
+  type ClickHouseReading
+} from '../engine/clickhouse/index.js'
 import { roleHttpImpl } from '../engine/http/index.js'
 import { createApiServer } from './server.js'
 import { startUsageReporter } from './usage-report.js'
@@ -53,6 +59,7 @@ function apiHealth(
     importer?: { readonly last: LastImport | undefined }
     segments?: SegmentApplier
     store: { readonly unavailable: string | undefined; readonly file: string }
+    clickhouse?: ClickHouseReading
   },
   redis: string | undefined
 ): HealthReport {
@@ -64,6 +71,12 @@ function apiHealth(
     problems.push({
       what: 'stats-store',
       why: `the statistics store ${stats.store.file} is unavailable (reports answer 503, it is opened again by itself): ${stats.store.unavailable}`
+    })
+  const away = stats.clickhouse?.unavailable()
+  if (away !== undefined)
+    problems.push({
+      what: 'clickhouse',
+      why: `the ClickHouse statistics store is unavailable (reports answer 503, its schema is made once it answers): ${away}`
     })
   // Without Redis this role imports the statistics files; with it, the sync role's /health says how Redis is.
   if (last !== undefined && 'error' in last)
@@ -124,6 +137,23 @@ function openStatsStore(config: RoleContext['config'], logger: RoleContext['logg
   return statsDb
 }
 
+/** The ClickHouse store's reports, its schema made at start and again with backoff while ClickHouse is away. */
+function openClickHouseStore(config: RoleContext['config'], logger: RoleContext['logger']): ClickHouseReading {
+  const settings = clickhouseSettings(config)
+  return openClickHouseReading(openClickHouse(settings), statsDbOptions(config).retention, {
+    onUnavailable: (reason) =>
+      logger.error(
+        { reason, url: settings.url },
+        'ClickHouse statistics store unavailable: reports answer 503 API_STATS_UNAVAILABLE, everything else is served; its schema is made again with backoff'
+      ),
+    onMigrated: (applied) =>
+      logger.info(
+        { url: settings.url, database: settings.database, applied },
+        applied.length === 0 ? 'ClickHouse statistics schema up to date' : 'ClickHouse statistics schema migrated'
+      )
+  })
+}
+
 export async function startRole(ctx: RoleContext): Promise<RunningRole> {
   return await startWithStack(async (stack) => {
     const { config, logger } = ctx
@@ -143,10 +173,10 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
     await statsDb.ready
     warnIfUnmigrated(config.stats.db, logger)
     const lists = stack.own(createListRefresher(config, store, logger, shared, taxonomy))
-    // With ClickHouse the reports read it (every api host the same one); its schema is the sync role's to make.
-    const reports = usesClickHouse(config)
-      ? clickhouseReports(stack.own(openClickHouse(clickhouseSettings(config))))
-      : duckdbReports(statsDb)
+    // With ClickHouse the reports read it (every api host the same one), its schema made or upgraded here.
+    const clickhouse = usesClickHouse(config) ? stack.own(openClickHouseStore(config, logger)) : undefined
+    await clickhouse?.ready
+    const reports = clickhouse?.reports ?? duckdbReports(statsDb)
     const server = createApiServer({
       // The feeds as the dns role of this host keeps them in the store (engine/rpz-feeds/feed-store.ts).
       feeds: storedFeedsFromConfig(config, store),
@@ -161,7 +191,8 @@ export async function startRole(ctx: RoleContext): Promise<RunningRole> {
       lists
     })
     const stats: { importer?: StatsImporter; segments?: SegmentApplier } = {}
-    const health = (): HealthReport => apiHealth(store, stack.endpoints, { ...stats, store: statsDb }, shared?.where)
+    const health = (): HealthReport =>
+      apiHealth(store, stack.endpoints, { ...stats, store: statsDb, ...(clickhouse && { clickhouse }) }, shared?.where)
     registerHealthRoute(server.http, health)
     const registry = registerMetricsRoute(server.http, { config, store, parts: DNS_SNAPSHOT_METRICS })
     registerListMetrics(registry, store, () => lists.sources())

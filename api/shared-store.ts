@@ -127,6 +127,8 @@ function storeRefusal(err: unknown, logger?: Logger): unknown {
   if (err.code === 'ENGINE_SHARED_STORE_UNAVAILABLE') return apiError('API_STORE_UNAVAILABLE', withoutClientDetail(err))
   if (err.code === 'ENGINE_STORE_FOLLOWS_REDIS') return apiError('API_STORE_FOLLOWS_REDIS', err.message)
   if (err.code === 'ENGINE_STATS_UNAVAILABLE') return apiError('API_STATS_UNAVAILABLE', err.message)
+  // The ClickHouse statistics store away (stats.store: clickhouse): the reports' 503, as for DuckDB's.
+  if (err.code === 'ENGINE_CLICKHOUSE_UNAVAILABLE') return apiError('API_STATS_UNAVAILABLE', err.message)
   if (err.code === 'ENGINE_STORE_FULL') {
     // The one line that tells the operator: the client's 507 is not logged as a fault.
     logger?.error({ err: err.message }, 'a write was refused: the file system of the policy store is full')

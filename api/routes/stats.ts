@@ -13,7 +13,6 @@ import {
   formatDay,
   parseDay,
   RAW_EXTRA_FIELDS,
-  retentionOf,
   type DomainFilter,
   type RawExtraField
 } from '../../engine/stats/index.js'
@@ -68,7 +67,7 @@ function filterOf(req: HttpRequest): DomainFilter {
 /** `from` and `to` as day numbers, checked against what is kept. */
 export function rangeOf(stats: StatsContext, req: HttpRequest): [number, number] {
   const t = stats.now()
-  const first = stats.time.aggregateRetentionStart(t, retentionOf(stats.db).months)
+  const first = stats.time.aggregateRetentionStart(t, stats.reports.retention.months)
   const today = stats.time.dayOf(t)
   const day = (name: 'from' | 'to'): number => {
     const text = req.searchParams.get(name)

@@ -14,12 +14,15 @@ import { test, type TestContext } from 'node:test'
 import { ALL_USERS, ANONYMOUS_USER, type QueryLogRecord } from '../querylog/index.js'
 import {
   duckdbReports,
+  retentionOf,
   importClosedFiles,
   overviewOf,
   parseDay,
+  pruneStats,
   ReportTime,
   type DomainSum,
-  type ReportSource
+  type ReportSource,
+  type StatsDb
 } from '../stats/index.js'
 import {
   NOW,
@@ -33,6 +36,7 @@ import {
 } from '../testing/stats/fixtures.js'
 import { openClickHouse } from './client.js'
 import { clickhouseReports } from './reports.js'
+import { dropExpired } from './retention.js'
 import { migrateClickHouse } from './schema.js'
 import { createClickHouseSink } from './sink.js'
 import { skipWithoutClickHouse, startClickHouse, type TestClickHouse } from './testing/server.js'
@@ -83,6 +87,7 @@ function records(): QueryLogRecord[] {
 }
 
 interface Stores {
+  db: StatsDb
   duck: ReportSource
   click: ReportSource
   time: ReportTime
@@ -110,7 +115,7 @@ async function load(t: TestContext, server: TestClickHouse, timezone: string, da
     log: { info: quiet, warn: quiet, error: quiet }
   })
   t.assert.ok((await sink.sendClosed()) > 0, 'the sink sent the rows')
-  return { duck: duckdbReports(db), click: clickhouseReports(ch), time: new ReportTime(timezone) }
+  return { db, duck: duckdbReports(db), click: clickhouseReports(ch, retentionOf(db)), time: new ReportTime(timezone) }
 }
 
 /** Each report of `stores` for every user and range: DuckDB's answer and ClickHouse's are the same. */
@@ -190,5 +195,34 @@ test(
     t.assert.equal((await utc.duck.topDomains('alice', from, to, 'all')).labels.length, 100, 'a full top list')
     await conform(t, utc)
     await conform(t, berlin)
+  }
+)
+
+test(
+  'after retention the reports read from ClickHouse answer as the DuckDB store does, and both keep the same days',
+  { skip: skipWithoutClickHouse() },
+  async (t: TestContext) => {
+    const server = await startClickHouse()
+    t.after(() => server.stop())
+    const stores = await load(t, server, 'UTC', 'conform_retention')
+    // Three months and a day after 2024-05-13: the first day kept (what the routes accept) is 2024-05-14.
+    const later = Date.parse('2024-08-14T12:00:00Z')
+    const { duck, click, time } = stores
+    t.assert.deepStrictEqual(
+      click.retention,
+      duck.retention,
+      'the same retention, which the routes check ranges against'
+    )
+    t.assert.strictEqual(time.aggregateRetentionStart(later, click.retention.months), day('2024-05-14'))
+    const ch = openClickHouse({ url: server.url, user: 'default', password: '', database: 'conform_retention' })
+    t.after(() => ch.close())
+    t.assert.ok((await dropExpired(ch, time, click.retention, later)).length > 0, 'ClickHouse dropped partitions')
+    t.assert.ok((await pruneStats(stores.db, 'UTC', later)) > 0, 'DuckDB dropped partitions')
+    await conform(t, stores)
+    t.assert.strictEqual(
+      (await click.activityByDay(ALL_USERS, day('2024-05-13'), day('2024-05-13'))).datasets[0]!.data[0],
+      0,
+      'the day before retention is gone'
+    )
   }
 )

@@ -21,7 +21,8 @@ import {
   type DomainFilter,
   type DomainSum,
   type RawRow,
-  type ReportSource
+  type ReportSource,
+  type StatsRetention
 } from '../stats/index.js'
 import { HOUR_MS } from '../time/index.js'
 import type { ClickHouseStore } from './client.js'
@@ -48,7 +49,7 @@ function domainSum(row: Record<string, unknown>, day: number): DomainSum {
  * one piece: an object of the seven report queries, each a few lines, that share the store's table
  * names and the per-day sums of a user's names; apart they would each take both as arguments.
  */
-export function clickhouseReports(store: ClickHouseStore): ReportSource {
+export function clickhouseReports(store: ClickHouseStore, retention: StatsRetention): ReportSource {
   const t = tablesOf(store)
   /**
    * Per local day and name of `user`, the sums (d, host, r, n, b) and the name's categories that day (c:
@@ -59,6 +60,7 @@ export function clickhouseReports(store: ClickHouseStore): ReportSource {
     `FROM ${t.names} WHERE uid = ${sqlString(user)} AND ${daysSql(from, to)}${where} GROUP BY d, host${having}`
 
   return {
+    retention,
     async activityByHour(time, user, from, to) {
       const hours = time.hoursOfDays(from, to)
       if (hours.length === 0) return activityChart([], [], [])

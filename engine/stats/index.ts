@@ -15,9 +15,9 @@ export {
   type StatsImporterOptions
 } from './importer.js'
 export { applyRecords } from './legacy/chunk-path.js'
-export { compactStats, maintainAfterImport } from './maintenance.js'
+export { compactStats, maintainAfterImport, pruneStats } from './maintenance.js'
 export { openStatsDb, retentionOf, type StatsDb, type StatsDbOptions, metaGet, metaPut } from './db.js'
-export { openReopeningStatsDb, type ReopeningStatsDb } from './reopening.js'
+export { openReopeningStatsDb, reopenBackoff, type ReopeningStatsDb } from './reopening.js'
 export { snapshotStatsDb, startSnapshotResponder } from './snapshot.js'
 export { migrateLegacyStats, warnIfUnmigrated, type MigrateResult } from './legacy/migrate.js'
 export {

@@ -36,8 +36,11 @@ export function isInvalidated(err: unknown): boolean {
   return err instanceof Error && (INVALIDATED.test(err.message) || isInvalidated(err.cause))
 }
 
-/** The delay before the next open after `failures` failed ones: doubling from `firstRetryMs`, capped at `maxRetryMs`. */
-function reopenBackoff(hooks: ReopenHooks): (failures: number) => number {
+/**
+ * The delay before the next open after `failures` failed ones: doubling from `firstRetryMs`, capped at
+ * `maxRetryMs` (also the ClickHouse store's schema retries, engine/clickhouse/reading.ts).
+ */
+export function reopenBackoff(hooks: ReopenHooks): (failures: number) => number {
   // The `stats.reopen-ms` failpoint: every retry after that many ms (tests, which cannot wait a minute).
   const fixed = failpointNumber('stats.reopen-ms') ?? 0
   const firstRetryMs = fixed > 0 ? fixed : (hooks.firstRetryMs ?? 1000)

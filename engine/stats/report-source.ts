@@ -4,7 +4,7 @@
  * DuckDB store (./reports.ts); engine/clickhouse/reports.ts reads ClickHouse. Both give the same answer
  * for the same rows (engine/clickhouse/report-conformance.test.ts), so a route never knows which it has.
  */
-import type { StatsDb } from './db.js'
+import { retentionOf, type StatsDb } from './db.js'
 import {
   activityByDay,
   activityByHour,
@@ -20,9 +20,11 @@ import {
   type RawExtraField,
   type RawReport
 } from './reports.js'
-import type { ReportTime } from './time.js'
+import type { ReportTime, StatsRetention } from './time.js'
 
 export interface ReportSource {
+  /** What the store keeps: the routes refuse a range before its first day (api/routes/stats.ts). */
+  readonly retention: StatsRetention
   /** Requests and Blocks per hour of local days `from`..`to`; every hour labelled. */
   activityByHour(time: ReportTime, user: string, from: number, to: number): Promise<Chart>
   /** Requests and Blocks per day; every day labelled. */
@@ -42,6 +44,7 @@ export interface ReportSource {
 /** The reports of the DuckDB statistics store. */
 export function duckdbReports(db: StatsDb): ReportSource {
   return {
+    retention: retentionOf(db),
     activityByHour: (time, user, from, to) => activityByHour(db, time, user, from, to),
     activityByDay: (user, from, to) => activityByDay(db, user, from, to),
     topDomains: (user, from, to, filter) => topDomains(db, user, from, to, filter),
