@@ -88,6 +88,11 @@ function feedMetrics(counts: SinkCounts): Registry {
     'batchesFound'
   )
   counter(
+    'filterd_clickhouse_views_completed_total',
+    'aggregate tables given a batch found in doubt that a ClickHouse killed mid-insert had left them without',
+    'viewsCompleted'
+  )
+  counter(
     'filterd_clickhouse_send_errors_total',
     'passes that ended because ClickHouse did not take a batch',
     'sendErrors'

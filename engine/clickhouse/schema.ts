@@ -101,10 +101,68 @@ function table(
   return out
 }
 
+/**
+ * What a view writes to its table from rows of the query log `from` (those `where` keeps, when given):
+ * the view's own SELECT, also run by the sink to give a view the batch a server killed mid-insert left
+ * it without (./views.ts). `key` is the table's key, `count` the rows it counted (read from the table
+ * and from this SELECT alike).
+ */
+export interface ViewOf {
+  table: 'hours' | 'names' | 'blockcats'
+  key: string
+  count: string
+  select(from: string, where?: string): string
+}
+
+const whereOf = (...conditions: Array<string | undefined>): string => {
+  const kept = conditions.filter((c): c is string => c !== undefined && c !== '')
+  return kept.length === 0 ? '' : ` WHERE ${kept.join(' AND ')}`
+}
+const everyUser = `ARRAY JOIN [user, ${sqlString(ALL_USERS)}] AS uid`
+
+export const VIEWS: readonly ViewOf[] = [
+  {
+    table: 'hours',
+    key: 'd, uid, hour',
+    count: 'sum(requests)',
+    select: (from, where) =>
+      `SELECT toDate(day) AS d, uid, hour, count() AS requests, sum(blocked) AS blocks ` +
+      `FROM ${from} ${everyUser}${whereOf(where)} GROUP BY d, uid, hour`
+  },
+  {
+    table: 'names',
+    key: 'd, uid, host',
+    count: 'countMerge(requests)',
+    // The categories a name was last seen with, a non-empty set before an empty one (the DuckDB store's
+    // "last non-empty"): the greatest (non-empty, created) pair.
+    select: (from, where) =>
+      `SELECT toDate(day) AS d, uid, host, countState() AS requests, sumState(nxdomain) AS nxdomain, ` +
+      `sumState(blocked) AS blocks, argMaxState(cats, (cats != '', created)) AS cats ` +
+      `FROM ${from} ${everyUser}${whereOf(where)} GROUP BY d, uid, host`
+  },
+  {
+    table: 'blockcats',
+    key: 'd, uid, blockedcats',
+    count: 'sum(blocks)',
+    select: (from, where) =>
+      `SELECT toDate(day) AS d, uid, blockedcats, sum(blocked) AS blocks ` +
+      `FROM ${from} ${everyUser}${whereOf(`blocked = 1 AND blockedcats != ''`, where)} ` +
+      `GROUP BY d, uid, blockedcats`
+  }
+]
+
+/** `CREATE MATERIALIZED VIEW` `<table>_mv` over the local query log into the local `table`. */
+function materializedView(store: ClickHouseStore, table: ViewOf['table']): string {
+  const t = tablesOf(store)
+  const view = VIEWS.find((v) => v.table === table)!
+  return (
+    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${store.table(table + '_mv')} TO ${t.local[table]} AS ` +
+    view.select(t.local.queries)
+  )
+}
+
 /** Migration 1: the query log and its two aggregates. */
 function initial(store: ClickHouseStore): string[] {
-  const t = tablesOf(store)
-  const all = sqlString(ALL_USERS)
   return [
     ...table(
       store,
@@ -128,15 +186,8 @@ function initial(store: ClickHouseStore): string[] {
       'AggregatingMergeTree',
       'PARTITION BY d ORDER BY (uid, d, host)'
     ),
-    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${store.table('hours_mv')} TO ${t.local.hours} AS ` +
-      `SELECT toDate(day) AS d, uid, hour, count() AS requests, sum(blocked) AS blocks ` +
-      `FROM ${t.local.queries} ARRAY JOIN [user, ${all}] AS uid GROUP BY d, uid, hour`,
-    // The categories a name was last seen with, a non-empty set before an empty one (the DuckDB store's
-    // "last non-empty"): the greatest (non-empty, created) pair.
-    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${store.table('names_mv')} TO ${t.local.names} AS ` +
-      `SELECT toDate(day) AS d, uid, host, countState() AS requests, sumState(nxdomain) AS nxdomain, ` +
-      `sumState(blocked) AS blocks, argMaxState(cats, (cats != '', created)) AS cats ` +
-      `FROM ${t.local.queries} ARRAY JOIN [user, ${all}] AS uid GROUP BY d, uid, host`
+    materializedView(store, 'hours'),
+    materializedView(store, 'names')
   ]
 }
 
@@ -147,8 +198,6 @@ function initial(store: ClickHouseStore): string[] {
  * view sees the rows inserted after it is made: rows sent before have no categories counted.
  */
 function blockedCategories(store: ClickHouseStore): string[] {
-  const t = tablesOf(store)
-  const all = sqlString(ALL_USERS)
   return [
     ...table(
       store,
@@ -157,10 +206,7 @@ function blockedCategories(store: ClickHouseStore): string[] {
       'SummingMergeTree',
       'PARTITION BY d ORDER BY (uid, d, blockedcats)'
     ),
-    `CREATE MATERIALIZED VIEW IF NOT EXISTS ${store.table('blockcats_mv')} TO ${t.local.blockcats} AS ` +
-      `SELECT toDate(day) AS d, uid, blockedcats, sum(blocked) AS blocks ` +
-      `FROM ${t.local.queries} ARRAY JOIN [user, ${all}] AS uid WHERE blocked = 1 AND blockedcats != '' ` +
-      `GROUP BY d, uid, blockedcats`
+    materializedView(store, 'blockcats')
   ]
 }
 

@@ -8,7 +8,8 @@
  * before it could write the ledger, or whose insert failed with an unknown outcome (a timeout, a
  * connection cut after the request): such a batch is *in doubt*, and before sending it the sink asks
  * ClickHouse how many rows carry its identity. A batch is one part of one partition, so the answer is
- * all of its rows (it is there: skip it) or none (send it). Every batch after a start, and after a
+ * all of its rows (it is there: skip it) or none (send it). There, it may still be missing from an
+ * aggregate (a server killed between the query log and a view): ./views.ts gives it the batch. Every batch after a start, and after a
  * failure, is in doubt; the others are sent without asking. On Replicated tables ClickHouse also
  * drops a repeated block by its checksum (`insert_deduplicate`), which the same bytes make the same.
  *
@@ -25,6 +26,7 @@ import type { ClickHouseStore } from './client.js'
 import { readBatch, type Batch } from './batches.js'
 import { tablesOf } from './schema.js'
 import { sqlString } from './sql.js'
+import { completeViews } from './views.js'
 
 export const LEDGER_FILE = 'clickhouse-sent.json'
 
@@ -47,6 +49,8 @@ export interface SinkCounts {
   batchesSent: number
   /** In-doubt batches found already in ClickHouse (not sent again). */
   batchesFound: number
+  /** Aggregate tables given such a batch that a server killed mid-insert had left them without (./views.ts). */
+  viewsCompleted: number
   /** Records of sent files that were not rows (headers, damaged records). */
   skipped: number
   sendErrors: number
@@ -143,6 +147,34 @@ async function dropOldest(s: SinkState, files: Array<{ name: string; size: numbe
   }
 }
 
+const UNSETTLED_TRIES = 5
+const UNSETTLED_WAIT_MS = 1000
+
+/**
+ * A batch found in doubt in the query log may be missing from a view (./views.ts): given it there. A view
+ * whose count another host's insert under way unsettles is asked again a few times, then told.
+ */
+async function completeViewsOf(s: SinkState, batch: Batch): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const { repaired, unsettled } = await completeViews(s.store, batch.date, batch.id)
+    s.counts.viewsCompleted += repaired.length
+    if (repaired.length > 0)
+      s.options.log.warn(
+        { batch: batch.id, views: repaired },
+        'statistics batch found in ClickHouse without some of its aggregates (the server stopped mid-insert): given them'
+      )
+    if (unsettled.length === 0) return
+    if (attempt === UNSETTLED_TRIES) {
+      s.options.log.error(
+        { batch: batch.id, views: unsettled },
+        'statistics batch found in ClickHouse: whether these aggregates count it is unsettled (other inserts on the same keys), left as they are'
+      )
+      return
+    }
+    await new Promise((resolve) => setTimeout(resolve, UNSETTLED_WAIT_MS))
+  }
+}
+
 /** Sends the rest of one file, batch by batch, moving its ledger entry after each; returns the rows sent. */
 async function sendFile(s: SinkState, name: string, size: number, ledger: Ledger): Promise<number> {
   const { dir, host, time, batchRows, log } = s.options
@@ -168,6 +200,7 @@ async function sendFile(s: SinkState, name: string, size: number, ledger: Ledger
           { batch: batch.id, rows: there },
           'statistics batch already in ClickHouse (sent before a restart or a failure): not sent again'
         )
+        await completeViewsOf(s, batch)
       } else if (batch.rows.length > 0) {
         await s.store.insert('queries', batch.rows, s.insertSettings)
         s.counts.batchesSent++
@@ -195,6 +228,7 @@ export function createClickHouseSink(store: ClickHouseStore, options: SinkOption
     rowsSent: 0,
     batchesSent: 0,
     batchesFound: 0,
+    viewsCompleted: 0,
     skipped: 0,
     sendErrors: 0,
     spoolFiles: 0,
