@@ -186,14 +186,13 @@ test(
 
     t.diagnostic(
       `${dns.qps.toFixed(0)} q/s, ${dns.lost} lost; spool at most ${spoolFilesMax} files, ${spoolMax} bytes; ` +
-        `drained ${drainedMs} ms after ClickHouse was back; ${m.get('filterd_clickhouse_batches_found_total')} batches in doubt found sent`
+        `drained ${drainedMs} ms after ClickHouse was back; ${m.get('filterd_clickhouse_batches_found_total')} batches in doubt found sent, ${m.get('filterd_clickhouse_views_completed_total')} views given one`
     )
     const all = `'${ALL_USERS}'`
     const partial = await ch.rows(
       `SELECT batch, count() AS c FROM ${DATABASE}.queries WHERE host NOT IN ` +
         `(SELECT host FROM ${DATABASE}.names WHERE uid = ${all}) GROUP BY batch`
     )
-    if (partial.length > 0) t.diagnostic(`batches not in names: ${JSON.stringify(partial)}`)
     // The query log: each answered name exactly once, and nothing else.
     const q = DATABASE + '.queries'
     const [rows] = await ch.rows(`SELECT count() AS c, uniqExact(host) AS u FROM ${q}`)
@@ -202,32 +201,23 @@ test(
     const unknown = await ch.rows(`SELECT host FROM ${q} WHERE NOT match(host, '^n[0-9]+[.]flow[.]example$') LIMIT 3`)
     t.assert.deepStrictEqual(unknown, [], 'only the names asked')
     t.assert.ok(dns.answered.has(flowName(0)) && dns.answered.has(flowName(NAMES - 1)))
-    await sync.stop()
-    await t.test(
-      'the aggregates count each row once',
-      {
-        // ClickHouse writes an insert's block to the query log, then to each view in turn, with no
-        // transaction: killed in between, the query log has the batch and a view lacks it. The sink finds
-        // the batch in doubt in the query log and rightly does not send it again, so that view stays one
-        // batch short. The kill above lands mid-insert on purpose; a fix needs per-batch aggregates.
-        todo: 'a ClickHouse killed mid-insert can leave a view without the batch (docs/statistics.md, ClickHouse)'
-      },
-      async (s: TestContext) => {
-        const [hours] = await ch.rows(
-          `SELECT sumIf(requests, uid = ${all}) AS everyone, sumIf(requests, uid != ${all}) AS users FROM ${DATABASE}.hours`
-        )
-        s.assert.strictEqual(Number(hours?.everyone), NAMES, 'hours, all users')
-        s.assert.strictEqual(Number(hours?.users), NAMES, 'hours, per user')
-        const [names] = await ch.rows(
-          `SELECT count() AS names, sum(r) AS requests, max(r) AS most FROM ` +
-            `(SELECT host, countMerge(requests) AS r FROM ${DATABASE}.names WHERE uid = ${all} GROUP BY host)`
-        )
-        s.assert.deepStrictEqual(
-          [Number(names?.names), Number(names?.requests), Number(names?.most)],
-          [NAMES, NAMES, 1],
-          `names: each name once (batches missing there: ${JSON.stringify(partial)})`
-        )
-      }
+    // The aggregates: per hour, per name and for every user, each row counted once. ClickHouse writes an
+    // insert's block to the query log, then to each view in turn: the kill above, landing mid-insert, can
+    // leave a view without the batch the sink then finds in doubt (engine/clickhouse/views.ts repairs it).
+    const [hours] = await ch.rows(
+      `SELECT sumIf(requests, uid = ${all}) AS everyone, sumIf(requests, uid != ${all}) AS users FROM ${DATABASE}.hours`
     )
+    t.assert.strictEqual(Number(hours?.everyone), NAMES, 'hours, all users')
+    t.assert.strictEqual(Number(hours?.users), NAMES, 'hours, per user')
+    const [names] = await ch.rows(
+      `SELECT count() AS names, sum(r) AS requests, max(r) AS most FROM ` +
+        `(SELECT host, countMerge(requests) AS r FROM ${DATABASE}.names WHERE uid = ${all} GROUP BY host)`
+    )
+    t.assert.deepStrictEqual(
+      [Number(names?.names), Number(names?.requests), Number(names?.most)],
+      [NAMES, NAMES, 1],
+      `names: each name once (batches missing there: ${JSON.stringify(partial)})`
+    )
+    await sync.stop()
   }
 )
