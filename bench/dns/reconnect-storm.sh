@@ -104,7 +104,7 @@ storm() { # who dot-port doh-port pid mode: one storm, one JSON line
   done
   wait "${clients[@]}"
   t1=$(ticks "$4")
-  echo "{\"who\":\"$1\",\"mode\":\"$5\",\"cpuSeconds\":$(((t1 - t0) / 100)),\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\",\"storm\":$(node dist/bench/dns/reconnect-storm.js merge "${files[@]}")}"
+  echo "{\"who\":\"$1\",\"mode\":\"$5\",\"cpuSeconds\":$(awk -v t=$((t1 - t0)) 'BEGIN{printf "%.2f", t / 100}'),\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\",\"storm\":$(node dist/bench/dns/reconnect-storm.js merge "${files[@]}")}"
   sleep "${SETTLE:-10}" # the servers close and collect 2 × CLIENTS connections before the next storm
 }
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
