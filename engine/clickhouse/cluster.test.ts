@@ -7,12 +7,18 @@
  * same rows (the conformance of engine/clickhouse/testing/conformance.ts, which the plain MergeTree tables
  * also pass).
  */
+import { writeFileSync } from 'node:fs'
 import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
-import { CLOSED_RE } from '../querylog/index.js'
+import { CLOSED_RE, CSV_HEADER, closedName, formatRow } from '../querylog/index.js'
+import { ReportTime, parseDay } from '../stats/index.js'
+import { tempDir } from '../testing/temp.js'
 import { readBatch, type Batch } from './batches.js'
-import type { ClickHouseSettings, ClickHouseStore } from './client.js'
+import { openClickHouse, type ClickHouseSettings, type ClickHouseStore } from './client.js'
+import { clickhouseReports } from './reports.js'
+import { migrateClickHouse } from './schema.js'
+import { createClickHouseSink } from './sink.js'
 import { sqlString } from './sql.js'
 import { CONFORMANCE_HOST, conform, loadStores } from './testing/conformance.js'
 import { skipWithoutClickHouse, startClickHouse } from './testing/server.js'
@@ -28,26 +34,60 @@ async function enginesOf(store: ClickHouseStore): Promise<string[]> {
   return rows.map((r) => `${String(r.name)}:${String(r.engine)}`)
 }
 
+/** A ZooKeeper and a clickhouse-server configured with it, both stopped after `t`; the settings of `database`. */
+async function startCluster(t: TestContext, database: string): Promise<ClickHouseSettings> {
+  const zookeeper = await startZooKeeper()
+  t.after(() => zookeeper.stop())
+  const server = await startClickHouse({ zookeeper: zookeeper.address })
+  t.after(() => server.stop())
+  return { url: server.url, user: 'default', password: '', database, cluster: server.cluster }
+}
+
 async function rowsOfBatch(store: ClickHouseStore, id: string): Promise<number> {
   const [r] = await store.rows(`SELECT count() AS c FROM ${store.table('queries')} WHERE batch = ${sqlString(id)}`)
   return Number(r?.c)
 }
 
+/**
+ * Two files of one query each, by the same user in the same hour, neither blocked, sent into `database`:
+ * different rows whose per-hour sums (user, day, hour, 1 request, 0 blocks) make the same block for the
+ * views. Both must count: the replicated block deduplication must skip the views of a repeated insert
+ * only, never take a view's block of another insert for a repeat.
+ */
+async function equalAggregates(t: TestContext, settings: ClickHouseSettings): Promise<void> {
+  const store = openClickHouse(settings)
+  t.after(() => store.close())
+  await migrateClickHouse(store)
+  const dir = tempDir(t, 'filterd-cluster-')
+  const at = Date.parse('2024-05-15T10:00:00Z')
+  for (const [i, host] of ['a.example', 'b.example'].entries())
+    writeFileSync(
+      join(dir, closedName(at + i, 99, String(i))),
+      CSV_HEADER + formatRow(at + i * 1000, false, '10.0.0.1', host, '', 'none', [], [], 'alice')
+    )
+  const quiet = (): void => {}
+  const sink = createClickHouseSink(store, {
+    dir,
+    host: 'dns-a',
+    time: new ReportTime('UTC'),
+    batchRows: 1000,
+    spoolMaxBytes: 1 << 30,
+    log: { info: quiet, warn: quiet, error: quiet }
+  })
+  t.assert.equal(await sink.sendClosed(), 2)
+  t.assert.equal(sink.counts.batchesSent, 2)
+  const day = parseDay('2024-05-15')!
+  const activity = await clickhouseReports(store).activityByDay('alice', day, day)
+  t.assert.deepStrictEqual(activity.datasets[0]!.data, [2], 'both queries counted in the hours')
+  const top = await clickhouseReports(store).topDomains('alice', day, day, 'all')
+  t.assert.deepStrictEqual(top.labels, ['a.example', 'b.example'])
+}
+
 test(
-  'a cluster: Replicated tables under Distributed ones, a batch sent twice kept once, the reports as DuckDB answers them',
+  'a cluster: Replicated tables under Distributed ones, a batch sent twice kept once, the reports as DuckDB answers them, equal sums of two batches both counted',
   { skip: skipWithoutClickHouse() || skipWithoutZooKeeper() },
   async (t: TestContext) => {
-    const zookeeper = await startZooKeeper()
-    t.after(() => zookeeper.stop())
-    const server = await startClickHouse({ zookeeper: zookeeper.address })
-    t.after(() => server.stop())
-    const settings: ClickHouseSettings = {
-      url: server.url,
-      user: 'default',
-      password: '',
-      database: DATABASE,
-      cluster: server.cluster
-    }
+    const settings = await startCluster(t, DATABASE)
     let twice: Batch | undefined
     const stores = await loadStores(t, settings, 'UTC', async (store, dir, time) => {
       // The schema as the cluster DDL makes it: a Replicated engine of the right kind under each
@@ -97,5 +137,6 @@ test(
     // Every report read through the Distributed tables answers as DuckDB does for the same rows: no row
     // of the batch sent twice counted twice, in the query log or in the aggregates.
     await conform(t, stores)
+    await equalAggregates(t, { ...settings, database: 'cluster_equal' })
   }
 )
