@@ -133,29 +133,35 @@ export async function loadBoth(o: LoadOptions): Promise<Loaded> {
       cleanup()
     }
   }
-  for (let c0 = 0; c0 < o.rows; c0 += o.chunkRows) {
-    const c1 = Math.min(o.rows, c0 + o.chunkRows)
-    for (let i = c0; i < c1; i++) {
-      writer.write(syntheticRow(i, o.users, first + Math.floor((i * span) / o.rows)))
-      if ((i & 0xffff) === 0) await writer.flush()
-      if ((i + 1) % o.fileRows === 0 || i + 1 === c1) await writer.rotateNow()
+  try {
+    for (let c0 = 0; c0 < o.rows; c0 += o.chunkRows) {
+      const c1 = Math.min(o.rows, c0 + o.chunkRows)
+      for (let i = c0; i < c1; i++) {
+        writer.write(syntheticRow(i, o.users, first + Math.floor((i * span) / o.rows)))
+        if ((i & 0xffff) === 0) await writer.flush()
+        if ((i + 1) % o.fileRows === 0 || i + 1 === c1) await writer.rotateNow()
+      }
+      copyClosed(duckDir, clickDir)
+      out.loads.push(loadavg()[0]!)
+      const duckCpu = process.cpuUsage()
+      const t0 = performance.now()
+      const imported = await importClosedFiles(duck, duckDir, 'UTC', { now: () => o.now })
+      out.duckMs += performance.now() - t0
+      out.duckCpuMs += cpuMs(process.cpuUsage(duckCpu))
+      out.duckRows += imported.rows
+      const sinkCpu = process.cpuUsage()
+      const server0 = cpuSeconds(server.pid ?? 0)
+      const t1 = performance.now()
+      out.clickRows += await sink.sendClosed()
+      out.clickMs += performance.now() - t1
+      out.sinkCpuMs += cpuMs(process.cpuUsage(sinkCpu))
+      out.serverCpuMs += (cpuSeconds(server.pid ?? 0) - server0) * 1000
+      console.error(`  ${c1} rows loaded (load ${loadAverage()})`)
     }
-    copyClosed(duckDir, clickDir)
-    out.loads.push(loadavg()[0]!)
-    const duckCpu = process.cpuUsage()
-    const t0 = performance.now()
-    const imported = await importClosedFiles(duck, duckDir, 'UTC', { now: () => o.now })
-    out.duckMs += performance.now() - t0
-    out.duckCpuMs += cpuMs(process.cpuUsage(duckCpu))
-    out.duckRows += imported.rows
-    const sinkCpu = process.cpuUsage()
-    const server0 = cpuSeconds(server.pid ?? 0)
-    const t1 = performance.now()
-    out.clickRows += await sink.sendClosed()
-    out.clickMs += performance.now() - t1
-    out.sinkCpuMs += cpuMs(process.cpuUsage(sinkCpu))
-    out.serverCpuMs += (cpuSeconds(server.pid ?? 0) - server0) * 1000
-    console.error(`  ${c1} rows loaded (load ${loadAverage()})`)
+  } catch (err) {
+    // No server or store left behind by a run that failed (a server killed from outside, a full disk).
+    await out.close().catch(() => {})
+    throw err
   }
   return out
 }
