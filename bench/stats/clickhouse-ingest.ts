@@ -34,6 +34,16 @@ try {
       `(${rate(loaded.clickRows, loaded.sinkCpuMs)} rows per CPU-second), clickhouse-server ${loaded.serverCpuMs.toFixed(0)} ms ` +
       `(${rate(loaded.clickRows, loaded.serverCpuMs)} rows per CPU-second)`
   )
+  // The disk the rows take (the parts as inserted, before merges: about what they keep after).
+  const parts = await loaded.click.rows(
+    'SELECT table, sum(rows) AS r, sum(data_compressed_bytes) AS c, sum(data_uncompressed_bytes) AS u FROM system.parts ' +
+      "WHERE active AND database = 'filterd' GROUP BY table ORDER BY table"
+  )
+  for (const p of parts)
+    console.log(
+      `  ${String(p.table).padEnd(10)} ${String(p.r).padStart(9)} rows, ${(Number(p.c) / 1e6).toFixed(1)} MB compressed ` +
+        `(${(Number(p.c) / loaded.clickRows).toFixed(1)} bytes per query-log row), ${(Number(p.u) / 1e6).toFixed(1)} MB uncompressed`
+    )
   console.log(
     `ClickHouse / DuckDB: ${(click / duck).toFixed(2)}; goal 300000 rows/s: ${click >= 300_000 ? 'met' : 'not met'}`
   )

@@ -13,11 +13,13 @@ import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { CLOSED_RE, CSV_HEADER, closedName, formatRow } from '../querylog/index.js'
 import { ReportTime, parseDay } from '../stats/index.js'
+import { parseConfig } from '../features.js'
 import { tempDir } from '../testing/temp.js'
 import { readBatch, type Batch } from './batches.js'
 import { openClickHouse, type ClickHouseSettings, type ClickHouseStore } from './client.js'
 import { clickhouseReports } from './reports.js'
 import { migrateClickHouse } from './schema.js'
+import { clickhouseSettings } from './settings.js'
 import { createClickHouseSink } from './sink.js'
 import { sqlString } from './sql.js'
 import { CONFORMANCE_HOST, conform, loadStores } from './testing/conformance.js'
@@ -34,13 +36,22 @@ async function enginesOf(store: ClickHouseStore): Promise<string[]> {
   return rows.map((r) => `${String(r.name)}:${String(r.engine)}`)
 }
 
-/** A ZooKeeper and a clickhouse-server configured with it, both stopped after `t`; the settings of `database`. */
-async function startCluster(t: TestContext, database: string): Promise<ClickHouseSettings> {
+/**
+ * A ZooKeeper and a clickhouse-server configured with it, both stopped after `t`; the store's settings as an
+ * operator's config gives them (`stats.clickhouse.cluster` naming the server's cluster).
+ */
+async function startCluster(t: TestContext): Promise<ClickHouseSettings> {
   const zookeeper = await startZooKeeper()
   t.after(() => zookeeper.stop())
   const server = await startClickHouse({ zookeeper: zookeeper.address })
   t.after(() => server.stop())
-  return { url: server.url, user: 'default', password: '', database, cluster: server.cluster }
+  const yaml =
+    `stats:\n  store: clickhouse\n  clickhouse:\n    url: ${server.url}\n    database: ${DATABASE}\n` +
+    `    cluster: ${server.cluster}\n`
+  const config = parseConfig(yaml, join(tempDir(t, 'filterd-cluster-config-'), 'filterd.yaml'))
+  const settings = clickhouseSettings(config)
+  t.assert.equal(settings.cluster, 'filterd')
+  return settings
 }
 
 async function rowsOfBatch(store: ClickHouseStore, id: string): Promise<number> {
@@ -87,7 +98,7 @@ test(
   'a cluster: Replicated tables under Distributed ones, a batch sent twice kept once, the reports as DuckDB answers them, equal sums of two batches both counted',
   { skip: skipWithoutClickHouse() || skipWithoutZooKeeper() },
   async (t: TestContext) => {
-    const settings = await startCluster(t, DATABASE)
+    const settings = await startCluster(t)
     let twice: Batch | undefined
     const stores = await loadStores(t, settings, 'UTC', async (store, dir, time) => {
       // The schema as the cluster DDL makes it: a Replicated engine of the right kind under each
