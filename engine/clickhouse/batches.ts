@@ -43,6 +43,8 @@ export function readBatch(
   let skipped = 0
   let date = ''
   let day = -1
+  let dateOf = NaN
+  let dateText = ''
   const bid = id(start)
   while (rows.length < maxRecords) {
     one.length = 0
@@ -54,7 +56,13 @@ export function readBatch(
       pos = next
       continue
     }
-    const rowDate = formatDay(Math.floor(row.created / DAY_MS))
+    // The date's text is made once per UTC day, not per row (it was a tenth of the sink's CPU).
+    const utcDay = Math.floor(row.created / DAY_MS)
+    if (utcDay !== dateOf) {
+      dateOf = utcDay
+      dateText = formatDay(utcDay)
+    }
+    const rowDate = dateText
     const rowDay = time.dayOf(row.created)
     if (rows.length === 0) {
       date = rowDate

@@ -22,6 +22,8 @@ export interface TestClickHouse {
   readonly dir: string
   /** The cluster name in the config's `remote_servers` (`filterd`). */
   readonly cluster: string
+  /** The server process's id while it runs (benchmarks read its CPU time). */
+  readonly pid: number | undefined
   /** Stops the server at once (SIGKILL): what a crash or a pulled cable looks like to its clients. */
   kill(): Promise<void>
   /** Starts it again on the same ports, with its data. */
@@ -128,6 +130,9 @@ export async function startClickHouse(options: { zookeeper?: string } = {}): Pro
     tcpPort: ports.tcp,
     dir,
     cluster: 'filterd',
+    get pid() {
+      return proc?.pid
+    },
     kill,
     start,
     async stop() {
