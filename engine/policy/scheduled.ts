@@ -47,8 +47,8 @@ const BEFORE_CATEGORIES: ReadonlySet<Reason> = new Set([
 ])
 
 /**
- * Compiles rules against a board, sharing equal rules and equal rule lists between users (a policy
- * generation's worth: drop it with the board's `clear`).
+ * Compiles rules against a board, sharing equal rules and equal rule lists between users (keyed by
+ * content, so they stay right across writes; drop it with the board's `clear`).
  */
 export class RuleCompiler {
   private readonly board: ScheduleBoard
@@ -69,6 +69,11 @@ export class RuleCompiler {
       this.parts.set(key, part)
     }
     return part
+  }
+
+  /** Compiled rules and parts held. */
+  get size(): number {
+    return this.rules.size + this.parts.size
   }
 
   clear(): void {

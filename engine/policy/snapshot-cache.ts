@@ -4,14 +4,17 @@
  * allocation; a miss on a full cache sweeps the hand, clearing bits, to the first slot not used since the
  * hand last passed it (amortised O(1): each bit it clears was set by a hit). A new entry starts with its
  * bit clear, so a flood of addresses seen once replaces itself rather than the addresses that query
- * all the time.
+ * all the time. A write that changed what an entry holds evicts that entry alone (`delete`, `sweep`);
+ * its slot is the next one filled.
  */
 export class SnapshotCache<V> {
   private readonly capacity: number
   /** Key → slot; a slot's key and value are in `keys` and `values`. */
   private readonly slots = new Map<string, number>()
   private readonly keys: string[] = []
-  private readonly values: V[] = []
+  private readonly values: Array<V | undefined> = []
+  /** Slots emptied by `delete`, filled before the hand takes a used one. */
+  private readonly free: number[] = []
   /** 1 when the slot was read since the hand last passed it; grown with the slots (a large limit costs nothing unused). */
   private used: Uint8Array
   private hand = 0
@@ -27,6 +30,11 @@ export class SnapshotCache<V> {
     return this.slots.size
   }
 
+  /** The most entries it holds. */
+  get limit(): number {
+    return this.capacity
+  }
+
   get(key: string): V | undefined {
     const slot = this.slots.get(key)
     if (slot === undefined) return undefined
@@ -38,7 +46,12 @@ export class SnapshotCache<V> {
     this.stored++
     let slot = this.slots.get(key)
     if (slot === undefined) {
-      if (this.keys.length < this.capacity) {
+      const free = this.free.pop()
+      if (free !== undefined) {
+        slot = free
+        this.keys[slot] = key
+        this.values[slot] = value
+      } else if (this.keys.length < this.capacity) {
         slot = this.keys.length
         if (slot === this.used.length) this.grow()
         this.keys.push(key)
@@ -54,10 +67,36 @@ export class SnapshotCache<V> {
     this.used[slot] = 0
   }
 
+  /** Evicts `key`'s entry, if held. */
+  delete(key: string): void {
+    const slot = this.slots.get(key)
+    if (slot !== undefined) this.empty(key, slot)
+  }
+
+  /** Evicts every entry for which `evict` is true (a walk of the whole cache: for rare changes). */
+  sweep(evict: (key: string, value: V) => boolean): void {
+    for (const [key, slot] of this.slots) if (evict(key, this.values[slot]!)) this.empty(key, slot)
+  }
+
+  /** Each value held (once per entry). */
+  *entries(): Iterable<V> {
+    for (const slot of this.slots.values()) yield this.values[slot]!
+  }
+
+  private empty(key: string, slot: number): void {
+    this.slots.delete(key)
+    // The key stays in `keys` until the slot is reused: the hand never reaches a free slot, as `set`
+    // fills every free slot before it asks the hand for a victim.
+    this.values[slot] = undefined
+    this.used[slot] = 0
+    this.free.push(slot)
+  }
+
   clear(): void {
     this.slots.clear()
     this.keys.length = 0
     this.values.length = 0
+    this.free.length = 0
     this.used.fill(0)
     this.hand = 0
   }
