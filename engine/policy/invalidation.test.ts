@@ -215,3 +215,20 @@ test('a list subscription refresh and an RPZ feed serial are enforced at once an
   }
   t.assert.strictEqual(policy.snapshotsBuilt, 3)
 })
+
+test("a replica's applied records drop the snapshots of the keys they name, and a bootstrap step all", async (t: TestContext) => {
+  const { store } = await threeUsers(t)
+  const policy = policyOver(store)
+  for (const ip of ['10.0.0.1', '10.0.0.2']) judge(policy, ip, 'casino.example')
+  // What the follower (engine/replica) applies from the shared store's stream: a's record, written over.
+  const a = { ...store.getUser('a')!, filter: [] }
+  await store.applyRecords([['users', 'a', a]], { epoch: 'e', id: '1-0', seq: 1 })
+  await followed(t, policy)
+  t.assert.strictEqual(judge(policy, '10.0.0.1', 'casino.example').action, 'forward')
+  t.assert.strictEqual(judge(policy, '10.0.0.2', 'casino.example').action, 'block')
+  t.assert.strictEqual(policy.snapshotsBuilt, 3)
+  await store.startBootstrap()
+  await followed(t, policy)
+  judge(policy, '10.0.0.2', 'casino.example')
+  t.assert.strictEqual(policy.snapshotsBuilt, 4)
+})
