@@ -2,7 +2,7 @@
 // spread over DISTINCT policies (filter and safe-search switch; every second user also one of 100 shared
 // scheduled rules, every LISTS-th user a blacklist of its own, every OWN-th user a schedule of its own
 // instead: windows no other user has), every address cached. Reports the JS heap and RSS the cache added,
-// per address, after a full GC, and the time to fill it. It uses only `new Policy` and `snapshotFor`, so
+// per address, after a full GC (and the RSS before it), and the time to fill it. It uses only `new Policy` and `snapshotFor`, so
 // the compiled file runs against an older build too (copy it into that build's dist/bench/policy/): the
 // two numbers in the same run of the machine are the comparison. HEAPSNAPSHOT=file writes a heap
 // snapshot after the fill (bench/policy/heap-summary.ts sums it by object kind).
@@ -106,6 +106,8 @@ const before = measure()
 const t0 = process.hrtime.bigint()
 for (let i = 0; i < USERS; i++) policy.snapshotFor(address(i))
 const fillMs = Number(process.hrtime.bigint() - t0) / 1e6
+// RSS as a process that never forces a collection sees it: the builds' garbage and the heap's headroom too.
+const ungc = process.memoryUsage().rss
 const after = measure()
 if (process.env.HEAPSNAPSHOT !== undefined) writeHeapSnapshot(process.env.HEAPSNAPSHOT)
 // Read after the measurement, so the policy and its cache stay reachable through it (V8 drops dead locals).
@@ -122,6 +124,7 @@ console.log(
     fillMs: Math.round(fillMs),
     heapPerAddress: perAddress(after.heap - before.heap),
     rssPerAddress: perAddress(after.rss - before.rss),
+    rssBeforeGcPerAddress: perAddress(ungc - before.rss),
     heapMB: +((after.heap - before.heap) / 2 ** 20).toFixed(1),
     rssMB: +((after.rss - before.rss) / 2 ** 20).toFixed(1)
   })
