@@ -176,6 +176,13 @@ test('a reader the journal no longer covers drops everything; one that kept up k
   t.assert.strictEqual(behind.snapshotsBuilt, 2 + 3)
   t.assert.strictEqual(current.snapshotsBuilt, 2 + 1)
   t.assert.strictEqual(store.changesBetween(start, store.generation()).global, true, 'pruned: not covered')
+  // The journal keeps the last JOURNAL_GENERATIONS entries: the first writes' are gone.
+  const meta = store.root.openDB({ name: 'meta' })
+  t.assert.strictEqual(meta.get(['journal', start + 1]), undefined)
+  t.assert.strictEqual(
+    [...meta.getKeys({ start: ['journal', 0], end: ['journal', Infinity] })].length,
+    JOURNAL_GENERATIONS
+  )
   t.assert.strictEqual(store.changesBetween(start + 200, store.generation()).global, false)
 })
 

@@ -147,7 +147,9 @@ export function journalGeneration(meta: Database, generation: number, entry: Jou
   // window (or with a larger one).
   const end = generation - JOURNAL_GENERATIONS + 1
   if (end <= 0) return
-  for (const key of meta.getKeys({ start: [JOURNAL, 0], end: [JOURNAL, end] })) meta.removeSync(key)
+  // Collected first: the cursor is not walked while the keys under it are removed.
+  const old = [...meta.getKeys({ start: [JOURNAL, 0], end: [JOURNAL, end] })]
+  for (const key of old) meta.removeSync(key)
 }
 
 const EVERYTHING: StoreChanges = {
