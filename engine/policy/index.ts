@@ -226,6 +226,8 @@ export class Policy {
   private users = new Map<string, CachedSnapshot>()
   /** The generation the cache reflects: `follow` reads the journal from here. */
   private seen: number
+  /** Users (and the server defaults) changed since the last full reload (`outgrown`). */
+  private changedUsers = 0
   /** The shared policies and users' lists. */
   private readonly interner = new PolicyInterner()
   /** The subscribed lists (engine/lists), kept current by difference on each generation change. */
@@ -261,6 +263,7 @@ export class Policy {
   private follow(generation: number): void {
     const changes = this.store.changesBetween(this.seen, generation)
     this.seen = generation
+    this.changedUsers += changes.users.size + (changes.serverDefaults ? 1 : 0)
     if (changes.global || this.outgrown()) {
       this.reload()
       return
@@ -272,6 +275,7 @@ export class Policy {
 
   /** Drops every cached snapshot and shared table, and reloads what the snapshots do not hold. */
   private reload(): void {
+    this.changedUsers = 0
     this.cache.clear()
     this.users.clear()
     this.interner.clear()
@@ -320,12 +324,13 @@ export class Policy {
   }
 
   /**
-   * Whether the shared tables hold far more than the cache can reference: policies, rules and schedules
-   * of content no snapshot has any longer (users who changed since the last global change) are dropped
-   * only with everything, so a long run of targeted changes ends in one full reload here.
+   * Whether more users have changed since the last full reload than the cache holds. Each change may
+   * leave a policy, rules and schedules of content no snapshot has any longer in the shared tables, which
+   * only a full reload drops (they are keyed by content, not by user): bounding the changes bounds them
+   * to about the cache's size, at the cost of one full reload per that many changes.
    */
   private outgrown(): boolean {
-    return this.interner.size + this.rules.size + this.schedules.size > 4 * this.cache.limit + 1024
+    return this.changedUsers > this.cache.limit
   }
 
   private loadGlobalLists(): void {

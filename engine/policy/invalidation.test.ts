@@ -239,3 +239,28 @@ test("a replica's applied records drop the snapshots of the keys they name, and 
   judge(policy, '10.0.0.2', 'casino.example')
   t.assert.strictEqual(policy.snapshotsBuilt, 4)
 })
+
+test('once more users have changed than the cache holds, the next change drops everything', async (t: TestContext) => {
+  const { store } = await threeUsers(t)
+  const policy = new Policy({
+    store,
+    categories: new CategoryDb(store),
+    builtin: createBuiltinWhitelist([]),
+    safeHosts: loadSafeHosts(),
+    maxCachedAddresses: 2
+  })
+  policy.watcher.stop()
+  judge(policy, '10.0.0.2', 'casino.example')
+  // Two changes of user c (the cache's size): b's snapshot stays; the third drops it with the rest.
+  for (const n of [1, 2]) {
+    await store.write((w) => w.putList('c', 'black', [`c${n}.example`]))
+    await followed(t, policy)
+    judge(policy, '10.0.0.2', 'casino.example')
+    t.assert.strictEqual(policy.snapshotsBuilt, 1, `after change ${n}`)
+  }
+  await store.write((w) => w.putList('c', 'black', ['c3.example']))
+  await followed(t, policy)
+  t.assert.strictEqual(judge(policy, '10.0.0.3', 'c3.example').reason, 'user-blacklist')
+  judge(policy, '10.0.0.2', 'casino.example')
+  t.assert.strictEqual(policy.snapshotsBuilt, 3)
+})

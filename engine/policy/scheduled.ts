@@ -82,11 +82,6 @@ export class RuleCompiler {
     return part
   }
 
-  /** Compiled rules and parts held. */
-  get size(): number {
-    return this.rules.size + this.parts.size
-  }
-
   clear(): void {
     this.rules.clear()
     this.parts.clear()

@@ -88,11 +88,6 @@ export class PolicyInterner {
     this.owned.delete(user)
   }
 
-  /** Entries in its tables. */
-  get size(): number {
-    return this.policies.size + this.owned.size + this.filters.size + this.parts.size
-  }
-
   clear(): void {
     this.policies.clear()
     this.owned.clear()
