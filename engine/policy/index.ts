@@ -18,9 +18,15 @@
  *
  * Per-address snapshots (the owner's name and a SharedPolicy: lists and filter as Sets, switches, scheduled
  * rules, interned by content in engine/policy/shared-policy.ts) are cached here, a fixed number of addresses
- * evicted by CLOCK (engine/policy/snapshot-cache.ts), and dropped when the store's generation moves: `policy.watcher` (engine/store/generation.ts) reads it on a timer
- * in the DNS server, per batch in a pool worker and per request in the block page, so an API write
- * is enforced within GENERATION_CHECK_MS.
+ * evicted by CLOCK (engine/policy/snapshot-cache.ts). `policy.watcher` (engine/store/generation.ts) reads
+ * the store's generation on a timer in the DNS server, per batch in a pool worker and per request in the
+ * block page, so an API write is enforced within GENERATION_CHECK_MS. When it moves, the change journal
+ * (engine/store/journal.ts) says what the writes touched and only that is dropped (`follow`): the
+ * snapshots of the users, addresses, client IDs and prefixes named. One snapshot object is shared by all
+ * of a user's addresses, so dropping a user is one flag on it (`stale`), not a walk of the cache. What no
+ * snapshot holds (the global lists, the subscriptions, the RPZ feeds, the category tables) is re-read
+ * beside the cache and drops nothing. A generation the journal no longer covers, or a global change,
+ * drops everything.
  */
 import { CategoryDb } from '../catdb/index.js'
 import type { SuffixKeys } from '../names/index.js'
@@ -29,14 +35,16 @@ import {
   GenerationWatcher,
   type GenerationWatcherOptions,
   type Store,
+  type StoreChanges,
   type UserRecord
 } from '../store/index.js'
+import { cidrContains, ipBytes, parseCidr, type Cidr } from '../net/index.js'
 import { createBuiltinWhitelist, type BuiltinWhitelist } from '../whitelist/index.js'
 import { ScheduleBoard, systemClock, type Clock } from '../schedule/index.js'
 import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 import { SubscriptionIndex } from '../lists/index.js'
 import { RuleCompiler, type ScheduledPart } from './scheduled.js'
-import { SnapshotCache } from './snapshot-cache.js'
+import { cacheKey, ipv4Text, SnapshotCache } from './snapshot-cache.js'
 import { NO_NAMES, PolicyInterner, type OwnLists, type SharedPolicy } from './shared-policy.js'
 import type { RpzHit, RpzLayer } from '../rpz-feeds/index.js'
 
@@ -107,6 +115,18 @@ export class Verdict {
 export interface Snapshot {
   readonly user: string | null
   readonly policy: SharedPolicy
+}
+
+/**
+ * A snapshot as the cache holds it: one per user (or the anonymous one), shared by all its addresses and
+ * client IDs. `stale` once a write touched its owner: the cache then reads it as a miss.
+ */
+class CachedSnapshot implements Snapshot {
+  stale = false
+  constructor(
+    readonly user: string | null,
+    readonly policy: SharedPolicy
+  ) {}
 }
 
 interface GlobalLists {
@@ -200,9 +220,15 @@ export class Policy {
   /** Follows the store's generation; the owner decides when it reads (check, poll or start). */
   readonly watcher: GenerationWatcher
   private global: GlobalLists = { whitelist: new Set(), blacklist: new Set(), allowOnly: false }
-  private anonymous: Snapshot | null = null
-  private readonly cache: SnapshotCache<Snapshot>
-  /** This generation's shared policies and users' lists. */
+  private anonymous: CachedSnapshot | null = null
+  private readonly cache: SnapshotCache<CachedSnapshot>
+  /** Each user's snapshot, so that a write touching the user marks it stale (at most the cache's size: `keepUsers`). */
+  private users = new Map<string, CachedSnapshot>()
+  /** The generation the cache reflects: `follow` reads the journal from here. */
+  private seen: number
+  /** Users (and the server defaults) changed since the last full reload (`outgrown`). */
+  private changedUsers = 0
+  /** The shared policies and users' lists. */
   private readonly interner = new PolicyInterner()
   /** The subscribed lists (engine/lists), kept current by difference on each generation change. */
   private readonly subscriptions = new SubscriptionIndex()
@@ -224,42 +250,122 @@ export class Policy {
     this.cache = new SnapshotCache(options.maxCachedAddresses ?? 100_000)
     this.watcher = new GenerationWatcher(
       this.store,
-      () => {
-        this.reload()
+      (generation) => {
+        this.follow(generation)
       },
       options.watcher
     )
+    this.seen = this.watcher.generation
     this.reload()
   }
 
-  /** Drops cached policy and reloads the global lists and the category tables. */
+  /** Drops what the writes since the generation last seen touched (the change journal), or everything. */
+  private follow(generation: number): void {
+    const changes = this.store.changesBetween(this.seen, generation)
+    this.seen = generation
+    this.changedUsers += changes.users.size + (changes.serverDefaults ? 1 : 0)
+    if (changes.global || this.outgrown()) {
+      this.reload()
+      return
+    }
+    this.evict(changes)
+    if (changes.globalLists) this.loadGlobalLists()
+    this.refreshBeside()
+  }
+
+  /** Drops every cached snapshot and shared table, and reloads what the snapshots do not hold. */
   private reload(): void {
+    this.changedUsers = 0
     this.cache.clear()
+    this.users.clear()
     this.interner.clear()
     this.anonymous = null
     this.schedules.clear()
     this.rules.clear()
+    this.loadGlobalLists()
+    this.refreshBeside()
+  }
+
+  /** The cache entries a targeted change touched. */
+  private evict(changes: StoreChanges): void {
+    for (const user of changes.users) {
+      const snap = this.users.get(user)
+      if (snap !== undefined) {
+        snap.stale = true
+        this.users.delete(user)
+      }
+      this.interner.forgetUser(user)
+    }
+    for (const address of changes.addresses) this.cache.delete(cacheKey(address))
+    for (const id of changes.clientIds) this.cache.delete(CLIENT_ID_PREFIX + id)
+    if (changes.prefixes.length > 0) this.evictPrefixes(changes.prefixes)
+    if (changes.serverDefaults && this.anonymous !== null) {
+      this.anonymous.stale = true
+      this.anonymous = null
+    }
+  }
+
+  /**
+   * Every cached address inside a prefix whose owner changed: it may have been anonymous, or a shorter
+   * prefix's, and now be this one's (or the reverse). A walk of the cache, for changes that are rare
+   * next to those of single users.
+   */
+  private evictPrefixes(prefixes: readonly string[]): void {
+    const cidrs = prefixes.map((p) => parseCidr(p)).filter((c): c is Cidr => c !== undefined)
+    if (cidrs.length !== prefixes.length) {
+      this.cache.clear()
+      return
+    }
+    this.cache.sweep((key) => {
+      if (typeof key === 'string' && key.startsWith(CLIENT_ID_PREFIX)) return false
+      const bytes = ipBytes(typeof key === 'number' ? ipv4Text(key) : key)
+      return bytes === undefined || cidrs.some((c) => cidrContains(c, bytes))
+    })
+  }
+
+  /**
+   * Whether more users have changed since the last full reload than the cache holds. Each change may
+   * leave a policy, rules and schedules of content no snapshot has any longer in the shared tables, which
+   * only a full reload drops (they are keyed by content, not by user): bounding the changes bounds them
+   * to about the cache's size, at the cost of one full reload per that many changes.
+   */
+  private outgrown(): boolean {
+    return this.changedUsers > this.cache.limit
+  }
+
+  private loadGlobalLists(): void {
     const white = listSet(this.store.getList(null, 'white'))
     const black = listSet(this.store.getList(null, 'black'))
     this.global = { whitelist: white.set, blacklist: black.set, allowOnly: black.allowOnly }
+  }
+
+  /**
+   * What the steps read beside the snapshots, re-read on every generation change (each is cheap when
+   * unchanged): the subscriptions by difference, the category tables (a rebuild bumps the generation)
+   * and the RPZ feeds (so does a new serial).
+   */
+  private refreshBeside(): void {
     this.subscriptions.refresh(this.store)
-    // A rebuilt category database bumps the generation too, and so does a new serial of an RPZ feed.
     this.categories.refresh()
     this.feeds?.refresh?.()
   }
 
   /** The policy that applies to `address` (canonical text; see engine/net/ip.ts). */
   snapshotFor(address: string): Snapshot {
-    const cached = this.cache.get(address)
-    if (cached !== undefined) return cached
+    const key = cacheKey(address)
+    const cached = this.cache.get(key)
+    if (cached !== undefined && !cached.stale) return cached
     const userId = this.store.userForAddress(address)
     const user = userId === undefined ? undefined : this.store.getUser(userId)
-    const snap = user === undefined ? this.anonymousSnapshot() : this.userSnapshot(user)
-    this.cache.set(address, snap)
+    const snap = user === undefined ? this.anonymousCached() : this.userSnapshot(user)
+    this.cache.set(key, snap)
     return snap
   }
 
-  /** Snapshots built for the cache since this policy was made (its misses; a generation change empties it). */
+  /**
+   * Snapshots stored in the cache since this policy was made (its misses): an entry evicted by a write
+   * or by the CLOCK hand counts again when it is stored again.
+   */
   get snapshotsBuilt(): number {
     return this.cache.stored
   }
@@ -272,7 +378,7 @@ export class Policy {
   snapshotForClientId(clientId: string): Snapshot | undefined {
     const key = CLIENT_ID_PREFIX + clientId
     const cached = this.cache.get(key)
-    if (cached !== undefined) return cached
+    if (cached !== undefined && !cached.stale) return cached
     const userId = this.store.userForClientId(clientId)
     const user = userId === undefined ? undefined : this.store.getUser(userId)
     if (user === undefined) return undefined
@@ -293,7 +399,12 @@ export class Policy {
     return this.userSnapshot(user)
   }
 
-  private userSnapshot(user: UserRecord): Snapshot {
+  /**
+   * `user`'s snapshot as just read: the one its other addresses share when its policy is the same, else
+   * a new one, and the one held is marked stale (the record changed and the watcher has not yet said so:
+   * its other addresses read it afresh too).
+   */
+  private userSnapshot(user: UserRecord): CachedSnapshot {
     const content = {
       enabled: user.status === 'enabled',
       safesearch: user.safesearch === 'on',
@@ -301,7 +412,26 @@ export class Policy {
       filter: user.filter,
       scheduled: this.rules.part(user.schedules, this.timeZone)
     }
-    return { user: user.name, policy: this.interner.policyOf(user.name, content, () => this.ownLists(user.name)) }
+    const policy = this.interner.policyOf(user.name, content, () => this.ownLists(user.name))
+    const held = this.users.get(user.name)
+    if (held !== undefined) {
+      if (held.policy === policy) return held
+      held.stale = true
+    }
+    const snap = new CachedSnapshot(user.name, policy)
+    if (this.users.size >= 2 * this.cache.limit) this.keepUsers()
+    this.users.set(user.name, snap)
+    return snap
+  }
+
+  /**
+   * Keeps only the users the cache still references: a user whose addresses the CLOCK hand evicted
+   * needs no entry (nothing cached can go stale). A walk of the cache, at most once per `limit` new users.
+   */
+  private keepUsers(): void {
+    const kept = new Map<string, CachedSnapshot>()
+    for (const snap of this.cache.entries()) if (snap.user !== null && !snap.stale) kept.set(snap.user, snap)
+    this.users = kept
   }
 
   private ownLists(user: string): OwnLists {
@@ -317,6 +447,10 @@ export class Policy {
 
   /** The server defaults of `/config/`: what an address no user owns gets. */
   anonymousSnapshot(): Snapshot {
+    return this.anonymousCached()
+  }
+
+  private anonymousCached(): CachedSnapshot {
     if (this.anonymous !== null) return this.anonymous
     const d = this.store.getServerDefaults()
     const policy = this.interner.policy({
@@ -326,7 +460,7 @@ export class Policy {
       filter: d.filter,
       scheduled: this.rules.part(d.schedules, this.timeZone)
     })
-    this.anonymous = { user: null, policy }
+    this.anonymous = new CachedSnapshot(null, policy)
     return this.anonymous
   }
 

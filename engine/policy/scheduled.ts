@@ -13,9 +13,12 @@
 import type { SuffixKeys } from '../names/index.js'
 import type { ScheduleBoard, ScheduleEntry, ScheduledRule } from '../schedule/index.js'
 import type { Reason, Verdict } from './index.js'
+import { NO_NAMES } from './shared-policy.js'
 
 /** A rule compiled for the policy: its schedule's entry on the board and its sets. Shared, immutable. */
 export interface CompiledRule {
+  /** Its number in the compiler that made it (a part's key is its rules' numbers). */
+  readonly id: number
   readonly name: string
   readonly entry: ScheduleEntry
   readonly whitelist: ReadonlySet<string>
@@ -46,14 +49,19 @@ const BEFORE_CATEGORIES: ReadonlySet<Reason> = new Set([
   'safevideo'
 ])
 
+const NO_CATEGORIES: ReadonlySet<number> = new Set()
+
 /**
- * Compiles rules against a board, sharing equal rules and equal rule lists between users (a policy
- * generation's worth: drop it with the board's `clear`).
+ * Compiles rules against a board, sharing equal rules and equal rule lists between users (keyed by
+ * content, so they stay right across writes; drop it with the board's `clear`).
  */
 export class RuleCompiler {
   private readonly board: ScheduleBoard
+  /** Compiled rules by content. */
   private readonly rules = new Map<string, CompiledRule>()
   private readonly parts = new Map<string, ScheduledPart>()
+  /** Rules' category Sets by content: most users' rules block the same few categories. */
+  private readonly filters = new Map<string, ReadonlySet<number>>()
 
   constructor(board: ScheduleBoard) {
     this.board = board
@@ -62,10 +70,13 @@ export class RuleCompiler {
   /** The part for `rules` (none when empty); a rule without a zone takes `defaultZone` (`stats.timezone`). */
   part(rules: readonly ScheduledRule[] | undefined, defaultZone: string): ScheduledPart | undefined {
     if (rules === undefined || rules.length === 0) return undefined
-    const key = `${defaultZone}|${JSON.stringify(rules)}`
+    // Keyed by the compiled rules' numbers, not the rules' text again: a user with a schedule of its own
+    // would otherwise hold its rules' JSON twice.
+    const compiled = rules.map((r) => this.rule(r, defaultZone))
+    const key = compiled.map((c) => c.id).join(',')
     let part = this.parts.get(key)
     if (part === undefined) {
-      part = new ScheduledPart(rules.map((r) => this.rule(r, defaultZone)))
+      part = new ScheduledPart(compiled)
       this.parts.set(key, part)
     }
     return part
@@ -74,24 +85,44 @@ export class RuleCompiler {
   clear(): void {
     this.rules.clear()
     this.parts.clear()
+    this.filters.clear()
   }
 
   private rule(r: ScheduledRule, defaultZone: string): CompiledRule {
     const zone = r.timezone ?? defaultZone
-    const key = `${zone}|${JSON.stringify(r)}`
+    // One flat string (a template literal would keep a rope of its parts beside the flattened key).
+    const key = JSON.stringify([zone, r])
     let c = this.rules.get(key)
     if (c === undefined) {
       c = {
+        id: this.rules.size + 1,
         name: r.name,
         entry: this.board.entry(zone, r.windows),
-        whitelist: new Set(r.whitelist ?? []),
-        blacklist: new Set(r.blacklist ?? []),
+        whitelist: this.names(r.whitelist),
+        blacklist: this.names(r.blacklist),
         allowOnly: r.allowonly === true,
-        filter: new Set(r.filter ?? [])
+        filter: this.categories(r.filter)
       }
       this.rules.set(key, c)
     }
     return c
+  }
+
+  /**
+   * A rule's names as a Set, the one empty Set when none (most rules have only categories). Lists are not
+   * interned: their key would be a second copy of every name.
+   */
+  private names(list: readonly string[] | undefined): ReadonlySet<string> {
+    return list === undefined || list.length === 0 ? NO_NAMES : new Set(list)
+  }
+
+  /** A rule's categories as a Set, shared with every rule blocking the same ones. */
+  private categories(list: readonly number[] | undefined): ReadonlySet<number> {
+    if (list === undefined || list.length === 0) return NO_CATEGORIES
+    const key = [...new Set(list)].sort((a, b) => a - b).join(',')
+    let set = this.filters.get(key)
+    if (set === undefined) this.filters.set(key, (set = new Set(list)))
+    return set
   }
 }
 
@@ -114,8 +145,6 @@ function decided(out: Verdict, r: CompiledRule, action: Verdict['action'], reaso
   return true
 }
 
-const NO_CATEGORIES: ReadonlySet<number> = new Set()
-
 export class ScheduledPart {
   readonly rules: readonly CompiledRule[]
   /** Whether any rule has list entries or allow-only mode (then every name may be touched). */
@@ -136,9 +165,13 @@ export class ScheduledPart {
   constructor(rules: readonly CompiledRule[]) {
     this.rules = rules
     this.hasLists = rules.some((r) => r.allowOnly || r.whitelist.size > 0 || r.blacklist.size > 0)
-    const cats = new Set<number>()
-    for (const r of rules) for (const c of r.filter) cats.add(c)
-    this.anyFilter = cats
+    // One rule (the usual case): its own Set, not a copy.
+    if (rules.length === 1) this.anyFilter = rules[0]!.filter
+    else {
+      const cats = new Set<number>()
+      for (const r of rules) for (const c of r.filter) cats.add(c)
+      this.anyFilter = cats
+    }
   }
 
   /** Brings the open state to the board's `epoch`. */

@@ -48,11 +48,12 @@ const isEmpty = (lists: OwnLists): boolean =>
   lists.whitelist.size === 0 && lists.blacklist.size === 0 && !lists.allowOnly
 
 /**
- * Interns SharedPolicy objects for one policy generation (drop it all with `clear` when the store's
- * generation moves). A policy without lists of its own is keyed by its content (the rule part by identity);
- * one with lists is its user's alone, kept by user name so that each of the user's addresses references
- * the one read. Filter sets are interned by content under both. The tables grow with the distinct policies
- * and the users with lists seen in a generation, not with addresses.
+ * Interns SharedPolicy objects. A policy without lists of its own is keyed by its content (the rule part
+ * by identity), so it stays right across store writes; one with lists is its user's alone, kept by user
+ * name so that each of the user's addresses references the one read, and forgotten (`forgetUser`) when a
+ * write touches that user. Filter sets are interned by content under both. The tables grow with the
+ * distinct policies and the users with lists seen, not with addresses; the policy drops them all
+ * (`clear`) on a global change, or when they outgrow its cache (engine/policy/index.ts).
  */
 export class PolicyInterner {
   private readonly policies = new Map<string, SharedPolicy>()
@@ -80,6 +81,11 @@ export class PolicyInterner {
     let p = this.policies.get(key)
     if (p === undefined) this.policies.set(key, (p = this.make(content, NO_LISTS, filter.set)))
     return p
+  }
+
+  /** Forgets `user`'s own lists: the next `policyOf` reads them again. */
+  forgetUser(user: string): void {
+    this.owned.delete(user)
   }
 
   clear(): void {

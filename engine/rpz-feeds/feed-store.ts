@@ -107,7 +107,7 @@ export class FeedStoreWriter {
         // Only an expired feed stops being enforced: a process that has not loaded the feed yet (a
         // restart while the primary is away) keeps the copy the store holds until the feed's expire.
         if (held !== undefined && report.state === 'expired')
-          await this.store.write((w) => w.putMeta(POINTER_PREFIX + zone, undefined))
+          await this.store.write((w) => w.putMeta(POINTER_PREFIX + zone, undefined, 'no-snapshot'))
       } else if (change === 'whole' && held?.serial === feed.serial && !this.stale.has(zone)) {
         // The serial the store enforces, transferred whole again (each start of the following process
         // takes an AXFR): the same zone, so nothing is written and no reader drops its caches.
@@ -143,7 +143,7 @@ export class FeedStoreWriter {
     }
     await flush()
     const pointer: FeedPointer = { version, serial: feed.serial, clientIps: clientIpsOf(feed) }
-    await this.store.write((w) => w.putMeta(POINTER_PREFIX + zone, pointer))
+    await this.store.write((w) => w.putMeta(POINTER_PREFIX + zone, pointer, 'no-snapshot'))
     if (version > 2) await this.removeVersion(zone, version - 2)
   }
 
@@ -162,7 +162,7 @@ export class FeedStoreWriter {
         if (triggers === undefined) this.table.removeSync([zone, version, owner])
         else this.table.putSync([zone, version, owner], triggers)
       }
-      w.putMeta(POINTER_PREFIX + zone, pointer)
+      w.putMeta(POINTER_PREFIX + zone, pointer, 'no-snapshot')
     })
   }
 

@@ -25,10 +25,11 @@ export class ScheduleEntry {
   next = 0
   /** When the current state began (as far as laid out). */
   since = 0
-  // The laid-out states as two flat arrays (a switch reads two numbers, and 100,000 schedules' states
-  // are 200,000 arrays rather than millions of objects): each state's open window (-1 closed) and end.
-  private windows: Int16Array = new Int16Array(0)
-  private ends: Float64Array = new Float64Array(0)
+  // The laid-out states in one flat array of unboxed doubles, two numbers a state: its open window (-1
+  // closed) and its end. A switch reads two numbers, and 100,000 schedules' states are 100,000 arrays
+  // rather than millions of objects. Not typed arrays: two of them (each with its ArrayBuffer and an
+  // off-heap store) cost three times the bytes of one plain array for a schedule's dozen states.
+  private laid: number[] = []
   private index = 0
 
   constructor(schedule: CompiledSchedule, now: number) {
@@ -51,21 +52,21 @@ export class ScheduleEntry {
   step(now: number): void {
     while (now >= this.next) {
       const i = this.index + 1
-      if (i >= this.ends.length) {
+      if (2 * i >= this.laid.length) {
         this.layOut(now)
         return
       }
       this.index = i
       this.since = this.next
-      this.window = this.windows[i]!
+      this.window = this.laid[2 * i]!
       this.open = this.window >= 0
-      this.next = this.ends[i]!
+      this.next = this.laid[2 * i + 1]!
     }
   }
 
   /** Boundaries laid out beyond `next`. */
   get ahead(): number {
-    return this.ends.length - 1 - this.index
+    return this.laid.length / 2 - 1 - this.index
   }
 
   /** Lays the states out again from `now`, keeping the current one; false when `now` is no longer in it. */
@@ -79,8 +80,10 @@ export class ScheduleEntry {
   }
 
   private keep(states: readonly ScheduleAt[]): void {
-    this.windows = Int16Array.from(states, (s) => (s.open ? s.window : -1))
-    this.ends = Float64Array.from(states, (s) => s.next)
+    const laid: number[] = []
+    for (const s of states) laid.push(s.open ? s.window : -1, s.next)
+    // A copy of exactly its length: the pushes leave spare capacity.
+    this.laid = laid.slice()
     this.index = 0
   }
 }
@@ -126,7 +129,8 @@ export class ScheduleBoard {
 
   /** The entry for a zone and windows (validated), compiled on first use. */
   entry(timeZone: string, windows: readonly ScheduleWindow[]): ScheduleEntry {
-    const key = `${timeZone}|${JSON.stringify(windows)}`
+    // One flat string (a template literal would keep a rope of its parts beside the flattened key).
+    const key = JSON.stringify([timeZone, windows])
     let e = this.entries.get(key)
     if (e === undefined) {
       const now = this.clock()

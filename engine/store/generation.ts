@@ -1,8 +1,10 @@
 /**
  * Following the store's generation. Every `Store.write` bumps it (and so does a category database
  * build), and every reader that caches something derived from the store (per-address policy,
- * verified client secrets, the active category tables) drops it when the generation moves. This is
- * the one place that says how soon: within GENERATION_CHECK_MS of a write, every reader enforces it.
+ * verified client secrets, the active category tables) drops it when the generation moves: all of it,
+ * or, for the per-address policy, what the change journal says the writes touched
+ * (engine/store/journal.ts, `Store.changesBetween`). This is the one place that says how soon: within
+ * GENERATION_CHECK_MS of a write, every reader enforces it.
  *
  * Reading the generation is an LMDB read, and lmdb-js renews its read transaction for it and
  * schedules a timer to reset it: measured in the categorization API, a read every millisecond was

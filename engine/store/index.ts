@@ -43,6 +43,7 @@ import {
   type UserRecord
 } from './types.js'
 import { writeLocal, writeRemote, type WriteTarget } from './writer.js'
+import { readChanges, type StoreChanges } from './journal.js'
 
 export { GenerationWatcher, GENERATION_CHECK_MS, type GenerationWatcherOptions } from './generation.js'
 export {
@@ -66,6 +67,7 @@ export {
   type UserRecord
 } from './types.js'
 export type { ReplicaStore } from './replica.js'
+export { JOURNAL_GENERATIONS, type MetaReach, type StoreChanges } from './journal.js'
 export { ClientIdMemory, CLIENT_ID_MEMORY_DIR } from './client-id-memory.js'
 
 /** How long `readSnapshot()` keeps one read transaction. */
@@ -159,6 +161,14 @@ export class Store implements ReplicaStore {
   /** The policy generation: bumped by every write; readers drop cached policy when it moves. */
   generation(): number {
     return generationOf(this.dbs.meta)
+  }
+
+  /**
+   * What the writes of generations (from, to] touched, from the change journal (engine/store/journal.ts);
+   * `global` when the journal no longer holds one of them or one was global.
+   */
+  changesBetween(from: number, to: number): StoreChanges {
+    return readChanges(this.dbs.meta, from, to)
   }
 
   getMeta(key: string): unknown {

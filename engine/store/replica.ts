@@ -23,6 +23,7 @@ import type { Database, RootDatabase } from 'lmdb'
 import { EngineError } from '../errors.js'
 import type { DbName, PolicyDb, ReplicaPosition, StoreOp } from './types.js'
 import { commitFailure } from './commit-failure.js'
+import { globalEntry, journalGeneration, TouchRecorder } from './journal.js'
 
 export const META_POSITION = 'replica'
 export const META_STATE = 'replica.state'
@@ -83,13 +84,15 @@ export function generationOf(meta: Database): number {
 }
 
 /**
- * Bumps the generation inside a write transaction. `audit`: 'none' for a store that follows nothing;
+ * Bumps the generation inside a write transaction, journaling what the write touched (`touched`;
+ * none: global, engine/store/journal.ts). `audit`: 'none' for a store that follows nothing;
  * 'keep' for a legitimate write of a replica, which moves `replica.generation` along only where it
  * was in step (a foreign bump stays visible); 'reset' once the replica holds Redis's state whole.
  */
-export function bumpGeneration(meta: Database, audit: 'none' | 'keep' | 'reset'): void {
+export function bumpGeneration(meta: Database, audit: 'none' | 'keep' | 'reset', touched?: TouchRecorder): void {
   const g = generationOf(meta)
   meta.putSync('generation', g + 1)
+  journalGeneration(meta, g + 1, touched === undefined ? globalEntry() : touched.entry())
   if (audit === 'none') return
   const held: unknown = meta.get(META_GENERATION)
   if (audit === 'reset' || held === undefined || held === g) meta.putSync(META_GENERATION, g + 1)
@@ -145,8 +148,7 @@ export class LmdbReplica {
     // Not waiting for the fsync: the records and their position commit together, so a crash loses
     // at most the last few applied batches with their position, and they are read again from Redis.
     await this.apply(false, (meta) => {
-      this.put(ops)
-      bumpGeneration(meta, 'keep')
+      bumpGeneration(meta, 'keep', this.put(ops))
       meta.putSync(META_POSITION, position)
     })
   }
@@ -163,21 +165,24 @@ export class LmdbReplica {
     let skipped = 0
     await this.apply(false, (meta) => {
       // HSCAN may return a key twice, and a replica bootstrapped in place holds most keys already.
+      const touched = new TouchRecorder()
       for (const [db, key, value] of copies) {
         const d = this.dbs[db]
         if (isDeepStrictEqual(d.get(key), value)) skipped++
-        else d.putSync(key, value)
+        else {
+          d.putSync(key, value)
+          touched.op(db, key)
+        }
       }
-      this.put(changes)
-      bumpGeneration(meta, 'keep')
+      this.put(changes, touched)
+      bumpGeneration(meta, 'keep', touched)
     })
     return skipped
   }
 
   async applyBootstrap(ops: readonly StoreOp[]): Promise<void> {
     await this.apply(false, (meta) => {
-      this.put(ops)
-      bumpGeneration(meta, 'keep')
+      bumpGeneration(meta, 'keep', this.put(ops))
     })
   }
 
@@ -207,12 +212,15 @@ export class LmdbReplica {
     return true
   }
 
-  private put(ops: readonly StoreOp[]): void {
+  /** Applies `ops`, recording each key in `touched` (a new recorder when not given), which it returns. */
+  private put(ops: readonly StoreOp[], touched = new TouchRecorder()): TouchRecorder {
     for (const [db, key, value] of ops) {
       const d = this.dbs[db]
+      touched.op(db, key)
       if (value === undefined || value === null) d.removeSync(key)
       else d.putSync(key, value)
     }
+    return touched
   }
 
   private async apply(durable: boolean, fn: (meta: Database) => void): Promise<void> {

@@ -4,6 +4,7 @@
  */
 import type { ScheduledRule } from '../schedule/index.js'
 import type { Store } from './index.js'
+import type { MetaReach } from './journal.js'
 
 export type OnOff = 'on' | 'off'
 
@@ -126,8 +127,12 @@ export interface StoreWriter {
   /** A management API client (`filterd api-client`); `client.id` is the bare id. */
   putApiClient(client: ClientRecord): void
   deleteApiClient(id: string): boolean
-  /** A value in `meta` other than the generation (e.g. the active category database version). */
-  putMeta(key: string, value: unknown): void
+  /**
+   * A value in `meta` other than the generation (e.g. the active category database version). `reach`
+   * says whether a per-address policy snapshot may hold it (engine/store/journal.ts); by default it
+   * may, and every reader drops all its snapshots.
+   */
+  putMeta(key: string, value: unknown, reach?: MetaReach): void
 }
 
 /** One physical change to a policy database: `value` undefined deletes the key. */

@@ -28,6 +28,7 @@ import {
 } from './types.js'
 import type { Store } from './index.js'
 import { commitFailure } from './commit-failure.js'
+import { TouchRecorder } from './journal.js'
 
 /** What a writer reads and changes: one LMDB table each, every change optionally recorded. */
 interface WriterTables {
@@ -36,16 +37,21 @@ interface WriterTables {
   remove(db: PolicyDb, key: string): boolean
 }
 
-/** The tables of `dbs`; each put and remove pushed onto `recording` when given. */
-function lmdbTables(dbs: Record<DbName, Database>, recording?: StoreOp[]): WriterTables {
+/**
+ * The tables of `dbs`; each put and remove pushed onto `recording` when given, and its key noted in
+ * `touched` (the change journal, engine/store/journal.ts: what readers' caches must drop).
+ */
+function lmdbTables(dbs: Record<DbName, Database>, touched: TouchRecorder, recording?: StoreOp[]): WriterTables {
   return {
     get: (db, key): unknown => dbs[db].get(key),
     put: (db, key, value) => {
       recording?.push([db, key, value])
+      touched.op(db, key)
       dbs[db].putSync(key, value)
     },
     remove: (db, key) => {
       recording?.push([db, key])
+      touched.op(db, key)
       return dbs[db].removeSync(key)
     }
   }
@@ -100,7 +106,7 @@ function setClientIds(
 }
 
 /** The writer a `Store.write` callback gets. */
-function createWriter(store: Store, t: WriterTables, meta: Database): StoreWriter {
+function createWriter(store: Store, t: WriterTables, meta: Database, touched: TouchRecorder): StoreWriter {
   const owner = (a: string): string | undefined => t.get('ips', addressKey(a)) as string | undefined
   return {
     store,
@@ -155,8 +161,9 @@ function createWriter(store: Store, t: WriterTables, meta: Database): StoreWrite
     deleteApiClient(id) {
       return t.remove('clients', API_CLIENT_PREFIX + id)
     },
-    putMeta(key, value) {
+    putMeta(key, value, reach = 'every-snapshot') {
       if (key === 'generation') throw new Error('the generation is bumped by write() itself')
+      touched.meta(reach)
       meta.putSync(key, value)
     }
   }
@@ -182,10 +189,13 @@ export async function writeLocal<T>(target: WriteTarget, fn: (w: StoreWriter) =>
       // Read inside the write transaction: a follower that marks the store first is seen here.
       const follows = followsSharedStore(dbs.meta)
       const recorded: StoreOp[] = []
-      const r = fn(createWriter(target.store, lmdbTables(dbs, follows ? recorded : undefined), dbs.meta))
+      const touched = new TouchRecorder()
+      const r = fn(
+        createWriter(target.store, lmdbTables(dbs, touched, follows ? recorded : undefined), dbs.meta, touched)
+      )
       if (recorded.length > 0)
         throw followsRedisError(target.path, dbs.meta.get(META_FOLLOWS) as FollowerMark | undefined)
-      bumpGeneration(dbs.meta, follows ? 'keep' : 'none')
+      bumpGeneration(dbs.meta, follows ? 'keep' : 'none', touched)
       return r
     })
     await target.root.flushed
@@ -215,9 +225,11 @@ export async function writeRemote<T>(target: WriteTarget, fn: (w: StoreWriter) =
     try {
       target.root.transactionSync(() => {
         basis = (dbs.meta.get('replica') as ReplicaPosition | undefined)?.seq ?? 0
-        result = fn(createWriter(target.store, lmdbTables(dbs, ops), dbs.meta))
+        // The policy changes are journaled when the follower applies them (engine/store/replica.ts).
+        const touched = new TouchRecorder()
+        result = fn(createWriter(target.store, lmdbTables(dbs, touched, ops), dbs.meta, touched))
         if (ops.length > 0) throw ROLLBACK
-        bumpGeneration(dbs.meta, followsSharedStore(dbs.meta) ? 'keep' : 'none')
+        bumpGeneration(dbs.meta, followsSharedStore(dbs.meta) ? 'keep' : 'none', touched)
       })
     } catch (err) {
       if (err !== ROLLBACK) throw err
