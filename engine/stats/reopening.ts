@@ -36,6 +36,16 @@ export function isInvalidated(err: unknown): boolean {
   return err instanceof Error && (INVALIDATED.test(err.message) || isInvalidated(err.cause))
 }
 
+/** True when DuckDB refuses a statement on `db` because it invalidated the database. */
+async function invalidated(db: StatsDb): Promise<boolean> {
+  return await db
+    .read((c) => c.run('SELECT 1'))
+    .then(
+      () => false,
+      (err: unknown) => isInvalidated(err)
+    )
+}
+
 /** The delay before the next open after `failures` failed ones: doubling from `firstRetryMs`, capped at `maxRetryMs`. */
 function reopenBackoff(hooks: ReopenHooks): (failures: number) => number {
   // The `stats.reopen-ms` failpoint: every retry after that many ms (tests, which cannot wait a minute).
@@ -77,6 +87,9 @@ export function openReopeningStatsDb(
     timer.unref()
   }
   const attempt = async (): Promise<void> => {
+    // Never two instances of the file at once: DuckDB does not stop a second open in the same process,
+    // and the one given up, still running work queued before its outage, would write beside the new one.
+    await Promise.all(closing)
     if (closed) return
     const db = openStatsDb(path, options)
     inner = db
@@ -104,14 +117,18 @@ export function openReopeningStatsDb(
       throw new EngineError('ENGINE_STATS_UNAVAILABLE', `the statistics store is unavailable: ${reason ?? 'opening'}`)
     return inner
   }
-  /** `call` on the store now open; an invalidation closes it, schedules the reopen and says so. */
+  /**
+   * `call` on the store now open; an invalidation of that store closes it, schedules the reopen and says
+   * so. The error alone does not tell which instance it came from (work begun on the instance given up
+   * may end in a call on this one), so the store is asked itself.
+   */
   const using = async <T>(call: (db: StatsDb) => Promise<T>): Promise<T> => {
     await ready
     const db = current()
     try {
       return await call(db)
     } catch (err) {
-      if (!isInvalidated(err)) throw err
+      if (!isInvalidated(err) || !(await invalidated(db))) throw err
       giveUp(db, (err as Error).message)
       throw new EngineError('ENGINE_STATS_UNAVAILABLE', `the statistics store is unavailable: ${reason!}`, {
         cause: err
