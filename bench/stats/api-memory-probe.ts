@@ -71,7 +71,7 @@ function traceStatements(out: string, tags: () => Promise<Record<string, number>
   const MiB = 1024 * 1024
   setInterval(() => {
     void tags()
-      .catch(() => ({}) as Record<string, number>)
+      .catch(() => ({}))
       .then((t) => {
         const big = Object.entries(t)
           .filter(([, v]) => v >= 8 * MiB)
