@@ -70,7 +70,9 @@ export function openReopeningStatsDb(
   let failures = 0
   let timer: NodeJS.Timeout | undefined
   let closed = false
-  // Closes of given-up instances, awaited by `close` (their files must be shut before, say, an unmount).
+  // Closes of given-up instances, awaited by `close` (their files must be shut before, say, an unmount) and
+  // by the next open: never two instances of the file at once (DuckDB does not stop a second open in one
+  // process, and the one given up, ending work begun before its outage, would write beside the new one).
   const closing = new Set<Promise<void>>()
 
   const giveUp = (db: StatsDb, why: string): void => {
@@ -87,8 +89,6 @@ export function openReopeningStatsDb(
     timer.unref()
   }
   const attempt = async (): Promise<void> => {
-    // Never two instances of the file at once: DuckDB does not stop a second open in the same process,
-    // and the one given up, still running work queued before its outage, would write beside the new one.
     await Promise.all(closing)
     if (closed) return
     const db = openStatsDb(path, options)
@@ -99,10 +99,7 @@ export function openReopeningStatsDb(
       giveUp(db, (err as Error).message)
       return
     }
-    if (closed) {
-      await db.close()
-      return
-    }
+    if (closed) return await db.close()
     failures = 0
     if (reason !== undefined) {
       reason = undefined
@@ -117,11 +114,8 @@ export function openReopeningStatsDb(
       throw new EngineError('ENGINE_STATS_UNAVAILABLE', `the statistics store is unavailable: ${reason ?? 'opening'}`)
     return inner
   }
-  /**
-   * `call` on the store now open; an invalidation of that store closes it, schedules the reopen and says
-   * so. The error alone does not tell which instance it came from (work begun on the instance given up
-   * may end in a call on this one), so the store is asked itself.
-   */
+  // `call` on the store now open; its invalidation closes it and schedules the reopen. The store itself is
+  // asked: work begun on an instance given up may end (and fail) in a call on this one.
   const using = async <T>(call: (db: StatsDb) => Promise<T>): Promise<T> => {
     await ready
     const db = current()
