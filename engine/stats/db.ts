@@ -84,14 +84,15 @@ export interface StatsDb {
   readonly file: string
   /** Resolves once the database is open and its schema made; rejects with ENGINE_STORE_OPEN. */
   readonly ready: Promise<void>
-  /** Runs `fn` on a connection of its own (reports); the connection is closed after. */
+  /** Runs `fn` on a connection of its own (reports); the connection is closed after; `close` interrupts it and waits for it. */
   read<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
   /** Runs `fn` on the writer connection, after every write already queued (one writer at a time). */
   write<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
   /**
    * Runs `fn` on `c`, a connection of this store (from `background`), in the write queue like `write`:
    * for a write that needs that connection's temporary tables (the importer's stage, read beside the
-   * writer while the batch before it writes). Writes stay one at a time.
+   * writer while the batch before it writes). Writes stay one at a time. A connection this store did not
+   * lend, or lent and took back, is refused (ENGINE_STORE_OPEN).
    */
   writeOn<T>(c: DuckDBConnection, fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
   /**
@@ -296,12 +297,18 @@ async function openInstance(file: string, options: StatsDbOptions): Promise<Duck
 }
 
 /**
- * Background work (StatsDb.background): each run's connection, interrupted at close, and its promise, awaited
- * then. A run that fails once the close interrupted it fails with ENGINE_STORE_OPEN (the store is closed), the
- * code its caller tells apart from a failure of the work, since DuckDB's own interruption error has no code.
+ * The connections a store lent out (StatsDb.read, StatsDb.background), each run's promise, interrupted and
+ * awaited at close: DuckDB keeps a database open while any of its connections is, and one still open after
+ * `close` is a second instance of the file beside the next open (the api role opens it again after an
+ * invalidation, engine/stats/reopening.ts), whose own checkpoint at its end writes its older view into the
+ * file and deletes the newer instance's write-ahead log. A run that fails once the close interrupted it
+ * fails with ENGINE_STORE_OPEN (the store is closed), the code its caller tells apart from a failure of the
+ * work, since DuckDB's own interruption error has no code.
  */
-function backgroundWork(): {
+function lentConnections(): {
   run<T>(c: DuckDBConnection, fn: (c: DuckDBConnection) => Promise<T>): Promise<T>
+  /** True when `c` is one of the connections lent now. */
+  owns(c: DuckDBConnection): boolean
   interruptAll(): Promise<void>
 } {
   const running = new Map<Promise<unknown>, DuckDBConnection>()
@@ -311,9 +318,13 @@ function backgroundWork(): {
       const p = fn(c)
         .catch((err: unknown) => {
           if (!interrupted) throw err
-          throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store closed during background work', {
-            cause: err
-          })
+          throw new EngineError(
+            'ENGINE_STORE_OPEN',
+            'the statistics store closed while a connection of it was in use',
+            {
+              cause: err
+            }
+          )
         })
         .finally(() => {
           running.delete(p)
@@ -322,6 +333,7 @@ function backgroundWork(): {
       running.set(p, c)
       return p
     },
+    owns: (c) => [...running.values()].includes(c),
     async interruptAll() {
       interrupted = true
       for (const c of running.values()) c.interrupt()
@@ -373,11 +385,15 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
   let chain: Promise<unknown> = ready
   let closed = false
   let closing = false
-  const background = backgroundWork()
+  const lent = lentConnections()
   // The write queue: one write at a time, on the writer connection or the one given.
   const enqueue = <T>(c: DuckDBConnection | undefined, fn: (c: DuckDBConnection) => Promise<T>): Promise<T> => {
     const p = chain.then(() => {
       if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
+      // A connection of another instance of the file (one given up since, the importer's stage read on
+      // it): its write would go to that instance, beside this one's writer.
+      if (c !== undefined && !lent.owns(c))
+        throw new EngineError('ENGINE_STORE_OPEN', 'a write on a connection this statistics store did not lend')
       prioritize()
       return fn(c ?? writer!)
     })
@@ -391,20 +407,15 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
     retention: options.retention ?? DEFAULT_RETENTION,
     async read(fn) {
       await ready
-      if (closed) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
+      if (closed || closing) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
       prioritize()
-      const c = await instance!.connect()
-      try {
-        return await fn(c)
-      } finally {
-        c.closeSync()
-      }
+      return await lent.run(await instance!.connect(), fn)
     },
     async background(fn) {
       await ready
       if (closed || closing) throw new EngineError('ENGINE_STORE_OPEN', 'the statistics store is closed')
       prioritize()
-      return await background.run(await instance!.connect(), fn)
+      return await lent.run(await instance!.connect(), fn)
     },
     write: (fn) => enqueue(undefined, fn),
     writeOn: enqueue,
@@ -412,7 +423,7 @@ export function openStatsDb(path: string, options: StatsDbOptions = {}): StatsDb
     async close() {
       if (closed || closing) return
       closing = true
-      await background.interruptAll()
+      await lent.interruptAll()
       await chain.catch(() => {})
       closed = true
       if (writer !== undefined) {

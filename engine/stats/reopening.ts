@@ -36,6 +36,16 @@ export function isInvalidated(err: unknown): boolean {
   return err instanceof Error && (INVALIDATED.test(err.message) || isInvalidated(err.cause))
 }
 
+/** True when DuckDB refuses a statement on `db` because it invalidated the database. */
+async function invalidated(db: StatsDb): Promise<boolean> {
+  return await db
+    .read((c) => c.run('SELECT 1'))
+    .then(
+      () => false,
+      (err: unknown) => isInvalidated(err)
+    )
+}
+
 /**
  * The delay before the next open after `failures` failed ones: doubling from `firstRetryMs`, capped at
  * `maxRetryMs` (also the ClickHouse store's schema retries, engine/clickhouse/reading.ts).
@@ -63,7 +73,9 @@ export function openReopeningStatsDb(
   let failures = 0
   let timer: NodeJS.Timeout | undefined
   let closed = false
-  // Closes of given-up instances, awaited by `close` (their files must be shut before, say, an unmount).
+  // Closes of given-up instances, awaited by `close` (their files must be shut before, say, an unmount) and
+  // by the next open: never two instances of the file at once (DuckDB does not stop a second open in one
+  // process, and the one given up, ending work begun before its outage, would write beside the new one).
   const closing = new Set<Promise<void>>()
 
   const giveUp = (db: StatsDb, why: string): void => {
@@ -80,6 +92,7 @@ export function openReopeningStatsDb(
     timer.unref()
   }
   const attempt = async (): Promise<void> => {
+    await Promise.all(closing)
     if (closed) return
     const db = openStatsDb(path, options)
     inner = db
@@ -89,10 +102,7 @@ export function openReopeningStatsDb(
       giveUp(db, (err as Error).message)
       return
     }
-    if (closed) {
-      await db.close()
-      return
-    }
+    if (closed) return await db.close()
     failures = 0
     if (reason !== undefined) {
       reason = undefined
@@ -107,14 +117,15 @@ export function openReopeningStatsDb(
       throw new EngineError('ENGINE_STATS_UNAVAILABLE', `the statistics store is unavailable: ${reason ?? 'opening'}`)
     return inner
   }
-  /** `call` on the store now open; an invalidation closes it, schedules the reopen and says so. */
+  // `call` on the store now open; its invalidation closes it and schedules the reopen. The store itself is
+  // asked: work begun on an instance given up may end (and fail) in a call on this one.
   const using = async <T>(call: (db: StatsDb) => Promise<T>): Promise<T> => {
     await ready
     const db = current()
     try {
       return await call(db)
     } catch (err) {
-      if (!isInvalidated(err)) throw err
+      if (!isInvalidated(err) || !(await invalidated(db))) throw err
       giveUp(db, (err as Error).message)
       throw new EngineError('ENGINE_STATS_UNAVAILABLE', `the statistics store is unavailable: ${reason!}`, {
         cause: err
