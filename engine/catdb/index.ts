@@ -20,6 +20,7 @@ import { HostKeys, type SuffixKeys } from '../names/index.js'
 import { ABSENT, KeyTable } from './key-table.js'
 import type { Store } from '../store/index.js'
 export { buildCategoryDb } from './build.js'
+export { ABSENT, KeyTable } from './key-table.js'
 export { type SnapshotManifest, publishSnapshot, readManifest, readSnapshotFile } from './snapshot.js'
 
 export const META_ACTIVE = 'catdb.active'
