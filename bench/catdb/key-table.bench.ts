@@ -1,5 +1,5 @@
 /**
- * The category caches' lookup: the typed-array KeyTable (engine/catdb/key-table.ts) against the Map
+ * The category caches' lookup: the typed-array KeyTable (engine/names/key-table.ts) against the Map
  * it replaced, both holding `count` names and asked for every one of them in turn, each time with a
  * fresh key string made from bytes (as the DNS path makes it from the query). The ceiling is making
  * the key string alone.
@@ -7,7 +7,7 @@
  *   node dist/bench/catdb/key-table.bench.js [count=100000]
  */
 import { Bench } from 'tinybench'
-import { ABSENT, KeyTable } from '../../engine/catdb/key-table.js'
+import { ABSENT, KeyTable } from '../../engine/names/key-table.js'
 
 const count = Number(process.argv[2] ?? 100_000)
 const names = Array.from({ length: count }, (_, i) => `${i % 3 === 0 ? 'www.' : ''}site${i}.example${i % 5}.com`)

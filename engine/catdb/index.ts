@@ -17,10 +17,9 @@
  */
 import type { Database, Transaction } from 'lmdb'
 import { HostKeys, type SuffixKeys } from '../names/index.js'
-import { ABSENT, KeyTable } from './key-table.js'
+import { ABSENT, KeyTable } from '../names/index.js'
 import type { Store } from '../store/index.js'
 export { buildCategoryDb } from './build.js'
-export { ABSENT, KeyTable } from './key-table.js'
 export { type SnapshotManifest, publishSnapshot, readManifest, readSnapshotFile } from './snapshot.js'
 
 export const META_ACTIVE = 'catdb.active'
@@ -85,7 +84,7 @@ export class CategoryDb {
    * heavy-tailed (a few thousand names make most queries), and an LMDB read costs several times a
    * cache hit (page walks, a copy): see bench/results/2026-11-history.md. A name seen again costs one probe and
    * no decoding; a new name under a known parent finds the parent's suffixes in the key cache.
-   * The caches hold numbers in typed arrays (key-table.ts), not objects the garbage collector traces.
+   * The caches hold numbers in typed arrays (engine/names/key-table.ts), not objects the garbage collector traces.
    */
   private readonly keys: KeyTable
   private readonly names: KeyTable

@@ -204,6 +204,9 @@ test('a list subscription refresh and an RPZ feed serial are enforced at once an
   const first = zone(1, 'one.example CNAME .\n')
   await feedWriter.update(first, 'whole', report(first))
   const policy = policyOver(store, new StoredFeeds(store, settings))
+  // A subscription that lists another name already: the answers for the names asked below are remembered.
+  await applyEntries(store, 'ads', new Set(['other.example']), 'black')
+  await followed(t, policy)
   for (const ip of ['10.0.0.1', '10.0.0.2', '10.7.0.1']) {
     t.assert.strictEqual(judge(policy, ip, 'one.example').reason, 'rpz')
     t.assert.strictEqual(judge(policy, ip, 'listed.example').action, 'forward')

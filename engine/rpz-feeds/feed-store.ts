@@ -23,7 +23,7 @@
  * pointer, so no reader sees part of it.
  */
 import type { Database } from 'lmdb'
-import { ABSENT, KeyTable } from '../catdb/index.js'
+import { ABSENT, KeyTable } from '../names/index.js'
 import { cidrContains, ipBytes, type Cidr } from '../net/index.js'
 import type { Store } from '../store/index.js'
 import { actionOf, clientIpCidr, isClientIpOwner, isTrigger, type FeedAction, type FeedZone } from './feed.js'
