@@ -23,9 +23,9 @@ import { join } from 'node:path'
 import { CLOSED_RE, parseRecords, recoverStaleParts } from '../querylog/index.js'
 import { intakeCsvFile, type IntakeLog, type ReportTime } from '../stats/index.js'
 import type { ClickHouseStore } from './client.js'
-import { readBatch, type Batch } from './batches.js'
+import { BATCH_COLUMNS, readBatch, type Batch } from './batches.js'
 import { tablesOf } from './schema.js'
-import { sqlString } from './sql.js'
+import { sqlString, sqlUInt } from './sql.js'
 import { completeViews } from './views.js'
 
 export const LEDGER_FILE = 'clickhouse-sent.json'
@@ -108,24 +108,44 @@ async function recordsIn(path: string): Promise<number> {
   return Math.max(0, out.length - 1)
 }
 
-/** What a sink's passes share: its store, options and counts, and whether the next batch is in doubt. */
+/** What a sink's passes share: its store, options and counts, and which files are in doubt. */
 interface SinkState {
   store: ClickHouseStore
   queries: string
   options: SinkOptions
   counts: SinkCounts
-  /** Until a pass has sent a batch without failing, the next batch of every file is in doubt. */
-  doubt: boolean
+  /**
+   * How many of the next files with rows left to send are in doubt. A sink has at most IN_FLIGHT batches
+   * sent beyond its ledger on disk, in the order of the files: after a start, and after a failure, what
+   * ClickHouse may hold that the ledger does not say lies in the next IN_FLIGHT such files.
+   */
+  doubtFiles: number
   /** Replicated tables wait for the insert to reach the shard: the sink's ledger may then advance. */
   insertSettings: Record<string, string> | undefined
 }
 
-/** Rows in ClickHouse under the batch's identity (one partition: one date). */
-async function rowsOf(s: SinkState, b: Batch): Promise<number> {
-  const [r] = await s.store.rows(
-    `SELECT count() AS c FROM ${s.queries} WHERE date = ${sqlString(b.date)} AND batch = ${sqlString(b.id)}`
+/**
+ * Batches sent and not yet in the ledger on disk. Reading and encoding the next batch while ClickHouse
+ * takes the last ones uses both the sink's CPU and the server's at once (one at a time, each waited for
+ * the other: bench/results/2026-12-06-clickhouse.md). Three: while one is parsed and one written, the
+ * next is ready; more would only hold more memory (a batch of 100,000 rows is about 17 MB of text).
+ */
+export const IN_FLIGHT = 3
+
+/** Rows ClickHouse holds of each batch of `name` dated `date`, by the byte offset the batch starts at. */
+async function batchesThere(s: SinkState, name: string, date: string): Promise<Map<number, number>> {
+  const prefix = `${s.options.host}/${name}@`
+  const rows = await s.store.rows(
+    `SELECT batch, count() AS c FROM ${s.queries} WHERE date = ${sqlString(date)} ` +
+      `AND substring(batch, 1, ${sqlUInt(Buffer.byteLength(prefix))}) = ${sqlString(prefix)} GROUP BY batch`
   )
-  return Number(r?.c ?? 0)
+  const out = new Map<number, number>()
+  for (const r of rows) {
+    const batch = String(r.batch)
+    const start = Number(batch.slice(prefix.length))
+    if (batch.startsWith(prefix) && Number.isSafeInteger(start)) out.set(start, Number(r.c))
+  }
+  return out
 }
 
 /** Deletes the oldest files while the spool is over its bound (the newest file always stays). */
@@ -175,52 +195,160 @@ async function completeViewsOf(s: SinkState, batch: Batch): Promise<void> {
   }
 }
 
-/** Sends the rest of one file, batch by batch, moving its ledger entry after each; returns the rows sent. */
-async function sendFile(s: SinkState, name: string, size: number, ledger: Ledger): Promise<number> {
+type Entry =
+  | {
+      kind: 'batch'
+      name: string
+      batch: Batch
+      sent: boolean
+      state: 'sending' | 'acked' | 'failed'
+      /** Settles (never rejects) when the insert has. */
+      done: Promise<void>
+    }
+  | { kind: 'whole'; name: string; path: string }
+
+/**
+ * The batches in flight, in the order they were read, and the ledger they move. Inserts complete in any
+ * order; a file's ledger entry advances only over the batches before the first one not yet acknowledged
+ * (written before more is sent), so what ClickHouse holds beyond the ledger on disk is among the next
+ * IN_FLIGHT batches. A failed insert stops the window: no batch is sent after it, those in flight are
+ * waited for, and the ledger keeps the prefix acknowledged; the rest is in doubt.
+ */
+class SendWindow {
+  rowsSent = 0
+  readonly #queue: Entry[] = []
+  #inFlight = 0
+  /** The first insert that failed: nothing more is sent. */
+  #failure: { error: unknown } | undefined
+
+  constructor(
+    private readonly s: SinkState,
+    private readonly ledger: Ledger,
+    private readonly onWhole: (name: string) => void
+  ) {}
+
+  /** Sends `batch` of file `name` (or, `send` false, records it as there), once there is room. */
+  async push(name: string, batch: Batch, send: boolean): Promise<void> {
+    await this.#collect()
+    while (this.#inFlight >= IN_FLIGHT) await this.#advance()
+    const entry: Entry = { kind: 'batch', name, batch, sent: send, state: 'acked', done: Promise.resolve() }
+    if (send && batch.rows > 0) {
+      entry.state = 'sending'
+      entry.done = this.s.store.insertTabSeparated('queries', BATCH_COLUMNS, batch.tsv, this.s.insertSettings).then(
+        () => {
+          entry.state = 'acked'
+        },
+        (err: unknown) => {
+          entry.state = 'failed'
+          this.#failure ??= { error: err }
+        }
+      )
+    }
+    this.#queue.push(entry)
+    this.#inFlight++
+  }
+
+  /** File `name` is read to its end: once its batches are acknowledged it is deleted, then its entry. */
+  whole(name: string, path: string): void {
+    this.#queue.push({ kind: 'whole', name, path })
+  }
+
+  /** Waits for every batch; throws the first failure. */
+  async drain(): Promise<void> {
+    while (this.#queue.length > 0) await this.#advance()
+  }
+
+  /** After a failure: waits for the batches in flight, then records the prefix acknowledged. */
+  async settle(): Promise<void> {
+    await Promise.all(this.#queue.map((e) => (e.kind === 'batch' ? e.done : undefined)))
+    await this.#collect().catch(() => {})
+  }
+
+  async #advance(): Promise<void> {
+    const head = this.#queue[0]
+    if (head?.kind === 'batch' && head.state === 'sending') await head.done
+    await this.#collect()
+  }
+
+  /** Moves the ledger over the acknowledged prefix; throws when the batch after it failed. */
+  async #collect(): Promise<void> {
+    const { counts, options } = this.s
+    let moved = false
+    for (let head = this.#queue[0]; head !== undefined; head = this.#queue[0]) {
+      if (head.kind === 'whole') {
+        // Whole: the file goes, then its ledger entry (a kill between the two leaves an entry for no
+        // file, removed next pass).
+        await rm(head.path, { force: true })
+        delete this.ledger[head.name]
+        this.onWhole(head.name)
+      } else {
+        if (head.state !== 'acked') break
+        const { batch } = head
+        if (head.sent && batch.rows > 0) {
+          counts.batchesSent++
+          counts.rowsSent += batch.rows
+          this.rowsSent += batch.rows
+        }
+        counts.skipped += batch.skipped
+        this.ledger[head.name] = batch.end
+        this.#inFlight--
+      }
+      this.#queue.shift()
+      moved = true
+    }
+    if (moved) await writeLedger(options.dir, this.ledger)
+    if (this.#failure !== undefined) throw this.#failure.error
+  }
+}
+
+/**
+ * Sends the rest of one file into `window`, batch by batch, pipelined; the window moves the file's ledger
+ * entry as batches are acknowledged, and deletes the file once all of it is. In doubt, the batches
+ * ClickHouse already has of the file (by identity) are found, not sent, and a batch sent is cut before
+ * the next one found, whatever `batch-rows` the sink that sent it had.
+ */
+async function sendFile(s: SinkState, window: SendWindow, name: string, size: number, ledger: Ledger): Promise<void> {
   const { dir, host, time, batchRows, log } = s.options
   const path = join(dir, name)
   const intake = await intakeCsvFile(path, size, join(dir, `.${name}.clickhouse.tmp`), log)
-  if (intake === undefined) return 0 // quarantined
-  let sent = 0
+  if (intake === undefined) return // quarantined
+  let text: string
   try {
-    const text = await readFile(intake.source, 'latin1')
-    let pos = ledger[name] ?? 0
-    const id = (start: number): string => `${host}/${name}@${start}`
-    for (
-      let batch = readBatch(text, pos, batchRows, id, time);
-      batch !== undefined;
-      batch = readBatch(text, pos, batchRows, id, time)
-    ) {
-      const there = batch.rows.length > 0 && s.doubt ? await rowsOf(s, batch) : 0
-      if (there > 0) {
-        // Sent before (perhaps with another batch-rows): the rows ClickHouse has are the batch's.
-        batch = readBatch(text, pos, there, id, time)!
-        s.counts.batchesFound++
-        log.info(
-          { batch: batch.id, rows: there },
-          'statistics batch already in ClickHouse (sent before a restart or a failure): not sent again'
-        )
-        await completeViewsOf(s, batch)
-      } else if (batch.rows.length > 0) {
-        await s.store.insert('queries', batch.rows, s.insertSettings)
-        s.counts.batchesSent++
-        s.counts.rowsSent += batch.rows.length
-        sent += batch.rows.length
-        s.doubt = false
-      }
-      s.counts.skipped += batch.skipped
-      pos = batch.end
-      ledger[name] = pos
-      await writeLedger(dir, ledger)
-    }
+    text = await readFile(intake.source, 'latin1')
   } finally {
     if (intake.source !== path) await rm(intake.source, { force: true })
   }
-  // Whole: the file goes, then its ledger entry (a kill between the two leaves an entry for no file, removed next pass).
-  await rm(path, { force: true })
-  delete ledger[name]
-  await writeLedger(dir, ledger)
-  return sent
+  let pos = ledger[name] ?? 0
+  const id = (start: number): string => `${host}/${name}@${start}`
+  const doubt = s.doubtFiles > 0 && pos < text.length
+  if (doubt) s.doubtFiles--
+  const there = new Map<string, Map<number, number>>()
+  for (let batch = readBatch(text, pos, batchRows, id, time); batch !== undefined; ) {
+    if (doubt && batch.rows > 0) {
+      let known = there.get(batch.date)
+      if (known === undefined) there.set(batch.date, (known = await batchesThere(s, name, batch.date)))
+      const found = known.get(pos)
+      if (found !== undefined && found > 0) {
+        // Sent before (perhaps with another batch-rows): the rows ClickHouse has are the batch's.
+        batch = readBatch(text, pos, found, id, time)!
+        s.counts.batchesFound++
+        log.info(
+          { batch: batch.id, rows: found },
+          'statistics batch already in ClickHouse (sent before a restart or a failure): not sent again'
+        )
+        await completeViewsOf(s, batch)
+        await window.push(name, batch, false)
+      } else {
+        let next = Infinity
+        for (const start of known.keys()) if (start > pos && start < next) next = start
+        if (next !== Infinity) batch = readBatch(text, pos, batchRows, id, time, next)!
+        await window.push(name, batch, true)
+      }
+    } else await window.push(name, batch, true)
+    pos = batch.end
+    batch = readBatch(text, pos, batchRows, id, time)
+  }
+  window.whole(name, path)
 }
 
 export function createClickHouseSink(store: ClickHouseStore, options: SinkOptions): ClickHouseSink {
@@ -241,7 +369,7 @@ export function createClickHouseSink(store: ClickHouseStore, options: SinkOption
     queries: tablesOf(store).queries,
     options,
     counts,
-    doubt: true,
+    doubtFiles: IN_FLIGHT,
     insertSettings: store.settings.cluster === undefined ? undefined : { insert_distributed_sync: '1' }
   }
   return {
@@ -255,20 +383,23 @@ export function createClickHouseSink(store: ClickHouseStore, options: SinkOption
       counts.spoolBytes = files.reduce((n, f) => n + f.size, 0)
       const ledger = await readLedger(dir)
       for (const name of Object.keys(ledger)) if (!files.some((f) => f.name === name)) delete ledger[name]
-      let sent = 0
+      const sizes = new Map(files.map((f) => [f.name, f.size]))
+      const window = new SendWindow(s, ledger, (name) => {
+        counts.spoolFiles--
+        counts.spoolBytes -= sizes.get(name) ?? 0
+      })
       try {
-        for (const f of files) {
-          sent += await sendFile(s, f.name, f.size, ledger)
-          counts.spoolFiles--
-          counts.spoolBytes -= f.size
-        }
+        for (const f of files) await sendFile(s, window, f.name, f.size, ledger)
+        await window.drain()
       } catch (err) {
-        // The outcome of the last insert is unknown (a timeout may follow a commit): its batch is in doubt.
-        s.doubt = true
+        // What the window had sent beyond the ledger is in doubt (a timeout may follow a commit), and
+        // so is every batch after a failure: the files they are in are looked at next pass.
+        await window.settle()
+        s.doubtFiles = IN_FLIGHT
         counts.sendErrors++
         throw err
       }
-      return sent
+      return window.rowsSent
     }
   }
 }
