@@ -134,7 +134,7 @@ test(
       // The first batch of the first file sent twice, as a sink would that lost the outcome of its insert
       // and has no ledger to ask: the same rows under the same identity, with the sink's settings.
       const name = (await readdir(dir)).filter((n) => CLOSED_RE.test(n)).sort()[0]!
-      const text = await readFile(join(dir, name), 'latin1')
+      const text = await readFile(join(dir, name))
       twice = readBatch(text, 0, 200, (start) => `${CONFORMANCE_HOST}/${name}@${start}`, time)!
       t.assert.ok(twice.rows > 0, 'a batch of rows')
       for (let i = 0; i < 2; i++)

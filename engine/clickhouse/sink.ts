@@ -312,9 +312,9 @@ async function sendFile(s: SinkState, window: SendWindow, name: string, size: nu
   const path = join(dir, name)
   const intake = await intakeCsvFile(path, size, join(dir, `.${name}.clickhouse.tmp`), log)
   if (intake === undefined) return // quarantined
-  let text: string
+  let text: Buffer
   try {
-    text = await readFile(intake.source, 'latin1')
+    text = await readFile(intake.source)
   } finally {
     if (intake.source !== path) await rm(intake.source, { force: true })
   }
