@@ -35,7 +35,13 @@ function file(): Buffer {
       parts.push(Buffer.from(`0${START + i * 20_000},1,1.2.3.4,zero.example,,blocked,,,u,c\n`))
       parts.push(Buffer.from(`${START + i * 20_000},0,1.2.3.4,eight.example,,none,,\r\n`))
       parts.push(Buffer.from('not a record\r\n'))
-      parts.push(Buffer.concat([Buffer.from(`${START + i * 20_000},0,1.2.3.4,bad`), Buffer.from([0xff]), Buffer.from(',,none,,,\r\n')]))
+      parts.push(
+        Buffer.concat([
+          Buffer.from(`${START + i * 20_000},0,1.2.3.4,bad`),
+          Buffer.from([0xff]),
+          Buffer.from(',,none,,,\r\n')
+        ])
+      )
     }
   }
   return Buffer.concat(parts)
@@ -81,7 +87,7 @@ test("a batch's TabSeparated text holds the query log's decoded rows, whatever f
     const time = new ReportTime(zone)
     let batches = 0
     let rows = 0
-    for (let pos = 0, b = readBatch(bytes, 0, 700, (s) => `h/f@${s}`, time); b !== undefined; ) {
+    for (let pos = 0, b = readBatch(bytes, 0, 700, (s) => `h/f@${s}`, time); b !== undefined;) {
       assert.equal(b.tsv.toString('utf8'), expected(text, b.start, b.end, b.id, time), `${zone} ${b.id}`)
       batches++
       rows += b.rows

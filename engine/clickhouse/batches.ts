@@ -210,7 +210,7 @@ export function readBatch(
     if (fields === -2) break
     const b = bounds
     // The fast way: a record of the writer's usual form (see the module's comment).
-    let fast =
+    const fast =
       fields >= 9 &&
       isCanonicalUint(bytes, b[0]!, b[1]!) &&
       isCanonicalCats(bytes, b[12]!, b[13]!) &&

@@ -260,7 +260,7 @@ class SendWindow {
 
   /** After a failure: waits for the batches in flight, then records the prefix acknowledged. */
   async settle(): Promise<void> {
-    await Promise.all(this.#queue.map((e) => (e.kind === 'batch' ? e.done : undefined)))
+    await Promise.all(this.#queue.map((e) => (e.kind === 'batch' ? e.done : Promise.resolve())))
     await this.#collect().catch(() => {})
   }
 
@@ -323,7 +323,7 @@ async function sendFile(s: SinkState, window: SendWindow, name: string, size: nu
   const doubt = s.doubtFiles > 0 && pos < text.length
   if (doubt) s.doubtFiles--
   const there = new Map<string, Map<number, number>>()
-  for (let batch = readBatch(text, pos, batchRows, id, time); batch !== undefined; ) {
+  for (let batch = readBatch(text, pos, batchRows, id, time); batch !== undefined;) {
     if (doubt && batch.rows > 0) {
       let known = there.get(batch.date)
       if (known === undefined) there.set(batch.date, (known = await batchesThere(s, name, batch.date)))
