@@ -189,7 +189,8 @@ export function readBatch(
   // The identity as UTF-8 bytes (a host name may be any text), like every field.
   const batchText = tsvField(Buffer.from(bid, 'utf8').toString('latin1'))
   const batchField = Buffer.from(batchText, 'latin1')
-  const out = new Out(Math.min(maxRecords, 1 << 20) * 160)
+  // About the rows' bytes and the computed columns; grown when a row needs more, cut to size after.
+  const out = new Out(Math.min(maxRecords * 160, (bytes.length - start) * 2 + 4096))
   let rows = 0
   let pos = start
   let skipped = 0
@@ -324,5 +325,7 @@ export function readBatch(
     pos = next
   }
   if (pos === start) return undefined
-  return { id: bid, start, end: pos, date, rows, tsv: out.buf.subarray(0, out.at), skipped }
+  // A batch cut short (a day's end, a small file) does not keep its room while it is in flight.
+  const tsv = out.at < out.buf.length / 2 ? Buffer.from(out.buf.subarray(0, out.at)) : out.buf.subarray(0, out.at)
+  return { id: bid, start, end: pos, date, rows, tsv, skipped }
 }

@@ -200,7 +200,6 @@ type Entry =
       kind: 'batch'
       name: string
       batch: Batch
-      sent: boolean
       state: 'sending' | 'acked' | 'failed'
       /** Settles (never rejects) when the insert has. */
       done: Promise<void>
@@ -231,12 +230,16 @@ class SendWindow {
   async push(name: string, batch: Batch, send: boolean): Promise<void> {
     await this.#collect()
     while (this.#inFlight >= IN_FLIGHT) await this.#advance()
-    const entry: Entry = { kind: 'batch', name, batch, sent: send, state: 'acked', done: Promise.resolve() }
+    const entry: Entry = { kind: 'batch', name, batch, state: 'acked', done: Promise.resolve() }
     if (send && batch.rows > 0) {
       entry.state = 'sending'
       entry.done = this.s.store.insertTabSeparated('queries', BATCH_COLUMNS, batch.tsv, this.s.insertSettings).then(
         () => {
+          // Counted when acknowledged (what ClickHouse took), in the ledger once those before it are.
           entry.state = 'acked'
+          this.s.counts.batchesSent++
+          this.s.counts.rowsSent += batch.rows
+          this.rowsSent += batch.rows
         },
         (err: unknown) => {
           entry.state = 'failed'
@@ -284,11 +287,6 @@ class SendWindow {
       } else {
         if (head.state !== 'acked') break
         const { batch } = head
-        if (head.sent && batch.rows > 0) {
-          counts.batchesSent++
-          counts.rowsSent += batch.rows
-          this.rowsSent += batch.rows
-        }
         counts.skipped += batch.skipped
         this.ledger[head.name] = batch.end
         this.#inFlight--
@@ -320,11 +318,15 @@ async function sendFile(s: SinkState, window: SendWindow, name: string, size: nu
   }
   let pos = ledger[name] ?? 0
   const id = (start: number): string => `${host}/${name}@${start}`
-  const doubt = s.doubtFiles > 0 && pos < text.length
-  if (doubt) s.doubtFiles--
+  // In doubt: one of the next files with rows to send (one of rows only: the window's files had rows).
+  let doubt: boolean | undefined
   const there = new Map<string, Map<number, number>>()
   for (let batch = readBatch(text, pos, batchRows, id, time); batch !== undefined;) {
-    if (doubt && batch.rows > 0) {
+    if (doubt === undefined && batch.rows > 0) {
+      doubt = s.doubtFiles > 0
+      if (doubt) s.doubtFiles--
+    }
+    if (doubt === true && batch.rows > 0) {
       let known = there.get(batch.date)
       if (known === undefined) there.set(batch.date, (known = await batchesThere(s, name, batch.date)))
       const found = known.get(pos)
