@@ -4,14 +4,17 @@
  *
  * Exactly once from at-least-once: the sink records in a ledger beside the files
  * (`<stats.dir>/clickhouse-sent.json`, written to a temporary name and renamed) the byte offset up to
- * which each file is in ClickHouse. A batch after that offset was perhaps sent by a sink that was killed
- * before it could write the ledger, or whose insert failed with an unknown outcome (a timeout, a
- * connection cut after the request): such a batch is *in doubt*, and before sending it the sink asks
- * ClickHouse how many rows carry its identity. A batch is one part of one partition, so the answer is
- * all of its rows (it is there: skip it) or none (send it). There, it may still be missing from an
- * aggregate (a server killed between the query log and a view): ./views.ts gives it the batch. Every batch after a start, and after a
- * failure, is in doubt; the others are sent without asking. On Replicated tables ClickHouse also
- * drops a repeated block by its checksum (`insert_deduplicate`), which the same bytes make the same.
+ * which each file is in ClickHouse. Up to IN_FLIGHT batches are sent beyond it at once (SendWindow),
+ * and the offset moves only over those acknowledged in order. A batch after that offset was perhaps
+ * sent by a sink that was killed before it could write the ledger, or whose insert failed with an
+ * unknown outcome (a timeout, a connection cut after the request): such a batch is *in doubt*, and
+ * before sending it the sink asks ClickHouse which batches of the file it has (by identity, one
+ * partition). A batch is one part of one partition, so each is there whole (skip it) or not at all
+ * (send it, cut before the next one there). There, it may still be missing from an aggregate (a server
+ * killed between the query log and a view): ./views.ts gives it the batch. The batches of the next
+ * IN_FLIGHT files after a start, and after a failure, are in doubt; the others are sent without asking.
+ * On Replicated tables ClickHouse also drops a repeated block by its checksum (`insert_deduplicate`),
+ * which the same bytes make the same.
  *
  * The spool: while ClickHouse does not take rows, closed files stay in `stats.dir`, where the dns role
  * keeps writing them. The sink bounds them at `stats.clickhouse.spool-max-bytes`: past it, the oldest
