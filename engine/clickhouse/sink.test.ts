@@ -188,7 +188,7 @@ test(
       ledgerSeen = readLedgerText(dir)
       throw new Error('the answer to the first insert was lost (a timeout after the commit)')
     })
-    const sink = createClickHouseSink(store, sinkOptions(dir))
+    const sink = createClickHouseSink(store, sinkOptions(dir, { inFlight: 3 }))
     await assert.rejects(sink.sendClosed(), /answer to the first insert was lost/)
     assert.equal(ledgerSeen, undefined, 'no ledger entry while the first batch is unacknowledged')
     assert.deepEqual(
@@ -227,7 +227,7 @@ test(
       await thirdSent.wait
       throw new Error('connection reset before the second insert')
     })
-    const sink = createClickHouseSink(store, sinkOptions(dir))
+    const sink = createClickHouseSink(store, sinkOptions(dir, { inFlight: 3 }))
     await assert.rejects(sink.sendClosed(), /connection reset before the second insert/)
     assert.equal(await count(ch), 1500, 'the first and third batches are in ClickHouse')
     assert.deepEqual(Object.values(JSON.parse(readLedgerText(dir) ?? '{}') as object).length, 1)

@@ -4,7 +4,7 @@
  *
  * Exactly once from at-least-once: the sink records in a ledger beside the files
  * (`<stats.dir>/clickhouse-sent.json`, written to a temporary name and renamed) the byte offset up to
- * which each file is in ClickHouse. Up to IN_FLIGHT batches are sent beyond it at once (SendWindow),
+ * which each file is in ClickHouse. Up to `inFlight` batches are sent beyond it at once (SendWindow),
  * and the offset moves only over those acknowledged in order. A batch after that offset was perhaps
  * sent by a sink that was killed before it could write the ledger, or whose insert failed with an
  * unknown outcome (a timeout, a connection cut after the request): such a batch is *in doubt*, and
@@ -12,7 +12,7 @@
  * partition). A batch is one part of one partition, so each is there whole (skip it) or not at all
  * (send it, cut before the next one there). There, it may still be missing from an aggregate (a server
  * killed between the query log and a view): ./views.ts gives it the batch. The batches of the next
- * IN_FLIGHT files after a start, and after a failure, are in doubt; the others are sent without asking.
+ * DOUBT_FILES files after a start, and after a failure, are in doubt; the others are sent without asking.
  * On Replicated tables ClickHouse also drops a repeated block by its checksum (`insert_deduplicate`),
  * which the same bytes make the same.
  *
@@ -43,6 +43,13 @@ export interface SinkOptions {
   batchRows: number
   /** `stats.clickhouse.spool-max-bytes`. */
   spoolMaxBytes: number
+  /**
+   * Inserts sent at once, beyond the ledger (default 1: the next batch is read and encoded while the
+   * server takes the last, so both work at once). More keeps the query log exact, but a server killed
+   * with several inserts under way may leave several batches out of a view on the same keys, which
+   * ./views.ts cannot tell apart (it repairs one batch missing per key): at most DOUBT_FILES.
+   */
+  inFlight?: number
   log: IntakeLog & { info(fields: Record<string, unknown>, msg: string): void }
 }
 
@@ -118,9 +125,9 @@ interface SinkState {
   options: SinkOptions
   counts: SinkCounts
   /**
-   * How many of the next files with rows left to send are in doubt. A sink has at most IN_FLIGHT batches
-   * sent beyond its ledger on disk, in the order of the files: after a start, and after a failure, what
-   * ClickHouse may hold that the ledger does not say lies in the next IN_FLIGHT such files.
+   * How many of the next files with rows left to send are in doubt. A sink has at most DOUBT_FILES
+   * batches sent beyond its ledger on disk, in the order of the files: after a start, and after a
+   * failure, what ClickHouse may hold that the ledger does not say lies in the next DOUBT_FILES such files.
    */
   doubtFiles: number
   /** Replicated tables wait for the insert to reach the shard: the sink's ledger may then advance. */
@@ -128,12 +135,10 @@ interface SinkState {
 }
 
 /**
- * Batches sent and not yet in the ledger on disk. Reading and encoding the next batch while ClickHouse
- * takes the last ones uses both the sink's CPU and the server's at once (one at a time, each waited for
- * the other: bench/results/2026-12-06-clickhouse.md). Three: while one is parsed and one written, the
- * next is ready; more would only hold more memory (a batch of 100,000 rows is about 17 MB of text).
+ * The most batches any sink sends beyond its ledger on disk (SinkOptions.inFlight): after a start or a
+ * failure, what ClickHouse may hold that the ledger does not say lies in the next DOUBT_FILES files.
  */
-export const IN_FLIGHT = 3
+const DOUBT_FILES = 3
 
 /** Rows ClickHouse holds of each batch of `name` dated `date`, by the byte offset the batch starts at. */
 async function batchesThere(s: SinkState, name: string, date: string): Promise<Map<number, number>> {
@@ -213,7 +218,7 @@ type Entry =
  * The batches in flight, in the order they were read, and the ledger they move. Inserts complete in any
  * order; a file's ledger entry advances only over the batches before the first one not yet acknowledged
  * (written before more is sent), so what ClickHouse holds beyond the ledger on disk is among the next
- * IN_FLIGHT batches. A failed insert stops the window: no batch is sent after it, those in flight are
+ * `inFlight` batches. A failed insert stops the window: no batch is sent after it, those in flight are
  * waited for, and the ledger keeps the prefix acknowledged; the rest is in doubt.
  */
 class SendWindow {
@@ -232,7 +237,8 @@ class SendWindow {
   /** Sends `batch` of file `name` (or, `send` false, records it as there), once there is room. */
   async push(name: string, batch: Batch, send: boolean): Promise<void> {
     await this.#collect()
-    while (this.#inFlight >= IN_FLIGHT) await this.#advance()
+    const most = Math.min(this.s.options.inFlight ?? 1, DOUBT_FILES)
+    while (this.#inFlight >= most) await this.#advance()
     const entry: Entry = { kind: 'batch', name, batch, state: 'acked', done: Promise.resolve() }
     if (send && batch.rows > 0) {
       entry.state = 'sending'
@@ -374,7 +380,7 @@ export function createClickHouseSink(store: ClickHouseStore, options: SinkOption
     queries: tablesOf(store).queries,
     options,
     counts,
-    doubtFiles: IN_FLIGHT,
+    doubtFiles: DOUBT_FILES,
     insertSettings: store.settings.cluster === undefined ? undefined : { insert_distributed_sync: '1' }
   }
   return {
@@ -400,7 +406,7 @@ export function createClickHouseSink(store: ClickHouseStore, options: SinkOption
         // What the window had sent beyond the ledger is in doubt (a timeout may follow a commit), and
         // so is every batch after a failure: the files they are in are looked at next pass.
         await window.settle()
-        s.doubtFiles = IN_FLIGHT
+        s.doubtFiles = DOUBT_FILES
         counts.sendErrors++
         throw err
       }
