@@ -1,10 +1,10 @@
 /**
  * Statistics ingest: one host's closed query-log files into one local ClickHouse server by the sink
- * (engine/clickhouse/sink.ts: read, decoded, batched, inserted as JSONEachRow, the views fed), against the
+ * (engine/clickhouse/sink.ts: read, batched as TabSeparated, inserted up to three at a time, the views fed), against the
  * DuckDB importer of the same files in the same run (bench/stats/clickhouse-load.ts). The goal: at least
  * 300,000 rows/s into ClickHouse.
  *
- *   node dist/bench/stats/clickhouse-ingest.js [--rows=1000000] [--users=10000] [--days=1] [--chunk-rows=1000000] [--file-rows=500000] [--batch-rows=100000]
+ *   node dist/bench/stats/clickhouse-ingest.js [--rows=1000000] [--users=10000] [--days=1] [--chunk-rows=1000000] [--file-rows=500000] [--batch-rows=250000]
  */
 import { loadAverage, loadBoth, numberArg, rate } from './clickhouse-load.js'
 
@@ -16,7 +16,7 @@ const o = {
   now: Date.now(),
   chunkRows: numberArg('chunk-rows', 1_000_000),
   fileRows: numberArg('file-rows', 500_000),
-  batchRows: numberArg('batch-rows', 100_000)
+  batchRows: numberArg('batch-rows', 250_000)
 }
 console.log(`clickhouse-ingest: ${JSON.stringify(o)}; node ${process.version}; load ${loadAverage()}`)
 const loaded = await loadBoth(o)

@@ -48,7 +48,7 @@ export interface Loaded {
   /** Wall time of the importer's runs and of the sink's passes, summed over the chunks. */
   duckMs: number
   clickMs: number
-  /** CPU time of this process during the sink's passes (the rows read, decoded and encoded as JSON). */
+  /** CPU time of this process during the sink's passes (the rows read and encoded as TabSeparated, the inserts sent). */
   sinkCpuMs: number
   /** CPU time of clickhouse-server during the sink's passes (rows parsed, written, the views fed, merges). */
   serverCpuMs: number

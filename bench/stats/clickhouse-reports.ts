@@ -5,7 +5,7 @@
  * of both stores interleaved so that a busy moment of the machine falls on both. The goal: p99 at most
  * 100 ms at 100 M rows.
  *
- *   node dist/bench/stats/clickhouse-reports.js [--rows=1000000] [--users=10000] [--days=7] [--runs=200] [--sample-users=50] [--chunk-rows=2000000] [--file-rows=500000] [--batch-rows=100000]
+ *   node dist/bench/stats/clickhouse-reports.js [--rows=1000000] [--users=10000] [--days=7] [--runs=200] [--sample-users=50] [--chunk-rows=2000000] [--file-rows=500000] [--batch-rows=250000]
  *
  * Before the timing both stores are brought to where the product keeps them: DuckDB's maintenance
  * (engine/stats/maintenance.ts: finished days folded into week tables, raw hours past retention dropped),
@@ -30,7 +30,7 @@ const o = {
   now: Math.floor(Date.now() / HOUR_MS) * HOUR_MS - HOUR_MS / 2,
   chunkRows: numberArg('chunk-rows', 2_000_000),
   fileRows: numberArg('file-rows', 500_000),
-  batchRows: numberArg('batch-rows', 100_000)
+  batchRows: numberArg('batch-rows', 250_000)
 }
 console.log(
   `clickhouse-reports: ${JSON.stringify({ ...o, runs: RUNS, sampleUsers: SAMPLE_USERS })}; node ${process.version}`

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import { openClickHouse } from './client.js'
-import { MAX_LITERAL_LENGTH, isSqlIdent, sqlIdent, sqlString, sqlStringList, sqlUInt } from './sql.js'
+import { MAX_LITERAL_LENGTH, isSqlIdent, sqlIdent, sqlString, sqlStringList, sqlUInt, tsvField } from './sql.js'
 import { skipWithoutClickHouse, startClickHouse } from './testing/server.js'
 
 /** Values an attacker controls: a user name, a query name, a client ID reach these literals. */
@@ -83,5 +83,62 @@ test(
     // A lone surrogate is not text: it travels as U+FFFD, as every UTF-8 encoder spells it.
     const [s] = await ch.rows(`SELECT ${sqlString('a\ud800b')} AS v`)
     assert.equal(s?.v, 'a\ufffdb')
+  }
+)
+
+/** Hostile fields of the sink's TabSeparated rows: names and client IDs come from the network. */
+const HOSTILE_FIELDS = [
+  ...HOSTILE,
+  'a\tb',
+  'line\nbreak',
+  '\t\n\r\u0000\\',
+  'ends with a tab\t',
+  '\\t is two characters',
+  '\\\n',
+  '\\N',
+  '"quoted" and \'single\'',
+  'x'.repeat(1 << 20),
+  '\t\\\n'.repeat(100_000)
+]
+
+/** The TabSeparated unescaping of the escapes tsvField writes (what the server does, for the unit test). */
+function unescapeTsv(field: string): string {
+  const of: Record<string, string> = { '\\': '\\', t: '\t', n: '\n', r: '\r', '0': '\u0000' }
+  return field.replace(/\\(.)/gs, (_, c: string) => of[c] ?? `\\${c}`)
+}
+
+test('a TabSeparated field cannot end its column or row: no tab, line break or NUL is left, and it unescapes to itself', () => {
+  for (const v of HOSTILE_FIELDS) {
+    const f = tsvField(v)
+    assert.doesNotMatch(f, /[\t\n\r\x00]/)
+    // Every backslash starts one of the escapes (so none escapes the field's end).
+    assert.doesNotMatch(f.replace(/\\[\\tnr0]/g, ''), /\\/)
+    assert.equal(unescapeTsv(f), v, JSON.stringify(v.slice(0, 40)))
+  }
+  assert.equal(tsvField('plain.example'), 'plain.example')
+  assert.equal(tsvField('a\tb\\c\nd'), 'a\\tb\\\\c\\nd')
+})
+
+test(
+  'every hostile field inserted as TabSeparated reads back from ClickHouse byte for byte, one row each',
+  { skip: skipWithoutClickHouse() },
+  async (t: TestContext) => {
+    const server = await startClickHouse()
+    t.after(() => server.stop())
+    const ch = openClickHouse({ url: server.url, user: 'default', password: '', database: 'default' })
+    t.after(() => ch.close())
+    await ch.command('CREATE TABLE default.tsv (i UInt32, v String) ENGINE = Memory')
+    // As text (UTF-8), and as the sink sends it: bytes read as latin1, not all of them UTF-8.
+    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i))
+    const body = Buffer.concat([
+      Buffer.from(HOSTILE_FIELDS.map((v, i) => `${i}\t${tsvField(v)}\n`).join(''), 'utf8'),
+      Buffer.from(`${HOSTILE_FIELDS.length}\t${tsvField(bytes.toString('latin1'))}\n`, 'latin1')
+    ])
+    await ch.insertTabSeparated('tsv', ['i', 'v'], body)
+    const rows = await ch.rows('SELECT i, hex(v) AS h FROM default.tsv ORDER BY i')
+    assert.equal(rows.length, HOSTILE_FIELDS.length + 1, 'one row per field: none split, none joined')
+    for (const [i, v] of HOSTILE_FIELDS.entries())
+      assert.equal(rows[i]?.h, Buffer.from(v, 'utf8').toString('hex').toUpperCase(), JSON.stringify(v.slice(0, 40)))
+    assert.equal(rows[HOSTILE_FIELDS.length]?.h, bytes.toString('hex').toUpperCase(), 'every byte value')
   }
 )

@@ -11,6 +11,9 @@
  * escaped: `\\`, `\'` and `\xHH`, which ClickHouse reads back byte for byte in every version. Other
  * characters travel as UTF-8 as they are; a lone UTF-16 surrogate (not text) becomes U+FFFD, as in
  * every UTF-8 encoding of a JavaScript string.
+ *
+ * The sink's rows are not SQL but data after `FORMAT TabSeparated`, and take the same care here:
+ * `tsvField` escapes a field of it (see there).
  */
 import { EngineError } from '../errors.js'
 
@@ -65,6 +68,22 @@ export function isSqlIdent(name: string): boolean {
 /** `a, b, c` of string literals, for `IN (…)`; `''` alone for no value (an `IN ()` is not SQL). */
 export function sqlStringList(values: readonly string[]): string {
   return values.length === 0 ? "''" : values.map(sqlString).join(', ')
+}
+
+const TSV_NEEDS_ESCAPE = /[\\\t\n\r\x00]/
+const TSV_ESCAPED = /[\\\t\n\r\x00]/g
+const TSV_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\x00': '\\0' }
+
+/**
+ * `value` as one field of ClickHouse's `TabSeparated` format: the backslash, tab, LF, CR and NUL as
+ * `\\`, `\t`, `\n`, `\r`, `\0`, which every version reads back as the byte they stand for; every
+ * other character as it is. A field escaped here cannot end its row or its column early, so a name
+ * holding a tab or a line break is one value, never a second row. No length limit: rows are data, not
+ * the query's text (`max_query_size` does not apply to them). Works on text and on a latin1 view of
+ * bytes alike (the sink's, engine/clickhouse/batches.ts): the escapes are ASCII.
+ */
+export function tsvField(value: string): string {
+  return TSV_NEEDS_ESCAPE.test(value) ? value.replace(TSV_ESCAPED, (c) => TSV_ESCAPES[c]!) : value
 }
 
 function literalError(what: string, value: unknown): EngineError {

@@ -709,7 +709,7 @@ export const configSchema = {
               type: 'integer',
               minimum: 1000,
               maximum: 1000000,
-              default: 100000,
+              default: 250000,
               description: 'rows per insert at most (one insert is one block, deduplicated as a whole)'
             },
             'spool-max-bytes': {
