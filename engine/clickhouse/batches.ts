@@ -171,6 +171,119 @@ function isBlocking(bytes: Uint8Array, start: number, end: number): boolean {
 /** The latin1 view of a file's bytes, made once for the general way's records. */
 const latin1Of = new WeakMap<Uint8Array, string>()
 
+/** A row's time columns as text, each made once per UTC day, hour and local day (not per row). */
+class TimeColumns {
+  dateText = ''
+  dateBytes = Buffer.alloc(0)
+  hour = NaN
+  hourBytes = Buffer.alloc(0)
+  rowDay = NaN
+  dayBytes = Buffer.alloc(0)
+  private utcDay = NaN
+  private readonly time: ReportTime
+
+  constructor(time: ReportTime) {
+    this.time = time
+  }
+
+  /** Moves to the row created at `created` (ms). */
+  at(created: number): void {
+    const utcDay = Math.floor(created / DAY_MS)
+    if (utcDay !== this.utcDay) {
+      this.utcDay = utcDay
+      this.dateText = formatDay(utcDay)
+      this.dateBytes = Buffer.from(this.dateText, 'latin1')
+    }
+    const hour = Math.floor(created / HOUR_MS)
+    if (hour !== this.hour) {
+      this.hour = hour
+      this.hourBytes = Buffer.from(String(hour), 'latin1')
+    }
+    const rowDay = this.time.dayOf(created)
+    if (rowDay !== this.rowDay) {
+      this.rowDay = rowDay
+      this.dayBytes = Buffer.from(String(rowDay), 'latin1')
+    }
+  }
+}
+
+/** A record of the writer's usual form (fields at `b`), copied byte for byte as its TabSeparated row. */
+function writeFastRow(
+  out: Out,
+  bytes: Buffer,
+  b: Int32Array,
+  fields: number,
+  t: TimeColumns,
+  batchField: Buffer,
+  row: number
+): void {
+  out.all(t.dateBytes)
+  out.byte(TAB)
+  out.bytes(bytes, b[0]!, b[1]!)
+  out.byte(TAB)
+  out.all(t.hourBytes)
+  out.byte(TAB)
+  out.all(t.dayBytes)
+  out.byte(TAB)
+  if (b[16] === b[17]) out.all(ANONYMOUS)
+  else out.bytes(bytes, b[16]!, b[17]!)
+  out.byte(TAB)
+  out.byte(b[3]! - b[2]! === 1 && bytes[b[2]!] === 0x31 ? 0x31 : ZERO)
+  for (let k = 2; k <= 7; k++) {
+    out.byte(TAB)
+    out.bytes(bytes, b[2 * k]!, b[2 * k + 1]!)
+  }
+  for (let k = 9; k <= 10; k++) {
+    out.byte(TAB)
+    if (k < fields) out.bytes(bytes, b[2 * k]!, b[2 * k + 1]!)
+  }
+  out.byte(TAB)
+  out.byte(isBlocking(bytes, b[10]!, b[11]!) ? 0x31 : ZERO)
+  out.byte(TAB)
+  out.all(batchField)
+  out.byte(TAB)
+  out.uint(row)
+  out.byte(LF)
+}
+
+/** Any other record's row (its fields parsed, `f`), each field decoded and escaped. */
+function slowRow(f: readonly string[], created: number, t: TimeColumns, batchText: string, row: number): string {
+  const user = f[8] ?? ''
+  const reason = f[5]!
+  return (
+    t.dateText +
+    '\t' +
+    String(created) +
+    '\t' +
+    String(t.hour) +
+    '\t' +
+    String(t.rowDay) +
+    '\t' +
+    (user === '' ? tsvField(ANONYMOUS_USER) : field(user)) +
+    (f[1] === '1' ? '\t1\t' : '\t0\t') +
+    field(f[2]!) +
+    '\t' +
+    field(f[3]!) +
+    '\t' +
+    field(f[4]!) +
+    '\t' +
+    field(reason) +
+    '\t' +
+    catsOf(f[6]) +
+    '\t' +
+    catsOf(f[7]) +
+    '\t' +
+    field(f[9] ?? '') +
+    '\t' +
+    field(f[10] ?? '') +
+    (BLOCK_REASONS.has(asUtf8(reason)) ? '\t1\t' : '\t0\t') +
+    batchText +
+    '\t' +
+    String(row) +
+    '\n'
+  )
+}
+
 /**
  * The batch of `bytes` (a file) that starts at `start`, or `undefined` when no complete record is left.
  * `maxRecords` caps the rows the batch holds (an in-doubt batch is re-read with the count ClickHouse has
@@ -191,18 +304,12 @@ export function readBatch(
   const batchField = Buffer.from(batchText, 'latin1')
   // About the rows' bytes and the computed columns; grown when a row needs more, cut to size after.
   const out = new Out(Math.min(maxRecords * 160, (bytes.length - start) * 2 + 4096))
+  const t = new TimeColumns(time)
   let rows = 0
   let pos = start
   let skipped = 0
   let date = ''
   let day = -1
-  let utcDayOf = NaN
-  let dateText = ''
-  let dateBytes = Buffer.alloc(0)
-  let hourOf = NaN
-  let hourBytes = Buffer.alloc(0)
-  let dayOf = NaN
-  let dayBytes = Buffer.alloc(0)
   const one: string[][] = []
   while (rows < maxRecords && pos < stopAt) {
     const at = split(bytes, pos)
@@ -234,90 +341,16 @@ export function readBatch(
         continue
       }
     }
-    // The date's text is made once per UTC day, the hour's once per hour and the day's once per day.
-    const utcDay = Math.floor(created / DAY_MS)
-    if (utcDay !== utcDayOf) {
-      utcDayOf = utcDay
-      dateText = formatDay(utcDay)
-      dateBytes = Buffer.from(dateText, 'latin1')
-    }
-    const rowDay = time.dayOf(created)
+    t.at(created)
     if (rows === 0) {
-      date = dateText
-      day = rowDay
-    } else if (dateText !== date || rowDay !== day) break
-    const hour = Math.floor(created / HOUR_MS)
-    if (hour !== hourOf) {
-      hourOf = hour
-      hourBytes = Buffer.from(String(hour), 'latin1')
-    }
-    if (rowDay !== dayOf) {
-      dayOf = rowDay
-      dayBytes = Buffer.from(String(rowDay), 'latin1')
-    }
+      date = t.dateText
+      day = t.rowDay
+    } else if (t.dateText !== date || t.rowDay !== day) break
     if (fast) {
       out.room(next - pos + ROW_EXTRA + batchField.length)
-      out.all(dateBytes)
-      out.byte(TAB)
-      out.bytes(bytes, b[0]!, b[1]!)
-      out.byte(TAB)
-      out.all(hourBytes)
-      out.byte(TAB)
-      out.all(dayBytes)
-      out.byte(TAB)
-      if (b[16] === b[17]) out.all(ANONYMOUS)
-      else out.bytes(bytes, b[16]!, b[17]!)
-      out.byte(TAB)
-      out.byte(b[3]! - b[2]! === 1 && bytes[b[2]!] === 0x31 ? 0x31 : ZERO)
-      for (let k = 2; k <= 7; k++) {
-        out.byte(TAB)
-        out.bytes(bytes, b[2 * k]!, b[2 * k + 1]!)
-      }
-      for (let k = 9; k <= 10; k++) {
-        out.byte(TAB)
-        if (k < fields) out.bytes(bytes, b[2 * k]!, b[2 * k + 1]!)
-      }
-      out.byte(TAB)
-      out.byte(isBlocking(bytes, b[10]!, b[11]!) ? 0x31 : ZERO)
-      out.byte(TAB)
-      out.all(batchField)
-      out.byte(TAB)
-      out.uint(rows)
-      out.byte(LF)
+      writeFastRow(out, bytes, b, fields, t, batchField, rows)
     } else {
-      const user = f[8] ?? ''
-      const reason = f[5]!
-      const row =
-        dateText +
-        '\t' +
-        String(created) +
-        '\t' +
-        String(hour) +
-        '\t' +
-        String(rowDay) +
-        '\t' +
-        (user === '' ? tsvField(ANONYMOUS_USER) : field(user)) +
-        (f[1] === '1' ? '\t1\t' : '\t0\t') +
-        field(f[2]!) +
-        '\t' +
-        field(f[3]!) +
-        '\t' +
-        field(f[4]!) +
-        '\t' +
-        field(reason) +
-        '\t' +
-        catsOf(f[6]) +
-        '\t' +
-        catsOf(f[7]) +
-        '\t' +
-        field(f[9] ?? '') +
-        '\t' +
-        field(f[10] ?? '') +
-        (BLOCK_REASONS.has(asUtf8(reason)) ? '\t1\t' : '\t0\t') +
-        batchText +
-        '\t' +
-        String(rows) +
-        '\n'
+      const row = slowRow(f, created, t, batchText, rows)
       out.room(row.length)
       out.at += out.buf.write(row, out.at, 'latin1')
     }
