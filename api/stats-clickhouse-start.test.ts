@@ -2,15 +2,14 @@
 // does not stop it: the role starts, serves the policy API, names ClickHouse on /health and answers the
 // reports 503 API_STATS_UNAVAILABLE; it tries the migration again with backoff, and once ClickHouse
 // answers the schema is made and the reports work, without a restart.
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { SCHEMA_VERSION, openClickHouse, schemaVersion } from '../engine/clickhouse/index.js'
 import { skipWithoutClickHouse, startClickHouse } from '../engine/clickhouse/testing/server.js'
 import { failpointEnv } from '../engine/failpoints.js'
-import { CONF, startRole } from '../engine/testing/daemon.js'
+import { startRole } from '../engine/testing/daemon.js'
 import { tempDir } from '../engine/testing/temp.js'
 import { fetchJson, until } from '../engine/testing/wait.js'
+import { writeApiRoleConfig } from './testing/fixtures.js'
 
 test(
   'the api role makes the ClickHouse schema at start, and while ClickHouse is away serves all but the reports (503) and tries again',
@@ -20,29 +19,10 @@ test(
     t.after(() => server.stop())
     await server.kill()
     const root = tempDir(t, 'filterd-chstart-')
-    const file = join(root, 'api.yaml')
-    writeFileSync(
-      file,
-      [
-        'datafiles:',
-        `  cats: ${CONF}`,
-        '  language: en',
-        'common:',
-        `  db: ${join(root, 'db')}`,
-        '  log-level: info',
-        'stats:',
-        `  dir: ${join(root, 'csv')}`,
-        `  db: ${join(root, 'statsdb')}`,
-        '  store: clickhouse',
-        '  clickhouse:',
-        `    url: ${server.url}`,
-        '    database: fleet',
-        'api:',
-        '  listen: 127.0.0.1:0',
-        '  log: "-"',
-        `  pid: ${join(root, 'api.pid')}`
-      ].join('\n')
-    )
+    const file = writeApiRoleConfig(root, {
+      logLevel: 'info',
+      stats: ['  store: clickhouse', '  clickhouse:', `    url: ${server.url}`, '    database: fleet']
+    })
     const api = await startRole(t, 'api', file, failpointEnv({ 'stats.reopen-ms': '200' }))
     const error = await api.waitForLog((l) => /ClickHouse statistics store unavailable/.test(l.msg ?? ''))
     t.assert.match(String(error.reason), /schema cannot be made: ClickHouse at http:\/\/127\.0\.0\.1:\d+/)

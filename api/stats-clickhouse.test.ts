@@ -9,9 +9,10 @@ import { createClickHouseSink } from '../engine/clickhouse/sink.js'
 import { skipWithoutClickHouse, startClickHouse } from '../engine/clickhouse/testing/server.js'
 import { CSV_HEADER, closedName, formatRow } from '../engine/querylog/index.js'
 import { ReportTime, formatDay } from '../engine/stats/index.js'
-import { CONF, startRole } from '../engine/testing/daemon.js'
+import { startRole } from '../engine/testing/daemon.js'
 import { tempDir } from '../engine/testing/temp.js'
 import { fetchJson } from '../engine/testing/wait.js'
+import { writeApiRoleConfig } from './testing/fixtures.js'
 
 test(
   'the api role answers the reports and the overview from ClickHouse with stats.store: clickhouse',
@@ -50,28 +51,10 @@ test(
       log: { info: quiet, warn: quiet, error: quiet }
     })
     t.assert.strictEqual(await sink.sendClosed(), 30)
-    const file = join(root, 'api.yaml')
-    writeFileSync(
-      file,
-      [
-        'datafiles:',
-        `  cats: ${CONF}`,
-        '  language: en',
-        'common:',
-        `  db: ${join(root, 'db')}`,
-        'stats:',
-        `  dir: ${join(root, 'csv')}`,
-        `  db: ${join(root, 'statsdb')}`,
-        '  store: clickhouse',
-        '  clickhouse:',
-        `    url: ${server.url}`,
-        '    database: fleet',
-        'api:',
-        '  listen: 127.0.0.1:0',
-        '  log: "-"',
-        `  pid: ${join(root, 'api.pid')}`
-      ].join('\n')
-    )
+    const file = writeApiRoleConfig(root, {
+      logLevel: 'info',
+      stats: ['  store: clickhouse', '  clickhouse:', `    url: ${server.url}`, '    database: fleet']
+    })
     const api = await startRole(t, 'api', file)
     const day = formatDay(new ReportTime('UTC').dayOf(now))
     const range = `from=${day}&to=${day}`

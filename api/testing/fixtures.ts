@@ -224,11 +224,18 @@ export function errorOf(a: Answer): { code: string; message: string; field?: str
 /**
  * The config file of a lone api role in `dir` (its taxonomy written there too), on its own policy
  * store and statistics store: the default paths are the host's, and DuckDB lets one process open a
- * store. `db` moves the policy store (a small file system); `api` adds lines to the api section.
+ * store. `db` moves the policy store (a small file system); `stats` and `api` add lines to their sections.
  */
 export function writeApiRoleConfig(
   dir: string,
-  options: { db?: string; logLevel?: string; listen?: string; pid?: string; api?: readonly string[] } = {}
+  options: {
+    db?: string
+    logLevel?: string
+    listen?: string
+    pid?: string
+    stats?: readonly string[]
+    api?: readonly string[]
+  } = {}
 ): string {
   writeTaxonomy(join(dir, 'cats'))
   const file = join(dir, 'filterd.yaml')
@@ -244,6 +251,7 @@ export function writeApiRoleConfig(
       'stats:',
       `  dir: ${join(dir, 'stats')}`,
       `  db: ${join(dir, 'statsdb')}`,
+      ...(options.stats ?? []),
       'api:',
       `  listen: ${options.listen ?? '127.0.0.1:0'}`,
       ...(options.api ?? []),

@@ -278,7 +278,7 @@ export class StoredFeeds implements RpzLayer {
     f: ReadFeed,
     name: string,
     client: string
-  ): { action: FeedAction; trigger: string } | undefined {
+  ): QnameMatch | undefined {
     if (client !== '' && f.clientIps.length > 0) {
       const bytes = ipBytes(client)
       if (bytes !== undefined) for (const c of f.clientIps) if (cidrContains(c.cidr, bytes)) return c
