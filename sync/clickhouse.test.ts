@@ -72,8 +72,14 @@ test(
     }
     writeClosedFile(dir, 0, 500)
     await until('the first file in ClickHouse', async () => (await rows()) === 500, 60_000, 200)
+    // The rows are readable a moment before the insert's answer reaches the sink, which counts them then.
+    await until(
+      'the sink counts the rows ClickHouse acknowledged',
+      async () => (await metric(sync.url, 'filterd_clickhouse_rows_sent_total')) === 500,
+      10_000,
+      50
+    )
     t.assert.strictEqual((await fetchJson(`${sync.url}/health`)).status, 200)
-    t.assert.strictEqual(await metric(sync.url, 'filterd_clickhouse_rows_sent_total'), 500)
 
     await server.kill()
     writeClosedFile(dir, 500, 300)
