@@ -1,11 +1,12 @@
 import { test, type TestContext } from 'node:test'
 import { openStatsDb, type StatsDb } from './db.js'
-import { rawHostsTable, rawRowsTable, rawUsersTable } from './raw-layout.js'
+import { rawAddrsTable, rawHostsTable, rawRowsTable, rawUsersTable } from './raw-layout.js'
+import { setFailpoint } from '../failpoints.js'
 import { NOW, at, metaOf, partitionsOf, rawCount, rec, statsTestEnv, writeFiles } from '../testing/stats/fixtures.js'
 import { importClosedFiles } from './importer.js'
 import { activityByHour, rawLastHour, topDomains } from './reports.js'
 import { ReportTime, parseDay } from './time.js'
-import { rawSortSettled, sortRawHour, sortRawHours } from './raw-sort.js'
+import { rangeStarts, rawSortSettled, sortRawHour, sortRawHours, userRanges, type RangeStart } from './raw-sort.js'
 import type { QueryLogRecord } from '../querylog/index.js'
 import { exportParquetHours } from './parquet.js'
 import { join } from 'node:path'
@@ -175,4 +176,78 @@ test('the importer sorts finished hours in the background; a copy left by a cras
   t.assert.strictEqual(await sortRawHours(db, NOW + 11 * 60_000, 2), 1, 'and again after them')
   t.assert.strictEqual(await metaOf(db, `rawisorted.${HOUR + 1}`), 4)
   t.assert.strictEqual(await rawCount(db), 44)
+})
+
+/** Every column of the hour's rows and of its dictionaries, in storage (row-id) order. */
+async function tables(db: StatsDb): Promise<string> {
+  return await db.read(async (c) => {
+    const out: unknown[] = []
+    for (const t of [rawRowsTable(HOUR), rawUsersTable(HOUR), rawHostsTable(HOUR), rawAddrsTable(HOUR)])
+      out.push((await c.runAndReadAll(`SELECT * FROM ${t} ORDER BY rowid`)).getRows())
+    return JSON.stringify(out, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v))
+  })
+}
+
+test('a raw hour sorted in several ranges of users is the same table, row for row, as one whole sort', async (t: TestContext) => {
+  // Two rows of each user in each of some milliseconds: rows of equal (uid, created), kept in arrival order.
+  const same = Array.from({ length: 40 }, (_, i) =>
+    rec(
+      at('2024-05-15', '11:30') + Math.floor(i / 10),
+      `10.0.0.${i % 4}`,
+      USERS[i % USERS.length]!,
+      `n${60 + i}.example`
+    )
+  )
+  const all = [...queries(60, 0), ...same]
+  const sortedWith = async (chunkRows: string | undefined): Promise<StatsDb> => {
+    const env = statsTestEnv(t)
+    const db = openStatsDb(env.config.stats.db)
+    t.after(() => db.close())
+    await writeFiles(env, all)
+    await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
+    setFailpoint('stats.raw-sort.chunk-rows', chunkRows)
+    try {
+      t.assert.strictEqual(await sortRawHour(db, HOUR), 100)
+    } finally {
+      setFailpoint('stats.raw-sort.chunk-rows', undefined)
+    }
+    return db
+  }
+  const whole = await sortedWith(undefined)
+  const startsWith = async (db: StatsDb, chunkRows: string | undefined): Promise<RangeStart[]> =>
+    await db.read(async (c) => {
+      setFailpoint('stats.raw-sort.chunk-rows', chunkRows)
+      try {
+        return await rangeStarts(c, rawRowsTable(HOUR))
+      } finally {
+        setFailpoint('stats.raw-sort.chunk-rows', undefined)
+      }
+    })
+  t.assert.deepStrictEqual(await startsWith(whole, undefined), [], 'one range')
+  // 100 rows of 5 users, 20 each: in ranges of about 20 rows, a range starts at each user but the first.
+  const byUser = await sortedWith('20')
+  t.assert.deepStrictEqual(await startsWith(byUser, '20'), [{ uid: 1 }, { uid: 2 }, { uid: 3 }, { uid: 4 }])
+  // In ranges of about 7 rows, each user's 20 are cut by time too (one user, as behind a NAT, is not one range).
+  const byTime = await sortedWith('7')
+  const cuts = await startsWith(byTime, '7')
+  t.assert.ok(cuts.filter((s) => s.created !== undefined).length >= 5, `cut by time: ${JSON.stringify(cuts)}`)
+  // Each range holds about 7 rows (never the whole hour), every row in one of them.
+  const sizes = await byTime.read(async (c) => {
+    const out: number[] = []
+    for (const where of userRanges(cuts))
+      out.push(
+        Number((await c.runAndReadAll(`SELECT count(*) FROM ${rawRowsTable(HOUR)} r WHERE ${where}`)).getRows()[0]![0])
+      )
+    return out
+  })
+  t.assert.strictEqual(
+    sizes.reduce((a, b) => a + b),
+    100
+  )
+  t.assert.ok(Math.max(...sizes) <= 14, `range sizes ${sizes.join(', ')}`)
+  for (const db of [byUser, byTime]) {
+    t.assert.ok(isSorted(await stored(db)))
+    t.assert.strictEqual(await tables(db), await tables(whole))
+    t.assert.strictEqual(await answers(db), await answers(whole))
+  }
 })

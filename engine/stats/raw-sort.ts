@@ -9,7 +9,11 @@
  * never holds the write queue (imports go on beside it):
  *
  *   1. beside the writer (StatsDb.background), in one transaction: the hour's row count `n` and a copy
- *      `rawi_<hour>__sorted` of those rows, sorted (a snapshot: rows committed later are not in it);
+ *      `rawi_<hour>__sorted` of those rows, sorted (a snapshot: rows committed later are not in it). The
+ *      copy is written in ranges of (user, time) of about RAW_SORT_CHUNK_ROWS rows, ascending, each sorted
+ *      on its own and appended: the same table, row for row, as one sort of the hour, but the memory a sort takes
+ *      is one range's, whatever the hour's size (a whole hour at 5,000 q/s took 245-320 MiB of DuckDB's
+ *      buffers; bench/results/2026-12-06-api-memory.md);
  *   2. on the writer, in one transaction: the rows appended since (rowid >= n: raw rows are only ever
  *      appended, so rowids number them in commit order) are appended to the copy, the hour table is
  *      dropped and the copy takes its name, and `rawisorted.<hour>` in meta records the sorted prefix.
@@ -28,6 +32,7 @@
  * hour still being written at most every RAW_SORT_EVERY_MS, so its unsorted tail stays small.
  */
 import type { DuckDBConnection } from '@duckdb/node-api'
+import { failpointNumber } from '../failpoints.js'
 import type { Logger } from '../log/index.js'
 import { TABLES_SQL, metaPut, type StatsDb } from './db.js'
 import { rawAddrsTable, rawHostsTable, rawRowsTable, rawUsersTable } from './raw-layout.js'
@@ -37,6 +42,11 @@ import { HOUR_MS } from './time.js'
 
 /** Unsorted rows below which an hour is left as it is. */
 export const RAW_SORT_MIN_ROWS = 50_000
+/**
+ * Rows the sorted copy is written in at most (about): each range of (user, time) is sorted on its own, so that a
+ * sort's memory does not grow with the hour (18 M rows at 5,000 q/s).
+ */
+const RAW_SORT_CHUNK_ROWS = 1_000_000
 /** The hour still being written is sorted again at most this often. */
 export const RAW_SORT_EVERY_MS = tier('raw').due.everyMs
 
@@ -121,15 +131,83 @@ const RENUMBERED: ReadonlyArray<[(hour: number) => string, 'hid' | 'aid']> = [
  */
 async function renumber(c: DuckDBConnection, hour: number, dict: string, column: string): Promise<void> {
   const map = idMap(hour, column)
-  // An id's first (user, time) as one number, to take the minimum of.
+  // An id's first (user, time) as one number, to take the minimum of; ties by the name, so the new ids do
+  // not depend on the order an import met the names in (two stores of the same rows get the same ids).
   await c.run(
-    `CREATE TABLE ${map} AS SELECT d.id AS old, (row_number() OVER (ORDER BY f.first NULLS LAST, d.id) - 1)::INTEGER AS new ` +
+    `CREATE TABLE ${map} AS SELECT d.id AS old, (row_number() OVER (ORDER BY f.first NULLS LAST, d.name) - 1)::INTEGER AS new ` +
       `FROM ${dict} d LEFT JOIN (SELECT ${column} AS id, min(uid::HUGEINT * 18446744073709551616 + created) AS first ` +
       `FROM ${rawRowsTable(hour)} GROUP BY ${column}) f ON f.id = d.id`
   )
   await c.run(
     `CREATE TABLE ${sortedDict(dict)} AS SELECT m.new AS id, d.name FROM ${dict} d JOIN ${map} m ON m.old = d.id ORDER BY m.new`
   )
+}
+
+/** RAW_SORT_CHUNK_ROWS, or the `stats.raw-sort.chunk-rows` failpoint (tests: several ranges in a small hour). */
+function chunkRows(): number {
+  const set = failpointNumber('stats.raw-sort.chunk-rows')
+  return set !== undefined && set > 0 ? set : RAW_SORT_CHUNK_ROWS
+}
+
+/** Where a range starts: at a user's first row, or (a user with more than a range's rows) at a time within them. */
+export interface RangeStart {
+  uid: number
+  created?: number
+}
+
+/**
+ * Where each range of about chunkRows() rows but the first starts, ascending by (uid, created). Whole users
+ * first, exact, from the rows per user (one aggregate over `uid`, as small as the hour's users); then a user
+ * with more rows than a range (one address behind a NAT, the benchmark's one user) is cut at quantiles of
+ * its `created` (approximate, in bounded memory). A cut is a (uid, created) pair: the rows of equal
+ * (uid, created) stay in one range, in row-id order, so the ranges together keep one sort's order.
+ */
+export async function rangeStarts(c: DuckDBConnection, table: string): Promise<RangeStart[]> {
+  const chunk = chunkRows()
+  const users = (
+    await c.runAndReadAll(
+      `SELECT min(uid) AS first FROM (SELECT uid, (sum(n) OVER (ORDER BY uid) - n) // ${chunk} AS k ` +
+        `FROM (SELECT uid, count(*) AS n FROM ${table} WHERE uid IS NOT NULL GROUP BY uid)) GROUP BY k HAVING k > 0 ORDER BY first`
+    )
+  )
+    .getRows()
+    .map((r): RangeStart => ({ uid: Number(r[0]) }))
+  const large = (
+    await c.runAndReadAll(
+      `SELECT uid, count(*) FROM ${table} WHERE uid IS NOT NULL GROUP BY uid HAVING count(*) > ${chunk} ORDER BY uid`
+    )
+  ).getRows()
+  const cuts: RangeStart[] = []
+  for (const [uid, n] of large) {
+    const parts = Math.ceil(Number(n) / chunk)
+    const at = Array.from({ length: parts - 1 }, (_, i) => ((i + 1) / parts).toFixed(6)).join(', ')
+    const got = (
+      await c.runAndReadAll(`SELECT approx_quantile(created, [${at}]) FROM ${table} WHERE uid = ${Number(uid)}`)
+    ).getRows()[0]![0] as { items?: unknown[] } | null
+    for (const q of new Set((got?.items ?? []).map(Number)))
+      if (Number.isFinite(q)) cuts.push({ uid: Number(uid), created: q })
+  }
+  return [...users, ...cuts].sort((x, y) => x.uid - y.uid || (x.created ?? -Infinity) - (y.created ?? -Infinity))
+}
+
+/** Rows at or after `s` in (uid, created) order; a row without a time goes last among its user's (as ORDER BY puts it). */
+function from(s: RangeStart): string {
+  return s.created === undefined
+    ? `r.uid >= ${s.uid}`
+    : `(r.uid > ${s.uid} OR (r.uid = ${s.uid} AND (r.created >= ${s.created} OR r.created IS NULL)))`
+}
+
+/** The WHERE of each range from its starts (none: the whole hour), then the rows without a user. */
+export function userRanges(starts: readonly RangeStart[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i <= starts.length; i++) {
+    const range = [
+      i > 0 ? from(starts[i - 1]!) : 'r.uid IS NOT NULL',
+      i < starts.length ? `NOT ${from(starts[i]!)}` : ''
+    ]
+    out.push(range.filter((x) => x !== '').join(' AND '))
+  }
+  return [...out, 'r.uid IS NULL']
 }
 
 /**
@@ -150,11 +228,15 @@ async function sortedSnapshot(c: DuckDBConnection, hour: number): Promise<Snapsh
       addrs: await count(rawAddrsTable(hour))
     }
     for (const [dict, column] of RENUMBERED) await renumber(c, hour, dict(hour), column)
-    await c.run(
-      `CREATE TABLE ${sortedCopy(hour)} AS SELECT r.created, r.uid, r.nxdomain, a.new AS aid, h.new AS hid, ` +
-        `r.blockedhost, r.reason, r.cats, r.blockedcats, r.source FROM ${t} r JOIN ${idMap(hour, 'aid')} a ON a.old = r.aid ` +
-        `JOIN ${idMap(hour, 'hid')} h ON h.old = r.hid ORDER BY r.uid, r.created, r.rowid`
-    )
+    const select =
+      `SELECT r.created, r.uid, r.nxdomain, a.new AS aid, h.new AS hid, r.blockedhost, r.reason, r.cats, ` +
+      `r.blockedcats, r.source FROM ${t} r JOIN ${idMap(hour, 'aid')} a ON a.old = r.aid ` +
+      `JOIN ${idMap(hour, 'hid')} h ON h.old = r.hid`
+    await c.run(`CREATE TABLE ${sortedCopy(hour)} AS ${select} LIMIT 0`)
+    // Ranges ascending, each in (uid, created, rowid) order, then the rows without a user (last, as
+    // ORDER BY puts NULLs): the copy is in the order one sort gives, and no sort holds the whole hour.
+    for (const where of userRanges(await rangeStarts(c, t)))
+      await c.run(`INSERT INTO ${sortedCopy(hour)} ${select} WHERE ${where} ORDER BY r.uid, r.created, r.rowid`)
     await c.run(`CREATE TABLE ${sortedUsers(hour)} AS SELECT * FROM ${rawUsersTable(hour)} ORDER BY name`)
     return snap
   })
