@@ -26,6 +26,8 @@ export const FAILPOINTS = {
     '`1`: a month build stops for ever inside its first transaction, printing `PAUSED month <kind> <month>`',
   'stats.month.chunk-rows': 'rows a month table is copied in at most (default 4,000,000)',
   'stats.raw-sort.chunk-rows': 'rows a raw hour is sorted in at most, in ranges of (user, time) (default 1,000,000)',
+  'stats.compact-today.min-rows':
+    "partial rows since today's last compaction that bring the next forward (default 200,000)",
   'stats.month.build':
     '`off`: the maintenance after an import builds no month table (tests that build them step by step)',
   'stats.reopen-ms':

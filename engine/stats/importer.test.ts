@@ -17,6 +17,7 @@ import {
 import { importClosedFiles } from './importer.js'
 import { applyRecords } from './legacy/chunk-path.js'
 import { pruneStats } from './maintenance.js'
+import { setFailpoint } from '../failpoints.js'
 import { parseRecords } from '../querylog/csv.js'
 import { activityByDay, activityByHour, detail, rawLastHour, topDomains } from './reports.js'
 import { ReportTime, parseDay } from './time.js'
@@ -275,6 +276,42 @@ test('compaction keeps every report as it was: partials of many imports summed i
     'nx.example',
     'old.example'
   ])
+})
+
+test('today is compacted sooner once its partials outnumber its compacted rows, at most once a minute', async (t: TestContext) => {
+  const env = statsTestEnv(t)
+  const db = openDb(t, env)
+  const d = day('2024-05-15')
+  const rowsOf = async (): Promise<number> =>
+    await db.read(async (c) =>
+      Number((await c.runAndReadAll(`SELECT count(*)::DOUBLE FROM names_${d}`)).getRows()[0]![0])
+    )
+  // Ten imports of one row each at NOW: the first prune starts today's clock with one partial row.
+  for (const r of SCENARIO) {
+    await writeFiles(env, [r])
+    await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW })
+  }
+  const partials = await rowsOf()
+  t.assert.ok(partials >= 8, `partial rows: ${partials}`)
+  // Two minutes on, at the default threshold (200,000 partial rows), nothing is compacted before the 10 minutes.
+  await pruneStats(db, 'UTC', NOW + 2 * 60_000)
+  t.assert.strictEqual(await rowsOf(), partials)
+  setFailpoint('stats.compact-today.min-rows', '5')
+  t.after(() => setFailpoint('stats.compact-today.min-rows', undefined))
+  // With the partials past the threshold and the rows the clock started with, within a minute: still not.
+  await pruneStats(db, 'UTC', NOW + 50_000)
+  t.assert.strictEqual(await rowsOf(), partials)
+  await pruneStats(db, 'UTC', NOW + 3 * 60_000)
+  const compacted = await rowsOf()
+  t.assert.ok(compacted < partials, `compacted ${compacted} of ${partials}`)
+  // The next comes once the partials since outnumber the rows this one left: one more row is not enough.
+  await writeFiles(env, [rec(NOW, '10.0.0.1', 'alice', 'late.example')])
+  await importClosedFiles(db, env.config.stats.dir, 'UTC', { now: () => NOW + 5 * 60_000 })
+  const dirty = await db.read(async (c) =>
+    Number((await c.runAndReadAll(`SELECT count(*)::DOUBLE FROM meta WHERE key = 'dirty.${d}'`)).getRows()[0]![0])
+  )
+  t.assert.strictEqual(dirty, 1, 'today is still waiting for its compaction')
+  t.assert.ok((await rowsOf()) > compacted)
 })
 
 test('does not aggregate rows older than the retention window', async (t: TestContext) => {

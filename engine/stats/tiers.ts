@@ -53,7 +53,7 @@ export const TIERS = [
     grain: 'local day',
     sortKey: 'user, hour / user, host',
     source: 'closed query-log files (the import), partial counts',
-    when: 'compaction: after its last write; today every 10 min',
+    when: 'compaction: after its last write; today every 10 min, or after 1 min once its partials outnumber its compacted rows',
     due: { everyMs: 10 * MINUTE_MS },
     retention: '`stats.retention-months` (3), or folded into its week first'
   },
