@@ -7,7 +7,7 @@
  * A name may be listed by several sources: each map counts how many list it with that target, so a
  * source that drops a name does not unlist it while another still has it.
  */
-import type { SuffixKeys } from '../names/index.js'
+import { firstIn, type SuffixKeys } from '../names/index.js'
 import type { Store } from '../store/index.js'
 import {
   ENTRY_PREFIX,
@@ -132,12 +132,12 @@ export class SubscriptionIndex {
    * of names: the policy keeps its answers per name and revision (engine/policy/global-answers.ts).
    */
   firstWhite(keys: SuffixKeys): string {
-    return firstKey(this.white, keys)
+    return firstIn(this.white, keys)
   }
 
   /** The first suffix of `keys` a blacklist subscription lists, or '' (kept as firstWhite's). */
   firstBlack(keys: SuffixKeys): string {
-    return firstKey(this.black, keys)
+    return firstIn(this.black, keys)
   }
 
   /** The categories subscriptions give `keys` (every suffix's), with the suffix that gave the first; undefined when none. */
@@ -153,14 +153,4 @@ export class SubscriptionIndex {
     }
     return found
   }
-}
-
-/** The first suffix of `keys` that `map` holds, or ''. */
-function firstKey(map: ReadonlyMap<string, number>, keys: SuffixKeys): string {
-  if (map.size === 0) return ''
-  for (let i = 0; i < keys.labelCount; i++) {
-    const k = keys.suffix(i)
-    if (map.has(k)) return k
-  }
-  return ''
 }

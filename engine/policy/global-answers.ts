@@ -6,7 +6,7 @@
  * host's profile that was the largest share of the policy's time. Here the three walks run once per name
  * while the lists stay as they are, and a query probes one table for the three answers.
  */
-import { ABSENT, KeyTable, type SuffixKeys } from '../names/index.js'
+import { ABSENT, KeyTable, firstIn, type SuffixKeys } from '../names/index.js'
 import type { BuiltinWhitelist } from '../whitelist/index.js'
 
 /** Names whose answers are kept (two generations of half, engine/names/key-table.ts). */
@@ -65,16 +65,6 @@ export class GlobalAnswers {
     const black = labelOf(keys, firstIn(lists.blacklist, keys) || subscriptions.firstBlack(keys))
     return builtin | (white << 8) | (black << 16)
   }
-}
-
-/** First suffix key of `keys` found in `set`, or ''. */
-export function firstIn(set: ReadonlySet<string>, keys: SuffixKeys): string {
-  if (set.size === 0) return ''
-  for (let i = 0; i < keys.labelCount; i++) {
-    const k = keys.suffix(i)
-    if (set.has(k)) return k
-  }
-  return ''
 }
 
 /** The label `suffix` of `keys` starts at, plus one; 0 for ''. */

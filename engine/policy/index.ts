@@ -29,7 +29,7 @@
  * drops everything.
  */
 import { CategoryDb } from '../catdb/index.js'
-import type { SuffixKeys } from '../names/index.js'
+import { firstIn, type SuffixKeys } from '../names/index.js'
 import {
   CLIENT_ID_PREFIX,
   GenerationWatcher,
@@ -47,7 +47,7 @@ import { RuleCompiler, type ScheduledPart } from './scheduled.js'
 import { cacheKey, ipv4Text, SnapshotCache } from './snapshot-cache.js'
 import { NO_NAMES, PolicyInterner, type OwnLists, type SharedPolicy } from './shared-policy.js'
 import type { RpzHit, RpzLayer } from '../rpz-feeds/index.js'
-import { GlobalAnswers, blackLabel, builtinLabel, firstIn, whiteLabel } from './global-answers.js'
+import { GlobalAnswers, blackLabel, builtinLabel, whiteLabel } from './global-answers.js'
 
 export { loadSafeHosts, parseSafeHosts, type SafeHosts } from './safe-hosts.js'
 export type { SharedPolicy } from './shared-policy.js'
