@@ -7,7 +7,7 @@
  * A name may be listed by several sources: each map counts how many list it with that target, so a
  * source that drops a name does not unlist it while another still has it.
  */
-import { ABSENT, KeyTable, type SuffixKeys } from '../names/index.js'
+import { firstIn, type SuffixKeys } from '../names/index.js'
 import type { Store } from '../store/index.js'
 import {
   ENTRY_PREFIX,
@@ -18,9 +18,6 @@ import {
   type EntryTarget,
   type RevRecord
 } from './keys.js'
-
-/** Names whose white and black answers are kept (see `answerOf`). */
-const ANSWER_CACHE_NAMES = 50_000
 
 function bump(map: Map<string, number>, name: string, by: number): void {
   const n = (map.get(name) ?? 0) + by
@@ -36,13 +33,6 @@ export class SubscriptionIndex {
   private readonly cats = new Map<string, number[]>()
   /** `target name` → the id of the first source listing it (sourceOf), for this revision; bounded. */
   private readonly sources = new Map<string, string>()
-  /**
-   * Whole name -> the label its first whitelisted suffix starts at, plus one (0: none), in the low byte,
-   * and the same for the blacklist in the next: for this revision. Each query walks its name's suffixes
-   * through maps of up to millions of names (a hash of each fresh suffix, a cache miss each); a
-   * resolver's names repeat, and one probe here replaces both walks.
-   */
-  private readonly answers = new KeyTable(ANSWER_CACHE_NAMES)
 
   /** Entries held, over every target. */
   get size(): number {
@@ -55,7 +45,6 @@ export class SubscriptionIndex {
     const rev = record?.rev ?? 0
     if (rev === this.rev) return
     this.sources.clear()
-    this.answers.clear()
     if (record !== undefined && this.rev >= 0 && rev === this.rev + 1) {
       for (const [name, from, to] of record.changes) {
         if (from !== null) this.count(name, from, -1)
@@ -138,24 +127,17 @@ export class SubscriptionIndex {
     return found
   }
 
-  /** The first suffix of `keys` a whitelist subscription lists, or ''. */
+  /**
+   * The first suffix of `keys` a whitelist subscription lists, or ''. A walk through maps of up to millions
+   * of names: the policy keeps its answers per name and revision (engine/policy/global-answers.ts).
+   */
   firstWhite(keys: SuffixKeys): string {
-    return this.white.size === 0 ? '' : suffixAt(keys, this.answerOf(keys) & 0xff)
+    return firstIn(this.white, keys)
   }
 
-  /** The first suffix of `keys` a blacklist subscription lists, or ''. */
+  /** The first suffix of `keys` a blacklist subscription lists, or '' (kept as firstWhite's). */
   firstBlack(keys: SuffixKeys): string {
-    return this.black.size === 0 ? '' : suffixAt(keys, this.answerOf(keys) >> 8)
-  }
-
-  private answerOf(keys: SuffixKeys): number {
-    const name = keys.suffix(0)
-    let v = this.answers.get(name)
-    if (v === ABSENT) {
-      v = (firstIndex(this.white, keys) + 1) | ((firstIndex(this.black, keys) + 1) << 8)
-      this.answers.set(name, v)
-    }
-    return v
+    return firstIn(this.black, keys)
   }
 
   /** The categories subscriptions give `keys` (every suffix's), with the suffix that gave the first; undefined when none. */
@@ -171,15 +153,4 @@ export class SubscriptionIndex {
     }
     return found
   }
-}
-
-/** The label the first suffix of `keys` that `map` holds starts at, or -1. (A name has at most 127 labels.) */
-function firstIndex(map: ReadonlyMap<string, number>, keys: SuffixKeys): number {
-  for (let i = 0; i < keys.labelCount; i++) if (map.has(keys.suffix(i))) return i
-  return -1
-}
-
-/** The suffix of `keys` from label `plusOne - 1`, or '' for 0. */
-function suffixAt(keys: SuffixKeys, plusOne: number): string {
-  return plusOne === 0 ? '' : keys.suffix(plusOne - 1)
 }

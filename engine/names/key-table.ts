@@ -27,11 +27,23 @@ const BYTES_PER_KEY = 48
 /** Longest key cached (a DNS name in presentation form with every byte escaped is under 1,100). */
 const MAX_KEY_LENGTH = 2048
 
+/**
+ * The key hashed last and its hash. A query's name is looked up in several tables one after the other
+ * (the policy's global answers, each RPZ feed's names, the category database's), each with the same
+ * string: the walk over its characters is done once per query, not once per table.
+ */
+let lastKey = ''
+let lastHash = 0x811c9dc5 | 0 // the empty key's
+
 /** FNV-1a over the key's characters (its latin1 bytes). */
 function hashOf(key: string): number {
+  // The same string object compares by pointer; an equal copy costs a compare, as cheap as the hash.
+  if (key === lastKey) return lastHash
   let h = 0x811c9dc5
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193)
-  return h | 0
+  lastKey = key
+  lastHash = h | 0
+  return lastHash
 }
 
 /**

@@ -27,3 +27,13 @@ export class HostKeys implements SuffixKeys {
     return s === undefined ? '' : s === 0 ? this.name : this.name.slice(s)
   }
 }
+
+/** The first suffix of `keys`, most specific first, that `names` holds (a Set, or a Map by name), or ''. */
+export function firstIn(names: { readonly size: number; has(key: string): boolean }, keys: SuffixKeys): string {
+  if (names.size === 0) return ''
+  for (let i = 0; i < keys.labelCount; i++) {
+    const k = keys.suffix(i)
+    if (names.has(k)) return k
+  }
+  return ''
+}

@@ -29,7 +29,7 @@
  * drops everything.
  */
 import { CategoryDb } from '../catdb/index.js'
-import type { SuffixKeys } from '../names/index.js'
+import { firstIn, type SuffixKeys } from '../names/index.js'
 import {
   CLIENT_ID_PREFIX,
   GenerationWatcher,
@@ -47,6 +47,7 @@ import { RuleCompiler, type ScheduledPart } from './scheduled.js'
 import { cacheKey, ipv4Text, SnapshotCache } from './snapshot-cache.js'
 import { NO_NAMES, PolicyInterner, type OwnLists, type SharedPolicy } from './shared-policy.js'
 import type { RpzHit, RpzLayer } from '../rpz-feeds/index.js'
+import { GlobalAnswers, blackLabel, builtinLabel, whiteLabel } from './global-answers.js'
 
 export { loadSafeHosts, parseSafeHosts, type SafeHosts } from './safe-hosts.js'
 export type { SharedPolicy } from './shared-policy.js'
@@ -202,20 +203,9 @@ function listSet(entries: readonly string[]): { set: ReadonlySet<string>; allowO
   return { set: set.size === 0 ? NO_NAMES : set, allowOnly }
 }
 
-/** First suffix key of `keys` found in `set`, or ''. */
-function firstIn(set: ReadonlySet<string>, keys: SuffixKeys): string {
-  if (set.size === 0) return ''
-  for (let i = 0; i < keys.labelCount; i++) {
-    const k = keys.suffix(i)
-    if (set.has(k)) return k
-  }
-  return ''
-}
-
 export class Policy {
   private readonly store: Store
   private readonly categories: CategoryDb
-  private readonly builtin: BuiltinWhitelist
   private readonly safeHosts: SafeHosts
   /** Follows the store's generation; the owner decides when it reads (check, poll or start). */
   readonly watcher: GenerationWatcher
@@ -232,6 +222,8 @@ export class Policy {
   private readonly interner = new PolicyInterner()
   /** The subscribed lists (engine/lists), kept current by difference on each generation change. */
   private readonly subscriptions = new SubscriptionIndex()
+  /** Steps 1 and 2 per name, kept while the global lists and the subscriptions stay as they are. */
+  private readonly globalAnswers: GlobalAnswers
   /** The schedules of this generation's snapshots and their state now (engine/schedule/board.ts). */
   readonly schedules: ScheduleBoard
   private readonly rules: RuleCompiler
@@ -245,7 +237,7 @@ export class Policy {
     this.timeZone = options.timeZone ?? 'UTC'
     this.store = options.store
     this.categories = options.categories
-    this.builtin = options.builtin
+    this.globalAnswers = new GlobalAnswers(options.builtin)
     this.safeHosts = options.safeHosts
     this.cache = new SnapshotCache(options.maxCachedAddresses ?? 100_000)
     this.watcher = new GenerationWatcher(
@@ -337,6 +329,7 @@ export class Policy {
     const white = listSet(this.store.getList(null, 'white'))
     const black = listSet(this.store.getList(null, 'black'))
     this.global = { whitelist: white.set, blacklist: black.set, allowOnly: black.allowOnly }
+    this.globalAnswers.clear()
   }
 
   /**
@@ -345,7 +338,9 @@ export class Policy {
    * and the RPZ feeds (so does a new serial).
    */
   private refreshBeside(): void {
+    const revision = this.subscriptions.revision
     this.subscriptions.refresh(this.store)
+    if (this.subscriptions.revision !== revision) this.globalAnswers.clear()
     this.categories.refresh()
     this.feeds?.refresh?.()
   }
@@ -577,20 +572,19 @@ export class Policy {
     out: Verdict,
     client: string
   ): boolean {
-    for (let i = 0; i < keys.labelCount; i++) {
-      const k = keys.suffix(i)
-      if (this.builtin.matchKey(k)) return this.decide(out, 'forward', 'builtin-whitelist', k)
-    }
     const g = this.global
     // Subscriptions mapped to the global lists come after the operator's own entries of each list.
-    let hit = firstIn(g.whitelist, keys) || this.subscriptions.firstWhite(keys)
-    if (hit !== '') return this.decide(out, 'forward', 'global-whitelist', hit)
-    hit = firstIn(g.blacklist, keys) || this.subscriptions.firstBlack(keys)
-    if (hit !== '') return this.decide(out, 'block', 'global-blacklist', hit)
+    const answer = this.globalAnswers.of(keys, g, this.subscriptions)
+    let at = builtinLabel(answer)
+    if (at !== 0) return this.decide(out, 'forward', 'builtin-whitelist', keys.suffix(at - 1))
+    at = whiteLabel(answer)
+    if (at !== 0) return this.decide(out, 'forward', 'global-whitelist', keys.suffix(at - 1))
+    at = blackLabel(answer)
+    if (at !== 0) return this.decide(out, 'block', 'global-blacklist', keys.suffix(at - 1))
     if (g.allowOnly) return this.decide(out, 'block', 'global-allow-only', ALLOW_ONLY)
     if (this.feeds !== null && this.decideFeeds(keys, out, client)) return true
     if (!snap.enabled) return this.decide(out, 'forward', 'user-disabled', '')
-    hit = firstIn(snap.whitelist, keys)
+    let hit = firstIn(snap.whitelist, keys)
     if (hit !== '') return this.decide(out, 'forward', 'user-whitelist', hit)
     if (part !== null && part.white(keys, out)) return true
     hit = firstIn(snap.blacklist, keys)

@@ -267,3 +267,37 @@ test('once more users have changed than the cache holds, the next change drops e
   judge(policy, '10.0.0.2', 'casino.example')
   t.assert.strictEqual(policy.snapshotsBuilt, 3)
 })
+
+test("the global steps' answers remembered per name follow the global lists and the subscriptions", async (t: TestContext) => {
+  const { store } = await threeUsers(t)
+  const policy = policyOver(store)
+  const ask = (name: string): string => {
+    const v = judge(policy, '10.0.0.1', name)
+    return `${v.reason} ${v.matched}`
+  }
+  // Each name asked before every change, so that a remembered answer would be the one read.
+  const names = ['www.site.example', 'a.update.eset.com']
+  t.assert.deepStrictEqual(names.map(ask), ['none ', 'builtin-whitelist update.eset.com'])
+  await store.write((w) => w.putList(null, 'black', ['site.example', 'eset.com']))
+  await followed(t, policy)
+  t.assert.deepStrictEqual(names.map(ask), ['global-blacklist site.example', 'builtin-whitelist update.eset.com'])
+  await store.write((w) => w.putList(null, 'white', ['www.site.example']))
+  await followed(t, policy)
+  t.assert.deepStrictEqual(names.map(ask), ['global-whitelist www.site.example', 'builtin-whitelist update.eset.com'])
+  await store.write((w) => {
+    w.putList(null, 'white', [])
+    w.putList(null, 'black', [])
+  })
+  await followed(t, policy)
+  t.assert.deepStrictEqual(names.map(ask), ['none ', 'builtin-whitelist update.eset.com'])
+  await applyEntries(store, 'ads', new Set(['site.example']), 'black')
+  await followed(t, policy)
+  t.assert.deepStrictEqual(names.map(ask), ['global-blacklist site.example', 'builtin-whitelist update.eset.com'])
+  await applyEntries(store, 'good', new Set(['www.site.example']), 'white')
+  await followed(t, policy)
+  t.assert.deepStrictEqual(names.map(ask), ['global-whitelist www.site.example', 'builtin-whitelist update.eset.com'])
+  await applyEntries(store, 'good', new Set(), 'white')
+  await applyEntries(store, 'ads', new Set(), 'black')
+  await followed(t, policy)
+  t.assert.deepStrictEqual(names.map(ask), ['none ', 'builtin-whitelist update.eset.com'])
+})

@@ -10,7 +10,7 @@
  * After the steps, `annotate` says when the decision may change next: the nearest boundary of any rule
  * that touches the name, which caps the answer's TTL (engine/judge, dns/).
  */
-import type { SuffixKeys } from '../names/index.js'
+import { firstIn, type SuffixKeys } from '../names/index.js'
 import type { ScheduleBoard, ScheduleEntry, ScheduledRule } from '../schedule/index.js'
 import type { Reason, Verdict } from './index.js'
 import { NO_NAMES } from './shared-policy.js'
@@ -124,15 +124,6 @@ export class RuleCompiler {
     if (set === undefined) this.filters.set(key, (set = new Set(list)))
     return set
   }
-}
-
-function firstIn(set: ReadonlySet<string>, keys: SuffixKeys): string {
-  if (set.size === 0) return ''
-  for (let i = 0; i < keys.labelCount; i++) {
-    const k = keys.suffix(i)
-    if (set.has(k)) return k
-  }
-  return ''
 }
 
 /** Records that open rule `r` decided. */
