@@ -44,7 +44,7 @@ import { ScheduleBoard, systemClock, type Clock } from '../schedule/index.js'
 import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 import { SubscriptionIndex } from '../lists/index.js'
 import { RuleCompiler, type ScheduledPart } from './scheduled.js'
-import { cacheKey, ipv4Text, SnapshotCache } from './snapshot-cache.js'
+import { SnapshotCache } from './snapshot-cache.js'
 import { NO_NAMES, PolicyInterner, type OwnLists, type SharedPolicy } from './shared-policy.js'
 import type { RpzHit, RpzLayer } from '../rpz-feeds/index.js'
 
@@ -296,7 +296,7 @@ export class Policy {
       }
       this.interner.forgetUser(user)
     }
-    for (const address of changes.addresses) this.cache.delete(cacheKey(address))
+    for (const address of changes.addresses) this.cache.delete(address)
     for (const id of changes.clientIds) this.cache.delete(CLIENT_ID_PREFIX + id)
     if (changes.prefixes.length > 0) this.evictPrefixes(changes.prefixes)
     if (changes.serverDefaults && this.anonymous !== null) {
@@ -317,8 +317,8 @@ export class Policy {
       return
     }
     this.cache.sweep((key) => {
-      if (typeof key === 'string' && key.startsWith(CLIENT_ID_PREFIX)) return false
-      const bytes = ipBytes(typeof key === 'number' ? ipv4Text(key) : key)
+      if (key.startsWith(CLIENT_ID_PREFIX)) return false
+      const bytes = ipBytes(key)
       return bytes === undefined || cidrs.some((c) => cidrContains(c, bytes))
     })
   }
@@ -352,13 +352,12 @@ export class Policy {
 
   /** The policy that applies to `address` (canonical text; see engine/net/ip.ts). */
   snapshotFor(address: string): Snapshot {
-    const key = cacheKey(address)
-    const cached = this.cache.get(key)
+    const cached = this.cache.get(address)
     if (cached !== undefined && !cached.stale) return cached
     const userId = this.store.userForAddress(address)
     const user = userId === undefined ? undefined : this.store.getUser(userId)
     const snap = user === undefined ? this.anonymousCached() : this.userSnapshot(user)
-    this.cache.set(key, snap)
+    this.cache.set(address, snap)
     return snap
   }
 
