@@ -160,15 +160,26 @@ test('keys whose hashes collide are all found, and deleting any of them leaves t
 })
 
 test('an IPv4 key and an IPv6 key with the same words are two entries', (t: TestContext) => {
-  const cache = new SnapshotCache<string>(10)
-  // 1.2.3.4 is words [0x01020304, 0, 0, 0]; so is 102:304::.
-  cache.set('1.2.3.4', 'v4')
-  cache.set('102:304::', 'v6')
-  t.assert.strictEqual(cache.get('1.2.3.4'), 'v4')
-  t.assert.strictEqual(cache.get('102:304::'), 'v6')
-  cache.delete('1.2.3.4')
-  t.assert.strictEqual(cache.get('1.2.3.4'), undefined)
-  t.assert.strictEqual(cache.get('102:304::'), 'v6')
+  // 1.2.3.4 is words [0x01020304, 0, 0, 0]; so is 102:304::. Each pair shares a probe run, where only
+  // the kind tells them apart.
+  const twins: Array<[string, string]> = []
+  for (let i = 0; i < 1365; i++) {
+    const v4 = `10.${i >> 8}.${i & 255}.1`
+    twins.push([v4, `${((10 << 8) | (i >> 8)).toString(16)}:${(((i & 255) << 8) | 1).toString(16)}::`])
+  }
+  const cache = new SnapshotCache<string>(2730)
+  const words = new Int32Array(4)
+  for (const [v4, v6] of twins) {
+    readAddressKey(v4, words)
+    const w0 = words[0]
+    t.assert.strictEqual(readAddressKey(v6, words), KEY_IPV6, v6)
+    t.assert.deepStrictEqual([...words], [w0, 0, 0, 0], v6)
+    cache.set(v4, v4)
+    cache.set(v6, v6)
+  }
+  for (const [v4, v6] of twins) t.assert.deepStrictEqual([cache.get(v4), cache.get(v6)], [v4, v6])
+  for (const [v4] of twins) cache.delete(v4)
+  for (const [v4, v6] of twins) t.assert.deepStrictEqual([cache.get(v4), cache.get(v6)], [undefined, v6])
 })
 
 test('a full table evicts the keys not read since the hand passed, of every kind, and keeps those read', (t: TestContext) => {

@@ -303,7 +303,7 @@ export class SnapshotCache<V> {
     const index = this.index
     const kinds = this.kinds
     const words = this.words
-    for (let i = hash(kind, k0, k1, k2, k3) & this.mask; ; i = (i + 1) & this.mask) {
+    for (let i = hash(k0, k1, k2, k3) & this.mask; ; i = (i + 1) & this.mask) {
       const s = index[i]!
       if (s === 0) return -1
       const slot = s - 1
@@ -317,7 +317,7 @@ export class SnapshotCache<V> {
   private hashOf(slot: number): number {
     const w = this.words
     const at = 4 * slot
-    return hash(this.kinds[slot]!, w[at]!, w[at + 1]!, w[at + 2]!, w[at + 3]!)
+    return hash(w[at]!, w[at + 1]!, w[at + 2]!, w[at + 3]!)
   }
 
   /** Puts `slot`'s address key in the index (not there yet). */
@@ -415,11 +415,11 @@ export class SnapshotCache<V> {
 /**
  * Mixes an address key's words (murmur3's multipliers and finaliser): subscribers' addresses differ in
  * their low bits (IPv4) or in the middle words (an IPv6 prefix a customer), and linear probing needs
- * those spread over the whole index.
+ * those spread over the whole index. Not the kind: an IPv4 address and the IPv6 address of the same
+ * words (1.2.3.4, 102:304::) share a probe run, told apart by the kind compared.
  */
-function hash(kind: number, k0: number, k1: number, k2: number, k3: number): number {
+function hash(k0: number, k1: number, k2: number, k3: number): number {
   let h = Math.imul(k0, 0xcc9e2d51) ^ Math.imul(k1, 0x1b873593) ^ Math.imul(k2, 0x85ebca6b) ^ Math.imul(k3, 0xc2b2ae35)
-  h ^= kind
   h ^= h >>> 16
   h = Math.imul(h, 0x85ebca6b)
   h ^= h >>> 13
