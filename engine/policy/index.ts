@@ -45,6 +45,7 @@ import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 import { SubscriptionIndex } from '../lists/index.js'
 import { RuleCompiler, type ScheduledPart } from './scheduled.js'
 import { SnapshotCache } from './snapshot-cache.js'
+import { UserSnapshots } from './user-snapshots.js'
 import { NO_NAMES, PolicyInterner, type OwnLists, type SharedPolicy } from './shared-policy.js'
 import type { RpzHit, RpzLayer } from '../rpz-feeds/index.js'
 
@@ -223,7 +224,7 @@ export class Policy {
   private anonymous: CachedSnapshot | null = null
   private readonly cache: SnapshotCache<CachedSnapshot>
   /** Each user's snapshot, so that a write touching the user marks it stale (at most the cache's size: `keepUsers`). */
-  private users = new Map<string, CachedSnapshot>()
+  private readonly users = new UserSnapshots<CachedSnapshot>()
   /** The generation the cache reflects: `follow` reads the journal from here. */
   private seen: number
   /** Users (and the server defaults) changed since the last full reload (`outgrown`). */
@@ -419,7 +420,7 @@ export class Policy {
     }
     const snap = new CachedSnapshot(user.name, policy)
     if (this.users.size >= 2 * this.cache.limit) this.keepUsers()
-    this.users.set(user.name, snap)
+    this.users.set(snap)
     return snap
   }
 
@@ -428,9 +429,8 @@ export class Policy {
    * needs no entry (nothing cached can go stale). A walk of the cache, at most once per `limit` new users.
    */
   private keepUsers(): void {
-    const kept = new Map<string, CachedSnapshot>()
-    for (const snap of this.cache.entries()) if (snap.user !== null && !snap.stale) kept.set(snap.user, snap)
-    this.users = kept
+    this.users.clear()
+    for (const snap of this.cache.entries()) if (snap.user !== null && !snap.stale) this.users.set(snap)
   }
 
   private ownLists(user: string): OwnLists {

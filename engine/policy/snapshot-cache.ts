@@ -16,6 +16,7 @@
  * key (a client ID's `id:<id>`, an address not in canonical text) is rare and kept in a Map beside.
  */
 import { formatIp } from '../net/index.js'
+import { indexSize, placeEntry, removeEntry } from './open-index.js'
 
 /** What a key's text is: the words `readAddressKey` writes mean an address only for the first two. */
 export const KEY_IPV4 = 1
@@ -162,13 +163,6 @@ function ipv6Text(words: Int32Array, at: number): string {
     bytes[4 * w + 3] = v & 255
   }
   return formatIp(bytes)
-}
-
-/** The smallest power of two with at least 3 positions for 2 slots (a load of at most 2/3). */
-function indexSize(slots: number): number {
-  let size = 8
-  while (size * 2 < slots * 3) size *= 2
-  return size
 }
 
 const INITIAL_SLOTS = 1024
@@ -322,30 +316,15 @@ export class SnapshotCache<V> {
 
   /** Puts `slot`'s address key in the index (not there yet). */
   private place(slot: number): void {
-    let i = this.hashOf(slot) & this.mask
-    while (this.index[i] !== 0) i = (i + 1) & this.mask
-    this.index[i] = slot + 1
+    placeEntry(this.index, this.hashOf(slot), slot)
   }
 
-  /**
-   * Takes `slot`'s address key out of the index. Backward shift: each entry after it in the probe run
-   * that may sit earlier (the hole lies between its home and where it is) moves into the hole, so a
-   * lookup's run never crosses an empty position that was not there when its key went in.
-   */
+  /** Takes `slot`'s address key out of the index. */
   private unplace(slot: number): void {
-    const index = this.index
-    const mask = this.mask
-    let hole = this.hashOf(slot) & mask
-    while (index[hole] !== slot + 1) hole = (hole + 1) & mask
-    for (let j = (hole + 1) & mask; index[j] !== 0; j = (j + 1) & mask) {
-      const home = this.hashOf(index[j]! - 1) & mask
-      if (((j - home) & mask) >= ((j - hole) & mask)) {
-        index[hole] = index[j]!
-        hole = j
-      }
-    }
-    index[hole] = 0
+    removeEntry(this.index, this.hashOf(slot), slot, this.rehash)
   }
+
+  private readonly rehash = (slot: number): number => this.hashOf(slot)
 
   /** A slot for a new entry: a freed one, a fresh one (growing the arrays), or the hand's victim emptied. */
   private take(): number {
