@@ -135,3 +135,26 @@ test('the cache grows its slots to the limit and evicts across all of them', (t:
   // Seen once and not since: the first of them went first.
   t.assert.strictEqual(cache.get('k1'), undefined)
 })
+
+test('a write to a user is enforced after the users table was trimmed to the users still cached', async (t: TestContext) => {
+  const { store } = tempStore(t, 'filterd-snapshots-')
+  await buildCats(store, { 'casino.example': [CATEGORY.GAMBLING] })
+  for (let i = 0; i < 9; i++) await addUser(store, { name: `u${i}`, ip: [`10.0.1.${i}`], filter: [CATEGORY.GAMBLING] })
+  const policy = new Policy({
+    store,
+    categories: new CategoryDb(store),
+    builtin: createBuiltinWhitelist([]),
+    safeHosts: loadSafeHosts(),
+    maxCachedAddresses: 4
+  })
+  t.after(() => policy.watcher.stop())
+  // The ninth user finds the table at twice the cache's size: it keeps the users of u4-u7, then u8 takes u4's slot.
+  for (let i = 0; i < 9; i++) judge(policy, `10.0.1.${i}`, 'casino.example')
+  const built = policy.snapshotsBuilt
+  for (let i = 5; i < 9; i++) t.assert.strictEqual(judge(policy, `10.0.1.${i}`, 'casino.example').action, 'block')
+  t.assert.strictEqual(policy.snapshotsBuilt, built, 'u5-u8 are cached')
+  await store.write((w) => w.putUser({ ...store.getUser('u6')!, filter: [] }))
+  t.assert.strictEqual(policy.watcher.check(), true)
+  t.assert.strictEqual(judge(policy, '10.0.1.6', 'casino.example').action, 'forward')
+  t.assert.strictEqual(judge(policy, '10.0.1.7', 'casino.example').action, 'block')
+})
