@@ -44,7 +44,8 @@ import { ScheduleBoard, systemClock, type Clock } from '../schedule/index.js'
 import { loadSafeHosts, type SafeHosts } from './safe-hosts.js'
 import { SubscriptionIndex } from '../lists/index.js'
 import { RuleCompiler, type ScheduledPart } from './scheduled.js'
-import { cacheKey, ipv4Text, SnapshotCache } from './snapshot-cache.js'
+import { SnapshotCache } from './snapshot-cache.js'
+import { UserSnapshots } from './user-snapshots.js'
 import { NO_NAMES, PolicyInterner, type OwnLists, type SharedPolicy } from './shared-policy.js'
 import type { RpzHit, RpzLayer } from '../rpz-feeds/index.js'
 import { GlobalAnswers, blackLabel, builtinLabel, whiteLabel } from './global-answers.js'
@@ -213,7 +214,7 @@ export class Policy {
   private anonymous: CachedSnapshot | null = null
   private readonly cache: SnapshotCache<CachedSnapshot>
   /** Each user's snapshot, so that a write touching the user marks it stale (at most the cache's size: `keepUsers`). */
-  private users = new Map<string, CachedSnapshot>()
+  private readonly users = new UserSnapshots<CachedSnapshot>()
   /** The generation the cache reflects: `follow` reads the journal from here. */
   private seen: number
   /** Users (and the server defaults) changed since the last full reload (`outgrown`). */
@@ -288,7 +289,7 @@ export class Policy {
       }
       this.interner.forgetUser(user)
     }
-    for (const address of changes.addresses) this.cache.delete(cacheKey(address))
+    for (const address of changes.addresses) this.cache.delete(address)
     for (const id of changes.clientIds) this.cache.delete(CLIENT_ID_PREFIX + id)
     if (changes.prefixes.length > 0) this.evictPrefixes(changes.prefixes)
     if (changes.serverDefaults && this.anonymous !== null) {
@@ -309,8 +310,8 @@ export class Policy {
       return
     }
     this.cache.sweep((key) => {
-      if (typeof key === 'string' && key.startsWith(CLIENT_ID_PREFIX)) return false
-      const bytes = ipBytes(typeof key === 'number' ? ipv4Text(key) : key)
+      if (key.startsWith(CLIENT_ID_PREFIX)) return false
+      const bytes = ipBytes(key)
       return bytes === undefined || cidrs.some((c) => cidrContains(c, bytes))
     })
   }
@@ -347,13 +348,12 @@ export class Policy {
 
   /** The policy that applies to `address` (canonical text; see engine/net/ip.ts). */
   snapshotFor(address: string): Snapshot {
-    const key = cacheKey(address)
-    const cached = this.cache.get(key)
+    const cached = this.cache.get(address)
     if (cached !== undefined && !cached.stale) return cached
     const userId = this.store.userForAddress(address)
     const user = userId === undefined ? undefined : this.store.getUser(userId)
     const snap = user === undefined ? this.anonymousCached() : this.userSnapshot(user)
-    this.cache.set(key, snap)
+    this.cache.set(address, snap)
     return snap
   }
 
@@ -415,7 +415,7 @@ export class Policy {
     }
     const snap = new CachedSnapshot(user.name, policy)
     if (this.users.size >= 2 * this.cache.limit) this.keepUsers()
-    this.users.set(user.name, snap)
+    this.users.set(snap)
     return snap
   }
 
@@ -424,9 +424,8 @@ export class Policy {
    * needs no entry (nothing cached can go stale). A walk of the cache, at most once per `limit` new users.
    */
   private keepUsers(): void {
-    const kept = new Map<string, CachedSnapshot>()
-    for (const snap of this.cache.entries()) if (snap.user !== null && !snap.stale) kept.set(snap.user, snap)
-    this.users = kept
+    this.users.clear()
+    for (const snap of this.cache.entries()) if (snap.user !== null && !snap.stale) this.users.set(snap)
   }
 
   private ownLists(user: string): OwnLists {
