@@ -170,14 +170,14 @@ const INITIAL_SLOTS = 1024
 export class SnapshotCache<V> {
   private readonly capacity: number
   /** What each slot's key is (KEY_NONE when empty) and its words, four a slot (grown with the slots to the limit). */
-  private kinds: Uint8Array
-  private words: Int32Array
+  private kinds = new Uint8Array(0)
+  private words = new Int32Array(0)
   /** 1 when the slot was read since the hand last passed it. */
-  private used: Uint8Array
+  private used = new Uint8Array(0)
   private readonly values: Array<V | undefined> = []
   /** Open addressing over the address keys: slot + 1 at each position, 0 where none. */
-  private index: Int32Array
-  private mask: number
+  private index = new Int32Array(0)
+  private mask = 0
   /** Keys of KEY_TEXT, and back from their slots (for the hand's victims). */
   private readonly texts = new Map<string, number>()
   private readonly textOf = new Map<number, string>()
@@ -187,19 +187,15 @@ export class SnapshotCache<V> {
   private filled = 0
   private live = 0
   private hand = 0
-  /** The key being looked up, as `readAddressKey` reads it. */
+  /** The key being looked up, as `readAddressKey` reads it, and its kind. */
   private readonly key = new Int32Array(4)
+  private keyKind = KEY_NONE
   /** Entries built and stored since the cache was made (its misses): how often callers rebuilt one. */
   stored = 0
 
   constructor(capacity: number) {
     this.capacity = Math.max(1, Math.floor(capacity))
-    const slots = Math.min(this.capacity, INITIAL_SLOTS)
-    this.kinds = new Uint8Array(slots)
-    this.words = new Int32Array(4 * slots)
-    this.used = new Uint8Array(slots)
-    this.index = new Int32Array(indexSize(slots))
-    this.mask = this.index.length - 1
+    this.clear()
   }
 
   get size(): number {
@@ -213,8 +209,7 @@ export class SnapshotCache<V> {
 
   /** The entry of `key` (an address's text, or any other key such as a client ID's `id:<id>`). */
   get(key: string): V | undefined {
-    const kind = readAddressKey(key, this.key)
-    const slot = kind === KEY_TEXT ? (this.texts.get(key) ?? -1) : this.slotOf(kind)
+    const slot = this.find(key)
     if (slot < 0) return undefined
     this.used[slot] = 1
     return this.values[slot]
@@ -222,9 +217,9 @@ export class SnapshotCache<V> {
 
   set(key: string, value: V): void {
     this.stored++
-    const kind = readAddressKey(key, this.key)
-    let slot = kind === KEY_TEXT ? (this.texts.get(key) ?? -1) : this.slotOf(kind)
+    let slot = this.find(key)
     if (slot < 0) {
+      const kind = this.keyKind
       slot = this.take()
       this.live++
       this.kinds[slot] = kind
@@ -242,8 +237,7 @@ export class SnapshotCache<V> {
 
   /** Evicts `key`'s entry, if held. */
   delete(key: string): void {
-    const kind = readAddressKey(key, this.key)
-    const slot = kind === KEY_TEXT ? (this.texts.get(key) ?? -1) : this.slotOf(kind)
+    const slot = this.find(key)
     if (slot >= 0) this.empty(slot)
   }
 
@@ -285,6 +279,13 @@ export class SnapshotCache<V> {
     this.filled = 0
     this.live = 0
     this.hand = 0
+  }
+
+  /** The slot holding `key`, or -1; its kind is left in `keyKind`, an address's words in `key`. */
+  private find(key: string): number {
+    const kind = readAddressKey(key, this.key)
+    this.keyKind = kind
+    return kind === KEY_TEXT ? (this.texts.get(key) ?? -1) : this.slotOf(kind)
   }
 
   /** The slot holding the address key in `this.key` of `kind`, or -1. */

@@ -19,6 +19,31 @@ const rows = (n: number, from: number, salt: string): ReturnType<typeof rec>[] =
 
 // DuckDB invalidates a database whose checkpoint failed: every later statement on it fails. The api
 // role's store (engine/stats/reopening.ts) must open it again by itself once there is room.
+
+/** The store at `path`, reopened after `firstRetryMs` doubling to `maxRetryMs`, with what it reported: its outages' reasons and its reopens. */
+function watched(
+  path: string,
+  firstRetryMs: number,
+  maxRetryMs: number
+): {
+  db: ReturnType<typeof openReopeningStatsDb>
+  outages: string[]
+  reopened: number
+} {
+  const events = { outages: [] as string[], reopened: 0 }
+  const db = openReopeningStatsDb(
+    path,
+    {},
+    {
+      firstRetryMs,
+      maxRetryMs,
+      onUnavailable: (reason) => events.outages.push(reason),
+      onAvailable: () => events.reopened++
+    }
+  )
+  return Object.assign(events, { db })
+}
+
 test('room, full, room again: the statistics store DuckDB invalidated on the full disk is opened again by itself, and every row of the files waiting and of the files after is imported once', async (t: TestContext) => {
   const why = tmpfsUnavailable()
   if (why !== undefined) {
@@ -38,18 +63,8 @@ test('room, full, room again: the statistics store DuckDB invalidated on the ful
       }
     })
   ) as Logger
-  const outages: string[] = []
-  let reopened = 0
-  const db = openReopeningStatsDb(
-    env.config.stats.db,
-    {},
-    {
-      firstRetryMs: 100,
-      maxRetryMs: 500,
-      onUnavailable: (reason) => outages.push(reason),
-      onAvailable: () => reopened++
-    }
-  )
+  const events = watched(env.config.stats.db, 100, 500)
+  const { db, outages } = events
   await db.ready
   const importer = startStatsImporter(env.config, logger, { statsDb: db, intervalMs: 300, now: () => NOW })
   // Before the unmount: the importer and the store let go of their files.
@@ -86,7 +101,7 @@ test('room, full, room again: the statistics store DuckDB invalidated on the ful
   rmSync(filler)
   await writeFiles(env, rows(3000, at('2024-05-15', '11:00'), 'three'), 3)
   await until('every row imported', async () => (await ledgerRows(db).catch(() => 0)) === 65_000, 180_000, 200)
-  t.assert.ok(reopened >= 1)
+  t.assert.ok(events.reopened >= 1)
   t.assert.strictEqual(db.unavailable, undefined)
   t.assert.strictEqual(await rawCount(db), 65_000)
 })
@@ -104,18 +119,8 @@ test('work begun on the statistics store DuckDB invalidated and ended after: the
   }
   const small = tmpfsDir(t, '8m')
   const env = statsTestEnv(t, { db: join(small.dir, 'statsdb') })
-  const outages: string[] = []
-  let reopened = 0
-  const db = openReopeningStatsDb(
-    env.config.stats.db,
-    {},
-    {
-      firstRetryMs: 50,
-      maxRetryMs: 200,
-      onUnavailable: (reason) => outages.push(reason),
-      onAvailable: () => reopened++
-    }
-  )
+  const events = watched(env.config.stats.db, 50, 200)
+  const { db, outages } = events
   beforeRemoval(t, () => db.close())
   await db.ready
   await writeFiles(env, rows(2000, at('2024-05-15', '08:00'), 'one'), 2)
@@ -161,9 +166,9 @@ test('work begun on the statistics store DuckDB invalidated and ended after: the
   const since = Date.now()
   await until(
     'the store open again, or a second with the old work still running',
-    () => reopened > 0 || Date.now() - since > 1000
+    () => events.reopened > 0 || Date.now() - since > 1000
   )
-  const early = reopened
+  const early = events.reopened
   release()
   t.assert.strictEqual(early, 0, 'opened again while the instance given up was still open')
   const err = await late
@@ -176,7 +181,7 @@ test('work begun on the statistics store DuckDB invalidated and ended after: the
   t.assert.strictEqual(await ledgerRows(db), 5000)
   t.assert.strictEqual(await rawCount(db), 5000)
   t.assert.strictEqual(outages.length, 1, `the store opened again was given up too: ${outages.join('; ')}`)
-  t.assert.strictEqual(reopened, 1)
+  t.assert.strictEqual(events.reopened, 1)
 })
 
 // DuckDB keeps a database open while a connection of it is: a report still reading when the store closes
