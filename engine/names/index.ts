@@ -2,3 +2,4 @@ export { normalizeDomain, normalizeUrlEntry, normalizeLookupUrl, isIPv4, MAX_NAM
 export type { UrlEntry, LookupUrl } from './normalize.js'
 export { HostKeys, firstIn, type SuffixKeys } from './suffix-keys.js'
 export { ABSENT, KeyTable } from './key-table.js'
+export { fnv1a, foldedHash } from './name-hash.js'

@@ -5,14 +5,8 @@
  * (engine/policy/open-index.ts) where a `Map` entry took about 37 B; the key is the snapshot's own `user`,
  * not a second reference to the name.
  */
+import { foldedHash as hashName } from '../names/index.js'
 import { indexSize, placeEntry, removeEntry } from './open-index.js'
-
-/** FNV-1a over the name's UTF-16 units, the high half folded in (the index masks the low bits). */
-function hashName(name: string): number {
-  let h = 0x811c9dc5
-  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193)
-  return h ^ (h >>> 16)
-}
 
 export class UserSnapshots<S extends { readonly user: string | null }> {
   /** The snapshots held, each at its entry number; undefined where an entry was deleted (see `free`). */

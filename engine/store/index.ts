@@ -294,9 +294,9 @@ export class Store implements ReplicaStore {
     return this.dbs.lists.get(key)
   }
 
-  /** The list subscriptions' keys that start with `prefix` (`sub:…`), in key order. */
-  *subscriptionRange(prefix: string): Iterable<{ key: string; value: unknown }> {
-    for (const { key, value } of this.dbs.lists.getRange({ start: prefix })) {
+  /** The list subscriptions' keys that start with `prefix` (`sub:…`), in key order, from `from` on. */
+  *subscriptionRange(prefix: string, from = prefix): Iterable<{ key: string; value: unknown }> {
+    for (const { key, value } of this.dbs.lists.getRange({ start: from })) {
       if (!(key as string).startsWith(prefix)) break
       yield { key: key as string, value }
     }
