@@ -81,15 +81,16 @@ export class CompiledSchedule {
    * The state at `now` followed by the state after each of the next boundaries, as far as one layout of
    * the windows (two weeks ahead) determines them: at least two boundaries for any valid schedule. The
    * board steps through it at boundaries, so a switch does no date arithmetic (engine/schedule/board.ts).
+   * At most `limit` states (the board keeps only a few of them).
    */
-  timeline(now: number): ScheduleAt[] {
+  timeline(now: number, limit = Number.POSITIVE_INFINITY): ScheduleAt[] {
     const { list, merged } = this.intervalsAround(now, TIMELINE_DAYS_AFTER)
     const first = stateIn(list, merged, now) ?? { open: false, window: -1, next: now + DAY_MS, since: now }
     const states = [first]
     // The last interval's end could still merge with a window of a day not laid out: stop before it starts.
     const lastStart = merged[merged.length - 1]?.start ?? Number.NEGATIVE_INFINITY
     let s = first
-    while (s.next < lastStart) {
+    while (s.next < lastStart && states.length < limit) {
       const n = stateIn(list, merged, s.next)
       if (n === undefined) break
       states.push(n)
