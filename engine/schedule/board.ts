@@ -13,6 +13,7 @@
  */
 import { CompiledSchedule, type ScheduleAt } from './compile.js'
 import type { Clock } from './clock.js'
+import { flatString } from './flat-string.js'
 import { MinHeap } from './heap.js'
 import type { ScheduleWindow } from './types.js'
 
@@ -142,13 +143,13 @@ export class ScheduleBoard {
 
   /** The entry for a zone and windows (validated), compiled on first use. */
   entry(timeZone: string, windows: readonly ScheduleWindow[]): ScheduleEntry {
-    // One flat string (a template literal would keep a rope of its parts beside the flattened key).
     const key = JSON.stringify([timeZone, windows])
     let e = this.entries.get(key)
     if (e === undefined) {
       const now = this.clock()
       e = new ScheduleEntry(new CompiledSchedule(timeZone, windows), now)
-      this.entries.set(key, e)
+      // Stored flat: JSON.stringify's result is a rope of its parts (engine/schedule/flat-string.ts).
+      this.entries.set(flatString(key), e)
       this.file(e)
       if (now > this.latest) this.latest = now
       if (e.next < this.next) {
