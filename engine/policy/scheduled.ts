@@ -90,14 +90,15 @@ export class RuleCompiler {
   }
 
   private rule(r: ScheduledRule, defaultZone: string): CompiledRule {
-    const zone = r.timezone ?? defaultZone
-    const key = JSON.stringify([zone, r])
+    // The schedule by its entry's number, not its text: the board has it by zone and windows already.
+    const entry = this.board.entry(r.timezone ?? defaultZone, r.windows)
+    const key = JSON.stringify([entry.id, r.name, r.filter, r.whitelist, r.blacklist, r.allowonly === true])
     let c = this.rules.get(key)
     if (c === undefined) {
       c = {
         id: this.rules.size + 1,
         name: r.name,
-        entry: this.board.entry(zone, r.windows),
+        entry,
         whitelist: this.names(r.whitelist),
         blacklist: this.names(r.blacklist),
         allowOnly: r.allowonly === true,

@@ -157,6 +157,21 @@ test('an entry keeps at most 8 states and still switches exactly at each boundar
   board.clear()
 })
 
+test('an entry is found by its zone and windows in minutes: another spelling shares it, a hash alike does not', () => {
+  const board = new ScheduleBoard(() => at('2026-11-26T12:00:00Z'))
+  const late = board.entry('UTC', [{ days: ['tue', 'mon'], from: '22:00', to: '00:00' }])
+  assert.equal(board.entry('UTC', [{ days: ['mon', 'tue'], from: '22:00', to: '24:00' }]), late)
+  assert.notEqual(board.entry('Europe/London', [{ days: ['mon', 'tue'], from: '22:00', to: '24:00' }]), late)
+  // These two hash alike (found by a search over windows): each has its own entry and is found again.
+  const a: ScheduleWindow[] = [{ days: ['mon', 'tue', 'fri'], from: '23:30', to: '01:30' }]
+  const b: ScheduleWindow[] = [{ days: ['mon', 'thu', 'fri', 'sat', 'sun'], from: '01:15', to: '02:15' }]
+  const [ea, eb] = [board.entry('UTC', a), board.entry('UTC', b)]
+  assert.notEqual(ea, eb)
+  assert.deepEqual([board.entry('UTC', a), board.entry('UTC', b), board.size], [ea, eb, 4])
+  assert.deepEqual([ea.schedule.windows[0]!.from, eb.schedule.windows[0]!.from], [23 * 60 + 30, 75])
+  board.clear()
+})
+
 test('a background layout runs between event-loop turns, not in the switch', async () => {
   let now = at('2026-11-26T15:59:59Z')
   const board = new ScheduleBoard(() => now)

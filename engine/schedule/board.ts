@@ -11,15 +11,20 @@
  * boundary, so a timer that fires late (a busy event loop) never lets a query see the wrong side of a
  * boundary.
  */
-import { CompiledSchedule, type ScheduleAt } from './compile.js'
+import { CompiledSchedule, windowMinutes, type ScheduleAt, type WindowMinutes } from './compile.js'
 import type { Clock } from './clock.js'
-import { flatString } from './flat-string.js'
 import { MinHeap } from './heap.js'
 import type { ScheduleWindow } from './types.js'
+
+let entryCount = 0
 
 /** One distinct schedule (zone and windows), its state now and the states after its next boundaries. */
 export class ScheduleEntry {
   readonly schedule: CompiledSchedule
+  /** Its number, unique for the process: a compiled rule's key names its schedule by it. */
+  readonly id: number
+  /** The board's next entry whose zone and windows hash alike. */
+  sameHash: ScheduleEntry | undefined = undefined
   open = false
   /** Index of the open window, -1 when closed. */
   window = -1
@@ -36,6 +41,7 @@ export class ScheduleEntry {
 
   constructor(schedule: CompiledSchedule, now: number) {
     this.schedule = schedule
+    this.id = ++entryCount
     this.layOut(now)
   }
 
@@ -121,7 +127,12 @@ export class ScheduleBoard {
   switched = 0
   /** The latest instant a state was laid out or switched at: a clock before it has gone back. */
   private latest = Number.NEGATIVE_INFINITY
-  private readonly entries = new Map<string, ScheduleEntry>()
+  /**
+   * Entries by a hash of their zone and windows' minutes, those hashing alike chained by `sameHash`: a key
+   * is a small integer, no string (a JSON key was about 200 bytes a distinct schedule).
+   */
+  private readonly entries = new Map<number, ScheduleEntry>()
+  private count = 0
   /** Entries by their next boundary, and those boundaries, nearest first. */
   private readonly due = new Map<number, ScheduleEntry[]>()
   private readonly boundaries = new MinHeap()
@@ -143,25 +154,27 @@ export class ScheduleBoard {
 
   /** The entry for a zone and windows (validated), compiled on first use. */
   entry(timeZone: string, windows: readonly ScheduleWindow[]): ScheduleEntry {
-    const key = JSON.stringify([timeZone, windows])
-    let e = this.entries.get(key)
-    if (e === undefined) {
-      const now = this.clock()
-      e = new ScheduleEntry(new CompiledSchedule(timeZone, windows), now)
-      // Stored flat: JSON.stringify's result is a rope of its parts (engine/schedule/flat-string.ts).
-      this.entries.set(flatString(key), e)
-      this.file(e)
-      if (now > this.latest) this.latest = now
-      if (e.next < this.next) {
-        this.next = e.next
-        this.arm(now)
-      }
+    const minutes = windows.map(windowMinutes)
+    const hash = hashOf(timeZone, minutes)
+    const first = this.entries.get(hash)
+    for (let e = first; e !== undefined; e = e.sameHash)
+      if (e.schedule.timeZone === timeZone && sameWindows(e.schedule.windows, minutes)) return e
+    const now = this.clock()
+    const e = new ScheduleEntry(new CompiledSchedule(timeZone, windows), now)
+    e.sameHash = first
+    this.entries.set(hash, e)
+    this.count++
+    this.file(e)
+    if (now > this.latest) this.latest = now
+    if (e.next < this.next) {
+      this.next = e.next
+      this.arm(now)
     }
     return e
   }
 
   get size(): number {
-    return this.entries.size
+    return this.count
   }
 
   /** Entries a switch stepped and the background has not yet filed under their next boundary. */
@@ -202,6 +215,7 @@ export class ScheduleBoard {
   /** Forgets every schedule (the policy's generation moved) and the timers. */
   clear(): void {
     this.entries.clear()
+    this.count = 0
     this.due.clear()
     this.boundaries.clear()
     this.low = []
@@ -294,11 +308,12 @@ export class ScheduleBoard {
     this.due.clear()
     this.boundaries.clear()
     this.low = []
-    for (const e of this.entries.values()) {
-      e.layOut(now)
-      this.file(e)
-    }
-    this.switched = this.entries.size
+    for (const first of this.entries.values())
+      for (let e: ScheduleEntry | undefined = first; e !== undefined; e = e.sameHash) {
+        e.layOut(now)
+        this.file(e)
+      }
+    this.switched = this.count
   }
 
   /** Files `e` under its next boundary, and queues it for a background layout when it runs low. */
@@ -346,4 +361,27 @@ export class ScheduleBoard {
       else this.arm(t)
     }, delay).unref()
   }
+}
+
+/** A hash of a zone and windows, in a small integer's range (a Map key with no heap number). */
+function hashOf(timeZone: string, windows: readonly WindowMinutes[]): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < timeZone.length; i++) h = Math.imul(h ^ timeZone.charCodeAt(i), 0x01000193)
+  for (const w of windows) {
+    h = Math.imul(h ^ w.days, 0x01000193)
+    h = Math.imul(h ^ w.from, 0x01000193)
+    h = Math.imul(h ^ w.to, 0x01000193)
+  }
+  return h & 0x3fffffff
+}
+
+/** Whether two lists of windows are the same, window by window (a window's index is what a query reports). */
+function sameWindows(a: readonly WindowMinutes[], b: readonly WindowMinutes[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!
+    const y = b[i]!
+    if (x.days !== y.days || x.from !== y.from || x.to !== y.to) return false
+  }
+  return true
 }
