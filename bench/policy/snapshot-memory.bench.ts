@@ -7,8 +7,10 @@
 // two numbers in the same run of the machine are the comparison. HEAPSNAPSHOT=file writes a heap
 // snapshot after the fill (bench/policy/heap-summary.ts sums it by object kind).
 // FAMILY says each user's addresses: `v4` (one IPv4 address, the default), `v6` (one IPv6 address), `both`
-// (one of each, as an ISP's dual-stack subscriber); the figures are per cached address.
-// Run: npm run build && node --expose-gc dist/bench/policy/snapshot-memory.bench.js [USERS=200000] [DISTINCT=16] [LISTS=100] [OWN=0] [FAMILY=v4]
+// (one of each, as an ISP's dual-stack subscriber); the figures are per cached address. SHAPE says an own
+// schedule's windows: `weekend` (one window on Saturday and Sunday, the default) or `daily` (two windows
+// every day, four boundaries a day, as bench/dns/isp-host-setup.ts makes them).
+// Run: npm run build && node --expose-gc dist/bench/policy/snapshot-memory.bench.js [USERS=200000] [DISTINCT=16] [LISTS=100] [OWN=0] [FAMILY=v4] [SHAPE=weekend]
 import { mkdtempSync, rmSync } from 'node:fs'
 import { writeHeapSnapshot } from 'node:v8'
 import { tmpdir } from 'node:os'
@@ -26,6 +28,8 @@ const LISTS = Number(process.argv[4] ?? 100)
 const OWN = Number(process.argv[5] ?? 0)
 const FAMILY = process.argv[6] ?? 'v4'
 if (!['v4', 'v6', 'both'].includes(FAMILY)) throw new Error(`FAMILY is v4, v6 or both, not ${FAMILY}`)
+const SHAPE = process.argv[7] ?? 'weekend'
+if (!['weekend', 'daily'].includes(SHAPE)) throw new Error(`SHAPE is weekend or daily, not ${SHAPE}`)
 const BATCH = 5000
 const gc = (globalThis as { gc?: () => void }).gc
 if (gc === undefined) throw new Error('run with node --expose-gc')
@@ -54,15 +58,27 @@ function policyOf(k: number): Pick<UserRecord, 'filter' | 'safesearch'> {
   return { filter, safesearch: (k >> (FILTERABLE.length - 1)) & 1 ? 'on' : 'off' }
 }
 
-/** A schedule no other user has (up to 81,420 of them): its window's start and length from `i`. */
+const hhmm = (m: number): string =>
+  `${String(Math.floor(m / 60) % 24).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`
+const EVERY_DAY: ScheduledRule['windows'][number]['days'] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']
+
+/** A schedule no other user has (up to 81,420 of them weekend, 35,400 daily): its windows' starts and lengths from `i`. */
 function ownRule(i: number): ScheduledRule {
-  const hhmm = (m: number): string =>
-    `${String(Math.floor(m / 60) % 24).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`
+  if (SHAPE === 'daily') {
+    const from = i % 600
+    const length = 1 + (Math.floor(i / 600) % 59)
+    const windows: ScheduledRule['windows'] = [
+      { days: EVERY_DAY, from: hhmm(from), to: hhmm(from + length) },
+      { days: EVERY_DAY, from: hhmm(720 + from), to: hhmm(780 + from + length) }
+    ]
+    return { name: 'own', timezone: 'UTC', windows, filter: [CATEGORY.VIDEO_STREAMING] }
+  }
   const from = i % 1380
+  const to = from + 1 + (Math.floor(i / 1380) % 59)
   return {
     name: 'own',
     timezone: 'UTC',
-    windows: [{ days: ['sat', 'sun'], from: hhmm(from), to: hhmm(from + 1 + (Math.floor(i / 1380) % 59)) }],
+    windows: [{ days: ['sat', 'sun'], from: hhmm(from), to: hhmm(to) }],
     filter: [CATEGORY.VIDEO_STREAMING]
   }
 }
@@ -135,6 +151,7 @@ console.log(
     distinct: DISTINCT,
     listsEvery: LISTS,
     ownScheduleEvery: OWN,
+    shape: SHAPE,
     fillMs: Math.round(fillMs),
     heapPerAddress: perAddress(after.heap - before.heap),
     rssPerAddress: perAddress(after.rss - before.rss),

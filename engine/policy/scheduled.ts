@@ -11,7 +11,7 @@
  * that touches the name, which caps the answer's TTL (engine/judge, dns/).
  */
 import { firstIn, type SuffixKeys } from '../names/index.js'
-import type { ScheduleBoard, ScheduleEntry, ScheduledRule } from '../schedule/index.js'
+import { flatString, type ScheduleBoard, type ScheduleEntry, type ScheduledRule } from '../schedule/index.js'
 import type { Reason, Verdict } from './index.js'
 import { NO_NAMES } from './shared-policy.js'
 
@@ -59,7 +59,8 @@ export class RuleCompiler {
   private readonly board: ScheduleBoard
   /** Compiled rules by content. */
   private readonly rules = new Map<string, CompiledRule>()
-  private readonly parts = new Map<string, ScheduledPart>()
+  /** Parts by their rules' numbers: the number itself for one rule (no string), else the list. */
+  private readonly parts = new Map<number | string, ScheduledPart>()
   /** Rules' category Sets by content: most users' rules block the same few categories. */
   private readonly filters = new Map<string, ReadonlySet<number>>()
 
@@ -73,7 +74,7 @@ export class RuleCompiler {
     // Keyed by the compiled rules' numbers, not the rules' text again: a user with a schedule of its own
     // would otherwise hold its rules' JSON twice.
     const compiled = rules.map((r) => this.rule(r, defaultZone))
-    const key = compiled.map((c) => c.id).join(',')
+    const key = compiled.length === 1 ? compiled[0]!.id : compiled.map((c) => c.id).join(',')
     let part = this.parts.get(key)
     if (part === undefined) {
       part = new ScheduledPart(compiled)
@@ -89,21 +90,22 @@ export class RuleCompiler {
   }
 
   private rule(r: ScheduledRule, defaultZone: string): CompiledRule {
-    const zone = r.timezone ?? defaultZone
-    // One flat string (a template literal would keep a rope of its parts beside the flattened key).
-    const key = JSON.stringify([zone, r])
+    // The schedule by its entry's number, not its text: the board has it by zone and windows already.
+    const entry = this.board.entry(r.timezone ?? defaultZone, r.windows)
+    const key = JSON.stringify([entry.id, r.name, r.filter, r.whitelist, r.blacklist, r.allowonly === true])
     let c = this.rules.get(key)
     if (c === undefined) {
       c = {
         id: this.rules.size + 1,
         name: r.name,
-        entry: this.board.entry(zone, r.windows),
+        entry,
         whitelist: this.names(r.whitelist),
         blacklist: this.names(r.blacklist),
         allowOnly: r.allowonly === true,
         filter: this.categories(r.filter)
       }
-      this.rules.set(key, c)
+      // Stored flat: JSON.stringify's result is a rope of its parts (engine/schedule/flat-string.ts).
+      this.rules.set(flatString(key), c)
     }
     return c
   }

@@ -6,6 +6,7 @@
  * addresses (two users' lists are never compared entry by entry); scheduled rules come shared from the
  * RuleCompiler (engine/policy/scheduled.ts).
  */
+import { flatString } from '../schedule/index.js'
 import type { ScheduledPart } from './scheduled.js'
 
 /** The owner-independent part of a snapshot. Immutable, shared: compare by identity. */
@@ -79,7 +80,8 @@ export class PolicyInterner {
     const c = content
     const key = `${+c.enabled}${+c.safesearch}${+c.safevideo}|${this.partId(c.scheduled)}|${filter.key}`
     let p = this.policies.get(key)
-    if (p === undefined) this.policies.set(key, (p = this.make(content, NO_LISTS, filter.set)))
+    // Stored flat: the template literal is a rope of its parts.
+    if (p === undefined) this.policies.set(flatString(key), (p = this.make(content, NO_LISTS, filter.set)))
     return p
   }
 

@@ -23,17 +23,18 @@ const SCHEDULES: Array<[string, ScheduleWindow[]]> = [
   ['Asia/Kolkata', [{ days: ['sat'], from: '23:30', to: '24:00' }]]
 ]
 
-/** Counts the date arithmetic (`timeline` layouts) each entry does. */
-function countLayouts(entries: ScheduleEntry[]): { n: number } {
-  const count = { n: 0 }
-  for (const e of entries) {
+/** Counts the date arithmetic (`timeline` layouts) each entry does: in all, and entry by entry. */
+function countLayouts(entries: ScheduleEntry[]): { n: number; of: number[] } {
+  const count = { n: 0, of: entries.map(() => 0) }
+  entries.forEach((e, i) => {
     const s = e.schedule
     const timeline = s.timeline.bind(s)
-    s.timeline = (now: number) => {
+    s.timeline = (now: number, limit?: number) => {
       count.n++
-      return timeline(now)
+      count.of[i]!++
+      return timeline(now, limit)
     }
-  }
+  })
   return count
 }
 
@@ -78,12 +79,19 @@ for (const background of [true, false]) {
     const board = new ScheduleBoard(() => now)
     const entries = SCHEDULES.map(([zone, windows]) => board.entry(zone, windows))
     const layouts = countLayouts(entries)
+    const boundaries = entries.map(() => 0)
     let switches = 0
     // Through the spring changes of New York (03-08) and Berlin (03-29), to the end of April.
     while (board.next < at('2026-05-01T00:00:00Z')) {
       if (background) await turn()
       now = board.next
+      const nexts = entries.map((e) => e.next)
+      const laidBefore = layouts.n
       board.now()
+      if (background) assert.equal(layouts.n, laidBefore, 'the background laid out every entry before it ran out')
+      entries.forEach((e, i) => {
+        if (e.next !== nexts[i]) boundaries[i]!++
+      })
       switches++
       for (const e of entries) {
         const fresh = e.schedule.at(now)
@@ -95,11 +103,74 @@ for (const background of [true, false]) {
       }
     }
     assert.ok(switches > 60, `${switches} switches`)
-    // Each entry was laid out again about every week or two: in the background when allowed, else at a switch.
+    // Each entry was laid out again every few of its boundaries (an entry keeps a few states: every six
+    // for the two with boundaries most days, every second for the weekly ones), in the background when
+    // allowed, else at a switch.
     assert.ok(layouts.n > 0 && layouts.n < switches, `${layouts.n} layouts for ${switches} switches`)
+    entries.forEach((e, i) => {
+      const [laid, passed] = [layouts.of[i]!, boundaries[i]!]
+      assert.ok(laid > 0 && 2 * laid <= passed + 2, `${e.schedule.timeZone}: ${laid} layouts for ${passed} boundaries`)
+    })
     board.clear()
   })
 }
+
+test('an entry keeps at most 8 states and still switches exactly at each boundary, laid out in the background', async () => {
+  let now = at('2026-11-30T00:00:00Z') // a Monday
+  const board = new ScheduleBoard(() => now)
+  // Four boundaries a day: a layout of two weeks holds 64 states.
+  const days: ScheduleWindow['days'] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']
+  const daily = board.entry('UTC', [
+    { days, from: '06:00', to: '08:00' },
+    { days, from: '18:00', to: '21:30' }
+  ])
+  assert.ok(daily.held <= 8, `${daily.held} states held`)
+  const layouts = countLayouts([daily])
+  const inSwitch = { n: 0 }
+  let boundaries = 0
+  // Five days: 20 boundaries, more than twice the states an entry keeps.
+  while (daily.next < at('2026-12-05T00:00:00Z')) {
+    await turn()
+    await turn()
+    const boundary = daily.next
+    const was = [daily.open, daily.window]
+    now = boundary - 1
+    board.now()
+    assert.deepEqual([daily.open, daily.window, daily.next], [...was, boundary], 'a millisecond before, unchanged')
+    now = boundary
+    const laidBefore = layouts.n
+    board.now()
+    inSwitch.n += layouts.n - laidBefore
+    const fresh = daily.schedule.at(now)
+    assert.deepEqual(
+      [daily.open, daily.window, daily.next],
+      [fresh.open, fresh.window, fresh.next],
+      new Date(now).toISOString()
+    )
+    assert.notEqual(daily.open, was[0], 'switched at the boundary')
+    assert.ok(daily.held <= 8, `${daily.held} states held`)
+    boundaries++
+  }
+  assert.equal(boundaries, 20)
+  assert.equal(inSwitch.n, 0, 'no switch laid anything out')
+  assert.ok(layouts.n >= 2, `${layouts.n} background layouts`)
+  board.clear()
+})
+
+test('an entry is found by its zone and windows in minutes: another spelling shares it, a hash alike does not', () => {
+  const board = new ScheduleBoard(() => at('2026-11-26T12:00:00Z'))
+  const late = board.entry('UTC', [{ days: ['tue', 'mon'], from: '22:00', to: '00:00' }])
+  assert.equal(board.entry('UTC', [{ days: ['mon', 'tue'], from: '22:00', to: '24:00' }]), late)
+  assert.notEqual(board.entry('Europe/London', [{ days: ['mon', 'tue'], from: '22:00', to: '24:00' }]), late)
+  // These two hash alike (found by a search over windows): each has its own entry and is found again.
+  const a: ScheduleWindow[] = [{ days: ['mon', 'tue', 'fri'], from: '23:30', to: '01:30' }]
+  const b: ScheduleWindow[] = [{ days: ['mon', 'thu', 'fri', 'sat', 'sun'], from: '01:15', to: '02:15' }]
+  const [ea, eb] = [board.entry('UTC', a), board.entry('UTC', b)]
+  assert.notEqual(ea, eb)
+  assert.deepEqual([board.entry('UTC', a), board.entry('UTC', b), board.size], [ea, eb, 4])
+  assert.deepEqual([ea.schedule.windows[0]!.from, eb.schedule.windows[0]!.from], [23 * 60 + 30, 75])
+  board.clear()
+})
 
 test('a background layout runs between event-loop turns, not in the switch', async () => {
   let now = at('2026-11-26T15:59:59Z')

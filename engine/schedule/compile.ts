@@ -11,8 +11,8 @@ import { DAY_MS, localDay, wallToUtc, zoneOf } from './zone.js'
 
 /** A window in minutes of its local day: `to` > `from`, up to 2 × 1440 across midnight. */
 export interface WindowMinutes {
-  /** Weekdays, 0 = Monday. */
-  readonly days: readonly number[]
+  /** Weekdays, bit 0 = Monday: a number rather than an array per window of 100,000 distinct schedules. */
+  readonly days: number
   readonly from: number
   readonly to: number
 }
@@ -33,7 +33,9 @@ export function windowMinutes(w: ScheduleWindow): WindowMinutes {
   const from = parseClock(w.from, false) ?? 0
   let to = parseClock(w.to, true) ?? 0
   if (to <= from) to += 1440
-  return { days: w.days.map((d) => DAYS.indexOf(d)), from, to }
+  let days = 0
+  for (const d of w.days) days |= 1 << DAYS.indexOf(d)
+  return { days, from, to }
 }
 
 interface Interval {
@@ -61,14 +63,17 @@ export interface ScheduleAt {
 }
 
 export class CompiledSchedule {
-  readonly timeZone: string
   readonly windows: readonly WindowMinutes[]
   private readonly zone: WallTime
 
   constructor(timeZone: string, windows: readonly ScheduleWindow[]) {
-    this.timeZone = timeZone
     this.zone = zoneOf(timeZone)
     this.windows = windows.map(windowMinutes)
+  }
+
+  /** The zone's name: the one string of every schedule in that zone (engine/schedule/zone.ts caches them). */
+  get timeZone(): string {
+    return this.zone.timeZone
   }
 
   /** The state at `now`: one pass over the windows of the days around it (tens of Intl reads at most, cached). */
@@ -81,15 +86,16 @@ export class CompiledSchedule {
    * The state at `now` followed by the state after each of the next boundaries, as far as one layout of
    * the windows (two weeks ahead) determines them: at least two boundaries for any valid schedule. The
    * board steps through it at boundaries, so a switch does no date arithmetic (engine/schedule/board.ts).
+   * At most `limit` states (the board keeps only a few of them).
    */
-  timeline(now: number): ScheduleAt[] {
+  timeline(now: number, limit = Number.POSITIVE_INFINITY): ScheduleAt[] {
     const { list, merged } = this.intervalsAround(now, TIMELINE_DAYS_AFTER)
     const first = stateIn(list, merged, now) ?? { open: false, window: -1, next: now + DAY_MS, since: now }
     const states = [first]
     // The last interval's end could still merge with a window of a day not laid out: stop before it starts.
     const lastStart = merged[merged.length - 1]?.start ?? Number.NEGATIVE_INFINITY
     let s = first
-    while (s.next < lastStart) {
+    while (s.next < lastStart && states.length < limit) {
       const n = stateIn(list, merged, s.next)
       if (n === undefined) break
       states.push(n)
@@ -106,7 +112,7 @@ export class CompiledSchedule {
       const day = today.day + k
       const weekday = (((today.weekday + k) % 7) + 7) % 7
       this.windows.forEach((w, index) => {
-        if (!w.days.includes(weekday)) return
+        if ((w.days & (1 << weekday)) === 0) return
         const start = wallToUtc(this.zone, day, w.from)
         const end = wallToUtc(this.zone, day + Math.floor(w.to / 1440), w.to % 1440)
         // A window wholly inside a skipped hour is empty that day.

@@ -72,7 +72,8 @@ function checkOverlap(rule: ScheduledRule, base: string): ScheduleProblem | unde
   const spans: Array<{ start: number; end: number; index: number }> = []
   rule.windows.forEach((w, index) => {
     const m = windowMinutes(w)
-    for (const d of m.days) spans.push({ start: d * 1440 + m.from, end: d * 1440 + m.to, index })
+    for (let d = 0; d < 7; d++)
+      if ((m.days & (1 << d)) !== 0) spans.push({ start: d * 1440 + m.from, end: d * 1440 + m.to, index })
   })
   for (let a = 0; a < spans.length; a++) {
     for (let b = a + 1; b < spans.length; b++) {
