@@ -32,7 +32,10 @@ test('filterd dns with proxy.metrics-listen serves its counters on /metrics, lab
   const lines = text.split('\n')
   for (const line of [
     'filterd_dns_answers_total{process="dns-0",verdict="block",rcode="NOERROR"} 1',
-    'filterd_dns_answers_total{process="dns-0",verdict="forward",rcode="NXDOMAIN"} 1'
+    'filterd_dns_answers_total{process="dns-0",verdict="forward",rcode="NXDOMAIN"} 1',
+    // Both queries came from alice's one address: one policy built, one address cached.
+    'filterd_dns_policy_cached_addresses{process="dns-0"} 1',
+    'filterd_dns_policy_snapshots_built_total{process="dns-0"} 1'
   ])
     t.assert.ok(lines.includes(line), `missing ${line}\n${text}`)
   t.assert.ok(

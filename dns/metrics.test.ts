@@ -62,6 +62,7 @@ test("exposes the DNS processes' published counters on /metrics with a process l
   const m = new DnsMetrics()
   m.io = 'native'
   m.udpDrops = () => ({ oversized: 11, sendDrops: 4 })
+  m.policyCache = () => ({ addresses: 12, built: 15 })
   m.countQuery('block', 0)
   m.observeUpstream(3)
   m.observeUpstream(30)
@@ -108,6 +109,8 @@ test("exposes the DNS processes' published counters on /metrics with a process l
     'filterd_dns_udp_io{process="dns-3",path="native"} 1',
     'filterd_dns_udp_oversized_total{process="dns-3"} 11',
     'filterd_dns_udp_send_drops_total{process="dns-3"} 4',
+    'filterd_dns_policy_cached_addresses{process="dns-3"} 12',
+    'filterd_dns_policy_snapshots_built_total{process="dns-3"} 15',
     '# TYPE filterd_dns_upstream_latency_ms histogram',
     'filterd_dns_resolver_up{process="dns-3",resolver="192.0.2.53:53"} 0',
     'filterd_dns_resolver_up{process="dns-3",resolver="[2001:db8::53]:53"} 1',

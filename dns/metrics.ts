@@ -155,6 +155,8 @@ export class DnsMetrics {
   upstreamWithdrawn = 0
   /** Read when a snapshot is taken: the server points it at its forwarder's pending count. */
   upstreamPending: () => number = () => 0
+  /** This process's policy cache (inline dispatch; a pool's workers keep their own): addresses held and snapshots built. */
+  policyCache: () => { addresses: number; built: number } | null = () => null
   /** Read when a snapshot is taken: the server points it at its forwarder's resolvers. */
   resolvers: () => ResolverSnapshot[] = () => []
   /** Read when a snapshot is taken: the server points it at its RPZ feeds. */
@@ -193,6 +195,7 @@ export class DnsMetrics {
   ): DnsSnapshot {
     const udp = this.udpDrops()
     const tap = this.dnstap()
+    const cache = this.policyCache()
     const answers: Array<[string, string, number]> = []
     for (let v = 0; v < VERDICTS.length; v++) {
       for (let r = 0; r < RCODES; r++) {
@@ -221,6 +224,7 @@ export class DnsMetrics {
       dnstapDropped: tap.dropped,
       udpTruncated: this.udpTruncated,
       upstreamPending: this.upstreamPending(),
+      ...(cache === null ? {} : { policyCachedAddresses: cache.addresses, policySnapshotsBuilt: cache.built }),
       upstreamWithdrawn: this.upstreamWithdrawn,
       tcpSlots: { ...this.tcpSlots() },
       transports: this.transports(),

@@ -9,6 +9,7 @@
 import { formatIPv6, parseIPv4Into, parseIPv6Into } from '../engine/wire/index.js'
 import { openBatchUdpSocket, type BatchUdpSocket } from '../engine/udp/index.js'
 import { Peer, type PeerChannel } from './peer.js'
+import { Ipv4Names } from './ipv4-names.js'
 import type { QueryHandler } from './udp-front.js'
 
 /** What the front tells the dispatcher besides each query. */
@@ -22,9 +23,6 @@ export interface BatchSink {
 export const BATCH = 64
 /** Receive slot: a larger query is dropped (as the TCP front's 4096-byte frame cap). */
 export const QUERY_SLOT = 4096
-/** IPv4 address texts kept (the policy is keyed by address text). */
-const NAME_CACHE = 65536
-
 export class NativeUdpFront implements PeerChannel {
   readonly isStream = false
   readonly port: number
@@ -35,7 +33,7 @@ export class NativeUdpFront implements PeerChannel {
   private readonly sock: BatchUdpSocket
   private readonly onQuery: QueryHandler
   private readonly sink: BatchSink
-  private readonly names = new Map<number, string>()
+  private readonly names = new Ipv4Names()
   private readonly addrScratch = Buffer.alloc(16)
 
   private constructor(host: string, port: number, family: 4 | 6, sink: BatchSink, receiveBuffer: number) {
@@ -92,23 +90,13 @@ export class NativeUdpFront implements PeerChannel {
       if (v4) {
         const a = 16 * i
         const ip4 = ((addr[a]! << 24) | (addr[a + 1]! << 16) | (addr[a + 2]! << 8) | addr[a + 3]!) >>> 0
-        peer = new Peer(this, this.nameOf(ip4), info[2 * i + 1]!, ip4)
+        peer = new Peer(this, this.names.nameOf(ip4), info[2 * i + 1]!, ip4)
       } else {
         peer = new Peer(this, formatIPv6(Buffer.from(addr.buffer, addr.byteOffset + 16 * i, 16), 0), info[2 * i + 1]!)
       }
       this.onQuery(msg, peer)
     }
     this.sink.endBatch()
-  }
-
-  private nameOf(ip4: number): string {
-    let name = this.names.get(ip4)
-    if (name === undefined) {
-      name = `${ip4 >>> 24}.${(ip4 >>> 16) & 255}.${(ip4 >>> 8) & 255}.${ip4 & 255}`
-      if (this.names.size >= NAME_CACHE) this.names.clear()
-      this.names.set(ip4, name)
-    }
-    return name
   }
 
   send(peer: Peer, buf: Buffer, len: number, _copy: boolean): void {

@@ -279,6 +279,8 @@ class FrontProcessServer implements DnsServer {
       unknownClientId: proxy['unknown-client-id']
     })
     this.policy.watcher.start()
+    const policy = this.policy
+    this.metrics.policyCache = () => ({ addresses: policy.cachedAddresses, built: policy.snapshotsBuilt })
     return judge
   }
 

@@ -6,6 +6,7 @@
 # FILTERD=path/to/dist/tools/filterd.js runs another build on the same store; BASE=path/to/dist/tools/filterd.js
 # runs a second build beside it (its own ports, the same store), in the same alternating rounds.
 # PERF=OUT.data NODE_FLAGS=--perf-basic-prof records a perf profile of filterd during the first round.
+# WARM=SECONDS makes the warm-up round longer (3 s by default).
 # Run: npm run build && DATA=DIR flock /tmp/bench.lock bash bench/dns/isp-host-cpu.sh [ROUNDS=5] [SECONDS=4] [PROCESSES=1] [ADDRESSES=1000]
 # Prints one line per round and the medians; the last line is "filterd USER SYS | dnsdist USER SYS | ratio R"
 # (µs per query, and filterd's q/s per CPU-second over dnsdist's).
@@ -48,10 +49,11 @@ round() { # port users seconds pids... -> "qps user_us sys_us qps_per_cpu_second
   awk -v s="$sent" -v r="$received" -v e="$elapsed" -v u=$((u1 - u0)) -v k=$((s1 - s0)) -v hz="$(getconf CLK_TCK)" 'BEGIN {
     printf "%.0f %.2f %.2f %.0f %d\n", r / e, u / hz * 1e6 / r, k / hz * 1e6 / r, r / ((u + k) / hz), s - r }'
 }
-# Warm-up: the addresses' snapshots and the names' caches.
-round $DNS "$USERS" 3 $(all_pids) >/dev/null
+# Warm-up: the addresses' snapshots and the names' caches (WARM seconds a build; a million addresses
+# take about 20 s to be cached).
+round $DNS "$USERS" "${WARM:-3}" $(all_pids) >/dev/null
 round $DNSDIST "$USERS" 2 $(pgrep -f "dnsdist.*$DIR") >/dev/null
-[ -z "${BASE:-}" ] || round $BASE_DNS "$USERS" 3 $(base_pids) >/dev/null
+[ -z "${BASE:-}" ] || round $BASE_DNS "$USERS" "${WARM:-3}" $(base_pids) >/dev/null
 F=() D=() B=()
 for r in $(seq 1 "$ROUNDS"); do
   if [ -n "${PERF:-}" ] && [ "$r" = 1 ]; then # a profile of filterd's first round: PERF=OUT.data NODE_FLAGS=--perf-basic-prof

@@ -29,6 +29,9 @@ export interface DnsCountersSnapshot extends MetricsSnapshot {
   udpTruncated?: number
   /** Forwarded queries waiting for an answer, and those withdrawn (their client went away); absent in an older process's snapshot. */
   upstreamPending?: number
+  /** The policy cache of an inline process: addresses held, snapshots built; absent with a pool and in an older process's snapshot. */
+  policyCachedAddresses?: number
+  policySnapshotsBuilt?: number
   upstreamWithdrawn?: number
   /** The TCP front's connection accounting (`TcpSlotCounts`); absent in an older process's snapshot. */
   tcpSlots?: TcpSlotCounts
@@ -173,6 +176,16 @@ function snapshotMetrics(registry: Registry) {
       P
     ),
     pending: gauge('filterd_dns_upstream_pending', 'forwarded client queries waiting for an upstream answer', P),
+    cached: gauge(
+      'filterd_dns_policy_cached_addresses',
+      'client addresses (and client IDs) whose policy the process holds cached (proxy.policy-cache-addresses is the most)',
+      P
+    ),
+    built: counter(
+      'filterd_dns_policy_snapshots_built_total',
+      'policies built for an address not in the cache, or dropped from it by a write or to make room',
+      P
+    ),
     withdrawn: counter(
       'filterd_dns_upstream_withdrawn_total',
       'forwarded queries dropped because their client went away before the answer (a reset DoH stream, a closed DoH connection)',
@@ -213,6 +226,8 @@ function addSnapshot(m: CounterMetrics, proc: string, s: DnsCountersSnapshot, t:
   m.tapDropped.inc(l, s.dnstapDropped ?? 0)
   m.truncated.inc(l, s.udpTruncated ?? 0)
   m.pending.set(l, s.upstreamPending ?? 0)
+  if (s.policyCachedAddresses !== undefined) m.cached.set(l, s.policyCachedAddresses)
+  m.built.inc(l, s.policySnapshotsBuilt ?? 0)
   m.withdrawn.inc(l, s.upstreamWithdrawn ?? 0)
   const slots = s.tcpSlots ?? NO_TCP_SLOTS
   m.tcpRefused.inc({ process: proc, reason: 'per-source' }, slots.refusedPerSource)

@@ -365,6 +365,11 @@ export class Policy {
     return this.cache.stored
   }
 
+  /** Addresses (and client IDs) whose snapshot the cache holds now. */
+  get cachedAddresses(): number {
+    return this.cache.size
+  }
+
   /**
    * The policy of the user holding `clientId` (lower case: a DoH path's or DoT server name's client ID),
    * whatever address it queries from; `undefined` for an ID no user holds. Cached with the addresses
