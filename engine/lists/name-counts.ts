@@ -55,8 +55,7 @@ export class NameCounts {
     const after = Math.max(0, Math.min(0xffff, before + by))
     this.counts[at] = after
     this.totals[kind]! += after - before
-    if (this.counts[KINDS * slot]! + this.counts[KINDS * slot + 1]! + this.counts[KINDS * slot + 2]! === 0)
-      this.remove(slot)
+    if (!this.occupied(slot)) this.remove(slot)
   }
 
   /** Forgets every count and gives the memory back. */

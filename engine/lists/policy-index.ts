@@ -105,31 +105,34 @@ export class SubscriptionIndex {
     return this.rev
   }
 
+  /** Every entry's name and target, in key order (source by source): the RPZ zones' reads. */
+  private *entries(): IterableIterator<{ name: string; target: EntryTarget }> {
+    if (this.store === undefined) return
+    for (const { key, value } of this.store.subscriptionRange(ENTRY_PREFIX))
+      yield { name: entryName(key), target: value as EntryTarget }
+  }
+
   /** The names whitelist (`white`) or blacklist (`black`) subscriptions list (the RPZ global zone), each once. */
   *names(target: 'white' | 'black'): IterableIterator<string> {
-    if (this.store === undefined || this.counts.total(target === 'white' ? WHITE : BLACK) === 0) return
+    if (this.counts.total(target === 'white' ? WHITE : BLACK) === 0) return
     const seen = new Set<string>()
-    for (const { key, value } of this.store.subscriptionRange(ENTRY_PREFIX)) {
-      if (value !== target) continue
-      const name = entryName(key)
-      if (seen.has(name)) continue
-      seen.add(name)
-      yield name
+    for (const e of this.entries()) {
+      if (e.target !== target || seen.has(e.name)) continue
+      seen.add(e.name)
+      yield e.name
     }
   }
 
   /** Each category's names from category subscriptions (the RPZ category zones), each once. */
   categoryNames(): Map<number, string[]> {
     const out = new Map<number, string[]>()
-    if (this.store === undefined || this.counts.total(CATEGORY) === 0) return out
+    if (this.counts.total(CATEGORY) === 0) return out
     const seen = new Set<string>()
-    for (const { key, value } of this.store.subscriptionRange(ENTRY_PREFIX)) {
-      if (typeof value !== 'number') continue
-      const name = entryName(key)
-      if (seen.has(`${value} ${name}`)) continue
-      seen.add(`${value} ${name}`)
-      const list = out.get(value)
-      if (list === undefined) out.set(value, [name])
+    for (const { name, target } of this.entries()) {
+      if (typeof target !== 'number' || seen.has(`${target} ${name}`)) continue
+      seen.add(`${target} ${name}`)
+      const list = out.get(target)
+      if (list === undefined) out.set(target, [name])
       else list.push(name)
     }
     return out
