@@ -42,11 +42,13 @@ test('filterd dns with proxy.metrics-listen serves its counters on /metrics, lab
     lines.some((l) => l.startsWith('filterd_dns_process_resident_memory_bytes')),
     "the DNS process's own default metrics"
   )
-  // Labels only: a value (bytes, seconds) may hold the pid's digits by chance.
+  // Labels only, and not bucket bounds: a value (bytes, seconds) or an
+  // le="1000" may hold the pid's digits by chance.
   const labelValues = [...text.matchAll(/\{([^}]*)\}/g)].flatMap((m) =>
-    [...m[1]!.matchAll(/="([^"]*)"/g)].map((v) => v[1]!)
+    [...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].filter((v) => v[1] !== 'le').map((v) => v[2]!)
   )
   t.assert.ok(labelValues.includes('dns-0'), 'the labels were read')
-  t.assert.ok(!labelValues.some((v) => v.includes(String(dns.proc.pid))), 'no label holds the pid')
+  const pidIn = new RegExp(`(^|\\D)${dns.proc.pid}(\\D|$)`)
+  t.assert.ok(!labelValues.some((v) => pidIn.test(v)), 'no label holds the pid')
   t.assert.strictEqual((await fetch(`http://127.0.0.1:${port}/`)).status, 404)
 })
