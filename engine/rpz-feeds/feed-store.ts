@@ -57,9 +57,10 @@ function enforced(owner: string, records: readonly string[]): string[] | undefin
   return triggers.length === 0 ? undefined : triggers
 }
 
+/** The CLIENT-IP owners and their triggers: few, read by each reader from the feed's pointer. */
 function clientIpsOf(feed: FeedZone): Array<[string, string[]]> {
   const out: Array<[string, string[]]> = []
-  for (const [owner, records] of feed.owners()) {
+  for (const [owner, records] of feed.textOwners()) {
     if (!isClientIpOwner(owner)) continue
     const triggers = records.filter((v) => !v.startsWith('2 '))
     if (triggers.length > 0) out.push([owner, triggers])

@@ -187,6 +187,15 @@ export class FeedZone {
     }
   }
 
+  /**
+   * The owners kept as text (the apex, several records at one name, CLIENT-IP and the kinds not
+   * enforced): every CLIENT-IP owner is among them, so its triggers are found without a walk of the
+   * packed table's millions of names.
+   */
+  textOwners(): IterableIterator<[owner: string, records: readonly string[]]> {
+    return this.others.entries()
+  }
+
   /** The packed code of one record's value (a trigger alone at its owner), or -1 when it must stay as text. */
   private codeOf(value: string): number {
     const special = specialCode(value)
