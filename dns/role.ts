@@ -23,8 +23,8 @@ import type { Config } from '../engine/config/index.js'
 import { createQueryLogSink } from '../engine/querylog/index.js'
 import { raiseToRealtime } from '../engine/cpu-priority/index.js'
 import { startDnsServer } from './server.js'
-import { startFeedTransfers } from '../engine/rpz-feeds/index.js'
-import { createStoreIfMissing, openConfiguredStore } from '../engine/store/index.js'
+import { startFeedsChild } from './feeds-child.js'
+import { untilReady, stopChild } from './child-protocol.js'
 import { resolverProblems } from './resolver-health.js'
 import { certificateProblems } from '../engine/tls/index.js'
 
@@ -145,24 +145,16 @@ export async function startRole(ctx: RoleContext, options: DnsRoleOptions = {}):
 }
 
 /**
- * `rpz-feeds`: this process (the role's primary: the one front process, or the cluster primary) is
- * the one on the host that transfers the feeds and binds `notify-listen`; it writes each feed into
- * the store, where every front process, pool worker, the block page and the api role read it
- * (engine/rpz-feeds/feed-store.ts). The dns role is the one every deployment with feeds runs (a feed is
- * enforced by answering queries), and it runs once per host, also under `filterd all`. Returns the
- * NOTIFY listener's endpoint line, if any.
+ * `rpz-feeds`: this role is the one on the host that transfers the feeds and binds `notify-listen`,
+ * in a child process of its own at background priority (./feeds-child.ts). The dns role is the one
+ * every deployment with feeds runs (a feed is enforced by answering queries), and it runs once per
+ * host, also under `filterd all`. Returns the NOTIFY listener's endpoint line, if any.
  */
-async function followFeeds(ctx: RoleContext, stack: RoleStack): Promise<string[]> {
+async function followFeeds(ctx: RoleContext, stack: RoleStack): Promise<readonly string[]> {
   if (ctx.config['rpz-feeds'].feeds.length === 0) return []
-  await createStoreIfMissing(ctx.config)
-  const store = stack.own(openConfiguredStore(ctx.config))
-  const feeds = await startFeedTransfers(ctx.config, store, ctx.logger)
-  stack.defer(() => feeds?.close())
-  const notify = ctx.config['rpz-feeds']['notify-listen']
-  const port = feeds?.notifyPort
-  return notify === undefined || port == null
-    ? []
-    : [`dns rpz notify udp+tcp ${formatHostPort({ host: parseHostPort(notify).host, port })}`]
+  const feeds = await startFeedsChild(ctx)
+  stack.defer(() => feeds.close())
+  return feeds.endpoints
 }
 
 /**
@@ -197,33 +189,6 @@ async function serveMetricsListener(ctx: RoleContext, role: RunningRole, stack: 
   const { port } = await http.listen(hp.host, hp.port)
   stack.own(http)
   stack.endpoints.push(`dns metrics http ${formatHostPort({ host: hp.host, port })} (/metrics, /health)`)
-}
-
-/** A front process's endpoints once it says it is ready; rejects with its start error (errno, address, port). */
-function untilFrontReady(w: Worker): Promise<string[]> {
-  return new Promise<string[]>((resolve, reject) => {
-    const onMessage = (m: {
-      type?: string
-      endpoints?: string[]
-      message?: string
-      code?: string
-      address?: string
-      port?: number
-    }): void => {
-      if (m.type === 'dns-ready') {
-        w.off('message', onMessage)
-        resolve(m.endpoints ?? [])
-      }
-      if (m.type === 'dns-failed') {
-        w.off('message', onMessage)
-        // The child's errno, address and port, so the start failure names them (tools/cli/run-role.ts).
-        const { code, address, port } = m
-        reject(Object.assign(new Error(m.message), code === undefined ? {} : { code, address, port }))
-      }
-    }
-    w.on('message', onMessage)
-    w.once('exit', (code) => reject(new Error(`dns front process exited with code ${String(code)} while starting`)))
-  })
 }
 
 /** Sends a reload to one front process, which applies the live keys itself (cluster-worker.ts) and answers. */
@@ -290,7 +255,7 @@ async function startCluster(ctx: RoleContext, processes: number): Promise<Runnin
           fork(index).catch((err: unknown) => ctx.logger.error({ err }, 'dns: cannot restart a front process'))
       }, 1000).unref()
     })
-    endpoints = await untilFrontReady(w)
+    endpoints = await untilReady(w, 'dns front process')
     return w
   }
   try {
@@ -319,15 +284,7 @@ async function startCluster(ctx: RoleContext, processes: number): Promise<Runnin
     async close() {
       stopping = true
       process.off('SIGHUP', forwardHup)
-      await Promise.all(
-        [...workers].map(async (w) => {
-          const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()))
-          w.send({ type: 'dns-stop' })
-          const t = setTimeout(() => w.kill('SIGKILL'), 4000)
-          await exited
-          clearTimeout(t)
-        })
-      )
+      await Promise.all([...workers].map(stopChild))
     }
   }
 }

@@ -1,14 +1,14 @@
 /**
- * RPZ in, one copy per host: the dns role's primary process transfers each feed from Knot DNS and
- * writes it into the store, and every process that judges reads it there. With `proxy.processes: 2`
- * and with `proxy.dispatch: pool` the feed is enforced and a NOTIFY's IXFR reaches every front process
- * and worker; `filterd all` with `rpz-feeds.notify-listen` starts (one role binds it) and follows a
- * NOTIFY.
+ * RPZ in, one copy per host: the dns role's feed process (a child of its primary, at nice 19)
+ * transfers each feed from Knot DNS and writes it into the store, and every process that judges reads
+ * it there. With `proxy.processes: 2` and with `proxy.dispatch: pool` the feed is enforced and a
+ * NOTIFY's IXFR reaches every front process and worker; `filterd all` with `rpz-feeds.notify-listen`
+ * starts (one role binds it) and follows a NOTIFY.
  */
 import { test, type TestContext } from 'node:test'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { dig, digMissing, world, writeConfigFile } from '../engine/testing/dns.js'
 import { FILTERD, startRole } from '../engine/testing/daemon.js'
@@ -18,6 +18,7 @@ import { tempDir } from '../engine/testing/temp.js'
 import { until } from '../engine/testing/wait.js'
 import { startKnot } from '../engine/testing/knot.js'
 import { digged, feedText, knotFeedSection, metricsText, UPSTREAM_A } from './testing/rpz-feeds.js'
+import { parseTaskStat } from '../engine/cpu-priority/index.js'
 
 /** Asks `times` times (several front processes or workers each answer some): every answer's status. */
 async function statuses(port: number, name: string, times = 8): Promise<string[]> {
@@ -163,4 +164,69 @@ test('a restart while the primary is away answers at once from the feed in the s
   await dns.waitForLog((l) => String(l.msg).startsWith('rpz feed feed.rpz: refresh failed'), 'the failed transfer')
   t.assert.deepEqual(new Set(await statuses(dnsPort, 'www.bad.example')), new Set(['NXDOMAIN']), 'kept after it')
   t.assert.deepEqual((await digged(dnsPort, ['fine.example', 'A'])).answers, [`A ${UPSTREAM_A}`])
+})
+
+/** The pids of `pid`'s child processes (/proc, every thread's list). */
+function childrenOf(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+    readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+  )
+}
+
+/** The dns role's feed process: its child that runs dns/feed-process.js. */
+function feedProcess(rolePid: number): number | undefined {
+  return childrenOf(rolePid).find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('feed-process.js')
+    } catch {
+      return false // it ended meanwhile
+    }
+  })
+}
+
+const niceOf = (pid: number, tid: number = pid): number =>
+  parseTaskStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')).nice
+
+test('the feeds are followed by a child process at nice 19, started again when it dies, while the front answers at nice 0', async (t: TestContext) => {
+  if (process.platform !== 'linux') return t.skip('nice values are read from /proc')
+  if ((await dig(['-v']).catch(() => '')) === undefined) return digMissing(t)
+  const w = await world(t)
+  const knotPort = await releasedPort()
+  const notifyPort = await releasedPort()
+  const knot = await startKnot(t, tempDir(t, 'filterd-knot-'), knotPort, 'feed.rpz', feedText(50), notifyPort)
+  const file = writeConfigFile(w, {
+    proxy: { 'log-level': 'info' },
+    sections: { 'rpz-feeds': knotFeedSection(knotPort, notifyPort) }
+  })
+  const dns = await startRole(t, 'dns', file)
+  const p = dns.port
+  const rolePid = dns.proc.pid!
+  const first = feedProcess(rolePid)
+  t.assert.ok(first !== undefined, 'a feed process')
+  for (const tid of readdirSync(`/proc/${first}/task`).map(Number))
+    t.assert.equal(niceOf(first, tid), 19, `thread ${tid} of the feed process at nice 19`)
+  t.assert.equal(niceOf(rolePid), 0, 'the front (one process) at nice 0')
+  t.assert.deepEqual((await digged(p, ['www.bad.example', 'A'])).status, 'NXDOMAIN', 'the feed enforced')
+
+  const enforced = (): number =>
+    dns.logs.filter((l) => String(l.msg) === 'rpz feed feed.rpz: serial 50 enforced').length
+  const before = enforced()
+  process.kill(first, 'SIGKILL')
+  t.assert.deepEqual(
+    (await digged(p, ['www.bad.example', 'A'])).status,
+    'NXDOMAIN',
+    'enforced from the store meanwhile'
+  )
+  await until('another feed process, which transfers the feed again', async () => enforced() > before, 20_000, 100)
+  const second = feedProcess(rolePid)
+  t.assert.ok(second !== undefined && second !== first, 'a new feed process')
+  t.assert.equal(niceOf(second), 19)
+
+  await knot.update(feedText(51, 'later.example CNAME .\n'))
+  await until(
+    'the NOTIFY to the new feed process, and its IXFR',
+    async () => (await digged(p, ['later.example', 'A'])).status === 'NXDOMAIN',
+    30_000,
+    100
+  )
 })
