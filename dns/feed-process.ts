@@ -2,21 +2,27 @@
 // RPZ feeds at background priority and keeps their copy in the store.
 import type { Config } from '../engine/config/index.js'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
-import { lowerToBackground } from '../engine/cpu-priority/index.js'
+import { moveToBackground } from '../engine/cpu-priority/index.js'
 import { createLogger } from '../engine/log/index.js'
 import { startFeedTransfers } from '../engine/rpz-feeds/index.js'
 import { createStoreIfMissing, openConfiguredStore } from '../engine/store/index.js'
 import { reportReady, reportStartFailure } from './child-protocol.js'
 import { ENV_FEEDS_CONFIG } from './feeds-child.js'
 
-// First: every thread started from here on (libuv's pool, lmdb-js's writer) inherits the value.
-lowerToBackground()
+// First: every thread started from here on (libuv's pool, lmdb-js's writer) inherits the policy.
+const priority = await moveToBackground()
 const config = JSON.parse(process.env[ENV_FEEDS_CONFIG] ?? '{}') as Config
 const logger = createLogger({
   destination: config.proxy.log,
   level: config.proxy['log-level'] ?? config.common['log-level'],
   role: 'dns.feeds'
 })
+
+if (priority.why !== undefined)
+  logger.warn(
+    { why: priority.why },
+    `dns: the RPZ feeds' process runs at nice 19, not SCHED_IDLE (chrt --idle failed: ${priority.why})`
+  )
 
 try {
   await createStoreIfMissing(config)

@@ -7,7 +7,7 @@
  * whole feed is held in compact form (a few hundred MB at 5,000,000 records) to check and apply each
  * IXFR, and one IXFR of 50,000 changes took about half a CPU-second in one burst, which in the fronts'
  * process (one process) stopped answering for that long, and beside them (several) took a core from
- * them. The child runs at nice 19 (engine/cpu-priority/background.ts), on what the fronts leave; its
+ * them. The child runs at SCHED_IDLE (engine/cpu-priority/background.ts), on what the fronts leave; its
  * heap is its own. A child that dies is started again (at most once a second): the feeds stay
  * enforced from the store meanwhile, and it picks them up from there.
  */
