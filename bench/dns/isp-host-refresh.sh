@@ -6,7 +6,7 @@
 # CPU each process took in it (the DNS fronts, their primary, the feed process, Knot) and the machine's
 # (user, system, iowait), so a dip can be put down to the process that took the cores. Per refresh and
 # as medians: the q/s of the 3 s from the NOTIFY (the IXFR is applied within them) against the 5 s
-# before, and the lowest of those seconds. Only the refresh part of isp-host.sh.
+# before, the lowest of those seconds, and the 3 s after them as a control (the rounds' own swing). Only the refresh part of isp-host.sh.
 # FILTERD=path/to/dist/tools/filterd.js runs another build; PERF=OUT.data NODE_FLAGS=--perf-basic-prof
 # records a perf profile of the feed process for 3 s from the first NOTIFY.
 # Run: npm run build && DATA=DIR flock /tmp/bench.lock bash bench/dns/isp-host-refresh.sh [REFRESHES=5] [ADDRESSES=100000]
@@ -48,7 +48,7 @@ for pass in $(seq 1 "${WARM:-4}"); do echo "warm-up pass $pass: $(round $((USERS
 CORES=$(nproc)
 echo "fronts: $FRONTS; primary $DNS_PID; feed process $FEEDP; Knot (feed) $KNOTF_PID" >&2
 echo "round q/s | CPU %: fronts primary feed-process knot-feed | machine %: user system iowait | feed process anonymous MB"
-WIN=() LOW=()
+WIN=() LOW=() CTL=()
 for n in $(seq 1 "$REFRESHES"); do
   NEXT=$((SERIAL + 1))
   # Serial NEXT: the 25,000 owners the last serial added replaced by 25,000 of its own.
@@ -86,13 +86,13 @@ for n in $(seq 1 "$REFRESHES"); do
   done
   until [ "$(enforced "$NEXT")" -gt "$BEFORE" ]; do sleep 0.2; done
   APPLIED=$(date -d "$(grep "serial $NEXT enforced" "$DIR/dns.log" | tail -1 | grep -o '"time":"[^"]*"' | cut -d'"' -f4)" +%s%3N)
-  read -r win low <<<"$(printf '%s\n' "${Q[@]}" | awk '
-    NR >= 3 && NR <= 7 { b += $1 } NR >= 8 && NR <= 10 { w += $1; if (l == "" || $1 < l) l = $1 }
-    END { printf "%.2f %.2f", w / 3 / (b / 5), l / (b / 5) }')"
-  WIN+=("$win") LOW+=("$low")
-  echo "refresh $n: enforced $((APPLIED - $(cat "$DIR/notify.t"))) ms after the NOTIFY; q/s in the 3 s from it ${win}x the 5 s before, lowest second ${low}x"
+  read -r win low ctl <<<"$(printf '%s\n' "${Q[@]}" | awk '
+    NR >= 3 && NR <= 7 { b += $1 } NR >= 8 && NR <= 10 { w += $1; if (l == "" || $1 < l) l = $1 } NR >= 11 && NR <= 13 { c += $1 }
+    END { b /= 5; printf "%.2f %.2f %.2f", w / 3 / b, l / b, c / 3 / b }')"
+  WIN+=("$win") LOW+=("$low") CTL+=("$ctl")
+  echo "refresh $n: enforced $((APPLIED - $(cat "$DIR/notify.t"))) ms after the NOTIFY; q/s in the 3 s from it ${win}x the 5 s before, lowest second ${low}x; the 3 s after them (control) ${ctl}x"
   SERIAL=$NEXT
 done
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-echo "feed refresh (IXFR of 50,000 changes), $REFRESHES refreshes from $USERS addresses: q/s in the 3 s from the NOTIFY, median $(printf '%s\n' "${WIN[@]}" | median)x the 5 s before (each: ${WIN[*]}); lowest second, median $(printf '%s\n' "${LOW[@]}" | median)x (each: ${LOW[*]}) (goal: dip <= 5%)"
+echo "feed refresh (IXFR of 50,000 changes), $REFRESHES refreshes from $USERS addresses: q/s in the 3 s from the NOTIFY, median $(printf '%s\n' "${WIN[@]}" | median)x the 5 s before (each: ${WIN[*]}); lowest second, median $(printf '%s\n' "${LOW[@]}" | median)x (each: ${LOW[*]}); the 3 s after them (control), median $(printf '%s\n' "${CTL[@]}" | median)x (each: ${CTL[*]}) (goal: dip <= 5%)"
 echo "node $(node -v); $CORES cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
