@@ -18,7 +18,7 @@ import { readdirSync } from 'node:fs'
 import { setPriority } from 'node:os'
 
 /** The nice value of background work where SCHED_IDLE cannot be had. */
-export const BACKGROUND_NICE = 19
+const BACKGROUND_NICE = 19
 
 /** SCHED_IDLE's number in /proc/<pid>/stat's policy field. */
 export const SCHED_IDLE = 5

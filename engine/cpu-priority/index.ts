@@ -4,4 +4,4 @@
  * feeds' process) moved to SCHED_IDLE.
  */
 export { parseTaskStat, raiseToRealtime } from './realtime.js'
-export { BACKGROUND_NICE, SCHED_IDLE, moveToBackground } from './background.js'
+export { SCHED_IDLE, moveToBackground } from './background.js'
