@@ -38,8 +38,11 @@ try {
       () => process.exit(1)
     )
   }
-  process.on('message', (m: { type?: string }) => {
+  process.on('message', (m: { type?: string; config?: Config }) => {
     if (m.type === 'dns-stop') stop()
+    // A config reload: the log level is the one live key here (the feeds' keys need a restart).
+    if (m.type === 'dns-reload' && m.config !== undefined)
+      logger.level = m.config.proxy['log-level'] ?? m.config.common['log-level']
   })
   // SIGHUP reopens the log file (engine/log); ^C to the process group is the primary's to handle.
   process.on('SIGHUP', () => {})

@@ -23,6 +23,8 @@ export interface FeedsChild {
   readonly endpoints: readonly string[]
   /** The child's pid now (for tests and /proc). */
   readonly pid: number | undefined
+  /** A config reload: the feed process takes the log level (the `rpz-feeds` keys need a restart). */
+  reload(config: RoleContext['config']): void
   close(): Promise<void>
 }
 
@@ -31,8 +33,10 @@ export async function startFeedsChild(ctx: RoleContext): Promise<FeedsChild> {
   const entry = fileURLToPath(new URL('./feed-process.js', import.meta.url))
   let stopping = false
   let child: ChildProcess
+  // A process started again after a reload starts with its log level.
+  let current = ctx.config
   const start = async (): Promise<string[]> => {
-    child = fork(entry, [], { env: { ...process.env, [ENV_FEEDS_CONFIG]: JSON.stringify(ctx.config) } })
+    child = fork(entry, [], { env: { ...process.env, [ENV_FEEDS_CONFIG]: JSON.stringify(current) } })
     const c = child
     c.on('exit', (code, signal) => {
       if (stopping || c !== child) return
@@ -58,6 +62,10 @@ export async function startFeedsChild(ctx: RoleContext): Promise<FeedsChild> {
     endpoints,
     get pid() {
       return child.pid
+    },
+    reload(config) {
+      current = config
+      if (child.connected) child.send({ type: 'dns-reload', config })
     },
     async close() {
       stopping = true

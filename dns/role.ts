@@ -23,7 +23,7 @@ import type { Config } from '../engine/config/index.js'
 import { createQueryLogSink } from '../engine/querylog/index.js'
 import { raiseToRealtime } from '../engine/cpu-priority/index.js'
 import { startDnsServer } from './server.js'
-import { startFeedsChild } from './feeds-child.js'
+import { startFeedsChild, type FeedsChild } from './feeds-child.js'
 import { untilReady, stopChild } from './child-protocol.js'
 import { resolverProblems } from './resolver-health.js'
 import { certificateProblems } from '../engine/tls/index.js'
@@ -127,16 +127,17 @@ export async function startRole(ctx: RoleContext, options: DnsRoleOptions = {}):
   return await startWithStack(async (stack) => {
     const processes = ctx.config.proxy.processes
     // Before the front processes: they start with every feed's first load in the store.
-    const feedEndpoints = await followFeeds(ctx, stack)
+    const feeds = await followFeeds(ctx, stack)
     const role = stack.own(
       processes <= 1 || !cluster.isPrimary
         ? await startFrontProcess(ctx, options, 0)
         : await startCluster(ctx, processes)
     )
-    stack.endpoints.push(...role.endpoints, ...feedEndpoints)
+    stack.endpoints.push(...role.endpoints, ...(feeds?.endpoints ?? []))
     await serveMetricsListener(ctx, role, stack)
     return {
       reload: async (config, keys) => {
+        feeds?.reload(config)
         await role.reload?.(config, keys)
       },
       ...(role.health === undefined ? {} : { health: () => role.health!() })
@@ -148,13 +149,13 @@ export async function startRole(ctx: RoleContext, options: DnsRoleOptions = {}):
  * `rpz-feeds`: this role is the one on the host that transfers the feeds and binds `notify-listen`,
  * in a child process of its own at background priority (./feeds-child.ts). The dns role is the one
  * every deployment with feeds runs (a feed is enforced by answering queries), and it runs once per
- * host, also under `filterd all`. Returns the NOTIFY listener's endpoint line, if any.
+ * host, also under `filterd all`. Null when the config has no feeds.
  */
-async function followFeeds(ctx: RoleContext, stack: RoleStack): Promise<readonly string[]> {
-  if (ctx.config['rpz-feeds'].feeds.length === 0) return []
+async function followFeeds(ctx: RoleContext, stack: RoleStack): Promise<FeedsChild | null> {
+  if (ctx.config['rpz-feeds'].feeds.length === 0) return null
   const feeds = await startFeedsChild(ctx)
   stack.defer(() => feeds.close())
-  return feeds.endpoints
+  return feeds
 }
 
 /**

@@ -239,3 +239,35 @@ test('the feeds are followed by a child process at SCHED_IDLE, started again whe
     100
   )
 })
+
+test("a reload's proxy.log-level reaches the feed process", async (t: TestContext) => {
+  if ((await dig(['-v']).catch(() => '')) === undefined) return digMissing(t)
+  const w = await world(t)
+  const zone = join(w.dir, 'f.rpz.zone')
+  const write = (serial: number, names: string[]): void =>
+    writeFileSync(
+      zone,
+      `$ORIGIN f.rpz.\n@ 300 SOA ns. admin. ${serial} 60 60 600 60\n` + names.map((n) => `${n} CNAME .\n`).join('')
+    )
+  write(1, ['one.example'])
+  const options = (level: string): Parameters<typeof writeConfigFile>[1] => ({
+    proxy: { 'log-level': level },
+    sections: { 'rpz-feeds': { 'file-refresh': 1, feeds: [{ zone: 'f.rpz', file: zone }] } }
+  })
+  const file = writeConfigFile(w, options('warn'))
+  const dns = await startRole(t, 'dns', file)
+  t.assert.equal((await digged(dns.port, ['one.example', 'A'])).status, 'NXDOMAIN', 'the feed enforced')
+
+  writeConfigFile(w, options('info'))
+  dns.proc.kill('SIGHUP')
+  await dns.waitForLog((l) => String(l.msg).startsWith('dns: config reloaded'), 'the reload')
+  write(2, ['one.example', 'two.example'])
+  // Logged at info by the feed process: only once the reload's level reached it.
+  await until(
+    "the feed process's info line",
+    async () => dns.logs.some((l) => l.msg === 'rpz feed f.rpz: serial 2 enforced'),
+    20_000,
+    100
+  )
+  t.assert.ok(!dns.logs.some((l) => l.msg === 'rpz feed f.rpz: serial 1 enforced'), 'nothing at info before the reload')
+})
