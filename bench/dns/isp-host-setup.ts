@@ -149,7 +149,8 @@ writeFileSync(join(dir, 'queries.txt'), queries.join('\n') + '\n')
 const config = {
   dnscache: { forward: [`127.0.0.1:${upstream}`] },
   proxy: {
-    listen: [`127.0.0.1:${dnsPort}`],
+    // IPv6 too: the warm-up queries from each subscriber's second address (bench/dns/multisrc.c's v6).
+    listen: [`127.0.0.1:${dnsPort}`, `[::1]:${dnsPort}`],
     'blockpage-ip': ['192.0.2.1'],
     ttl: 60,
     log: join(dir, 'dns.log'),

@@ -3,8 +3,11 @@
 // source is set with IP_PKTINFO (any 127.0.0.0/8 address is local on loopback), so replies to every
 // address reach the same socket. Keeps WINDOW queries in flight, like dnsperf -q; a window that stays
 // unanswered for 500 ms counts as lost.
+// IPv6: FIRST_ADDRESS `v6` sends to [::1]:PORT from 2001:db8:U>>16:U&0xffff::1 for the users U < USERS
+// (bench/dns/isp-host-setup.ts's second address of each subscriber); those addresses must be local:
+// `ip -6 route replace local 2001:db8::/32 dev lo`.
 // Build: gcc -O2 -o multisrc bench/dns/multisrc.c
-// Run:   multisrc PORT FIRST_ADDRESS USERS NAMES_FILE SECONDS WINDOW
+// Run:   multisrc PORT FIRST_ADDRESS|v6 USERS NAMES_FILE SECONDS WINDOW
 //        prints "sent received seconds"
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -70,16 +73,23 @@ int main(int argc, char **argv) {
     if (line[0]) encode(names++, line);
   }
   fclose(f);
-  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  int v6 = strcmp(argv[2], "v6") == 0;
+  int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM, 0);
   int big = 1 << 22;
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+  /* An IPv6 source in IPV6_PKTINFO must be an address of this host, unless the socket may use any. */
+  int on = 1;
+  if (v6) setsockopt(fd, SOL_IP, IP_FREEBIND, &on, sizeof on);
   struct sockaddr_in any = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
-  if (bind(fd, (struct sockaddr *)&any, sizeof any) < 0) return perror("bind"), 1;
+  struct sockaddr_in6 any6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT};
+  if ((v6 ? bind(fd, (struct sockaddr *)&any6, sizeof any6) : bind(fd, (struct sockaddr *)&any, sizeof any)) < 0)
+    return perror("bind"), 1;
   struct sockaddr_in server = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = inet_addr("127.0.0.1")};
+  struct sockaddr_in6 server6 = {.sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = IN6ADDR_LOOPBACK_INIT};
 
   struct mmsghdr out[BATCH], in[64];
   struct iovec oiov[BATCH], iiov[64];
-  char control[BATCH][CMSG_SPACE(sizeof(struct in_pktinfo))];
+  char control[BATCH][CMSG_SPACE(sizeof(struct in6_pktinfo))];
   static unsigned char rbuf[64][512];
   memset(out, 0, sizeof out);
   memset(in, 0, sizeof in);
@@ -101,19 +111,35 @@ int main(int argc, char **argv) {
       oiov[k].iov_base = packets[name];
       oiov[k].iov_len = lengths[name];
       struct msghdr *h = &out[k].msg_hdr;
-      h->msg_name = &server;
-      h->msg_namelen = sizeof server;
+      h->msg_name = v6 ? (void *)&server6 : (void *)&server;
+      h->msg_namelen = v6 ? sizeof server6 : sizeof server;
       h->msg_iov = &oiov[k];
       h->msg_iovlen = 1;
       h->msg_control = control[k];
-      h->msg_controllen = sizeof control[k];
-      struct cmsghdr *c = CMSG_FIRSTHDR(h);
-      c->cmsg_level = IPPROTO_IP;
-      c->cmsg_type = IP_PKTINFO;
-      c->cmsg_len = CMSG_LEN(sizeof(struct in_pktinfo));
-      struct in_pktinfo *pi = (struct in_pktinfo *)CMSG_DATA(c);
-      memset(pi, 0, sizeof *pi);
-      pi->ipi_spec_dst.s_addr = htonl(src);
+      struct cmsghdr *c;
+      if (v6) {
+        uint32_t u = (uint32_t)((q * 31) % users);
+        h->msg_controllen = CMSG_SPACE(sizeof(struct in6_pktinfo));
+        c = CMSG_FIRSTHDR(h);
+        c->cmsg_level = IPPROTO_IPV6;
+        c->cmsg_type = IPV6_PKTINFO;
+        c->cmsg_len = CMSG_LEN(sizeof(struct in6_pktinfo));
+        struct in6_pktinfo *pi6 = (struct in6_pktinfo *)CMSG_DATA(c);
+        memset(pi6, 0, sizeof *pi6);
+        unsigned char *a = pi6->ipi6_addr.s6_addr;
+        a[0] = 0x20, a[1] = 0x01, a[2] = 0x0d, a[3] = 0xb8;
+        a[4] = (unsigned char)(u >> 24), a[5] = (unsigned char)(u >> 16), a[6] = (unsigned char)(u >> 8), a[7] = (unsigned char)u;
+        a[15] = 1;
+      } else {
+        h->msg_controllen = CMSG_SPACE(sizeof(struct in_pktinfo));
+        c = CMSG_FIRSTHDR(h);
+        c->cmsg_level = IPPROTO_IP;
+        c->cmsg_type = IP_PKTINFO;
+        c->cmsg_len = CMSG_LEN(sizeof(struct in_pktinfo));
+        struct in_pktinfo *pi = (struct in_pktinfo *)CMSG_DATA(c);
+        memset(pi, 0, sizeof *pi);
+        pi->ipi_spec_dst.s_addr = htonl(src);
+      }
       k++;
     }
     if (k > 0) {
