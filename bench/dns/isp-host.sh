@@ -17,7 +17,8 @@
 # Run: npm run build && flock /tmp/bench.lock bash bench/dns/isp-host.sh [SUBSCRIBERS=1000000] [FEED_RECORDS=5000000] [LIST_NAMES=1000000] [ROUNDS=3] [SECONDS=6]
 # DATA=DIR keeps the data set in DIR (made when missing) instead of a temp dir removed at the end (a kept
 # data set has taken serial 2 of the feed: the refresh part then waits for ever; bench/dns/isp-host-cpu.sh
-# measures its throughput again). FILTERD=path/to/dist/tools/filterd.js runs the DNS role of another build.
+# measures its throughput again). FILTERD=path/to/dist/tools/filterd.js runs the DNS role of another build;
+# NODE_FLAGS=... gives node flags to the DNS role (its front processes inherit them).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SUBS=${1:-1000000} FEED=${2:-5000000} LISTN=${3:-1000000} ROUNDS=${4:-3} SECS=${5:-6}
@@ -51,7 +52,7 @@ answers() { # port -> true when the port answers with the whole store: the table
   [ "$(dig +short +tries=1 +time=1 -b 127.16.0.0 @127.0.0.1 -p "$1" c0.cat0.example A 2>/dev/null)" = 192.0.2.1 ] &&
     dig +tries=1 +time=1 -b 127.16.0.0 @127.0.0.1 -p "$1" h0.feed0.example A 2>/dev/null | grep -q 'status: NXDOMAIN'
 }
-start_dns() { node "${FILTERD:-dist/tools/filterd.js}" dns --config "$DIR/filterd.yaml" >>"$DIR/dns.out" 2>&1 & DNS_PID=$!; PIDS+=($DNS_PID); }
+start_dns() { node ${NODE_FLAGS:-} "${FILTERD:-dist/tools/filterd.js}" dns --config "$DIR/filterd.yaml" >>"$DIR/dns.out" 2>&1 & DNS_PID=$!; PIDS+=($DNS_PID); }
 t0=$(now)
 start_dns
 until answers $DNS; do sleep 0.05; done
