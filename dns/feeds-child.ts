@@ -21,8 +21,6 @@ export const ENV_FEEDS_CONFIG = 'FILTERD_DNS_FEEDS_CONFIG'
 export interface FeedsChild {
   /** The NOTIFY listener's endpoint line, if any. */
   readonly endpoints: readonly string[]
-  /** The child's pid now (for tests and /proc). */
-  readonly pid: number | undefined
   /** A config reload: the feed process takes the log level (the `rpz-feeds` keys need a restart). */
   reload(config: RoleContext['config']): void
   close(): Promise<void>
@@ -60,9 +58,6 @@ export async function startFeedsChild(ctx: RoleContext): Promise<FeedsChild> {
   process.on('SIGHUP', forwardHup)
   return {
     endpoints,
-    get pid() {
-      return child.pid
-    },
     reload(config) {
       current = config
       if (child.connected) child.send({ type: 'dns-reload', config })
