@@ -3,21 +3,15 @@
 import type { Config } from '../engine/config/index.js'
 import { formatHostPort, parseHostPort } from '../engine/config/index.js'
 import { moveToBackground } from '../engine/cpu-priority/index.js'
-import { createLogger } from '../engine/log/index.js'
 import { startFeedTransfers } from '../engine/rpz-feeds/index.js'
 import { createStoreIfMissing, openConfiguredStore } from '../engine/store/index.js'
-import { reportReady, reportStartFailure } from './child-protocol.js'
+import { childLogger, dnsLogLevel, reportReady, reportStartFailure, stopOnRequest } from './child-protocol.js'
 import { ENV_FEEDS_CONFIG } from './feeds-child.js'
 
 // First: every thread started from here on (libuv's pool, lmdb-js's writer) inherits the policy.
 const priority = await moveToBackground()
 const config = JSON.parse(process.env[ENV_FEEDS_CONFIG] ?? '{}') as Config
-const logger = createLogger({
-  destination: config.proxy.log,
-  level: config.proxy['log-level'] ?? config.common['log-level'],
-  role: 'dns.feeds'
-})
-
+const logger = childLogger(config, 'dns.feeds')
 if (priority.why !== undefined)
   logger.warn(
     { why: priority.why },
@@ -28,27 +22,14 @@ try {
   await createStoreIfMissing(config)
   const store = openConfiguredStore(config)
   const feeds = await startFeedTransfers(config, store, logger)
-  let stopping = false
-  const stop = (): void => {
-    if (stopping) return
-    stopping = true
+  stopOnRequest(async () => {
     feeds?.close()
-    store.close().then(
-      () => process.exit(0),
-      () => process.exit(1)
-    )
-  }
-  process.on('message', (m: { type?: string; config?: Config }) => {
-    if (m.type === 'dns-stop') stop()
-    // A config reload: the log level is the one live key here (the feeds' keys need a restart).
-    if (m.type === 'dns-reload' && m.config !== undefined)
-      logger.level = m.config.proxy['log-level'] ?? m.config.common['log-level']
+    await store.close()
   })
-  // SIGHUP reopens the log file (engine/log); ^C to the process group is the primary's to handle.
-  process.on('SIGHUP', () => {})
-  process.on('SIGINT', () => {})
-  process.on('SIGTERM', stop)
-  process.on('disconnect', stop)
+  process.on('message', (m: { type?: string; config?: Config }) => {
+    // A config reload: the log level is the one live key here (the feeds' keys need a restart).
+    if (m.type === 'dns-reload' && m.config !== undefined) logger.level = dnsLogLevel(m.config)
+  })
   const notify = config['rpz-feeds']['notify-listen']
   const port = feeds?.notifyPort
   reportReady(

@@ -14,7 +14,7 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { RoleContext } from '../engine/role.js'
-import { stopChild, untilReady } from './child-protocol.js'
+import { restartOnDeath, stopChild, untilReady } from './child-protocol.js'
 
 export const ENV_FEEDS_CONFIG = 'FILTERD_DNS_FEEDS_CONFIG'
 
@@ -35,16 +35,8 @@ export async function startFeedsChild(ctx: RoleContext): Promise<FeedsChild> {
   let current = ctx.config
   const start = async (): Promise<string[]> => {
     child = fork(entry, [], { env: { ...process.env, [ENV_FEEDS_CONFIG]: JSON.stringify(current) } })
-    const c = child
-    c.on('exit', (code, signal) => {
-      if (stopping || c !== child) return
-      ctx.logger.error({ code, signal }, 'dns feed process died; starting another')
-      setTimeout(() => {
-        if (!stopping)
-          start().catch((err: unknown) => ctx.logger.error({ err }, 'dns: cannot restart the feed process'))
-      }, 1000).unref()
-    })
-    return await untilReady(c, 'dns feed process')
+    restartOnDeath(child, 'dns feed process', () => stopping, start, ctx.logger)
+    return await untilReady(child, 'dns feed process')
   }
   const endpoints = await start().catch((err: unknown) => {
     stopping = true

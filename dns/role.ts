@@ -24,7 +24,7 @@ import { createQueryLogSink } from '../engine/querylog/index.js'
 import { raiseToRealtime } from '../engine/cpu-priority/index.js'
 import { startDnsServer } from './server.js'
 import { startFeedsChild, type FeedsChild } from './feeds-child.js'
-import { untilReady, stopChild } from './child-protocol.js'
+import { restartOnDeath, stopChild, untilReady } from './child-protocol.js'
 import { resolverProblems } from './resolver-health.js'
 import { certificateProblems } from '../engine/tls/index.js'
 
@@ -247,15 +247,15 @@ async function startCluster(ctx: RoleContext, processes: number): Promise<Runnin
   const fork = async (index: number): Promise<Worker> => {
     const w = cluster.fork({ [ENV_CONFIG]: JSON.stringify(current), [ENV_INDEX]: String(index) })
     workers.add(w)
-    w.on('exit', (code, signal) => {
-      workers.delete(w)
-      if (stopping) return
-      ctx.logger.error({ code, signal, index }, 'dns front process died; starting another')
-      setTimeout(() => {
-        if (!stopping)
-          fork(index).catch((err: unknown) => ctx.logger.error({ err }, 'dns: cannot restart a front process'))
-      }, 1000).unref()
-    })
+    w.on('exit', () => workers.delete(w))
+    restartOnDeath(
+      w,
+      'dns front process',
+      () => stopping,
+      () => fork(index),
+      ctx.logger,
+      { index }
+    )
     endpoints = await untilReady(w, 'dns front process')
     return w
   }

@@ -18,16 +18,15 @@ DIR=$DATA FILTERD=${FILTERD:-dist/tools/filterd.js}
 UP=5590 KNOTF=5591 DNS=5592 DNSDIST=5596 BASE_DNS=5597
 . bench/dns/common.sh
 . bench/dns/knot.sh
+. bench/dns/feed-knot.sh
 bench_processes
 [ -x "$DIR/multisrc" ] || gcc -O2 -o "$DIR/multisrc" bench/dns/multisrc.c
 start_knot "$DIR" $UP
-knotd -c "$DIR/knot-feed/knot.conf" 2>"$DIR/knot-feed-cpu.log" & PIDS+=($!)
-until grep -q 'loaded, serial' "$DIR/knot-feed-cpu.log"; do sleep 0.2; done
+start_feed_knot "$DIR" "$DIR/knot-feed-cpu.log"
 start_dnsdist_udp "$DIR" $DNSDIST $UP
 # The same config with PROCS processes.
 sed "s/\"processes\": [0-9]*/\"processes\": $PROCS/" "$DIR/filterd.yaml" >"$DIR/filterd-cpu.yaml"
-enforced() { local n; n=$(grep -c 'serial [0-9]* enforced' "$1" 2>/dev/null) || true; echo "${n:-0}"; }
-ENFORCED=$(enforced "$DIR/dns.log") ENFORCED_BASE=$(enforced "$DIR/dns-base.log")
+ENFORCED=$(enforced_count "$DIR/dns.log") ENFORCED_BASE=$(enforced_count "$DIR/dns-base.log")
 node ${NODE_FLAGS:-} "$FILTERD" dns --config "$DIR/filterd-cpu.yaml" >>"$DIR/dns-cpu.out" 2>&1 & DNS_PID=$!; PIDS+=($DNS_PID)
 if [ -n "${BASE:-}" ]; then # the second build: its own listen, metrics and NOTIFY ports, pid and log
   sed -e "s/127.0.0.1:$DNS/127.0.0.1:$BASE_DNS/; s/127.0.0.1:5595/127.0.0.1:5598/; s/127.0.0.1:5593/127.0.0.1:5599/" \
@@ -41,8 +40,8 @@ until answers $DNSDIST; do sleep 0.1; done
 [ "$PROCS" -le 1 ] || until [ "$(pgrep -c -P "$DNS_PID" -f cluster-worker.js)" -ge "$PROCS" ]; do sleep 0.2; done
 # The feed process transfers the feed again in the background after a start, its CPU counted with the
 # server's (a child): the rounds come after it, as in isp-host.sh.
-until [ "$(enforced "$DIR/dns.log")" -gt "$ENFORCED" ]; do sleep 0.5; done
-[ -z "${BASE:-}" ] || until [ "$(enforced "$DIR/dns-base.log")" -gt "$ENFORCED_BASE" ]; do sleep 0.5; done
+until [ "$(enforced_count "$DIR/dns.log")" -gt "$ENFORCED" ]; do sleep 0.5; done
+[ -z "${BASE:-}" ] || until [ "$(enforced_count "$DIR/dns-base.log")" -gt "$ENFORCED_BASE" ]; do sleep 0.5; done
 all_pids() { echo "$DNS_PID"; pgrep -P "$DNS_PID" || true; }
 base_pids() { echo "$BASE_PID"; pgrep -P "$BASE_PID" || true; }
 ticks() { local u=0 s=0 p; for p in "$@"; do read -r a b < <(awk '{print $14, $15}' "/proc/$p/stat"); u=$((u + a)); s=$((s + b)); done; echo "$u $s"; }

@@ -18,25 +18,23 @@ DIR=$DATA FILTERD=${FILTERD:-dist/tools/filterd.js}
 UP=5590 KNOTF=5591 DNS=5592 NOTIFY=5593 METRICS=5595
 . bench/dns/common.sh
 . bench/dns/knot.sh
+. bench/dns/feed-knot.sh
 bench_processes
 [ -x "$DIR/multisrc" ] || gcc -O2 -o "$DIR/multisrc" bench/dns/multisrc.c
 start_knot "$DIR" $UP
-knotd -c "$DIR/knot-feed/knot.conf" 2>"$DIR/knot-feed-refresh.log" & KNOTF_PID=$!; PIDS+=($KNOTF_PID)
-until grep -q 'loaded, serial' "$DIR/knot-feed-refresh.log"; do sleep 0.2; done
+start_feed_knot "$DIR" "$DIR/knot-feed-refresh.log"
 soa() { dig +short +tries=1 +time=2 @127.0.0.1 -p $KNOTF feed.rpz SOA | awk '{print $3}'; }
 SERIAL=$(soa)
-enforced() { local n; n=$(grep -c "serial $1 enforced" "$DIR/dns.log" 2>/dev/null) || true; echo "${n:-0}"; }
-BEFORE=$(enforced "$SERIAL")
+BEFORE=$(enforced_count "$DIR/dns.log" "$SERIAL")
 node ${NODE_FLAGS:-} "$FILTERD" dns --config "$DIR/filterd.yaml" >>"$DIR/dns-refresh.out" 2>&1 & DNS_PID=$!; PIDS+=($DNS_PID)
 answers() { [ "$(dig +short +tries=1 +time=1 -b 127.16.0.0 @127.0.0.1 -p $DNS c0.cat0.example A 2>/dev/null)" = 192.0.2.1 ]; }
 until answers; do kill -0 "$DNS_PID" || { tail -3 "$DIR/dns-refresh.out" >&2; exit 1; }; sleep 0.1; done
 # The primary transfers the feed again in the background after a start: the rounds come after it.
-until [ "$(enforced "$SERIAL")" -gt "$BEFORE" ]; do sleep 0.5; done
+until [ "$(enforced_count "$DIR/dns.log" "$SERIAL")" -gt "$BEFORE" ]; do sleep 0.5; done
 PROCS=$(grep -o '"processes": [0-9]*' "$DIR/filterd.yaml" | grep -o '[0-9]*$')
 [ "$PROCS" -le 1 ] || until [ "$(pgrep -c -P "$DNS_PID" -f cluster-worker.js)" -ge "$PROCS" ]; do sleep 0.2; done
 FRONTS=$(pgrep -P "$DNS_PID" -f cluster-worker.js | tr '\n' ' ') || FRONTS=$DNS_PID
 FEEDP=$(pgrep -P "$DNS_PID" -f feed-process.js)
-ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
 machine() { awk '/^cpu / {print $2 + $3, $4 + $7 + $8, $6}' /proc/stat; } # user, system (irq, softirq), iowait
 round() { # -> "q/s"
   local out sent received elapsed
@@ -57,35 +55,29 @@ for n in $(seq 1 "$REFRESHES"); do
   mv "$DIR/knot-feed/feed.rpz.zone.tmp" "$DIR/knot-feed/feed.rpz.zone"
   knotc -s "$DIR/knot-feed/knot.sock" zone-reload feed.rpz >/dev/null
   until [ "$(soa)" = "$NEXT" ]; do sleep 0.5; done
-  # Knot goes on working for several seconds after it answers with the new serial (its journal): the
-  # feed's primary is another host in production, so the rounds start once it is idle here.
-  k=$(ticks "$KNOTF_PID"); sleep 1
-  until [ $(( $(ticks "$KNOTF_PID") - k )) -le 2 ]; do k=$(ticks "$KNOTF_PID"); sleep 1; done
-  BEFORE=$(enforced "$NEXT")
+  feed_knot_idle
+  BEFORE=$(enforced_count "$DIR/dns.log" "$NEXT")
   echo "refresh $n: serial $SERIAL -> $NEXT"
   # 15 one-second rounds: 1-2 settle, 3-7 the base, the NOTIFY 0.1 s into round 8, 8-10 the apply's
   # window (it is enforced within it: the log's time says), 11-15 after.
   Q=()
   for r in $(seq 1 15); do
     if [ "$r" = 8 ]; then
-      (sleep 0.1; node --input-type=module -e "
-        import dnsPacket from 'dns-packet'; import { createSocket } from 'node:dgram'
-        const s = createSocket('udp4'); const m = dnsPacket.encode({ type: 'query', id: 7, flags: (4 << 11) | dnsPacket.AUTHORITATIVE_ANSWER, questions: [{ type: 'SOA', name: 'feed.rpz' }] })
-        s.send(m, $NOTIFY, '127.0.0.1', () => setTimeout(() => s.close(), 200))"; date +%s%3N >"$DIR/notify.t") &
+      (sleep 0.1; send_notify $NOTIFY; date +%s%3N >"$DIR/notify.t") &
       # PERF=OUT.data NODE_FLAGS=--perf-basic-prof: a profile of the feed process from the NOTIFY on, first refresh.
       [ -z "${PERF:-}" ] || [ "$n" != 1 ] || (perf record -F 499 -g -p "$FEEDP" -o "$PERF" -- sleep 3 >/dev/null 2>&1 &)
     fi
-    f0=() ; for p in $FRONTS; do f0+=("$(ticks "$p")"); done
-    p0=$(ticks "$DNS_PID") e0=$(ticks "$FEEDP") k0=$(ticks "$KNOTF_PID"); read -r u0 s0 w0 <<<"$(machine)"
+    f0=() ; for p in $FRONTS; do f0+=("$(proc_ticks "$p")"); done
+    p0=$(proc_ticks "$DNS_PID") e0=$(proc_ticks "$FEEDP") k0=$(proc_ticks "$KNOTF_PID"); read -r u0 s0 w0 <<<"$(machine)"
     q=$(round 1)
     Q+=("$q")
-    f=""; i=0; for p in $FRONTS; do f+="$(( $(ticks "$p") - f0[i] )) "; i=$((i + 1)); done
+    f=""; i=0; for p in $FRONTS; do f+="$(( $(proc_ticks "$p") - f0[i] )) "; i=$((i + 1)); done
     read -r u1 s1 w1 <<<"$(machine)"
     anon=$(awk '/^Anonymous:/ {printf "%d", $2 / 1024}' "/proc/$FEEDP/smaps_rollup")
-    echo "$r $q | ${f}$(( $(ticks "$DNS_PID") - p0 )) $(( $(ticks "$FEEDP") - e0 )) $(( $(ticks "$KNOTF_PID") - k0 )) | $(( (u1 - u0) / CORES )) $(( (s1 - s0) / CORES )) $(( (w1 - w0) / CORES )) | $anon"
+    echo "$r $q | ${f}$(( $(proc_ticks "$DNS_PID") - p0 )) $(( $(proc_ticks "$FEEDP") - e0 )) $(( $(proc_ticks "$KNOTF_PID") - k0 )) | $(( (u1 - u0) / CORES )) $(( (s1 - s0) / CORES )) $(( (w1 - w0) / CORES )) | $anon"
   done
-  until [ "$(enforced "$NEXT")" -gt "$BEFORE" ]; do sleep 0.2; done
-  APPLIED=$(date -d "$(grep "serial $NEXT enforced" "$DIR/dns.log" | tail -1 | grep -o '"time":"[^"]*"' | cut -d'"' -f4)" +%s%3N)
+  until [ "$(enforced_count "$DIR/dns.log" "$NEXT")" -gt "$BEFORE" ]; do sleep 0.2; done
+  APPLIED=$(enforced_at "$DIR/dns.log" "$NEXT")
   read -r win low ctl <<<"$(printf '%s\n' "${Q[@]}" | awk '
     NR >= 3 && NR <= 7 { b += $1 } NR >= 8 && NR <= 10 { w += $1; if (l == "" || $1 < l) l = $1 } NR >= 11 && NR <= 13 { c += $1 }
     END { b /= 5; printf "%.2f %.2f %.2f", w / 3 / b, l / b, c / 3 / b }')"

@@ -26,6 +26,7 @@ PROCS=$(nproc)
 UP=5590 KNOTF=5591 DNS=5592 NOTIFY=5593 API=5594 METRICS=5595 DNSDIST=5596
 . bench/dns/common.sh
 . bench/dns/knot.sh
+. bench/dns/feed-knot.sh
 bench_processes
 if [ -n "${DATA:-}" ]; then DIR=$DATA; mkdir -p "$DIR"; else
   DIR=$(mktemp -d /tmp/filterd-isp.XXXXXX)
@@ -41,9 +42,7 @@ if [ ! -f "$DIR/filterd.yaml" ]; then
 fi
 start_knot "$DIR" $UP
 t0=$(now)
-knotd -c "$DIR/knot-feed/knot.conf" 2>"$DIR/knot-feed.log" & PIDS+=($!)
-# Knot answers the SOA before a large zone is loaded: wait for its log line.
-until grep -q 'loaded, serial' "$DIR/knot-feed.log"; do sleep 0.5; done
+start_feed_knot "$DIR" "$DIR/knot-feed.log"
 echo "Knot serves the feed after $(since "$t0") s" >&2
 start_dnsdist_udp "$DIR" $DNSDIST $UP
 
@@ -59,7 +58,7 @@ until answers $DNS; do sleep 0.05; done
 FIRST_START=$(since "$t0")
 kill "$DNS_PID"; wait "$DNS_PID" 2>/dev/null || true
 until answers $DNSDIST >/dev/null 2>&1 || dig +short +tries=1 +time=1 @127.0.0.1 -p $DNSDIST c0.cat0.example A | grep -q 192.0.2.1; do sleep 0.2; done
-ENFORCED=$(grep -c 'serial [0-9]* enforced' "$DIR/dns.log" || true)
+ENFORCED=$(enforced_count "$DIR/dns.log")
 t0=$(now)
 start_dns
 until answers $DNS; do sleep 0.02; done
@@ -67,20 +66,19 @@ START=$(since "$t0")
 echo "start: first (feed transferred) ${FIRST_START} s, again with the store full ${START} s" >&2
 # The restarted primary answers from the stored feed at once but transfers it again in the background
 # (it keeps no copy of its own): the rounds measure the host after that, not the transfer's CPU.
-until [ "$(grep -c 'serial [0-9]* enforced' "$DIR/dns.log" || true)" -gt "$ENFORCED" ]; do sleep 0.5; done
+until [ "$(enforced_count "$DIR/dns.log")" -gt "$ENFORCED" ]; do sleep 0.5; done
 echo "the restart's background transfer done after $(since "$t0") s" >&2
 
 fronts() { pgrep -P "$DNS_PID" -f cluster-worker.js || echo "$DNS_PID"; } # the front processes, or the one process
 feedp() { pgrep -P "$DNS_PID" -f feed-process.js; } # the process that follows the feed (dns/feeds-child.ts)
 all_pids() { echo "$DNS_PID"; pgrep -P "$DNS_PID" || true; }
-ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
 smaps() { awk '/^Rss:/ {r=$2} /^Anonymous:/ {a=$2} END {printf "%d %d", a/1024, (r-a)/1024}' "/proc/$1/smaps_rollup"; }
 round() { # port first users seconds pids... -> "qps cpu_share qps_per_cpu_second lost"
   local port=$1 first=$2 users=$3 secs=$4; shift 4
   local t0 t1 out sent received elapsed
-  t0=$(ticks "$@")
+  t0=$(proc_ticks "$@")
   out=$("$DIR/multisrc" "$port" "$first" "$users" "$DIR/queries.txt" "$secs" 100)
-  t1=$(ticks "$@")
+  t1=$(proc_ticks "$@")
   read -r sent received elapsed <<<"$out"
   awk -v s="$sent" -v r="$received" -v e="$elapsed" -v t=$((t1 - t0)) 'BEGIN { c = t / 100 / e; printf "%.0f %.2f %.0f %d\n", r / e, c, r / e / (c > 0 ? c : 1), s - r }'
 }
@@ -127,33 +125,26 @@ for p in $(fronts); do
 done
 
 # Feed refresh: Knot takes serial 2 in without telling filterd (its config sends no NOTIFY), so Knot's own
-# work is done before the rounds; the NOTIFY is sent at round 4 of 12 one-second rounds.
-ENFORCED_BEFORE=$(grep -c 'serial 2 enforced' "$DIR/dns.log" || true)
+# work is done before the rounds; the NOTIFY is sent by hand in them.
+ENFORCED_BEFORE=$(enforced_count "$DIR/dns.log" 2)
 cp "$DIR/feed-2.zone" "$DIR/knot-feed/feed.rpz.zone"
 t0=$(now)
 knotc -s "$DIR/knot-feed/knot.sock" zone-reload feed.rpz >/dev/null
 until [ "$(dig +short +tries=1 +time=2 @127.0.0.1 -p $KNOTF feed.rpz SOA | awk '{print $3}')" = 2 ]; do sleep 0.5; done
 echo "Knot loaded serial 2 (50,000 changes) in $(since "$t0") s" >&2
-# Knot goes on working for several seconds after it answers with the new serial (its journal): the
-# feed's primary is another host in production, so the rounds start once it is idle here.
-KNOTF_PID=$(pgrep -f "knotd -c $DIR/knot-feed/knot.conf")
-k=$(ticks "$KNOTF_PID"); sleep 1
-until [ $(( $(ticks "$KNOTF_PID") - k )) -le 2 ]; do k=$(ticks "$KNOTF_PID"); sleep 1; done
+feed_knot_idle
 # 15 one-second rounds: 1-2 settle, 3-7 the base, the NOTIFY 0.1 s into round 8, 8-10 the apply's window
 # (it is enforced within it: the log's time says), 11-13 a control window of the same length after it
 # (the rounds' own swing), as bench/dns/isp-host-refresh.sh does for several refreshes.
 R=()
 for r in $(seq 1 15); do
   if [ "$r" = 8 ]; then
-    (sleep 0.1; T_NOTIFY=$(now); node --input-type=module -e "
-      import dnsPacket from 'dns-packet'; import { createSocket } from 'node:dgram'
-      const s = createSocket('udp4'); const m = dnsPacket.encode({ type: 'query', id: 7, flags: (4 << 11) | dnsPacket.AUTHORITATIVE_ANSWER, questions: [{ type: 'SOA', name: 'feed.rpz' }] })
-      s.send(m, $NOTIFY, '127.0.0.1', () => setTimeout(() => s.close(), 200))"; echo "$T_NOTIFY" > "$DIR/notify.t") &
+    (sleep 0.1; T_NOTIFY=$(now); send_notify $NOTIFY; echo "$T_NOTIFY" > "$DIR/notify.t") &
   fi
   R+=("$(round $DNS 127.16.0.0 "$SUBS" 1 $(all_pids) | cut -d' ' -f1)")
 done
-until [ "$(grep -c 'serial 2 enforced' "$DIR/dns.log" || true)" -gt "$ENFORCED_BEFORE" ]; do sleep 0.2; done
-APPLIED=$(date -d "$(grep 'serial 2 enforced' "$DIR/dns.log" | tail -1 | grep -o '"time":"[^"]*"' | cut -d'"' -f4)" +%s%3N)
+until [ "$(enforced_count "$DIR/dns.log" 2)" -gt "$ENFORCED_BEFORE" ]; do sleep 0.2; done
+APPLIED=$(enforced_at "$DIR/dns.log" 2)
 REFRESH_MS=$(awk -v a="$(cat "$DIR/notify.t")" -v b="${APPLIED:-0}" 'BEGIN { printf "%.0f", b - a * 1000 }')
 read -r WINDOW LOWEST CONTROL <<<"$(printf '%s\n' "${R[@]}" | awk '
   NR >= 3 && NR <= 7 { b += $1 } NR >= 8 && NR <= 10 { w += $1; if (l == "" || $1 < l) l = $1 } NR >= 11 && NR <= 13 { c += $1 }

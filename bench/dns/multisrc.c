@@ -116,29 +116,22 @@ int main(int argc, char **argv) {
       h->msg_iov = &oiov[k];
       h->msg_iovlen = 1;
       h->msg_control = control[k];
-      struct cmsghdr *c;
+      /* The source address: IP_PKTINFO's, or IPV6_PKTINFO's for the user's IPv6 address. */
+      size_t info = v6 ? sizeof(struct in6_pktinfo) : sizeof(struct in_pktinfo);
+      h->msg_controllen = CMSG_SPACE(info);
+      struct cmsghdr *c = CMSG_FIRSTHDR(h);
+      c->cmsg_level = v6 ? IPPROTO_IPV6 : IPPROTO_IP;
+      c->cmsg_type = v6 ? IPV6_PKTINFO : IP_PKTINFO;
+      c->cmsg_len = CMSG_LEN(info);
+      memset(CMSG_DATA(c), 0, info);
       if (v6) {
         uint32_t u = (uint32_t)((q * 31) % users);
-        h->msg_controllen = CMSG_SPACE(sizeof(struct in6_pktinfo));
-        c = CMSG_FIRSTHDR(h);
-        c->cmsg_level = IPPROTO_IPV6;
-        c->cmsg_type = IPV6_PKTINFO;
-        c->cmsg_len = CMSG_LEN(sizeof(struct in6_pktinfo));
-        struct in6_pktinfo *pi6 = (struct in6_pktinfo *)CMSG_DATA(c);
-        memset(pi6, 0, sizeof *pi6);
-        unsigned char *a = pi6->ipi6_addr.s6_addr;
+        unsigned char *a = ((struct in6_pktinfo *)CMSG_DATA(c))->ipi6_addr.s6_addr;
         a[0] = 0x20, a[1] = 0x01, a[2] = 0x0d, a[3] = 0xb8;
         a[4] = (unsigned char)(u >> 24), a[5] = (unsigned char)(u >> 16), a[6] = (unsigned char)(u >> 8), a[7] = (unsigned char)u;
         a[15] = 1;
       } else {
-        h->msg_controllen = CMSG_SPACE(sizeof(struct in_pktinfo));
-        c = CMSG_FIRSTHDR(h);
-        c->cmsg_level = IPPROTO_IP;
-        c->cmsg_type = IP_PKTINFO;
-        c->cmsg_len = CMSG_LEN(sizeof(struct in_pktinfo));
-        struct in_pktinfo *pi = (struct in_pktinfo *)CMSG_DATA(c);
-        memset(pi, 0, sizeof *pi);
-        pi->ipi_spec_dst.s_addr = htonl(src);
+        ((struct in_pktinfo *)CMSG_DATA(c))->ipi_spec_dst.s_addr = htonl(src);
       }
       k++;
     }
