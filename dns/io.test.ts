@@ -144,6 +144,53 @@ test('native I/O: several front processes on one port (SO_REUSEPORT) each receiv
   await child.stop()
 })
 
+test('native I/O, proxy.udp-steering address: each client address reaches one front process, whatever its source ports, so each caches only its share', async (t: TestContext) => {
+  if (nativeMissing(t)) return
+  const w = await world(t, { cats })
+  const port = await releasedPort()
+  const processes = 2
+  const file = writeConfigFile(w, {
+    listen: [`127.0.0.1:${port}`],
+    proxy: { io: 'native', processes, 'udp-steering': 'address', 'log-level': 'info' }
+  })
+  const child = await startRole(t, 'dns', file)
+  const started = child.logs.find((l) => l.msg === 'dns started') as { endpoints?: string[] } | undefined
+  t.assert.match(String(started?.endpoints?.[0]), /\(udp io native, steered by address\)/)
+  // 16 addresses of 127/8, each asking from 6 source ports: by address and port (the kernel's
+  // choice) most addresses would reach both processes and be cached twice.
+  const addresses = Array.from({ length: 16 }, (_, i) => `127.0.0.${i + 2}`)
+  for (const from of addresses) {
+    for (let i = 0; i < 6; i++) {
+      const s = createSocket('udp4')
+      t.after(() => s.close())
+      s.bind(0, from)
+      await once(s, 'listening')
+      const answered = once(s, 'message')
+      s.send(query(`n${i}.casino.example`, 'A', { id: i + 1 }), port, '127.0.0.1')
+      await answered
+    }
+  }
+  // Each process publishes its counters every 5 s: read the ones written after the last answer.
+  const answered = Date.now()
+  const dir = metricsDir(makeConfig(w))
+  const cached = async (): Promise<number[]> =>
+    [...(await readSnapshots<DnsSnapshot>(dir)).values()]
+      .filter((s) => s.updated > answered)
+      .map((s) => s.policyCachedAddresses ?? 0)
+  await until('both processes publish their caches', async () => (await cached()).length === processes, 20_000)
+  const perProcess = await cached()
+  t.assert.strictEqual(
+    perProcess.reduce((sum, n) => sum + n, 0),
+    addresses.length,
+    `addresses cached per process: ${perProcess.join(', ')}`
+  )
+  t.assert.ok(
+    perProcess.every((n) => n > 0),
+    `both processes serve some addresses: ${perProcess.join(', ')}`
+  )
+  await child.stop()
+})
+
 for (const io of ['native', 'dgram'] as const) {
   test(`${io} I/O: malformed, zero-length and oversized datagrams never stop the front`, async (t: TestContext) => {
     if (io === 'native' && nativeMissing(t)) return

@@ -19,6 +19,13 @@ export interface BatchSink {
   endBatch(): void
 }
 
+export interface NativeUdpFrontOptions {
+  /** Bytes of kernel receive buffer (0 or absent: the kernel default). */
+  readonly receiveBuffer?: number
+  /** The front processes sharing the port, when each client address is to reach one of them (`proxy.udp-steering: address`). */
+  readonly steerSockets?: number
+}
+
 /** Datagrams per recvmmsg/sendmmsg. */
 export const BATCH = 64
 /** Receive slot: a larger query is dropped (as the TCP front's 4096-byte frame cap). */
@@ -28,6 +35,8 @@ export class NativeUdpFront implements PeerChannel {
   readonly port: number
   /** The receive buffer the kernel granted, in bytes. */
   readonly receiveBufferSize: number
+  /** Each client address reaches one front process (`proxy.udp-steering: address`). */
+  readonly steered: boolean
   /** Datagrams larger than a slot, dropped (in the DNS metrics: `filterd_dns_udp_oversized_total`). */
   oversized = 0
   private readonly sock: BatchUdpSocket
@@ -36,8 +45,10 @@ export class NativeUdpFront implements PeerChannel {
   private readonly names = new Ipv4Names()
   private readonly addrScratch = Buffer.alloc(16)
 
-  private constructor(host: string, port: number, family: 4 | 6, sink: BatchSink, receiveBuffer: number) {
+  private constructor(host: string, port: number, family: 4 | 6, sink: BatchSink, o: NativeUdpFrontOptions) {
     this.sink = sink
+    // Steering needs the shared port, and a group of more than one process.
+    this.steered = port !== 0 && (o.steerSockets ?? 0) >= 2
     this.onQuery = sink.submit
     this.sock = openBatchUdpSocket({
       family,
@@ -48,7 +59,8 @@ export class NativeUdpFront implements PeerChannel {
       // (seen here: about 1 in 70 binds with 1,000 sockets open), so two servers would split each
       // other's queries.
       reusePort: port !== 0,
-      receiveBuffer,
+      steerSockets: this.steered ? o.steerSockets : 0,
+      receiveBuffer: o.receiveBuffer ?? 0,
       batch: BATCH,
       slot: QUERY_SLOT,
       onBatch: this.onBatch
@@ -57,12 +69,15 @@ export class NativeUdpFront implements PeerChannel {
     this.receiveBufferSize = this.sock.receiveBufferSize
   }
 
-  /**
-   * Binds `host:port` with SO_REUSEPORT (0: a free port of its own, not shared) and a receive buffer of `receiveBuffer` bytes
-   * (0: the kernel default); throws the bind error.
-   */
-  static bind(host: string, port: number, family: 4 | 6, sink: BatchSink, receiveBuffer = 0): NativeUdpFront {
-    return new NativeUdpFront(host, port, family, sink, receiveBuffer)
+  /** Binds `host:port` with SO_REUSEPORT (0: a free port of its own, not shared); throws the bind error. */
+  static bind(
+    host: string,
+    port: number,
+    family: 4 | 6,
+    sink: BatchSink,
+    o: NativeUdpFrontOptions = {}
+  ): NativeUdpFront {
+    return new NativeUdpFront(host, port, family, sink, o)
   }
 
   /** Datagrams the kernel did not take, send queue full (in the DNS metrics: `filterd_dns_udp_send_drops_total`). */

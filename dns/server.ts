@@ -293,7 +293,10 @@ class FrontProcessServer implements DnsServer {
       try {
         udp =
           this.io === 'native'
-            ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher, this.config.proxy['udp-receive-buffer'])
+            ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher, {
+                receiveBuffer: this.config.proxy['udp-receive-buffer'],
+                steerSockets: this.config.proxy['udp-steering'] === 'address' ? this.config.proxy.processes : 0
+              })
             : await UdpFront.bind(
                 hp.host,
                 hp.port,
@@ -319,7 +322,8 @@ class FrontProcessServer implements DnsServer {
       }
       this.udp.push(udp)
       this.listeners.push({ host: hp.host, family: hp.family, port, udpReceiveBuffer: udp.receiveBufferSize })
-      this.endpoints.push(`dns udp+tcp ${formatHostPort({ host: hp.host, port })} (udp io ${this.io})`)
+      const steered = udp instanceof NativeUdpFront && udp.steered ? ', steered by address' : ''
+      this.endpoints.push(`dns udp+tcp ${formatHostPort({ host: hp.host, port })} (udp io ${this.io}${steered})`)
       return
     }
   }

@@ -186,6 +186,12 @@ export const configSchema = {
           description:
             'bytes of kernel receive buffer for each UDP listening socket (0: the kernel default, about 208 KiB, which bursts of a few hundred packets overflow); Linux caps it at net.core.rmem_max, so raise that sysctl too'
         },
+        'udp-steering': {
+          enum: ['flow', 'address'],
+          default: 'flow',
+          description:
+            "which front process gets a UDP query with the native I/O and processes above 1: flow (the kernel's hash of the client's address and port, so one client's queries spread over every process and each process comes to cache every address) or address (every query of one client address, or of one IPv6 /64, goes to the same process, so each caches only its share; for clients that query directly, not through a few relays, whose load would stay on one process each)"
+        },
         'rate-limit': {
           type: 'integer',
           minimum: 0,

@@ -32,6 +32,7 @@ interface OpenArgs {
   host: string
   port: number
   reusePort: boolean
+  steerSockets: number
   receiveBuffer: number
   connectHost: string | null
   connectPort: number
@@ -79,6 +80,12 @@ export interface BatchUdpSocketOptions {
   port: number
   /** SO_REUSEPORT: every front process binds its own socket on the port; the kernel spreads datagrams. */
   reusePort?: boolean
+  /**
+   * With `reusePort`, the number of sockets the group will hold (one per front process): at 2 or more,
+   * the kernel hands every datagram of one source address to the same socket, hash(address) % N (the
+   * first 64 bits of an IPv6 address), instead of spreading by address and port. 0 or absent: the kernel's choice.
+   */
+  steerSockets?: number
   /** SO_RCVBUF in bytes (Linux grants twice the value, capped by net.core.rmem_max); 0 or absent: the kernel default. */
   receiveBuffer?: number
   /** Connect to this peer (an upstream resolver): only its datagrams arrive, sends need no address. */
@@ -141,6 +148,7 @@ export class BatchUdpSocket {
       host: o.host,
       port: o.port,
       reusePort: o.reusePort ?? false,
+      steerSockets: o.steerSockets ?? 0,
       receiveBuffer: o.receiveBuffer ?? 0,
       connectHost: o.connect?.host ?? null,
       connectPort: o.connect?.port ?? 0,

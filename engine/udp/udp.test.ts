@@ -177,6 +177,70 @@ test('SO_REUSEPORT lets several sockets share a port; without it the second bind
   )
 })
 
+/** Sends `perAddress` datagrams from each of `sources` (each from a new socket: a new source port) to `port`; each carries its source's address. */
+async function sendFrom(sources: readonly string[], perAddress: number, host: string, port: number): Promise<void> {
+  for (const from of sources) {
+    for (let i = 0; i < perAddress; i++) {
+      const c = createSocket(host.includes(':') ? 'udp6' : 'udp4')
+      c.bind(0, from)
+      await once(c, 'listening')
+      await new Promise<void>((resolve, reject) => c.send(from, port, host, (err) => (err ? reject(err) : resolve())))
+      c.close()
+    }
+  }
+}
+
+/** Which of `sockets` (by number) received datagrams from each source, by the source written in them. */
+function receivers(got: readonly Got[][]): Map<string, Set<number>> {
+  const by = new Map<string, Set<number>>()
+  got.forEach((list, n) => {
+    for (const g of list) {
+      const from = g.bytes.toString()
+      by.set(from, (by.get(from) ?? new Set()).add(n))
+    }
+  })
+  return by
+}
+
+/** Two sockets sharing a port, with or without steering by source address; what each receives. */
+function pair(t: TestContext, family: 4 | 6, steerSockets: number): { port: number; got: Got[][] } {
+  const host = family === 4 ? '127.0.0.1' : '::1'
+  const got: Got[][] = [[], []]
+  const a = open(t, { family, host, reusePort: true, steerSockets, got: got[0] })
+  open(t, { family, host, reusePort: true, steerSockets, port: a.port, got: got[1] })
+  return { port: a.port, got }
+}
+
+for (const family of [4, 6] as const) {
+  test(`IPv${family}: steering by source address sends every datagram of an address to one socket, whatever its port; without it the ports spread`, async (t: TestContext) => {
+    if (skipWithoutAddon(t)) return
+    const host = family === 4 ? '127.0.0.1' : '::1'
+    // Loopback IPv4 has 127/8 to send from; IPv6 only ::1, so one address there.
+    const sources = family === 4 ? Array.from({ length: 24 }, (_, i) => `127.0.0.${i + 1}`) : ['::1']
+    const perAddress = family === 4 ? 6 : 24
+    const steered = pair(t, family, 2)
+    await sendFrom(sources, perAddress, host, steered.port)
+    await until(
+      'every datagram',
+      () => steered.got[0]!.length + steered.got[1]!.length === sources.length * perAddress,
+      3000
+    )
+    const by = receivers(steered.got)
+    for (const [from, sockets] of by)
+      t.assert.strictEqual(sockets.size, 1, `${from} reached sockets ${[...sockets].join(', ')}`)
+    if (family === 4)
+      t.assert.ok(
+        steered.got.every((g) => g.length > 0),
+        'the addresses are spread over both sockets'
+      )
+    // The kernel's own choice hashes the port too: one address's 24 ports reach both sockets.
+    const flow = pair(t, family, 0)
+    await sendFrom([host], 24, host, flow.port)
+    await until('every datagram', () => flow.got[0]!.length + flow.got[1]!.length === 24, 3000)
+    t.assert.strictEqual(receivers(flow.got).get(host)?.size, 2)
+  })
+}
+
 test('sendOne sends a datagram larger than a slot', async (t: TestContext) => {
   if (skipWithoutAddon(t)) return
   const s = open(t, { slot: 512 })
@@ -207,4 +271,5 @@ test('bad options are refused with an error, not a crash', (t: TestContext) => {
   if (skipWithoutAddon(t)) return
   t.assert.throws(() => open(t, { batch: 0 }), /bad family, batch, slot or port/)
   t.assert.throws(() => open(t, { host: 'not-an-address' }), /bad host address/)
+  t.assert.throws(() => open(t, { steerSockets: 2 }), /bad receiveBuffer or steerSockets/)
 })
