@@ -4,6 +4,7 @@ import { test, type TestContext } from 'node:test'
 import { createSocket, type Socket } from 'node:dgram'
 import { once } from 'node:events'
 import { execFile } from 'node:child_process'
+import { readFileSync, readdirSync } from 'node:fs'
 import dnsPacket from 'dns-packet'
 import { CATEGORY } from '../engine/categories/index.js'
 import { FILTERD, startFailureLine, startRole } from '../engine/testing/daemon.js'
@@ -159,17 +160,7 @@ test('native I/O, proxy.udp-steering address: each client address reaches one fr
   // 16 addresses of 127/8, each asking from 6 source ports: by address and port (the kernel's
   // choice) most addresses would reach both processes and be cached twice.
   const addresses = Array.from({ length: 16 }, (_, i) => `127.0.0.${i + 2}`)
-  for (const from of addresses) {
-    for (let i = 0; i < 6; i++) {
-      const s = createSocket('udp4')
-      t.after(() => s.close())
-      s.bind(0, from)
-      await once(s, 'listening')
-      const answered = once(s, 'message')
-      s.send(query(`n${i}.casino.example`, 'A', { id: i + 1 }), port, '127.0.0.1')
-      await answered
-    }
-  }
+  for (const from of addresses) for (let i = 0; i < 6; i++) await askFrom(t, from, port, `n${i}.casino.example`)
   // Each process publishes its counters every 5 s: read the ones written after the last answer.
   const answered = Date.now()
   const dir = metricsDir(makeConfig(w))
@@ -188,8 +179,60 @@ test('native I/O, proxy.udp-steering address: each client address reaches one fr
     perProcess.every((n) => n > 0),
     `both processes serve some addresses: ${perProcess.join(', ')}`
   )
+  // A front process killed: its socket leaves the group, and the addresses steered to it are answered
+  // by the other (the kernel's own choice) until it is back; none goes unanswered.
+  const fronts = childrenOf(child.proc.pid!).filter((pid) => commandOf(pid).includes('cluster-worker'))
+  t.assert.strictEqual(fronts.length, processes)
+  process.kill(fronts[0]!, 'SIGKILL')
+  // Its socket leaves the group when the exit closes it, a moment after its command line is gone.
+  await until('the killed process has closed its socket', () => udpSocketsOn(port) === processes - 1, 5000)
+  for (const from of addresses) await askFrom(t, from, port, 'after.casino.example')
+  await until(
+    'the process is back',
+    () => childrenOf(child.proc.pid!).filter((pid) => commandOf(pid).includes('cluster-worker')).length === processes,
+    10_000
+  )
+  for (const from of addresses) await askFrom(t, from, port, 'back.casino.example')
   await child.stop()
 })
+
+/** Asks `name` from a new socket on `from` (a new source port), failing after 2 s without an answer. */
+async function askFrom(t: TestContext, from: string, port: number, name: string): Promise<void> {
+  const s = createSocket('udp4')
+  t.after(() => s.close())
+  s.bind(0, from)
+  await once(s, 'listening')
+  const answered = once(s, 'message', { signal: AbortSignal.timeout(2000) })
+  s.send(query(name, 'A'), port, '127.0.0.1')
+  await answered.catch((err: unknown) => {
+    throw new Error(`no answer to ${name} from ${from}`, { cause: err })
+  })
+}
+
+/** The pids of `pid`'s child processes (/proc, every thread's list). */
+function childrenOf(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+    readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+  )
+}
+
+/** The UDP sockets bound to `port` on this host (/proc/net/udp: local address `ADDR:PORT` in hex). */
+function udpSocketsOn(port: number): number {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`
+  return readFileSync('/proc/net/udp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter((line) => line.trim().split(/\s+/)[1]?.endsWith(hex) === true).length
+}
+
+/** A process's command line ('' once it has exited: a zombie has none). */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+  } catch {
+    return ''
+  }
+}
 
 for (const io of ['native', 'dgram'] as const) {
   test(`${io} I/O: malformed, zero-length and oversized datagrams never stop the front`, async (t: TestContext) => {
