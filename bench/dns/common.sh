@@ -5,7 +5,8 @@
 #   a self-signed RSA-2048 certificate for the encrypted listeners (DIR/cert.pem, DIR/key.pem).
 # start_dnsdist_udp DIR PORT KNOT_PORT: dnsdist 1.7 on 127.0.0.1:PORT (plain DNS) with the data set's
 #   1M-name block list as one SuffixMatchNode rule (SpoofAction 192.0.2.1) and Knot as its backend;
-#   appends its pid to PIDS.
+#   appends its pid to PIDS. DNSDIST_LISTENERS=N (1 by default) gives it N listener threads on
+#   SO_REUSEPORT sockets and N sockets to the backend.
 bench_processes() {
   PIDS=()
   trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT
@@ -17,11 +18,15 @@ bench_data() {
     -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null
 }
 start_dnsdist_udp() {
-  local dir=$1 port=$2 knot=$3
+  local dir=$1 port=$2 knot=$3 listeners=${DNSDIST_LISTENERS:-1}
+  # More listeners: one thread each on its own SO_REUSEPORT socket (dnsdist's way to use more cores),
+  # and as many sockets (and responder threads) to the backend.
+  local extra=""
+  for _ in $(seq 2 "$listeners"); do extra+="addLocal(\"127.0.0.1:$port\", {reusePort=true})"$'\n'; done
   cat > "$dir/dnsdist.lua" <<LUA
 setSecurityPollSuffix("")
-setLocal("127.0.0.1:$port")
-newServer({address="127.0.0.1:$knot", name="knot", checkInterval=5})
+setLocal("127.0.0.1:$port", {reusePort=true})
+${extra}newServer({address="127.0.0.1:$knot", name="knot", checkInterval=5, sockets=$listeners})
 local smn = newSuffixMatchNode()
 for line in io.lines("$dir/blocklist.txt") do if line ~= "" then smn:add(line) end end
 addAction(SuffixMatchNodeRule(smn, true), SpoofAction("192.0.2.1"))
