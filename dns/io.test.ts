@@ -65,6 +65,25 @@ test('proxy.io auto without the addon: node:dgram, one JSON warning line, the st
   await child.stop()
 })
 
+test('proxy.udp-steering address on node:dgram warns that it does not steer, and the processes still answer', async (t: TestContext) => {
+  const w = await world(t, { cats })
+  await addUser(w.store, { name: 'alice', ip: ['127.0.0.1'], filter: [CATEGORY.GAMBLING] })
+  const port = await releasedPort()
+  const file = writeConfigFile(w, {
+    listen: [`127.0.0.1:${port}`],
+    proxy: { io: 'dgram', processes: 2, 'udp-steering': 'address', 'log-level': 'info' }
+  })
+  const child = await startRole(t, 'dns', file)
+  t.assert.strictEqual(firstA(await ask(port, 'casino.example', 'A')), BLOCK_V4)
+  const steering = child.logs.filter(
+    (l) => l.level === 40 && /udp-steering address needs the native/.test(String(l.msg))
+  )
+  t.assert.ok(steering.length > 0, JSON.stringify(child.logs))
+  const started = child.logs.find((l) => l.msg === 'dns started') as { endpoints?: string[] } | undefined
+  t.assert.doesNotMatch(String(started?.endpoints?.[0]), /steered/)
+  await child.stop()
+})
+
 test('proxy.io native without the addon refuses to start with one line naming the key', async (t: TestContext) => {
   const w = await world(t)
   const file = writeConfigFile(w, { proxy: { io: 'native' } })

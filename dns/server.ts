@@ -146,6 +146,12 @@ class FrontProcessServer implements DnsServer {
     const proxy = this.config.proxy
     this.io = chooseUdpIo(proxy.io, this.logger)
     this.metrics.io = this.io
+    // node:dgram's front processes read one shared socket: there is no group to steer.
+    if (this.io === 'dgram' && proxy['udp-steering'] === 'address' && proxy.processes > 1)
+      this.logger.warn(
+        { io: 'dgram' },
+        'dns: proxy.udp-steering address needs the native UDP I/O; queries are spread as by flow'
+      )
     this.metrics.udpDrops = () => this.udpDropCounts()
     const tap = (this.tap = createDnstapTap(this.config, this.logger))
     if (tap !== null) this.metrics.dnstap = () => tap.counts
