@@ -26,11 +26,13 @@ import {
   sleep,
   udpAsk,
   world,
-  writeConfigFile
+  writeConfigFile,
+  type World
 } from './testing/harness.js'
 
 const MISSING_ADDON = { FILTERD_UDP_ADDON: '/nonexistent/filterd_udp.node' }
 const cats = { 'casino.example': [CATEGORY.GAMBLING] }
+const STEERED_PROCESSES = 2
 
 function nativeMissing(t: TestContext): boolean {
   const addon = loadUdpAddon()
@@ -166,63 +168,97 @@ test('native I/O: several front processes on one port (SO_REUSEPORT) each receiv
 
 test('native I/O, proxy.udp-steering address: each client address reaches one front process, whatever its source ports, so each caches only its share', async (t: TestContext) => {
   if (nativeMissing(t)) return
-  const w = await world(t, { cats })
-  const port = await releasedPort()
-  const processes = 2
-  const file = writeConfigFile(w, {
-    listen: [`127.0.0.1:${port}`],
-    proxy: { io: 'native', processes, 'udp-steering': 'address', 'log-level': 'info' }
-  })
-  const child = await startRole(t, 'dns', file)
+  const { w, port, child } = await startSteered(t, { 'log-level': 'info' })
   const started = child.logs.find((l) => l.msg === 'dns started') as { endpoints?: string[] } | undefined
   t.assert.match(String(started?.endpoints?.[0]), /\(udp io native, steered by address\)/)
   // 16 addresses of 127/8, each asking from 6 source ports: by address and port (the kernel's
   // choice) most addresses would reach both processes and be cached twice.
   const addresses = Array.from({ length: 16 }, (_, i) => `127.0.0.${i + 2}`)
   for (const from of addresses) for (let i = 0; i < 6; i++) await askFrom(t, from, port, `n${i}.casino.example`)
-  // Each process publishes its counters every 5 s: read the ones written after the last answer.
-  const answered = Date.now()
-  const dir = metricsDir(makeConfig(w))
-  const cached = async (): Promise<number[]> =>
-    [...(await readSnapshots<DnsSnapshot>(dir)).values()]
-      .filter((s) => s.updated > answered)
-      .map((s) => s.policyCachedAddresses ?? 0)
-  await until('both processes publish their caches', async () => (await cached()).length === processes, 20_000)
-  const perProcess = await cached()
-  t.assert.strictEqual(
-    perProcess.reduce((sum, n) => sum + n, 0),
-    addresses.length,
-    `addresses cached per process: ${perProcess.join(', ')}`
-  )
-  t.assert.ok(
-    perProcess.every((n) => n > 0),
-    `both processes serve some addresses: ${perProcess.join(', ')}`
-  )
+  await assertCachedOnce(t, w, STEERED_PROCESSES, addresses.length)
   // A front process killed: its socket leaves the group, and the addresses steered to it are answered
   // by the other (the kernel's own choice) until it is back; none goes unanswered.
   const fronts = childrenOf(child.proc.pid!).filter((pid) => commandOf(pid).includes('cluster-worker'))
-  t.assert.strictEqual(fronts.length, processes)
+  t.assert.strictEqual(fronts.length, STEERED_PROCESSES)
   process.kill(fronts[0]!, 'SIGKILL')
   // Its socket leaves the group when the exit closes it, a moment after its command line is gone.
-  await until('the killed process has closed its socket', () => udpSocketsOn(port) === processes - 1, 5000)
+  await until('the killed process has closed its socket', () => udpSocketsOn(port) === STEERED_PROCESSES - 1, 5000)
   for (const from of addresses) await askFrom(t, from, port, 'after.casino.example')
   await until(
     'the process is back',
-    () => childrenOf(child.proc.pid!).filter((pid) => commandOf(pid).includes('cluster-worker')).length === processes,
+    () =>
+      childrenOf(child.proc.pid!).filter((pid) => commandOf(pid).includes('cluster-worker')).length ===
+      STEERED_PROCESSES,
     10_000
   )
   for (const from of addresses) await askFrom(t, from, port, 'back.casino.example')
   await child.stop()
 })
 
-/** Asks `name` from a new socket on `from` (a new source port), failing after 2 s without an answer. */
-async function askFrom(t: TestContext, from: string, port: number, name: string): Promise<void> {
+test('native I/O, proxy.udp-steering address with proxy.client-subnet: each EDNS Client Subnet address reaches one front process, though every query comes from one relay', async (t: TestContext) => {
+  if (nativeMissing(t)) return
+  const { w, port, child } = await startSteered(t, { 'client-subnet': true })
+  // One relay, 127.0.0.1, asking for 16 subscribers (their /32 in ECS), 6 source ports each.
+  const subscribers = Array.from({ length: 16 }, (_, i) => `10.9.0.${i + 1}`)
+  for (const ecs of subscribers)
+    for (let i = 0; i < 6; i++) await askFrom(t, '127.0.0.1', port, `n${i}.casino.example`, ecs)
+  await assertCachedOnce(t, w, STEERED_PROCESSES, subscribers.length)
+  await child.stop()
+})
+
+/** Two front processes steered by address (native I/O), with `proxy` added to their config. */
+async function startSteered(
+  t: TestContext,
+  proxy: Record<string, unknown>
+): Promise<{ w: World; port: number; child: Awaited<ReturnType<typeof startRole>> }> {
+  const w = await world(t, { cats })
+  const port = await releasedPort()
+  const file = writeConfigFile(w, {
+    listen: [`127.0.0.1:${port}`],
+    proxy: { io: 'native', processes: STEERED_PROCESSES, 'udp-steering': 'address', ...proxy }
+  })
+  return { w, port, child: await startRole(t, 'dns', file) }
+}
+
+/** That the processes cache `clients` addresses in all, each in one process, and every process some. */
+async function assertCachedOnce(t: TestContext, w: World, processes: number, clients: number): Promise<void> {
+  const perProcess = await cachedPerProcess(w, processes)
+  t.assert.strictEqual(
+    perProcess.reduce((sum, n) => sum + n, 0),
+    clients,
+    `addresses cached per process: ${perProcess.join(', ')}`
+  )
+  t.assert.ok(
+    perProcess.every((n) => n > 0),
+    `every process serves some: ${perProcess.join(', ')}`
+  )
+}
+
+/** Each DNS process's cached addresses, from the metrics snapshots written after this call (every 5 s). */
+async function cachedPerProcess(w: World, processes: number): Promise<number[]> {
+  const since = Date.now()
+  const dir = metricsDir(makeConfig(w))
+  const cached = async (): Promise<number[]> =>
+    [...(await readSnapshots<DnsSnapshot>(dir)).values()]
+      .filter((s) => s.updated > since)
+      .map((s) => s.policyCachedAddresses ?? 0)
+  await until('every process publishes its cache', async () => (await cached()).length === processes, 20_000)
+  return cached()
+}
+
+/**
+ * Asks `name` from a new socket on `from` (a new source port), with `ecs` as a /32 EDNS Client Subnet
+ * when given; fails after 2 s without an answer.
+ */
+async function askFrom(t: TestContext, from: string, port: number, name: string, ecs?: string): Promise<void> {
   const s = createSocket('udp4')
   t.after(() => s.close())
   s.bind(0, from)
   await once(s, 'listening')
   const answered = once(s, 'message', { signal: AbortSignal.timeout(2000) })
-  s.send(query(name, 'A'), port, '127.0.0.1')
+  const edns =
+    ecs === undefined ? {} : { edns: { options: [{ code: 8 as const, family: 1, sourcePrefixLength: 32, ip: ecs }] } }
+  s.send(query(name, 'A', edns), port, '127.0.0.1')
   await answered.catch((err: unknown) => {
     throw new Error(`no answer to ${name} from ${from}`, { cause: err })
   })

@@ -24,6 +24,8 @@ export interface NativeUdpFrontOptions {
   readonly receiveBuffer?: number
   /** The front processes sharing the port, when each client address is to reach one of them (`proxy.udp-steering: address`). */
   readonly steerSockets?: number
+  /** Steer by the query's EDNS Client Subnet address when it has one (`proxy.client-subnet`). */
+  readonly steerClientSubnet?: boolean
 }
 
 /** Datagrams per recvmmsg/sendmmsg. */
@@ -60,6 +62,7 @@ export class NativeUdpFront implements PeerChannel {
       // other's queries.
       reusePort: port !== 0,
       steerSockets: this.steered ? o.steerSockets : 0,
+      steerClientSubnet: o.steerClientSubnet ?? false,
       receiveBuffer: o.receiveBuffer ?? 0,
       batch: BATCH,
       slot: QUERY_SLOT,

@@ -301,7 +301,9 @@ class FrontProcessServer implements DnsServer {
           this.io === 'native'
             ? NativeUdpFront.bind(hp.host, hp.port, hp.family, dispatcher, {
                 receiveBuffer: this.config.proxy['udp-receive-buffer'],
-                steerSockets: this.config.proxy['udp-steering'] === 'address' ? this.config.proxy.processes : 0
+                steerSockets: this.config.proxy['udp-steering'] === 'address' ? this.config.proxy.processes : 0,
+                // The policy's address is the ECS one when present: steer by the same.
+                steerClientSubnet: this.config.proxy['client-subnet']
               })
             : await UdpFront.bind(
                 hp.host,

@@ -9,7 +9,7 @@ import { existsSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { UDP_ADDON_DIR as dir, UDP_ADDON_PATH as out } from '../engine/udp/index.js'
 
-const sources = ['udp.c', 'binding.gyp'].map((f) => join(dir, f))
+const sources = ['udp.c', 'steering.c', 'steering.h', 'binding.gyp'].map((f) => join(dir, f))
 
 function upToDate(): boolean {
   if (!existsSync(out)) return false

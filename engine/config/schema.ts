@@ -190,7 +190,7 @@ export const configSchema = {
           enum: ['flow', 'address'],
           default: 'flow',
           description:
-            "which front process gets a UDP query with the native I/O and processes above 1: flow (the kernel's hash of the client's address and port, so one client's queries spread over every process and each process comes to cache every address) or address (every query of one client address, or of one IPv6 /64, goes to the same process, so each caches only its share; for clients that query directly, not through a few relays, whose load would stay on one process each)"
+            "which front process gets a UDP query with the native I/O and processes above 1: flow (the kernel's hash of the client's address and port, so one client's queries spread over every process and each process comes to cache every address) or address (every query of one client goes to the same process, so each caches only its share: by the source address, an IPv6 one's /64, or with client-subnet the query's EDNS Client Subnet address when it names a subscriber; a relay without ECS, or a CGNAT address, then loads one process)"
         },
         'rate-limit': {
           type: 'integer',

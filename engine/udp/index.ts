@@ -33,6 +33,7 @@ interface OpenArgs {
   port: number
   reusePort: boolean
   steerSockets: number
+  steerClientSubnet: boolean
   receiveBuffer: number
   connectHost: string | null
   connectPort: number
@@ -86,6 +87,11 @@ export interface BatchUdpSocketOptions {
    * first 64 bits of an IPv6 address), instead of spreading by address and port. 0 or absent: the kernel's choice.
    */
   steerSockets?: number
+  /**
+   * With `steerSockets`, steer a query by its EDNS Client Subnet address when it carries one the policy
+   * can name a subscriber by (four IPv4 address bytes, at least eight IPv6 ones), else by its source.
+   */
+  steerClientSubnet?: boolean
   /** SO_RCVBUF in bytes (Linux grants twice the value, capped by net.core.rmem_max); 0 or absent: the kernel default. */
   receiveBuffer?: number
   /** Connect to this peer (an upstream resolver): only its datagrams arrive, sends need no address. */
@@ -149,6 +155,7 @@ export class BatchUdpSocket {
       port: o.port,
       reusePort: o.reusePort ?? false,
       steerSockets: o.steerSockets ?? 0,
+      steerClientSubnet: o.steerClientSubnet ?? false,
       receiveBuffer: o.receiveBuffer ?? 0,
       connectHost: o.connect?.host ?? null,
       connectPort: o.connect?.port ?? 0,

@@ -4,6 +4,7 @@ import { test, type TestContext } from 'node:test'
 import { createSocket, type Socket } from 'node:dgram'
 import { once } from 'node:events'
 import { until } from '../testing/wait.js'
+import { query } from '../wire/testing/build.js'
 import {
   ECONNREFUSED,
   loadUdpAddon,
@@ -240,6 +241,84 @@ for (const family of [4, 6] as const) {
     t.assert.strictEqual(receivers(flow.got).get(host)?.size, 2)
   })
 }
+
+/** A query from 127.0.0.1 with an EDNS Client Subnet option (after a padding option when `afterPadding`). */
+function ecsQuery(id: number, family: 1 | 2, ip: string, prefix: number, afterPadding = false): Buffer {
+  const ecs = { code: 8 as const, family, sourcePrefixLength: prefix, ip }
+  const padding = { code: 12 as const, length: 8 }
+  return query(`q${id}.example.org`, 'A', { id, edns: { options: afterPadding ? [padding, ecs] : [ecs] } })
+}
+
+/** Sends each datagram from a new socket on 127.0.0.1 (a new source port). */
+async function sendEach(datagrams: readonly Buffer[], port: number): Promise<void> {
+  for (const [k, d] of datagrams.entries()) {
+    // A pause now and then: the receiving sockets are read when the loop is idle, and their default
+    // buffers hold about 250 datagrams.
+    if (k % 64 === 63) await new Promise((resolve) => setTimeout(resolve, 5))
+    const c = createSocket('udp4')
+    c.bind(0, '127.0.0.1')
+    await once(c, 'listening')
+    await new Promise<void>((resolve, reject) => c.send(d, port, '127.0.0.1', (err) => (err ? reject(err) : resolve())))
+    c.close()
+  }
+}
+
+/** Which socket received the datagram with each query id. */
+function socketById(got: readonly Got[][]): Map<number, number> {
+  const by = new Map<number, number>()
+  got.forEach((list, n) => {
+    for (const g of list) by.set(g.bytes.readUInt16BE(0), n)
+  })
+  return by
+}
+
+test('steering with client subnets: a query goes by its ECS address (IPv4 /32, IPv6 /64, after another option too), else by its source', async (t: TestContext) => {
+  if (skipWithoutAddon(t)) return
+  const got: Got[][] = [[], []]
+  const a = open(t, { reusePort: true, steerSockets: 2, steerClientSubnet: true, got: got[0] })
+  open(t, { reusePort: true, steerSockets: 2, steerClientSubnet: true, port: a.port, got: got[1] })
+  // Query id: 1000 * group + 10 * address + repeat. Each group's addresses ask 4 times, each from its own port.
+  const groups: Array<(i: number, id: number) => Buffer> = [
+    (i, id) => ecsQuery(id, 1, `10.0.0.${i + 1}`, 32),
+    (i, id) => ecsQuery(id, 2, `2001:db8:${i + 1}::`, 64),
+    (i, id) => ecsQuery(id, 1, `10.0.0.${i + 1}`, 32, true),
+    // A /24 names no subscriber, and a query without ECS has none: both by the source, 127.0.0.1.
+    (i, id) => ecsQuery(id, 1, `10.0.${i + 1}.0`, 24),
+    (_i, id) => query(`q${id}.example.org`, 'A', { id })
+  ]
+  const datagrams: Buffer[] = []
+  groups.forEach((make, g) => {
+    for (let i = 0; i < 20; i++) for (let r = 0; r < 4; r++) datagrams.push(make(i, 1000 * g + 10 * i + r))
+  })
+  await sendEach(datagrams, a.port)
+  await until('every datagram', () => got[0]!.length + got[1]!.length === datagrams.length, 10_000)
+  const by = socketById(got)
+  const socketsOf = (g: number, i: number): Set<number> =>
+    new Set([0, 1, 2, 3].map((r) => by.get(1000 * g + 10 * i + r)!))
+  for (const g of [0, 1, 2]) {
+    const spread = new Set<number>()
+    for (let i = 0; i < 20; i++) {
+      const sockets = socketsOf(g, i)
+      t.assert.strictEqual(sockets.size, 1, `group ${g}, address ${i}: sockets ${[...sockets].join(', ')}`)
+      spread.add([...sockets][0]!)
+    }
+    t.assert.strictEqual(spread.size, 2, `group ${g}: 20 client subnets spread over both sockets`)
+  }
+  // The same ECS address after another option reaches the socket it reaches alone.
+  for (let i = 0; i < 20; i++) t.assert.deepStrictEqual(socketsOf(2, i), socketsOf(0, i))
+  const bySource = new Set<number>()
+  for (const g of [3, 4]) for (let i = 0; i < 20; i++) for (const s of socketsOf(g, i)) bySource.add(s)
+  t.assert.strictEqual(bySource.size, 1, 'queries steered by the one source address reach one socket')
+  // Truncated and malformed datagrams are steered by their source too (never to a fixed socket): every
+  // cut of an ECS query, from 3 bytes to one short of the whole.
+  const whole = ecsQuery(4242, 2, '2001:db8:99::', 64, true)
+  const source = [...bySource][0]!
+  const before = got[source]!.length
+  const cuts = Array.from({ length: whole.length - 3 }, (_, k) => whole.subarray(0, k + 3))
+  await sendEach(cuts, a.port)
+  await until('the cut datagrams', () => got[source]!.length - before === cuts.length, 10_000)
+  t.assert.strictEqual(got[0]!.length + got[1]!.length, datagrams.length + cuts.length)
+})
 
 test('sendOne sends a datagram larger than a slot', async (t: TestContext) => {
   if (skipWithoutAddon(t)) return

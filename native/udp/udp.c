@@ -19,12 +19,12 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
-#include <linux/filter.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include "steering.h"
 
 /* Batches handled per wake-up before yielding to the event loop (the poll is level-triggered). */
 #define MAX_ROUNDS 8
@@ -222,48 +222,10 @@ static int get_area (napi_env env, napi_value v, void **data, size_t *len) {
   return -1;
 }
 
-#ifndef SO_ATTACH_REUSEPORT_CBPF
-#define SO_ATTACH_REUSEPORT_CBPF 51
-#endif
-
-/*
- * Steering by source address: a classic BPF program for the SO_REUSEPORT group that picks socket
- * hash(source) % sockets, so every datagram of one client address reaches the same front process
- * whatever its source port, and each process caches only its share of the addresses. The address is
- * read from the network header (SKF_NET_OFF: the program runs with the data at the UDP payload): the
- * IPv4 source, or the first 64 bits of the IPv6 source (a subscriber's /64, so the temporary addresses
- * of one household stay together). The multiplications spread addresses that differ only in a few
- * bits. An index past the sockets the group holds (a process restarting) falls back to the kernel's
- * own choice by address and port.
- */
-static int attach_address_steering(int fd, int family, uint32_t sockets) {
-  struct sock_filter v4[] = {
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(SKF_NET_OFF + 12)),
-    BPF_STMT(BPF_ALU | BPF_MUL | BPF_K, 0x9E3779B1u),
-    BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 16),
-    BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, sockets),
-    BPF_STMT(BPF_RET | BPF_A, 0),
-  };
-  struct sock_filter v6[] = {
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(SKF_NET_OFF + 8)),
-    BPF_STMT(BPF_ALU | BPF_MUL | BPF_K, 0x85EBCA6Bu),
-    BPF_STMT(BPF_MISC | BPF_TAX, 0),
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(SKF_NET_OFF + 12)),
-    BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
-    BPF_STMT(BPF_ALU | BPF_MUL | BPF_K, 0x9E3779B1u),
-    BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 16),
-    BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, sockets),
-    BPF_STMT(BPF_RET | BPF_A, 0),
-  };
-  struct sock_fprog prog = family == 4
-    ? (struct sock_fprog){ .len = sizeof v4 / sizeof v4[0], .filter = v4 }
-    : (struct sock_fprog){ .len = sizeof v6 / sizeof v6[0], .filter = v6 };
-  return setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog);
-}
-
 /*
  * open(options) -> { handle, port, receiveBufferSize }. options: { family: 4|6, host, port, reusePort,
- * steerSockets (0: the kernel's choice; N >= 2: by source address over N sockets), receiveBuffer (0: kernel default), connectHost?, connectPort?,
+ * steerSockets (0: the kernel's choice; N >= 2: by client address over N sockets, steering.c),
+ * steerClientSubnet (steer by the EDNS Client Subnet address when the query has one), receiveBuffer (0: kernel default), connectHost?, connectPort?,
  * batch, slot, rxBuf, rxInfo, rxAddr, txBuf, txInfo, txAddr, onBatch }
  */
 static napi_value Open (napi_env env, napi_callback_info info) {
@@ -273,7 +235,7 @@ static napi_value Open (napi_env env, napi_callback_info info) {
   napi_value o = argv[0];
   napi_value v;
   int32_t family = 4, port = 0, connectPort = 0, batch = 0, slot = 0;
-  bool reusePort = false;
+  bool reusePort = false, steerClientSubnet = false;
   char host[64] = "", connectHost[64] = "";
   size_t hl = 0;
   CHECK(napi_get_named_property(env, o, "family", &v)); CHECK(napi_get_value_int32(env, v, &family));
@@ -284,6 +246,7 @@ static napi_value Open (napi_env env, napi_callback_info info) {
   CHECK(napi_get_named_property(env, o, "slot", &v)); CHECK(napi_get_value_int32(env, v, &slot));
   int32_t receiveBuffer = 0, steerSockets = 0;
   CHECK(napi_get_named_property(env, o, "steerSockets", &v)); CHECK(napi_get_value_int32(env, v, &steerSockets));
+  CHECK(napi_get_named_property(env, o, "steerClientSubnet", &v)); CHECK(napi_get_value_bool(env, v, &steerClientSubnet));
   CHECK(napi_get_named_property(env, o, "receiveBuffer", &v)); CHECK(napi_get_value_int32(env, v, &receiveBuffer));
   bool hasConnect = false;
   CHECK(napi_has_named_property(env, o, "connectHost", &hasConnect));
@@ -351,8 +314,11 @@ static napi_value Open (napi_env env, napi_callback_info info) {
   getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &grantedLen);
   if (bind(fd, (struct sockaddr *)&local, localLen) != 0) { int e = errno; close(fd); return throw_errno(env, "bind", e); }
   /* Every socket of the group attaches the same program: the last one attached serves the group. */
-  if (steerSockets >= 2 && attach_address_steering(fd, family, (uint32_t)steerSockets) != 0) {
-    int e = errno; close(fd); return throw_errno(env, "setsockopt(SO_ATTACH_REUSEPORT_CBPF)", e);
+  if (steerSockets >= 2) {
+    int r = attach_address_steering(fd, family, (uint32_t)steerSockets, steerClientSubnet);
+    if (r != 0) {
+      int e = r == -2 ? EINVAL : errno; close(fd); return throw_errno(env, "setsockopt(SO_ATTACH_REUSEPORT_CBPF)", e);
+    }
   }
   if (hasConnect && connect(fd, (struct sockaddr *)&remote, remoteLen) != 0) { int e = errno; close(fd); return throw_errno(env, "connect", e); }
   struct sockaddr_storage bound;
