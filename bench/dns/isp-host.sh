@@ -22,6 +22,8 @@
 # NODE_FLAGS=... gives node flags to the DNS role (its front processes inherit them). STEERING=flow runs the
 # fronts with `proxy.udp-steering: flow` (the kernel spreads each address's queries over every process, so
 # each caches every address) instead of `address` (each address reaches one process; the default here).
+# RELAY=1 sends every query from one relay, 127.0.0.1, with the subscriber's address as its EDNS Client
+# Subnet (`proxy.client-subnet: true`; dnsdist gets the same datagrams).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SUBS=${1:-1000000} FEED=${2:-5000000} LISTN=${3:-1000000} ROUNDS=${4:-3} SECS=${5:-6}
@@ -43,10 +45,13 @@ if [ ! -f "$DIR/filterd.yaml" ]; then
   node dist/bench/dns/isp-host-setup.js "$DIR" "$SUBS" "$FEED" "$LISTN" "$PROCS" "$UP,$KNOTF,$DNS,$NOTIFY,$API,$METRICS" >&2
   echo "data generated in $(since "$t0") s; store $(du -sh "$DIR/db" | cut -f1)" >&2
 fi
-STEERING=${STEERING:-address}
+STEERING=${STEERING:-address} RELAY=${RELAY:-0}
 node -e 'const fs = require("fs"); const f = process.argv[1]; const c = JSON.parse(fs.readFileSync(f, "utf8"));
-  c.proxy["udp-steering"] = process.argv[2]; fs.writeFileSync(f, JSON.stringify(c, null, 1))' "$DIR/filterd.yaml" "$STEERING"
-echo "proxy.udp-steering: $STEERING" >&2
+  c.proxy["udp-steering"] = process.argv[2]; c.proxy["client-subnet"] = process.argv[3] === "1"
+  fs.writeFileSync(f, JSON.stringify(c, null, 1))' "$DIR/filterd.yaml" "$STEERING" "$RELAY"
+# multisrc's sources: each subscriber's own addresses, or one relay naming them in ECS.
+if [ "$RELAY" = 1 ]; then V4=ecs:127.16.0.0 V6=ecs6; else V4=127.16.0.0 V6=v6; fi
+echo "proxy.udp-steering: $STEERING; relay: $RELAY" >&2
 start_knot "$DIR" $UP
 t0=$(now)
 start_feed_knot "$DIR" "$DIR/knot-feed.log"
@@ -104,21 +109,21 @@ ip -6 route replace local 2001:db8::/32 dev lo
 cached() { curl -s "http://127.0.0.1:$METRICS/metrics" | awk '/^filterd_dns_policy_cached_addresses/ {printf "%s ", $2}'; }
 t0=$(now)
 for pass in $(seq 1 12); do
-  WARM=$(round $DNS 127.16.0.0 "$SUBS" $((SUBS / 50000 + 2)) $(all_pids))
-  WARM6=$(round $DNS v6 "$SUBS" $((SUBS / 50000 + 2)) $(all_pids))
+  WARM=$(round $DNS $V4 "$SUBS" $((SUBS / 50000 + 2)) $(all_pids))
+  WARM6=$(round $DNS $V6 "$SUBS" $((SUBS / 50000 + 2)) $(all_pids))
   sleep 6 # the metrics snapshots are written every 5 s
   CACHED=$(cached)
   echo "warm-up pass $pass from all $SUBS IPv4 addresses: $WARM, IPv6: $WARM6 (q/s, CPUs busy, q/s per CPU-second, lost); cached per process: $CACHED" >&2
   echo "$CACHED" | awk -v n="$SUBS" -v steer="$STEERING" '{ s = 0; for (i = 1; i <= NF; i++) { s += $i; if (steer == "flow" && $i < 0.98 * 2 * n) exit 1 } if (s < 0.98 * 2 * n) exit 1 }' && break
 done
 echo "warm-up done in $(since "$t0") s" >&2
-round $DNS 127.16.0.0 1000 2 $(all_pids) >/dev/null
-round $DNSDIST 127.16.0.0 1000 2 $(pgrep -f "dnsdist.*$DIR") >/dev/null
+round $DNS $V4 1000 2 $(all_pids) >/dev/null
+round $DNSDIST $V4 1000 2 $(pgrep -f "dnsdist.*$DIR") >/dev/null
 M=() F=() D=()
 for r in $(seq 1 "$ROUNDS"); do
-  M+=("$(round $DNS 127.16.0.0 "$SUBS" "$SECS" $(all_pids))")
-  F+=("$(round $DNS 127.16.0.0 1000 "$SECS" $(all_pids))")
-  D+=("$(round $DNSDIST 127.16.0.0 1000 "$SECS" $(pgrep -f "dnsdist.*$DIR"))")
+  M+=("$(round $DNS $V4 "$SUBS" "$SECS" $(all_pids))")
+  F+=("$(round $DNS $V4 1000 "$SECS" $(all_pids))")
+  D+=("$(round $DNSDIST $V4 1000 "$SECS" $(pgrep -f "dnsdist.*$DIR"))")
   echo "round $r: $SUBS addresses ${M[-1]} | 1,000 addresses ${F[-1]} | dnsdist ${D[-1]} (q/s, CPUs busy, q/s per CPU-second, lost); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 done
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
@@ -151,7 +156,7 @@ for r in $(seq 1 15); do
   if [ "$r" = 8 ]; then
     (sleep 0.1; T_NOTIFY=$(now); send_notify $NOTIFY; echo "$T_NOTIFY" > "$DIR/notify.t") &
   fi
-  R+=("$(round $DNS 127.16.0.0 "$SUBS" 1 $(all_pids) | cut -d' ' -f1)")
+  R+=("$(round $DNS $V4 "$SUBS" 1 $(all_pids) | cut -d' ' -f1)")
 done
 until [ "$(enforced_count "$DIR/dns.log" 2)" -gt "$ENFORCED_BEFORE" ]; do sleep 0.2; done
 APPLIED=$(enforced_at "$DIR/dns.log" 2)
@@ -168,7 +173,7 @@ WRITE=$(node dist/bench/dns/isp-host-write.js $API $DNS "$SUBS" 100 16)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo
-echo "ISP host: $SUBS subscribers ($((2 * SUBS)) addresses, $((SUBS / 10)) schedules of their own), $LISTN list names in 3 subscriptions, $FEED feed records from Knot, 1M-name table, $PROCS processes, udp-steering $STEERING; medians of $ROUNDS rounds of ${SECS} s"
+echo "ISP host: $SUBS subscribers ($((2 * SUBS)) addresses, $((SUBS / 10)) schedules of their own), $LISTN list names in 3 subscriptions, $FEED feed records from Knot, 1M-name table, $PROCS processes, udp-steering $STEERING, relay $RELAY; medians of $ROUNDS rounds of ${SECS} s"
 echo "q/s from $SUBS addresses $MQ, from 1,000 $FQ: $(ratio "$MQ" "$FQ")x (goal >= 0.8x)"
 echo "q/s per CPU-second (per core): filterd from $SUBS addresses $MC, from 1,000 $FC; dnsdist $DC: $(ratio "$MC" "$DC")x and $(ratio "$FC" "$DC")x (goal >= 1.0x); dnsdist's q/s $DQ"
 echo "memory per DNS process (goal: anonymous <= 400 MB), before -> after the warm-up; addresses cached per process: $CACHED"

@@ -6,8 +6,10 @@
 // IPv6: FIRST_ADDRESS `v6` sends to [::1]:PORT from 2001:db8:U>>16:U&0xffff::1 for the users U < USERS
 // (bench/dns/isp-host-setup.ts's second address of each subscriber); those addresses must be local:
 // `ip -6 route replace local 2001:db8::/32 dev lo`.
+// Relays: FIRST_ADDRESS `ecs:A.B.C.D` sends every query from 127.0.0.1 (one relay) with the user's
+// address A.B.C.D + U as an EDNS Client Subnet /32, and `ecs6` with 2001:db8:U>>16:U&0xffff::1 as a /128.
 // Build: gcc -O2 -o multisrc bench/dns/multisrc.c
-// Run:   multisrc PORT FIRST_ADDRESS|v6 USERS NAMES_FILE SECONDS WINDOW
+// Run:   multisrc PORT FIRST_ADDRESS|v6|ecs:A.B.C.D|ecs6 USERS NAMES_FILE SECONDS WINDOW
 //        prints "sent received seconds"
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -25,11 +27,38 @@
 
 static unsigned char packets[MAX_NAMES][300];
 static int lengths[MAX_NAMES];
+/* Relay mode: each query copied here with its OPT record and ECS option appended. */
+static unsigned char relayed[BATCH][340];
 
 static double seconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* User u's IPv6 address (bench/dns/isp-host-setup.ts's second address of each subscriber). */
+static void user_v6(uint32_t u, unsigned char *a) {
+  memset(a, 0, 16);
+  a[0] = 0x20, a[1] = 0x01, a[2] = 0x0d, a[3] = 0xb8;
+  a[4] = (unsigned char)(u >> 24), a[5] = (unsigned char)(u >> 16), a[6] = (unsigned char)(u >> 8), a[7] = (unsigned char)u;
+  a[15] = 1;
+}
+
+/* Copies packet `name` into `out` with an OPT record carrying ECS `addr` (4 or 16 bytes, full prefix); its length. */
+static int with_ecs(unsigned char *out, int name, const unsigned char *addr, int bytes) {
+  int n = lengths[name];
+  memcpy(out, packets[name], n);
+  out[11] = 1; /* ARCOUNT */
+  unsigned char opt[11] = {0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0};
+  int option = 4 + 4 + bytes;
+  opt[9] = (unsigned char)(option >> 8), opt[10] = (unsigned char)option;
+  memcpy(out + n, opt, 11);
+  n += 11;
+  unsigned char head[8] = {0, 8, 0, (unsigned char)(4 + bytes), 0, bytes == 4 ? 1 : 2, (unsigned char)(8 * bytes), 0};
+  memcpy(out + n, head, 8);
+  n += 8;
+  memcpy(out + n, addr, bytes);
+  return n + bytes;
 }
 
 /* An A query for `name` (dotted, no trailing dot) into packets[i]. */
@@ -59,7 +88,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   int port = atoi(argv[1]);
-  uint32_t first = ntohl(inet_addr(argv[2]));
+  int ecs4 = strncmp(argv[2], "ecs:", 4) == 0, ecs6 = strcmp(argv[2], "ecs6") == 0;
+  uint32_t first = ntohl(inet_addr(ecs4 ? argv[2] + 4 : argv[2]));
+  uint32_t ecs_first = first; /* the users' first address in ECS */
   long users = atol(argv[3]);
   double duration = atof(argv[5]);
   long window = atol(argv[6]);
@@ -74,6 +105,7 @@ int main(int argc, char **argv) {
   }
   fclose(f);
   int v6 = strcmp(argv[2], "v6") == 0;
+  if (ecs4 || ecs6) first = ntohl(inet_addr("127.0.0.1")); /* the relay */
   int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM, 0);
   int big = 1 << 22;
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
@@ -106,10 +138,21 @@ int main(int argc, char **argv) {
     while (k < BATCH && outstanding + k < window) {
       long q = sent + k;
       int name = (int)(q % names);
-      uint32_t src = first + (uint32_t)((q * 31) % users);
+      uint32_t user = (uint32_t)((q * 31) % users);
+      uint32_t src = ecs4 || ecs6 ? first : first + user;
       packets[name][0] = (unsigned char)(q >> 8), packets[name][1] = (unsigned char)q;
       oiov[k].iov_base = packets[name];
       oiov[k].iov_len = lengths[name];
+      if (ecs4 || ecs6) {
+        unsigned char addr[16];
+        if (ecs6) user_v6(user, addr);
+        else {
+          uint32_t a = htonl(ecs_first + user);
+          memcpy(addr, &a, 4);
+        }
+        oiov[k].iov_base = relayed[k];
+        oiov[k].iov_len = with_ecs(relayed[k], name, addr, ecs6 ? 16 : 4);
+      }
       struct msghdr *h = &out[k].msg_hdr;
       h->msg_name = v6 ? (void *)&server6 : (void *)&server;
       h->msg_namelen = v6 ? sizeof server6 : sizeof server;
@@ -125,11 +168,7 @@ int main(int argc, char **argv) {
       c->cmsg_len = CMSG_LEN(info);
       memset(CMSG_DATA(c), 0, info);
       if (v6) {
-        uint32_t u = (uint32_t)((q * 31) % users);
-        unsigned char *a = ((struct in6_pktinfo *)CMSG_DATA(c))->ipi6_addr.s6_addr;
-        a[0] = 0x20, a[1] = 0x01, a[2] = 0x0d, a[3] = 0xb8;
-        a[4] = (unsigned char)(u >> 24), a[5] = (unsigned char)(u >> 16), a[6] = (unsigned char)(u >> 8), a[7] = (unsigned char)u;
-        a[15] = 1;
+        user_v6(user, ((struct in6_pktinfo *)CMSG_DATA(c))->ipi6_addr.s6_addr);
       } else {
         ((struct in_pktinfo *)CMSG_DATA(c))->ipi_spec_dst.s_addr = htonl(src);
       }
