@@ -4,12 +4,13 @@ import { test, type TestContext } from 'node:test'
 import { createSocket, type Socket } from 'node:dgram'
 import { once } from 'node:events'
 import { execFile } from 'node:child_process'
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import dnsPacket from 'dns-packet'
 import { CATEGORY } from '../engine/categories/index.js'
 import { FILTERD, startFailureLine, startRole } from '../engine/testing/daemon.js'
 import { until } from '../engine/testing/wait.js'
 import { releasedPort } from '../engine/testing/ports.js'
+import { childrenRunning } from '../engine/testing/processes.js'
 import { metricsDir, readSnapshots } from '../engine/metrics/index.js'
 import { DnsMetrics, type DnsSnapshot } from './metrics.js'
 import { loadUdpAddon, openBatchUdpSocket } from '../engine/udp/index.js'
@@ -178,7 +179,7 @@ test('native I/O, proxy.udp-steering address: each client address reaches one fr
   await assertCachedOnce(t, w, STEERED_PROCESSES, addresses.length)
   // A front process killed: its socket leaves the group, and the addresses steered to it are answered
   // by the other (the kernel's own choice) until it is back; none goes unanswered.
-  const fronts = childrenOf(child.proc.pid!).filter((pid) => commandOf(pid).includes('cluster-worker'))
+  const fronts = childrenRunning(child.proc.pid!, 'cluster-worker.js')
   t.assert.strictEqual(fronts.length, STEERED_PROCESSES)
   process.kill(fronts[0]!, 'SIGKILL')
   // Its socket leaves the group when the exit closes it, a moment after its command line is gone.
@@ -186,9 +187,7 @@ test('native I/O, proxy.udp-steering address: each client address reaches one fr
   for (const from of addresses) await askFrom(t, from, port, 'after.casino.example')
   await until(
     'the process is back',
-    () =>
-      childrenOf(child.proc.pid!).filter((pid) => commandOf(pid).includes('cluster-worker')).length ===
-      STEERED_PROCESSES,
+    () => childrenRunning(child.proc.pid!, 'cluster-worker.js').length === STEERED_PROCESSES,
     10_000
   )
   for (const from of addresses) await askFrom(t, from, port, 'back.casino.example')
@@ -264,13 +263,6 @@ async function askFrom(t: TestContext, from: string, port: number, name: string,
   })
 }
 
-/** The pids of `pid`'s child processes (/proc, every thread's list). */
-function childrenOf(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
-    readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
-  )
-}
-
 /** The UDP sockets bound to `port` on this host (/proc/net/udp: local address `ADDR:PORT` in hex). */
 function udpSocketsOn(port: number): number {
   const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`
@@ -278,15 +270,6 @@ function udpSocketsOn(port: number): number {
     .split('\n')
     .slice(1)
     .filter((line) => line.trim().split(/\s+/)[1]?.endsWith(hex) === true).length
-}
-
-/** A process's command line ('' once it has exited: a zombie has none). */
-function commandOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
-  } catch {
-    return ''
-  }
 }
 
 for (const io of ['native', 'dgram'] as const) {

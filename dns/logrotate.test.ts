@@ -4,11 +4,12 @@
 // (/proc/PID/fd), so it does not depend on what they happen to log.
 import { test, type TestContext } from 'node:test'
 import { once } from 'node:events'
-import { existsSync, readdirSync, readFileSync, readlinkSync, renameSync } from 'node:fs'
+import { existsSync, readdirSync, readlinkSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { startRole } from '../engine/testing/daemon.js'
 import { until } from '../engine/testing/wait.js'
 import { releasedPort } from '../engine/testing/ports.js'
+import { childrenOf } from '../engine/testing/processes.js'
 import { world, writeConfigFile } from './testing/harness.js'
 
 /** The paths of `pid`'s open files that start with `prefix`. */
@@ -19,16 +20,6 @@ function openFiles(pid: number, prefix: string): string[] {
       const target = readlinkSync(`/proc/${pid}/fd/${fd}`)
       if (target.startsWith(prefix)) out.push(target)
     } catch {} // closed meanwhile
-  }
-  return out
-}
-
-/** The pids of `pid`'s children (/proc/PID/task/*\/children). */
-function children(pid: number): number[] {
-  const out: number[] = []
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    const text = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim()
-    if (text !== '') out.push(...text.split(/\s+/).map(Number))
   }
   return out
 }
@@ -49,7 +40,7 @@ test(
     const primary = child.pid!
     let workers: number[] = []
     await until('the condition', () => {
-      workers = children(primary)
+      workers = childrenOf(primary)
       return workers.length === 2 && workers.every((p) => openFiles(p, log).length > 0)
     })
     for (const p of [primary, ...workers]) t.assert.deepStrictEqual(openFiles(p, log), [log], `pid ${p} writes ${log}`)

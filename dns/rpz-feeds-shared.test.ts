@@ -14,6 +14,7 @@ import { dig, digMissing, world, writeConfigFile } from '../engine/testing/dns.j
 import { FILTERD, startRole } from '../engine/testing/daemon.js'
 import { demoConfig, demoPorts } from '../engine/testing/demo-config.js'
 import { releasedPort } from '../engine/testing/ports.js'
+import { childrenRunning } from '../engine/testing/processes.js'
 import { tempDir } from '../engine/testing/temp.js'
 import { until } from '../engine/testing/wait.js'
 import { startKnot } from '../engine/testing/knot.js'
@@ -166,23 +167,8 @@ test('a restart while the primary is away answers at once from the feed in the s
   t.assert.deepEqual((await digged(dnsPort, ['fine.example', 'A'])).answers, [`A ${UPSTREAM_A}`])
 })
 
-/** The pids of `pid`'s child processes (/proc, every thread's list). */
-function childrenOf(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
-    readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
-  )
-}
-
 /** The dns role's feed process: its child that runs dns/feed-process.js. */
-function feedProcess(rolePid: number): number | undefined {
-  return childrenOf(rolePid).find((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('feed-process.js')
-    } catch {
-      return false // it ended meanwhile
-    }
-  })
-}
+const feedProcess = (rolePid: number): number | undefined => childrenRunning(rolePid, 'feed-process.js')[0]
 
 const schedOf = (pid: number, tid: number = pid): { policy: number; nice: number } =>
   parseTaskStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'))

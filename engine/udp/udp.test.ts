@@ -178,18 +178,31 @@ test('SO_REUSEPORT lets several sockets share a port; without it the second bind
   )
 })
 
-/** Sends `perAddress` datagrams from each of `sources` (each from a new socket: a new source port) to `port`; each carries its source's address. */
-async function sendFrom(sources: readonly string[], perAddress: number, host: string, port: number): Promise<void> {
-  for (const from of sources) {
-    for (let i = 0; i < perAddress; i++) {
-      const c = createSocket(host.includes(':') ? 'udp6' : 'udp4')
-      c.bind(0, from)
-      await once(c, 'listening')
-      await new Promise<void>((resolve, reject) => c.send(from, port, host, (err) => (err ? reject(err) : resolve())))
-      c.close()
-    }
+interface Datagram {
+  readonly from: string
+  readonly data: Buffer | string
+}
+
+/** Sends each datagram from a new socket on its `from` address (a new source port) to `host`:`port`. */
+async function sendEach(datagrams: readonly Datagram[], host: string, port: number): Promise<void> {
+  for (const [k, { from, data }] of datagrams.entries()) {
+    // A pause now and then: the receiving sockets are read when the loop is idle, and their default
+    // buffers hold about 250 datagrams.
+    if (k % 64 === 63) await new Promise((resolve) => setTimeout(resolve, 5))
+    const c = createSocket(host.includes(':') ? 'udp6' : 'udp4')
+    c.bind(0, from)
+    await once(c, 'listening')
+    await new Promise<void>((resolve, reject) => c.send(data, port, host, (err) => (err ? reject(err) : resolve())))
+    c.close()
   }
 }
+
+/** Queries from the relay 127.0.0.1. */
+const fromRelay = (datagrams: readonly Buffer[]): Datagram[] => datagrams.map((data) => ({ from: '127.0.0.1', data }))
+
+/** Each of `sources`, `perAddress` times, each datagram carrying its source's address. */
+const fromEach = (sources: readonly string[], perAddress: number): Datagram[] =>
+  sources.flatMap((from) => Array.from({ length: perAddress }, () => ({ from, data: from })))
 
 /** Which of `sockets` (by number) received datagrams from each source, by the source written in them. */
 function receivers(got: readonly Got[][]): Map<string, Set<number>> {
@@ -220,7 +233,7 @@ for (const family of [4, 6] as const) {
     const sources = family === 4 ? Array.from({ length: 24 }, (_, i) => `127.0.0.${i + 1}`) : ['::1']
     const perAddress = family === 4 ? 6 : 24
     const steered = pair(t, family, 2)
-    await sendFrom(sources, perAddress, host, steered.port)
+    await sendEach(fromEach(sources, perAddress), host, steered.port)
     await until(
       'every datagram',
       () => steered.got[0]!.length + steered.got[1]!.length === sources.length * perAddress,
@@ -236,7 +249,7 @@ for (const family of [4, 6] as const) {
       )
     // The kernel's own choice hashes the port too: one address's 24 ports reach both sockets.
     const flow = pair(t, family, 0)
-    await sendFrom([host], 24, host, flow.port)
+    await sendEach(fromEach([host], 24), host, flow.port)
     await until('every datagram', () => flow.got[0]!.length + flow.got[1]!.length === 24, 3000)
     t.assert.strictEqual(receivers(flow.got).get(host)?.size, 2)
   })
@@ -247,20 +260,6 @@ function ecsQuery(id: number, family: 1 | 2, ip: string, prefix: number, afterPa
   const ecs = { code: 8 as const, family, sourcePrefixLength: prefix, ip }
   const padding = { code: 12 as const, length: 8 }
   return query(`q${id}.example.org`, 'A', { id, edns: { options: afterPadding ? [padding, ecs] : [ecs] } })
-}
-
-/** Sends each datagram from a new socket on 127.0.0.1 (a new source port). */
-async function sendEach(datagrams: readonly Buffer[], port: number): Promise<void> {
-  for (const [k, d] of datagrams.entries()) {
-    // A pause now and then: the receiving sockets are read when the loop is idle, and their default
-    // buffers hold about 250 datagrams.
-    if (k % 64 === 63) await new Promise((resolve) => setTimeout(resolve, 5))
-    const c = createSocket('udp4')
-    c.bind(0, '127.0.0.1')
-    await once(c, 'listening')
-    await new Promise<void>((resolve, reject) => c.send(d, port, '127.0.0.1', (err) => (err ? reject(err) : resolve())))
-    c.close()
-  }
 }
 
 /** Which socket received the datagram with each query id. */
@@ -290,7 +289,7 @@ test('steering with client subnets: a query goes by its ECS address (IPv4 /32, I
   groups.forEach((make, g) => {
     for (let i = 0; i < 20; i++) for (let r = 0; r < 4; r++) datagrams.push(make(i, 1000 * g + 10 * i + r))
   })
-  await sendEach(datagrams, a.port)
+  await sendEach(fromRelay(datagrams), '127.0.0.1', a.port)
   await until('every datagram', () => got[0]!.length + got[1]!.length === datagrams.length, 10_000)
   const by = socketById(got)
   const socketsOf = (g: number, i: number): Set<number> =>
@@ -315,7 +314,7 @@ test('steering with client subnets: a query goes by its ECS address (IPv4 /32, I
   const source = [...bySource][0]!
   const before = got[source]!.length
   const cuts = Array.from({ length: whole.length - 3 }, (_, k) => whole.subarray(0, k + 3))
-  await sendEach(cuts, a.port)
+  await sendEach(fromRelay(cuts), '127.0.0.1', a.port)
   await until('the cut datagrams', () => got[source]!.length - before === cuts.length, 10_000)
   t.assert.strictEqual(got[0]!.length + got[1]!.length, datagrams.length + cuts.length)
 })

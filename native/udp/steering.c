@@ -173,8 +173,7 @@ static int resolve(program *p) {
 }
 
 int attach_address_steering(int fd, int family, uint32_t sockets, int client_subnet_first) {
-  static program p;
-  p = (program){ .n = 0 };
+  program p = { .n = 0 };
   if (client_subnet_first) client_subnet(&p);
   source(&p, family);
   here(&p, L_HASH);
