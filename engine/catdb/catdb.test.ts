@@ -2,6 +2,7 @@ import { test, type TestContext } from 'node:test'
 import { buildCats, tempStore as makeStore, type CatEntry } from '../testing/store.js'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { untilReady } from '../testing/processes.js'
 import { HostKeys } from '../names/suffix-keys.js'
 import { CategoryDb } from './index.js'
 
@@ -166,7 +167,7 @@ test('a rebuild while another process keeps reading never shows a mix of old and
   })
   // Listen before building: the reader may stop (at a torn round) while the build runs.
   const exited = once(child, 'exit')
-  while (!out.includes('ready')) await once(child.stdout, 'data')
+  await untilReady(child.stdout, () => out, exited)
   await build(
     store,
     keys.map((k): CatEntry => [k, [2]]),

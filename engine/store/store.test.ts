@@ -2,6 +2,7 @@ import { test, type TestContext } from 'node:test'
 import { tempStore as makeStore } from '../testing/store.js'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { untilReady } from '../testing/processes.js'
 import { GENERATION_CHECK_MS, GenerationWatcher, SNAPSHOT_MAX_AGE_MS } from './index.js'
 
 const tempStore = (t: TestContext): ReturnType<typeof makeStore> => makeStore(t, 'filterd-store-')
@@ -103,9 +104,10 @@ test('a write in one process is read by another process without restart', async 
   child.stdout.on('data', (d: string) => {
     out += d
   })
-  while (!out.includes('ready')) await once(child.stdout, 'data')
+  const exited = once(child, 'exit')
+  await untilReady(child.stdout, () => out, exited)
   await store.write((w) => w.putUser({ ...store.newUser('carol'), filter: [7, 9] }))
-  const [code] = (await once(child, 'exit')) as [number]
+  const [code] = (await exited) as [number]
   t.assert.strictEqual(code, 0)
   t.assert.match(out, new RegExp(`\\[7,9\\] ${store.generation()}`))
 })
