@@ -7,6 +7,8 @@
 # runs a second build beside it (its own ports, the same store), in the same alternating rounds.
 # PERF=OUT.data NODE_FLAGS=--perf-basic-prof records a perf profile of filterd during the first round.
 # WARM=SECONDS makes the warm-up round longer (3 s by default).
+# POLICY=none runs filterd on an empty store instead (no users, lists or feed: every query judged and
+# forwarded with nothing to find), the floor of its query path against the same dnsdist.
 # Run: npm run build && DATA=DIR flock /tmp/bench.lock bash bench/dns/isp-host-cpu.sh [ROUNDS=5] [SECONDS=4] [PROCESSES=1] [ADDRESSES=1000]
 # Prints one line per round and the medians; the last line is "filterd USER SYS | dnsdist USER SYS | ratio R"
 # (µs per query, and filterd's q/s per CPU-second over dnsdist's).
@@ -24,23 +26,33 @@ bench_processes
 start_knot "$DIR" $UP
 start_feed_knot "$DIR" "$DIR/knot-feed-cpu.log"
 start_dnsdist_udp "$DIR" $DNSDIST $UP
-# The same config with PROCS processes.
+# The same config with PROCS processes; with POLICY=none, on an empty store (DIR/empty-db) and no feed.
 sed "s/\"processes\": [0-9]*/\"processes\": $PROCS/" "$DIR/filterd.yaml" >"$DIR/filterd-cpu.yaml"
+PROBE=c0.cat0.example PROBE_ANSWER=192.0.2.1 # blocked by its category, so the store is read
+if [ "${POLICY:-}" = none ]; then
+  rm -rf "$DIR/empty-db"
+  node -e 'const fs = require("fs"); const [file, db] = process.argv.slice(1); const c = JSON.parse(fs.readFileSync(file, "utf8"))
+    delete c["rpz-feeds"]; c.common.db = db; fs.writeFileSync(file, JSON.stringify(c, null, 1))' "$DIR/filterd-cpu.yaml" "$DIR/empty-db"
+  PROBE=www.site2.example PROBE_ANSWER= # forwarded: any address
+fi
 ENFORCED=$(enforced_count "$DIR/dns.log") ENFORCED_BASE=$(enforced_count "$DIR/dns-base.log")
 node ${NODE_FLAGS:-} "$FILTERD" dns --config "$DIR/filterd-cpu.yaml" >>"$DIR/dns-cpu.out" 2>&1 & DNS_PID=$!; PIDS+=($DNS_PID)
 if [ -n "${BASE:-}" ]; then # the second build: its own listen, metrics and NOTIFY ports, pid and log
-  sed -e "s/127.0.0.1:$DNS/127.0.0.1:$BASE_DNS/; s/127.0.0.1:5595/127.0.0.1:5598/; s/127.0.0.1:5593/127.0.0.1:5599/" \
+  sed -e "s/127.0.0.1:$DNS/127.0.0.1:$BASE_DNS/; s/\\[::1\\]:$DNS/[::1]:$BASE_DNS/; s/127.0.0.1:5595/127.0.0.1:5598/; s/127.0.0.1:5593/127.0.0.1:5599/" \
     -e "s|$DIR/dns.pid|$DIR/dns-base.pid|; s|$DIR/dns.log|$DIR/dns-base.log|; s|$DIR/stats\"|$DIR/stats-base\"|" "$DIR/filterd-cpu.yaml" >"$DIR/filterd-base.yaml"
   node ${NODE_FLAGS:-} "$BASE" dns --config "$DIR/filterd-base.yaml" >>"$DIR/dns-base.out" 2>&1 & BASE_PID=$!; PIDS+=($BASE_PID)
 fi
-answers() { [ "$(dig +short +tries=1 +time=1 -b 127.16.0.0 @127.0.0.1 -p "$1" c0.cat0.example A 2>/dev/null)" = 192.0.2.1 ]; }
+answers() {
+  local a; a=$(dig +short +tries=1 +time=1 -b 127.16.0.0 @127.0.0.1 -p "$1" "$PROBE" A 2>/dev/null)
+  [ -n "$a" ] && { [ -z "$PROBE_ANSWER" ] || [ "$a" = "$PROBE_ANSWER" ]; }
+}
 until answers $DNS; do kill -0 "$DNS_PID" || { tail -3 "$DIR/dns-cpu.out" >&2; exit 1; }; sleep 0.1; done
 until answers $DNSDIST; do sleep 0.1; done
 [ -z "${BASE:-}" ] || until answers $BASE_DNS; do kill -0 "$BASE_PID" || { tail -3 "$DIR/dns-base.out" >&2; exit 1; }; sleep 0.1; done
 [ "$PROCS" -le 1 ] || until [ "$(pgrep -c -P "$DNS_PID" -f cluster-worker.js)" -ge "$PROCS" ]; do sleep 0.2; done
 # The feed process transfers the feed again in the background after a start, its CPU counted with the
 # server's (a child): the rounds come after it, as in isp-host.sh.
-until [ "$(enforced_count "$DIR/dns.log")" -gt "$ENFORCED" ]; do sleep 0.5; done
+[ "${POLICY:-}" = none ] || until [ "$(enforced_count "$DIR/dns.log")" -gt "$ENFORCED" ]; do sleep 0.5; done
 [ -z "${BASE:-}" ] || until [ "$(enforced_count "$DIR/dns-base.log")" -gt "$ENFORCED_BASE" ]; do sleep 0.5; done
 all_pids() { echo "$DNS_PID"; pgrep -P "$DNS_PID" || true; }
 base_pids() { echo "$BASE_PID"; pgrep -P "$BASE_PID" || true; }

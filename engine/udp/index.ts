@@ -5,7 +5,9 @@
  * place): a batch of datagrams arrives as one callback with a count, each datagram at
  * `i * slot` in `rxBuf`, its length and peer port in `rxInfo`, its peer address in `rxAddr`;
  * answers are copied into the send slots and leave in one sendmmsg when `flush()` runs (callers
- * schedule it once per batch). No per-datagram JS object is made here.
+ * schedule it once per batch). No per-datagram JS object is made here. The batches every socket
+ * read in one event-loop turn come in one crossing from the addon (deliverTurn), and the answers
+ * they queue leave after the last of them.
  *
  * The addon is built by `npm run build` (scripts/build-native.ts) when a compiler is present;
  * `loadUdpAddon()` reports why it is not available otherwise, and the DNS role then uses
@@ -26,6 +28,7 @@ interface UdpAddon {
   sendOne(h: AddonHandle, buf: Uint8Array, length: number, addr: Uint8Array | null, port: number): number
   takeSendError(h: AddonHandle): number
   close(h: AddonHandle): void
+  setTurn(deliver: (pairs: number) => void, area: Int32Array): void
 }
 interface OpenArgs {
   family: 4 | 6
@@ -46,6 +49,7 @@ interface OpenArgs {
   txInfo: Int32Array
   txAddr: Uint8Array
   onBatch: (count: number) => void
+  id: number
 }
 
 /** The addon's sources, where `npm run build` (scripts/build-native.ts) runs node-gyp. */
@@ -62,8 +66,9 @@ export function loadUdpAddon(): UdpAddon | Error {
   try {
     if (process.platform !== 'linux') throw new Error(`recvmmsg/sendmmsg need Linux (this is ${process.platform})`)
     const addon = createRequire(import.meta.url)(path) as Partial<UdpAddon>
-    if (typeof addon.open !== 'function' || typeof addon.send !== 'function')
+    if (typeof addon.open !== 'function' || typeof addon.send !== 'function' || typeof addon.setTurn !== 'function')
       throw new Error(`${path} is not the filterd UDP addon`)
+    addon.setTurn(deliverTurn, turnArea)
     loaded = addon as UdpAddon
   } catch (err) {
     const e = err as Error
@@ -134,6 +139,7 @@ export class BatchUdpSocket {
   private readonly addon: UdpAddon
   private readonly handle: AddonHandle
   private readonly onBatch: (count: number) => void
+  private readonly id = nextSocketId++
   private closed = false
   /** In the dirty list (a flush is scheduled). */
   queued = false
@@ -167,6 +173,8 @@ export class BatchUdpSocket {
       txBuf: this.txBuf,
       txInfo: this.txInfo,
       txAddr: this.txAddr,
+      id: this.id,
+      // A socket error, reported at once (a batch comes once per turn, through deliverTurn).
       onBatch: (count: number): void => {
         batchDepth++
         try {
@@ -181,6 +189,12 @@ export class BatchUdpSocket {
     this.port = r.port
     this.receiveBufferSize = r.receiveBufferSize
     this.onBatch = o.onBatch
+    openSockets.set(this.id, this)
+  }
+
+  /** This turn's batch of `count` datagrams, in the receive area (deliverTurn). */
+  deliver(count: number): void {
+    if (!this.closed) this.onBatch(count)
   }
 
   /** The next free send slot's byte offset in txBuf, flushing first when every slot is taken. */
@@ -246,7 +260,27 @@ export class BatchUdpSocket {
     if (this.closed) return
     this.flush() // what this turn queued still leaves
     this.closed = true
+    openSockets.delete(this.id)
     this.addon.close(this.handle)
+  }
+}
+
+/** The open sockets by the number the addon names them by in a turn's pairs. */
+const openSockets = new Map<number, BatchUdpSocket>()
+let nextSocketId = 1
+/** A turn's [socket id, count] pairs, written by the addon before it calls deliverTurn. */
+const turnArea = new Int32Array(2 * 256)
+
+/**
+ * Once per event-loop turn, after the poll phase: the batches every socket read in it. The answers
+ * they queue (on any socket) leave after the last, in one sendmmsg per socket.
+ */
+function deliverTurn(pairs: number): void {
+  batchDepth++
+  try {
+    for (let i = 0; i < pairs; i++) openSockets.get(turnArea[2 * i]!)?.deliver(turnArea[2 * i + 1]!)
+  } finally {
+    if (--batchDepth === 0 && flushScheduled) flushDirty()
   }
 }
 

@@ -95,6 +95,51 @@ test('receives datagrams in batches with their peer, and answers them with one s
   t.assert.strictEqual(s.sendDrops, 0)
 })
 
+test('the batches several sockets read in one event-loop turn come in one crossing, and what they queue leaves in one sendmmsg', async (t: TestContext) => {
+  if (skipWithoutAddon(t)) return
+  const c = await client(t)
+  const answers: string[] = []
+  c.on('message', (m) => answers.push(String(m)))
+  // One reply socket shared by three listeners, as a front process's listener is shared by its resolvers' sockets.
+  const reply = open(t)
+  const seen: number[] = []
+  const listeners: BatchUdpSocket[] = []
+  for (let k = 0; k < 3; k++) {
+    const s = openBatchUdpSocket({
+      family: 4,
+      host: '127.0.0.1',
+      port: 0,
+      batch: 8,
+      slot: 1024,
+      onBatch(n) {
+        seen.push(n)
+        for (let i = 0; i < n; i++) {
+          const len = s.rxInfo[2 * i]!
+          const off = reply.nextSlot()
+          s.rxBuf.copy(reply.txBuf, off, i * s.slot, i * s.slot + len)
+          reply.txAddr.set([127, 0, 0, 1], 16 * reply.txCount)
+          reply.commit(len, c.address().port)
+        }
+      }
+    })
+    t.after(() => s.close())
+    listeners.push(s)
+  }
+  const sender = open(t)
+  const to = Buffer.from([127, 0, 0, 1])
+  // Sent in one synchronous run, so all three sockets are readable when the loop next polls.
+  listeners.forEach((s, k) => {
+    const q = Buffer.from(`q${k}`)
+    sender.sendOne(q, q.length, to, s.port)
+  })
+  t.assert.strictEqual(sender.sendDrops, 0)
+  await until('3 answers', () => answers.length === 3, 3000)
+  t.assert.deepStrictEqual(answers.sort(), ['q0', 'q1', 'q2'])
+  t.assert.deepStrictEqual(seen, [1, 1, 1])
+  // Delivered socket by socket, each batch's end would flush: three sendmmsg calls.
+  t.assert.strictEqual(reply.sendBatches, 1)
+})
+
 test('sends queued outside a batch callback leave once per event-loop turn, and close sends what is queued', async (t: TestContext) => {
   if (skipWithoutAddon(t)) return
   const s = open(t)

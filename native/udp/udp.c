@@ -12,6 +12,13 @@
  * The JS callback gets (count) for a batch of `count` datagrams, or (-errno) for a socket error
  * (ECONNREFUSED: the resolver's ICMP port unreachable on a connected socket). It runs
  * synchronously; the areas are reused by the next recvmmsg.
+ *
+ * One JS call per event-loop turn (once JS has called setTurn): a socket's poll callback reads one
+ * batch and joins the turn's list, and a check handle, which runs after the poll phase, hands every
+ * socket's batch to JS in one call as [socket id, count] pairs. A front process has its listener
+ * and each resolver's pool of sockets; one call instead of one per socket saves a crossing into JS
+ * per socket and lets the answers of the whole turn leave in one sendmmsg. A socket holding a batch
+ * is not read again until the batch was handed over.
  */
 #include <node_api.h>
 #include <uv.h>
@@ -29,8 +36,15 @@
 /* Batches handled per wake-up before yielding to the event loop (the poll is level-triggered). */
 #define MAX_ROUNDS 8
 
+struct turn_state;
+
 typedef struct {
   int fd;
+  /* JS's number for this socket, named in the turn's pairs. */
+  int32_t id;
+  /* Datagrams read and not yet handed to JS (0: none). */
+  int32_t held;
+  struct turn_state *turn;
   int family;
   int connected;
   int closed;
@@ -57,6 +71,21 @@ typedef struct {
   struct iovec *siov;
   struct sockaddr_storage *sname;
 } udp_socket;
+
+/* The batches read in this event-loop turn, for one Node-API environment (the main thread or a worker). */
+typedef struct turn_state {
+  uv_check_t check;
+  napi_env env;
+  /* JS (pairs) => void; NULL until setTurn: each batch then goes to its socket's callback at once. */
+  napi_ref deliver;
+  napi_ref area_ref;
+  int32_t *area;
+  uint32_t area_pairs;
+  napi_async_context actx;
+  udp_socket **ready;
+  uint32_t ready_n;
+  uint32_t ready_cap;
+} turn_state;
 
 #define CHECK(call) do { if ((call) != napi_ok) { throw_last(env); return NULL; } } while (0)
 
@@ -122,6 +151,17 @@ static void release (udp_socket *s) {
   if (s->actx != NULL) { napi_async_destroy(env, s->actx); s->actx = NULL; }
 }
 
+/* A callback threw: to the process's uncaughtException, as an exception in node's own callbacks goes. */
+static void rethrow (napi_env env) {
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  if (pending) {
+    napi_value err;
+    napi_get_and_clear_last_exception(env, &err);
+    napi_fatal_exception(env, err);
+  }
+}
+
 static void call_js (udp_socket *s, int32_t value) {
   napi_env env = s->env;
   napi_handle_scope scope;
@@ -130,15 +170,7 @@ static void call_js (udp_socket *s, int32_t value) {
   if (napi_get_reference_value(env, s->callback, &cb) == napi_ok && cb != NULL) {
     napi_get_global(env, &recv);
     napi_create_int32(env, value, &arg);
-    if (napi_make_callback(env, s->actx, recv, cb, 1, &arg, &result) != napi_ok) {
-      bool pending = false;
-      napi_is_exception_pending(env, &pending);
-      if (pending) {
-        napi_value err;
-        napi_get_and_clear_last_exception(env, &err);
-        napi_fatal_exception(env, err);
-      }
-    }
+    if (napi_make_callback(env, s->actx, recv, cb, 1, &arg, &result) != napi_ok) rethrow(env);
   }
   napi_close_handle_scope(env, scope);
 }
@@ -155,9 +187,57 @@ static void setup_receive_headers (udp_socket *s) {
   }
 }
 
+/* Keeps the batch just read for the turn's single JS call; false: hand it over now (no turn set up). */
+static int hold (udp_socket *s, int32_t n) {
+  turn_state *t = s->turn;
+  if (t == NULL || t->deliver == NULL) return 0;
+  if (t->ready_n == t->ready_cap) {
+    uint32_t cap = t->ready_cap == 0 ? 16 : 2 * t->ready_cap;
+    udp_socket **grown = realloc(t->ready, cap * sizeof *grown);
+    if (grown == NULL) return 0;
+    t->ready = grown;
+    t->ready_cap = cap;
+  }
+  s->held = n;
+  t->ready[t->ready_n++] = s;
+  return 1;
+}
+
+/* After the poll phase: every batch this turn read, to JS in one call (more when the area is full). */
+static void on_turn_end (uv_check_t *h) {
+  turn_state *t = (turn_state *)h->data;
+  if (t->ready_n == 0) return;
+  napi_env env = t->env;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+  napi_value cb = NULL, recv, arg, result;
+  napi_get_reference_value(env, t->deliver, &cb);
+  napi_get_global(env, &recv);
+  uint32_t i = 0;
+  while (i < t->ready_n) {
+    uint32_t k = 0;
+    /* A socket closed since its read (JS may close one in this very loop) is skipped: it stays
+       allocated until the closing phase, which comes after this one. */
+    for (; i < t->ready_n && k < t->area_pairs; i++) {
+      udp_socket *s = t->ready[i];
+      int32_t n = s->held;
+      s->held = 0;
+      if (s->closed || n <= 0) continue;
+      t->area[2 * k] = s->id;
+      t->area[2 * k + 1] = n;
+      k++;
+    }
+    if (k == 0 || cb == NULL) continue;
+    napi_create_uint32(env, k, &arg);
+    if (napi_make_callback(env, t->actx, recv, cb, 1, &arg, &result) != napi_ok) rethrow(env);
+  }
+  t->ready_n = 0;
+  napi_close_handle_scope(env, scope);
+}
+
 static void on_readable (uv_poll_t *h, int status, int events) {
   udp_socket *s = (udp_socket *)h->data;
-  if (s->closed) return;
+  if (s->closed || s->held > 0) return;
   for (int round = 0; round < MAX_ROUNDS && !s->closed; round++) {
     /*
      * The headers were set up once at open (setup_receive_headers). recvmmsg only reads them, except
@@ -188,6 +268,7 @@ static void on_readable (uv_poll_t *h, int status, int events) {
         s->rx_info[2 * i + 1] = 0;
       }
     }
+    if (hold(s, n)) return;
     call_js(s, n);
     if ((uint32_t)n < s->batch) return;
   }
@@ -222,11 +303,70 @@ static int get_area (napi_env env, napi_value v, void **data, size_t *len) {
   return -1;
 }
 
+static void free_turn (uv_handle_t *h) {
+  turn_state *t = (turn_state *)h->data;
+  free(t->ready);
+  free(t);
+}
+
+/* The environment is going away (process exit, a worker's end): its loop closes the check handle. */
+static void cleanup_turn (void *data) {
+  turn_state *t = (turn_state *)data;
+  uv_check_stop(&t->check);
+  uv_close((uv_handle_t *)&t->check, free_turn);
+}
+
+/*
+ * setTurn(deliver, area): from now on this environment's sockets hand their batches over once per
+ * event-loop turn, as deliver(pairs) with [socket id, count] pairs in area (an Int32Array).
+ */
+static napi_value SetTurn (napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  napi_valuetype t0;
+  CHECK(napi_typeof(env, argv[0], &t0));
+  void *area = NULL;
+  size_t areaLen = 0;
+  if (argc < 2 || t0 != napi_function || get_area(env, argv[1], &area, &areaLen) != 0 || areaLen < 8) {
+    napi_throw_type_error(env, "EINVAL", "udp.setTurn: a function and an Int32Array of at least one pair");
+    return NULL;
+  }
+  void *existing = NULL;
+  if (napi_get_instance_data(env, &existing) == napi_ok && existing != NULL) {
+    napi_throw_error(env, "EINVAL", "udp.setTurn: already set in this environment");
+    return NULL;
+  }
+  uv_loop_t *loop = NULL;
+  CHECK(napi_get_uv_event_loop(env, &loop));
+  turn_state *t = calloc(1, sizeof *t);
+  if (t == NULL || uv_check_init(loop, &t->check) != 0) {
+    free(t);
+    return throw_errno(env, "uv_check_init", ENOMEM);
+  }
+  t->env = env;
+  t->check.data = t;
+  t->area = (int32_t *)area;
+  t->area_pairs = (uint32_t)(areaLen / 8);
+  napi_create_reference(env, argv[0], 1, &t->deliver);
+  napi_create_reference(env, argv[1], 1, &t->area_ref);
+  napi_value resName, resource;
+  napi_create_string_utf8(env, "filterd.udp.turn", NAPI_AUTO_LENGTH, &resName);
+  napi_create_object(env, &resource);
+  napi_async_init(env, resource, resName, &t->actx);
+  uv_check_start(&t->check, on_turn_end);
+  /* The sockets' polls keep the loop alive; this handle only runs after them. */
+  uv_unref((uv_handle_t *)&t->check);
+  napi_set_instance_data(env, t, NULL, NULL);
+  napi_add_env_cleanup_hook(env, cleanup_turn, t);
+  return NULL;
+}
+
 /*
  * open(options) -> { handle, port, receiveBufferSize }. options: { family: 4|6, host, port, reusePort,
  * steerSockets (0: the kernel's choice; N >= 2: by client address over N sockets, steering.c),
  * steerClientSubnet (steer by the EDNS Client Subnet address when the query has one), receiveBuffer (0: kernel default), connectHost?, connectPort?,
- * batch, slot, rxBuf, rxInfo, rxAddr, txBuf, txInfo, txAddr, onBatch }
+ * batch, slot, rxBuf, rxInfo, rxAddr, txBuf, txInfo, txAddr, onBatch, id (named in the turn's pairs) }
  */
 static napi_value Open (napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -244,7 +384,8 @@ static napi_value Open (napi_env env, napi_callback_info info) {
   CHECK(napi_get_named_property(env, o, "reusePort", &v)); CHECK(napi_get_value_bool(env, v, &reusePort));
   CHECK(napi_get_named_property(env, o, "batch", &v)); CHECK(napi_get_value_int32(env, v, &batch));
   CHECK(napi_get_named_property(env, o, "slot", &v)); CHECK(napi_get_value_int32(env, v, &slot));
-  int32_t receiveBuffer = 0, steerSockets = 0;
+  int32_t receiveBuffer = 0, steerSockets = 0, id = 0;
+  CHECK(napi_get_named_property(env, o, "id", &v)); CHECK(napi_get_value_int32(env, v, &id));
   CHECK(napi_get_named_property(env, o, "steerSockets", &v)); CHECK(napi_get_value_int32(env, v, &steerSockets));
   CHECK(napi_get_named_property(env, o, "steerClientSubnet", &v)); CHECK(napi_get_value_bool(env, v, &steerClientSubnet));
   CHECK(napi_get_named_property(env, o, "receiveBuffer", &v)); CHECK(napi_get_value_int32(env, v, &receiveBuffer));
@@ -329,6 +470,9 @@ static napi_value Open (napi_env env, napi_callback_info info) {
   udp_socket *s = calloc(1, sizeof *s);
   if (s == NULL) { close(fd); return throw_errno(env, "calloc", ENOMEM); }
   s->fd = fd;
+  s->id = id;
+  void *turn = NULL;
+  if (napi_get_instance_data(env, &turn) == napi_ok) s->turn = (turn_state *)turn;
   s->family = family;
   s->connected = hasConnect;
   s->batch = (uint32_t)batch;
@@ -515,7 +659,8 @@ static napi_value Init (napi_env env, napi_value exports) {
     { "send", NULL, Send, NULL, NULL, NULL, napi_default, NULL },
     { "sendOne", NULL, SendOne, NULL, NULL, NULL, napi_default, NULL },
     { "takeSendError", NULL, TakeSendError, NULL, NULL, NULL, napi_default, NULL },
-    { "close", NULL, Close, NULL, NULL, NULL, napi_default, NULL }
+    { "close", NULL, Close, NULL, NULL, NULL, napi_default, NULL },
+    { "setTurn", NULL, SetTurn, NULL, NULL, NULL, napi_default, NULL }
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
