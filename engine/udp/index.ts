@@ -205,9 +205,9 @@ export class BatchUdpSocket {
 
   /**
    * Marks the slot `nextSlot()` gave as filled: `len` bytes to `port` (address already in txAddr).
-   * The filled slots leave together when the batch callback that filled them returns (any
-   * socket's: an upstream answer fills the front's slots), so one sendmmsg carries a whole batch's
-   * answers. Outside a batch callback (a timer's SERVFAIL, a TCP, DoT or DoH client's query) they
+   * The filled slots leave together when the turn's batch call that filled them returns (any
+   * socket's batch: an upstream answer fills the front's slots), so one sendmmsg carries the answers
+   * of every batch of the turn. Outside a batch callback (a timer's SERVFAIL, a TCP, DoT or DoH client's query) they
    * leave once per event-loop turn, after its I/O (setImmediate): HTTP/2 delivers each stream's query
    * in its own callback, and a microtask per callback made one system call per query. setImmediate
    * allocates, so the packet path does without it.

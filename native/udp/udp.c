@@ -76,8 +76,9 @@ typedef struct {
 typedef struct turn_state {
   uv_check_t check;
   napi_env env;
-  /* JS (pairs) => void; NULL until setTurn: each batch then goes to its socket's callback at once. */
+  /* JS (pairs) => void, given by setTurn (which makes this state). */
   napi_ref deliver;
+  /* Keeps the pairs' Int32Array alive while `area` points into it. */
   napi_ref area_ref;
   int32_t *area;
   uint32_t area_pairs;
@@ -187,10 +188,10 @@ static void setup_receive_headers (udp_socket *s) {
   }
 }
 
-/* Keeps the batch just read for the turn's single JS call; false: hand it over now (no turn set up). */
+/* Keeps the batch just read for the turn's single JS call; false: hand it over now (no turn set up, or no memory). */
 static int hold (udp_socket *s, int32_t n) {
   turn_state *t = s->turn;
-  if (t == NULL || t->deliver == NULL) return 0;
+  if (t == NULL) return 0;
   if (t->ready_n == t->ready_cap) {
     uint32_t cap = t->ready_cap == 0 ? 16 : 2 * t->ready_cap;
     udp_socket **grown = realloc(t->ready, cap * sizeof *grown);
