@@ -8,7 +8,8 @@
  * IXFR, and one IXFR of 50,000 changes took about half a CPU-second in one burst, which in the fronts'
  * process (one process) stopped answering for that long, and beside them (several) took a core from
  * them. The child runs at SCHED_IDLE (engine/cpu-priority/background.ts), on what the fronts leave; its
- * heap is its own. A child that dies is started again (at most once a second): the feeds stay
+ * heap is its own. Its first loads at the role's start, which the fronts wait for, run at normal
+ * priority: nothing answers yet, and a busy host would starve them at SCHED_IDLE. A child that dies is started again (at most once a second): the feeds stay
  * enforced from the store meanwhile, and it picks them up from there.
  */
 import { fork, type ChildProcess } from 'node:child_process'
@@ -17,6 +18,8 @@ import type { RoleContext } from '../engine/role.js'
 import { restartOnDeath, stopChild, untilReady } from './child-protocol.js'
 
 export const ENV_FEEDS_CONFIG = 'FILTERD_DNS_FEEDS_CONFIG'
+/** Set ('1') when the front processes wait for this process's first loads (the role's start, not a restart). */
+export const ENV_FEEDS_AWAITED = 'FILTERD_DNS_FEEDS_AWAITED'
 
 export interface FeedsChild {
   /** The NOTIFY listener's endpoint line, if any. */
@@ -33,8 +36,11 @@ export async function startFeedsChild(ctx: RoleContext): Promise<FeedsChild> {
   let child: ChildProcess
   // A process started again after a reload starts with its log level.
   let current = ctx.config
+  let first = true
   const start = async (): Promise<string[]> => {
-    child = fork(entry, [], { env: { ...process.env, [ENV_FEEDS_CONFIG]: JSON.stringify(current) } })
+    const env = { ...process.env, [ENV_FEEDS_CONFIG]: JSON.stringify(current), [ENV_FEEDS_AWAITED]: first ? '1' : '' }
+    first = false
+    child = fork(entry, [], { env })
     restartOnDeath(child, 'dns feed process', () => stopping, start, ctx.logger)
     return await untilReady(child, 'dns feed process')
   }

@@ -8,6 +8,7 @@
 import { test, type TestContext } from 'node:test'
 import { spawn, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
+import { connect, createServer, type AddressInfo } from 'node:net'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { dig, digMissing, world, writeConfigFile } from '../engine/testing/dns.js'
@@ -224,6 +225,49 @@ test('the feeds are followed by a child process at SCHED_IDLE, started again whe
     30_000,
     100
   )
+})
+
+test('the first loads, which the starting fronts wait for, run at normal priority; a feed process started again goes to the background before its transfer', async (t: TestContext) => {
+  if (process.platform !== 'linux') return t.skip('scheduling policies are read from /proc')
+  if ((await dig(['-v']).catch(() => '')) === undefined) return digMissing(t)
+  if (spawnSync('chrt', ['--version']).status !== 0) return t.skip('no chrt here: nice 19 only')
+  const w = await world(t)
+  const knotPort = await releasedPort()
+  await startKnot(t, tempDir(t, 'filterd-knot-'), knotPort, 'feed.rpz', feedText(50))
+  // The feed's primary as the feed process sees it: a TCP relay to Knot that notes, as each transfer's
+  // connection comes in, the policy of every thread of the feed process making it.
+  const seen: number[][] = []
+  let file = ''
+  const relay = createServer((socket) => {
+    const role = childrenRunning(process.pid, file)[0]
+    const feed = role === undefined ? undefined : feedProcess(role)
+    seen.push(
+      feed === undefined ? [] : readdirSync(`/proc/${feed}/task`).map((tid) => schedOf(feed, Number(tid)).policy)
+    )
+    const upstream = connect(knotPort, '127.0.0.1')
+    socket.pipe(upstream).pipe(socket)
+    upstream.on('error', () => socket.destroy())
+    socket.on('error', () => upstream.destroy())
+  })
+  relay.listen(0, '127.0.0.1')
+  await once(relay, 'listening')
+  t.after(() => relay.close())
+  const relayPort = (relay.address() as AddressInfo).port
+  file = writeConfigFile(w, { sections: { 'rpz-feeds': knotFeedSection(relayPort, await releasedPort()) } })
+  const dns = await startRole(t, 'dns', file)
+  t.assert.deepEqual((await digged(dns.port, ['www.bad.example', 'A'])).status, 'NXDOMAIN', 'the feed enforced')
+  t.assert.equal(seen.length, 1, 'one transfer')
+  t.assert.ok(
+    seen[0]!.length > 0 && seen[0]!.every((p) => p === NORMAL.policy),
+    `the first: ${JSON.stringify(seen[0])}`
+  )
+  const first = feedProcess(dns.proc.pid!)!
+  for (const tid of readdirSync(`/proc/${first}/task`).map(Number))
+    t.assert.equal(schedOf(first, tid).policy, SCHED_IDLE, `thread ${tid}, once ready`)
+
+  process.kill(first, 'SIGKILL')
+  await until('the transfer of another feed process', () => seen.length > 1, 20_000, 50)
+  t.assert.ok(seen[1]!.length > 0 && seen[1]!.every((p) => p === SCHED_IDLE), `the second: ${JSON.stringify(seen[1])}`)
 })
 
 test("a reload's proxy.log-level reaches the feed process", async (t: TestContext) => {

@@ -115,7 +115,8 @@ test('Unbound (rpz: with primary:) enforces filterd policy and follows a write',
   const stub = await startStubResolver({ a: UPSTREAM_IP })
   t.after(() => stub.close())
   const unboundPort = await releasedPort()
-  const w = await rpzWorld(t, { notify: [unboundPort] })
+  // Unbound's SOA probe after a NOTIFY gives up after about 1.5 s, then waits for the refresh (see feedZone).
+  const w = await rpzWorld(t, { notify: [unboundPort], refresh: 5 })
   const dir = join(w.dir, 'unbound')
   mkdirSync(dir)
   const unbound = startUnbound(t, {
@@ -147,11 +148,18 @@ test('PowerDNS Recursor (rpzPrimary with TSIG) enforces filterd policy and follo
 })
 
 const FEED = 'feed.rpz'
+/** SOA refresh (s) of every zone the consumers follow in the test of one host below (see feedZone). */
+const REFRESH = 5
 
 /** The feed BIND serves at `serial`: a trigger of each answer kind, none of filterd's own names. */
+/**
+ * The feed as BIND serves it. A refresh of 5 s, as `REFRESH` for filterd's zones: a NOTIFY's SOA probe
+ * by Unbound gives up after about 1.5 s (100 ms, doubled up to 1 s) and then waits for the refresh, so
+ * on a loaded machine a missed probe is caught up within seconds, not an hour.
+ */
 function feedZone(serial: number, extra = ''): string {
   return (
-    `$ORIGIN ${FEED}.\n$TTL 300\n@ IN SOA ns.${FEED}. admin.${FEED}. ${serial} 3600 600 86400 60\n  IN NS localhost.\n` +
+    `$ORIGIN ${FEED}.\n$TTL 300\n@ IN SOA ns.${FEED}. admin.${FEED}. ${serial} ${REFRESH} 5 86400 60\n  IN NS localhost.\n` +
     `threat.test CNAME .\n*.threat.test CNAME .\npass.threat.test CNAME rpz-passthru.\nnodata.test CNAME *.\n` +
     `local.test A 198.51.100.77\n${extra}`
   )
@@ -207,6 +215,7 @@ async function disagreements(
 const NAMES = ['bad.test', 'www.bad.test', 'good.test', 'ads.good.test', 'casino.test', 'www.poker.test', 'adult.test']
 const FEED_NAMES = ['threat.test', 'www.threat.test', 'pass.threat.test', 'nodata.test', 'local.test', 'fine.test']
 const LATER = ['new.test', 'later.test']
+const PEER_NAMES = ['BIND', 'Unbound', 'PowerDNS Recursor']
 
 for (const [label, proxy, fronts] of [
   ['proxy.processes: 2', { processes: 2 }, ['dns-1', 'dns-2']],
@@ -246,7 +255,7 @@ for (const [label, proxy, fronts] of [
             listen: `127.0.0.1:${rpzPort}`,
             log: '-',
             pid: join(w.dir, 'rpz.pid'),
-            refresh: 3600,
+            refresh: REFRESH,
             categories: [7],
             'transfer-access': ['allow 127.0.0.0/8'],
             notify: [`127.0.0.1:${bindPort}`, `127.0.0.1:${unboundPort}`]
@@ -319,18 +328,32 @@ for (const [label, proxy, fronts] of [
       })
       writeFileSync(feedFile, feedZone(2, 'later.test CNAME .\n'))
       bind.proc.kill('SIGHUP')
+      // Which server answered what last, for the failure's message: one that falls behind is named.
+      let behind = ''
       await until(
         'every server blocks the written name and the feed update',
         async () => {
-          for (const c of [...peers, dns]) {
-            if ((await verdict(c.port, 'new.test')) !== `NOERROR A ${BLOCK_V4}`) return false
-            if ((await verdict(c.port, 'later.test')) !== 'NXDOMAIN') return false
+          for (const [who, c] of [...peers.map((p, i) => [PEER_NAMES[i]!, p] as const), ['filterd', dns] as const]) {
+            for (const [name, want] of [
+              ['new.test', `NOERROR A ${BLOCK_V4}`],
+              ['later.test', 'NXDOMAIN']
+            ]) {
+              const got = await verdict(c.port, name!)
+              if (got !== want) {
+                behind = `${who} answers ${name!} with ${got}`
+                return false
+              }
+            }
           }
           return true
         },
         60_000,
         200
-      )
+      ).catch((err: Error) => {
+        throw new Error(
+          `${err.message}: ${behind}; filterd's log: ${JSON.stringify(dns.logs.slice(-20))} ${dns.stderr}`
+        )
+      })
       assert.deepEqual(await disagreements(dns.port, peers, all), [])
 
       // Every front process answered some of them (the kernel spreads source ports over the SO_REUSEPORT sockets).

@@ -33,6 +33,8 @@ export interface WorldOptions {
   users?: boolean
   access?: string[]
   extra?: string
+  /** SOA refresh (s) of the zones: 3600 unless set. */
+  refresh?: number
 }
 
 /** Seeds the store: global lists, three categories, one user (disabled), and starts the role. */
@@ -62,7 +64,7 @@ export async function rpzWorld(t: TestContext, options: WorldOptions = {}): Prom
     `common:\n  db: ${JSON.stringify(join(dir, 'db'))}\n` +
       `proxy:\n  blockpage-ip: [${BLOCK_IP}]\n` +
       `rpz:\n  enabled: true\n  listen: 127.0.0.1:${dnsPort}\n  metrics-listen: 127.0.0.1:${httpPort}\n` +
-      `  log: "-"\n  pid: ${JSON.stringify(join(dir, 'rpz.pid'))}\n  refresh: 3600\n  users: ${options.users === true}\n` +
+      `  log: "-"\n  pid: ${JSON.stringify(join(dir, 'rpz.pid'))}\n  refresh: ${options.refresh ?? 3600}\n  users: ${options.users === true}\n` +
       `  transfer-access:\n${access}` +
       (notify === '' ? '' : `  notify:\n${notify}`) +
       tsig +
