@@ -48,6 +48,19 @@ import {
 export type UwsModule = typeof Uws
 
 /**
+ * uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT. By default uSockets sets SO_REUSEPORT on every listener with
+ * a port, so a second daemon of the same user on that port binds too and the kernel splits the
+ * connections between them, silently; with it, the second gets EADDRINUSE, as with node:http.
+ */
+const EXCLUSIVE_PORT = 1
+type ListenWithOptions = (
+  host: string,
+  port: number,
+  options: number,
+  cb: (listenSocket: Uws.us_listen_socket | false) => void
+) => Uws.TemplatedApp
+
+/**
  * Loads the native uWS addon, or throws. The package's own entry point falls back to a slow JS
  * re-implementation with two console warnings when the addon does not load; we want to make that choice
  * ourselves (node:http, one warning), so the binary is required directly when the package layout is known.
@@ -321,7 +334,9 @@ export class UwsServer {
 
   listen(host: string, port: number): Promise<{ port: number }> {
     return new Promise((resolve, reject) => {
-      this.#app.listen(host, port, (ls) => {
+      // The typings know the options only without a host; the addon reads the numbers in any position.
+      const listen = this.#app.listen.bind(this.#app) as unknown as ListenWithOptions
+      listen(host, port, EXCLUSIVE_PORT, (ls) => {
         if (ls === false) {
           // uWS says only "false": ask node:net for the errno (EADDRINUSE, EACCES, ...), so the
           // caller reports the address and the reason as it does for node:http.

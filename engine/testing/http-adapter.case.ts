@@ -18,6 +18,7 @@ import {
   type HttpImpl
 } from '../http/index.js'
 import { tempDir } from './temp.js'
+import { releasedPort } from './ports.js'
 
 // A safety net so a server that never answers fails the test instead of hanging the run; no assertion
 // depends on it. It covers the whole suite (about 35 tests), so it allows for a loaded machine.
@@ -831,6 +832,31 @@ export function runHttpSuite(impl: HttpImpl): void {
       const silent = await fetch(`${base}/silent`)
       t.assert.strictEqual(silent.status, 500)
       t.assert.strictEqual(errors.length, 3)
+    })
+
+    test('refuses a port another listener of this user holds, with EADDRINUSE: two daemons never share one', async (t: TestContext) => {
+      const first = createHttpServer({ impl })
+      first.route('GET', '/', (_req, res) => {
+        res.send('first')
+      })
+      // A port asked for by number: uSockets leaves SO_REUSEPORT off for port 0 anyway.
+      const port = await releasedPort()
+      await first.listen('127.0.0.1', port)
+      t.after(() => first.close())
+      const second = createHttpServer({ impl })
+      second.route('GET', '/', (_req, res) => {
+        res.send('second')
+      })
+      const err = (await second.listen('127.0.0.1', port).then(
+        () => undefined,
+        (e: unknown) => e
+      )) as NodeJS.ErrnoException | undefined
+      if (err === undefined) await second.close()
+      t.assert.strictEqual(err?.code, 'EADDRINUSE')
+      for (let i = 0; i < 8; i++) {
+        const res = await fetch(`http://127.0.0.1:${port}/`, { headers: { connection: 'close' } })
+        t.assert.strictEqual(await res.text(), 'first')
+      }
     })
 
     test('close() drops open keep-alive connections and stops listening', async (t: TestContext) => {
