@@ -9,8 +9,9 @@
  * process (one process) stopped answering for that long, and beside them (several) took a core from
  * them. The child runs at SCHED_IDLE (engine/cpu-priority/background.ts), on what the fronts leave; its
  * heap is its own. Its first loads at the role's start, which the fronts wait for, run at normal
- * priority: nothing answers yet, and a busy host would starve them at SCHED_IDLE. A child that dies is started again (at most once a second): the feeds stay
- * enforced from the store meanwhile, and it picks them up from there.
+ * priority: nothing answers yet, and a busy host would starve them at SCHED_IDLE. A child that dies
+ * is started again (at most once a second): the feeds stay enforced from the store meanwhile, and it
+ * picks them up from there.
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
